@@ -1,0 +1,18 @@
+//! nextedit: measure live editor sessions and next-edit suggesters.
+//!
+//! Layout (see ARCHITECTURE.md for the code map and invariants):
+//!
+//! - [`lsp`]: Content-Length framing, message envelopes, a small LSP client.
+//! - [`record`]: frames → trajectory events (document tracking, reads, signals, privacy).
+//! - [`store`]: the SQLite database (schema, migrations, the single writer, queries).
+//! - [`proxy`]: the recording proxy that sits between an editor and a language server.
+//! - [`trajectory`]: the pure domain model and its JSON form.
+
+#![warn(missing_docs)]
+#![forbid(unsafe_op_in_unsafe_fn)]
+
+pub mod lsp;
+pub mod proxy;
+pub mod record;
+pub mod store;
+pub mod trajectory;

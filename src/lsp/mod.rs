@@ -1,0 +1,1 @@
+//! Content-Length framing, message envelopes and a small LSP client.

@@ -1,0 +1,8 @@
+//! The `nextedit` binary: clap commands only; all logic lives in the library.
+
+fn main() {
+    std::process::exit(nextedit_cli::run());
+}
+
+#[path = "cli/mod.rs"]
+mod nextedit_cli;

@@ -1,0 +1,1 @@
+//! The recording proxy between an editor and a language server.

@@ -1,0 +1,1 @@
+//! Frames → trajectory events: document tracking, reads, signals, privacy filters.

@@ -1,0 +1,1 @@
+//! The SQLite database: schema, migrations, the single writer, queries.

@@ -1,0 +1,471 @@
+//! The trajectory domain: what a developer (or a commit) did, as data.
+//!
+//! One schema serves recorded sessions, commit-derived sessions and imported ones
+//! (`schemas/trajectory.schema.json`). A trajectory holds:
+//!
+//! - `files`: every file the session touched, with its text when first seen;
+//! - `events`: the ordered stream of what happened (raw content changes, opens,
+//!   saves, reads, editor signals, suggestions), each with a timestamp;
+//! - `edits`: the coalesced edits with stable ids (one per developer-perceived edit);
+//! - `order`: the partial order over edits (edges with a kind and reasons).
+//!
+//! Coordinates follow DESIGN.md: 0-based lines, half-open ranges, byte offsets into
+//! UTF-8 text. Architecture invariant: this module does no I/O, no async, no SQLite.
+
+mod apply;
+
+pub use apply::{ApplyError, apply_byte_edit};
+
+use serde::{Deserialize, Serialize};
+
+/// Value of the `format` field that identifies a nextedit trajectory document.
+pub const TRAJECTORY_FORMAT: &str = "nextedit.trajectory";
+/// Version of the trajectory JSON format this build reads and writes.
+pub const TRAJECTORY_VERSION: u32 = 1;
+
+/// A whole session: header, files, events, coalesced edits and their partial order.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Trajectory {
+    /// Always [`TRAJECTORY_FORMAT`].
+    pub format: String,
+    /// Always [`TRAJECTORY_VERSION`] for documents written by this build.
+    pub version: u32,
+    /// Who, where and when.
+    pub session: SessionInfo,
+    /// Files the session touched, each with its base text.
+    pub files: Vec<FileEntry>,
+    /// Everything that happened, in order.
+    pub events: Vec<Event>,
+    /// Coalesced edits with stable ids.
+    #[serde(default)]
+    pub edits: Vec<Edit>,
+    /// Partial order over `edits`.
+    #[serde(default)]
+    pub order: PartialOrder,
+}
+
+impl Trajectory {
+    /// An empty trajectory for a session header.
+    pub fn new(session: SessionInfo) -> Trajectory {
+        Trajectory {
+            format: TRAJECTORY_FORMAT.to_string(),
+            version: TRAJECTORY_VERSION,
+            session,
+            files: Vec::new(),
+            events: Vec::new(),
+            edits: Vec::new(),
+            order: PartialOrder::default(),
+        }
+    }
+}
+
+/// Where a trajectory came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SessionKind {
+    /// Recorded live by `nextedit proxy`.
+    Recorded,
+    /// Derived from a git commit by `nextedit derive`.
+    Commit,
+    /// Imported from another tool's format (ContextBench, Copilot NES, …).
+    Imported,
+}
+
+impl SessionKind {
+    /// The lowercase name used in JSON, SQLite and the CLI.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SessionKind::Recorded => "recorded",
+            SessionKind::Commit => "commit",
+            SessionKind::Imported => "imported",
+        }
+    }
+
+    /// Parses the lowercase name; `None` for anything else.
+    pub fn parse(name: &str) -> Option<SessionKind> {
+        match name {
+            "recorded" => Some(SessionKind::Recorded),
+            "commit" => Some(SessionKind::Commit),
+            "imported" => Some(SessionKind::Imported),
+            _ => None,
+        }
+    }
+}
+
+/// Session header.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SessionInfo {
+    /// Identifier: the database id for stored sessions, else a free-form name.
+    pub id: String,
+    /// Where the trajectory came from.
+    pub kind: SessionKind,
+    /// Workspace root directory (recorded) or repository path (commit), if known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub workspace: Option<String>,
+    /// Git HEAD of the workspace when recording started, if it was a git repository.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub git_head: Option<String>,
+    /// The commit a commit-derived trajectory comes from.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub commit: Option<CommitInfo>,
+    /// Argv of the language server behind the proxy (recorded sessions).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub server_command: Vec<String>,
+    /// Negotiated LSP position encoding that recorded positions were converted from.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub position_encoding: Option<String>,
+    /// Start, RFC 3339 UTC.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub started_at: Option<String>,
+    /// End, RFC 3339 UTC; absent while a session is still running or was cut off.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ended_at: Option<String>,
+}
+
+/// The commit behind a commit-derived trajectory.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CommitInfo {
+    /// Full hex id of the commit.
+    pub sha: String,
+    /// Full hex id of its (only) parent; `None` for a root commit.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parent: Option<String>,
+    /// Commit message; kept here, but replay reveals it only when asked.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
+    /// Project name (e.g. the repository directory name), used in result file names.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub project: Option<String>,
+}
+
+/// One file of a trajectory.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FileEntry {
+    /// Path relative to the workspace when it lies inside it, else the URI.
+    pub path: String,
+    /// The LSP URI, for recorded sessions.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub uri: Option<String>,
+    /// Language id (LSP `languageId`, or derived from the extension).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub language: Option<String>,
+    /// Text when the session first saw the file; `None` if the file did not exist
+    /// (added in a commit) or its text was excluded from recording.
+    #[serde(default)]
+    pub base_text: Option<String>,
+    /// Text at the end of the session, when known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub final_text: Option<String>,
+    /// True when privacy rules kept this file's text out of the recording.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub excluded: bool,
+}
+
+fn is_false(value: &bool) -> bool {
+    !*value
+}
+
+/// One thing that happened, with a time relative to the session start.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Event {
+    /// Position in the session's event stream (strictly increasing).
+    pub seq: u64,
+    /// Milliseconds since the session started (monotonic clock).
+    pub t_ms: f64,
+    /// What happened.
+    #[serde(flatten)]
+    pub body: EventBody,
+}
+
+/// The kinds of events, tagged by `type` in JSON.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum EventBody {
+    /// A document was opened with this text (the text is in `files[].base_text`
+    /// for the first open, repeated here only when it differs from the tracked text).
+    Open {
+        /// File path (as in `files`).
+        file: String,
+        /// Document version.
+        version: i64,
+        /// Text at open when it differs from what the session already had.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        text: Option<String>,
+    },
+    /// One raw content change, as the editor sent it.
+    Change(Change),
+    /// The document was saved.
+    Save {
+        /// File path.
+        file: String,
+    },
+    /// The document was closed.
+    Close {
+        /// File path.
+        file: String,
+    },
+    /// Something the developer looked at.
+    Read(Read),
+    /// An editor signal (cursor, selection, visible ranges, focus).
+    Signal(Signal),
+    /// A suggestion shown to the developer (or produced in replay).
+    Suggestion {
+        /// File path.
+        file: String,
+        /// Lines the suggestion replaces.
+        lines: LineRange,
+        /// Proposed text.
+        text: String,
+        /// Where it came from (suggester name, LSP method…).
+        source: String,
+    },
+}
+
+/// Who or what made a change.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum Origin {
+    /// Typed by the developer (no other evidence).
+    #[default]
+    User,
+    /// A formatting response or format-on-save.
+    Format,
+    /// A code action or `workspace/applyEdit`.
+    CodeAction,
+    /// A rename's workspace edit.
+    Rename,
+    /// A completion item's text edit.
+    Completion,
+    /// A change from outside the editor (file reload, checkout).
+    External,
+    /// A commit's diff (derived sessions).
+    Commit,
+}
+
+/// One content change with both texts, so any version can be rebuilt and undone.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Change {
+    /// File path.
+    pub file: String,
+    /// Document version after this change.
+    pub version: i64,
+    /// Byte offset where the replaced text starts, in the text before the change.
+    pub start_byte: usize,
+    /// Byte offset where the replaced text ends (exclusive), in the text before.
+    pub end_byte: usize,
+    /// First line touched (0-based), in the text before.
+    pub start_line: usize,
+    /// Last line touched (0-based, inclusive), in the text before.
+    pub end_line: usize,
+    /// Last line of the inserted text (0-based, inclusive), in the text after.
+    pub new_end_line: usize,
+    /// Replaced text.
+    pub before: String,
+    /// Inserted text.
+    pub after: String,
+    /// Who or what made it.
+    #[serde(default)]
+    pub origin: Origin,
+}
+
+/// A location the developer (or a suggester) read.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Read {
+    /// File path.
+    pub file: String,
+    /// Lines read: half-open `[start, end)`, 0-based.
+    pub lines: LineRange,
+    /// How it was read: an LSP method (`textDocument/hover`, …) or `open`.
+    pub via: String,
+    /// Whether this is the place the request was made at or a place the answer pointed to.
+    pub role: ReadRole,
+}
+
+/// The role of a read location within a request/response pair.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ReadRole {
+    /// The file was opened (the whole file).
+    Open,
+    /// The position or range the request was made at.
+    Request,
+    /// A location returned in the response (definition target, reference…).
+    Target,
+}
+
+impl ReadRole {
+    /// The lowercase name used in JSON and SQLite.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ReadRole::Open => "open",
+            ReadRole::Request => "request",
+            ReadRole::Target => "target",
+        }
+    }
+
+    /// Parses the lowercase name.
+    pub fn parse(name: &str) -> Option<ReadRole> {
+        match name {
+            "open" => Some(ReadRole::Open),
+            "request" => Some(ReadRole::Request),
+            "target" => Some(ReadRole::Target),
+            _ => None,
+        }
+    }
+}
+
+/// An editor signal sent by the nextedit editor plugins (`$/nextedit/*`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Signal {
+    /// `cursor`, `selection`, `visible_ranges` or `focus`.
+    pub kind: String,
+    /// File path, when the signal concerns a document.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub file: Option<String>,
+    /// The notification's params as the editor sent them.
+    pub payload: serde_json::Value,
+}
+
+/// A half-open, 0-based line range `[start, end)`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct LineRange {
+    /// First line.
+    pub start: usize,
+    /// One past the last line.
+    pub end: usize,
+}
+
+impl LineRange {
+    /// A range from `start` (inclusive) to `end` (exclusive).
+    pub fn new(start: usize, end: usize) -> LineRange {
+        LineRange { start, end }
+    }
+
+    /// Number of lines in the range.
+    pub fn len(&self) -> usize {
+        self.end.saturating_sub(self.start)
+    }
+
+    /// True for an empty range (a position between lines, e.g. an insertion point).
+    pub fn is_empty(&self) -> bool {
+        self.end <= self.start
+    }
+}
+
+/// What an edit does to lines.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum EditKind {
+    /// Adds lines, removes none.
+    Insert,
+    /// Removes lines, adds none.
+    Delete,
+    /// Replaces lines with others.
+    Replace,
+}
+
+/// A coalesced edit: one change a person would describe as one step.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Edit {
+    /// Stable id within the trajectory (`e0`, `e1`, …).
+    pub id: String,
+    /// File path (as in `files`).
+    pub file: String,
+    /// Insert, delete or replace.
+    pub kind: EditKind,
+    /// Lines replaced, in the version before all edits of the trajectory (parent).
+    pub before_lines: LineRange,
+    /// Lines inserted, in the version after all edits (child).
+    pub after_lines: LineRange,
+    /// Replaced text (whole lines for commit edits).
+    pub before_text: String,
+    /// Inserted text.
+    pub after_text: String,
+    /// Unchanged lines just above the edit (for display and matching).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub context_before: Vec<String>,
+    /// Unchanged lines just below the edit.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub context_after: Vec<String>,
+    /// Enclosing definitions (class/function signatures), outermost first.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub structural_path: Vec<String>,
+    /// Who or what made the edit.
+    #[serde(default)]
+    pub origin: Origin,
+    /// `seq` of the raw change events this edit was coalesced from (recorded sessions).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub events: Vec<u64>,
+    /// Free-form analysis results (identifiers defined/used, hunk index, …).
+    #[serde(default, skip_serializing_if = "serde_json::Map::is_empty")]
+    pub annotations: serde_json::Map<String, serde_json::Value>,
+}
+
+/// The partial order over edits.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct PartialOrder {
+    /// Directed or mutual relations between edits.
+    #[serde(default)]
+    pub edges: Vec<OrderEdge>,
+    /// Edits a session can naturally start with (minimal in-degree).
+    #[serde(default)]
+    pub initial: Vec<String>,
+    /// A deterministic total order consistent with the edges (or the real temporal order).
+    #[serde(default)]
+    pub natural: Vec<String>,
+    /// Where the order came from (`derived`, `recorded`, `editflow-annotation`, …).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source: Option<String>,
+}
+
+/// How two edits relate.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum OrderKind {
+    /// `from` naturally comes before `to`.
+    Before,
+    /// Either may come first and each suggests the other (EditFlow's bi-directional).
+    Bi,
+}
+
+/// An edge of the partial order.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct OrderEdge {
+    /// Edit id.
+    pub from: String,
+    /// Edit id.
+    pub to: String,
+    /// `before` or `bi`.
+    pub kind: OrderKind,
+    /// Why the edge exists (one entry per dependency found).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub reasons: Vec<EdgeReason>,
+}
+
+/// One reason for an order edge.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct EdgeReason {
+    /// `def_use`, `import_use`, `signature_call`, `clone`, `test_impl`, `move`, `temporal`, …
+    pub kind: String,
+    /// Human-readable detail, e.g. the symbol name.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub detail: String,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn event_json_is_flat_and_tagged() {
+        let event = Event {
+            seq: 3,
+            t_ms: 1.5,
+            body: EventBody::Save { file: "a.py".into() },
+        };
+        let json = serde_json::to_string(&event).unwrap();
+        assert_eq!(json, r#"{"seq":3,"t_ms":1.5,"type":"save","file":"a.py"}"#);
+        let back: Event = serde_json::from_str(&json).unwrap();
+        assert_eq!(back, event);
+    }
+}
