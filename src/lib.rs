@@ -15,4 +15,5 @@ pub mod lsp;
 pub mod proxy;
 pub mod record;
 pub mod store;
+pub mod syntax;
 pub mod trajectory;
