@@ -220,7 +220,7 @@ impl LspClient {
     }
 
     /// `shutdown`, `exit`, then waits for the process (killing it after `timeout`).
-    pub fn shutdown(mut self, timeout: Duration) -> Result<ExitStatus, ClientError> {
+    pub fn shutdown(&mut self, timeout: Duration) -> Result<ExitStatus, ClientError> {
         let shutdown = self.request("shutdown", Value::Null, timeout);
         let _ = self.notify("exit", Value::Null);
         self.close_stdin();
