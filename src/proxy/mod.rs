@@ -15,7 +15,7 @@ mod tap;
 use std::io::{Read, Write};
 use std::path::PathBuf;
 use std::process::{Child, ChildStdin, Command, ExitStatus, Stdio};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -26,7 +26,7 @@ use crate::lsp::framing::{Chunk, FrameDecoder};
 use crate::record::privacy::PrivacyFilter;
 use crate::record::SIGNAL_PREFIX;
 
-pub use tap::{TapItem, TapSettings};
+pub use tap::{TapItem, TapSettings, run_recorder};
 
 /// Everything the proxy needs to run.
 #[derive(Debug, Clone)]
@@ -45,8 +45,10 @@ pub struct ProxyConfig {
     pub exit_grace: Duration,
 }
 
-/// Capacity of the tap channel; when full, copies are dropped (and counted).
-const TAP_CAPACITY: usize = 1 << 16;
+/// Capacity of the tap channel in items; when full, copies are dropped (and counted).
+pub const TAP_CAPACITY: usize = 1 << 16;
+/// Bytes the tap may hold in flight before copies are dropped (and counted).
+pub const TAP_MAX_BYTES: usize = 512 * 1024 * 1024;
 
 enum Lifecycle {
     EditorClosed,
@@ -90,6 +92,7 @@ pub fn run(config: ProxyConfig) -> Result<i32, ProxyError> {
     let child_stdout = child.stdout.take().expect("stdout is piped");
 
     let dropped = Arc::new(AtomicU64::new(0));
+    let in_flight = Arc::new(AtomicUsize::new(0));
     let (tap_tx, recorder) = match &config.db {
         Some(db) => {
             let (tx, rx) = crossbeam_channel::bounded(TAP_CAPACITY);
@@ -100,6 +103,7 @@ pub fn run(config: ProxyConfig) -> Result<i32, ProxyError> {
                 record_raw: config.record_raw,
                 privacy: config.privacy.clone(),
                 dropped: dropped.clone(),
+                in_flight: in_flight.clone(),
             };
             let handle = std::thread::Builder::new()
                 .name("nextedit-recorder".into())
@@ -112,15 +116,14 @@ pub fn run(config: ProxyConfig) -> Result<i32, ProxyError> {
 
     let (life_tx, life_rx) = crossbeam_channel::unbounded::<Lifecycle>();
     {
-        let tap = tap_tx.clone();
-        let dropped = dropped.clone();
+        let tap = Tap { tx: tap_tx.clone(), dropped: dropped.clone(), in_flight: in_flight.clone() };
         let stdin = child_stdin.clone();
         let life = life_tx.clone();
         std::thread::Builder::new()
             .name("nextedit-editor-to-server".into())
             .spawn(move || {
                 let mut writer = SharedStdin(stdin.clone());
-                pump(std::io::stdin().lock(), &mut writer, Direction::ClientToServer, start, tap, &dropped);
+                pump(std::io::stdin().lock(), &mut writer, Direction::ClientToServer, start, &tap);
                 // The editor is gone: closing the server's stdin lets it finish on its own.
                 stdin.lock().expect("stdin lock").take();
                 let _ = life.send(Lifecycle::EditorClosed);
@@ -128,14 +131,13 @@ pub fn run(config: ProxyConfig) -> Result<i32, ProxyError> {
             .expect("spawn forwarding thread");
     }
     let server_to_editor = {
-        let tap = tap_tx.clone();
-        let dropped = dropped.clone();
+        let tap = Tap { tx: tap_tx.clone(), dropped: dropped.clone(), in_flight: in_flight.clone() };
         let stdin = child_stdin.clone();
         let life = life_tx.clone();
         std::thread::Builder::new()
             .name("nextedit-server-to-editor".into())
             .spawn(move || {
-                let broken = pump(child_stdout, &mut std::io::stdout().lock(), Direction::ServerToClient, start, tap, &dropped);
+                let broken = pump(child_stdout, &mut std::io::stdout().lock(), Direction::ServerToClient, start, &tap);
                 if broken {
                     // The editor stopped reading: treat it like the editor closing.
                     stdin.lock().expect("stdin lock").take();
@@ -288,26 +290,41 @@ impl Write for SharedStdin {
     }
 }
 
+/// The forwarding side of the recorder channel: never blocks.
+struct Tap {
+    tx: Option<Sender<TapItem>>,
+    dropped: Arc<AtomicU64>,
+    in_flight: Arc<AtomicUsize>,
+}
+
+impl Tap {
+    fn enabled(&self) -> bool {
+        self.tx.is_some()
+    }
+
+    /// Hands a copy to the recorder, or counts it as dropped when the recorder is behind.
+    fn offer(&self, item: TapItem) {
+        let Some(tx) = &self.tx else { return };
+        let size = item.size();
+        if self.in_flight.fetch_add(size, Ordering::Relaxed) + size > TAP_MAX_BYTES {
+            self.in_flight.fetch_sub(size, Ordering::Relaxed);
+            self.dropped.fetch_add(1, Ordering::Relaxed);
+            return;
+        }
+        if let Err(TrySendError::Full(_) | TrySendError::Disconnected(_)) = tx.try_send(item) {
+            self.in_flight.fetch_sub(size, Ordering::Relaxed);
+            self.dropped.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+}
+
 /// Moves bytes from `input` to `output` chunk by chunk until EOF; returns true if
 /// `output` broke (the reader on the other side went away).
-fn pump(
-    mut input: impl Read,
-    output: &mut impl Write,
-    dir: Direction,
-    start: Instant,
-    tap: Option<Sender<TapItem>>,
-    dropped: &AtomicU64,
-) -> bool {
+fn pump(mut input: impl Read, output: &mut impl Write, dir: Direction, start: Instant, tap: &Tap) -> bool {
     let mut decoder = FrameDecoder::new();
     let mut buf = vec![0u8; 256 * 1024];
     let mut broken = false;
-    let offer = |item: TapItem| {
-        if let Some(tap) = &tap
-            && let Err(TrySendError::Full(_)) = tap.try_send(item)
-        {
-            dropped.fetch_add(1, Ordering::Relaxed);
-        }
-    };
+    let offer = |item: TapItem| tap.offer(item);
     loop {
         let n = match input.read(&mut buf) {
             Ok(0) => break,
@@ -321,7 +338,7 @@ fn pump(
             if !consumed && !broken && output.write_all(chunk.bytes()).is_err() {
                 broken = true;
             }
-            if tap.is_some() {
+            if tap.enabled() {
                 let t_ns = start.elapsed().as_nanos() as u64;
                 offer(TapItem::Chunk { dir, t_ns, chunk, consumed });
             }
@@ -338,7 +355,7 @@ fn pump(
         if !broken {
             let _ = output.write_all(rest.bytes()).and_then(|()| output.flush());
         }
-        if tap.is_some() {
+        if tap.enabled() {
             let t_ns = start.elapsed().as_nanos() as u64;
             offer(TapItem::Chunk { dir, t_ns, chunk: rest, consumed: false });
         }

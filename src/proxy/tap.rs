@@ -6,7 +6,7 @@
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use crossbeam_channel::{Receiver, RecvTimeoutError};
@@ -35,6 +35,16 @@ pub enum TapItem {
     End(SessionEnd),
 }
 
+impl TapItem {
+    /// Bytes this item holds (for the in-flight budget).
+    pub fn size(&self) -> usize {
+        match self {
+            TapItem::Chunk { chunk, .. } => chunk.bytes().len(),
+            TapItem::End(_) => 0,
+        }
+    }
+}
+
 /// Recorder settings.
 #[derive(Debug, Clone)]
 pub struct TapSettings {
@@ -50,6 +60,8 @@ pub struct TapSettings {
     pub privacy: PrivacyFilter,
     /// Frames the forwarding threads could not hand over.
     pub dropped: Arc<AtomicU64>,
+    /// Bytes handed over but not yet processed (shared with the forwarding threads).
+    pub in_flight: Arc<AtomicUsize>,
 }
 
 /// How long records may wait before they are committed.
@@ -188,6 +200,7 @@ pub fn run_recorder(settings: TapSettings, rx: Receiver<TapItem>) {
                 break;
             }
             Ok(TapItem::Chunk { dir, t_ns, chunk, consumed }) => {
+                sink.settings.in_flight.fetch_sub(chunk.bytes().len(), Ordering::Relaxed);
                 let records = observe(&mut recorder, dir, t_ns, &chunk, consumed);
                 for record in &records {
                     if let Record::Session(SessionFact::Workspace(root)) = record {
