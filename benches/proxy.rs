@@ -28,11 +28,17 @@ fn main() {
     }
     let quick = std::env::args().any(|a| a == "--quick");
     let tmp = tempfile::tempdir().expect("tempdir");
-    println!("nextedit proxy benchmark ({} mode)\n", if quick { "quick" } else { "full" });
+    println!(
+        "nextedit proxy benchmark ({} mode)\n",
+        if quick { "quick" } else { "full" }
+    );
 
     let n = if quick { 500 } else { 5000 };
     println!("hover round trip, {n} sequential requests after warm-up");
-    println!("{:<28} {:>10} {:>10} {:>10}", "", "p50 µs", "p99 µs", "mean µs");
+    println!(
+        "{:<28} {:>10} {:>10} {:>10}",
+        "", "p50 µs", "p99 µs", "mean µs"
+    );
     let echo = || {
         let mut c = Command::new(std::env::current_exe().unwrap());
         c.env(ROLE, "echo");
@@ -44,7 +50,8 @@ fn main() {
     print_latency("echo via proxy (recording)", &proxied);
     print_added(&direct, &proxied);
 
-    let pyright = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/servers/node_modules/.bin/pyright-langserver");
+    let pyright = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/servers/node_modules/.bin/pyright-langserver");
     if pyright.exists() {
         let py = || {
             let mut c = Command::new(&pyright);
@@ -66,9 +73,19 @@ fn main() {
     let size = 4 << 20;
     println!("\nlarge didOpen frames: {frames} × {} MiB", size >> 20);
     let direct = throughput(echo(), tmp.path(), frames, size, None);
-    let proxied = throughput(echo(), tmp.path(), frames, size, Some(&tmp.path().join("big.db")));
+    let proxied = throughput(
+        echo(),
+        tmp.path(),
+        frames,
+        size,
+        Some(&tmp.path().join("big.db")),
+    );
     println!("  direct (plain pipe)          {:>8.0} MB/s", direct);
-    println!("  via proxy (recording)        {:>8.0} MB/s   ratio {:.2}   target ≥ 300 MB/s", proxied, proxied / direct);
+    println!(
+        "  via proxy (recording)        {:>8.0} MB/s   ratio {:.2}   target ≥ 300 MB/s",
+        proxied,
+        proxied / direct
+    );
 
     let messages = if quick { 20_000 } else { 200_000 };
     println!("\nrecorder capacity: {messages} small didChange notifications through the proxy");
@@ -92,7 +109,10 @@ fn print_latency(label: &str, samples: &[Duration]) {
 fn print_added(direct: &[Duration], proxied: &[Duration]) {
     let p50 = percentile(proxied, 0.50) - percentile(direct, 0.50);
     let p99 = percentile(proxied, 0.99) - percentile(direct, 0.99);
-    println!("{:<28} {:>+10.1} {:>+10.1}   targets ≤ 30 / ≤ 300", "added by the proxy", p50, p99);
+    println!(
+        "{:<28} {:>+10.1} {:>+10.1}   targets ≤ 30 / ≤ 300",
+        "added by the proxy", p50, p99
+    );
 }
 
 fn percentile(samples: &[Duration], q: f64) -> f64 {
@@ -140,12 +160,16 @@ fn latency(server: Command, dir: &Path, n: usize, db: Option<&Path>) -> Vec<Dura
         .unwrap();
     let params = json!({"textDocument": {"uri": uri}, "position": {"line": 3, "character": 7}});
     for _ in 0..50 {
-        client.request("textDocument/hover", params.clone(), TIMEOUT).expect("hover");
+        client
+            .request("textDocument/hover", params.clone(), TIMEOUT)
+            .expect("hover");
     }
     let mut samples = Vec::with_capacity(n);
     for _ in 0..n {
         let t = Instant::now();
-        client.request("textDocument/hover", params.clone(), TIMEOUT).expect("hover");
+        client
+            .request("textDocument/hover", params.clone(), TIMEOUT)
+            .expect("hover");
         samples.push(t.elapsed());
     }
     client.shutdown(TIMEOUT).expect("shutdown");
@@ -178,7 +202,10 @@ fn throughput(server: Command, dir: &Path, frames: usize, size: usize, db: Optio
 fn capacity(server: Command, dir: &Path, messages: usize) -> (f64, i64, i64) {
     let db = dir.join("capacity.db");
     let mut command = through_proxy(server, &db);
-    command.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::null());
+    command
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null());
     let mut child = command.spawn().unwrap();
     let mut stdin = child.stdin.take().unwrap();
     let mut stdout = child.stdout.take().unwrap();
@@ -210,8 +237,12 @@ fn capacity(server: Command, dir: &Path, messages: usize) -> (f64, i64, i64) {
     let elapsed = t.elapsed();
     drain.join().unwrap();
     let conn = rusqlite::Connection::open(&db).unwrap();
-    let recorded: i64 = conn.query_row("SELECT count(*) FROM messages", [], |r| r.get(0)).unwrap();
-    let dropped: i64 = conn.query_row("SELECT dropped FROM sessions", [], |r| r.get(0)).unwrap();
+    let recorded: i64 = conn
+        .query_row("SELECT count(*) FROM messages", [], |r| r.get(0))
+        .unwrap();
+    let dropped: i64 = conn
+        .query_row("SELECT dropped FROM sessions", [], |r| r.get(0))
+        .unwrap();
     (recorded as f64 / elapsed.as_secs_f64(), recorded, dropped)
 }
 
@@ -230,15 +261,23 @@ fn echo_server() {
         decoder.feed(&buf[..n]);
         while let Some(chunk) = decoder.next_chunk() {
             let Some(body) = chunk.body() else { continue };
-            let Ok(envelope) = Envelope::parse(body) else { continue };
+            let Ok(envelope) = Envelope::parse(body) else {
+                continue;
+            };
             match (envelope.kind, envelope.method.as_deref(), envelope.id) {
-                (MessageKind::Request, Some("initialize"), Some(id)) => {
-                    reply(&mut stdout, id, r#"{"capabilities":{"textDocumentSync":2,"hoverProvider":true}}"#)
+                (MessageKind::Request, Some("initialize"), Some(id)) => reply(
+                    &mut stdout,
+                    id,
+                    r#"{"capabilities":{"textDocumentSync":2,"hoverProvider":true}}"#,
+                ),
+                (MessageKind::Request, Some("shutdown"), Some(id)) => {
+                    reply(&mut stdout, id, "null")
                 }
-                (MessageKind::Request, Some("shutdown"), Some(id)) => reply(&mut stdout, id, "null"),
-                (MessageKind::Request, _, Some(id)) => {
-                    reply(&mut stdout, id, r#"{"contents":{"kind":"plaintext","value":"(function) def greet(name) -> str"}}"#)
-                }
+                (MessageKind::Request, _, Some(id)) => reply(
+                    &mut stdout,
+                    id,
+                    r#"{"contents":{"kind":"plaintext","value":"(function) def greet(name) -> str"}}"#,
+                ),
                 (MessageKind::Notification, Some("exit"), _) => return,
                 _ => {}
             }
@@ -251,4 +290,3 @@ fn reply(out: &mut impl Write, id: &str, result: &str) {
     out.write_all(&encode_frame(body.as_bytes())).unwrap();
     out.flush().unwrap();
 }
-

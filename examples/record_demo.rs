@@ -23,10 +23,16 @@ fn main() -> anyhow::Result<()> {
     };
     let pyright = root.join("tests/servers/node_modules/.bin/pyright-langserver");
     if !pyright.exists() {
-        bail!("pyright is not installed: run `npm ci --prefix tests/servers` (scripts/demo does it)");
+        bail!(
+            "pyright is not installed: run `npm ci --prefix tests/servers` (scripts/demo does it)"
+        );
     }
     let nextedit = root.join("target/release/nextedit");
-    let nextedit = if nextedit.exists() { nextedit } else { root.join("target/debug/nextedit") };
+    let nextedit = if nextedit.exists() {
+        nextedit
+    } else {
+        root.join("target/debug/nextedit")
+    };
 
     let workspace = tempfile::tempdir()?;
     let workspace = workspace.path().canonicalize()?;
@@ -34,9 +40,21 @@ fn main() -> anyhow::Result<()> {
     std::fs::write(&file, SAMPLE)?;
     let uri = path_to_uri(&file);
 
-    println!("recording a pyright session on {} into {}", file.display(), db.display());
+    println!(
+        "recording a pyright session on {} into {}",
+        file.display(),
+        db.display()
+    );
     let mut command = Command::new(&nextedit);
-    command.arg("proxy").arg("--db").arg(&db).arg("--workspace").arg(&workspace).arg("--").arg(&pyright).arg("--stdio");
+    command
+        .arg("proxy")
+        .arg("--db")
+        .arg(&db)
+        .arg("--workspace")
+        .arg(&workspace)
+        .arg("--")
+        .arg(&pyright)
+        .arg("--stdio");
     let mut client = LspClient::spawn(command)?;
     let timeout = Duration::from_secs(60);
     client.initialize(&workspace, timeout)?;
@@ -45,7 +63,10 @@ fn main() -> anyhow::Result<()> {
         json!({"textDocument": {"uri": uri, "languageId": "python", "version": 1, "text": SAMPLE}}),
     )?;
     // Rename total_price → subtotal at its definition and its call site, typed as an editor would.
-    let edits = [((8, 34), (8, 45), "subtotal"), ((3, 4), (3, 15), "subtotal")];
+    let edits = [
+        ((8, 34), (8, 45), "subtotal"),
+        ((3, 4), (3, 15), "subtotal"),
+    ];
     for (version, ((l1, c1), (l2, c2), text)) in edits.iter().enumerate() {
         client.notify(
             "textDocument/didChange",
@@ -56,12 +77,24 @@ fn main() -> anyhow::Result<()> {
     let at = json!({"textDocument": {"uri": uri}, "position": {"line": 8, "character": 36}});
     let hover = client.request("textDocument/hover", at.clone(), timeout)?;
     let definition = client.request("textDocument/definition", at, timeout)?;
-    client.notify("textDocument/didSave", json!({"textDocument": {"uri": uri}}))?;
+    client.notify(
+        "textDocument/didSave",
+        json!({"textDocument": {"uri": uri}}),
+    )?;
     client.shutdown(timeout)?;
-    println!("hover: {}", hover.pointer("/contents/value").and_then(|v| v.as_str()).unwrap_or("-"));
+    println!(
+        "hover: {}",
+        hover
+            .pointer("/contents/value")
+            .and_then(|v| v.as_str())
+            .unwrap_or("-")
+    );
     println!("definition: {definition}\n");
 
-    let sessions = Command::new(&nextedit).args(["sessions", "list", "--db"]).arg(&db).output()?;
+    let sessions = Command::new(&nextedit)
+        .args(["sessions", "list", "--db"])
+        .arg(&db)
+        .output()?;
     let listing = String::from_utf8_lossy(&sessions.stdout);
     let id = listing
         .lines()
@@ -69,11 +102,20 @@ fn main() -> anyhow::Result<()> {
         .and_then(|l| l.split_whitespace().next())
         .context("no session recorded")?
         .to_string();
-    let status = Command::new(&nextedit).args(["sessions", "show", "--db"]).arg(&db).arg(&id).status()?;
+    let status = Command::new(&nextedit)
+        .args(["sessions", "show", "--db"])
+        .arg(&db)
+        .arg(&id)
+        .status()?;
     if !status.success() {
         bail!("nextedit sessions show failed");
     }
     println!("\nfinal text of inventory.py, rebuilt from the recording:");
-    Command::new(&nextedit).args(["sessions", "replay-text", "--db"]).arg(&db).arg(&id).arg("inventory.py").status()?;
+    Command::new(&nextedit)
+        .args(["sessions", "replay-text", "--db"])
+        .arg(&db)
+        .arg(&id)
+        .arg("inventory.py")
+        .status()?;
     Ok(())
 }

@@ -14,7 +14,9 @@ use serde_json::json;
 
 fn fake_server(mode: &str) -> Command {
     let mut command = Command::new("python3");
-    command.arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fake_server.py")).env("FAKE_MODE", mode);
+    command
+        .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fake_server.py"))
+        .env("FAKE_MODE", mode);
     command
 }
 
@@ -32,7 +34,9 @@ fn proxy_command(db: &Path, server: &Command) -> Command {
 
 fn message_count(db: &Path) -> i64 {
     let db = Database::open_existing(db).unwrap();
-    db.connection().query_row("SELECT count(*) FROM messages", [], |r| r.get(0)).unwrap()
+    db.connection()
+        .query_row("SELECT count(*) FROM messages", [], |r| r.get(0))
+        .unwrap()
 }
 
 fn hover(client: &mut LspClient, n: u32) -> serde_json::Value {
@@ -49,16 +53,27 @@ fn server_crash_ends_the_session_with_its_exit_code() {
     quiet(&mut command);
     let mut client = LspClient::spawn(command).unwrap();
     client.initialize(tmp.path(), TIMEOUT).unwrap();
-    assert_eq!(hover(&mut client, 1), json!({"echo": {"textDocument": {"uri": "file:///x.py"}, "position": {"line": 1, "character": 0}}}));
+    assert_eq!(
+        hover(&mut client, 1),
+        json!({"echo": {"textDocument": {"uri": "file:///x.py"}, "position": {"line": 1, "character": 0}}})
+    );
     // The 4th message makes the server exit with 3 before answering.
-    let err = client.request("textDocument/hover", json!({}), TIMEOUT).unwrap_err();
-    assert!(matches!(err, nextedit::lsp::client::ClientError::Closed(_)), "{err}");
+    let err = client
+        .request("textDocument/hover", json!({}), TIMEOUT)
+        .unwrap_err();
+    assert!(
+        matches!(err, nextedit::lsp::client::ClientError::Closed(_)),
+        "{err}"
+    );
     let status = client.wait(TIMEOUT);
     assert_eq!(status.code(), Some(3));
     // initialize, its response, initialized, hover, its response, the last hover.
     assert_eq!(message_count(&db), 6);
     let session = &Database::open_existing(&db).unwrap().sessions().unwrap()[0];
-    assert_eq!((session.status.as_str(), session.exit_code), ("ended", Some(3)));
+    assert_eq!(
+        (session.status.as_str(), session.exit_code),
+        ("ended", Some(3))
+    );
 }
 
 #[test]
@@ -72,7 +87,12 @@ fn server_garbage_is_forwarded_and_recorded_as_invalid() {
     hover(&mut client, 2);
     client.shutdown(TIMEOUT).unwrap();
     let received = client.transcript().received;
-    assert_eq!(String::from_utf8_lossy(&received).matches("garbage from the server\r\n\r\n").count(), 3);
+    assert_eq!(
+        String::from_utf8_lossy(&received)
+            .matches("garbage from the server\r\n\r\n")
+            .count(),
+        3
+    );
     let conn = Database::open_existing(&db).unwrap();
     let invalid: Vec<(String, String)> = conn
         .connection()
@@ -82,7 +102,16 @@ fn server_garbage_is_forwarded_and_recorded_as_invalid() {
         .unwrap()
         .collect::<Result<_, _>>()
         .unwrap();
-    assert_eq!(invalid, vec![("s2c".to_string(), "malformed header line \"garbage from the server\"".to_string()); 3]);
+    assert_eq!(
+        invalid,
+        vec![
+            (
+                "s2c".to_string(),
+                "malformed header line \"garbage from the server\"".to_string()
+            );
+            3
+        ]
+    );
 }
 
 #[test]
@@ -95,7 +124,9 @@ fn editor_garbage_reaches_the_server_byte_for_byte() {
     quiet(&mut command);
     let mut client = LspClient::spawn(command).unwrap();
     client.initialize(tmp.path(), TIMEOUT).unwrap();
-    client.send_raw(b"Content-Length: -5\r\n\r\nnot json at all\n").unwrap();
+    client
+        .send_raw(b"Content-Length: -5\r\n\r\nnot json at all\n")
+        .unwrap();
     client.send_raw(b"Content-Length: 3\r\ncontent-type: application/vscode-jsonrpc; charset=utf8\r\n\r\n[1]").unwrap();
     // A frame split across two writes.
     let body = br#"{"jsonrpc":"2.0","method":"textDocument/didSave","params":{"textDocument":{"uri":"file:///x.py"}}}"#;
@@ -161,19 +192,32 @@ fn locked_database_pauses_recording_without_touching_traffic() {
         hover(&mut client, line);
     }
     client.shutdown(TIMEOUT).unwrap();
-    assert!(during_lock < Duration::from_secs(5), "traffic stalled while the database was locked: {during_lock:?}");
+    assert!(
+        during_lock < Duration::from_secs(5),
+        "traffic stalled while the database was locked: {during_lock:?}"
+    );
     // Nothing lost: initialize×2, initialized, 61 hovers×2, shutdown×2, exit.
     assert_eq!(message_count(&db), 3 + 61 * 2 + 3);
     let stderr = std::fs::read_to_string(&stderr_path).unwrap();
-    assert_eq!(stderr.lines().count(), 2, "one line when recording pauses, one when it resumes: {stderr}");
-    assert!(stderr.contains("paused") && stderr.contains("resumed"), "{stderr}");
+    assert_eq!(
+        stderr.lines().count(),
+        2,
+        "one line when recording pauses, one when it resumes: {stderr}"
+    );
+    assert!(
+        stderr.contains("paused") && stderr.contains("resumed"),
+        "{stderr}"
+    );
 }
 
 #[test]
 fn too_new_schema_is_reported_once_and_forwarding_goes_on() {
     let tmp = tempfile::tempdir().unwrap();
     let db = tmp.path().join("rec.db");
-    rusqlite::Connection::open(&db).unwrap().execute_batch("PRAGMA user_version = 99").unwrap();
+    rusqlite::Connection::open(&db)
+        .unwrap()
+        .execute_batch("PRAGMA user_version = 99")
+        .unwrap();
     let stderr_path = tmp.path().join("stderr.txt");
     let mut command = proxy_command(&db, &fake_server(""));
     command.stderr(std::fs::File::create(&stderr_path).unwrap());
@@ -185,20 +229,35 @@ fn too_new_schema_is_reported_once_and_forwarding_goes_on() {
     let status = client.shutdown(TIMEOUT).unwrap();
     assert!(status.success());
     let stderr = std::fs::read_to_string(&stderr_path).unwrap();
-    assert_eq!(stderr.lines().filter(|l| l.contains("schema version 99")).count(), 1, "{stderr}");
+    assert_eq!(
+        stderr
+            .lines()
+            .filter(|l| l.contains("schema version 99"))
+            .count(),
+        1,
+        "{stderr}"
+    );
 }
 
 fn spawn_raw_proxy(db: &Path) -> (std::process::Child, PathBuf) {
     let mut command = proxy_command(db, &fake_server(""));
     quiet(&mut command);
-    let child = command.stdin(Stdio::piped()).stdout(Stdio::piped()).spawn().unwrap();
+    let child = command
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
     (child, db.to_path_buf())
 }
 
 fn send_hovers(stdin: &mut impl std::io::Write, n: usize) {
     for i in 0..n {
         let body = json!({"jsonrpc": "2.0", "id": i + 1, "method": "textDocument/hover", "params": {"position": {"line": i, "character": 0}}});
-        stdin.write_all(&nextedit::lsp::framing::encode_frame(body.to_string().as_bytes())).unwrap();
+        stdin
+            .write_all(&nextedit::lsp::framing::encode_frame(
+                body.to_string().as_bytes(),
+            ))
+            .unwrap();
     }
     stdin.flush().unwrap();
 }
@@ -231,7 +290,10 @@ fn sigterm_loses_nothing() {
     assert_eq!(status.code(), Some(128 + 15));
     assert_eq!(message_count(&db), 400);
     let session = &Database::open_existing(&db).unwrap().sessions().unwrap()[0];
-    assert_eq!((session.status.as_str(), session.exit_code), ("signalled", Some(143)));
+    assert_eq!(
+        (session.status.as_str(), session.exit_code),
+        ("signalled", Some(143))
+    );
 }
 
 #[test]
@@ -256,7 +318,9 @@ fn editor_eof_lets_the_server_finish() {
     quiet(&mut command);
     let mut client = LspClient::spawn(command).unwrap();
     client.initialize(tmp.path(), TIMEOUT).unwrap();
-    client.request("shutdown", serde_json::Value::Null, TIMEOUT).unwrap();
+    client
+        .request("shutdown", serde_json::Value::Null, TIMEOUT)
+        .unwrap();
     client.notify("exit", serde_json::Value::Null).unwrap();
     client.close_stdin();
     assert_eq!(client.wait(TIMEOUT).code(), Some(0));
@@ -267,7 +331,14 @@ fn editor_eof_lets_the_server_finish() {
     client.initialize(tmp.path(), TIMEOUT).unwrap();
     client.notify("exit", serde_json::Value::Null).unwrap();
     assert_eq!(client.wait(TIMEOUT).code(), Some(1));
-    assert_eq!(Database::open_existing(&db).unwrap().sessions().unwrap().len(), 2);
+    assert_eq!(
+        Database::open_existing(&db)
+            .unwrap()
+            .sessions()
+            .unwrap()
+            .len(),
+        2
+    );
 }
 
 fn unsafe_kill(pid: u32, signal: i32) {

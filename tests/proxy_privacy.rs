@@ -48,7 +48,11 @@ fn excluded_files_and_secrets_never_reach_the_database() {
         )
         .unwrap();
     client
-        .request("textDocument/hover", at(&uri(&workspace.join(".env")), Pos(0, 1)), TIMEOUT)
+        .request(
+            "textDocument/hover",
+            at(&uri(&workspace.join(".env")), Pos(0, 1)),
+            TIMEOUT,
+        )
         .unwrap();
     client.shutdown(TIMEOUT).unwrap();
 
@@ -72,14 +76,34 @@ fn excluded_files_and_secrets_never_reach_the_database() {
 
     let database = Database::open_existing(&db).unwrap();
     let session = &database.sessions().unwrap()[0];
-    let docs: Vec<(String, bool)> = database.documents(session.id).unwrap().into_iter().map(|d| (d.path, d.excluded)).collect();
-    assert_eq!(docs, vec![(".env".into(), true), ("notes/todo.txt".into(), true), ("config.py".into(), false)]);
+    let docs: Vec<(String, bool)> = database
+        .documents(session.id)
+        .unwrap()
+        .into_iter()
+        .map(|d| (d.path, d.excluded))
+        .collect();
+    assert_eq!(
+        docs,
+        vec![
+            (".env".into(), true),
+            ("notes/todo.txt".into(), true),
+            ("config.py".into(), false)
+        ]
+    );
     let config_uri = uri(&workspace.join("config.py"));
     assert_eq!(
-        database.document_text(session.id, &config_uri, None).unwrap().as_deref(),
+        database
+            .document_text(session.id, &config_uri, None)
+            .unwrap()
+            .as_deref(),
         Some("KEY = '********************'\n")
     );
-    assert_eq!(database.document_text(session.id, &uri(&workspace.join(".env")), None).unwrap(), None);
+    assert_eq!(
+        database
+            .document_text(session.id, &uri(&workspace.join(".env")), None)
+            .unwrap(),
+        None
+    );
     assert_eq!(session.edits, 0, "the change to .env is not stored");
 
     // Private files: 0600 database in a 0700 directory.

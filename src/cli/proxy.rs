@@ -65,7 +65,10 @@ pub struct ProxyArgs {
 pub fn run(args: ProxyArgs) -> anyhow::Result<i32> {
     let mut server = args.server;
     // Editors using stdio transport append `--stdio`; a doubled one is always a mistake.
-    while server.len() >= 3 && server[server.len() - 1] == "--stdio" && server[server.len() - 2] == "--stdio" {
+    while server.len() >= 3
+        && server[server.len() - 1] == "--stdio"
+        && server[server.len() - 2] == "--stdio"
+    {
         server.pop();
     }
     if args.strip_stdio && server.len() > 1 && server.last().is_some_and(|a| a == "--stdio") {
@@ -78,10 +81,15 @@ pub fn run(args: ProxyArgs) -> anyhow::Result<i32> {
     };
     globs.extend(args.exclude);
     let privacy = PrivacyFilter::new(&globs).context("bad --exclude glob")?;
-    let db = if args.no_record { None } else { Some(args.db.unwrap_or_else(nextedit::store::default_path)) };
+    let db = if args.no_record {
+        None
+    } else {
+        Some(args.db.unwrap_or_else(nextedit::store::default_path))
+    };
     let workspace = match args.workspace {
         Some(dir) => Some(
-            std::fs::canonicalize(&dir).with_context(|| format!("--workspace {}", dir.display()))?,
+            std::fs::canonicalize(&dir)
+                .with_context(|| format!("--workspace {}", dir.display()))?,
         ),
         None => None,
     };

@@ -79,7 +79,10 @@ pub struct DbArg {
 
 impl DbArg {
     fn open(&self) -> anyhow::Result<Database> {
-        let path = self.db.clone().unwrap_or_else(nextedit::store::default_path);
+        let path = self
+            .db
+            .clone()
+            .unwrap_or_else(nextedit::store::default_path);
         Ok(Database::open_existing(&path)?)
     }
 }
@@ -111,7 +114,11 @@ pub fn run(command: SessionsCommand) -> anyhow::Result<i32> {
                 "ID", "KIND", "STARTED", "STATUS", "MSGS", "EDITS", "READS", "SERVER"
             )?;
             for s in sessions {
-                let server = s.server.clone().or_else(|| s.server_command.first().cloned()).unwrap_or_default();
+                let server = s
+                    .server
+                    .clone()
+                    .or_else(|| s.server_command.first().cloned())
+                    .unwrap_or_default();
                 writeln!(
                     out,
                     "{:>5}  {:<8}  {:<24}  {:<9}  {:>6}  {:>5}  {:>5}  {:<20}  {}",
@@ -137,15 +144,43 @@ pub fn run(command: SessionsCommand) -> anyhow::Result<i32> {
                 writeln!(out)?;
                 return Ok(0);
             }
-            writeln!(out, "session {}  ({}, {})", session.id, session.kind, session.status)?;
+            writeln!(
+                out,
+                "session {}  ({}, {})",
+                session.id, session.kind, session.status
+            )?;
             writeln!(out, "  started     {}", session.started_at)?;
-            writeln!(out, "  ended       {}", session.ended_at.as_deref().unwrap_or("-"))?;
-            writeln!(out, "  workspace   {}", session.workspace.as_deref().unwrap_or("-"))?;
-            writeln!(out, "  git HEAD    {}", session.git_head.as_deref().unwrap_or("-"))?;
+            writeln!(
+                out,
+                "  ended       {}",
+                session.ended_at.as_deref().unwrap_or("-")
+            )?;
+            writeln!(
+                out,
+                "  workspace   {}",
+                session.workspace.as_deref().unwrap_or("-")
+            )?;
+            writeln!(
+                out,
+                "  git HEAD    {}",
+                session.git_head.as_deref().unwrap_or("-")
+            )?;
             writeln!(out, "  server      {}", session.server_command.join(" "))?;
-            writeln!(out, "  server info {}", session.server.as_deref().unwrap_or("-"))?;
-            writeln!(out, "  client      {}", session.client.as_deref().unwrap_or("-"))?;
-            writeln!(out, "  encoding    {}", session.position_encoding.as_deref().unwrap_or("-"))?;
+            writeln!(
+                out,
+                "  server info {}",
+                session.server.as_deref().unwrap_or("-")
+            )?;
+            writeln!(
+                out,
+                "  client      {}",
+                session.client.as_deref().unwrap_or("-")
+            )?;
+            writeln!(
+                out,
+                "  encoding    {}",
+                session.position_encoding.as_deref().unwrap_or("-")
+            )?;
             writeln!(
                 out,
                 "  exit code   {}",
@@ -158,7 +193,11 @@ pub fn run(command: SessionsCommand) -> anyhow::Result<i32> {
             )?;
             writeln!(out, "  documents   {}", documents.len())?;
             for doc in documents {
-                let note = if doc.excluded { "  (excluded: text not stored)" } else { "" };
+                let note = if doc.excluded {
+                    "  (excluded: text not stored)"
+                } else {
+                    ""
+                };
                 writeln!(
                     out,
                     "    {:<50} {:>5} edits  {}{}",
@@ -169,11 +208,17 @@ pub fn run(command: SessionsCommand) -> anyhow::Result<i32> {
                 )?;
             }
         }
-        SessionsCommand::Export { db, id, format, out: file } => {
+        SessionsCommand::Export {
+            db,
+            id,
+            format,
+            out: file,
+        } => {
             let trajectory = db.open()?.trajectory(id)?;
             let mut sink: Box<dyn Write> = match &file {
                 Some(path) => Box::new(std::io::BufWriter::new(
-                    std::fs::File::create(path).with_context(|| format!("cannot create {}", path.display()))?,
+                    std::fs::File::create(path)
+                        .with_context(|| format!("cannot create {}", path.display()))?,
                 )),
                 None => Box::new(&mut out),
             };
@@ -191,15 +236,31 @@ pub fn run(command: SessionsCommand) -> anyhow::Result<i32> {
                     });
                     writeln!(sink, "{header}")?;
                     for file in &trajectory.files {
-                        writeln!(sink, "{}", serde_json::json!({"type": "file", "file": file}))?;
+                        writeln!(
+                            sink,
+                            "{}",
+                            serde_json::json!({"type": "file", "file": file})
+                        )?;
                     }
                     for event in &trajectory.events {
-                        writeln!(sink, "{}", serde_json::json!({"type": "event", "event": event}))?;
+                        writeln!(
+                            sink,
+                            "{}",
+                            serde_json::json!({"type": "event", "event": event})
+                        )?;
                     }
                     for edit in &trajectory.edits {
-                        writeln!(sink, "{}", serde_json::json!({"type": "edit", "edit": edit}))?;
+                        writeln!(
+                            sink,
+                            "{}",
+                            serde_json::json!({"type": "edit", "edit": edit})
+                        )?;
                     }
-                    writeln!(sink, "{}", serde_json::json!({"type": "order", "order": trajectory.order}))?;
+                    writeln!(
+                        sink,
+                        "{}",
+                        serde_json::json!({"type": "order", "order": trajectory.order})
+                    )?;
                 }
             }
             sink.flush()?;
@@ -212,7 +273,10 @@ pub fn run(command: SessionsCommand) -> anyhow::Result<i32> {
             let db = db.open()?;
             let doc = db.find_document(id, &file)?;
             if doc.excluded {
-                anyhow::bail!("{} is excluded by the privacy rules: its text was never recorded", doc.path);
+                anyhow::bail!(
+                    "{} is excluded by the privacy rules: its text was never recorded",
+                    doc.path
+                );
             }
             match db.document_text(id, &doc.uri, seq)? {
                 Some(text) => out.write_all(text.as_bytes())?,

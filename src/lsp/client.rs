@@ -82,7 +82,10 @@ impl LspClient {
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .spawn()
-            .map_err(|source| ClientError::Spawn { command: program, source })?;
+            .map_err(|source| ClientError::Spawn {
+                command: program,
+                source,
+            })?;
         let stdin = Arc::new(Mutex::new(child.stdin.take()));
         let stdout = child.stdout.take().expect("stdout is piped");
         let pending: Pending = Arc::default();
@@ -142,7 +145,10 @@ impl LspClient {
         let response = match rx.recv_timeout(timeout) {
             Ok(response) => response,
             Err(crossbeam_channel::RecvTimeoutError::Timeout) => {
-                return Err(ClientError::Timeout { method: method.to_string(), timeout });
+                return Err(ClientError::Timeout {
+                    method: method.to_string(),
+                    timeout,
+                });
             }
             Err(crossbeam_channel::RecvTimeoutError::Disconnected) => {
                 return Err(ClientError::Closed(method.to_string()));
@@ -152,7 +158,11 @@ impl LspClient {
             return Err(ClientError::Response {
                 method: method.to_string(),
                 code: error.get("code").and_then(Value::as_i64).unwrap_or(0),
-                message: error.get("message").and_then(Value::as_str).unwrap_or("").to_string(),
+                message: error
+                    .get("message")
+                    .and_then(Value::as_str)
+                    .unwrap_or("")
+                    .to_string(),
             });
         }
         Ok(response.get("result").cloned().unwrap_or(Value::Null))
@@ -268,10 +278,19 @@ fn write_locked(
 ) -> Result<(), ClientError> {
     let mut guard = stdin.lock().expect("stdin lock");
     let Some(stdin) = guard.as_mut() else {
-        return Err(ClientError::Write(std::io::Error::from(std::io::ErrorKind::BrokenPipe)));
+        return Err(ClientError::Write(std::io::Error::from(
+            std::io::ErrorKind::BrokenPipe,
+        )));
     };
-    stdin.write_all(bytes).and_then(|()| stdin.flush()).map_err(ClientError::Write)?;
-    transcript.lock().expect("transcript lock").sent.extend_from_slice(bytes);
+    stdin
+        .write_all(bytes)
+        .and_then(|()| stdin.flush())
+        .map_err(ClientError::Write)?;
+    transcript
+        .lock()
+        .expect("transcript lock")
+        .sent
+        .extend_from_slice(bytes);
     Ok(())
 }
 
@@ -289,20 +308,33 @@ fn read_loop(
             Ok(0) | Err(_) => break,
             Ok(n) => n,
         };
-        transcript.lock().expect("transcript lock").received.extend_from_slice(&buf[..n]);
+        transcript
+            .lock()
+            .expect("transcript lock")
+            .received
+            .extend_from_slice(&buf[..n]);
         decoder.feed(&buf[..n]);
         while let Some(chunk) = decoder.next_chunk() {
-            let Chunk::Frame { .. } = &chunk else { continue };
+            let Chunk::Frame { .. } = &chunk else {
+                continue;
+            };
             let Ok(message) = serde_json::from_slice::<Value>(chunk.body().expect("frame")) else {
                 continue;
             };
-            let method = message.get("method").and_then(Value::as_str).map(str::to_string);
+            let method = message
+                .get("method")
+                .and_then(Value::as_str)
+                .map(str::to_string);
             let id = message.get("id").cloned();
             match (method, id) {
                 (Some(method), Some(id)) => {
                     let reply = server_request_reply(&method, &message);
                     let body = json!({"jsonrpc": "2.0", "id": id, "result": reply});
-                    let _ = write_locked(&stdin, &transcript, &encode_frame(body.to_string().as_bytes()));
+                    let _ = write_locked(
+                        &stdin,
+                        &transcript,
+                        &encode_frame(body.to_string().as_bytes()),
+                    );
                 }
                 (Some(_), None) => {
                     let _ = notifications.send(message);

@@ -167,7 +167,10 @@ impl FrameDecoder {
             let n = avail.min(usize::try_from(self.passthrough_left).unwrap_or(usize::MAX));
             self.passthrough_left -= n as u64;
             let bytes = self.take(n);
-            return Some(Chunk::Passthrough { bytes, content_length: self.passthrough_len });
+            return Some(Chunk::Passthrough {
+                bytes,
+                content_length: self.passthrough_len,
+            });
         }
         if avail == 0 {
             return None;
@@ -178,7 +181,10 @@ impl FrameDecoder {
                 if rest.len() > MAX_HEADER_BYTES {
                     let n = garbage_len(rest);
                     let bytes = self.take(n);
-                    return Some(Chunk::Garbage { bytes, error: FrameError::HeaderTooLong });
+                    return Some(Chunk::Garbage {
+                        bytes,
+                        error: FrameError::HeaderTooLong,
+                    });
                 }
                 // A stream that cannot start a header (e.g. a log line without any
                 // colon followed by a newline) is garbage up to the next candidate.
@@ -196,7 +202,10 @@ impl FrameDecoder {
                 let bytes = self.take(n);
                 Some(Chunk::Garbage { bytes, error })
             }
-            HeaderScan::Complete { header_len, content_length } => {
+            HeaderScan::Complete {
+                header_len,
+                content_length,
+            } => {
                 let total = (header_len as u64).saturating_add(content_length);
                 if content_length > self.max_buffered as u64 {
                     self.passthrough_left = total;
@@ -223,9 +232,10 @@ impl FrameDecoder {
             self.passthrough_left - avail as u64
         } else {
             match parse_header(&self.buf[self.pos..]) {
-                HeaderScan::Complete { header_len, content_length } => {
-                    (header_len as u64 + content_length).saturating_sub(avail as u64)
-                }
+                HeaderScan::Complete {
+                    header_len,
+                    content_length,
+                } => (header_len as u64 + content_length).saturating_sub(avail as u64),
                 _ => 0,
             }
         };
@@ -237,8 +247,13 @@ impl FrameDecoder {
 
 enum HeaderScan {
     Incomplete,
-    Invalid { error: FrameError },
-    Complete { header_len: usize, content_length: u64 },
+    Invalid {
+        error: FrameError,
+    },
+    Complete {
+        header_len: usize,
+        content_length: u64,
+    },
 }
 
 /// Scans a header block at the start of `data`.
@@ -265,10 +280,13 @@ fn parse_header(data: &[u8]) -> HeaderScan {
             }
             return match (content_length, first_error) {
                 (_, Some(error)) => HeaderScan::Invalid { error },
-                (None, None) => HeaderScan::Invalid { error: FrameError::MissingContentLength },
-                (Some(content_length), None) => {
-                    HeaderScan::Complete { header_len: next, content_length }
-                }
+                (None, None) => HeaderScan::Invalid {
+                    error: FrameError::MissingContentLength,
+                },
+                (Some(content_length), None) => HeaderScan::Complete {
+                    header_len: next,
+                    content_length,
+                },
             };
         }
         match split_header_line(line) {
@@ -294,7 +312,9 @@ fn parse_header(data: &[u8]) -> HeaderScan {
         }
         line_start = next;
         if line_start > MAX_HEADER_BYTES {
-            return HeaderScan::Invalid { error: FrameError::HeaderTooLong };
+            return HeaderScan::Invalid {
+                error: FrameError::HeaderTooLong,
+            };
         }
     }
 }
@@ -326,7 +346,9 @@ fn hopeless_prefix(data: &[u8]) -> Option<FrameError> {
             line = stripped;
         }
         if !line.is_empty() && split_header_line(line).is_none() {
-            return Some(FrameError::MalformedHeader(String::from_utf8_lossy(line).into_owned()));
+            return Some(FrameError::MalformedHeader(
+                String::from_utf8_lossy(line).into_owned(),
+            ));
         }
         start += nl + 1;
     }
@@ -399,7 +421,13 @@ mod tests {
     fn bare_newlines_are_tolerated() {
         let input = b"Content-Length: 2\n\n{}".to_vec();
         let chunks = decode_all(&input, &[], DEFAULT_MAX_BUFFERED);
-        assert_eq!(chunks, vec![Chunk::Frame { bytes: input.clone(), header_len: 19 }]);
+        assert_eq!(
+            chunks,
+            vec![Chunk::Frame {
+                bytes: input.clone(),
+                header_len: 19
+            }]
+        );
     }
 
     #[test]
@@ -409,11 +437,23 @@ mod tests {
             let good = encode_frame(b"{}");
             input.extend(&good);
             let chunks = decode_all(&input, &[], DEFAULT_MAX_BUFFERED);
-            assert!(matches!(
-                &chunks[0],
-                Chunk::Garbage { error: FrameError::InvalidContentLength(_), .. }
-            ), "{bad}: {chunks:?}");
-            assert_eq!(chunks.last().unwrap(), &Chunk::Frame { bytes: good, header_len: 21 });
+            assert!(
+                matches!(
+                    &chunks[0],
+                    Chunk::Garbage {
+                        error: FrameError::InvalidContentLength(_),
+                        ..
+                    }
+                ),
+                "{bad}: {chunks:?}"
+            );
+            assert_eq!(
+                chunks.last().unwrap(),
+                &Chunk::Frame {
+                    bytes: good,
+                    header_len: 21
+                }
+            );
             assert_eq!(concat(&chunks), input);
         }
     }
@@ -423,7 +463,13 @@ mod tests {
         let mut input = b"Content-Type: x\r\n\r\nhello server log\n".to_vec();
         input.extend(encode_frame(b"[]"));
         let chunks = decode_all(&input, &[], DEFAULT_MAX_BUFFERED);
-        assert!(matches!(chunks[0], Chunk::Garbage { error: FrameError::MissingContentLength, .. }));
+        assert!(matches!(
+            chunks[0],
+            Chunk::Garbage {
+                error: FrameError::MissingContentLength,
+                ..
+            }
+        ));
         assert_eq!(chunks.last().unwrap().body(), Some(&b"[]"[..]));
         assert_eq!(concat(&chunks), input);
     }
@@ -432,7 +478,13 @@ mod tests {
     fn truncated_stream_reports_missing_bytes() {
         let input = b"Content-Length: 10\r\n\r\n{\"a\"".to_vec();
         let chunks = decode_all(&input, &[3], DEFAULT_MAX_BUFFERED);
-        assert_eq!(chunks, vec![Chunk::Truncated { bytes: input.clone(), missing: 6 }]);
+        assert_eq!(
+            chunks,
+            vec![Chunk::Truncated {
+                bytes: input.clone(),
+                missing: 6
+            }]
+        );
     }
 
     #[test]
@@ -440,7 +492,13 @@ mod tests {
         let body = vec![b'x'; 1000];
         let input = encode_frame(&body);
         let chunks = decode_all(&input, &[10, 500], 100);
-        assert!(chunks.iter().all(|c| matches!(c, Chunk::Passthrough { content_length: 1000, .. })));
+        assert!(chunks.iter().all(|c| matches!(
+            c,
+            Chunk::Passthrough {
+                content_length: 1000,
+                ..
+            }
+        )));
         assert_eq!(concat(&chunks), input);
     }
 
@@ -448,7 +506,13 @@ mod tests {
     fn endless_header_is_garbage() {
         let input = vec![b'a'; MAX_HEADER_BYTES + 10];
         let chunks = decode_all(&input, &[], DEFAULT_MAX_BUFFERED);
-        assert!(matches!(chunks[0], Chunk::Garbage { error: FrameError::HeaderTooLong, .. }));
+        assert!(matches!(
+            chunks[0],
+            Chunk::Garbage {
+                error: FrameError::HeaderTooLong,
+                ..
+            }
+        ));
         assert_eq!(concat(&chunks), input);
     }
 

@@ -99,7 +99,11 @@ impl<'a> Envelope<'a> {
     pub fn parse(body: &'a [u8]) -> Result<Envelope<'a>, serde_json::Error> {
         let wire: WireEnvelope<'a> = serde_json::from_slice(body)?;
         let id = wire.id.map(RawValue::get).filter(|id| *id != "null");
-        let kind = match (&wire.method, id, wire.result.is_some() || wire.error.is_some()) {
+        let kind = match (
+            &wire.method,
+            id,
+            wire.result.is_some() || wire.error.is_some(),
+        ) {
             (Some(_), Some(_), _) => MessageKind::Request,
             (Some(_), None, _) => MessageKind::Notification,
             (None, _, true) => MessageKind::Response,
@@ -132,14 +136,29 @@ mod tests {
 
     #[test]
     fn shapes() {
-        let req = Envelope::parse(br#"{"jsonrpc":"2.0","id":"7","method":"textDocument/hover","params":{}}"#).unwrap();
-        assert_eq!((req.kind, req.id, req.method.as_deref()), (MessageKind::Request, Some("\"7\""), Some("textDocument/hover")));
+        let req = Envelope::parse(
+            br#"{"jsonrpc":"2.0","id":"7","method":"textDocument/hover","params":{}}"#,
+        )
+        .unwrap();
+        assert_eq!(
+            (req.kind, req.id, req.method.as_deref()),
+            (
+                MessageKind::Request,
+                Some("\"7\""),
+                Some("textDocument/hover")
+            )
+        );
         let null_result = Envelope::parse(br#"{"jsonrpc":"2.0","id":7,"result":null}"#).unwrap();
         assert_eq!(null_result.kind, MessageKind::Response);
         assert_eq!(null_result.result.unwrap().get(), "null");
-        let note = Envelope::parse(br#"{"jsonrpc":"2.0","method":"$/nextedit/cursor","params":{"a":1}}"#).unwrap();
+        let note =
+            Envelope::parse(br#"{"jsonrpc":"2.0","method":"$/nextedit/cursor","params":{"a":1}}"#)
+                .unwrap();
         assert_eq!(note.kind, MessageKind::Notification);
-        let err = Envelope::parse(br#"{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"x"}}"#).unwrap();
+        let err = Envelope::parse(
+            br#"{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"x"}}"#,
+        )
+        .unwrap();
         assert_eq!((err.kind, err.id), (MessageKind::Response, None));
         assert!(Envelope::parse(b"[1,2]").is_err());
         assert!(Envelope::parse(b"not json").is_err());

@@ -23,8 +23,8 @@ use crossbeam_channel::{Receiver, Sender, TrySendError};
 
 use crate::lsp::Direction;
 use crate::lsp::framing::{Chunk, FrameDecoder};
-use crate::record::privacy::PrivacyFilter;
 use crate::record::SIGNAL_PREFIX;
+use crate::record::privacy::PrivacyFilter;
 
 pub use tap::{TapItem, TapSettings, run_recorder};
 
@@ -87,7 +87,10 @@ pub fn run(config: ProxyConfig) -> Result<i32, ProxyError> {
         .stdout(Stdio::piped())
         .stderr(Stdio::inherit())
         .spawn()
-        .map_err(|source| ProxyError::Spawn { program: program.clone(), source })?;
+        .map_err(|source| ProxyError::Spawn {
+            program: program.clone(),
+            source,
+        })?;
     let child_stdin = Arc::new(Mutex::new(child.stdin.take()));
     let child_stdout = child.stdout.take().expect("stdout is piped");
 
@@ -116,14 +119,24 @@ pub fn run(config: ProxyConfig) -> Result<i32, ProxyError> {
 
     let (life_tx, life_rx) = crossbeam_channel::unbounded::<Lifecycle>();
     {
-        let tap = Tap { tx: tap_tx.clone(), dropped: dropped.clone(), in_flight: in_flight.clone() };
+        let tap = Tap {
+            tx: tap_tx.clone(),
+            dropped: dropped.clone(),
+            in_flight: in_flight.clone(),
+        };
         let stdin = child_stdin.clone();
         let life = life_tx.clone();
         std::thread::Builder::new()
             .name("nextedit-editor-to-server".into())
             .spawn(move || {
                 let mut writer = SharedStdin(stdin.clone());
-                pump(std::io::stdin().lock(), &mut writer, Direction::ClientToServer, start, &tap);
+                pump(
+                    std::io::stdin().lock(),
+                    &mut writer,
+                    Direction::ClientToServer,
+                    start,
+                    &tap,
+                );
                 // The editor is gone: closing the server's stdin lets it finish on its own.
                 stdin.lock().expect("stdin lock").take();
                 let _ = life.send(Lifecycle::EditorClosed);
@@ -131,13 +144,23 @@ pub fn run(config: ProxyConfig) -> Result<i32, ProxyError> {
             .expect("spawn forwarding thread");
     }
     let server_to_editor = {
-        let tap = Tap { tx: tap_tx.clone(), dropped: dropped.clone(), in_flight: in_flight.clone() };
+        let tap = Tap {
+            tx: tap_tx.clone(),
+            dropped: dropped.clone(),
+            in_flight: in_flight.clone(),
+        };
         let stdin = child_stdin.clone();
         let life = life_tx.clone();
         std::thread::Builder::new()
             .name("nextedit-server-to-editor".into())
             .spawn(move || {
-                let broken = pump(child_stdout, &mut std::io::stdout().lock(), Direction::ServerToClient, start, &tap);
+                let broken = pump(
+                    child_stdout,
+                    &mut std::io::stdout().lock(),
+                    Direction::ServerToClient,
+                    start,
+                    &tap,
+                );
                 if broken {
                     // The editor stopped reading: treat it like the editor closing.
                     stdin.lock().expect("stdin lock").take();
@@ -194,10 +217,7 @@ fn supervise(
     let mut killed = false;
     loop {
         let event = match deadline {
-            Some(at) => match life.recv_deadline(at) {
-                Ok(event) => Some(event),
-                Err(_) => None,
-            },
+            Some(at) => life.recv_deadline(at).ok(),
             None => life.recv().ok(),
         };
         match event {
@@ -232,8 +252,8 @@ fn send_signal(pid: u32, signal: i32) {
 
 fn watch_signals(life: Sender<Lifecycle>) -> Result<(), ProxyError> {
     use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
-    let mut signals =
-        signal_hook::iterator::Signals::new([SIGTERM, SIGINT, SIGHUP]).map_err(ProxyError::Signals)?;
+    let mut signals = signal_hook::iterator::Signals::new([SIGTERM, SIGINT, SIGHUP])
+        .map_err(ProxyError::Signals)?;
     std::thread::Builder::new()
         .name("nextedit-signals".into())
         .spawn(move || {
@@ -320,7 +340,13 @@ impl Tap {
 
 /// Moves bytes from `input` to `output` chunk by chunk until EOF; returns true if
 /// `output` broke (the reader on the other side went away).
-fn pump(mut input: impl Read, output: &mut impl Write, dir: Direction, start: Instant, tap: &Tap) -> bool {
+fn pump(
+    mut input: impl Read,
+    output: &mut impl Write,
+    dir: Direction,
+    start: Instant,
+    tap: &Tap,
+) -> bool {
     let mut decoder = FrameDecoder::new();
     let mut buf = vec![0u8; 256 * 1024];
     let mut broken = false;
@@ -340,7 +366,12 @@ fn pump(mut input: impl Read, output: &mut impl Write, dir: Direction, start: In
             }
             if tap.enabled() {
                 let t_ns = start.elapsed().as_nanos() as u64;
-                offer(TapItem::Chunk { dir, t_ns, chunk, consumed });
+                offer(TapItem::Chunk {
+                    dir,
+                    t_ns,
+                    chunk,
+                    consumed,
+                });
             }
         }
         if !broken && output.flush().is_err() {
@@ -357,7 +388,12 @@ fn pump(mut input: impl Read, output: &mut impl Write, dir: Direction, start: In
         }
         if tap.enabled() {
             let t_ns = start.elapsed().as_nanos() as u64;
-            offer(TapItem::Chunk { dir, t_ns, chunk: rest, consumed: false });
+            offer(TapItem::Chunk {
+                dir,
+                t_ns,
+                chunk: rest,
+                consumed: false,
+            });
         }
     }
     broken
@@ -365,14 +401,19 @@ fn pump(mut input: impl Read, output: &mut impl Write, dir: Direction, start: In
 
 /// Whether a chunk is a `$/nextedit/…` notification (consumed, not forwarded).
 fn is_editor_signal(chunk: &Chunk) -> bool {
-    let Some(body) = chunk.body() else { return false };
+    let Some(body) = chunk.body() else {
+        return false;
+    };
     if memchr::memmem::find(body, SIGNAL_PREFIX.as_bytes()).is_none() {
         return false;
     }
     match crate::lsp::Envelope::parse(body) {
         Ok(envelope) => {
             envelope.kind == crate::lsp::MessageKind::Notification
-                && envelope.method.as_deref().is_some_and(|m| m.starts_with(SIGNAL_PREFIX))
+                && envelope
+                    .method
+                    .as_deref()
+                    .is_some_and(|m| m.starts_with(SIGNAL_PREFIX))
         }
         Err(_) => false,
     }

@@ -98,7 +98,10 @@ impl Sink {
         if self.session.is_some() {
             return true;
         }
-        if self.last_attempt.is_some_and(|t| t.elapsed() < RETRY_INTERVAL) {
+        if self
+            .last_attempt
+            .is_some_and(|t| t.elapsed() < RETRY_INTERVAL)
+        {
             return false;
         }
         self.last_attempt = Some(Instant::now());
@@ -113,7 +116,11 @@ impl Sink {
         }
         let db = self.db.as_mut().expect("opened above");
         let new = NewSession {
-            workspace: self.settings.workspace.as_ref().map(|w| w.to_string_lossy().into_owned()),
+            workspace: self
+                .settings
+                .workspace
+                .as_ref()
+                .map(|w| w.to_string_lossy().into_owned()),
             git_head: self.git_head.clone(),
             server_command: self.settings.server_command.clone(),
             pid: Some(std::process::id()),
@@ -135,7 +142,12 @@ impl Sink {
         if self.buffer.is_empty() {
             return;
         }
-        if !force && self.failing && self.last_attempt.is_some_and(|t| t.elapsed() < RETRY_INTERVAL) {
+        if !force
+            && self.failing
+            && self
+                .last_attempt
+                .is_some_and(|t| t.elapsed() < RETRY_INTERVAL)
+        {
             return;
         }
         if !self.ensure_session() {
@@ -148,7 +160,10 @@ impl Sink {
             Ok(()) => {
                 self.buffer.clear();
                 if self.failing {
-                    eprintln!("nextedit: recording to {} resumed", self.settings.db.display());
+                    eprintln!(
+                        "nextedit: recording to {} resumed",
+                        self.settings.db.display()
+                    );
                     self.failing = false;
                 }
             }
@@ -176,7 +191,10 @@ pub fn run_recorder(settings: TapSettings, rx: Receiver<TapItem>) {
     let mut recorder = SessionRecorder::new(RecorderConfig {
         record_raw: settings.record_raw,
         privacy,
-        workspace: settings.workspace.as_ref().map(|w| w.to_string_lossy().into_owned()),
+        workspace: settings
+            .workspace
+            .as_ref()
+            .map(|w| w.to_string_lossy().into_owned()),
     });
     let mut sink = Sink {
         db: None,
@@ -193,14 +211,23 @@ pub fn run_recorder(settings: TapSettings, rx: Receiver<TapItem>) {
     let mut end = SessionEnd::Exited(None);
     let mut oldest_unflushed: Option<Instant> = None;
     loop {
-        let timeout = oldest_unflushed.map_or(Duration::from_millis(200), |t| FLUSH_INTERVAL.saturating_sub(t.elapsed()));
+        let timeout = oldest_unflushed.map_or(Duration::from_millis(200), |t| {
+            FLUSH_INTERVAL.saturating_sub(t.elapsed())
+        });
         match rx.recv_timeout(timeout) {
             Ok(TapItem::End(how)) => {
                 end = how;
                 break;
             }
-            Ok(TapItem::Chunk { dir, t_ns, chunk, consumed }) => {
-                sink.settings.in_flight.fetch_sub(chunk.bytes().len(), Ordering::Relaxed);
+            Ok(TapItem::Chunk {
+                dir,
+                t_ns,
+                chunk,
+                consumed,
+            }) => {
+                sink.settings
+                    .in_flight
+                    .fetch_sub(chunk.bytes().len(), Ordering::Relaxed);
                 let records = observe(&mut recorder, dir, t_ns, &chunk, consumed);
                 for record in &records {
                     if let Record::Session(SessionFact::Workspace(root)) = record {
@@ -220,13 +247,25 @@ pub fn run_recorder(settings: TapSettings, rx: Receiver<TapItem>) {
             Err(RecvTimeoutError::Timeout) => {}
             Err(RecvTimeoutError::Disconnected) => break,
         }
-        if oldest_unflushed.is_some_and(|t| t.elapsed() >= FLUSH_INTERVAL) || sink.buffer.len() >= 20_000 {
+        if oldest_unflushed.is_some_and(|t| t.elapsed() >= FLUSH_INTERVAL)
+            || sink.buffer.len() >= 20_000
+        {
             sink.flush(false);
-            oldest_unflushed = if sink.buffer.is_empty() { None } else { Some(Instant::now()) };
+            oldest_unflushed = if sink.buffer.is_empty() {
+                None
+            } else {
+                Some(Instant::now())
+            };
         }
     }
     // Drain whatever is still queued, then write it all.
-    while let Ok(TapItem::Chunk { dir, t_ns, chunk, consumed }) = rx.try_recv() {
+    while let Ok(TapItem::Chunk {
+        dir,
+        t_ns,
+        chunk,
+        consumed,
+    }) = rx.try_recv()
+    {
         let records = observe(&mut recorder, dir, t_ns, &chunk, consumed);
         sink.push(records);
     }
@@ -242,15 +281,31 @@ pub fn run_recorder(settings: TapSettings, rx: Receiver<TapItem>) {
     if let (Some(db), Some(session)) = (sink.db.as_mut(), sink.session)
         && let Err(error) = db.end_session(session, end, dropped)
     {
-        eprintln!("nextedit: cannot close the session in {}: {error}", sink.settings.db.display());
+        eprintln!(
+            "nextedit: cannot close the session in {}: {error}",
+            sink.settings.db.display()
+        );
     }
 }
 
-fn observe(recorder: &mut SessionRecorder, dir: Direction, t_ns: u64, chunk: &Chunk, consumed: bool) -> Vec<Record> {
+fn observe(
+    recorder: &mut SessionRecorder,
+    dir: Direction,
+    t_ns: u64,
+    chunk: &Chunk,
+    consumed: bool,
+) -> Vec<Record> {
     match chunk {
-        Chunk::Frame { bytes, header_len } => recorder.observe_frame(dir, t_ns, bytes, *header_len, consumed),
-        Chunk::Garbage { bytes, error } => vec![recorder.observe_invalid(dir, t_ns, bytes, &error.to_string())],
-        Chunk::Passthrough { bytes, content_length } => vec![recorder.observe_invalid(
+        Chunk::Frame { bytes, header_len } => {
+            recorder.observe_frame(dir, t_ns, bytes, *header_len, consumed)
+        }
+        Chunk::Garbage { bytes, error } => {
+            vec![recorder.observe_invalid(dir, t_ns, bytes, &error.to_string())]
+        }
+        Chunk::Passthrough {
+            bytes,
+            content_length,
+        } => vec![recorder.observe_invalid(
             dir,
             t_ns,
             &bytes[..bytes.len().min(4096)],
@@ -267,7 +322,9 @@ fn observe(recorder: &mut SessionRecorder, dir: Direction, t_ns: u64, chunk: &Ch
 
 fn load_ignore_file(root: &Path, base: &PrivacyFilter) -> PrivacyFilter {
     let path = root.join(IGNORE_FILE);
-    let Ok(contents) = std::fs::read_to_string(&path) else { return base.clone() };
+    let Ok(contents) = std::fs::read_to_string(&path) else {
+        return base.clone();
+    };
     match base.extend_with_ignore_file(&contents) {
         Ok(filter) => filter,
         Err(error) => {

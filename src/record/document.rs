@@ -91,7 +91,10 @@ pub struct ShadowDocument {
 impl ShadowDocument {
     /// A document opened with `text`.
     pub fn new(text: &str, version: i64) -> ShadowDocument {
-        ShadowDocument { rope: Rope::from_str(text), version }
+        ShadowDocument {
+            rope: Rope::from_str(text),
+            version,
+        }
     }
 
     /// The current text.
@@ -230,19 +233,34 @@ mod tests {
         let doc = ShadowDocument::new("a😀b\r\n漢字x\rz", 1);
         assert_eq!(doc.position_to_byte(pos(0, 1), PositionEncoding::Utf16), 1);
         assert_eq!(doc.position_to_byte(pos(0, 3), PositionEncoding::Utf16), 5);
-        assert_eq!(doc.position_to_byte(pos(0, 2), PositionEncoding::Utf16), 1, "inside a pair rounds down");
-        assert_eq!(doc.position_to_byte(pos(0, 99), PositionEncoding::Utf16), 6, "clamped before \\r\\n");
+        assert_eq!(
+            doc.position_to_byte(pos(0, 2), PositionEncoding::Utf16),
+            1,
+            "inside a pair rounds down"
+        );
+        assert_eq!(
+            doc.position_to_byte(pos(0, 99), PositionEncoding::Utf16),
+            6,
+            "clamped before \\r\\n"
+        );
         assert_eq!(doc.position_to_byte(pos(1, 2), PositionEncoding::Utf16), 14);
         assert_eq!(doc.position_to_byte(pos(1, 2), PositionEncoding::Utf32), 14);
         assert_eq!(doc.position_to_byte(pos(1, 6), PositionEncoding::Utf8), 14);
-        assert_eq!(doc.position_to_byte(pos(2, 0), PositionEncoding::Utf16), 16, "bare \\r is a line break");
+        assert_eq!(
+            doc.position_to_byte(pos(2, 0), PositionEncoding::Utf16),
+            16,
+            "bare \\r is a line break"
+        );
         assert_eq!(doc.position_to_byte(pos(9, 0), PositionEncoding::Utf16), 17);
     }
 
     #[test]
     fn range_change_reports_both_texts() {
         let mut doc = ShadowDocument::new("one\ntwo\nthree\n", 1);
-        let range = LspRange { start: pos(0, 2), end: pos(2, 1) };
+        let range = LspRange {
+            start: pos(0, 2),
+            end: pos(2, 1),
+        };
         let span = doc.apply_range_change(range, "E\nT", PositionEncoding::Utf16);
         assert_eq!(doc.text(), "onE\nThree\n");
         assert_eq!(
@@ -263,7 +281,10 @@ mod tests {
     fn full_change_is_minimal() {
         let mut doc = ShadowDocument::new("héllo wörld", 1);
         let span = doc.apply_full_change("héllo brave wörld").unwrap();
-        assert_eq!((span.start_byte, span.end_byte, span.after.as_str()), (7, 7, "brave "));
+        assert_eq!(
+            (span.start_byte, span.end_byte, span.after.as_str()),
+            (7, 7, "brave ")
+        );
         assert_eq!(doc.text(), "héllo brave wörld");
         assert_eq!(doc.apply_full_change("héllo brave wörld"), None);
         // Replacing one multi-byte char by another sharing its first byte.

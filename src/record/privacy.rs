@@ -47,7 +47,10 @@ impl PrivacyFilter {
             }
             kept.push(pattern.to_string());
             let compile = |p: &str| {
-                Glob::new(p).map_err(|source| GlobError { pattern: pattern.to_string(), source })
+                Glob::new(p).map_err(|source| GlobError {
+                    pattern: pattern.to_string(),
+                    source,
+                })
             };
             let dir = pattern.strip_suffix('/');
             let body = dir.unwrap_or(pattern);
@@ -104,16 +107,28 @@ struct SecretPattern {
 }
 
 static SECRET_PATTERNS: LazyLock<Vec<SecretPattern>> = LazyLock::new(|| {
-    let p = |re: &str, group| SecretPattern { regex: Regex::new(re).expect("valid secret regex"), group };
+    let p = |re: &str, group| SecretPattern {
+        regex: Regex::new(re).expect("valid secret regex"),
+        group,
+    };
     vec![
         // PEM private keys: the body between the markers, in text or JSON-escaped text.
-        p(r"-----BEGIN[A-Z ]{0,40} PRIVATE KEY-----((?s:.)+?)-----END[A-Z ]{0,40} PRIVATE KEY-----", 1),
+        p(
+            r"-----BEGIN[A-Z ]{0,40} PRIVATE KEY-----((?s:.)+?)-----END[A-Z ]{0,40} PRIVATE KEY-----",
+            1,
+        ),
         p(r"\b(?:AKIA|ASIA|AGPA|AIDA|AROA|ANPA)[0-9A-Z]{16}\b", 0),
-        p(r#"(?i)aws_?secret_?access_?key\W{0,6}([A-Za-z0-9/+=]{40})"#, 1),
+        p(
+            r#"(?i)aws_?secret_?access_?key\W{0,6}([A-Za-z0-9/+=]{40})"#,
+            1,
+        ),
         p(r"\bgh[pousr]_[A-Za-z0-9]{36,255}\b", 0),
         p(r"\bgithub_pat_[A-Za-z0-9_]{22,255}\b", 0),
         p(r"\bxox[abposr]-[A-Za-z0-9-]{10,250}\b", 0),
-        p(r"https://hooks\.slack\.com/services/[A-Za-z0-9_/]{20,200}", 0),
+        p(
+            r"https://hooks\.slack\.com/services/[A-Za-z0-9_/]{20,200}",
+            0,
+        ),
     ]
 });
 
@@ -168,10 +183,24 @@ mod tests {
         let filter = PrivacyFilter::with_defaults()
             .extend_with_ignore_file("# private\nnotes/\n/build/*.log\ncredentials.json\n")
             .unwrap();
-        for path in [".env", "app/.env.local", "certs/server.pem", "id_rsa.pub", "config/my_secret_file.py", "notes/a.md", "build/x.log", "deep/credentials.json"] {
+        for path in [
+            ".env",
+            "app/.env.local",
+            "certs/server.pem",
+            "id_rsa.pub",
+            "config/my_secret_file.py",
+            "notes/a.md",
+            "build/x.log",
+            "deep/credentials.json",
+        ] {
             assert!(filter.is_excluded(path), "{path} should be excluded");
         }
-        for path in ["main.py", "src/keys.py", "other/build/x.log", "environment.py"] {
+        for path in [
+            "main.py",
+            "src/keys.py",
+            "other/build/x.log",
+            "environment.py",
+        ] {
             assert!(!filter.is_excluded(path), "{path} should be kept");
         }
     }
@@ -189,8 +218,14 @@ mod tests {
         let json = br#"{"text":"-----BEGIN PRIVATE KEY-----\nAB\n-----END PRIVATE KEY-----"}"#;
         let mut raw = json.to_vec();
         assert_eq!(redact_secrets(&mut raw), 1);
-        assert_eq!(&raw[..], &br#"{"text":"-----BEGIN PRIVATE KEY-----\n**\n-----END PRIVATE KEY-----"}"#[..]);
-        assert_eq!(redact_text("xoxb-1234567890ab"), ("*****************".to_string(), 1));
+        assert_eq!(
+            &raw[..],
+            &br#"{"text":"-----BEGIN PRIVATE KEY-----\n**\n-----END PRIVATE KEY-----"}"#[..]
+        );
+        assert_eq!(
+            redact_text("xoxb-1234567890ab"),
+            ("*****************".to_string(), 1)
+        );
         assert_eq!(redact_text("xoxb-short"), ("xoxb-short".to_string(), 0));
     }
 }

@@ -330,7 +330,13 @@ impl SessionRecorder {
     }
 
     /// Records bytes that did not form a frame.
-    pub fn observe_invalid(&mut self, dir: Direction, t_ns: u64, bytes: &[u8], why: &str) -> Record {
+    pub fn observe_invalid(
+        &mut self,
+        dir: Direction,
+        t_ns: u64,
+        bytes: &[u8],
+        why: &str,
+    ) -> Record {
         let seq = self.next_seq();
         let (raw, redactions) = self.raw_copy(bytes, false);
         Record::Message(MessageRecord {
@@ -380,7 +386,9 @@ impl SessionRecorder {
         };
         let mut out = Vec::new();
         let answered = match (envelope.kind, envelope.id) {
-            (MessageKind::Response, Some(id)) => self.pending.remove(&(dir.reverse(), id.to_string())),
+            (MessageKind::Response, Some(id)) => {
+                self.pending.remove(&(dir.reverse(), id.to_string()))
+            }
             _ => None,
         };
         let concerns_excluded = self.note_documents(&envelope, answered.as_ref(), &mut out);
@@ -413,7 +421,8 @@ impl SessionRecorder {
                     .map(|p| p.text_document.uri);
                 self.on_request(dir, t_ns, &envelope, &method, &mut out);
                 if let Some(id) = envelope.id {
-                    self.pending.insert((dir, id.to_string()), PendingRequest { method, uri });
+                    self.pending
+                        .insert((dir, id.to_string()), PendingRequest { method, uri });
                 }
             }
             MessageKind::Notification => {
@@ -456,7 +465,9 @@ impl SessionRecorder {
         if let Some(uri) = answered.and_then(|p| p.uri.as_deref()) {
             excluded |= self.excluded_uris.contains(uri);
         }
-        let Some(params) = envelope.params else { return excluded };
+        let Some(params) = envelope.params else {
+            return excluded;
+        };
         #[derive(Deserialize)]
         struct UriOnly {
             uri: String,
@@ -470,7 +481,9 @@ impl SessionRecorder {
             #[serde(default)]
             uri: Option<String>,
         }
-        let Ok(named) = serde_json::from_str::<Named>(params.get()) else { return excluded };
+        let Ok(named) = serde_json::from_str::<Named>(params.get()) else {
+            return excluded;
+        };
         let (uri, language_id) = match (named.text_document, named.uri) {
             (Some(doc), _) => (doc.uri, doc.language_id),
             (None, Some(uri)) => (uri, None),
@@ -481,7 +494,12 @@ impl SessionRecorder {
     }
 
     /// Emits a document record the first time a URI appears; returns whether it is excluded.
-    fn see_document(&mut self, uri: &str, language_id: Option<String>, out: &mut Vec<Record>) -> bool {
+    fn see_document(
+        &mut self,
+        uri: &str,
+        language_id: Option<String>,
+        out: &mut Vec<Record>,
+    ) -> bool {
         if let Some(&excluded) = self.known.get(uri) {
             return excluded;
         }
@@ -503,7 +521,9 @@ impl SessionRecorder {
 
     /// Workspace-relative path of a URI, else its absolute path, else the URI.
     pub fn relative_path(&self, uri: &str) -> String {
-        let Some(path) = uri_to_path(uri) else { return uri.to_string() };
+        let Some(path) = uri_to_path(uri) else {
+            return uri.to_string();
+        };
         if let Some(root) = &self.workspace {
             let root = root.trim_end_matches('/');
             if let Some(rest) = path.strip_prefix(root)
@@ -530,7 +550,9 @@ impl SessionRecorder {
         if dir != Direction::ClientToServer || !READ_METHODS.contains(&method) {
             return;
         }
-        let Some(params) = envelope.params_as::<PositionParams>() else { return };
+        let Some(params) = envelope.params_as::<PositionParams>() else {
+            return;
+        };
         let lines = match (params.position, params.range) {
             (Some(p), _) => LineRange::new(p.line as usize, p.line as usize + 1),
             (None, Some(r)) => range_lines(&r),
@@ -550,10 +572,16 @@ impl SessionRecorder {
     }
 
     fn on_initialize(&mut self, envelope: &Envelope<'_>, out: &mut Vec<Record>) {
-        let Some(params) = envelope.params_as::<Value>() else { return };
+        let Some(params) = envelope.params_as::<Value>() else {
+            return;
+        };
         if let Some(name) = params.pointer("/clientInfo/name").and_then(Value::as_str) {
-            let version = params.pointer("/clientInfo/version").and_then(Value::as_str);
-            out.push(Record::Session(SessionFact::Client(join_name(name, version))));
+            let version = params
+                .pointer("/clientInfo/version")
+                .and_then(Value::as_str);
+            out.push(Record::Session(SessionFact::Client(join_name(
+                name, version,
+            ))));
         }
         if self.workspace.is_none() {
             let root = params
@@ -561,7 +589,12 @@ impl SessionRecorder {
                 .or_else(|| params.get("rootUri"))
                 .and_then(Value::as_str)
                 .and_then(uri_to_path)
-                .or_else(|| params.get("rootPath").and_then(Value::as_str).map(str::to_string));
+                .or_else(|| {
+                    params
+                        .get("rootPath")
+                        .and_then(Value::as_str)
+                        .map(str::to_string)
+                });
             if let Some(root) = root {
                 self.workspace = Some(root.clone());
                 out.push(Record::Session(SessionFact::Workspace(root)));
@@ -649,7 +682,13 @@ impl SessionRecorder {
                     .and_then(Value::as_str)
                     .map(str::to_string);
                 let seq = self.next_seq();
-                out.push(Record::Signal(SignalRecord { seq, t_ns, kind, uri, payload }));
+                out.push(Record::Signal(SignalRecord {
+                    seq,
+                    t_ns,
+                    kind,
+                    uri,
+                    payload,
+                }));
             }
             _ => {}
         }
@@ -746,8 +785,12 @@ impl SessionRecorder {
                 self.encoding = encoding;
                 out.push(Record::Session(SessionFact::PositionEncoding(encoding)));
                 if let Some(name) = result.pointer("/serverInfo/name").and_then(Value::as_str) {
-                    let version = result.pointer("/serverInfo/version").and_then(Value::as_str);
-                    out.push(Record::Session(SessionFact::Server(join_name(name, version))));
+                    let version = result
+                        .pointer("/serverInfo/version")
+                        .and_then(Value::as_str);
+                    out.push(Record::Session(SessionFact::Server(join_name(
+                        name, version,
+                    ))));
                 }
             }
             return;
@@ -755,9 +798,16 @@ impl SessionRecorder {
         if !READ_METHODS.contains(&request.method.as_str()) || envelope.error.is_some() {
             return;
         }
-        let Some(result) = envelope.result_as::<Value>() else { return };
+        let Some(result) = envelope.result_as::<Value>() else {
+            return;
+        };
         let mut targets = Vec::new();
-        collect_targets(&request.method, request.uri.as_deref(), &result, &mut targets);
+        collect_targets(
+            &request.method,
+            request.uri.as_deref(),
+            &result,
+            &mut targets,
+        );
         for (uri, lines) in targets {
             let seq = self.next_seq();
             out.push(Record::Read(ReadRecord {
@@ -798,12 +848,21 @@ fn signal_kind(suffix: &str) -> String {
 fn range_lines(range: &LspRange) -> LineRange {
     let start = range.start.line as usize;
     let end_line = range.end.line as usize;
-    let end = if range.end.character == 0 && end_line > start { end_line } else { end_line + 1 };
+    let end = if range.end.character == 0 && end_line > start {
+        end_line
+    } else {
+        end_line + 1
+    };
     LineRange::new(start, end.max(start))
 }
 
 /// Locations a read response points at.
-fn collect_targets(method: &str, request_uri: Option<&str>, result: &Value, out: &mut Vec<(String, LineRange)>) {
+fn collect_targets(
+    method: &str,
+    request_uri: Option<&str>,
+    result: &Value,
+    out: &mut Vec<(String, LineRange)>,
+) {
     let range_of = |v: &Value| serde_json::from_value::<LspRange>(v.clone()).ok();
     match method {
         "textDocument/definition"
@@ -828,7 +887,8 @@ fn collect_targets(method: &str, request_uri: Option<&str>, result: &Value, out:
             }
         }
         "textDocument/hover" => {
-            if let (Some(uri), Some(range)) = (request_uri, result.get("range").and_then(range_of)) {
+            if let (Some(uri), Some(range)) = (request_uri, result.get("range").and_then(range_of))
+            {
                 out.push((uri.to_string(), range_lines(&range)));
             }
         }
@@ -842,5 +902,194 @@ fn collect_targets(method: &str, request_uri: Option<&str>, result: &Value, out:
             }
         }
         _ => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::lsp::framing::encode_frame;
+
+    fn recorder() -> SessionRecorder {
+        SessionRecorder::new(RecorderConfig {
+            record_raw: true,
+            privacy: PrivacyFilter::with_defaults(),
+            workspace: Some("/ws".into()),
+        })
+    }
+
+    fn feed(rec: &mut SessionRecorder, dir: Direction, body: serde_json::Value) -> Vec<Record> {
+        let body = body.to_string();
+        let frame = encode_frame(body.as_bytes());
+        rec.observe_frame(dir, 7, &frame, frame.len() - body.len(), false)
+    }
+
+    fn reads(records: &[Record]) -> Vec<(String, String, ReadRole, LineRange)> {
+        records
+            .iter()
+            .filter_map(|r| match r {
+                Record::Read(r) => Some((r.uri.clone(), r.via.clone(), r.role, r.lines)),
+                _ => None,
+            })
+            .collect()
+    }
+
+    const C2S: Direction = Direction::ClientToServer;
+    const S2C: Direction = Direction::ServerToClient;
+
+    #[test]
+    fn responses_pair_by_direction_and_raw_id() {
+        let mut rec = recorder();
+        let at = serde_json::json!({"textDocument": {"uri": "file:///ws/a.py"}, "position": {"line": 4, "character": 2}});
+        feed(
+            &mut rec,
+            C2S,
+            serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "textDocument/definition", "params": at}),
+        );
+        // The server's own request 1 and a client request "1" (a string id) are other requests.
+        feed(
+            &mut rec,
+            S2C,
+            serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "workspace/configuration", "params": {"items": []}}),
+        );
+        feed(
+            &mut rec,
+            C2S,
+            serde_json::json!({"jsonrpc": "2.0", "id": "1", "method": "textDocument/references", "params": at}),
+        );
+        // The client answers the server's request 1: no read.
+        let out = feed(
+            &mut rec,
+            C2S,
+            serde_json::json!({"jsonrpc": "2.0", "id": 1, "result": [null]}),
+        );
+        assert_eq!(reads(&out), vec![]);
+        let Record::Message(m) = &out[0] else {
+            panic!()
+        };
+        assert_eq!(m.method.as_deref(), Some("workspace/configuration"));
+        // The server answers the client's definition (id 1).
+        let target = serde_json::json!([{"targetUri": "file:///ws/b.py", "targetRange": {"start": {"line": 10, "character": 0}, "end": {"line": 12, "character": 0}},
+                                         "targetSelectionRange": {"start": {"line": 10, "character": 4}, "end": {"line": 10, "character": 7}}}]);
+        let out = feed(
+            &mut rec,
+            S2C,
+            serde_json::json!({"jsonrpc": "2.0", "id": 1, "result": target}),
+        );
+        assert_eq!(
+            reads(&out),
+            vec![(
+                "file:///ws/b.py".into(),
+                "textDocument/definition".into(),
+                ReadRole::Target,
+                LineRange::new(10, 12)
+            )]
+        );
+        // And the string-id references request.
+        let refs = serde_json::json!([{"uri": "file:///ws/c.py", "range": {"start": {"line": 3, "character": 1}, "end": {"line": 3, "character": 5}}}]);
+        let out = feed(
+            &mut rec,
+            S2C,
+            serde_json::json!({"jsonrpc": "2.0", "id": "1", "result": refs}),
+        );
+        assert_eq!(
+            reads(&out),
+            vec![(
+                "file:///ws/c.py".into(),
+                "textDocument/references".into(),
+                ReadRole::Target,
+                LineRange::new(3, 4)
+            )]
+        );
+        // A second answer to the same id pairs with nothing.
+        let out = feed(
+            &mut rec,
+            S2C,
+            serde_json::json!({"jsonrpc": "2.0", "id": "1", "result": refs}),
+        );
+        assert_eq!(reads(&out), vec![]);
+    }
+
+    #[test]
+    fn server_chosen_utf8_and_full_sync() {
+        let mut rec = recorder();
+        feed(
+            &mut rec,
+            C2S,
+            serde_json::json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"capabilities": {"general": {"positionEncodings": ["utf-8", "utf-16"]}}}}),
+        );
+        let out = feed(
+            &mut rec,
+            S2C,
+            serde_json::json!({"jsonrpc": "2.0", "id": 0, "result": {"capabilities": {"positionEncoding": "utf-8"}, "serverInfo": {"name": "srv", "version": "1"}}}),
+        );
+        assert!(out.contains(&Record::Session(SessionFact::PositionEncoding(
+            PositionEncoding::Utf8
+        ))));
+        assert!(out.contains(&Record::Session(SessionFact::Server("srv 1".into()))));
+        feed(
+            &mut rec,
+            C2S,
+            serde_json::json!({"jsonrpc": "2.0", "method": "textDocument/didOpen", "params": {"textDocument": {"uri": "file:///ws/a.py", "languageId": "python", "version": 1, "text": "é = 1\n"}}}),
+        );
+        // utf-8 positions count bytes: character 2 is just after "é".
+        let out = feed(
+            &mut rec,
+            C2S,
+            serde_json::json!({"jsonrpc": "2.0", "method": "textDocument/didChange", "params": {"textDocument": {"uri": "file:///ws/a.py", "version": 2},
+            "contentChanges": [{"range": {"start": {"line": 0, "character": 2}, "end": {"line": 0, "character": 2}}, "text": "x"}, {"text": "ex = 2\n"}]}}),
+        );
+        let edits: Vec<(usize, usize, String, String)> = out
+            .iter()
+            .filter_map(|r| match r {
+                Record::Edit(e) => Some((
+                    e.span.start_byte,
+                    e.span.end_byte,
+                    e.span.before.clone(),
+                    e.span.after.clone(),
+                )),
+                _ => None,
+            })
+            .collect();
+        // The full-text change is stored as its smallest replacement.
+        assert_eq!(
+            edits,
+            vec![
+                (2, 2, "".into(), "x".into()),
+                (0, 7, "éx = 1".into(), "ex = 2".into())
+            ]
+        );
+        assert_eq!(
+            rec.document_text("file:///ws/a.py").as_deref(),
+            Some("ex = 2\n")
+        );
+    }
+
+    #[test]
+    fn signals_and_excluded_documents() {
+        let mut rec = recorder();
+        let out = feed(
+            &mut rec,
+            C2S,
+            serde_json::json!({"jsonrpc": "2.0", "method": "$/nextedit/visibleRanges", "params": {"textDocument": {"uri": "file:///ws/a.py"}, "ranges": []}}),
+        );
+        assert!(out.iter().any(|r| matches!(r, Record::Signal(s) if s.kind == "visible_ranges" && s.uri.as_deref() == Some("file:///ws/a.py"))));
+        let out = feed(
+            &mut rec,
+            C2S,
+            serde_json::json!({"jsonrpc": "2.0", "method": "textDocument/didOpen", "params": {"textDocument": {"uri": "file:///ws/.env", "languageId": "dotenv", "version": 1, "text": "TOKEN=abc"}}}),
+        );
+        let Record::Message(m) = &out[0] else {
+            panic!()
+        };
+        assert_eq!(m.raw, None, "raw bytes of an excluded file are not kept");
+        assert!(
+            out.iter()
+                .any(|r| matches!(r, Record::Snapshot(s) if s.text.is_none()))
+        );
+        assert!(
+            out.iter()
+                .any(|r| matches!(r, Record::Document(d) if d.excluded && d.path == ".env"))
+        );
     }
 }

@@ -7,8 +7,8 @@ use rusqlite::{OptionalExtension, params};
 use super::{Database, StoreError, sqlite};
 use crate::record::uri::uri_to_path;
 use crate::trajectory::{
-    Change, Event, EventBody, FileEntry, LineRange, Origin, Read, ReadRole, SessionInfo, SessionKind, Signal,
-    Trajectory, apply_byte_edit,
+    Change, Event, EventBody, FileEntry, LineRange, Origin, Read, ReadRole, SessionInfo,
+    SessionKind, Signal, Trajectory, apply_byte_edit,
 };
 
 /// One line of `nextedit sessions list`.
@@ -67,7 +67,8 @@ pub struct DocumentSummary {
     pub edits: i64,
 }
 
-const SUMMARY_SQL: &str = "SELECT s.id, s.kind, s.started_at, s.ended_at, s.status, s.workspace, s.git_head,
+const SUMMARY_SQL: &str =
+    "SELECT s.id, s.kind, s.started_at, s.ended_at, s.status, s.workspace, s.git_head,
         s.server_command, s.position_encoding, s.client, s.server, s.exit_code, s.dropped,
         (SELECT count(*) FROM messages m WHERE m.session_id = s.id),
         (SELECT count(*) FROM documents d WHERE d.session_id = s.id),
@@ -86,7 +87,9 @@ fn summary_from_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<SessionSummary>
         status: row.get(4)?,
         workspace: row.get(5)?,
         git_head: row.get(6)?,
-        server_command: command.and_then(|c| serde_json::from_str(&c).ok()).unwrap_or_default(),
+        server_command: command
+            .and_then(|c| serde_json::from_str(&c).ok())
+            .unwrap_or_default(),
         position_encoding: row.get(8)?,
         client: row.get(9)?,
         server: row.get(10)?,
@@ -137,7 +140,11 @@ impl Database {
     /// One session's summary.
     pub fn session(&self, id: i64) -> Result<SessionSummary, StoreError> {
         self.conn
-            .query_row(&format!("{SUMMARY_SQL} WHERE s.id = ?1"), [id], summary_from_row)
+            .query_row(
+                &format!("{SUMMARY_SQL} WHERE s.id = ?1"),
+                [id],
+                summary_from_row,
+            )
             .optional()
             .map_err(|source| sqlite(&self.path, source))?
             .ok_or(StoreError::NoSession(id))
@@ -189,14 +196,23 @@ impl Database {
                 } else {
                     format!("; it has: {}", names.join(", "))
                 };
-                Err(StoreError::NoDocument { session: id, name: name.to_string(), hint })
+                Err(StoreError::NoDocument {
+                    session: id,
+                    name: name.to_string(),
+                    hint,
+                })
             }
         }
     }
 
     /// Text of a document after every recorded row up to `upto_seq` (all rows if `None`).
     /// `None` when the document's text was never stored (excluded, or never opened).
-    pub fn document_text(&self, id: i64, uri: &str, upto_seq: Option<u64>) -> Result<Option<String>, StoreError> {
+    pub fn document_text(
+        &self,
+        id: i64,
+        uri: &str,
+        upto_seq: Option<u64>,
+    ) -> Result<Option<String>, StoreError> {
         let upto = upto_seq.map_or(i64::MAX, |s| s as i64);
         let snapshot: Option<SnapshotRow> = self
             .conn
@@ -214,17 +230,35 @@ impl Database {
             )
             .optional()
             .map_err(|source| sqlite(&self.path, source))?;
-        let Some(snapshot) = snapshot else { return Ok(None) };
+        let Some(snapshot) = snapshot else {
+            return Ok(None);
+        };
         let mut text = snapshot.text.unwrap_or_default();
         for edit in self.edit_rows(id, Some(uri), snapshot.seq, upto)? {
-            apply_byte_edit(&mut text, edit.start_byte, edit.end_byte, &edit.before, &edit.after).map_err(
-                |source| StoreError::Inconsistent { session: id, uri: uri.to_string(), seq: edit.seq, source },
-            )?;
+            apply_byte_edit(
+                &mut text,
+                edit.start_byte,
+                edit.end_byte,
+                &edit.before,
+                &edit.after,
+            )
+            .map_err(|source| StoreError::Inconsistent {
+                session: id,
+                uri: uri.to_string(),
+                seq: edit.seq,
+                source,
+            })?;
         }
         Ok(Some(text))
     }
 
-    fn edit_rows(&self, id: i64, uri: Option<&str>, after_seq: u64, upto: i64) -> Result<Vec<EditRow>, StoreError> {
+    fn edit_rows(
+        &self,
+        id: i64,
+        uri: Option<&str>,
+        after_seq: u64,
+        upto: i64,
+    ) -> Result<Vec<EditRow>, StoreError> {
         let mut stmt = self
             .conn
             .prepare_cached(
@@ -259,7 +293,9 @@ impl Database {
         let summary = self.session(id)?;
         let stored: Option<String> = self
             .conn
-            .query_row("SELECT trajectory FROM sessions WHERE id = ?1", [id], |r| r.get(0))
+            .query_row("SELECT trajectory FROM sessions WHERE id = ?1", [id], |r| {
+                r.get(0)
+            })
             .map_err(|source| sqlite(&self.path, source))?;
         if let Some(json) = stored
             && let Ok(mut trajectory) = serde_json::from_str::<Trajectory>(&json)
@@ -269,13 +305,21 @@ impl Database {
         }
         let documents = self.documents(id)?;
         let workspace = summary.workspace.clone();
-        let path_of: HashMap<String, String> = documents.iter().map(|d| (d.uri.clone(), d.path.clone())).collect();
+        let path_of: HashMap<String, String> = documents
+            .iter()
+            .map(|d| (d.uri.clone(), d.path.clone()))
+            .collect();
         let file_name = |uri: &str| -> String {
             if let Some(path) = path_of.get(uri) {
                 return path.clone();
             }
-            let Some(path) = uri_to_path(uri) else { return uri.to_string() };
-            match workspace.as_deref().and_then(|w| path.strip_prefix(&format!("{}/", w.trim_end_matches('/')))) {
+            let Some(path) = uri_to_path(uri) else {
+                return uri.to_string();
+            };
+            match workspace
+                .as_deref()
+                .and_then(|w| path.strip_prefix(&format!("{}/", w.trim_end_matches('/'))))
+            {
                 Some(rel) => rel.to_string(),
                 None => path,
             }
@@ -324,12 +368,20 @@ impl Database {
                             first_open.insert(uri.clone(), text);
                             None
                         };
-                        EventBody::Open { file, version, text }
+                        EventBody::Open {
+                            file,
+                            version,
+                            text,
+                        }
                     }
                     "save" => EventBody::Save { file },
                     _ => EventBody::Close { file },
                 };
-                events.push(Event { seq, t_ms: t_ns as f64 / 1e6, body });
+                events.push(Event {
+                    seq,
+                    t_ms: t_ns as f64 / 1e6,
+                    body,
+                });
             }
         }
         for edit in self.edit_rows(id, None, 0, i64::MAX)? {
@@ -346,7 +398,8 @@ impl Database {
                     new_end_line: edit.new_end_line,
                     before: edit.before,
                     after: edit.after,
-                    origin: serde_json::from_value(serde_json::Value::String(edit.origin)).unwrap_or(Origin::User),
+                    origin: serde_json::from_value(serde_json::Value::String(edit.origin))
+                        .unwrap_or(Origin::User),
                 }),
             });
         }
@@ -419,7 +472,11 @@ impl Database {
         trajectory.events = events;
         for doc in &documents {
             let base_text = first_open.get(&doc.uri).cloned().flatten();
-            let final_text = if doc.excluded { None } else { self.document_text(id, &doc.uri, None)? };
+            let final_text = if doc.excluded {
+                None
+            } else {
+                self.document_text(id, &doc.uri, None)?
+            };
             trajectory.files.push(FileEntry {
                 path: doc.path.clone(),
                 uri: Some(doc.uri.clone()),

@@ -42,7 +42,9 @@ pub enum StoreError {
         source: std::io::Error,
     },
     /// The database was written by a newer nextedit.
-    #[error("database {path} has schema version {found}, newer than this nextedit understands ({SCHEMA_VERSION}); upgrade nextedit")]
+    #[error(
+        "database {path} has schema version {found}, newer than this nextedit understands ({SCHEMA_VERSION}); upgrade nextedit"
+    )]
     SchemaTooNew {
         /// The database file.
         path: PathBuf,
@@ -105,7 +107,10 @@ impl Database {
     pub fn open(path: &Path) -> Result<Database, StoreError> {
         create_private(path)?;
         let conn = Connection::open(path).map_err(|source| sqlite(path, source))?;
-        let mut db = Database { conn, path: path.to_path_buf() };
+        let mut db = Database {
+            conn,
+            path: path.to_path_buf(),
+        };
         db.configure()?;
         db.migrate()?;
         Ok(db)
@@ -118,7 +123,10 @@ impl Database {
         }
         let conn = Connection::open_with_flags(path, OpenFlags::SQLITE_OPEN_READ_WRITE)
             .map_err(|source| sqlite(path, source))?;
-        let mut db = Database { conn, path: path.to_path_buf() };
+        let mut db = Database {
+            conn,
+            path: path.to_path_buf(),
+        };
         db.configure()?;
         db.migrate()?;
         Ok(db)
@@ -154,12 +162,18 @@ impl Database {
             .query_row("PRAGMA user_version", [], |row| row.get(0))
             .map_err(|source| sqlite(&path, source))?;
         if version > SCHEMA_VERSION {
-            return Err(StoreError::SchemaTooNew { path, found: version });
+            return Err(StoreError::SchemaTooNew {
+                path,
+                found: version,
+            });
         }
         if version == SCHEMA_VERSION {
             return Ok(());
         }
-        let tx = self.conn.transaction().map_err(|source| sqlite(&path, source))?;
+        let tx = self
+            .conn
+            .transaction()
+            .map_err(|source| sqlite(&path, source))?;
         // Re-check inside the write transaction: another process may have migrated.
         let version: i64 = tx
             .query_row("PRAGMA user_version", [], |row| row.get(0))
@@ -175,19 +189,34 @@ impl Database {
 }
 
 fn sqlite(path: &Path, source: rusqlite::Error) -> StoreError {
-    StoreError::Sqlite { path: path.to_path_buf(), source }
+    StoreError::Sqlite {
+        path: path.to_path_buf(),
+        source,
+    }
 }
 
 /// Creates the directory (0700) and an empty file (0600) if they do not exist.
 fn create_private(path: &Path) -> Result<(), StoreError> {
     use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
-    let err = |source| StoreError::Create { path: path.to_path_buf(), source };
+    let err = |source| StoreError::Create {
+        path: path.to_path_buf(),
+        source,
+    };
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty())
         && !dir.exists()
     {
-        std::fs::DirBuilder::new().recursive(true).mode(0o700).create(dir).map_err(err)?;
+        std::fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(dir)
+            .map_err(err)?;
     }
-    match std::fs::OpenOptions::new().write(true).create_new(true).mode(0o600).open(path) {
+    match std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(path)
+    {
         Ok(_) => Ok(()),
         Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(()),
         Err(e) => Err(err(e)),

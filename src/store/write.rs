@@ -55,7 +55,12 @@ impl Database {
     }
 
     /// Marks a session ended and notes how many frames were dropped.
-    pub fn end_session(&mut self, session: i64, end: SessionEnd, dropped: u64) -> Result<(), StoreError> {
+    pub fn end_session(
+        &mut self,
+        session: i64,
+        end: SessionEnd,
+        dropped: u64,
+    ) -> Result<(), StoreError> {
         let ended_at = humantime::format_rfc3339_millis(std::time::SystemTime::now()).to_string();
         let (status, code) = match end {
             SessionEnd::Exited(code) => ("ended", code),
@@ -73,7 +78,10 @@ impl Database {
     /// Sets the git HEAD of a session (learned once the workspace is known).
     pub fn set_git_head(&mut self, session: i64, head: &str) -> Result<(), StoreError> {
         self.conn
-            .execute("UPDATE sessions SET git_head = ?2 WHERE id = ?1", params![session, head])
+            .execute(
+                "UPDATE sessions SET git_head = ?2 WHERE id = ?1",
+                params![session, head],
+            )
             .map_err(|source| sqlite(&self.path, source))?;
         Ok(())
     }
@@ -112,12 +120,17 @@ impl Database {
                 Record::Session(fact) => {
                     let (column, value) = match fact {
                         SessionFact::Workspace(w) => ("workspace", w.clone()),
-                        SessionFact::PositionEncoding(enc) => ("position_encoding", enc.as_str().to_string()),
+                        SessionFact::PositionEncoding(enc) => {
+                            ("position_encoding", enc.as_str().to_string())
+                        }
                         SessionFact::Client(c) => ("client", c.clone()),
                         SessionFact::Server(s) => ("server", s.clone()),
                     };
-                    tx.execute(&format!("UPDATE sessions SET {column} = ?2 WHERE id = ?1"), params![session, value])
-                        .map_err(e)?;
+                    tx.execute(
+                        &format!("UPDATE sessions SET {column} = ?2 WHERE id = ?1"),
+                        params![session, value],
+                    )
+                    .map_err(e)?;
                 }
                 Record::Document(d) => {
                     tx.prepare_cached(
@@ -217,10 +230,9 @@ impl Database {
     pub fn import_trajectory(&mut self, trajectory: &Trajectory) -> Result<i64, StoreError> {
         let json = serde_json::to_string(trajectory).expect("trajectories serialise");
         let session = &trajectory.session;
-        let started_at = session
-            .started_at
-            .clone()
-            .unwrap_or_else(|| humantime::format_rfc3339_millis(std::time::SystemTime::now()).to_string());
+        let started_at = session.started_at.clone().unwrap_or_else(|| {
+            humantime::format_rfc3339_millis(std::time::SystemTime::now()).to_string()
+        });
         self.conn
             .execute(
                 "INSERT INTO sessions (kind, started_at, ended_at, status, workspace, git_head, nextedit_version, record_raw, trajectory)
@@ -242,17 +254,32 @@ impl Database {
     /// Deletes a session and every row that belongs to it.
     pub fn delete_session(&mut self, session: i64) -> Result<(), StoreError> {
         let path = self.path.clone();
-        let tx = self.conn.transaction().map_err(|source| sqlite(&path, source))?;
+        let tx = self
+            .conn
+            .transaction()
+            .map_err(|source| sqlite(&path, source))?;
         let exists: Option<i64> = tx
-            .query_row("SELECT id FROM sessions WHERE id = ?1", [session], |r| r.get(0))
+            .query_row("SELECT id FROM sessions WHERE id = ?1", [session], |r| {
+                r.get(0)
+            })
             .optional()
             .map_err(|source| sqlite(&path, source))?;
         if exists.is_none() {
             return Err(StoreError::NoSession(session));
         }
-        for table in ["messages", "documents", "snapshots", "edits", "reads", "signals"] {
-            tx.execute(&format!("DELETE FROM {table} WHERE session_id = ?1"), [session])
-                .map_err(|source| sqlite(&path, source))?;
+        for table in [
+            "messages",
+            "documents",
+            "snapshots",
+            "edits",
+            "reads",
+            "signals",
+        ] {
+            tx.execute(
+                &format!("DELETE FROM {table} WHERE session_id = ?1"),
+                [session],
+            )
+            .map_err(|source| sqlite(&path, source))?;
         }
         tx.execute("DELETE FROM sessions WHERE id = ?1", [session])
             .map_err(|source| sqlite(&path, source))?;

@@ -19,7 +19,8 @@ pub fn nextedit_bin() -> PathBuf {
 
 /// pyright-langserver installed by `npm ci --prefix tests/servers` (see README).
 pub fn pyright() -> PathBuf {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/servers/node_modules/.bin/pyright-langserver");
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/servers/node_modules/.bin/pyright-langserver");
     assert!(
         path.exists(),
         "pyright is not installed: run `npm ci --prefix tests/servers` (README: running the tests)"
@@ -29,10 +30,17 @@ pub fn pyright() -> PathBuf {
 
 /// gopls from Debian (`apt-get install gopls golang-1.19-go`) with Go on PATH.
 pub fn gopls_command(gopath: &Path) -> Command {
-    let gopls = which("gopls").expect("gopls is not installed: `apt-get install gopls golang-1.19-go` (README)");
+    let gopls = which("gopls")
+        .expect("gopls is not installed: `apt-get install gopls golang-1.19-go` (README)");
     let mut command = Command::new(gopls);
     command
-        .env("PATH", format!("/usr/lib/go-1.19/bin:{}", std::env::var("PATH").unwrap_or_default()))
+        .env(
+            "PATH",
+            format!(
+                "/usr/lib/go-1.19/bin:{}",
+                std::env::var("PATH").unwrap_or_default()
+            ),
+        )
         .env("GOPATH", gopath.join("gopath"))
         .env("GOCACHE", gopath.join("gocache"))
         .env("GOPROXY", "off")
@@ -44,7 +52,9 @@ pub fn gopls_command(gopath: &Path) -> Command {
 /// Looks a program up on PATH.
 pub fn which(program: &str) -> Option<PathBuf> {
     std::env::var_os("PATH").and_then(|paths| {
-        std::env::split_paths(&paths).map(|p| p.join(program)).find(|p| p.is_file())
+        std::env::split_paths(&paths)
+            .map(|p| p.join(program))
+            .find(|p| p.is_file())
     })
 }
 
@@ -99,7 +109,14 @@ pub fn apply_utf16(text: &str, change: &TextChange) -> String {
 /// Starts `server` behind the proxy, recording into `db` (stderr silenced unless NEXTEDIT_TEST_STDERR is set).
 pub fn spawn_proxied(db: &Path, workspace: &Path, server: Command, extra: &[&str]) -> LspClient {
     let mut command = Command::new(nextedit_bin());
-    command.arg("proxy").arg("--db").arg(db).arg("--workspace").arg(workspace).args(extra).arg("--");
+    command
+        .arg("proxy")
+        .arg("--db")
+        .arg(db)
+        .arg("--workspace")
+        .arg(workspace)
+        .args(extra)
+        .arg("--");
     command.arg(server.get_program()).args(server.get_args());
     for (key, value) in server.get_envs() {
         match value {
@@ -123,7 +140,10 @@ pub fn quiet(command: &mut Command) {
 pub fn teed(server: &Command, server_in: &Path, server_out: &Path) -> Command {
     let mut argv = vec![server.get_program().to_string_lossy().into_owned()];
     argv.extend(server.get_args().map(|a| a.to_string_lossy().into_owned()));
-    let quoted: Vec<String> = argv.iter().map(|a| format!("'{}'", a.replace('\'', "'\\''"))).collect();
+    let quoted: Vec<String> = argv
+        .iter()
+        .map(|a| format!("'{}'", a.replace('\'', "'\\''")))
+        .collect();
     let script = format!(
         "tee '{}' | {} | tee '{}'",
         server_in.display(),

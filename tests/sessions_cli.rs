@@ -1,0 +1,232 @@
+//! `nextedit sessions …` on a session recorded through the real proxy binary:
+//! listing, showing, exporting (validated against schemas/trajectory.schema.json),
+//! rebuilding text, deleting, and the errors a user sees.
+
+mod common;
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+use common::*;
+use serde_json::{Value, json};
+
+fn nextedit(args: &[&str], db: &Path) -> Output {
+    Command::new(nextedit_bin())
+        .args(args)
+        .arg("--db")
+        .arg(db)
+        .output()
+        .unwrap()
+}
+
+fn stdout(output: &Output) -> String {
+    assert!(
+        output.status.success(),
+        "failed: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    String::from_utf8(output.stdout.clone()).unwrap()
+}
+
+/// Records: open a.py, two edits, a signal, a definition answered by the fake
+/// server's echo (so its "target" is whatever we sent), save, close.
+fn record(tmp: &Path) -> std::path::PathBuf {
+    let workspace = tmp.join("ws");
+    std::fs::create_dir(&workspace).unwrap();
+    let workspace = workspace.canonicalize().unwrap();
+    let db = tmp.join("rec.db");
+    let mut fake = Command::new("python3");
+    fake.arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fake_server.py"));
+    let mut client = spawn_proxied(&db, &workspace, fake, &[]);
+    client.initialize(&workspace, TIMEOUT).unwrap();
+    let a = uri(&workspace.join("a.py"));
+    client
+        .notify("textDocument/didOpen", json!({"textDocument": {"uri": a, "languageId": "python", "version": 1, "text": "x = 1\ny = 2\n"}}))
+        .unwrap();
+    client
+        .notify(
+            "textDocument/didChange",
+            did_change(
+                &a,
+                2,
+                &TextChange {
+                    start: Pos(0, 4),
+                    end: Pos(0, 5),
+                    text: "10",
+                },
+            ),
+        )
+        .unwrap();
+    client
+        .notify(
+            "textDocument/didChange",
+            did_change(
+                &a,
+                3,
+                &TextChange {
+                    start: Pos(2, 0),
+                    end: Pos(2, 0),
+                    text: "z = x\n",
+                },
+            ),
+        )
+        .unwrap();
+    client
+        .notify(
+            "$/nextedit/cursor",
+            json!({"textDocument": {"uri": a}, "position": {"line": 2, "character": 4}}),
+        )
+        .unwrap();
+    client
+        .request("textDocument/hover", at(&a, Pos(2, 4)), TIMEOUT)
+        .unwrap();
+    client
+        .notify("textDocument/didSave", json!({"textDocument": {"uri": a}}))
+        .unwrap();
+    client
+        .notify("textDocument/didClose", json!({"textDocument": {"uri": a}}))
+        .unwrap();
+    client.shutdown(TIMEOUT).unwrap();
+    db
+}
+
+#[test]
+fn list_show_export_replay_delete() {
+    let tmp = tempfile::tempdir().unwrap();
+    let db = record(tmp.path());
+
+    let list = stdout(&nextedit(&["sessions", "list"], &db));
+    let lines: Vec<&str> = list.lines().collect();
+    assert_eq!(lines.len(), 2, "{list}");
+    assert!(lines[1].trim_start().starts_with("1  recorded"), "{list}");
+    assert!(lines[1].contains("ended"), "{list}");
+
+    let show = stdout(&nextedit(&["sessions", "show", "1"], &db));
+    assert!(
+        show.contains("recorded    14 messages, 2 edits, 2 reads, 1 signals, 0 dropped"),
+        "{show}"
+    );
+    assert!(show.contains("a.py"), "{show}");
+
+    let export = stdout(&nextedit(&["sessions", "export", "1"], &db));
+    let trajectory: Value = serde_json::from_str(&export).unwrap();
+    let schema: Value =
+        serde_json::from_str(include_str!("../schemas/trajectory.schema.json")).unwrap();
+    let validator = jsonschema::validator_for(&schema).unwrap();
+    let errors: Vec<String> = validator
+        .iter_errors(&trajectory)
+        .map(|e| format!("{e} at {}", e.instance_path()))
+        .collect();
+    assert!(
+        errors.is_empty(),
+        "export does not follow the schema: {errors:#?}"
+    );
+    assert_eq!(trajectory["files"][0]["path"], "a.py");
+    assert_eq!(trajectory["files"][0]["base_text"], "x = 1\ny = 2\n");
+    assert_eq!(
+        trajectory["files"][0]["final_text"],
+        "x = 10\ny = 2\nz = x\n"
+    );
+    let types: Vec<&str> = trajectory["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["type"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        types,
+        [
+            "open", "read", "change", "change", "signal", "read", "save", "close"
+        ]
+    );
+    let change = &trajectory["events"][2];
+    assert_eq!(
+        (
+            change["start_byte"].as_u64(),
+            change["end_byte"].as_u64(),
+            change["before"].as_str(),
+            change["after"].as_str()
+        ),
+        (Some(4), Some(5), Some("1"), Some("10"))
+    );
+
+    let jsonl = stdout(&nextedit(
+        &["sessions", "export", "1", "--format", "jsonl"],
+        &db,
+    ));
+    let kinds: Vec<String> = jsonl
+        .lines()
+        .map(|l| {
+            serde_json::from_str::<Value>(l).unwrap()["type"]
+                .as_str()
+                .unwrap()
+                .to_string()
+        })
+        .collect();
+    assert_eq!(kinds.first().map(String::as_str), Some("session"));
+    assert_eq!(kinds.iter().filter(|k| *k == "event").count(), 8);
+    assert_eq!(kinds.last().map(String::as_str), Some("order"));
+
+    assert_eq!(
+        stdout(&nextedit(&["sessions", "replay-text", "1", "a.py"], &db)),
+        "x = 10\ny = 2\nz = x\n"
+    );
+    assert_eq!(
+        stdout(&nextedit(
+            &["sessions", "replay-text", "1", "a.py", "--seq", "5"],
+            &db
+        )),
+        "x = 1\ny = 2\n"
+    );
+
+    let missing = nextedit(&["sessions", "replay-text", "1", "b.py"], &db);
+    assert_eq!(missing.status.code(), Some(2));
+    assert_eq!(
+        String::from_utf8_lossy(&missing.stderr),
+        "nextedit: error: session 1 has no document matching \"b.py\"; it has: a.py\n"
+    );
+    let no_session = nextedit(&["sessions", "show", "9"], &db);
+    assert_eq!(
+        String::from_utf8_lossy(&no_session.stderr),
+        "nextedit: error: no session 9 in the database\n"
+    );
+
+    assert_eq!(
+        stdout(&nextedit(&["sessions", "delete", "1"], &db)),
+        "deleted session 1\n"
+    );
+    assert_eq!(
+        stdout(&nextedit(&["sessions", "list"], &db)),
+        "no sessions recorded yet\n"
+    );
+    let conn = rusqlite::Connection::open(&db).unwrap();
+    for table in [
+        "messages",
+        "documents",
+        "snapshots",
+        "edits",
+        "reads",
+        "signals",
+    ] {
+        let n: i64 = conn
+            .query_row(&format!("SELECT count(*) FROM {table}"), [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(n, 0, "{table} still has rows");
+    }
+}
+
+#[test]
+fn a_missing_database_is_a_clear_error() {
+    let tmp = tempfile::tempdir().unwrap();
+    let db = tmp.path().join("nope.db");
+    let output = nextedit(&["sessions", "list"], &db);
+    assert_eq!(output.status.code(), Some(2));
+    assert_eq!(
+        String::from_utf8_lossy(&output.stderr),
+        format!(
+            "nextedit: error: no database at {} (record a session first, or pass --db)\n",
+            db.display()
+        )
+    );
+    assert!(!db.exists(), "read commands never create a database");
+}
