@@ -347,3 +347,38 @@ fn unsafe_kill(pid: u32, signal: i32) {
         libc::kill(pid as libc::pid_t, signal);
     }
 }
+
+#[test]
+fn several_proxies_record_into_one_database_at_once() {
+    let tmp = tempfile::tempdir().unwrap();
+    let db = tmp.path().join("shared.db");
+    let handles: Vec<_> = (0..4)
+        .map(|_| {
+            let db = db.clone();
+            let dir = tmp.path().to_path_buf();
+            std::thread::spawn(move || {
+                let mut command = proxy_command(&db, &fake_server(""));
+                quiet(&mut command);
+                let mut client = LspClient::spawn(command).unwrap();
+                client.initialize(&dir, TIMEOUT).unwrap();
+                for line in 0..300 {
+                    hover(&mut client, line);
+                }
+                assert!(client.shutdown(TIMEOUT).unwrap().success());
+            })
+        })
+        .collect();
+    for handle in handles {
+        handle.join().unwrap();
+    }
+    let db = Database::open_existing(&db).unwrap();
+    let sessions = db.sessions().unwrap();
+    assert_eq!(sessions.len(), 4);
+    for session in sessions {
+        // initialize ×2, initialized, 300 hovers ×2, shutdown ×2, exit.
+        assert_eq!(
+            (session.messages, session.dropped, session.status.as_str()),
+            (606, 0, "ended")
+        );
+    }
+}
