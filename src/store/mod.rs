@@ -150,9 +150,22 @@ impl Database {
         self.conn
             .busy_timeout(Duration::from_millis(busy_ms))
             .map_err(|source| sqlite(&self.path, source))?;
-        self.conn
-            .execute_batch("PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;")
-            .map_err(|source| sqlite(&self.path, source))
+        // Switching to WAL needs a moment alone with the file, and the busy handler
+        // does not cover it: retry while another process holds it.
+        let mut attempts = 0;
+        loop {
+            match self
+                .conn
+                .execute_batch("PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;")
+            {
+                Ok(()) => return Ok(()),
+                Err(e) if is_busy(&e) && attempts < 100 => {
+                    attempts += 1;
+                    std::thread::sleep(Duration::from_millis(10));
+                }
+                Err(source) => return Err(sqlite(&self.path, source)),
+            }
+        }
     }
 
     fn migrate(&mut self) -> Result<(), StoreError> {
@@ -170,11 +183,12 @@ impl Database {
         if version == SCHEMA_VERSION {
             return Ok(());
         }
+        // IMMEDIATE takes the write lock first, so this re-check cannot race another
+        // process migrating the same new file.
         let tx = self
             .conn
-            .transaction()
+            .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
             .map_err(|source| sqlite(&path, source))?;
-        // Re-check inside the write transaction: another process may have migrated.
         let version: i64 = tx
             .query_row("PRAGMA user_version", [], |row| row.get(0))
             .map_err(|source| sqlite(&path, source))?;
@@ -186,6 +200,14 @@ impl Database {
             .map_err(|source| sqlite(&path, source))?;
         tx.commit().map_err(|source| sqlite(&path, source))
     }
+}
+
+/// Whether SQLite reported the database busy or locked by someone else.
+fn is_busy(error: &rusqlite::Error) -> bool {
+    matches!(
+        error.sqlite_error_code(),
+        Some(rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked)
+    )
 }
 
 fn sqlite(path: &Path, source: rusqlite::Error) -> StoreError {
