@@ -1,0 +1,3 @@
+//! ContextBench metrics.
+/// Placeholder.
+pub trait RepoView {}
