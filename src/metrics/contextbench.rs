@@ -1,3 +1,0 @@
-//! ContextBench metrics.
-/// Placeholder.
-pub trait RepoView {}
