@@ -189,14 +189,14 @@ impl BleuStats {
             let h = count_ngrams(hyp, n);
             let mut max_ref: HashMap<&[T], u64> = HashMap::new();
             for r in refs {
-                for (g, c) in count_ngrams(r.as_ref(), n) {
+                for (g, c) in count_ngrams(r.as_ref(), n).iter() {
                     let e = max_ref.entry(g).or_insert(0);
                     *e = (*e).max(c);
                 }
             }
             let m: u64 = h
                 .iter()
-                .map(|(g, &c)| c.min(max_ref.get(g).copied().unwrap_or(0)))
+                .map(|(g, c)| c.min(max_ref.get(g).copied().unwrap_or(0)))
                 .sum();
             matches.push(m);
             totals.push(ngram_total(hyp.len(), n));

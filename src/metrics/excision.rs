@@ -206,4 +206,46 @@ mod tests {
         // Example 3: agree on deleting D, disagree on R's replacement.
         assert_eq!(es("d k r", "k ra", "k rb"), 0.5);
     }
+
+    #[test]
+    fn position_blindness_of_pure_moves() {
+        // Documented limitation: when A only moves a token, the anchor excludes it from
+        // O and A alike, so the do-nothing revision keeps "the same" n-gram and scores 1.
+        assert_eq!(es("p m q", "p q m", "p m q"), 1.0);
+        // Moving it elsewhere agrees on deleting it from its old place: partial credit.
+        let moved = es("p m q", "p q m", "m p q");
+        assert_eq!(moved, 2.0 / 3.0);
+    }
+}
+
+/// What ES compares: lines or lexical tokens.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum EsGranularity {
+    /// ES-Line: tokens are lines ([`es_line_tokens`]).
+    Line,
+    /// ES-Token: tree-sitter leaves, or lexical tokens without a grammar.
+    Token,
+}
+
+/// Excision Score of three texts at `granularity`; `language` picks the ES-Token grammar.
+pub fn excision_score_text(
+    origin: &str,
+    reference: &str,
+    prediction: &str,
+    granularity: EsGranularity,
+    language: Option<crate::syntax::Language>,
+    config: &ExcisionConfig,
+) -> ExcisionScore {
+    match granularity {
+        EsGranularity::Line => excision_score(
+            &es_line_tokens(origin),
+            &es_line_tokens(reference),
+            &es_line_tokens(prediction),
+            config,
+        ),
+        EsGranularity::Token => {
+            let tok = |s| crate::syntax::tokens(language, s);
+            excision_score(&tok(origin), &tok(reference), &tok(prediction), config)
+        }
+    }
 }

@@ -206,10 +206,10 @@ fn counted_order<T: Eq + Hash>(
     config: &SariConfig,
 ) -> (Option<f64>, Option<f64>, Option<f64>) {
     let r = refs.len() as u64;
-    let mut rsum: HashMap<&[T], u64> = HashMap::new();
+    let mut rsum: NgramCounts<'_, T> = NgramCounts::new();
     for rc in refs {
-        for (g, &v) in rc {
-            *rsum.entry(*g).or_insert(0) += v;
+        for (g, v) in rc.iter() {
+            rsum.add(g, v);
         }
     }
     let zero = match config.variant {
@@ -217,7 +217,6 @@ fn counted_order<T: Eq + Hash>(
         SariVariant::Skip => None,
         _ => Some(0.0),
     };
-    let get = |m: &HashMap<&[T], u64>, g: &[T]| m.get(g).copied().unwrap_or(0);
 
     // KEEP: kept = min(S·r, C·r); good = min(kept, Rsum); all = min(S·r, Rsum).
     let (mut kp_sum, mut kept_n) = (0.0, 0usize);
@@ -225,10 +224,10 @@ fn counted_order<T: Eq + Hash>(
     let (mut good_total, mut all_total) = (0u64, 0u64);
     // DELETION: dsys = S·r − C·r; good per DeletionGood.
     let (mut d_sum, mut dsys_n) = (0.0, 0usize);
-    for (g, &sv) in s {
+    for (g, sv) in s.iter() {
         let sr = sv * r;
-        let cr = get(c, g) * r;
-        let rs = get(&rsum, g);
+        let cr = c.get(g) * r;
+        let rs = rsum.get(g);
         let kept = sr.min(cr);
         let all = sr.min(rs);
         let good = kept.min(rs);
@@ -279,12 +278,13 @@ fn counted_order<T: Eq + Hash>(
     };
 
     // ADDITION (sets): sys = C − S, all = R − S, good = sys ∩ R.
-    let add_sys = c.keys().filter(|g| !s.contains_key(*g)).count();
+    let add_sys = c.order.iter().filter(|g| !s.contains(g)).count();
     let add_good = c
-        .keys()
-        .filter(|g| !s.contains_key(*g) && rsum.contains_key(*g))
+        .order
+        .iter()
+        .filter(|g| !s.contains(g) && rsum.contains(g))
         .count();
-    let add_all = rsum.keys().filter(|g| !s.contains_key(*g)).count();
+    let add_all = rsum.order.iter().filter(|g| !s.contains(g)).count();
     let ap = if add_sys > 0 {
         Some(add_good as f64 / add_sys as f64)
     } else {
@@ -320,19 +320,18 @@ fn easse_order<T: Eq + Hash>(
     refs: &[NgramCounts<'_, T>],
 ) -> (Option<f64>, Option<f64>, Option<f64>) {
     let r = refs.len() as u64;
-    let mut rsum: HashMap<&[T], u64> = HashMap::new();
+    let mut rsum: NgramCounts<'_, T> = NgramCounts::new();
     for rc in refs {
-        for (g, &v) in rc {
-            *rsum.entry(*g).or_insert(0) += v;
+        for (g, v) in rc.iter() {
+            rsum.add(g, v);
         }
     }
-    let get = |m: &HashMap<&[T], u64>, g: &[T]| m.get(g).copied().unwrap_or(0);
     let (mut k_c, mut k_s, mut k_r) = (0u64, 0u64, 0u64);
     let (mut d_c, mut d_s, mut d_r) = (0u64, 0u64, 0u64);
-    for (g, &sv) in s {
+    for (g, sv) in s.iter() {
         let sr = sv * r;
-        let cr = get(c, g) * r;
-        let rs = get(&rsum, g);
+        let cr = c.get(g) * r;
+        let rs = rsum.get(g);
         let ks = sr.min(cr);
         let kr = sr.min(rs);
         k_s += ks;
@@ -344,10 +343,11 @@ fn easse_order<T: Eq + Hash>(
         d_r += dr;
         d_c += ds.min(dr);
     }
-    let add_sys: HashSet<&[T]> = c.keys().filter(|g| !s.contains_key(*g)).copied().collect();
+    let add_sys: HashSet<&[T]> = c.order.iter().filter(|g| !s.contains(g)).copied().collect();
     let add_ref: HashSet<&[T]> = rsum
-        .keys()
-        .filter(|g| !s.contains_key(*g))
+        .order
+        .iter()
+        .filter(|g| !s.contains(g))
         .copied()
         .collect();
     let a_c = add_sys.intersection(&add_ref).count();
@@ -380,7 +380,7 @@ fn t2t_order<T: Eq + Hash>(
     let nonempty = refs.iter().filter(|r| !r.is_empty()).count();
     let mut weighted: HashMap<&[T], f64> = HashMap::new();
     for rc in refs.iter().filter(|r| !r.is_empty()) {
-        for g in rc.keys() {
+        for g in rc.order.iter() {
             *weighted.entry(*g).or_insert(0.0) += 1.0;
         }
     }
@@ -391,8 +391,8 @@ fn t2t_order<T: Eq + Hash>(
     // keep: S&C vs S&W (Counter & = min, positive only)
     let (mut k_tp, mut k_sel, mut k_rel) = (0.0, 0.0, 0.0);
     let (mut d_tp, mut d_sel, mut d_rel) = (0.0, 0.0, 0.0);
-    for g in s.keys() {
-        let in_c = if c.contains_key(g) { 1.0 } else { 0.0 };
+    for g in s.order.iter().copied() {
+        let in_c = if c.contains(g) { 1.0 } else { 0.0 };
         let wg = w(g);
         let sc = in_c; // min(1, in_c)
         let st = f64::min(1.0, wg);
@@ -405,10 +405,10 @@ fn t2t_order<T: Eq + Hash>(
         d_rel += snt.max(0.0);
         d_tp += f64::min(snp, snt).max(0.0);
     }
-    let added: Vec<&&[T]> = c.keys().filter(|g| !s.contains_key(*g)).collect();
+    let added: Vec<&[T]> = c.order.iter().filter(|g| !s.contains(g)).copied().collect();
     let a_sel = added.len() as f64;
-    let a_tp = added.iter().filter(|g| weighted.contains_key(**g)).count() as f64;
-    let a_rel = weighted.keys().filter(|g| !s.contains_key(*g)).count() as f64;
+    let a_tp = added.iter().filter(|g| weighted.contains_key(*g)).count() as f64;
+    let a_rel = weighted.keys().filter(|g| !s.contains(g)).count() as f64;
     (
         Some(t2t_fbeta(k_tp, k_sel, k_rel, false)),
         Some(t2t_fbeta(d_tp, d_sel, d_rel, true)),
