@@ -147,9 +147,9 @@ fn es_text(b: &str, g: EsGranularity) -> f64 {
     let a = O.replace("x = a - b", "x = a + b");
     excision_score_text(O, &a, b, g, Some(Language::Python), &ExcisionConfig::default()).score
 }
+
 /// Values agree with the reference table (shared/reference/metrics.md §5.5, skip column,
 /// trim + del_min) to its six printed digits; pinned here to the exact f64.
-
 #[test]
 fn worked_example_values() {
     use EsGranularity::{Line, Token};
