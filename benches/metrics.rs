@@ -37,7 +37,9 @@ impl Rng {
 
 /// A Python-looking file of `lines` lines.
 fn synthetic_python(rng: &mut Rng, lines: usize) -> Vec<String> {
-    let names = ["alpha", "beta", "gamma", "delta", "value", "total", "items", "result"];
+    let names = [
+        "alpha", "beta", "gamma", "delta", "value", "total", "items", "result",
+    ];
     let mut out = Vec::with_capacity(lines);
     while out.len() < lines {
         let f = rng.below(100_000);
@@ -79,41 +81,96 @@ fn bench_es() {
         a[5_000 + k] = format!("    patched_{k} = gold(x, {k})");
         b[5_000 + k] = format!("    patched_{k} = guess(x, {k})");
     }
-    let (o, a, b) = (o.join("\n") + "\n", a.join("\n") + "\n", b.join("\n") + "\n");
+    let (o, a, b) = (
+        o.join("\n") + "\n",
+        a.join("\n") + "\n",
+        b.join("\n") + "\n",
+    );
     let cfg = ExcisionConfig::default();
     let (line, n_line) = time(
         || {
-            black_box(excision_score_text(&o, &a, &b, EsGranularity::Line, None, &cfg));
+            black_box(excision_score_text(
+                &o,
+                &a,
+                &b,
+                EsGranularity::Line,
+                None,
+                &cfg,
+            ));
         },
         20,
         Duration::from_secs(2),
     );
     let (token, n_token) = time(
         || {
-            black_box(excision_score_text(&o, &a, &b, EsGranularity::Token, Some(Language::Python), &cfg));
+            black_box(excision_score_text(
+                &o,
+                &a,
+                &b,
+                EsGranularity::Token,
+                Some(Language::Python),
+                &cfg,
+            ));
         },
         5,
         Duration::from_secs(3),
     );
     let es = excision_score_text(&o, &a, &b, EsGranularity::Line, None, &cfg).score;
-    println!("ES on 10,000 lines ({} KiB) with a 5-line edit:", o.len() >> 10);
-    println!("  ES-Line   median {:>9.3} ms  ({n_line} runs; target ≤ 20 ms; score {es:.4})", ms(line));
-    println!("  ES-Token  median {:>9.3} ms  ({n_token} runs; tree-sitter parse of 3 files included)", ms(token));
+    println!(
+        "ES on 10,000 lines ({} KiB) with a 5-line edit:",
+        o.len() >> 10
+    );
+    println!(
+        "  ES-Line   median {:>9.3} ms  ({n_line} runs; target ≤ 20 ms; score {es:.4})",
+        ms(line)
+    );
+    println!(
+        "  ES-Token  median {:>9.3} ms  ({n_token} runs; tree-sitter parse of 3 files included)",
+        ms(token)
+    );
 
     // Worst case for the LCS: nothing shared at the ends, edits spread everywhere.
     let mut rng = Rng(0xbad);
     let o: Vec<String> = synthetic_python(&mut rng, 2_000);
-    let a: Vec<String> = o.iter().map(|l| if rng.below(10) == 0 { format!("{l} # a") } else { l.clone() }).collect();
-    let b: Vec<String> = o.iter().map(|l| if rng.below(10) == 0 { format!("{l} # b") } else { l.clone() }).collect();
+    let a: Vec<String> = o
+        .iter()
+        .map(|l| {
+            if rng.below(10) == 0 {
+                format!("{l} # a")
+            } else {
+                l.clone()
+            }
+        })
+        .collect();
+    let b: Vec<String> = o
+        .iter()
+        .map(|l| {
+            if rng.below(10) == 0 {
+                format!("{l} # b")
+            } else {
+                l.clone()
+            }
+        })
+        .collect();
     let (o, a, b) = (o.join("\n"), a.join("\n"), b.join("\n"));
     let (worst, n) = time(
         || {
-            black_box(excision_score_text(&o, &a, &b, EsGranularity::Line, None, &cfg));
+            black_box(excision_score_text(
+                &o,
+                &a,
+                &b,
+                EsGranularity::Line,
+                None,
+                &cfg,
+            ));
         },
         5,
         Duration::from_secs(2),
     );
-    println!("  ES-Line   median {:>9.3} ms  ({n} runs; 2,000 lines, 10% of lines edited throughout)", ms(worst));
+    println!(
+        "  ES-Line   median {:>9.3} ms  ({n} runs; 2,000 lines, 10% of lines edited throughout)",
+        ms(worst)
+    );
 }
 
 fn ms(d: Duration) -> f64 {
@@ -121,12 +178,18 @@ fn ms(d: Duration) -> f64 {
 }
 
 fn bench_contextbench() {
-    let demo = concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/data/contextbench-demo/");
+    let demo = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../shared/data/contextbench-demo/"
+    );
     let read = |n: &str| std::fs::read_to_string(format!("{demo}{n}")).expect("demo data");
     let cases = [
         ("case1_gold.jsonl", "case1_pred.jsonl"),
         ("case2_gold.jsonl", "case2_pred.jsonl"),
-        ("case3_benchkit_gold.jsonl", "case3_benchkit_converted_pred.jsonl"),
+        (
+            "case3_benchkit_gold.jsonl",
+            "case3_benchkit_converted_pred.jsonl",
+        ),
     ];
     let tasks: Vec<_> = cases
         .iter()
@@ -140,7 +203,10 @@ fn bench_contextbench() {
     let repo = DirRepo::new(demo);
     println!("ContextBench scoring (3 demo tasks; file reads and tree-sitter parses included):");
     for mode in [Mode::Compat, Mode::Fixed] {
-        let cfg = ContextBenchConfig { mode, ..Default::default() };
+        let cfg = ContextBenchConfig {
+            mode,
+            ..Default::default()
+        };
         let start = Instant::now();
         let mut n = 0usize;
         while start.elapsed() < Duration::from_secs(2) {
@@ -156,22 +222,42 @@ fn bench_contextbench() {
 
 fn bench_bleu_vs_sacrebleu() {
     let mut rng = Rng(42);
-    let words = ["return", "self", "x", "y", "=", "+", "(", ")", "foo", "bar", "if", "else", ":", "0", "1"];
+    let words = [
+        "return", "self", "x", "y", "=", "+", "(", ")", "foo", "bar", "if", "else", ":", "0", "1",
+    ];
     let sentence = |rng: &mut Rng| -> String {
         let n = 5 + rng.below(25);
-        (0..n).map(|_| words[rng.below(words.len() as u64) as usize]).collect::<Vec<_>>().join(" ")
+        (0..n)
+            .map(|_| words[rng.below(words.len() as u64) as usize])
+            .collect::<Vec<_>>()
+            .join(" ")
     };
-    let pairs: Vec<(String, String)> = (0..5_000).map(|_| (sentence(&mut rng), sentence(&mut rng))).collect();
+    let pairs: Vec<(String, String)> = (0..5_000)
+        .map(|_| (sentence(&mut rng), sentence(&mut rng)))
+        .collect();
     let start = Instant::now();
-    let ours: Vec<f64> = pairs.iter().map(|(h, r)| sacrebleu_sentence_bleu(h, &[r.as_str()])).collect();
+    let ours: Vec<f64> = pairs
+        .iter()
+        .map(|(h, r)| sacrebleu_sentence_bleu(h, &[r.as_str()]))
+        .collect();
     let ours_t = start.elapsed();
     black_box(&ours);
-    println!("sacrebleu-style sentence BLEU (13a, exp, effective order), {} pairs:", pairs.len());
-    println!("  nextedit   {:>9.3} ms total, {:>7.2} µs/pair", ms(ours_t), ours_t.as_secs_f64() * 1e6 / pairs.len() as f64);
+    println!(
+        "sacrebleu-style sentence BLEU (13a, exp, effective order), {} pairs:",
+        pairs.len()
+    );
+    println!(
+        "  nextedit   {:>9.3} ms total, {:>7.2} µs/pair",
+        ms(ours_t),
+        ours_t.as_secs_f64() * 1e6 / pairs.len() as f64
+    );
 
-    let python = std::env::var("SACREBLEU_PYTHON").unwrap_or_else(|_| "/tmp/sacrebleu-venv/bin/python".to_owned());
+    let python = std::env::var("SACREBLEU_PYTHON")
+        .unwrap_or_else(|_| "/tmp/sacrebleu-venv/bin/python".to_owned());
     if !Path::new(&python).exists() {
-        println!("  sacrebleu  skipped: no Python with sacrebleu at {python} (set SACREBLEU_PYTHON)");
+        println!(
+            "  sacrebleu  skipped: no Python with sacrebleu at {python} (set SACREBLEU_PYTHON)"
+        );
         return;
     }
     let dir = std::env::temp_dir().join(format!("nextedit-bench-{}", std::process::id()));
@@ -193,9 +279,16 @@ dt = time.perf_counter() - t
 print(dt)
 for s in scores: print(repr(s))
 "#;
-    let out = std::process::Command::new(&python).arg("-c").arg(script).arg(&input).output();
+    let out = std::process::Command::new(&python)
+        .arg("-c")
+        .arg(script)
+        .arg(&input)
+        .output();
     let _ = std::fs::remove_dir_all(&dir);
-    let Ok(out) = out.as_ref().map(|o| String::from_utf8_lossy(&o.stdout).into_owned()) else {
+    let Ok(out) = out
+        .as_ref()
+        .map(|o| String::from_utf8_lossy(&o.stdout).into_owned())
+    else {
         println!("  sacrebleu  skipped: could not run {python}");
         return;
     };
@@ -205,9 +298,21 @@ for s in scores: print(repr(s))
         return;
     };
     let theirs: Vec<f64> = lines.filter_map(|l| l.parse().ok()).collect();
-    let max_diff = ours.iter().zip(&theirs).map(|(a, b)| (a - b).abs()).fold(0.0, f64::max);
-    println!("  sacrebleu  {:>9.3} ms total, {:>7.2} µs/pair (sacrebleu 2.x, same inputs)", py_t * 1e3, py_t * 1e6 / pairs.len() as f64);
-    println!("  ratio      sacrebleu / nextedit = {:.1}×; scores compared: {}, max |diff| = {max_diff:e}", py_t / ours_t.as_secs_f64(), theirs.len());
+    let max_diff = ours
+        .iter()
+        .zip(&theirs)
+        .map(|(a, b)| (a - b).abs())
+        .fold(0.0, f64::max);
+    println!(
+        "  sacrebleu  {:>9.3} ms total, {:>7.2} µs/pair (sacrebleu 2.x, same inputs)",
+        py_t * 1e3,
+        py_t * 1e6 / pairs.len() as f64
+    );
+    println!(
+        "  ratio      sacrebleu / nextedit = {:.1}×; scores compared: {}, max |diff| = {max_diff:e}",
+        py_t / ours_t.as_secs_f64(),
+        theirs.len()
+    );
 }
 
 fn main() {

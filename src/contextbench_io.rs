@@ -55,7 +55,11 @@ impl DirRepo {
     pub fn line_count(&self, path: &str) -> Option<i64> {
         let text = self.read(path)?;
         let n = memchr::memchr_iter(b'\n', text.as_bytes()).count() as i64;
-        Some(if text.is_empty() || text.ends_with('\n') { n } else { n + 1 })
+        Some(if text.is_empty() || text.ends_with('\n') {
+            n
+        } else {
+            n + 1
+        })
     }
 }
 
@@ -131,8 +135,12 @@ pub fn load_predictions(
         if line.trim().is_empty() {
             continue;
         }
-        let v: serde_json::Value = serde_json::from_str(line)
-            .map_err(|source| wrap(InputError::Json { line: i + 1, source }))?;
+        let v: serde_json::Value = serde_json::from_str(line).map_err(|source| {
+            wrap(InputError::Json {
+                line: i + 1,
+                source,
+            })
+        })?;
         let meta = &v["metadata"];
         let is_trace = v.get("traj_data").is_none()
             && (meta.get("tool_invocations_curated").is_some()

@@ -7,7 +7,10 @@ use nextedit::metrics::contextbench::{
 };
 use serde_json::Value;
 
-const DEMO: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/data/contextbench-demo/");
+const DEMO: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/../shared/data/contextbench-demo/"
+);
 
 fn read(name: &str) -> String {
     std::fs::read_to_string(format!("{DEMO}{name}")).unwrap_or_else(|e| panic!("{name}: {e}"))
@@ -61,7 +64,11 @@ fn case2_compat_matches_reference_exactly() {
 
 #[test]
 fn case3_compat_matches_reference_exactly() {
-    let got = run("case3_benchkit_gold.jsonl", &pred("case3_benchkit_converted_pred.jsonl"), &compat());
+    let got = run(
+        "case3_benchkit_gold.jsonl",
+        &pred("case3_benchkit_converted_pred.jsonl"),
+        &compat(),
+    );
     assert_eq!(got, expected("case3_expected_results.jsonl"));
 }
 
@@ -109,7 +116,10 @@ fn case1_fixed_clips_lines_and_fixes_symbol_overlap() {
 fn case2_fixed_reports_undefined_and_unreachable() {
     let got = run("case2_gold.jsonl", &pred("case2_pred.jsonl"), &fixed());
     // run_test.py is outside the repository: reported, not scored.
-    assert_eq!(got["unreachable_gold"], serde_json::json!(["/workspace/run_test.py"]));
+    assert_eq!(
+        got["unreachable_gold"],
+        serde_json::json!(["/workspace/run_test.py"])
+    );
     assert_eq!(got["final"]["file"]["gold_size"], 1);
     assert_eq!(got["final"]["file"]["coverage"], 1.0);
     // Nothing predicted at line/span/symbol level: precision undefined, not 1.0.

@@ -281,12 +281,18 @@ fn bleu(a: BleuArgs) -> Result<()> {
         BleuVariant::Nmt => {
             let h = tokenize_13a(&prediction);
             let r = tokenize_13a(&reference);
-            (nmt_bleu(&h, &[r], false).context("nmt BLEU of the inputs")?, 1)
+            (
+                nmt_bleu(&h, &[r], false).context("nmt BLEU of the inputs")?,
+                1,
+            )
         }
     };
     let variant = format!("{:?}", a.variant).to_lowercase();
     if a.texts.json {
-        println!("{}", json!({"metric": "bleu", "variant": variant, "scale": scale, "score": score}));
+        println!(
+            "{}",
+            json!({"metric": "bleu", "variant": variant, "scale": scale, "score": score})
+        );
     } else {
         println!("bleu ({variant}, 0–{scale}): {score}");
     }
@@ -399,7 +405,8 @@ fn contextbench(a: ContextBenchArgs) -> Result<()> {
         bail!("--repo `{}`: not a directory", a.repo.display());
     }
     let repo = DirRepo::new(&a.repo);
-    let golds = load_gold(&a.gold).with_context(|| format!("loading --gold `{}`", a.gold.display()))?;
+    let golds =
+        load_gold(&a.gold).with_context(|| format!("loading --gold `{}`", a.gold.display()))?;
     let conversion = match mode {
         Mode::Compat => Conversion::Compat,
         Mode::Fixed => Conversion::Fixed,
@@ -427,7 +434,9 @@ fn contextbench(a: ContextBenchArgs) -> Result<()> {
             None => errors.push(json!({"instance_id": p.instance_id, "error": "missing_gold"})),
             Some(g) => match evaluate(g, p, &repo, &config) {
                 Ok(r) => results.push(r),
-                Err(e) => errors.push(json!({"instance_id": p.instance_id, "error": e.to_string()})),
+                Err(e) => {
+                    errors.push(json!({"instance_id": p.instance_id, "error": e.to_string()}))
+                }
             },
         }
         if let Some(pb) = &pb {
@@ -454,20 +463,56 @@ fn contextbench(a: ContextBenchArgs) -> Result<()> {
     );
     for r in &results {
         println!("\n{}  ({} steps)", r.instance_id, r.num_steps);
-        println!("  {:<8} {:>8} {:>9} {:>8} {:>10}", "", "coverage", "precision", "AUC", "redundancy");
+        println!(
+            "  {:<8} {:>8} {:>9} {:>8} {:>10}",
+            "", "coverage", "precision", "AUC", "redundancy"
+        );
         for (name, s, auc, red) in [
-            ("file", &r.final_scores.file, r.trajectory.auc_coverage.file, r.trajectory.redundancy.file),
-            ("symbol", &r.final_scores.symbol, r.trajectory.auc_coverage.symbol, r.trajectory.redundancy.symbol),
-            ("span", &r.final_scores.span, r.trajectory.auc_coverage.span, r.trajectory.redundancy.span),
-            ("line", &r.final_scores.line, r.trajectory.auc_coverage.line, r.trajectory.redundancy.line),
+            (
+                "file",
+                &r.final_scores.file,
+                r.trajectory.auc_coverage.file,
+                r.trajectory.redundancy.file,
+            ),
+            (
+                "symbol",
+                &r.final_scores.symbol,
+                r.trajectory.auc_coverage.symbol,
+                r.trajectory.redundancy.symbol,
+            ),
+            (
+                "span",
+                &r.final_scores.span,
+                r.trajectory.auc_coverage.span,
+                r.trajectory.redundancy.span,
+            ),
+            (
+                "line",
+                &r.final_scores.line,
+                r.trajectory.auc_coverage.line,
+                r.trajectory.redundancy.line,
+            ),
         ] {
-            println!("  {name:<8} {:>8} {:>9} {:>8} {:>10.4}", f(s.coverage), f(s.precision), f(auc), red);
+            println!(
+                "  {name:<8} {:>8} {:>9} {:>8} {:>10.4}",
+                f(s.coverage),
+                f(s.precision),
+                f(auc),
+                red
+            );
         }
         if let Some(e) = &r.editloc {
-            println!("  editloc  recall {} precision {}", f(e.recall), f(e.precision));
+            println!(
+                "  editloc  recall {} precision {}",
+                f(e.recall),
+                f(e.precision)
+            );
         }
         if !r.unreachable_gold.is_empty() {
-            println!("  gold files outside the repository: {}", r.unreachable_gold.join(", "));
+            println!(
+                "  gold files outside the repository: {}",
+                r.unreachable_gold.join(", ")
+            );
         }
     }
     for e in &errors {
@@ -475,8 +520,20 @@ fn contextbench(a: ContextBenchArgs) -> Result<()> {
     }
     if results.len() > 1 {
         println!("\naggregate (micro coverage / macro F1):");
-        for (name, g) in [("file", nextedit::metrics::contextbench::Granularity::File), ("symbol", nextedit::metrics::contextbench::Granularity::Symbol), ("span", nextedit::metrics::contextbench::Granularity::Span), ("line", nextedit::metrics::contextbench::Granularity::Line)] {
-            println!("  {name:<8} {} / {}", f(*agg.micro_coverage.get(g)), f(*agg.macro_f1.get(g)));
+        for (name, g) in [
+            ("file", nextedit::metrics::contextbench::Granularity::File),
+            (
+                "symbol",
+                nextedit::metrics::contextbench::Granularity::Symbol,
+            ),
+            ("span", nextedit::metrics::contextbench::Granularity::Span),
+            ("line", nextedit::metrics::contextbench::Granularity::Line),
+        ] {
+            println!(
+                "  {name:<8} {} / {}",
+                f(*agg.micro_coverage.get(g)),
+                f(*agg.macro_f1.get(g))
+            );
         }
     }
     Ok(())

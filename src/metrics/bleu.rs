@@ -97,7 +97,10 @@ fn apply_punct_rules(mut s: String) -> String {
 
 /// The MOSES/NIST `normalize` of CodeXGLUE's `bleu.py` (lowercasing, punctuation split).
 pub fn nist_tokens(s: &str) -> Vec<String> {
-    let s = s.replace("<skipped>", "").replace("-\n", "").replace('\n', " ");
+    let s = s
+        .replace("<skipped>", "")
+        .replace("-\n", "")
+        .replace('\n', " ");
     // xml.sax.saxutils.unescape order: &lt; &gt; then &quot; then &amp; last.
     let s = s
         .replace("&lt;", "<")
@@ -116,7 +119,10 @@ pub fn historian_tokens(text: &str) -> Vec<String> {
 
 /// sacrebleu's `13a` tokeniser (case preserved).
 pub fn tokenize_13a(line: &str) -> Vec<String> {
-    let mut s = line.replace("<skipped>", "").replace("-\n", "").replace('\n', " ");
+    let mut s = line
+        .replace("<skipped>", "")
+        .replace("-\n", "")
+        .replace('\n', " ");
     if s.contains('&') {
         s = s
             .replace("&quot;", "\"")
@@ -548,7 +554,10 @@ mod tests {
 
     #[test]
     fn historian_tokenisation_splits_underscore_and_folds_case() {
-        assert_eq!(historian_tokens("Foo_Bar(a,b)"), ["foo", "_", "bar", "(", "a", ",", "b", ")"]);
+        assert_eq!(
+            historian_tokens("Foo_Bar(a,b)"),
+            ["foo", "_", "bar", "(", "a", ",", "b", ")"]
+        );
         assert_eq!(historian_tokens("  x=1\n"), ["x", "=", "1"]);
         // Python's \w covers letters of every script; pinned so a table change shows up.
         assert_eq!(historian_tokens("é日本x"), ["é日本x"]);
@@ -565,6 +574,9 @@ mod tests {
     fn wordpunct_and_13a() {
         assert_eq!(wordpunct_tokens("x = a+b;"), ["x", "=", "a", "+", "b", ";"]);
         assert_eq!(wordpunct_tokens("a->b"), ["a", "->", "b"]);
-        assert_eq!(tokenize_13a("Hello, world. 3.5"), ["Hello", ",", "world", ".", "3.5"]);
+        assert_eq!(
+            tokenize_13a("Hello, world. 3.5"),
+            ["Hello", ",", "world", ".", "3.5"]
+        );
     }
 }

@@ -27,10 +27,7 @@ pub fn unified_diff_u0(old: &str, new: &str) -> String {
         if pi > i || pj > j {
             let del = &o[i..pi];
             let ins = &n[j..pj];
-            let blank_only = del
-                .iter()
-                .chain(ins.iter())
-                .all(|l| l.trim().is_empty());
+            let blank_only = del.iter().chain(ins.iter()).all(|l| l.trim().is_empty());
             if !blank_only {
                 out.push_str(&hunk_header(&o, i, del.len(), j, ins.len()));
                 for l in del {
@@ -100,7 +97,8 @@ pub fn diff_bleu(o: &str, a: &str, b: &str) -> f64 {
 mod tests {
     use super::*;
 
-    const O: &str = "def add(a, b):\n    x = a - b\n    return x\n\ndef sub(a, b):\n    return a - b\n";
+    const O: &str =
+        "def add(a, b):\n    x = a - b\n    return x\n\ndef sub(a, b):\n    return a - b\n";
 
     #[test]
     fn git_like_hunks() {

@@ -108,7 +108,11 @@ fn excise(x: &[u32], anchor: &[u32], offset: usize) -> Vec<Range<usize>> {
     if let Some(s) = run_start {
         regions.push(offset + s..offset + x.len());
     }
-    debug_assert_eq!(p, anchor.len(), "the anchor is a subsequence of every input");
+    debug_assert_eq!(
+        p,
+        anchor.len(),
+        "the anchor is a subsequence of every input"
+    );
     regions
 }
 

@@ -259,7 +259,16 @@ mod tests {
         assert_eq!(step.prf().precision, 0.75);
         assert_eq!(step.prf().recall, 0.75);
         assert_eq!([step.tp_at(1), step.tp_at(3), step.tp_at(5)], [0, 2, 3]);
-        let s = aggregate(&[step.clone(), FlowStep { predictions: vec![], allowed_gold: 2 }], &HISTORIAN_KS);
+        let s = aggregate(
+            &[
+                step.clone(),
+                FlowStep {
+                    predictions: vec![],
+                    allowed_gold: 2,
+                },
+            ],
+            &HISTORIAN_KS,
+        );
         assert_eq!(s.micro.precision, 0.75);
         assert_eq!(s.micro.recall, 0.5);
         assert_eq!(s.micro.f1, 0.6);

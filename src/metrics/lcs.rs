@@ -53,11 +53,7 @@ fn forward_row<T: Eq>(a: &[T], b: &[T], row: &mut [u32]) {
         let mut diag = 0u32; // row_prev[j-1]
         for (j, y) in b.iter().enumerate() {
             let up = row[j + 1];
-            row[j + 1] = if x == y {
-                diag + 1
-            } else {
-                up.max(row[j])
-            };
+            row[j + 1] = if x == y { diag + 1 } else { up.max(row[j]) };
             diag = up;
         }
     }
@@ -120,7 +116,15 @@ fn hirschberg<T: Eq>(
         }
     }
     hirschberg(&a[..mid], &b[..best], a_off, b_off, out, fwd, bwd);
-    hirschberg(&a[mid..], &b[best..], a_off + mid, b_off + best, out, fwd, bwd);
+    hirschberg(
+        &a[mid..],
+        &b[best..],
+        a_off + mid,
+        b_off + best,
+        out,
+        fwd,
+        bwd,
+    );
 }
 
 #[cfg(test)]

@@ -427,11 +427,26 @@ mod tests {
     #[test]
     fn identity_conventions_differ_as_documented() {
         let a = toks("a b c d");
-        let orig = sari(&a, &a, &[a.clone()], &SariConfig::new(SariVariant::Orig));
+        let orig = sari(
+            &a,
+            &a,
+            std::slice::from_ref(&a),
+            &SariConfig::new(SariVariant::Orig),
+        );
         assert_eq!(orig.sari, 1.0 / 3.0);
-        let hf = sari(&a, &a, &[a.clone()], &SariConfig::new(SariVariant::Hf));
+        let hf = sari(
+            &a,
+            &a,
+            std::slice::from_ref(&a),
+            &SariConfig::new(SariVariant::Hf),
+        );
         assert_eq!(hf.sari, 1.0);
-        let skip = sari(&a, &a, &[a.clone()], &SariConfig::new(SariVariant::Skip));
+        let skip = sari(
+            &a,
+            &a,
+            std::slice::from_ref(&a),
+            &SariConfig::new(SariVariant::Skip),
+        );
         assert_eq!(skip.sari, 1.0);
         assert_eq!(skip.deletion, None);
     }

@@ -98,6 +98,9 @@ mod tests {
 
     #[test]
     fn lexical_fallback() {
-        assert_eq!(tokens(None, "foo(bar_1, 2)->x"), ["foo", "(", "bar_1", ",", "2", ")", "-", ">", "x"]);
+        assert_eq!(
+            tokens(None, "foo(bar_1, 2)->x"),
+            ["foo", "(", "bar_1", ",", "2", ")", "-", ">", "x"]
+        );
     }
 }

@@ -44,7 +44,10 @@ macro_rules! re {
     };
 }
 
-re!(SED, r#"sed\s+-n\s+['"]?(\d+)\s*,\s*(\d+)p['"]?\s+([^\s|;]+)"#);
+re!(
+    SED,
+    r#"sed\s+-n\s+['"]?(\d+)\s*,\s*(\d+)p['"]?\s+([^\s|;]+)"#
+);
 re!(HEAD, r"head\s+-n\s+(\d+)\s+([^\s|;]+)");
 re!(TAIL, r"tail\s+-n\s+(\d+)\s+([^\s|;]+)");
 re!(CAT, r"cat\s+([^\s|;]+)");
@@ -60,10 +63,7 @@ re!(
 );
 re!(HEAD_SHORT, r"head\s+-(\d+)\s+([^\s|;]+)");
 re!(CAT_FLAGS, r"cat\s+(?:-\S+\s+)*([^\s|;-][^\s|;]*)");
-re!(
-    HUNK,
-    r"@@\s+-(\d+)(?:,(\d+))?\s+\+(\d+)(?:,(\d+))?\s+@@"
-);
+re!(HUNK, r"@@\s+-(\d+)(?:,(\d+))?\s+\+(\d+)(?:,(\d+))?\s+@@");
 
 /// First shell word of `s` (quotes respected), like `shlex.split(s)[0]`.
 fn first_shell_word(s: &str) -> String {
@@ -202,9 +202,8 @@ fn hydrate(inv: &Value, by_id: &HashMap<String, &Value>, by_index: &HashMap<i64,
     if !obj.contains_key("raw_event") && raw["raw_event"].is_object() {
         obj.insert("raw_event".into(), raw["raw_event"].clone());
     }
-    let missing_json = |o: &serde_json::Map<String, Value>| {
-        o.get("raw_input_json").is_none_or(|v| !non_empty(v))
-    };
+    let missing_json =
+        |o: &serde_json::Map<String, Value>| o.get("raw_input_json").is_none_or(|v| !non_empty(v));
     if missing_json(obj) && raw["raw_input_json"].is_string() {
         obj.insert("raw_input_json".into(), raw["raw_input_json"].clone());
     }
@@ -229,7 +228,10 @@ fn hydrate(inv: &Value, by_id: &HashMap<String, &Value>, by_index: &HashMap<i64,
 
 fn invocation_path(inv: &Value) -> Option<String> {
     let direct = inv["path"].as_str().or_else(|| inv["filePath"].as_str());
-    if let Some(p) = direct.filter(|p| !p.is_empty()).and_then(normalize_repo_path) {
+    if let Some(p) = direct
+        .filter(|p| !p.is_empty())
+        .and_then(normalize_repo_path)
+    {
         return Some(p);
     }
     let raw = inv["raw_input_json"].as_str()?;
@@ -373,7 +375,10 @@ fn edit_fallback(inv: &Value) -> Found {
     if inv["tool"].as_str().unwrap_or("").trim().to_lowercase() != "edit" {
         return found;
     }
-    let path = inv["path"].as_str().filter(|p| !p.is_empty()).or_else(|| inv["filePath"].as_str());
+    let path = inv["path"]
+        .as_str()
+        .filter(|p| !p.is_empty())
+        .or_else(|| inv["filePath"].as_str());
     if let Some(p) = path.and_then(normalize_repo_path) {
         found.files.insert(p);
     }
@@ -393,7 +398,10 @@ fn edit_fallback(inv: &Value) -> Found {
         let Some(cur) = &current else { continue };
         if let Some(c) = HUNK.captures(line) {
             let start: i64 = c[3].parse().unwrap_or(0);
-            let count: i64 = c.get(4).map_or(1, |m| m.as_str().parse().unwrap_or(1)).max(1);
+            let count: i64 = c
+                .get(4)
+                .map_or(1, |m| m.as_str().parse().unwrap_or(1))
+                .max(1);
             if let Some(p) = normalize_repo_path(cur) {
                 found.files.insert(p.clone());
                 found.add_span(&p, start, start + count - 1);
@@ -415,8 +423,12 @@ fn to_step(found: Found) -> Step {
 /// (the union of all reads, as Benchkit defines it).
 pub fn trace_to_steps(row: &Value, mode: Conversion, lines: &dyn LineCounts) -> (Vec<Step>, Step) {
     let meta = &row["metadata"];
-    let curated = meta["tool_invocations_curated"].as_array().filter(|a| !a.is_empty());
-    let raw: &[Value] = meta["tool_invocations_raw"].as_array().map_or(&[], Vec::as_slice);
+    let curated = meta["tool_invocations_curated"]
+        .as_array()
+        .filter(|a| !a.is_empty());
+    let raw: &[Value] = meta["tool_invocations_raw"]
+        .as_array()
+        .map_or(&[], Vec::as_slice);
     let invocations: &[Value] = curated.map_or(raw, Vec::as_slice);
     let mut by_id = HashMap::new();
     let mut by_index = HashMap::new();
@@ -482,19 +494,29 @@ mod tests {
         let row = serde_json::json!({"metadata": {"tool_invocations_curated": [
             {"call_index": 1, "tool": "Bash", "command": cmd}]}});
         let lines = |p: &str| (p == "src/a.py").then_some(100);
-        trace_to_steps(&row, mode, &lines).0.into_iter().next().unwrap_or_default()
+        trace_to_steps(&row, mode, &lines)
+            .0
+            .into_iter()
+            .next()
+            .unwrap_or_default()
     }
 
     #[test]
     fn benchkit_observed_conversions() {
         use Conversion::Compat as C;
         let sp = |s: &Step, f: &str| s.spans.get(f).cloned().unwrap_or_default();
-        assert_eq!(sp(&bash_step("sed -n '10,40p' src/a.py", C), "src/a.py"), [LineSpan { start: 10, end: 40 }]);
+        assert_eq!(
+            sp(&bash_step("sed -n '10,40p' src/a.py", C), "src/a.py"),
+            [LineSpan { start: 10, end: 40 }]
+        );
         assert!(bash_step("nl -ba src/a.py | sed -n '10,40p'", C).is_empty());
         assert!(bash_step("rg -n foo src/a.py | head -20", C).is_empty());
         assert_eq!(bash_step("cat -n src/a.py", C).files, ["-n"]);
         assert_eq!(bash_step("grep -rn foo src/", C).files, ["src/"]);
-        assert_eq!(sp(&bash_step("tail -n 20 src/a.py", C), "src/a.py"), [LineSpan { start: 1, end: 20 }]);
+        assert_eq!(
+            sp(&bash_step("tail -n 20 src/a.py", C), "src/a.py"),
+            [LineSpan { start: 1, end: 20 }]
+        );
         let both = bash_step("cd /testbed && sed -n '3,4p' src/a.py && cat src/b.py", C);
         assert_eq!(both.files, ["src/a.py", "src/b.py"]);
         assert_eq!(bash_step("cat src/a.py src/b.py", C).files, ["src/a.py"]);
@@ -506,10 +528,28 @@ mod tests {
     fn fixed_conversions() {
         use Conversion::Fixed as F;
         let sp = |s: &Step, f: &str| s.spans.get(f).cloned().unwrap_or_default();
-        assert_eq!(sp(&bash_step("tail -n 20 src/a.py", F), "src/a.py"), [LineSpan { start: 81, end: 100 }]);
-        assert_eq!(sp(&bash_step("nl -ba src/a.py | sed -n '10,40p'", F), "src/a.py"), [LineSpan { start: 10, end: 40 }]);
-        assert_eq!(sp(&bash_step("sed -n '10p' src/a.py", F), "src/a.py"), [LineSpan { start: 10, end: 10 }]);
-        assert_eq!(sp(&bash_step("head -30 src/a.py", F), "src/a.py"), [LineSpan { start: 1, end: 30 }]);
+        assert_eq!(
+            sp(&bash_step("tail -n 20 src/a.py", F), "src/a.py"),
+            [LineSpan {
+                start: 81,
+                end: 100
+            }]
+        );
+        assert_eq!(
+            sp(
+                &bash_step("nl -ba src/a.py | sed -n '10,40p'", F),
+                "src/a.py"
+            ),
+            [LineSpan { start: 10, end: 40 }]
+        );
+        assert_eq!(
+            sp(&bash_step("sed -n '10p' src/a.py", F), "src/a.py"),
+            [LineSpan { start: 10, end: 10 }]
+        );
+        assert_eq!(
+            sp(&bash_step("head -30 src/a.py", F), "src/a.py"),
+            [LineSpan { start: 1, end: 30 }]
+        );
         let cat = bash_step("cat -n src/a.py", F);
         assert_eq!(cat.files, ["src/a.py"]);
         assert_eq!(sp(&cat, "src/a.py"), [LineSpan { start: 1, end: 100 }]);

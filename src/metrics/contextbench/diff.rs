@@ -70,7 +70,12 @@ pub fn edited_lines(patch: &str) -> LinesByFile {
         if p == "/dev/null" {
             return None;
         }
-        Some(p.strip_prefix("a/").or_else(|| p.strip_prefix("b/")).unwrap_or(p).to_owned())
+        Some(
+            p.strip_prefix("a/")
+                .or_else(|| p.strip_prefix("b/"))
+                .unwrap_or(p)
+                .to_owned(),
+        )
     };
     let mut i = 0;
     while i < lines.len() {
@@ -149,7 +154,8 @@ mod tests {
 
     #[test]
     fn fixed_counts_insertions_and_dash_lines() {
-        let patch = "--- a/x.py\n+++ b/x.py\n@@ -3,0 +4,1 @@\n+new\n@@ -7,2 +8,1 @@\n---x\n-y\n+z\n";
+        let patch =
+            "--- a/x.py\n+++ b/x.py\n@@ -3,0 +4,1 @@\n+new\n@@ -7,2 +8,1 @@\n---x\n-y\n+z\n";
         assert_eq!(edited_lines(patch)["x.py"], vec![3, 7, 8]);
         assert_eq!(deleted_lines_compat(patch).get("x.py"), None);
     }

@@ -350,8 +350,10 @@ impl<'r> Files<'r> {
         let defs = self.defs(file);
         let mut out = BTreeSet::new();
         for name in names {
-            let exact: Vec<&Definition> =
-                defs.iter().filter(|d| d.name.as_deref() == Some(name)).collect();
+            let exact: Vec<&Definition> = defs
+                .iter()
+                .filter(|d| d.name.as_deref() == Some(name))
+                .collect();
             let chosen = if exact.is_empty() {
                 let last = name.rsplit('.').next().unwrap_or(name);
                 defs.iter()
@@ -379,7 +381,10 @@ struct Repr {
 
 impl Repr {
     fn is_empty(&self) -> bool {
-        self.files.is_empty() && self.lines.is_empty() && self.bytes.is_empty() && self.symbols.is_empty()
+        self.files.is_empty()
+            && self.lines.is_empty()
+            && self.bytes.is_empty()
+            && self.symbols.is_empty()
     }
 
     fn size(&self, g: Granularity) -> u64 {
@@ -494,7 +499,9 @@ fn gold_repr(gold: &Gold, files: &mut Files<'_>) -> (Repr, Vec<String>) {
         match mode {
             Mode::Compat => line_pairs.push((p, (g.start_line, g.end_line))),
             Mode::Fixed => {
-                let Some(n) = files.get(&p).map(FileInfo::line_count) else { continue };
+                let Some(n) = files.get(&p).map(FileInfo::line_count) else {
+                    continue;
+                };
                 let (a, b) = (g.start_line.max(1), g.end_line.min(n));
                 if a <= b {
                     line_pairs.push((p, (a, b)));
@@ -551,7 +558,11 @@ pub fn evaluate(
         let coverage = ratio(inter, gold_size, mode, 1.0);
         let precision = ratio(inter, pred_size, mode, 1.0);
         let f1 = match (mode, coverage, precision) {
-            (Mode::Fixed, Some(c), Some(p)) => Some(if c + p > 0.0 { 2.0 * c * p / (c + p) } else { 0.0 }),
+            (Mode::Fixed, Some(c), Some(p)) => Some(if c + p > 0.0 {
+                2.0 * c * p / (c + p)
+            } else {
+                0.0
+            }),
             _ => None,
         };
         GranularityScore {
@@ -569,7 +580,10 @@ pub fn evaluate(
     } else {
         pred.steps.iter().collect()
     };
-    let mut reprs: Vec<Repr> = raw_steps.iter().map(|s| resolve_step(s, &mut files)).collect();
+    let mut reprs: Vec<Repr> = raw_steps
+        .iter()
+        .map(|s| resolve_step(s, &mut files))
+        .collect();
     if mode == Mode::Fixed {
         reprs.retain(|r| !r.is_empty());
     }
@@ -652,7 +666,11 @@ fn editloc(gold: &Gold, pred: &Prediction, g: &Repr, mode: Mode) -> Option<EditL
                         .count() as u64;
                 }
             }
-            let v = if pred_size > 0 { inter as f64 / pred_size as f64 } else { 0.0 };
+            let v = if pred_size > 0 {
+                inter as f64 / pred_size as f64
+            } else {
+                0.0
+            };
             Some(EditLoc {
                 recall: Some(v),
                 precision: Some(v),
@@ -751,7 +769,11 @@ pub fn aggregate(results: &[InstanceResult]) -> Aggregate {
             mean(results.iter().map(|r| {
                 let s = r.final_scores.get(gr);
                 match (s.coverage, s.precision) {
-                    (Some(c), Some(p)) => Some(if c + p > 0.0 { 2.0 * c * p / (c + p) } else { 0.0 }),
+                    (Some(c), Some(p)) => Some(if c + p > 0.0 {
+                        2.0 * c * p / (c + p)
+                    } else {
+                        0.0
+                    }),
                     _ => None,
                 }
             }))
@@ -760,7 +782,11 @@ pub fn aggregate(results: &[InstanceResult]) -> Aggregate {
             mean(results.iter().map(|r| *r.trajectory.auc_coverage.get(gr)))
         }),
         redundancy: PerGranularity::from_fn(|gr| {
-            mean(results.iter().map(|r| Some(*r.trajectory.redundancy.get(gr))))
+            mean(
+                results
+                    .iter()
+                    .map(|r| Some(*r.trajectory.redundancy.get(gr))),
+            )
         }),
         editloc_recall: div(el_inter, el.iter().map(|e| e.gold_size).sum()),
         editloc_precision: div(el_inter, el.iter().map(|e| e.pred_size).sum()),

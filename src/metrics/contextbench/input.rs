@@ -193,12 +193,18 @@ pub fn parse_gold_row(v: &Value, line: usize) -> Result<Gold, InputError> {
 }
 
 fn jsonl_values(text: &str) -> impl Iterator<Item = (usize, Result<Value, InputError>)> + '_ {
-    text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty()).map(|(i, l)| {
-        (
-            i + 1,
-            serde_json::from_str(l).map_err(|source| InputError::Json { line: i + 1, source }),
-        )
-    })
+    text.lines()
+        .enumerate()
+        .filter(|(_, l)| !l.trim().is_empty())
+        .map(|(i, l)| {
+            (
+                i + 1,
+                serde_json::from_str(l).map_err(|source| InputError::Json {
+                    line: i + 1,
+                    source,
+                }),
+            )
+        })
 }
 
 /// Parses gold JSONL (one row per line).
@@ -220,8 +226,9 @@ fn parse_spans(v: &Value, line: usize) -> Result<BTreeMap<String, Vec<LineSpan>>
         let mut parsed = Vec::with_capacity(list.len());
         for s in list {
             let num = |k: &str| {
-                s[k].as_i64()
-                    .ok_or_else(|| shape(line, format!("span of {file} without an integer \"{k}\"")))
+                s[k].as_i64().ok_or_else(|| {
+                    shape(line, format!("span of {file} without an integer \"{k}\""))
+                })
             };
             parsed.push(LineSpan {
                 start: num("start")?,
@@ -239,7 +246,11 @@ fn parse_symbols(v: &Value) -> BTreeMap<String, Vec<String>> {
         for (file, names) in obj {
             let names: Vec<String> = names
                 .as_array()
-                .map(|a| a.iter().filter_map(|n| n.as_str().map(str::to_owned)).collect())
+                .map(|a| {
+                    a.iter()
+                        .filter_map(|n| n.as_str().map(str::to_owned))
+                        .collect()
+                })
                 .unwrap_or_default();
             out.insert(file.clone(), names);
         }
@@ -249,7 +260,11 @@ fn parse_symbols(v: &Value) -> BTreeMap<String, Vec<String>> {
 
 fn strings(v: &Value) -> Vec<String> {
     v.as_array()
-        .map(|a| a.iter().filter_map(|s| s.as_str().map(str::to_owned)).collect())
+        .map(|a| {
+            a.iter()
+                .filter_map(|s| s.as_str().map(str::to_owned))
+                .collect()
+        })
         .unwrap_or_default()
 }
 
@@ -303,7 +318,14 @@ mod tests {
         let text = "context0：\nfile: a.py\nstart_line: 3\nend_line: 5\ncode\n\ncontext1：\nfile: b.py\nstart_line: 1\nend_line: 1\nx\n";
         let r = parse_gold_context(text).unwrap();
         assert_eq!(r.len(), 2);
-        assert_eq!(r[1], GoldRegion { file: "b.py".into(), start_line: 1, end_line: 1 });
+        assert_eq!(
+            r[1],
+            GoldRegion {
+                file: "b.py".into(),
+                start_line: 1,
+                end_line: 1
+            }
+        );
     }
 
     #[test]

@@ -19,12 +19,11 @@ pub use benchkit::{Conversion, LineCounts, normalize_repo_path, trace_to_steps};
 pub use diff::{LinesByFile, deleted_lines_compat, edited_lines};
 pub use evaluate::{
     Aggregate, ContextBenchConfig, EditLoc, Granularity, GranularityScore, InstanceError,
-    InstanceResult, Mode, PerGranularity, RepoView, StepCoverage, Trajectory, aggregate,
-    evaluate, normalize_gold_path,
+    InstanceResult, Mode, PerGranularity, RepoView, StepCoverage, Trajectory, aggregate, evaluate,
+    normalize_gold_path,
 };
 pub use input::{
-    Gold, GoldRegion, InputError, LineSpan, Prediction, Step, parse_gold_context,
-    parse_gold_jsonl, parse_gold_row, parse_prediction_row, parse_predictions_jsonl,
-    parse_traj_data,
+    Gold, GoldRegion, InputError, LineSpan, Prediction, Step, parse_gold_context, parse_gold_jsonl,
+    parse_gold_row, parse_prediction_row, parse_predictions_jsonl, parse_traj_data,
 };
 pub use intervals::{Interval, IntervalMap};
