@@ -15,6 +15,16 @@ struct Cli {
 #[derive(Debug, Subcommand)]
 enum Command {
     /// Score texts or ContextBench runs with one metric
+    ///
+    /// Text metrics (bleu, sari, es, diffbleu) compare a prediction B with a reference
+    /// revision A of an origin document O. Each of --origin, --reference and --prediction
+    /// is a file path, or `-` for standard input (at most one of them). Scores are on the
+    /// 0–1 scale unless the reference implementation uses 0–100 (Historian and sacrebleu
+    /// BLEU). --json prints one JSON object instead of text.
+    ///
+    /// contextbench scores what an agent read against ContextBench gold context.
+    ///
+    /// Definitions, conventions and compat differences: docs/metrics.md.
     Score(score::ScoreArgs),
 }
 

@@ -22,15 +22,7 @@ use nextedit::metrics::sari::{DeletionGood, SariConfig, SariScore, SariVariant, 
 use nextedit::syntax::{DefinitionSet, Language, tokens};
 use serde_json::json;
 
-/// Compute a metric: BLEU, SARI, Excision Score, DiffBLEU or ContextBench
-///
-/// Text metrics compare a prediction (B) with a reference revision (A) of an origin
-/// document (O). Each of --origin, --reference and --prediction is a file path, or `-`
-/// for standard input (at most one of them). Scores are printed on the 0–1 scale
-/// unless the metric's reference implementation uses 0–100 (Historian and sacrebleu
-/// BLEU); --json prints a JSON object instead.
-///
-/// Definitions, conventions and the compat differences: docs/metrics.md.
+/// Arguments of `nextedit score` (the help text is on `Command::Score`).
 #[derive(Debug, Args)]
 #[command(after_long_help = "\
 Examples:
@@ -48,18 +40,34 @@ enum Metric {
     ///
     /// The default variant is Historian's BLEU-4 (CodeXGLUE/MOSES smoothed, lowercased,
     /// 0–100; Historian matches when > 50). --origin is accepted and ignored.
+    #[command(
+        after_long_help = "Example:\n  nextedit score bleu --reference gold.txt --prediction pred.txt --variant sacrebleu --json"
+    )]
     Bleu(BleuArgs),
     /// SARI of the prediction, with the origin as source and the reference as reference
     ///
     /// Default convention: the original implementation's (0/0 = 0). Tokens: lexical tokens
     /// (tree-sitter leaves with --lang or a known file extension) or lines.
+    #[command(
+        after_long_help = "Example:\n  nextedit score sari --origin old.py --reference gold.py --prediction pred.py --convention hf"
+    )]
     Sari(SariArgs),
     /// Excision Score: SARI on the regions where origin, reference and prediction diverge
     ///
     /// Defaults: ES-Line, skip 0/0 convention, the paper's deletion rule, common
-    /// prefix/suffix trimmed. B = O scores 0 and B = A scores 1.
+    /// prefix/suffix trimmed. B = A scores 1; B = O scores 0 when A's edit brings new
+    /// content. Prints the SARI components and the excision (anchor length, regions).
+    #[command(
+        after_long_help = "Example:\n  nextedit score es --origin old.py --reference gold.py --prediction pred.py --granularity token"
+    )]
     Es(EsArgs),
     /// DiffBLEU (NoFunEval): BLEU of the prediction's diff against the reference's diff
+    ///
+    /// NLTK sentence BLEU (smoothing method 1, wordpunct tokens) of the `git diff -U0
+    /// --ignore-all-space --ignore-blank-lines` hunks O→B against O→A; 0 for an empty B.
+    #[command(
+        after_long_help = "Example:\n  nextedit score diffbleu --origin old.py --reference gold.py --prediction pred.py"
+    )]
     Diffbleu(TripleArgs),
     /// ContextBench: coverage and precision of the read context, AUC, redundancy, EditLoc
     ///
@@ -69,6 +77,9 @@ enum Metric {
     /// commit. The default mode fixes the reference evaluator's documented defects
     /// (unclipped lines, 1.0 for empty sets, EditLoc on the gold patch, `tail -n` read as
     /// the head…); --compat reproduces the reference evaluator bit for bit.
+    #[command(
+        after_long_help = "Examples:\n  nextedit score contextbench --gold gold.jsonl --pred predictions.jsonl --repo ./checkout --compat --json\n  nextedit score contextbench --gold gold.jsonl --pred runs/attempt-01/trace.jsonl --repo ./checkout"
+    )]
     Contextbench(ContextBenchArgs),
 }
 
@@ -191,6 +202,10 @@ struct ContextBenchArgs {
     /// Checkout of the repository at the instances' base commit
     #[arg(long, value_name = "DIR")]
     repo: PathBuf,
+    /// Model patches for trace rows: Benchkit's predictions.jsonl (`instance_id` or
+    /// `benchkit_instance_id`, `model_patch`); without it traces have no patch
+    #[arg(long, value_name = "FILE")]
+    patches: Option<PathBuf>,
     /// Reproduce the reference evaluator exactly, defects included (default: fixed mode)
     #[arg(long)]
     compat: bool,
@@ -391,6 +406,27 @@ fn diffbleu(a: TripleArgs) -> Result<()> {
     Ok(())
 }
 
+/// `instance_id` (and `benchkit_instance_id`) → `model_patch` from a predictions JSONL.
+fn load_patches(path: &Path) -> Result<std::collections::HashMap<String, String>> {
+    let text = std::fs::read_to_string(path)?;
+    let mut out = std::collections::HashMap::new();
+    for (i, line) in text
+        .lines()
+        .enumerate()
+        .filter(|(_, l)| !l.trim().is_empty())
+    {
+        let v: serde_json::Value =
+            serde_json::from_str(line).with_context(|| format!("line {}: invalid JSON", i + 1))?;
+        let patch = v["model_patch"].as_str().unwrap_or_default().to_owned();
+        for key in ["instance_id", "benchkit_instance_id"] {
+            if let Some(id) = v[key].as_str() {
+                out.insert(id.to_owned(), patch.clone());
+            }
+        }
+    }
+    Ok(out)
+}
+
 fn contextbench(a: ContextBenchArgs) -> Result<()> {
     let mode = if a.compat { Mode::Compat } else { Mode::Fixed };
     let config = ContextBenchConfig {
@@ -411,8 +447,20 @@ fn contextbench(a: ContextBenchArgs) -> Result<()> {
         Mode::Compat => Conversion::Compat,
         Mode::Fixed => Conversion::Fixed,
     };
-    let preds = load_predictions(&a.pred, conversion, &repo)
+    let mut preds = load_predictions(&a.pred, conversion, &repo)
         .with_context(|| format!("loading --pred `{}`", a.pred.display()))?;
+    if let Some(path) = &a.patches {
+        let patches = load_patches(path)
+            .with_context(|| format!("loading --patches `{}`", path.display()))?;
+        for lp in preds
+            .iter_mut()
+            .filter(|lp| lp.prediction.model_patch.is_empty())
+        {
+            if let Some(patch) = patches.get(&lp.prediction.instance_id) {
+                lp.prediction.model_patch = patch.clone();
+            }
+        }
+    }
     let pb = (preds.len() >= 20).then(|| {
         let pb = ProgressBar::new(preds.len() as u64);
         pb.set_style(
