@@ -222,6 +222,10 @@ mod tests {
     }
 }
 
+fn slices<'t>(text: &'t str, ranges: &[Range<usize>]) -> Vec<&'t str> {
+    ranges.iter().map(|r| &text[r.clone()]).collect()
+}
+
 /// What ES compares: lines or lexical tokens.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum EsGranularity {
@@ -247,9 +251,22 @@ pub fn excision_score_text(
             &es_line_tokens(prediction),
             config,
         ),
-        EsGranularity::Token => {
-            let tok = |s| crate::syntax::tokens(language, s);
-            excision_score(&tok(origin), &tok(reference), &tok(prediction), config)
-        }
+        EsGranularity::Token => match language {
+            Some(language) => {
+                // One full parse of O; A and B are parsed incrementally from it.
+                let (o, ab) =
+                    crate::syntax::revision_leaf_ranges(language, origin, &[reference, prediction]);
+                excision_score(
+                    &slices(origin, &o),
+                    &slices(reference, &ab[0]),
+                    &slices(prediction, &ab[1]),
+                    config,
+                )
+            }
+            None => {
+                let tok = |s| crate::syntax::tokens(None, s);
+                excision_score(&tok(origin), &tok(reference), &tok(prediction), config)
+            }
+        },
     }
 }

@@ -11,4 +11,4 @@ mod tokens;
 
 pub use definitions::{Definition, DefinitionSet, definition_kinds, definitions};
 pub use language::{Language, parse};
-pub use tokens::{leaf_ranges, lexical_ranges, token_ranges, tokens};
+pub use tokens::{leaf_ranges, lexical_ranges, revision_leaf_ranges, token_ranges, tokens};

@@ -32,7 +32,75 @@ pub fn tokens(language: Option<Language>, text: &str) -> Vec<&str> {
 
 /// Leaves of the tree-sitter tree in document order, gaps tokenised lexically.
 pub fn leaf_ranges(language: Language, text: &str) -> Vec<Range<usize>> {
-    let tree = parse(language, text);
+    leaves_of(&parse(language, text), text)
+}
+
+/// Token ranges of `base` and of each of `revisions`, where the revisions are parsed
+/// incrementally from `base`'s tree (tree-sitter reuses the unchanged subtrees, so a
+/// small edit to a large file costs a fraction of a parse). Same tokens as
+/// [`leaf_ranges`] on each text.
+pub fn revision_leaf_ranges(
+    language: Language,
+    base: &str,
+    revisions: &[&str],
+) -> (Vec<Range<usize>>, Vec<Vec<Range<usize>>>) {
+    let mut parser = tree_sitter::Parser::new();
+    parser
+        .set_language(&language.grammar())
+        .expect("grammar ABI is compatible with the linked tree-sitter (checked by tests)");
+    let base_tree = parser
+        .parse(base, None)
+        .expect("parsing without a timeout or cancellation flag always yields a tree");
+    let others = revisions
+        .iter()
+        .map(|text| {
+            let mut tree = base_tree.clone();
+            tree.edit(&input_edit(base, text));
+            let tree = parser
+                .parse(text, Some(&tree))
+                .expect("parsing without a timeout or cancellation flag always yields a tree");
+            leaves_of(&tree, text)
+        })
+        .collect();
+    (leaves_of(&base_tree, base), others)
+}
+
+/// The single edit turning `old` into `new`: everything between their common prefix and
+/// common suffix (on char boundaries).
+fn input_edit(old: &str, new: &str) -> tree_sitter::InputEdit {
+    let (ob, nb) = (old.as_bytes(), new.as_bytes());
+    let mut prefix = ob.iter().zip(nb).take_while(|(a, b)| a == b).count();
+    while !old.is_char_boundary(prefix) {
+        prefix -= 1;
+    }
+    let max_suffix = ob.len().min(nb.len()) - prefix;
+    let mut suffix = ob
+        .iter()
+        .rev()
+        .zip(nb.iter().rev())
+        .take(max_suffix)
+        .take_while(|(a, b)| a == b)
+        .count();
+    while !old.is_char_boundary(ob.len() - suffix) || !new.is_char_boundary(nb.len() - suffix) {
+        suffix -= 1;
+    }
+    let point = |text: &str, byte: usize| {
+        let before = &text.as_bytes()[..byte];
+        let row = memchr::memchr_iter(b'\n', before).count();
+        let col = byte - memchr::memrchr(b'\n', before).map_or(0, |i| i + 1);
+        tree_sitter::Point::new(row, col)
+    };
+    tree_sitter::InputEdit {
+        start_byte: prefix,
+        old_end_byte: ob.len() - suffix,
+        new_end_byte: nb.len() - suffix,
+        start_position: point(old, prefix),
+        old_end_position: point(old, ob.len() - suffix),
+        new_end_position: point(new, nb.len() - suffix),
+    }
+}
+
+fn leaves_of(tree: &tree_sitter::Tree, text: &str) -> Vec<Range<usize>> {
     let mut out = Vec::new();
     let mut covered = 0usize;
     let mut cursor = tree.walk();
@@ -94,6 +162,25 @@ mod tests {
         assert_eq!(t, ["x", "=", "a", "-", "b", "# note"]);
         let s = tokens(Some(Language::Python), "s = \"a\\nb\"\n");
         assert_eq!(s, ["s", "=", "\"", "a", "\\n", "b", "\""]);
+    }
+
+    #[test]
+    fn incremental_revisions_tokenise_like_fresh_parses() {
+        let base = "def f(x):\n    s = \"a\"\n    return x + 1  # one\n\nclass A:\n    pass\n";
+        let revisions = [
+            base.replace("x + 1", "x - 1"),
+            base.replace("\"a\"", "\"a\\nb\" + 'é'"),
+            base.replace("class A:\n    pass\n", ""),
+            format!("import os\n{base}"),
+            base.replace("return", "retur n("),
+            String::new(),
+        ];
+        let refs: Vec<&str> = revisions.iter().map(String::as_str).collect();
+        let (b, others) = revision_leaf_ranges(Language::Python, base, &refs);
+        assert_eq!(b, leaf_ranges(Language::Python, base));
+        for (text, got) in refs.iter().zip(others) {
+            assert_eq!(got, leaf_ranges(Language::Python, text), "{text:?}");
+        }
     }
 
     #[test]
