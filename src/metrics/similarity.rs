@@ -118,4 +118,28 @@ mod tests {
         assert_eq!(chrf("abc", "abc"), 100.0);
         assert_eq!(chrf("abc", "xyz"), 0.0);
     }
+
+    /// Values printed by sacrebleu 2.6 `CHRF().sentence_score(h, [r]).score`.
+    #[test]
+    fn chrf_matches_sacrebleu() {
+        let cases = [
+            ("return a + b", "return a - b", 68.66402116402116),
+            (
+                "def f(x):\n    return x",
+                "def f(y):\n  return y",
+                61.37612387612387,
+            ),
+            (
+                "The cat sat on the mat.",
+                "The cat is on the mat.",
+                67.17273492330233,
+            ),
+            ("a", "abcdefgh", 15.151515151515152),
+            ("", "abc", 0.0),
+        ];
+        for (h, r, want) in cases {
+            let got = chrf(h, r);
+            assert!((got - want).abs() < 1e-9, "{h:?} vs {r:?}: {got} != {want}");
+        }
+    }
 }
