@@ -2,8 +2,8 @@
 //! plus the fixed mode's documented differences on the same inputs.
 
 use nextedit::metrics::contextbench::{
-    ContextBenchConfig, Conversion, Mode, Prediction, RepoView, evaluate, parse_gold_jsonl,
-    parse_predictions_jsonl, trace_to_steps,
+    ContextBenchConfig, Conversion, Mode, Prediction, RepoView, aggregate, evaluate,
+    parse_gold_jsonl, parse_predictions_jsonl, trace_to_steps,
 };
 use serde_json::Value;
 
@@ -131,4 +131,15 @@ fn case2_fixed_reports_undefined_and_unreachable() {
     // The unresolvable step is dropped; the empty model patch gets no EditLoc.
     assert_eq!(got["num_steps"], 1);
     assert_eq!(got.get("editloc"), None);
+}
+
+#[test]
+fn case1_compat_aggregate_editloc_is_the_printed_summary() {
+    // The evaluator prints Σhits / Σgold_size = 1/5 for this single instance (README).
+    let gold = parse_gold_jsonl(&read("case1_gold.jsonl")).unwrap();
+    let r = evaluate(&gold[0], &pred("case1_pred.jsonl"), &DemoRepo, &compat()).unwrap();
+    let agg = aggregate(std::slice::from_ref(&r));
+    assert_eq!(agg.editloc_recall, Some(0.2));
+    assert_eq!(agg.micro_precision.line, Some(0.0125));
+    assert_eq!(agg.auc_coverage.line, Some(0.6799999999999999));
 }

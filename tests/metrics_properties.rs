@@ -179,3 +179,91 @@ fn worked_example_values() {
     assert_eq!(es_text(&extra, Line), 0.3611111111111111);
     assert_eq!(es_text(&extra, Token), 0.8333333333333333);
 }
+
+/// Plain SARI on lines (HF convention) for the same example: the reference's table
+/// (shared/reference/metrics.md §5.5, "plain SARI-Line (hf)", six digits) — what ES improves on.
+#[test]
+fn plain_sari_line_reference_values() {
+    let a = O.replace("x = a - b", "x = a + b");
+    let lines = |s: &str| s.lines().map(str::to_owned).collect::<Vec<_>>();
+    let hf = |b: &str| {
+        sari(
+            &lines(O),
+            &lines(b),
+            &[lines(&a)],
+            &SariConfig::new(SariVariant::Hf),
+        )
+        .sari
+    };
+    let cases = [
+        (a.clone(), 1.0),
+        (O.to_owned(), 0.582875),
+        (O.replace("x = a - b", "x = b + a"), 0.666667),
+        (O.replace("    return a - b", "    return a + b"), 0.200473),
+        (O.replace("x = a - b", "x = a * b"), 0.666667),
+        (
+            a.replace("    return x\n", "    return x  # fixed\n"),
+            0.60814,
+        ),
+    ];
+    for (b, want) in cases {
+        let got = hf(&b);
+        assert!((got - want).abs() < 5e-7, "{b:?}: {got} vs {want}");
+    }
+}
+
+/// ES with the other 0/0 conventions on the same example: the reference's table
+/// (§5.5, ES-Line and ES-Token hf / orig columns, six digits), computed there without
+/// trimming and with HF's deletion rule; its note says trim + del_min change only "edit
+/// at wrong place" ES-Token, to 1.0 under hf — checked too.
+#[test]
+fn es_other_conventions_reference_values() {
+    use EsGranularity::{Line, Token};
+    let a = O.replace("x = a - b", "x = a + b");
+    let es_cfg = |b: &str, g: EsGranularity, v: SariVariant, paper_defaults: bool| {
+        let mut cfg = ExcisionConfig::default();
+        cfg.sari.variant = v;
+        if !paper_defaults {
+            cfg.trim = false;
+            cfg.sari.deletion_good = DeletionGood::Difference;
+        }
+        excision_score_text(O, &a, b, g, Some(Language::Python), &cfg).score
+    };
+    let es_with = |b: &str, g: EsGranularity, v: SariVariant| es_cfg(b, g, v, false);
+    let wrong_place = O.replace("    return a - b", "    return a + b");
+    assert_eq!(es_cfg(&wrong_place, Token, SariVariant::Hf, true), 1.0);
+    assert_eq!(
+        es_cfg(&wrong_place, Token, SariVariant::Hf, false),
+        0.9166666666666666
+    );
+    let preds = [
+        a.clone(),
+        O.to_owned(),
+        O.replace("x = a - b", "x = b + a"),
+        O.replace("    return a - b", "    return a + b"),
+        O.replace("x = a - b", "x = a * b"),
+        a.replace("    return x\n", "    return x  # fixed\n"),
+    ];
+    let line_hf = [1.0, 0.833333, 0.916667, 0.75, 0.916667, 0.763889];
+    let line_orig = [0.166667, 0.0, 0.0833333, 0.0, 0.0833333, 0.180556];
+    let token_hf = [1.0, 0.833333, 0.916667, 0.916667, 0.916667, 0.972222];
+    let token_orig = [0.166667, 0.0, 0.333333, 0.166667, 0.0833333, 0.138889];
+    let line_skip = [1.0, 0.0, 0.5, 0.0, 0.5, 0.361111];
+    let token_skip = [1.0, 0.0, 0.833333, 0.666667, 0.5, 0.833333];
+    for (i, b) in preds.iter().enumerate() {
+        for (g, v, want) in [
+            (Line, SariVariant::Hf, line_hf[i]),
+            (Line, SariVariant::Orig, line_orig[i]),
+            (Token, SariVariant::Hf, token_hf[i]),
+            (Token, SariVariant::Orig, token_orig[i]),
+            (Line, SariVariant::Skip, line_skip[i]),
+            (Token, SariVariant::Skip, token_skip[i]),
+        ] {
+            let got = es_with(b, g, v);
+            assert!(
+                (got - want).abs() < 5e-7,
+                "case {i} {g:?} {v:?}: {got} vs {want}"
+            );
+        }
+    }
+}

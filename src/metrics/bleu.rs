@@ -531,8 +531,10 @@ pub fn sacrebleu_sentence_bleu_tokens<T: Eq + Hash, R: AsRef<[T]>>(
 
 /// sacrebleu 2.6 `sentence_bleu(hyp, refs)` defaults: `13a`, `exp`, effective order, 0–100.
 pub fn sacrebleu_sentence_bleu(hyp: &str, refs: &[&str]) -> f64 {
-    let h = tokenize_13a(hyp);
-    let r: Vec<Vec<String>> = refs.iter().map(|r| tokenize_13a(r)).collect();
+    // sacrebleu's `_preprocess_segment` right-strips every segment before tokenising.
+    let prep = |s: &str| tokenize_13a(s.trim_end_matches(is_python_space));
+    let h = prep(hyp);
+    let r: Vec<Vec<String>> = refs.iter().map(|r| prep(r)).collect();
     sacrebleu_sentence_bleu_tokens(&h, &r, SacreSmoothing::Exp, true)
 }
 
