@@ -14,7 +14,7 @@
 //! 3. **Trim**: the longest prefix, then the longest suffix, common to O, A and B is
 //!    removed before the LCS (exact invariance to shared context at the ends).
 //! 4. **Anchor**: value-based nested LCS as the paper writes it; each LCS from
-//!    [`lcs_pairs`](super::lcs::lcs_pairs) (Hirschberg, leftmost split).
+//!    [`lcs_pairs`] (Hirschberg, leftmost split).
 //! 5. **Embedding** of L into O, A and B: greedy leftmost.
 //! 6. Tokens: see [`es_line_tokens`] and [`crate::syntax::tokens`].
 
