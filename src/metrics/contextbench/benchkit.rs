@@ -525,6 +525,53 @@ mod tests {
     }
 
     #[test]
+    fn raw_invocations_hydrate_and_edits_are_a_fallback() {
+        // Curated rows get path/offset/limit from the raw input with the same tool_use_id.
+        let row = serde_json::json!({"metadata": {
+            "tool_invocations_curated": [
+                {"call_index": 1, "tool": "Read", "tool_use_id": "t1"},
+                {"call_index": 2, "tool": "Edit", "tool_use_id": "t2", "path": "/testbed/a.py"}],
+            "tool_invocations_raw": [
+                {"call_index": 1, "tool": "Read", "tool_use_id": "t1",
+                 "input": {"file_path": "/testbed/x.py", "path": "/testbed/a.py", "offset": 10, "limit": 5}}]}});
+        let (steps, fin) = trace_to_steps(&row, Conversion::Compat, &no_lines);
+        assert_eq!(steps.len(), 1);
+        assert_eq!(steps[0].spans["a.py"], [LineSpan { start: 11, end: 15 }]);
+        assert_eq!(fin.files, ["a.py"]);
+        // With no read at all, the Edit's new-file hunk ranges become the steps.
+        let row = serde_json::json!({"metadata": {"tool_invocations_curated": [
+            {"call_index": 1, "tool": "Edit", "path": "/testbed/a.py",
+             "raw_event": {"state": {"metadata": {"diff": "--- a/a.py\n+++ b/a.py\n@@ -3,2 +3,4 @@\n"}}}}]}});
+        let (steps, _) = trace_to_steps(&row, Conversion::Compat, &no_lines);
+        assert_eq!(steps.len(), 1);
+        assert_eq!(steps[0].spans["a.py"], [LineSpan { start: 3, end: 6 }]);
+    }
+
+    #[test]
+    fn path_normalisation() {
+        assert_eq!(
+            normalize_repo_path("/testbed/src/a.py").as_deref(),
+            Some("src/a.py")
+        );
+        assert_eq!(
+            normalize_repo_path("/workspace/o__r__0.1/src/a.py").as_deref(),
+            Some("src/a.py")
+        );
+        assert_eq!(normalize_repo_path("/testbed").as_deref(), Some("testbed"));
+        assert_eq!(
+            normalize_repo_path("src/a.py:").as_deref(),
+            Some("src/a.py")
+        );
+        assert_eq!(
+            normalize_repo_path("/runs/x/workspaces/a/b/src/c.py").as_deref(),
+            Some("src/c.py")
+        );
+        assert_eq!(normalize_repo_path("../x"), None);
+        assert_eq!(normalize_repo_path("/bin/bash"), None);
+        assert_eq!(normalize_repo_path("{\"a\": 1}"), None);
+    }
+
+    #[test]
     fn fixed_conversions() {
         use Conversion::Fixed as F;
         let sp = |s: &Step, f: &str| s.spans.get(f).cloned().unwrap_or_default();
@@ -553,6 +600,5 @@ mod tests {
         let cat = bash_step("cat -n src/a.py", F);
         assert_eq!(cat.files, ["src/a.py"]);
         assert_eq!(sp(&cat, "src/a.py"), [LineSpan { start: 1, end: 100 }]);
-        let _ = no_lines;
     }
 }

@@ -792,3 +792,59 @@ pub fn aggregate(results: &[InstanceResult]) -> Aggregate {
         editloc_precision: div(el_inter, el.iter().map(|e| e.pred_size).sum()),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn gold_path_normalisation() {
+        let c = Mode::Compat;
+        assert_eq!(normalize_gold_path("/testbed/a/b.py", c), "a/b.py");
+        assert_eq!(
+            normalize_gold_path("/workspace/cli__cli__0.1/pkg/x.go", c),
+            "pkg/x.go"
+        );
+        assert_eq!(
+            normalize_gold_path("/workspace/run_test.js", c),
+            "run_test.js"
+        );
+        assert_eq!(normalize_gold_path("/abs/x.py", c), "abs/x.py");
+        // The evaluator's lstrip("./") mangles dotfiles; the fixed mode keeps them.
+        assert_eq!(normalize_gold_path(".github/w.yml", c), "github/w.yml");
+        assert_eq!(
+            normalize_gold_path(".github/w.yml", Mode::Fixed),
+            ".github/w.yml"
+        );
+        assert_eq!(normalize_gold_path("./src/a.py", Mode::Fixed), "src/a.py");
+    }
+
+    #[test]
+    fn line_to_byte_quirks() {
+        struct One;
+        impl RepoView for One {
+            fn read(&self, path: &str) -> Option<String> {
+                (path == "f").then(|| "ab\ncd\n".to_owned())
+            }
+        }
+        let mut compat = Files {
+            repo: &One,
+            cache: HashMap::new(),
+            config: ContextBenchConfig {
+                mode: Mode::Compat,
+                ..Default::default()
+            },
+        };
+        // Line 3 does not exist (the file ends with a newline): a 1-byte span at EOF.
+        assert_eq!(compat.line_to_byte("f", 3, 3), Some((6, 6)));
+        assert_eq!(compat.line_to_byte("f", 1, 400), Some((0, 5)));
+        assert_eq!(compat.line_to_byte("f", 4, 4), None);
+        let mut fixed = Files {
+            repo: &One,
+            cache: HashMap::new(),
+            config: ContextBenchConfig::default(),
+        };
+        assert_eq!(fixed.line_to_byte("f", 3, 3), None);
+        assert_eq!(fixed.line_to_byte("f", 2, 400), Some((3, 5)));
+    }
+}

@@ -329,6 +329,36 @@ mod tests {
     }
 
     #[test]
+    fn hugging_face_row_with_gold_context_string() {
+        let v = serde_json::json!({
+            "instance_id": "SWE-Bench-Verified__python__x", "original_inst_id": "o__r-1",
+            "gold_context": "[{\"file\": \"a.py\", \"start_line\": 2, \"end_line\": 9, \"content\": \"..\"}]",
+            "patch": "diff"});
+        let g = parse_gold_row(&v, 1).unwrap();
+        assert!(g.matches("o__r-1") && g.matches("SWE-Bench-Verified__python__x"));
+        assert_eq!(
+            g.init,
+            [GoldRegion {
+                file: "a.py".into(),
+                start_line: 2,
+                end_line: 9
+            }]
+        );
+        assert_eq!(g.patch, "diff");
+    }
+
+    #[test]
+    fn errors_name_the_line() {
+        let e = parse_predictions_jsonl("{\"instance_id\": \"a\"}\n{not json}\n").unwrap_err();
+        assert!(e.to_string().starts_with("line 2: invalid JSON"), "{e}");
+        let e = parse_gold_jsonl("{\"gold_ctx\": []}\n").unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "line 1: gold row without \"inst_id\" or \"instance_id\""
+        );
+    }
+
+    #[test]
     fn gold_falls_back_to_gold_ctx() {
         let v: Value = serde_json::from_str(
             r#"{"inst_id":"x","init_ctx":[],"add_ctx":[],"gold_ctx":[{"file":"m.py","start_line":4,"end_line":5}]}"#,
