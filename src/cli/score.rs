@@ -14,7 +14,7 @@ use nextedit::metrics::bleu::{
 use nextedit::metrics::contextbench::{
     ContextBenchConfig, Conversion, InstanceResult, Mode, aggregate, evaluate,
 };
-use nextedit::metrics::diffbleu::diff_bleu;
+use nextedit::metrics::diffbleu::{diff_bleu, diff_bleu_codeplan};
 use nextedit::metrics::excision::{
     EsGranularity, ExcisionConfig, es_line_tokens, excision_score_text,
 };
@@ -63,12 +63,14 @@ enum Metric {
     Es(EsArgs),
     /// DiffBLEU (NoFunEval): BLEU of the prediction's diff against the reference's diff
     ///
-    /// NLTK sentence BLEU (smoothing method 1, wordpunct tokens) of the `git diff -U0
-    /// --ignore-all-space --ignore-blank-lines` hunks O→B against O→A; 0 for an empty B.
+    /// NoFunEval (default): NLTK sentence BLEU (smoothing method 1, wordpunct tokens) of
+    /// the `git diff -U0 --ignore-all-space --ignore-blank-lines` hunks O→B against O→A; 0
+    /// for an empty B. CodePlan: HF `evaluate` BLEU (13a, no smoothing) of the default
+    /// `git diff` hunks; undefined (null) when either diff is empty.
     #[command(
         after_long_help = "Example:\n  nextedit score diffbleu --origin old.py --reference gold.py --prediction pred.py"
     )]
-    Diffbleu(TripleArgs),
+    Diffbleu(DiffBleuArgs),
     /// ContextBench: coverage and precision of the read context, AUC, redundancy, EditLoc
     ///
     /// Reads gold rows (the evaluator's gold JSONL, or Hugging Face rows with
@@ -97,6 +99,23 @@ struct TripleArgs {
     /// Print a JSON object instead of text
     #[arg(long)]
     json: bool,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+enum Flavour {
+    /// NoFunEval's diff_bleu
+    Nofuneval,
+    /// CodePlan's scripts/metrics.py
+    Codeplan,
+}
+
+#[derive(Debug, Args)]
+struct DiffBleuArgs {
+    #[command(flatten)]
+    texts: TripleArgs,
+    /// Which published DiffBLEU
+    #[arg(long, value_enum, default_value_t = Flavour::Nofuneval)]
+    flavour: Flavour,
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -395,13 +414,22 @@ fn es(a: EsArgs) -> Result<()> {
     Ok(())
 }
 
-fn diffbleu(a: TripleArgs) -> Result<()> {
-    let (o, r, p) = read_inputs(&a, true)?;
-    let score = diff_bleu(&o, &r, &p);
-    if a.json {
-        println!("{}", json!({"metric": "diffbleu", "score": score}));
+fn diffbleu(a: DiffBleuArgs) -> Result<()> {
+    let (o, r, p) = read_inputs(&a.texts, true)?;
+    let (score, flavour) = match a.flavour {
+        Flavour::Nofuneval => (Some(diff_bleu(&o, &r, &p)), "nofuneval"),
+        Flavour::Codeplan => (diff_bleu_codeplan(&o, &r, &p), "codeplan"),
+    };
+    if a.texts.json {
+        println!(
+            "{}",
+            json!({"metric": "diffbleu", "flavour": flavour, "score": score})
+        );
     } else {
-        println!("diffbleu: {score}");
+        match score {
+            Some(s) => println!("diffbleu ({flavour}): {s}"),
+            None => println!("diffbleu ({flavour}): undefined (an empty diff; CodePlan skips it)"),
+        }
     }
     Ok(())
 }

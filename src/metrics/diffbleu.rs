@@ -1,4 +1,5 @@
-//! DiffBLEU (NoFunEval flavour): BLEU of the predicted diff against the reference diff.
+//! DiffBLEU: BLEU of the predicted diff against the reference diff, in the NoFunEval
+//! flavour ([`diff_bleu`], the default) and the CodePlan flavour ([`diff_bleu_codeplan`]).
 //!
 //! `DiffBLEU(O, A, B) = NLTK sentence BLEU (method 1) of wordpunct(diff(O, B)) against
 //! [wordpunct(diff(O, A))]`, where `diff` is the hunk text of `git diff -U0
@@ -9,41 +10,104 @@
 //! 80 bytes). Git's Myers/indent heuristics can group ambiguous hunks differently; the
 //! shared vectors agree exactly.
 
-use super::bleu::{NltkSmoothing, nltk_sentence_bleu, wordpunct_tokens};
+use super::bleu::{NltkSmoothing, nltk_sentence_bleu, nmt_bleu, tokenize_13a, wordpunct_tokens};
 use super::lcs::lcs_pairs;
+
+/// One change: old lines `[i0, i1)` replaced by new lines `[j0, j1)`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Block {
+    i0: usize,
+    i1: usize,
+    j0: usize,
+    j1: usize,
+}
+
+/// The changes between `o` and `n` (lines compared through `key`), from one LCS.
+fn change_blocks(o: &[&str], n: &[&str], key: impl Fn(&str) -> String) -> Vec<Block> {
+    let ok: Vec<String> = o.iter().map(|l| key(l)).collect();
+    let nk: Vec<String> = n.iter().map(|l| key(l)).collect();
+    let mut pairs = lcs_pairs(&ok, &nk);
+    pairs.push((o.len(), n.len()));
+    let mut blocks = Vec::new();
+    let (mut i, mut j) = (0usize, 0usize);
+    for (pi, pj) in pairs {
+        if pi > i || pj > j {
+            blocks.push(Block {
+                i0: i,
+                i1: pi,
+                j0: j,
+                j1: pj,
+            });
+        }
+        i = pi + 1;
+        j = pj + 1;
+    }
+    blocks
+}
 
 /// The `-U0` hunks of the line diff from `old` to `new`, as git prints them after the headers.
 pub fn unified_diff_u0(old: &str, new: &str) -> String {
     let o: Vec<&str> = old.lines().collect();
     let n: Vec<&str> = new.lines().collect();
-    let key = |l: &&str| -> String { l.chars().filter(|c| !c.is_whitespace()).collect() };
-    let ok: Vec<String> = o.iter().map(key).collect();
-    let nk: Vec<String> = n.iter().map(key).collect();
-    let mut pairs = lcs_pairs(&ok, &nk);
-    pairs.push((o.len(), n.len()));
+    let no_space = |l: &str| -> String { l.chars().filter(|c| !c.is_whitespace()).collect() };
     let mut out = String::new();
-    let (mut i, mut j) = (0usize, 0usize);
-    for (pi, pj) in pairs {
-        if pi > i || pj > j {
-            let del = &o[i..pi];
-            let ins = &n[j..pj];
-            let blank_only = del.iter().chain(ins.iter()).all(|l| l.trim().is_empty());
-            if !blank_only {
-                out.push_str(&hunk_header(&o, i, del.len(), j, ins.len()));
-                for l in del {
-                    out.push('-');
-                    out.push_str(l);
-                    out.push('\n');
-                }
-                for l in ins {
-                    out.push('+');
-                    out.push_str(l);
-                    out.push('\n');
-                }
-            }
+    for b in change_blocks(&o, &n, no_space) {
+        let del = &o[b.i0..b.i1];
+        let ins = &n[b.j0..b.j1];
+        // --ignore-blank-lines: hunks that only add or remove blank lines are dropped.
+        if del.iter().chain(ins).all(|l| l.trim().is_empty()) {
+            continue;
         }
-        i = pi + 1;
-        j = pj + 1;
+        out.push_str(&hunk_header(&o, b.i0, del.len(), b.j0, ins.len()));
+        push_lines(&mut out, '-', del);
+        push_lines(&mut out, '+', ins);
+    }
+    out
+}
+
+fn push_lines(out: &mut String, mark: char, lines: &[&str]) {
+    for l in lines {
+        out.push(mark);
+        out.push_str(l);
+        out.push('\n');
+    }
+}
+
+/// git's default unified diff (`-U3`) from the first `@@` on: exact line comparison,
+/// changes closer than 2 × 3 lines share a hunk.
+pub fn unified_diff_u3(old: &str, new: &str) -> String {
+    const CONTEXT: usize = 3;
+    let o: Vec<&str> = old.lines().collect();
+    let n: Vec<&str> = new.lines().collect();
+    let blocks = change_blocks(&o, &n, str::to_owned);
+    let mut out = String::new();
+    let mut k = 0;
+    while k < blocks.len() {
+        let mut last = k;
+        while last + 1 < blocks.len() && blocks[last + 1].i0 - blocks[last].i1 <= 2 * CONTEXT {
+            last += 1;
+        }
+        let (first, end) = (blocks[k], blocks[last]);
+        let old_start = first.i0.saturating_sub(CONTEXT);
+        let old_end = (end.i1 + CONTEXT).min(o.len());
+        let new_start = first.j0 - (first.i0 - old_start);
+        let new_end = end.j1 + (old_end - end.i1);
+        out.push_str(&hunk_header(
+            &o,
+            old_start,
+            old_end - old_start,
+            new_start,
+            new_end - new_start,
+        ));
+        let mut pos = old_start;
+        for b in &blocks[k..=last] {
+            push_lines(&mut out, ' ', &o[pos..b.i0]);
+            push_lines(&mut out, '-', &o[b.i0..b.i1]);
+            push_lines(&mut out, '+', &n[b.j0..b.j1]);
+            pos = b.i1;
+        }
+        push_lines(&mut out, ' ', &o[pos..old_end]);
+        k = last + 1;
     }
     out
 }
@@ -93,6 +157,18 @@ pub fn diff_bleu(o: &str, a: &str, b: &str) -> f64 {
     nltk_sentence_bleu(&pred, &[gold], NltkSmoothing::Method1).unwrap_or(0.0)
 }
 
+/// DiffBLEU as CodePlan computes it (the ES paper's comparison): HF `evaluate` "bleu"
+/// (tensorflow-nmt, 13a tokens, no smoothing) of the `git diff` (3 context lines, from the
+/// first `@@`) O→B against O→A. `None` when either diff is empty (CodePlan skips the file).
+pub fn diff_bleu_codeplan(o: &str, a: &str, b: &str) -> Option<f64> {
+    let gold = unified_diff_u3(o, a);
+    let pred = unified_diff_u3(o, b);
+    if gold.is_empty() || pred.is_empty() {
+        return None;
+    }
+    nmt_bleu(&tokenize_13a(&pred), &[tokenize_13a(&gold)], false).ok()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -118,5 +194,22 @@ mod tests {
         let wrong = O.replace("    return a - b", "    return a + b");
         assert!((diff_bleu(O, &a, &wrong) - 0.37652017880472516).abs() < 1e-12);
         assert_eq!(diff_bleu(O, &a, O), 0.0);
+    }
+
+    #[test]
+    fn codeplan_vectors() {
+        let a = O.replace("x = a - b", "x = a + b");
+        assert_eq!(
+            unified_diff_u3(O, &a),
+            "@@ -1,5 +1,5 @@\n def add(a, b):\n-    x = a - b\n+    x = a + b\n     return x\n \n def sub(a, b):\n"
+        );
+        assert_eq!(diff_bleu_codeplan(O, &a, &a), Some(1.0));
+        let commuted = O.replace("x = a - b", "x = b + a");
+        let got = diff_bleu_codeplan(O, &a, &commuted).unwrap();
+        assert!((got - 0.8900101316172414).abs() < 1e-12, "{got}");
+        let wrong = O.replace("    return a - b", "    return a + b");
+        let got = diff_bleu_codeplan(O, &a, &wrong).unwrap();
+        assert!((got - 0.629496576818972).abs() < 1e-12, "{got}");
+        assert_eq!(diff_bleu_codeplan(O, &a, O), None);
     }
 }
