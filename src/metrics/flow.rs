@@ -8,8 +8,11 @@
 //! the next edit at that step. Matching and classification are the replay engine's job;
 //! this module only counts.
 
+use serde::Serialize;
+
 /// Historian's flow pattern of one prediction.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "snake_case")]
 pub enum FlowClass {
     /// Matches a gold edit allowed as the next edit.
     Keeping,
@@ -38,7 +41,8 @@ impl FlowClass {
 pub struct RankedPrediction {
     /// 0-based rank in the suggester's list (best first); ties share a rank.
     pub rank: usize,
-    /// Index of the gold edit it matched, if any (one-to-one matching is the caller's job).
+    /// Index of the gold edit it matched, if any. Keeping predictions must match gold
+    /// edits among the `allowed_gold` ones; several may match the same edit (counted once).
     pub matched_gold: Option<usize>,
     /// Its flow pattern; `Keeping`/`Jumping` iff `matched_gold` is set.
     pub class: FlowClass,
@@ -54,7 +58,7 @@ pub struct FlowStep {
 }
 
 /// Precision, recall and F1.
-#[derive(Debug, Clone, Copy, PartialEq, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize)]
 pub struct Prf {
     /// Precision.
     pub precision: f64,
@@ -76,18 +80,36 @@ pub struct StepCounts {
 }
 
 impl FlowStep {
-    /// Historian's per-step counts.
+    /// Historian's per-step counts, with duplicate matches (several Keeping predictions
+    /// on one gold edit) counted once in `tp` and otherwise as false positives — the fix
+    /// for Historian's many-to-one matching, which let recall exceed 1.
     pub fn counts(&self) -> StepCounts {
-        let tp = self
-            .predictions
-            .iter()
-            .filter(|p| p.class == FlowClass::Keeping)
-            .count() as u64;
+        let tp = self.keeping_hits(usize::MAX);
         StepCounts {
             tp,
             fp: self.predictions.len() as u64 - tp,
             fn_: (self.allowed_gold as u64).saturating_sub(tp),
         }
+    }
+
+    /// Distinct gold edits hit by Keeping predictions ranked better than `k` (a Keeping
+    /// prediction without a `matched_gold` counts on its own).
+    fn keeping_hits(&self, k: usize) -> u64 {
+        let mut seen = std::collections::BTreeSet::new();
+        let mut unnamed = 0u64;
+        for p in self
+            .predictions
+            .iter()
+            .filter(|p| p.class == FlowClass::Keeping && p.rank < k)
+        {
+            match p.matched_gold {
+                Some(g) => {
+                    seen.insert(g);
+                }
+                None => unnamed += 1,
+            }
+        }
+        seen.len() as u64 + unnamed
     }
 
     /// Historian's `precision@all`, `recall@all`, `f1_score@all` (0 for 0/0).
@@ -106,12 +128,9 @@ impl FlowStep {
         }
     }
 
-    /// Historian's raw `tp@k`: keeping predictions ranked better than `k`.
+    /// Historian's raw `tp@k`: keeping predictions ranked better than `k` (distinct gold edits).
     pub fn tp_at(&self, k: usize) -> u64 {
-        self.predictions
-            .iter()
-            .filter(|p| p.class == FlowClass::Keeping && p.rank < k)
-            .count() as u64
+        self.keeping_hits(k)
     }
 
     /// Rank of the best keeping prediction.
@@ -128,17 +147,31 @@ fn ratio(num: u64, den: u64) -> Option<f64> {
     (den > 0).then(|| num as f64 / den as f64)
 }
 
+/// Share of each flow pattern among all predictions, under Historian's keys.
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize)]
+pub struct FlowShares {
+    /// Share of [`FlowClass::Keeping`].
+    pub flow_keeping: f64,
+    /// Share of [`FlowClass::Jumping`].
+    pub flow_jumping: f64,
+    /// Share of [`FlowClass::Reverting`].
+    pub flow_reverting: f64,
+    /// Share of [`FlowClass::Breaking`].
+    pub flow_breaking: f64,
+}
+
 /// Aggregates over every step of one or more runs.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct FlowSummary {
     /// Number of steps.
     pub steps: usize,
     /// Σtp / (Σtp + Σfp), Σtp / (Σtp + Σfn), 2Σtp / (2Σtp + Σfp + Σfn); 0 for 0/0.
     pub micro: Prf,
     /// Means of the per-step values over the steps where each is defined (see docs).
+    #[serde(rename = "macro")]
     pub macro_: Prf,
-    /// Share of each flow class over all predictions, in [`FlowClass`] order.
-    pub shares: [(FlowClass, f64); 4],
+    /// Share of each flow class over all predictions.
+    pub shares: FlowShares,
     /// `(k, Σ tp@k)`: Historian's raw counts, summed over steps.
     pub raw_tp_at: Vec<(usize, u64)>,
     /// `(k, hit@k)`: share of scorable steps with a keeping prediction ranked < k.
@@ -214,12 +247,12 @@ pub fn aggregate(steps: &[FlowStep], ks: &[usize]) -> FlowSummary {
             recall: mean(r_sum, r_n),
             f1: mean(f_sum, f_n),
         },
-        shares: [
-            (FlowClass::Keeping, share(0)),
-            (FlowClass::Jumping, share(1)),
-            (FlowClass::Reverting, share(2)),
-            (FlowClass::Breaking, share(3)),
-        ],
+        shares: FlowShares {
+            flow_keeping: share(0),
+            flow_jumping: share(1),
+            flow_reverting: share(2),
+            flow_breaking: share(3),
+        },
         raw_tp_at: ks.iter().copied().zip(raw).collect(),
         hit_at: ks
             .iter()
@@ -276,7 +309,91 @@ mod tests {
         assert_eq!(s.macro_.recall, 0.375);
         assert_eq!(s.mrr, 0.25);
         assert_eq!(s.hit_at, vec![(1, 0.0), (3, 0.5), (5, 0.5), (10, 0.5)]);
-        assert_eq!(s.shares[0], (FlowClass::Keeping, 0.75));
+        assert_eq!(s.shares.flow_keeping, 0.75);
+        assert_eq!(s.shares.flow_breaking, 0.25);
+        let json = serde_json::to_value(&s).unwrap();
+        assert_eq!(json["macro"]["recall"], 0.375);
+        assert_eq!(json["shares"]["flow_keeping"], 0.75);
         assert_eq!(s.raw_tp_at[1], (3, 2));
+        // Two predictions on one gold edit: one true positive, one false positive.
+        let dup = FlowStep {
+            predictions: vec![
+                pred(0, FlowClass::Keeping),
+                RankedPrediction {
+                    rank: 1,
+                    matched_gold: Some(0),
+                    class: FlowClass::Keeping,
+                },
+            ],
+            allowed_gold: 1,
+        };
+        assert_eq!(
+            dup.counts(),
+            StepCounts {
+                tp: 1,
+                fp: 1,
+                fn_: 0
+            }
+        );
+        assert_eq!(dup.prf().recall, 1.0);
+    }
+
+    fn class_of(i: u8) -> FlowClass {
+        [
+            FlowClass::Keeping,
+            FlowClass::Jumping,
+            FlowClass::Reverting,
+            FlowClass::Breaking,
+        ][i as usize % 4]
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn aggregate_invariants(
+            steps in proptest::collection::vec(
+                (proptest::collection::vec((0usize..12, 0u8..4), 0..6), 0usize..5), 0..8)
+        ) {
+            // Keeping predictions hit one of the allowed gold edits (possibly the same one).
+            let steps: Vec<FlowStep> = steps
+                .into_iter()
+                .map(|(preds, allowed)| FlowStep {
+                    predictions: preds
+                        .into_iter()
+                        .map(|(rank, c)| {
+                            let class = match class_of(c) {
+                                FlowClass::Keeping if allowed == 0 => FlowClass::Jumping,
+                                other => other,
+                            };
+                            let matched_gold = match class {
+                                FlowClass::Keeping => Some(rank % allowed),
+                                FlowClass::Jumping => Some(100 + rank),
+                                _ => None,
+                            };
+                            RankedPrediction { rank, matched_gold, class }
+                        })
+                        .collect(),
+                    allowed_gold: allowed,
+                })
+                .collect();
+            let s = aggregate(&steps, &HISTORIAN_KS);
+            let total: usize = steps.iter().map(|st| st.predictions.len()).sum();
+            let shares = s.shares.flow_keeping + s.shares.flow_jumping + s.shares.flow_reverting + s.shares.flow_breaking;
+            if total > 0 {
+                proptest::prop_assert!((shares - 1.0).abs() < 1e-12);
+            } else {
+                proptest::prop_assert_eq!(shares, 0.0);
+            }
+            for prf in [s.micro, s.macro_] {
+                for v in [prf.precision, prf.recall, prf.f1] {
+                    proptest::prop_assert!((0.0..=1.0).contains(&v));
+                }
+            }
+            // hit@k grows with k; MRR never exceeds hit@10 nor falls below hit@1.
+            for w in s.hit_at.windows(2) {
+                proptest::prop_assert!(w[0].1 <= w[1].1);
+            }
+            proptest::prop_assert!(s.mrr >= s.hit_at[0].1 - 1e-12);
+            proptest::prop_assert!(s.mrr <= 1.0);
+        }
     }
 }
