@@ -12,7 +12,7 @@ use nextedit::metrics::bleu::{
     tokenize_13a, wordpunct_tokens,
 };
 use nextedit::metrics::contextbench::{
-    ContextBenchConfig, Conversion, InstanceResult, Mode, aggregate, evaluate,
+    ContextBenchConfig, Conversion, Granularity as Level, InstanceResult, Mode, aggregate, evaluate,
 };
 use nextedit::metrics::diffbleu::{diff_bleu, diff_bleu_codeplan};
 use nextedit::metrics::excision::{
@@ -455,6 +455,14 @@ fn load_patches(path: &Path) -> Result<std::collections::HashMap<String, String>
     Ok(out)
 }
 
+/// The granularities in the evaluator's order, with their names.
+const LEVELS: [(&str, Level); 4] = [
+    ("file", Level::File),
+    ("symbol", Level::Symbol),
+    ("span", Level::Span),
+    ("line", Level::Line),
+];
+
 fn contextbench(a: ContextBenchArgs) -> Result<()> {
     let mode = if a.compat { Mode::Compat } else { Mode::Fixed };
     let config = ContextBenchConfig {
@@ -543,38 +551,14 @@ fn contextbench(a: ContextBenchArgs) -> Result<()> {
             "  {:<8} {:>8} {:>9} {:>8} {:>10}",
             "", "coverage", "precision", "AUC", "redundancy"
         );
-        for (name, s, auc, red) in [
-            (
-                "file",
-                &r.final_scores.file,
-                r.trajectory.auc_coverage.file,
-                r.trajectory.redundancy.file,
-            ),
-            (
-                "symbol",
-                &r.final_scores.symbol,
-                r.trajectory.auc_coverage.symbol,
-                r.trajectory.redundancy.symbol,
-            ),
-            (
-                "span",
-                &r.final_scores.span,
-                r.trajectory.auc_coverage.span,
-                r.trajectory.redundancy.span,
-            ),
-            (
-                "line",
-                &r.final_scores.line,
-                r.trajectory.auc_coverage.line,
-                r.trajectory.redundancy.line,
-            ),
-        ] {
+        for (name, level) in LEVELS {
+            let s = r.final_scores.get(level);
             println!(
                 "  {name:<8} {:>8} {:>9} {:>8} {:>10.4}",
                 f(s.coverage),
                 f(s.precision),
-                f(auc),
-                red
+                f(*r.trajectory.auc_coverage.get(level)),
+                r.trajectory.redundancy.get(level)
             );
         }
         if let Some(e) = &r.editloc {
@@ -596,15 +580,7 @@ fn contextbench(a: ContextBenchArgs) -> Result<()> {
     }
     if results.len() > 1 {
         println!("\naggregate (micro coverage / macro F1):");
-        for (name, g) in [
-            ("file", nextedit::metrics::contextbench::Granularity::File),
-            (
-                "symbol",
-                nextedit::metrics::contextbench::Granularity::Symbol,
-            ),
-            ("span", nextedit::metrics::contextbench::Granularity::Span),
-            ("line", nextedit::metrics::contextbench::Granularity::Line),
-        ] {
+        for (name, g) in LEVELS {
             println!(
                 "  {name:<8} {} / {}",
                 f(*agg.micro_coverage.get(g)),
