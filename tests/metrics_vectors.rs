@@ -34,9 +34,18 @@ fn strings(v: &Value) -> Vec<String> {
         .collect()
 }
 
-/// Relative-or-absolute closeness: 1e-9 absolute, or 1e-9 relative for tiny values.
+/// Within 1e-9 absolute; values below 1e-6 (e.g. Historian's ≈ 1e-75 for no unigram match)
+/// must agree to 1e-9 *relative*, and a zero must be exactly zero.
 fn close(got: f64, want: f64) -> bool {
-    (got - want).abs() <= 1e-9 || (got - want).abs() <= 1e-9 * want.abs()
+    if want == 0.0 {
+        return got == 0.0;
+    }
+    let diff = (got - want).abs();
+    if want.abs() < 1e-6 {
+        diff <= 1e-9 * want.abs()
+    } else {
+        diff <= 1e-9
+    }
 }
 
 #[track_caller]
