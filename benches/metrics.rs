@@ -125,7 +125,7 @@ fn bench_es() {
         ms(line)
     );
     println!(
-        "  ES-Token  median {:>9.3} ms  ({n_token} runs; tree-sitter parse of 3 files included)",
+        "  ES-Token  median {:>9.3} ms  ({n_token} runs; one full + two incremental tree-sitter parses)",
         ms(token)
     );
 
