@@ -110,7 +110,10 @@ fn leaves_of(tree: &tree_sitter::Tree, text: &str) -> Vec<Range<usize>> {
         if node.child_count() == 0 {
             let (start, end) = (node.start_byte(), node.end_byte());
             if end > start && start >= covered {
-                out.extend(lexical_ranges(text, covered..start));
+                // Gaps between leaves are almost always whitespace: skip the lexer then.
+                if !text[covered..start].bytes().all(|b| b.is_ascii_whitespace()) {
+                    out.extend(lexical_ranges(text, covered..start));
+                }
                 out.push(start..end);
                 covered = end;
             }
