@@ -111,7 +111,10 @@ fn leaves_of(tree: &tree_sitter::Tree, text: &str) -> Vec<Range<usize>> {
             let (start, end) = (node.start_byte(), node.end_byte());
             if end > start && start >= covered {
                 // Gaps between leaves are almost always whitespace: skip the lexer then.
-                if !text[covered..start].bytes().all(|b| b.is_ascii_whitespace()) {
+                if !text[covered..start]
+                    .bytes()
+                    .all(|b| b.is_ascii_whitespace())
+                {
                     out.extend(lexical_ranges(text, covered..start));
                 }
                 out.push(start..end);
