@@ -7,11 +7,15 @@
 //! - [`store`]: the SQLite database (schema, migrations, the single writer, queries).
 //! - [`proxy`]: the recording proxy that sits between an editor and a language server.
 //! - [`trajectory`]: the pure domain model and its JSON form.
+//! - [`contextbench_io`]: ContextBench inputs and repository checkouts on disk.
+//! - [`metrics`]: BLEU, SARI, Excision Score, DiffBLEU, ContextBench, flow aggregation (pure).
 
 #![warn(missing_docs)]
 #![forbid(unsafe_op_in_unsafe_fn)]
 
+pub mod contextbench_io;
 pub mod lsp;
+pub mod metrics;
 pub mod proxy;
 pub mod record;
 pub mod store;
