@@ -19,5 +19,6 @@ pub mod metrics;
 pub mod proxy;
 pub mod record;
 pub mod store;
+pub mod suggest;
 pub mod syntax;
 pub mod trajectory;
