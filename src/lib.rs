@@ -18,6 +18,7 @@ pub mod lsp;
 pub mod metrics;
 pub mod proxy;
 pub mod record;
+pub mod replay;
 pub mod store;
 pub mod suggest;
 pub mod syntax;

@@ -1,0 +1,385 @@
+//! The replay engine on Historian's worked example (reference §14), with a scripted
+//! suggester, plus the oracle and noop baselines and the leak sentinel.
+
+use std::collections::HashMap;
+
+use nextedit::metrics::flow::{FlowClass, aggregate};
+use nextedit::replay::matching::MatchRule;
+use nextedit::replay::{DirWorkspace, OracleSuggester, OrderMode, ReplayConfig, replay};
+use nextedit::suggest::protocol::{
+    GenerateParams, GenerateResult, InitializeParams, InitializeResult, SuggestParams,
+    SuggestResult, SuggestedEdit,
+};
+use nextedit::suggest::{NoopSuggester, SuggestError, Suggester};
+use nextedit::trajectory::{
+    Edit, EditKind, FileEntry, LineRange, SessionInfo, SessionKind, Trajectory,
+};
+
+const A_PY: &str = "import os\n\n\ndef compute(x):\n    return x + 1\n\n\ndef helper(y):\n    return compute(y) * 2\n\n\nclass Foo:\n    def bar(self):\n        return compute(3)\n";
+const B_PY: &str = "from pkg.a import compute\n\n\ndef run():\n    total = compute(10)\n    print(total)\n    return total\n";
+
+fn edit(id: usize, file: &str, start: usize, before: &str, after: &str) -> Edit {
+    let lines = |t: &str| t.split_inclusive('\n').count();
+    Edit {
+        id: format!("e{id}"),
+        file: file.into(),
+        kind: if before.is_empty() {
+            EditKind::Insert
+        } else {
+            EditKind::Replace
+        },
+        before_lines: LineRange::new(start, start + lines(before)),
+        after_lines: LineRange::new(0, 0),
+        before_text: before.into(),
+        after_text: after.into(),
+        context_before: vec![],
+        context_after: vec![],
+        structural_path: vec![],
+        origin: Default::default(),
+        events: vec![],
+        annotations: Default::default(),
+    }
+}
+
+/// The toy commit "Add scale parameter to compute": 5 edits, no order edges.
+fn worked_example() -> Trajectory {
+    let mut t = Trajectory::new(SessionInfo {
+        id: "06e9be95b7".into(),
+        kind: SessionKind::Commit,
+        workspace: None,
+        git_head: None,
+        commit: None,
+        server_command: vec![],
+        position_encoding: None,
+        started_at: None,
+        ended_at: None,
+    });
+    for (path, text) in [("pkg/a.py", A_PY), ("pkg/b.py", B_PY)] {
+        t.files.push(FileEntry {
+            path: path.into(),
+            uri: None,
+            language: Some("python".into()),
+            base_text: Some(text.into()),
+            final_text: None,
+            excluded: false,
+        });
+    }
+    t.edits = vec![
+        edit(0, "pkg/a.py", 1, "", "import math\n"),
+        edit(
+            1,
+            "pkg/a.py",
+            3,
+            "def compute(x):\n    return x + 1\n",
+            "def compute(x, scale=1):\n    return (x + 1) * scale\n",
+        ),
+        edit(
+            2,
+            "pkg/a.py",
+            8,
+            "    return compute(y) * 2\n",
+            "    return compute(y, scale=2) * 2\n",
+        ),
+        edit(
+            3,
+            "pkg/a.py",
+            13,
+            "        return compute(3)\n",
+            "        value = compute(3, scale=math.pi)\n        return value\n",
+        ),
+        edit(
+            4,
+            "pkg/b.py",
+            4,
+            "    total = compute(10)\n",
+            "    total = compute(10, scale=3)\n",
+        ),
+    ];
+    t
+}
+
+fn s(file: &str, start: usize, end: usize, text: &str, confidence: f64) -> SuggestedEdit {
+    SuggestedEdit {
+        file: file.into(),
+        start_line: start,
+        end_line: end,
+        text: text.into(),
+        confidence: Some(confidence),
+    }
+}
+
+/// §14's suggester: a wrong edit first, then the remaining true edits of pkg/a.py;
+/// at step 4, the wrong edit and an edit that puts back edit 3's old text.
+struct Scripted {
+    answers: HashMap<usize, Vec<SuggestedEdit>>,
+    seen_files: Vec<String>,
+    generated_at: Vec<(String, usize, usize)>,
+}
+
+impl Suggester for Scripted {
+    fn name(&self) -> String {
+        "scripted".into()
+    }
+    fn initialize(&mut self, _: &InitializeParams) -> Result<InitializeResult, SuggestError> {
+        Ok(InitializeResult::default())
+    }
+    fn suggest(&mut self, params: &SuggestParams) -> Result<SuggestResult, SuggestError> {
+        self.seen_files
+            .extend(params.files.iter().map(|f| f.text.clone()));
+        Ok(SuggestResult {
+            edits: self.answers.get(&params.step).cloned().unwrap_or_default(),
+            reads: vec![],
+        })
+    }
+    fn generate(&mut self, params: &GenerateParams) -> Result<GenerateResult, SuggestError> {
+        self.generated_at
+            .push((params.file.clone(), params.start_line, params.end_line));
+        Ok(GenerateResult {
+            text: "    total = compute(10, scale=3)\n".into(),
+            reads: vec![],
+        })
+    }
+    fn shutdown(&mut self) {}
+}
+
+fn config(order: OrderMode) -> ReplayConfig {
+    ReplayConfig {
+        order,
+        rule: MatchRule::Historian,
+        seed: 42,
+        revealed: Default::default(),
+        language: Some("python".into()),
+        project: Some("demo".into()),
+    }
+}
+
+#[test]
+fn historian_worked_example() {
+    let wrong = s("pkg/a.py", 0, 1, "import sys\n", 0.9);
+    let e1 = s(
+        "pkg/a.py",
+        4,
+        6,
+        "def compute(x, scale=1):\n    return (x + 1) * scale\n",
+        0.8,
+    );
+    let e2 = s(
+        "pkg/a.py",
+        9,
+        10,
+        "    return compute(y, scale=2) * 2\n",
+        0.7,
+    );
+    let e3 = s(
+        "pkg/a.py",
+        14,
+        15,
+        "        value = compute(3, scale=math.pi)\n        return value\n",
+        0.6,
+    );
+    let revert = s("pkg/a.py", 14, 16, "        return compute(3)\n", 0.5);
+    let mut suggester = Scripted {
+        answers: HashMap::from([
+            (1, vec![wrong.clone(), e1, e2.clone(), e3.clone()]),
+            (2, vec![wrong.clone(), e2, e3.clone()]),
+            (3, vec![wrong.clone(), e3]),
+            (4, vec![wrong, revert]),
+        ]),
+        seen_files: vec![],
+        generated_at: vec![],
+    };
+    let dir = tempfile::tempdir().unwrap();
+    // Historian always starts with edit 0.
+    let mut t = worked_example();
+    t.order.initial = vec!["e0".into()];
+    let outcome = replay(
+        &t,
+        &mut suggester,
+        &mut DirWorkspace::new(dir.path()),
+        &config(OrderMode::Adaptive),
+        None,
+    )
+    .unwrap();
+    assert_eq!(outcome.initial, 0);
+    assert_eq!(suggester.generated_at, vec![("pkg/b.py".to_string(), 4, 5)]);
+    assert_eq!(outcome.order, vec![0, 1, 2, 3, 4]);
+    let classes: Vec<Vec<FlowClass>> = outcome
+        .steps
+        .iter()
+        .map(|s| s.predictions.iter().map(|p| p.class).collect())
+        .collect();
+    use FlowClass::*;
+    assert_eq!(
+        classes,
+        vec![
+            vec![Breaking, Keeping, Keeping, Keeping],
+            vec![Breaking, Keeping, Keeping],
+            vec![Breaking, Keeping],
+            vec![Breaking, Reverting],
+        ]
+    );
+    let prf: Vec<(f64, f64)> = outcome
+        .steps
+        .iter()
+        .map(|s| (s.flow.prf().precision, s.flow.prf().recall))
+        .collect();
+    assert_eq!(
+        prf,
+        vec![(0.75, 0.75), (2.0 / 3.0, 2.0 / 3.0), (0.5, 0.5), (0.0, 0.0)]
+    );
+    let tp_at: Vec<[u64; 3]> = outcome
+        .steps
+        .iter()
+        .map(|s| [s.flow.tp_at(1), s.flow.tp_at(3), s.flow.tp_at(5)])
+        .collect();
+    assert_eq!(tp_at, vec![[0, 2, 3], [0, 2, 2], [0, 1, 1], [0, 0, 0]]);
+    // Steps 1-3 take their content score from the best kept match; step 4 generates.
+    let content: Vec<(usize, bool, f64)> = outcome
+        .steps
+        .iter()
+        .map(|s| {
+            s.content
+                .as_ref()
+                .map(|c| (c.gold, c.generated, c.bleu))
+                .unwrap()
+        })
+        .collect();
+    assert_eq!(
+        content,
+        vec![
+            (1, false, 100.0),
+            (2, false, 100.0),
+            (3, false, 100.0),
+            (4, true, 100.0)
+        ]
+    );
+    assert_eq!(outcome.steps[3].content.as_ref().unwrap().es, 1.0);
+    // The workspace ends at the commit's state.
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("pkg/a.py")).unwrap(),
+        "import os\nimport math\n\n\ndef compute(x, scale=1):\n    return (x + 1) * scale\n\n\ndef helper(y):\n    return compute(y, scale=2) * 2\n\n\nclass Foo:\n    def bar(self):\n        value = compute(3, scale=math.pi)\n        return value\n"
+    );
+    let summary = aggregate(
+        &outcome
+            .steps
+            .iter()
+            .map(|s| s.flow.clone())
+            .collect::<Vec<_>>(),
+        &[1, 3, 5],
+    );
+    assert_eq!(
+        (
+            summary.shares.flow_keeping,
+            summary.shares.flow_breaking,
+            summary.shares.flow_reverting
+        ),
+        (6.0 / 11.0, 4.0 / 11.0, 1.0 / 11.0)
+    );
+}
+
+#[test]
+fn oracle_reaches_the_maximum_and_noop_scores_zero() {
+    let dir = tempfile::tempdir().unwrap();
+    let (mut oracle, feed) = OracleSuggester::new();
+    let outcome = replay(
+        &worked_example(),
+        &mut oracle,
+        &mut DirWorkspace::new(dir.path()),
+        &config(OrderMode::Fixed),
+        Some(&feed),
+    )
+    .unwrap();
+    assert_eq!(outcome.order, vec![0, 1, 2, 3, 4]);
+    for step in &outcome.steps {
+        let prf = step.flow.prf();
+        assert_eq!(
+            (prf.precision, prf.recall),
+            (1.0, 1.0),
+            "step {}",
+            step.step
+        );
+        assert_eq!(step.content.as_ref().unwrap().bleu, 100.0);
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let outcome = replay(
+        &worked_example(),
+        &mut NoopSuggester,
+        &mut DirWorkspace::new(dir.path()),
+        &config(OrderMode::Fixed),
+        None,
+    )
+    .unwrap();
+    for step in &outcome.steps {
+        let prf = step.flow.prf();
+        assert_eq!(
+            (prf.precision, prf.recall, step.predictions.len()),
+            (0.0, 0.0, 0)
+        );
+        // Doing nothing scores ES 0.
+        assert_eq!(step.content.as_ref().unwrap().es, 0.0, "step {}", step.step);
+    }
+}
+
+#[test]
+fn the_future_never_reaches_the_suggester() {
+    let mut t = worked_example();
+    let sentinel = "SENTINEL_FROM_THE_FUTURE";
+    t.edits[4].after_text = format!("    total = compute(10, scale=3)  # {sentinel}\n");
+    let mut suggester = Scripted {
+        answers: HashMap::new(),
+        seen_files: vec![],
+        generated_at: vec![],
+    };
+    struct Spy<'a>(&'a mut Scripted, Vec<String>, std::path::PathBuf);
+    impl Suggester for Spy<'_> {
+        fn name(&self) -> String {
+            "spy".into()
+        }
+        fn initialize(&mut self, p: &InitializeParams) -> Result<InitializeResult, SuggestError> {
+            self.1.push(serde_json::to_string(p).unwrap());
+            self.0.initialize(p)
+        }
+        fn suggest(&mut self, p: &SuggestParams) -> Result<SuggestResult, SuggestError> {
+            self.1.push(serde_json::to_string(p).unwrap());
+            // Everything readable in the worktree at this moment.
+            for entry in ["pkg/a.py", "pkg/b.py"] {
+                self.1
+                    .push(std::fs::read_to_string(self.2.join(entry)).unwrap_or_default());
+            }
+            self.0.suggest(p)
+        }
+        fn generate(&mut self, p: &GenerateParams) -> Result<GenerateResult, SuggestError> {
+            self.1.push(serde_json::to_string(p).unwrap());
+            for entry in ["pkg/a.py", "pkg/b.py"] {
+                self.1
+                    .push(std::fs::read_to_string(self.2.join(entry)).unwrap_or_default());
+            }
+            self.0.generate(p)
+        }
+        fn shutdown(&mut self) {}
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let mut spy = Spy(&mut suggester, vec![], dir.path().to_path_buf());
+    let outcome = replay(
+        &t,
+        &mut spy,
+        &mut DirWorkspace::new(dir.path()),
+        &config(OrderMode::Fixed),
+        None,
+    )
+    .unwrap();
+    assert_eq!(outcome.order, vec![0, 1, 2, 3, 4]);
+    assert!(spy.1.len() > 10);
+    for seen in &spy.1 {
+        assert!(
+            !seen.contains(sentinel),
+            "the suggester saw the future: {seen}"
+        );
+    }
+    // After the last step the sentinel is on disk: the check above was not vacuous.
+    assert!(
+        std::fs::read_to_string(dir.path().join("pkg/b.py"))
+            .unwrap()
+            .contains(sentinel)
+    );
+}
