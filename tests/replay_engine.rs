@@ -383,3 +383,77 @@ fn the_future_never_reaches_the_suggester() {
             .contains(sentinel)
     );
 }
+
+#[test]
+fn replay_command_with_builtin_and_process_suggesters() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("commit.json");
+    std::fs::write(&path, serde_json::to_string(&worked_example()).unwrap()).unwrap();
+    let run = |suggester: &str| {
+        let output = std::process::Command::new(env!("CARGO_BIN_EXE_nextedit"))
+            .args(["replay", "--json", "--suggester", suggester, "--trajectory"])
+            .arg(&path)
+            .output()
+            .unwrap();
+        assert!(
+            output.status.success(),
+            "{}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        let lines: Vec<serde_json::Value> = String::from_utf8(output.stdout)
+            .unwrap()
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        lines
+    };
+    let oracle = run("builtin:oracle");
+    assert_eq!(
+        oracle[0]["order"],
+        serde_json::json!(["e0", "e1", "e2", "e3", "e4"])
+    );
+    assert_eq!(
+        oracle[1]["summary"]["micro"],
+        serde_json::json!({"precision": 1.0, "recall": 1.0, "f1": 1.0})
+    );
+    assert_eq!(oracle[1]["summary"]["mrr"], 1.0);
+    let noop = run("builtin:noop");
+    assert_eq!(
+        noop[1]["summary"]["micro"],
+        serde_json::json!({"precision": 0.0, "recall": 0.0, "f1": 0.0})
+    );
+    // A process suggester that crashes once: that step records the failure, the run goes on.
+    let script =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/suggesters/scripted.py");
+    let state = dir.path().join("state");
+    let crashing = run(&format!(
+        "cmd:SUGGESTER_MODE=crash-once SUGGESTER_STATE='{}' python3 '{}'",
+        state.display(),
+        script.display()
+    ));
+    let steps = crashing[0]["steps"].as_array().unwrap();
+    assert_eq!(steps.len(), 4);
+    assert!(
+        steps[0]["suggest_error"]
+            .as_str()
+            .unwrap()
+            .starts_with("crash: suggester exited during `suggest` (exit status: 7)"),
+        "{}",
+        steps[0]
+    );
+    // Later steps got answers again (its edit on a.py does not exist in this trajectory: a clear failure).
+    assert_eq!(
+        steps[1]["suggest_error"],
+        "bad_result: suggester's `suggest` result is invalid: a.py is not a file of this trajectory"
+    );
+    let bad = std::process::Command::new(env!("CARGO_BIN_EXE_nextedit"))
+        .args(["replay", "--suggester", "builtin:nope", "--trajectory"])
+        .arg(&path)
+        .output()
+        .unwrap();
+    assert_eq!(bad.status.code(), Some(2));
+    assert_eq!(
+        String::from_utf8_lossy(&bad.stderr),
+        "nextedit: error: unknown suggester \"builtin:nope\": use builtin:noop, builtin:oracle or cmd:<command line>\n"
+    );
+}

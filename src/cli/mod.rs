@@ -1,6 +1,7 @@
 //! Command-line interface: one file per subcommand, no logic beyond wiring.
 
 mod proxy;
+mod replay;
 mod score;
 mod sessions;
 
@@ -35,6 +36,7 @@ enum Command {
     ///
     /// Definitions, conventions and compat differences: docs/metrics.md.
     Score(score::ScoreArgs),
+    Replay(replay::ReplayArgs),
 }
 
 /// Parses arguments, runs the command and returns the process exit code.
@@ -47,6 +49,7 @@ pub fn run() -> i32 {
         Command::Proxy(args) => proxy::run(args),
         Command::Sessions(command) => sessions::run(command),
         Command::Score(args) => score::run(args).map(|()| 0),
+        Command::Replay(args) => replay::run(args),
     };
     match result {
         Ok(code) => code,
