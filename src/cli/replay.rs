@@ -90,11 +90,11 @@ enum RevealArg {
     Files,
 }
 
-/// A suggester built from its spec, with the oracle's feed when it is the oracle.
-fn build_suggester(
-    spec: &str,
-    timeout: Duration,
-) -> anyhow::Result<(Box<dyn Suggester>, Option<std::sync::Arc<OracleFeed>>)> {
+/// A suggester and, for the oracle, the feed the engine fills with gold answers.
+type BuiltSuggester = (Box<dyn Suggester>, Option<std::sync::Arc<OracleFeed>>);
+
+/// A suggester built from its spec.
+fn build_suggester(spec: &str, timeout: Duration) -> anyhow::Result<BuiltSuggester> {
     Ok(match spec {
         "builtin:noop" => (Box::new(NoopSuggester), None),
         "builtin:oracle" => {
