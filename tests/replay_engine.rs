@@ -454,6 +454,82 @@ fn replay_command_with_builtin_and_process_suggesters() {
     assert_eq!(bad.status.code(), Some(2));
     assert_eq!(
         String::from_utf8_lossy(&bad.stderr),
-        "nextedit: error: unknown suggester \"builtin:nope\": use builtin:noop, builtin:oracle or cmd:<command line>\n"
+        "nextedit: error: unknown suggester \"builtin:nope\": use builtin:noop, builtin:propagate, builtin:oracle or cmd:<command line>\n"
     );
+}
+
+/// A rename commit: the definition first, then two call sites in two files.
+fn rename_trajectory() -> Trajectory {
+    let mut t = worked_example();
+    t.files[0].base_text = Some("def total_price(items):\n    return sum(items)\n\n\ndef describe(items):\n    return total_price(items)\n".into());
+    t.files[1].base_text =
+        Some("from pkg.a import total_price\n\nprint(total_price([1]))\n".into());
+    t.edits = vec![
+        edit(
+            0,
+            "pkg/a.py",
+            0,
+            "def total_price(items):\n",
+            "def subtotal(items):\n",
+        ),
+        edit(
+            1,
+            "pkg/a.py",
+            5,
+            "    return total_price(items)\n",
+            "    return subtotal(items)\n",
+        ),
+        edit(
+            2,
+            "pkg/b.py",
+            0,
+            "from pkg.a import total_price\n",
+            "from pkg.a import subtotal\n",
+        ),
+        edit(
+            3,
+            "pkg/b.py",
+            2,
+            "print(total_price([1]))\n",
+            "print(subtotal([1]))\n",
+        ),
+    ];
+    t
+}
+
+#[test]
+fn propagate_follows_a_rename() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut propagate = nextedit::suggest::PropagateSuggester::default();
+    let outcome = replay(
+        &rename_trajectory(),
+        &mut propagate,
+        &mut DirWorkspace::new(dir.path()),
+        &config(OrderMode::Fixed),
+        None,
+    )
+    .unwrap();
+    assert_eq!(outcome.order, vec![0, 1, 2, 3]);
+    // Step 1: all three remaining sites predicted, nearest (same file) first; all keep the flow.
+    let step1: Vec<(String, usize, Option<usize>, FlowClass)> = outcome.steps[0]
+        .predictions
+        .iter()
+        .map(|p| (p.edit.file.clone(), p.edit.start_line, p.matched, p.class))
+        .collect();
+    assert_eq!(
+        step1,
+        vec![
+            ("pkg/a.py".into(), 5, Some(1), FlowClass::Keeping),
+            ("pkg/b.py".into(), 0, Some(2), FlowClass::Keeping),
+            ("pkg/b.py".into(), 2, Some(3), FlowClass::Keeping),
+        ]
+    );
+    let prf: Vec<(f64, f64)> = outcome
+        .steps
+        .iter()
+        .map(|s| (s.flow.prf().precision, s.flow.prf().recall))
+        .collect();
+    // Later steps learn nothing new from the call-site edits (same rename), so they
+    // predict the remaining sites again.
+    assert_eq!(prf, vec![(1.0, 1.0), (1.0, 1.0), (1.0, 1.0)]);
 }

@@ -12,7 +12,7 @@ use nextedit::replay::{
     DirWorkspace, OracleFeed, OracleSuggester, OrderMode, ReplayConfig, ReplayOutcome, replay,
 };
 use nextedit::suggest::protocol::Revealed;
-use nextedit::suggest::{NoopSuggester, ProcessSuggester, Suggester};
+use nextedit::suggest::{NoopSuggester, ProcessSuggester, PropagateSuggester, Suggester};
 use nextedit::trajectory::Trajectory;
 
 /// Replay trajectories through a next-edit suggester and score it
@@ -24,9 +24,10 @@ use nextedit::trajectory::Trajectory;
 /// when none keeps the flow, the suggester writes the content of the next edit's
 /// location, scored with BLEU-4 and ES. Then the gold edit is applied.
 ///
-/// Suggesters: builtin:noop (never suggests; scores 0), builtin:oracle (the gold
-/// answers; the maximum), or cmd:'<command line>' speaking the protocol of
-/// docs/suggesters.md.
+/// Suggesters: builtin:noop (never suggests; scores 0), builtin:propagate (repeats
+/// each applied rename or one-line change at the other places it applies, nearest
+/// first), builtin:oracle (the gold answers; the maximum), or cmd:'<command line>'
+/// speaking the protocol of docs/suggesters.md.
 ///
 /// Examples:
 ///   nextedit replay --trajectory commit.json --suggester builtin:oracle
@@ -38,7 +39,7 @@ pub struct ReplayArgs {
     #[arg(long, value_name = "FILE", required = true)]
     trajectory: Vec<PathBuf>,
 
-    /// builtin:noop, builtin:oracle, or cmd:<command line>
+    /// builtin:noop, builtin:propagate, builtin:oracle, or cmd:<command line>
     #[arg(long, value_name = "SPEC")]
     suggester: String,
 
@@ -97,6 +98,7 @@ type BuiltSuggester = (Box<dyn Suggester>, Option<std::sync::Arc<OracleFeed>>);
 fn build_suggester(spec: &str, timeout: Duration) -> anyhow::Result<BuiltSuggester> {
     Ok(match spec {
         "builtin:noop" => (Box::new(NoopSuggester), None),
+        "builtin:propagate" => (Box::new(PropagateSuggester::default()), None),
         "builtin:oracle" => {
             let (oracle, feed) = OracleSuggester::new();
             (Box::new(oracle), Some(feed))
@@ -107,7 +109,7 @@ fn build_suggester(spec: &str, timeout: Duration) -> anyhow::Result<BuiltSuggest
                 None,
             ),
             _ => bail!(
-                "unknown suggester {spec:?}: use builtin:noop, builtin:oracle or cmd:<command line>"
+                "unknown suggester {spec:?}: use builtin:noop, builtin:propagate, builtin:oracle or cmd:<command line>"
             ),
         },
     })

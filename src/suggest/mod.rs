@@ -8,10 +8,12 @@
 
 mod builtin;
 mod process;
+pub mod propagate;
 pub mod protocol;
 
 pub use builtin::NoopSuggester;
 pub use process::{DEFAULT_INIT_TIMEOUT, MAX_LINE_BYTES, ProcessSuggester};
+pub use propagate::PropagateSuggester;
 
 use std::time::Duration;
 
