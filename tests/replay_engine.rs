@@ -5,7 +5,9 @@ use std::collections::HashMap;
 
 use nextedit::metrics::flow::{FlowClass, aggregate};
 use nextedit::replay::matching::MatchRule;
-use nextedit::replay::{DirWorkspace, OracleSuggester, OrderMode, ReplayConfig, replay};
+use nextedit::replay::{
+    DirWorkspace, IgnoreProgress, OracleSuggester, OrderMode, ReplayConfig, ReplayHooks, replay,
+};
 use nextedit::suggest::protocol::{
     GenerateParams, GenerateResult, InitializeParams, InitializeResult, SuggestParams,
     SuggestResult, SuggestedEdit,
@@ -142,6 +144,13 @@ impl Suggester for Scripted {
     fn shutdown(&mut self) {}
 }
 
+fn hooks() -> ReplayHooks<'static> {
+    ReplayHooks {
+        resume: &[],
+        observer: Box::leak(Box::new(IgnoreProgress)),
+    }
+}
+
 fn config(order: OrderMode) -> ReplayConfig {
     ReplayConfig {
         order,
@@ -198,6 +207,7 @@ fn historian_worked_example() {
         &mut DirWorkspace::new(dir.path()),
         &config(OrderMode::Adaptive),
         None,
+        hooks(),
     )
     .unwrap();
     assert_eq!(outcome.initial, 0);
@@ -287,6 +297,7 @@ fn oracle_reaches_the_maximum_and_noop_scores_zero() {
         &mut DirWorkspace::new(dir.path()),
         &config(OrderMode::Fixed),
         Some(&feed),
+        hooks(),
     )
     .unwrap();
     assert_eq!(outcome.order, vec![0, 1, 2, 3, 4]);
@@ -307,6 +318,7 @@ fn oracle_reaches_the_maximum_and_noop_scores_zero() {
         &mut DirWorkspace::new(dir.path()),
         &config(OrderMode::Fixed),
         None,
+        hooks(),
     )
     .unwrap();
     for step in &outcome.steps {
@@ -366,6 +378,7 @@ fn the_future_never_reaches_the_suggester() {
         &mut DirWorkspace::new(dir.path()),
         &config(OrderMode::Fixed),
         None,
+        hooks(),
     )
     .unwrap();
     assert_eq!(outcome.order, vec![0, 1, 2, 3, 4]);
@@ -384,54 +397,95 @@ fn the_future_never_reaches_the_suggester() {
     );
 }
 
+fn nextedit(args: &[&str], db: &std::path::Path) -> std::process::Output {
+    std::process::Command::new(env!("CARGO_BIN_EXE_nextedit"))
+        .args(args)
+        .arg("--db")
+        .arg(db)
+        .output()
+        .unwrap()
+}
+
+fn json_lines(output: &std::process::Output) -> Vec<serde_json::Value> {
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    String::from_utf8(output.stdout.clone())
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
 #[test]
 fn replay_command_with_builtin_and_process_suggesters() {
     let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("runs.db");
     let path = dir.path().join("commit.json");
     std::fs::write(&path, serde_json::to_string(&worked_example()).unwrap()).unwrap();
-    let run = |suggester: &str| {
-        let output = std::process::Command::new(env!("CARGO_BIN_EXE_nextedit"))
-            .args(["replay", "--json", "--suggester", suggester, "--trajectory"])
-            .arg(&path)
-            .output()
-            .unwrap();
-        assert!(
-            output.status.success(),
-            "{}",
-            String::from_utf8_lossy(&output.stderr)
-        );
-        let lines: Vec<serde_json::Value> = String::from_utf8(output.stdout)
-            .unwrap()
-            .lines()
-            .map(|l| serde_json::from_str(l).unwrap())
-            .collect();
-        lines
-    };
-    let oracle = run("builtin:oracle");
+    let path = path.to_str().unwrap();
+    let oracle = json_lines(&nextedit(
+        &[
+            "replay",
+            "--json",
+            "--suggester",
+            "builtin:oracle",
+            "--trajectory",
+            path,
+        ],
+        &db,
+    ));
+    assert_eq!(oracle[0]["run"], 1);
+    let applied: Vec<&str> = oracle[1]["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["applied"].as_str().unwrap())
+        .collect();
+    assert_eq!(applied, ["e1", "e2", "e3", "e4"]);
     assert_eq!(
-        oracle[0]["order"],
-        serde_json::json!(["e0", "e1", "e2", "e3", "e4"])
-    );
-    assert_eq!(
-        oracle[1]["summary"]["micro"],
+        oracle[2]["summary"]["micro"],
         serde_json::json!({"precision": 1.0, "recall": 1.0, "f1": 1.0})
     );
-    assert_eq!(oracle[1]["summary"]["mrr"], 1.0);
-    let noop = run("builtin:noop");
+    assert_eq!(oracle[2]["summary"]["mrr"], 1.0);
+    let noop = json_lines(&nextedit(
+        &[
+            "replay",
+            "--json",
+            "--suggester",
+            "builtin:noop",
+            "--trajectory",
+            path,
+        ],
+        &db,
+    ));
     assert_eq!(
-        noop[1]["summary"]["micro"],
+        noop[2]["summary"]["micro"],
         serde_json::json!({"precision": 0.0, "recall": 0.0, "f1": 0.0})
     );
     // A process suggester that crashes once: that step records the failure, the run goes on.
     let script =
         std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/suggesters/scripted.py");
     let state = dir.path().join("state");
-    let crashing = run(&format!(
+    let spec = format!(
         "cmd:SUGGESTER_MODE=crash-once SUGGESTER_STATE='{}' python3 '{}'",
         state.display(),
         script.display()
+    );
+    let crashing = json_lines(&nextedit(
+        &[
+            "replay",
+            "--json",
+            "--suggester",
+            &spec,
+            "--trajectory",
+            path,
+        ],
+        &db,
     ));
-    let steps = crashing[0]["steps"].as_array().unwrap();
+    let steps = crashing[1]["steps"].as_array().unwrap();
     assert_eq!(steps.len(), 4);
     assert!(
         steps[0]["suggest_error"]
@@ -446,16 +500,110 @@ fn replay_command_with_builtin_and_process_suggesters() {
         steps[1]["suggest_error"],
         "bad_result: suggester's `suggest` result is invalid: a.py is not a file of this trajectory"
     );
-    let bad = std::process::Command::new(env!("CARGO_BIN_EXE_nextedit"))
-        .args(["replay", "--suggester", "builtin:nope", "--trajectory"])
-        .arg(&path)
-        .output()
+    let conn = rusqlite::Connection::open(&db).unwrap();
+    let errors: Vec<(i64, String, String)> = conn
+        .prepare("SELECT step, call, kind FROM run_errors WHERE run_id = 3 ORDER BY step")
+        .unwrap()
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+        .unwrap()
+        .collect::<Result<_, _>>()
         .unwrap();
+    assert_eq!(errors[0], (1, "suggest".to_string(), "crash".to_string()));
+    assert_eq!(errors.iter().filter(|e| e.2 == "bad_result").count(), 3);
+
+    let report = nextedit(&["report", "1", "2"], &db);
+    let report = String::from_utf8(report.stdout).unwrap();
+    let lines: Vec<&str> = report.lines().collect();
+    assert_eq!(lines.len(), 3, "{report}");
+    assert_eq!(
+        lines[1],
+        "   1  builtin:oracle               1/1       4  1.000/1.000/1.000    1.000   1.000   1.000  1.000  1.00/0.00/0.00/0.00"
+    );
+    assert_eq!(
+        lines[2],
+        "   2  builtin:noop                 1/1       4  0.000/0.000/0.000    0.000   0.000   0.000  0.000  0.00/0.00/0.00/0.00"
+    );
+
+    let bad = nextedit(
+        &[
+            "replay",
+            "--suggester",
+            "builtin:nope",
+            "--trajectory",
+            path,
+        ],
+        &db,
+    );
     assert_eq!(bad.status.code(), Some(2));
     assert_eq!(
         String::from_utf8_lossy(&bad.stderr),
         "nextedit: error: unknown suggester \"builtin:nope\": use builtin:noop, builtin:propagate, builtin:oracle or cmd:<command line>\n"
     );
+}
+
+#[test]
+fn a_killed_run_resumes_where_it_stopped() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("runs.db");
+    let path = dir.path().join("commit.json");
+    std::fs::write(&path, serde_json::to_string(&worked_example()).unwrap()).unwrap();
+    let script =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/suggesters/scripted.py");
+    let state = dir.path().join("state");
+    // Hangs at step 3 the first time only.
+    let spec = format!(
+        "cmd:SUGGESTER_MODE=hang-once-at-3 SUGGESTER_STATE='{}' python3 '{}'",
+        state.display(),
+        script.display()
+    );
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_nextedit"))
+        .args(["replay", "--json", "--suggester", &spec, "--trajectory"])
+        .arg(&path)
+        .arg("--db")
+        .arg(&db)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let steps_stored = || -> i64 {
+        rusqlite::Connection::open(&db)
+            .and_then(|c| c.query_row("SELECT count(*) FROM run_steps", [], |r| r.get(0)))
+            .unwrap_or(0)
+    };
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while steps_stored() < 2 {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "steps 1 and 2 were never stored"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    std::thread::sleep(std::time::Duration::from_millis(200));
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert_eq!(steps_stored(), 2);
+    let resumed = json_lines(&nextedit(&["replay", "--json", "--resume", "1"], &db));
+    let steps: Vec<i64> = resumed[1]["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["step"].as_i64().unwrap())
+        .collect();
+    assert_eq!(steps, [3, 4]);
+    assert_eq!(steps_stored(), 4);
+    let conn = rusqlite::Connection::open(&db).unwrap();
+    let applied: Vec<String> = conn
+        .prepare("SELECT applied FROM run_steps ORDER BY step")
+        .unwrap()
+        .query_map([], |r| r.get(0))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    assert_eq!(applied, ["e1", "e2", "e3", "e4"]);
+    let status: String = conn
+        .query_row("SELECT status FROM run_trajectories", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(status, "done");
 }
 
 /// A rename commit: the definition first, then two call sites in two files.
@@ -507,6 +655,7 @@ fn propagate_follows_a_rename() {
         &mut DirWorkspace::new(dir.path()),
         &config(OrderMode::Fixed),
         None,
+        hooks(),
     )
     .unwrap();
     assert_eq!(outcome.order, vec![0, 1, 2, 3]);

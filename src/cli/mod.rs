@@ -37,6 +37,7 @@ enum Command {
     /// Definitions, conventions and compat differences: docs/metrics.md.
     Score(score::ScoreArgs),
     Replay(replay::ReplayArgs),
+    Report(replay::ReportArgs),
 }
 
 /// Parses arguments, runs the command and returns the process exit code.
@@ -50,6 +51,7 @@ pub fn run() -> i32 {
         Command::Sessions(command) => sessions::run(command),
         Command::Score(args) => score::run(args).map(|()| 0),
         Command::Replay(args) => replay::run(args),
+        Command::Report(args) => replay::report(args),
     };
     match result {
         Ok(code) => code,

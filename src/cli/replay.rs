@@ -1,4 +1,5 @@
-//! `nextedit replay`: walk trajectories through a next-edit suggester and score it.
+//! `nextedit replay`: walk trajectories through a next-edit suggester and score it;
+//! `nextedit report`: compare stored runs.
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -6,14 +7,17 @@ use std::time::Duration;
 
 use anyhow::{Context, bail};
 use clap::{Args, ValueEnum};
-use nextedit::metrics::flow::{FlowStep, HISTORIAN_KS, aggregate};
+use nextedit::metrics::flow::{FlowClass, FlowStep, HISTORIAN_KS, RankedPrediction, aggregate};
 use nextedit::replay::matching::MatchRule;
 use nextedit::replay::{
-    DirWorkspace, OracleFeed, OracleSuggester, OrderMode, ReplayConfig, ReplayOutcome, replay,
+    DirWorkspace, OracleFeed, OracleSuggester, OrderMode, ReplayConfig, ReplayHooks,
+    ReplayObserver, StepRecord, replay,
 };
+use nextedit::store::{Database, StoredPrediction, StoredStep};
 use nextedit::suggest::protocol::Revealed;
 use nextedit::suggest::{NoopSuggester, ProcessSuggester, PropagateSuggester, Suggester};
 use nextedit::trajectory::Trajectory;
+use serde_json::json;
 
 /// Replay trajectories through a next-edit suggester and score it
 ///
@@ -24,24 +28,32 @@ use nextedit::trajectory::Trajectory;
 /// when none keeps the flow, the suggester writes the content of the next edit's
 /// location, scored with BLEU-4 and ES. Then the gold edit is applied.
 ///
+/// Every step is stored in the database as it finishes (a run id is printed first);
+/// `--resume RUN` continues an interrupted run where it stopped, with its settings.
+///
 /// Suggesters: builtin:noop (never suggests; scores 0), builtin:propagate (repeats
 /// each applied rename or one-line change at the other places it applies, nearest
 /// first), builtin:oracle (the gold answers; the maximum), or cmd:'<command line>'
 /// speaking the protocol of docs/suggesters.md.
 ///
 /// Examples:
-///   nextedit replay --trajectory commit.json --suggester builtin:oracle
-///   nextedit replay --trajectory commit.json --suggester "cmd:python3 my_suggester.py" --json
+///   nextedit replay --trajectory commit.json --suggester builtin:propagate
+///   nextedit replay --trajectory a.json --trajectory b.json --suggester "cmd:python3 my_suggester.py" --json
+///   nextedit replay --resume 7
 #[derive(Debug, Args)]
 #[command(verbatim_doc_comment)]
 pub struct ReplayArgs {
     /// Trajectory JSON file (can be repeated)
-    #[arg(long, value_name = "FILE", required = true)]
+    #[arg(long, value_name = "FILE", required_unless_present = "resume")]
     trajectory: Vec<PathBuf>,
 
     /// builtin:noop, builtin:propagate, builtin:oracle, or cmd:<command line>
-    #[arg(long, value_name = "SPEC")]
-    suggester: String,
+    #[arg(long, value_name = "SPEC", required_unless_present = "resume")]
+    suggester: Option<String>,
+
+    /// Continue an interrupted run (its trajectories and settings come from the database)
+    #[arg(long, value_name = "RUN", conflicts_with_all = ["trajectory", "suggester"])]
+    resume: Option<i64>,
 
     /// Which edit comes next: the natural order (fixed) or the suggester's best kept match (adaptive)
     #[arg(long, value_enum, default_value_t = OrderArg::Fixed)]
@@ -67,28 +79,48 @@ pub struct ReplayArgs {
     #[arg(long, default_value_t = 60.0, value_name = "S")]
     timeout: f64,
 
+    /// Database for the run [default: $NEXTEDIT_DB, else $XDG_DATA_HOME/nextedit/nextedit.db]
+    #[arg(long, value_name = "PATH")]
+    db: Option<PathBuf>,
+
     /// Print JSON (one object per trajectory, then the summary) instead of tables
     #[arg(long)]
     json: bool,
 }
 
-#[derive(Debug, Clone, Copy, ValueEnum)]
+#[derive(Debug, Clone, Copy, ValueEnum, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
 enum OrderArg {
     Fixed,
     Adaptive,
 }
 
-#[derive(Debug, Clone, Copy, ValueEnum)]
+#[derive(Debug, Clone, Copy, ValueEnum, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
 enum MatchArg {
     Historian,
     Es,
     Exact,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, ValueEnum, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
 enum RevealArg {
     Message,
     Files,
+}
+
+/// The settings of a run, stored with it so `--resume` replays the same way.
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+struct RunSettings {
+    suggester: String,
+    order: OrderArg,
+    #[serde(rename = "match")]
+    match_rule: MatchArg,
+    es_threshold: f64,
+    reveal: Vec<RevealArg>,
+    seed: u64,
+    timeout: f64,
 }
 
 /// A suggester and, for the oracle, the feed the engine fills with gold answers.
@@ -136,228 +168,442 @@ fn clean_up_on_signals() -> anyhow::Result<()> {
 
 pub fn run(args: ReplayArgs) -> anyhow::Result<i32> {
     clean_up_on_signals()?;
-    if !(args.timeout.is_finite() && args.timeout > 0.0) {
-        bail!("--timeout must be a positive number of seconds");
-    }
-    let timeout = Duration::from_secs_f64(args.timeout);
-    let rule = match args.match_rule {
-        MatchArg::Historian => MatchRule::Historian,
-        MatchArg::Es => MatchRule::Es {
-            threshold: args.es_threshold,
-        },
-        MatchArg::Exact => MatchRule::Exact,
-    };
-    let order = match args.order {
-        OrderArg::Fixed => OrderMode::Fixed,
-        OrderArg::Adaptive => OrderMode::Adaptive,
+    let db_path = args
+        .db
+        .clone()
+        .unwrap_or_else(nextedit::store::default_path);
+    let mut db = Database::open(&db_path)?;
+    let (run_id, settings) = match args.resume {
+        Some(run) => {
+            let summary = db.run(run)?;
+            let settings: RunSettings = serde_json::from_value(summary.config.clone())
+                .with_context(|| format!("run {run} has settings this nextedit cannot read"))?;
+            (run, settings)
+        }
+        None => {
+            let settings = RunSettings {
+                suggester: args.suggester.clone().expect("clap requires it"),
+                order: args.order,
+                match_rule: args.match_rule,
+                es_threshold: args.es_threshold,
+                reveal: args.reveal.clone(),
+                seed: args.seed,
+                timeout: args.timeout,
+            };
+            if !(settings.timeout.is_finite() && settings.timeout > 0.0) {
+                bail!("--timeout must be a positive number of seconds");
+            }
+            build_suggester(&settings.suggester, Duration::from_secs(1))?;
+            let mut entries = Vec::new();
+            for path in &args.trajectory {
+                // A file that cannot be read is recorded as a failed trajectory, not fatal.
+                entries.push((
+                    path.display().to_string(),
+                    std::fs::read_to_string(path).ok(),
+                ));
+            }
+            let run = db.create_run(
+                &settings.suggester,
+                &serde_json::to_value(&settings)?,
+                &entries,
+            )?;
+            (run, settings)
+        }
     };
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
-    let mut all_steps: Vec<FlowStep> = Vec::new();
-    let mut failed = 0;
-    for path in &args.trajectory {
-        let trajectory: Trajectory = match std::fs::read_to_string(path)
-            .with_context(|| format!("cannot read {}", path.display()))
-            .and_then(|text| {
-                serde_json::from_str(&text)
-                    .with_context(|| format!("{} is not a trajectory", path.display()))
-            }) {
-            Ok(t) => t,
-            Err(error) => {
-                eprintln!("nextedit: skipping {}: {error:#}", path.display());
-                failed += 1;
-                continue;
-            }
-        };
-        let (mut suggester, feed) = build_suggester(&args.suggester, timeout)?;
-        let scratch = tempfile::Builder::new()
-            .prefix("nextedit-replay-")
-            .tempdir()
-            .context("cannot create a scratch directory")?;
-        SCRATCH
-            .lock()
-            .expect("scratch lock")
-            .push(scratch.path().to_path_buf());
-        let revealed = Revealed {
-            commit_message: args
-                .reveal
-                .contains(&RevealArg::Message)
-                .then(|| {
-                    trajectory
-                        .session
-                        .commit
-                        .as_ref()
-                        .and_then(|c| c.message.clone())
-                })
-                .flatten(),
-            changed_files: args
-                .reveal
-                .contains(&RevealArg::Files)
-                .then(|| trajectory.files.iter().map(|f| f.path.clone()).collect()),
-        };
-        let language = trajectory.files.iter().find_map(|f| f.language.clone());
-        let config = ReplayConfig {
-            order,
-            rule,
-            seed: args.seed,
-            revealed,
-            language,
-            project: trajectory
-                .session
-                .commit
-                .as_ref()
-                .and_then(|c| c.project.clone()),
-        };
-        let outcome = match replay(
-            &trajectory,
-            suggester.as_mut(),
-            &mut DirWorkspace::new(scratch.path()),
-            &config,
-            feed.as_deref(),
-        ) {
-            Ok(outcome) => outcome,
-            Err(error) => {
-                eprintln!("nextedit: skipping {}: {error}", path.display());
-                failed += 1;
-                continue;
-            }
-        };
-        SCRATCH
-            .lock()
-            .expect("scratch lock")
-            .retain(|d| d != scratch.path());
-        all_steps.extend(outcome.steps.iter().map(|s| s.flow.clone()));
-        if args.json {
-            writeln!(out, "{}", outcome_json(&trajectory, &outcome))?;
-        } else {
-            print_outcome(&mut out, path, &trajectory, &outcome)?;
-        }
-    }
-    let summary = aggregate(&all_steps, &HISTORIAN_KS);
     if args.json {
         writeln!(
             out,
             "{}",
-            serde_json::json!({"type": "summary", "suggester": args.suggester, "summary": summary, "failed": failed})
+            json!({"type": "run", "run": run_id, "db": db_path})
         )?;
     } else {
         writeln!(
             out,
-            "\n{} over {} steps ({} trajectories failed)",
-            args.suggester, summary.steps, failed
+            "run {run_id} in {} ({})",
+            db_path.display(),
+            settings.suggester
         )?;
+    }
+    let mut failed = 0;
+    for (key, status, text) in db.run_trajectories(run_id)? {
+        if status == "done" || status == "failed" {
+            continue;
+        }
+        match replay_one(&mut db, run_id, &key, text.as_deref(), &settings) {
+            Ok(steps) => {
+                if args.json {
+                    writeln!(
+                        out,
+                        "{}",
+                        json!({"type": "trajectory", "key": key, "steps": steps})
+                    )?;
+                } else {
+                    print_steps(&mut out, &key, &steps)?;
+                }
+            }
+            Err(error) => {
+                let message = format!("{error:#}");
+                eprintln!("nextedit: skipping {key}: {message}");
+                db.set_run_trajectory(run_id, &key, "failed", None, Some(&message))?;
+                failed += 1;
+            }
+        }
+    }
+    db.finish_run(run_id, "done")?;
+    let summary = aggregate(&run_flow_steps(&db, run_id)?, &HISTORIAN_KS);
+    if args.json {
         writeln!(
             out,
-            "  micro P/R/F1 {:.3} / {:.3} / {:.3}   macro P/R/F1 {:.3} / {:.3} / {:.3}",
-            summary.micro.precision,
-            summary.micro.recall,
-            summary.micro.f1,
-            summary.macro_.precision,
-            summary.macro_.recall,
-            summary.macro_.f1
+            "{}",
+            json!({"type": "summary", "run": run_id, "suggester": settings.suggester, "summary": summary, "failed": failed})
         )?;
-        let hits: Vec<String> = summary
-            .hit_at
-            .iter()
-            .map(|(k, v)| format!("hit@{k} {v:.3}"))
-            .collect();
-        writeln!(out, "  {}   MRR {:.3}", hits.join("  "), summary.mrr)?;
-        writeln!(
-            out,
-            "  flow: keeping {:.3}  jumping {:.3}  reverting {:.3}  breaking {:.3}",
-            summary.shares.flow_keeping,
-            summary.shares.flow_jumping,
-            summary.shares.flow_reverting,
-            summary.shares.flow_breaking
-        )?;
+    } else {
+        print_report(&mut out, &db, &[run_id])?;
     }
     Ok(if failed > 0 { 1 } else { 0 })
 }
 
-fn outcome_json(trajectory: &Trajectory, outcome: &ReplayOutcome) -> serde_json::Value {
-    let id = |i: usize| trajectory.edits[i].id.clone();
-    let steps: Vec<serde_json::Value> = outcome
-        .steps
-        .iter()
-        .map(|s| {
-            let prf = s.flow.prf();
-            serde_json::json!({
-                "step": s.step,
-                "allowed": s.allowed.iter().map(|&i| id(i)).collect::<Vec<_>>(),
-                "predictions": s.predictions.iter().map(|p| serde_json::json!({
-                    "rank": p.rank, "file": p.edit.file, "start_line": p.edit.start_line, "end_line": p.edit.end_line,
-                    "matched": p.matched.map(id), "class": p.class.key(),
-                })).collect::<Vec<_>>(),
-                "precision": prf.precision, "recall": prf.recall, "f1": prf.f1,
-                "content": s.content.as_ref().map(|c| serde_json::json!({"edit": id(c.gold), "bleu": c.bleu, "es": c.es, "generated": c.generated})),
-                "suggest_error": s.suggest_error, "generate_error": s.generate_error,
-                "suggest_ms": s.suggest_latency.as_secs_f64() * 1e3,
-                "generate_ms": s.generate_latency.map(|d| d.as_secs_f64() * 1e3),
-                "applied": id(s.applied),
+/// Replays (or resumes) one trajectory of a run; returns its new steps as JSON.
+fn replay_one(
+    db: &mut Database,
+    run_id: i64,
+    key: &str,
+    text: Option<&str>,
+    settings: &RunSettings,
+) -> anyhow::Result<Vec<serde_json::Value>> {
+    let text = text.with_context(|| format!("cannot read {key}"))?;
+    let trajectory: Trajectory =
+        serde_json::from_str(text).with_context(|| format!("{key} is not a trajectory"))?;
+    let index = |id: &str| trajectory.edits.iter().position(|e| e.id == id);
+    // Resume: the initial edit and the edits applied by the steps already stored.
+    let mut resume = Vec::new();
+    let stored = db.run_steps(run_id, key)?;
+    if !stored.is_empty() {
+        let initial = db
+            .run_initial(run_id, key)?
+            .context("stored steps without an initial edit")?;
+        resume.push(index(&initial).context("stored initial edit not in the trajectory")?);
+        for (_, applied, _) in &stored {
+            resume.push(index(applied).context("stored step applied an unknown edit")?);
+        }
+    }
+    let (mut suggester, feed) = build_suggester(
+        &settings.suggester,
+        Duration::from_secs_f64(settings.timeout),
+    )?;
+    let scratch = tempfile::Builder::new()
+        .prefix("nextedit-replay-")
+        .tempdir()
+        .context("cannot create a scratch directory")?;
+    SCRATCH
+        .lock()
+        .expect("scratch lock")
+        .push(scratch.path().to_path_buf());
+    let revealed = Revealed {
+        commit_message: settings
+            .reveal
+            .contains(&RevealArg::Message)
+            .then(|| {
+                trajectory
+                    .session
+                    .commit
+                    .as_ref()
+                    .and_then(|c| c.message.clone())
             })
-        })
-        .collect();
-    serde_json::json!({
-        "type": "trajectory",
-        "trajectory": trajectory.session.id,
-        "initial": id(outcome.initial),
-        "order": outcome.order.iter().map(|&i| id(i)).collect::<Vec<_>>(),
-        "initialize_error": outcome.initialize_error,
-        "steps": steps,
+            .flatten(),
+        changed_files: settings
+            .reveal
+            .contains(&RevealArg::Files)
+            .then(|| trajectory.files.iter().map(|f| f.path.clone()).collect()),
+    };
+    let config = ReplayConfig {
+        order: match settings.order {
+            OrderArg::Fixed => OrderMode::Fixed,
+            OrderArg::Adaptive => OrderMode::Adaptive,
+        },
+        rule: match settings.match_rule {
+            MatchArg::Historian => MatchRule::Historian,
+            MatchArg::Es => MatchRule::Es {
+                threshold: settings.es_threshold,
+            },
+            MatchArg::Exact => MatchRule::Exact,
+        },
+        seed: settings.seed,
+        revealed,
+        language: trajectory.files.iter().find_map(|f| f.language.clone()),
+        project: trajectory
+            .session
+            .commit
+            .as_ref()
+            .and_then(|c| c.project.clone()),
+    };
+    db.set_run_trajectory(run_id, key, "running", None, None)?;
+    let mut recorder = RunRecorder {
+        db,
+        run: run_id,
+        key,
+        trajectory: &trajectory,
+        steps: Vec::new(),
+    };
+    let outcome = replay(
+        &trajectory,
+        suggester.as_mut(),
+        &mut DirWorkspace::new(scratch.path()),
+        &config,
+        feed.as_deref(),
+        ReplayHooks {
+            resume: &resume,
+            observer: &mut recorder,
+        },
+    );
+    SCRATCH
+        .lock()
+        .expect("scratch lock")
+        .retain(|d| d != scratch.path());
+    let outcome = outcome?;
+    let steps = std::mem::take(&mut recorder.steps);
+    recorder
+        .db
+        .set_run_trajectory(run_id, key, "done", None, None)?;
+    if let Some(error) = &outcome.initialize_error {
+        eprintln!("nextedit: {key}: initialize failed: {error}");
+    }
+    Ok(steps)
+}
+
+/// Stores a replay's progress in the run as it happens.
+struct RunRecorder<'a> {
+    db: &'a mut Database,
+    run: i64,
+    key: &'a str,
+    trajectory: &'a Trajectory,
+    steps: Vec<serde_json::Value>,
+}
+
+impl ReplayObserver for RunRecorder<'_> {
+    fn started(&mut self, initial: usize) -> Result<(), String> {
+        let initial = &self.trajectory.edits[initial].id;
+        self.db
+            .set_run_trajectory(self.run, self.key, "running", Some(initial), None)
+            .map_err(|e| e.to_string())
+    }
+
+    fn step(&mut self, record: &StepRecord) -> Result<(), String> {
+        self.steps.push(step_json(self.trajectory, record));
+        self.db
+            .record_step(self.run, self.key, &stored_step(self.trajectory, record))
+            .map_err(|e| e.to_string())
+    }
+}
+
+fn stored_step(trajectory: &Trajectory, step: &StepRecord) -> StoredStep {
+    let id = |i: usize| trajectory.edits[i].id.clone();
+    let prf = step.flow.prf();
+    let counts = step.flow.counts();
+    let mut errors = Vec::new();
+    for (call, error) in [
+        ("suggest", &step.suggest_error),
+        ("generate", &step.generate_error),
+    ] {
+        if let Some(error) = error {
+            let (kind, message) = error.split_once(": ").unwrap_or(("error", error));
+            errors.push((call.to_string(), kind.to_string(), message.to_string()));
+        }
+    }
+    StoredStep {
+        step: step.step,
+        applied: id(step.applied),
+        allowed: step.allowed.iter().map(|&i| id(i)).collect(),
+        remaining: step.remaining.len(),
+        prf: (prf.precision, prf.recall, prf.f1),
+        counts: (counts.tp, counts.fp, counts.fn_),
+        content: step
+            .content
+            .as_ref()
+            .map(|c| (id(c.gold), c.bleu, c.es, c.generated)),
+        suggest_ms: step.suggest_latency.as_secs_f64() * 1e3,
+        generate_ms: step.generate_latency.map(|d| d.as_secs_f64() * 1e3),
+        flow: json!({
+            "allowed": step.flow.allowed_gold,
+            "predictions": step.flow.predictions.iter().map(|p| json!([p.rank, p.matched_gold, p.class.key()])).collect::<Vec<_>>(),
+        }),
+        predictions: step
+            .predictions
+            .iter()
+            .map(|p| StoredPrediction {
+                rank: p.rank,
+                file: p.edit.file.clone(),
+                start_line: p.edit.start_line,
+                end_line: p.edit.end_line,
+                text: p.edit.text.clone(),
+                confidence: p.edit.confidence,
+                matched: p.matched.map(id),
+                class: p.class.key().to_string(),
+            })
+            .collect(),
+        errors,
+    }
+}
+
+fn step_json(trajectory: &Trajectory, s: &StepRecord) -> serde_json::Value {
+    let id = |i: usize| trajectory.edits[i].id.clone();
+    let prf = s.flow.prf();
+    json!({
+        "step": s.step,
+        "allowed": s.allowed.iter().map(|&i| id(i)).collect::<Vec<_>>(),
+        "predictions": s.predictions.iter().map(|p| json!({
+            "rank": p.rank, "file": p.edit.file, "start_line": p.edit.start_line, "end_line": p.edit.end_line,
+            "matched": p.matched.map(id), "class": p.class.key(),
+        })).collect::<Vec<_>>(),
+        "precision": prf.precision, "recall": prf.recall, "f1": prf.f1,
+        "content": s.content.as_ref().map(|c| json!({"edit": id(c.gold), "bleu": c.bleu, "es": c.es, "generated": c.generated})),
+        "suggest_error": s.suggest_error, "generate_error": s.generate_error,
+        "applied": id(s.applied),
     })
 }
 
-fn print_outcome(
-    out: &mut impl Write,
-    path: &std::path::Path,
-    trajectory: &Trajectory,
-    outcome: &ReplayOutcome,
-) -> std::io::Result<()> {
-    let id = |i: usize| trajectory.edits[i].id.as_str();
-    writeln!(
-        out,
-        "{} ({} edits, initial {})",
-        path.display(),
-        trajectory.edits.len(),
-        id(outcome.initial)
-    )?;
-    if let Some(error) = &outcome.initialize_error {
-        writeln!(out, "  initialize failed: {error}")?;
-    }
-    writeln!(
-        out,
-        "  {:>4}  {:>5}  {:>5}  {:>5}  {:>4}  {:>4}  {:>4}  {:>4}  {:>6}  {:>5}  {:>8}  APPLIED",
-        "STEP", "PREDS", "P", "R", "KEEP", "JUMP", "REV", "BRK", "BLEU", "ES", "MS"
-    )?;
-    for s in &outcome.steps {
-        let prf = s.flow.prf();
-        let count = |c| s.predictions.iter().filter(|p| p.class == c).count();
-        use nextedit::metrics::flow::FlowClass::*;
-        let (bleu, es) = s
-            .content
-            .as_ref()
-            .map_or(("-".to_string(), "-".to_string()), |c| {
-                (format!("{:.1}", c.bleu), format!("{:.3}", c.es))
+/// Every stored step of a run, as flow aggregation takes it.
+fn run_flow_steps(db: &Database, run: i64) -> anyhow::Result<Vec<FlowStep>> {
+    let mut steps = Vec::new();
+    for (key, _, _) in db.run_trajectories(run)? {
+        for (_, _, flow) in db.run_steps(run, &key)? {
+            let predictions = flow["predictions"]
+                .as_array()
+                .map(|ps| {
+                    ps.iter()
+                        .filter_map(|p| {
+                            Some(RankedPrediction {
+                                rank: p[0].as_u64()? as usize,
+                                matched_gold: p[1].as_u64().map(|g| g as usize),
+                                class: FlowClass::from_key(p[2].as_str()?)?,
+                            })
+                        })
+                        .collect()
+                })
+                .unwrap_or_default();
+            steps.push(FlowStep {
+                predictions,
+                allowed_gold: flow["allowed"].as_u64().unwrap_or(0) as usize,
             });
+        }
+    }
+    Ok(steps)
+}
+
+fn print_steps(
+    out: &mut impl Write,
+    key: &str,
+    steps: &[serde_json::Value],
+) -> std::io::Result<()> {
+    writeln!(out, "{key}")?;
+    writeln!(
+        out,
+        "  {:>4}  {:>5}  {:>5}  {:>5}  {:>6}  {:>5}  APPLIED",
+        "STEP", "PREDS", "P", "R", "BLEU", "ES"
+    )?;
+    for s in steps {
+        let content = &s["content"];
         writeln!(
             out,
-            "  {:>4}  {:>5}  {:>5.3}  {:>5.3}  {:>4}  {:>4}  {:>4}  {:>4}  {:>6}  {:>5}  {:>8.1}  {}{}",
-            s.step,
-            s.predictions.len(),
-            prf.precision,
-            prf.recall,
-            count(Keeping),
-            count(Jumping),
-            count(Reverting),
-            count(Breaking),
-            bleu,
-            es,
-            s.suggest_latency.as_secs_f64() * 1e3,
-            id(s.applied),
-            s.suggest_error
-                .as_deref()
+            "  {:>4}  {:>5}  {:>5.3}  {:>5.3}  {:>6}  {:>5}  {}{}",
+            s["step"],
+            s["predictions"].as_array().map_or(0, Vec::len),
+            s["precision"].as_f64().unwrap_or(0.0),
+            s["recall"].as_f64().unwrap_or(0.0),
+            content["bleu"]
+                .as_f64()
+                .map_or("-".into(), |v| format!("{v:.1}")),
+            content["es"]
+                .as_f64()
+                .map_or("-".into(), |v| format!("{v:.3}")),
+            s["applied"].as_str().unwrap_or(""),
+            s["suggest_error"]
+                .as_str()
                 .map(|e| format!("  ({e})"))
                 .unwrap_or_default()
+        )?;
+    }
+    Ok(())
+}
+
+/// Compare stored replay runs
+///
+/// One line per run: micro and macro precision/recall/F1, hit@1/3, MRR, flow-pattern
+/// shares, and the number of steps whose suggester call failed.
+#[derive(Debug, Args)]
+pub struct ReportArgs {
+    /// Run ids (see the first line `nextedit replay` prints)
+    #[arg(required = true, value_name = "RUN")]
+    runs: Vec<i64>,
+
+    /// Database [default: $NEXTEDIT_DB, else $XDG_DATA_HOME/nextedit/nextedit.db]
+    #[arg(long, value_name = "PATH")]
+    db: Option<PathBuf>,
+
+    /// Print JSON instead of a table
+    #[arg(long)]
+    json: bool,
+}
+
+pub fn report(args: ReportArgs) -> anyhow::Result<i32> {
+    let db = Database::open_existing(&args.db.unwrap_or_else(nextedit::store::default_path))?;
+    let stdout = std::io::stdout();
+    let mut out = stdout.lock();
+    if args.json {
+        for &run in &args.runs {
+            let summary = aggregate(&run_flow_steps(&db, run)?, &HISTORIAN_KS);
+            writeln!(out, "{}", json!({"run": db.run(run)?, "summary": summary}))?;
+        }
+        return Ok(0);
+    }
+    print_report(&mut out, &db, &args.runs)?;
+    Ok(0)
+}
+
+fn print_report(out: &mut impl Write, db: &Database, runs: &[i64]) -> anyhow::Result<()> {
+    writeln!(
+        out,
+        "{:>4}  {:<24}  {:>6}  {:>6}  {:>17}  {:>7}  {:>6}  {:>6}  {:>5}  {:>23}",
+        "RUN",
+        "SUGGESTER",
+        "TRAJ",
+        "STEPS",
+        "MICRO P/R/F1",
+        "MACRO F1",
+        "HIT@1",
+        "HIT@3",
+        "MRR",
+        "KEEP/JUMP/REV/BREAK"
+    )?;
+    for &run in runs {
+        let info = db.run(run)?;
+        let s = aggregate(&run_flow_steps(db, run)?, &HISTORIAN_KS);
+        let hit = |k: usize| {
+            s.hit_at
+                .iter()
+                .find(|(kk, _)| *kk == k)
+                .map_or(0.0, |(_, v)| *v)
+        };
+        writeln!(
+            out,
+            "{:>4}  {:<24}  {:>6}  {:>6}  {:>5.3}/{:.3}/{:.3}  {:>7.3}  {:>6.3}  {:>6.3}  {:>5.3}  {:.2}/{:.2}/{:.2}/{:.2}",
+            run,
+            info.suggester.chars().take(24).collect::<String>(),
+            format!("{}/{}", info.done, info.trajectories),
+            s.steps,
+            s.micro.precision,
+            s.micro.recall,
+            s.micro.f1,
+            s.macro_.f1,
+            hit(1),
+            hit(3),
+            s.mrr,
+            s.shares.flow_keeping,
+            s.shares.flow_jumping,
+            s.shares.flow_reverting,
+            s.shares.flow_breaking
         )?;
     }
     Ok(())

@@ -25,6 +25,18 @@ pub enum FlowClass {
 }
 
 impl FlowClass {
+    /// The class with this Historian key; `None` for other strings.
+    pub fn from_key(key: &str) -> Option<FlowClass> {
+        [
+            FlowClass::Keeping,
+            FlowClass::Jumping,
+            FlowClass::Reverting,
+            FlowClass::Breaking,
+        ]
+        .into_iter()
+        .find(|c| c.key() == key)
+    }
+
     /// Historian's JSON key (`flow_keeping`, …).
     pub fn key(self) -> &'static str {
         match self {

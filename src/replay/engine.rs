@@ -120,6 +120,36 @@ pub struct ReplayOutcome {
     pub initialize_error: Option<String>,
 }
 
+/// Told what happens during a replay (to store it as it happens).
+pub trait ReplayObserver {
+    /// The initial edit was applied (not called when resuming).
+    fn started(&mut self, initial: usize) -> Result<(), String>;
+    /// A step finished; an error stops the replay.
+    fn step(&mut self, record: &StepRecord) -> Result<(), String>;
+}
+
+/// An observer that keeps nothing.
+#[derive(Debug, Default)]
+pub struct IgnoreProgress;
+
+impl ReplayObserver for IgnoreProgress {
+    fn started(&mut self, _: usize) -> Result<(), String> {
+        Ok(())
+    }
+
+    fn step(&mut self, _: &StepRecord) -> Result<(), String> {
+        Ok(())
+    }
+}
+
+/// How a replay starts and who hears about its progress.
+pub struct ReplayHooks<'a> {
+    /// Edits already applied by an interrupted earlier replay (initial first); empty to start fresh.
+    pub resume: &'a [usize],
+    /// Told about the initial edit and every finished step.
+    pub observer: &'a mut dyn ReplayObserver,
+}
+
 /// Why a replay could not run at all.
 #[derive(Debug, thiserror::Error)]
 pub enum ReplayError {
@@ -132,6 +162,17 @@ pub enum ReplayError {
     /// Writing the workspace failed.
     #[error("cannot write the replay workspace: {0}")]
     Workspace(#[source] std::io::Error),
+    /// The step hook failed (e.g. the database could not be written).
+    #[error("cannot record step {step}: {message}")]
+    Hook {
+        /// Step number.
+        step: usize,
+        /// What went wrong.
+        message: String,
+    },
+    /// The resume prefix names edits that do not exist or repeats one.
+    #[error("cannot resume: the recorded steps do not fit this trajectory")]
+    BadResume,
 }
 
 /// The partial order as adjacency over edit indices.
@@ -217,6 +258,7 @@ pub fn replay(
     workspace: &mut dyn Workspace,
     config: &ReplayConfig,
     oracle: Option<&OracleFeed>,
+    hooks: ReplayHooks<'_>,
 ) -> Result<ReplayOutcome, ReplayError> {
     if trajectory.edits.is_empty() {
         return Err(ReplayError::Empty(trajectory.session.id.clone()));
@@ -247,8 +289,21 @@ pub fn replay(
             candidates[(splitmix(config.seed) % candidates.len() as u64) as usize]
         }
     };
+    let initial = hooks.resume.first().copied().unwrap_or(initial);
     state.apply(initial);
+    for &idx in hooks.resume.iter().skip(1) {
+        if idx >= state.edits().len() || state.is_applied(idx) {
+            return Err(ReplayError::BadResume);
+        }
+        state.apply(idx);
+    }
     workspace.sync(&state).map_err(ReplayError::Workspace)?;
+    if hooks.resume.is_empty() {
+        hooks
+            .observer
+            .started(initial)
+            .map_err(|message| ReplayError::Hook { step: 0, message })?;
+    }
     let root = workspace.root();
     let initialize_error = suggester
         .initialize(&InitializeParams {
@@ -262,13 +317,9 @@ pub fn replay(
         .err()
         .map(|e| describe(&e));
     let mut steps = Vec::new();
-    let mut fixed_cursor = graph
-        .natural
-        .iter()
-        .position(|&e| e == initial)
-        .map_or(0, |p| p + 1);
     while !state.remaining().is_empty() {
-        let step = steps.len() + 1;
+        // Step n applies the (n+1)-th edit; resumed replays continue the numbering.
+        let step = state.applied_order().len();
         let remaining = state.remaining();
         let allowed = graph.allowed(&state);
         let prior_edits = applied_edits(&state);
@@ -310,7 +361,8 @@ pub fn replay(
             .iter()
             .filter(|p| p.class == FlowClass::Keeping)
             .min_by_key(|p| p.rank);
-        let fixed_next = graph.natural[fixed_cursor.min(graph.natural.len() - 1)..]
+        let fixed_next = graph
+            .natural
             .iter()
             .copied()
             .find(|&e| !state.is_applied(e))
@@ -350,15 +402,8 @@ pub fn replay(
             }
         }
         state.apply(next);
-        if config.order == OrderMode::Fixed {
-            fixed_cursor = graph
-                .natural
-                .iter()
-                .position(|&e| e == fixed_next)
-                .map_or(fixed_cursor, |p| p + 1);
-        }
         workspace.sync(&state).map_err(ReplayError::Workspace)?;
-        steps.push(StepRecord {
+        let record = StepRecord {
             step,
             allowed,
             remaining,
@@ -370,7 +415,12 @@ pub fn replay(
             generate_latency,
             applied: next,
             flow,
-        });
+        };
+        hooks
+            .observer
+            .step(&record)
+            .map_err(|message| ReplayError::Hook { step, message })?;
+        steps.push(record);
     }
     suggester.shutdown();
     Ok(ReplayOutcome {

@@ -12,8 +12,8 @@ pub mod state;
 mod worktree;
 
 pub use engine::{
-    ContentScore, OracleFeed, OrderMode, PredictionRecord, ReplayConfig, ReplayError,
-    ReplayOutcome, StepRecord, Workspace, replay,
+    ContentScore, IgnoreProgress, OracleFeed, OrderMode, PredictionRecord, ReplayConfig,
+    ReplayError, ReplayHooks, ReplayObserver, ReplayOutcome, StepRecord, Workspace, replay,
 };
 pub use oracle::OracleSuggester;
 pub use worktree::DirWorkspace;

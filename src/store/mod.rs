@@ -1,15 +1,17 @@
 //! The SQLite database: schema, migrations, batched writes, queries.
 //!
-//! The schema (`schema.sql`, version [`SCHEMA_VERSION`]) is a wire format: other
+//! The schema (`schema.sql`, then `runs.sql`; version [`SCHEMA_VERSION`]) is a wire format: other
 //! tools may query it, so columns are only ever added by numbered migrations.
 //! The database file is created with mode 0600 in a 0700 directory; SQLite gives
 //! its `-wal` and `-shm` files the same mode. Many processes (several proxies) may
 //! write to one database at once: WAL mode, a busy timeout, one writer per process.
 
 mod export;
+mod runs;
 mod write;
 
 pub use export::{DocumentSummary, SessionSummary};
+pub use runs::{RunSummary, StoredPrediction, StoredStep};
 pub use write::{NewSession, SessionEnd};
 
 use std::path::{Path, PathBuf};
@@ -18,7 +20,7 @@ use std::time::Duration;
 use rusqlite::{Connection, OpenFlags};
 
 /// Version of the schema this build writes (`PRAGMA user_version`).
-pub const SCHEMA_VERSION: i64 = 1;
+pub const SCHEMA_VERSION: i64 = 2;
 
 /// Errors of the store.
 #[derive(Debug, thiserror::Error)]
@@ -57,6 +59,9 @@ pub enum StoreError {
     /// No session with this id.
     #[error("no session {0} in the database")]
     NoSession(i64),
+    /// No replay run with this id.
+    #[error("no replay run {0} in the database")]
+    NoRun(i64),
     /// No document matching the name in the session.
     #[error("session {session} has no document matching {name:?}{hint}")]
     NoDocument {
@@ -192,8 +197,13 @@ impl Database {
         let version: i64 = tx
             .query_row("PRAGMA user_version", [], |row| row.get(0))
             .map_err(|source| sqlite(&path, source))?;
+        // Numbered migrations: each brings version N-1 to N.
         if version < 1 {
             tx.execute_batch(include_str!("schema.sql"))
+                .map_err(|source| sqlite(&path, source))?;
+        }
+        if version < 2 {
+            tx.execute_batch(include_str!("runs.sql"))
                 .map_err(|source| sqlite(&path, source))?;
         }
         tx.execute_batch(&format!("PRAGMA user_version = {SCHEMA_VERSION}"))

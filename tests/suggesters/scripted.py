@@ -1,5 +1,5 @@
 """A suggester for protocol tests; SUGGESTER_MODE picks how it (mis)behaves on `suggest`:
-good, crash-once, hang, garbage, huge, error. SUGGESTER_STATE is a file counting
+good, crash-once, hang, hang-once-at-3, garbage, huge, error. SUGGESTER_STATE is a file counting
 initialize calls and crashes, so a test can see restarts."""
 import json
 import os
@@ -41,6 +41,8 @@ for line in sys.stdin:
             sys.stderr.flush()
             sys.exit(7)
         if MODE == "hang":
+            time.sleep(3600)
+        if MODE == "hang-once-at-3" and message["params"]["step"] == 3 and bump("hang") == 1:
             time.sleep(3600)
         if MODE == "garbage":
             sys.stdout.write("this is not json\n")
