@@ -682,3 +682,103 @@ fn propagate_follows_a_rename() {
     // predict the remaining sites again.
     assert_eq!(prf, vec![(1.0, 1.0), (1.0, 1.0), (1.0, 1.0)]);
 }
+
+#[test]
+fn historian_sut_through_the_shim() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("runs.db");
+    let path = dir.path().join("commit.json");
+    let mut t = worked_example();
+    t.order.initial = vec!["e0".into()];
+    std::fs::write(&path, serde_json::to_string(&t).unwrap()).unwrap();
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let log = dir.path().join("sut-inputs.jsonl");
+    let spec = format!(
+        "cmd:SUT_LOG='{}' python3 '{}' '{}'",
+        log.display(),
+        root.join("replay/historian_sut.py").display(),
+        root.join("tests/suggesters/historian_sut/main.py")
+            .display()
+    );
+    let out = json_lines(&nextedit(
+        &[
+            "replay",
+            "--json",
+            "--order",
+            "adaptive",
+            "--suggester",
+            &spec,
+            "--trajectory",
+            path.to_str().unwrap(),
+        ],
+        &db,
+    ));
+    let steps = out[1]["steps"].as_array().unwrap();
+    let classes: Vec<Vec<&str>> = steps
+        .iter()
+        .map(|s| {
+            s["predictions"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|p| p["class"].as_str().unwrap())
+                .collect()
+        })
+        .collect();
+    // The same flows as the Rust-scripted worked example (without its deliberate revert).
+    assert_eq!(
+        classes,
+        vec![
+            vec![
+                "flow_breaking",
+                "flow_keeping",
+                "flow_keeping",
+                "flow_keeping"
+            ],
+            vec!["flow_breaking", "flow_keeping", "flow_keeping"],
+            vec!["flow_breaking", "flow_keeping"],
+            vec!["flow_breaking"],
+        ]
+    );
+    let last = &steps[3]["content"];
+    assert_eq!(
+        (
+            last["edit"].as_str(),
+            last["generated"].as_bool(),
+            last["bleu"].as_f64()
+        ),
+        (Some("e4"), Some(true), Some(100.0))
+    );
+    // What the SUT saw: Historian's statuses, no gold text, no leaked message or files.
+    let inputs: Vec<serde_json::Value> = std::fs::read_to_string(&log)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let statuses: Vec<&str> = inputs
+        .iter()
+        .map(|i| i["status"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        statuses,
+        [
+            "init",
+            "suggestion(location+content)",
+            "suggestion(location+content)",
+            "suggestion(location+content)",
+            "suggestion(location+content)",
+            "suggestion(content)"
+        ]
+    );
+    let content = inputs.last().unwrap();
+    assert_eq!(content["target_edit"]["after"], serde_json::json!([]));
+    assert_eq!(
+        content["target_edit"]["before"],
+        serde_json::json!(["    total = compute(10)\n"])
+    );
+    assert!(
+        inputs
+            .iter()
+            .all(|i| i["edit_description"] == "" && i["changed_files"] == serde_json::json!([]))
+    );
+}
