@@ -782,3 +782,36 @@ fn historian_sut_through_the_shim() {
             .all(|i| i["edit_description"] == "" && i["changed_files"] == serde_json::json!([]))
     );
 }
+
+#[test]
+fn parallel_jobs_give_the_same_numbers() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("runs.db");
+    let mut args: Vec<String> = vec![
+        "replay".into(),
+        "--json".into(),
+        "--suggester".into(),
+        "builtin:propagate".into(),
+    ];
+    for i in 0..6 {
+        let path = dir.path().join(format!("t{i}.json"));
+        let t = if i % 2 == 0 {
+            worked_example()
+        } else {
+            rename_trajectory()
+        };
+        std::fs::write(&path, serde_json::to_string(&t).unwrap()).unwrap();
+        args.extend(["--trajectory".into(), path.display().to_string()]);
+    }
+    let run = |jobs: &str| {
+        let mut a: Vec<&str> = args.iter().map(String::as_str).collect();
+        a.extend(["--jobs", jobs]);
+        let lines = json_lines(&nextedit(&a, &db));
+        (lines.len(), lines.last().unwrap()["summary"].clone())
+    };
+    let (n1, serial) = run("1");
+    let (n3, parallel) = run("3");
+    assert_eq!((n1, n3), (8, 8));
+    assert_eq!(serial, parallel);
+    assert_eq!(serial["steps"], 21);
+}

@@ -83,6 +83,10 @@ pub struct ReplayArgs {
     #[arg(long, value_name = "PATH")]
     db: Option<PathBuf>,
 
+    /// Trajectories replayed in parallel, each with its own suggester process
+    #[arg(long, default_value_t = 1, value_name = "N")]
+    jobs: usize,
+
     /// Print JSON (one object per trajectory, then the summary) instead of tables
     #[arg(long)]
     json: bool,
@@ -226,31 +230,70 @@ pub fn run(args: ReplayArgs) -> anyhow::Result<i32> {
             settings.suggester
         )?;
     }
+    let pending: Vec<(String, Option<String>)> = db
+        .run_trajectories(run_id)?
+        .into_iter()
+        .filter(|(_, status, _)| status != "done" && status != "failed")
+        .map(|(key, _, text)| (key, text))
+        .collect();
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let (tx, rx) =
+        crossbeam_channel::unbounded::<(String, anyhow::Result<Vec<serde_json::Value>>)>();
+    let jobs = args.jobs.clamp(1, pending.len().max(1));
     let mut failed = 0;
-    for (key, status, text) in db.run_trajectories(run_id)? {
-        if status == "done" || status == "failed" {
-            continue;
+    std::thread::scope(|scope| -> anyhow::Result<()> {
+        for _ in 0..jobs {
+            let tx = tx.clone();
+            let (pending, next, settings, db_path) = (&pending, &next, &settings, &db_path);
+            scope.spawn(move || {
+                // Each worker has its own connection; SQLite serialises the writes.
+                let mut db = match Database::open(db_path) {
+                    Ok(db) => db,
+                    Err(error) => {
+                        let _ = tx.send((String::new(), Err(error.into())));
+                        return;
+                    }
+                };
+                loop {
+                    let i = next.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                    let Some((key, text)) = pending.get(i) else {
+                        return;
+                    };
+                    let result = replay_one(&mut db, run_id, key, text.as_deref(), settings);
+                    if let Err(error) = &result {
+                        let _ = db.set_run_trajectory(
+                            run_id,
+                            key,
+                            "failed",
+                            None,
+                            Some(&format!("{error:#}")),
+                        );
+                    }
+                    if tx.send((key.clone(), result)).is_err() {
+                        return;
+                    }
+                }
+            });
         }
-        match replay_one(&mut db, run_id, &key, text.as_deref(), &settings) {
-            Ok(steps) => {
-                if args.json {
+        drop(tx);
+        for (key, result) in rx {
+            match result {
+                Ok(steps) if args.json => {
                     writeln!(
                         out,
                         "{}",
                         json!({"type": "trajectory", "key": key, "steps": steps})
                     )?;
-                } else {
-                    print_steps(&mut out, &key, &steps)?;
+                }
+                Ok(steps) => print_steps(&mut out, &key, &steps)?,
+                Err(error) => {
+                    eprintln!("nextedit: skipping {key}: {error:#}");
+                    failed += 1;
                 }
             }
-            Err(error) => {
-                let message = format!("{error:#}");
-                eprintln!("nextedit: skipping {key}: {message}");
-                db.set_run_trajectory(run_id, &key, "failed", None, Some(&message))?;
-                failed += 1;
-            }
         }
-    }
+        Ok(())
+    })?;
     db.finish_run(run_id, "done")?;
     let summary = aggregate(&run_flow_steps(&db, run_id)?, &HISTORIAN_KS);
     if args.json {
