@@ -815,3 +815,135 @@ fn parallel_jobs_give_the_same_numbers() {
     assert_eq!(serial, parallel);
     assert_eq!(serial["steps"], 21);
 }
+
+#[test]
+fn historian_results_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("runs.db");
+    let path = dir.path().join("commit.json");
+    let mut t = worked_example();
+    t.order.initial = vec!["e0".into()];
+    t.session.commit = Some(nextedit::trajectory::CommitInfo {
+        sha: "06e9be95b7aa".into(),
+        parent: None,
+        message: Some("Add scale parameter to compute".into()),
+        project: Some("demo".into()),
+    });
+    std::fs::write(&path, serde_json::to_string(&t).unwrap()).unwrap();
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let spec = format!(
+        "cmd:python3 '{}' '{}'",
+        root.join("replay/historian_sut.py").display(),
+        root.join("tests/suggesters/historian_sut/main.py")
+            .display()
+    );
+    let out_dir = dir.path().join("historian");
+    json_lines(&nextedit(
+        &[
+            "replay",
+            "--json",
+            "--order",
+            "adaptive",
+            "--suggester",
+            &spec,
+            "--trajectory",
+            path.to_str().unwrap(),
+            "--historian-json",
+            out_dir.to_str().unwrap(),
+        ],
+        &db,
+    ));
+    let names: Vec<String> = std::fs::read_dir(&out_dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(names.len(), 1);
+    assert!(
+        names[0].starts_with("demo-06e9be95b7-cmd-python3-")
+            && names[0].ends_with("-simulation-results.json"),
+        "{names:?}"
+    );
+    let results: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out_dir.join(&names[0])).unwrap()).unwrap();
+    assert_eq!(results["commit_sha"], "06e9be95b7");
+    assert_eq!(results["commit_message"], "Add scale parameter to compute");
+    assert_eq!(
+        results["simulation_order"],
+        serde_json::json!([0, 1, 2, 3, 4])
+    );
+    let records = results["SUT_prediction_records"].as_array().unwrap();
+    let statuses: Vec<&str> = records
+        .iter()
+        .map(|r| r["status"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        statuses,
+        [
+            "init",
+            "suggestion(location+content)",
+            "suggestion(location+content)",
+            "suggestion(location+content)",
+            "done"
+        ]
+    );
+    let e = &records[1]["evaluations"];
+    assert_eq!(
+        (
+            e["flow_keeping"].clone(),
+            e["flow_breaking"].clone(),
+            e["precision@all"].as_f64(),
+            e["tp@3"].as_u64()
+        ),
+        (
+            serde_json::json!([1, 2, 3]),
+            serde_json::json!([0]),
+            Some(0.75),
+            Some(2)
+        )
+    );
+    // gdth_snapshots of each record is the state of that step (Historian aliased the final one).
+    let simulated = |r: &serde_json::Value| -> Vec<bool> {
+        r["gdth_snapshots"]["pkg/a.py"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|w| w.is_object())
+            .map(|w| w["simulated"].as_bool().unwrap())
+            .collect()
+    };
+    assert_eq!(simulated(&records[0]), [true, false, false, false]);
+    assert_eq!(simulated(&records[1]), [true, true, false, false]);
+    assert_eq!(simulated(&records[4]), [true, true, true, true]);
+    // Snapshot invariant: unchanged lists + befores = parent, unchanged lists + afters = child.
+    let rebuild = |snapshot: &serde_json::Value, side: &str| -> String {
+        snapshot
+            .as_array()
+            .unwrap()
+            .iter()
+            .flat_map(|w| match w {
+                serde_json::Value::Array(lines) => lines
+                    .iter()
+                    .map(|l| l.as_str().unwrap().to_string())
+                    .collect::<Vec<_>>(),
+                w => w[side]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|l| l.as_str().unwrap().to_string())
+                    .collect(),
+            })
+            .collect()
+    };
+    let commit = &results["commit_snapshots"];
+    assert_eq!(rebuild(&commit["pkg/a.py"], "before"), A_PY);
+    assert_eq!(
+        rebuild(&commit["pkg/b.py"], "after"),
+        "from pkg.a import compute\n\n\ndef run():\n    total = compute(10, scale=3)\n    print(total)\n    return total\n"
+    );
+    // The prediction snapshot of step 1 rebuilds the file as it was before that step.
+    let pred = &records[1]["pred_snapshots"]["pkg/a.py"];
+    assert_eq!(
+        rebuild(pred, "before"),
+        A_PY.replacen("import os\n", "import os\nimport math\n", 1)
+    );
+}

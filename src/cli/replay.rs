@@ -9,8 +9,9 @@ use anyhow::{Context, bail};
 use clap::{Args, ValueEnum};
 use nextedit::metrics::flow::{FlowClass, FlowStep, HISTORIAN_KS, RankedPrediction, aggregate};
 use nextedit::replay::matching::MatchRule;
+use nextedit::replay::state::ReplayState;
 use nextedit::replay::{
-    DirWorkspace, OracleFeed, OracleSuggester, OrderMode, ReplayConfig, ReplayHooks,
+    DirWorkspace, HistorianLog, OracleFeed, OracleSuggester, OrderMode, ReplayConfig, ReplayHooks,
     ReplayObserver, StepRecord, replay,
 };
 use nextedit::store::{Database, StoredPrediction, StoredStep};
@@ -83,6 +84,11 @@ pub struct ReplayArgs {
     #[arg(long, value_name = "PATH")]
     db: Option<PathBuf>,
 
+    /// Also write Historian-compatible results files into this directory
+    /// ({project}-{sha10}-{suggester}-simulation-results.json)
+    #[arg(long, value_name = "DIR")]
+    historian_json: Option<PathBuf>,
+
     /// Trajectories replayed in parallel, each with its own suggester process
     #[arg(long, default_value_t = 1, value_name = "N")]
     jobs: usize,
@@ -118,6 +124,8 @@ enum RevealArg {
 #[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 struct RunSettings {
     suggester: String,
+    #[serde(default)]
+    historian_json: Option<PathBuf>,
     order: OrderArg,
     #[serde(rename = "match")]
     match_rule: MatchArg,
@@ -187,6 +195,7 @@ pub fn run(args: ReplayArgs) -> anyhow::Result<i32> {
         None => {
             let settings = RunSettings {
                 suggester: args.suggester.clone().expect("clap requires it"),
+                historian_json: args.historian_json.clone(),
                 order: args.order,
                 match_rule: args.match_rule,
                 es_threshold: args.es_threshold,
@@ -383,12 +392,16 @@ fn replay_one(
             .and_then(|c| c.project.clone()),
     };
     db.set_run_trajectory(run_id, key, "running", None, None)?;
+    // Historian's file needs every step in one go: not written for a resumed trajectory.
+    let historian =
+        (settings.historian_json.is_some() && resume.is_empty()).then(HistorianLog::default);
     let mut recorder = RunRecorder {
         db,
         run: run_id,
         key,
         trajectory: &trajectory,
         steps: Vec::new(),
+        historian,
     };
     let outcome = replay(
         &trajectory,
@@ -407,6 +420,17 @@ fn replay_one(
         .retain(|d| d != scratch.path());
     let outcome = outcome?;
     let steps = std::mem::take(&mut recorder.steps);
+    if let (Some(dir), Some(log)) = (&settings.historian_json, &recorder.historian) {
+        std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+        let path = dir.join(HistorianLog::file_name(&trajectory, &settings.suggester));
+        let results = log.finish(&trajectory, &scratch.path().to_string_lossy());
+        std::fs::write(&path, serde_json::to_string_pretty(&results)?)
+            .with_context(|| format!("cannot write {}", path.display()))?;
+    } else if settings.historian_json.is_some() {
+        eprintln!(
+            "nextedit: {key}: resumed, so no Historian results file (it needs every step of one replay)"
+        );
+    }
     recorder
         .db
         .set_run_trajectory(run_id, key, "done", None, None)?;
@@ -423,17 +447,24 @@ struct RunRecorder<'a> {
     key: &'a str,
     trajectory: &'a Trajectory,
     steps: Vec<serde_json::Value>,
+    historian: Option<HistorianLog>,
 }
 
 impl ReplayObserver for RunRecorder<'_> {
-    fn started(&mut self, initial: usize) -> Result<(), String> {
+    fn started(&mut self, initial: usize, state: &ReplayState) -> Result<(), String> {
+        if let Some(log) = &mut self.historian {
+            log.started(initial, state);
+        }
         let initial = &self.trajectory.edits[initial].id;
         self.db
             .set_run_trajectory(self.run, self.key, "running", Some(initial), None)
             .map_err(|e| e.to_string())
     }
 
-    fn step(&mut self, record: &StepRecord) -> Result<(), String> {
+    fn step(&mut self, record: &StepRecord, state: &ReplayState) -> Result<(), String> {
+        if let Some(log) = &mut self.historian {
+            log.step(record, state);
+        }
         self.steps.push(step_json(self.trajectory, record));
         self.db
             .record_step(self.run, self.key, &stored_step(self.trajectory, record))

@@ -122,10 +122,10 @@ pub struct ReplayOutcome {
 
 /// Told what happens during a replay (to store it as it happens).
 pub trait ReplayObserver {
-    /// The initial edit was applied (not called when resuming).
-    fn started(&mut self, initial: usize) -> Result<(), String>;
-    /// A step finished; an error stops the replay.
-    fn step(&mut self, record: &StepRecord) -> Result<(), String>;
+    /// The initial edit was applied (not called when resuming); `state` is after it.
+    fn started(&mut self, initial: usize, state: &ReplayState) -> Result<(), String>;
+    /// A step finished; `state` is after its gold edit. An error stops the replay.
+    fn step(&mut self, record: &StepRecord, state: &ReplayState) -> Result<(), String>;
 }
 
 /// An observer that keeps nothing.
@@ -133,11 +133,11 @@ pub trait ReplayObserver {
 pub struct IgnoreProgress;
 
 impl ReplayObserver for IgnoreProgress {
-    fn started(&mut self, _: usize) -> Result<(), String> {
+    fn started(&mut self, _: usize, _: &ReplayState) -> Result<(), String> {
         Ok(())
     }
 
-    fn step(&mut self, _: &StepRecord) -> Result<(), String> {
+    fn step(&mut self, _: &StepRecord, _: &ReplayState) -> Result<(), String> {
         Ok(())
     }
 }
@@ -301,7 +301,7 @@ pub fn replay(
     if hooks.resume.is_empty() {
         hooks
             .observer
-            .started(initial)
+            .started(initial, &state)
             .map_err(|message| ReplayError::Hook { step: 0, message })?;
     }
     let root = workspace.root();
@@ -418,7 +418,7 @@ pub fn replay(
         };
         hooks
             .observer
-            .step(&record)
+            .step(&record, &state)
             .map_err(|message| ReplayError::Hook { step, message })?;
         steps.push(record);
     }

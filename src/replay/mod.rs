@@ -6,6 +6,7 @@
 //! engine's [`OracleFeed`]).
 
 mod engine;
+mod historian;
 pub mod matching;
 mod oracle;
 pub mod state;
@@ -15,5 +16,6 @@ pub use engine::{
     ContentScore, IgnoreProgress, OracleFeed, OrderMode, PredictionRecord, ReplayConfig,
     ReplayError, ReplayHooks, ReplayObserver, ReplayOutcome, StepRecord, Workspace, replay,
 };
+pub use historian::HistorianLog;
 pub use oracle::OracleSuggester;
 pub use worktree::DirWorkspace;

@@ -92,6 +92,7 @@ pub enum StateError {
 /// Current files and the positions of all gold edits.
 #[derive(Debug, Clone)]
 pub struct ReplayState {
+    base: BTreeMap<String, Vec<String>>,
     files: BTreeMap<String, Vec<String>>,
     /// Files absent in the base version (created by an edit).
     absent: BTreeMap<String, bool>,
@@ -142,6 +143,7 @@ impl ReplayState {
         }
         let n = edits.len();
         Ok(ReplayState {
+            base: files.clone(),
             files,
             absent,
             edits,
@@ -204,6 +206,26 @@ impl ReplayState {
         self.absent.insert(edit.file.clone(), false);
         self.applied[idx] = true;
         self.order.push(idx);
+    }
+
+    /// Lines of a file in the base version.
+    pub fn base_lines(&self, file: &str) -> Option<&[String]> {
+        self.base.get(file).map(Vec::as_slice)
+    }
+
+    /// Gold edits of a file in base order.
+    pub fn edits_in(&self, file: &str) -> Vec<usize> {
+        let mut idx: Vec<usize> = (0..self.edits.len())
+            .filter(|&i| self.edits[i].file == file)
+            .collect();
+        idx.sort_by(|&a, &b| {
+            if precedes(&self.edits[a], &self.edits[b]) {
+                std::cmp::Ordering::Less
+            } else {
+                std::cmp::Ordering::Greater
+            }
+        });
+        idx
     }
 
     /// Current text of a file.
