@@ -947,3 +947,25 @@ fn historian_results_file() {
         A_PY.replacen("import os\n", "import os\nimport math\n", 1)
     );
 }
+
+#[test]
+fn a_stored_commit_session_replays_by_id() {
+    let dir = tempfile::tempdir().unwrap();
+    let db_path = dir.path().join("runs.db");
+    let mut db = nextedit::store::Database::open(&db_path).unwrap();
+    let id = db.import_trajectory(&worked_example()).unwrap();
+    drop(db);
+    let out = json_lines(&nextedit(
+        &[
+            "replay",
+            "--json",
+            "--suggester",
+            "builtin:oracle",
+            "--session",
+            &id.to_string(),
+        ],
+        &db_path,
+    ));
+    assert_eq!(out[1]["key"], format!("session:{id}"));
+    assert_eq!(out[2]["summary"]["micro"]["f1"], 1.0);
+}

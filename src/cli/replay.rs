@@ -45,15 +45,19 @@ use serde_json::json;
 #[command(verbatim_doc_comment)]
 pub struct ReplayArgs {
     /// Trajectory JSON file (can be repeated)
-    #[arg(long, value_name = "FILE", required_unless_present = "resume")]
+    #[arg(long, value_name = "FILE", required_unless_present_any = ["resume", "session"])]
     trajectory: Vec<PathBuf>,
+
+    /// A session stored in the database (can be repeated)
+    #[arg(long, value_name = "ID")]
+    session: Vec<i64>,
 
     /// builtin:noop, builtin:propagate, builtin:oracle, or cmd:<command line>
     #[arg(long, value_name = "SPEC", required_unless_present = "resume")]
     suggester: Option<String>,
 
     /// Continue an interrupted run (its trajectories and settings come from the database)
-    #[arg(long, value_name = "RUN", conflicts_with_all = ["trajectory", "suggester"])]
+    #[arg(long, value_name = "RUN", conflicts_with_all = ["trajectory", "session", "suggester"])]
     resume: Option<i64>,
 
     /// Which edit comes next: the natural order (fixed) or the suggester's best kept match (adaptive)
@@ -213,6 +217,18 @@ pub fn run(args: ReplayArgs) -> anyhow::Result<i32> {
                 entries.push((
                     path.display().to_string(),
                     std::fs::read_to_string(path).ok(),
+                ));
+            }
+            for &id in &args.session {
+                let trajectory = db.trajectory(id)?;
+                if trajectory.edits.is_empty() {
+                    eprintln!(
+                        "nextedit: session {id} has no coalesced edits to replay yet (recorded sessions become replayable once their changes are coalesced into edits)"
+                    );
+                }
+                entries.push((
+                    format!("session:{id}"),
+                    Some(serde_json::to_string(&trajectory)?),
                 ));
             }
             let run = db.create_run(
