@@ -99,6 +99,8 @@ pub struct ReplayState {
     edits: Vec<GoldEdit>,
     applied: Vec<bool>,
     order: Vec<usize>,
+    /// Bumped each time an edit changes the file, so writers can skip unchanged files.
+    versions: BTreeMap<String, u64>,
 }
 
 impl ReplayState {
@@ -149,6 +151,7 @@ impl ReplayState {
             edits,
             applied: vec![false; n],
             order: Vec::new(),
+            versions: BTreeMap::new(),
         })
     }
 
@@ -206,6 +209,7 @@ impl ReplayState {
         self.absent.insert(edit.file.clone(), false);
         self.applied[idx] = true;
         self.order.push(idx);
+        *self.versions.entry(edit.file.clone()).or_default() += 1;
     }
 
     /// Lines of a file in the base version.
@@ -226,6 +230,11 @@ impl ReplayState {
             }
         });
         idx
+    }
+
+    /// How many edits have changed a file so far (0 for an untouched one).
+    pub fn version(&self, file: &str) -> u64 {
+        self.versions.get(file).copied().unwrap_or(0)
     }
 
     /// Current text of a file.

@@ -11,7 +11,8 @@ use super::state::ReplayState;
 #[derive(Debug)]
 pub struct DirWorkspace {
     root: PathBuf,
-    written: HashMap<String, Option<String>>,
+    /// File → the state version last written (files are rewritten only when it moves).
+    written: HashMap<String, u64>,
 }
 
 impl DirWorkspace {
@@ -31,12 +32,13 @@ impl Workspace for DirWorkspace {
 
     fn sync(&mut self, state: &ReplayState) -> std::io::Result<()> {
         for file in state.files() {
+            let version = state.version(file);
+            if self.written.get(file) == Some(&version) {
+                continue;
+            }
             let want = state
                 .exists(file)
                 .then(|| state.text(file).unwrap_or_default());
-            if self.written.get(file) == Some(&want) {
-                continue;
-            }
             let path = self.root.join(file);
             match &want {
                 Some(text) => {
@@ -50,7 +52,7 @@ impl Workspace for DirWorkspace {
                     _ => {}
                 },
             }
-            self.written.insert(file.to_string(), want);
+            self.written.insert(file.to_string(), version);
         }
         Ok(())
     }

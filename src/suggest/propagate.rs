@@ -129,6 +129,10 @@ fn is_identifier(token: &str) -> bool {
 pub fn apply_to_line(propagation: &Propagation, line: &str) -> Option<String> {
     match propagation {
         Propagation::Rename { from, to } => {
+            // Most lines do not mention the identifier: skip the regex for them.
+            if !line.contains(from.as_str()) {
+                return None;
+            }
             let mut changed = false;
             let replaced = IDENTIFIER.replace_all(line, |c: &regex::Captures<'_>| {
                 if &c[0] == from {
