@@ -3,8 +3,10 @@
 
 Usage:
     python3 replay/historian_side_by_side.py --historian DIR [--historian-python PY]
-        [--nextedit target/debug/nextedit] [--fallback first|random] [--big N]
-        [--workdir DIR] [--keep]
+        [--nextedit BIN] [--fallback first|random] [--wrong line0|free] [--big N]
+        [--repeat N] [--workdir DIR] [--json-out FILE]
+
+BIN defaults to target/release/nextedit (else target/debug/nextedit).
 
 DIR is a checkout of Historian (code-philia/Historian, MIT; reference: HEAD ba93803). It is
 not part of this repository: get it with `git clone` of code-philia/Historian (or any copy
@@ -30,6 +32,16 @@ What it does, without network:
      the same SUT through replay/historian_sut.py;
   4. prints per commit and step both tools' flow lists (predictions as file:start-end,
      current coordinates) and applied edit, the differences, and the wall times.
+
+Every differing step is explained by the §15 bug of historian.md that causes it (bug 19:
+reverting by line overlap only; bug 8: first match in list order instead of best-ranked;
+bug 14: random fallback), or marked UNEXPLAINED; steps after the two tools applied
+different edits are reported as such (different states, not comparable).
+
+Wall times: whole process of each tool (Historian: Python start, its imports, replay;
+nextedit: the binary, one SUT process per commit), plus Historian's replay alone and
+both frameworks without the SUT (Historian: minus the time inside SUT.main; nextedit:
+minus suggest/generate call time and the measured start-up of one SUT process per commit).
 
 --fallback first makes Historian's random fallback choice (bug 14: random.choice among
 allowed edits when nothing keeps the flow) pick the first allowed edit -- nextedit's
@@ -525,6 +537,9 @@ def main():
     release = os.path.join(ROOT, "target", "release", "nextedit")
     ap.add_argument("--nextedit", default=release if os.path.exists(release) else os.path.join(ROOT, "target", "debug", "nextedit"))
     ap.add_argument("--fallback", choices=["first", "random"], default="first")
+    ap.add_argument("--wrong", choices=["line0", "free"], default="line0",
+                    help="where the SUT puts its wrong guess: line 0 (can sit on an applied edit: shows bug 19) "
+                         "or a line away from every edit")
     ap.add_argument("--big", type=int, default=0, help="also a rename commit with N call sites (scaling)")
     ap.add_argument("--workdir")
     ap.add_argument("--keep", action="store_true")
@@ -536,6 +551,8 @@ def main():
     if args.worker_plan:
         return historian_worker(args)
 
+    os.environ["SXS_WRONG"] = args.wrong
+    os.environ["PYTHONDONTWRITEBYTECODE"] = "1"  # no __pycache__ next to the SUT in this repository
     work = args.workdir or tempfile.mkdtemp(prefix="sxs-")
     os.makedirs(work, exist_ok=True)
     src = os.path.join(work, "repos")
@@ -614,7 +631,7 @@ def main():
     hist_replay = sum(h["seconds"] for h in hist["commits"])
     hist_sut = sum(h["sut_seconds"] for h in hist["commits"])
 
-    report = {"fallback": args.fallback, "derive": use_derive, "commits": [],
+    report = {"fallback": args.fallback, "wrong": args.wrong, "derive": use_derive, "commits": [],
               "historian_wall_s": hist_wall, "historian_import_s": hist["import_seconds"],
               "historian_replay_s": hist_replay, "historian_sut_s": hist_sut,
               "nextedit_wall_s": ne_wall, "nextedit_sut_calls_s": ne_sut, "sut_process_start_s": sut_start,
@@ -670,9 +687,10 @@ def main():
           f"of which SUT calls {hist_sut:.3f}s)")
     print(f"  nextedit  {ne_wall:.3f}s  (SUT calls {ne_sut:.3f}s, {len(commits)} SUT process starts "
           f"at ~{sut_start:.3f}s; framework ~{ne_framework:.3f}s)  [{args.nextedit}]")
+    framework = (f"{(hist_replay - hist_sut) / ne_framework:.1f}x" if ne_framework > 0.01
+                 else "n/a (nextedit's framework time is below the noise of the start-up estimate)")
     print(f"  ratio end to end: {hist_wall / ne_wall:.1f}x; replay only (Historian without its imports): "
-          f"{hist_replay / ne_wall:.1f}x; framework only (both without SUT calls and process starts): "
-          f"{(hist_replay - hist_sut) / max(ne_framework, 1e-3):.1f}x")
+          f"{hist_replay / ne_wall:.1f}x; framework only (both without SUT calls and process starts): {framework}")
     if args.json_out:
         with open(args.json_out, "w") as f:
             json.dump(report, f, indent=1)

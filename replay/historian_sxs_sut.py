@@ -10,8 +10,9 @@ a deliberate "future-knowing" SUT, so both tools get predictions that can match.
 suggestion(location+content), in the file of the last applied edit only (§14's SUT):
   * every remaining difference between the current file and its end state (difflib
     line blocks), confidences 0.80, 0.79, ... top to bottom;
-  * a wrong edit on line 0 (`# sxs: wrong guess`), confidence 0.9, unless line 0 is
-    in a remaining difference;
+  * a wrong edit (`# sxs: wrong guess`), confidence 0.9: on line 0 unless it is in a
+    remaining difference (SXS_WRONG=line0, default), or on the first line at least one
+    line away from every applied edit and remaining difference (SXS_WRONG=free);
   * when no difference is left in that file: also an edit that puts back the last
     applied edit's before-text on its current lines (a true revert), confidence 0.5.
 suggestion(content): the target location unchanged (after = before), so the score is
@@ -53,6 +54,26 @@ def _snapshot(lines, windows):
     return out
 
 
+def _wrong_line(cur, windows, prior, path):
+    """Line 0 (SXS_WRONG=line0, default), or the first line touching no applied or remaining
+    edit (SXS_WRONG=free); None if there is none."""
+    if not cur:
+        return None
+    taken = set()
+    for s, e, _, _ in windows:
+        taken.update(range(s, max(e, s + 1)))
+    if os.environ.get("SXS_WRONG", "line0") == "line0":
+        return None if 0 in taken else 0
+    for edit in prior:
+        if edit.get("file_path") == path:
+            start = edit.get("currently_start_at_line", 0)
+            taken.update(range(start - 1, start + len(edit.get("after") or []) + 1))
+    for line in range(len(cur)):
+        if line not in taken and line + 1 not in taken and line - 1 not in taken:
+            return line
+    return None
+
+
 def suggest(json_input):
     prior = json_input.get("prior_edits") or []
     if not prior:
@@ -77,8 +98,9 @@ def suggest(json_input):
             continue
         windows.append((i1, i2, tgt[j1:j2], round(0.8 - 0.01 * k, 2)))
         k += 1
-    if not any(s <= 0 < e or (s == e == 0) for s, e, _, _ in windows) and cur:
-        windows.append((0, 1, ["# sxs: wrong guess\n"], 0.9))
+    wrong = _wrong_line(cur, windows, prior, path)
+    if wrong is not None:
+        windows.append((wrong, wrong + 1, ["# sxs: wrong guess\n"], 0.9))
     if k == 0:
         start = last.get("currently_start_at_line", 0)
         end = start + len(last.get("after") or [])
