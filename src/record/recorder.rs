@@ -823,11 +823,24 @@ impl SessionRecorder {
         let Some(result) = envelope.result_as::<Value>() else {
             return;
         };
+        let request_id = envelope.id.map(str::to_string);
+        self.push_targets(t_ns, request, request_id, &result, out);
+    }
+
+    /// The locations an answer (or a streamed chunk of it) points to, as target reads.
+    fn push_targets(
+        &mut self,
+        t_ns: u64,
+        request: &PendingRequest,
+        request_id: Option<String>,
+        answer: &Value,
+        out: &mut Vec<Record>,
+    ) {
         let mut targets = Vec::new();
         collect_targets(
             &request.method,
             request.uri.as_deref(),
-            &result,
+            answer,
             &mut targets,
         );
         for (uri, lines) in targets {
@@ -839,7 +852,7 @@ impl SessionRecorder {
                 via: request.method.clone(),
                 role: ReadRole::Target,
                 lines,
-                request_id: envelope.id.map(str::to_string),
+                request_id: request_id.clone(),
             }));
         }
     }
@@ -860,20 +873,7 @@ impl SessionRecorder {
         let Some(value) = params.get("value") else {
             return;
         };
-        let mut targets = Vec::new();
-        collect_targets(&request.method, request.uri.as_deref(), value, &mut targets);
-        for (uri, lines) in targets {
-            let seq = self.next_seq();
-            out.push(Record::Read(ReadRecord {
-                seq,
-                t_ns,
-                uri,
-                via: request.method.clone(),
-                role: ReadRole::Target,
-                lines,
-                request_id: Some(request_id.clone()),
-            }));
-        }
+        self.push_targets(t_ns, &request, Some(request_id), value, out);
     }
 }
 

@@ -137,6 +137,22 @@ impl Database {
         Ok(db)
     }
 
+    /// Runs a query and collects its rows (the one place row errors get the path).
+    fn rows<T, P: rusqlite::Params>(
+        &self,
+        sql: &str,
+        params: P,
+        row: impl FnMut(&rusqlite::Row<'_>) -> rusqlite::Result<T>,
+    ) -> Result<Vec<T>, StoreError> {
+        let mut stmt = self
+            .conn
+            .prepare_cached(sql)
+            .map_err(|source| sqlite(&self.path, source))?;
+        stmt.query_map(params, row)
+            .and_then(|rows| rows.collect::<Result<Vec<_>, _>>())
+            .map_err(|source| sqlite(&self.path, source))
+    }
+
     /// The database file.
     pub fn path(&self) -> &Path {
         &self.path

@@ -261,13 +261,7 @@ impl Database {
         &self,
         run: i64,
     ) -> Result<Vec<(String, String, Option<String>)>, StoreError> {
-        let mut stmt = self
-            .conn
-            .prepare("SELECT key, status, trajectory FROM run_trajectories WHERE run_id = ?1 ORDER BY position")
-            .map_err(|source| sqlite(&self.path, source))?;
-        stmt.query_map([run], |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?)))
-            .and_then(|rows| rows.collect::<Result<Vec<_>, _>>())
-            .map_err(|source| sqlite(&self.path, source))
+        self.rows("SELECT key, status, trajectory FROM run_trajectories WHERE run_id = ?1 ORDER BY position", [run], |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?)))
     }
 
     /// Applied edit ids and flow JSON of a trajectory's recorded steps, in step order.
@@ -276,11 +270,7 @@ impl Database {
         run: i64,
         key: &str,
     ) -> Result<Vec<(usize, String, serde_json::Value)>, StoreError> {
-        let mut stmt = self
-            .conn
-            .prepare("SELECT step, applied, flow FROM run_steps WHERE run_id = ?1 AND key = ?2 ORDER BY step")
-            .map_err(|source| sqlite(&self.path, source))?;
-        stmt.query_map(params![run, key], |row| {
+        self.rows("SELECT step, applied, flow FROM run_steps WHERE run_id = ?1 AND key = ?2 ORDER BY step", params![run, key], |row| {
             let flow: String = row.get(2)?;
             Ok((
                 row.get::<_, i64>(0)? as usize,
@@ -288,8 +278,6 @@ impl Database {
                 serde_json::from_str(&flow).unwrap_or_default(),
             ))
         })
-        .and_then(|rows| rows.collect::<Result<Vec<_>, _>>())
-        .map_err(|source| sqlite(&self.path, source))
     }
 
     /// Initial edit id recorded for a trajectory of a run.
