@@ -7,6 +7,8 @@
 //! - [`store`]: the SQLite database (schema, migrations, the single writer, queries).
 //! - [`proxy`]: the recording proxy that sits between an editor and a language server.
 //! - [`trajectory`]: the pure domain model and its JSON form.
+//! - [`history`]: git commits → edits, dependency edges and partial orders.
+//! - [`syntax`]: tree-sitter languages, structural paths, identifiers.
 
 #![warn(missing_docs)]
 #![forbid(unsafe_op_in_unsafe_fn)]
@@ -15,5 +17,6 @@ pub mod lsp;
 pub mod proxy;
 pub mod record;
 pub mod store;
+pub mod history;
 pub mod syntax;
 pub mod trajectory;

@@ -6,5 +6,6 @@
 //! code gives a tree with error nodes.
 
 mod language;
+pub mod structure;
 
 pub use language::{Language, parse};

@@ -159,6 +159,16 @@ pub struct FileEntry {
     /// True when privacy rules kept this file's text out of the recording.
     #[serde(default, skip_serializing_if = "is_false")]
     pub excluded: bool,
+    /// How a commit changed the file: `added`, `deleted`, `modified`, `renamed`,
+    /// `type_changed` (commit-derived sessions).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub status: Option<String>,
+    /// Path in the parent commit when the file was renamed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub old_path: Option<String>,
+    /// Why the file changed but has no edits (binary, vendored, generated, not UTF-8…).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub skipped: Option<String>,
 }
 
 fn is_false(value: &bool) -> bool {

@@ -1,0 +1,409 @@
+//! Dependency edges between the edits of one commit.
+//!
+//! Each rule looks for one reason a developer would make two edits together:
+//!
+//! | kind | rule |
+//! |---|---|
+//! | `def_use` | a definition changed in one edit, referenced in another (scope-aware: a local only inside its function, a field in its class or a subclass, a function or type anywhere, across files) |
+//! | `signature_call` | a callable whose parameters or header changed, called in another edit |
+//! | `import_use` | an import added or removed in one edit, the name used in another edit of the same file |
+//! | `def_import` | a definition changed in one file, its import changed in another |
+//! | `clone` | the same token change (removed and added tokens) applied in several places |
+//! | `test_impl` | a test file and the file it tests both change a shared identifier |
+//! | `move` | lines deleted by one edit and inserted by another |
+//!
+//! A use resolves only to the definitions of the closest scope rank, so a name
+//! changed in many places links each use to its own definition, not to all of them.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use crate::syntax::structure::DefinitionKind;
+
+use super::symbols::{ChangedDefinition, EditSymbols, NameUse};
+
+/// The facts about one edit the rules need.
+#[derive(Debug, Clone)]
+pub struct EditFacts<'a> {
+    /// File path.
+    pub path: &'a str,
+    /// Identifiers.
+    pub symbols: &'a EditSymbols,
+    /// Replaced text.
+    pub before_text: &'a str,
+    /// Inserted text.
+    pub after_text: &'a str,
+}
+
+/// A reason kind, as written in `reasons[].kind`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum DependencyKind {
+    /// Definition → use.
+    DefUse,
+    /// Signature change → call site.
+    SignatureCall,
+    /// Import → use in the same file.
+    ImportUse,
+    /// Definition → its import elsewhere.
+    DefImport,
+    /// The same change in several places.
+    Clone,
+    /// Test ↔ implementation.
+    TestImpl,
+    /// Deleted here, inserted there.
+    Move,
+}
+
+impl DependencyKind {
+    /// The snake_case name used in trajectories.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            DependencyKind::DefUse => "def_use",
+            DependencyKind::SignatureCall => "signature_call",
+            DependencyKind::ImportUse => "import_use",
+            DependencyKind::DefImport => "def_import",
+            DependencyKind::Clone => "clone",
+            DependencyKind::TestImpl => "test_impl",
+            DependencyKind::Move => "move",
+        }
+    }
+
+    /// True for kinds that fix a direction (a move's deletion comes first).
+    pub fn is_directed(self) -> bool {
+        self == DependencyKind::Move
+    }
+}
+
+/// One dependency found between two edits (indices into the commit's edits).
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Dependency {
+    /// The edit that provides (the definition, the import, the deletion…).
+    pub from: usize,
+    /// The edit that depends on it.
+    pub to: usize,
+    /// Why.
+    pub kind: DependencyKind,
+    /// The symbol or a short description.
+    pub detail: String,
+}
+
+/// How close a definition is to a use; lower is closer, `None` means unrelated.
+fn resolution_rank(def: &ChangedDefinition, def_path: &str, use_: &NameUse, use_path: &str) -> Option<u8> {
+    let same_file = def.scope.file == use_.scope.file;
+    match def.kind {
+        DefinitionKind::Parameter | DefinitionKind::Variable if def.scope.callable_depth > 0 => {
+            // A local: visible only inside its callable.
+            let prefix = &def.scope.chain[..def.scope.callable_depth];
+            (same_file && use_.scope.chain.starts_with(prefix) && !use_.attribute).then_some(0)
+        }
+        DefinitionKind::Parameter | DefinitionKind::Variable => {
+            if use_.attribute && !same_file {
+                return None;
+            }
+            Some(if same_file { 1 } else { 3 })
+        }
+        DefinitionKind::Field => {
+            let def_class = def.scope.class.as_ref().map(|(name, _)| name.as_str());
+            let use_class = use_.scope.class.as_ref();
+            if !use_.attribute && !(same_file && use_class.map(|(n, _)| n.as_str()) == def_class) {
+                return None;
+            }
+            match (def_class, use_class) {
+                (Some(d), Some((u, _))) if same_file && d == u => Some(1),
+                (Some(d), Some((_, header))) if header_mentions(header, d) => Some(2),
+                _ => Some(if same_file || def_path == use_path { 3 } else { 4 }),
+            }
+        }
+        DefinitionKind::Function | DefinitionKind::Type => Some(if same_file { 2 } else { 3 }),
+    }
+}
+
+fn header_mentions(header: &str, name: &str) -> bool {
+    header
+        .split(|c: char| !(c.is_alphanumeric() || c == '_'))
+        .skip(2)
+        .any(|word| word == name)
+}
+
+/// Finds every dependency between `edits` (deterministic: sorted, no duplicates).
+pub fn dependencies(edits: &[EditFacts]) -> Vec<Dependency> {
+    let mut found = BTreeSet::new();
+    definition_uses(edits, &mut found);
+    imports(edits, &mut found);
+    clones(edits, &mut found);
+    tests_and_implementations(edits, &mut found);
+    moves(edits, &mut found);
+    found.into_iter().collect()
+}
+
+fn definition_uses(edits: &[EditFacts], found: &mut BTreeSet<Dependency>) {
+    // name → (edit, definition)
+    let mut by_name: BTreeMap<&str, Vec<(usize, &ChangedDefinition)>> = BTreeMap::new();
+    for (index, edit) in edits.iter().enumerate() {
+        for def in &edit.symbols.changed {
+            by_name.entry(def.name.as_str()).or_default().push((index, def));
+        }
+    }
+    for (user, edit) in edits.iter().enumerate() {
+        for use_ in &edit.symbols.uses {
+            let Some(candidates) = by_name.get(use_.name.as_str()) else { continue };
+            let ranked: Vec<(u8, usize, &ChangedDefinition)> = candidates
+                .iter()
+                .filter(|(definer, _)| *definer != user)
+                .filter_map(|&(definer, def)| {
+                    resolution_rank(def, edits[definer].path, use_, edit.path).map(|rank| (rank, definer, def))
+                })
+                .collect();
+            let Some(best) = ranked.iter().map(|r| r.0).min() else { continue };
+            for (_, definer, def) in ranked.into_iter().filter(|r| r.0 == best) {
+                let kind = if def.signature && use_.call {
+                    DependencyKind::SignatureCall
+                } else {
+                    DependencyKind::DefUse
+                };
+                found.insert(Dependency { from: definer, to: user, kind, detail: use_.name.clone() });
+            }
+        }
+    }
+}
+
+fn imports(edits: &[EditFacts], found: &mut BTreeSet<Dependency>) {
+    for (importer, edit) in edits.iter().enumerate() {
+        for name in &edit.symbols.changed_imports {
+            for (user, other) in edits.iter().enumerate() {
+                if user == importer || other.path != edit.path {
+                    continue;
+                }
+                if other.symbols.uses.iter().any(|u| &u.name == name && !u.attribute) {
+                    found.insert(Dependency {
+                        from: importer,
+                        to: user,
+                        kind: DependencyKind::ImportUse,
+                        detail: name.clone(),
+                    });
+                }
+            }
+            for (definer, other) in edits.iter().enumerate() {
+                if definer == importer || other.path == edit.path {
+                    continue;
+                }
+                let defines = other.symbols.changed.iter().any(|d| {
+                    &d.name == name
+                        && d.scope.callable_depth == 0
+                        && d.scope.class.is_none()
+                        && !matches!(d.kind, DefinitionKind::Parameter | DefinitionKind::Field)
+                });
+                if defines {
+                    found.insert(Dependency {
+                        from: definer,
+                        to: importer,
+                        kind: DependencyKind::DefImport,
+                        detail: name.clone(),
+                    });
+                }
+            }
+        }
+    }
+}
+
+/// Tokens of code: identifiers, numbers, string literals, single punctuation.
+pub fn tokens(text: &str) -> Vec<&str> {
+    let mut out = Vec::new();
+    let bytes = text.as_bytes();
+    let mut i = 0;
+    while i < bytes.len() {
+        let c = bytes[i];
+        if c.is_ascii_whitespace() {
+            i += 1;
+        } else if c.is_ascii_alphanumeric() || c == b'_' || c >= 0x80 {
+            let start = i;
+            while i < bytes.len() && (bytes[i].is_ascii_alphanumeric() || bytes[i] == b'_' || bytes[i] >= 0x80) {
+                i += 1;
+            }
+            out.push(&text[start..i]);
+        } else if c == b'"' || c == b'\'' || c == b'`' {
+            let start = i;
+            i += 1;
+            while i < bytes.len() && bytes[i] != c && bytes[i] != b'\n' {
+                i += if bytes[i] == b'\\' { 2 } else { 1 };
+            }
+            i = (i + 1).min(bytes.len());
+            out.push(&text[start..i]);
+        } else {
+            out.push(&text[i..i + 1]);
+            i += 1;
+        }
+    }
+    out
+}
+
+/// Removed and added tokens of an edit (multiset difference), sorted.
+pub fn token_change(before: &str, after: &str) -> (Vec<String>, Vec<String>) {
+    let mut counts: BTreeMap<&str, i64> = BTreeMap::new();
+    for t in tokens(before) {
+        *counts.entry(t).or_default() -= 1;
+    }
+    for t in tokens(after) {
+        *counts.entry(t).or_default() += 1;
+    }
+    let mut removed = Vec::new();
+    let mut added = Vec::new();
+    for (token, count) in counts {
+        for _ in 0..count.unsigned_abs() {
+            if count < 0 {
+                removed.push(token.to_string());
+            } else {
+                added.push(token.to_string());
+            }
+        }
+    }
+    (removed, added)
+}
+
+fn has_word(tokens: &[String]) -> bool {
+    tokens.iter().any(|t| t.chars().next().is_some_and(|c| c.is_alphanumeric() || c == '_' || c == '"' || c == '\''))
+}
+
+fn clones(edits: &[EditFacts], found: &mut BTreeSet<Dependency>) {
+    let changes: Vec<(Vec<String>, Vec<String>)> =
+        edits.iter().map(|e| token_change(e.before_text, e.after_text)).collect();
+    for a in 0..edits.len() {
+        for b in a + 1..edits.len() {
+            let (removed_a, added_a) = &changes[a];
+            let (removed_b, added_b) = &changes[b];
+            let substantive = has_word(removed_a) || has_word(added_a);
+            // Pure insertions or deletions of equal tokens are clones only when the
+            // inserted lines themselves are equal, not merely the token bag.
+            let same_change = removed_a == removed_b && added_a == added_b;
+            let both_sides = !removed_a.is_empty() && !added_a.is_empty();
+            let same_lines = normalized(edits[a].after_text) == normalized(edits[b].after_text)
+                && normalized(edits[a].before_text) == normalized(edits[b].before_text);
+            if substantive && same_change && (both_sides || same_lines) {
+                let detail = format!("-{} +{}", removed_a.join(" "), added_a.join(" "));
+                found.insert(Dependency { from: a, to: b, kind: DependencyKind::Clone, detail });
+            }
+        }
+    }
+}
+
+fn normalized(text: &str) -> String {
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// True for test files (`test_x.py`, `x_test.go`, `XTest.java`, `x.test.ts`, `tests/…`).
+pub fn is_test_path(path: &str) -> bool {
+    let file = path.rsplit('/').next().unwrap_or(path);
+    let stem = file.split('.').next().unwrap_or(file);
+    stem.starts_with("test_")
+        || stem.ends_with("_test")
+        || stem.ends_with("Test")
+        || stem.ends_with("Tests")
+        || file.contains(".test.")
+        || file.contains(".spec.")
+        || path.split('/').any(|c| c == "tests" || c == "test" || c == "__tests__")
+}
+
+/// The implementation stem a test file names (`test_foo.py` → `foo`).
+fn tested_stem(path: &str) -> String {
+    let file = path.rsplit('/').next().unwrap_or(path);
+    let stem = file.split('.').next().unwrap_or(file);
+    let stem = stem.strip_prefix("test_").unwrap_or(stem);
+    let stem = stem.strip_suffix("_test").unwrap_or(stem);
+    let stem = stem.strip_suffix("Tests").or_else(|| stem.strip_suffix("Test")).unwrap_or(stem);
+    stem.to_string()
+}
+
+fn implementation_stem(path: &str) -> String {
+    let file = path.rsplit('/').next().unwrap_or(path);
+    file.split('.').next().unwrap_or(file).to_string()
+}
+
+fn tests_and_implementations(edits: &[EditFacts], found: &mut BTreeSet<Dependency>) {
+    for (test, t) in edits.iter().enumerate() {
+        if !is_test_path(t.path) {
+            continue;
+        }
+        let stem = tested_stem(t.path);
+        let (removed_t, added_t) = token_change(t.before_text, t.after_text);
+        let test_words: BTreeSet<&String> = removed_t.iter().chain(&added_t).filter(|w| is_identifier_like(w)).collect();
+        for (implementation, i) in edits.iter().enumerate() {
+            if is_test_path(i.path) || implementation_stem(i.path) != stem {
+                continue;
+            }
+            let (removed_i, added_i) = token_change(i.before_text, i.after_text);
+            let shared = removed_i.iter().chain(&added_i).find(|w| is_identifier_like(w) && test_words.contains(w));
+            if let Some(word) = shared {
+                found.insert(Dependency {
+                    from: implementation,
+                    to: test,
+                    kind: DependencyKind::TestImpl,
+                    detail: word.clone(),
+                });
+            }
+        }
+    }
+}
+
+fn is_identifier_like(word: &str) -> bool {
+    word.len() >= 3 && word.chars().next().is_some_and(|c| c.is_alphabetic() || c == '_')
+}
+
+fn moves(edits: &[EditFacts], found: &mut BTreeSet<Dependency>) {
+    // A moved line must carry some code, not just a brace or a blank.
+    const MIN_MOVED_CHARS: usize = 12;
+    let significant = |text: &str| -> Vec<String> {
+        text.lines()
+            .map(|l| l.trim().to_string())
+            .filter(|l| l.chars().filter(|c| c.is_alphanumeric()).count() >= 3)
+            .collect()
+    };
+    let inserted: Vec<BTreeSet<String>> = edits.iter().map(|e| significant(e.after_text).into_iter().collect()).collect();
+    for (source, edit) in edits.iter().enumerate() {
+        let deleted = significant(edit.before_text);
+        if deleted.is_empty() {
+            continue;
+        }
+        let own_after: BTreeSet<String> = inserted[source].clone();
+        // Lines the edit keeps in place are not moved away.
+        let gone: Vec<&String> = deleted.iter().filter(|l| !own_after.contains(*l)).collect();
+        if gone.is_empty() {
+            continue;
+        }
+        for (target, lines) in inserted.iter().enumerate() {
+            if target == source {
+                continue;
+            }
+            let moved: Vec<&&String> = gone.iter().filter(|l| lines.contains(**l)).collect();
+            let moved_chars: usize = moved.iter().map(|l| l.len()).sum();
+            if moved_chars >= MIN_MOVED_CHARS && moved.len() * 2 >= gone.len() {
+                found.insert(Dependency {
+                    from: source,
+                    to: target,
+                    kind: DependencyKind::Move,
+                    detail: format!("{} line(s)", moved.len()),
+                });
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn token_change_is_a_multiset_difference() {
+        let (removed, added) = token_change("f(a, 'x')\n", "f(a, b, 'x')\n");
+        assert_eq!(removed, Vec::<String>::new());
+        assert_eq!(added, vec![",".to_string(), "b".to_string()]);
+    }
+
+    #[test]
+    fn test_paths() {
+        assert!(is_test_path("tests/test_app.py"));
+        assert!(is_test_path("pkg/server_test.go"));
+        assert!(is_test_path("src/test/java/CartTest.java"));
+        assert!(!is_test_path("pkg/server.go"));
+        assert_eq!(tested_stem("pkg/server_test.go"), "server");
+        assert_eq!(tested_stem("CartTest.java"), "Cart");
+    }
+}
