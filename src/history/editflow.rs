@@ -226,3 +226,34 @@ pub fn rebuild_repository(dir: &Path, rebuilt: &RebuiltCommit, message: &str) ->
     repo.reference("refs/heads/main", child, true, "rebuilt").map_err(git("naming the commit"))?;
     Ok(child.to_string())
 }
+
+/// Rebuilds `commit` into a fresh repository under `dir` and derives it.
+pub fn derive_rebuilt(
+    commit: &AnnotatedCommit,
+    dir: &Path,
+) -> Result<(crate::trajectory::Trajectory, RebuiltCommit), HistoryError> {
+    use super::source::CommitSource;
+    let snapshots = commit
+        .commit_snapshots
+        .as_ref()
+        .ok_or_else(|| HistoryError::Annotation(format!("{} carries no commit_snapshots to rebuild", commit.name())))?;
+    let rebuilt = rebuild_files(snapshots)?;
+    let sha = rebuild_repository(dir, &rebuilt, &commit.commit_message)?;
+    let repo = super::GitRepository::open(dir)?;
+    let record = repo.load(&sha)?;
+    let project = commit.name();
+    let trajectory = super::derive_commit(&record, Some(project.as_str()))?;
+    Ok((trajectory, rebuilt))
+}
+
+/// True when the derived edits are exactly EditFlow's hunks: same count, and each
+/// index has the same file and parent/child ranges.
+pub fn hunks_aligned(trajectory: &crate::trajectory::Trajectory, hunks: &[SnapshotHunk]) -> bool {
+    trajectory.edits.len() == hunks.len()
+        && trajectory.edits.iter().zip(hunks).enumerate().all(|(index, (edit, hunk))| {
+            hunk.idx == index
+                && edit.file == hunk.file
+                && (edit.before_lines.start, edit.before_lines.end) == hunk.parent
+                && (edit.after_lines.start, edit.after_lines.end) == hunk.child
+        })
+}

@@ -196,3 +196,23 @@ mod tests {
         assert_eq!(annotated.accuracy(), Some(0.5));
     }
 }
+
+/// Scores the derived order of `trajectory` against EditFlow labelled `pairs`.
+pub fn evaluate_commit(
+    name: String,
+    trajectory: &crate::trajectory::Trajectory,
+    pairs: &[super::order::AnnotatedPair],
+    hunks_aligned: Option<bool>,
+) -> Result<CommitEvaluation, super::HistoryError> {
+    let count = trajectory.edits.len();
+    if let Some(pair) = pairs.iter().find(|p| p.edit_hunk_pair.iter().any(|&i| i >= count)) {
+        return Err(super::HistoryError::Annotation(format!(
+            "{name}: pair {:?} names a hunk the commit does not have ({count} hunks)",
+            pair.edit_hunk_pair
+        )));
+    }
+    let gold = super::order::editflow_labels(pairs)?;
+    let predicted = super::order::pair_labels(&trajectory.order);
+    let (all_pairs, annotated_pairs) = compare(count, &gold, &predicted);
+    Ok(CommitEvaluation { name, edits: count, hunks_aligned, all_pairs, annotated_pairs })
+}
