@@ -45,6 +45,11 @@ pub struct EvalOrderArgs {
     /// Print the report as JSON instead of tables
     #[arg(long)]
     json: bool,
+
+    /// Also list every pair where the derived label differs from the annotation,
+    /// with the annotator's reason and the derived edge's reasons
+    #[arg(long)]
+    explain: bool,
 }
 
 /// Runs `nextedit eval-order`.
@@ -69,6 +74,9 @@ pub fn run(args: EvalOrderArgs) -> Result<i32> {
                 .and_then(|t| evaluate_commit(name.clone(), &t, &commit.partial_orders, None)),
             None => derive_rebuilt(commit, &scratch.path().join(index.to_string())).and_then(|(t, rebuilt)| {
                 let aligned = hunks_aligned(&t, &rebuilt.hunks);
+                if args.explain {
+                    explain(&name, &t, &commit.partial_orders);
+                }
                 evaluate_commit(name.clone(), &t, &commit.partial_orders, Some(aligned))
             }),
         };
@@ -148,5 +156,44 @@ fn print_tables(results: &[CommitEvaluation], skipped: &[(String, String)], all:
             percent(all.precision(label)),
             percent(all.recall(label))
         );
+    }
+}
+
+fn explain(name: &str, trajectory: &nextedit::trajectory::Trajectory, pairs: &[nextedit::history::order::AnnotatedPair]) {
+    let Ok(gold) = nextedit::history::order::editflow_labels(pairs) else { return };
+    let predicted = nextedit::history::order::pair_labels(&trajectory.order);
+    let count = trajectory.edits.len();
+    for low in 0..count {
+        for high in low + 1..count {
+            let g = gold.get(&(low, high)).copied().unwrap_or(PairLabel::None);
+            let p = predicted.get(&(low, high)).copied().unwrap_or(PairLabel::None);
+            if g == p {
+                continue;
+            }
+            let reason = pairs
+                .iter()
+                .find(|x| {
+                    let [a, b] = x.edit_hunk_pair;
+                    (a.min(b), a.max(b)) == (low, high)
+                })
+                .map(|x| x.reason.as_str())
+                .unwrap_or("");
+            let derived: Vec<String> = trajectory
+                .order
+                .edges
+                .iter()
+                .filter(|e| {
+                    let ids = [format!("e{low}"), format!("e{high}")];
+                    ids.contains(&e.from) && ids.contains(&e.to)
+                })
+                .flat_map(|e| e.reasons.iter().map(|r| format!("{}:{}", r.kind, r.detail)))
+                .collect();
+            println!(
+                "{name} e{low}-e{high}: annotated {} ({reason}), derived {} [{}]",
+                g.as_str(),
+                p.as_str(),
+                derived.join(", ")
+            );
+        }
     }
 }

@@ -8,8 +8,10 @@
 //! | `signature_call` | a callable whose parameters or header changed, called in another edit |
 //! | `import_use` | an import added or removed in one edit, the name used in another edit of the same file |
 //! | `def_import` | a definition changed in one file, its import changed in another |
-//! | `clone` | the same token change (removed and added tokens) applied in several places |
-//! | `test_impl` | a test file and the file it tests both change a shared identifier |
+//! | `def_use` (string key) | a new identifier-shaped string (`"show_progress"`, `'--vcs-rev'`) introduced in one edit, read as an attribute or introduced again in another |
+//! | `def_use` (reassignment) | the same local variable assigned in several edits of one function |
+//! | `clone` | the same token change applied in several places, or before- and after-texts that are alike (token Dice ≥ 0.8) |
+//! | `test_impl` | a test file and the file it tests both introduce the same identifier |
 //! | `move` | lines deleted by one edit and inserted by another |
 //!
 //! A use resolves only to the definitions of the closest scope rank, so a name
@@ -130,6 +132,8 @@ pub fn dependencies(edits: &[EditFacts]) -> Vec<Dependency> {
     definition_uses(edits, &mut found);
     imports(edits, &mut found);
     clones(edits, &mut found);
+    string_keys(edits, &mut found);
+    local_reassignments(edits, &mut found);
     tests_and_implementations(edits, &mut found);
     moves(edits, &mut found);
     found.into_iter().collect()
@@ -161,6 +165,23 @@ fn definition_uses(edits: &[EditFacts], found: &mut BTreeSet<Dependency>) {
                     DependencyKind::DefUse
                 };
                 found.insert(Dependency { from: definer, to: user, kind, detail: use_.name.clone() });
+            }
+        }
+        // Arguments of a call to a callable whose signature changed (`f(x, key=y)`
+        // spread over lines that do not name `f`).
+        for use_ in &edit.symbols.uses {
+            let Some(callee) = use_.callee.as_deref() else { continue };
+            let Some(candidates) = by_name.get(callee) else { continue };
+            for &(definer, def) in candidates {
+                let callable = matches!(def.kind, DefinitionKind::Function | DefinitionKind::Type);
+                if definer != user && def.signature && callable {
+                    found.insert(Dependency {
+                        from: definer,
+                        to: user,
+                        kind: DependencyKind::SignatureCall,
+                        detail: callee.to_string(),
+                    });
+                }
             }
         }
     }
@@ -263,23 +284,138 @@ fn has_word(tokens: &[String]) -> bool {
     tokens.iter().any(|t| t.chars().next().is_some_and(|c| c.is_alphanumeric() || c == '_' || c == '"' || c == '\''))
 }
 
+/// Sørensen–Dice similarity of two token multisets (1 when both are empty).
+fn dice(a: &[&str], b: &[&str]) -> f64 {
+    if a.is_empty() && b.is_empty() {
+        return 1.0;
+    }
+    let mut counts: BTreeMap<&str, (usize, usize)> = BTreeMap::new();
+    for t in a {
+        counts.entry(t).or_default().0 += 1;
+    }
+    for t in b {
+        counts.entry(t).or_default().1 += 1;
+    }
+    let common: usize = counts.values().map(|(x, y)| x.min(y)).sum();
+    2.0 * common as f64 / (a.len() + b.len()) as f64
+}
+
+/// Clones: two edits whose before-texts and after-texts are alike (the same edit
+/// applied in two places, maybe to slightly different code), or whose token change
+/// is identical (a bulk substitution).
 fn clones(edits: &[EditFacts], found: &mut BTreeSet<Dependency>) {
+    // Below this many tokens a change is too small to call two of them clones by
+    // similarity alone (`)` → `),`), but an identical token change still counts.
+    const MIN_TOKENS: usize = 4;
+    const SIMILAR: f64 = 0.8;
     let changes: Vec<(Vec<String>, Vec<String>)> =
         edits.iter().map(|e| token_change(e.before_text, e.after_text)).collect();
+    let token_lists: Vec<(Vec<&str>, Vec<&str>)> =
+        edits.iter().map(|e| (tokens(e.before_text), tokens(e.after_text))).collect();
     for a in 0..edits.len() {
         for b in a + 1..edits.len() {
             let (removed_a, added_a) = &changes[a];
             let (removed_b, added_b) = &changes[b];
             let substantive = has_word(removed_a) || has_word(added_a);
-            // Pure insertions or deletions of equal tokens are clones only when the
-            // inserted lines themselves are equal, not merely the token bag.
-            let same_change = removed_a == removed_b && added_a == added_b;
-            let both_sides = !removed_a.is_empty() && !added_a.is_empty();
+            let same_change = substantive && removed_a == removed_b && added_a == added_b;
             let same_lines = normalized(edits[a].after_text) == normalized(edits[b].after_text)
                 && normalized(edits[a].before_text) == normalized(edits[b].before_text);
-            if substantive && same_change && (both_sides || same_lines) {
+            let both_sides = !removed_a.is_empty() && !added_a.is_empty();
+            let (before_a, after_a) = &token_lists[a];
+            let (before_b, after_b) = &token_lists[b];
+            let same_shape = before_a.is_empty() == before_b.is_empty() && after_a.is_empty() == after_b.is_empty();
+            let big_enough = before_a.len() + after_a.len() >= MIN_TOKENS && before_b.len() + after_b.len() >= MIN_TOKENS;
+            let alike = same_shape
+                && big_enough
+                && substantive
+                && !is_import(before_a)
+                && !is_import(after_a)
+                && dice(before_a, before_b) >= SIMILAR
+                && dice(after_a, after_b) >= SIMILAR;
+            if (same_change && (both_sides || same_lines)) || alike {
                 let detail = format!("-{} +{}", removed_a.join(" "), added_a.join(" "));
                 found.insert(Dependency { from: a, to: b, kind: DependencyKind::Clone, detail });
+            }
+        }
+    }
+}
+
+fn is_import(tokens: &[&str]) -> bool {
+    matches!(tokens.first(), Some(&"import" | &"from" | &"use" | &"package"))
+}
+
+/// Identifier-shaped string literals of a text (`"show_progress"`, `'--vcs-rev'`
+/// → `vcs_rev`): option names, settings keys and dictionary keys that code later
+/// reads as attributes or keys.
+pub fn string_keys_of(text: &str) -> BTreeSet<String> {
+    tokens(text)
+        .into_iter()
+        .filter(|t| t.len() >= 2 && (t.starts_with('"') || t.starts_with('\'')))
+        .filter_map(|t| {
+            let inner = &t[1..t.len() - 1];
+            let name = inner.trim_start_matches('-').replace('-', "_");
+            let valid = is_identifier_like(&name) && name.chars().all(|c| c.is_alphanumeric() || c == '_');
+            valid.then_some(name)
+        })
+        .collect()
+}
+
+/// A string key introduced by one edit, read as an attribute or introduced as the
+/// same key by another edit: the settings/option/dictionary form of def → use.
+fn string_keys(edits: &[EditFacts], found: &mut BTreeSet<Dependency>) {
+    // Keys spread over more edits than this are vocabulary, not one new concept.
+    const MAX_HOLDERS: usize = 6;
+    let introduced: Vec<BTreeSet<String>> = edits
+        .iter()
+        .map(|e| {
+            let before = string_keys_of(e.before_text);
+            string_keys_of(e.after_text).into_iter().filter(|k| !before.contains(k)).collect()
+        })
+        .collect();
+    let mut holders: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
+    for (index, keys) in introduced.iter().enumerate() {
+        for key in keys {
+            holders.entry(key.as_str()).or_default().push(index);
+        }
+    }
+    for (key, edits_with_key) in &holders {
+        if edits_with_key.len() > MAX_HOLDERS {
+            continue;
+        }
+        for (i, &a) in edits_with_key.iter().enumerate() {
+            for &b in &edits_with_key[i + 1..] {
+                found.insert(Dependency { from: a, to: b, kind: DependencyKind::DefUse, detail: format!("\"{key}\"") });
+            }
+        }
+        for (user, edit) in edits.iter().enumerate() {
+            if edits_with_key.contains(&user) {
+                continue;
+            }
+            if edit.symbols.uses.iter().any(|u| u.attribute && u.name == *key) {
+                for &definer in edits_with_key {
+                    found.insert(Dependency { from: definer, to: user, kind: DependencyKind::DefUse, detail: format!("\"{key}\"") });
+                }
+            }
+        }
+    }
+}
+
+/// The same local variable (re)assigned by several edits of one function: each
+/// assignment feeds the same uses, so the edits change one data flow.
+fn local_reassignments(edits: &[EditFacts], found: &mut BTreeSet<Dependency>) {
+    let mut by_variable: BTreeMap<(&str, &super::symbols::ScopeKey), BTreeSet<usize>> = BTreeMap::new();
+    for (index, edit) in edits.iter().enumerate() {
+        for def in &edit.symbols.changed {
+            if def.kind == DefinitionKind::Variable && def.scope.callable_depth > 0 {
+                by_variable.entry((def.name.as_str(), &def.scope)).or_default().insert(index);
+            }
+        }
+    }
+    for ((name, _), holders) in by_variable {
+        let holders: Vec<usize> = holders.into_iter().collect();
+        for (i, &a) in holders.iter().enumerate() {
+            for &b in &holders[i + 1..] {
+                found.insert(Dependency { from: a, to: b, kind: DependencyKind::DefUse, detail: name.to_string() });
             }
         }
     }
@@ -323,14 +459,15 @@ fn tests_and_implementations(edits: &[EditFacts], found: &mut BTreeSet<Dependenc
             continue;
         }
         let stem = tested_stem(t.path);
-        let (removed_t, added_t) = token_change(t.before_text, t.after_text);
-        let test_words: BTreeSet<&String> = removed_t.iter().chain(&added_t).filter(|w| is_identifier_like(w)).collect();
+        let (_, added_t) = token_change(t.before_text, t.after_text);
         for (implementation, i) in edits.iter().enumerate() {
             if is_test_path(i.path) || implementation_stem(i.path) != stem {
                 continue;
             }
-            let (removed_i, added_i) = token_change(i.before_text, i.after_text);
-            let shared = removed_i.iter().chain(&added_i).find(|w| is_identifier_like(w) && test_words.contains(w));
+            // Both sides introduce the same name: the test exercises what the
+            // implementation just added (or the rename both follow).
+            let (_, added_i) = token_change(i.before_text, i.after_text);
+            let shared = added_i.iter().find(|w| is_identifier_like(w) && added_t.contains(w));
             if let Some(word) = shared {
                 found.insert(Dependency {
                     from: implementation,

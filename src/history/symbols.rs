@@ -48,6 +48,8 @@ pub struct NameUse {
     pub attribute: bool,
     /// Callee of a call or `new`.
     pub call: bool,
+    /// The function whose call arguments hold this name, if any.
+    pub callee: Option<String>,
     /// Where.
     pub scope: ScopeKey,
 }
@@ -167,6 +169,7 @@ pub fn edit_symbols(file: usize, parent: Option<Side>, child: Option<Side>) -> E
                         name: occurrence.name.clone(),
                         attribute: occurrence.attribute,
                         call: occurrence.call,
+                        callee: occurrence.callee.clone(),
                         scope: scope_key(file, structure, occurrence.scope),
                     });
                 }
@@ -221,6 +224,19 @@ pub fn edit_symbols(file: usize, parent: Option<Side>, child: Option<Side>) -> E
             class: scope.class.clone().filter(|_| depth >= 2),
         };
         changed.insert(ChangedDefinition { name, kind: DefinitionKind::Function, scope: outer, signature: true });
+    }
+    // Every parameter of a callable whose signature changed is part of the change:
+    // the body's uses of it follow the new signature.
+    let changed_callables: BTreeSet<(Vec<String>, String)> = changed
+        .iter()
+        .filter(|d| d.signature && d.kind == DefinitionKind::Function)
+        .map(|d| (d.scope.chain.clone(), d.name.clone()))
+        .collect();
+    for (id, _) in defs_before.iter().chain(&defs_after) {
+        let Some((function, outer)) = id.2.chain.split_last() else { continue };
+        if id.1 == DefinitionKind::Parameter && changed_callables.contains(&(outer.to_vec(), function.clone())) {
+            changed.insert(ChangedDefinition { name: id.0.clone(), kind: id.1, scope: id.2.clone(), signature: false });
+        }
     }
     // Constructors: a changed `__init__`/constructor changes how `ClassName(...)` is called.
     let constructors: Vec<ChangedDefinition> = changed

@@ -101,6 +101,9 @@ pub struct Occurrence {
     pub call: bool,
     /// Innermost enclosing scope.
     pub scope: Option<usize>,
+    /// Name of the function called when the identifier sits in a call's arguments
+    /// (`f(x, key=y)`: `x`, `key` and `y` have callee `f`).
+    pub callee: Option<String>,
 }
 
 /// Scopes and identifier occurrences of one text.
@@ -160,7 +163,7 @@ pub fn analyze(language: Language, text: &str) -> FileStructure {
         out: FileStructure::default(),
     };
     let mut cursor = tree.walk();
-    walker.visit(&mut cursor, None, false);
+    walker.visit(&mut cursor, None, false, None);
     walker.out.occurrences.sort_by_key(|o| o.line);
     walker.out
 }
@@ -176,7 +179,13 @@ impl Walker<'_> {
         node.utf8_text(self.source).unwrap_or("")
     }
 
-    fn visit(&mut self, cursor: &mut tree_sitter::TreeCursor, scope: Option<usize>, in_import: bool) {
+    fn visit(
+        &mut self,
+        cursor: &mut tree_sitter::TreeCursor,
+        scope: Option<usize>,
+        in_import: bool,
+        callee: Option<&str>,
+    ) {
         let node = cursor.node();
         let kind = node.kind();
         let mut inner_scope = scope;
@@ -196,19 +205,41 @@ impl Walker<'_> {
         }
         let in_import = in_import || is_import_node(self.language, kind);
         if is_identifier_kind(kind) && node.child_count() == 0 {
-            self.record_identifier(node, cursor.field_name(), scope, in_import);
+            self.record_identifier(node, cursor.field_name(), scope, in_import, callee);
         }
+        let own_callee = self.callee_name(node);
         if cursor.goto_first_child() {
             loop {
                 // A scope's own name belongs to the enclosing scope, its body to the scope.
                 let child_scope = if cursor.field_name() == Some("name") { scope } else { inner_scope };
-                self.visit(cursor, child_scope, in_import);
+                let child_callee = match (&own_callee, cursor.field_name()) {
+                    (Some(name), Some("arguments")) => Some(name.as_str()),
+                    (Some(_), _) => None,
+                    (None, _) => callee,
+                };
+                self.visit(cursor, child_scope, in_import, child_callee);
                 if !cursor.goto_next_sibling() {
                     break;
                 }
             }
             cursor.goto_parent();
         }
+    }
+
+    /// For a call node, the name of what it calls (the last identifier of the callee).
+    fn callee_name(&self, node: tree_sitter::Node) -> Option<String> {
+        let function = match node.kind() {
+            "call" | "call_expression" => node.child_by_field_name("function")?,
+            "method_invocation" => node.child_by_field_name("name")?,
+            "object_creation_expression" => node.child_by_field_name("type")?,
+            "new_expression" => node.child_by_field_name("constructor")?,
+            _ => return None,
+        };
+        let text = self.text(function);
+        let last = text
+            .rsplit(|c: char| !(c.is_alphanumeric() || c == '_'))
+            .find(|part| !part.is_empty())?;
+        Some(last.to_string())
     }
 
     fn scope_kind(&self, node: tree_sitter::Node, enclosing: Option<usize>) -> Option<ScopeKind> {
@@ -286,6 +317,7 @@ impl Walker<'_> {
         field: Option<&str>,
         scope: Option<usize>,
         in_import: bool,
+        callee: Option<&str>,
     ) {
         let name = self.text(node).to_string();
         if name.is_empty() {
@@ -309,6 +341,7 @@ impl Walker<'_> {
             attribute,
             call,
             scope,
+            callee: callee.map(str::to_string),
         });
     }
 
@@ -374,13 +407,16 @@ impl Walker<'_> {
             (Language::Python, "assignment" | "augmented_assignment", Some("left")) => Some(variable_or_field),
             (Language::Python, "pattern_list" | "tuple_pattern", _) => Some(DefinitionKind::Variable),
             (Language::Python, "attribute", Some("attribute")) => {
-                // `self.x = …` defines a field; any other attribute is a use.
+                // `self.x = …` defines a field; `other.x = …` and reads are uses.
+                let on_self = parent
+                    .child_by_field_name("object")
+                    .is_some_and(|o| matches!(self.text(o), "self" | "cls"));
                 let assigned = parent
                     .parent()
                     .filter(|gp| matches!(gp.kind(), "assignment" | "augmented_assignment"))
                     .and_then(|gp| gp.child_by_field_name("left"))
                     == Some(parent);
-                assigned.then_some(DefinitionKind::Field)
+                (assigned && on_self).then_some(DefinitionKind::Field)
             }
             (Language::Python, "for_statement", Some("left")) | (Language::Python, "as_pattern_target", _) => {
                 Some(DefinitionKind::Variable)
@@ -400,12 +436,13 @@ impl Walker<'_> {
                 Some(if in_field { DefinitionKind::Field } else { DefinitionKind::Variable })
             }
             (Language::Java, "field_access", Some("field")) => {
+                let on_this = parent.child_by_field_name("object").is_some_and(|o| o.kind() == "this");
                 let assigned = parent
                     .parent()
                     .filter(|gp| gp.kind() == "assignment_expression")
                     .and_then(|gp| gp.child_by_field_name("left"))
                     == Some(parent);
-                assigned.then_some(DefinitionKind::Field)
+                (assigned && on_this).then_some(DefinitionKind::Field)
             }
             (Language::JavaScript | Language::TypeScript | Language::Tsx, "variable_declarator", Some("name")) => {
                 Some(variable_or_field)
