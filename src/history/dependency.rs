@@ -12,7 +12,7 @@
 //! | `def_use` (reassignment) | the same local variable assigned in several edits of one function |
 //! | `clone` | the same token change applied in several places, or before- and after-texts that are alike (token Dice ≥ 0.8) |
 //! | `test_impl` | a test file and the file it tests both introduce the same identifier |
-//! | `move` | lines deleted by one edit and inserted by another |
+//! | `move` | lines deleted by a pure deletion and inserted (maybe touched up) by a pure insertion |
 //!
 //! A use resolves only to the definitions of the closest scope rank, so a name
 //! changed in many places links each use to its own definition, not to all of them.
@@ -353,8 +353,15 @@ pub fn string_keys_of(text: &str) -> BTreeSet<String> {
         .filter(|t| t.len() >= 2 && (t.starts_with('"') || t.starts_with('\'')))
         .filter_map(|t| {
             let inner = &t[1..t.len() - 1];
-            let name = inner.trim_start_matches('-').replace('-', "_");
-            let valid = is_identifier_like(&name) && name.chars().all(|c| c.is_alphanumeric() || c == '_');
+            // `--vcs-rev` is read back as `args.vcs_rev`; other dashed strings are prose.
+            let name = match inner.strip_prefix("--") {
+                Some(option) => option.replace('-', "_"),
+                None => inner.to_string(),
+            };
+            // A compound name (`show_progress`, `--vcs-rev`) is a key; a plain word
+            // (`"config"`) is too common to tie two edits together.
+            let compound = name.contains('_');
+            let valid = compound && is_identifier_like(&name) && name.chars().all(|c| c.is_alphanumeric() || c == '_');
             valid.then_some(name)
         })
         .collect()
@@ -484,39 +491,84 @@ fn is_identifier_like(word: &str) -> bool {
     word.len() >= 3 && word.chars().next().is_some_and(|c| c.is_alphabetic() || c == '_')
 }
 
+/// A line without its trailing comment, quotes unified, as tokens.
+fn line_tokens(line: &str) -> Vec<String> {
+    let code = [" #", " //"].iter().fold(line, |code, marker| code.split(marker).next().unwrap_or(code));
+    tokens(code).into_iter().map(|t| t.replace('\'', "\"")).collect()
+}
+
 fn moves(edits: &[EditFacts], found: &mut BTreeSet<Dependency>) {
     // A moved line must carry some code, not just a brace or a blank.
     const MIN_MOVED_CHARS: usize = 12;
+    // Lines compared by token similarity, so a moved line may be touched up
+    // (renamed variable, other quotes, comment dropped) on the way.
+    const ALIKE: f64 = 0.75;
+    // Fuzzy comparison is quadratic; beyond this many lines only exact lines count.
+    const MAX_FUZZY_LINES: usize = 60;
     let significant = |text: &str| -> Vec<String> {
         text.lines()
             .map(|l| l.trim().to_string())
             .filter(|l| l.chars().filter(|c| c.is_alphanumeric()).count() >= 3)
             .collect()
     };
-    let inserted: Vec<BTreeSet<String>> = edits.iter().map(|e| significant(e.after_text).into_iter().collect()).collect();
+    let inserted: Vec<Vec<String>> = edits.iter().map(|e| significant(e.after_text)).collect();
+    let inserted_sets: Vec<BTreeSet<&String>> = inserted.iter().map(|lines| lines.iter().collect()).collect();
+    let inserted_tokens: Vec<Vec<Vec<String>>> = inserted
+        .iter()
+        .map(|lines| if lines.len() <= MAX_FUZZY_LINES { lines.iter().map(|l| line_tokens(l)).collect() } else { Vec::new() })
+        .collect();
+    let deleted_tokens: Vec<Vec<Vec<String>>> = edits
+        .iter()
+        .map(|e| {
+            let lines = significant(e.before_text);
+            if lines.len() <= MAX_FUZZY_LINES { lines.iter().map(|l| line_tokens(l)).collect() } else { Vec::new() }
+        })
+        .collect();
     for (source, edit) in edits.iter().enumerate() {
-        let deleted = significant(edit.before_text);
-        if deleted.is_empty() {
+        // Cut and paste: a pure deletion here, a pure insertion there. Lines that
+        // reappear next to rewritten code are refactorings, which annotators treat
+        // as mutual, not as moves.
+        if !edit.after_text.is_empty() {
             continue;
         }
-        let own_after: BTreeSet<String> = inserted[source].clone();
+        let deleted = significant(edit.before_text);
         // Lines the edit keeps in place are not moved away.
-        let gone: Vec<&String> = deleted.iter().filter(|l| !own_after.contains(*l)).collect();
+        let gone: Vec<&String> = deleted.iter().filter(|l| !inserted_sets[source].contains(l)).collect();
         if gone.is_empty() {
             continue;
         }
-        for (target, lines) in inserted.iter().enumerate() {
-            if target == source {
+        let fuzzy = gone.len() <= MAX_FUZZY_LINES;
+        let gone_tokens: Vec<Vec<String>> = if fuzzy { gone.iter().map(|l| line_tokens(l)).collect() } else { Vec::new() };
+        for (target, lines) in inserted_sets.iter().enumerate() {
+            if target == source || lines.is_empty() || !edits[target].before_text.is_empty() {
                 continue;
             }
-            let moved: Vec<&&String> = gone.iter().filter(|l| lines.contains(**l)).collect();
-            let moved_chars: usize = moved.iter().map(|l| l.len()).sum();
-            if moved_chars >= MIN_MOVED_CHARS && moved.len() * 2 >= gone.len() {
+            let mut moved = 0;
+            let mut moved_chars = 0;
+            for (k, line) in gone.iter().enumerate() {
+                let exact = lines.contains(line);
+                let alike_in = |candidates: &[Vec<String>]| {
+                    let a: Vec<&str> = gone_tokens[k].iter().map(String::as_str).collect();
+                    candidates.iter().any(|candidate| {
+                        let b: Vec<&str> = candidate.iter().map(String::as_str).collect();
+                        dice(&a, &b) >= ALIKE
+                    })
+                };
+                // A line rewritten in place (a look-alike stays in the source, or
+                // the target rewrites a look-alike) is an edit, not a move.
+                let rewritten = fuzzy && (alike_in(&inserted_tokens[source]) || alike_in(&deleted_tokens[target]));
+                let alike = !exact && fuzzy && alike_in(&inserted_tokens[target]);
+                if (exact || alike) && !rewritten {
+                    moved += 1;
+                    moved_chars += line.len();
+                }
+            }
+            if moved_chars >= MIN_MOVED_CHARS && moved * 2 >= gone.len() {
                 found.insert(Dependency {
                     from: source,
                     to: target,
                     kind: DependencyKind::Move,
-                    detail: format!("{} line(s)", moved.len()),
+                    detail: format!("{moved} line(s)"),
                 });
             }
         }

@@ -56,8 +56,8 @@ fn edit_index(id: &str) -> Option<usize> {
 ///
 /// Every dependency becomes a `bi` edge (EditFlow's annotators mark def/use,
 /// import/use, signature/call, clones and test/implementation pairs as mutual)
-/// except moves, which are `before` from the deletion to the insertion unless the
-/// pair also has a mutual reason. One edge per pair, with all reasons.
+/// except moves, which are `before` from the deletion to the insertion (unless
+/// text moved both ways between the two). One edge per pair, with all reasons.
 pub fn order_from_dependencies(count: usize, dependencies: &[Dependency]) -> PartialOrder {
     let mut pairs: BTreeMap<(usize, usize), Vec<&Dependency>> = BTreeMap::new();
     for dependency in dependencies {
@@ -66,10 +66,11 @@ pub fn order_from_dependencies(count: usize, dependencies: &[Dependency]) -> Par
     }
     let mut edges = Vec::with_capacity(pairs.len());
     for ((low, high), reasons) in pairs {
-        let mutual = reasons.iter().any(|d| !d.kind.is_directed());
         let directions: BTreeSet<(usize, usize)> =
             reasons.iter().filter(|d| d.kind.is_directed()).map(|d| (d.from, d.to)).collect();
-        let (from, to, kind) = if mutual || directions.len() > 1 {
+        // A move fixes the order even when the moved code also carries def/use
+        // relations (it always does): cut before paste.
+        let (from, to, kind) = if directions.len() != 1 {
             (low, high, OrderKind::Bi)
         } else {
             let &(from, to) = directions.iter().next().expect("a pair has at least one reason");
