@@ -118,8 +118,8 @@ fn arcs(edges: &[OrderEdge]) -> Vec<(usize, usize)> {
 }
 
 /// A deterministic total order consistent with the `before` edges that follows the
-/// flow: after each edit, prefer an unplaced neighbour of the most recent edit
-/// that has one, then the lowest index. Cycles of `before` edges are broken at the
+/// flow: start with the first minimal in-degree edit; after each edit, prefer an
+/// unplaced neighbour of the most recent edit that has one, then the lowest index. Cycles of `before` edges are broken at the
 /// lowest index so the order always covers every edit.
 pub fn natural_order(count: usize, edges: &[OrderEdge]) -> Vec<usize> {
     let mut blockers = vec![BTreeSet::new(); count];
@@ -135,6 +135,13 @@ pub fn natural_order(count: usize, edges: &[OrderEdge]) -> Vec<usize> {
             blockers[to].insert(from);
         }
     }
+    let mut in_degree = vec![0usize; count];
+    for &(_, to) in &arcs(edges) {
+        if to < count {
+            in_degree[to] += 1;
+        }
+    }
+    let minimum = in_degree.iter().copied().min().unwrap_or(0);
     let mut placed = vec![false; count];
     let mut order = Vec::with_capacity(count);
     while order.len() < count {
@@ -143,7 +150,10 @@ pub fn natural_order(count: usize, edges: &[OrderEdge]) -> Vec<usize> {
             .iter()
             .rev()
             .find_map(|&recent: &usize| neighbours[recent].iter().copied().find(|&n| ready(n, &placed)));
-        let next = from_recent
+        // Start where a session can start: the first minimal in-degree edit.
+        let first = order.is_empty().then(|| (0..count).find(|&i| in_degree[i] == minimum && ready(i, &placed))).flatten();
+        let next = first
+            .or(from_recent)
             .or_else(|| (0..count).find(|&i| ready(i, &placed)))
             .or_else(|| (0..count).find(|&i| !placed[i]))
             .expect("an unplaced edit exists while the order is incomplete");
@@ -313,7 +323,7 @@ mod tests {
         let labels: Vec<_> = pair_labels(&order).into_iter().collect();
         assert_eq!(labels, vec![((0, 2), PairLabel::Bi), ((1, 3), PairLabel::HighFirst)]);
         assert_eq!(order.initial, vec!["e3".to_string()]);
-        assert_eq!(order.natural, vec!["e0", "e2", "e3", "e1"]);
+        assert_eq!(order.natural, vec!["e3", "e1", "e0", "e2"]);
     }
 
     #[test]

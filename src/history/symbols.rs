@@ -208,10 +208,21 @@ pub fn edit_symbols(file: usize, parent: Option<Side>, child: Option<Side>) -> E
         }
     }
     // A parameter added or removed changes its callable's signature.
+    // (A callable added or removed as a whole has no "changed" signature.)
+    let whole: BTreeSet<(Vec<String>, String)> = removed
+        .iter()
+        .chain(&added)
+        .filter(|id| id.1 == DefinitionKind::Function)
+        .map(|id| (id.2.chain.clone(), id.0.clone()))
+        .collect();
     let signature_scopes: BTreeSet<ScopeKey> = removed
         .iter()
         .chain(&added)
         .filter(|id| id.1 == DefinitionKind::Parameter && id.2.callable_depth > 0)
+        .filter(|id| {
+            let depth = id.2.callable_depth;
+            !whole.contains(&(id.2.chain[..depth - 1].to_vec(), id.2.chain[depth - 1].clone()))
+        })
         .map(|id| id.2.clone())
         .collect();
     for scope in signature_scopes {
