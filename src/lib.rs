@@ -13,10 +13,10 @@
 #![warn(missing_docs)]
 #![forbid(unsafe_op_in_unsafe_fn)]
 
+pub mod history;
 pub mod lsp;
 pub mod proxy;
 pub mod record;
 pub mod store;
-pub mod history;
 pub mod syntax;
 pub mod trajectory;

@@ -4,7 +4,9 @@ use std::io::Write;
 use std::path::PathBuf;
 
 use anyhow::{Context, Result, bail};
-use nextedit::history::order::{AnnotatedPair, HistorianEdge, order_from_editflow, order_from_historian};
+use nextedit::history::order::{
+    AnnotatedPair, HistorianEdge, order_from_editflow, order_from_historian,
+};
 use nextedit::history::{CommitSource, GitRepository, derive_commit};
 use nextedit::trajectory::Trajectory;
 
@@ -37,7 +39,12 @@ pub struct DeriveArgs {
     repo: PathBuf,
 
     /// Commit to derive: any revision git understands (sha, HEAD~2, tag)
-    #[arg(long, value_name = "REV", required_unless_present = "range", conflicts_with = "range")]
+    #[arg(
+        long,
+        value_name = "REV",
+        required_unless_present = "range",
+        conflicts_with = "range"
+    )]
     commit: Option<String>,
 
     /// Commits to derive: A..B (reachable from B, not from A), oldest first
@@ -70,7 +77,8 @@ pub fn run(args: DeriveArgs) -> Result<i32> {
     if args.lsp {
         bail!("--lsp is not available in this build yet: it needs nextedit's LSP client");
     }
-    let repo = GitRepository::open(&args.repo).with_context(|| format!("opening {}", args.repo.display()))?;
+    let repo = GitRepository::open(&args.repo)
+        .with_context(|| format!("opening {}", args.repo.display()))?;
     let project = repo.project();
     if let Some(rev) = &args.commit {
         let sha = repo.resolve(rev)?;
@@ -85,30 +93,39 @@ pub fn run(args: DeriveArgs) -> Result<i32> {
         }
         let json = serde_json::to_string_pretty(&trajectory)?;
         match &args.out {
-            Some(path) => std::fs::write(path, json + "\n").with_context(|| format!("writing {}", path.display()))?,
+            Some(path) => std::fs::write(path, json + "\n")
+                .with_context(|| format!("writing {}", path.display()))?,
             None => println!("{json}"),
         }
         return Ok(0);
     }
-    let spec = args.range.as_deref().expect("clap requires --commit or --range");
+    let spec = args
+        .range
+        .as_deref()
+        .expect("clap requires --commit or --range");
     let commits = repo.range(spec)?;
     if let Some(dir) = &args.out {
         std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
     }
     let bar = indicatif::ProgressBar::new(commits.len() as u64);
     bar.set_style(
-        indicatif::ProgressStyle::with_template("{bar:40} {pos}/{len} commits {per_sec} eta {eta} {msg}")
-            .expect("the template is valid"),
+        indicatif::ProgressStyle::with_template(
+            "{bar:40} {pos}/{len} commits {per_sec} eta {eta} {msg}",
+        )
+        .expect("the template is valid"),
     );
     let mut failed = 0usize;
     let mut stdout = std::io::stdout().lock();
     for sha in &commits {
         bar.set_message(sha[..10].to_string());
-        let derived = repo.load(sha).map_err(anyhow::Error::from).and_then(|record| {
-            let mut trajectory = derive_commit(&record, project.as_deref())?;
-            trajectory.session.workspace = Some(args.repo.display().to_string());
-            Ok(trajectory)
-        });
+        let derived = repo
+            .load(sha)
+            .map_err(anyhow::Error::from)
+            .and_then(|record| {
+                let mut trajectory = derive_commit(&record, project.as_deref())?;
+                trajectory.session.workspace = Some(args.repo.display().to_string());
+                Ok(trajectory)
+            });
         match derived {
             Ok(trajectory) => {
                 if args.store {
@@ -118,7 +135,8 @@ pub fn run(args: DeriveArgs) -> Result<i32> {
                     Some(dir) => {
                         let path = dir.join(format!("{sha}.json"));
                         let json = serde_json::to_string_pretty(&trajectory)?;
-                        std::fs::write(&path, json + "\n").with_context(|| format!("writing {}", path.display()))?;
+                        std::fs::write(&path, json + "\n")
+                            .with_context(|| format!("writing {}", path.display()))?;
                     }
                     None => {
                         serde_json::to_writer(&mut stdout, &trajectory)?;
@@ -134,7 +152,11 @@ pub fn run(args: DeriveArgs) -> Result<i32> {
         bar.inc(1);
     }
     bar.finish_and_clear();
-    eprintln!("derived {} of {} commits ({failed} skipped)", commits.len() - failed, commits.len());
+    eprintln!(
+        "derived {} of {} commits ({failed} skipped)",
+        commits.len() - failed,
+        commits.len()
+    );
     Ok(if failed > 0 { 1 } else { 0 })
 }
 
@@ -155,10 +177,18 @@ struct ExternalOrderFile {
     partial_orders: ExternalPairs,
 }
 
-fn external_order(path: &std::path::Path, count: usize) -> Result<nextedit::trajectory::PartialOrder> {
-    let text = std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
-    let file: ExternalOrderFile = serde_json::from_str(&text)
-        .with_context(|| format!("{} is neither an EditFlow annotation nor a Historian order file", path.display()))?;
+fn external_order(
+    path: &std::path::Path,
+    count: usize,
+) -> Result<nextedit::trajectory::PartialOrder> {
+    let text =
+        std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+    let file: ExternalOrderFile = serde_json::from_str(&text).with_context(|| {
+        format!(
+            "{} is neither an EditFlow annotation nor a Historian order file",
+            path.display()
+        )
+    })?;
     let order = match file.partial_orders {
         ExternalPairs::EditFlow(pairs) => order_from_editflow(count, &pairs)?,
         ExternalPairs::Historian(edges) => order_from_historian(count, &edges)?,

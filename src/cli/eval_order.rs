@@ -59,7 +59,9 @@ pub fn run(args: EvalOrderArgs) -> Result<i32> {
     let repo = args
         .repo
         .as_ref()
-        .map(|path| GitRepository::open(path).with_context(|| format!("opening {}", path.display())))
+        .map(|path| {
+            GitRepository::open(path).with_context(|| format!("opening {}", path.display()))
+        })
         .transpose()?;
     let scratch = tempfile::tempdir().context("creating a scratch directory")?;
     let mut results: Vec<CommitEvaluation> = Vec::new();
@@ -72,13 +74,15 @@ pub fn run(args: EvalOrderArgs) -> Result<i32> {
                 .and_then(|sha| repo.load(&sha))
                 .and_then(|record| derive_commit(&record, Some(&name)))
                 .and_then(|t| evaluate_commit(name.clone(), &t, &commit.partial_orders, None)),
-            None => derive_rebuilt(commit, &scratch.path().join(index.to_string())).and_then(|(t, rebuilt)| {
-                let aligned = hunks_aligned(&t, &rebuilt.hunks);
-                if args.explain {
-                    explain(&name, &t, &commit.partial_orders);
-                }
-                evaluate_commit(name.clone(), &t, &commit.partial_orders, Some(aligned))
-            }),
+            None => derive_rebuilt(commit, &scratch.path().join(index.to_string())).and_then(
+                |(t, rebuilt)| {
+                    let aligned = hunks_aligned(&t, &rebuilt.hunks);
+                    if args.explain {
+                        explain(&name, &t, &commit.partial_orders);
+                    }
+                    evaluate_commit(name.clone(), &t, &commit.partial_orders, Some(aligned))
+                },
+            ),
         };
         match evaluated {
             Ok(result) => results.push(result),
@@ -109,10 +113,17 @@ pub fn run(args: EvalOrderArgs) -> Result<i32> {
 }
 
 fn percent(value: Option<f64>) -> String {
-    value.map(|v| format!("{:5.1}", v * 100.0)).unwrap_or_else(|| "    -".to_string())
+    value
+        .map(|v| format!("{:5.1}", v * 100.0))
+        .unwrap_or_else(|| "    -".to_string())
 }
 
-fn print_tables(results: &[CommitEvaluation], skipped: &[(String, String)], all: &Confusion, annotated: &Confusion) {
+fn print_tables(
+    results: &[CommitEvaluation],
+    skipped: &[(String, String)],
+    all: &Confusion,
+    annotated: &Confusion,
+) {
     println!(
         "{:<58} {:>5} {:>5} {:>7} {:>6} {:>6} {:>6} {:>6}",
         "commit", "edits", "pairs", "aligned", "acc%", "relP%", "relR%", "relF1%"
@@ -140,9 +151,17 @@ fn print_tables(results: &[CommitEvaluation], skipped: &[(String, String)], all:
         println!("skipped {name}: {why}");
     }
     println!();
-    println!("overall ({} commits, {} pairs, {} annotated)", results.len(), all.total(), annotated.total());
+    println!(
+        "overall ({} commits, {} pairs, {} annotated)",
+        results.len(),
+        all.total(),
+        annotated.total()
+    );
     println!("  accuracy (all pairs)        {}%", percent(all.accuracy()));
-    println!("  accuracy (annotated pairs)  {}%", percent(annotated.accuracy()));
+    println!(
+        "  accuracy (annotated pairs)  {}%",
+        percent(annotated.accuracy())
+    );
     println!(
         "  related vs not: precision {}%  recall {}%  F1 {}%",
         percent(all.related_precision()),
@@ -159,14 +178,23 @@ fn print_tables(results: &[CommitEvaluation], skipped: &[(String, String)], all:
     }
 }
 
-fn explain(name: &str, trajectory: &nextedit::trajectory::Trajectory, pairs: &[nextedit::history::order::AnnotatedPair]) {
-    let Ok(gold) = nextedit::history::order::editflow_labels(pairs) else { return };
+fn explain(
+    name: &str,
+    trajectory: &nextedit::trajectory::Trajectory,
+    pairs: &[nextedit::history::order::AnnotatedPair],
+) {
+    let Ok(gold) = nextedit::history::order::editflow_labels(pairs) else {
+        return;
+    };
     let predicted = nextedit::history::order::pair_labels(&trajectory.order);
     let count = trajectory.edits.len();
     for low in 0..count {
         for high in low + 1..count {
             let g = gold.get(&(low, high)).copied().unwrap_or(PairLabel::None);
-            let p = predicted.get(&(low, high)).copied().unwrap_or(PairLabel::None);
+            let p = predicted
+                .get(&(low, high))
+                .copied()
+                .unwrap_or(PairLabel::None);
             if g == p {
                 continue;
             }

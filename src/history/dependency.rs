@@ -89,7 +89,12 @@ pub struct Dependency {
 }
 
 /// How close a definition is to a use; lower is closer, `None` means unrelated.
-fn resolution_rank(def: &ChangedDefinition, def_path: &str, use_: &NameUse, use_path: &str) -> Option<u8> {
+fn resolution_rank(
+    def: &ChangedDefinition,
+    def_path: &str,
+    use_: &NameUse,
+    use_path: &str,
+) -> Option<u8> {
     let same_file = def.scope.file == use_.scope.file;
     match def.kind {
         DefinitionKind::Parameter | DefinitionKind::Variable if def.scope.callable_depth > 0 => {
@@ -112,7 +117,11 @@ fn resolution_rank(def: &ChangedDefinition, def_path: &str, use_: &NameUse, use_
             match (def_class, use_class) {
                 (Some(d), Some((u, _))) if same_file && d == u => Some(1),
                 (Some(d), Some((_, header))) if header_mentions(header, d) => Some(2),
-                _ => Some(if same_file || def_path == use_path { 3 } else { 4 }),
+                _ => Some(if same_file || def_path == use_path {
+                    3
+                } else {
+                    4
+                }),
             }
         }
         DefinitionKind::Function | DefinitionKind::Type => Some(if same_file { 2 } else { 3 }),
@@ -144,34 +153,51 @@ fn definition_uses(edits: &[EditFacts], found: &mut BTreeSet<Dependency>) {
     let mut by_name: BTreeMap<&str, Vec<(usize, &ChangedDefinition)>> = BTreeMap::new();
     for (index, edit) in edits.iter().enumerate() {
         for def in &edit.symbols.changed {
-            by_name.entry(def.name.as_str()).or_default().push((index, def));
+            by_name
+                .entry(def.name.as_str())
+                .or_default()
+                .push((index, def));
         }
     }
     for (user, edit) in edits.iter().enumerate() {
         for use_ in &edit.symbols.uses {
-            let Some(candidates) = by_name.get(use_.name.as_str()) else { continue };
+            let Some(candidates) = by_name.get(use_.name.as_str()) else {
+                continue;
+            };
             let ranked: Vec<(u8, usize, &ChangedDefinition)> = candidates
                 .iter()
                 .filter(|(definer, _)| *definer != user)
                 .filter_map(|&(definer, def)| {
-                    resolution_rank(def, edits[definer].path, use_, edit.path).map(|rank| (rank, definer, def))
+                    resolution_rank(def, edits[definer].path, use_, edit.path)
+                        .map(|rank| (rank, definer, def))
                 })
                 .collect();
-            let Some(best) = ranked.iter().map(|r| r.0).min() else { continue };
+            let Some(best) = ranked.iter().map(|r| r.0).min() else {
+                continue;
+            };
             for (_, definer, def) in ranked.into_iter().filter(|r| r.0 == best) {
                 let kind = if def.signature && use_.call {
                     DependencyKind::SignatureCall
                 } else {
                     DependencyKind::DefUse
                 };
-                found.insert(Dependency { from: definer, to: user, kind, detail: use_.name.clone() });
+                found.insert(Dependency {
+                    from: definer,
+                    to: user,
+                    kind,
+                    detail: use_.name.clone(),
+                });
             }
         }
         // Arguments of a call to a callable whose signature changed (`f(x, key=y)`
         // spread over lines that do not name `f`).
         for use_ in &edit.symbols.uses {
-            let Some(callee) = use_.callee.as_deref() else { continue };
-            let Some(candidates) = by_name.get(callee) else { continue };
+            let Some(callee) = use_.callee.as_deref() else {
+                continue;
+            };
+            let Some(candidates) = by_name.get(callee) else {
+                continue;
+            };
             for &(definer, def) in candidates {
                 let callable = matches!(def.kind, DefinitionKind::Function | DefinitionKind::Type);
                 if definer != user && def.signature && callable {
@@ -194,7 +220,12 @@ fn imports(edits: &[EditFacts], found: &mut BTreeSet<Dependency>) {
                 if user == importer || other.path != edit.path {
                     continue;
                 }
-                if other.symbols.uses.iter().any(|u| &u.name == name && !u.attribute) {
+                if other
+                    .symbols
+                    .uses
+                    .iter()
+                    .any(|u| &u.name == name && !u.attribute)
+                {
                     found.insert(Dependency {
                         from: importer,
                         to: user,
@@ -237,7 +268,9 @@ pub fn tokens(text: &str) -> Vec<&str> {
             i += 1;
         } else if c.is_ascii_alphanumeric() || c == b'_' || c >= 0x80 {
             let start = i;
-            while i < bytes.len() && (bytes[i].is_ascii_alphanumeric() || bytes[i] == b'_' || bytes[i] >= 0x80) {
+            while i < bytes.len()
+                && (bytes[i].is_ascii_alphanumeric() || bytes[i] == b'_' || bytes[i] >= 0x80)
+            {
                 i += 1;
             }
             out.push(&text[start..i]);
@@ -281,7 +314,11 @@ pub fn token_change(before: &str, after: &str) -> (Vec<String>, Vec<String>) {
 }
 
 fn has_word(tokens: &[String]) -> bool {
-    tokens.iter().any(|t| t.chars().next().is_some_and(|c| c.is_alphanumeric() || c == '_' || c == '"' || c == '\''))
+    tokens.iter().any(|t| {
+        t.chars()
+            .next()
+            .is_some_and(|c| c.is_alphanumeric() || c == '_' || c == '"' || c == '\'')
+    })
 }
 
 /// Sørensen–Dice similarity of two token multisets (1 when both are empty).
@@ -308,10 +345,14 @@ fn clones(edits: &[EditFacts], found: &mut BTreeSet<Dependency>) {
     // similarity alone (`)` → `),`), but an identical token change still counts.
     const MIN_TOKENS: usize = 4;
     const SIMILAR: f64 = 0.8;
-    let changes: Vec<(Vec<String>, Vec<String>)> =
-        edits.iter().map(|e| token_change(e.before_text, e.after_text)).collect();
-    let token_lists: Vec<(Vec<&str>, Vec<&str>)> =
-        edits.iter().map(|e| (tokens(e.before_text), tokens(e.after_text))).collect();
+    let changes: Vec<(Vec<String>, Vec<String>)> = edits
+        .iter()
+        .map(|e| token_change(e.before_text, e.after_text))
+        .collect();
+    let token_lists: Vec<(Vec<&str>, Vec<&str>)> = edits
+        .iter()
+        .map(|e| (tokens(e.before_text), tokens(e.after_text)))
+        .collect();
     for a in 0..edits.len() {
         for b in a + 1..edits.len() {
             let (removed_a, added_a) = &changes[a];
@@ -323,8 +364,10 @@ fn clones(edits: &[EditFacts], found: &mut BTreeSet<Dependency>) {
             let both_sides = !removed_a.is_empty() && !added_a.is_empty();
             let (before_a, after_a) = &token_lists[a];
             let (before_b, after_b) = &token_lists[b];
-            let same_shape = before_a.is_empty() == before_b.is_empty() && after_a.is_empty() == after_b.is_empty();
-            let big_enough = before_a.len() + after_a.len() >= MIN_TOKENS && before_b.len() + after_b.len() >= MIN_TOKENS;
+            let same_shape = before_a.is_empty() == before_b.is_empty()
+                && after_a.is_empty() == after_b.is_empty();
+            let big_enough = before_a.len() + after_a.len() >= MIN_TOKENS
+                && before_b.len() + after_b.len() >= MIN_TOKENS;
             let alike = same_shape
                 && big_enough
                 && substantive
@@ -334,14 +377,22 @@ fn clones(edits: &[EditFacts], found: &mut BTreeSet<Dependency>) {
                 && dice(after_a, after_b) >= SIMILAR;
             if (same_change && (both_sides || same_lines)) || alike {
                 let detail = format!("-{} +{}", removed_a.join(" "), added_a.join(" "));
-                found.insert(Dependency { from: a, to: b, kind: DependencyKind::Clone, detail });
+                found.insert(Dependency {
+                    from: a,
+                    to: b,
+                    kind: DependencyKind::Clone,
+                    detail,
+                });
             }
         }
     }
 }
 
 fn is_import(tokens: &[&str]) -> bool {
-    matches!(tokens.first(), Some(&"import" | &"from" | &"use" | &"package"))
+    matches!(
+        tokens.first(),
+        Some(&"import" | &"from" | &"use" | &"package")
+    )
 }
 
 /// Identifier-shaped string literals of a text (`"show_progress"`, `'--vcs-rev'`
@@ -361,7 +412,9 @@ pub fn string_keys_of(text: &str) -> BTreeSet<String> {
             // A compound name (`show_progress`, `--vcs-rev`) is a key; a plain word
             // (`"config"`) is too common to tie two edits together.
             let compound = name.contains('_');
-            let valid = compound && is_identifier_like(&name) && name.chars().all(|c| c.is_alphanumeric() || c == '_');
+            let valid = compound
+                && is_identifier_like(&name)
+                && name.chars().all(|c| c.is_alphanumeric() || c == '_');
             valid.then_some(name)
         })
         .collect()
@@ -376,7 +429,10 @@ fn string_keys(edits: &[EditFacts], found: &mut BTreeSet<Dependency>) {
         .iter()
         .map(|e| {
             let before = string_keys_of(e.before_text);
-            string_keys_of(e.after_text).into_iter().filter(|k| !before.contains(k)).collect()
+            string_keys_of(e.after_text)
+                .into_iter()
+                .filter(|k| !before.contains(k))
+                .collect()
         })
         .collect();
     let mut holders: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
@@ -391,16 +447,31 @@ fn string_keys(edits: &[EditFacts], found: &mut BTreeSet<Dependency>) {
         }
         for (i, &a) in edits_with_key.iter().enumerate() {
             for &b in &edits_with_key[i + 1..] {
-                found.insert(Dependency { from: a, to: b, kind: DependencyKind::DefUse, detail: format!("\"{key}\"") });
+                found.insert(Dependency {
+                    from: a,
+                    to: b,
+                    kind: DependencyKind::DefUse,
+                    detail: format!("\"{key}\""),
+                });
             }
         }
         for (user, edit) in edits.iter().enumerate() {
             if edits_with_key.contains(&user) {
                 continue;
             }
-            if edit.symbols.uses.iter().any(|u| u.attribute && u.name == *key) {
+            if edit
+                .symbols
+                .uses
+                .iter()
+                .any(|u| u.attribute && u.name == *key)
+            {
                 for &definer in edits_with_key {
-                    found.insert(Dependency { from: definer, to: user, kind: DependencyKind::DefUse, detail: format!("\"{key}\"") });
+                    found.insert(Dependency {
+                        from: definer,
+                        to: user,
+                        kind: DependencyKind::DefUse,
+                        detail: format!("\"{key}\""),
+                    });
                 }
             }
         }
@@ -410,11 +481,15 @@ fn string_keys(edits: &[EditFacts], found: &mut BTreeSet<Dependency>) {
 /// The same local variable (re)assigned by several edits of one function: each
 /// assignment feeds the same uses, so the edits change one data flow.
 fn local_reassignments(edits: &[EditFacts], found: &mut BTreeSet<Dependency>) {
-    let mut by_variable: BTreeMap<(&str, &super::symbols::ScopeKey), BTreeSet<usize>> = BTreeMap::new();
+    let mut by_variable: BTreeMap<(&str, &super::symbols::ScopeKey), BTreeSet<usize>> =
+        BTreeMap::new();
     for (index, edit) in edits.iter().enumerate() {
         for def in &edit.symbols.changed {
             if def.kind == DefinitionKind::Variable && def.scope.callable_depth > 0 {
-                by_variable.entry((def.name.as_str(), &def.scope)).or_default().insert(index);
+                by_variable
+                    .entry((def.name.as_str(), &def.scope))
+                    .or_default()
+                    .insert(index);
             }
         }
     }
@@ -422,7 +497,12 @@ fn local_reassignments(edits: &[EditFacts], found: &mut BTreeSet<Dependency>) {
         let holders: Vec<usize> = holders.into_iter().collect();
         for (i, &a) in holders.iter().enumerate() {
             for &b in &holders[i + 1..] {
-                found.insert(Dependency { from: a, to: b, kind: DependencyKind::DefUse, detail: name.to_string() });
+                found.insert(Dependency {
+                    from: a,
+                    to: b,
+                    kind: DependencyKind::DefUse,
+                    detail: name.to_string(),
+                });
             }
         }
     }
@@ -442,7 +522,9 @@ pub fn is_test_path(path: &str) -> bool {
         || stem.ends_with("Tests")
         || file.contains(".test.")
         || file.contains(".spec.")
-        || path.split('/').any(|c| c == "tests" || c == "test" || c == "__tests__")
+        || path
+            .split('/')
+            .any(|c| c == "tests" || c == "test" || c == "__tests__")
 }
 
 /// The implementation stem a test file names (`test_foo.py` → `foo`).
@@ -451,7 +533,10 @@ fn tested_stem(path: &str) -> String {
     let stem = file.split('.').next().unwrap_or(file);
     let stem = stem.strip_prefix("test_").unwrap_or(stem);
     let stem = stem.strip_suffix("_test").unwrap_or(stem);
-    let stem = stem.strip_suffix("Tests").or_else(|| stem.strip_suffix("Test")).unwrap_or(stem);
+    let stem = stem
+        .strip_suffix("Tests")
+        .or_else(|| stem.strip_suffix("Test"))
+        .unwrap_or(stem);
     stem.to_string()
 }
 
@@ -474,7 +559,9 @@ fn tests_and_implementations(edits: &[EditFacts], found: &mut BTreeSet<Dependenc
             // Both sides introduce the same name: the test exercises what the
             // implementation just added (or the rename both follow).
             let (_, added_i) = token_change(i.before_text, i.after_text);
-            let shared = added_i.iter().find(|w| is_identifier_like(w) && added_t.contains(w));
+            let shared = added_i
+                .iter()
+                .find(|w| is_identifier_like(w) && added_t.contains(w));
             if let Some(word) = shared {
                 found.insert(Dependency {
                     from: implementation,
@@ -487,14 +574,77 @@ fn tests_and_implementations(edits: &[EditFacts], found: &mut BTreeSet<Dependenc
     }
 }
 
+/// Keywords and builtin type names of the supported languages: identifier-shaped
+/// but shared by all code, so they never tie two edits together.
+const KEYWORDS: [&str; 48] = [
+    "and",
+    "assert",
+    "bool",
+    "break",
+    "case",
+    "catch",
+    "class",
+    "const",
+    "continue",
+    "def",
+    "default",
+    "defer",
+    "elif",
+    "else",
+    "false",
+    "final",
+    "float",
+    "for",
+    "from",
+    "func",
+    "if",
+    "import",
+    "int",
+    "interface",
+    "lambda",
+    "let",
+    "new",
+    "nil",
+    "None",
+    "not",
+    "null",
+    "package",
+    "pass",
+    "private",
+    "protected",
+    "public",
+    "return",
+    "self",
+    "static",
+    "str",
+    "string",
+    "struct",
+    "this",
+    "true",
+    "True",
+    "False",
+    "var",
+    "void",
+];
+
 fn is_identifier_like(word: &str) -> bool {
-    word.len() >= 3 && word.chars().next().is_some_and(|c| c.is_alphabetic() || c == '_')
+    word.len() >= 3
+        && word
+            .chars()
+            .next()
+            .is_some_and(|c| c.is_alphabetic() || c == '_')
+        && !KEYWORDS.contains(&word)
 }
 
 /// A line without its trailing comment, quotes unified, as tokens.
 fn line_tokens(line: &str) -> Vec<String> {
-    let code = [" #", " //"].iter().fold(line, |code, marker| code.split(marker).next().unwrap_or(code));
-    tokens(code).into_iter().map(|t| t.replace('\'', "\"")).collect()
+    let code = [" #", " //"].iter().fold(line, |code, marker| {
+        code.split(marker).next().unwrap_or(code)
+    });
+    tokens(code)
+        .into_iter()
+        .map(|t| t.replace('\'', "\""))
+        .collect()
 }
 
 fn moves(edits: &[EditFacts], found: &mut BTreeSet<Dependency>) {
@@ -512,16 +662,29 @@ fn moves(edits: &[EditFacts], found: &mut BTreeSet<Dependency>) {
             .collect()
     };
     let inserted: Vec<Vec<String>> = edits.iter().map(|e| significant(e.after_text)).collect();
-    let inserted_sets: Vec<BTreeSet<&String>> = inserted.iter().map(|lines| lines.iter().collect()).collect();
+    let inserted_sets: Vec<BTreeSet<&String>> = inserted
+        .iter()
+        .map(|lines| lines.iter().collect())
+        .collect();
     let inserted_tokens: Vec<Vec<Vec<String>>> = inserted
         .iter()
-        .map(|lines| if lines.len() <= MAX_FUZZY_LINES { lines.iter().map(|l| line_tokens(l)).collect() } else { Vec::new() })
+        .map(|lines| {
+            if lines.len() <= MAX_FUZZY_LINES {
+                lines.iter().map(|l| line_tokens(l)).collect()
+            } else {
+                Vec::new()
+            }
+        })
         .collect();
     let deleted_tokens: Vec<Vec<Vec<String>>> = edits
         .iter()
         .map(|e| {
             let lines = significant(e.before_text);
-            if lines.len() <= MAX_FUZZY_LINES { lines.iter().map(|l| line_tokens(l)).collect() } else { Vec::new() }
+            if lines.len() <= MAX_FUZZY_LINES {
+                lines.iter().map(|l| line_tokens(l)).collect()
+            } else {
+                Vec::new()
+            }
         })
         .collect();
     for (source, edit) in edits.iter().enumerate() {
@@ -533,12 +696,19 @@ fn moves(edits: &[EditFacts], found: &mut BTreeSet<Dependency>) {
         }
         let deleted = significant(edit.before_text);
         // Lines the edit keeps in place are not moved away.
-        let gone: Vec<&String> = deleted.iter().filter(|l| !inserted_sets[source].contains(l)).collect();
+        let gone: Vec<&String> = deleted
+            .iter()
+            .filter(|l| !inserted_sets[source].contains(l))
+            .collect();
         if gone.is_empty() {
             continue;
         }
         let fuzzy = gone.len() <= MAX_FUZZY_LINES;
-        let gone_tokens: Vec<Vec<String>> = if fuzzy { gone.iter().map(|l| line_tokens(l)).collect() } else { Vec::new() };
+        let gone_tokens: Vec<Vec<String>> = if fuzzy {
+            gone.iter().map(|l| line_tokens(l)).collect()
+        } else {
+            Vec::new()
+        };
         for (target, lines) in inserted_sets.iter().enumerate() {
             if target == source || lines.is_empty() || !edits[target].before_text.is_empty() {
                 continue;
@@ -556,7 +726,8 @@ fn moves(edits: &[EditFacts], found: &mut BTreeSet<Dependency>) {
                 };
                 // A line rewritten in place (a look-alike stays in the source, or
                 // the target rewrites a look-alike) is an edit, not a move.
-                let rewritten = fuzzy && (alike_in(&inserted_tokens[source]) || alike_in(&deleted_tokens[target]));
+                let rewritten = fuzzy
+                    && (alike_in(&inserted_tokens[source]) || alike_in(&deleted_tokens[target]));
                 let alike = !exact && fuzzy && alike_in(&inserted_tokens[target]);
                 if (exact || alike) && !rewritten {
                     moved += 1;

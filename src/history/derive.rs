@@ -5,8 +5,8 @@ use serde_json::{Value, json};
 
 use crate::syntax::structure::{FileStructure, analyze};
 use crate::trajectory::{
-    Change, CommitInfo, Edit, Event, EventBody, FileEntry, Origin, SessionInfo, SessionKind, Trajectory,
-    apply_byte_edit,
+    Change, CommitInfo, Edit, Event, EventBody, FileEntry, Origin, SessionInfo, SessionKind,
+    Trajectory, apply_byte_edit,
 };
 
 use super::HistoryError;
@@ -28,12 +28,21 @@ struct Located<'a> {
 ///
 /// Fails for merge commits and when the edits do not rebuild the commit byte for
 /// byte (checked per file on the extracted edits and again on the change events).
-pub fn derive_commit(record: &CommitRecord, project: Option<&str>) -> Result<Trajectory, HistoryError> {
+pub fn derive_commit(
+    record: &CommitRecord,
+    project: Option<&str>,
+) -> Result<Trajectory, HistoryError> {
     if record.parents.len() > 1 {
-        return Err(HistoryError::Merge { commit: record.sha.clone(), parents: record.parents.len() });
+        return Err(HistoryError::Merge {
+            commit: record.sha.clone(),
+            parents: record.parents.len(),
+        });
     }
-    let files: Vec<FileEdits> =
-        record.changes.iter().map(|change| extract_file(&record.sha, change)).collect::<Result<_, _>>()?;
+    let files: Vec<FileEdits> = record
+        .changes
+        .iter()
+        .map(|change| extract_file(&record.sha, change))
+        .collect::<Result<_, _>>()?;
 
     let mut located = Vec::new();
     for (file_index, file) in files.iter().enumerate() {
@@ -53,11 +62,24 @@ pub fn derive_commit(record: &CommitRecord, project: Option<&str>) -> Result<Tra
         for edit in &file.edits {
             let symbols = edit_symbols(
                 file_index,
-                parent.map(|s| Side { structure: s, start: edit.before.start, end: edit.before.end }),
-                child.map(|s| Side { structure: s, start: edit.after.start, end: edit.after.end }),
+                parent.map(|s| Side {
+                    structure: s,
+                    start: edit.before.start,
+                    end: edit.before.end,
+                }),
+                child.map(|s| Side {
+                    structure: s,
+                    start: edit.after.start,
+                    end: edit.after.end,
+                }),
             );
             let path = structural_path(edit, parent, child);
-            located.push(Located { file: file_index, edit, symbols, path });
+            located.push(Located {
+                file: file_index,
+                edit,
+                symbols,
+                path,
+            });
         }
     }
 
@@ -107,14 +129,21 @@ pub fn derive_commit(record: &CommitRecord, project: Option<&str>) -> Result<Tra
         .enumerate()
         .map(|(index, l)| to_edit(index, &files[l.file].path, l))
         .collect();
-    let natural: Vec<usize> =
-        order.natural.iter().filter_map(|id| id.strip_prefix('e').and_then(|n| n.parse().ok())).collect();
+    let natural: Vec<usize> = order
+        .natural
+        .iter()
+        .filter_map(|id| id.strip_prefix('e').and_then(|n| n.parse().ok()))
+        .collect();
     trajectory.events = replay_events(&record.sha, &files, &located, &natural)?;
     trajectory.order = order;
     Ok(trajectory)
 }
 
-fn structural_path(edit: &LineEdit, parent: Option<&FileStructure>, child: Option<&FileStructure>) -> Vec<Value> {
+fn structural_path(
+    edit: &LineEdit,
+    parent: Option<&FileStructure>,
+    child: Option<&FileStructure>,
+) -> Vec<Value> {
     // Historian: the construct around the edit's first line or, for an insertion,
     // the line just before the insertion point, in the parent (child for new files).
     let (structure, line) = match parent {
@@ -188,7 +217,10 @@ fn replay_events(
     located: &[Located],
     natural: &[usize],
 ) -> Result<Vec<Event>, HistoryError> {
-    let mut current: Vec<String> = files.iter().map(|f| f.old_text.clone().unwrap_or_default()).collect();
+    let mut current: Vec<String> = files
+        .iter()
+        .map(|f| f.old_text.clone().unwrap_or_default())
+        .collect();
     let mut versions = vec![0i64; files.len()];
     let mut applied = vec![false; located.len()];
     let mut events = Vec::with_capacity(natural.len());
@@ -205,11 +237,23 @@ fn replay_events(
         let start_line = (l.edit.before.start as isize + shift) as usize;
         let text = &mut current[l.file];
         let lines = split_lines(text.as_bytes());
-        let start_byte: usize = lines[..start_line.min(lines.len())].iter().map(|x| x.len()).sum();
+        let start_byte: usize = lines[..start_line.min(lines.len())]
+            .iter()
+            .map(|x| x.len())
+            .sum();
         let end_byte = start_byte + l.edit.before_text.len();
         let path = &files[l.file].path;
-        apply_byte_edit(text, start_byte, end_byte, &l.edit.before_text, &l.edit.after_text).map_err(|e| {
-            HistoryError::RoundTrip { commit: sha.to_string(), file: path.clone(), detail: format!("replaying edit e{index}: {e}") }
+        apply_byte_edit(
+            text,
+            start_byte,
+            end_byte,
+            &l.edit.before_text,
+            &l.edit.after_text,
+        )
+        .map_err(|e| HistoryError::RoundTrip {
+            commit: sha.to_string(),
+            file: path.clone(),
+            detail: format!("replaying edit e{index}: {e}"),
         })?;
         applied[index] = true;
         versions[l.file] += 1;
@@ -239,7 +283,9 @@ fn replay_events(
             return Err(HistoryError::RoundTrip {
                 commit: sha.to_string(),
                 file: file.path.clone(),
-                detail: "replaying the change events in natural order does not give the commit's text".into(),
+                detail:
+                    "replaying the change events in natural order does not give the commit's text"
+                        .into(),
             });
         }
     }

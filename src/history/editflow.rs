@@ -61,7 +61,10 @@ impl AnnotatedCommit {
 /// Reads annotated commits from a JSON file (one commit or a list) or a directory
 /// of such files (sorted by name).
 pub fn read_annotations(path: &Path) -> Result<Vec<AnnotatedCommit>, HistoryError> {
-    let io = |source| HistoryError::Io { path: path.display().to_string(), source };
+    let io = |source| HistoryError::Io {
+        path: path.display().to_string(),
+        source,
+    };
     if path.is_dir() {
         let mut entries: Vec<_> = std::fs::read_dir(path)
             .map_err(io)?
@@ -74,7 +77,10 @@ pub fn read_annotations(path: &Path) -> Result<Vec<AnnotatedCommit>, HistoryErro
             let mut commits = read_annotations(&entry)?;
             for commit in &mut commits {
                 if commit.file.is_empty() {
-                    commit.file = entry.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+                    commit.file = entry
+                        .file_name()
+                        .map(|n| n.to_string_lossy().into_owned())
+                        .unwrap_or_default();
                 }
             }
             out.extend(commits);
@@ -82,7 +88,10 @@ pub fn read_annotations(path: &Path) -> Result<Vec<AnnotatedCommit>, HistoryErro
         return Ok(out);
     }
     let text = std::fs::read_to_string(path).map_err(io)?;
-    let json = |source| HistoryError::Json { path: path.display().to_string(), source };
+    let json = |source| HistoryError::Json {
+        path: path.display().to_string(),
+        source,
+    };
     let value: Value = serde_json::from_str(&text).map_err(json)?;
     if value.is_array() {
         serde_json::from_value(value).map_err(json)
@@ -121,8 +130,12 @@ fn lines_of(value: &Value, key: &str) -> Result<Vec<String>, HistoryError> {
             .iter()
             .map(|item| item.as_str().map(str::to_string))
             .collect::<Option<Vec<_>>>()
-            .ok_or_else(|| HistoryError::Annotation(format!("edit field {key} holds a non-string line"))),
-        _ => Err(HistoryError::Annotation(format!("edit without a {key} list"))),
+            .ok_or_else(|| {
+                HistoryError::Annotation(format!("edit field {key} holds a non-string line"))
+            }),
+        _ => Err(HistoryError::Annotation(format!(
+            "edit without a {key} list"
+        ))),
     }
 }
 
@@ -132,7 +145,9 @@ fn range_of(value: &Value, key: &str) -> (usize, usize) {
 }
 
 /// Rebuilds parent and child files from EditFlow snapshots.
-pub fn rebuild_files(snapshots: &BTreeMap<String, Vec<Value>>) -> Result<RebuiltCommit, HistoryError> {
+pub fn rebuild_files(
+    snapshots: &BTreeMap<String, Vec<Value>>,
+) -> Result<RebuiltCommit, HistoryError> {
     let mut rebuilt = RebuiltCommit::default();
     for (path, snapshot) in snapshots {
         let mut parent = String::new();
@@ -141,16 +156,20 @@ pub fn rebuild_files(snapshots: &BTreeMap<String, Vec<Value>>) -> Result<Rebuilt
             match element {
                 Value::Array(lines) => {
                     for line in lines {
-                        let line = line
-                            .as_str()
-                            .ok_or_else(|| HistoryError::Annotation(format!("{path}: non-string unchanged line")))?;
+                        let line = line.as_str().ok_or_else(|| {
+                            HistoryError::Annotation(format!("{path}: non-string unchanged line"))
+                        })?;
                         parent.push_str(line);
                         child.push_str(line);
                     }
                 }
                 Value::Object(_) => {
-                    lines_of(element, "before")?.iter().for_each(|l| parent.push_str(l));
-                    lines_of(element, "after")?.iter().for_each(|l| child.push_str(l));
+                    lines_of(element, "before")?
+                        .iter()
+                        .for_each(|l| parent.push_str(l));
+                    lines_of(element, "after")?
+                        .iter()
+                        .for_each(|l| child.push_str(l));
                     rebuilt.hunks.push(SnapshotHunk {
                         idx: element["idx"].as_u64().unwrap_or(u64::MAX) as usize,
                         file: path.clone(),
@@ -158,7 +177,11 @@ pub fn rebuild_files(snapshots: &BTreeMap<String, Vec<Value>>) -> Result<Rebuilt
                         child: range_of(element, "child_version_range"),
                     });
                 }
-                _ => return Err(HistoryError::Annotation(format!("{path}: snapshot element is neither lines nor an edit"))),
+                _ => {
+                    return Err(HistoryError::Annotation(format!(
+                        "{path}: snapshot element is neither lines nor an edit"
+                    )));
+                }
             }
         }
         for (text, side) in [(parent, &mut rebuilt.parent), (child, &mut rebuilt.child)] {
@@ -186,17 +209,31 @@ pub fn write_commit(
 ) -> Result<git2::Oid, git2::Error> {
     let tree = write_tree(repo, files, "")?;
     let tree = repo.find_tree(tree)?;
-    let signature = git2::Signature::new("nextedit", "nextedit@example.invalid", &git2::Time::new(0, 0))?;
-    let parents: Vec<git2::Commit> = parent.map(|p| repo.find_commit(p)).transpose()?.into_iter().collect();
+    let signature = git2::Signature::new(
+        "nextedit",
+        "nextedit@example.invalid",
+        &git2::Time::new(0, 0),
+    )?;
+    let parents: Vec<git2::Commit> = parent
+        .map(|p| repo.find_commit(p))
+        .transpose()?
+        .into_iter()
+        .collect();
     let parent_refs: Vec<&git2::Commit> = parents.iter().collect();
     repo.commit(None, &signature, &signature, message, &tree, &parent_refs)
 }
 
-fn write_tree(repo: &git2::Repository, files: &BTreeMap<String, Vec<u8>>, prefix: &str) -> Result<git2::Oid, git2::Error> {
+fn write_tree(
+    repo: &git2::Repository,
+    files: &BTreeMap<String, Vec<u8>>,
+    prefix: &str,
+) -> Result<git2::Oid, git2::Error> {
     let mut builder = repo.treebuilder(None)?;
     let mut directories: BTreeMap<&str, ()> = BTreeMap::new();
     for (path, bytes) in files.range(prefix.to_string()..) {
-        let Some(rest) = path.strip_prefix(prefix) else { break };
+        let Some(rest) = path.strip_prefix(prefix) else {
+            break;
+        };
         match rest.split_once('/') {
             Some((directory, _)) => {
                 directories.insert(directory, ());
@@ -216,14 +253,25 @@ fn write_tree(repo: &git2::Repository, files: &BTreeMap<String, Vec<u8>>, prefix
 
 /// Creates a bare repository at `dir` holding the parent and child of `rebuilt`;
 /// returns the child commit's id.
-pub fn rebuild_repository(dir: &Path, rebuilt: &RebuiltCommit, message: &str) -> Result<String, HistoryError> {
+pub fn rebuild_repository(
+    dir: &Path,
+    rebuilt: &RebuiltCommit,
+    message: &str,
+) -> Result<String, HistoryError> {
     let git = |what| {
-        move |source| HistoryError::Git { commit: dir.display().to_string(), what, source }
+        move |source| HistoryError::Git {
+            commit: dir.display().to_string(),
+            what,
+            source,
+        }
     };
     let repo = git2::Repository::init_bare(dir).map_err(git("creating the repository"))?;
-    let parent = write_commit(&repo, None, &rebuilt.parent, "parent").map_err(git("writing the parent"))?;
-    let child = write_commit(&repo, Some(parent), &rebuilt.child, message).map_err(git("writing the commit"))?;
-    repo.reference("refs/heads/main", child, true, "rebuilt").map_err(git("naming the commit"))?;
+    let parent =
+        write_commit(&repo, None, &rebuilt.parent, "parent").map_err(git("writing the parent"))?;
+    let child = write_commit(&repo, Some(parent), &rebuilt.child, message)
+        .map_err(git("writing the commit"))?;
+    repo.reference("refs/heads/main", child, true, "rebuilt")
+        .map_err(git("naming the commit"))?;
     Ok(child.to_string())
 }
 
@@ -233,10 +281,12 @@ pub fn derive_rebuilt(
     dir: &Path,
 ) -> Result<(crate::trajectory::Trajectory, RebuiltCommit), HistoryError> {
     use super::source::CommitSource;
-    let snapshots = commit
-        .commit_snapshots
-        .as_ref()
-        .ok_or_else(|| HistoryError::Annotation(format!("{} carries no commit_snapshots to rebuild", commit.name())))?;
+    let snapshots = commit.commit_snapshots.as_ref().ok_or_else(|| {
+        HistoryError::Annotation(format!(
+            "{} carries no commit_snapshots to rebuild",
+            commit.name()
+        ))
+    })?;
     let rebuilt = rebuild_files(snapshots)?;
     let sha = rebuild_repository(dir, &rebuilt, &commit.commit_message)?;
     let repo = super::GitRepository::open(dir)?;
@@ -250,10 +300,15 @@ pub fn derive_rebuilt(
 /// index has the same file and parent/child ranges.
 pub fn hunks_aligned(trajectory: &crate::trajectory::Trajectory, hunks: &[SnapshotHunk]) -> bool {
     trajectory.edits.len() == hunks.len()
-        && trajectory.edits.iter().zip(hunks).enumerate().all(|(index, (edit, hunk))| {
-            hunk.idx == index
-                && edit.file == hunk.file
-                && (edit.before_lines.start, edit.before_lines.end) == hunk.parent
-                && (edit.after_lines.start, edit.after_lines.end) == hunk.child
-        })
+        && trajectory
+            .edits
+            .iter()
+            .zip(hunks)
+            .enumerate()
+            .all(|(index, (edit, hunk))| {
+                hunk.idx == index
+                    && edit.file == hunk.file
+                    && (edit.before_lines.start, edit.before_lines.end) == hunk.parent
+                    && (edit.after_lines.start, edit.after_lines.end) == hunk.child
+            })
 }

@@ -121,7 +121,10 @@ pub fn compare(
     for low in 0..count {
         for high in low + 1..count {
             let g = gold.get(&(low, high)).copied();
-            let p = predicted.get(&(low, high)).copied().unwrap_or(PairLabel::None);
+            let p = predicted
+                .get(&(low, high))
+                .copied()
+                .unwrap_or(PairLabel::None);
             all.add(g.unwrap_or(PairLabel::None), p);
             if let Some(g) = g {
                 annotated.add(g, p);
@@ -172,7 +175,10 @@ impl From<&Confusion> for Figures {
             related_precision: c.related_precision(),
             related_recall: c.related_recall(),
             related_f1: c.related_f1(),
-            per_label: PairLabel::ALL.iter().map(|&l| (l.as_str(), (c.precision(l), c.recall(l)))).collect(),
+            per_label: PairLabel::ALL
+                .iter()
+                .map(|&l| (l.as_str(), (c.precision(l), c.recall(l))))
+                .collect(),
         }
     }
 }
@@ -184,7 +190,11 @@ mod tests {
     #[test]
     fn counts_unlisted_pairs_as_no_relation() {
         let gold = BTreeMap::from([((0, 1), PairLabel::Bi), ((1, 2), PairLabel::LowFirst)]);
-        let predicted = BTreeMap::from([((0, 1), PairLabel::Bi), ((0, 2), PairLabel::Bi), ((1, 2), PairLabel::Bi)]);
+        let predicted = BTreeMap::from([
+            ((0, 1), PairLabel::Bi),
+            ((0, 2), PairLabel::Bi),
+            ((1, 2), PairLabel::Bi),
+        ]);
         let (all, annotated) = compare(3, &gold, &predicted);
         assert_eq!(all.total(), 3);
         assert_eq!(all.accuracy(), Some(1.0 / 3.0));
@@ -205,7 +215,10 @@ pub fn evaluate_commit(
     hunks_aligned: Option<bool>,
 ) -> Result<CommitEvaluation, super::HistoryError> {
     let count = trajectory.edits.len();
-    if let Some(pair) = pairs.iter().find(|p| p.edit_hunk_pair.iter().any(|&i| i >= count)) {
+    if let Some(pair) = pairs
+        .iter()
+        .find(|p| p.edit_hunk_pair.iter().any(|&i| i >= count))
+    {
         return Err(super::HistoryError::Annotation(format!(
             "{name}: pair {:?} names a hunk the commit does not have ({count} hunks)",
             pair.edit_hunk_pair
@@ -214,5 +227,11 @@ pub fn evaluate_commit(
     let gold = super::order::editflow_labels(pairs)?;
     let predicted = super::order::pair_labels(&trajectory.order);
     let (all_pairs, annotated_pairs) = compare(count, &gold, &predicted);
-    Ok(CommitEvaluation { name, edits: count, hunks_aligned, all_pairs, annotated_pairs })
+    Ok(CommitEvaluation {
+        name,
+        edits: count,
+        hunks_aligned,
+        all_pairs,
+        annotated_pairs,
+    })
 }

@@ -145,7 +145,10 @@ pub fn change_blocks(old: &[u8], new: &[u8]) -> Result<Vec<LineBlock>, git2::Err
 
 fn lossless(lines: &[&[u8]]) -> String {
     // Callers only pass lines of validated UTF-8 text, split at `\n` boundaries.
-    lines.iter().map(|l| std::str::from_utf8(l).expect("validated UTF-8")).collect()
+    lines
+        .iter()
+        .map(|l| std::str::from_utf8(l).expect("validated UTF-8"))
+        .collect()
 }
 
 fn owned_lines(lines: &[&[u8]]) -> Vec<String> {
@@ -158,9 +161,20 @@ pub fn edits_from_blocks(old: &str, new: &str, blocks: &[LineBlock]) -> Vec<Line
     let new_lines = split_lines(new.as_bytes());
     let mut edits = Vec::with_capacity(blocks.len());
     for (index, block) in blocks.iter().enumerate() {
-        let previous_end = if index == 0 { 0 } else { blocks[index - 1].old.end };
-        let next_start = blocks.get(index + 1).map(|b| b.old.start).unwrap_or(old_lines.len());
-        let above_start = block.old.start.saturating_sub(CONTEXT_LINES).max(previous_end);
+        let previous_end = if index == 0 {
+            0
+        } else {
+            blocks[index - 1].old.end
+        };
+        let next_start = blocks
+            .get(index + 1)
+            .map(|b| b.old.start)
+            .unwrap_or(old_lines.len());
+        let above_start = block
+            .old
+            .start
+            .saturating_sub(CONTEXT_LINES)
+            .max(previous_end);
         let below_end = (block.old.end + CONTEXT_LINES).min(next_start);
         let kind = match (block.old.is_empty(), block.new.is_empty()) {
             (true, _) => EditKind::Insert,
@@ -202,9 +216,17 @@ pub fn check_round_trip(old: &str, new: &str, edits: &[LineEdit]) -> Result<(), 
         let at = old_lines
             .get(edit.before.start..edit.before.end)
             .map(lossless)
-            .ok_or_else(|| format!("edit at parent lines {:?} lies outside the file", edit.before))?;
+            .ok_or_else(|| {
+                format!(
+                    "edit at parent lines {:?} lies outside the file",
+                    edit.before
+                )
+            })?;
         if at != edit.before_text {
-            return Err(format!("edit at parent lines {:?} does not match the parent text", edit.before));
+            return Err(format!(
+                "edit at parent lines {:?} does not match the parent text",
+                edit.before
+            ));
         }
     }
     let rebuilt = apply_edits(old, edits);
@@ -231,7 +253,13 @@ pub fn looks_binary(bytes: &[u8]) -> bool {
 
 /// A dependency or lock file that a developer does not edit by hand.
 pub fn vendored_reason(path: &str) -> Option<&'static str> {
-    const DIRECTORIES: [&str; 5] = ["vendor", "node_modules", "third_party", "bower_components", "site-packages"];
+    const DIRECTORIES: [&str; 5] = [
+        "vendor",
+        "node_modules",
+        "third_party",
+        "bower_components",
+        "site-packages",
+    ];
     const LOCK_FILES: [&str; 8] = [
         "go.sum",
         "package-lock.json",
@@ -259,7 +287,10 @@ pub fn generated_reason(path: &str, text: &[u8]) -> Option<&'static str> {
     let head = &text[..text.len().min(1024)];
     let head = String::from_utf8_lossy(head);
     let first_lines: Vec<&str> = head.lines().take(5).collect();
-    if first_lines.iter().any(|l| l.contains("Code generated") && l.contains("DO NOT EDIT")) {
+    if first_lines
+        .iter()
+        .any(|l| l.contains("Code generated") && l.contains("DO NOT EDIT"))
+    {
         return Some("Code generated … DO NOT EDIT");
     }
     if first_lines.iter().any(|l| l.contains("@generated")) {
@@ -269,7 +300,10 @@ pub fn generated_reason(path: &str, text: &[u8]) -> Option<&'static str> {
 }
 
 fn utf8(bytes: &[u8], side: &'static str) -> Result<String, SkipReason> {
-    String::from_utf8(bytes.to_vec()).map_err(|e| SkipReason::NotUtf8 { side, offset: e.utf8_error().valid_up_to() })
+    String::from_utf8(bytes.to_vec()).map_err(|e| SkipReason::NotUtf8 {
+        side,
+        offset: e.utf8_error().valid_up_to(),
+    })
 }
 
 /// Extracts the edits of one changed file of commit `sha`.
@@ -300,9 +334,12 @@ pub fn extract_file(sha: &str, change: &FileChange) -> Result<FileEdits, History
     }
     .or_else(|| vendored_reason(&path).map(SkipReason::Vendored))
     .or_else(|| {
-        (old_bytes.is_some_and(looks_binary) || new_bytes.is_some_and(looks_binary)).then_some(SkipReason::Binary)
+        (old_bytes.is_some_and(looks_binary) || new_bytes.is_some_and(looks_binary))
+            .then_some(SkipReason::Binary)
     })
-    .or_else(|| generated_reason(&path, new_bytes.or(old_bytes).unwrap_or(&[])).map(SkipReason::Generated));
+    .or_else(|| {
+        generated_reason(&path, new_bytes.or(old_bytes).unwrap_or(&[])).map(SkipReason::Generated)
+    });
     if let Some(reason) = skip {
         file.skipped = Some(reason);
         return Ok(file);
@@ -323,11 +360,12 @@ pub fn extract_file(sha: &str, change: &FileChange) -> Result<FileEdits, History
     };
     let old = old_text.as_deref().unwrap_or("");
     let new = new_text.as_deref().unwrap_or("");
-    let blocks = change_blocks(old.as_bytes(), new.as_bytes()).map_err(|source| HistoryError::Git {
-        commit: sha.to_string(),
-        what: "diffing a file",
-        source,
-    })?;
+    let blocks =
+        change_blocks(old.as_bytes(), new.as_bytes()).map_err(|source| HistoryError::Git {
+            commit: sha.to_string(),
+            what: "diffing a file",
+            source,
+        })?;
     file.edits = edits_from_blocks(old, new, &blocks);
     check_round_trip(old, new, &file.edits).map_err(|detail| HistoryError::RoundTrip {
         commit: sha.to_string(),
@@ -351,22 +389,40 @@ mod tests {
         assert_eq!(
             blocks,
             vec![
-                LineBlock { old: LineRange::new(1, 2), new: LineRange::new(1, 2) },
-                LineBlock { old: LineRange::new(4, 4), new: LineRange::new(4, 5) },
+                LineBlock {
+                    old: LineRange::new(1, 2),
+                    new: LineRange::new(1, 2)
+                },
+                LineBlock {
+                    old: LineRange::new(4, 4),
+                    new: LineRange::new(4, 5)
+                },
             ]
         );
         let edits = edits_from_blocks(old, new, &blocks);
         assert_eq!(edits[0].kind, EditKind::Replace);
         assert_eq!(edits[0].context_before, vec!["a\n".to_string()]);
-        assert_eq!(edits[0].context_after, vec!["c\n".to_string(), "d\n".to_string()]);
+        assert_eq!(
+            edits[0].context_after,
+            vec!["c\n".to_string(), "d\n".to_string()]
+        );
         assert_eq!(edits[1].kind, EditKind::Insert);
-        assert_eq!(edits[1].context_before, vec!["c\n".to_string(), "d\n".to_string()]);
+        assert_eq!(
+            edits[1].context_before,
+            vec!["c\n".to_string(), "d\n".to_string()]
+        );
         check_round_trip(old, new, &edits).unwrap();
     }
 
     #[test]
     fn final_newline_and_crlf_round_trip() {
-        for (old, new) in [("x\r\ny\r\n", "x\r\nz\r\n"), ("x\ny", "x\ny\n"), ("x\ny\n", "x\ny"), ("", "a"), ("a", "")] {
+        for (old, new) in [
+            ("x\r\ny\r\n", "x\r\nz\r\n"),
+            ("x\ny", "x\ny\n"),
+            ("x\ny\n", "x\ny"),
+            ("", "a"),
+            ("a", ""),
+        ] {
             let blocks = change_blocks(old.as_bytes(), new.as_bytes()).unwrap();
             let edits = edits_from_blocks(old, new, &blocks);
             check_round_trip(old, new, &edits).unwrap();
@@ -377,11 +433,17 @@ mod tests {
     #[test]
     fn recognises_vendored_and_generated() {
         assert_eq!(vendored_reason("vendor/github.com/x/y.go"), Some("vendor"));
-        assert_eq!(vendored_reason("web/package-lock.json"), Some("package-lock.json"));
+        assert_eq!(
+            vendored_reason("web/package-lock.json"),
+            Some("package-lock.json")
+        );
         assert_eq!(vendored_reason("src/vendors.py"), None);
         assert_eq!(generated_reason("api/x.pb.go", b""), Some(".pb.go"));
         assert_eq!(
-            generated_reason("a.go", b"// Code generated by stringer. DO NOT EDIT.\npackage a\n"),
+            generated_reason(
+                "a.go",
+                b"// Code generated by stringer. DO NOT EDIT.\npackage a\n"
+            ),
             Some("Code generated … DO NOT EDIT")
         );
         assert_eq!(generated_reason("a.go", b"package a\n"), None);

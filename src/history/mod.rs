@@ -65,7 +65,9 @@ pub enum HistoryError {
         source: git2::Error,
     },
     /// Merge commits have no single parent to diff against.
-    #[error("commit {commit} is a merge ({parents} parents); derive needs a commit with one parent (pick a parent and diff it, or derive the merged commits themselves)")]
+    #[error(
+        "commit {commit} is a merge ({parents} parents); derive needs a commit with one parent (pick a parent and diff it, or derive the merged commits themselves)"
+    )]
     Merge {
         /// Commit id.
         commit: String,

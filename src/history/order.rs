@@ -25,7 +25,12 @@ pub enum PairLabel {
 
 impl PairLabel {
     /// Every label, in report order.
-    pub const ALL: [PairLabel; 4] = [PairLabel::Bi, PairLabel::LowFirst, PairLabel::HighFirst, PairLabel::None];
+    pub const ALL: [PairLabel; 4] = [
+        PairLabel::Bi,
+        PairLabel::LowFirst,
+        PairLabel::HighFirst,
+        PairLabel::None,
+    ];
 
     /// Short name for reports.
     pub fn as_str(self) -> &'static str {
@@ -61,19 +66,28 @@ fn edit_index(id: &str) -> Option<usize> {
 pub fn order_from_dependencies(count: usize, dependencies: &[Dependency]) -> PartialOrder {
     let mut pairs: BTreeMap<(usize, usize), Vec<&Dependency>> = BTreeMap::new();
     for dependency in dependencies {
-        let key = (dependency.from.min(dependency.to), dependency.from.max(dependency.to));
+        let key = (
+            dependency.from.min(dependency.to),
+            dependency.from.max(dependency.to),
+        );
         pairs.entry(key).or_default().push(dependency);
     }
     let mut edges = Vec::with_capacity(pairs.len());
     for ((low, high), reasons) in pairs {
-        let directions: BTreeSet<(usize, usize)> =
-            reasons.iter().filter(|d| d.kind.is_directed()).map(|d| (d.from, d.to)).collect();
+        let directions: BTreeSet<(usize, usize)> = reasons
+            .iter()
+            .filter(|d| d.kind.is_directed())
+            .map(|d| (d.from, d.to))
+            .collect();
         // A move fixes the order even when the moved code also carries def/use
         // relations (it always does): cut before paste.
         let (from, to, kind) = if directions.len() != 1 {
             (low, high, OrderKind::Bi)
         } else {
-            let &(from, to) = directions.iter().next().expect("a pair has at least one reason");
+            let &(from, to) = directions
+                .iter()
+                .next()
+                .expect("a pair has at least one reason");
             (from, to, OrderKind::Before)
         };
         edges.push(OrderEdge {
@@ -82,7 +96,10 @@ pub fn order_from_dependencies(count: usize, dependencies: &[Dependency]) -> Par
             kind,
             reasons: reasons
                 .iter()
-                .map(|d| EdgeReason { kind: d.kind.as_str().to_string(), detail: d.detail.clone() })
+                .map(|d| EdgeReason {
+                    kind: d.kind.as_str().to_string(),
+                    detail: d.detail.clone(),
+                })
                 .collect(),
         });
     }
@@ -99,16 +116,29 @@ pub fn complete_order(count: usize, edges: Vec<OrderEdge>, source: &str) -> Part
         }
     }
     let minimum = in_degree.iter().copied().min().unwrap_or(0);
-    let initial = (0..count).filter(|&i| in_degree[i] == minimum).map(edit_id).collect();
-    let natural = natural_order(count, &edges).into_iter().map(edit_id).collect();
-    PartialOrder { edges, initial, natural, source: Some(source.to_string()) }
+    let initial = (0..count)
+        .filter(|&i| in_degree[i] == minimum)
+        .map(edit_id)
+        .collect();
+    let natural = natural_order(count, &edges)
+        .into_iter()
+        .map(edit_id)
+        .collect();
+    PartialOrder {
+        edges,
+        initial,
+        natural,
+        source: Some(source.to_string()),
+    }
 }
 
 /// Directed arcs of the graph: a `bi` edge is an arc each way.
 fn arcs(edges: &[OrderEdge]) -> Vec<(usize, usize)> {
     let mut arcs = Vec::new();
     for edge in edges {
-        let (Some(from), Some(to)) = (edit_index(&edge.from), edit_index(&edge.to)) else { continue };
+        let (Some(from), Some(to)) = (edit_index(&edge.from), edit_index(&edge.to)) else {
+            continue;
+        };
         arcs.push((from, to));
         if edge.kind == OrderKind::Bi {
             arcs.push((to, from));
@@ -125,7 +155,9 @@ pub fn natural_order(count: usize, edges: &[OrderEdge]) -> Vec<usize> {
     let mut blockers = vec![BTreeSet::new(); count];
     let mut neighbours = vec![BTreeSet::new(); count];
     for edge in edges {
-        let (Some(from), Some(to)) = (edit_index(&edge.from), edit_index(&edge.to)) else { continue };
+        let (Some(from), Some(to)) = (edit_index(&edge.from), edit_index(&edge.to)) else {
+            continue;
+        };
         if from >= count || to >= count || from == to {
             continue;
         }
@@ -145,13 +177,19 @@ pub fn natural_order(count: usize, edges: &[OrderEdge]) -> Vec<usize> {
     let mut placed = vec![false; count];
     let mut order = Vec::with_capacity(count);
     while order.len() < count {
-        let ready = |i: usize, placed: &[bool]| !placed[i] && blockers[i].iter().all(|&b| placed[b]);
-        let from_recent = order
-            .iter()
-            .rev()
-            .find_map(|&recent: &usize| neighbours[recent].iter().copied().find(|&n| ready(n, &placed)));
+        let ready =
+            |i: usize, placed: &[bool]| !placed[i] && blockers[i].iter().all(|&b| placed[b]);
+        let from_recent = order.iter().rev().find_map(|&recent: &usize| {
+            neighbours[recent]
+                .iter()
+                .copied()
+                .find(|&n| ready(n, &placed))
+        });
         // Start where a session can start: the first minimal in-degree edit.
-        let first = order.is_empty().then(|| (0..count).find(|&i| in_degree[i] == minimum && ready(i, &placed))).flatten();
+        let first = order
+            .is_empty()
+            .then(|| (0..count).find(|&i| in_degree[i] == minimum && ready(i, &placed)))
+            .flatten();
         let next = first
             .or(from_recent)
             .or_else(|| (0..count).find(|&i| ready(i, &placed)))
@@ -203,7 +241,9 @@ pub struct AnnotatedPair {
 }
 
 /// Converts EditFlow labelled pairs into `(low, high) → label` (unlisted = no relation).
-pub fn editflow_labels(pairs: &[AnnotatedPair]) -> Result<BTreeMap<(usize, usize), PairLabel>, HistoryError> {
+pub fn editflow_labels(
+    pairs: &[AnnotatedPair],
+) -> Result<BTreeMap<(usize, usize), PairLabel>, HistoryError> {
     let mut labels = BTreeMap::new();
     for pair in pairs {
         let [first, second] = pair.edit_hunk_pair;
@@ -237,7 +277,10 @@ pub fn editflow_labels(pairs: &[AnnotatedPair]) -> Result<BTreeMap<(usize, usize
 }
 
 /// An EditFlow annotation as a partial order over `count` edits.
-pub fn order_from_editflow(count: usize, pairs: &[AnnotatedPair]) -> Result<PartialOrder, HistoryError> {
+pub fn order_from_editflow(
+    count: usize,
+    pairs: &[AnnotatedPair],
+) -> Result<PartialOrder, HistoryError> {
     let mut edges = Vec::new();
     for pair in pairs {
         let [first, second] = pair.edit_hunk_pair;
@@ -249,7 +292,10 @@ pub fn order_from_editflow(count: usize, pairs: &[AnnotatedPair]) -> Result<Part
         let reasons = if pair.reason.is_empty() {
             Vec::new()
         } else {
-            vec![EdgeReason { kind: "annotated".into(), detail: pair.reason.clone() }]
+            vec![EdgeReason {
+                kind: "annotated".into(),
+                detail: pair.reason.clone(),
+            }]
         };
         let (from, to, kind) = match pair.edit_order.as_str() {
             "bi-directional" => (first.min(second), first.max(second), OrderKind::Bi),
@@ -262,7 +308,12 @@ pub fn order_from_editflow(count: usize, pairs: &[AnnotatedPair]) -> Result<Part
                 )));
             }
         };
-        edges.push(OrderEdge { from: edit_id(from), to: edit_id(to), kind, reasons });
+        edges.push(OrderEdge {
+            from: edit_id(from),
+            to: edit_id(to),
+            kind,
+            reasons,
+        });
     }
     Ok(complete_order(count, edges, "editflow-annotation"))
 }
@@ -281,8 +332,14 @@ pub struct HistorianEdge {
 
 /// A Historian/EditFlow order graph as a partial order; an edge present in both
 /// directions becomes one `bi` edge.
-pub fn order_from_historian(count: usize, edges: &[HistorianEdge]) -> Result<PartialOrder, HistoryError> {
-    let arcs: BTreeMap<(usize, usize), &str> = edges.iter().map(|e| ((e.src, e.tgt), e.reason.as_str())).collect();
+pub fn order_from_historian(
+    count: usize,
+    edges: &[HistorianEdge],
+) -> Result<PartialOrder, HistoryError> {
+    let arcs: BTreeMap<(usize, usize), &str> = edges
+        .iter()
+        .map(|e| ((e.src, e.tgt), e.reason.as_str()))
+        .collect();
     let mut out = Vec::new();
     for (&(from, to), reason) in &arcs {
         if from >= count || to >= count {
@@ -297,10 +354,22 @@ pub fn order_from_historian(count: usize, edges: &[HistorianEdge]) -> Result<Par
         let reasons = if reason.is_empty() {
             Vec::new()
         } else {
-            vec![EdgeReason { kind: "historian".into(), detail: reason.to_string() }]
+            vec![EdgeReason {
+                kind: "historian".into(),
+                detail: reason.to_string(),
+            }]
         };
-        let kind = if mutual { OrderKind::Bi } else { OrderKind::Before };
-        out.push(OrderEdge { from: edit_id(from), to: edit_id(to), kind, reasons });
+        let kind = if mutual {
+            OrderKind::Bi
+        } else {
+            OrderKind::Before
+        };
+        out.push(OrderEdge {
+            from: edit_id(from),
+            to: edit_id(to),
+            kind,
+            reasons,
+        });
     }
     Ok(complete_order(count, out, "historian"))
 }
@@ -311,17 +380,29 @@ mod tests {
     use crate::history::dependency::DependencyKind;
 
     fn dep(from: usize, to: usize, kind: DependencyKind) -> Dependency {
-        Dependency { from, to, kind, detail: String::new() }
+        Dependency {
+            from,
+            to,
+            kind,
+            detail: String::new(),
+        }
     }
 
     #[test]
     fn moves_are_directed_and_the_rest_mutual() {
         let order = order_from_dependencies(
             4,
-            &[dep(2, 0, DependencyKind::DefUse), dep(3, 1, DependencyKind::Move), dep(0, 2, DependencyKind::Clone)],
+            &[
+                dep(2, 0, DependencyKind::DefUse),
+                dep(3, 1, DependencyKind::Move),
+                dep(0, 2, DependencyKind::Clone),
+            ],
         );
         let labels: Vec<_> = pair_labels(&order).into_iter().collect();
-        assert_eq!(labels, vec![((0, 2), PairLabel::Bi), ((1, 3), PairLabel::HighFirst)]);
+        assert_eq!(
+            labels,
+            vec![((0, 2), PairLabel::Bi), ((1, 3), PairLabel::HighFirst)]
+        );
         assert_eq!(order.initial, vec!["e3".to_string()]);
         assert_eq!(order.natural, vec!["e3", "e1", "e0", "e2"]);
     }
@@ -337,7 +418,11 @@ mod tests {
         let labels: Vec<_> = editflow_labels(&pairs).unwrap().into_iter().collect();
         assert_eq!(
             labels,
-            vec![((0, 1), PairLabel::Bi), ((0, 2), PairLabel::LowFirst), ((1, 3), PairLabel::HighFirst)]
+            vec![
+                ((0, 1), PairLabel::Bi),
+                ((0, 2), PairLabel::LowFirst),
+                ((1, 3), PairLabel::HighFirst)
+            ]
         );
         let order = order_from_editflow(4, &pairs).unwrap();
         assert_eq!(pair_labels(&order), editflow_labels(&pairs).unwrap());

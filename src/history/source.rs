@@ -67,7 +67,10 @@ pub struct FileChange {
 impl FileChange {
     /// The path a reader knows the file by: the new path, else the old one.
     pub fn path(&self) -> &str {
-        self.new_path.as_deref().or(self.old_path.as_deref()).unwrap_or("")
+        self.new_path
+            .as_deref()
+            .or(self.old_path.as_deref())
+            .unwrap_or("")
     }
 }
 
@@ -121,14 +124,26 @@ impl GitRepository {
 
     fn git(&self, sha: &str, what: &'static str) -> impl Fn(git2::Error) -> HistoryError + '_ {
         let sha = sha.to_string();
-        move |source| HistoryError::Git { commit: sha.clone(), what, source }
+        move |source| HistoryError::Git {
+            commit: sha.clone(),
+            what,
+            source,
+        }
     }
 
-    fn blob(&self, sha: &str, oid: git2::Oid, mode: git2::FileMode) -> Result<Option<Vec<u8>>, HistoryError> {
+    fn blob(
+        &self,
+        sha: &str,
+        oid: git2::Oid,
+        mode: git2::FileMode,
+    ) -> Result<Option<Vec<u8>>, HistoryError> {
         if oid.is_zero() || mode == git2::FileMode::Commit {
             return Ok(None);
         }
-        let blob = self.repo.find_blob(oid).map_err(self.git(sha, "reading a blob"))?;
+        let blob = self
+            .repo
+            .find_blob(oid)
+            .map_err(self.git(sha, "reading a blob"))?;
         Ok(Some(blob.content().to_vec()))
     }
 }
@@ -146,39 +161,62 @@ impl CommitSource for GitRepository {
         let object = self
             .repo
             .revparse_single(rev)
-            .map_err(|source| HistoryError::Revision { rev: rev.to_string(), source })?;
+            .map_err(|source| HistoryError::Revision {
+                rev: rev.to_string(),
+                source,
+            })?;
         let commit = object
             .peel_to_commit()
-            .map_err(|source| HistoryError::Revision { rev: rev.to_string(), source })?;
+            .map_err(|source| HistoryError::Revision {
+                rev: rev.to_string(),
+                source,
+            })?;
         Ok(commit.id().to_string())
     }
 
     fn range(&self, spec: &str) -> Result<Vec<String>, HistoryError> {
-        let revision = |source| HistoryError::Revision { rev: spec.to_string(), source };
+        let revision = |source| HistoryError::Revision {
+            rev: spec.to_string(),
+            source,
+        };
         let mut walk = self.repo.revwalk().map_err(revision)?;
         if spec.contains("..") {
             walk.push_range(spec).map_err(revision)?;
         } else {
-            walk.push(self.resolve(spec)?.parse().map_err(revision)?).map_err(revision)?;
+            walk.push(self.resolve(spec)?.parse().map_err(revision)?)
+                .map_err(revision)?;
         }
         // Oldest first, parents before children, so a batch reads like history.
         walk.set_sorting(git2::Sort::TOPOLOGICAL | git2::Sort::REVERSE)
             .map_err(revision)?;
-        walk.map(|oid| oid.map(|o| o.to_string()).map_err(revision)).collect()
+        walk.map(|oid| oid.map(|o| o.to_string()).map_err(revision))
+            .collect()
     }
 
     fn load(&self, sha: &str) -> Result<CommitRecord, HistoryError> {
         let oid = git2::Oid::from_str(sha).map_err(self.git(sha, "parsing the commit id"))?;
-        let commit = self.repo.find_commit(oid).map_err(self.git(sha, "finding the commit"))?;
+        let commit = self
+            .repo
+            .find_commit(oid)
+            .map_err(self.git(sha, "finding the commit"))?;
         let parents: Vec<String> = commit.parent_ids().map(|p| p.to_string()).collect();
         let message = String::from_utf8_lossy(commit.message_bytes()).into_owned();
-        let mut record = CommitRecord { sha: sha.to_string(), parents, message, changes: Vec::new() };
+        let mut record = CommitRecord {
+            sha: sha.to_string(),
+            parents,
+            message,
+            changes: Vec::new(),
+        };
         if record.parents.len() > 1 {
             return Ok(record);
         }
         let tree = commit.tree().map_err(self.git(sha, "reading the tree"))?;
         let parent_tree = match commit.parents().next() {
-            Some(parent) => Some(parent.tree().map_err(self.git(sha, "reading the parent tree"))?),
+            Some(parent) => Some(
+                parent
+                    .tree()
+                    .map_err(self.git(sha, "reading the parent tree"))?,
+            ),
             None => None,
         };
         let mut options = git2::DiffOptions::new();
@@ -190,7 +228,8 @@ impl CommitSource for GitRepository {
         // git's defaults: exact and ≥50% similar renames, no copies.
         let mut find = git2::DiffFindOptions::new();
         find.renames(true).rename_threshold(50);
-        diff.find_similar(Some(&mut find)).map_err(self.git(sha, "detecting renames"))?;
+        diff.find_similar(Some(&mut find))
+            .map_err(self.git(sha, "detecting renames"))?;
         for delta in diff.deltas() {
             let status = match delta.status() {
                 git2::Delta::Added => ChangeStatus::Added,
@@ -201,7 +240,8 @@ impl CommitSource for GitRepository {
             };
             let old_file = delta.old_file();
             let new_file = delta.new_file();
-            let path_of = |file: &git2::DiffFile| file.path().map(|p| p.to_string_lossy().into_owned());
+            let path_of =
+                |file: &git2::DiffFile| file.path().map(|p| p.to_string_lossy().into_owned());
             let (old_path, new_path) = match status {
                 ChangeStatus::Added => (None, path_of(&new_file)),
                 ChangeStatus::Deleted => (path_of(&old_file), None),
@@ -224,7 +264,14 @@ impl CommitSource for GitRepository {
             } else {
                 entry_kind(new_file.mode())
             };
-            record.changes.push(FileChange { status, old_path, new_path, old, new, entry });
+            record.changes.push(FileChange {
+                status,
+                old_path,
+                new_path,
+                old,
+                new,
+                entry,
+            });
         }
         Ok(record)
     }

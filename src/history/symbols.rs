@@ -94,7 +94,10 @@ fn scope_key(file: usize, structure: &FileStructure, scope: Option<usize>) -> Sc
     }
     ScopeKey {
         file,
-        chain: chain_indices.iter().map(|&i| structure.scopes[i].name.clone()).collect(),
+        chain: chain_indices
+            .iter()
+            .map(|&i| structure.scopes[i].name.clone())
+            .collect(),
         callable_depth,
         class,
     }
@@ -102,7 +105,11 @@ fn scope_key(file: usize, structure: &FileStructure, scope: Option<usize>) -> Sc
 
 type DefinitionId = (String, DefinitionKind, ScopeKey);
 
-fn definitions(file: usize, structure: &FileStructure, occurrences: &[Occurrence]) -> BTreeMap<DefinitionId, String> {
+fn definitions(
+    file: usize,
+    structure: &FileStructure,
+    occurrences: &[Occurrence],
+) -> BTreeMap<DefinitionId, String> {
     let mut defs = BTreeMap::new();
     for occurrence in occurrences {
         if let Role::Definition(kind) = occurrence.role {
@@ -114,7 +121,11 @@ fn definitions(file: usize, structure: &FileStructure, occurrences: &[Occurrence
                 structure
                     .scopes
                     .iter()
-                    .find(|s| s.name == occurrence.name && s.start_line <= occurrence.line && occurrence.line <= s.end_line)
+                    .find(|s| {
+                        s.name == occurrence.name
+                            && s.start_line <= occurrence.line
+                            && occurrence.line <= s.end_line
+                    })
                     .map(|s| s.signature.clone())
                     .unwrap_or_default()
             } else {
@@ -141,16 +152,34 @@ pub fn edit_symbols(file: usize, parent: Option<Side>, child: Option<Side>) -> E
     let mut symbols = EditSymbols::default();
     let empty = FileStructure::default();
     let (parent_structure, before) = match &parent {
-        Some(side) => (side.structure, side.structure.occurrences_in(side.start, side.end)),
+        Some(side) => (
+            side.structure,
+            side.structure.occurrences_in(side.start, side.end),
+        ),
         None => (&empty, &[][..]),
     };
     let (child_structure, after) = match &child {
-        Some(side) => (side.structure, side.structure.occurrences_in(side.start, side.end)),
+        Some(side) => (
+            side.structure,
+            side.structure.occurrences_in(side.start, side.end),
+        ),
         None => (&empty, &[][..]),
     };
     for (occurrences, structure, defined, used, imported) in [
-        (before, parent_structure, &mut symbols.defined_before, &mut symbols.used_before, &mut symbols.imported_before),
-        (after, child_structure, &mut symbols.defined_after, &mut symbols.used_after, &mut symbols.imported_after),
+        (
+            before,
+            parent_structure,
+            &mut symbols.defined_before,
+            &mut symbols.used_before,
+            &mut symbols.imported_before,
+        ),
+        (
+            after,
+            child_structure,
+            &mut symbols.defined_after,
+            &mut symbols.used_after,
+            &mut symbols.imported_after,
+        ),
     ] {
         for occurrence in occurrences {
             if IGNORED_NAMES.contains(&occurrence.name.as_str()) {
@@ -193,10 +222,20 @@ pub fn edit_symbols(file: usize, parent: Option<Side>, child: Option<Side>) -> E
         match defs_after.get(id) {
             None => {
                 removed.push(id.clone());
-                changed.insert(ChangedDefinition { name: id.0.clone(), kind: id.1, scope: id.2.clone(), signature: false });
+                changed.insert(ChangedDefinition {
+                    name: id.0.clone(),
+                    kind: id.1,
+                    scope: id.2.clone(),
+                    signature: false,
+                });
             }
             Some(after_signature) if after_signature != signature => {
-                changed.insert(ChangedDefinition { name: id.0.clone(), kind: id.1, scope: id.2.clone(), signature: true });
+                changed.insert(ChangedDefinition {
+                    name: id.0.clone(),
+                    kind: id.1,
+                    scope: id.2.clone(),
+                    signature: true,
+                });
             }
             Some(_) => {}
         }
@@ -204,7 +243,12 @@ pub fn edit_symbols(file: usize, parent: Option<Side>, child: Option<Side>) -> E
     for id in defs_after.keys() {
         if !defs_before.contains_key(id) {
             added.push(id.clone());
-            changed.insert(ChangedDefinition { name: id.0.clone(), kind: id.1, scope: id.2.clone(), signature: false });
+            changed.insert(ChangedDefinition {
+                name: id.0.clone(),
+                kind: id.1,
+                scope: id.2.clone(),
+                signature: false,
+            });
         }
     }
     // A parameter added or removed changes its callable's signature.
@@ -221,7 +265,10 @@ pub fn edit_symbols(file: usize, parent: Option<Side>, child: Option<Side>) -> E
         .filter(|id| id.1 == DefinitionKind::Parameter && id.2.callable_depth > 0)
         .filter(|id| {
             let depth = id.2.callable_depth;
-            !whole.contains(&(id.2.chain[..depth - 1].to_vec(), id.2.chain[depth - 1].clone()))
+            !whole.contains(&(
+                id.2.chain[..depth - 1].to_vec(),
+                id.2.chain[depth - 1].clone(),
+            ))
         })
         .map(|id| id.2.clone())
         .collect();
@@ -234,7 +281,12 @@ pub fn edit_symbols(file: usize, parent: Option<Side>, child: Option<Side>) -> E
             callable_depth: 0,
             class: scope.class.clone().filter(|_| depth >= 2),
         };
-        changed.insert(ChangedDefinition { name, kind: DefinitionKind::Function, scope: outer, signature: true });
+        changed.insert(ChangedDefinition {
+            name,
+            kind: DefinitionKind::Function,
+            scope: outer,
+            signature: true,
+        });
     }
     // Every parameter of a callable whose signature changed is part of the change:
     // the body's uses of it follow the new signature.
@@ -244,9 +296,18 @@ pub fn edit_symbols(file: usize, parent: Option<Side>, child: Option<Side>) -> E
         .map(|d| (d.scope.chain.clone(), d.name.clone()))
         .collect();
     for (id, _) in defs_before.iter().chain(&defs_after) {
-        let Some((function, outer)) = id.2.chain.split_last() else { continue };
-        if id.1 == DefinitionKind::Parameter && changed_callables.contains(&(outer.to_vec(), function.clone())) {
-            changed.insert(ChangedDefinition { name: id.0.clone(), kind: id.1, scope: id.2.clone(), signature: false });
+        let Some((function, outer)) = id.2.chain.split_last() else {
+            continue;
+        };
+        if id.1 == DefinitionKind::Parameter
+            && changed_callables.contains(&(outer.to_vec(), function.clone()))
+        {
+            changed.insert(ChangedDefinition {
+                name: id.0.clone(),
+                kind: id.1,
+                scope: id.2.clone(),
+                signature: false,
+            });
         }
     }
     // Constructors: a changed `__init__`/constructor changes how `ClassName(...)` is called.
@@ -255,21 +316,35 @@ pub fn edit_symbols(file: usize, parent: Option<Side>, child: Option<Side>) -> E
         .filter(|d| d.signature && d.kind == DefinitionKind::Function)
         .filter_map(|d| {
             let (class, _) = d.scope.class.as_ref()?;
-            let is_constructor = d.name == "__init__" || d.name == *class || d.name == "constructor";
+            let is_constructor =
+                d.name == "__init__" || d.name == *class || d.name == "constructor";
             is_constructor.then(|| ChangedDefinition {
                 name: class.clone(),
                 kind: DefinitionKind::Type,
-                scope: ScopeKey { file: d.scope.file, chain: Vec::new(), callable_depth: 0, class: None },
+                scope: ScopeKey {
+                    file: d.scope.file,
+                    chain: Vec::new(),
+                    callable_depth: 0,
+                    class: None,
+                },
                 signature: true,
             })
         })
         .collect();
     changed.extend(constructors);
     for old in &removed {
-        let same_place: Vec<_> = added.iter().filter(|new| new.1 == old.1 && new.2 == old.2).collect();
-        let removed_here = removed.iter().filter(|r| r.1 == old.1 && r.2 == old.2).count();
+        let same_place: Vec<_> = added
+            .iter()
+            .filter(|new| new.1 == old.1 && new.2 == old.2)
+            .collect();
+        let removed_here = removed
+            .iter()
+            .filter(|r| r.1 == old.1 && r.2 == old.2)
+            .count();
         if same_place.len() == 1 && removed_here == 1 {
-            symbols.renamed.push((old.0.clone(), same_place[0].0.clone()));
+            symbols
+                .renamed
+                .push((old.0.clone(), same_place[0].0.clone()));
         }
     }
     symbols.changed = changed.into_iter().collect();

@@ -204,6 +204,32 @@ impl Walker<'_> {
             }
         }
         let in_import = in_import || is_import_node(self.language, kind);
+        if self.language == Language::Go
+            && kind == "import_spec"
+            && node.child_by_field_name("name").is_none()
+        {
+            // `import "net/http"` binds `http`: the path's last segment, no identifier node.
+            if let Some(path) = node.child_by_field_name("path") {
+                let package = self
+                    .text(path)
+                    .trim_matches('"')
+                    .rsplit('/')
+                    .next()
+                    .unwrap_or("")
+                    .to_string();
+                if !package.is_empty() {
+                    self.out.occurrences.push(Occurrence {
+                        name: package,
+                        line: path.start_position().row,
+                        role: Role::Import,
+                        attribute: false,
+                        call: false,
+                        scope,
+                        callee: None,
+                    });
+                }
+            }
+        }
         if is_identifier_kind(kind) && node.child_count() == 0 {
             self.record_identifier(node, cursor.field_name(), scope, in_import, callee);
         }
@@ -211,7 +237,11 @@ impl Walker<'_> {
         if cursor.goto_first_child() {
             loop {
                 // A scope's own name belongs to the enclosing scope, its body to the scope.
-                let child_scope = if cursor.field_name() == Some("name") { scope } else { inner_scope };
+                let child_scope = if cursor.field_name() == Some("name") {
+                    scope
+                } else {
+                    inner_scope
+                };
                 let child_callee = match (&own_callee, cursor.field_name()) {
                     (Some(name), Some("arguments")) => Some(name.as_str()),
                     (Some(_), _) => None,
@@ -244,21 +274,34 @@ impl Walker<'_> {
 
     fn scope_kind(&self, node: tree_sitter::Node, enclosing: Option<usize>) -> Option<ScopeKind> {
         let in_class = enclosing
-            .map(|index| matches!(self.out.scopes[index].kind, ScopeKind::Class | ScopeKind::Interface))
+            .map(|index| {
+                matches!(
+                    self.out.scopes[index].kind,
+                    ScopeKind::Class | ScopeKind::Interface
+                )
+            })
             .unwrap_or(false);
-        let function_or_method = if in_class { ScopeKind::Method } else { ScopeKind::Function };
+        let function_or_method = if in_class {
+            ScopeKind::Method
+        } else {
+            ScopeKind::Function
+        };
         Some(match (self.language, node.kind()) {
             (Language::Python, "class_definition") => ScopeKind::Class,
             (Language::Python, "function_definition") => function_or_method,
             (Language::Go, "function_declaration") => ScopeKind::Function,
             (Language::Go, "method_declaration") => ScopeKind::Method,
-            (Language::Go, "type_spec") => match node.child_by_field_name("type").map(|t| t.kind()) {
+            (Language::Go, "type_spec") => match node.child_by_field_name("type").map(|t| t.kind())
+            {
                 Some("interface_type") => ScopeKind::Interface,
                 _ => ScopeKind::Class,
             },
             (
                 Language::Java,
-                "class_declaration" | "enum_declaration" | "record_declaration" | "annotation_type_declaration",
+                "class_declaration"
+                | "enum_declaration"
+                | "record_declaration"
+                | "annotation_type_declaration",
             ) => ScopeKind::Class,
             (Language::Java, "interface_declaration") => ScopeKind::Interface,
             (Language::Java, "method_declaration" | "constructor_declaration") => ScopeKind::Method,
@@ -266,14 +309,17 @@ impl Walker<'_> {
                 Language::JavaScript | Language::TypeScript | Language::Tsx,
                 "class_declaration" | "abstract_class_declaration",
             ) => ScopeKind::Class,
-            (Language::JavaScript | Language::TypeScript | Language::Tsx, "interface_declaration") => {
-                ScopeKind::Interface
-            }
+            (
+                Language::JavaScript | Language::TypeScript | Language::Tsx,
+                "interface_declaration",
+            ) => ScopeKind::Interface,
             (
                 Language::JavaScript | Language::TypeScript | Language::Tsx,
                 "function_declaration" | "generator_function_declaration",
             ) => ScopeKind::Function,
-            (Language::JavaScript | Language::TypeScript | Language::Tsx, "method_definition") => ScopeKind::Method,
+            (Language::JavaScript | Language::TypeScript | Language::Tsx, "method_definition") => {
+                ScopeKind::Method
+            }
             (Language::Rust, "struct_item" | "enum_item" | "impl_item") => ScopeKind::Class,
             (Language::Rust, "trait_item") => ScopeKind::Interface,
             (Language::Rust, "function_item") => function_or_method,
@@ -346,7 +392,9 @@ impl Walker<'_> {
     }
 
     fn in_callable(&self, scope: Option<usize>) -> bool {
-        scope.map(|index| self.out.scopes[index].kind.is_callable()).unwrap_or(false)
+        scope
+            .map(|index| self.out.scopes[index].kind.is_callable())
+            .unwrap_or(false)
     }
 
     fn definition_kind(
@@ -368,19 +416,35 @@ impl Walker<'_> {
             // Declarations named through their `name` field.
             (
                 _,
-                "function_definition" | "function_declaration" | "method_declaration" | "constructor_declaration"
-                | "method_definition" | "function_item" | "generator_function_declaration",
+                "function_definition"
+                | "function_declaration"
+                | "method_declaration"
+                | "constructor_declaration"
+                | "method_definition"
+                | "function_item"
+                | "generator_function_declaration",
                 Some("name"),
             ) => Some(DefinitionKind::Function),
             (
                 _,
-                "class_definition" | "class_declaration" | "interface_declaration" | "enum_declaration"
-                | "record_declaration" | "type_spec" | "type_alias_declaration" | "struct_item" | "enum_item"
-                | "trait_item" | "abstract_class_declaration" | "type_item",
+                "class_definition"
+                | "class_declaration"
+                | "interface_declaration"
+                | "enum_declaration"
+                | "record_declaration"
+                | "type_spec"
+                | "type_alias_declaration"
+                | "struct_item"
+                | "enum_item"
+                | "trait_item"
+                | "abstract_class_declaration"
+                | "type_item",
                 Some("name"),
             ) => Some(DefinitionKind::Type),
             // Parameters.
-            (Language::Python, "parameters" | "lambda_parameters", _) => Some(DefinitionKind::Parameter),
+            (Language::Python, "parameters" | "lambda_parameters", _) => {
+                Some(DefinitionKind::Parameter)
+            }
             (Language::Python, "default_parameter" | "typed_default_parameter", Some("name")) => {
                 Some(DefinitionKind::Parameter)
             }
@@ -390,22 +454,34 @@ impl Walker<'_> {
             (Language::Python, "list_splat_pattern" | "dictionary_splat_pattern", _) => {
                 Some(DefinitionKind::Parameter)
             }
-            (Language::Go, "parameter_declaration" | "variadic_parameter_declaration", Some("name")) => {
-                Some(DefinitionKind::Parameter)
-            }
-            (Language::Java, "formal_parameter" | "spread_parameter" | "catch_formal_parameter", Some("name")) => {
-                Some(DefinitionKind::Parameter)
-            }
-            (Language::JavaScript | Language::TypeScript | Language::Tsx, "formal_parameters", _) => {
-                Some(DefinitionKind::Parameter)
-            }
-            (Language::TypeScript | Language::Tsx, "required_parameter" | "optional_parameter", Some("pattern")) => {
-                Some(DefinitionKind::Parameter)
-            }
+            (
+                Language::Go,
+                "parameter_declaration" | "variadic_parameter_declaration",
+                Some("name"),
+            ) => Some(DefinitionKind::Parameter),
+            (
+                Language::Java,
+                "formal_parameter" | "spread_parameter" | "catch_formal_parameter",
+                Some("name"),
+            ) => Some(DefinitionKind::Parameter),
+            (
+                Language::JavaScript | Language::TypeScript | Language::Tsx,
+                "formal_parameters",
+                _,
+            ) => Some(DefinitionKind::Parameter),
+            (
+                Language::TypeScript | Language::Tsx,
+                "required_parameter" | "optional_parameter",
+                Some("pattern"),
+            ) => Some(DefinitionKind::Parameter),
             (Language::Rust, "parameter", Some("pattern")) => Some(DefinitionKind::Parameter),
             // Assignments and variable declarations.
-            (Language::Python, "assignment" | "augmented_assignment", Some("left")) => Some(variable_or_field),
-            (Language::Python, "pattern_list" | "tuple_pattern", _) => Some(DefinitionKind::Variable),
+            (Language::Python, "assignment" | "augmented_assignment", Some("left")) => {
+                Some(variable_or_field)
+            }
+            (Language::Python, "pattern_list" | "tuple_pattern", _) => {
+                Some(DefinitionKind::Variable)
+            }
             (Language::Python, "attribute", Some("attribute")) => {
                 // `self.x = …` defines a field; `other.x = …` and reads are uses.
                 let on_self = parent
@@ -418,9 +494,8 @@ impl Walker<'_> {
                     == Some(parent);
                 (assigned && on_self).then_some(DefinitionKind::Field)
             }
-            (Language::Python, "for_statement", Some("left")) | (Language::Python, "as_pattern_target", _) => {
-                Some(DefinitionKind::Variable)
-            }
+            (Language::Python, "for_statement", Some("left"))
+            | (Language::Python, "as_pattern_target", _) => Some(DefinitionKind::Variable),
             (Language::Go, "var_spec" | "const_spec", Some("name")) => Some(variable_or_field),
             (Language::Go, "field_declaration", Some("name")) => Some(DefinitionKind::Field),
             (Language::Go, "expression_list", _) => {
@@ -433,10 +508,16 @@ impl Walker<'_> {
             }
             (Language::Java, "variable_declarator", Some("name")) => {
                 let in_field = parent.parent().map(|gp| gp.kind()) == Some("field_declaration");
-                Some(if in_field { DefinitionKind::Field } else { DefinitionKind::Variable })
+                Some(if in_field {
+                    DefinitionKind::Field
+                } else {
+                    DefinitionKind::Variable
+                })
             }
             (Language::Java, "field_access", Some("field")) => {
-                let on_this = parent.child_by_field_name("object").is_some_and(|o| o.kind() == "this");
+                let on_this = parent
+                    .child_by_field_name("object")
+                    .is_some_and(|o| o.kind() == "this");
                 let assigned = parent
                     .parent()
                     .filter(|gp| gp.kind() == "assignment_expression")
@@ -444,9 +525,11 @@ impl Walker<'_> {
                     == Some(parent);
                 (assigned && on_this).then_some(DefinitionKind::Field)
             }
-            (Language::JavaScript | Language::TypeScript | Language::Tsx, "variable_declarator", Some("name")) => {
-                Some(variable_or_field)
-            }
+            (
+                Language::JavaScript | Language::TypeScript | Language::Tsx,
+                "variable_declarator",
+                Some("name"),
+            ) => Some(variable_or_field),
             (
                 Language::JavaScript | Language::TypeScript | Language::Tsx,
                 "public_field_definition" | "field_definition",
@@ -474,7 +557,10 @@ fn is_identifier_kind(kind: &str) -> bool {
 
 fn is_import_node(language: Language, kind: &str) -> bool {
     match language {
-        Language::Python => matches!(kind, "import_statement" | "import_from_statement" | "future_import_statement"),
+        Language::Python => matches!(
+            kind,
+            "import_statement" | "import_from_statement" | "future_import_statement"
+        ),
         Language::Go => kind == "import_declaration",
         Language::Java => matches!(kind, "import_declaration" | "package_declaration"),
         Language::JavaScript | Language::TypeScript | Language::Tsx => kind == "import_statement",
@@ -497,7 +583,12 @@ fn is_attribute(language: Language, parent_kind: &str, field: Option<&str>) -> b
     }
 }
 
-fn is_call(language: Language, node: tree_sitter::Node, parent_kind: &str, field: Option<&str>) -> bool {
+fn is_call(
+    language: Language,
+    node: tree_sitter::Node,
+    parent_kind: &str,
+    field: Option<&str>,
+) -> bool {
     match (language, parent_kind, field) {
         (Language::Java, "method_invocation", Some("name")) => true,
         (Language::Java, "object_creation_expression", Some("type")) => true,
@@ -539,25 +630,51 @@ mod tests {
     fn python_scopes_and_roles() {
         let text = "import os\nfrom pkg.a import compute\n\nclass Foo(Base):\n    def bar(self, x=1):\n        self.total = compute(x)\n        return os.path.join(self.total)\n";
         let s = analyze(Language::Python, text);
-        let scopes: Vec<_> = s.scopes.iter().map(|sc| (sc.kind, sc.signature.as_str(), sc.start_line)).collect();
+        let scopes: Vec<_> = s
+            .scopes
+            .iter()
+            .map(|sc| (sc.kind, sc.signature.as_str(), sc.start_line))
+            .collect();
         assert_eq!(
             scopes,
-            vec![(ScopeKind::Class, "class Foo(Base):", 3), (ScopeKind::Method, "def bar(self, x=1):", 4)]
+            vec![
+                (ScopeKind::Class, "class Foo(Base):", 3),
+                (ScopeKind::Method, "def bar(self, x=1):", 4)
+            ]
         );
         assert_eq!(s.path_at(5), vec![0, 1]);
         assert_eq!(s.path_at(1), Vec::<usize>::new());
         assert_eq!(
             names(&s, Role::Import),
-            vec![("os".into(), 0), ("pkg".into(), 1), ("a".into(), 1), ("compute".into(), 1)]
+            vec![
+                ("os".into(), 0),
+                ("pkg".into(), 1),
+                ("a".into(), 1),
+                ("compute".into(), 1)
+            ]
         );
-        assert_eq!(names(&s, Role::Definition(DefinitionKind::Type)), vec![("Foo".into(), 3)]);
-        assert_eq!(names(&s, Role::Definition(DefinitionKind::Function)), vec![("bar".into(), 4)]);
+        assert_eq!(
+            names(&s, Role::Definition(DefinitionKind::Type)),
+            vec![("Foo".into(), 3)]
+        );
+        assert_eq!(
+            names(&s, Role::Definition(DefinitionKind::Function)),
+            vec![("bar".into(), 4)]
+        );
         assert_eq!(
             names(&s, Role::Definition(DefinitionKind::Parameter)),
             vec![("self".into(), 4), ("x".into(), 4)]
         );
-        assert_eq!(names(&s, Role::Definition(DefinitionKind::Field)), vec![("total".into(), 5)]);
-        let calls: Vec<_> = s.occurrences.iter().filter(|o| o.call).map(|o| o.name.as_str()).collect();
+        assert_eq!(
+            names(&s, Role::Definition(DefinitionKind::Field)),
+            vec![("total".into(), 5)]
+        );
+        let calls: Vec<_> = s
+            .occurrences
+            .iter()
+            .filter(|o| o.call)
+            .map(|o| o.name.as_str())
+            .collect();
         assert_eq!(calls, vec!["compute", "join"]);
     }
 
@@ -565,18 +682,35 @@ mod tests {
     fn go_and_java_definitions() {
         let go = "package p\n\nimport \"fmt\"\n\ntype Server struct {\n\tName string\n}\n\nfunc (s *Server) Run(port int) error {\n\taddr := fmt.Sprint(port)\n\treturn listen(addr)\n}\n";
         let s = analyze(Language::Go, go);
-        let scopes: Vec<_> = s.scopes.iter().map(|sc| (sc.kind, sc.name.as_str())).collect();
-        assert_eq!(scopes, vec![(ScopeKind::Class, "Server"), (ScopeKind::Method, "Run")]);
-        assert_eq!(names(&s, Role::Definition(DefinitionKind::Field)), vec![("Name".into(), 5)]);
+        let scopes: Vec<_> = s
+            .scopes
+            .iter()
+            .map(|sc| (sc.kind, sc.name.as_str()))
+            .collect();
+        assert_eq!(
+            scopes,
+            vec![(ScopeKind::Class, "Server"), (ScopeKind::Method, "Run")]
+        );
+        assert_eq!(
+            names(&s, Role::Definition(DefinitionKind::Field)),
+            vec![("Name".into(), 5)]
+        );
         assert_eq!(
             names(&s, Role::Definition(DefinitionKind::Parameter)),
             vec![("s".into(), 8), ("port".into(), 8)]
         );
-        assert_eq!(names(&s, Role::Definition(DefinitionKind::Variable)), vec![("addr".into(), 9)]);
+        assert_eq!(
+            names(&s, Role::Definition(DefinitionKind::Variable)),
+            vec![("addr".into(), 9)]
+        );
 
         let java = "import java.util.List;\n\nclass Cart {\n    private int total;\n    Cart(int total) {\n        this.total = total;\n    }\n    int add(int x) { return helper(x); }\n}\n";
         let s = analyze(Language::Java, java);
-        let scopes: Vec<_> = s.scopes.iter().map(|sc| (sc.kind, sc.signature.as_str())).collect();
+        let scopes: Vec<_> = s
+            .scopes
+            .iter()
+            .map(|sc| (sc.kind, sc.signature.as_str()))
+            .collect();
         assert_eq!(
             scopes,
             vec![
@@ -589,7 +723,12 @@ mod tests {
             names(&s, Role::Definition(DefinitionKind::Field)),
             vec![("total".into(), 3), ("total".into(), 5)]
         );
-        let calls: Vec<_> = s.occurrences.iter().filter(|o| o.call).map(|o| o.name.as_str()).collect();
+        let calls: Vec<_> = s
+            .occurrences
+            .iter()
+            .filter(|o| o.call)
+            .map(|o| o.name.as_str())
+            .collect();
         assert_eq!(calls, vec!["helper"]);
     }
 }

@@ -19,7 +19,10 @@ pub struct TestRepo {
 impl TestRepo {
     /// `git init` in a fresh temporary directory.
     pub fn new() -> TestRepo {
-        let repo = TestRepo { dir: tempfile::tempdir().unwrap(), ticks: 0 };
+        let repo = TestRepo {
+            dir: tempfile::tempdir().unwrap(),
+            ticks: 0,
+        };
         repo.git(&["init", "-q", "-b", "main"]);
         repo
     }
@@ -45,7 +48,11 @@ impl TestRepo {
             .env("GIT_COMMITTER_DATE", &date)
             .output()
             .expect("git runs");
-        assert!(output.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&output.stderr));
+        assert!(
+            output.status.success(),
+            "git {args:?}: {}",
+            String::from_utf8_lossy(&output.stderr)
+        );
         String::from_utf8(output.stdout).unwrap()
     }
 
@@ -108,7 +115,11 @@ pub fn edge_rows(t: &Trajectory) -> Vec<String> {
                 OrderKind::Bi => "bi",
                 OrderKind::Before => "before",
             };
-            let reasons: Vec<String> = e.reasons.iter().map(|r| format!("{}/{}", r.kind, r.detail)).collect();
+            let reasons: Vec<String> = e
+                .reasons
+                .iter()
+                .map(|r| format!("{}/{}", r.kind, r.detail))
+                .collect();
             format!("{}-{} {kind}: {}", e.from, e.to, reasons.join(", "))
         })
         .collect()
@@ -127,10 +138,19 @@ pub fn assert_edits_rebuild_commit(t: &Trajectory) {
         for edit in edits {
             let replaced: String = lines[edit.before_lines.start..edit.before_lines.end].concat();
             assert_eq!(replaced, edit.before_text, "{} {}", file.path, edit.id);
-            let after: Vec<String> = edit.after_text.split_inclusive('\n').map(str::to_string).collect();
+            let after: Vec<String> = edit
+                .after_text
+                .split_inclusive('\n')
+                .map(str::to_string)
+                .collect();
             lines.splice(edit.before_lines.start..edit.before_lines.end, after);
         }
         text = lines.concat();
-        assert_eq!(Some(text), file.final_text.clone().or(Some(String::new())), "{}", file.path);
+        assert_eq!(
+            Some(text),
+            file.final_text.clone().or(Some(String::new())),
+            "{}",
+            file.path
+        );
     }
 }
