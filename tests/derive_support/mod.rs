@@ -154,3 +154,38 @@ pub fn assert_edits_rebuild_commit(t: &Trajectory) {
         );
     }
 }
+
+/// Applies the change events in order (byte offsets in the current text) and
+/// checks that every file ends at its final text.
+pub fn assert_events_rebuild_commit(t: &Trajectory) {
+    use nextedit::trajectory::EventBody;
+    let mut texts: std::collections::BTreeMap<String, String> = t
+        .files
+        .iter()
+        .map(|f| (f.path.clone(), f.base_text.clone().unwrap_or_default()))
+        .collect();
+    for event in &t.events {
+        let EventBody::Change(change) = &event.body else {
+            panic!("only change events")
+        };
+        let text = texts.get_mut(&change.file).unwrap();
+        nextedit::trajectory::apply_byte_edit(
+            text,
+            change.start_byte,
+            change.end_byte,
+            &change.before,
+            &change.after,
+        )
+        .unwrap();
+    }
+    for file in &t.files {
+        if file.skipped.is_none() {
+            assert_eq!(
+                texts[&file.path],
+                file.final_text.clone().unwrap_or_default(),
+                "{}",
+                file.path
+            );
+        }
+    }
+}
