@@ -111,7 +111,9 @@ fn resolution_rank(
         DefinitionKind::Field => {
             let def_class = def.scope.class.as_ref().map(|(name, _)| name.as_str());
             let use_class = use_.scope.class.as_ref();
-            if !use_.attribute && !(same_file && use_class.map(|(n, _)| n.as_str()) == def_class) {
+            // Outside its class a field is only reachable as `obj.field`.
+            let in_own_class = same_file && use_class.map(|(n, _)| n.as_str()) == def_class;
+            if !(use_.attribute || in_own_class) {
                 return None;
             }
             match (def_class, use_class) {

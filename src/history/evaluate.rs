@@ -183,30 +183,6 @@ impl From<&Confusion> for Figures {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn counts_unlisted_pairs_as_no_relation() {
-        let gold = BTreeMap::from([((0, 1), PairLabel::Bi), ((1, 2), PairLabel::LowFirst)]);
-        let predicted = BTreeMap::from([
-            ((0, 1), PairLabel::Bi),
-            ((0, 2), PairLabel::Bi),
-            ((1, 2), PairLabel::Bi),
-        ]);
-        let (all, annotated) = compare(3, &gold, &predicted);
-        assert_eq!(all.total(), 3);
-        assert_eq!(all.accuracy(), Some(1.0 / 3.0));
-        assert_eq!(all.related_counts(), (2, 1, 0));
-        assert_eq!(all.related_f1(), Some(0.8));
-        assert_eq!(all.precision(PairLabel::Bi), Some(1.0 / 3.0));
-        assert_eq!(all.recall(PairLabel::LowFirst), Some(0.0));
-        assert_eq!(annotated.total(), 2);
-        assert_eq!(annotated.accuracy(), Some(0.5));
-    }
-}
-
 /// Scores the derived order of `trajectory` against EditFlow labelled `pairs`.
 pub fn evaluate_commit(
     name: String,
@@ -234,4 +210,28 @@ pub fn evaluate_commit(
         all_pairs,
         annotated_pairs,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn counts_unlisted_pairs_as_no_relation() {
+        let gold = BTreeMap::from([((0, 1), PairLabel::Bi), ((1, 2), PairLabel::LowFirst)]);
+        let predicted = BTreeMap::from([
+            ((0, 1), PairLabel::Bi),
+            ((0, 2), PairLabel::Bi),
+            ((1, 2), PairLabel::Bi),
+        ]);
+        let (all, annotated) = compare(3, &gold, &predicted);
+        assert_eq!(all.total(), 3);
+        assert_eq!(all.accuracy(), Some(1.0 / 3.0));
+        assert_eq!(all.related_counts(), (2, 1, 0));
+        assert_eq!(all.related_f1(), Some(0.8));
+        assert_eq!(all.precision(PairLabel::Bi), Some(1.0 / 3.0));
+        assert_eq!(all.recall(PairLabel::LowFirst), Some(0.0));
+        assert_eq!(annotated.total(), 2);
+        assert_eq!(annotated.accuracy(), Some(0.5));
+    }
 }

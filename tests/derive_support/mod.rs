@@ -89,8 +89,11 @@ impl TestRepo {
     }
 }
 
-/// Edits as `(id, file, kind, before range, after range)` for compact asserts.
-pub fn edit_rows(t: &Trajectory) -> Vec<(String, String, String, (usize, usize), (usize, usize))> {
+/// One edit as `(id, file, kind, before range, after range)`.
+pub type EditRow = (String, String, String, (usize, usize), (usize, usize));
+
+/// Edits as rows for compact asserts.
+pub fn edit_rows(t: &Trajectory) -> Vec<EditRow> {
     t.edits
         .iter()
         .map(|e| {
