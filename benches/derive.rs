@@ -22,15 +22,24 @@ fn main() {
         .find(|a| !a.starts_with('-'))
         .or_else(|| std::env::var("NEXTEDIT_BENCH_REPO").ok());
     let Some(path) = path else {
-        println!("derive bench skipped: set NEXTEDIT_BENCH_REPO to a git repository (or pass its path)");
+        println!(
+            "derive bench skipped: set NEXTEDIT_BENCH_REPO to a git repository (or pass its path)"
+        );
         return;
     };
-    let count: usize = std::env::var("NEXTEDIT_BENCH_COMMITS").ok().and_then(|v| v.parse().ok()).unwrap_or(1000);
+    let count: usize = std::env::var("NEXTEDIT_BENCH_COMMITS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(1000);
     let raw = git2::Repository::open(&path).expect("the bench repository opens");
     let mut walk = raw.revwalk().unwrap();
     walk.push_head().unwrap();
-    walk.set_sorting(git2::Sort::TOPOLOGICAL | git2::Sort::TIME).unwrap();
-    let commits: Vec<String> = walk.take(count).map(|oid| oid.unwrap().to_string()).collect();
+    walk.set_sorting(git2::Sort::TOPOLOGICAL | git2::Sort::TIME)
+        .unwrap();
+    let commits: Vec<String> = walk
+        .take(count)
+        .map(|oid| oid.unwrap().to_string())
+        .collect();
     let repo = GitRepository::open(std::path::Path::new(&path)).unwrap();
     let project = repo.project();
 
@@ -57,10 +66,18 @@ fn main() {
     }
     let seconds = start.elapsed().as_secs_f64();
     println!("repository        {path}");
-    println!("commits           {} ({derived} derived, {merges} merges refused, {failed} failed)", commits.len());
+    println!(
+        "commits           {} ({derived} derived, {merges} merges refused, {failed} failed)",
+        commits.len()
+    );
     println!("files / edits     {files} / {edits}, {edges} order edges");
-    println!("total             {seconds:.2} s ({load_seconds:.2} s reading git objects and diffing trees)");
-    println!("throughput        {:.1} commits/s", commits.len() as f64 / seconds);
+    println!(
+        "total             {seconds:.2} s ({load_seconds:.2} s reading git objects and diffing trees)"
+    );
+    println!(
+        "throughput        {:.1} commits/s",
+        commits.len() as f64 / seconds
+    );
     match peak_rss_kib() {
         Some(kib) => println!("peak memory       {:.1} MiB (VmHWM)", kib as f64 / 1024.0),
         None => println!("peak memory       unavailable (no /proc/self/status)"),
