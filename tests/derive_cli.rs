@@ -103,7 +103,7 @@ fn single_commit_to_stdout_and_store_is_not_wired_yet() {
     assert_eq!(output.status.code(), Some(2));
     assert_eq!(
         String::from_utf8(output.stderr).unwrap(),
-        "error: --store is not available in this build yet\n"
+        "nextedit: error: --store is not available in this build yet\n"
     );
 
     let output = nextedit(&[
@@ -116,7 +116,7 @@ fn single_commit_to_stdout_and_store_is_not_wired_yet() {
     assert_eq!(output.status.code(), Some(2));
     assert_eq!(
         String::from_utf8(output.stderr).unwrap(),
-        "error: cannot resolve revision \"nope\": revspec 'nope' not found; class=Reference (4); code=NotFound (-3)\n"
+        "nextedit: error: cannot resolve revision \"nope\": revspec 'nope' not found; class=Reference (4); code=NotFound (-3)\n"
     );
 }
 

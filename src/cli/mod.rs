@@ -5,12 +5,18 @@
 
 mod derive;
 mod eval_order;
+mod proxy;
+mod sessions;
 
 use clap::{Parser, Subcommand};
 
 /// Measure live editor sessions and next-edit suggesters.
+///
+/// nextedit records what developers edit and read (as a transparent language-server
+/// proxy), derives the same kind of trajectory from git commits, replays
+/// trajectories through next-edit suggesters and scores them.
 #[derive(Debug, Parser)]
-#[command(name = "nextedit", version, about, long_about = None)]
+#[command(name = "nextedit", version, about, long_about)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -18,6 +24,9 @@ struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
+    Proxy(proxy::ProxyArgs),
+    #[command(subcommand)]
+    Sessions(sessions::SessionsCommand),
     Derive(derive::DeriveArgs),
     EvalOrder(eval_order::EvalOrderArgs),
 }
@@ -26,14 +35,28 @@ enum Command {
 pub fn run() -> i32 {
     let cli = Cli::parse();
     let result = match cli.command {
+        Command::Proxy(args) => proxy::run(args),
+        Command::Sessions(command) => sessions::run(command),
         Command::Derive(args) => derive::run(args),
         Command::EvalOrder(args) => eval_order::run(args),
     };
     match result {
         Ok(code) => code,
         Err(error) => {
-            eprintln!("error: {error:#}");
+            if is_broken_pipe(&error) {
+                return 0;
+            }
+            eprintln!("nextedit: error: {error:#}");
             2
         }
     }
+}
+
+/// A closed stdout (`nextedit sessions list | head`) is not an error.
+fn is_broken_pipe(error: &anyhow::Error) -> bool {
+    error.chain().any(|cause| {
+        cause
+            .downcast_ref::<std::io::Error>()
+            .is_some_and(|e| e.kind() == std::io::ErrorKind::BrokenPipe)
+    })
 }

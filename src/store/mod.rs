@@ -1,1 +1,195 @@
-//! The SQLite database: schema, migrations, the single writer, queries.
+//! The SQLite database: schema, migrations, batched writes, queries.
+//!
+//! The schema (`schema.sql`, version [`SCHEMA_VERSION`]) is a wire format: other
+//! tools may query it, so columns are only ever added by numbered migrations.
+//! The database file is created with mode 0600 in a 0700 directory; SQLite gives
+//! its `-wal` and `-shm` files the same mode. Many processes (several proxies) may
+//! write to one database at once: WAL mode, a busy timeout, one writer per process.
+
+mod export;
+mod write;
+
+pub use export::{DocumentSummary, SessionSummary};
+pub use write::{NewSession, SessionEnd};
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use rusqlite::{Connection, OpenFlags};
+
+/// Version of the schema this build writes (`PRAGMA user_version`).
+pub const SCHEMA_VERSION: i64 = 1;
+
+/// Errors of the store.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    /// SQLite failed.
+    #[error("database {path}: {source}")]
+    Sqlite {
+        /// The database file.
+        path: PathBuf,
+        /// What SQLite said.
+        #[source]
+        source: rusqlite::Error,
+    },
+    /// Creating the file or its directory failed.
+    #[error("cannot create database {path}: {source}")]
+    Create {
+        /// The database file.
+        path: PathBuf,
+        /// The OS error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The database was written by a newer nextedit.
+    #[error("database {path} has schema version {found}, newer than this nextedit understands ({SCHEMA_VERSION}); upgrade nextedit")]
+    SchemaTooNew {
+        /// The database file.
+        path: PathBuf,
+        /// Its version.
+        found: i64,
+    },
+    /// The database file does not exist (read-only commands never create one).
+    #[error("no database at {0} (record a session first, or pass --db)")]
+    Missing(PathBuf),
+    /// No session with this id.
+    #[error("no session {0} in the database")]
+    NoSession(i64),
+    /// No document matching the name in the session.
+    #[error("session {session} has no document matching {name:?}{hint}")]
+    NoDocument {
+        /// Session id.
+        session: i64,
+        /// What was asked for.
+        name: String,
+        /// Candidates, pre-formatted.
+        hint: String,
+    },
+    /// Stored edits do not apply (a corrupted or hand-edited database).
+    #[error("session {session}, {uri}: edit at seq {seq} does not apply: {source}")]
+    Inconsistent {
+        /// Session id.
+        session: i64,
+        /// Document.
+        uri: String,
+        /// Offending row.
+        seq: u64,
+        /// What went wrong.
+        #[source]
+        source: crate::trajectory::ApplyError,
+    },
+}
+
+/// An open nextedit database.
+pub struct Database {
+    conn: Connection,
+    path: PathBuf,
+}
+
+/// The default database path: `$NEXTEDIT_DB`, else `$XDG_DATA_HOME/nextedit/nextedit.db`,
+/// else `~/.local/share/nextedit/nextedit.db`.
+pub fn default_path() -> PathBuf {
+    if let Some(db) = std::env::var_os("NEXTEDIT_DB").filter(|v| !v.is_empty()) {
+        return PathBuf::from(db);
+    }
+    let data = std::env::var_os("XDG_DATA_HOME")
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".local/share")))
+        .unwrap_or_else(|| PathBuf::from("."));
+    data.join("nextedit").join("nextedit.db")
+}
+
+impl Database {
+    /// Opens (creating if needed, mode 0600) and migrates the database at `path`.
+    pub fn open(path: &Path) -> Result<Database, StoreError> {
+        create_private(path)?;
+        let conn = Connection::open(path).map_err(|source| sqlite(path, source))?;
+        let mut db = Database { conn, path: path.to_path_buf() };
+        db.configure()?;
+        db.migrate()?;
+        Ok(db)
+    }
+
+    /// Opens an existing database; never creates one.
+    pub fn open_existing(path: &Path) -> Result<Database, StoreError> {
+        if !path.exists() {
+            return Err(StoreError::Missing(path.to_path_buf()));
+        }
+        let conn = Connection::open_with_flags(path, OpenFlags::SQLITE_OPEN_READ_WRITE)
+            .map_err(|source| sqlite(path, source))?;
+        let mut db = Database { conn, path: path.to_path_buf() };
+        db.configure()?;
+        db.migrate()?;
+        Ok(db)
+    }
+
+    /// The database file.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The underlying connection (for ad-hoc queries in tests and tools).
+    pub fn connection(&self) -> &Connection {
+        &self.conn
+    }
+
+    fn configure(&mut self) -> Result<(), StoreError> {
+        let busy_ms = std::env::var("NEXTEDIT_BUSY_TIMEOUT_MS")
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(5000);
+        self.conn
+            .busy_timeout(Duration::from_millis(busy_ms))
+            .map_err(|source| sqlite(&self.path, source))?;
+        self.conn
+            .execute_batch("PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;")
+            .map_err(|source| sqlite(&self.path, source))
+    }
+
+    fn migrate(&mut self) -> Result<(), StoreError> {
+        let path = self.path.clone();
+        let version: i64 = self
+            .conn
+            .query_row("PRAGMA user_version", [], |row| row.get(0))
+            .map_err(|source| sqlite(&path, source))?;
+        if version > SCHEMA_VERSION {
+            return Err(StoreError::SchemaTooNew { path, found: version });
+        }
+        if version == SCHEMA_VERSION {
+            return Ok(());
+        }
+        let tx = self.conn.transaction().map_err(|source| sqlite(&path, source))?;
+        // Re-check inside the write transaction: another process may have migrated.
+        let version: i64 = tx
+            .query_row("PRAGMA user_version", [], |row| row.get(0))
+            .map_err(|source| sqlite(&path, source))?;
+        if version < 1 {
+            tx.execute_batch(include_str!("schema.sql"))
+                .map_err(|source| sqlite(&path, source))?;
+        }
+        tx.execute_batch(&format!("PRAGMA user_version = {SCHEMA_VERSION}"))
+            .map_err(|source| sqlite(&path, source))?;
+        tx.commit().map_err(|source| sqlite(&path, source))
+    }
+}
+
+fn sqlite(path: &Path, source: rusqlite::Error) -> StoreError {
+    StoreError::Sqlite { path: path.to_path_buf(), source }
+}
+
+/// Creates the directory (0700) and an empty file (0600) if they do not exist.
+fn create_private(path: &Path) -> Result<(), StoreError> {
+    use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
+    let err = |source| StoreError::Create { path: path.to_path_buf(), source };
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty())
+        && !dir.exists()
+    {
+        std::fs::DirBuilder::new().recursive(true).mode(0o700).create(dir).map_err(err)?;
+    }
+    match std::fs::OpenOptions::new().write(true).create_new(true).mode(0o600).open(path) {
+        Ok(_) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(()),
+        Err(e) => Err(err(e)),
+    }
+}

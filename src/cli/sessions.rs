@@ -1,0 +1,234 @@
+//! `nextedit sessions`: list, inspect, export and delete recorded sessions.
+
+use std::io::Write;
+use std::path::PathBuf;
+
+use anyhow::Context;
+use clap::{Args, Subcommand, ValueEnum};
+use nextedit::store::Database;
+
+/// Inspect, export and delete recorded sessions
+#[derive(Debug, Subcommand)]
+pub enum SessionsCommand {
+    /// List sessions, newest first
+    List {
+        #[command(flatten)]
+        db: DbArg,
+        /// Print JSON instead of a table
+        #[arg(long)]
+        json: bool,
+    },
+    /// Show one session: header, documents, counts
+    Show {
+        #[command(flatten)]
+        db: DbArg,
+        /// Session id (see `sessions list`)
+        id: i64,
+        /// Print JSON instead of text
+        #[arg(long)]
+        json: bool,
+    },
+    /// Export a session as a trajectory (schemas/trajectory.schema.json)
+    ///
+    /// `json` writes one trajectory document; `jsonl` writes one JSON object per
+    /// line: {"type":"session",...}, then {"type":"file",...} per file, then
+    /// {"type":"event",...} per event, then edits and the order.
+    Export {
+        #[command(flatten)]
+        db: DbArg,
+        /// Session id
+        id: i64,
+        /// Output format
+        #[arg(long, value_enum, default_value_t = ExportFormat::Json)]
+        format: ExportFormat,
+        /// Write to this file instead of stdout
+        #[arg(long, short, value_name = "FILE")]
+        out: Option<PathBuf>,
+    },
+    /// Delete a session and everything recorded in it
+    Delete {
+        #[command(flatten)]
+        db: DbArg,
+        /// Session id
+        id: i64,
+    },
+    /// Print the reconstructed final text of a document of a session
+    ///
+    /// FILE is the document's workspace-relative path, its URI, or a unique
+    /// suffix of its path. With --seq, the text as it was after that event.
+    ReplayText {
+        #[command(flatten)]
+        db: DbArg,
+        /// Session id
+        id: i64,
+        /// Document path, URI or path suffix
+        file: String,
+        /// Stop after this sequence number (default: the end of the session)
+        #[arg(long)]
+        seq: Option<u64>,
+    },
+}
+
+/// The `--db` option shared by every subcommand.
+#[derive(Debug, Args)]
+pub struct DbArg {
+    /// Database file [default: $NEXTEDIT_DB, else $XDG_DATA_HOME/nextedit/nextedit.db]
+    #[arg(long, value_name = "PATH")]
+    db: Option<PathBuf>,
+}
+
+impl DbArg {
+    fn open(&self) -> anyhow::Result<Database> {
+        let path = self.db.clone().unwrap_or_else(nextedit::store::default_path);
+        Ok(Database::open_existing(&path)?)
+    }
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum ExportFormat {
+    Json,
+    Jsonl,
+}
+
+pub fn run(command: SessionsCommand) -> anyhow::Result<i32> {
+    let stdout = std::io::stdout();
+    let mut out = stdout.lock();
+    match command {
+        SessionsCommand::List { db, json } => {
+            let sessions = db.open()?.sessions()?;
+            if json {
+                serde_json::to_writer_pretty(&mut out, &sessions)?;
+                writeln!(out)?;
+                return Ok(0);
+            }
+            if sessions.is_empty() {
+                writeln!(out, "no sessions recorded yet")?;
+                return Ok(0);
+            }
+            writeln!(
+                out,
+                "{:>5}  {:<8}  {:<24}  {:<9}  {:>6}  {:>5}  {:>5}  {:<20}  WORKSPACE",
+                "ID", "KIND", "STARTED", "STATUS", "MSGS", "EDITS", "READS", "SERVER"
+            )?;
+            for s in sessions {
+                let server = s.server.clone().or_else(|| s.server_command.first().cloned()).unwrap_or_default();
+                writeln!(
+                    out,
+                    "{:>5}  {:<8}  {:<24}  {:<9}  {:>6}  {:>5}  {:>5}  {:<20}  {}",
+                    s.id,
+                    s.kind,
+                    s.started_at,
+                    s.status,
+                    s.messages,
+                    s.edits,
+                    s.reads,
+                    truncate(&server, 20),
+                    s.workspace.unwrap_or_default()
+                )?;
+            }
+        }
+        SessionsCommand::Show { db, id, json } => {
+            let db = db.open()?;
+            let session = db.session(id)?;
+            let documents = db.documents(id)?;
+            if json {
+                let value = serde_json::json!({"session": session, "documents": documents});
+                serde_json::to_writer_pretty(&mut out, &value)?;
+                writeln!(out)?;
+                return Ok(0);
+            }
+            writeln!(out, "session {}  ({}, {})", session.id, session.kind, session.status)?;
+            writeln!(out, "  started     {}", session.started_at)?;
+            writeln!(out, "  ended       {}", session.ended_at.as_deref().unwrap_or("-"))?;
+            writeln!(out, "  workspace   {}", session.workspace.as_deref().unwrap_or("-"))?;
+            writeln!(out, "  git HEAD    {}", session.git_head.as_deref().unwrap_or("-"))?;
+            writeln!(out, "  server      {}", session.server_command.join(" "))?;
+            writeln!(out, "  server info {}", session.server.as_deref().unwrap_or("-"))?;
+            writeln!(out, "  client      {}", session.client.as_deref().unwrap_or("-"))?;
+            writeln!(out, "  encoding    {}", session.position_encoding.as_deref().unwrap_or("-"))?;
+            writeln!(
+                out,
+                "  exit code   {}",
+                session.exit_code.map_or("-".to_string(), |c| c.to_string())
+            )?;
+            writeln!(
+                out,
+                "  recorded    {} messages, {} edits, {} reads, {} signals, {} dropped",
+                session.messages, session.edits, session.reads, session.signals, session.dropped
+            )?;
+            writeln!(out, "  documents   {}", documents.len())?;
+            for doc in documents {
+                let note = if doc.excluded { "  (excluded: text not stored)" } else { "" };
+                writeln!(
+                    out,
+                    "    {:<50} {:>5} edits  {}{}",
+                    doc.path,
+                    doc.edits,
+                    doc.language_id.as_deref().unwrap_or(""),
+                    note
+                )?;
+            }
+        }
+        SessionsCommand::Export { db, id, format, out: file } => {
+            let trajectory = db.open()?.trajectory(id)?;
+            let mut sink: Box<dyn Write> = match &file {
+                Some(path) => Box::new(std::io::BufWriter::new(
+                    std::fs::File::create(path).with_context(|| format!("cannot create {}", path.display()))?,
+                )),
+                None => Box::new(&mut out),
+            };
+            match format {
+                ExportFormat::Json => {
+                    serde_json::to_writer_pretty(&mut sink, &trajectory)?;
+                    writeln!(sink)?;
+                }
+                ExportFormat::Jsonl => {
+                    let header = serde_json::json!({
+                        "type": "session",
+                        "format": trajectory.format,
+                        "version": trajectory.version,
+                        "session": trajectory.session,
+                    });
+                    writeln!(sink, "{header}")?;
+                    for file in &trajectory.files {
+                        writeln!(sink, "{}", serde_json::json!({"type": "file", "file": file}))?;
+                    }
+                    for event in &trajectory.events {
+                        writeln!(sink, "{}", serde_json::json!({"type": "event", "event": event}))?;
+                    }
+                    for edit in &trajectory.edits {
+                        writeln!(sink, "{}", serde_json::json!({"type": "edit", "edit": edit}))?;
+                    }
+                    writeln!(sink, "{}", serde_json::json!({"type": "order", "order": trajectory.order}))?;
+                }
+            }
+            sink.flush()?;
+        }
+        SessionsCommand::Delete { db, id } => {
+            db.open()?.delete_session(id)?;
+            writeln!(out, "deleted session {id}")?;
+        }
+        SessionsCommand::ReplayText { db, id, file, seq } => {
+            let db = db.open()?;
+            let doc = db.find_document(id, &file)?;
+            if doc.excluded {
+                anyhow::bail!("{} is excluded by the privacy rules: its text was never recorded", doc.path);
+            }
+            match db.document_text(id, &doc.uri, seq)? {
+                Some(text) => out.write_all(text.as_bytes())?,
+                None => anyhow::bail!("session {id} never stored the text of {}", doc.path),
+            }
+        }
+    }
+    Ok(0)
+}
+
+fn truncate(s: &str, n: usize) -> String {
+    if s.chars().count() <= n {
+        s.to_string()
+    } else {
+        let mut t: String = s.chars().take(n - 1).collect();
+        t.push('…');
+        t
+    }
+}

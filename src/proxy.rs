@@ -1,1 +1,0 @@
-//! The recording proxy between an editor and a language server.

@@ -1,0 +1,379 @@
+//! The recording proxy: editor ⇄ nextedit ⇄ language server over stdio.
+//!
+//! Three threads move bytes: editor→server, server→editor and (inherited) server
+//! stderr. Each reads a chunk, writes the exact bytes to the other side, then
+//! offers a copy to the recorder thread with a non-blocking send. The recorder
+//! ([`tap`]) parses, tracks documents and batches SQLite transactions; when it is
+//! slow or broken, copies are dropped and counted, never the forwarding.
+//!
+//! Architecture invariant: the bytes written to each side are exactly the bytes
+//! read from the other, in order, except `$/nextedit/*` notifications from the
+//! editor, which the proxy consumes.
+
+mod tap;
+
+use std::io::{Read, Write};
+use std::path::PathBuf;
+use std::process::{Child, ChildStdin, Command, ExitStatus, Stdio};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use crossbeam_channel::{Receiver, Sender, TrySendError};
+
+use crate::lsp::Direction;
+use crate::lsp::framing::{Chunk, FrameDecoder};
+use crate::record::privacy::PrivacyFilter;
+use crate::record::SIGNAL_PREFIX;
+
+pub use tap::{TapItem, TapSettings, run_recorder};
+
+/// Everything the proxy needs to run.
+#[derive(Debug, Clone)]
+pub struct ProxyConfig {
+    /// Server argv (program first).
+    pub server: Vec<String>,
+    /// Database to record into; `None` forwards without recording.
+    pub db: Option<PathBuf>,
+    /// Workspace root, when known up front.
+    pub workspace: Option<PathBuf>,
+    /// Store raw message bytes as well as the decoded events.
+    pub record_raw: bool,
+    /// Files never recorded.
+    pub privacy: PrivacyFilter,
+    /// How long the server may take to exit after the editor closed the pipe.
+    pub exit_grace: Duration,
+}
+
+/// Capacity of the tap channel in items; when full, copies are dropped (and counted).
+pub const TAP_CAPACITY: usize = 1 << 16;
+/// Bytes the tap may hold in flight before copies are dropped (and counted).
+pub const TAP_MAX_BYTES: usize = 512 * 1024 * 1024;
+
+enum Lifecycle {
+    EditorClosed,
+    ServerExited(ExitStatus),
+    Signal(i32),
+}
+
+/// Errors that stop the proxy before any forwarding started.
+#[derive(Debug, thiserror::Error)]
+pub enum ProxyError {
+    /// No server command.
+    #[error("no language server command given (usage: nextedit proxy -- <server> [args…])")]
+    NoServer,
+    /// The server could not be spawned.
+    #[error("cannot start language server `{program}`: {source}")]
+    Spawn {
+        /// Program name.
+        program: String,
+        /// OS error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// Signal handlers could not be installed.
+    #[error("cannot install signal handlers: {0}")]
+    Signals(#[source] std::io::Error),
+}
+
+/// Runs the proxy on this process's stdin/stdout until the session ends; returns
+/// the exit code to use (the server's, or 128 + signal).
+pub fn run(config: ProxyConfig) -> Result<i32, ProxyError> {
+    let program = config.server.first().ok_or(ProxyError::NoServer)?.clone();
+    let start = Instant::now();
+    let mut child = Command::new(&program)
+        .args(&config.server[1..])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .map_err(|source| ProxyError::Spawn { program: program.clone(), source })?;
+    let child_stdin = Arc::new(Mutex::new(child.stdin.take()));
+    let child_stdout = child.stdout.take().expect("stdout is piped");
+
+    let dropped = Arc::new(AtomicU64::new(0));
+    let in_flight = Arc::new(AtomicUsize::new(0));
+    let (tap_tx, recorder) = match &config.db {
+        Some(db) => {
+            let (tx, rx) = crossbeam_channel::bounded(TAP_CAPACITY);
+            let settings = TapSettings {
+                db: db.clone(),
+                workspace: config.workspace.clone(),
+                server_command: config.server.clone(),
+                record_raw: config.record_raw,
+                privacy: config.privacy.clone(),
+                dropped: dropped.clone(),
+                in_flight: in_flight.clone(),
+            };
+            let handle = std::thread::Builder::new()
+                .name("nextedit-recorder".into())
+                .spawn(move || tap::run_recorder(settings, rx))
+                .expect("spawn recorder thread");
+            (Some(tx), Some(handle))
+        }
+        None => (None, None),
+    };
+
+    let (life_tx, life_rx) = crossbeam_channel::unbounded::<Lifecycle>();
+    {
+        let tap = Tap { tx: tap_tx.clone(), dropped: dropped.clone(), in_flight: in_flight.clone() };
+        let stdin = child_stdin.clone();
+        let life = life_tx.clone();
+        std::thread::Builder::new()
+            .name("nextedit-editor-to-server".into())
+            .spawn(move || {
+                let mut writer = SharedStdin(stdin.clone());
+                pump(std::io::stdin().lock(), &mut writer, Direction::ClientToServer, start, &tap);
+                // The editor is gone: closing the server's stdin lets it finish on its own.
+                stdin.lock().expect("stdin lock").take();
+                let _ = life.send(Lifecycle::EditorClosed);
+            })
+            .expect("spawn forwarding thread");
+    }
+    let server_to_editor = {
+        let tap = Tap { tx: tap_tx.clone(), dropped: dropped.clone(), in_flight: in_flight.clone() };
+        let stdin = child_stdin.clone();
+        let life = life_tx.clone();
+        std::thread::Builder::new()
+            .name("nextedit-server-to-editor".into())
+            .spawn(move || {
+                let broken = pump(child_stdout, &mut std::io::stdout().lock(), Direction::ServerToClient, start, &tap);
+                if broken {
+                    // The editor stopped reading: treat it like the editor closing.
+                    stdin.lock().expect("stdin lock").take();
+                    let _ = life.send(Lifecycle::EditorClosed);
+                }
+            })
+            .expect("spawn forwarding thread")
+    };
+    watch_signals(life_tx.clone())?;
+    let child = Arc::new(Mutex::new(child));
+    {
+        let child = child.clone();
+        let life = life_tx.clone();
+        std::thread::spawn(move || {
+            loop {
+                if let Ok(Some(status)) = child.lock().expect("child lock").try_wait() {
+                    let _ = life.send(Lifecycle::ServerExited(status));
+                    return;
+                }
+                std::thread::sleep(Duration::from_millis(2));
+            }
+        });
+    }
+    drop(life_tx);
+
+    let (status, signalled) = supervise(&life_rx, &child, &child_stdin, config.exit_grace);
+    // Let the last server output reach the editor (bounded: a grandchild may hold the pipe).
+    join_with_timeout(server_to_editor, Duration::from_secs(2));
+    if let (Some(tap), Some(recorder)) = (tap_tx, recorder) {
+        let end = match signalled {
+            Some(signal) => crate::store::SessionEnd::Signalled(signal),
+            None => crate::store::SessionEnd::Exited(status.and_then(|s| exit_code(&s))),
+        };
+        let _ = tap.send(TapItem::End(end));
+        drop(tap);
+        join_with_timeout(recorder, Duration::from_secs(10));
+    }
+    Ok(match (status, signalled) {
+        (Some(status), _) => exit_code(&status).unwrap_or(1),
+        (None, Some(signal)) => 128 + signal,
+        (None, None) => 1,
+    })
+}
+
+/// Waits for the session to end; returns the server's status and the signal that ended us, if any.
+fn supervise(
+    life: &Receiver<Lifecycle>,
+    child: &Arc<Mutex<Child>>,
+    child_stdin: &Arc<Mutex<Option<ChildStdin>>>,
+    grace: Duration,
+) -> (Option<ExitStatus>, Option<i32>) {
+    let mut deadline: Option<Instant> = None;
+    let mut signalled = None;
+    let mut killed = false;
+    loop {
+        let event = match deadline {
+            Some(at) => match life.recv_deadline(at) {
+                Ok(event) => Some(event),
+                Err(_) => None,
+            },
+            None => life.recv().ok(),
+        };
+        match event {
+            Some(Lifecycle::ServerExited(status)) => return (Some(status), signalled),
+            Some(Lifecycle::EditorClosed) => {
+                deadline.get_or_insert(Instant::now() + grace);
+            }
+            Some(Lifecycle::Signal(signal)) => {
+                signalled = Some(signal);
+                child_stdin.lock().expect("stdin lock").take();
+                let pid = child.lock().expect("child lock").id();
+                send_signal(pid, libc::SIGTERM);
+                deadline = Some(Instant::now() + grace.min(Duration::from_secs(2)));
+            }
+            None if !killed => {
+                // Grace period over: the server did not exit by itself.
+                let _ = child.lock().expect("child lock").kill();
+                killed = true;
+                deadline = Some(Instant::now() + Duration::from_secs(2));
+            }
+            None => return (None, signalled),
+        }
+    }
+}
+
+fn send_signal(pid: u32, signal: i32) {
+    // SAFETY: kill(2) with a pid we spawned and still own; no memory is involved.
+    unsafe {
+        libc::kill(pid as libc::pid_t, signal);
+    }
+}
+
+fn watch_signals(life: Sender<Lifecycle>) -> Result<(), ProxyError> {
+    use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
+    let mut signals =
+        signal_hook::iterator::Signals::new([SIGTERM, SIGINT, SIGHUP]).map_err(ProxyError::Signals)?;
+    std::thread::Builder::new()
+        .name("nextedit-signals".into())
+        .spawn(move || {
+            for signal in signals.forever() {
+                if life.send(Lifecycle::Signal(signal)).is_err() {
+                    return;
+                }
+            }
+        })
+        .expect("spawn signal thread");
+    Ok(())
+}
+
+/// Exit code of a finished process: its code, or 128 + the signal that killed it.
+pub fn exit_code(status: &ExitStatus) -> Option<i32> {
+    use std::os::unix::process::ExitStatusExt;
+    status.code().or_else(|| status.signal().map(|s| 128 + s))
+}
+
+fn join_with_timeout(handle: std::thread::JoinHandle<()>, timeout: Duration) {
+    let deadline = Instant::now() + timeout;
+    while !handle.is_finished() {
+        if Instant::now() >= deadline {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    let _ = handle.join();
+}
+
+/// Writes to the server's stdin, which another thread may close at any time.
+struct SharedStdin(Arc<Mutex<Option<ChildStdin>>>);
+
+impl Write for SharedStdin {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        match self.0.lock().expect("stdin lock").as_mut() {
+            Some(stdin) => stdin.write(buf),
+            None => Err(std::io::ErrorKind::BrokenPipe.into()),
+        }
+    }
+
+    fn write_all(&mut self, buf: &[u8]) -> std::io::Result<()> {
+        match self.0.lock().expect("stdin lock").as_mut() {
+            Some(stdin) => stdin.write_all(buf),
+            None => Err(std::io::ErrorKind::BrokenPipe.into()),
+        }
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        match self.0.lock().expect("stdin lock").as_mut() {
+            Some(stdin) => stdin.flush(),
+            None => Ok(()),
+        }
+    }
+}
+
+/// The forwarding side of the recorder channel: never blocks.
+struct Tap {
+    tx: Option<Sender<TapItem>>,
+    dropped: Arc<AtomicU64>,
+    in_flight: Arc<AtomicUsize>,
+}
+
+impl Tap {
+    fn enabled(&self) -> bool {
+        self.tx.is_some()
+    }
+
+    /// Hands a copy to the recorder, or counts it as dropped when the recorder is behind.
+    fn offer(&self, item: TapItem) {
+        let Some(tx) = &self.tx else { return };
+        let size = item.size();
+        if self.in_flight.fetch_add(size, Ordering::Relaxed) + size > TAP_MAX_BYTES {
+            self.in_flight.fetch_sub(size, Ordering::Relaxed);
+            self.dropped.fetch_add(1, Ordering::Relaxed);
+            return;
+        }
+        if let Err(TrySendError::Full(_) | TrySendError::Disconnected(_)) = tx.try_send(item) {
+            self.in_flight.fetch_sub(size, Ordering::Relaxed);
+            self.dropped.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+}
+
+/// Moves bytes from `input` to `output` chunk by chunk until EOF; returns true if
+/// `output` broke (the reader on the other side went away).
+fn pump(mut input: impl Read, output: &mut impl Write, dir: Direction, start: Instant, tap: &Tap) -> bool {
+    let mut decoder = FrameDecoder::new();
+    let mut buf = vec![0u8; 256 * 1024];
+    let mut broken = false;
+    let offer = |item: TapItem| tap.offer(item);
+    loop {
+        let n = match input.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(_) => break,
+        };
+        decoder.feed(&buf[..n]);
+        while let Some(chunk) = decoder.next_chunk() {
+            let consumed = dir == Direction::ClientToServer && is_editor_signal(&chunk);
+            if !consumed && !broken && output.write_all(chunk.bytes()).is_err() {
+                broken = true;
+            }
+            if tap.enabled() {
+                let t_ns = start.elapsed().as_nanos() as u64;
+                offer(TapItem::Chunk { dir, t_ns, chunk, consumed });
+            }
+        }
+        if !broken && output.flush().is_err() {
+            broken = true;
+        }
+        if broken && dir == Direction::ServerToClient {
+            // Nobody reads the server's output any more.
+            return true;
+        }
+    }
+    if let Some(rest) = decoder.finish() {
+        if !broken {
+            let _ = output.write_all(rest.bytes()).and_then(|()| output.flush());
+        }
+        if tap.enabled() {
+            let t_ns = start.elapsed().as_nanos() as u64;
+            offer(TapItem::Chunk { dir, t_ns, chunk: rest, consumed: false });
+        }
+    }
+    broken
+}
+
+/// Whether a chunk is a `$/nextedit/…` notification (consumed, not forwarded).
+fn is_editor_signal(chunk: &Chunk) -> bool {
+    let Some(body) = chunk.body() else { return false };
+    if memchr::memmem::find(body, SIGNAL_PREFIX.as_bytes()).is_none() {
+        return false;
+    }
+    match crate::lsp::Envelope::parse(body) {
+        Ok(envelope) => {
+            envelope.kind == crate::lsp::MessageKind::Notification
+                && envelope.method.as_deref().is_some_and(|m| m.starts_with(SIGNAL_PREFIX))
+        }
+        Err(_) => false,
+    }
+}

@@ -1,0 +1,196 @@
+//! Privacy: which files are never stored, and which secrets are masked in what is.
+
+use std::sync::LazyLock;
+
+use globset::{Glob, GlobSet, GlobSetBuilder};
+use regex::bytes::Regex;
+
+/// Files whose text is never recorded, unless the user overrides the list.
+pub const DEFAULT_EXCLUDES: &[&str] = &[".env*", "*.pem", "*.key", "id_rsa*", "*secret*", "*.p12"];
+
+/// Name of the per-workspace ignore file (one glob per line, `#` comments).
+pub const IGNORE_FILE: &str = ".nexteditignore";
+
+/// Decides whether a file's text may be recorded.
+#[derive(Debug, Clone)]
+pub struct PrivacyFilter {
+    /// Globs matched against the file name only.
+    by_name: GlobSet,
+    /// Globs matched against the workspace-relative (or absolute) path.
+    by_path: GlobSet,
+    patterns: Vec<String>,
+}
+
+/// A glob the filter could not compile.
+#[derive(Debug, thiserror::Error)]
+#[error("invalid exclude glob {pattern:?}: {source}")]
+pub struct GlobError {
+    /// The pattern as written.
+    pub pattern: String,
+    /// What globset said.
+    #[source]
+    pub source: globset::Error,
+}
+
+impl PrivacyFilter {
+    /// A filter from glob patterns. A pattern without `/` matches a file name
+    /// anywhere; with `/` it matches the path relative to the workspace
+    /// (a leading `/` anchors it there; a trailing `/` means everything below).
+    pub fn new<S: AsRef<str>>(patterns: &[S]) -> Result<PrivacyFilter, GlobError> {
+        let mut by_name = GlobSetBuilder::new();
+        let mut by_path = GlobSetBuilder::new();
+        let mut kept = Vec::new();
+        for pattern in patterns {
+            let pattern = pattern.as_ref().trim();
+            if pattern.is_empty() || pattern.starts_with('#') {
+                continue;
+            }
+            kept.push(pattern.to_string());
+            let compile = |p: &str| {
+                Glob::new(p).map_err(|source| GlobError { pattern: pattern.to_string(), source })
+            };
+            let dir = pattern.strip_suffix('/');
+            let body = dir.unwrap_or(pattern);
+            if body.contains('/') || dir.is_some() {
+                let anchored = body.trim_start_matches('/');
+                let mut glob = if body.starts_with('/') || body.contains('/') {
+                    anchored.to_string()
+                } else {
+                    format!("**/{anchored}")
+                };
+                if dir.is_some() {
+                    glob.push_str("/**");
+                }
+                by_path.add(compile(&glob)?);
+            } else {
+                by_name.add(compile(body)?);
+            }
+        }
+        Ok(PrivacyFilter {
+            by_name: by_name.build().expect("globs were checked one by one"),
+            by_path: by_path.build().expect("globs were checked one by one"),
+            patterns: kept,
+        })
+    }
+
+    /// The default filter ([`DEFAULT_EXCLUDES`]).
+    pub fn with_defaults() -> PrivacyFilter {
+        PrivacyFilter::new(DEFAULT_EXCLUDES).expect("default globs are valid")
+    }
+
+    /// Adds the lines of a `.nexteditignore` file to this filter.
+    pub fn extend_with_ignore_file(&self, contents: &str) -> Result<PrivacyFilter, GlobError> {
+        let mut patterns = self.patterns.clone();
+        patterns.extend(contents.lines().map(str::to_string));
+        PrivacyFilter::new(&patterns)
+    }
+
+    /// The patterns in force.
+    pub fn patterns(&self) -> &[String] {
+        &self.patterns
+    }
+
+    /// Whether a file (path relative to the workspace, or absolute) is excluded.
+    pub fn is_excluded(&self, path: &str) -> bool {
+        let name = path.rsplit('/').next().unwrap_or(path);
+        self.by_name.is_match(name) || self.by_path.is_match(path.trim_start_matches('/'))
+    }
+}
+
+struct SecretPattern {
+    regex: Regex,
+    /// Capture group holding the secret (0 = whole match).
+    group: usize,
+}
+
+static SECRET_PATTERNS: LazyLock<Vec<SecretPattern>> = LazyLock::new(|| {
+    let p = |re: &str, group| SecretPattern { regex: Regex::new(re).expect("valid secret regex"), group };
+    vec![
+        // PEM private keys: the body between the markers, in text or JSON-escaped text.
+        p(r"-----BEGIN[A-Z ]{0,40} PRIVATE KEY-----((?s:.)+?)-----END[A-Z ]{0,40} PRIVATE KEY-----", 1),
+        p(r"\b(?:AKIA|ASIA|AGPA|AIDA|AROA|ANPA)[0-9A-Z]{16}\b", 0),
+        p(r#"(?i)aws_?secret_?access_?key\W{0,6}([A-Za-z0-9/+=]{40})"#, 1),
+        p(r"\bgh[pousr]_[A-Za-z0-9]{36,255}\b", 0),
+        p(r"\bgithub_pat_[A-Za-z0-9_]{22,255}\b", 0),
+        p(r"\bxox[abposr]-[A-Za-z0-9-]{10,250}\b", 0),
+        p(r"https://hooks\.slack\.com/services/[A-Za-z0-9_/]{20,200}", 0),
+    ]
+});
+
+/// Masks obvious secrets in place with `*`, keeping the byte length (so stored
+/// offsets stay valid) and line breaks; returns how many secrets were masked.
+pub fn redact_secrets(bytes: &mut [u8]) -> usize {
+    let mut count = 0;
+    for pattern in SECRET_PATTERNS.iter() {
+        let spans: Vec<(usize, usize)> = pattern
+            .regex
+            .captures_iter(bytes)
+            .filter_map(|c| c.get(pattern.group))
+            .map(|m| (m.start(), m.end()))
+            .collect();
+        for (start, end) in spans {
+            count += 1;
+            let mut escaped = false;
+            for b in &mut bytes[start..end] {
+                // Keep line structure: raw newlines and JSON escapes like `\n`.
+                if escaped {
+                    escaped = false;
+                    continue;
+                }
+                match *b {
+                    b'\n' | b'\r' => {}
+                    b'\\' => escaped = true,
+                    _ => *b = b'*',
+                }
+            }
+        }
+    }
+    count
+}
+
+/// [`redact_secrets`] on a string (secrets are ASCII, so the result stays UTF-8).
+pub fn redact_text(text: &str) -> (String, usize) {
+    let mut bytes = text.as_bytes().to_vec();
+    let n = redact_secrets(&mut bytes);
+    if n == 0 {
+        return (text.to_string(), 0);
+    }
+    // Only ASCII bytes inside ASCII-only matches were replaced by ASCII.
+    (String::from_utf8(bytes).expect("masking keeps UTF-8"), n)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn default_and_workspace_globs() {
+        let filter = PrivacyFilter::with_defaults()
+            .extend_with_ignore_file("# private\nnotes/\n/build/*.log\ncredentials.json\n")
+            .unwrap();
+        for path in [".env", "app/.env.local", "certs/server.pem", "id_rsa.pub", "config/my_secret_file.py", "notes/a.md", "build/x.log", "deep/credentials.json"] {
+            assert!(filter.is_excluded(path), "{path} should be excluded");
+        }
+        for path in ["main.py", "src/keys.py", "other/build/x.log", "environment.py"] {
+            assert!(!filter.is_excluded(path), "{path} should be kept");
+        }
+    }
+
+    #[test]
+    fn secrets_are_masked_in_place() {
+        let text = "key = 'AKIAABCDEFGHIJKLMNOP'\ntoken=ghp_0123456789abcdefghijABCDEFGHIJ012345\n-----BEGIN RSA PRIVATE KEY-----\nMIIBOg\nAAAA\n-----END RSA PRIVATE KEY-----\n";
+        let (out, n) = redact_text(text);
+        assert_eq!(n, 3);
+        assert_eq!(out.len(), text.len());
+        assert_eq!(
+            out,
+            "key = '********************'\ntoken=****************************************\n-----BEGIN RSA PRIVATE KEY-----\n******\n****\n-----END RSA PRIVATE KEY-----\n"
+        );
+        let json = br#"{"text":"-----BEGIN PRIVATE KEY-----\nAB\n-----END PRIVATE KEY-----"}"#;
+        let mut raw = json.to_vec();
+        assert_eq!(redact_secrets(&mut raw), 1);
+        assert_eq!(&raw[..], &br#"{"text":"-----BEGIN PRIVATE KEY-----\n**\n-----END PRIVATE KEY-----"}"#[..]);
+        assert_eq!(redact_text("xoxb-1234567890ab"), ("*****************".to_string(), 1));
+        assert_eq!(redact_text("xoxb-short"), ("xoxb-short".to_string(), 0));
+    }
+}

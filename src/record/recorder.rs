@@ -1,0 +1,846 @@
+//! The session recorder: a state machine from observed frames to records.
+//!
+//! It sees a copy of every frame in both directions (never the forwarding path),
+//! pairs requests with responses by (direction of the request, raw id), tracks
+//! documents through didOpen/didChange/didSave/didClose, and emits [`Record`]s for
+//! the store. It does no I/O: reading `.nexteditignore` or git state is the
+//! caller's job ([`SessionRecorder::set_privacy`]).
+
+use std::collections::{HashMap, HashSet};
+
+use serde::Deserialize;
+use serde_json::Value;
+
+use super::document::{LspPosition, LspRange, PositionEncoding, ShadowDocument};
+use super::privacy::{PrivacyFilter, redact_secrets, redact_text};
+use super::uri::uri_to_path;
+use crate::lsp::{Direction, Envelope, MessageKind};
+use crate::trajectory::{LineRange, ReadRole};
+
+/// Prefix of the editor-signal notifications the proxy consumes.
+pub const SIGNAL_PREFIX: &str = "$/nextedit/";
+
+/// Methods whose request position (or range) is a read.
+pub const READ_METHODS: &[&str] = &[
+    "textDocument/hover",
+    "textDocument/definition",
+    "textDocument/declaration",
+    "textDocument/typeDefinition",
+    "textDocument/implementation",
+    "textDocument/references",
+    "textDocument/documentHighlight",
+    "textDocument/documentSymbol",
+    "textDocument/signatureHelp",
+    "textDocument/codeAction",
+    "textDocument/inlayHint",
+];
+
+/// Recorder settings.
+#[derive(Debug, Clone)]
+pub struct RecorderConfig {
+    /// Store each message's raw bytes (redacted) as well as its metadata.
+    pub record_raw: bool,
+    /// Which files are never stored.
+    pub privacy: PrivacyFilter,
+    /// Workspace root given on the command line (else taken from `initialize`).
+    pub workspace: Option<String>,
+}
+
+/// One row-to-be for the store.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Record {
+    /// A message as seen on the wire.
+    Message(MessageRecord),
+    /// Something learned about the session (workspace, encoding, peers).
+    Session(SessionFact),
+    /// A document seen for the first time.
+    Document(DocumentRecord),
+    /// Full text of a document at open (or save with text), or a close marker.
+    Snapshot(SnapshotRecord),
+    /// One content change.
+    Edit(EditRecord),
+    /// A read.
+    Read(ReadRecord),
+    /// An editor signal.
+    Signal(SignalRecord),
+}
+
+/// A message's metadata and (optionally) its redacted bytes.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MessageRecord {
+    /// Session-wide sequence number.
+    pub seq: u64,
+    /// Nanoseconds since the session started.
+    pub t_ns: u64,
+    /// Direction.
+    pub dir: Direction,
+    /// Request, response, notification, other; `None` when the body is not JSON.
+    pub kind: Option<MessageKind>,
+    /// Method (requests, notifications; responses get their request's method).
+    pub method: Option<String>,
+    /// Raw id text.
+    pub id: Option<String>,
+    /// Frame size in bytes (header + body).
+    pub size: usize,
+    /// Redacted frame bytes, when raw recording is on and the message is not about an excluded file.
+    pub raw: Option<Vec<u8>>,
+    /// How many secrets were masked in `raw`.
+    pub redactions: usize,
+    /// Why the frame is not a valid message, if it is not.
+    pub invalid: Option<String>,
+    /// Whether the proxy consumed it instead of forwarding (editor signals).
+    pub consumed: bool,
+}
+
+/// Facts about the session learned from the traffic.
+#[derive(Debug, Clone, PartialEq)]
+pub enum SessionFact {
+    /// The workspace root (from the command line or `initialize`).
+    Workspace(String),
+    /// The position encoding in effect.
+    PositionEncoding(PositionEncoding),
+    /// `clientInfo` name and version.
+    Client(String),
+    /// `serverInfo` name and version.
+    Server(String),
+}
+
+/// A document's identity.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DocumentRecord {
+    /// The LSP URI.
+    pub uri: String,
+    /// Path relative to the workspace when inside it, else the URI's path (or the URI).
+    pub path: String,
+    /// LSP language id.
+    pub language_id: Option<String>,
+    /// Privacy rules keep its text out of the database.
+    pub excluded: bool,
+    /// Sequence number of the message that first named it.
+    pub first_seq: u64,
+}
+
+/// Kind of a snapshot row.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SnapshotKind {
+    /// didOpen (full text).
+    Open,
+    /// didSave (text when the editor included it).
+    Save,
+    /// didClose (no text).
+    Close,
+}
+
+impl SnapshotKind {
+    /// Lowercase name used in the database.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SnapshotKind::Open => "open",
+            SnapshotKind::Save => "save",
+            SnapshotKind::Close => "close",
+        }
+    }
+}
+
+/// A document text at one moment.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SnapshotRecord {
+    /// Sequence number.
+    pub seq: u64,
+    /// Time.
+    pub t_ns: u64,
+    /// Document URI.
+    pub uri: String,
+    /// Open, save or close.
+    pub kind: SnapshotKind,
+    /// Document version (saves and closes carry the tracked version).
+    pub version: i64,
+    /// Redacted text; `None` for closes, saves without text, and excluded files.
+    pub text: Option<String>,
+    /// Secrets masked in `text`.
+    pub redactions: usize,
+}
+
+/// One content change.
+#[derive(Debug, Clone, PartialEq)]
+pub struct EditRecord {
+    /// Sequence number.
+    pub seq: u64,
+    /// Time.
+    pub t_ns: u64,
+    /// Document URI.
+    pub uri: String,
+    /// Version after the change.
+    pub version: i64,
+    /// Index of the change within its didChange.
+    pub change_index: usize,
+    /// Canonical coordinates and both texts (redacted).
+    pub span: super::document::ChangeSpan,
+    /// Secrets masked in the texts.
+    pub redactions: usize,
+}
+
+/// A read location.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ReadRecord {
+    /// Sequence number.
+    pub seq: u64,
+    /// Time.
+    pub t_ns: u64,
+    /// Document URI read.
+    pub uri: String,
+    /// Method that caused it (`open` for didOpen).
+    pub via: String,
+    /// Request position, response target, or open.
+    pub role: ReadRole,
+    /// Lines, half-open.
+    pub lines: LineRange,
+    /// Raw id of the request, if any.
+    pub request_id: Option<String>,
+}
+
+/// An editor signal.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SignalRecord {
+    /// Sequence number.
+    pub seq: u64,
+    /// Time.
+    pub t_ns: u64,
+    /// `cursor`, `selection`, `visible_ranges`, `focus` (or another `$/nextedit/` suffix).
+    pub kind: String,
+    /// Document URI, if the signal names one.
+    pub uri: Option<String>,
+    /// Params as sent.
+    pub payload: Value,
+}
+
+#[derive(Debug, Clone)]
+struct PendingRequest {
+    method: String,
+    uri: Option<String>,
+}
+
+/// The recorder's state for one session.
+#[derive(Debug)]
+pub struct SessionRecorder {
+    config: RecorderConfig,
+    seq: u64,
+    encoding: PositionEncoding,
+    workspace: Option<String>,
+    pending: HashMap<(Direction, String), PendingRequest>,
+    documents: HashMap<String, ShadowDocument>,
+    known: HashMap<String, bool>,
+    excluded_uris: HashSet<String>,
+}
+
+#[derive(Deserialize)]
+struct TextDocumentItem {
+    uri: String,
+    #[serde(default, rename = "languageId")]
+    language_id: Option<String>,
+    #[serde(default)]
+    version: i64,
+    text: String,
+}
+
+#[derive(Deserialize)]
+struct DidOpen {
+    #[serde(rename = "textDocument")]
+    text_document: TextDocumentItem,
+}
+
+#[derive(Deserialize)]
+struct VersionedId {
+    uri: String,
+    #[serde(default)]
+    version: Option<i64>,
+}
+
+#[derive(Deserialize)]
+struct ContentChange {
+    #[serde(default)]
+    range: Option<LspRange>,
+    text: String,
+}
+
+#[derive(Deserialize)]
+struct DidChange {
+    #[serde(rename = "textDocument")]
+    text_document: VersionedId,
+    #[serde(rename = "contentChanges")]
+    content_changes: Vec<ContentChange>,
+}
+
+#[derive(Deserialize)]
+struct DidSave {
+    #[serde(rename = "textDocument")]
+    text_document: VersionedId,
+    #[serde(default)]
+    text: Option<String>,
+}
+
+#[derive(Deserialize)]
+struct PositionParams {
+    #[serde(rename = "textDocument")]
+    text_document: VersionedId,
+    #[serde(default)]
+    position: Option<LspPosition>,
+    #[serde(default)]
+    range: Option<LspRange>,
+}
+
+impl SessionRecorder {
+    /// A recorder for a new session.
+    pub fn new(config: RecorderConfig) -> SessionRecorder {
+        SessionRecorder {
+            workspace: config.workspace.clone(),
+            config,
+            seq: 0,
+            encoding: PositionEncoding::Utf16,
+            pending: HashMap::new(),
+            documents: HashMap::new(),
+            known: HashMap::new(),
+            excluded_uris: HashSet::new(),
+        }
+    }
+
+    /// Replaces the privacy filter (after the workspace's ignore file was read).
+    pub fn set_privacy(&mut self, privacy: PrivacyFilter) {
+        self.config.privacy = privacy;
+    }
+
+    /// The privacy filter in force.
+    pub fn privacy(&self) -> &PrivacyFilter {
+        &self.config.privacy
+    }
+
+    /// The position encoding in effect.
+    pub fn encoding(&self) -> PositionEncoding {
+        self.encoding
+    }
+
+    /// Current text of an open document (for tests and diagnostics).
+    pub fn document_text(&self, uri: &str) -> Option<String> {
+        self.documents.get(uri).map(ShadowDocument::text)
+    }
+
+    fn next_seq(&mut self) -> u64 {
+        self.seq += 1;
+        self.seq
+    }
+
+    /// Records bytes that did not form a frame.
+    pub fn observe_invalid(&mut self, dir: Direction, t_ns: u64, bytes: &[u8], why: &str) -> Record {
+        let seq = self.next_seq();
+        let (raw, redactions) = self.raw_copy(bytes, false);
+        Record::Message(MessageRecord {
+            seq,
+            t_ns,
+            dir,
+            kind: None,
+            method: None,
+            id: None,
+            size: bytes.len(),
+            raw,
+            redactions,
+            invalid: Some(why.to_string()),
+            consumed: false,
+        })
+    }
+
+    /// Records one complete frame; `consumed` marks editor signals the proxy kept back.
+    pub fn observe_frame(
+        &mut self,
+        dir: Direction,
+        t_ns: u64,
+        frame: &[u8],
+        header_len: usize,
+        consumed: bool,
+    ) -> Vec<Record> {
+        let body = &frame[header_len..];
+        let seq = self.next_seq();
+        let envelope = match Envelope::parse(body) {
+            Ok(envelope) => envelope,
+            Err(error) => {
+                let (raw, redactions) = self.raw_copy(frame, false);
+                return vec![Record::Message(MessageRecord {
+                    seq,
+                    t_ns,
+                    dir,
+                    kind: None,
+                    method: None,
+                    id: None,
+                    size: frame.len(),
+                    raw,
+                    redactions,
+                    invalid: Some(format!("body is not a JSON-RPC object: {error}")),
+                    consumed,
+                })];
+            }
+        };
+        let mut out = Vec::new();
+        let answered = match (envelope.kind, envelope.id) {
+            (MessageKind::Response, Some(id)) => self.pending.remove(&(dir.reverse(), id.to_string())),
+            _ => None,
+        };
+        let concerns_excluded = self.note_documents(&envelope, answered.as_ref(), &mut out);
+        let method = envelope
+            .method
+            .clone()
+            .or_else(|| answered.as_ref().map(|p| p.method.clone()));
+        let (raw, redactions) = self.raw_copy(frame, concerns_excluded);
+        out.insert(
+            0,
+            Record::Message(MessageRecord {
+                seq,
+                t_ns,
+                dir,
+                kind: Some(envelope.kind),
+                method: method.clone(),
+                id: envelope.id.map(str::to_string),
+                size: frame.len(),
+                raw,
+                redactions,
+                invalid: None,
+                consumed,
+            }),
+        );
+        match envelope.kind {
+            MessageKind::Request => {
+                let method = envelope.method.clone().unwrap_or_default();
+                let uri = envelope
+                    .params_as::<PositionParams>()
+                    .map(|p| p.text_document.uri);
+                self.on_request(dir, t_ns, &envelope, &method, &mut out);
+                if let Some(id) = envelope.id {
+                    self.pending.insert((dir, id.to_string()), PendingRequest { method, uri });
+                }
+            }
+            MessageKind::Notification => {
+                let method = envelope.method.as_deref().unwrap_or_default();
+                self.on_notification(dir, t_ns, &envelope, method, &mut out);
+            }
+            MessageKind::Response => {
+                if let Some(request) = answered {
+                    self.on_response(t_ns, &envelope, &request, &mut out);
+                }
+            }
+            MessageKind::Other => {}
+        }
+        out
+    }
+
+    fn raw_copy(&self, frame: &[u8], concerns_excluded: bool) -> (Option<Vec<u8>>, usize) {
+        if !self.config.record_raw || concerns_excluded || self.mentions_excluded(frame) {
+            return (None, 0);
+        }
+        let mut raw = frame.to_vec();
+        let n = redact_secrets(&mut raw);
+        (Some(raw), n)
+    }
+
+    fn mentions_excluded(&self, frame: &[u8]) -> bool {
+        self.excluded_uris
+            .iter()
+            .any(|uri| memchr::memmem::find(frame, uri.as_bytes()).is_some())
+    }
+
+    /// Classifies every document URI the message names; returns whether any is excluded.
+    fn note_documents(
+        &mut self,
+        envelope: &Envelope<'_>,
+        answered: Option<&PendingRequest>,
+        out: &mut Vec<Record>,
+    ) -> bool {
+        let mut excluded = false;
+        if let Some(uri) = answered.and_then(|p| p.uri.as_deref()) {
+            excluded |= self.excluded_uris.contains(uri);
+        }
+        let Some(params) = envelope.params else { return excluded };
+        #[derive(Deserialize)]
+        struct UriOnly {
+            uri: String,
+            #[serde(default, rename = "languageId")]
+            language_id: Option<String>,
+        }
+        #[derive(Deserialize)]
+        struct Named {
+            #[serde(default, rename = "textDocument")]
+            text_document: Option<UriOnly>,
+            #[serde(default)]
+            uri: Option<String>,
+        }
+        let Ok(named) = serde_json::from_str::<Named>(params.get()) else { return excluded };
+        let (uri, language_id) = match (named.text_document, named.uri) {
+            (Some(doc), _) => (doc.uri, doc.language_id),
+            (None, Some(uri)) => (uri, None),
+            (None, None) => return excluded,
+        };
+        excluded |= self.see_document(&uri, language_id, out);
+        excluded
+    }
+
+    /// Emits a document record the first time a URI appears; returns whether it is excluded.
+    fn see_document(&mut self, uri: &str, language_id: Option<String>, out: &mut Vec<Record>) -> bool {
+        if let Some(&excluded) = self.known.get(uri) {
+            return excluded;
+        }
+        let path = self.relative_path(uri);
+        let excluded = self.config.privacy.is_excluded(&path);
+        self.known.insert(uri.to_string(), excluded);
+        if excluded {
+            self.excluded_uris.insert(uri.to_string());
+        }
+        out.push(Record::Document(DocumentRecord {
+            uri: uri.to_string(),
+            path,
+            language_id,
+            excluded,
+            first_seq: self.seq,
+        }));
+        excluded
+    }
+
+    /// Workspace-relative path of a URI, else its absolute path, else the URI.
+    pub fn relative_path(&self, uri: &str) -> String {
+        let Some(path) = uri_to_path(uri) else { return uri.to_string() };
+        if let Some(root) = &self.workspace {
+            let root = root.trim_end_matches('/');
+            if let Some(rest) = path.strip_prefix(root)
+                && let Some(rest) = rest.strip_prefix('/')
+            {
+                return rest.to_string();
+            }
+        }
+        path
+    }
+
+    fn on_request(
+        &mut self,
+        dir: Direction,
+        t_ns: u64,
+        envelope: &Envelope<'_>,
+        method: &str,
+        out: &mut Vec<Record>,
+    ) {
+        if dir == Direction::ClientToServer && method == "initialize" {
+            self.on_initialize(envelope, out);
+            return;
+        }
+        if dir != Direction::ClientToServer || !READ_METHODS.contains(&method) {
+            return;
+        }
+        let Some(params) = envelope.params_as::<PositionParams>() else { return };
+        let lines = match (params.position, params.range) {
+            (Some(p), _) => LineRange::new(p.line as usize, p.line as usize + 1),
+            (None, Some(r)) => range_lines(&r),
+            // documentSymbol: the file as a whole, no particular lines.
+            (None, None) => LineRange::new(0, 0),
+        };
+        let seq = self.next_seq();
+        out.push(Record::Read(ReadRecord {
+            seq,
+            t_ns,
+            uri: params.text_document.uri,
+            via: method.to_string(),
+            role: ReadRole::Request,
+            lines,
+            request_id: envelope.id.map(str::to_string),
+        }));
+    }
+
+    fn on_initialize(&mut self, envelope: &Envelope<'_>, out: &mut Vec<Record>) {
+        let Some(params) = envelope.params_as::<Value>() else { return };
+        if let Some(name) = params.pointer("/clientInfo/name").and_then(Value::as_str) {
+            let version = params.pointer("/clientInfo/version").and_then(Value::as_str);
+            out.push(Record::Session(SessionFact::Client(join_name(name, version))));
+        }
+        if self.workspace.is_none() {
+            let root = params
+                .pointer("/workspaceFolders/0/uri")
+                .or_else(|| params.get("rootUri"))
+                .and_then(Value::as_str)
+                .and_then(uri_to_path)
+                .or_else(|| params.get("rootPath").and_then(Value::as_str).map(str::to_string));
+            if let Some(root) = root {
+                self.workspace = Some(root.clone());
+                out.push(Record::Session(SessionFact::Workspace(root)));
+            }
+        }
+    }
+
+    fn on_notification(
+        &mut self,
+        dir: Direction,
+        t_ns: u64,
+        envelope: &Envelope<'_>,
+        method: &str,
+        out: &mut Vec<Record>,
+    ) {
+        if dir != Direction::ClientToServer {
+            return;
+        }
+        match method {
+            "textDocument/didOpen" => {
+                if let Some(params) = envelope.params_as::<DidOpen>() {
+                    self.on_did_open(t_ns, params.text_document, out);
+                }
+            }
+            "textDocument/didChange" => {
+                if let Some(params) = envelope.params_as::<DidChange>() {
+                    self.on_did_change(t_ns, params, out);
+                }
+            }
+            "textDocument/didSave" => {
+                if let Some(params) = envelope.params_as::<DidSave>() {
+                    let uri = params.text_document.uri;
+                    let excluded = self.excluded_uris.contains(&uri);
+                    let version = self.documents.get(&uri).map_or(0, |d| d.version);
+                    let (text, redactions) = match params.text {
+                        Some(text) if !excluded => {
+                            // A save with text is authoritative: resync the shadow copy.
+                            if let Some(doc) = self.documents.get_mut(&uri) {
+                                doc.apply_full_change(&text);
+                            }
+                            let (text, n) = redact_text(&text);
+                            (Some(text), n)
+                        }
+                        _ => (None, 0),
+                    };
+                    let seq = self.next_seq();
+                    out.push(Record::Snapshot(SnapshotRecord {
+                        seq,
+                        t_ns,
+                        uri,
+                        kind: SnapshotKind::Save,
+                        version,
+                        text,
+                        redactions,
+                    }));
+                }
+            }
+            "textDocument/didClose" => {
+                #[derive(Deserialize)]
+                struct DidClose {
+                    #[serde(rename = "textDocument")]
+                    text_document: VersionedId,
+                }
+                if let Some(params) = envelope.params_as::<DidClose>() {
+                    let uri = params.text_document.uri;
+                    let version = self.documents.remove(&uri).map_or(0, |d| d.version);
+                    let seq = self.next_seq();
+                    out.push(Record::Snapshot(SnapshotRecord {
+                        seq,
+                        t_ns,
+                        uri,
+                        kind: SnapshotKind::Close,
+                        version,
+                        text: None,
+                        redactions: 0,
+                    }));
+                }
+            }
+            m if m.starts_with(SIGNAL_PREFIX) => {
+                let kind = signal_kind(&m[SIGNAL_PREFIX.len()..]);
+                let payload = envelope.params_as::<Value>().unwrap_or(Value::Null);
+                let uri = payload
+                    .pointer("/textDocument/uri")
+                    .or_else(|| payload.get("uri"))
+                    .and_then(Value::as_str)
+                    .map(str::to_string);
+                let seq = self.next_seq();
+                out.push(Record::Signal(SignalRecord { seq, t_ns, kind, uri, payload }));
+            }
+            _ => {}
+        }
+    }
+
+    fn on_did_open(&mut self, t_ns: u64, item: TextDocumentItem, out: &mut Vec<Record>) {
+        let excluded = self.see_document(&item.uri, item.language_id.clone(), out);
+        let doc = ShadowDocument::new(&item.text, item.version);
+        let n_lines = doc.len_lines();
+        self.documents.insert(item.uri.clone(), doc);
+        let (text, redactions) = if excluded {
+            (None, 0)
+        } else {
+            let (text, n) = redact_text(&item.text);
+            (Some(text), n)
+        };
+        let seq = self.next_seq();
+        out.push(Record::Snapshot(SnapshotRecord {
+            seq,
+            t_ns,
+            uri: item.uri.clone(),
+            kind: SnapshotKind::Open,
+            version: item.version,
+            text,
+            redactions,
+        }));
+        let seq = self.next_seq();
+        out.push(Record::Read(ReadRecord {
+            seq,
+            t_ns,
+            uri: item.uri,
+            via: "open".to_string(),
+            role: ReadRole::Open,
+            lines: LineRange::new(0, n_lines),
+            request_id: None,
+        }));
+    }
+
+    fn on_did_change(&mut self, t_ns: u64, params: DidChange, out: &mut Vec<Record>) {
+        let uri = params.text_document.uri;
+        let excluded = self.excluded_uris.contains(&uri);
+        let encoding = self.encoding;
+        let Some(doc) = self.documents.get_mut(&uri) else {
+            // A change to a document never opened: nothing to anchor it to.
+            return;
+        };
+        if let Some(version) = params.text_document.version {
+            doc.version = version;
+        }
+        let version = doc.version;
+        let mut spans = Vec::with_capacity(params.content_changes.len());
+        for change in params.content_changes {
+            let span = match change.range {
+                Some(range) => Some(doc.apply_range_change(range, &change.text, encoding)),
+                None => doc.apply_full_change(&change.text),
+            };
+            spans.extend(span);
+        }
+        if excluded {
+            return;
+        }
+        for (change_index, mut span) in spans.into_iter().enumerate() {
+            let (before, n1) = redact_text(&span.before);
+            let (after, n2) = redact_text(&span.after);
+            span.before = before;
+            span.after = after;
+            let seq = self.next_seq();
+            out.push(Record::Edit(EditRecord {
+                seq,
+                t_ns,
+                uri: uri.clone(),
+                version,
+                change_index,
+                span,
+                redactions: n1 + n2,
+            }));
+        }
+    }
+
+    fn on_response(
+        &mut self,
+        t_ns: u64,
+        envelope: &Envelope<'_>,
+        request: &PendingRequest,
+        out: &mut Vec<Record>,
+    ) {
+        if request.method == "initialize" {
+            if let Some(result) = envelope.result_as::<Value>() {
+                let encoding = result
+                    .pointer("/capabilities/positionEncoding")
+                    .and_then(Value::as_str)
+                    .and_then(PositionEncoding::parse)
+                    .unwrap_or_default();
+                self.encoding = encoding;
+                out.push(Record::Session(SessionFact::PositionEncoding(encoding)));
+                if let Some(name) = result.pointer("/serverInfo/name").and_then(Value::as_str) {
+                    let version = result.pointer("/serverInfo/version").and_then(Value::as_str);
+                    out.push(Record::Session(SessionFact::Server(join_name(name, version))));
+                }
+            }
+            return;
+        }
+        if !READ_METHODS.contains(&request.method.as_str()) || envelope.error.is_some() {
+            return;
+        }
+        let Some(result) = envelope.result_as::<Value>() else { return };
+        let mut targets = Vec::new();
+        collect_targets(&request.method, request.uri.as_deref(), &result, &mut targets);
+        for (uri, lines) in targets {
+            let seq = self.next_seq();
+            out.push(Record::Read(ReadRecord {
+                seq,
+                t_ns,
+                uri,
+                via: request.method.clone(),
+                role: ReadRole::Target,
+                lines,
+                request_id: envelope.id.map(str::to_string),
+            }));
+        }
+    }
+}
+
+fn join_name(name: &str, version: Option<&str>) -> String {
+    match version {
+        Some(version) => format!("{name} {version}"),
+        None => name.to_string(),
+    }
+}
+
+/// `visibleRanges` → `visible_ranges`: signal kinds in snake case.
+fn signal_kind(suffix: &str) -> String {
+    let mut out = String::with_capacity(suffix.len() + 4);
+    for c in suffix.chars() {
+        if c.is_ascii_uppercase() {
+            out.push('_');
+            out.push(c.to_ascii_lowercase());
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// Lines covered by an LSP range; an end at column 0 of a later line excludes that line.
+fn range_lines(range: &LspRange) -> LineRange {
+    let start = range.start.line as usize;
+    let end_line = range.end.line as usize;
+    let end = if range.end.character == 0 && end_line > start { end_line } else { end_line + 1 };
+    LineRange::new(start, end.max(start))
+}
+
+/// Locations a read response points at.
+fn collect_targets(method: &str, request_uri: Option<&str>, result: &Value, out: &mut Vec<(String, LineRange)>) {
+    let range_of = |v: &Value| serde_json::from_value::<LspRange>(v.clone()).ok();
+    match method {
+        "textDocument/definition"
+        | "textDocument/declaration"
+        | "textDocument/typeDefinition"
+        | "textDocument/implementation"
+        | "textDocument/references" => {
+            let items: Vec<&Value> = match result {
+                Value::Array(items) => items.iter().collect(),
+                Value::Object(_) => vec![result],
+                _ => Vec::new(),
+            };
+            for item in items {
+                let (uri, range) = match (item.get("targetUri"), item.get("uri")) {
+                    (Some(uri), _) => (uri, item.get("targetRange")),
+                    (None, Some(uri)) => (uri, item.get("range")),
+                    _ => continue,
+                };
+                if let (Some(uri), Some(range)) = (uri.as_str(), range.and_then(range_of)) {
+                    out.push((uri.to_string(), range_lines(&range)));
+                }
+            }
+        }
+        "textDocument/hover" => {
+            if let (Some(uri), Some(range)) = (request_uri, result.get("range").and_then(range_of)) {
+                out.push((uri.to_string(), range_lines(&range)));
+            }
+        }
+        "textDocument/documentHighlight" => {
+            if let (Some(uri), Value::Array(items)) = (request_uri, result) {
+                for item in items {
+                    if let Some(range) = item.get("range").and_then(range_of) {
+                        out.push((uri.to_string(), range_lines(&range)));
+                    }
+                }
+            }
+        }
+        _ => {}
+    }
+}

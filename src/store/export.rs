@@ -1,0 +1,450 @@
+//! Reading sessions back: summaries, reconstructed texts, trajectories.
+
+use std::collections::HashMap;
+
+use rusqlite::{OptionalExtension, params};
+
+use super::{Database, StoreError, sqlite};
+use crate::record::uri::uri_to_path;
+use crate::trajectory::{
+    Change, Event, EventBody, FileEntry, LineRange, Origin, Read, ReadRole, SessionInfo, SessionKind, Signal,
+    Trajectory, apply_byte_edit,
+};
+
+/// One line of `nextedit sessions list`.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct SessionSummary {
+    /// Session id.
+    pub id: i64,
+    /// recorded, commit, imported.
+    pub kind: String,
+    /// RFC 3339 start.
+    pub started_at: String,
+    /// RFC 3339 end, if ended.
+    pub ended_at: Option<String>,
+    /// running, ended, signalled.
+    pub status: String,
+    /// Workspace root.
+    pub workspace: Option<String>,
+    /// Git HEAD at start.
+    pub git_head: Option<String>,
+    /// Server argv.
+    pub server_command: Vec<String>,
+    /// Position encoding in effect.
+    pub position_encoding: Option<String>,
+    /// Client name and version.
+    pub client: Option<String>,
+    /// Server name and version.
+    pub server: Option<String>,
+    /// Server exit code (or 128 + signal).
+    pub exit_code: Option<i64>,
+    /// Frames the recorder could not keep.
+    pub dropped: i64,
+    /// Messages recorded.
+    pub messages: i64,
+    /// Documents seen.
+    pub documents: i64,
+    /// Content changes recorded.
+    pub edits: i64,
+    /// Reads recorded.
+    pub reads: i64,
+    /// Editor signals recorded.
+    pub signals: i64,
+}
+
+/// One document of a session.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct DocumentSummary {
+    /// LSP URI.
+    pub uri: String,
+    /// Workspace-relative path (or absolute path / URI).
+    pub path: String,
+    /// LSP language id.
+    pub language_id: Option<String>,
+    /// Text never stored.
+    pub excluded: bool,
+    /// Content changes recorded.
+    pub edits: i64,
+}
+
+const SUMMARY_SQL: &str = "SELECT s.id, s.kind, s.started_at, s.ended_at, s.status, s.workspace, s.git_head,
+        s.server_command, s.position_encoding, s.client, s.server, s.exit_code, s.dropped,
+        (SELECT count(*) FROM messages m WHERE m.session_id = s.id),
+        (SELECT count(*) FROM documents d WHERE d.session_id = s.id),
+        (SELECT count(*) FROM edits e WHERE e.session_id = s.id),
+        (SELECT count(*) FROM reads r WHERE r.session_id = s.id),
+        (SELECT count(*) FROM signals g WHERE g.session_id = s.id)
+   FROM sessions s";
+
+fn summary_from_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<SessionSummary> {
+    let command: Option<String> = row.get(7)?;
+    Ok(SessionSummary {
+        id: row.get(0)?,
+        kind: row.get(1)?,
+        started_at: row.get(2)?,
+        ended_at: row.get(3)?,
+        status: row.get(4)?,
+        workspace: row.get(5)?,
+        git_head: row.get(6)?,
+        server_command: command.and_then(|c| serde_json::from_str(&c).ok()).unwrap_or_default(),
+        position_encoding: row.get(8)?,
+        client: row.get(9)?,
+        server: row.get(10)?,
+        exit_code: row.get(11)?,
+        dropped: row.get(12)?,
+        messages: row.get(13)?,
+        documents: row.get(14)?,
+        edits: row.get(15)?,
+        reads: row.get(16)?,
+        signals: row.get(17)?,
+    })
+}
+
+struct SnapshotRow {
+    seq: u64,
+    text: Option<String>,
+}
+
+struct EditRow {
+    seq: u64,
+    t_ns: u64,
+    uri: String,
+    version: i64,
+    start_byte: usize,
+    end_byte: usize,
+    start_line: usize,
+    end_line: usize,
+    new_end_line: usize,
+    before: String,
+    after: String,
+    origin: String,
+}
+
+impl Database {
+    /// All sessions, newest first.
+    pub fn sessions(&self) -> Result<Vec<SessionSummary>, StoreError> {
+        let mut stmt = self
+            .conn
+            .prepare(&format!("{SUMMARY_SQL} ORDER BY s.id DESC"))
+            .map_err(|source| sqlite(&self.path, source))?;
+        let rows = stmt
+            .query_map([], summary_from_row)
+            .and_then(|rows| rows.collect::<Result<Vec<_>, _>>())
+            .map_err(|source| sqlite(&self.path, source))?;
+        Ok(rows)
+    }
+
+    /// One session's summary.
+    pub fn session(&self, id: i64) -> Result<SessionSummary, StoreError> {
+        self.conn
+            .query_row(&format!("{SUMMARY_SQL} WHERE s.id = ?1"), [id], summary_from_row)
+            .optional()
+            .map_err(|source| sqlite(&self.path, source))?
+            .ok_or(StoreError::NoSession(id))
+    }
+
+    /// Documents of a session in the order they were first seen.
+    pub fn documents(&self, id: i64) -> Result<Vec<DocumentSummary>, StoreError> {
+        let mut stmt = self
+            .conn
+            .prepare(
+                "SELECT d.uri, d.path, d.language_id, d.excluded,
+                        (SELECT count(*) FROM edits e WHERE e.session_id = d.session_id AND e.uri = d.uri)
+                   FROM documents d WHERE d.session_id = ?1 ORDER BY d.first_seq, d.uri",
+            )
+            .map_err(|source| sqlite(&self.path, source))?;
+        stmt.query_map([id], |row| {
+            Ok(DocumentSummary {
+                uri: row.get(0)?,
+                path: row.get(1)?,
+                language_id: row.get(2)?,
+                excluded: row.get(3)?,
+                edits: row.get(4)?,
+            })
+        })
+        .and_then(|rows| rows.collect::<Result<Vec<_>, _>>())
+        .map_err(|source| sqlite(&self.path, source))
+    }
+
+    /// Finds a document by URI, path, or unique path suffix.
+    pub fn find_document(&self, id: i64, name: &str) -> Result<DocumentSummary, StoreError> {
+        self.session(id)?;
+        let documents = self.documents(id)?;
+        if let Some(doc) = documents.iter().find(|d| d.uri == name || d.path == name) {
+            return Ok(doc.clone());
+        }
+        let suffix = format!("/{}", name.trim_start_matches("./"));
+        let matches: Vec<&DocumentSummary> = documents
+            .iter()
+            .filter(|d| d.path.ends_with(&suffix) || d.uri.ends_with(&suffix))
+            .collect();
+        match matches.as_slice() {
+            [one] => Ok((*one).clone()),
+            _ => {
+                let names: Vec<&str> = documents.iter().map(|d| d.path.as_str()).collect();
+                let hint = if matches.len() > 1 {
+                    format!(" uniquely; candidates: {}", names.join(", "))
+                } else if names.is_empty() {
+                    " (it recorded no documents)".to_string()
+                } else {
+                    format!("; it has: {}", names.join(", "))
+                };
+                Err(StoreError::NoDocument { session: id, name: name.to_string(), hint })
+            }
+        }
+    }
+
+    /// Text of a document after every recorded row up to `upto_seq` (all rows if `None`).
+    /// `None` when the document's text was never stored (excluded, or never opened).
+    pub fn document_text(&self, id: i64, uri: &str, upto_seq: Option<u64>) -> Result<Option<String>, StoreError> {
+        let upto = upto_seq.map_or(i64::MAX, |s| s as i64);
+        let snapshot: Option<SnapshotRow> = self
+            .conn
+            .query_row(
+                "SELECT seq, text FROM snapshots
+                  WHERE session_id = ?1 AND uri = ?2 AND text IS NOT NULL AND seq <= ?3
+                  ORDER BY seq DESC LIMIT 1",
+                params![id, uri, upto],
+                |row| {
+                    Ok(SnapshotRow {
+                        seq: row.get::<_, i64>(0)? as u64,
+                        text: row.get(1)?,
+                    })
+                },
+            )
+            .optional()
+            .map_err(|source| sqlite(&self.path, source))?;
+        let Some(snapshot) = snapshot else { return Ok(None) };
+        let mut text = snapshot.text.unwrap_or_default();
+        for edit in self.edit_rows(id, Some(uri), snapshot.seq, upto)? {
+            apply_byte_edit(&mut text, edit.start_byte, edit.end_byte, &edit.before, &edit.after).map_err(
+                |source| StoreError::Inconsistent { session: id, uri: uri.to_string(), seq: edit.seq, source },
+            )?;
+        }
+        Ok(Some(text))
+    }
+
+    fn edit_rows(&self, id: i64, uri: Option<&str>, after_seq: u64, upto: i64) -> Result<Vec<EditRow>, StoreError> {
+        let mut stmt = self
+            .conn
+            .prepare_cached(
+                "SELECT seq, t_ns, uri, version, start_byte, end_byte, start_line, end_line, new_end_line,
+                        text_before, text_after, origin
+                   FROM edits WHERE session_id = ?1 AND (?2 IS NULL OR uri = ?2) AND seq > ?3 AND seq <= ?4
+                  ORDER BY seq",
+            )
+            .map_err(|source| sqlite(&self.path, source))?;
+        stmt.query_map(params![id, uri, after_seq as i64, upto], |row| {
+            Ok(EditRow {
+                seq: row.get::<_, i64>(0)? as u64,
+                t_ns: row.get::<_, i64>(1)? as u64,
+                uri: row.get(2)?,
+                version: row.get(3)?,
+                start_byte: row.get::<_, i64>(4)? as usize,
+                end_byte: row.get::<_, i64>(5)? as usize,
+                start_line: row.get::<_, i64>(6)? as usize,
+                end_line: row.get::<_, i64>(7)? as usize,
+                new_end_line: row.get::<_, i64>(8)? as usize,
+                before: row.get(9)?,
+                after: row.get(10)?,
+                origin: row.get(11)?,
+            })
+        })
+        .and_then(|rows| rows.collect::<Result<Vec<_>, _>>())
+        .map_err(|source| sqlite(&self.path, source))
+    }
+
+    /// The session as a trajectory (the `schemas/trajectory.schema.json` document).
+    pub fn trajectory(&self, id: i64) -> Result<Trajectory, StoreError> {
+        let summary = self.session(id)?;
+        let stored: Option<String> = self
+            .conn
+            .query_row("SELECT trajectory FROM sessions WHERE id = ?1", [id], |r| r.get(0))
+            .map_err(|source| sqlite(&self.path, source))?;
+        if let Some(json) = stored
+            && let Ok(mut trajectory) = serde_json::from_str::<Trajectory>(&json)
+        {
+            trajectory.session.id = id.to_string();
+            return Ok(trajectory);
+        }
+        let documents = self.documents(id)?;
+        let workspace = summary.workspace.clone();
+        let path_of: HashMap<String, String> = documents.iter().map(|d| (d.uri.clone(), d.path.clone())).collect();
+        let file_name = |uri: &str| -> String {
+            if let Some(path) = path_of.get(uri) {
+                return path.clone();
+            }
+            let Some(path) = uri_to_path(uri) else { return uri.to_string() };
+            match workspace.as_deref().and_then(|w| path.strip_prefix(&format!("{}/", w.trim_end_matches('/')))) {
+                Some(rel) => rel.to_string(),
+                None => path,
+            }
+        };
+        let mut trajectory = Trajectory::new(SessionInfo {
+            id: id.to_string(),
+            kind: SessionKind::parse(&summary.kind).unwrap_or(SessionKind::Recorded),
+            workspace: summary.workspace.clone(),
+            git_head: summary.git_head.clone(),
+            commit: None,
+            server_command: summary.server_command.clone(),
+            position_encoding: summary.position_encoding.clone(),
+            started_at: Some(summary.started_at.clone()),
+            ended_at: summary.ended_at.clone(),
+        });
+        // Events from every table, merged by seq.
+        let mut events: Vec<Event> = Vec::new();
+        let mut first_open: HashMap<String, Option<String>> = HashMap::new();
+        {
+            let mut stmt = self
+                .conn
+                .prepare("SELECT seq, t_ns, uri, kind, version, text FROM snapshots WHERE session_id = ?1 ORDER BY seq")
+                .map_err(|source| sqlite(&self.path, source))?;
+            let rows = stmt
+                .query_map([id], |row| {
+                    Ok((
+                        row.get::<_, i64>(0)? as u64,
+                        row.get::<_, i64>(1)? as u64,
+                        row.get::<_, String>(2)?,
+                        row.get::<_, String>(3)?,
+                        row.get::<_, i64>(4)?,
+                        row.get::<_, Option<String>>(5)?,
+                    ))
+                })
+                .and_then(|rows| rows.collect::<Result<Vec<_>, _>>())
+                .map_err(|source| sqlite(&self.path, source))?;
+            for (seq, t_ns, uri, kind, version, text) in rows {
+                let file = file_name(&uri);
+                let body = match kind.as_str() {
+                    "open" => {
+                        let text = if first_open.contains_key(&uri) {
+                            // Re-opened: include the text only if it differs from the tracked one.
+                            let tracked = self.document_text(id, &uri, Some(seq - 1))?;
+                            if tracked == text { None } else { text }
+                        } else {
+                            first_open.insert(uri.clone(), text);
+                            None
+                        };
+                        EventBody::Open { file, version, text }
+                    }
+                    "save" => EventBody::Save { file },
+                    _ => EventBody::Close { file },
+                };
+                events.push(Event { seq, t_ms: t_ns as f64 / 1e6, body });
+            }
+        }
+        for edit in self.edit_rows(id, None, 0, i64::MAX)? {
+            events.push(Event {
+                seq: edit.seq,
+                t_ms: edit.t_ns as f64 / 1e6,
+                body: EventBody::Change(Change {
+                    file: file_name(&edit.uri),
+                    version: edit.version,
+                    start_byte: edit.start_byte,
+                    end_byte: edit.end_byte,
+                    start_line: edit.start_line,
+                    end_line: edit.end_line,
+                    new_end_line: edit.new_end_line,
+                    before: edit.before,
+                    after: edit.after,
+                    origin: serde_json::from_value(serde_json::Value::String(edit.origin)).unwrap_or(Origin::User),
+                }),
+            });
+        }
+        let mut read_uris: Vec<String> = Vec::new();
+        {
+            let mut stmt = self
+                .conn
+                .prepare("SELECT seq, t_ns, uri, via, role, start_line, end_line FROM reads WHERE session_id = ?1 ORDER BY seq")
+                .map_err(|source| sqlite(&self.path, source))?;
+            let rows = stmt
+                .query_map([id], |row| {
+                    Ok((
+                        row.get::<_, i64>(0)? as u64,
+                        row.get::<_, i64>(1)? as u64,
+                        row.get::<_, String>(2)?,
+                        row.get::<_, String>(3)?,
+                        row.get::<_, String>(4)?,
+                        row.get::<_, i64>(5)? as usize,
+                        row.get::<_, i64>(6)? as usize,
+                    ))
+                })
+                .and_then(|rows| rows.collect::<Result<Vec<_>, _>>())
+                .map_err(|source| sqlite(&self.path, source))?;
+            for (seq, t_ns, uri, via, role, start, end) in rows {
+                if !path_of.contains_key(&uri) && !read_uris.contains(&uri) {
+                    read_uris.push(uri.clone());
+                }
+                events.push(Event {
+                    seq,
+                    t_ms: t_ns as f64 / 1e6,
+                    body: EventBody::Read(Read {
+                        file: file_name(&uri),
+                        lines: LineRange::new(start, end),
+                        via,
+                        role: ReadRole::parse(&role).unwrap_or(ReadRole::Request),
+                    }),
+                });
+            }
+        }
+        {
+            let mut stmt = self
+                .conn
+                .prepare("SELECT seq, t_ns, kind, uri, payload FROM signals WHERE session_id = ?1 ORDER BY seq")
+                .map_err(|source| sqlite(&self.path, source))?;
+            let rows = stmt
+                .query_map([id], |row| {
+                    Ok((
+                        row.get::<_, i64>(0)? as u64,
+                        row.get::<_, i64>(1)? as u64,
+                        row.get::<_, String>(2)?,
+                        row.get::<_, Option<String>>(3)?,
+                        row.get::<_, String>(4)?,
+                    ))
+                })
+                .and_then(|rows| rows.collect::<Result<Vec<_>, _>>())
+                .map_err(|source| sqlite(&self.path, source))?;
+            for (seq, t_ns, kind, uri, payload) in rows {
+                events.push(Event {
+                    seq,
+                    t_ms: t_ns as f64 / 1e6,
+                    body: EventBody::Signal(Signal {
+                        kind,
+                        file: uri.as_deref().map(file_name),
+                        payload: serde_json::from_str(&payload).unwrap_or(serde_json::Value::Null),
+                    }),
+                });
+            }
+        }
+        events.sort_by_key(|e| e.seq);
+        trajectory.events = events;
+        for doc in &documents {
+            let base_text = first_open.get(&doc.uri).cloned().flatten();
+            let final_text = if doc.excluded { None } else { self.document_text(id, &doc.uri, None)? };
+            trajectory.files.push(FileEntry {
+                path: doc.path.clone(),
+                uri: Some(doc.uri.clone()),
+                language: doc.language_id.clone(),
+                base_text,
+                final_text,
+                excluded: doc.excluded,
+                status: None,
+                old_path: None,
+                skipped: None,
+            });
+        }
+        for uri in read_uris {
+            trajectory.files.push(FileEntry {
+                path: file_name(&uri),
+                uri: Some(uri),
+                language: None,
+                base_text: None,
+                final_text: None,
+                excluded: false,
+                status: None,
+                old_path: None,
+                skipped: None,
+            });
+        }
+        Ok(trajectory)
+    }
+}

@@ -1,0 +1,175 @@
+//! Shared helpers for integration tests: locating real servers, an independent
+//! UTF-16 text model, and scripted editing sessions through the real proxy binary.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Duration;
+
+use nextedit::lsp::client::{LspClient, path_to_uri};
+use serde_json::{Value, json};
+
+/// Generous timeout for real servers on a loaded 2-core CI machine.
+pub const TIMEOUT: Duration = Duration::from_secs(60);
+
+/// The built `nextedit` binary.
+pub fn nextedit_bin() -> PathBuf {
+    PathBuf::from(env!("CARGO_BIN_EXE_nextedit"))
+}
+
+/// pyright-langserver installed by `npm ci --prefix tests/servers` (see README).
+pub fn pyright() -> PathBuf {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/servers/node_modules/.bin/pyright-langserver");
+    assert!(
+        path.exists(),
+        "pyright is not installed: run `npm ci --prefix tests/servers` (README: running the tests)"
+    );
+    path
+}
+
+/// gopls from Debian (`apt-get install gopls golang-1.19-go`) with Go on PATH.
+pub fn gopls_command(gopath: &Path) -> Command {
+    let gopls = which("gopls").expect("gopls is not installed: `apt-get install gopls golang-1.19-go` (README)");
+    let mut command = Command::new(gopls);
+    command
+        .env("PATH", format!("/usr/lib/go-1.19/bin:{}", std::env::var("PATH").unwrap_or_default()))
+        .env("GOPATH", gopath.join("gopath"))
+        .env("GOCACHE", gopath.join("gocache"))
+        .env("GOPROXY", "off")
+        .env("GOFLAGS", "-mod=mod")
+        .env("CGO_ENABLED", "0");
+    command
+}
+
+/// Looks a program up on PATH.
+pub fn which(program: &str) -> Option<PathBuf> {
+    std::env::var_os("PATH").and_then(|paths| {
+        std::env::split_paths(&paths).map(|p| p.join(program)).find(|p| p.is_file())
+    })
+}
+
+/// A UTF-16 position.
+#[derive(Debug, Clone, Copy)]
+pub struct Pos(pub u32, pub u32);
+
+/// An LSP incremental change in UTF-16 positions.
+#[derive(Debug, Clone)]
+pub struct TextChange {
+    pub start: Pos,
+    pub end: Pos,
+    pub text: &'static str,
+}
+
+/// Applies a UTF-16 change to `text` with an implementation independent of the
+/// library's (UTF-16 code units, LSP line breaks \n, \r\n, \r).
+pub fn apply_utf16(text: &str, change: &TextChange) -> String {
+    let units: Vec<u16> = text.encode_utf16().collect();
+    let mut line_starts = vec![0usize];
+    let mut i = 0;
+    while i < units.len() {
+        if units[i] == b'\r' as u16 {
+            if units.get(i + 1) == Some(&(b'\n' as u16)) {
+                i += 1;
+            }
+            line_starts.push(i + 1);
+        } else if units[i] == b'\n' as u16 {
+            line_starts.push(i + 1);
+        }
+        i += 1;
+    }
+    let offset = |p: Pos| -> usize {
+        let line = p.0 as usize;
+        if line >= line_starts.len() {
+            return units.len();
+        }
+        let start = line_starts[line];
+        let mut end = line_starts.get(line + 1).copied().unwrap_or(units.len());
+        while end > start && (units[end - 1] == b'\n' as u16 || units[end - 1] == b'\r' as u16) {
+            end -= 1;
+        }
+        (start + p.1 as usize).min(end)
+    };
+    let (a, b) = (offset(change.start), offset(change.end));
+    let mut out: Vec<u16> = units[..a].to_vec();
+    out.extend(change.text.encode_utf16());
+    out.extend(&units[b..]);
+    String::from_utf16(&out).expect("test edits keep surrogate pairs whole")
+}
+
+/// Starts `server` behind the proxy, recording into `db` (stderr silenced unless NEXTEDIT_TEST_STDERR is set).
+pub fn spawn_proxied(db: &Path, workspace: &Path, server: Command, extra: &[&str]) -> LspClient {
+    let mut command = Command::new(nextedit_bin());
+    command.arg("proxy").arg("--db").arg(db).arg("--workspace").arg(workspace).args(extra).arg("--");
+    command.arg(server.get_program()).args(server.get_args());
+    for (key, value) in server.get_envs() {
+        match value {
+            Some(value) => command.env(key, value),
+            None => command.env_remove(key),
+        };
+    }
+    quiet(&mut command);
+    LspClient::spawn(command).expect("spawn proxy")
+}
+
+/// Silences a child's stderr unless NEXTEDIT_TEST_STDERR is set.
+pub fn quiet(command: &mut Command) {
+    if std::env::var_os("NEXTEDIT_TEST_STDERR").is_none() {
+        command.stderr(std::process::Stdio::null());
+    }
+}
+
+/// A server command wrapped in a shell tee that captures what the server
+/// received and sent, byte for byte.
+pub fn teed(server: &Command, server_in: &Path, server_out: &Path) -> Command {
+    let mut argv = vec![server.get_program().to_string_lossy().into_owned()];
+    argv.extend(server.get_args().map(|a| a.to_string_lossy().into_owned()));
+    let quoted: Vec<String> = argv.iter().map(|a| format!("'{}'", a.replace('\'', "'\\''"))).collect();
+    let script = format!(
+        "tee '{}' | {} | tee '{}'",
+        server_in.display(),
+        quoted.join(" "),
+        server_out.display()
+    );
+    let mut command = Command::new("sh");
+    command.arg("-c").arg(script);
+    for (key, value) in server.get_envs() {
+        if let Some(value) = value {
+            command.env(key, value);
+        }
+    }
+    command
+}
+
+/// LSP `textDocument/didChange` params for one change.
+pub fn did_change(uri: &str, version: i64, change: &TextChange) -> Value {
+    json!({
+        "textDocument": {"uri": uri, "version": version},
+        "contentChanges": [{
+            "range": {"start": {"line": change.start.0, "character": change.start.1},
+                      "end": {"line": change.end.0, "character": change.end.1}},
+            "text": change.text
+        }]
+    })
+}
+
+/// `{textDocument, position}` params.
+pub fn at(uri: &str, pos: Pos) -> Value {
+    json!({"textDocument": {"uri": uri}, "position": {"line": pos.0, "character": pos.1}})
+}
+
+/// `file://` URI of a path.
+pub fn uri(path: &Path) -> String {
+    path_to_uri(path)
+}
+
+/// Frames of a byte stream, as bodies (for comparing streams message by message).
+pub fn frames(bytes: &[u8]) -> Vec<Vec<u8>> {
+    let mut decoder = nextedit::lsp::framing::FrameDecoder::new();
+    decoder.feed(bytes);
+    let mut out = Vec::new();
+    while let Some(chunk) = decoder.next_chunk() {
+        out.push(chunk.bytes().to_vec());
+    }
+    out.extend(decoder.finish().map(|c| c.bytes().to_vec()));
+    out
+}

@@ -1,0 +1,82 @@
+"""A fake language server for fault-injection tests of the nextedit proxy.
+
+Answers `initialize`, echoes every other request's params back as its result,
+handles shutdown/exit, and misbehaves on demand (FAKE_MODE):
+  crash:N    exit with code 3 after the N-th message
+  garbage    write a non-frame line before every response
+  stdout-log write a plain log line to stdout first
+"""
+import json
+import os
+import sys
+
+MODE = os.environ.get("FAKE_MODE", "")
+out = sys.stdout.buffer
+inp = sys.stdin.buffer
+
+
+def send(obj):
+    body = json.dumps(obj).encode()
+    if MODE == "garbage":
+        out.write(b"garbage from the server\r\n\r\n")
+    out.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
+    out.flush()
+
+
+def read_message():
+    length = None
+    while True:
+        line = inp.readline()
+        if not line:
+            return None
+        line = line.strip()
+        if not line:
+            if length is None:
+                continue
+            break
+        name, _, value = line.partition(b":")
+        if name.strip().lower() == b"content-length":
+            try:
+                length = int(value.strip())
+                if length < 0:
+                    length = None
+            except ValueError:
+                length = None
+    body = inp.read(length)
+    try:
+        message = json.loads(body)
+    except ValueError:
+        return {}
+    return message if isinstance(message, dict) else {}
+
+
+def main():
+    if MODE == "stdout-log":
+        out.write(b"server starting\n")
+        out.flush()
+    crash_after = int(MODE.split(":")[1]) if MODE.startswith("crash:") else None
+    seen = 0
+    shutdown = False
+    while True:
+        message = read_message()
+        if message is None:
+            return 0
+        seen += 1
+        if crash_after is not None and seen >= crash_after:
+            return 3
+        method = message.get("method")
+        if "id" in message and method:
+            if method == "initialize":
+                send({"jsonrpc": "2.0", "id": message["id"],
+                      "result": {"capabilities": {"textDocumentSync": 2, "hoverProvider": True}}})
+            elif method == "shutdown":
+                shutdown = True
+                send({"jsonrpc": "2.0", "id": message["id"], "result": None})
+            else:
+                send({"jsonrpc": "2.0", "id": message["id"], "result": {"echo": message.get("params")}})
+        elif method == "exit":
+            return 0 if shutdown else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
