@@ -4,10 +4,11 @@ use std::io::Write;
 use std::path::PathBuf;
 
 use anyhow::{Context, Result, bail};
+use nextedit::history::lsp::{LspSetup, LspStats, ServerCommand, ServerSet};
 use nextedit::history::order::{
     AnnotatedPair, HistorianEdge, order_from_editflow, order_from_historian,
 };
-use nextedit::history::{CommitSource, GitRepository, derive_commit};
+use nextedit::history::{CommitSource, GitRepository, derive_commit, derive_commit_with_lsp};
 use nextedit::trajectory::Trajectory;
 
 /// Derive trajectories (edits and their natural partial order) from git commits
@@ -63,7 +64,10 @@ pub struct DeriveArgs {
     #[arg(long, value_name = "FILE", requires = "commit")]
     order_from: Option<PathBuf>,
 
-    /// Confirm and extend def/use edges with a language server (pyright, gopls, jdtls)
+    /// Confirm and extend def/use edges with language servers run on the parent and
+    /// commit trees: pyright-langserver (Python), gopls (Go), jdtls (Java), found on
+    /// PATH or named by NEXTEDIT_PYRIGHT, NEXTEDIT_GOPLS, NEXTEDIT_JDTLS. A language
+    /// without a server keeps its tree-sitter edges. Costs seconds per commit
     #[arg(long)]
     lsp: bool,
 
@@ -74,8 +78,17 @@ pub struct DeriveArgs {
 
 /// Runs `nextedit derive`.
 pub fn run(args: DeriveArgs) -> Result<i32> {
-    if args.lsp {
-        bail!("--lsp is not available in this build yet: it needs nextedit's LSP client");
+    let servers = if args.lsp {
+        Some(discover_servers())
+    } else {
+        None
+    };
+    if let Some(servers) = &servers {
+        if servers == &ServerSet::default() {
+            bail!(
+                "--lsp found no language server: install pyright-langserver, gopls or jdtls, or set NEXTEDIT_PYRIGHT / NEXTEDIT_GOPLS / NEXTEDIT_JDTLS"
+            );
+        }
     }
     let repo = GitRepository::open(&args.repo)
         .with_context(|| format!("opening {}", args.repo.display()))?;
@@ -83,7 +96,11 @@ pub fn run(args: DeriveArgs) -> Result<i32> {
     if let Some(rev) = &args.commit {
         let sha = repo.resolve(rev)?;
         let record = repo.load(&sha)?;
-        let mut trajectory = derive_commit(&record, project.as_deref())?;
+        let (mut trajectory, stats) =
+            derive_one(&repo, &record, project.as_deref(), servers.as_ref())?;
+        if let Some(stats) = stats {
+            report_lsp(&sha, &stats);
+        }
         trajectory.session.workspace = Some(args.repo.display().to_string());
         if let Some(path) = &args.order_from {
             trajectory.order = external_order(path, trajectory.edits.len())?;
@@ -115,6 +132,7 @@ pub fn run(args: DeriveArgs) -> Result<i32> {
         .expect("the template is valid"),
     );
     let mut failed = 0usize;
+    let (mut lsp_seconds, mut lsp_requests, mut lsp_commits) = (0.0f64, 0usize, 0usize);
     let mut stdout = std::io::stdout().lock();
     for sha in &commits {
         bar.set_message(sha[..10].to_string());
@@ -122,7 +140,13 @@ pub fn run(args: DeriveArgs) -> Result<i32> {
             .load(sha)
             .map_err(anyhow::Error::from)
             .and_then(|record| {
-                let mut trajectory = derive_commit(&record, project.as_deref())?;
+                let (mut trajectory, stats) =
+                    derive_one(&repo, &record, project.as_deref(), servers.as_ref())?;
+                if let Some(stats) = stats {
+                    lsp_seconds += stats.seconds;
+                    lsp_requests += stats.requests;
+                    lsp_commits += 1;
+                }
                 trajectory.session.workspace = Some(args.repo.display().to_string());
                 Ok(trajectory)
             });
@@ -158,6 +182,103 @@ pub fn run(args: DeriveArgs) -> Result<i32> {
         commits.len()
     );
     Ok(if failed > 0 { 1 } else { 0 })
+}
+
+/// Derives one commit, with the `--lsp` pass when servers are given.
+fn derive_one(
+    repo: &GitRepository,
+    record: &nextedit::history::CommitRecord,
+    project: Option<&str>,
+    servers: Option<&ServerSet>,
+) -> Result<(Trajectory, Option<LspStats>)> {
+    let Some(servers) = servers else {
+        return Ok((derive_commit(record, project)?, None));
+    };
+    if record.parents.len() > 1 {
+        // Refused by derive itself; no need to write trees first.
+        return Ok((derive_commit(record, project)?, None));
+    }
+    let scratch =
+        tempfile::tempdir().context("creating a scratch directory for the language servers")?;
+    let parent_root = match record.parents.first() {
+        Some(parent) => {
+            let dir = scratch.path().join("parent");
+            repo.checkout(parent, &dir)?;
+            Some(dir)
+        }
+        None => None,
+    };
+    let child_root = scratch.path().join("commit");
+    repo.checkout(&record.sha, &child_root)?;
+    let setup = LspSetup {
+        parent_root,
+        child_root,
+        servers: servers.clone(),
+        timeout: std::time::Duration::from_secs(60),
+        max_requests: 2000,
+    };
+    let (trajectory, stats) = derive_commit_with_lsp(record, project, &setup)?;
+    Ok((trajectory, Some(stats)))
+}
+
+fn report_lsp(sha: &str, stats: &LspStats) {
+    eprintln!(
+        "lsp {}: {} server(s), {} definition requests ({} failed) in {:.1} s",
+        &sha[..10.min(sha.len())],
+        stats.servers_started,
+        stats.requests,
+        stats.failures,
+        stats.seconds
+    );
+    for reason in &stats.unavailable {
+        eprintln!("lsp {}: {reason}", &sha[..10.min(sha.len())]);
+    }
+}
+
+fn which(program: &str) -> Option<PathBuf> {
+    std::env::var_os("PATH").and_then(|paths| {
+        std::env::split_paths(&paths)
+            .map(|p| p.join(program))
+            .find(|p| p.is_file())
+    })
+}
+
+fn server(variable: &str, program: &str) -> Option<PathBuf> {
+    std::env::var_os(variable)
+        .map(PathBuf::from)
+        .or_else(|| which(program))
+}
+
+/// The language servers `--lsp` can use on this machine.
+fn discover_servers() -> ServerSet {
+    let python = server("NEXTEDIT_PYRIGHT", "pyright-langserver").map(|program| ServerCommand {
+        program,
+        args: vec!["--stdio".into()],
+        env: Vec::new(),
+    });
+    let go = server("NEXTEDIT_GOPLS", "gopls").map(|program| {
+        // Debian's gopls needs a Go toolchain on PATH; never reach for the network.
+        let mut path = std::env::var("PATH").unwrap_or_default();
+        if std::path::Path::new("/usr/lib/go-1.19/bin/go").exists() {
+            path = format!("/usr/lib/go-1.19/bin:{path}");
+        }
+        let env = vec![
+            ("PATH".into(), path),
+            ("GOPROXY".into(), "off".into()),
+            ("GOFLAGS".into(), "-mod=mod".into()),
+        ];
+        ServerCommand {
+            program,
+            args: Vec::new(),
+            env,
+        }
+    });
+    let java = server("NEXTEDIT_JDTLS", "jdtls").map(|program| ServerCommand {
+        program,
+        args: Vec::new(),
+        env: Vec::new(),
+    });
+    ServerSet { python, go, java }
 }
 
 fn store(_trajectory: &Trajectory) -> Result<()> {

@@ -53,6 +53,8 @@ pub enum DependencyKind {
     TestImpl,
     /// Deleted here, inserted there.
     Move,
+    /// A language server resolved a use in one edit to a definition in another.
+    LspDefUse,
 }
 
 impl DependencyKind {
@@ -66,6 +68,7 @@ impl DependencyKind {
             DependencyKind::Clone => "clone",
             DependencyKind::TestImpl => "test_impl",
             DependencyKind::Move => "move",
+            DependencyKind::LspDefUse => "lsp_def_use",
         }
     }
 

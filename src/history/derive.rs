@@ -12,6 +12,7 @@ use crate::trajectory::{
 use super::HistoryError;
 use super::dependency::{EditFacts, dependencies};
 use super::extract::{FileEdits, LineEdit, extract_file, split_lines};
+use super::lsp::{EditSpan, LspSetup, LspStats, SideStructures, lsp_dependencies};
 use super::order::{edit_id, order_from_dependencies};
 use super::source::CommitRecord;
 use super::symbols::{EditSymbols, Side, edit_symbols};
@@ -32,6 +33,25 @@ pub fn derive_commit(
     record: &CommitRecord,
     project: Option<&str>,
 ) -> Result<Trajectory, HistoryError> {
+    derive(record, project, None).map(|(trajectory, _)| trajectory)
+}
+
+/// [`derive_commit`] plus the `--lsp` pass: language servers on the parent and
+/// child trees confirm and extend def/use edges.
+pub fn derive_commit_with_lsp(
+    record: &CommitRecord,
+    project: Option<&str>,
+    setup: &LspSetup,
+) -> Result<(Trajectory, LspStats), HistoryError> {
+    derive(record, project, Some(setup))
+        .map(|(trajectory, stats)| (trajectory, stats.unwrap_or_default()))
+}
+
+fn derive(
+    record: &CommitRecord,
+    project: Option<&str>,
+    lsp: Option<&LspSetup>,
+) -> Result<(Trajectory, Option<LspStats>), HistoryError> {
     if record.parents.len() > 1 {
         return Err(HistoryError::Merge {
             commit: record.sha.clone(),
@@ -43,22 +63,23 @@ pub fn derive_commit(
         .iter()
         .map(|change| extract_file(&record.sha, change))
         .collect::<Result<_, _>>()?;
+    let structures: Vec<SideStructures> = files
+        .iter()
+        .map(|file| match file.language {
+            Some(language) if !file.edits.is_empty() => (
+                file.old_text.as_deref().map(|t| analyze(language, t)),
+                file.new_text.as_deref().map(|t| analyze(language, t)),
+            ),
+            _ => (None, None),
+        })
+        .collect();
 
     let mut located = Vec::new();
     for (file_index, file) in files.iter().enumerate() {
-        if file.edits.is_empty() {
-            continue;
-        }
-        let structures = file.language.map(|language| {
-            (
-                file.old_text.as_deref().map(|t| analyze(language, t)),
-                file.new_text.as_deref().map(|t| analyze(language, t)),
-            )
-        });
-        let (parent, child) = match &structures {
-            Some((p, c)) => (p.as_ref(), c.as_ref()),
-            None => (None, None),
-        };
+        let (parent, child) = (
+            structures[file_index].0.as_ref(),
+            structures[file_index].1.as_ref(),
+        );
         for edit in &file.edits {
             let symbols = edit_symbols(
                 file_index,
@@ -92,7 +113,23 @@ pub fn derive_commit(
             after_text: &l.edit.after_text,
         })
         .collect();
-    let order = order_from_dependencies(located.len(), &dependencies(&facts));
+    let mut found = dependencies(&facts);
+    let stats = lsp.map(|setup| {
+        let spans: Vec<EditSpan> = located
+            .iter()
+            .map(|l| EditSpan {
+                file: l.file,
+                before: (l.edit.before.start, l.edit.before.end),
+                after: (l.edit.after.start, l.edit.after.end),
+            })
+            .collect();
+        let (mut extra, stats) = lsp_dependencies(setup, &files, &structures, &spans);
+        found.append(&mut extra);
+        stats
+    });
+    found.sort();
+    found.dedup();
+    let order = order_from_dependencies(located.len(), &found);
 
     let mut trajectory = Trajectory::new(SessionInfo {
         id: record.sha.clone(),
@@ -136,7 +173,7 @@ pub fn derive_commit(
         .collect();
     trajectory.events = replay_events(&record.sha, &files, &located, &natural)?;
     trajectory.order = order;
-    Ok(trajectory)
+    Ok((trajectory, stats))
 }
 
 fn structural_path(

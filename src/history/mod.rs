@@ -23,11 +23,12 @@ pub mod derive;
 pub mod editflow;
 pub mod evaluate;
 pub mod extract;
+pub mod lsp;
 pub mod order;
 pub mod source;
 pub mod symbols;
 
-pub use derive::derive_commit;
+pub use derive::{derive_commit, derive_commit_with_lsp};
 pub use source::{CommitRecord, CommitSource, GitRepository};
 
 use thiserror::Error;

@@ -98,6 +98,8 @@ pub trait CommitSource {
     fn load(&self, sha: &str) -> Result<CommitRecord, HistoryError>;
     /// A name for the project (the repository directory name).
     fn project(&self) -> Option<String>;
+    /// Writes the whole tree of commit `sha` into `dir` (for language servers).
+    fn checkout(&self, sha: &str, dir: &Path) -> Result<(), HistoryError>;
 }
 
 /// A git repository on disk, read through libgit2.
@@ -278,5 +280,28 @@ impl CommitSource for GitRepository {
 
     fn project(&self) -> Option<String> {
         self.project.clone()
+    }
+
+    fn checkout(&self, sha: &str, dir: &Path) -> Result<(), HistoryError> {
+        let oid = git2::Oid::from_str(sha).map_err(self.git(sha, "parsing the commit id"))?;
+        let tree = self
+            .repo
+            .find_commit(oid)
+            .and_then(|c| c.tree())
+            .map_err(self.git(sha, "reading the tree"))?;
+        std::fs::create_dir_all(dir).map_err(|source| HistoryError::Io {
+            path: dir.display().to_string(),
+            source,
+        })?;
+        let mut checkout = git2::build::CheckoutBuilder::new();
+        // Into a scratch directory, leaving the repository's own index and work tree alone.
+        checkout
+            .target_dir(dir)
+            .force()
+            .recreate_missing(true)
+            .update_index(false);
+        self.repo
+            .checkout_tree(tree.as_object(), Some(&mut checkout))
+            .map_err(self.git(sha, "writing the tree to a scratch directory"))
     }
 }

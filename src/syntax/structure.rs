@@ -93,6 +93,8 @@ pub struct Occurrence {
     pub name: String,
     /// Line (0-based).
     pub line: usize,
+    /// Byte offset of the identifier within its line.
+    pub column: usize,
     /// Definition, import or use.
     pub role: Role,
     /// True when the identifier is the member part of `obj.name`.
@@ -221,6 +223,7 @@ impl Walker<'_> {
                     self.out.occurrences.push(Occurrence {
                         name: package,
                         line: path.start_position().row,
+                        column: path.start_position().column,
                         role: Role::Import,
                         attribute: false,
                         call: false,
@@ -383,6 +386,7 @@ impl Walker<'_> {
         self.out.occurrences.push(Occurrence {
             name,
             line: node.start_position().row,
+            column: node.start_position().column,
             role,
             attribute,
             call,
