@@ -111,28 +111,19 @@ mod tests {
             (Language::Go, "package main\nfunc f() {}\n"),
             (Language::Java, "class A { void f() {} }\n"),
             (Language::JavaScript, "function f() { return 1; }\n"),
-            (
-                Language::TypeScript,
-                "function f(x: number): number { return x; }\n",
-            ),
+            (Language::TypeScript, "function f(x: number): number { return x; }\n"),
             (Language::Tsx, "const a = <div/>;\n"),
             (Language::Rust, "fn f() {}\n"),
         ];
         for (language, text) in samples {
             let tree = parse(language, text);
-            assert!(
-                !tree.root_node().has_error(),
-                "{language:?} parse has errors"
-            );
+            assert!(!tree.root_node().has_error(), "{language:?} parse has errors");
         }
     }
 
     #[test]
     fn recognises_paths_and_names() {
-        assert_eq!(
-            Language::from_path(Path::new("a/b.py")),
-            Some(Language::Python)
-        );
+        assert_eq!(Language::from_path(Path::new("a/b.py")), Some(Language::Python));
         assert_eq!(Language::from_path(Path::new("x.TSX")), Some(Language::Tsx));
         assert_eq!(Language::from_path(Path::new("Makefile")), None);
         assert_eq!(Language::from_name("typescriptreact"), Some(Language::Tsx));

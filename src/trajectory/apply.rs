@@ -42,11 +42,7 @@ pub fn apply_byte_edit(
     after: &str,
 ) -> Result<(), ApplyError> {
     if start > end || end > text.len() {
-        return Err(ApplyError::OutOfBounds {
-            start,
-            end,
-            len: text.len(),
-        });
+        return Err(ApplyError::OutOfBounds { start, end, len: text.len() });
     }
     if !text.is_char_boundary(start) || !text.is_char_boundary(end) {
         return Err(ApplyError::NotCharBoundary { start, end });
@@ -73,11 +69,7 @@ mod tests {
         );
         assert_eq!(
             apply_byte_edit(&mut text, 5, 99, "", ""),
-            Err(ApplyError::OutOfBounds {
-                start: 5,
-                end: 99,
-                len: 9
-            })
+            Err(ApplyError::OutOfBounds { start: 5, end: 99, len: 9 })
         );
     }
 }

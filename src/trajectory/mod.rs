@@ -471,9 +471,7 @@ mod tests {
         let event = Event {
             seq: 3,
             t_ms: 1.5,
-            body: EventBody::Save {
-                file: "a.py".into(),
-            },
+            body: EventBody::Save { file: "a.py".into() },
         };
         let json = serde_json::to_string(&event).unwrap();
         assert_eq!(json, r#"{"seq":3,"t_ms":1.5,"type":"save","file":"a.py"}"#);
