@@ -181,6 +181,12 @@ pub fn run(args: DeriveArgs) -> Result<i32> {
         commits.len() - failed,
         commits.len()
     );
+    if lsp_commits > 0 {
+        eprintln!(
+            "lsp: {lsp_requests} definition requests, {:.1} s per commit on average",
+            lsp_seconds / lsp_commits as f64
+        );
+    }
     Ok(if failed > 0 { 1 } else { 0 })
 }
 
