@@ -447,11 +447,14 @@ fn string_keys(edits: &[EditFacts], found: &mut BTreeSet<Dependency>) {
         }
     }
     for (key, edits_with_key) in &holders {
-        if edits_with_key.len() > MAX_HOLDERS {
-            continue;
-        }
+        // A key spread over many edits still ties the edits of one file together
+        // (written in one method, read in the next).
+        let widespread = edits_with_key.len() > MAX_HOLDERS;
         for (i, &a) in edits_with_key.iter().enumerate() {
             for &b in &edits_with_key[i + 1..] {
+                if widespread && edits[a].path != edits[b].path {
+                    continue;
+                }
                 found.insert(Dependency {
                     from: a,
                     to: b,
@@ -459,6 +462,9 @@ fn string_keys(edits: &[EditFacts], found: &mut BTreeSet<Dependency>) {
                     detail: format!("\"{key}\""),
                 });
             }
+        }
+        if widespread {
+            continue;
         }
         for (user, edit) in edits.iter().enumerate() {
             if edits_with_key.contains(&user) {
@@ -557,6 +563,7 @@ fn tests_and_implementations(edits: &[EditFacts], found: &mut BTreeSet<Dependenc
         }
         let stem = tested_stem(t.path);
         let (_, added_t) = token_change(t.before_text, t.after_text);
+        let keys_t = string_keys_of(t.after_text);
         for (implementation, i) in edits.iter().enumerate() {
             if is_test_path(i.path) || implementation_stem(i.path) != stem {
                 continue;
@@ -564,9 +571,12 @@ fn tests_and_implementations(edits: &[EditFacts], found: &mut BTreeSet<Dependenc
             // Both sides introduce the same name: the test exercises what the
             // implementation just added (or the rename both follow).
             let (_, added_i) = token_change(i.before_text, i.after_text);
+            let keys_i = string_keys_of(i.after_text);
             let shared = added_i
                 .iter()
-                .find(|w| is_identifier_like(w) && added_t.contains(w));
+                .find(|w| is_identifier_like(w) && added_t.contains(w))
+                .cloned()
+                .or_else(|| keys_i.intersection(&keys_t).next().map(|k| format!("\"{k}\"")));
             if let Some(word) = shared {
                 found.insert(Dependency {
                     from: implementation,
