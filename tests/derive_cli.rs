@@ -140,3 +140,70 @@ fn help_names_defaults_and_shows_an_example() {
     );
     assert!(help.contains("unlisted pairs are no relation"), "{help}");
 }
+
+#[test]
+fn order_from_replaces_the_derived_order() {
+    let mut repo = TestRepo::new();
+    repo.write("a.py", "a = 1\n\n\nb = 1\n\n\nc = 1\n");
+    repo.commit("base");
+    repo.write("a.py", "a = 2\n\n\nb = 2\n\n\nc = 2\n");
+    repo.commit("three edits");
+    let dir = tempfile::tempdir().unwrap();
+    let editflow = dir.path().join("editflow.json");
+    std::fs::write(
+        &editflow,
+        r#"{"partial_orders": [{"edit_hunk_pair": [2, 0], "edit_order": "0 before 1", "reason": "move"},
+                               {"edit_hunk_pair": [0, 1], "edit_order": "bi-directional", "reason": "clone"}]}"#,
+    )
+    .unwrap();
+    let historian = dir.path().join("historian.json");
+    std::fs::write(
+        &historian,
+        r#"{"partial_orders": [{"src": 0, "tgt": 1, "reason": "x"}, {"src": 1, "tgt": 0, "reason": "x"},
+                               {"src": 1, "tgt": 2, "reason": "y"}], "allowed_init_edits": [0]}"#,
+    )
+    .unwrap();
+    let repo_path = repo.path().to_str().unwrap();
+    let order = |file: &std::path::Path| {
+        let output = nextedit(&[
+            "derive",
+            "--repo",
+            repo_path,
+            "--commit",
+            "HEAD",
+            "--order-from",
+            file.to_str().unwrap(),
+        ]);
+        assert_eq!(
+            output.status.code(),
+            Some(0),
+            "{}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        let json: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+        json["order"].clone()
+    };
+    let from_editflow = order(&editflow);
+    assert_eq!(from_editflow["source"], "editflow-annotation");
+    assert_eq!(
+        from_editflow["edges"],
+        serde_json::json!([
+            {"from": "e2", "to": "e0", "kind": "before", "reasons": [{"kind": "annotated", "detail": "move"}]},
+            {"from": "e0", "to": "e1", "kind": "bi", "reasons": [{"kind": "annotated", "detail": "clone"}]}
+        ])
+    );
+    assert_eq!(from_editflow["initial"], serde_json::json!(["e2"]));
+    assert_eq!(
+        from_editflow["natural"],
+        serde_json::json!(["e2", "e0", "e1"])
+    );
+    let from_historian = order(&historian);
+    assert_eq!(from_historian["source"], "historian");
+    assert_eq!(
+        from_historian["edges"],
+        serde_json::json!([
+            {"from": "e0", "to": "e1", "kind": "bi", "reasons": [{"kind": "historian", "detail": "x"}]},
+            {"from": "e1", "to": "e2", "kind": "before", "reasons": [{"kind": "historian", "detail": "y"}]}
+        ])
+    );
+}

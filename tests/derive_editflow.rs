@@ -143,8 +143,12 @@ fn all_editflow_samples_line_up_and_score_deterministically() {
     );
     assert_eq!(all.total(), 1140);
     assert_eq!(annotated.total(), 360);
+    // Rows gold, columns derived: bi, lower first, higher first, no relation.
     assert_eq!(
         all.counts,
-        [[263, 0, 1, 83], [2, 4, 0, 0], [0, 0, 4, 0], [32, 1, 1, 749]]
+        [[268, 0, 1, 78], [2, 4, 0, 0], [0, 0, 4, 0], [33, 1, 1, 748]]
     );
+    assert_eq!(annotated.related_counts(), (279, 1, 78));
+    assert_eq!(format!("{:.4}", all.accuracy().unwrap()), "0.8982");
+    assert_eq!(format!("{:.4}", all.related_f1().unwrap()), "0.8316");
 }
