@@ -326,20 +326,37 @@ fn has_word(tokens: &[String]) -> bool {
     })
 }
 
-/// Sørensen–Dice similarity of two token multisets (1 when both are empty).
-fn dice(a: &[&str], b: &[&str]) -> f64 {
+/// Sørensen–Dice similarity of two token multisets given as **sorted** slices
+/// (1 when both are empty).
+fn dice<T: Ord>(a: &[T], b: &[T]) -> f64 {
     if a.is_empty() && b.is_empty() {
         return 1.0;
     }
-    let mut counts: BTreeMap<&str, (usize, usize)> = BTreeMap::new();
-    for t in a {
-        counts.entry(t).or_default().0 += 1;
+    let (mut i, mut j, mut common) = (0, 0, 0usize);
+    while i < a.len() && j < b.len() {
+        match a[i].cmp(&b[j]) {
+            std::cmp::Ordering::Less => i += 1,
+            std::cmp::Ordering::Greater => j += 1,
+            std::cmp::Ordering::Equal => {
+                common += 1;
+                i += 1;
+                j += 1;
+            }
+        }
     }
-    for t in b {
-        counts.entry(t).or_default().1 += 1;
-    }
-    let common: usize = counts.values().map(|(x, y)| x.min(y)).sum();
     2.0 * common as f64 / (a.len() + b.len()) as f64
+}
+
+/// Whether two multisets of these sizes can reach a Dice of `threshold` at all
+/// (`2·min / (a + b)` bounds it), so most pairs skip the comparison.
+fn may_reach(a: usize, b: usize, threshold: f64) -> bool {
+    a + b == 0 || 2.0 * a.min(b) as f64 / (a + b) as f64 >= threshold
+}
+
+fn sorted_tokens(text: &str) -> Vec<&str> {
+    let mut list = tokens(text);
+    list.sort_unstable();
+    list
 }
 
 /// Clones: two edits whose before-texts and after-texts are alike (the same edit
@@ -356,7 +373,15 @@ fn clones(edits: &[EditFacts], found: &mut BTreeSet<Dependency>) {
         .collect();
     let token_lists: Vec<(Vec<&str>, Vec<&str>)> = edits
         .iter()
-        .map(|e| (tokens(e.before_text), tokens(e.after_text)))
+        .map(|e| (sorted_tokens(e.before_text), sorted_tokens(e.after_text)))
+        .collect();
+    let imports: Vec<bool> = edits
+        .iter()
+        .map(|e| is_import(&tokens(e.before_text)) || is_import(&tokens(e.after_text)))
+        .collect();
+    let normal: Vec<(String, String)> = edits
+        .iter()
+        .map(|e| (normalized(e.before_text), normalized(e.after_text)))
         .collect();
     for a in 0..edits.len() {
         for b in a + 1..edits.len() {
@@ -364,8 +389,7 @@ fn clones(edits: &[EditFacts], found: &mut BTreeSet<Dependency>) {
             let (removed_b, added_b) = &changes[b];
             let substantive = has_word(removed_a) || has_word(added_a);
             let same_change = substantive && removed_a == removed_b && added_a == added_b;
-            let same_lines = normalized(edits[a].after_text) == normalized(edits[b].after_text)
-                && normalized(edits[a].before_text) == normalized(edits[b].before_text);
+            let same_lines = normal[a] == normal[b];
             let both_sides = !removed_a.is_empty() && !added_a.is_empty();
             let (before_a, after_a) = &token_lists[a];
             let (before_b, after_b) = &token_lists[b];
@@ -376,8 +400,9 @@ fn clones(edits: &[EditFacts], found: &mut BTreeSet<Dependency>) {
             let alike = same_shape
                 && big_enough
                 && substantive
-                && !is_import(before_a)
-                && !is_import(after_a)
+                && !imports[a]
+                && may_reach(before_a.len(), before_b.len(), SIMILAR)
+                && may_reach(after_a.len(), after_b.len(), SIMILAR)
                 && dice(before_a, before_b) >= SIMILAR
                 && dice(after_a, after_b) >= SIMILAR;
             if (same_change && (both_sides || same_lines)) || alike {
@@ -656,10 +681,13 @@ fn line_tokens(line: &str) -> Vec<String> {
     let code = [" #", " //"].iter().fold(line, |code, marker| {
         code.split(marker).next().unwrap_or(code)
     });
-    tokens(code)
+    let mut list: Vec<String> = tokens(code)
         .into_iter()
         .map(|t| t.replace('\'', "\""))
-        .collect()
+        .collect();
+    // Sorted: compared as multisets by `dice`.
+    list.sort_unstable();
+    list
 }
 
 fn moves(edits: &[EditFacts], found: &mut BTreeSet<Dependency>) {
@@ -733,10 +761,9 @@ fn moves(edits: &[EditFacts], found: &mut BTreeSet<Dependency>) {
             for (k, line) in gone.iter().enumerate() {
                 let exact = lines.contains(line);
                 let alike_in = |candidates: &[Vec<String>]| {
-                    let a: Vec<&str> = gone_tokens[k].iter().map(String::as_str).collect();
-                    candidates.iter().any(|candidate| {
-                        let b: Vec<&str> = candidate.iter().map(String::as_str).collect();
-                        dice(&a, &b) >= ALIKE
+                    let a = &gone_tokens[k];
+                    candidates.iter().any(|b| {
+                        may_reach(a.len(), b.len(), ALIKE) && dice(a, b) >= ALIKE
                     })
                 };
                 // A line rewritten in place (a look-alike stays in the source, or
