@@ -601,7 +601,12 @@ fn tests_and_implementations(edits: &[EditFacts], found: &mut BTreeSet<Dependenc
                 .iter()
                 .find(|w| is_identifier_like(w) && added_t.contains(w))
                 .cloned()
-                .or_else(|| keys_i.intersection(&keys_t).next().map(|k| format!("\"{k}\"")));
+                .or_else(|| {
+                    keys_i
+                        .intersection(&keys_t)
+                        .next()
+                        .map(|k| format!("\"{k}\""))
+                });
             if let Some(word) = shared {
                 found.insert(Dependency {
                     from: implementation,
@@ -762,9 +767,9 @@ fn moves(edits: &[EditFacts], found: &mut BTreeSet<Dependency>) {
                 let exact = lines.contains(line);
                 let alike_in = |candidates: &[Vec<String>]| {
                     let a = &gone_tokens[k];
-                    candidates.iter().any(|b| {
-                        may_reach(a.len(), b.len(), ALIKE) && dice(a, b) >= ALIKE
-                    })
+                    candidates
+                        .iter()
+                        .any(|b| may_reach(a.len(), b.len(), ALIKE) && dice(a, b) >= ALIKE)
                 };
                 // A line rewritten in place (a look-alike stays in the source, or
                 // the target rewrites a look-alike) is an edit, not a move.

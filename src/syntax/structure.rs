@@ -163,6 +163,7 @@ pub fn analyze(language: Language, text: &str) -> FileStructure {
         language,
         source: text.as_bytes(),
         out: FileStructure::default(),
+        ancestors: Vec::new(),
     };
     let mut cursor = tree.walk();
     walker.visit(&mut cursor, None, false, None);
@@ -170,20 +171,23 @@ pub fn analyze(language: Language, text: &str) -> FileStructure {
     walker.out
 }
 
-struct Walker<'a> {
+struct Walker<'a, 'tree> {
     language: Language,
     source: &'a [u8],
     out: FileStructure,
+    /// Nodes above the one being visited: asking tree-sitter for a node's parent
+    /// walks down from the root, so the walk keeps them itself.
+    ancestors: Vec<tree_sitter::Node<'tree>>,
 }
 
-impl Walker<'_> {
+impl<'tree> Walker<'_, 'tree> {
     fn text(&self, node: tree_sitter::Node) -> &str {
         node.utf8_text(self.source).unwrap_or("")
     }
 
     fn visit(
         &mut self,
-        cursor: &mut tree_sitter::TreeCursor,
+        cursor: &mut tree_sitter::TreeCursor<'tree>,
         scope: Option<usize>,
         in_import: bool,
         callee: Option<&str>,
@@ -238,6 +242,7 @@ impl Walker<'_> {
         }
         let own_callee = self.callee_name(node);
         if cursor.goto_first_child() {
+            self.ancestors.push(node);
             loop {
                 // A scope's own name belongs to the enclosing scope, its body to the scope.
                 let child_scope = if cursor.field_name() == Some("name") {
@@ -255,6 +260,7 @@ impl Walker<'_> {
                     break;
                 }
             }
+            self.ancestors.pop();
             cursor.goto_parent();
         }
     }
@@ -372,13 +378,14 @@ impl Walker<'_> {
         if name.is_empty() {
             return;
         }
-        let parent = node.parent();
+        let parent = self.ancestors.last().copied();
+        let grand = self.ancestors.iter().rev().nth(1).copied();
         let parent_kind = parent.map(|p| p.kind()).unwrap_or("");
         let attribute = is_attribute(self.language, parent_kind, field);
-        let call = is_call(self.language, node, parent_kind, field);
+        let call = is_call(self.language, node, parent, grand, field);
         let role = if in_import {
             Role::Import
-        } else if let Some(kind) = self.definition_kind(node, parent, field, scope) {
+        } else if let Some(kind) = self.definition_kind(node, parent, grand, field, scope) {
             Role::Definition(kind)
         } else {
             Role::Use
@@ -405,6 +412,7 @@ impl Walker<'_> {
         &self,
         node: tree_sitter::Node,
         parent: Option<tree_sitter::Node>,
+        grand: Option<tree_sitter::Node>,
         field: Option<&str>,
         scope: Option<usize>,
     ) -> Option<DefinitionKind> {
@@ -491,8 +499,7 @@ impl Walker<'_> {
                 let on_self = parent
                     .child_by_field_name("object")
                     .is_some_and(|o| matches!(self.text(o), "self" | "cls"));
-                let assigned = parent
-                    .parent()
+                let assigned = grand
                     .filter(|gp| matches!(gp.kind(), "assignment" | "augmented_assignment"))
                     .and_then(|gp| gp.child_by_field_name("left"))
                     == Some(parent);
@@ -503,15 +510,14 @@ impl Walker<'_> {
             (Language::Go, "var_spec" | "const_spec", Some("name")) => Some(variable_or_field),
             (Language::Go, "field_declaration", Some("name")) => Some(DefinitionKind::Field),
             (Language::Go, "expression_list", _) => {
-                let declares = parent
-                    .parent()
+                let declares = grand
                     .filter(|gp| matches!(gp.kind(), "short_var_declaration" | "range_clause"))
                     .and_then(|gp| gp.child_by_field_name("left"))
                     == Some(parent);
                 declares.then_some(DefinitionKind::Variable)
             }
             (Language::Java, "variable_declarator", Some("name")) => {
-                let in_field = parent.parent().map(|gp| gp.kind()) == Some("field_declaration");
+                let in_field = grand.map(|gp| gp.kind()) == Some("field_declaration");
                 Some(if in_field {
                     DefinitionKind::Field
                 } else {
@@ -522,8 +528,7 @@ impl Walker<'_> {
                 let on_this = parent
                     .child_by_field_name("object")
                     .is_some_and(|o| o.kind() == "this");
-                let assigned = parent
-                    .parent()
+                let assigned = grand
                     .filter(|gp| gp.kind() == "assignment_expression")
                     .and_then(|gp| gp.child_by_field_name("left"))
                     == Some(parent);
@@ -590,9 +595,11 @@ fn is_attribute(language: Language, parent_kind: &str, field: Option<&str>) -> b
 fn is_call(
     language: Language,
     node: tree_sitter::Node,
-    parent_kind: &str,
+    parent: Option<tree_sitter::Node>,
+    grand: Option<tree_sitter::Node>,
     field: Option<&str>,
 ) -> bool {
+    let parent_kind = parent.map(|p| p.kind()).unwrap_or("");
     match (language, parent_kind, field) {
         (Language::Java, "method_invocation", Some("name")) => true,
         (Language::Java, "object_creation_expression", Some("type")) => true,
@@ -600,9 +607,7 @@ fn is_call(
         (_, "new_expression", Some("constructor")) => true,
         // `obj.name(...)`: the attribute node is the call's function.
         (_, "attribute" | "selector_expression" | "member_expression" | "field_expression", _) => {
-            let member = node.parent();
-            let grand = member.and_then(|m| m.parent());
-            match (member, grand) {
+            match (parent, grand) {
                 (Some(member), Some(grand)) => {
                     matches!(grand.kind(), "call" | "call_expression")
                         && grand.child_by_field_name("function") == Some(member)
