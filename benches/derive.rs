@@ -45,13 +45,22 @@ fn main() {
 
     let start = Instant::now();
     let mut load_seconds = 0.0;
+    // (seconds, sha, edits, edges) of the slowest commits, to see what costs.
+    let mut slowest: Vec<(f64, String, usize, usize)> = Vec::new();
     let (mut derived, mut merges, mut failed, mut edits, mut edges, mut files) = (0, 0, 0, 0, 0, 0);
     for sha in &commits {
         let load_start = Instant::now();
         let record = repo.load(sha).expect("commits of the walk load");
         load_seconds += load_start.elapsed().as_secs_f64();
+        let derive_start = Instant::now();
         match derive_commit(&record, project.as_deref()) {
             Ok(t) => {
+                slowest.push((
+                    derive_start.elapsed().as_secs_f64(),
+                    sha.clone(),
+                    t.edits.len(),
+                    t.order.edges.len(),
+                ));
                 derived += 1;
                 edits += t.edits.len();
                 edges += t.order.edges.len();
@@ -78,6 +87,13 @@ fn main() {
         "throughput        {:.1} commits/s",
         commits.len() as f64 / seconds
     );
+    slowest.sort_by(|a, b| b.0.total_cmp(&a.0));
+    for (secs, sha, n_edits, n_edges) in slowest.iter().take(3) {
+        println!(
+            "slow commit       {} {secs:.2} s, {n_edits} edits, {n_edges} edges",
+            &sha[..10]
+        );
+    }
     match peak_rss_kib() {
         Some(kib) => println!("peak memory       {:.1} MiB (VmHWM)", kib as f64 / 1024.0),
         None => println!("peak memory       unavailable (no /proc/self/status)"),

@@ -367,6 +367,10 @@ fn clones(edits: &[EditFacts], found: &mut BTreeSet<Dependency>) {
     // similarity alone (`)` → `),`), but an identical token change still counts.
     const MIN_TOKENS: usize = 4;
     const SIMILAR: f64 = 0.8;
+    // A bulk substitution over more edits than this is linked as a chain in edit
+    // order, not as a clique: one commit replacing `assert` by `require` 300 times
+    // would otherwise carry 45,000 edges that say nothing more.
+    const CLIQUE_MAX: usize = 8;
     let changes: Vec<(Vec<String>, Vec<String>)> = edits
         .iter()
         .map(|e| token_change(e.before_text, e.after_text))
@@ -383,35 +387,82 @@ fn clones(edits: &[EditFacts], found: &mut BTreeSet<Dependency>) {
         .iter()
         .map(|e| (normalized(e.before_text), normalized(e.after_text)))
         .collect();
+    let detail = |index: usize| {
+        let (removed, added) = &changes[index];
+        format!("-{} +{}", removed.join(" "), added.join(" "))
+    };
+
+    // Identical changes: the same removed and added tokens (and, for a pure
+    // insertion or deletion, the same lines).
+    let mut groups: BTreeMap<(&[String], &[String], Option<&(String, String)>), Vec<usize>> =
+        BTreeMap::new();
+    for (index, (removed, added)) in changes.iter().enumerate() {
+        if !(has_word(removed) || has_word(added)) {
+            continue;
+        }
+        let both_sides = !removed.is_empty() && !added.is_empty();
+        let lines = (!both_sides).then_some(&normal[index]);
+        groups
+            .entry((removed, added, lines))
+            .or_default()
+            .push(index);
+    }
+    let mut group_of = vec![usize::MAX; edits.len()];
+    for (number, members) in groups.values().enumerate() {
+        for &member in members {
+            group_of[member] = number;
+        }
+        if members.len() <= CLIQUE_MAX {
+            for (i, &a) in members.iter().enumerate() {
+                for &b in &members[i + 1..] {
+                    found.insert(Dependency {
+                        from: a,
+                        to: b,
+                        kind: DependencyKind::Clone,
+                        detail: detail(a),
+                    });
+                }
+            }
+        } else {
+            for pair in members.windows(2) {
+                found.insert(Dependency {
+                    from: pair[0],
+                    to: pair[1],
+                    kind: DependencyKind::Clone,
+                    detail: detail(pair[0]),
+                });
+            }
+        }
+    }
+
+    // Alike changes: before- and after-texts similar as token multisets.
     for a in 0..edits.len() {
+        let (removed_a, added_a) = &changes[a];
+        let (before_a, after_a) = &token_lists[a];
+        if !(has_word(removed_a) || has_word(added_a))
+            || imports[a]
+            || before_a.len() + after_a.len() < MIN_TOKENS
+        {
+            continue;
+        }
         for b in a + 1..edits.len() {
-            let (removed_a, added_a) = &changes[a];
-            let (removed_b, added_b) = &changes[b];
-            let substantive = has_word(removed_a) || has_word(added_a);
-            let same_change = substantive && removed_a == removed_b && added_a == added_b;
-            let same_lines = normal[a] == normal[b];
-            let both_sides = !removed_a.is_empty() && !added_a.is_empty();
-            let (before_a, after_a) = &token_lists[a];
+            if group_of[a] != usize::MAX && group_of[a] == group_of[b] {
+                continue;
+            }
             let (before_b, after_b) = &token_lists[b];
-            let same_shape = before_a.is_empty() == before_b.is_empty()
-                && after_a.is_empty() == after_b.is_empty();
-            let big_enough = before_a.len() + after_a.len() >= MIN_TOKENS
-                && before_b.len() + after_b.len() >= MIN_TOKENS;
-            let alike = same_shape
-                && big_enough
-                && substantive
-                && !imports[a]
+            let alike = before_a.is_empty() == before_b.is_empty()
+                && after_a.is_empty() == after_b.is_empty()
+                && before_b.len() + after_b.len() >= MIN_TOKENS
                 && may_reach(before_a.len(), before_b.len(), SIMILAR)
                 && may_reach(after_a.len(), after_b.len(), SIMILAR)
                 && dice(before_a, before_b) >= SIMILAR
                 && dice(after_a, after_b) >= SIMILAR;
-            if (same_change && (both_sides || same_lines)) || alike {
-                let detail = format!("-{} +{}", removed_a.join(" "), added_a.join(" "));
+            if alike {
                 found.insert(Dependency {
                     from: a,
                     to: b,
                     kind: DependencyKind::Clone,
-                    detail,
+                    detail: detail(a),
                 });
             }
         }
@@ -802,6 +853,37 @@ mod tests {
         let (removed, added) = token_change("f(a, 'x')\n", "f(a, b, 'x')\n");
         assert_eq!(removed, Vec::<String>::new());
         assert_eq!(added, vec![",".to_string(), "b".to_string()]);
+    }
+
+    #[test]
+    fn a_large_bulk_substitution_is_a_chain() {
+        let symbols = EditSymbols::default();
+        let facts: Vec<EditFacts> = (0..10)
+            .map(|_| EditFacts {
+                path: "t.go",
+                symbols: &symbols,
+                before_text: "\tassert.Equal(t, a, b)\n",
+                after_text: "\trequire.Equal(t, a, b)\n",
+            })
+            .collect();
+        let found = dependencies(&facts);
+        let pairs: Vec<(usize, usize)> = found.iter().map(|d| (d.from, d.to)).collect();
+        assert_eq!(pairs, (0..9).map(|i| (i, i + 1)).collect::<Vec<_>>());
+        assert!(
+            found
+                .iter()
+                .all(|d| d.kind == DependencyKind::Clone && d.detail == "-assert +require")
+        );
+        // Three of them are still a clique.
+        assert_eq!(dependencies(&facts[..3]).len(), 3);
+    }
+
+    #[test]
+    fn dice_on_sorted_multisets() {
+        assert_eq!(dice(&["a", "a", "b"], &["a", "b", "c"]), 2.0 * 2.0 / 6.0);
+        assert_eq!(dice::<&str>(&[], &[]), 1.0);
+        assert!(!may_reach(1, 10, 0.8));
+        assert!(may_reach(8, 10, 0.8));
     }
 
     #[test]
