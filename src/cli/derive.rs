@@ -256,7 +256,7 @@ fn server(variable: &str, program: &str) -> Option<PathBuf> {
 }
 
 /// The language servers `--lsp` can use on this machine.
-fn discover_servers() -> ServerSet {
+pub(crate) fn discover_servers() -> ServerSet {
     let python = server("NEXTEDIT_PYRIGHT", "pyright-langserver").map(|program| ServerCommand {
         program,
         args: vec!["--stdio".into()],

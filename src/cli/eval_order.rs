@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 
 use anyhow::{Context, Result};
-use nextedit::history::editflow::{derive_rebuilt, hunks_aligned, read_annotations};
+use nextedit::history::editflow::{derive_rebuilt_with, hunks_aligned, read_annotations};
 use nextedit::history::evaluate::{CommitEvaluation, Confusion, Figures, evaluate_commit};
 use nextedit::history::order::PairLabel;
 use nextedit::history::{CommitSource, GitRepository, derive_commit};
@@ -46,6 +46,11 @@ pub struct EvalOrderArgs {
     #[arg(long)]
     json: bool,
 
+    /// Derive with `--lsp` too (language servers on the rebuilt parent and commit;
+    /// see `nextedit derive --help`). Only when rebuilding from snapshots
+    #[arg(long, conflicts_with = "repo")]
+    lsp: bool,
+
     /// Also list every pair where the derived label differs from the annotation,
     /// with the annotator's reason and the derived edge's reasons
     #[arg(long)]
@@ -64,6 +69,7 @@ pub fn run(args: EvalOrderArgs) -> Result<i32> {
         })
         .transpose()?;
     let scratch = tempfile::tempdir().context("creating a scratch directory")?;
+    let servers = args.lsp.then(super::derive::discover_servers);
     let mut results: Vec<CommitEvaluation> = Vec::new();
     let mut skipped: Vec<(String, String)> = Vec::new();
     for (index, commit) in commits.iter().enumerate() {
@@ -74,15 +80,18 @@ pub fn run(args: EvalOrderArgs) -> Result<i32> {
                 .and_then(|sha| repo.load(&sha))
                 .and_then(|record| derive_commit(&record, Some(&name)))
                 .and_then(|t| evaluate_commit(name.clone(), &t, &commit.partial_orders, None)),
-            None => derive_rebuilt(commit, &scratch.path().join(index.to_string())).and_then(
-                |(t, rebuilt)| {
-                    let aligned = hunks_aligned(&t, &rebuilt.hunks);
-                    if args.explain {
-                        explain(&name, &t, &commit.partial_orders);
-                    }
-                    evaluate_commit(name.clone(), &t, &commit.partial_orders, Some(aligned))
-                },
-            ),
+            None => derive_rebuilt_with(
+                commit,
+                &scratch.path().join(index.to_string()),
+                servers.as_ref(),
+            )
+            .and_then(|(t, rebuilt)| {
+                let aligned = hunks_aligned(&t, &rebuilt.hunks);
+                if args.explain {
+                    explain(&name, &t, &commit.partial_orders);
+                }
+                evaluate_commit(name.clone(), &t, &commit.partial_orders, Some(aligned))
+            }),
         };
         match evaluated {
             Ok(result) => results.push(result),

@@ -280,6 +280,16 @@ pub fn derive_rebuilt(
     commit: &AnnotatedCommit,
     dir: &Path,
 ) -> Result<(crate::trajectory::Trajectory, RebuiltCommit), HistoryError> {
+    derive_rebuilt_with(commit, dir, None)
+}
+
+/// [`derive_rebuilt`], with the `--lsp` pass when `servers` are given (the trees
+/// are written under `dir` too: the rebuilt commit holds only the changed files).
+pub fn derive_rebuilt_with(
+    commit: &AnnotatedCommit,
+    dir: &Path,
+    servers: Option<&super::lsp::ServerSet>,
+) -> Result<(crate::trajectory::Trajectory, RebuiltCommit), HistoryError> {
     use super::source::CommitSource;
     let snapshots = commit.commit_snapshots.as_ref().ok_or_else(|| {
         HistoryError::Annotation(format!(
@@ -288,11 +298,28 @@ pub fn derive_rebuilt(
         ))
     })?;
     let rebuilt = rebuild_files(snapshots)?;
-    let sha = rebuild_repository(dir, &rebuilt, &commit.commit_message)?;
-    let repo = super::GitRepository::open(dir)?;
+    let repo_dir = dir.join("repo.git");
+    let sha = rebuild_repository(&repo_dir, &rebuilt, &commit.commit_message)?;
+    let repo = super::GitRepository::open(&repo_dir)?;
     let record = repo.load(&sha)?;
     let project = commit.name();
-    let trajectory = super::derive_commit(&record, Some(project.as_str()))?;
+    let trajectory = match servers {
+        None => super::derive_commit(&record, Some(project.as_str()))?,
+        Some(servers) => {
+            let parent_root = dir.join("parent");
+            repo.checkout(&record.parents[0], &parent_root)?;
+            let child_root = dir.join("commit");
+            repo.checkout(&sha, &child_root)?;
+            let setup = super::lsp::LspSetup {
+                parent_root: Some(parent_root),
+                child_root,
+                servers: servers.clone(),
+                timeout: std::time::Duration::from_secs(60),
+                max_requests: 2000,
+            };
+            super::derive_commit_with_lsp(&record, Some(project.as_str()), &setup)?.0
+        }
+    };
     Ok((trajectory, rebuilt))
 }
 
