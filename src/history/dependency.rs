@@ -362,6 +362,9 @@ fn sorted_tokens(text: &str) -> Vec<&str> {
 /// Clones: two edits whose before-texts and after-texts are alike (the same edit
 /// applied in two places, maybe to slightly different code), or whose token change
 /// is identical (a bulk substitution).
+/// Removed tokens, added tokens and, for one-sided changes, the normalized lines.
+type CloneKey<'a> = (&'a [String], &'a [String], Option<&'a (String, String)>);
+
 fn clones(edits: &[EditFacts], found: &mut BTreeSet<Dependency>) {
     // Below this many tokens a change is too small to call two of them clones by
     // similarity alone (`)` → `),`), but an identical token change still counts.
@@ -394,8 +397,7 @@ fn clones(edits: &[EditFacts], found: &mut BTreeSet<Dependency>) {
 
     // Identical changes: the same removed and added tokens (and, for a pure
     // insertion or deletion, the same lines).
-    let mut groups: BTreeMap<(&[String], &[String], Option<&(String, String)>), Vec<usize>> =
-        BTreeMap::new();
+    let mut groups: BTreeMap<CloneKey, Vec<usize>> = BTreeMap::new();
     for (index, (removed, added)) in changes.iter().enumerate() {
         if !(has_word(removed) || has_word(added)) {
             continue;
