@@ -740,4 +740,54 @@ mod tests {
             .collect();
         assert_eq!(calls, vec!["helper"]);
     }
+
+    #[test]
+    fn typescript_and_rust_scopes() {
+        let ts = "import { api } from './api';\n\nexport class Store {\n  count = 0;\n  add(n: number): void {\n    this.count = api.inc(n);\n  }\n}\n";
+        let s = analyze(Language::TypeScript, ts);
+        let scopes: Vec<_> = s
+            .scopes
+            .iter()
+            .map(|sc| (sc.kind, sc.signature.as_str()))
+            .collect();
+        assert_eq!(
+            scopes,
+            vec![
+                (ScopeKind::Class, "class Store"),
+                (ScopeKind::Method, "add(n: number): void")
+            ]
+        );
+        assert_eq!(names(&s, Role::Import), vec![("api".into(), 0)]);
+        assert_eq!(
+            names(&s, Role::Definition(DefinitionKind::Parameter)),
+            vec![("n".into(), 4)]
+        );
+        let calls: Vec<_> = s
+            .occurrences
+            .iter()
+            .filter(|o| o.call)
+            .map(|o| o.name.as_str())
+            .collect();
+        assert_eq!(calls, vec!["inc"]);
+
+        let rust = "struct Cart { total: u32 }\n\nimpl Cart {\n    fn add(&mut self, price: u32) {\n        self.total += price;\n    }\n}\n";
+        let s = analyze(Language::Rust, rust);
+        let scopes: Vec<_> = s
+            .scopes
+            .iter()
+            .map(|sc| (sc.kind, sc.name.as_str(), sc.start_line))
+            .collect();
+        assert_eq!(
+            scopes,
+            vec![
+                (ScopeKind::Class, "Cart", 0),
+                (ScopeKind::Class, "Cart", 2),
+                (ScopeKind::Method, "add", 3)
+            ]
+        );
+        assert_eq!(
+            names(&s, Role::Definition(DefinitionKind::Field)),
+            vec![("total".into(), 0)]
+        );
+    }
 }
