@@ -10,6 +10,7 @@
 //! | `def_import` | a definition changed in one file, its import changed in another |
 //! | `def_use` (string key) | a new identifier-shaped string (`"show_progress"`, `'--vcs-rev'`) introduced in one edit, read as an attribute or introduced again in another |
 //! | `def_use` (reassignment) | the same local variable assigned in several edits of one function |
+//! | `shared_name` | two edits of the same function introduce the same new compound name (`sample_weight`), in code, a docstring or a comment |
 //! | `clone` | the same token change applied in several places, or before- and after-texts that are alike (token Dice ≥ 0.8) |
 //! | `test_impl` | a test file and the file it tests both introduce the same identifier |
 //! | `move` | lines deleted by a pure deletion and inserted (maybe touched up) by a pure insertion |
@@ -34,6 +35,8 @@ pub struct EditFacts<'a> {
     pub before_text: &'a str,
     /// Inserted text.
     pub after_text: &'a str,
+    /// Names of the enclosing scopes (the structural path), outermost first.
+    pub scope: &'a [String],
 }
 
 /// A reason kind, as written in `reasons[].kind`.
@@ -55,6 +58,8 @@ pub enum DependencyKind {
     Move,
     /// A language server resolved a use in one edit to a definition in another.
     LspDefUse,
+    /// Two edits of one function introduce the same new compound name.
+    SharedName,
 }
 
 impl DependencyKind {
@@ -69,6 +74,7 @@ impl DependencyKind {
             DependencyKind::TestImpl => "test_impl",
             DependencyKind::Move => "move",
             DependencyKind::LspDefUse => "lsp_def_use",
+            DependencyKind::SharedName => "shared_name",
         }
     }
 
@@ -148,6 +154,7 @@ pub fn dependencies(edits: &[EditFacts]) -> Vec<Dependency> {
     clones(edits, &mut found);
     string_keys(edits, &mut found);
     local_reassignments(edits, &mut found);
+    shared_names_in_function(edits, &mut found);
     tests_and_implementations(edits, &mut found);
     moves(edits, &mut found);
     found.into_iter().collect()
@@ -567,6 +574,44 @@ fn string_keys(edits: &[EditFacts], found: &mut BTreeSet<Dependency>) {
     }
 }
 
+/// A compound name (`sample_weight`, `isLegacy`) that two edits of the same function
+/// both introduce, in code, a docstring or a comment: one change spread over the
+/// function (a new parameter documented, then used).
+fn shared_names_in_function(edits: &[EditFacts], found: &mut BTreeSet<Dependency>) {
+    let compound = |w: &str| w.contains('_') || w.chars().skip(1).any(|c| c.is_uppercase());
+    let introduced: Vec<BTreeSet<&str>> = edits
+        .iter()
+        .map(|e| {
+            let before: BTreeSet<&str> = e
+                .before_text
+                .split(|c: char| !(c.is_alphanumeric() || c == '_'))
+                .collect();
+            e.after_text
+                .split(|c: char| !(c.is_alphanumeric() || c == '_'))
+                .filter(|w| is_identifier_like(w) && compound(w) && !before.contains(w))
+                .collect()
+        })
+        .collect();
+    for a in 0..edits.len() {
+        if edits[a].scope.is_empty() {
+            continue;
+        }
+        for b in a + 1..edits.len() {
+            if edits[b].path != edits[a].path || edits[b].scope != edits[a].scope {
+                continue;
+            }
+            if let Some(word) = introduced[a].intersection(&introduced[b]).next() {
+                found.insert(Dependency {
+                    from: a,
+                    to: b,
+                    kind: DependencyKind::SharedName,
+                    detail: word.to_string(),
+                });
+            }
+        }
+    }
+}
+
 /// The same local variable (re)assigned by several edits of one function: each
 /// assignment feeds the same uses, so the edits change one data flow.
 fn local_reassignments(edits: &[EditFacts], found: &mut BTreeSet<Dependency>) {
@@ -866,6 +911,7 @@ mod tests {
                 symbols: &symbols,
                 before_text: "\tassert.Equal(t, a, b)\n",
                 after_text: "\trequire.Equal(t, a, b)\n",
+                scope: &[],
             })
             .collect();
         let found = dependencies(&facts);

@@ -23,6 +23,7 @@ struct Located<'a> {
     edit: &'a LineEdit,
     symbols: EditSymbols,
     path: Vec<Value>,
+    scope: Vec<String>,
 }
 
 /// Derives the trajectory of one commit.
@@ -95,11 +96,16 @@ fn derive(
                 }),
             );
             let path = structural_path(edit, parent, child);
+            let scope = path
+                .iter()
+                .filter_map(|p| p["name"].as_str().map(str::to_string))
+                .collect();
             located.push(Located {
                 file: file_index,
                 edit,
                 symbols,
                 path,
+                scope,
             });
         }
     }
@@ -111,6 +117,7 @@ fn derive(
             symbols: &l.symbols,
             before_text: &l.edit.before_text,
             after_text: &l.edit.after_text,
+            scope: &l.scope,
         })
         .collect();
     let mut found = dependencies(&facts);
