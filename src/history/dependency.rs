@@ -11,6 +11,7 @@
 //! | `def_use` (string key) | a new identifier-shaped string (`"show_progress"`, `'--vcs-rev'`) introduced in one edit, read as an attribute or introduced again in another |
 //! | `def_use` (reassignment) | the same local variable assigned in several edits of one function |
 //! | `shared_name` | two edits of the same function introduce the same new compound name (`sample_weight`), in code, a docstring or a comment |
+//! | `def_use` (class member) | a class attribute, constructor parameter or `self.x` changed by several edits of one class, or passed by name to that class's constructor (`Env(vcs_rev=…)`) |
 //! | `clone` | the same token change applied in several places, or before- and after-texts that are alike (token Dice ≥ 0.8) |
 //! | `test_impl` | a test file and the file it tests both introduce the same identifier |
 //! | `move` | lines deleted by a pure deletion and inserted (maybe touched up) by a pure insertion |
@@ -154,6 +155,7 @@ pub fn dependencies(edits: &[EditFacts]) -> Vec<Dependency> {
     clones(edits, &mut found);
     string_keys(edits, &mut found);
     local_reassignments(edits, &mut found);
+    class_members(edits, &mut found);
     shared_names_in_function(edits, &mut found);
     tests_and_implementations(edits, &mut found);
     moves(edits, &mut found);
@@ -220,6 +222,70 @@ fn definition_uses(edits: &[EditFacts], found: &mut BTreeSet<Dependency>) {
                         detail: callee.to_string(),
                     });
                 }
+            }
+            // `Env(..., vcs_rev=vcs_rev)`: a keyword argument named like a field or
+            // constructor parameter that an edit of class `Env` changed.
+            if !use_.keyword {
+                continue;
+            }
+            let Some(candidates) = by_name.get(use_.name.as_str()) else {
+                continue;
+            };
+            for &(definer, def) in candidates {
+                let member = matches!(def.kind, DefinitionKind::Field | DefinitionKind::Parameter);
+                let of_callee = def
+                    .scope
+                    .class
+                    .as_ref()
+                    .is_some_and(|(class, _)| class == callee);
+                if definer != user && member && of_callee {
+                    found.insert(Dependency {
+                        from: definer,
+                        to: user,
+                        kind: DependencyKind::DefUse,
+                        detail: format!("{callee}({})", use_.name),
+                    });
+                }
+            }
+        }
+    }
+}
+
+/// Members of one class changed together: a class attribute, the constructor
+/// parameter and the `self.x = x` that stores it are one addition.
+fn class_members(edits: &[EditFacts], found: &mut BTreeSet<Dependency>) {
+    let mut by_member: BTreeMap<(usize, &str, &str), BTreeSet<usize>> = BTreeMap::new();
+    for (index, edit) in edits.iter().enumerate() {
+        for def in &edit.symbols.changed {
+            let Some((class, _)) = &def.scope.class else {
+                continue;
+            };
+            // Parameters count only for the constructor; other methods' parameters
+            // are locals that happen to share a name.
+            let constructor_parameter = def.kind == DefinitionKind::Parameter
+                && def
+                    .scope
+                    .chain
+                    .last()
+                    .is_some_and(|f| f == "__init__" || f == class || f == "constructor");
+            if def.kind == DefinitionKind::Field || constructor_parameter {
+                by_member
+                    .entry((def.scope.file, class.as_str(), def.name.as_str()))
+                    .or_default()
+                    .insert(index);
+            }
+        }
+    }
+    for ((_, class, name), holders) in by_member {
+        let holders: Vec<usize> = holders.into_iter().collect();
+        for (i, &a) in holders.iter().enumerate() {
+            for &b in &holders[i + 1..] {
+                found.insert(Dependency {
+                    from: a,
+                    to: b,
+                    kind: DependencyKind::DefUse,
+                    detail: format!("{class}.{name}"),
+                });
             }
         }
     }

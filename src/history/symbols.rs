@@ -50,6 +50,8 @@ pub struct NameUse {
     pub call: bool,
     /// The function whose call arguments hold this name, if any.
     pub callee: Option<String>,
+    /// The name of a keyword argument (`f(key=value)`: `key`).
+    pub keyword: bool,
     /// Where.
     pub scope: ScopeKey,
 }
@@ -199,6 +201,7 @@ pub fn edit_symbols(file: usize, parent: Option<Side>, child: Option<Side>) -> E
                         attribute: occurrence.attribute,
                         call: occurrence.call,
                         callee: occurrence.callee.clone(),
+                        keyword: occurrence.keyword,
                         scope: scope_key(file, structure, occurrence.scope),
                     });
                 }

@@ -103,6 +103,8 @@ pub struct Occurrence {
     pub call: bool,
     /// Innermost enclosing scope.
     pub scope: Option<usize>,
+    /// True for the name of a keyword argument (`f(key=value)`: `key`).
+    pub keyword: bool,
     /// Name of the function called when the identifier sits in a call's arguments
     /// (`f(x, key=y)`: `x`, `key` and `y` have callee `f`).
     pub callee: Option<String>,
@@ -231,6 +233,7 @@ impl<'tree> Walker<'_, 'tree> {
                         role: Role::Import,
                         attribute: false,
                         call: false,
+                        keyword: false,
                         scope,
                         callee: None,
                     });
@@ -397,6 +400,7 @@ impl<'tree> Walker<'_, 'tree> {
             role,
             attribute,
             call,
+            keyword: parent_kind == "keyword_argument" && field == Some("name"),
             scope,
             callee: callee.map(str::to_string),
         });
