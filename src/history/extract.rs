@@ -218,14 +218,14 @@ pub fn check_round_trip(old: &str, new: &str, edits: &[LineEdit]) -> Result<(), 
             .map(lossless)
             .ok_or_else(|| {
                 format!(
-                    "edit at parent lines {:?} lies outside the file",
-                    edit.before
+                    "edit at parent lines {}..{} lies outside the file",
+                    edit.before.start, edit.before.end
                 )
             })?;
         if at != edit.before_text {
             return Err(format!(
-                "edit at parent lines {:?} does not match the parent text",
-                edit.before
+                "edit at parent lines {}..{} does not match the parent text",
+                edit.before.start, edit.before.end
             ));
         }
     }
@@ -428,6 +428,34 @@ mod tests {
             check_round_trip(old, new, &edits).unwrap();
             assert_eq!(apply_edits(old, &edits), new);
         }
+    }
+
+    #[test]
+    fn a_wrong_edit_is_caught_and_named() {
+        let old = "a\nb\n";
+        let new = "a\nc\n";
+        let blocks = change_blocks(old.as_bytes(), new.as_bytes()).unwrap();
+        let mut edits = edits_from_blocks(old, new, &blocks);
+        edits[0].after_text = "C\n".into();
+        let detail = check_round_trip(old, new, &edits).unwrap_err();
+        assert_eq!(
+            detail,
+            "applying the edits gives 4 bytes, the commit has 4 (first difference at byte 2)"
+        );
+        edits[0].before_text = "x\n".into();
+        assert_eq!(
+            check_round_trip(old, new, &edits).unwrap_err(),
+            "edit at parent lines 1..2 does not match the parent text"
+        );
+        let error = HistoryError::RoundTrip {
+            commit: "abc".into(),
+            file: "f.py".into(),
+            detail,
+        };
+        assert_eq!(
+            error.to_string(),
+            "commit abc, file f.py: edits do not reproduce the commit: applying the edits gives 4 bytes, the commit has 4 (first difference at byte 2)"
+        );
     }
 
     #[test]
