@@ -163,6 +163,12 @@ fn order_from_replaces_the_derived_order() {
                                {"src": 1, "tgt": 2, "reason": "y"}], "allowed_init_edits": [0]}"#,
     )
     .unwrap();
+    let graph = dir.path().join("results.json");
+    std::fs::write(
+        &graph,
+        r#"{"commit_sha": "x", "partial_order_graph": {"nodes": [], "edges": [{"src": 2, "tgt": 1, "reason": ""}]}}"#,
+    )
+    .unwrap();
     let repo_path = repo.path().to_str().unwrap();
     let order = |file: &std::path::Path| {
         let output = nextedit(&[
@@ -205,5 +211,10 @@ fn order_from_replaces_the_derived_order() {
             {"from": "e0", "to": "e1", "kind": "bi", "reasons": [{"kind": "historian", "detail": "x"}]},
             {"from": "e1", "to": "e2", "kind": "before", "reasons": [{"kind": "historian", "detail": "y"}]}
         ])
+    );
+    let from_graph = order(&graph);
+    assert_eq!(
+        from_graph["edges"],
+        serde_json::json!([{"from": "e2", "to": "e1", "kind": "before"}])
     );
 }

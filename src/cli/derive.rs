@@ -59,8 +59,9 @@ pub struct DeriveArgs {
     out: Option<PathBuf>,
 
     /// Replace the derived order with an external one: an EditFlow annotation
-    /// (`partial_orders` with `edit_hunk_pair`) or a Historian order file
-    /// (`partial_orders` with `src`/`tgt`). Only with --commit
+    /// (`partial_orders` with `edit_hunk_pair`), a Historian/EditFlow order file
+    /// (`partial_orders` with `src`/`tgt`) or a Historian results file
+    /// (`partial_order_graph.edges`). Only with --commit
     #[arg(long, value_name = "FILE", requires = "commit")]
     order_from: Option<PathBuf>,
 
@@ -299,9 +300,17 @@ enum ExternalPairs {
     Historian(Vec<HistorianEdge>),
 }
 
+/// A Historian results file's `partial_order_graph` (`{nodes, edges: [{src, tgt}]}`).
 #[derive(serde::Deserialize)]
-struct ExternalOrderFile {
-    partial_orders: ExternalPairs,
+struct HistorianGraph {
+    edges: Vec<HistorianEdge>,
+}
+
+#[derive(serde::Deserialize)]
+#[serde(untagged)]
+enum ExternalOrderFile {
+    Pairs { partial_orders: ExternalPairs },
+    Graph { partial_order_graph: HistorianGraph },
 }
 
 fn external_order(
@@ -316,9 +325,16 @@ fn external_order(
             path.display()
         )
     })?;
-    let order = match file.partial_orders {
-        ExternalPairs::EditFlow(pairs) => order_from_editflow(count, &pairs)?,
-        ExternalPairs::Historian(edges) => order_from_historian(count, &edges)?,
+    let order = match file {
+        ExternalOrderFile::Pairs {
+            partial_orders: ExternalPairs::EditFlow(pairs),
+        } => order_from_editflow(count, &pairs)?,
+        ExternalOrderFile::Pairs {
+            partial_orders: ExternalPairs::Historian(edges),
+        }
+        | ExternalOrderFile::Graph {
+            partial_order_graph: HistorianGraph { edges },
+        } => order_from_historian(count, &edges)?,
     };
     Ok(order)
 }
