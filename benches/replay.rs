@@ -16,24 +16,12 @@ use nextedit::suggest::protocol::{
     SuggestResult,
 };
 use nextedit::suggest::{NoopSuggester, PropagateSuggester, SuggestError, Suggester};
-use nextedit::trajectory::{
-    Edit, EditKind, FileEntry, LineRange, SessionInfo, SessionKind, Trajectory,
-};
+use nextedit::trajectory::{Edit, FileEntry, SessionInfo, SessionKind, Trajectory};
 
 /// A commit renaming `helper_N` → `renamed_N` at its definition and `uses` call sites
 /// spread over `files` files of `lines` lines each.
 fn synthetic(files: usize, lines: usize, uses: usize) -> Trajectory {
-    let mut t = Trajectory::new(SessionInfo {
-        id: "synthetic".into(),
-        kind: SessionKind::Commit,
-        workspace: None,
-        git_head: None,
-        commit: None,
-        server_command: vec![],
-        position_encoding: None,
-        started_at: None,
-        ended_at: None,
-    });
+    let mut t = Trajectory::new(SessionInfo::new("synthetic", SessionKind::Commit));
     let mut edits = Vec::new();
     for f in 0..files {
         let mut text = String::new();
@@ -46,31 +34,20 @@ fn synthetic(files: usize, lines: usize, uses: usize) -> Trajectory {
                 format!("    value_{l} = compute({l}, {f})  # filler line\n")
             };
             if line.contains("helper_target") {
-                edits.push(Edit {
-                    id: format!("e{}", edits.len()),
-                    file: format!("pkg/mod{f}.py"),
-                    kind: EditKind::Replace,
-                    before_lines: LineRange::new(l, l + 1),
-                    after_lines: LineRange::new(l, l + 1),
-                    before_text: line.clone(),
-                    after_text: line.replace("helper_target", "renamed_target"),
-                    context_before: vec![],
-                    context_after: vec![],
-                    structural_path: vec![],
-                    origin: Default::default(),
-                    events: vec![],
-                    annotations: Default::default(),
-                });
+                let after = line.replace("helper_target", "renamed_target");
+                edits.push(Edit::lines(
+                    format!("e{}", edits.len()),
+                    format!("pkg/mod{f}.py"),
+                    l,
+                    &line,
+                    &after,
+                ));
             }
             text.push_str(&line);
         }
         t.files.push(FileEntry {
-            path: format!("pkg/mod{f}.py"),
-            uri: None,
             language: Some("python".into()),
-            base_text: Some(text),
-            final_text: None,
-            excluded: false,
+            ..FileEntry::new(format!("pkg/mod{f}.py"), Some(text))
         });
     }
     t.edits = edits;

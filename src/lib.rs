@@ -9,11 +9,14 @@
 //! - [`trajectory`]: the pure domain model and its JSON form.
 //! - [`contextbench_io`]: ContextBench inputs and repository checkouts on disk.
 //! - [`metrics`]: BLEU, SARI, Excision Score, DiffBLEU, ContextBench, flow aggregation (pure).
+//! - [`history`]: git commits → edits, dependency edges and partial orders.
+//! - [`syntax`]: tree-sitter languages, structural paths, identifiers.
 
 #![warn(missing_docs)]
 #![forbid(unsafe_op_in_unsafe_fn)]
 
 pub mod contextbench_io;
+pub mod history;
 pub mod lsp;
 pub mod metrics;
 pub mod proxy;

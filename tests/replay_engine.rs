@@ -13,57 +13,22 @@ use nextedit::suggest::protocol::{
     SuggestResult, SuggestedEdit,
 };
 use nextedit::suggest::{NoopSuggester, SuggestError, Suggester};
-use nextedit::trajectory::{
-    Edit, EditKind, FileEntry, LineRange, SessionInfo, SessionKind, Trajectory,
-};
+use nextedit::trajectory::{Edit, FileEntry, SessionInfo, SessionKind, Trajectory};
 
 const A_PY: &str = "import os\n\n\ndef compute(x):\n    return x + 1\n\n\ndef helper(y):\n    return compute(y) * 2\n\n\nclass Foo:\n    def bar(self):\n        return compute(3)\n";
 const B_PY: &str = "from pkg.a import compute\n\n\ndef run():\n    total = compute(10)\n    print(total)\n    return total\n";
 
 fn edit(id: usize, file: &str, start: usize, before: &str, after: &str) -> Edit {
-    let lines = |t: &str| t.split_inclusive('\n').count();
-    Edit {
-        id: format!("e{id}"),
-        file: file.into(),
-        kind: if before.is_empty() {
-            EditKind::Insert
-        } else {
-            EditKind::Replace
-        },
-        before_lines: LineRange::new(start, start + lines(before)),
-        after_lines: LineRange::new(0, 0),
-        before_text: before.into(),
-        after_text: after.into(),
-        context_before: vec![],
-        context_after: vec![],
-        structural_path: vec![],
-        origin: Default::default(),
-        events: vec![],
-        annotations: Default::default(),
-    }
+    Edit::lines(format!("e{id}"), file, start, before, after)
 }
 
 /// The toy commit "Add scale parameter to compute": 5 edits, no order edges.
 fn worked_example() -> Trajectory {
-    let mut t = Trajectory::new(SessionInfo {
-        id: "06e9be95b7".into(),
-        kind: SessionKind::Commit,
-        workspace: None,
-        git_head: None,
-        commit: None,
-        server_command: vec![],
-        position_encoding: None,
-        started_at: None,
-        ended_at: None,
-    });
+    let mut t = Trajectory::new(SessionInfo::new("06e9be95b7", SessionKind::Commit));
     for (path, text) in [("pkg/a.py", A_PY), ("pkg/b.py", B_PY)] {
         t.files.push(FileEntry {
-            path: path.into(),
-            uri: None,
             language: Some("python".into()),
-            base_text: Some(text.into()),
-            final_text: None,
-            excluded: false,
+            ..FileEntry::new(path, Some(text.into()))
         });
     }
     t.edits = vec![

@@ -1,5 +1,10 @@
 //! Command-line interface: one file per subcommand, no logic beyond wiring.
+//!
+//! Exit codes: 0 success; 1 some items failed (reported on stderr, the batch went
+//! on); 2 a fatal error (bad arguments, unreadable repository or file).
 
+mod derive;
+mod eval_order;
 mod proxy;
 mod replay;
 mod score;
@@ -38,6 +43,8 @@ enum Command {
     Score(score::ScoreArgs),
     Replay(replay::ReplayArgs),
     Report(replay::ReportArgs),
+    Derive(derive::DeriveArgs),
+    EvalOrder(eval_order::EvalOrderArgs),
 }
 
 /// Parses arguments, runs the command and returns the process exit code.
@@ -52,6 +59,8 @@ pub fn run() -> i32 {
         Command::Score(args) => score::run(args).map(|()| 0),
         Command::Replay(args) => replay::run(args),
         Command::Report(args) => replay::report(args),
+        Command::Derive(args) => derive::run(args),
+        Command::EvalOrder(args) => eval_order::run(args),
     };
     match result {
         Ok(code) => code,

@@ -278,51 +278,15 @@ fn overlaps(a: &GoldEdit, b: &GoldEdit) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::trajectory::{EditKind, FileEntry, LineRange, SessionInfo, SessionKind};
+    use crate::trajectory::{FileEntry, SessionInfo, SessionKind};
 
     fn edit(id: &str, start: usize, before: &str, after: &str) -> Edit {
-        let (nb, na) = (split_lines(before).len(), split_lines(after).len());
-        Edit {
-            id: id.into(),
-            file: "a.py".into(),
-            kind: match (nb, na) {
-                (0, _) => EditKind::Insert,
-                (_, 0) => EditKind::Delete,
-                _ => EditKind::Replace,
-            },
-            before_lines: LineRange::new(start, start + nb),
-            after_lines: LineRange::new(0, 0),
-            before_text: before.into(),
-            after_text: after.into(),
-            context_before: vec![],
-            context_after: vec![],
-            structural_path: vec![],
-            origin: Default::default(),
-            events: vec![],
-            annotations: Default::default(),
-        }
+        Edit::lines(id, "a.py", start, before, after)
     }
 
     fn trajectory(base: &str, edits: Vec<Edit>) -> Trajectory {
-        let mut t = Trajectory::new(SessionInfo {
-            id: "t".into(),
-            kind: SessionKind::Commit,
-            workspace: None,
-            git_head: None,
-            commit: None,
-            server_command: vec![],
-            position_encoding: None,
-            started_at: None,
-            ended_at: None,
-        });
-        t.files.push(FileEntry {
-            path: "a.py".into(),
-            uri: None,
-            language: None,
-            base_text: Some(base.into()),
-            final_text: None,
-            excluded: false,
-        });
+        let mut t = Trajectory::new(SessionInfo::new("t", SessionKind::Commit));
+        t.files.push(FileEntry::new("a.py", Some(base.into())));
         t.edits = edits;
         t
     }

@@ -441,22 +441,17 @@ impl Database {
                 self.document_text(id, &doc.uri, None)?
             };
             trajectory.files.push(FileEntry {
-                path: doc.path.clone(),
                 uri: Some(doc.uri.clone()),
                 language: doc.language_id.clone(),
-                base_text,
                 final_text,
                 excluded: doc.excluded,
+                ..FileEntry::new(doc.path.clone(), base_text)
             });
         }
         for uri in read_uris {
             trajectory.files.push(FileEntry {
-                path: file_name(&uri),
-                uri: Some(uri),
-                language: None,
-                base_text: None,
-                final_text: None,
-                excluded: false,
+                uri: Some(uri.clone()),
+                ..FileEntry::new(file_name(&uri), None)
             });
         }
         Ok(trajectory)

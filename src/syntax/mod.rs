@@ -7,6 +7,7 @@
 
 mod definitions;
 mod language;
+pub mod structure;
 mod tokens;
 
 pub use definitions::{Definition, DefinitionSet, definition_kinds, definitions};
