@@ -92,6 +92,9 @@ fn single_commit_to_stdout_and_store_is_not_wired_yet() {
     assert_eq!(json["session"]["id"], sha.as_str());
     assert_eq!(json["order"]["natural"], serde_json::json!(["e0"]));
 
+    // --store keeps it as a `commit` session that replays by id.
+    let dbdir = tempfile::tempdir().unwrap();
+    let db = dbdir.path().join("nextedit.db");
     let output = nextedit(&[
         "derive",
         "--repo",
@@ -99,11 +102,38 @@ fn single_commit_to_stdout_and_store_is_not_wired_yet() {
         "--commit",
         "HEAD",
         "--store",
+        "--db",
+        db.to_str().unwrap(),
     ]);
-    assert_eq!(output.status.code(), Some(2));
+    assert_eq!(output.status.code(), Some(0));
     assert_eq!(
         String::from_utf8(output.stderr).unwrap(),
-        "nextedit: error: --store is not available in this build yet\n"
+        format!("stored {} as session 1\n", &sha[..10])
+    );
+    let list = nextedit(&["sessions", "list", "--json", "--db", db.to_str().unwrap()]);
+    let sessions: serde_json::Value = serde_json::from_slice(&list.stdout).unwrap();
+    assert_eq!(
+        (
+            sessions[0]["kind"].as_str(),
+            sessions[0]["git_head"].as_str()
+        ),
+        (Some("commit"), Some(sha.as_str()))
+    );
+    let replayed = nextedit(&[
+        "replay",
+        "--json",
+        "--suggester",
+        "builtin:oracle",
+        "--session",
+        "1",
+        "--db",
+        db.to_str().unwrap(),
+    ]);
+    assert_eq!(
+        replayed.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&replayed.stderr)
     );
 
     let output = nextedit(&[

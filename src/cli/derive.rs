@@ -73,8 +73,13 @@ pub struct DeriveArgs {
     lsp: bool,
 
     /// Also store each trajectory as a session of kind `commit` in the database
+    /// (then `nextedit replay --session ID` replays it)
     #[arg(long)]
     store: bool,
+
+    /// Database for --store [default: $NEXTEDIT_DB, else $XDG_DATA_HOME/nextedit/nextedit.db]
+    #[arg(long, value_name = "PATH", requires = "store")]
+    db: Option<std::path::PathBuf>,
 }
 
 /// Runs `nextedit derive`.
@@ -93,6 +98,15 @@ pub fn run(args: DeriveArgs) -> Result<i32> {
     }
     let repo = GitRepository::open(&args.repo)
         .with_context(|| format!("opening {}", args.repo.display()))?;
+    let mut db = match args.store {
+        true => Some(nextedit::store::Database::open(
+            &args
+                .db
+                .clone()
+                .unwrap_or_else(nextedit::store::default_path),
+        )?),
+        false => None,
+    };
     let project = repo.project();
     if let Some(rev) = &args.commit {
         let sha = repo.resolve(rev)?;
@@ -106,8 +120,9 @@ pub fn run(args: DeriveArgs) -> Result<i32> {
         if let Some(path) = &args.order_from {
             trajectory.order = external_order(path, trajectory.edits.len())?;
         }
-        if args.store {
-            store(&trajectory)?;
+        if let Some(db) = &mut db {
+            let id = db.import_trajectory(&trajectory)?;
+            eprintln!("stored {} as session {id}", &sha[..10]);
         }
         let json = serde_json::to_string_pretty(&trajectory)?;
         match &args.out {
@@ -153,8 +168,8 @@ pub fn run(args: DeriveArgs) -> Result<i32> {
             });
         match derived {
             Ok(trajectory) => {
-                if args.store {
-                    store(&trajectory)?;
+                if let Some(db) = &mut db {
+                    db.import_trajectory(&trajectory)?;
                 }
                 match &args.out {
                     Some(dir) => {
@@ -286,11 +301,6 @@ pub(crate) fn discover_servers() -> ServerSet {
         env: Vec::new(),
     });
     ServerSet { python, go, java }
-}
-
-fn store(_trajectory: &Trajectory) -> Result<()> {
-    // TODO(store): write the trajectory as a session of kind `commit` (the lead wires the store).
-    bail!("--store is not available in this build yet")
 }
 
 #[derive(serde::Deserialize)]

@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use anyhow::{Context, bail};
 use clap::{Args, ValueEnum};
+use nextedit::history::{CommitSource, GitRepository, derive_commit};
 use nextedit::metrics::flow::{FlowClass, FlowStep, HISTORIAN_KS, RankedPrediction, aggregate};
 use nextedit::replay::matching::MatchRule;
 use nextedit::replay::state::ReplayState;
@@ -45,19 +46,31 @@ use serde_json::json;
 #[command(verbatim_doc_comment)]
 pub struct ReplayArgs {
     /// Trajectory JSON file (can be repeated)
-    #[arg(long, value_name = "FILE", required_unless_present_any = ["resume", "session"])]
+    #[arg(long, value_name = "FILE", required_unless_present_any = ["resume", "session", "repo"])]
     trajectory: Vec<PathBuf>,
 
     /// A session stored in the database (can be repeated)
     #[arg(long, value_name = "ID")]
     session: Vec<i64>,
 
+    /// A git repository whose commits to replay (with --commit or --range)
+    #[arg(long, value_name = "PATH")]
+    repo: Option<PathBuf>,
+
+    /// A commit of --repo (can be repeated); each replays in a scratch checkout of its parent
+    #[arg(long, value_name = "REV", requires = "repo")]
+    commit: Vec<String>,
+
+    /// Commits A..B of --repo, oldest first
+    #[arg(long, value_name = "A..B", requires = "repo")]
+    range: Option<String>,
+
     /// builtin:noop, builtin:propagate, builtin:oracle, or cmd:<command line>
     #[arg(long, value_name = "SPEC", required_unless_present = "resume")]
     suggester: Option<String>,
 
     /// Continue an interrupted run (its trajectories and settings come from the database)
-    #[arg(long, value_name = "RUN", conflicts_with_all = ["trajectory", "session", "suggester"])]
+    #[arg(long, value_name = "RUN", conflicts_with_all = ["trajectory", "session", "repo", "suggester"])]
     resume: Option<i64>,
 
     /// Which edit comes next: the natural order (fixed) or the suggester's best kept match (adaptive)
@@ -189,6 +202,7 @@ pub fn run(args: ReplayArgs) -> anyhow::Result<i32> {
         .clone()
         .unwrap_or_else(nextedit::store::default_path);
     let mut db = Database::open(&db_path)?;
+    let mut failed = 0;
     let (run_id, settings) = match args.resume {
         Some(run) => {
             let summary = db.run(run)?;
@@ -219,6 +233,39 @@ pub fn run(args: ReplayArgs) -> anyhow::Result<i32> {
                     std::fs::read_to_string(path).ok(),
                 ));
             }
+            let mut derive_errors = Vec::new();
+            if let Some(repo_path) = &args.repo {
+                let repo = GitRepository::open(repo_path)
+                    .with_context(|| format!("opening {}", repo_path.display()))?;
+                let mut shas = Vec::new();
+                for rev in &args.commit {
+                    shas.push(repo.resolve(rev)?);
+                }
+                if let Some(range) = &args.range {
+                    shas.extend(repo.range(range)?);
+                }
+                if shas.is_empty() {
+                    bail!("--repo needs --commit REV or --range A..B");
+                }
+                let project = repo.project();
+                for sha in shas {
+                    let key = format!("{}@{}", project.as_deref().unwrap_or("repo"), &sha[..10]);
+                    let derived = repo
+                        .load(&sha)
+                        .and_then(|record| derive_commit(&record, project.as_deref()));
+                    match derived {
+                        Ok(mut trajectory) => {
+                            trajectory.session.workspace =
+                                Some(repo_path.canonicalize()?.display().to_string());
+                            entries.push((key, Some(serde_json::to_string(&trajectory)?)));
+                        }
+                        Err(error) => {
+                            derive_errors.push((key.clone(), error.to_string()));
+                            entries.push((key, None));
+                        }
+                    }
+                }
+            }
             for &id in &args.session {
                 let trajectory = db.trajectory(id)?;
                 if trajectory.edits.is_empty() {
@@ -236,6 +283,11 @@ pub fn run(args: ReplayArgs) -> anyhow::Result<i32> {
                 &serde_json::to_value(&settings)?,
                 &entries,
             )?;
+            failed += derive_errors.len();
+            for (key, error) in &derive_errors {
+                db.set_run_trajectory(run, key, "failed", None, Some(error))?;
+                eprintln!("nextedit: skipping {key}: {error}");
+            }
             (run, settings)
         }
     };
@@ -265,7 +317,6 @@ pub fn run(args: ReplayArgs) -> anyhow::Result<i32> {
     let (tx, rx) =
         crossbeam_channel::unbounded::<(String, anyhow::Result<Vec<serde_json::Value>>)>();
     let jobs = args.jobs.clamp(1, pending.len().max(1));
-    let mut failed = 0;
     std::thread::scope(|scope| -> anyhow::Result<()> {
         for _ in 0..jobs {
             let tx = tx.clone();
@@ -369,6 +420,22 @@ fn replay_one(
         .lock()
         .expect("scratch lock")
         .push(scratch.path().to_path_buf());
+    // A commit of a repository on this machine replays in a full checkout of its parent
+    // (nothing from the commit or later), so suggesters can read the whole project.
+    if let (Some(workspace), Some(parent)) = (
+        &trajectory.session.workspace,
+        trajectory
+            .session
+            .commit
+            .as_ref()
+            .and_then(|c| c.parent.as_ref()),
+    ) && trajectory.session.kind == nextedit::trajectory::SessionKind::Commit
+        && std::path::Path::new(workspace).join(".git").exists()
+    {
+        GitRepository::open(std::path::Path::new(workspace))
+            .and_then(|repo| repo.checkout(parent, scratch.path()))
+            .with_context(|| format!("checking out {parent} of {workspace}"))?;
+    }
     let revealed = Revealed {
         commit_message: settings
             .reveal
