@@ -15,6 +15,8 @@ use crate::suggest::protocol::{
     SuggestParams, SuggestedEdit,
 };
 use crate::suggest::{SuggestError, Suggester};
+use crate::syntax::Language;
+use crate::syntax::structure::{FileStructure, analyze};
 use crate::trajectory::{OrderKind, Trajectory};
 
 /// Which edit is applied after each step.
@@ -562,7 +564,21 @@ fn classify(
             after: &e.text,
         })
         .collect();
-    let matches = match_one_to_one(&preds, &golds, rule);
+    // Structure of the current files, parsed once per file and only when asked.
+    let parsed: std::cell::RefCell<std::collections::HashMap<String, Option<FileStructure>>> =
+        Default::default();
+    let same_structure = |file: &str, a: usize, b: usize| -> bool {
+        let mut cache = parsed.borrow_mut();
+        let structure = cache.entry(file.to_string()).or_insert_with(|| {
+            let language = Language::from_path(std::path::Path::new(file))?;
+            Some(analyze(language, &state.text(file)?))
+        });
+        // No grammar for this file: position alone decides, as for other rules.
+        structure
+            .as_ref()
+            .is_none_or(|s| s.path_at(a) == s.path_at(b))
+    };
+    let matches = match_one_to_one(&preds, &golds, rule, Some(&same_structure));
     edits
         .iter()
         .zip(matches)

@@ -3,9 +3,11 @@
 //! A location is a file and a half-open line range in current coordinates; its
 //! "at-lines" are the replaced lines, or the single line an insertion goes before
 //! (Historian's convention). Location rule: two insertions match when their
-//! insertion points are at most one line apart; any other pair when the Dice
-//! coefficient of their at-lines exceeds 0.5 (so, unlike Historian, a replace may
-//! match an insert, bug 6). Content rule: per [`MatchRule`].
+//! insertion points are at most one line apart (and, under [`MatchRule::Historian`],
+//! sit in the same enclosing definitions: Historian's structural-path rule, computed
+//! with the file's own grammar at the right line, bugs 5 and 11); any other pair when
+//! the Dice coefficient of their at-lines exceeds 0.5 (so, unlike Historian, a
+//! replace may match an insert, bug 6). Content rule: per [`MatchRule`].
 
 use crate::metrics::bleu::historian_bleu;
 use crate::metrics::excision::{EsGranularity, ExcisionConfig, excision_score_text};
@@ -104,12 +106,17 @@ fn normalize(text: &str) -> Vec<&str> {
     text.lines().map(str::trim_end).collect()
 }
 
+/// Tells whether two lines of a file lie in the same enclosing definitions.
+pub type SameStructure<'a> = &'a dyn Fn(&str, usize, usize) -> bool;
+
 /// Matches predictions (in rank order) to gold edits, each gold edit at most once.
-/// Returns, per prediction, the index into `golds` it matched.
+/// Returns, per prediction, the index into `golds` it matched. `structure` is
+/// consulted for two insertions under [`MatchRule::Historian`].
 pub fn match_one_to_one(
     preds: &[Located<'_>],
     golds: &[Located<'_>],
     rule: MatchRule,
+    structure: Option<SameStructure<'_>>,
 ) -> Vec<Option<usize>> {
     let mut taken = vec![false; golds.len()];
     preds
@@ -121,6 +128,19 @@ pub fn match_one_to_one(
                 .filter(|(g, _)| !taken[*g])
                 .map(|(g, gold)| (g, location_score(pred, gold)))
                 .filter(|(_, score)| *score > 0.0)
+                .filter(|(g, _)| {
+                    let gold = &golds[*g];
+                    let both_inserts = pred.is_insert() && gold.is_insert();
+                    // Historian compares the structure at the line before the insertion point.
+                    !(both_inserts && rule == MatchRule::Historian)
+                        || structure.is_none_or(|same| {
+                            same(
+                                gold.file,
+                                pred.start.saturating_sub(1),
+                                gold.start.saturating_sub(1),
+                            )
+                        })
+                })
                 .filter(|(g, _)| content_matches(rule, pred, &golds[*g]))
                 // Best overlap first; ties to the earlier gold edit.
                 .max_by(|a, b| a.1.total_cmp(&b.1).then(b.0.cmp(&a.0)))
@@ -189,17 +209,53 @@ mod tests {
             at("a", 0, 1, "import sys\n"),
         ];
         assert_eq!(
-            match_one_to_one(&preds, &golds, MatchRule::Historian),
+            match_one_to_one(&preds, &golds, MatchRule::Historian, None),
             vec![Some(0), None, Some(1), None]
         );
         assert_eq!(
-            match_one_to_one(&preds[2..3], &golds, MatchRule::Exact),
+            match_one_to_one(&preds[2..3], &golds, MatchRule::Exact, None),
             vec![Some(1)]
         );
         let wrong = [at("a", 8, 9, "    print(y)\n")];
         assert_eq!(
-            match_one_to_one(&wrong, &golds, MatchRule::Historian),
+            match_one_to_one(&wrong, &golds, MatchRule::Historian, None),
             vec![None]
+        );
+    }
+
+    #[test]
+    fn historian_inserts_must_share_their_enclosing_definitions() {
+        use crate::syntax::{Language, structure::analyze};
+        let text = "def f():\n    a = 1\n\ndef g():\n    b = 2\n";
+        let structure = analyze(Language::Python, text);
+        let same = |_: &str, a: usize, b: usize| structure.path_at(a) == structure.path_at(b);
+        // Gold inserts at the end of g's body (line 5); one prediction next to it, one
+        // a line above g's header (inside f's region), both within ±1 line of a gold.
+        let golds = [
+            at("a.py", 5, 5, "    c = 3\n"),
+            at("a.py", 2, 2, "    z = 0\n"),
+        ];
+        let in_g = [at("a.py", 5, 5, "    c = 3\n")];
+        assert_eq!(
+            match_one_to_one(&in_g, &golds, MatchRule::Historian, Some(&same)),
+            vec![Some(0)]
+        );
+        // Inserting `z` after line 2 of f (the blank line) vs before g's header (line 3):
+        // one line apart, but the line before each lies in different definitions.
+        let near_g = [at("a.py", 4, 4, "    c = 3\n")];
+        assert_eq!(
+            match_one_to_one(&near_g, &golds, MatchRule::Historian, Some(&same)),
+            vec![Some(0)]
+        );
+        let wrong_place = [at("a.py", 3, 3, "    z = 0\n")];
+        assert_eq!(
+            match_one_to_one(&wrong_place, &golds, MatchRule::Historian, Some(&same)),
+            vec![None]
+        );
+        // Exact rule: position alone.
+        assert_eq!(
+            match_one_to_one(&wrong_place, &golds, MatchRule::Exact, Some(&same)),
+            vec![Some(1)]
         );
     }
 }
