@@ -2,6 +2,11 @@
 //! time: state, matching, classification, scoring, workspace writes) and total wall
 //! time, on synthetic commits shaped like real ones.
 //!
+//! With a real repository (`NEXTEDIT_BENCH_REPO=/path cargo bench --bench replay`, or
+//! `-- --repo PATH`), it also replays that repository's last 100 non-merge commits
+//! (`NEXTEDIT_BENCH_COMMITS` changes the count) with builtin:propagate, each in a
+//! scratch checkout of its parent, as `nextedit replay --repo` does.
+//!
 //! Run: `cargo bench --bench replay` (`-- --quick` for a short run). Target (issue #5):
 //! ≤ 5 ms per step of engine overhead.
 
@@ -134,6 +139,100 @@ fn run<S: Suggester>(label: &str, trajectory: &Trajectory, suggester: S, repeats
     );
 }
 
+/// Replays real commits with propagate; prints engine overhead per step and wall time.
+fn real_repository(path: &str, count: usize) {
+    use nextedit::history::{CommitSource, GitRepository, derive_commit};
+    let repo = GitRepository::open(std::path::Path::new(path)).expect("the bench repository opens");
+    let raw = git2::Repository::open(path).expect("the bench repository opens");
+    let mut walk = raw.revwalk().unwrap();
+    walk.push_head().unwrap();
+    walk.set_sorting(git2::Sort::TOPOLOGICAL | git2::Sort::TIME)
+        .unwrap();
+    let project = repo.project();
+    let started = Instant::now();
+    let (mut commits, mut steps, mut skipped) = (0usize, 0usize, 0usize);
+    let (mut engine, mut checkout) = (Duration::ZERO, Duration::ZERO);
+    let mut per_step: Vec<f64> = Vec::new();
+    for oid in walk {
+        if commits == count {
+            break;
+        }
+        let sha = oid.unwrap().to_string();
+        let Ok(record) = repo.load(&sha) else {
+            continue;
+        };
+        if record.parents.len() != 1 {
+            continue;
+        }
+        let Ok(trajectory) = derive_commit(&record, project.as_deref()) else {
+            skipped += 1;
+            continue;
+        };
+        if trajectory.edits.is_empty() {
+            continue;
+        }
+        commits += 1;
+        let dir = tempfile::tempdir().unwrap();
+        let t = Instant::now();
+        repo.checkout(&record.parents[0], dir.path()).unwrap();
+        checkout += t.elapsed();
+        let mut timed = Timed {
+            inner: PropagateSuggester::default(),
+            spent: Duration::ZERO,
+        };
+        let config = ReplayConfig {
+            order: OrderMode::Fixed,
+            rule: MatchRule::Historian,
+            seed: 42,
+            revealed: Default::default(),
+            language: None,
+            project: project.clone(),
+        };
+        let t = Instant::now();
+        let outcome = replay(
+            &trajectory,
+            &mut timed,
+            &mut DirWorkspace::new(dir.path()),
+            &config,
+            None,
+            ReplayHooks {
+                resume: &[],
+                observer: &mut IgnoreProgress,
+            },
+        );
+        let wall = t.elapsed();
+        let Ok(outcome) = outcome else {
+            skipped += 1;
+            continue;
+        };
+        let own = wall.saturating_sub(timed.spent);
+        engine += own;
+        if !outcome.steps.is_empty() {
+            per_step.push(own.as_secs_f64() * 1e3 / outcome.steps.len() as f64);
+        }
+        steps += outcome.steps.len();
+    }
+    per_step.sort_by(f64::total_cmp);
+    let pick = |q: f64| {
+        per_step
+            .get(((per_step.len().max(1) - 1) as f64 * q) as usize)
+            .copied()
+            .unwrap_or(0.0)
+    };
+    println!("\nreal repository {path}: {commits} commits, {steps} steps, {skipped} skipped");
+    println!(
+        "  engine overhead per step: mean {:.3} ms, per-commit p50 {:.3} ms, p95 {:.3} ms   target ≤ 5 ms",
+        engine.as_secs_f64() * 1e3 / steps.max(1) as f64,
+        pick(0.5),
+        pick(0.95)
+    );
+    println!(
+        "  wall time {:.1} s (of which parent checkouts {:.1} s, derive and propagate the rest)",
+        started.elapsed().as_secs_f64(),
+        checkout.as_secs_f64()
+    );
+}
+
 fn main() {
     let quick = std::env::args().any(|a| a == "--quick");
     let repeats = if quick { 3 } else { 10 };
@@ -154,5 +253,23 @@ fn main() {
             PropagateSuggester::default(),
             repeats,
         );
+    }
+    let args: Vec<String> = std::env::args().collect();
+    let repo = args
+        .iter()
+        .position(|a| a == "--repo")
+        .and_then(|i| args.get(i + 1).cloned())
+        .or_else(|| std::env::var("NEXTEDIT_BENCH_REPO").ok());
+    match repo {
+        Some(path) => {
+            let count = std::env::var("NEXTEDIT_BENCH_COMMITS")
+                .ok()
+                .and_then(|v| v.parse().ok())
+                .unwrap_or(100);
+            real_repository(&path, count);
+        }
+        None => println!(
+            "\n(real-repository replay skipped: set NEXTEDIT_BENCH_REPO or pass --repo PATH)"
+        ),
     }
 }
