@@ -46,7 +46,9 @@ pub struct ProxyConfig {
 }
 
 /// Capacity of the tap channel in items; when full, copies are dropped (and counted).
-pub const TAP_CAPACITY: usize = 1 << 16;
+/// Large, because memory is bounded by [`TAP_MAX_BYTES`]: a burst of small messages
+/// waits for the recorder instead of being dropped.
+pub const TAP_CAPACITY: usize = 1 << 21;
 /// Bytes the tap may hold in flight before copies are dropped (and counted).
 pub const TAP_MAX_BYTES: usize = 512 * 1024 * 1024;
 
@@ -98,7 +100,9 @@ pub fn run(config: ProxyConfig) -> Result<i32, ProxyError> {
     let in_flight = Arc::new(AtomicUsize::new(0));
     let (tap_tx, recorder) = match &config.db {
         Some(db) => {
-            let (tx, rx) = crossbeam_channel::bounded(TAP_CAPACITY);
+            // Unbounded channel, bounded by `Tap::offer` (items and bytes): a bounded
+            // crossbeam channel would allocate all its slots up front.
+            let (tx, rx) = crossbeam_channel::unbounded();
             let settings = TapSettings {
                 db: db.clone(),
                 workspace: config.workspace.clone(),
@@ -340,6 +344,10 @@ impl Tap {
     fn offer(&self, item: TapItem) {
         let Some(tx) = &self.tx else { return };
         let size = item.size();
+        if tx.len() >= TAP_CAPACITY {
+            self.dropped.fetch_add(1, Ordering::Relaxed);
+            return;
+        }
         if self.in_flight.fetch_add(size, Ordering::Relaxed) + size > TAP_MAX_BYTES {
             self.in_flight.fetch_sub(size, Ordering::Relaxed);
             self.dropped.fetch_add(1, Ordering::Relaxed);

@@ -9,7 +9,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-use crossbeam_channel::{Receiver, RecvTimeoutError};
+use crossbeam_channel::{Receiver, TryRecvError};
 
 use crate::lsp::Direction;
 use crate::lsp::framing::Chunk;
@@ -64,7 +64,8 @@ pub struct TapSettings {
     pub in_flight: Arc<AtomicUsize>,
 }
 
-/// How long records may wait before they are committed.
+/// How long a burst gathers before it is processed and committed (so a SIGKILL loses
+/// at most about this much, plus the time to write it).
 const FLUSH_INTERVAL: Duration = Duration::from_millis(20);
 /// Records buffered while the database is unavailable before new ones are dropped.
 const MAX_BUFFERED_RECORDS: usize = 500_000;
@@ -183,6 +184,7 @@ impl Sink {
 
 /// Runs until the channel closes or an [`TapItem::End`] arrives.
 pub fn run_recorder(settings: TapSettings, rx: Receiver<TapItem>) {
+    lower_priority();
     let mut privacy = settings.privacy.clone();
     let mut git_head = None;
     if let Some(workspace) = &settings.workspace {
@@ -210,54 +212,67 @@ pub fn run_recorder(settings: TapSettings, rx: Receiver<TapItem>) {
     // Create the session row right away so even an idle session is listed.
     sink.ensure_session(false);
     let mut end = SessionEnd::Exited(None);
-    let mut oldest_unflushed: Option<Instant> = None;
-    loop {
-        let timeout = oldest_unflushed.map_or(Duration::from_millis(200), |t| {
-            FLUSH_INTERVAL.saturating_sub(t.elapsed())
-        });
-        match rx.recv_timeout(timeout) {
-            Ok(TapItem::End(how)) => {
-                end = how;
-                break;
+    let mut done = false;
+    while !done {
+        // Idle: block until something arrives, so an idle session costs no wakeups.
+        // With records waiting for a retry, poll instead.
+        let first = if sink.buffer.is_empty() {
+            match rx.recv() {
+                Ok(item) => Some(item),
+                Err(_) => break,
             }
-            Ok(TapItem::Chunk {
-                dir,
-                t_ns,
-                chunk,
-                consumed,
-            }) => {
-                sink.settings
-                    .in_flight
-                    .fetch_sub(chunk.bytes().len(), Ordering::Relaxed);
-                let records = observe(&mut recorder, dir, t_ns, &chunk, consumed);
-                for record in &records {
-                    if let Record::Session(SessionFact::Workspace(root)) = record {
-                        let root = Path::new(root);
-                        recorder.set_privacy(load_ignore_file(root, recorder.privacy()));
-                        if let Some(head) = git_head_of(root) {
-                            sink.git_head = Some(head.clone());
-                            if let (Some(db), Some(session)) = (sink.db.as_mut(), sink.session) {
-                                let _ = db.set_git_head(session, &head);
+        } else {
+            None
+        };
+        // Then let the burst gather for one window and take all of it at once: one
+        // wakeup per burst instead of one per message, so on a small machine the
+        // recorder does not compete with the editor and the server message by message.
+        std::thread::sleep(FLUSH_INTERVAL);
+        let mut items: Vec<TapItem> = first.into_iter().collect();
+        loop {
+            match rx.try_recv() {
+                Ok(item) => items.push(item),
+                Err(TryRecvError::Empty) => break,
+                Err(TryRecvError::Disconnected) => {
+                    done = true;
+                    break;
+                }
+            }
+        }
+        for item in items {
+            match item {
+                TapItem::End(how) => {
+                    end = how;
+                    done = true;
+                }
+                TapItem::Chunk {
+                    dir,
+                    t_ns,
+                    chunk,
+                    consumed,
+                } => {
+                    sink.settings
+                        .in_flight
+                        .fetch_sub(chunk.bytes().len(), Ordering::Relaxed);
+                    let records = observe(&mut recorder, dir, t_ns, &chunk, consumed);
+                    for record in &records {
+                        if let Record::Session(SessionFact::Workspace(root)) = record {
+                            let root = Path::new(root);
+                            recorder.set_privacy(load_ignore_file(root, recorder.privacy()));
+                            if let Some(head) = git_head_of(root) {
+                                sink.git_head = Some(head.clone());
+                                if let (Some(db), Some(session)) = (sink.db.as_mut(), sink.session)
+                                {
+                                    let _ = db.set_git_head(session, &head);
+                                }
                             }
                         }
                     }
+                    sink.push(records);
                 }
-                sink.push(records);
-                oldest_unflushed.get_or_insert_with(Instant::now);
             }
-            Err(RecvTimeoutError::Timeout) => {}
-            Err(RecvTimeoutError::Disconnected) => break,
         }
-        if oldest_unflushed.is_some_and(|t| t.elapsed() >= FLUSH_INTERVAL)
-            || sink.buffer.len() >= 20_000
-        {
-            sink.flush(false);
-            oldest_unflushed = if sink.buffer.is_empty() {
-                None
-            } else {
-                Some(Instant::now())
-            };
-        }
+        sink.flush(false);
     }
     // Drain whatever is still queued, then write it all.
     while let Ok(TapItem::Chunk {
@@ -293,6 +308,17 @@ pub fn run_recorder(settings: TapSettings, rx: Receiver<TapItem>) {
             "nextedit: cannot close the session in {}: {error}",
             sink.settings.db.display()
         );
+    }
+}
+
+/// A recording is never urgent: let forwarding, the editor and the server go first.
+fn lower_priority() {
+    #[cfg(target_os = "linux")]
+    // SAFETY: plain syscalls on the calling thread (Linux applies nice values per
+    // thread); failure only means the thread keeps its priority.
+    unsafe {
+        let tid = libc::syscall(libc::SYS_gettid) as libc::id_t;
+        libc::setpriority(libc::PRIO_PROCESS, tid, 10);
     }
 }
 
