@@ -479,7 +479,11 @@ fn replay_command_with_builtin_and_process_suggesters() {
     let report = nextedit(&["report", "1", "2"], &db);
     let report = String::from_utf8(report.stdout).unwrap();
     let lines: Vec<&str> = report.lines().collect();
-    assert_eq!(lines.len(), 3, "{report}");
+    assert_eq!(lines.len(), 7, "{report}");
+    assert!(lines[5].starts_with("   1      100.0    1.000"), "{report}");
+    assert!(lines[5].ends_with("none"), "{report}");
+    // Doing nothing keeps most tokens (BLEU 32.5) but earns no ES.
+    assert!(lines[6].starts_with("   2       32.5    0.000"), "{report}");
     assert_eq!(
         lines[1],
         "   1  builtin:oracle               1/1       4  1.000/1.000/1.000    1.000   1.000   1.000  1.000  1.00/0.00/0.00/0.00"
@@ -933,4 +937,94 @@ fn a_stored_commit_session_replays_by_id() {
     ));
     assert_eq!(out[1]["key"], format!("session:{id}"));
     assert_eq!(out[2]["summary"]["micro"]["f1"], 1.0);
+}
+
+#[test]
+fn one_suggester_process_serves_every_trajectory_of_a_worker() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("runs.db");
+    let script =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/suggesters/scripted.py");
+    let state = dir.path().join("state");
+    let spec = format!(
+        "cmd:SUGGESTER_STATE='{}' python3 '{}'",
+        state.display(),
+        script.display()
+    );
+    let mut args = vec![
+        "replay".to_string(),
+        "--json".into(),
+        "--suggester".into(),
+        spec,
+    ];
+    for i in 0..3 {
+        let path = dir.path().join(format!("t{i}.json"));
+        std::fs::write(&path, serde_json::to_string(&worked_example()).unwrap()).unwrap();
+        args.extend(["--trajectory".into(), path.display().to_string()]);
+    }
+    let a: Vec<&str> = args.iter().map(String::as_str).collect();
+    json_lines(&nextedit(&a, &db));
+    let state: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&state).unwrap()).unwrap();
+    assert_eq!(
+        (state["start"].as_u64(), state["initialize"].as_u64()),
+        (Some(1), Some(3))
+    );
+}
+
+#[test]
+fn ctrl_c_removes_the_scratch_worktrees() {
+    let dir = tempfile::tempdir().unwrap();
+    let tmpdir = dir.path().join("tmp");
+    std::fs::create_dir(&tmpdir).unwrap();
+    let db = dir.path().join("runs.db");
+    let path = dir.path().join("commit.json");
+    std::fs::write(&path, serde_json::to_string(&worked_example()).unwrap()).unwrap();
+    let script =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/suggesters/scripted.py");
+    let state = dir.path().join("state");
+    let spec = format!(
+        "cmd:SUGGESTER_MODE=hang SUGGESTER_STATE='{}' python3 '{}'",
+        state.display(),
+        script.display()
+    );
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_nextedit"))
+        .args(["replay", "--suggester", &spec, "--trajectory"])
+        .arg(&path)
+        .arg("--db")
+        .arg(&db)
+        .env("TMPDIR", &tmpdir)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let scratch = || std::fs::read_dir(&tmpdir).unwrap().count();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while scratch() == 0 {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no scratch directory appeared"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    // SAFETY: kill(2) on a child this test spawned.
+    unsafe {
+        libc::kill(child.id() as libc::pid_t, libc::SIGINT);
+    }
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(128 + libc::SIGINT));
+    assert_eq!(scratch(), 0, "scratch worktrees left behind");
+    // The hanging suggester went too (its process group was killed).
+    let ps = std::process::Command::new("ps")
+        .args(["-eo", "args"])
+        .output()
+        .unwrap();
+    let state = state.display().to_string();
+    assert!(
+        !String::from_utf8_lossy(&ps.stdout)
+            .lines()
+            .any(|l| l.contains(&state)),
+        "suggester left running"
+    );
 }

@@ -179,13 +179,15 @@ fn build_suggester(spec: &str, timeout: Duration) -> anyhow::Result<BuiltSuggest
 /// Scratch directories in use, removed by the Ctrl-C handler (drop removes them otherwise).
 static SCRATCH: std::sync::Mutex<Vec<PathBuf>> = std::sync::Mutex::new(Vec::new());
 
-/// On SIGINT/SIGTERM: remove the scratch directories, then exit like the signal would.
+/// On SIGINT/SIGTERM: stop the suggester processes, remove the scratch directories,
+/// then exit like the signal would.
 fn clean_up_on_signals() -> anyhow::Result<()> {
     use signal_hook::consts::{SIGINT, SIGTERM};
     let mut signals = signal_hook::iterator::Signals::new([SIGINT, SIGTERM])
         .context("cannot install signal handlers")?;
     std::thread::spawn(move || {
         if let Some(signal) = signals.forever().next() {
+            nextedit::suggest::kill_all();
             for dir in SCRATCH.lock().map(|d| d.clone()).unwrap_or_default() {
                 let _ = std::fs::remove_dir_all(dir);
             }
@@ -330,12 +332,31 @@ pub fn run(args: ReplayArgs) -> anyhow::Result<i32> {
                         return;
                     }
                 };
+                // One suggester per worker, initialized per trajectory, shut down at the end.
+                let mut suggester = match build_suggester(
+                    &settings.suggester,
+                    Duration::from_secs_f64(settings.timeout),
+                ) {
+                    Ok(built) => built,
+                    Err(error) => {
+                        let _ = tx.send((String::new(), Err(error)));
+                        return;
+                    }
+                };
                 loop {
                     let i = next.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
                     let Some((key, text)) = pending.get(i) else {
+                        suggester.0.shutdown();
                         return;
                     };
-                    let result = replay_one(&mut db, run_id, key, text.as_deref(), settings);
+                    let result = replay_one(
+                        &mut db,
+                        run_id,
+                        key,
+                        text.as_deref(),
+                        settings,
+                        &mut suggester,
+                    );
                     if let Err(error) = &result {
                         let _ = db.set_run_trajectory(
                             run_id,
@@ -391,6 +412,7 @@ fn replay_one(
     key: &str,
     text: Option<&str>,
     settings: &RunSettings,
+    suggester: &mut BuiltSuggester,
 ) -> anyhow::Result<Vec<serde_json::Value>> {
     let text = text.with_context(|| format!("cannot read {key}"))?;
     let trajectory: Trajectory =
@@ -408,10 +430,7 @@ fn replay_one(
             resume.push(index(applied).context("stored step applied an unknown edit")?);
         }
     }
-    let (mut suggester, feed) = build_suggester(
-        &settings.suggester,
-        Duration::from_secs_f64(settings.timeout),
-    )?;
+    let (suggester, feed) = suggester;
     let scratch = tempfile::Builder::new()
         .prefix("nextedit-replay-")
         .tempdir()
@@ -688,7 +707,8 @@ fn print_steps(
 /// Compare stored replay runs
 ///
 /// One line per run: micro and macro precision/recall/F1, hit@1/3, MRR, flow-pattern
-/// shares, and the number of steps whose suggester call failed.
+/// shares; then mean BLEU-4 and ES of the content, latency of both calls (p50/p95)
+/// and the failed calls by kind.
 #[derive(Debug, Args)]
 pub struct ReportArgs {
     /// Run ids (see the first line `nextedit replay` prints)
@@ -734,6 +754,7 @@ fn print_report(out: &mut impl Write, db: &Database, runs: &[i64]) -> anyhow::Re
         "MRR",
         "KEEP/JUMP/REV/BREAK"
     )?;
+    let mut details = Vec::new();
     for &run in runs {
         let info = db.run(run)?;
         let s = aggregate(&run_flow_steps(db, run)?, &HISTORIAN_KS);
@@ -762,6 +783,48 @@ fn print_report(out: &mut impl Write, db: &Database, runs: &[i64]) -> anyhow::Re
             s.shares.flow_reverting,
             s.shares.flow_breaking
         )?;
+        details.push((run, db.run_measurements(run)?));
+    }
+    writeln!(
+        out,
+        "\n{:>4}  {:>9}  {:>7}  {:>21}  {:>21}  FAILED CALLS",
+        "RUN", "MEAN BLEU", "MEAN ES", "SUGGEST p50/p95 ms", "GENERATE p50/p95 ms"
+    )?;
+    for (run, m) in details {
+        let errors: Vec<String> = m
+            .errors
+            .iter()
+            .map(|(kind, n)| format!("{kind} {n}"))
+            .collect();
+        writeln!(
+            out,
+            "{:>4}  {:>9}  {:>7}  {:>21}  {:>21}  {}",
+            run,
+            mean(&m.bleu).map_or("-".into(), |v| format!("{v:.1}")),
+            mean(&m.es).map_or("-".into(), |v| format!("{v:.3}")),
+            quantiles(&m.suggest_ms),
+            quantiles(&m.generate_ms),
+            if errors.is_empty() {
+                "none".to_string()
+            } else {
+                errors.join(", ")
+            }
+        )?;
     }
     Ok(())
+}
+
+fn mean(values: &[f64]) -> Option<f64> {
+    (!values.is_empty()).then(|| values.iter().sum::<f64>() / values.len() as f64)
+}
+
+/// `p50 / p95` of some latencies, or `-`.
+fn quantiles(values: &[f64]) -> String {
+    if values.is_empty() {
+        return "-".to_string();
+    }
+    let mut sorted = values.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    let at = |q: f64| sorted[((sorted.len() - 1) as f64 * q).round() as usize];
+    format!("{:.1} / {:.1}", at(0.5), at(0.95))
 }

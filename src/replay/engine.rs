@@ -253,7 +253,8 @@ fn splitmix(mut x: u64) -> u64 {
     x ^ (x >> 31)
 }
 
-/// Replays `trajectory` through `suggester`.
+/// Replays `trajectory` through `suggester` (initialized for it here; shutting it
+/// down is the caller's, who may reuse it for further trajectories).
 pub fn replay(
     trajectory: &Trajectory,
     suggester: &mut dyn Suggester,
@@ -424,7 +425,7 @@ pub fn replay(
             .map_err(|message| ReplayError::Hook { step, message })?;
         steps.push(record);
     }
-    suggester.shutdown();
+    // No shutdown here: the caller may reuse the suggester for the next trajectory.
     Ok(ReplayOutcome {
         initial,
         order: state.applied_order().to_vec(),

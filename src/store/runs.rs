@@ -78,6 +78,21 @@ pub struct StoredPrediction {
     pub class: String,
 }
 
+/// Per-step measurements of a run, for reports.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
+pub struct RunMeasurements {
+    /// BLEU-4 of each step's content (steps that have one).
+    pub bleu: Vec<f64>,
+    /// ES of each step's content.
+    pub es: Vec<f64>,
+    /// `suggest` latency of each step, ms.
+    pub suggest_ms: Vec<f64>,
+    /// `generate` latency of the steps that called it, ms.
+    pub generate_ms: Vec<f64>,
+    /// Failed calls by kind (`timeout`, `crash`, …), sorted by kind.
+    pub errors: Vec<(String, i64)>,
+}
+
 fn now() -> String {
     humantime::format_rfc3339_millis(std::time::SystemTime::now()).to_string()
 }
@@ -278,6 +293,35 @@ impl Database {
                 serde_json::from_str(&flow).unwrap_or_default(),
             ))
         })
+    }
+
+    /// Content scores, latencies and failures of every step of a run.
+    pub fn run_measurements(&self, run: i64) -> Result<RunMeasurements, StoreError> {
+        let rows = self.rows(
+            "SELECT content_bleu, content_es, suggest_ms, generate_ms FROM run_steps WHERE run_id = ?1",
+            [run],
+            |row| {
+                Ok((
+                    row.get::<_, Option<f64>>(0)?,
+                    row.get::<_, Option<f64>>(1)?,
+                    row.get::<_, f64>(2)?,
+                    row.get::<_, Option<f64>>(3)?,
+                ))
+            },
+        )?;
+        let mut m = RunMeasurements::default();
+        for (bleu, es, suggest, generate) in rows {
+            m.bleu.extend(bleu);
+            m.es.extend(es);
+            m.suggest_ms.push(suggest);
+            m.generate_ms.extend(generate);
+        }
+        m.errors = self.rows(
+            "SELECT kind, count(*) FROM run_errors WHERE run_id = ?1 GROUP BY kind ORDER BY kind",
+            [run],
+            |row| Ok((row.get(0)?, row.get(1)?)),
+        )?;
+        Ok(m)
     }
 
     /// Initial edit id recorded for a trajectory of a run.

@@ -12,7 +12,7 @@ pub mod propagate;
 pub mod protocol;
 
 pub use builtin::NoopSuggester;
-pub use process::{DEFAULT_INIT_TIMEOUT, MAX_LINE_BYTES, ProcessSuggester};
+pub use process::{DEFAULT_INIT_TIMEOUT, MAX_LINE_BYTES, ProcessSuggester, kill_all};
 pub use propagate::PropagateSuggester;
 
 use std::time::Duration;

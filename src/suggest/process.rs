@@ -25,6 +25,20 @@ use super::{SuggestError, Suggester};
 
 /// Longest line accepted from a suggester.
 pub const MAX_LINE_BYTES: usize = 16 * 1024 * 1024;
+/// Process groups of the suggesters alive in this process, for [`kill_all`].
+static LIVE_GROUPS: std::sync::Mutex<Vec<u32>> = std::sync::Mutex::new(Vec::new());
+
+/// Kills every suggester process group still alive (for signal handlers, which exit
+/// without running destructors).
+pub fn kill_all() {
+    for pgid in LIVE_GROUPS.lock().map(|g| g.clone()).unwrap_or_default() {
+        // SAFETY: kill(2) on process groups this process created and has not reaped.
+        unsafe {
+            libc::kill(-(pgid as libc::pid_t), libc::SIGKILL);
+        }
+    }
+}
+
 /// Default limit for `initialize`.
 pub const DEFAULT_INIT_TIMEOUT: Duration = Duration::from_secs(120);
 /// Lines of the suggester's stderr kept for error reports.
@@ -45,6 +59,10 @@ struct Running {
 
 impl Drop for Running {
     fn drop(&mut self) {
+        let pgid = self.child.id();
+        if let Ok(mut groups) = LIVE_GROUPS.lock() {
+            groups.retain(|&g| g != pgid);
+        }
         // The suggester runs in its own process group (a shell and what it started):
         // end all of it, not just the shell.
         if let Ok(None) = self.child.try_wait() {
@@ -113,6 +131,10 @@ impl ProcessSuggester {
                 command: self.command.join(" "),
                 source,
             })?;
+        LIVE_GROUPS
+            .lock()
+            .expect("live groups lock")
+            .push(child.id());
         let stdin = child.stdin.take().expect("piped");
         let stdout = child.stdout.take().expect("piped");
         let stderr = child.stderr.take().expect("piped");
@@ -339,9 +361,12 @@ impl Suggester for ProcessSuggester {
     }
 
     fn initialize(&mut self, params: &InitializeParams) -> Result<InitializeResult, SuggestError> {
+        // A live process is reused for the next trajectory: a suggester that loads a
+        // model loads it once per run, not once per commit.
         self.initialized_with = None;
-        self.running = None;
-        self.spawn()?;
+        if self.running.is_none() {
+            self.spawn()?;
+        }
         let result = self.raw_call("initialize", params);
         self.initialized_with = Some(params.clone());
         result

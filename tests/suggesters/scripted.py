@@ -27,6 +27,7 @@ def reply(msg_id, result):
     sys.stdout.flush()
 
 
+bump("start")
 for line in sys.stdin:
     message = json.loads(line)
     method, msg_id = message.get("method"), message.get("id")
