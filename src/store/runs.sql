@@ -67,3 +67,9 @@ CREATE TABLE run_errors (
     kind        TEXT NOT NULL,                  -- timeout | crash | bad_json | huge_output | error_response | bad_result | …
     message     TEXT NOT NULL
 );
+
+-- One row per prediction that matched a gold edit (one to one within a step).
+CREATE VIEW run_matches AS
+    SELECT run_id, key, step, rank, matched AS edit, class
+      FROM run_predictions
+     WHERE matched IS NOT NULL;
