@@ -550,6 +550,28 @@ fn a_killed_run_resumes_where_it_stopped() {
     std::thread::sleep(std::time::Duration::from_millis(200));
     child.kill().unwrap();
     child.wait().unwrap();
+    // A SIGKILLed nextedit cannot stop its suggester: end its process group here (its
+    // shell's command line names the state file).
+    let ps = std::process::Command::new("ps")
+        .args(["-eo", "pid=,args="])
+        .output()
+        .unwrap();
+    let state_name = state.display().to_string();
+    for line in String::from_utf8_lossy(&ps.stdout)
+        .lines()
+        .filter(|l| l.contains(&state_name))
+    {
+        if let Some(pid) = line
+            .split_whitespace()
+            .next()
+            .and_then(|p| p.parse::<i32>().ok())
+        {
+            // SAFETY: kill(2) on the process group of the suggester this test started.
+            unsafe {
+                libc::kill(-pid, libc::SIGKILL);
+            }
+        }
+    }
     assert_eq!(steps_stored(), 2);
     let resumed = json_lines(&nextedit(&["replay", "--json", "--resume", "1"], &db));
     let steps: Vec<i64> = resumed[1]["steps"]
