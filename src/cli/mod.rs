@@ -1,5 +1,6 @@
 //! Command-line interface: one file per subcommand, no logic beyond wiring.
 
+mod doctor;
 mod proxy;
 mod sessions;
 
@@ -22,6 +23,7 @@ enum Command {
     Proxy(proxy::ProxyArgs),
     #[command(subcommand)]
     Sessions(sessions::SessionsCommand),
+    Doctor(doctor::DoctorArgs),
 }
 
 /// Parses arguments, runs the command and returns the process exit code.
@@ -30,6 +32,7 @@ pub fn run() -> i32 {
     let result = match cli.command {
         Command::Proxy(args) => proxy::run(args),
         Command::Sessions(command) => sessions::run(command),
+        Command::Doctor(args) => doctor::run(args),
     };
     match result {
         Ok(code) => code,

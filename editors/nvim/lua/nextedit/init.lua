@@ -295,9 +295,11 @@ end
 
 local function visible_params(win)
   local buf = vim.api.nvim_win_get_buf(win)
-  local first, last = vim.api.nvim_win_call(win, function()
-    return vim.fn.line('w0'), vim.fn.line('w$')
+  -- nvim_win_call returns only the first value of its function: return a table.
+  local view = vim.api.nvim_win_call(win, function()
+    return { vim.fn.line('w0'), vim.fn.line('w$') }
   end)
+  local first, last = view[1], view[2]
   return {
     textDocument = text_document(buf),
     ranges = { {
