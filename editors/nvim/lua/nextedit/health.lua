@@ -38,7 +38,7 @@ function M.check()
         health.warn(rest)
       elseif status == 'error' then
         health.error(rest)
-      elseif line ~= '' then
+      elseif line ~= '' and not vim.startswith(line, 'doctor:') then
         health.info(line)
       end
     end
