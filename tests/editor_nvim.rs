@@ -381,7 +381,7 @@ fn neovim_plugin_records_a_real_session() {
         .position(|t| *t == with_line)
         .expect("a recorded state with the line later undone");
     assert!(
-        texts[with_removed..].iter().any(|t| *t == on_disk),
+        texts[with_removed..].contains(&on_disk),
         "the undo was recorded"
     );
 

@@ -582,7 +582,7 @@ fn vscode_extension_records_a_real_session() {
         .iter()
         .position(|t| *t == with_line)
         .expect("a recorded state with the line later undone");
-    assert!(texts[with_removed..].iter().any(|t| *t == on_disk));
+    assert!(texts[with_removed..].contains(&on_disk));
 
     // Signals.
     let all: Vec<(String, Option<String>, Value)> = conn
