@@ -174,42 +174,31 @@ fn original_text() -> String {
     text
 }
 
-#[test]
-fn neovim_plugin_records_a_real_session() {
-    let Some(nvim) = nvim_binary() else {
-        eprintln!(
-            "nvim not found: skipping (scripts/test installs .venv-nvim; or set NEXTEDIT_NVIM)"
-        );
-        return;
-    };
-    let tmp = tempfile::tempdir().unwrap();
-    let home = tmp.path().join("home");
-    let workspace = tmp.path().join("ws");
+/// Starts headless Neovim on `ws/main.py` (a fresh copy of the sample, in a folder with a
+/// `pyproject.toml`) with `init` after a fixed screen size and no swap/shada files, a fresh
+/// HOME, `nextedit` and pyright on PATH and `NEXTEDIT_DB` in `dir`. Returns the editor, the
+/// file and the database path.
+fn start(nvim: PathBuf, dir: &Path, init: &str) -> (Nvim, PathBuf, PathBuf) {
+    let home = dir.join("home");
+    let workspace = dir.join("ws");
     std::fs::create_dir_all(home.join("config/nvim")).unwrap();
     std::fs::create_dir_all(&workspace).unwrap();
     let workspace = workspace.canonicalize().unwrap();
     let main = workspace.join("main.py");
     std::fs::write(&main, original_text()).unwrap();
     std::fs::write(workspace.join("pyproject.toml"), "").unwrap();
-    let db = tmp.path().join("rec.db");
-
-    // The README snippet as is, after a fixed screen size and no swap/shada files.
+    let db = dir.join("rec.db");
     let init = format!(
-        "vim.o.lines = 24\nvim.o.columns = 80\nvim.o.swapfile = false\nvim.o.shadafile = 'NONE'\n{}",
-        readme_snippet()
+        "vim.o.lines = 24\nvim.o.columns = 80\nvim.o.swapfile = false\nvim.o.shadafile = 'NONE'\n{init}"
     );
-    let init_path = home.join("config/nvim/init.lua");
-    std::fs::write(&init_path, init).unwrap();
-
-    let bin_dir = nextedit_bin().parent().unwrap().to_path_buf();
-    let servers = pyright().parent().unwrap().to_path_buf();
+    std::fs::write(home.join("config/nvim/init.lua"), init).unwrap();
     let path = format!(
         "{}:{}:{}",
-        bin_dir.display(),
-        servers.display(),
+        nextedit_bin().parent().unwrap().display(),
+        pyright().parent().unwrap().display(),
         std::env::var("PATH").unwrap_or_default()
     );
-    let socket = tmp.path().join("nvim.sock");
+    let socket = dir.join("nvim.sock");
     let mut command = Command::new(&nvim);
     command
         .arg("--headless")
@@ -229,12 +218,26 @@ fn neovim_plugin_records_a_real_session() {
     quiet(&mut command);
     let child = command.spawn().expect("start nvim");
     wait_until("nvim's socket", || socket.exists());
-    let mut nvim = Nvim {
+    let nvim = Nvim {
         bin: nvim,
         socket,
         child,
         views: Default::default(),
     };
+    (nvim, main, db)
+}
+
+#[test]
+fn neovim_plugin_records_a_real_session() {
+    let Some(nvim) = nvim_binary() else {
+        eprintln!(
+            "nvim not found: skipping (scripts/test installs .venv-nvim; or set NEXTEDIT_NVIM)"
+        );
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    // The README snippet as is.
+    let (mut nvim, main, db) = start(nvim, tmp.path(), &readme_snippet());
     let uri = uri(&main);
 
     // 1. The server attaches through the proxy; the initial state is sent.
@@ -483,4 +486,118 @@ fn assert_subsequence(actual: &[Value], expected: &[Value]) {
             serde_json::to_string_pretty(actual).unwrap()
         );
     }
+}
+
+/// The Neovim 0.10-style API (`vim.lsp.start` with `require('nextedit').cmd`), and the
+/// commands: `:NexteditPause` restarts pyright without the proxy (what is typed then is never
+/// recorded as edits), `:NexteditResume` records again (a new session), `:NexteditStatus`
+/// and `:checkhealth nextedit` describe it.
+#[test]
+fn neovim_pause_resume_status_and_health() {
+    let Some(nvim) = nvim_binary() else {
+        eprintln!(
+            "nvim not found: skipping (scripts/test installs .venv-nvim; or set NEXTEDIT_NVIM)"
+        );
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let init = format!(
+        "vim.opt.rtp:append('{}/editors/nvim')
+require('nextedit').setup({{}})
+vim.api.nvim_create_autocmd('FileType', {{ pattern = 'python', callback = function(args)
+  vim.lsp.start({{ name = 'pyright', cmd = require('nextedit').cmd({{ 'pyright-langserver', '--stdio' }}),
+                  root_dir = vim.fs.root(args.buf, {{ 'pyproject.toml' }}) }})
+end }})
+",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let (mut nvim, main, db) = start(nvim, tmp.path(), &init);
+    let uri = uri(&main);
+    let attached = |wrapped: bool| {
+        format!(
+            "#vim.tbl_filter(function(c) return c.initialized and not c:is_stopped() and require('nextedit').is_wrapped(c) == {wrapped} end, vim.lsp.get_clients({{bufnr = 0}})) == 1 and #vim.lsp.get_clients({{bufnr = 0}}) == 1"
+        )
+    };
+    nvim.wait_for("pyright through the proxy", &attached(true));
+    let session_text = |n: usize| -> Option<String> {
+        let database = Database::open_existing(&db).ok()?;
+        let mut sessions = database.sessions().ok()?;
+        sessions.sort_by_key(|s| s.id);
+        let id = sessions.get(n)?.id;
+        database.document_text(id, &uri, None).ok()?
+    };
+
+    nvim.keys("ggOrecorded = 1<Esc>");
+    let first = format!("recorded = 1\n{}", original_text());
+    wait_until("the first edit", || {
+        session_text(0).as_deref() == Some(first.as_str())
+    });
+
+    nvim.keys(":NexteditPause<CR>");
+    nvim.wait_for("pyright without the proxy", &attached(false));
+    wait_until("the first session to end", || {
+        db_count(&db, "SELECT count(*) FROM sessions WHERE status = 'ended'") == 1
+    });
+    let status = nvim.eval("execute('NexteditStatus')");
+    assert!(status.contains("nextedit: paused"), "{status}");
+    assert!(
+        status.contains("pyright: direct (not recorded)"),
+        "{status}"
+    );
+
+    nvim.keys("ggOwhile_paused = 2<Esc>");
+    nvim.wait_for(
+        "the paused edit",
+        "vim.api.nvim_buf_get_lines(0, 0, 1, true)[1] == 'while_paused = 2'",
+    );
+
+    nvim.keys(":NexteditResume<CR>");
+    nvim.wait_for("pyright through the proxy again", &attached(true));
+    let status = nvim.eval("execute('NexteditStatus')");
+    assert!(status.contains("nextedit: recording"), "{status}");
+    assert!(status.contains("pyright: through the proxy"), "{status}");
+    nvim.keys("ggOresumed = 3<Esc>");
+    let resumed = format!("resumed = 3\nwhile_paused = 2\n{first}");
+    wait_until("the edit after resuming", || {
+        session_text(1).as_deref() == Some(resumed.as_str())
+    });
+
+    // :checkhealth nextedit, written to a file.
+    let health_file = tmp.path().join("health.txt");
+    nvim.keys(&format!(
+        ":checkhealth nextedit<CR>:w! {}<CR>:bwipeout<CR>",
+        health_file.display()
+    ));
+    wait_until("the health report", || health_file.exists());
+    let health = std::fs::read_to_string(&health_file).unwrap();
+    for expected in [
+        format!("OK nextedit {}", env!("CARGO_PKG_VERSION")),
+        format!(
+            "OK database {} ($NEXTEDIT_DB): private (0600)",
+            db.display()
+        ),
+        "OK database is writable (2 sessions)".to_string(),
+        "WARNING no servers configured".to_string(),
+        "pyright is recording".to_string(),
+    ] {
+        assert!(health.contains(&expected), "{expected:?} not in\n{health}");
+    }
+
+    nvim.keys(":qa!<CR>");
+    assert!(nvim.child.wait().unwrap().success());
+    wait_until("both sessions to end", || {
+        db_count(&db, "SELECT count(*) FROM sessions WHERE status = 'ended'") == 2
+    });
+    let database = Database::open_existing(&db).unwrap();
+    assert_eq!(database.sessions().unwrap().len(), 2);
+    // Nothing typed while paused was recorded as an edit; resuming reopened the file with it.
+    assert_eq!(
+        db_count(
+            &db,
+            "SELECT count(*) FROM edits WHERE text_after LIKE '%while_paused%' OR text_after LIKE '%2%'"
+        ),
+        0
+    );
+    assert_eq!(session_text(0).as_deref(), Some(first.as_str()));
+    assert_eq!(session_text(1).as_deref(), Some(resumed.as_str()));
 }

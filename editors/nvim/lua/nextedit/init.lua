@@ -503,10 +503,10 @@ end
 -- Pause / resume: restart the wrapped clients without (or with) the proxy, so that
 -- nothing at all is recorded while paused.
 
-local function restart_clients(to_cmd)
+--- Restarts the clients `select` picks with the command `to_cmd` gives.
+local function restart_clients(select, to_cmd)
   for _, client in ipairs(vim.lsp.get_clients()) do
-    local name = client.name
-    if state.originals[name] or M.is_wrapped(client) then
+    if not client:is_stopped() and select(client) then
       local config = vim.deepcopy(client.config)
       config.cmd = to_cmd(config.cmd)
       local bufs = vim.tbl_keys(client.attached_buffers or {})
@@ -518,7 +518,14 @@ local function restart_clients(to_cmd)
       end
       for _, buf in ipairs(bufs) do
         if vim.api.nvim_buf_is_loaded(buf) then
-          vim.lsp.start(config, { bufnr = buf })
+          -- Never reuse the client that is stopping (same name and root).
+          vim.lsp.start(config, {
+            bufnr = buf,
+            reuse_client = function(other)
+              return not other:is_stopped() and other.id ~= client.id
+                and other.name == config.name and vim.deep_equal(other.config.cmd, config.cmd)
+            end,
+          })
         end
       end
     end
@@ -537,7 +544,14 @@ function M.pause()
       vim.lsp.config(name, { cmd = original })
     end
   end
-  restart_clients(M.unwrap)
+  state.paused_names = {}
+  restart_clients(function(client)
+    if M.is_wrapped(client) then
+      state.paused_names[client.name] = true
+      return true
+    end
+    return false
+  end, M.unwrap)
 end
 
 --- Resumes recording: restarts the servers behind the proxy again.
@@ -551,15 +565,11 @@ function M.resume()
       vim.lsp.config(name, { cmd = M.cmd(original) })
     end
   end
-  restart_clients(function(cmd)
-    local known = false
-    for _, original in pairs(state.originals) do
-      if vim.deep_equal(original, cmd) then
-        known = true
-      end
-    end
-    return known and M.cmd(cmd) or cmd
-  end)
+  local names = state.paused_names or {}
+  state.paused_names = nil
+  restart_clients(function(client)
+    return (names[client.name] or state.originals[client.name] ~= nil) and not M.is_wrapped(client)
+  end, M.cmd)
 end
 
 --- Whether recording is paused.
