@@ -91,6 +91,20 @@ impl Nvim {
         self.remote("--remote-send", keys);
     }
 
+    /// Types `:qa` and waits for Neovim to exit (the remote call itself may lose the race
+    /// with the exit, so its own status is not checked).
+    fn quit(&mut self, command: &str) -> std::process::ExitStatus {
+        let _ = Command::new(&self.bin)
+            .arg("--server")
+            .arg(&self.socket)
+            .arg("--remote-send")
+            .arg(command)
+            .stdin(Stdio::null())
+            .stderr(Stdio::null())
+            .output();
+        self.child.wait().unwrap()
+    }
+
     /// Evaluates a Vim expression.
     fn eval(&self, expr: &str) -> String {
         self.remote("--remote-expr", expr)
@@ -317,8 +331,7 @@ fn neovim_plugin_records_a_real_session() {
     wait_until("the save to be recorded", || {
         db_count(&db, "SELECT count(*) FROM snapshots WHERE kind = 'save'") > 0
     });
-    nvim.keys(":qa<CR>");
-    let status = nvim.child.wait().unwrap();
+    let status = nvim.quit(":qa<CR>");
     assert!(status.success(), "nvim exited with {status}");
     wait_until("the session to end", || {
         db_count(
@@ -583,8 +596,7 @@ end }})
         assert!(health.contains(&expected), "{expected:?} not in\n{health}");
     }
 
-    nvim.keys(":qa!<CR>");
-    assert!(nvim.child.wait().unwrap().success());
+    assert!(nvim.quit(":qa!<CR>").success());
     wait_until("both sessions to end", || {
         db_count(&db, "SELECT count(*) FROM sessions WHERE status = 'ended'") == 2
     });
