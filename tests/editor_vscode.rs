@@ -4,7 +4,8 @@
 //!
 //! The end-to-end test types real keys into VS Code, as a user would: scroll, go to the
 //! line with non-ASCII text, select, hover, type, undo, save, then "nextedit: Pause
-//! Recording" (which stops the proxied server cleanly). Then it asserts on the recorded
+//! Recording" (which stops the proxied server cleanly), and "nextedit: Show Session Summary"
+//! (which opens `nextedit sessions show` of that session). Then it asserts on the recorded
 //! session: the edits rebuild the saved file exactly, the undone text was recorded and
 //! undone, the signals carry exact positions, the reads include the opened file and the hover.
 //!
@@ -534,6 +535,14 @@ fn vscode_extension_records_a_real_session() {
             "SELECT count(*) FROM sessions WHERE status != 'running'",
         ) == 1
     });
+    // "nextedit: Show Session Summary" opens `nextedit sessions show` of this workspace.
+    vscode.send("command nextedit: Show Session Summary");
+    let mut summary: Vec<String> = Vec::new();
+    wait_until("the session summary", || {
+        summary = serde_json::from_str(&vscode.send("text")).unwrap();
+        summary.first().is_some_and(|l| l.starts_with("session "))
+    });
+    assert_eq!(summary[0], "session 1  (recorded, ended)");
     vscode.send("quit");
 
     // The recording.

@@ -7,6 +7,7 @@
 //   type TEXT          type TEXT as keystrokes (\n in TEXT is Enter)
 //   goto LINE:COL      Go to Line/Column (Ctrl+G)
 //   command TITLE      run a command from the palette (F1, TITLE, Enter)
+//   text               the active editor's visible lines, as a JSON array
 //   status             the editor's "Ln X, Col Y" status bar text
 //   screenshot PATH    save a screenshot (for debugging)
 //   quit               close the browser
@@ -81,6 +82,20 @@ async function main() {
     },
     async screenshot(path) {
       await page.screenshot({ path });
+    },
+    async text() {
+      // The visible lines of the active editor, in order (Monaco positions them absolutely).
+      const lines = await page.evaluate(() => {
+        const editors = [...document.querySelectorAll('.editor-instance .monaco-editor')]
+          .filter((e) => e.offsetParent !== null);
+        const editor = editors[editors.length - 1];
+        if (!editor) return [];
+        return [...editor.querySelectorAll('.view-lines .view-line')]
+          .map((l) => [parseFloat(l.style.top) || 0, l.textContent.replace(/\u00a0/g, ' ')])
+          .sort((a, b) => a[0] - b[0])
+          .map((l) => l[1]);
+      });
+      return JSON.stringify(lines);
     },
     async status() {
       const item = page.locator('[id="status.editor.selection"]').first();
