@@ -7,13 +7,22 @@
 //! - [`store`]: the SQLite database (schema, migrations, the single writer, queries).
 //! - [`proxy`]: the recording proxy that sits between an editor and a language server.
 //! - [`trajectory`]: the pure domain model and its JSON form.
+//! - [`contextbench_io`]: ContextBench inputs and repository checkouts on disk.
+//! - [`metrics`]: BLEU, SARI, Excision Score, DiffBLEU, ContextBench, flow aggregation (pure).
+//! - [`history`]: git commits → edits, dependency edges and partial orders.
+//! - [`syntax`]: tree-sitter languages, structural paths, identifiers.
 
 #![warn(missing_docs)]
 #![forbid(unsafe_op_in_unsafe_fn)]
 
+pub mod contextbench_io;
+pub mod history;
 pub mod lsp;
+pub mod metrics;
 pub mod proxy;
 pub mod record;
+pub mod replay;
 pub mod store;
+pub mod suggest;
 pub mod syntax;
 pub mod trajectory;

@@ -230,3 +230,54 @@ fn a_missing_database_is_a_clear_error() {
     );
     assert!(!db.exists(), "read commands never create a database");
 }
+
+#[test]
+fn workspace_from_initialize_and_its_git_head() {
+    let tmp = tempfile::tempdir().unwrap();
+    let workspace = tmp.path().join("repo");
+    std::fs::create_dir(&workspace).unwrap();
+    let workspace = workspace.canonicalize().unwrap();
+    std::fs::write(workspace.join("a.py"), "x = 1\n").unwrap();
+    std::fs::write(workspace.join(".nexteditignore"), "a.py\n").unwrap();
+    let repo = git2::Repository::init(&workspace).unwrap();
+    let mut index = repo.index().unwrap();
+    index.add_path(Path::new("a.py")).unwrap();
+    let tree = repo.find_tree(index.write_tree().unwrap()).unwrap();
+    let who =
+        git2::Signature::new("T", "t@example.com", &git2::Time::new(1_700_000_000, 0)).unwrap();
+    let commit = repo
+        .commit(Some("HEAD"), &who, &who, "init", &tree, &[])
+        .unwrap();
+
+    let db = tmp.path().join("rec.db");
+    let mut command = Command::new(nextedit_bin());
+    command
+        .arg("proxy")
+        .arg("--db")
+        .arg(&db)
+        .arg("--")
+        .arg("python3");
+    command.arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fake_server.py"));
+    quiet(&mut command);
+    let mut client = nextedit::lsp::client::LspClient::spawn(command).unwrap();
+    client.initialize(&workspace, TIMEOUT).unwrap();
+    let a = uri(&workspace.join("a.py"));
+    client
+        .notify("textDocument/didOpen", json!({"textDocument": {"uri": a, "languageId": "python", "version": 1, "text": "x = 1\n"}}))
+        .unwrap();
+    client.shutdown(TIMEOUT).unwrap();
+
+    let db = nextedit::store::Database::open_existing(&db).unwrap();
+    let session = &db.sessions().unwrap()[0];
+    assert_eq!(
+        session.workspace.as_deref(),
+        Some(workspace.to_str().unwrap())
+    );
+    assert_eq!(
+        session.git_head.as_deref(),
+        Some(commit.to_string().as_str())
+    );
+    // The workspace's .nexteditignore applies once the workspace is known.
+    let docs = db.documents(session.id).unwrap();
+    assert_eq!((docs[0].path.as_str(), docs[0].excluded), ("a.py", true));
+}

@@ -1,7 +1,14 @@
 //! Command-line interface: one file per subcommand, no logic beyond wiring.
+//!
+//! Exit codes: 0 success; 1 some items failed (reported on stderr, the batch went
+//! on); 2 a fatal error (bad arguments, unreadable repository or file).
 
+mod derive;
 mod doctor;
+mod eval_order;
 mod proxy;
+mod replay;
+mod score;
 mod sessions;
 
 use clap::{Parser, Subcommand};
@@ -23,15 +30,39 @@ enum Command {
     Proxy(proxy::ProxyArgs),
     #[command(subcommand)]
     Sessions(sessions::SessionsCommand),
+    /// Score texts or ContextBench runs with one metric
+    ///
+    /// Text metrics (bleu, sari, es, diffbleu) compare a prediction B with a reference
+    /// revision A of an origin document O. Each of --origin, --reference and --prediction
+    /// is a file path, or `-` for standard input (at most one of them). Scores are on the
+    /// 0–1 scale unless the reference implementation uses 0–100 (Historian and sacrebleu
+    /// BLEU). --json prints one JSON object instead of text.
+    ///
+    /// contextbench scores what an agent read against ContextBench gold context.
+    ///
+    /// Definitions, conventions and compat differences: docs/metrics.md.
+    Score(score::ScoreArgs),
+    Replay(replay::ReplayArgs),
+    Report(replay::ReportArgs),
+    Derive(derive::DeriveArgs),
+    EvalOrder(eval_order::EvalOrderArgs),
     Doctor(doctor::DoctorArgs),
 }
 
 /// Parses arguments, runs the command and returns the process exit code.
+///
+/// Exit codes: 0 success, 1 the command failed (the error chain is printed on stderr),
+/// 2 invalid arguments (clap).
 pub fn run() -> i32 {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Proxy(args) => proxy::run(args),
         Command::Sessions(command) => sessions::run(command),
+        Command::Score(args) => score::run(args).map(|()| 0),
+        Command::Replay(args) => replay::run(args),
+        Command::Report(args) => replay::report(args),
+        Command::Derive(args) => derive::run(args),
+        Command::EvalOrder(args) => eval_order::run(args),
         Command::Doctor(args) => doctor::run(args),
     };
     match result {

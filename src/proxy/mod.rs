@@ -14,8 +14,8 @@ mod tap;
 
 use std::io::{Read, Write};
 use std::path::PathBuf;
-use std::process::{Child, ChildStdin, Command, ExitStatus, Stdio};
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::process::{ChildStdin, Command, ExitStatus, Stdio};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -170,23 +170,26 @@ pub fn run(config: ProxyConfig) -> Result<i32, ProxyError> {
             .expect("spawn forwarding thread")
     };
     watch_signals(life_tx.clone())?;
-    let child = Arc::new(Mutex::new(child));
+    let pid = child.id();
+    let reaped = Arc::new(AtomicBool::new(false));
     {
-        let child = child.clone();
         let life = life_tx.clone();
-        std::thread::spawn(move || {
-            loop {
-                if let Ok(Some(status)) = child.lock().expect("child lock").try_wait() {
+        let reaped = reaped.clone();
+        std::thread::Builder::new()
+            .name("nextedit-server-wait".into())
+            .spawn(move || {
+                // Blocks until the server exits: an idle session costs no wakeups.
+                if let Ok(status) = child.wait() {
+                    reaped.store(true, Ordering::SeqCst);
                     let _ = life.send(Lifecycle::ServerExited(status));
-                    return;
                 }
-                std::thread::sleep(Duration::from_millis(2));
-            }
-        });
+            })
+            .expect("spawn wait thread");
     }
     drop(life_tx);
 
-    let (status, signalled) = supervise(&life_rx, &child, &child_stdin, config.exit_grace);
+    let server = ServerProcess { pid, reaped };
+    let (status, signalled) = supervise(&life_rx, &server, &child_stdin, config.exit_grace);
     // Let the last server output reach the editor (bounded: a grandchild may hold the pipe).
     join_with_timeout(server_to_editor, Duration::from_secs(2));
     if let (Some(tap), Some(recorder)) = (tap_tx, recorder) {
@@ -208,7 +211,7 @@ pub fn run(config: ProxyConfig) -> Result<i32, ProxyError> {
 /// Waits for the session to end; returns the server's status and the signal that ended us, if any.
 fn supervise(
     life: &Receiver<Lifecycle>,
-    child: &Arc<Mutex<Child>>,
+    server: &ServerProcess,
     child_stdin: &Arc<Mutex<Option<ChildStdin>>>,
     grace: Duration,
 ) -> (Option<ExitStatus>, Option<i32>) {
@@ -228,13 +231,12 @@ fn supervise(
             Some(Lifecycle::Signal(signal)) => {
                 signalled = Some(signal);
                 child_stdin.lock().expect("stdin lock").take();
-                let pid = child.lock().expect("child lock").id();
-                send_signal(pid, libc::SIGTERM);
+                server.signal(libc::SIGTERM);
                 deadline = Some(Instant::now() + grace.min(Duration::from_secs(2)));
             }
             None if !killed => {
                 // Grace period over: the server did not exit by itself.
-                let _ = child.lock().expect("child lock").kill();
+                server.signal(libc::SIGKILL);
                 killed = true;
                 deadline = Some(Instant::now() + Duration::from_secs(2));
             }
@@ -243,10 +245,22 @@ fn supervise(
     }
 }
 
-fn send_signal(pid: u32, signal: i32) {
-    // SAFETY: kill(2) with a pid we spawned and still own; no memory is involved.
-    unsafe {
-        libc::kill(pid as libc::pid_t, signal);
+/// The server process, signalled by pid while another thread waits on it.
+struct ServerProcess {
+    pid: u32,
+    /// Set once the wait thread has reaped it: its pid may then belong to another process.
+    reaped: Arc<AtomicBool>,
+}
+
+impl ServerProcess {
+    fn signal(&self, signal: i32) {
+        if self.reaped.load(Ordering::SeqCst) {
+            return;
+        }
+        // SAFETY: kill(2) on our child, not yet reaped, so its pid is still its own.
+        unsafe {
+            libc::kill(self.pid as libc::pid_t, signal);
+        }
     }
 }
 

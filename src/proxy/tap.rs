@@ -94,13 +94,14 @@ impl Sink {
     }
 
     /// Opens the database and creates the session row, if not done yet.
-    fn ensure_session(&mut self) -> bool {
+    fn ensure_session(&mut self, force: bool) -> bool {
         if self.session.is_some() {
             return true;
         }
-        if self
-            .last_attempt
-            .is_some_and(|t| t.elapsed() < RETRY_INTERVAL)
+        if !force
+            && self
+                .last_attempt
+                .is_some_and(|t| t.elapsed() < RETRY_INTERVAL)
         {
             return false;
         }
@@ -150,7 +151,7 @@ impl Sink {
         {
             return;
         }
-        if !self.ensure_session() {
+        if !self.ensure_session(force) {
             return;
         }
         self.last_attempt = Some(Instant::now());
@@ -207,7 +208,7 @@ pub fn run_recorder(settings: TapSettings, rx: Receiver<TapItem>) {
         git_head,
     };
     // Create the session row right away so even an idle session is listed.
-    sink.ensure_session();
+    sink.ensure_session(false);
     let mut end = SessionEnd::Exited(None);
     let mut oldest_unflushed: Option<Instant> = None;
     loop {
@@ -269,7 +270,14 @@ pub fn run_recorder(settings: TapSettings, rx: Receiver<TapItem>) {
         let records = observe(&mut recorder, dir, t_ns, &chunk, consumed);
         sink.push(records);
     }
-    sink.flush(true);
+    // Last chance: a few forced attempts before records are declared lost.
+    for attempt in 0..10 {
+        sink.flush(true);
+        if sink.buffer.is_empty() && sink.session.is_some() {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(50 * (attempt + 1)));
+    }
     let dropped = sink.settings.dropped.load(Ordering::Relaxed) + sink.lost;
     if !sink.buffer.is_empty() {
         eprintln!(

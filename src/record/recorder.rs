@@ -231,6 +231,8 @@ pub struct SessionRecorder {
     documents: HashMap<String, ShadowDocument>,
     known: HashMap<String, bool>,
     excluded_uris: HashSet<String>,
+    /// Partial-result tokens of open read requests: token → (request id, request).
+    partial_tokens: HashMap<String, (String, PendingRequest)>,
 }
 
 #[derive(Deserialize)]
@@ -301,6 +303,7 @@ impl SessionRecorder {
             documents: HashMap::new(),
             known: HashMap::new(),
             excluded_uris: HashSet::new(),
+            partial_tokens: HashMap::new(),
         }
     }
 
@@ -421,8 +424,15 @@ impl SessionRecorder {
                     .map(|p| p.text_document.uri);
                 self.on_request(dir, t_ns, &envelope, &method, &mut out);
                 if let Some(id) = envelope.id {
-                    self.pending
-                        .insert((dir, id.to_string()), PendingRequest { method, uri });
+                    let request = PendingRequest { method, uri };
+                    if dir == Direction::ClientToServer
+                        && READ_METHODS.contains(&request.method.as_str())
+                        && let Some(token) = partial_result_token(&envelope)
+                    {
+                        self.partial_tokens
+                            .insert(token, (id.to_string(), request.clone()));
+                    }
+                    self.pending.insert((dir, id.to_string()), request);
                 }
             }
             MessageKind::Notification => {
@@ -431,6 +441,11 @@ impl SessionRecorder {
             }
             MessageKind::Response => {
                 if let Some(request) = answered {
+                    if !self.partial_tokens.is_empty() {
+                        let id = envelope.id.unwrap_or_default();
+                        self.partial_tokens
+                            .retain(|_, (request_id, _)| request_id != id);
+                    }
                     self.on_response(t_ns, &envelope, &request, &mut out);
                 }
             }
@@ -610,6 +625,13 @@ impl SessionRecorder {
         method: &str,
         out: &mut Vec<Record>,
     ) {
+        if dir == Direction::ServerToClient
+            && method == "$/progress"
+            && !self.partial_tokens.is_empty()
+        {
+            self.on_partial_result(t_ns, envelope, out);
+            return;
+        }
         if dir != Direction::ClientToServer {
             return;
         }
@@ -801,11 +823,24 @@ impl SessionRecorder {
         let Some(result) = envelope.result_as::<Value>() else {
             return;
         };
+        let request_id = envelope.id.map(str::to_string);
+        self.push_targets(t_ns, request, request_id, &result, out);
+    }
+
+    /// The locations an answer (or a streamed chunk of it) points to, as target reads.
+    fn push_targets(
+        &mut self,
+        t_ns: u64,
+        request: &PendingRequest,
+        request_id: Option<String>,
+        answer: &Value,
+        out: &mut Vec<Record>,
+    ) {
         let mut targets = Vec::new();
         collect_targets(
             &request.method,
             request.uri.as_deref(),
-            &result,
+            answer,
             &mut targets,
         );
         for (uri, lines) in targets {
@@ -817,10 +852,35 @@ impl SessionRecorder {
                 via: request.method.clone(),
                 role: ReadRole::Target,
                 lines,
-                request_id: envelope.id.map(str::to_string),
+                request_id: request_id.clone(),
             }));
         }
     }
+}
+
+impl SessionRecorder {
+    /// A `$/progress` chunk of a read request's streamed result: its locations are reads too.
+    fn on_partial_result(&mut self, t_ns: u64, envelope: &Envelope<'_>, out: &mut Vec<Record>) {
+        let Some(params) = envelope.params_as::<Value>() else {
+            return;
+        };
+        let Some(token) = params.get("token").map(Value::to_string) else {
+            return;
+        };
+        let Some((request_id, request)) = self.partial_tokens.get(&token).cloned() else {
+            return;
+        };
+        let Some(value) = params.get("value") else {
+            return;
+        };
+        self.push_targets(t_ns, &request, Some(request_id), value, out);
+    }
+}
+
+/// The raw JSON text of a request's `partialResultToken`, if it has one.
+fn partial_result_token(envelope: &Envelope<'_>) -> Option<String> {
+    let params = envelope.params_as::<Value>()?;
+    params.get("partialResultToken").map(Value::to_string)
 }
 
 fn join_name(name: &str, version: Option<&str>) -> String {
@@ -1006,6 +1066,45 @@ mod tests {
             &mut rec,
             S2C,
             serde_json::json!({"jsonrpc": "2.0", "id": "1", "result": refs}),
+        );
+        assert_eq!(reads(&out), vec![]);
+    }
+
+    #[test]
+    fn streamed_partial_results_are_reads() {
+        let mut rec = recorder();
+        let params = serde_json::json!({"textDocument": {"uri": "file:///ws/a.py"}, "position": {"line": 1, "character": 0},
+                                        "context": {"includeDeclaration": true}, "partialResultToken": "p1"});
+        feed(
+            &mut rec,
+            C2S,
+            serde_json::json!({"jsonrpc": "2.0", "id": 5, "method": "textDocument/references", "params": params}),
+        );
+        let chunk = serde_json::json!([{"uri": "file:///ws/b.py", "range": {"start": {"line": 7, "character": 0}, "end": {"line": 7, "character": 3}}}]);
+        let out = feed(
+            &mut rec,
+            S2C,
+            serde_json::json!({"jsonrpc": "2.0", "method": "$/progress", "params": {"token": "p1", "value": chunk}}),
+        );
+        assert_eq!(
+            reads(&out),
+            vec![(
+                "file:///ws/b.py".into(),
+                "textDocument/references".into(),
+                ReadRole::Target,
+                LineRange::new(7, 8)
+            )]
+        );
+        feed(
+            &mut rec,
+            S2C,
+            serde_json::json!({"jsonrpc": "2.0", "id": 5, "result": []}),
+        );
+        // After the response the token is closed.
+        let out = feed(
+            &mut rec,
+            S2C,
+            serde_json::json!({"jsonrpc": "2.0", "method": "$/progress", "params": {"token": "p1", "value": chunk}}),
         );
         assert_eq!(reads(&out), vec![]);
     }

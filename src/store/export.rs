@@ -152,15 +152,9 @@ impl Database {
 
     /// Documents of a session in the order they were first seen.
     pub fn documents(&self, id: i64) -> Result<Vec<DocumentSummary>, StoreError> {
-        let mut stmt = self
-            .conn
-            .prepare(
-                "SELECT d.uri, d.path, d.language_id, d.excluded,
+        self.rows("SELECT d.uri, d.path, d.language_id, d.excluded,
                         (SELECT count(*) FROM edits e WHERE e.session_id = d.session_id AND e.uri = d.uri)
-                   FROM documents d WHERE d.session_id = ?1 ORDER BY d.first_seq, d.uri",
-            )
-            .map_err(|source| sqlite(&self.path, source))?;
-        stmt.query_map([id], |row| {
+                   FROM documents d WHERE d.session_id = ?1 ORDER BY d.first_seq, d.uri", [id], |row| {
             Ok(DocumentSummary {
                 uri: row.get(0)?,
                 path: row.get(1)?,
@@ -169,8 +163,6 @@ impl Database {
                 edits: row.get(4)?,
             })
         })
-        .and_then(|rows| rows.collect::<Result<Vec<_>, _>>())
-        .map_err(|source| sqlite(&self.path, source))
     }
 
     /// Finds a document by URI, path, or unique path suffix.
@@ -259,16 +251,10 @@ impl Database {
         after_seq: u64,
         upto: i64,
     ) -> Result<Vec<EditRow>, StoreError> {
-        let mut stmt = self
-            .conn
-            .prepare_cached(
-                "SELECT seq, t_ns, uri, version, start_byte, end_byte, start_line, end_line, new_end_line,
+        self.rows("SELECT seq, t_ns, uri, version, start_byte, end_byte, start_line, end_line, new_end_line,
                         text_before, text_after, origin
                    FROM edits WHERE session_id = ?1 AND (?2 IS NULL OR uri = ?2) AND seq > ?3 AND seq <= ?4
-                  ORDER BY seq",
-            )
-            .map_err(|source| sqlite(&self.path, source))?;
-        stmt.query_map(params![id, uri, after_seq as i64, upto], |row| {
+                  ORDER BY seq", params![id, uri, after_seq as i64, upto], |row| {
             Ok(EditRow {
                 seq: row.get::<_, i64>(0)? as u64,
                 t_ns: row.get::<_, i64>(1)? as u64,
@@ -284,8 +270,6 @@ impl Database {
                 origin: row.get(11)?,
             })
         })
-        .and_then(|rows| rows.collect::<Result<Vec<_>, _>>())
-        .map_err(|source| sqlite(&self.path, source))
     }
 
     /// The session as a trajectory (the `schemas/trajectory.schema.json` document).
@@ -339,12 +323,7 @@ impl Database {
         let mut events: Vec<Event> = Vec::new();
         let mut first_open: HashMap<String, Option<String>> = HashMap::new();
         {
-            let mut stmt = self
-                .conn
-                .prepare("SELECT seq, t_ns, uri, kind, version, text FROM snapshots WHERE session_id = ?1 ORDER BY seq")
-                .map_err(|source| sqlite(&self.path, source))?;
-            let rows = stmt
-                .query_map([id], |row| {
+            let rows = self.rows("SELECT seq, t_ns, uri, kind, version, text FROM snapshots WHERE session_id = ?1 ORDER BY seq", [id], |row| {
                     Ok((
                         row.get::<_, i64>(0)? as u64,
                         row.get::<_, i64>(1)? as u64,
@@ -353,9 +332,7 @@ impl Database {
                         row.get::<_, i64>(4)?,
                         row.get::<_, Option<String>>(5)?,
                     ))
-                })
-                .and_then(|rows| rows.collect::<Result<Vec<_>, _>>())
-                .map_err(|source| sqlite(&self.path, source))?;
+                })?;
             for (seq, t_ns, uri, kind, version, text) in rows {
                 let file = file_name(&uri);
                 let body = match kind.as_str() {
@@ -405,12 +382,7 @@ impl Database {
         }
         let mut read_uris: Vec<String> = Vec::new();
         {
-            let mut stmt = self
-                .conn
-                .prepare("SELECT seq, t_ns, uri, via, role, start_line, end_line FROM reads WHERE session_id = ?1 ORDER BY seq")
-                .map_err(|source| sqlite(&self.path, source))?;
-            let rows = stmt
-                .query_map([id], |row| {
+            let rows = self.rows("SELECT seq, t_ns, uri, via, role, start_line, end_line FROM reads WHERE session_id = ?1 ORDER BY seq", [id], |row| {
                     Ok((
                         row.get::<_, i64>(0)? as u64,
                         row.get::<_, i64>(1)? as u64,
@@ -420,9 +392,7 @@ impl Database {
                         row.get::<_, i64>(5)? as usize,
                         row.get::<_, i64>(6)? as usize,
                     ))
-                })
-                .and_then(|rows| rows.collect::<Result<Vec<_>, _>>())
-                .map_err(|source| sqlite(&self.path, source))?;
+                })?;
             for (seq, t_ns, uri, via, role, start, end) in rows {
                 if !path_of.contains_key(&uri) && !read_uris.contains(&uri) {
                     read_uris.push(uri.clone());
@@ -440,12 +410,7 @@ impl Database {
             }
         }
         {
-            let mut stmt = self
-                .conn
-                .prepare("SELECT seq, t_ns, kind, uri, payload FROM signals WHERE session_id = ?1 ORDER BY seq")
-                .map_err(|source| sqlite(&self.path, source))?;
-            let rows = stmt
-                .query_map([id], |row| {
+            let rows = self.rows("SELECT seq, t_ns, kind, uri, payload FROM signals WHERE session_id = ?1 ORDER BY seq", [id], |row| {
                     Ok((
                         row.get::<_, i64>(0)? as u64,
                         row.get::<_, i64>(1)? as u64,
@@ -453,9 +418,7 @@ impl Database {
                         row.get::<_, Option<String>>(3)?,
                         row.get::<_, String>(4)?,
                     ))
-                })
-                .and_then(|rows| rows.collect::<Result<Vec<_>, _>>())
-                .map_err(|source| sqlite(&self.path, source))?;
+                })?;
             for (seq, t_ns, kind, uri, payload) in rows {
                 events.push(Event {
                     seq,
@@ -478,22 +441,17 @@ impl Database {
                 self.document_text(id, &doc.uri, None)?
             };
             trajectory.files.push(FileEntry {
-                path: doc.path.clone(),
                 uri: Some(doc.uri.clone()),
                 language: doc.language_id.clone(),
-                base_text,
                 final_text,
                 excluded: doc.excluded,
+                ..FileEntry::new(doc.path.clone(), base_text)
             });
         }
         for uri in read_uris {
             trajectory.files.push(FileEntry {
-                path: file_name(&uri),
-                uri: Some(uri),
-                language: None,
-                base_text: None,
-                final_text: None,
-                excluded: false,
+                uri: Some(uri.clone()),
+                ..FileEntry::new(file_name(&uri), None)
             });
         }
         Ok(trajectory)

@@ -1,15 +1,17 @@
 //! The SQLite database: schema, migrations, batched writes, queries.
 //!
-//! The schema (`schema.sql`, version [`SCHEMA_VERSION`]) is a wire format: other
+//! The schema (`schema.sql`, then `runs.sql`; version [`SCHEMA_VERSION`]) is a wire format: other
 //! tools may query it, so columns are only ever added by numbered migrations.
 //! The database file is created with mode 0600 in a 0700 directory; SQLite gives
 //! its `-wal` and `-shm` files the same mode. Many processes (several proxies) may
 //! write to one database at once: WAL mode, a busy timeout, one writer per process.
 
 mod export;
+mod runs;
 mod write;
 
 pub use export::{DocumentSummary, SessionSummary};
+pub use runs::{RunSummary, StoredPrediction, StoredStep};
 pub use write::{NewSession, SessionEnd};
 
 use std::path::{Path, PathBuf};
@@ -18,7 +20,7 @@ use std::time::Duration;
 use rusqlite::{Connection, OpenFlags};
 
 /// Version of the schema this build writes (`PRAGMA user_version`).
-pub const SCHEMA_VERSION: i64 = 1;
+pub const SCHEMA_VERSION: i64 = 2;
 
 /// Errors of the store.
 #[derive(Debug, thiserror::Error)]
@@ -57,6 +59,9 @@ pub enum StoreError {
     /// No session with this id.
     #[error("no session {0} in the database")]
     NoSession(i64),
+    /// No replay run with this id.
+    #[error("no replay run {0} in the database")]
+    NoRun(i64),
     /// No document matching the name in the session.
     #[error("session {session} has no document matching {name:?}{hint}")]
     NoDocument {
@@ -132,6 +137,22 @@ impl Database {
         Ok(db)
     }
 
+    /// Runs a query and collects its rows (the one place row errors get the path).
+    fn rows<T, P: rusqlite::Params>(
+        &self,
+        sql: &str,
+        params: P,
+        row: impl FnMut(&rusqlite::Row<'_>) -> rusqlite::Result<T>,
+    ) -> Result<Vec<T>, StoreError> {
+        let mut stmt = self
+            .conn
+            .prepare_cached(sql)
+            .map_err(|source| sqlite(&self.path, source))?;
+        stmt.query_map(params, row)
+            .and_then(|rows| rows.collect::<Result<Vec<_>, _>>())
+            .map_err(|source| sqlite(&self.path, source))
+    }
+
     /// The database file.
     pub fn path(&self) -> &Path {
         &self.path
@@ -150,9 +171,22 @@ impl Database {
         self.conn
             .busy_timeout(Duration::from_millis(busy_ms))
             .map_err(|source| sqlite(&self.path, source))?;
-        self.conn
-            .execute_batch("PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;")
-            .map_err(|source| sqlite(&self.path, source))
+        // Switching to WAL needs a moment alone with the file, and the busy handler
+        // does not cover it: retry while another process holds it.
+        let mut attempts = 0;
+        loop {
+            match self
+                .conn
+                .execute_batch("PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;")
+            {
+                Ok(()) => return Ok(()),
+                Err(e) if is_busy(&e) && attempts < 100 => {
+                    attempts += 1;
+                    std::thread::sleep(Duration::from_millis(10));
+                }
+                Err(source) => return Err(sqlite(&self.path, source)),
+            }
+        }
     }
 
     fn migrate(&mut self) -> Result<(), StoreError> {
@@ -170,22 +204,36 @@ impl Database {
         if version == SCHEMA_VERSION {
             return Ok(());
         }
+        // IMMEDIATE takes the write lock first, so this re-check cannot race another
+        // process migrating the same new file.
         let tx = self
             .conn
-            .transaction()
+            .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
             .map_err(|source| sqlite(&path, source))?;
-        // Re-check inside the write transaction: another process may have migrated.
         let version: i64 = tx
             .query_row("PRAGMA user_version", [], |row| row.get(0))
             .map_err(|source| sqlite(&path, source))?;
+        // Numbered migrations: each brings version N-1 to N.
         if version < 1 {
             tx.execute_batch(include_str!("schema.sql"))
+                .map_err(|source| sqlite(&path, source))?;
+        }
+        if version < 2 {
+            tx.execute_batch(include_str!("runs.sql"))
                 .map_err(|source| sqlite(&path, source))?;
         }
         tx.execute_batch(&format!("PRAGMA user_version = {SCHEMA_VERSION}"))
             .map_err(|source| sqlite(&path, source))?;
         tx.commit().map_err(|source| sqlite(&path, source))
     }
+}
+
+/// Whether SQLite reported the database busy or locked by someone else.
+fn is_busy(error: &rusqlite::Error) -> bool {
+    matches!(
+        error.sqlite_error_code(),
+        Some(rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked)
+    )
 }
 
 fn sqlite(path: &Path, source: rusqlite::Error) -> StoreError {

@@ -5,6 +5,11 @@
 //! out; knows nothing about git, LSP, SQLite or files. Parsing never fails: broken
 //! code gives a tree with error nodes.
 
+mod definitions;
 mod language;
+pub mod structure;
+mod tokens;
 
+pub use definitions::{Definition, DefinitionSet, definition_kinds, definitions};
 pub use language::{Language, parse};
+pub use tokens::{leaf_ranges, lexical_ranges, revision_leaf_ranges, token_ranges, tokens};

@@ -122,6 +122,23 @@ pub struct SessionInfo {
     pub ended_at: Option<String>,
 }
 
+impl SessionInfo {
+    /// A header with an id and a kind, everything else unset.
+    pub fn new(id: impl Into<String>, kind: SessionKind) -> SessionInfo {
+        SessionInfo {
+            id: id.into(),
+            kind,
+            workspace: None,
+            git_head: None,
+            commit: None,
+            server_command: Vec::new(),
+            position_encoding: None,
+            started_at: None,
+            ended_at: None,
+        }
+    }
+}
+
 /// The commit behind a commit-derived trajectory.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CommitInfo {
@@ -159,6 +176,33 @@ pub struct FileEntry {
     /// True when privacy rules kept this file's text out of the recording.
     #[serde(default, skip_serializing_if = "is_false")]
     pub excluded: bool,
+    /// How a commit changed the file: `added`, `deleted`, `modified`, `renamed`,
+    /// `type_changed` (commit-derived sessions).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub status: Option<String>,
+    /// Path in the parent commit when the file was renamed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub old_path: Option<String>,
+    /// Why the file changed but has no edits (binary, vendored, generated, not UTF-8…).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub skipped: Option<String>,
+}
+
+impl FileEntry {
+    /// A file known by its path and base text, with everything else unset.
+    pub fn new(path: impl Into<String>, base_text: Option<String>) -> FileEntry {
+        FileEntry {
+            path: path.into(),
+            uri: None,
+            language: None,
+            base_text,
+            final_text: None,
+            excluded: false,
+            status: None,
+            old_path: None,
+            skipped: None,
+        }
+    }
 }
 
 fn is_false(value: &bool) -> bool {
@@ -399,6 +443,42 @@ pub struct Edit {
     /// Free-form analysis results (identifiers defined/used, hunk index, …).
     #[serde(default, skip_serializing_if = "serde_json::Map::is_empty")]
     pub annotations: serde_json::Map<String, serde_json::Value>,
+}
+
+impl Edit {
+    /// A whole-line edit replacing `before_text` at base line `start` by `after_text`
+    /// (its after-lines are left at the same start; derive computes real child ranges).
+    pub fn lines(
+        id: impl Into<String>,
+        file: impl Into<String>,
+        start: usize,
+        before_text: &str,
+        after_text: &str,
+    ) -> Edit {
+        let (n_before, n_after) = (
+            before_text.split_inclusive('\n').count(),
+            after_text.split_inclusive('\n').count(),
+        );
+        Edit {
+            id: id.into(),
+            file: file.into(),
+            kind: match (n_before, n_after) {
+                (0, _) => EditKind::Insert,
+                (_, 0) => EditKind::Delete,
+                _ => EditKind::Replace,
+            },
+            before_lines: LineRange::new(start, start + n_before),
+            after_lines: LineRange::new(start, start + n_after),
+            before_text: before_text.to_string(),
+            after_text: after_text.to_string(),
+            context_before: Vec::new(),
+            context_after: Vec::new(),
+            structural_path: Vec::new(),
+            origin: Origin::default(),
+            events: Vec::new(),
+            annotations: serde_json::Map::new(),
+        }
+    }
 }
 
 /// The partial order over edits.

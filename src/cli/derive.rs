@@ -1,0 +1,340 @@
+//! `nextedit derive`: git commits → trajectories.
+
+use std::io::Write;
+use std::path::PathBuf;
+
+use anyhow::{Context, Result, bail};
+use nextedit::history::lsp::{LspSetup, LspStats, ServerCommand, ServerSet};
+use nextedit::history::order::{
+    AnnotatedPair, HistorianEdge, order_from_editflow, order_from_historian,
+};
+use nextedit::history::{CommitSource, GitRepository, derive_commit, derive_commit_with_lsp};
+use nextedit::trajectory::Trajectory;
+
+/// Derive trajectories (edits and their natural partial order) from git commits
+///
+/// Each commit becomes one trajectory of kind `commit`: its changed files with
+/// parent and commit text, its edits (maximal runs of changed lines, numbered like
+/// `git diff -U0`: files in diff order, top to bottom, ids e0, e1, …) with
+/// structural paths and the identifiers each edit defines, imports and uses, and a
+/// partial order over the edits built from dependency edges (def→use,
+/// signature→call, import→use, clones, test↔implementation: `bi`; moves:
+/// `before`).
+///
+/// Binary, vendored, generated and non-UTF-8 files are listed with a `skipped`
+/// reason. Applying all edits to the parent must give the commit byte for byte; a
+/// commit where it does not is reported and skipped. Merge commits are refused.
+///
+/// With --range, a failing commit is reported on stderr and the batch goes on
+/// (exit code 1 at the end); merges in the range are reported as skipped.
+///
+/// Example:
+///
+///     nextedit derive --repo ~/src/flask --commit HEAD --out head.json
+///     nextedit derive --repo ~/src/flask --range v3.0.0..v3.1.0 --out trajectories/
+#[derive(Debug, clap::Args)]
+#[command(verbatim_doc_comment)]
+pub struct DeriveArgs {
+    /// Repository to read (the directory or any directory inside it)
+    #[arg(long, value_name = "PATH", default_value = ".")]
+    repo: PathBuf,
+
+    /// Commit to derive: any revision git understands (sha, HEAD~2, tag)
+    #[arg(
+        long,
+        value_name = "REV",
+        required_unless_present = "range",
+        conflicts_with = "range"
+    )]
+    commit: Option<String>,
+
+    /// Commits to derive: A..B (reachable from B, not from A), oldest first
+    #[arg(long, value_name = "A..B")]
+    range: Option<String>,
+
+    /// Where to write: a file for --commit, a directory (one <sha>.json each) for
+    /// --range. Default: standard output (pretty JSON for --commit, one trajectory
+    /// per line for --range)
+    #[arg(long, value_name = "PATH")]
+    out: Option<PathBuf>,
+
+    /// Replace the derived order with an external one: an EditFlow annotation
+    /// (`partial_orders` with `edit_hunk_pair`), a Historian/EditFlow order file
+    /// (`partial_orders` with `src`/`tgt`) or a Historian results file
+    /// (`partial_order_graph.edges`). Only with --commit
+    #[arg(long, value_name = "FILE", requires = "commit")]
+    order_from: Option<PathBuf>,
+
+    /// Confirm and extend def/use edges with language servers run on the parent and
+    /// commit trees: pyright-langserver (Python), gopls (Go), jdtls (Java), found on
+    /// PATH or named by NEXTEDIT_PYRIGHT, NEXTEDIT_GOPLS, NEXTEDIT_JDTLS. A language
+    /// without a server keeps its tree-sitter edges. Costs seconds per commit
+    #[arg(long)]
+    lsp: bool,
+
+    /// Also store each trajectory as a session of kind `commit` in the database
+    #[arg(long)]
+    store: bool,
+}
+
+/// Runs `nextedit derive`.
+pub fn run(args: DeriveArgs) -> Result<i32> {
+    let servers = if args.lsp {
+        Some(discover_servers())
+    } else {
+        None
+    };
+    if let Some(servers) = &servers {
+        if servers == &ServerSet::default() {
+            bail!(
+                "--lsp found no language server: install pyright-langserver, gopls or jdtls, or set NEXTEDIT_PYRIGHT / NEXTEDIT_GOPLS / NEXTEDIT_JDTLS"
+            );
+        }
+    }
+    let repo = GitRepository::open(&args.repo)
+        .with_context(|| format!("opening {}", args.repo.display()))?;
+    let project = repo.project();
+    if let Some(rev) = &args.commit {
+        let sha = repo.resolve(rev)?;
+        let record = repo.load(&sha)?;
+        let (mut trajectory, stats) =
+            derive_one(&repo, &record, project.as_deref(), servers.as_ref())?;
+        if let Some(stats) = stats {
+            report_lsp(&sha, &stats);
+        }
+        trajectory.session.workspace = Some(args.repo.display().to_string());
+        if let Some(path) = &args.order_from {
+            trajectory.order = external_order(path, trajectory.edits.len())?;
+        }
+        if args.store {
+            store(&trajectory)?;
+        }
+        let json = serde_json::to_string_pretty(&trajectory)?;
+        match &args.out {
+            Some(path) => std::fs::write(path, json + "\n")
+                .with_context(|| format!("writing {}", path.display()))?,
+            None => println!("{json}"),
+        }
+        return Ok(0);
+    }
+    let spec = args
+        .range
+        .as_deref()
+        .expect("clap requires --commit or --range");
+    let commits = repo.range(spec)?;
+    if let Some(dir) = &args.out {
+        std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    }
+    let bar = indicatif::ProgressBar::new(commits.len() as u64);
+    bar.set_style(
+        indicatif::ProgressStyle::with_template(
+            "{bar:40} {pos}/{len} commits {per_sec} eta {eta} {msg}",
+        )
+        .expect("the template is valid"),
+    );
+    let mut failed = 0usize;
+    let (mut lsp_seconds, mut lsp_requests, mut lsp_commits) = (0.0f64, 0usize, 0usize);
+    let mut stdout = std::io::stdout().lock();
+    for sha in &commits {
+        bar.set_message(sha[..10].to_string());
+        let derived = repo
+            .load(sha)
+            .map_err(anyhow::Error::from)
+            .and_then(|record| {
+                let (mut trajectory, stats) =
+                    derive_one(&repo, &record, project.as_deref(), servers.as_ref())?;
+                if let Some(stats) = stats {
+                    lsp_seconds += stats.seconds;
+                    lsp_requests += stats.requests;
+                    lsp_commits += 1;
+                }
+                trajectory.session.workspace = Some(args.repo.display().to_string());
+                Ok(trajectory)
+            });
+        match derived {
+            Ok(trajectory) => {
+                if args.store {
+                    store(&trajectory)?;
+                }
+                match &args.out {
+                    Some(dir) => {
+                        let path = dir.join(format!("{sha}.json"));
+                        let json = serde_json::to_string_pretty(&trajectory)?;
+                        std::fs::write(&path, json + "\n")
+                            .with_context(|| format!("writing {}", path.display()))?;
+                    }
+                    None => {
+                        serde_json::to_writer(&mut stdout, &trajectory)?;
+                        stdout.write_all(b"\n")?;
+                    }
+                }
+            }
+            Err(error) => {
+                failed += 1;
+                bar.suspend(|| eprintln!("skipped {sha}: {error:#}"));
+            }
+        }
+        bar.inc(1);
+    }
+    bar.finish_and_clear();
+    eprintln!(
+        "derived {} of {} commits ({failed} skipped)",
+        commits.len() - failed,
+        commits.len()
+    );
+    if lsp_commits > 0 {
+        eprintln!(
+            "lsp: {lsp_requests} definition requests, {:.1} s per commit on average",
+            lsp_seconds / lsp_commits as f64
+        );
+    }
+    Ok(if failed > 0 { 1 } else { 0 })
+}
+
+/// Derives one commit, with the `--lsp` pass when servers are given.
+fn derive_one(
+    repo: &GitRepository,
+    record: &nextedit::history::CommitRecord,
+    project: Option<&str>,
+    servers: Option<&ServerSet>,
+) -> Result<(Trajectory, Option<LspStats>)> {
+    let Some(servers) = servers else {
+        return Ok((derive_commit(record, project)?, None));
+    };
+    if record.parents.len() > 1 {
+        // Refused by derive itself; no need to write trees first.
+        return Ok((derive_commit(record, project)?, None));
+    }
+    let scratch =
+        tempfile::tempdir().context("creating a scratch directory for the language servers")?;
+    let parent_root = match record.parents.first() {
+        Some(parent) => {
+            let dir = scratch.path().join("parent");
+            repo.checkout(parent, &dir)?;
+            Some(dir)
+        }
+        None => None,
+    };
+    let child_root = scratch.path().join("commit");
+    repo.checkout(&record.sha, &child_root)?;
+    let setup = LspSetup {
+        parent_root,
+        child_root,
+        servers: servers.clone(),
+        timeout: std::time::Duration::from_secs(60),
+        max_requests: 2000,
+    };
+    let (trajectory, stats) = derive_commit_with_lsp(record, project, &setup)?;
+    Ok((trajectory, Some(stats)))
+}
+
+fn report_lsp(sha: &str, stats: &LspStats) {
+    eprintln!(
+        "lsp {}: {} server(s), {} definition requests ({} failed) in {:.1} s",
+        &sha[..10.min(sha.len())],
+        stats.servers_started,
+        stats.requests,
+        stats.failures,
+        stats.seconds
+    );
+    for reason in &stats.unavailable {
+        eprintln!("lsp {}: {reason}", &sha[..10.min(sha.len())]);
+    }
+}
+
+fn which(program: &str) -> Option<PathBuf> {
+    std::env::var_os("PATH").and_then(|paths| {
+        std::env::split_paths(&paths)
+            .map(|p| p.join(program))
+            .find(|p| p.is_file())
+    })
+}
+
+fn server(variable: &str, program: &str) -> Option<PathBuf> {
+    std::env::var_os(variable)
+        .map(PathBuf::from)
+        .or_else(|| which(program))
+}
+
+/// The language servers `--lsp` can use on this machine.
+pub(crate) fn discover_servers() -> ServerSet {
+    let python = server("NEXTEDIT_PYRIGHT", "pyright-langserver").map(|program| ServerCommand {
+        program,
+        args: vec!["--stdio".into()],
+        env: Vec::new(),
+    });
+    let go = server("NEXTEDIT_GOPLS", "gopls").map(|program| {
+        // Debian's gopls needs a Go toolchain on PATH; never reach for the network.
+        let mut path = std::env::var("PATH").unwrap_or_default();
+        if std::path::Path::new("/usr/lib/go-1.19/bin/go").exists() {
+            path = format!("/usr/lib/go-1.19/bin:{path}");
+        }
+        let env = vec![
+            ("PATH".into(), path),
+            ("GOPROXY".into(), "off".into()),
+            ("GOFLAGS".into(), "-mod=mod".into()),
+        ];
+        ServerCommand {
+            program,
+            args: Vec::new(),
+            env,
+        }
+    });
+    let java = server("NEXTEDIT_JDTLS", "jdtls").map(|program| ServerCommand {
+        program,
+        args: Vec::new(),
+        env: Vec::new(),
+    });
+    ServerSet { python, go, java }
+}
+
+fn store(_trajectory: &Trajectory) -> Result<()> {
+    // TODO(store): write the trajectory as a session of kind `commit` (the lead wires the store).
+    bail!("--store is not available in this build yet")
+}
+
+#[derive(serde::Deserialize)]
+#[serde(untagged)]
+enum ExternalPairs {
+    EditFlow(Vec<AnnotatedPair>),
+    Historian(Vec<HistorianEdge>),
+}
+
+/// A Historian results file's `partial_order_graph` (`{nodes, edges: [{src, tgt}]}`).
+#[derive(serde::Deserialize)]
+struct HistorianGraph {
+    edges: Vec<HistorianEdge>,
+}
+
+#[derive(serde::Deserialize)]
+#[serde(untagged)]
+enum ExternalOrderFile {
+    Pairs { partial_orders: ExternalPairs },
+    Graph { partial_order_graph: HistorianGraph },
+}
+
+fn external_order(
+    path: &std::path::Path,
+    count: usize,
+) -> Result<nextedit::trajectory::PartialOrder> {
+    let text =
+        std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+    let file: ExternalOrderFile = serde_json::from_str(&text).with_context(|| {
+        format!(
+            "{} is neither an EditFlow annotation nor a Historian order file",
+            path.display()
+        )
+    })?;
+    let order = match file {
+        ExternalOrderFile::Pairs {
+            partial_orders: ExternalPairs::EditFlow(pairs),
+        } => order_from_editflow(count, &pairs)?,
+        ExternalOrderFile::Pairs {
+            partial_orders: ExternalPairs::Historian(edges),
+        }
+        | ExternalOrderFile::Graph {
+            partial_order_graph: HistorianGraph { edges },
+        } => order_from_historian(count, &edges)?,
+    };
+    Ok(order)
+}

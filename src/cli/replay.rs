@@ -1,0 +1,700 @@
+//! `nextedit replay`: walk trajectories through a next-edit suggester and score it;
+//! `nextedit report`: compare stored runs.
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use anyhow::{Context, bail};
+use clap::{Args, ValueEnum};
+use nextedit::metrics::flow::{FlowClass, FlowStep, HISTORIAN_KS, RankedPrediction, aggregate};
+use nextedit::replay::matching::MatchRule;
+use nextedit::replay::state::ReplayState;
+use nextedit::replay::{
+    DirWorkspace, HistorianLog, OracleFeed, OracleSuggester, OrderMode, ReplayConfig, ReplayHooks,
+    ReplayObserver, StepRecord, replay,
+};
+use nextedit::store::{Database, StoredPrediction, StoredStep};
+use nextedit::suggest::protocol::Revealed;
+use nextedit::suggest::{NoopSuggester, ProcessSuggester, PropagateSuggester, Suggester};
+use nextedit::trajectory::Trajectory;
+use serde_json::json;
+
+/// Replay trajectories through a next-edit suggester and score it
+///
+/// Each trajectory (`nextedit sessions export` or `nextedit derive` output) is
+/// replayed in a scratch directory holding its files at the start state. At every
+/// step the suggester proposes ranked next edits; they are matched one to one to the
+/// remaining gold edits and classified (flow keeping, jumping, reverting, breaking);
+/// when none keeps the flow, the suggester writes the content of the next edit's
+/// location, scored with BLEU-4 and ES. Then the gold edit is applied.
+///
+/// Every step is stored in the database as it finishes (a run id is printed first);
+/// `--resume RUN` continues an interrupted run where it stopped, with its settings.
+///
+/// Suggesters: builtin:noop (never suggests; scores 0), builtin:propagate (repeats
+/// each applied rename or one-line change at the other places it applies, nearest
+/// first), builtin:oracle (the gold answers; the maximum), or cmd:'<command line>'
+/// speaking the protocol of docs/suggesters.md.
+///
+/// Examples:
+///   nextedit replay --trajectory commit.json --suggester builtin:propagate
+///   nextedit replay --trajectory a.json --trajectory b.json --suggester "cmd:python3 my_suggester.py" --json
+///   nextedit replay --resume 7
+#[derive(Debug, Args)]
+#[command(verbatim_doc_comment)]
+pub struct ReplayArgs {
+    /// Trajectory JSON file (can be repeated)
+    #[arg(long, value_name = "FILE", required_unless_present_any = ["resume", "session"])]
+    trajectory: Vec<PathBuf>,
+
+    /// A session stored in the database (can be repeated)
+    #[arg(long, value_name = "ID")]
+    session: Vec<i64>,
+
+    /// builtin:noop, builtin:propagate, builtin:oracle, or cmd:<command line>
+    #[arg(long, value_name = "SPEC", required_unless_present = "resume")]
+    suggester: Option<String>,
+
+    /// Continue an interrupted run (its trajectories and settings come from the database)
+    #[arg(long, value_name = "RUN", conflicts_with_all = ["trajectory", "session", "suggester"])]
+    resume: Option<i64>,
+
+    /// Which edit comes next: the natural order (fixed) or the suggester's best kept match (adaptive)
+    #[arg(long, value_enum, default_value_t = OrderArg::Fixed)]
+    order: OrderArg,
+
+    /// How predictions match gold edits
+    #[arg(long = "match", value_enum, default_value_t = MatchArg::Historian)]
+    match_rule: MatchArg,
+
+    /// Minimum ES for --match es
+    #[arg(long, default_value_t = 0.5, value_name = "ES")]
+    es_threshold: f64,
+
+    /// What the suggester may see beyond the current state: message, files (comma-separated)
+    #[arg(long, value_delimiter = ',', value_name = "LIST")]
+    reveal: Vec<RevealArg>,
+
+    /// Seed for tie-breaks (initial edit in adaptive order)
+    #[arg(long, default_value_t = 42)]
+    seed: u64,
+
+    /// Seconds a suggester may take per call
+    #[arg(long, default_value_t = 60.0, value_name = "S")]
+    timeout: f64,
+
+    /// Database for the run [default: $NEXTEDIT_DB, else $XDG_DATA_HOME/nextedit/nextedit.db]
+    #[arg(long, value_name = "PATH")]
+    db: Option<PathBuf>,
+
+    /// Also write Historian-compatible results files into this directory
+    /// ({project}-{sha10}-{suggester}-simulation-results.json)
+    #[arg(long, value_name = "DIR")]
+    historian_json: Option<PathBuf>,
+
+    /// Trajectories replayed in parallel, each with its own suggester process
+    #[arg(long, default_value_t = 1, value_name = "N")]
+    jobs: usize,
+
+    /// Print JSON (one object per trajectory, then the summary) instead of tables
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+enum OrderArg {
+    Fixed,
+    Adaptive,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+enum MatchArg {
+    Historian,
+    Es,
+    Exact,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, ValueEnum, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+enum RevealArg {
+    Message,
+    Files,
+}
+
+/// The settings of a run, stored with it so `--resume` replays the same way.
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+struct RunSettings {
+    suggester: String,
+    #[serde(default)]
+    historian_json: Option<PathBuf>,
+    order: OrderArg,
+    #[serde(rename = "match")]
+    match_rule: MatchArg,
+    es_threshold: f64,
+    reveal: Vec<RevealArg>,
+    seed: u64,
+    timeout: f64,
+}
+
+/// A suggester and, for the oracle, the feed the engine fills with gold answers.
+type BuiltSuggester = (Box<dyn Suggester>, Option<std::sync::Arc<OracleFeed>>);
+
+/// A suggester built from its spec.
+fn build_suggester(spec: &str, timeout: Duration) -> anyhow::Result<BuiltSuggester> {
+    Ok(match spec {
+        "builtin:noop" => (Box::new(NoopSuggester), None),
+        "builtin:propagate" => (Box::new(PropagateSuggester::default()), None),
+        "builtin:oracle" => {
+            let (oracle, feed) = OracleSuggester::new();
+            (Box::new(oracle), Some(feed))
+        }
+        _ => match spec.strip_prefix("cmd:") {
+            Some(command) if !command.trim().is_empty() => (
+                Box::new(ProcessSuggester::from_shell(command, timeout)),
+                None,
+            ),
+            _ => bail!(
+                "unknown suggester {spec:?}: use builtin:noop, builtin:propagate, builtin:oracle or cmd:<command line>"
+            ),
+        },
+    })
+}
+
+/// Scratch directories in use, removed by the Ctrl-C handler (drop removes them otherwise).
+static SCRATCH: std::sync::Mutex<Vec<PathBuf>> = std::sync::Mutex::new(Vec::new());
+
+/// On SIGINT/SIGTERM: remove the scratch directories, then exit like the signal would.
+fn clean_up_on_signals() -> anyhow::Result<()> {
+    use signal_hook::consts::{SIGINT, SIGTERM};
+    let mut signals = signal_hook::iterator::Signals::new([SIGINT, SIGTERM])
+        .context("cannot install signal handlers")?;
+    std::thread::spawn(move || {
+        if let Some(signal) = signals.forever().next() {
+            for dir in SCRATCH.lock().map(|d| d.clone()).unwrap_or_default() {
+                let _ = std::fs::remove_dir_all(dir);
+            }
+            std::process::exit(128 + signal);
+        }
+    });
+    Ok(())
+}
+
+pub fn run(args: ReplayArgs) -> anyhow::Result<i32> {
+    clean_up_on_signals()?;
+    let db_path = args
+        .db
+        .clone()
+        .unwrap_or_else(nextedit::store::default_path);
+    let mut db = Database::open(&db_path)?;
+    let (run_id, settings) = match args.resume {
+        Some(run) => {
+            let summary = db.run(run)?;
+            let settings: RunSettings = serde_json::from_value(summary.config.clone())
+                .with_context(|| format!("run {run} has settings this nextedit cannot read"))?;
+            (run, settings)
+        }
+        None => {
+            let settings = RunSettings {
+                suggester: args.suggester.clone().expect("clap requires it"),
+                historian_json: args.historian_json.clone(),
+                order: args.order,
+                match_rule: args.match_rule,
+                es_threshold: args.es_threshold,
+                reveal: args.reveal.clone(),
+                seed: args.seed,
+                timeout: args.timeout,
+            };
+            if !(settings.timeout.is_finite() && settings.timeout > 0.0) {
+                bail!("--timeout must be a positive number of seconds");
+            }
+            build_suggester(&settings.suggester, Duration::from_secs(1))?;
+            let mut entries = Vec::new();
+            for path in &args.trajectory {
+                // A file that cannot be read is recorded as a failed trajectory, not fatal.
+                entries.push((
+                    path.display().to_string(),
+                    std::fs::read_to_string(path).ok(),
+                ));
+            }
+            for &id in &args.session {
+                let trajectory = db.trajectory(id)?;
+                if trajectory.edits.is_empty() {
+                    eprintln!(
+                        "nextedit: session {id} has no coalesced edits to replay yet (recorded sessions become replayable once their changes are coalesced into edits)"
+                    );
+                }
+                entries.push((
+                    format!("session:{id}"),
+                    Some(serde_json::to_string(&trajectory)?),
+                ));
+            }
+            let run = db.create_run(
+                &settings.suggester,
+                &serde_json::to_value(&settings)?,
+                &entries,
+            )?;
+            (run, settings)
+        }
+    };
+    let stdout = std::io::stdout();
+    let mut out = stdout.lock();
+    if args.json {
+        writeln!(
+            out,
+            "{}",
+            json!({"type": "run", "run": run_id, "db": db_path})
+        )?;
+    } else {
+        writeln!(
+            out,
+            "run {run_id} in {} ({})",
+            db_path.display(),
+            settings.suggester
+        )?;
+    }
+    let pending: Vec<(String, Option<String>)> = db
+        .run_trajectories(run_id)?
+        .into_iter()
+        .filter(|(_, status, _)| status != "done" && status != "failed")
+        .map(|(key, _, text)| (key, text))
+        .collect();
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let (tx, rx) =
+        crossbeam_channel::unbounded::<(String, anyhow::Result<Vec<serde_json::Value>>)>();
+    let jobs = args.jobs.clamp(1, pending.len().max(1));
+    let mut failed = 0;
+    std::thread::scope(|scope| -> anyhow::Result<()> {
+        for _ in 0..jobs {
+            let tx = tx.clone();
+            let (pending, next, settings, db_path) = (&pending, &next, &settings, &db_path);
+            scope.spawn(move || {
+                // Each worker has its own connection; SQLite serialises the writes.
+                let mut db = match Database::open(db_path) {
+                    Ok(db) => db,
+                    Err(error) => {
+                        let _ = tx.send((String::new(), Err(error.into())));
+                        return;
+                    }
+                };
+                loop {
+                    let i = next.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                    let Some((key, text)) = pending.get(i) else {
+                        return;
+                    };
+                    let result = replay_one(&mut db, run_id, key, text.as_deref(), settings);
+                    if let Err(error) = &result {
+                        let _ = db.set_run_trajectory(
+                            run_id,
+                            key,
+                            "failed",
+                            None,
+                            Some(&format!("{error:#}")),
+                        );
+                    }
+                    if tx.send((key.clone(), result)).is_err() {
+                        return;
+                    }
+                }
+            });
+        }
+        drop(tx);
+        for (key, result) in rx {
+            match result {
+                Ok(steps) if args.json => {
+                    writeln!(
+                        out,
+                        "{}",
+                        json!({"type": "trajectory", "key": key, "steps": steps})
+                    )?;
+                }
+                Ok(steps) => print_steps(&mut out, &key, &steps)?,
+                Err(error) => {
+                    eprintln!("nextedit: skipping {key}: {error:#}");
+                    failed += 1;
+                }
+            }
+        }
+        Ok(())
+    })?;
+    db.finish_run(run_id, "done")?;
+    let summary = aggregate(&run_flow_steps(&db, run_id)?, &HISTORIAN_KS);
+    if args.json {
+        writeln!(
+            out,
+            "{}",
+            json!({"type": "summary", "run": run_id, "suggester": settings.suggester, "summary": summary, "failed": failed})
+        )?;
+    } else {
+        print_report(&mut out, &db, &[run_id])?;
+    }
+    Ok(if failed > 0 { 1 } else { 0 })
+}
+
+/// Replays (or resumes) one trajectory of a run; returns its new steps as JSON.
+fn replay_one(
+    db: &mut Database,
+    run_id: i64,
+    key: &str,
+    text: Option<&str>,
+    settings: &RunSettings,
+) -> anyhow::Result<Vec<serde_json::Value>> {
+    let text = text.with_context(|| format!("cannot read {key}"))?;
+    let trajectory: Trajectory =
+        serde_json::from_str(text).with_context(|| format!("{key} is not a trajectory"))?;
+    let index = |id: &str| trajectory.edits.iter().position(|e| e.id == id);
+    // Resume: the initial edit and the edits applied by the steps already stored.
+    let mut resume = Vec::new();
+    let stored = db.run_steps(run_id, key)?;
+    if !stored.is_empty() {
+        let initial = db
+            .run_initial(run_id, key)?
+            .context("stored steps without an initial edit")?;
+        resume.push(index(&initial).context("stored initial edit not in the trajectory")?);
+        for (_, applied, _) in &stored {
+            resume.push(index(applied).context("stored step applied an unknown edit")?);
+        }
+    }
+    let (mut suggester, feed) = build_suggester(
+        &settings.suggester,
+        Duration::from_secs_f64(settings.timeout),
+    )?;
+    let scratch = tempfile::Builder::new()
+        .prefix("nextedit-replay-")
+        .tempdir()
+        .context("cannot create a scratch directory")?;
+    SCRATCH
+        .lock()
+        .expect("scratch lock")
+        .push(scratch.path().to_path_buf());
+    let revealed = Revealed {
+        commit_message: settings
+            .reveal
+            .contains(&RevealArg::Message)
+            .then(|| {
+                trajectory
+                    .session
+                    .commit
+                    .as_ref()
+                    .and_then(|c| c.message.clone())
+            })
+            .flatten(),
+        changed_files: settings
+            .reveal
+            .contains(&RevealArg::Files)
+            .then(|| trajectory.files.iter().map(|f| f.path.clone()).collect()),
+    };
+    let config = ReplayConfig {
+        order: match settings.order {
+            OrderArg::Fixed => OrderMode::Fixed,
+            OrderArg::Adaptive => OrderMode::Adaptive,
+        },
+        rule: match settings.match_rule {
+            MatchArg::Historian => MatchRule::Historian,
+            MatchArg::Es => MatchRule::Es {
+                threshold: settings.es_threshold,
+            },
+            MatchArg::Exact => MatchRule::Exact,
+        },
+        seed: settings.seed,
+        revealed,
+        language: trajectory.files.iter().find_map(|f| f.language.clone()),
+        project: trajectory
+            .session
+            .commit
+            .as_ref()
+            .and_then(|c| c.project.clone()),
+    };
+    db.set_run_trajectory(run_id, key, "running", None, None)?;
+    // Historian's file needs every step in one go: not written for a resumed trajectory.
+    let historian =
+        (settings.historian_json.is_some() && resume.is_empty()).then(HistorianLog::default);
+    let mut recorder = RunRecorder {
+        db,
+        run: run_id,
+        key,
+        trajectory: &trajectory,
+        steps: Vec::new(),
+        historian,
+    };
+    let outcome = replay(
+        &trajectory,
+        suggester.as_mut(),
+        &mut DirWorkspace::new(scratch.path()),
+        &config,
+        feed.as_deref(),
+        ReplayHooks {
+            resume: &resume,
+            observer: &mut recorder,
+        },
+    );
+    SCRATCH
+        .lock()
+        .expect("scratch lock")
+        .retain(|d| d != scratch.path());
+    let outcome = outcome?;
+    let steps = std::mem::take(&mut recorder.steps);
+    if let (Some(dir), Some(log)) = (&settings.historian_json, &recorder.historian) {
+        std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+        let path = dir.join(HistorianLog::file_name(&trajectory, &settings.suggester));
+        let results = log.finish(&trajectory, &scratch.path().to_string_lossy());
+        std::fs::write(&path, serde_json::to_string_pretty(&results)?)
+            .with_context(|| format!("cannot write {}", path.display()))?;
+    } else if settings.historian_json.is_some() {
+        eprintln!(
+            "nextedit: {key}: resumed, so no Historian results file (it needs every step of one replay)"
+        );
+    }
+    recorder
+        .db
+        .set_run_trajectory(run_id, key, "done", None, None)?;
+    if let Some(error) = &outcome.initialize_error {
+        eprintln!("nextedit: {key}: initialize failed: {error}");
+    }
+    Ok(steps)
+}
+
+/// Stores a replay's progress in the run as it happens.
+struct RunRecorder<'a> {
+    db: &'a mut Database,
+    run: i64,
+    key: &'a str,
+    trajectory: &'a Trajectory,
+    steps: Vec<serde_json::Value>,
+    historian: Option<HistorianLog>,
+}
+
+impl ReplayObserver for RunRecorder<'_> {
+    fn started(&mut self, initial: usize, state: &ReplayState) -> Result<(), String> {
+        if let Some(log) = &mut self.historian {
+            log.started(initial, state);
+        }
+        let initial = &self.trajectory.edits[initial].id;
+        self.db
+            .set_run_trajectory(self.run, self.key, "running", Some(initial), None)
+            .map_err(|e| e.to_string())
+    }
+
+    fn step(&mut self, record: &StepRecord, state: &ReplayState) -> Result<(), String> {
+        if let Some(log) = &mut self.historian {
+            log.step(record, state);
+        }
+        self.steps.push(step_json(self.trajectory, record));
+        self.db
+            .record_step(self.run, self.key, &stored_step(self.trajectory, record))
+            .map_err(|e| e.to_string())
+    }
+}
+
+fn stored_step(trajectory: &Trajectory, step: &StepRecord) -> StoredStep {
+    let id = |i: usize| trajectory.edits[i].id.clone();
+    let prf = step.flow.prf();
+    let counts = step.flow.counts();
+    let mut errors = Vec::new();
+    for (call, error) in [
+        ("suggest", &step.suggest_error),
+        ("generate", &step.generate_error),
+    ] {
+        if let Some(error) = error {
+            let (kind, message) = error.split_once(": ").unwrap_or(("error", error));
+            errors.push((call.to_string(), kind.to_string(), message.to_string()));
+        }
+    }
+    StoredStep {
+        step: step.step,
+        applied: id(step.applied),
+        allowed: step.allowed.iter().map(|&i| id(i)).collect(),
+        remaining: step.remaining.len(),
+        prf: (prf.precision, prf.recall, prf.f1),
+        counts: (counts.tp, counts.fp, counts.fn_),
+        content: step
+            .content
+            .as_ref()
+            .map(|c| (id(c.gold), c.bleu, c.es, c.generated)),
+        suggest_ms: step.suggest_latency.as_secs_f64() * 1e3,
+        generate_ms: step.generate_latency.map(|d| d.as_secs_f64() * 1e3),
+        flow: json!({
+            "allowed": step.flow.allowed_gold,
+            "predictions": step.flow.predictions.iter().map(|p| json!([p.rank, p.matched_gold, p.class.key()])).collect::<Vec<_>>(),
+        }),
+        predictions: step
+            .predictions
+            .iter()
+            .map(|p| StoredPrediction {
+                rank: p.rank,
+                file: p.edit.file.clone(),
+                start_line: p.edit.start_line,
+                end_line: p.edit.end_line,
+                text: p.edit.text.clone(),
+                confidence: p.edit.confidence,
+                matched: p.matched.map(id),
+                class: p.class.key().to_string(),
+            })
+            .collect(),
+        errors,
+    }
+}
+
+fn step_json(trajectory: &Trajectory, s: &StepRecord) -> serde_json::Value {
+    let id = |i: usize| trajectory.edits[i].id.clone();
+    let prf = s.flow.prf();
+    json!({
+        "step": s.step,
+        "allowed": s.allowed.iter().map(|&i| id(i)).collect::<Vec<_>>(),
+        "predictions": s.predictions.iter().map(|p| json!({
+            "rank": p.rank, "file": p.edit.file, "start_line": p.edit.start_line, "end_line": p.edit.end_line,
+            "matched": p.matched.map(id), "class": p.class.key(),
+        })).collect::<Vec<_>>(),
+        "precision": prf.precision, "recall": prf.recall, "f1": prf.f1,
+        "content": s.content.as_ref().map(|c| json!({"edit": id(c.gold), "bleu": c.bleu, "es": c.es, "generated": c.generated})),
+        "suggest_error": s.suggest_error, "generate_error": s.generate_error,
+        "applied": id(s.applied),
+    })
+}
+
+/// Every stored step of a run, as flow aggregation takes it.
+fn run_flow_steps(db: &Database, run: i64) -> anyhow::Result<Vec<FlowStep>> {
+    let mut steps = Vec::new();
+    for (key, _, _) in db.run_trajectories(run)? {
+        for (_, _, flow) in db.run_steps(run, &key)? {
+            let predictions = flow["predictions"]
+                .as_array()
+                .map(|ps| {
+                    ps.iter()
+                        .filter_map(|p| {
+                            Some(RankedPrediction {
+                                rank: p[0].as_u64()? as usize,
+                                matched_gold: p[1].as_u64().map(|g| g as usize),
+                                class: FlowClass::from_key(p[2].as_str()?)?,
+                            })
+                        })
+                        .collect()
+                })
+                .unwrap_or_default();
+            steps.push(FlowStep {
+                predictions,
+                allowed_gold: flow["allowed"].as_u64().unwrap_or(0) as usize,
+            });
+        }
+    }
+    Ok(steps)
+}
+
+fn print_steps(
+    out: &mut impl Write,
+    key: &str,
+    steps: &[serde_json::Value],
+) -> std::io::Result<()> {
+    writeln!(out, "{key}")?;
+    writeln!(
+        out,
+        "  {:>4}  {:>5}  {:>5}  {:>5}  {:>6}  {:>5}  APPLIED",
+        "STEP", "PREDS", "P", "R", "BLEU", "ES"
+    )?;
+    for s in steps {
+        let content = &s["content"];
+        writeln!(
+            out,
+            "  {:>4}  {:>5}  {:>5.3}  {:>5.3}  {:>6}  {:>5}  {}{}",
+            s["step"],
+            s["predictions"].as_array().map_or(0, Vec::len),
+            s["precision"].as_f64().unwrap_or(0.0),
+            s["recall"].as_f64().unwrap_or(0.0),
+            content["bleu"]
+                .as_f64()
+                .map_or("-".into(), |v| format!("{v:.1}")),
+            content["es"]
+                .as_f64()
+                .map_or("-".into(), |v| format!("{v:.3}")),
+            s["applied"].as_str().unwrap_or(""),
+            s["suggest_error"]
+                .as_str()
+                .map(|e| format!("  ({e})"))
+                .unwrap_or_default()
+        )?;
+    }
+    Ok(())
+}
+
+/// Compare stored replay runs
+///
+/// One line per run: micro and macro precision/recall/F1, hit@1/3, MRR, flow-pattern
+/// shares, and the number of steps whose suggester call failed.
+#[derive(Debug, Args)]
+pub struct ReportArgs {
+    /// Run ids (see the first line `nextedit replay` prints)
+    #[arg(required = true, value_name = "RUN")]
+    runs: Vec<i64>,
+
+    /// Database [default: $NEXTEDIT_DB, else $XDG_DATA_HOME/nextedit/nextedit.db]
+    #[arg(long, value_name = "PATH")]
+    db: Option<PathBuf>,
+
+    /// Print JSON instead of a table
+    #[arg(long)]
+    json: bool,
+}
+
+pub fn report(args: ReportArgs) -> anyhow::Result<i32> {
+    let db = Database::open_existing(&args.db.unwrap_or_else(nextedit::store::default_path))?;
+    let stdout = std::io::stdout();
+    let mut out = stdout.lock();
+    if args.json {
+        for &run in &args.runs {
+            let summary = aggregate(&run_flow_steps(&db, run)?, &HISTORIAN_KS);
+            writeln!(out, "{}", json!({"run": db.run(run)?, "summary": summary}))?;
+        }
+        return Ok(0);
+    }
+    print_report(&mut out, &db, &args.runs)?;
+    Ok(0)
+}
+
+fn print_report(out: &mut impl Write, db: &Database, runs: &[i64]) -> anyhow::Result<()> {
+    writeln!(
+        out,
+        "{:>4}  {:<24}  {:>6}  {:>6}  {:>17}  {:>7}  {:>6}  {:>6}  {:>5}  {:>23}",
+        "RUN",
+        "SUGGESTER",
+        "TRAJ",
+        "STEPS",
+        "MICRO P/R/F1",
+        "MACRO F1",
+        "HIT@1",
+        "HIT@3",
+        "MRR",
+        "KEEP/JUMP/REV/BREAK"
+    )?;
+    for &run in runs {
+        let info = db.run(run)?;
+        let s = aggregate(&run_flow_steps(db, run)?, &HISTORIAN_KS);
+        let hit = |k: usize| {
+            s.hit_at
+                .iter()
+                .find(|(kk, _)| *kk == k)
+                .map_or(0.0, |(_, v)| *v)
+        };
+        writeln!(
+            out,
+            "{:>4}  {:<24}  {:>6}  {:>6}  {:>5.3}/{:.3}/{:.3}  {:>7.3}  {:>6.3}  {:>6.3}  {:>5.3}  {:.2}/{:.2}/{:.2}/{:.2}",
+            run,
+            info.suggester.chars().take(24).collect::<String>(),
+            format!("{}/{}", info.done, info.trajectories),
+            s.steps,
+            s.micro.precision,
+            s.micro.recall,
+            s.micro.f1,
+            s.macro_.f1,
+            hit(1),
+            hit(3),
+            s.mrr,
+            s.shares.flow_keeping,
+            s.shares.flow_jumping,
+            s.shares.flow_reverting,
+            s.shares.flow_breaking
+        )?;
+    }
+    Ok(())
+}

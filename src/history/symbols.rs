@@ -1,0 +1,355 @@
+//! What each edit defines, imports and uses, in the parent and the child.
+//!
+//! Occurrences come from [`crate::syntax::structure`]: the parent's on the edit's
+//! before-lines, the child's on its after-lines. A definition is *changed* by an
+//! edit when it appears on one side only (added, removed, renamed) or when its
+//! signature changed (a parameter added or removed, the header text differs).
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use crate::syntax::structure::{DefinitionKind, FileStructure, Occurrence, Role, ScopeKind};
+
+/// Names that carry no dependency: receivers and placeholders.
+const IGNORED_NAMES: [&str; 6] = ["self", "cls", "this", "super", "_", "it"];
+
+/// Where a name sits: file and chain of enclosing scope names.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct ScopeKey {
+    /// Index of the file in the commit's file list.
+    pub file: usize,
+    /// Enclosing scope names, outermost first.
+    pub chain: Vec<String>,
+    /// Length of the chain prefix that ends at the innermost callable (0 = none).
+    pub callable_depth: usize,
+    /// Innermost enclosing class-like scope name and header, if any.
+    pub class: Option<(String, String)>,
+}
+
+/// A definition an edit changes.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct ChangedDefinition {
+    /// Defined name.
+    pub name: String,
+    /// What it defines.
+    pub kind: DefinitionKind,
+    /// Where.
+    pub scope: ScopeKey,
+    /// True when a callable's parameters or header changed (it exists on both sides,
+    /// or it is the constructor of the class named `name`).
+    pub signature: bool,
+}
+
+/// A reference inside an edit.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct NameUse {
+    /// Referenced name.
+    pub name: String,
+    /// `obj.name`.
+    pub attribute: bool,
+    /// Callee of a call or `new`.
+    pub call: bool,
+    /// The function whose call arguments hold this name, if any.
+    pub callee: Option<String>,
+    /// The name of a keyword argument (`f(key=value)`: `key`).
+    pub keyword: bool,
+    /// Where.
+    pub scope: ScopeKey,
+}
+
+/// The identifiers of one edit.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct EditSymbols {
+    /// Definitions on the before-lines (parent).
+    pub defined_before: BTreeSet<String>,
+    /// Definitions on the after-lines (child).
+    pub defined_after: BTreeSet<String>,
+    /// Uses on the before-lines.
+    pub used_before: BTreeSet<String>,
+    /// Uses on the after-lines.
+    pub used_after: BTreeSet<String>,
+    /// Imported names on the before-lines.
+    pub imported_before: BTreeSet<String>,
+    /// Imported names on the after-lines.
+    pub imported_after: BTreeSet<String>,
+    /// Definitions added, removed or with a changed signature.
+    pub changed: Vec<ChangedDefinition>,
+    /// Renames: one definition removed and one added of the same kind and scope.
+    pub renamed: Vec<(String, String)>,
+    /// Every reference on either side.
+    pub uses: Vec<NameUse>,
+    /// Imports added or removed.
+    pub changed_imports: BTreeSet<String>,
+}
+
+fn scope_key(file: usize, structure: &FileStructure, scope: Option<usize>) -> ScopeKey {
+    let chain_indices = structure.chain(scope);
+    let mut callable_depth = 0;
+    let mut class = None;
+    for (depth, &index) in chain_indices.iter().enumerate() {
+        let s = &structure.scopes[index];
+        if s.kind.is_callable() {
+            callable_depth = depth + 1;
+        }
+        if matches!(s.kind, ScopeKind::Class | ScopeKind::Interface) {
+            class = Some((s.name.clone(), s.signature.clone()));
+        }
+    }
+    ScopeKey {
+        file,
+        chain: chain_indices
+            .iter()
+            .map(|&i| structure.scopes[i].name.clone())
+            .collect(),
+        callable_depth,
+        class,
+    }
+}
+
+type DefinitionId = (String, DefinitionKind, ScopeKey);
+
+fn definitions(
+    file: usize,
+    structure: &FileStructure,
+    occurrences: &[Occurrence],
+) -> BTreeMap<DefinitionId, String> {
+    let mut defs = BTreeMap::new();
+    for occurrence in occurrences {
+        if let Role::Definition(kind) = occurrence.role {
+            if IGNORED_NAMES.contains(&occurrence.name.as_str()) {
+                continue;
+            }
+            let key = scope_key(file, structure, occurrence.scope);
+            let signature = if matches!(kind, DefinitionKind::Function | DefinitionKind::Type) {
+                structure
+                    .scopes
+                    .iter()
+                    .find(|s| {
+                        s.name == occurrence.name
+                            && s.start_line <= occurrence.line
+                            && occurrence.line <= s.end_line
+                    })
+                    .map(|s| s.signature.clone())
+                    .unwrap_or_default()
+            } else {
+                String::new()
+            };
+            defs.insert((occurrence.name.clone(), kind, key), signature);
+        }
+    }
+    defs
+}
+
+/// One side of an edit: the file's structure and the edit's line range on that side.
+pub struct Side<'a> {
+    /// Structure of the whole file on this side.
+    pub structure: &'a FileStructure,
+    /// First line of the edit on this side.
+    pub start: usize,
+    /// One past the last line.
+    pub end: usize,
+}
+
+/// Collects the identifiers of one edit of file `file`.
+pub fn edit_symbols(file: usize, parent: Option<Side>, child: Option<Side>) -> EditSymbols {
+    let mut symbols = EditSymbols::default();
+    let empty = FileStructure::default();
+    let (parent_structure, before) = match &parent {
+        Some(side) => (
+            side.structure,
+            side.structure.occurrences_in(side.start, side.end),
+        ),
+        None => (&empty, &[][..]),
+    };
+    let (child_structure, after) = match &child {
+        Some(side) => (
+            side.structure,
+            side.structure.occurrences_in(side.start, side.end),
+        ),
+        None => (&empty, &[][..]),
+    };
+    for (occurrences, structure, defined, used, imported) in [
+        (
+            before,
+            parent_structure,
+            &mut symbols.defined_before,
+            &mut symbols.used_before,
+            &mut symbols.imported_before,
+        ),
+        (
+            after,
+            child_structure,
+            &mut symbols.defined_after,
+            &mut symbols.used_after,
+            &mut symbols.imported_after,
+        ),
+    ] {
+        for occurrence in occurrences {
+            if IGNORED_NAMES.contains(&occurrence.name.as_str()) {
+                continue;
+            }
+            match occurrence.role {
+                Role::Definition(_) => {
+                    defined.insert(occurrence.name.clone());
+                }
+                Role::Import => {
+                    imported.insert(occurrence.name.clone());
+                }
+                Role::Use => {
+                    used.insert(occurrence.name.clone());
+                    symbols.uses.push(NameUse {
+                        name: occurrence.name.clone(),
+                        attribute: occurrence.attribute,
+                        call: occurrence.call,
+                        callee: occurrence.callee.clone(),
+                        keyword: occurrence.keyword,
+                        scope: scope_key(file, structure, occurrence.scope),
+                    });
+                }
+            }
+        }
+    }
+    symbols.uses.sort();
+    symbols.uses.dedup();
+    symbols.changed_imports = symbols
+        .imported_before
+        .symmetric_difference(&symbols.imported_after)
+        .cloned()
+        .collect();
+
+    let defs_before = definitions(file, parent_structure, before);
+    let defs_after = definitions(file, child_structure, after);
+    let mut changed = BTreeSet::new();
+    let mut removed = Vec::new();
+    let mut added = Vec::new();
+    for (id, signature) in &defs_before {
+        match defs_after.get(id) {
+            None => {
+                removed.push(id.clone());
+                changed.insert(ChangedDefinition {
+                    name: id.0.clone(),
+                    kind: id.1,
+                    scope: id.2.clone(),
+                    signature: false,
+                });
+            }
+            Some(after_signature) if after_signature != signature => {
+                changed.insert(ChangedDefinition {
+                    name: id.0.clone(),
+                    kind: id.1,
+                    scope: id.2.clone(),
+                    signature: true,
+                });
+            }
+            Some(_) => {}
+        }
+    }
+    for id in defs_after.keys() {
+        if !defs_before.contains_key(id) {
+            added.push(id.clone());
+            changed.insert(ChangedDefinition {
+                name: id.0.clone(),
+                kind: id.1,
+                scope: id.2.clone(),
+                signature: false,
+            });
+        }
+    }
+    // A parameter added or removed changes its callable's signature.
+    // (A callable added or removed as a whole has no "changed" signature.)
+    let whole: BTreeSet<(Vec<String>, String)> = removed
+        .iter()
+        .chain(&added)
+        .filter(|id| id.1 == DefinitionKind::Function)
+        .map(|id| (id.2.chain.clone(), id.0.clone()))
+        .collect();
+    let signature_scopes: BTreeSet<ScopeKey> = removed
+        .iter()
+        .chain(&added)
+        .filter(|id| id.1 == DefinitionKind::Parameter && id.2.callable_depth > 0)
+        .filter(|id| {
+            let depth = id.2.callable_depth;
+            !whole.contains(&(
+                id.2.chain[..depth - 1].to_vec(),
+                id.2.chain[depth - 1].clone(),
+            ))
+        })
+        .map(|id| id.2.clone())
+        .collect();
+    for scope in signature_scopes {
+        let depth = scope.callable_depth;
+        let name = scope.chain[depth - 1].clone();
+        let outer = ScopeKey {
+            file: scope.file,
+            chain: scope.chain[..depth - 1].to_vec(),
+            callable_depth: 0,
+            class: scope.class.clone().filter(|_| depth >= 2),
+        };
+        changed.insert(ChangedDefinition {
+            name,
+            kind: DefinitionKind::Function,
+            scope: outer,
+            signature: true,
+        });
+    }
+    // Every parameter of a callable whose signature changed is part of the change:
+    // the body's uses of it follow the new signature.
+    let changed_callables: BTreeSet<(Vec<String>, String)> = changed
+        .iter()
+        .filter(|d| d.signature && d.kind == DefinitionKind::Function)
+        .map(|d| (d.scope.chain.clone(), d.name.clone()))
+        .collect();
+    for (id, _) in defs_before.iter().chain(&defs_after) {
+        let Some((function, outer)) = id.2.chain.split_last() else {
+            continue;
+        };
+        if id.1 == DefinitionKind::Parameter
+            && changed_callables.contains(&(outer.to_vec(), function.clone()))
+        {
+            changed.insert(ChangedDefinition {
+                name: id.0.clone(),
+                kind: id.1,
+                scope: id.2.clone(),
+                signature: false,
+            });
+        }
+    }
+    // Constructors: a changed `__init__`/constructor changes how `ClassName(...)` is called.
+    let constructors: Vec<ChangedDefinition> = changed
+        .iter()
+        .filter(|d| d.signature && d.kind == DefinitionKind::Function)
+        .filter_map(|d| {
+            let (class, _) = d.scope.class.as_ref()?;
+            let is_constructor =
+                d.name == "__init__" || d.name == *class || d.name == "constructor";
+            is_constructor.then(|| ChangedDefinition {
+                name: class.clone(),
+                kind: DefinitionKind::Type,
+                scope: ScopeKey {
+                    file: d.scope.file,
+                    chain: Vec::new(),
+                    callable_depth: 0,
+                    class: None,
+                },
+                signature: true,
+            })
+        })
+        .collect();
+    changed.extend(constructors);
+    for old in &removed {
+        let same_place: Vec<_> = added
+            .iter()
+            .filter(|new| new.1 == old.1 && new.2 == old.2)
+            .collect();
+        let removed_here = removed
+            .iter()
+            .filter(|r| r.1 == old.1 && r.2 == old.2)
+            .count();
+        if same_place.len() == 1 && removed_here == 1 {
+            symbols
+                .renamed
+                .push((old.0.clone(), same_place[0].0.clone()));
+        }
+    }
+    symbols.changed = changed.into_iter().collect();
+    symbols
+}

@@ -1,0 +1,25 @@
+//! Metrics: pure functions from texts, token sequences and read/edit records to numbers.
+//!
+//! Architecture invariant: no I/O, no files, no SQLite, no async. Callers read inputs
+//! and hand them over as strings or slices; file contents needed by ContextBench come
+//! through the [`contextbench::RepoView`] trait.
+//!
+//! - [`bleu`]: Historian BLEU-4, NLTK, sacrebleu and tensorflow-nmt sentence BLEU.
+//! - [`sari`]: SARI in the orig, HF, skip, EASSE and t2t conventions.
+//! - [`lcs`]: linear-memory longest common subsequence.
+//! - [`excision`]: the Excision Score (ES-Line, ES-Token).
+//! - [`diffbleu`]: DiffBLEU; [`similarity`]: exact match, edit similarity, chrF.
+//! - [`contextbench`]: ContextBench coverage, precision, AUC, redundancy, EditLoc.
+//! - [`flow`]: flow aggregation over replay steps (micro/macro P/R/F1, hit@k, MRR).
+//!
+//! Definitions, conventions and compat differences: `docs/metrics.md`.
+
+pub mod bleu;
+pub mod contextbench;
+pub mod diffbleu;
+pub mod excision;
+pub mod flow;
+pub mod lcs;
+pub mod ngram;
+pub mod sari;
+pub mod similarity;

@@ -1,0 +1,658 @@
+//! The replay loop: initial edit, then at every step ask for ranked next edits,
+//! match them one to one, classify their flow, fall back to content generation
+//! when nothing kept the flow, apply the gold edit, repeat.
+
+use std::collections::BTreeSet;
+use std::time::{Duration, Instant};
+
+use super::matching::{Located, MatchRule, location_score, match_one_to_one};
+use super::state::{ReplayState, StateError};
+use crate::metrics::bleu::historian_bleu;
+use crate::metrics::excision::{EsGranularity, ExcisionConfig, excision_score_text};
+use crate::metrics::flow::{FlowClass, FlowStep, RankedPrediction};
+use crate::suggest::protocol::{
+    AppliedEdit, FileContent, GenerateParams, InitializeParams, PROTOCOL_VERSION, Revealed,
+    SuggestParams, SuggestedEdit,
+};
+use crate::suggest::{SuggestError, Suggester};
+use crate::trajectory::{OrderKind, Trajectory};
+
+/// Which edit is applied after each step.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OrderMode {
+    /// The trajectory's natural order, whatever the suggester says (paired comparisons).
+    Fixed,
+    /// The best-ranked prediction that kept the flow, like Historian; else the
+    /// first allowed edit in natural order.
+    Adaptive,
+}
+
+/// Settings of one replay (no defaults: each caller decides).
+#[derive(Debug, Clone)]
+pub struct ReplayConfig {
+    /// Fixed or adaptive order.
+    pub order: OrderMode,
+    /// How predictions are matched to gold edits.
+    pub rule: MatchRule,
+    /// Breaks ties between equally good initial edits.
+    pub seed: u64,
+    /// What the suggester may know beyond the current state.
+    pub revealed: Revealed,
+    /// Language sent to the suggester.
+    pub language: Option<String>,
+    /// Project name sent to the suggester.
+    pub project: Option<String>,
+}
+
+/// Where the current state lives on disk, for suggesters that read files.
+pub trait Workspace {
+    /// Absolute path sent to the suggester.
+    fn root(&self) -> String;
+    /// Brings the files on disk to `state` (called after every applied edit).
+    fn sync(&mut self, state: &ReplayState) -> std::io::Result<()>;
+}
+
+/// One prediction as recorded.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PredictionRecord {
+    /// What the suggester proposed.
+    pub edit: SuggestedEdit,
+    /// Rank (0 = best).
+    pub rank: usize,
+    /// Gold edit index it matched.
+    pub matched: Option<usize>,
+    /// Flow pattern.
+    pub class: FlowClass,
+}
+
+/// The content score of a step: of the best kept match, or of a generated edit.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ContentScore {
+    /// Gold edit scored against.
+    pub gold: usize,
+    /// The text that was scored.
+    pub text: String,
+    /// Historian BLEU-4 (0–100).
+    pub bleu: f64,
+    /// ES-Line (0–1).
+    pub es: f64,
+    /// Whether the text came from `generate` (else from a kept prediction).
+    pub generated: bool,
+}
+
+/// Everything about one step.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StepRecord {
+    /// Step number (1-based).
+    pub step: usize,
+    /// Gold edits allowed next before this step.
+    pub allowed: Vec<usize>,
+    /// Gold edits not applied before this step.
+    pub remaining: Vec<usize>,
+    /// The ranked predictions.
+    pub predictions: Vec<PredictionRecord>,
+    /// Why `suggest` failed, if it did (`kind: message`).
+    pub suggest_error: Option<String>,
+    /// Wall time of `suggest`.
+    pub suggest_latency: Duration,
+    /// Content score, if any.
+    pub content: Option<ContentScore>,
+    /// Why `generate` failed, if it did.
+    pub generate_error: Option<String>,
+    /// Wall time of `generate`, if called.
+    pub generate_latency: Option<Duration>,
+    /// Gold edit applied at the end of the step.
+    pub applied: usize,
+    /// The step in the form flow aggregation takes.
+    pub flow: FlowStep,
+}
+
+/// A finished replay.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ReplayOutcome {
+    /// The initial edit.
+    pub initial: usize,
+    /// Every step.
+    pub steps: Vec<StepRecord>,
+    /// Edits in the order they were applied.
+    pub order: Vec<usize>,
+    /// Why `initialize` failed, if it did (the run still goes on).
+    pub initialize_error: Option<String>,
+}
+
+/// Told what happens during a replay (to store it as it happens).
+pub trait ReplayObserver {
+    /// The initial edit was applied (not called when resuming); `state` is after it.
+    fn started(&mut self, initial: usize, state: &ReplayState) -> Result<(), String>;
+    /// A step finished; `state` is after its gold edit. An error stops the replay.
+    fn step(&mut self, record: &StepRecord, state: &ReplayState) -> Result<(), String>;
+}
+
+/// An observer that keeps nothing.
+#[derive(Debug, Default)]
+pub struct IgnoreProgress;
+
+impl ReplayObserver for IgnoreProgress {
+    fn started(&mut self, _: usize, _: &ReplayState) -> Result<(), String> {
+        Ok(())
+    }
+
+    fn step(&mut self, _: &StepRecord, _: &ReplayState) -> Result<(), String> {
+        Ok(())
+    }
+}
+
+/// How a replay starts and who hears about its progress.
+pub struct ReplayHooks<'a> {
+    /// Edits already applied by an interrupted earlier replay (initial first); empty to start fresh.
+    pub resume: &'a [usize],
+    /// Told about the initial edit and every finished step.
+    pub observer: &'a mut dyn ReplayObserver,
+}
+
+/// Why a replay could not run at all.
+#[derive(Debug, thiserror::Error)]
+pub enum ReplayError {
+    /// The trajectory's edits do not fit its files.
+    #[error(transparent)]
+    State(#[from] StateError),
+    /// The trajectory has no edits.
+    #[error("trajectory {0} has no edits to replay")]
+    Empty(String),
+    /// Writing the workspace failed.
+    #[error("cannot write the replay workspace: {0}")]
+    Workspace(#[source] std::io::Error),
+    /// The step hook failed (e.g. the database could not be written).
+    #[error("cannot record step {step}: {message}")]
+    Hook {
+        /// Step number.
+        step: usize,
+        /// What went wrong.
+        message: String,
+    },
+    /// The resume prefix names edits that do not exist or repeats one.
+    #[error("cannot resume: the recorded steps do not fit this trajectory")]
+    BadResume,
+}
+
+/// The partial order as adjacency over edit indices.
+struct Graph {
+    successors: Vec<BTreeSet<usize>>,
+    in_degree: Vec<usize>,
+    natural: Vec<usize>,
+}
+
+impl Graph {
+    fn new(trajectory: &Trajectory) -> Graph {
+        let n = trajectory.edits.len();
+        let index = |id: &str| trajectory.edits.iter().position(|e| e.id == id);
+        let mut successors = vec![BTreeSet::new(); n];
+        for edge in &trajectory.order.edges {
+            let (Some(a), Some(b)) = (index(&edge.from), index(&edge.to)) else {
+                continue;
+            };
+            successors[a].insert(b);
+            if edge.kind == OrderKind::Bi {
+                successors[b].insert(a);
+            }
+        }
+        let mut in_degree = vec![0; n];
+        for succ in &successors {
+            for &b in succ {
+                in_degree[b] += 1;
+            }
+        }
+        let mut natural: Vec<usize> = trajectory
+            .order
+            .natural
+            .iter()
+            .filter_map(|id| index(id))
+            .collect();
+        for i in 0..n {
+            if !natural.contains(&i) {
+                natural.push(i);
+            }
+        }
+        Graph {
+            successors,
+            in_degree,
+            natural,
+        }
+    }
+
+    /// Unapplied one-hop successors of applied edits, in natural order; all remaining if none.
+    fn allowed(&self, state: &ReplayState) -> Vec<usize> {
+        let applied: Vec<usize> = state.applied_order().to_vec();
+        let allowed: Vec<usize> = self
+            .natural
+            .iter()
+            .copied()
+            .filter(|&e| {
+                !state.is_applied(e) && applied.iter().any(|&a| self.successors[a].contains(&e))
+            })
+            .collect();
+        if allowed.is_empty() {
+            self.natural
+                .iter()
+                .copied()
+                .filter(|&e| !state.is_applied(e))
+                .collect()
+        } else {
+            allowed
+        }
+    }
+}
+
+/// A small deterministic generator (SplitMix64) so tie-breaks depend only on the seed.
+fn splitmix(mut x: u64) -> u64 {
+    x = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    x = (x ^ (x >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    x = (x ^ (x >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    x ^ (x >> 31)
+}
+
+/// Replays `trajectory` through `suggester`.
+pub fn replay(
+    trajectory: &Trajectory,
+    suggester: &mut dyn Suggester,
+    workspace: &mut dyn Workspace,
+    config: &ReplayConfig,
+    oracle: Option<&OracleFeed>,
+    hooks: ReplayHooks<'_>,
+) -> Result<ReplayOutcome, ReplayError> {
+    if trajectory.edits.is_empty() {
+        return Err(ReplayError::Empty(trajectory.session.id.clone()));
+    }
+    let mut state = ReplayState::new(trajectory)?;
+    let graph = Graph::new(trajectory);
+    let initial = match config.order {
+        OrderMode::Fixed => graph.natural[0],
+        OrderMode::Adaptive => {
+            // The trajectory's own initial candidates if it names them, else minimal in-degree.
+            let named: Vec<usize> = trajectory
+                .order
+                .initial
+                .iter()
+                .filter_map(|id| trajectory.edits.iter().position(|e| &e.id == id))
+                .collect();
+            let min = *graph.in_degree.iter().min().expect("non-empty");
+            let candidates: Vec<usize> = if named.is_empty() {
+                graph
+                    .natural
+                    .iter()
+                    .copied()
+                    .filter(|&e| graph.in_degree[e] == min)
+                    .collect()
+            } else {
+                named
+            };
+            candidates[(splitmix(config.seed) % candidates.len() as u64) as usize]
+        }
+    };
+    let initial = hooks.resume.first().copied().unwrap_or(initial);
+    state.apply(initial);
+    for &idx in hooks.resume.iter().skip(1) {
+        if idx >= state.edits().len() || state.is_applied(idx) {
+            return Err(ReplayError::BadResume);
+        }
+        state.apply(idx);
+    }
+    workspace.sync(&state).map_err(ReplayError::Workspace)?;
+    if hooks.resume.is_empty() {
+        hooks
+            .observer
+            .started(initial, &state)
+            .map_err(|message| ReplayError::Hook { step: 0, message })?;
+    }
+    let root = workspace.root();
+    let initialize_error = suggester
+        .initialize(&InitializeParams {
+            protocol_version: PROTOCOL_VERSION,
+            worktree: root.clone(),
+            language: config.language.clone(),
+            project: config.project.clone(),
+            trajectory: trajectory.session.id.clone(),
+            revealed: config.revealed.clone(),
+        })
+        .err()
+        .map(|e| describe(&e));
+    let mut steps = Vec::new();
+    while !state.remaining().is_empty() {
+        // Step n applies the (n+1)-th edit; resumed replays continue the numbering.
+        let step = state.applied_order().len();
+        let remaining = state.remaining();
+        let allowed = graph.allowed(&state);
+        let prior_edits = applied_edits(&state);
+        let files = step_files(&state, &prior_edits);
+        if let Some(feed) = oracle {
+            feed.set_suggestions(
+                allowed
+                    .iter()
+                    .map(|&g| gold_as_suggestion(&state, g))
+                    .collect(),
+            );
+        }
+        let started = Instant::now();
+        let answer = suggester.suggest(&SuggestParams {
+            step,
+            worktree: root.clone(),
+            language: config.language.clone(),
+            prior_edits: prior_edits.clone(),
+            files: files.clone(),
+        });
+        let suggest_latency = started.elapsed();
+        let (edits, suggest_error) = match answer.and_then(|r| validate(&state, r.edits)) {
+            Ok(edits) => (edits, None),
+            Err(e) => (Vec::new(), Some(describe(&e))),
+        };
+        let predictions = classify(&state, &edits, &remaining, &allowed, config.rule);
+        let flow = FlowStep {
+            predictions: predictions
+                .iter()
+                .map(|p| RankedPrediction {
+                    rank: p.rank,
+                    matched_gold: p.matched,
+                    class: p.class,
+                })
+                .collect(),
+            allowed_gold: allowed.len(),
+        };
+        let kept = predictions
+            .iter()
+            .filter(|p| p.class == FlowClass::Keeping)
+            .min_by_key(|p| p.rank);
+        let fixed_next = graph
+            .natural
+            .iter()
+            .copied()
+            .find(|&e| !state.is_applied(e))
+            .expect("edits remain");
+        let mut content = kept.map(|p| {
+            let gold = p.matched.expect("kept predictions matched");
+            score_content(&state, gold, &p.edit.text, false)
+        });
+        let next = match (config.order, kept) {
+            (OrderMode::Adaptive, Some(p)) => p.matched.expect("kept predictions matched"),
+            (OrderMode::Adaptive, None) => allowed[0],
+            (OrderMode::Fixed, _) => fixed_next,
+        };
+        let (mut generate_error, mut generate_latency) = (None, None);
+        if kept.is_none() {
+            let target = next;
+            let (start, end) = state.current_range(target);
+            let file = state.edits()[target].file.clone();
+            if let Some(feed) = oracle {
+                feed.set_generation(state.edits()[target].after_text());
+            }
+            let started = Instant::now();
+            let generated = suggester.generate(&GenerateParams {
+                step,
+                worktree: root.clone(),
+                language: config.language.clone(),
+                prior_edits,
+                files: files_with_first(&state, files, &file),
+                file,
+                start_line: start,
+                end_line: end,
+            });
+            generate_latency = Some(started.elapsed());
+            match generated {
+                Ok(result) => content = Some(score_content(&state, target, &result.text, true)),
+                Err(e) => generate_error = Some(describe(&e)),
+            }
+        }
+        state.apply(next);
+        workspace.sync(&state).map_err(ReplayError::Workspace)?;
+        let record = StepRecord {
+            step,
+            allowed,
+            remaining,
+            predictions,
+            suggest_error,
+            suggest_latency,
+            content,
+            generate_error,
+            generate_latency,
+            applied: next,
+            flow,
+        };
+        hooks
+            .observer
+            .step(&record, &state)
+            .map_err(|message| ReplayError::Hook { step, message })?;
+        steps.push(record);
+    }
+    suggester.shutdown();
+    Ok(ReplayOutcome {
+        initial,
+        order: state.applied_order().to_vec(),
+        steps,
+        initialize_error,
+    })
+}
+
+fn describe(error: &SuggestError) -> String {
+    format!("{}: {error}", error.kind())
+}
+
+fn applied_edits(state: &ReplayState) -> Vec<AppliedEdit> {
+    state
+        .applied_order()
+        .iter()
+        .enumerate()
+        .map(|(step, &idx)| {
+            let edit = &state.edits()[idx];
+            let (start_line, end_line) = state.current_range(idx);
+            AppliedEdit {
+                file: edit.file.clone(),
+                start_line,
+                end_line,
+                before: edit.before_text(),
+                after: edit.after_text(),
+                step,
+            }
+        })
+        .collect()
+}
+
+/// The files a step concerns: those touched by applied edits, most recent first.
+fn step_files(state: &ReplayState, prior: &[AppliedEdit]) -> Vec<FileContent> {
+    let mut seen = Vec::new();
+    for edit in prior.iter().rev() {
+        if !seen.contains(&edit.file) && state.exists(&edit.file) {
+            seen.push(edit.file.clone());
+        }
+    }
+    seen.into_iter()
+        .map(|path| FileContent {
+            text: state.text(&path).unwrap_or_default(),
+            path,
+        })
+        .collect()
+}
+
+fn files_with_first(
+    state: &ReplayState,
+    mut files: Vec<FileContent>,
+    first: &str,
+) -> Vec<FileContent> {
+    files.retain(|f| f.path != first);
+    files.insert(
+        0,
+        FileContent {
+            path: first.to_string(),
+            text: state.text(first).unwrap_or_default(),
+        },
+    );
+    files
+}
+
+/// Rejects answers that name files or lines that do not exist now.
+fn validate(
+    state: &ReplayState,
+    edits: Vec<SuggestedEdit>,
+) -> Result<Vec<SuggestedEdit>, SuggestError> {
+    for edit in &edits {
+        let Some(lines) = state.lines(&edit.file) else {
+            return Err(SuggestError::BadResult {
+                method: "suggest".into(),
+                reason: format!("{} is not a file of this trajectory", edit.file),
+            });
+        };
+        if edit.start_line > edit.end_line || edit.end_line > lines.len() {
+            return Err(SuggestError::BadResult {
+                method: "suggest".into(),
+                reason: format!(
+                    "lines {}..{} are outside {} ({} lines now)",
+                    edit.start_line,
+                    edit.end_line,
+                    edit.file,
+                    lines.len()
+                ),
+            });
+        }
+    }
+    Ok(edits)
+}
+
+fn located<'a>(
+    state: &'a ReplayState,
+    gold: usize,
+    before: &'a str,
+    after: &'a str,
+) -> Located<'a> {
+    let (start, end) = state.current_range(gold);
+    Located {
+        file: &state.edits()[gold].file,
+        start,
+        end,
+        before,
+        after,
+    }
+}
+
+fn classify(
+    state: &ReplayState,
+    edits: &[SuggestedEdit],
+    remaining: &[usize],
+    allowed: &[usize],
+    rule: MatchRule,
+) -> Vec<PredictionRecord> {
+    let texts: Vec<(String, String)> = remaining
+        .iter()
+        .map(|&g| {
+            (
+                state.edits()[g].before_text(),
+                state.edits()[g].after_text(),
+            )
+        })
+        .collect();
+    let golds: Vec<Located<'_>> = remaining
+        .iter()
+        .zip(&texts)
+        .map(|(&g, (b, a))| located(state, g, b, a))
+        .collect();
+    let preds: Vec<Located<'_>> = edits
+        .iter()
+        .map(|e| Located {
+            file: &e.file,
+            start: e.start_line,
+            end: e.end_line,
+            before: "",
+            after: &e.text,
+        })
+        .collect();
+    let matches = match_one_to_one(&preds, &golds, rule);
+    edits
+        .iter()
+        .zip(matches)
+        .enumerate()
+        .map(|(rank, (edit, matched))| {
+            let matched = matched.map(|m| remaining[m]);
+            let class = match matched {
+                Some(g) if allowed.contains(&g) => FlowClass::Keeping,
+                Some(_) => FlowClass::Jumping,
+                None if reverts(state, &preds[rank]) => FlowClass::Reverting,
+                None => FlowClass::Breaking,
+            };
+            PredictionRecord {
+                edit: edit.clone(),
+                rank,
+                matched,
+                class,
+            }
+        })
+        .collect()
+}
+
+/// Whether an unmatched prediction undoes an applied edit: it overlaps the edit's
+/// lines and its text is closer to what the edit removed than to what it added.
+fn reverts(state: &ReplayState, pred: &Located<'_>) -> bool {
+    state.applied_order().iter().any(|&a| {
+        let edit = &state.edits()[a];
+        let (before, after) = (edit.before_text(), edit.after_text());
+        let applied = located(state, a, &before, &after);
+        location_score(pred, &applied) > 0.0
+            && historian_bleu(pred.after, &before) > historian_bleu(pred.after, &after)
+    })
+}
+
+fn score_content(state: &ReplayState, gold: usize, text: &str, generated: bool) -> ContentScore {
+    let edit = &state.edits()[gold];
+    let (before, after) = (edit.before_text(), edit.after_text());
+    let es = excision_score_text(
+        &before,
+        &after,
+        text,
+        EsGranularity::Line,
+        None,
+        &ExcisionConfig::default(),
+    );
+    ContentScore {
+        gold,
+        text: text.to_string(),
+        bleu: historian_bleu(text, &after),
+        es: es.score,
+        generated,
+    }
+}
+
+fn gold_as_suggestion(state: &ReplayState, gold: usize) -> SuggestedEdit {
+    let (start_line, end_line) = state.current_range(gold);
+    let edit = &state.edits()[gold];
+    SuggestedEdit {
+        file: edit.file.clone(),
+        start_line,
+        end_line,
+        text: edit.after_text(),
+        confidence: Some(1.0),
+    }
+}
+
+/// What the engine tells the test-only oracle suggester: the gold answers of the
+/// current step. Only [`crate::replay::OracleSuggester`] reads it.
+#[derive(Debug, Default)]
+pub struct OracleFeed {
+    suggestions: std::sync::Mutex<Vec<SuggestedEdit>>,
+    generation: std::sync::Mutex<String>,
+}
+
+impl OracleFeed {
+    fn set_suggestions(&self, edits: Vec<SuggestedEdit>) {
+        *self.suggestions.lock().expect("oracle lock") = edits;
+    }
+
+    fn set_generation(&self, text: String) {
+        *self.generation.lock().expect("oracle lock") = text;
+    }
+
+    /// The gold edits allowed at this step.
+    pub fn suggestions(&self) -> Vec<SuggestedEdit> {
+        self.suggestions.lock().expect("oracle lock").clone()
+    }
+
+    /// The gold text of the location asked for.
+    pub fn generation(&self) -> String {
+        self.generation.lock().expect("oracle lock").clone()
+    }
+}

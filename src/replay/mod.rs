@@ -1,0 +1,21 @@
+//! Replay: walk a trajectory step by step, ask a suggester for next edits, score it.
+//!
+//! Architecture invariant: the suggester sees only the start state plus the gold
+//! edits applied so far (HumanEvo's lesson); gold `after` texts never cross the
+//! [`crate::suggest::Suggester`] boundary (the test-only oracle reads them from the
+//! engine's [`OracleFeed`]).
+
+mod engine;
+mod historian;
+pub mod matching;
+mod oracle;
+pub mod state;
+mod worktree;
+
+pub use engine::{
+    ContentScore, IgnoreProgress, OracleFeed, OrderMode, PredictionRecord, ReplayConfig,
+    ReplayError, ReplayHooks, ReplayObserver, ReplayOutcome, StepRecord, Workspace, replay,
+};
+pub use historian::HistorianLog;
+pub use oracle::OracleSuggester;
+pub use worktree::DirWorkspace;

@@ -1,0 +1,295 @@
+//! Replay runs: created up front, every step written as it finishes, read back for
+//! `--resume` and `nextedit report`.
+
+use rusqlite::{OptionalExtension, params};
+
+use super::{Database, StoreError, sqlite};
+
+/// One run as listed by reports.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct RunSummary {
+    /// Run id.
+    pub id: i64,
+    /// RFC 3339 start.
+    pub started_at: String,
+    /// running, done, interrupted.
+    pub status: String,
+    /// Suggester spec.
+    pub suggester: String,
+    /// Settings as JSON.
+    pub config: serde_json::Value,
+    /// Trajectories in the run.
+    pub trajectories: i64,
+    /// Of which done.
+    pub done: i64,
+    /// Of which failed.
+    pub failed: i64,
+    /// Steps recorded.
+    pub steps: i64,
+}
+
+/// One finished step, as stored.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StoredStep {
+    /// Step number.
+    pub step: usize,
+    /// Edit id applied at the end of the step.
+    pub applied: String,
+    /// Edit ids allowed next.
+    pub allowed: Vec<String>,
+    /// Edits not applied before the step.
+    pub remaining: usize,
+    /// Precision, recall, F1 of the step.
+    pub prf: (f64, f64, f64),
+    /// tp, fp, fn.
+    pub counts: (u64, u64, u64),
+    /// Content score: edit id, BLEU-4, ES, generated.
+    pub content: Option<(String, f64, f64, bool)>,
+    /// Latency of suggest, ms.
+    pub suggest_ms: f64,
+    /// Latency of generate, ms.
+    pub generate_ms: Option<f64>,
+    /// The step for flow aggregation, as JSON.
+    pub flow: serde_json::Value,
+    /// Predictions: rank, file, start, end, text, confidence, matched edit id, class key.
+    pub predictions: Vec<StoredPrediction>,
+    /// Failed calls of this step: call, kind, message.
+    pub errors: Vec<(String, String, String)>,
+}
+
+/// One prediction, as stored.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StoredPrediction {
+    /// Rank (0 = best).
+    pub rank: usize,
+    /// File.
+    pub file: String,
+    /// First line.
+    pub start_line: usize,
+    /// End line (exclusive).
+    pub end_line: usize,
+    /// Proposed text.
+    pub text: String,
+    /// Confidence, if given.
+    pub confidence: Option<f64>,
+    /// Edit id matched.
+    pub matched: Option<String>,
+    /// Flow class key (`flow_keeping`, …).
+    pub class: String,
+}
+
+fn now() -> String {
+    humantime::format_rfc3339_millis(std::time::SystemTime::now()).to_string()
+}
+
+impl Database {
+    /// Creates a run with its trajectories (key, trajectory JSON) in order; returns its id.
+    pub fn create_run(
+        &mut self,
+        suggester: &str,
+        config: &serde_json::Value,
+        trajectories: &[(String, Option<String>)],
+    ) -> Result<i64, StoreError> {
+        let path = self.path.clone();
+        let e = |source| sqlite(&path, source);
+        let tx = self.conn.transaction().map_err(e)?;
+        tx.execute(
+            "INSERT INTO runs (started_at, status, suggester, config, nextedit_version) VALUES (?1, 'running', ?2, ?3, ?4)",
+            params![now(), suggester, config.to_string(), env!("CARGO_PKG_VERSION")],
+        )
+        .map_err(e)?;
+        let run = tx.last_insert_rowid();
+        for (position, (key, trajectory)) in trajectories.iter().enumerate() {
+            tx.execute(
+                "INSERT INTO run_trajectories (run_id, key, position, trajectory, status) VALUES (?1, ?2, ?3, ?4, 'pending')",
+                params![run, key, position as i64, trajectory],
+            )
+            .map_err(e)?;
+        }
+        tx.commit().map_err(e)?;
+        Ok(run)
+    }
+
+    /// Sets a trajectory's status within a run (and its initial edit or error).
+    pub fn set_run_trajectory(
+        &mut self,
+        run: i64,
+        key: &str,
+        status: &str,
+        initial: Option<&str>,
+        error: Option<&str>,
+    ) -> Result<(), StoreError> {
+        self.conn
+            .execute(
+                "UPDATE run_trajectories SET status = ?3, initial = coalesce(?4, initial), error = ?5
+                  WHERE run_id = ?1 AND key = ?2",
+                params![run, key, status, initial, error],
+            )
+            .map_err(|source| sqlite(&self.path, source))?;
+        if let Some(error) = error {
+            self.conn
+                .execute(
+                    "INSERT INTO run_errors (run_id, key, step, call, kind, message) VALUES (?1, ?2, NULL, 'trajectory', 'failed', ?3)",
+                    params![run, key, error],
+                )
+                .map_err(|source| sqlite(&self.path, source))?;
+        }
+        Ok(())
+    }
+
+    /// Writes one finished step with its predictions and errors, in one transaction.
+    pub fn record_step(
+        &mut self,
+        run: i64,
+        key: &str,
+        step: &StoredStep,
+    ) -> Result<(), StoreError> {
+        let path = self.path.clone();
+        let e = |source| sqlite(&path, source);
+        let tx = self.conn.transaction().map_err(e)?;
+        let (content_edit, bleu, es, generated) = match &step.content {
+            Some((edit, bleu, es, generated)) => (
+                Some(edit.as_str()),
+                Some(*bleu),
+                Some(*es),
+                Some(*generated),
+            ),
+            None => (None, None, None, None),
+        };
+        tx.execute(
+            "INSERT OR REPLACE INTO run_steps (run_id, key, step, applied, allowed, remaining, precision, recall, f1,
+                                               tp, fp, fn, content_edit, content_bleu, content_es, content_generated,
+                                               suggest_ms, generate_ms, flow)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19)",
+            params![
+                run,
+                key,
+                step.step as i64,
+                step.applied,
+                serde_json::to_string(&step.allowed).expect("strings serialise"),
+                step.remaining as i64,
+                step.prf.0,
+                step.prf.1,
+                step.prf.2,
+                step.counts.0 as i64,
+                step.counts.1 as i64,
+                step.counts.2 as i64,
+                content_edit,
+                bleu,
+                es,
+                generated,
+                step.suggest_ms,
+                step.generate_ms,
+                step.flow.to_string()
+            ],
+        )
+        .map_err(e)?;
+        for p in &step.predictions {
+            tx.execute(
+                "INSERT OR REPLACE INTO run_predictions (run_id, key, step, rank, file, start_line, end_line, text, confidence, matched, class)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+                params![
+                    run,
+                    key,
+                    step.step as i64,
+                    p.rank as i64,
+                    p.file,
+                    p.start_line as i64,
+                    p.end_line as i64,
+                    p.text,
+                    p.confidence,
+                    p.matched,
+                    p.class
+                ],
+            )
+            .map_err(e)?;
+        }
+        for (call, kind, message) in &step.errors {
+            tx.execute(
+                "INSERT INTO run_errors (run_id, key, step, call, kind, message) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+                params![run, key, step.step as i64, call, kind, message],
+            )
+            .map_err(e)?;
+        }
+        tx.commit().map_err(e)
+    }
+
+    /// Marks a run finished.
+    pub fn finish_run(&mut self, run: i64, status: &str) -> Result<(), StoreError> {
+        self.conn
+            .execute(
+                "UPDATE runs SET status = ?2, ended_at = ?3 WHERE id = ?1",
+                params![run, status, now()],
+            )
+            .map_err(|source| sqlite(&self.path, source))?;
+        Ok(())
+    }
+
+    /// A run's summary.
+    pub fn run(&self, run: i64) -> Result<RunSummary, StoreError> {
+        self.conn
+            .query_row(
+                "SELECT r.id, r.started_at, r.status, r.suggester, r.config,
+                        (SELECT count(*) FROM run_trajectories t WHERE t.run_id = r.id),
+                        (SELECT count(*) FROM run_trajectories t WHERE t.run_id = r.id AND t.status = 'done'),
+                        (SELECT count(*) FROM run_trajectories t WHERE t.run_id = r.id AND t.status = 'failed'),
+                        (SELECT count(*) FROM run_steps s WHERE s.run_id = r.id)
+                   FROM runs r WHERE r.id = ?1",
+                [run],
+                |row| {
+                    let config: String = row.get(4)?;
+                    Ok(RunSummary {
+                        id: row.get(0)?,
+                        started_at: row.get(1)?,
+                        status: row.get(2)?,
+                        suggester: row.get(3)?,
+                        config: serde_json::from_str(&config).unwrap_or(serde_json::Value::Null),
+                        trajectories: row.get(5)?,
+                        done: row.get(6)?,
+                        failed: row.get(7)?,
+                        steps: row.get(8)?,
+                    })
+                },
+            )
+            .optional()
+            .map_err(|source| sqlite(&self.path, source))?
+            .ok_or(StoreError::NoRun(run))
+    }
+
+    /// A run's trajectories in order: key, status, trajectory JSON.
+    pub fn run_trajectories(
+        &self,
+        run: i64,
+    ) -> Result<Vec<(String, String, Option<String>)>, StoreError> {
+        self.rows("SELECT key, status, trajectory FROM run_trajectories WHERE run_id = ?1 ORDER BY position", [run], |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?)))
+    }
+
+    /// Applied edit ids and flow JSON of a trajectory's recorded steps, in step order.
+    pub fn run_steps(
+        &self,
+        run: i64,
+        key: &str,
+    ) -> Result<Vec<(usize, String, serde_json::Value)>, StoreError> {
+        self.rows("SELECT step, applied, flow FROM run_steps WHERE run_id = ?1 AND key = ?2 ORDER BY step", params![run, key], |row| {
+            let flow: String = row.get(2)?;
+            Ok((
+                row.get::<_, i64>(0)? as usize,
+                row.get(1)?,
+                serde_json::from_str(&flow).unwrap_or_default(),
+            ))
+        })
+    }
+
+    /// Initial edit id recorded for a trajectory of a run.
+    pub fn run_initial(&self, run: i64, key: &str) -> Result<Option<String>, StoreError> {
+        self.conn
+            .query_row(
+                "SELECT initial FROM run_trajectories WHERE run_id = ?1 AND key = ?2",
+                params![run, key],
+                |r| r.get(0),
+            )
+            .optional()
+            .map(Option::flatten)
+            .map_err(|source| sqlite(&self.path, source))
+    }
+}

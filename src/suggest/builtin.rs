@@ -1,0 +1,50 @@
+//! Built-in suggesters that need no process.
+
+use super::protocol::{
+    GenerateParams, GenerateResult, InitializeParams, InitializeResult, SuggestParams,
+    SuggestResult,
+};
+use super::{SuggestError, Suggester};
+
+/// `builtin:noop`: never suggests anything and leaves text as it is (scores 0).
+#[derive(Debug, Default)]
+pub struct NoopSuggester;
+
+impl Suggester for NoopSuggester {
+    fn name(&self) -> String {
+        "builtin:noop".to_string()
+    }
+
+    fn initialize(&mut self, _: &InitializeParams) -> Result<InitializeResult, SuggestError> {
+        Ok(InitializeResult {
+            name: Some(self.name()),
+            version: Some(env!("CARGO_PKG_VERSION").to_string()),
+        })
+    }
+
+    fn suggest(&mut self, _: &SuggestParams) -> Result<SuggestResult, SuggestError> {
+        Ok(SuggestResult::default())
+    }
+
+    fn generate(&mut self, params: &GenerateParams) -> Result<GenerateResult, SuggestError> {
+        // "Do nothing": the location's current text, unchanged.
+        let text = params
+            .files
+            .iter()
+            .find(|f| f.path == params.file)
+            .map(|f| {
+                f.text
+                    .split_inclusive('\n')
+                    .skip(params.start_line)
+                    .take(params.end_line.saturating_sub(params.start_line))
+                    .collect::<String>()
+            })
+            .unwrap_or_default();
+        Ok(GenerateResult {
+            text,
+            reads: Vec::new(),
+        })
+    }
+
+    fn shutdown(&mut self) {}
+}

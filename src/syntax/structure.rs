@@ -1,0 +1,797 @@
+//! Structural paths and identifier occurrences of one source text.
+//!
+//! [`analyze`] walks a tree-sitter tree once and returns every named scope
+//! (class, function, method, interface…) with its line span and header, and every
+//! identifier occurrence with its role (definition, import or use), whether it is
+//! an attribute (`obj.name`) or the callee of a call, and its innermost scope.
+//! Commit-derived sessions use this for the structural path of each edit and for
+//! the identifiers an edit defines, imports and uses, in the parent and the child.
+//!
+//! The node tables are per language but deliberately shallow: they recognise the
+//! declarations a developer would name in a review ("changed `compute`'s
+//! signature", "imported `math`"), not a full name resolution.
+
+use super::Language;
+
+/// What kind of construct a scope is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum ScopeKind {
+    /// A class, struct, enum, record or impl block.
+    Class,
+    /// An interface or trait.
+    Interface,
+    /// A free function.
+    Function,
+    /// A function declared inside a class (or a Go method with a receiver).
+    Method,
+}
+
+impl ScopeKind {
+    /// Lowercase name, as in Historian's `structural_path[].type`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ScopeKind::Class => "class",
+            ScopeKind::Interface => "interface",
+            ScopeKind::Function => "function",
+            ScopeKind::Method => "method",
+        }
+    }
+
+    /// True for functions and methods (scopes that own local variables).
+    pub fn is_callable(self) -> bool {
+        matches!(self, ScopeKind::Function | ScopeKind::Method)
+    }
+}
+
+/// A named construct with its line span.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Scope {
+    /// Class, function, method or interface.
+    pub kind: ScopeKind,
+    /// Declared name.
+    pub name: String,
+    /// Header text up to the body, whitespace collapsed (`def compute(x):`).
+    pub signature: String,
+    /// First line (0-based).
+    pub start_line: usize,
+    /// Last line (0-based, inclusive).
+    pub end_line: usize,
+    /// Index of the enclosing scope in [`FileStructure::scopes`].
+    pub parent: Option<usize>,
+}
+
+/// How an identifier occurrence relates to its name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Role {
+    /// The occurrence declares or assigns the name.
+    Definition(DefinitionKind),
+    /// The occurrence is inside an import statement.
+    Import,
+    /// Any other reference.
+    Use,
+}
+
+/// What a definition declares.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum DefinitionKind {
+    /// A function, method or constructor.
+    Function,
+    /// A class, struct, interface, enum or type alias.
+    Type,
+    /// A parameter of a function.
+    Parameter,
+    /// A variable or constant (local, or module level when it has no callable scope).
+    Variable,
+    /// A field or attribute (`self.x = …`, `this.x = …`, a struct or class field).
+    Field,
+}
+
+/// One identifier occurrence.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Occurrence {
+    /// The identifier text.
+    pub name: String,
+    /// Line (0-based).
+    pub line: usize,
+    /// Byte offset of the identifier within its line.
+    pub column: usize,
+    /// Definition, import or use.
+    pub role: Role,
+    /// True when the identifier is the member part of `obj.name`.
+    pub attribute: bool,
+    /// True when the identifier names the function of a call (or the type of a `new`).
+    pub call: bool,
+    /// Innermost enclosing scope.
+    pub scope: Option<usize>,
+    /// True for the name of a keyword argument (`f(key=value)`: `key`).
+    pub keyword: bool,
+    /// Name of the function called when the identifier sits in a call's arguments
+    /// (`f(x, key=y)`: `x`, `key` and `y` have callee `f`).
+    pub callee: Option<String>,
+}
+
+/// Scopes and identifier occurrences of one text.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct FileStructure {
+    /// Every scope, in document order (a parent precedes its children).
+    pub scopes: Vec<Scope>,
+    /// Every identifier occurrence, in document order.
+    pub occurrences: Vec<Occurrence>,
+}
+
+impl FileStructure {
+    /// Scopes enclosing `line`, outermost first.
+    pub fn path_at(&self, line: usize) -> Vec<usize> {
+        let mut path = Vec::new();
+        let mut innermost = None;
+        for (index, scope) in self.scopes.iter().enumerate() {
+            if scope.start_line <= line && line <= scope.end_line {
+                innermost = Some(index);
+            }
+        }
+        let mut current = innermost;
+        while let Some(index) = current {
+            path.push(index);
+            current = self.scopes[index].parent;
+        }
+        path.reverse();
+        path
+    }
+
+    /// Occurrences on lines `start..end`.
+    pub fn occurrences_in(&self, start: usize, end: usize) -> &[Occurrence] {
+        let from = self.occurrences.partition_point(|o| o.line < start);
+        let to = self.occurrences.partition_point(|o| o.line < end);
+        &self.occurrences[from..to]
+    }
+
+    /// The chain of scopes from the outermost to `scope`.
+    pub fn chain(&self, scope: Option<usize>) -> Vec<usize> {
+        let mut chain = Vec::new();
+        let mut current = scope;
+        while let Some(index) = current {
+            chain.push(index);
+            current = self.scopes[index].parent;
+        }
+        chain.reverse();
+        chain
+    }
+}
+
+/// Parses `text` and collects its scopes and identifier occurrences.
+pub fn analyze(language: Language, text: &str) -> FileStructure {
+    let tree = super::parse(language, text);
+    let mut walker = Walker {
+        language,
+        source: text.as_bytes(),
+        out: FileStructure::default(),
+        ancestors: Vec::new(),
+    };
+    let mut cursor = tree.walk();
+    walker.visit(&mut cursor, None, false, None);
+    walker.out.occurrences.sort_by_key(|o| o.line);
+    walker.out
+}
+
+struct Walker<'a, 'tree> {
+    language: Language,
+    source: &'a [u8],
+    out: FileStructure,
+    /// Nodes above the one being visited: asking tree-sitter for a node's parent
+    /// walks down from the root, so the walk keeps them itself.
+    ancestors: Vec<tree_sitter::Node<'tree>>,
+}
+
+impl<'tree> Walker<'_, 'tree> {
+    fn text(&self, node: tree_sitter::Node) -> &str {
+        node.utf8_text(self.source).unwrap_or("")
+    }
+
+    fn visit(
+        &mut self,
+        cursor: &mut tree_sitter::TreeCursor<'tree>,
+        scope: Option<usize>,
+        in_import: bool,
+        callee: Option<&str>,
+    ) {
+        let node = cursor.node();
+        let kind = node.kind();
+        let mut inner_scope = scope;
+        if let Some(scope_kind) = self.scope_kind(node, scope) {
+            if let Some(name) = self.scope_name(node) {
+                let signature = self.signature(node);
+                self.out.scopes.push(Scope {
+                    kind: scope_kind,
+                    name,
+                    signature,
+                    start_line: node.start_position().row,
+                    end_line: node.end_position().row,
+                    parent: scope,
+                });
+                inner_scope = Some(self.out.scopes.len() - 1);
+            }
+        }
+        let in_import = in_import || is_import_node(self.language, kind);
+        if self.language == Language::Go
+            && kind == "import_spec"
+            && node.child_by_field_name("name").is_none()
+        {
+            // `import "net/http"` binds `http`: the path's last segment, no identifier node.
+            if let Some(path) = node.child_by_field_name("path") {
+                let package = self
+                    .text(path)
+                    .trim_matches('"')
+                    .rsplit('/')
+                    .next()
+                    .unwrap_or("")
+                    .to_string();
+                if !package.is_empty() {
+                    self.out.occurrences.push(Occurrence {
+                        name: package,
+                        line: path.start_position().row,
+                        column: path.start_position().column,
+                        role: Role::Import,
+                        attribute: false,
+                        call: false,
+                        keyword: false,
+                        scope,
+                        callee: None,
+                    });
+                }
+            }
+        }
+        if is_identifier_kind(kind) && node.child_count() == 0 {
+            self.record_identifier(node, cursor.field_name(), scope, in_import, callee);
+        }
+        let own_callee = self.callee_name(node);
+        if cursor.goto_first_child() {
+            self.ancestors.push(node);
+            loop {
+                // A scope's own name belongs to the enclosing scope, its body to the scope.
+                let child_scope = if cursor.field_name() == Some("name") {
+                    scope
+                } else {
+                    inner_scope
+                };
+                let child_callee = match (&own_callee, cursor.field_name()) {
+                    (Some(name), Some("arguments")) => Some(name.as_str()),
+                    (Some(_), _) => None,
+                    (None, _) => callee,
+                };
+                self.visit(cursor, child_scope, in_import, child_callee);
+                if !cursor.goto_next_sibling() {
+                    break;
+                }
+            }
+            self.ancestors.pop();
+            cursor.goto_parent();
+        }
+    }
+
+    /// For a call node, the name of what it calls (the last identifier of the callee).
+    fn callee_name(&self, node: tree_sitter::Node) -> Option<String> {
+        let function = match node.kind() {
+            "call" | "call_expression" => node.child_by_field_name("function")?,
+            "method_invocation" => node.child_by_field_name("name")?,
+            "object_creation_expression" => node.child_by_field_name("type")?,
+            "new_expression" => node.child_by_field_name("constructor")?,
+            _ => return None,
+        };
+        let text = self.text(function);
+        let last = text
+            .rsplit(|c: char| !(c.is_alphanumeric() || c == '_'))
+            .find(|part| !part.is_empty())?;
+        Some(last.to_string())
+    }
+
+    fn scope_kind(&self, node: tree_sitter::Node, enclosing: Option<usize>) -> Option<ScopeKind> {
+        let in_class = enclosing
+            .map(|index| {
+                matches!(
+                    self.out.scopes[index].kind,
+                    ScopeKind::Class | ScopeKind::Interface
+                )
+            })
+            .unwrap_or(false);
+        let function_or_method = if in_class {
+            ScopeKind::Method
+        } else {
+            ScopeKind::Function
+        };
+        Some(match (self.language, node.kind()) {
+            (Language::Python, "class_definition") => ScopeKind::Class,
+            (Language::Python, "function_definition") => function_or_method,
+            (Language::Go, "function_declaration") => ScopeKind::Function,
+            (Language::Go, "method_declaration") => ScopeKind::Method,
+            (Language::Go, "type_spec") => match node.child_by_field_name("type").map(|t| t.kind())
+            {
+                Some("interface_type") => ScopeKind::Interface,
+                _ => ScopeKind::Class,
+            },
+            (
+                Language::Java,
+                "class_declaration"
+                | "enum_declaration"
+                | "record_declaration"
+                | "annotation_type_declaration",
+            ) => ScopeKind::Class,
+            (Language::Java, "interface_declaration") => ScopeKind::Interface,
+            (Language::Java, "method_declaration" | "constructor_declaration") => ScopeKind::Method,
+            (
+                Language::JavaScript | Language::TypeScript | Language::Tsx,
+                "class_declaration" | "abstract_class_declaration",
+            ) => ScopeKind::Class,
+            (
+                Language::JavaScript | Language::TypeScript | Language::Tsx,
+                "interface_declaration",
+            ) => ScopeKind::Interface,
+            (
+                Language::JavaScript | Language::TypeScript | Language::Tsx,
+                "function_declaration" | "generator_function_declaration",
+            ) => ScopeKind::Function,
+            (Language::JavaScript | Language::TypeScript | Language::Tsx, "method_definition") => {
+                ScopeKind::Method
+            }
+            (Language::Rust, "struct_item" | "enum_item" | "impl_item") => ScopeKind::Class,
+            (Language::Rust, "trait_item") => ScopeKind::Interface,
+            (Language::Rust, "function_item") => function_or_method,
+            _ => return None,
+        })
+    }
+
+    fn scope_name(&self, node: tree_sitter::Node) -> Option<String> {
+        let name = node
+            .child_by_field_name("name")
+            .or_else(|| node.child_by_field_name("type"))?;
+        Some(self.text(name).to_string())
+    }
+
+    /// The header: text from the construct's start to its body, whitespace collapsed.
+    fn signature(&self, node: tree_sitter::Node) -> String {
+        let end = node
+            .child_by_field_name("body")
+            .map(|body| body.start_byte())
+            .unwrap_or_else(|| node.end_byte());
+        let raw = std::str::from_utf8(&self.source[node.start_byte()..end]).unwrap_or("");
+        let mut header = raw.split_whitespace().collect::<Vec<_>>().join(" ");
+        // Python headers end at the body; keep the colon a reader expects.
+        if self.language == Language::Python && !header.ends_with(':') {
+            header.push(':');
+        }
+        const MAX_SIGNATURE: usize = 240;
+        if header.len() > MAX_SIGNATURE {
+            let mut cut = MAX_SIGNATURE;
+            while !header.is_char_boundary(cut) {
+                cut -= 1;
+            }
+            header.truncate(cut);
+        }
+        header
+    }
+
+    fn record_identifier(
+        &mut self,
+        node: tree_sitter::Node,
+        field: Option<&str>,
+        scope: Option<usize>,
+        in_import: bool,
+        callee: Option<&str>,
+    ) {
+        let name = self.text(node).to_string();
+        if name.is_empty() {
+            return;
+        }
+        let parent = self.ancestors.last().copied();
+        let grand = self.ancestors.iter().rev().nth(1).copied();
+        let parent_kind = parent.map(|p| p.kind()).unwrap_or("");
+        let attribute = is_attribute(self.language, parent_kind, field);
+        let call = is_call(self.language, node, parent, grand, field);
+        let role = if in_import {
+            Role::Import
+        } else if let Some(kind) = self.definition_kind(node, parent, grand, field, scope) {
+            Role::Definition(kind)
+        } else {
+            Role::Use
+        };
+        self.out.occurrences.push(Occurrence {
+            name,
+            line: node.start_position().row,
+            column: node.start_position().column,
+            role,
+            attribute,
+            call,
+            keyword: parent_kind == "keyword_argument" && field == Some("name"),
+            scope,
+            callee: callee.map(str::to_string),
+        });
+    }
+
+    fn in_callable(&self, scope: Option<usize>) -> bool {
+        scope
+            .map(|index| self.out.scopes[index].kind.is_callable())
+            .unwrap_or(false)
+    }
+
+    fn definition_kind(
+        &self,
+        node: tree_sitter::Node,
+        parent: Option<tree_sitter::Node>,
+        grand: Option<tree_sitter::Node>,
+        field: Option<&str>,
+        scope: Option<usize>,
+    ) -> Option<DefinitionKind> {
+        let parent = parent?;
+        let parent_kind = parent.kind();
+        let variable_or_field = if self.in_callable(scope) || scope.is_none() {
+            DefinitionKind::Variable
+        } else {
+            DefinitionKind::Field
+        };
+        let lang = self.language;
+        match (lang, parent_kind, field) {
+            // Declarations named through their `name` field.
+            (
+                _,
+                "function_definition"
+                | "function_declaration"
+                | "method_declaration"
+                | "constructor_declaration"
+                | "method_definition"
+                | "function_item"
+                | "generator_function_declaration",
+                Some("name"),
+            ) => Some(DefinitionKind::Function),
+            (
+                _,
+                "class_definition"
+                | "class_declaration"
+                | "interface_declaration"
+                | "enum_declaration"
+                | "record_declaration"
+                | "type_spec"
+                | "type_alias_declaration"
+                | "struct_item"
+                | "enum_item"
+                | "trait_item"
+                | "abstract_class_declaration"
+                | "type_item",
+                Some("name"),
+            ) => Some(DefinitionKind::Type),
+            // Parameters.
+            (Language::Python, "parameters" | "lambda_parameters", _) => {
+                Some(DefinitionKind::Parameter)
+            }
+            (Language::Python, "default_parameter" | "typed_default_parameter", Some("name")) => {
+                Some(DefinitionKind::Parameter)
+            }
+            (Language::Python, "typed_parameter", None) if parent.named_child(0) == Some(node) => {
+                Some(DefinitionKind::Parameter)
+            }
+            (Language::Python, "list_splat_pattern" | "dictionary_splat_pattern", _) => {
+                Some(DefinitionKind::Parameter)
+            }
+            (
+                Language::Go,
+                "parameter_declaration" | "variadic_parameter_declaration",
+                Some("name"),
+            ) => Some(DefinitionKind::Parameter),
+            (
+                Language::Java,
+                "formal_parameter" | "spread_parameter" | "catch_formal_parameter",
+                Some("name"),
+            ) => Some(DefinitionKind::Parameter),
+            (
+                Language::JavaScript | Language::TypeScript | Language::Tsx,
+                "formal_parameters",
+                _,
+            ) => Some(DefinitionKind::Parameter),
+            (
+                Language::TypeScript | Language::Tsx,
+                "required_parameter" | "optional_parameter",
+                Some("pattern"),
+            ) => Some(DefinitionKind::Parameter),
+            (Language::Rust, "parameter", Some("pattern")) => Some(DefinitionKind::Parameter),
+            // Assignments and variable declarations.
+            (Language::Python, "assignment" | "augmented_assignment", Some("left")) => {
+                Some(variable_or_field)
+            }
+            (Language::Python, "pattern_list" | "tuple_pattern", _) => {
+                Some(DefinitionKind::Variable)
+            }
+            (Language::Python, "attribute", Some("attribute")) => {
+                // `self.x = …` defines a field; `other.x = …` and reads are uses.
+                let on_self = parent
+                    .child_by_field_name("object")
+                    .is_some_and(|o| matches!(self.text(o), "self" | "cls"));
+                let assigned = grand
+                    .filter(|gp| matches!(gp.kind(), "assignment" | "augmented_assignment"))
+                    .and_then(|gp| gp.child_by_field_name("left"))
+                    == Some(parent);
+                (assigned && on_self).then_some(DefinitionKind::Field)
+            }
+            (Language::Python, "for_statement", Some("left"))
+            | (Language::Python, "as_pattern_target", _) => Some(DefinitionKind::Variable),
+            (Language::Go, "var_spec" | "const_spec", Some("name")) => Some(variable_or_field),
+            (Language::Go, "field_declaration", Some("name")) => Some(DefinitionKind::Field),
+            (Language::Go, "expression_list", _) => {
+                let declares = grand
+                    .filter(|gp| matches!(gp.kind(), "short_var_declaration" | "range_clause"))
+                    .and_then(|gp| gp.child_by_field_name("left"))
+                    == Some(parent);
+                declares.then_some(DefinitionKind::Variable)
+            }
+            (Language::Java, "variable_declarator", Some("name")) => {
+                let in_field = grand.map(|gp| gp.kind()) == Some("field_declaration");
+                Some(if in_field {
+                    DefinitionKind::Field
+                } else {
+                    DefinitionKind::Variable
+                })
+            }
+            (Language::Java, "field_access", Some("field")) => {
+                let on_this = parent
+                    .child_by_field_name("object")
+                    .is_some_and(|o| o.kind() == "this");
+                let assigned = grand
+                    .filter(|gp| gp.kind() == "assignment_expression")
+                    .and_then(|gp| gp.child_by_field_name("left"))
+                    == Some(parent);
+                (assigned && on_this).then_some(DefinitionKind::Field)
+            }
+            (
+                Language::JavaScript | Language::TypeScript | Language::Tsx,
+                "variable_declarator",
+                Some("name"),
+            ) => Some(variable_or_field),
+            (
+                Language::JavaScript | Language::TypeScript | Language::Tsx,
+                "public_field_definition" | "field_definition",
+                _,
+            ) => Some(DefinitionKind::Field),
+            (Language::Rust, "let_declaration", Some("pattern")) => Some(DefinitionKind::Variable),
+            (Language::Rust, "field_declaration", Some("name")) => Some(DefinitionKind::Field),
+            _ => None,
+        }
+    }
+}
+
+fn is_identifier_kind(kind: &str) -> bool {
+    matches!(
+        kind,
+        "identifier"
+            | "field_identifier"
+            | "type_identifier"
+            | "property_identifier"
+            | "shorthand_property_identifier"
+            | "package_identifier"
+            | "private_property_identifier"
+    )
+}
+
+fn is_import_node(language: Language, kind: &str) -> bool {
+    match language {
+        Language::Python => matches!(
+            kind,
+            "import_statement" | "import_from_statement" | "future_import_statement"
+        ),
+        Language::Go => kind == "import_declaration",
+        Language::Java => matches!(kind, "import_declaration" | "package_declaration"),
+        Language::JavaScript | Language::TypeScript | Language::Tsx => kind == "import_statement",
+        Language::Rust => kind == "use_declaration",
+    }
+}
+
+fn is_attribute(language: Language, parent_kind: &str, field: Option<&str>) -> bool {
+    match language {
+        Language::Python => parent_kind == "attribute" && field == Some("attribute"),
+        Language::Go => parent_kind == "selector_expression" && field == Some("field"),
+        Language::Java => {
+            (parent_kind == "field_access" && field == Some("field"))
+                || (parent_kind == "method_invocation" && field == Some("name"))
+        }
+        Language::JavaScript | Language::TypeScript | Language::Tsx => {
+            parent_kind == "member_expression" && field == Some("property")
+        }
+        Language::Rust => parent_kind == "field_expression" && field == Some("field"),
+    }
+}
+
+fn is_call(
+    language: Language,
+    node: tree_sitter::Node,
+    parent: Option<tree_sitter::Node>,
+    grand: Option<tree_sitter::Node>,
+    field: Option<&str>,
+) -> bool {
+    let parent_kind = parent.map(|p| p.kind()).unwrap_or("");
+    match (language, parent_kind, field) {
+        (Language::Java, "method_invocation", Some("name")) => true,
+        (Language::Java, "object_creation_expression", Some("type")) => true,
+        (_, "call" | "call_expression", Some("function")) => true,
+        (_, "new_expression", Some("constructor")) => true,
+        // `obj.name(...)`: the attribute node is the call's function.
+        (_, "attribute" | "selector_expression" | "member_expression" | "field_expression", _) => {
+            match (parent, grand) {
+                (Some(member), Some(grand)) => {
+                    matches!(grand.kind(), "call" | "call_expression")
+                        && grand.child_by_field_name("function") == Some(member)
+                        && member.child_by_field_name("object") != Some(node)
+                        && member.child_by_field_name("operand") != Some(node)
+                        && member.child_by_field_name("value") != Some(node)
+                }
+                _ => false,
+            }
+        }
+        _ => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn names(structure: &FileStructure, role: Role) -> Vec<(String, usize)> {
+        structure
+            .occurrences
+            .iter()
+            .filter(|o| o.role == role)
+            .map(|o| (o.name.clone(), o.line))
+            .collect()
+    }
+
+    #[test]
+    fn python_scopes_and_roles() {
+        let text = "import os\nfrom pkg.a import compute\n\nclass Foo(Base):\n    def bar(self, x=1):\n        self.total = compute(x)\n        return os.path.join(self.total)\n";
+        let s = analyze(Language::Python, text);
+        let scopes: Vec<_> = s
+            .scopes
+            .iter()
+            .map(|sc| (sc.kind, sc.signature.as_str(), sc.start_line))
+            .collect();
+        assert_eq!(
+            scopes,
+            vec![
+                (ScopeKind::Class, "class Foo(Base):", 3),
+                (ScopeKind::Method, "def bar(self, x=1):", 4)
+            ]
+        );
+        assert_eq!(s.path_at(5), vec![0, 1]);
+        assert_eq!(s.path_at(1), Vec::<usize>::new());
+        assert_eq!(
+            names(&s, Role::Import),
+            vec![
+                ("os".into(), 0),
+                ("pkg".into(), 1),
+                ("a".into(), 1),
+                ("compute".into(), 1)
+            ]
+        );
+        assert_eq!(
+            names(&s, Role::Definition(DefinitionKind::Type)),
+            vec![("Foo".into(), 3)]
+        );
+        assert_eq!(
+            names(&s, Role::Definition(DefinitionKind::Function)),
+            vec![("bar".into(), 4)]
+        );
+        assert_eq!(
+            names(&s, Role::Definition(DefinitionKind::Parameter)),
+            vec![("self".into(), 4), ("x".into(), 4)]
+        );
+        assert_eq!(
+            names(&s, Role::Definition(DefinitionKind::Field)),
+            vec![("total".into(), 5)]
+        );
+        let calls: Vec<_> = s
+            .occurrences
+            .iter()
+            .filter(|o| o.call)
+            .map(|o| o.name.as_str())
+            .collect();
+        assert_eq!(calls, vec!["compute", "join"]);
+    }
+
+    #[test]
+    fn go_and_java_definitions() {
+        let go = "package p\n\nimport \"fmt\"\n\ntype Server struct {\n\tName string\n}\n\nfunc (s *Server) Run(port int) error {\n\taddr := fmt.Sprint(port)\n\treturn listen(addr)\n}\n";
+        let s = analyze(Language::Go, go);
+        let scopes: Vec<_> = s
+            .scopes
+            .iter()
+            .map(|sc| (sc.kind, sc.name.as_str()))
+            .collect();
+        assert_eq!(
+            scopes,
+            vec![(ScopeKind::Class, "Server"), (ScopeKind::Method, "Run")]
+        );
+        assert_eq!(
+            names(&s, Role::Definition(DefinitionKind::Field)),
+            vec![("Name".into(), 5)]
+        );
+        assert_eq!(
+            names(&s, Role::Definition(DefinitionKind::Parameter)),
+            vec![("s".into(), 8), ("port".into(), 8)]
+        );
+        assert_eq!(
+            names(&s, Role::Definition(DefinitionKind::Variable)),
+            vec![("addr".into(), 9)]
+        );
+
+        let java = "import java.util.List;\n\nclass Cart {\n    private int total;\n    Cart(int total) {\n        this.total = total;\n    }\n    int add(int x) { return helper(x); }\n}\n";
+        let s = analyze(Language::Java, java);
+        let scopes: Vec<_> = s
+            .scopes
+            .iter()
+            .map(|sc| (sc.kind, sc.signature.as_str()))
+            .collect();
+        assert_eq!(
+            scopes,
+            vec![
+                (ScopeKind::Class, "class Cart"),
+                (ScopeKind::Method, "Cart(int total)"),
+                (ScopeKind::Method, "int add(int x)")
+            ]
+        );
+        assert_eq!(
+            names(&s, Role::Definition(DefinitionKind::Field)),
+            vec![("total".into(), 3), ("total".into(), 5)]
+        );
+        let calls: Vec<_> = s
+            .occurrences
+            .iter()
+            .filter(|o| o.call)
+            .map(|o| o.name.as_str())
+            .collect();
+        assert_eq!(calls, vec!["helper"]);
+    }
+
+    #[test]
+    fn typescript_and_rust_scopes() {
+        let ts = "import { api } from './api';\n\nexport class Store {\n  count = 0;\n  add(n: number): void {\n    this.count = api.inc(n);\n  }\n}\n";
+        let s = analyze(Language::TypeScript, ts);
+        let scopes: Vec<_> = s
+            .scopes
+            .iter()
+            .map(|sc| (sc.kind, sc.signature.as_str()))
+            .collect();
+        assert_eq!(
+            scopes,
+            vec![
+                (ScopeKind::Class, "class Store"),
+                (ScopeKind::Method, "add(n: number): void")
+            ]
+        );
+        assert_eq!(names(&s, Role::Import), vec![("api".into(), 0)]);
+        assert_eq!(
+            names(&s, Role::Definition(DefinitionKind::Parameter)),
+            vec![("n".into(), 4)]
+        );
+        let calls: Vec<_> = s
+            .occurrences
+            .iter()
+            .filter(|o| o.call)
+            .map(|o| o.name.as_str())
+            .collect();
+        assert_eq!(calls, vec!["inc"]);
+
+        let rust = "struct Cart { total: u32 }\n\nimpl Cart {\n    fn add(&mut self, price: u32) {\n        self.total += price;\n    }\n}\n";
+        let s = analyze(Language::Rust, rust);
+        let scopes: Vec<_> = s
+            .scopes
+            .iter()
+            .map(|sc| (sc.kind, sc.name.as_str(), sc.start_line))
+            .collect();
+        assert_eq!(
+            scopes,
+            vec![
+                (ScopeKind::Class, "Cart", 0),
+                (ScopeKind::Class, "Cart", 2),
+                (ScopeKind::Method, "add", 3)
+            ]
+        );
+        assert_eq!(
+            names(&s, Role::Definition(DefinitionKind::Field)),
+            vec![("total".into(), 0)]
+        );
+    }
+}

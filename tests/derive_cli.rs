@@ -1,0 +1,220 @@
+//! The `derive` and `eval-order` commands end to end: flags are wired, a bad
+//! commit in a range is reported and skipped, help teaches.
+
+mod derive_support;
+
+use std::process::Command;
+
+use derive_support::TestRepo;
+
+fn nextedit(args: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_nextedit"))
+        .args(args)
+        .output()
+        .expect("the binary runs")
+}
+
+#[test]
+fn range_reports_and_skips_a_merge_and_goes_on() {
+    let mut repo = TestRepo::new();
+    repo.write("a.py", "a = 1\n");
+    let base = repo.commit("base");
+    repo.git(&["checkout", "-q", "-b", "side"]);
+    repo.write("b.py", "b = 1\n");
+    let side = repo.commit("side");
+    repo.git(&["checkout", "-q", "main"]);
+    repo.write("a.py", "a = 2\n");
+    let main = repo.commit("main");
+    repo.git(&["merge", "-q", "--no-edit", "side"]);
+    let merge = repo.git(&["rev-parse", "HEAD"]).trim().to_string();
+    repo.write("a.py", "a = 3\n");
+    let last = repo.commit("after the merge");
+
+    let out = tempfile::tempdir().unwrap();
+    let range = format!("{base}..HEAD");
+    let output = nextedit(&[
+        "derive",
+        "--repo",
+        repo.path().to_str().unwrap(),
+        "--range",
+        &range,
+        "--out",
+        out.path().to_str().unwrap(),
+    ]);
+    let stderr = String::from_utf8(output.stderr).unwrap();
+    assert_eq!(output.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains(&format!(
+            "skipped {merge}: commit {merge} is a merge (2 parents)"
+        )),
+        "{stderr}"
+    );
+    assert!(
+        stderr.ends_with("derived 3 of 4 commits (1 skipped)\n"),
+        "{stderr}"
+    );
+    let mut written: Vec<String> = std::fs::read_dir(out.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    written.sort();
+    let mut expected = vec![
+        format!("{side}.json"),
+        format!("{main}.json"),
+        format!("{last}.json"),
+    ];
+    expected.sort();
+    assert_eq!(written, expected);
+    let json: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(out.path().join(format!("{last}.json"))).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(json["session"]["kind"], "commit");
+    assert_eq!(json["edits"][0]["after_text"], "a = 3\n");
+}
+
+#[test]
+fn single_commit_to_stdout_and_store_is_not_wired_yet() {
+    let mut repo = TestRepo::new();
+    repo.write("a.py", "a = 1\n");
+    repo.commit("base");
+    repo.write("a.py", "a = 2\n");
+    let sha = repo.commit("change");
+    let output = nextedit(&[
+        "derive",
+        "--repo",
+        repo.path().to_str().unwrap(),
+        "--commit",
+        "HEAD",
+    ]);
+    assert_eq!(output.status.code(), Some(0));
+    let json: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(json["session"]["id"], sha.as_str());
+    assert_eq!(json["order"]["natural"], serde_json::json!(["e0"]));
+
+    let output = nextedit(&[
+        "derive",
+        "--repo",
+        repo.path().to_str().unwrap(),
+        "--commit",
+        "HEAD",
+        "--store",
+    ]);
+    assert_eq!(output.status.code(), Some(2));
+    assert_eq!(
+        String::from_utf8(output.stderr).unwrap(),
+        "nextedit: error: --store is not available in this build yet\n"
+    );
+
+    let output = nextedit(&[
+        "derive",
+        "--repo",
+        repo.path().to_str().unwrap(),
+        "--commit",
+        "nope",
+    ]);
+    assert_eq!(output.status.code(), Some(2));
+    assert_eq!(
+        String::from_utf8(output.stderr).unwrap(),
+        "nextedit: error: cannot resolve revision \"nope\": revspec 'nope' not found; class=Reference (4); code=NotFound (-3)\n"
+    );
+}
+
+#[test]
+fn help_names_defaults_and_shows_an_example() {
+    let output = nextedit(&["derive", "--help"]);
+    let help = String::from_utf8(output.stdout).unwrap();
+    for needle in [
+        "Derive trajectories (edits and their natural partial order) from git commits",
+        "[default: .]",
+        "nextedit derive --repo ~/src/flask --range v3.0.0..v3.1.0 --out trajectories/",
+        "Merge commits are refused.",
+    ] {
+        assert!(help.contains(needle), "missing {needle:?} in:\n{help}");
+    }
+    let output = nextedit(&["eval-order", "--help"]);
+    let help = String::from_utf8(output.stdout).unwrap();
+    assert!(
+        help.contains("nextedit eval-order --annotations ../shared/data/editflow-sample/"),
+        "{help}"
+    );
+    assert!(help.contains("unlisted pairs are no relation"), "{help}");
+}
+
+#[test]
+fn order_from_replaces_the_derived_order() {
+    let mut repo = TestRepo::new();
+    repo.write("a.py", "a = 1\n\n\nb = 1\n\n\nc = 1\n");
+    repo.commit("base");
+    repo.write("a.py", "a = 2\n\n\nb = 2\n\n\nc = 2\n");
+    repo.commit("three edits");
+    let dir = tempfile::tempdir().unwrap();
+    let editflow = dir.path().join("editflow.json");
+    std::fs::write(
+        &editflow,
+        r#"{"partial_orders": [{"edit_hunk_pair": [2, 0], "edit_order": "0 before 1", "reason": "move"},
+                               {"edit_hunk_pair": [0, 1], "edit_order": "bi-directional", "reason": "clone"}]}"#,
+    )
+    .unwrap();
+    let historian = dir.path().join("historian.json");
+    std::fs::write(
+        &historian,
+        r#"{"partial_orders": [{"src": 0, "tgt": 1, "reason": "x"}, {"src": 1, "tgt": 0, "reason": "x"},
+                               {"src": 1, "tgt": 2, "reason": "y"}], "allowed_init_edits": [0]}"#,
+    )
+    .unwrap();
+    let graph = dir.path().join("results.json");
+    std::fs::write(
+        &graph,
+        r#"{"commit_sha": "x", "partial_order_graph": {"nodes": [], "edges": [{"src": 2, "tgt": 1, "reason": ""}]}}"#,
+    )
+    .unwrap();
+    let repo_path = repo.path().to_str().unwrap();
+    let order = |file: &std::path::Path| {
+        let output = nextedit(&[
+            "derive",
+            "--repo",
+            repo_path,
+            "--commit",
+            "HEAD",
+            "--order-from",
+            file.to_str().unwrap(),
+        ]);
+        assert_eq!(
+            output.status.code(),
+            Some(0),
+            "{}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        let json: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+        json["order"].clone()
+    };
+    let from_editflow = order(&editflow);
+    assert_eq!(from_editflow["source"], "editflow-annotation");
+    assert_eq!(
+        from_editflow["edges"],
+        serde_json::json!([
+            {"from": "e2", "to": "e0", "kind": "before", "reasons": [{"kind": "annotated", "detail": "move"}]},
+            {"from": "e0", "to": "e1", "kind": "bi", "reasons": [{"kind": "annotated", "detail": "clone"}]}
+        ])
+    );
+    assert_eq!(from_editflow["initial"], serde_json::json!(["e2"]));
+    assert_eq!(
+        from_editflow["natural"],
+        serde_json::json!(["e2", "e0", "e1"])
+    );
+    let from_historian = order(&historian);
+    assert_eq!(from_historian["source"], "historian");
+    assert_eq!(
+        from_historian["edges"],
+        serde_json::json!([
+            {"from": "e0", "to": "e1", "kind": "bi", "reasons": [{"kind": "historian", "detail": "x"}]},
+            {"from": "e1", "to": "e2", "kind": "before", "reasons": [{"kind": "historian", "detail": "y"}]}
+        ])
+    );
+    let from_graph = order(&graph);
+    assert_eq!(
+        from_graph["edges"],
+        serde_json::json!([{"from": "e2", "to": "e1", "kind": "before"}])
+    );
+}
