@@ -503,7 +503,8 @@ fn assert_subsequence(actual: &[Value], expected: &[Value]) {
 
 /// The Neovim 0.10-style API (`vim.lsp.start` with `require('nextedit').cmd`), and the
 /// commands: `:NexteditPause` restarts pyright without the proxy (what is typed then is never
-/// recorded as edits), `:NexteditResume` records again (a new session), `:NexteditStatus`
+/// recorded as edits), `:NexteditResume` records again (a new session), switching files moves
+/// the focus signal from one document to the other, `:NexteditStatus`
 /// and `:checkhealth nextedit` describe it.
 #[test]
 fn neovim_pause_resume_status_and_health() {
@@ -574,6 +575,34 @@ end }})
     wait_until("the edit after resuming", || {
         session_text(1).as_deref() == Some(resumed.as_str())
     });
+
+    // Switching files: focus leaves main.py, enters other.py once the server attaches to it.
+    std::fs::write(main.with_file_name("other.py"), "x = 1\n").unwrap();
+    let other_uri = common::uri(&main.with_file_name("other.py"));
+    nvim.keys(":e other.py<CR>");
+    nvim.wait_for("other.py attached", &attached(true));
+    let mut focus: Vec<Value> = Vec::new();
+    wait_until("the focus signals", || {
+        let conn = rusqlite::Connection::open(&db).unwrap();
+        focus = conn
+            .prepare(
+                "SELECT payload FROM signals WHERE kind = 'focus' AND session_id = (SELECT max(id) FROM sessions) ORDER BY seq",
+            )
+            .unwrap()
+            .query_map([], |r| r.get::<_, String>(0))
+            .unwrap()
+            .map(|p| serde_json::from_str(&p.unwrap()).unwrap())
+            .collect();
+        focus.len() >= 3
+    });
+    assert_eq!(
+        focus,
+        vec![
+            json!({"textDocument": {"uri": uri}, "focused": true}),
+            json!({"textDocument": {"uri": uri}, "focused": false}),
+            json!({"textDocument": {"uri": other_uri}, "focused": true}),
+        ]
+    );
 
     // :checkhealth nextedit, written to a file.
     let health_file = tmp.path().join("health.txt");
