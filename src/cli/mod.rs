@@ -4,6 +4,7 @@
 //! on); 2 a fatal error (bad arguments, unreadable repository or file).
 
 mod derive;
+mod doctor;
 mod eval_order;
 mod proxy;
 mod replay;
@@ -45,6 +46,7 @@ enum Command {
     Report(replay::ReportArgs),
     Derive(derive::DeriveArgs),
     EvalOrder(eval_order::EvalOrderArgs),
+    Doctor(doctor::DoctorArgs),
 }
 
 /// Parses arguments, runs the command and returns the process exit code.
@@ -61,6 +63,7 @@ pub fn run() -> i32 {
         Command::Report(args) => replay::report(args),
         Command::Derive(args) => derive::run(args),
         Command::EvalOrder(args) => eval_order::run(args),
+        Command::Doctor(args) => doctor::run(args),
     };
     match result {
         Ok(code) => code,
