@@ -122,12 +122,13 @@ pub fn run(config: ProxyConfig) -> Result<i32, ProxyError> {
     };
 
     let (life_tx, life_rx) = crossbeam_channel::unbounded::<Lifecycle>();
+    let tap = Tap {
+        tx: tap_tx.clone(),
+        dropped: dropped.clone(),
+        in_flight: in_flight.clone(),
+    };
     {
-        let tap = Tap {
-            tx: tap_tx.clone(),
-            dropped: dropped.clone(),
-            in_flight: in_flight.clone(),
-        };
+        let tap = tap.clone();
         let stdin = child_stdin.clone();
         let life = life_tx.clone();
         std::thread::Builder::new()
@@ -148,11 +149,7 @@ pub fn run(config: ProxyConfig) -> Result<i32, ProxyError> {
             .expect("spawn forwarding thread");
     }
     let server_to_editor = {
-        let tap = Tap {
-            tx: tap_tx.clone(),
-            dropped: dropped.clone(),
-            in_flight: in_flight.clone(),
-        };
+        let tap = tap.clone();
         let stdin = child_stdin.clone();
         let life = life_tx.clone();
         std::thread::Builder::new()
@@ -329,6 +326,7 @@ impl Write for SharedStdin {
 }
 
 /// The forwarding side of the recorder channel: never blocks.
+#[derive(Clone)]
 struct Tap {
     tx: Option<Sender<TapItem>>,
     dropped: Arc<AtomicU64>,

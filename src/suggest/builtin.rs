@@ -28,18 +28,7 @@ impl Suggester for NoopSuggester {
 
     fn generate(&mut self, params: &GenerateParams) -> Result<GenerateResult, SuggestError> {
         // "Do nothing": the location's current text, unchanged.
-        let text = params
-            .files
-            .iter()
-            .find(|f| f.path == params.file)
-            .map(|f| {
-                f.text
-                    .split_inclusive('\n')
-                    .skip(params.start_line)
-                    .take(params.end_line.saturating_sub(params.start_line))
-                    .collect::<String>()
-            })
-            .unwrap_or_default();
+        let text = params.location_text();
         Ok(GenerateResult {
             text,
             reads: Vec::new(),

@@ -283,19 +283,7 @@ impl Suggester for PropagateSuggester {
 
     fn generate(&mut self, params: &GenerateParams) -> Result<GenerateResult, SuggestError> {
         // The location's current lines with every rename learned so far applied.
-        let current: String = params
-            .files
-            .iter()
-            .find(|f| f.path == params.file)
-            .map(|f| {
-                f.text
-                    .split_inclusive('\n')
-                    .skip(params.start_line)
-                    .take(params.end_line.saturating_sub(params.start_line))
-                    .collect()
-            })
-            .unwrap_or_default();
-        let mut text = current;
+        let mut text = params.location_text();
         for (from, to) in self.renames.iter().rev() {
             let rename = Propagation::Rename {
                 from: from.clone(),

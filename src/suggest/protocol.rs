@@ -157,6 +157,23 @@ pub struct GenerateParams {
     pub end_line: usize,
 }
 
+impl GenerateParams {
+    /// The current text of the location to write (empty for an insertion).
+    pub fn location_text(&self) -> String {
+        self.files
+            .iter()
+            .find(|f| f.path == self.file)
+            .map(|f| {
+                f.text
+                    .split_inclusive('\n')
+                    .skip(self.start_line)
+                    .take(self.end_line.saturating_sub(self.start_line))
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+}
+
 /// `generate` result.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct GenerateResult {
