@@ -150,6 +150,32 @@ fn list_show_export_replay_delete() {
         (Some(4), Some(5), Some("1"), Some("10"))
     );
 
+    // The changes coalesced into the edits a person would name, in temporal order.
+    let edits: Vec<(&str, &str, &str, &str)> = trajectory["edits"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| {
+            (
+                e["id"].as_str().unwrap(),
+                e["kind"].as_str().unwrap(),
+                e["before_text"].as_str().unwrap(),
+                e["after_text"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        edits,
+        vec![
+            ("e0", "replace", "1", "10"),
+            ("e1", "insert", "", "z = x\n")
+        ]
+    );
+    assert_eq!(
+        trajectory["order"]["natural"],
+        serde_json::json!(["e0", "e1"])
+    );
+
     let jsonl = stdout(&nextedit(
         &["sessions", "export", "1", "--format", "jsonl"],
         &db,

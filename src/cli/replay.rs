@@ -417,6 +417,11 @@ fn replay_one(
     let text = text.with_context(|| format!("cannot read {key}"))?;
     let trajectory: Trajectory =
         serde_json::from_str(text).with_context(|| format!("{key} is not a trajectory"))?;
+    if trajectory.session.kind == nextedit::trajectory::SessionKind::Recorded {
+        // Recorded edits are sequential (each in the text of its own moment); replay
+        // needs them in one base, which is the next step of recorded-session support.
+        bail!("{key} is a recorded session: replaying recorded sessions is not supported yet");
+    }
     let index = |id: &str| trajectory.edits.iter().position(|e| e.id == id);
     // Resume: the initial edit and the edits applied by the steps already stored.
     let mut resume = Vec::new();

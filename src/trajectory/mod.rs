@@ -13,8 +13,10 @@
 //! UTF-8 text. Architecture invariant: this module does no I/O, no async, no SQLite.
 
 mod apply;
+mod coalesce;
 
 pub use apply::{ApplyError, apply_byte_edit};
+pub use coalesce::{CoalesceConfig, coalesce};
 
 use serde::{Deserialize, Serialize};
 

@@ -1,0 +1,440 @@
+//! From raw content changes to the edits a person perceives.
+//!
+//! Consecutive typing and deleting at one place is one edit. An edit ends when the
+//! developer pauses longer than [`CoalesceConfig::pause_ms`], saves, works in another
+//! file, or changes text elsewhere in the same file. Several changes in one
+//! `didChange` (multi-cursor) each grow their own edit, so typing at three cursors
+//! gives three edits. Replacing text that is still being typed (IME composition,
+//! completion accepting a prefix) continues the edit. An edit that puts back the text
+//! an earlier edit replaced is annotated `reverts: <id>`. Changes of different
+//! origins (user, format, code action…) never merge, so tool-made edits stay
+//! separate and can be excluded.
+//!
+//! Coordinates of each resulting edit are those of its own moment: `before_lines` in
+//! the text just before the edit began, `after_lines` in the text just after it ended
+//! (recorded edits are sequential, unlike a commit's).
+
+use std::collections::HashMap;
+
+use super::{Edit, EditKind, Event, EventBody, LineRange, Origin};
+
+/// Thresholds of coalescing.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct CoalesceConfig {
+    /// A gap between two changes longer than this ends an edit. Default 2,000 ms:
+    /// keystrokes within a word or line come well under a second apart, while a
+    /// pause of a couple of seconds is where people stop to think or look elsewhere.
+    pub pause_ms: f64,
+}
+
+impl Default for CoalesceConfig {
+    fn default() -> Self {
+        CoalesceConfig { pause_ms: 2_000.0 }
+    }
+}
+
+/// An edit still growing.
+#[derive(Debug, Clone)]
+struct Open {
+    file: String,
+    origin: Origin,
+    /// Byte range of the edit's current text in the current document.
+    start: usize,
+    end: usize,
+    /// Text the edit replaced, and the text it has put there so far.
+    before: String,
+    after: String,
+    /// Document text when the edit began (for its line numbers), and where the
+    /// edit's replaced text starts in it.
+    text_at_start: String,
+    snapshot_start: usize,
+    last_t: f64,
+    events: Vec<u64>,
+}
+
+/// Coalesces the change events of `events` into edits, in the order they began.
+/// `base` gives each file's text before its first change.
+pub fn coalesce(
+    events: &[Event],
+    base: &HashMap<String, String>,
+    config: CoalesceConfig,
+) -> Vec<Edit> {
+    let mut docs: HashMap<String, String> = base.clone();
+    let mut open: Vec<Open> = Vec::new();
+    let mut done: Vec<(usize, Open)> = Vec::new();
+    let mut started = 0usize;
+    // When each open edit began (edits are reported in that order).
+    let mut start_index: Vec<usize> = Vec::new();
+    let mut last_version: Option<(String, i64)> = None;
+    for event in events {
+        match &event.body {
+            EventBody::Save { file } | EventBody::Close { file } | EventBody::Open { file, .. } => {
+                close_where(&mut open, &mut start_index, &mut done, |o| &o.file == file);
+            }
+            EventBody::Change(change) => {
+                // Pauses end every open edit.
+                close_where(&mut open, &mut start_index, &mut done, |o| {
+                    event.t_ms - o.last_t > config.pause_ms
+                });
+                // Working in another file ends the edits of the others.
+                close_where(&mut open, &mut start_index, &mut done, |o| {
+                    o.file != change.file
+                });
+                let same_did_change =
+                    last_version.as_ref() == Some(&(change.file.clone(), change.version));
+                last_version = Some((change.file.clone(), change.version));
+                let doc = docs.entry(change.file.clone()).or_default();
+                let (s, e) = (
+                    change.start_byte.min(doc.len()),
+                    change.end_byte.min(doc.len()),
+                );
+                let touching = open
+                    .iter()
+                    .position(|o| o.origin == change.origin && s <= o.end && e >= o.start);
+                let target = match touching {
+                    Some(i) => i,
+                    None => {
+                        if !same_did_change {
+                            // A change elsewhere: the developer moved on.
+                            close_where(&mut open, &mut start_index, &mut done, |_| true);
+                        }
+                        open.push(Open {
+                            file: change.file.clone(),
+                            origin: change.origin,
+                            start: s,
+                            end: s,
+                            before: String::new(),
+                            after: String::new(),
+                            text_at_start: doc.clone(),
+                            snapshot_start: s,
+                            last_t: event.t_ms,
+                            events: Vec::new(),
+                        });
+                        start_index.push(started);
+                        started += 1;
+                        open.len() - 1
+                    }
+                };
+                grow(&mut open[target], doc, s, e, &change.after, event);
+                // Shift the other open edits of this file that lie after the change.
+                let delta = change.after.len() as isize - (e - s) as isize;
+                for (i, o) in open.iter_mut().enumerate() {
+                    if i != target && o.file == change.file && o.start >= e {
+                        o.start = (o.start as isize + delta) as usize;
+                        o.end = (o.end as isize + delta) as usize;
+                    }
+                }
+                doc.replace_range(s..e, &change.after);
+            }
+            _ => {}
+        }
+    }
+    close_where(&mut open, &mut start_index, &mut done, |_| true);
+    done.sort_by_key(|(index, _)| *index);
+    let mut edits: Vec<Edit> = Vec::new();
+    for (_, o) in done {
+        if o.before == o.after {
+            // Typed and erased again: nothing changed.
+            continue;
+        }
+        let id = format!("e{}", edits.len());
+        let reverts = edits
+            .iter()
+            .rev()
+            .find(|earlier| {
+                earlier.file == o.file
+                    && earlier.after_text == o.before
+                    && earlier.before_text == o.after
+            })
+            .map(|earlier| earlier.id.clone());
+        edits.push(to_edit(id, &o, reverts));
+    }
+    edits
+}
+
+/// Applies one change to the open edit it touches.
+fn grow(open: &mut Open, doc: &str, s: usize, e: usize, text: &str, event: &Event) {
+    let new_start = s.min(open.start);
+    let new_end_pre = e.max(open.end);
+    // Text outside the edit that the change also covers was original text.
+    let left = &doc[new_start..open.start];
+    let right = &doc[open.end..new_end_pre];
+    open.before = format!("{left}{}{right}", open.before);
+    let mut region = format!("{left}{}{right}", open.after);
+    region.replace_range(s - new_start..e - new_start, text);
+    // Text left of the edit was untouched since it began: same bytes in the snapshot.
+    open.snapshot_start -= left.len();
+    open.start = new_start;
+    open.end = new_start + region.len();
+    open.after = region;
+    open.last_t = event.t_ms;
+    open.events.push(event.seq);
+}
+
+fn close_where(
+    open: &mut Vec<Open>,
+    start_index: &mut Vec<usize>,
+    done: &mut Vec<(usize, Open)>,
+    mut when: impl FnMut(&Open) -> bool,
+) {
+    let mut i = 0;
+    while i < open.len() {
+        if when(&open[i]) {
+            done.push((start_index.remove(i), open.remove(i)));
+        } else {
+            i += 1;
+        }
+    }
+}
+
+fn line_of(text: &str, byte: usize) -> usize {
+    text.as_bytes()[..byte.min(text.len())]
+        .iter()
+        .filter(|&&b| b == b'\n')
+        .count()
+}
+
+fn to_edit(id: String, o: &Open, reverts: Option<String>) -> Edit {
+    // Where the edit's replaced text began in the text it started from.
+    let start_in_original = o.snapshot_start;
+    let before_start = line_of(&o.text_at_start, start_in_original);
+    let mut text_after = o.text_at_start.clone();
+    let before_end_byte = (start_in_original + o.before.len()).min(text_after.len());
+    text_after.replace_range(start_in_original..before_end_byte, &o.after);
+    let kind = match (o.before.is_empty(), o.after.is_empty()) {
+        (true, _) => EditKind::Insert,
+        (_, true) => EditKind::Delete,
+        _ => EditKind::Replace,
+    };
+    let mut annotations = serde_json::Map::new();
+    if let Some(reverts) = reverts {
+        annotations.insert("reverts".into(), serde_json::Value::String(reverts));
+    }
+    Edit {
+        id,
+        file: o.file.clone(),
+        kind,
+        before_lines: LineRange::new(
+            before_start,
+            line_of(&o.text_at_start, start_in_original + o.before.len()) + 1,
+        ),
+        after_lines: LineRange::new(
+            before_start,
+            line_of(&text_after, start_in_original + o.after.len()) + 1,
+        ),
+        before_text: o.before.clone(),
+        after_text: o.after.clone(),
+        context_before: Vec::new(),
+        context_after: Vec::new(),
+        structural_path: Vec::new(),
+        origin: o.origin,
+        events: o.events.clone(),
+        annotations,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::trajectory::Change;
+
+    struct Script {
+        events: Vec<Event>,
+    }
+
+    impl Script {
+        fn new() -> Script {
+            Script { events: Vec::new() }
+        }
+
+        fn change(
+            &mut self,
+            t: f64,
+            file: &str,
+            version: i64,
+            s: usize,
+            before: &str,
+            after: &str,
+        ) -> &mut Script {
+            self.change_from(t, file, version, s, before, after, Origin::User)
+        }
+
+        #[allow(clippy::too_many_arguments)]
+        fn change_from(
+            &mut self,
+            t: f64,
+            file: &str,
+            version: i64,
+            s: usize,
+            before: &str,
+            after: &str,
+            origin: Origin,
+        ) -> &mut Script {
+            let seq = self.events.len() as u64 + 1;
+            self.events.push(Event {
+                seq,
+                t_ms: t,
+                body: EventBody::Change(Change {
+                    file: file.into(),
+                    version,
+                    start_byte: s,
+                    end_byte: s + before.len(),
+                    start_line: 0,
+                    end_line: 0,
+                    new_end_line: 0,
+                    before: before.into(),
+                    after: after.into(),
+                    origin,
+                }),
+            });
+            self
+        }
+
+        fn save(&mut self, t: f64, file: &str) -> &mut Script {
+            let seq = self.events.len() as u64 + 1;
+            self.events.push(Event {
+                seq,
+                t_ms: t,
+                body: EventBody::Save { file: file.into() },
+            });
+            self
+        }
+
+        fn run(
+            &self,
+            base: &[(&str, &str)],
+        ) -> Vec<(String, String, String, LineRange, LineRange)> {
+            let base = base
+                .iter()
+                .map(|(f, t)| (f.to_string(), t.to_string()))
+                .collect();
+            coalesce(&self.events, &base, CoalesceConfig::default())
+                .into_iter()
+                .map(|e| {
+                    (
+                        e.file,
+                        e.before_text,
+                        e.after_text,
+                        e.before_lines,
+                        e.after_lines,
+                    )
+                })
+                .collect()
+        }
+    }
+
+    fn row(
+        file: &str,
+        before: &str,
+        after: &str,
+        b: (usize, usize),
+        a: (usize, usize),
+    ) -> (String, String, String, LineRange, LineRange) {
+        (
+            file.into(),
+            before.into(),
+            after.into(),
+            LineRange::new(b.0, b.1),
+            LineRange::new(a.0, a.1),
+        )
+    }
+
+    #[test]
+    fn typing_and_deleting_at_one_place_is_one_edit() {
+        let mut s = Script::new();
+        s.change(0.0, "a.py", 2, 6, "", "a")
+            .change(100.0, "a.py", 3, 7, "", "b")
+            .change(200.0, "a.py", 4, 8, "", "c");
+        // Backspace over the "c" just typed.
+        s.change(300.0, "a.py", 5, 8, "c", "");
+        assert_eq!(
+            s.run(&[("a.py", "x = 1\n")]),
+            vec![row("a.py", "", "ab", (1, 2), (1, 2))]
+        );
+    }
+
+    #[test]
+    fn pauses_jumps_saves_and_file_switches_end_an_edit() {
+        let mut s = Script::new();
+        s.change(0.0, "a.py", 2, 0, "", "a");
+        s.change(3000.0, "a.py", 3, 1, "", "b"); // after a pause
+        s.change(3100.0, "a.py", 4, 8, "", "c"); // elsewhere in the file
+        s.save(3200.0, "a.py");
+        s.change(3300.0, "a.py", 5, 9, "", "d"); // after a save
+        s.change(3400.0, "b.py", 2, 0, "", "e"); // another file
+        s.change(3500.0, "a.py", 6, 10, "", "f"); // back again
+        assert_eq!(
+            s.run(&[("a.py", "x = 1\ny = 2\n"), ("b.py", "")]),
+            vec![
+                row("a.py", "", "a", (0, 1), (0, 1)),
+                row("a.py", "", "b", (0, 1), (0, 1)),
+                row("a.py", "", "c", (1, 2), (1, 2)),
+                row("a.py", "", "d", (1, 2), (1, 2)),
+                row("b.py", "", "e", (0, 1), (0, 1)),
+                row("a.py", "", "f", (1, 2), (1, 2)),
+            ]
+        );
+    }
+
+    #[test]
+    fn multi_cursor_changes_grow_one_edit_per_cursor() {
+        let mut s = Script::new();
+        // Two cursors (start of line 0 and of line 1) typing "# " in two didChanges.
+        s.change(0.0, "a.py", 2, 0, "", "#")
+            .change(0.0, "a.py", 2, 7, "", "#");
+        s.change(80.0, "a.py", 3, 1, "", " ")
+            .change(80.0, "a.py", 3, 9, "", " ");
+        assert_eq!(
+            s.run(&[("a.py", "x = 1\ny = 2\n")]),
+            vec![
+                row("a.py", "", "# ", (0, 1), (0, 1)),
+                row("a.py", "", "# ", (1, 2), (1, 2))
+            ]
+        );
+    }
+
+    #[test]
+    fn replace_in_place_typing_continues_and_erased_typing_vanishes() {
+        let mut s = Script::new();
+        // IME: "k" typed, then the composition replaces it with "か".
+        s.change(0.0, "a.py", 2, 0, "", "k")
+            .change(50.0, "a.py", 3, 0, "k", "か");
+        // Typed and erased again at another place after a pause: no edit.
+        s.change(5000.0, "a.py", 4, 10, "", "z")
+            .change(5100.0, "a.py", 5, 10, "z", "");
+        assert_eq!(
+            s.run(&[("a.py", "# note\nx=1\n")]),
+            vec![row("a.py", "", "か", (0, 1), (0, 1))]
+        );
+    }
+
+    #[test]
+    fn undoing_an_edit_is_marked_as_a_revert_and_origins_never_merge() {
+        let mut s = Script::new();
+        s.change(0.0, "a.py", 2, 0, "foo", "bar");
+        s.change(5000.0, "a.py", 3, 0, "bar", "foo"); // undo
+        s.change_from(5050.0, "a.py", 4, 3, "", "\n", Origin::Format); // format-on-save right after
+        let base: HashMap<String, String> = [("a.py".to_string(), "foo = 1".to_string())].into();
+        let edits = coalesce(&s.events, &base, CoalesceConfig::default());
+        let summary: Vec<(&str, &str, &str, Origin, Option<&str>)> = edits
+            .iter()
+            .map(|e| {
+                (
+                    e.id.as_str(),
+                    e.before_text.as_str(),
+                    e.after_text.as_str(),
+                    e.origin,
+                    e.annotations.get("reverts").and_then(|v| v.as_str()),
+                )
+            })
+            .collect();
+        assert_eq!(
+            summary,
+            vec![
+                ("e0", "foo", "bar", Origin::User, None),
+                ("e1", "bar", "foo", Origin::User, Some("e0")),
+                ("e2", "", "\n", Origin::Format, None),
+            ]
+        );
+    }
+}
