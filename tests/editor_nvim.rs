@@ -471,34 +471,12 @@ fn neovim_plugin_records_a_real_session() {
     );
 
     // Reads: the opened file (all of it) and the hover on line 3.
-    let reads: Vec<(String, String, i64, i64)> = conn
-        .prepare(
-            "SELECT via, role, start_line, end_line FROM reads WHERE session_id = ?1 AND uri = ?2 ORDER BY seq",
-        )
-        .unwrap()
-        .query_map(rusqlite::params![session.id, uri], |r| {
-            Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?))
-        })
-        .unwrap()
-        .map(Result::unwrap)
-        .collect();
+    let reads = reads_of(conn, session.id, &uri);
     assert_eq!(reads[0], ("open".into(), "open".into(), 0, 41));
     assert!(
         reads.contains(&("textDocument/hover".into(), "request".into(), 3, 4)),
         "{reads:?}"
     );
-}
-
-/// `expected` appears in `actual` in order (other values may come in between).
-fn assert_subsequence(actual: &[Value], expected: &[Value]) {
-    let mut rest = actual.iter();
-    for want in expected {
-        assert!(
-            rest.any(|got| got == want),
-            "{want} not found in order in {}",
-            serde_json::to_string_pretty(actual).unwrap()
-        );
-    }
 }
 
 /// The Neovim 0.10-style API (`vim.lsp.start` with `require('nextedit').cmd`), and the

@@ -193,3 +193,29 @@ pub fn frames(bytes: &[u8]) -> Vec<Vec<u8>> {
     out.extend(decoder.finish().map(|c| c.bytes().to_vec()));
     out
 }
+
+/// `expected` appears in `actual` in order (other values may come in between).
+pub fn assert_subsequence(actual: &[Value], expected: &[Value]) {
+    let mut rest = actual.iter();
+    for want in expected {
+        assert!(
+            rest.any(|got| got == want),
+            "{want} not found in order in {}",
+            serde_json::to_string_pretty(actual).unwrap()
+        );
+    }
+}
+
+/// A document's reads in a session: (via, role, start line, end line), in order.
+pub fn reads_of(
+    conn: &rusqlite::Connection,
+    session: i64,
+    uri: &str,
+) -> Vec<(String, String, i64, i64)> {
+    conn.prepare("SELECT via, role, start_line, end_line FROM reads WHERE session_id = ?1 AND uri = ?2 ORDER BY seq")
+        .unwrap()
+        .query_map(rusqlite::params![session, uri], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect()
+}
