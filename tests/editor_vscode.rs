@@ -571,22 +571,7 @@ fn vscode_extension_records_a_real_session() {
         Some(on_disk.clone())
     );
     let conn = database.connection();
-    let edit_seqs: Vec<i64> = conn
-        .prepare("SELECT seq FROM edits WHERE session_id = ?1 ORDER BY seq")
-        .unwrap()
-        .query_map([session.id], |r| r.get(0))
-        .unwrap()
-        .map(Result::unwrap)
-        .collect();
-    let texts: Vec<String> = edit_seqs
-        .iter()
-        .map(|&seq| {
-            database
-                .document_text(session.id, &uri, Some(seq as u64))
-                .unwrap()
-                .unwrap()
-        })
-        .collect();
+    let texts = texts_after_each_edit(&database, session.id, &uri);
     let with_removed = texts
         .iter()
         .position(|t| *t == with_line)

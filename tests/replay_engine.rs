@@ -362,6 +362,21 @@ fn the_future_never_reaches_the_suggester() {
     );
 }
 
+/// `cmd:` spec of tests/suggesters/scripted.py in `mode` (default: good), counting
+/// its starts and calls in `state`.
+fn scripted_suggester(mode: Option<&str>, state: &std::path::Path) -> String {
+    let script =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/suggesters/scripted.py");
+    let mode = mode
+        .map(|m| format!("SUGGESTER_MODE={m} "))
+        .unwrap_or_default();
+    format!(
+        "cmd:{mode}SUGGESTER_STATE='{}' python3 '{}'",
+        state.display(),
+        script.display()
+    )
+}
+
 fn nextedit(args: &[&str], db: &std::path::Path) -> std::process::Output {
     std::process::Command::new(env!("CARGO_BIN_EXE_nextedit"))
         .args(args)
@@ -431,14 +446,8 @@ fn replay_command_with_builtin_and_process_suggesters() {
         serde_json::json!({"precision": 0.0, "recall": 0.0, "f1": 0.0})
     );
     // A process suggester that crashes once: that step records the failure, the run goes on.
-    let script =
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/suggesters/scripted.py");
     let state = dir.path().join("state");
-    let spec = format!(
-        "cmd:SUGGESTER_MODE=crash-once SUGGESTER_STATE='{}' python3 '{}'",
-        state.display(),
-        script.display()
-    );
+    let spec = scripted_suggester(Some("crash-once"), &state);
     let crashing = json_lines(&nextedit(
         &[
             "replay",
@@ -516,15 +525,9 @@ fn a_killed_run_resumes_where_it_stopped() {
     let db = dir.path().join("runs.db");
     let path = dir.path().join("commit.json");
     std::fs::write(&path, serde_json::to_string(&worked_example()).unwrap()).unwrap();
-    let script =
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/suggesters/scripted.py");
     let state = dir.path().join("state");
     // Hangs at step 3 the first time only.
-    let spec = format!(
-        "cmd:SUGGESTER_MODE=hang-once-at-3 SUGGESTER_STATE='{}' python3 '{}'",
-        state.display(),
-        script.display()
-    );
+    let spec = scripted_suggester(Some("hang-once-at-3"), &state);
     let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_nextedit"))
         .args(["replay", "--json", "--suggester", &spec, "--trajectory"])
         .arg(&path)
@@ -965,14 +968,8 @@ fn a_stored_commit_session_replays_by_id() {
 fn one_suggester_process_serves_every_trajectory_of_a_worker() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("runs.db");
-    let script =
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/suggesters/scripted.py");
     let state = dir.path().join("state");
-    let spec = format!(
-        "cmd:SUGGESTER_STATE='{}' python3 '{}'",
-        state.display(),
-        script.display()
-    );
+    let spec = scripted_suggester(None, &state);
     let mut args = vec![
         "replay".to_string(),
         "--json".into(),
@@ -1002,14 +999,8 @@ fn ctrl_c_removes_the_scratch_worktrees() {
     let db = dir.path().join("runs.db");
     let path = dir.path().join("commit.json");
     std::fs::write(&path, serde_json::to_string(&worked_example()).unwrap()).unwrap();
-    let script =
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/suggesters/scripted.py");
     let state = dir.path().join("state");
-    let spec = format!(
-        "cmd:SUGGESTER_MODE=hang SUGGESTER_STATE='{}' python3 '{}'",
-        state.display(),
-        script.display()
-    );
+    let spec = scripted_suggester(Some("hang"), &state);
     let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_nextedit"))
         .args(["replay", "--suggester", &spec, "--trajectory"])
         .arg(&path)

@@ -49,11 +49,6 @@ fn window(state: &ReplayState, idx: usize, simulated: bool, allowed: bool) -> Va
         (_, true) => "delete",
         _ => "replace",
     };
-    let current = if state.is_applied(idx) || !simulated {
-        Some(state.current_range(idx).0)
-    } else {
-        None
-    };
     json!({
         "type": kind,
         "before": edit.before,
@@ -67,7 +62,7 @@ fn window(state: &ReplayState, idx: usize, simulated: bool, allowed: bool) -> Va
         "file_path": edit.file,
         "simulated": simulated,
         "allowed_as_next": allowed,
-        "currently_start_at_line": current,
+        "currently_start_at_line": state.current_range(idx).0,
     })
 }
 

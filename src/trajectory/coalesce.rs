@@ -36,6 +36,8 @@ impl Default for CoalesceConfig {
 /// An edit still growing.
 #[derive(Debug, Clone)]
 struct Open {
+    /// Position among all edits by the moment they began (the reporting order).
+    index: usize,
     file: String,
     origin: Origin,
     /// Byte range of the edit's current text in the current document.
@@ -61,25 +63,21 @@ pub fn coalesce(
 ) -> Vec<Edit> {
     let mut docs: HashMap<String, String> = base.clone();
     let mut open: Vec<Open> = Vec::new();
-    let mut done: Vec<(usize, Open)> = Vec::new();
+    let mut done: Vec<Open> = Vec::new();
     let mut started = 0usize;
-    // When each open edit began (edits are reported in that order).
-    let mut start_index: Vec<usize> = Vec::new();
     let mut last_version: Option<(String, i64)> = None;
     for event in events {
         match &event.body {
             EventBody::Save { file } | EventBody::Close { file } | EventBody::Open { file, .. } => {
-                close_where(&mut open, &mut start_index, &mut done, |o| &o.file == file);
+                close_where(&mut open, &mut done, |o| &o.file == file);
             }
             EventBody::Change(change) => {
                 // Pauses end every open edit.
-                close_where(&mut open, &mut start_index, &mut done, |o| {
+                close_where(&mut open, &mut done, |o| {
                     event.t_ms - o.last_t > config.pause_ms
                 });
                 // Working in another file ends the edits of the others.
-                close_where(&mut open, &mut start_index, &mut done, |o| {
-                    o.file != change.file
-                });
+                close_where(&mut open, &mut done, |o| o.file != change.file);
                 let same_did_change =
                     last_version.as_ref() == Some(&(change.file.clone(), change.version));
                 last_version = Some((change.file.clone(), change.version));
@@ -96,9 +94,10 @@ pub fn coalesce(
                     None => {
                         if !same_did_change {
                             // A change elsewhere: the developer moved on.
-                            close_where(&mut open, &mut start_index, &mut done, |_| true);
+                            close_where(&mut open, &mut done, |_| true);
                         }
                         open.push(Open {
+                            index: started,
                             file: change.file.clone(),
                             origin: change.origin,
                             start: s,
@@ -110,7 +109,6 @@ pub fn coalesce(
                             last_t: event.t_ms,
                             events: Vec::new(),
                         });
-                        start_index.push(started);
                         started += 1;
                         open.len() - 1
                     }
@@ -129,10 +127,10 @@ pub fn coalesce(
             _ => {}
         }
     }
-    close_where(&mut open, &mut start_index, &mut done, |_| true);
-    done.sort_by_key(|(index, _)| *index);
+    close_where(&mut open, &mut done, |_| true);
+    done.sort_by_key(|o| o.index);
     let mut edits: Vec<Edit> = Vec::new();
-    for (_, o) in done {
+    for o in done {
         if o.before == o.after {
             // Typed and erased again: nothing changed.
             continue;
@@ -171,16 +169,11 @@ fn grow(open: &mut Open, doc: &str, s: usize, e: usize, text: &str, event: &Even
     open.events.push(event.seq);
 }
 
-fn close_where(
-    open: &mut Vec<Open>,
-    start_index: &mut Vec<usize>,
-    done: &mut Vec<(usize, Open)>,
-    mut when: impl FnMut(&Open) -> bool,
-) {
+fn close_where(open: &mut Vec<Open>, done: &mut Vec<Open>, mut when: impl FnMut(&Open) -> bool) {
     let mut i = 0;
     while i < open.len() {
         if when(&open[i]) {
-            done.push((start_index.remove(i), open.remove(i)));
+            done.push(open.remove(i));
         } else {
             i += 1;
         }

@@ -219,3 +219,27 @@ pub fn reads_of(
         .map(Result::unwrap)
         .collect()
 }
+
+/// The document's text after each recorded edit, in order.
+pub fn texts_after_each_edit(
+    database: &nextedit::store::Database,
+    session: i64,
+    uri: &str,
+) -> Vec<String> {
+    let seqs: Vec<i64> = database
+        .connection()
+        .prepare("SELECT seq FROM edits WHERE session_id = ?1 ORDER BY seq")
+        .unwrap()
+        .query_map([session], |r| r.get(0))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    seqs.iter()
+        .map(|&seq| {
+            database
+                .document_text(session, uri, Some(seq as u64))
+                .unwrap()
+                .unwrap()
+        })
+        .collect()
+}
