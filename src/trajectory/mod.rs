@@ -44,6 +44,9 @@ pub struct Trajectory {
     /// Partial order over `edits`.
     #[serde(default)]
     pub order: PartialOrder,
+    /// What the session is scored against beyond its own edits (imported benchmarks, `--gold`).
+    #[serde(default, skip_serializing_if = "Gold::is_empty")]
+    pub gold: Gold,
 }
 
 impl Trajectory {
@@ -57,8 +60,40 @@ impl Trajectory {
             events: Vec::new(),
             edits: Vec::new(),
             order: PartialOrder::default(),
+            gold: Gold::default(),
         }
     }
+}
+
+/// Gold answers a trajectory carries: the context a task needs (ContextBench `gold_ctx`)
+/// and the edits a benchmark expects next (Copilot NES `nextUserEdit`).
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct Gold {
+    /// Regions a developer needs to read for the task.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub context: Vec<ContextRegion>,
+    /// Ids of edits (in `edits`) that are the benchmark's expected answer rather than history.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub next_edits: Vec<String>,
+    /// Where the gold came from (`contextbench`, `copilot-nes`, a file name…).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source: Option<String>,
+}
+
+impl Gold {
+    /// True when the trajectory carries no gold beyond its edits.
+    pub fn is_empty(&self) -> bool {
+        self.context.is_empty() && self.next_edits.is_empty() && self.source.is_none()
+    }
+}
+
+/// A region of a file, as gold context.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct ContextRegion {
+    /// File path (relative to the workspace).
+    pub file: String,
+    /// Lines of the region (0-based, half-open).
+    pub lines: LineRange,
 }
 
 /// Where a trajectory came from.
