@@ -1,6 +1,6 @@
 //! The SQLite database: schema, migrations, batched writes, queries.
 //!
-//! The schema (`schema.sql`, then `runs.sql`; version [`SCHEMA_VERSION`]) is a wire format: other
+//! The schema (`schema.sql`, then `runs.sql`, then `v3.sql`; version [`SCHEMA_VERSION`]) is a wire format: other
 //! tools may query it, so columns are only ever added by numbered migrations.
 //! The database file is created with mode 0600 in a 0700 directory; SQLite gives
 //! its `-wal` and `-shm` files the same mode. Many processes (several proxies) may
@@ -20,7 +20,7 @@ use std::time::Duration;
 use rusqlite::{Connection, OpenFlags};
 
 /// Version of the schema this build writes (`PRAGMA user_version`).
-pub const SCHEMA_VERSION: i64 = 2;
+pub const SCHEMA_VERSION: i64 = 3;
 
 /// Errors of the store.
 #[derive(Debug, thiserror::Error)]
@@ -220,6 +220,10 @@ impl Database {
         }
         if version < 2 {
             tx.execute_batch(include_str!("runs.sql"))
+                .map_err(|source| sqlite(&path, source))?;
+        }
+        if version < 3 {
+            tx.execute_batch(include_str!("v3.sql"))
                 .map_err(|source| sqlite(&path, source))?;
         }
         tx.execute_batch(&format!("PRAGMA user_version = {SCHEMA_VERSION}"))
