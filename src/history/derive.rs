@@ -238,6 +238,7 @@ fn to_edit(index: usize, path: &str, located: &Located) -> Edit {
         kind: located.edit.kind,
         before_lines: located.edit.before,
         after_lines: located.edit.after,
+        start_byte: None,
         before_text: located.edit.before_text.clone(),
         after_text: located.edit.after_text.clone(),
         context_before: located.edit.context_before.clone(),

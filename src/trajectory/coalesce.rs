@@ -10,9 +10,11 @@
 //! origins (user, format, code action…) never merge, so tool-made edits stay
 //! separate and can be excluded.
 //!
-//! Coordinates of each resulting edit are those of its own moment: `before_lines` in
-//! the text just before the edit began, `after_lines` in the text just after it ended
-//! (recorded edits are sequential, unlike a commit's).
+//! Coordinates are sequential (unlike a commit's edits, which share one base): edit
+//! `j`'s `start_byte` and `before_lines` are in the file's text after edits `0..j` are
+//! complete, its `after_lines` in that text with `j` applied. Edits that were open at
+//! the same time (multi-cursor typing) are put in that order as if each had been
+//! typed whole, so applying the edits one after another rebuilds every final text.
 
 use std::collections::HashMap;
 
@@ -46,10 +48,12 @@ struct Open {
     /// Text the edit replaced, and the text it has put there so far.
     before: String,
     after: String,
-    /// Document text when the edit began (for its line numbers), and where the
-    /// edit's replaced text starts in it.
-    text_at_start: String,
+    /// Where the edit's replaced text starts in the document as it was when the edit began.
     snapshot_start: usize,
+    /// Edits of this file still open when this one began and lying before it, with
+    /// their net length change at that moment: their rest must be added to
+    /// `snapshot_start` to place this edit after them in sequential order.
+    open_before: Vec<(usize, isize)>,
     last_t: f64,
     events: Vec<u64>,
 }
@@ -86,9 +90,16 @@ pub fn coalesce(
                     change.start_byte.min(doc.len()),
                     change.end_byte.min(doc.len()),
                 );
-                let touching = open
-                    .iter()
-                    .position(|o| o.origin == change.origin && s <= o.end && e >= o.start);
+                let touches = |o: &Open| {
+                    o.file == change.file && o.origin == change.origin && s <= o.end && e >= o.start
+                };
+                if open.iter().filter(|o| touches(o)).count() > 1 {
+                    // One change across several open edits (a selection spanning two
+                    // cursors' work): those edits are complete, and the change starts a
+                    // new edit that replaces their text.
+                    close_where(&mut open, &mut done, |o| touches(o));
+                }
+                let touching = open.iter().position(|o| touches(o));
                 let target = match touching {
                     Some(i) => i,
                     None => {
@@ -96,6 +107,11 @@ pub fn coalesce(
                             // A change elsewhere: the developer moved on.
                             close_where(&mut open, &mut done, |_| true);
                         }
+                        let open_before = open
+                            .iter()
+                            .filter(|o| o.file == change.file && o.end <= s)
+                            .map(|o| (o.index, net_delta(o)))
+                            .collect();
                         open.push(Open {
                             index: started,
                             file: change.file.clone(),
@@ -104,8 +120,8 @@ pub fn coalesce(
                             end: s,
                             before: String::new(),
                             after: String::new(),
-                            text_at_start: doc.clone(),
                             snapshot_start: s,
+                            open_before,
                             last_t: event.t_ms,
                             events: Vec::new(),
                         });
@@ -129,12 +145,29 @@ pub fn coalesce(
     }
     close_where(&mut open, &mut done, |_| true);
     done.sort_by_key(|o| o.index);
+    let final_delta: HashMap<usize, isize> = done.iter().map(|o| (o.index, net_delta(o))).collect();
+    // The files' texts as the sequential edits rebuild them.
+    let mut texts: HashMap<String, String> = base.clone();
     let mut edits: Vec<Edit> = Vec::new();
     for o in done {
         if o.before == o.after {
             // Typed and erased again: nothing changed.
             continue;
         }
+        let start = (o.snapshot_start as isize
+            + o.open_before
+                .iter()
+                .map(|(i, at_start)| final_delta[i] - at_start)
+                .sum::<isize>()) as usize;
+        let text = texts.entry(o.file.clone()).or_default();
+        let end = start + o.before.len();
+        debug_assert_eq!(text.get(start..end), Some(o.before.as_str()));
+        let before_lines = LineRange::new(line_of(text, start), line_of(text, end) + 1);
+        text.replace_range(start..end.min(text.len()), &o.after);
+        let after_lines = LineRange::new(
+            before_lines.start,
+            line_of(text, start + o.after.len()) + 1,
+        );
         let id = format!("e{}", edits.len());
         let reverts = edits
             .iter()
@@ -145,9 +178,14 @@ pub fn coalesce(
                     && earlier.before_text == o.after
             })
             .map(|earlier| earlier.id.clone());
-        edits.push(to_edit(id, &o, reverts));
+        edits.push(to_edit(id, &o, start, before_lines, after_lines, reverts));
     }
     edits
+}
+
+/// How much an edit has lengthened its file so far.
+fn net_delta(o: &Open) -> isize {
+    o.after.len() as isize - o.before.len() as isize
 }
 
 /// Applies one change to the open edit it touches.
@@ -187,13 +225,14 @@ fn line_of(text: &str, byte: usize) -> usize {
         .count()
 }
 
-fn to_edit(id: String, o: &Open, reverts: Option<String>) -> Edit {
-    // Where the edit's replaced text began in the text it started from.
-    let start_in_original = o.snapshot_start;
-    let before_start = line_of(&o.text_at_start, start_in_original);
-    let mut text_after = o.text_at_start.clone();
-    let before_end_byte = (start_in_original + o.before.len()).min(text_after.len());
-    text_after.replace_range(start_in_original..before_end_byte, &o.after);
+fn to_edit(
+    id: String,
+    o: &Open,
+    start_byte: usize,
+    before_lines: LineRange,
+    after_lines: LineRange,
+    reverts: Option<String>,
+) -> Edit {
     let kind = match (o.before.is_empty(), o.after.is_empty()) {
         (true, _) => EditKind::Insert,
         (_, true) => EditKind::Delete,
@@ -207,14 +246,9 @@ fn to_edit(id: String, o: &Open, reverts: Option<String>) -> Edit {
         id,
         file: o.file.clone(),
         kind,
-        before_lines: LineRange::new(
-            before_start,
-            line_of(&o.text_at_start, start_in_original + o.before.len()) + 1,
-        ),
-        after_lines: LineRange::new(
-            before_start,
-            line_of(&text_after, start_in_original + o.after.len()) + 1,
-        ),
+        before_lines,
+        after_lines,
+        start_byte: Some(start_byte),
         before_text: o.before.clone(),
         after_text: o.after.clone(),
         context_before: Vec::new(),
@@ -399,6 +433,105 @@ mod tests {
             s.run(&[("a.py", "# note\nx=1\n")]),
             vec![row("a.py", "", "か", (0, 1), (0, 1))]
         );
+    }
+
+    /// Applies edits one after another at their sequential `start_byte`.
+    fn rebuild(base: &HashMap<String, String>, edits: &[Edit]) -> HashMap<String, String> {
+        let mut texts = base.clone();
+        for e in edits {
+            let text = texts.get_mut(&e.file).unwrap();
+            let start = e.start_byte.unwrap();
+            assert_eq!(
+                &text[start..start + e.before_text.len()],
+                e.before_text,
+                "{}",
+                e.id
+            );
+            let line = text[..start].matches('\n').count();
+            assert_eq!(e.before_lines.start, line, "{}", e.id);
+            text.replace_range(start..start + e.before_text.len(), &e.after_text);
+        }
+        texts
+    }
+
+    #[test]
+    fn sequential_edits_rebuild_every_final_text_whatever_the_interleaving() {
+        let mut rng = 0x5EED_u64;
+        let mut next = |n: usize| {
+            rng = rng.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            ((rng >> 33) as usize) % n.max(1)
+        };
+        for session in 0..200 {
+            let base: HashMap<String, String> = [
+                ("a.py".to_string(), "def f(x):\n    return x\n".to_string()),
+                ("b.py".to_string(), "import a\nprint(a.f(1))\n".to_string()),
+            ]
+            .into();
+            let mut docs = base.clone();
+            let mut s = Script::new();
+            let (mut t, mut version) = (0.0, 1);
+            for _ in 0..40 {
+                t += [30.0, 80.0, 2500.0][next(3)];
+                version += 1;
+                let file = ["a.py", "b.py"][usize::from(next(5) == 0)];
+                // One change, or several cursors in one didChange.
+                for _ in 0..1 + usize::from(next(4) == 0) * next(3) {
+                    let doc = docs.get_mut(file).unwrap();
+                    let start = next(doc.len() + 1);
+                    let end = (start + [0, 0, 1, 3][next(4)]).min(doc.len());
+                    let after = ["", "z", "\n", "ab", "\n  q"][next(5)];
+                    let before = doc[start..end].to_string();
+                    s.change(t, file, version, start, &before, after);
+                    doc.replace_range(start..end, after);
+                }
+            }
+            let edits = coalesce(&s.events, &base, CoalesceConfig::default());
+            assert_eq!(rebuild(&base, &edits), docs, "session {session}");
+        }
+    }
+
+    #[test]
+    fn interleaved_files_and_undo_chains() {
+        let mut s = Script::new();
+        // a.py: rename, b.py: call site, a.py: typo fix, then undo twice and redo once.
+        s.change(0.0, "a.py", 2, 4, "f", "g");
+        s.change(3000.0, "b.py", 2, 11, "f", "g");
+        s.change(6000.0, "a.py", 3, 21, "x", "y");
+        s.change(9000.0, "a.py", 4, 21, "y", "x"); // undo the typo fix
+        s.change(12000.0, "a.py", 5, 4, "g", "f"); // undo the rename
+        s.change(15000.0, "a.py", 6, 4, "f", "g"); // redo it
+        let base: HashMap<String, String> = [
+            ("a.py".to_string(), "def f(x):\n    return x\n".to_string()),
+            ("b.py".to_string(), "import a\na.f(1)\n".to_string()),
+        ]
+        .into();
+        let edits = coalesce(&s.events, &base, CoalesceConfig::default());
+        let summary: Vec<(&str, &str, &str, &str, usize, Option<&str>)> = edits
+            .iter()
+            .map(|e| {
+                (
+                    e.id.as_str(),
+                    e.file.as_str(),
+                    e.before_text.as_str(),
+                    e.after_text.as_str(),
+                    e.start_byte.unwrap(),
+                    e.annotations.get("reverts").and_then(|v| v.as_str()),
+                )
+            })
+            .collect();
+        assert_eq!(
+            summary,
+            vec![
+                ("e0", "a.py", "f", "g", 4, None),
+                ("e1", "b.py", "f", "g", 11, None),
+                ("e2", "a.py", "x", "y", 21, None),
+                ("e3", "a.py", "y", "x", 21, Some("e2")),
+                ("e4", "a.py", "g", "f", 4, Some("e0")),
+                ("e5", "a.py", "f", "g", 4, Some("e4")),
+            ]
+        );
+        let texts = rebuild(&base, &edits);
+        assert_eq!(texts["a.py"], "def g(x):\n    return x\n");
     }
 
     #[test]

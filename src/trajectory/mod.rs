@@ -458,6 +458,10 @@ pub struct Edit {
     pub before_lines: LineRange,
     /// Lines inserted, in the version after all edits (child).
     pub after_lines: LineRange,
+    /// Byte offset of the replaced text in the file's text just before this edit, for
+    /// sequential (recorded) edits; `None` for edits that share one base (commits).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub start_byte: Option<usize>,
     /// Replaced text (whole lines for commit edits).
     pub before_text: String,
     /// Inserted text.
@@ -506,6 +510,7 @@ impl Edit {
             },
             before_lines: LineRange::new(start, start + n_before),
             after_lines: LineRange::new(start, start + n_after),
+            start_byte: None,
             before_text: before_text.to_string(),
             after_text: after_text.to_string(),
             context_before: Vec::new(),
