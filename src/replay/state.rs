@@ -1,11 +1,18 @@
 //! The state of a replay: every file as it is now (base + applied edits), and
 //! where each gold edit sits in current coordinates.
 //!
-//! Gold edits come from a trajectory: non-overlapping line ranges of the base
-//! ("parent") version of each file, with whole-line before/after texts. Applying
-//! them in any order keeps the others' positions exact: an edit's current start is
-//! its base start shifted by the line delta of every applied edit above it.
-
+//! Gold edits come in two shapes. A commit's edits share one base: non-overlapping
+//! line ranges of the parent version. A recorded session's edits are sequential:
+//! each is in the text left by all earlier ones, and may rewrite what an earlier one
+//! wrote (a typo fixed in a line just typed, an undo).
+//!
+//! Both become one model: every line that ever exists gets an identity and a place
+//! in one sequence per file (the base lines, plus each edit's new lines placed where
+//! it put them). An edit deletes some identities and inserts others; a file's text in
+//! any state is its sequence filtered to the lines alive in that state. So an edit's
+//! current range is exact in any application order, and the only constraint is the
+//! one the data imposes: an edit that rewrites lines another edit wrote (or spans
+//! lines another deleted) needs that edit applied first ([`ReplayState::is_ready`]).
 use std::collections::BTreeMap;
 
 use crate::trajectory::{Edit, Trajectory};
@@ -17,7 +24,8 @@ pub struct GoldEdit {
     pub id: String,
     /// File path.
     pub file: String,
-    /// First replaced line in the base version.
+    /// First replaced line: in the base version (shared-base edits) or in the text
+    /// left by the edits before this one (sequential edits).
     pub base_start: usize,
     /// Replaced lines (with their line breaks).
     pub before: Vec<String>,
@@ -77,6 +85,14 @@ pub enum StateError {
         /// Base line.
         line: usize,
     },
+    /// Some edits are sequential (recorded) and others share one base (commit).
+    #[error(
+        "edit {edit} mixes sequential (recorded) and shared-base (commit) coordinates with the other edits"
+    )]
+    MixedCoordinates {
+        /// Edit id.
+        edit: String,
+    },
     /// Two edits of one file overlap in the base version.
     #[error("edits {first} and {second} overlap in {file}")]
     Overlap {
@@ -89,6 +105,24 @@ pub enum StateError {
     },
 }
 
+/// One line that exists in some state of a file.
+#[derive(Debug, Clone)]
+struct LineSlot {
+    text: String,
+    /// The edit that wrote it (`None` for a base line).
+    inserted_by: Option<usize>,
+    /// The edit that removes it, if any.
+    deleted_by: Option<usize>,
+}
+
+/// Every line a file ever has, in document order.
+#[derive(Debug, Clone, Default)]
+struct LineSequence {
+    slots: Vec<LineSlot>,
+    /// `alive_before[k]`: lines alive now among `slots[..k]` (one more entry than slots).
+    alive_before: Vec<usize>,
+}
+
 /// Current files and the positions of all gold edits.
 #[derive(Debug, Clone)]
 pub struct ReplayState {
@@ -97,6 +131,12 @@ pub struct ReplayState {
     /// Files absent in the base version (created by an edit).
     absent: BTreeMap<String, bool>,
     edits: Vec<GoldEdit>,
+    /// Where each edit sits in its file's sequence: its first deleted line, else its first new line.
+    anchors: Vec<usize>,
+    /// Edits each edit needs applied first (sequential edits only).
+    needs: Vec<Vec<usize>>,
+    sequences: BTreeMap<String, LineSequence>,
+    sequential: bool,
     applied: Vec<bool>,
     order: Vec<usize>,
     /// Bumped each time an edit changes the file, so writers can skip unchanged files.
@@ -104,7 +144,7 @@ pub struct ReplayState {
 }
 
 impl ReplayState {
-    /// The start state of a trajectory; checks every edit against the base text.
+    /// The start state of a trajectory; checks every edit against the text it applies to.
     pub fn new(trajectory: &Trajectory) -> Result<ReplayState, StateError> {
         let mut files = BTreeMap::new();
         let mut absent = BTreeMap::new();
@@ -115,44 +155,163 @@ impl ReplayState {
             );
             absent.insert(file.path.clone(), file.base_text.is_none());
         }
-        let edits: Vec<GoldEdit> = trajectory.edits.iter().map(GoldEdit::from_edit).collect();
-        for edit in &edits {
-            let Some(lines) = files.get(&edit.file) else {
+        let sequential = trajectory.edits.iter().any(|e| e.start_byte.is_some());
+        if let Some(e) = trajectory
+            .edits
+            .iter()
+            .find(|e| e.start_byte.is_some() != sequential)
+        {
+            return Err(StateError::MixedCoordinates { edit: e.id.clone() });
+        }
+        for edit in &trajectory.edits {
+            if !files.contains_key(&edit.file) {
                 return Err(StateError::UnknownFile {
                     edit: edit.id.clone(),
                     file: edit.file.clone(),
                 });
-            };
-            let end = edit.base_start + edit.before.len();
-            if end > lines.len() || lines[edit.base_start..end] != edit.before[..] {
-                return Err(StateError::BeforeMismatch {
-                    edit: edit.id.clone(),
-                    file: edit.file.clone(),
-                    line: edit.base_start,
-                });
             }
         }
-        for (i, a) in edits.iter().enumerate() {
-            for b in &edits[i + 1..] {
-                if a.file == b.file && overlaps(a, b) {
-                    return Err(StateError::Overlap {
-                        first: a.id.clone(),
-                        second: b.id.clone(),
-                        file: a.file.clone(),
-                    });
+        let mut sequences: BTreeMap<String, LineSequence> = files
+            .iter()
+            .map(|(path, lines)| {
+                let slots = lines
+                    .iter()
+                    .map(|text| LineSlot {
+                        text: text.clone(),
+                        inserted_by: None,
+                        deleted_by: None,
+                    })
+                    .collect();
+                (
+                    path.clone(),
+                    LineSequence {
+                        slots,
+                        alive_before: Vec::new(),
+                    },
+                )
+            })
+            .collect();
+        let edits = if sequential {
+            sequential_line_edits(trajectory, &files)?
+        } else {
+            let edits: Vec<GoldEdit> = trajectory.edits.iter().map(GoldEdit::from_edit).collect();
+            check_shared_base(&edits, &files)?;
+            edits
+        };
+        let n = edits.len();
+        let mut needs = vec![Vec::new(); n];
+        // Identities of each file's lines in the text the next edit applies to:
+        // the base for shared-base edits, the running text for sequential ones.
+        let mut current: BTreeMap<String, Vec<usize>> = sequences
+            .iter()
+            .map(|(path, seq)| (path.clone(), (0..seq.slots.len()).collect()))
+            .collect();
+        for (idx, edit) in edits.iter().enumerate() {
+            let seq = sequences.get_mut(&edit.file).expect("checked above");
+            let ids = current.get_mut(&edit.file).expect("checked above");
+            let (start, end) = (edit.base_start, edit.base_start + edit.before.len());
+            let deleted: Vec<usize> = ids[start..end].to_vec();
+            // New lines go right after the lines they replace, else right before the
+            // line they were typed above (after any lines deleted there earlier).
+            let at = match (deleted.last(), ids.get(start)) {
+                (Some(&last), _) => last + 1,
+                (None, Some(&next)) => next,
+                (None, None) => seq.slots.len(),
+            };
+            if sequential {
+                let mut need: Vec<usize> = Vec::new();
+                for &line in &deleted {
+                    need.extend(seq.slots[line].inserted_by);
+                }
+                if let (Some(&first), Some(&last)) = (deleted.first(), deleted.last()) {
+                    for slot in &seq.slots[first..=last] {
+                        if let Some(by) = slot.deleted_by {
+                            need.push(by);
+                        }
+                    }
+                }
+                need.sort_unstable();
+                need.dedup();
+                needs[idx] = need;
+            }
+            for &line in &deleted {
+                seq.slots[line].deleted_by = Some(idx);
+            }
+            seq.slots.splice(
+                at..at,
+                edit.after.iter().map(|text| LineSlot {
+                    text: text.clone(),
+                    inserted_by: Some(idx),
+                    deleted_by: None,
+                }),
+            );
+            // Inserting shifts the identities (positions) of later lines of this file.
+            let shift = edit.after.len();
+            for known in current
+                .get_mut(&edit.file)
+                .expect("checked above")
+                .iter_mut()
+            {
+                if *known >= at {
+                    *known += shift;
+                }
+            }
+            let ids = current.get_mut(&edit.file).expect("checked above");
+            if sequential {
+                ids.splice(start..end, at..at + shift);
+            }
+        }
+        // Anchors from the final sequences (positions no longer move).
+        let mut anchors = vec![0; n];
+        let mut found = vec![false; n];
+        for seq in sequences.values() {
+            for (pos, slot) in seq.slots.iter().enumerate() {
+                for owner in [slot.deleted_by, slot.inserted_by].into_iter().flatten() {
+                    if !found[owner] {
+                        found[owner] = true;
+                        anchors[owner] = pos;
+                    }
                 }
             }
         }
-        let n = edits.len();
-        Ok(ReplayState {
+        let mut state = ReplayState {
             base: files.clone(),
             files,
             absent,
             edits,
+            anchors,
+            needs,
+            sequences,
+            sequential,
             applied: vec![false; n],
             order: Vec::new(),
             versions: BTreeMap::new(),
-        })
+        };
+        let paths: Vec<String> = state.sequences.keys().cloned().collect();
+        for path in paths {
+            state.recount(&path);
+        }
+        Ok(state)
+    }
+
+    fn alive(&self, slot: &LineSlot) -> bool {
+        slot.inserted_by.is_none_or(|i| self.applied[i])
+            && slot.deleted_by.is_none_or(|d| !self.applied[d])
+    }
+
+    fn recount(&mut self, path: &str) {
+        let seq = &self.sequences[path];
+        let mut counts = Vec::with_capacity(seq.slots.len() + 1);
+        let mut alive = 0;
+        counts.push(0);
+        for slot in &seq.slots {
+            alive += usize::from(self.alive(slot));
+            counts.push(alive);
+        }
+        self.sequences
+            .get_mut(path)
+            .expect("known file")
+            .alive_before = counts;
     }
 
     /// All gold edits, by index.
@@ -160,9 +319,24 @@ impl ReplayState {
         &self.edits
     }
 
+    /// True when the edits are sequential (a recorded session), not on one shared base.
+    pub fn is_sequential(&self) -> bool {
+        self.sequential
+    }
+
     /// Whether edit `idx` was applied.
     pub fn is_applied(&self, idx: usize) -> bool {
         self.applied[idx]
+    }
+
+    /// Whether edit `idx` can be applied now: every edit whose lines it rewrites is applied.
+    pub fn is_ready(&self, idx: usize) -> bool {
+        self.needs[idx].iter().all(|&i| self.applied[i])
+    }
+
+    /// Edits that edit `idx` rewrites (so they must come first).
+    pub fn needs(&self, idx: usize) -> &[usize] {
+        &self.needs[idx]
     }
 
     /// Applied edits in application order.
@@ -177,19 +351,12 @@ impl ReplayState {
             .collect()
     }
 
-    /// Where edit `idx` sits now: its before-lines if not applied, its after-lines if applied.
+    /// Where edit `idx` sits now: its before-lines if not applied, its after-lines if
+    /// applied. Exact for ready edits; for an applied sequential edit whose new lines a
+    /// later edit typed inside, it is where those lines begin.
     pub fn current_range(&self, idx: usize) -> (usize, usize) {
         let edit = &self.edits[idx];
-        let shift: isize = self
-            .edits
-            .iter()
-            .enumerate()
-            .filter(|(j, other)| {
-                *j != idx && self.applied[*j] && other.file == edit.file && precedes(other, edit)
-            })
-            .map(|(_, other)| other.after.len() as isize - other.before.len() as isize)
-            .sum();
-        let start = (edit.base_start as isize + shift) as usize;
+        let start = self.sequences[&edit.file].alive_before[self.anchors[idx]];
         let len = if self.applied[idx] {
             edit.after.len()
         } else {
@@ -201,15 +368,27 @@ impl ReplayState {
     /// Applies gold edit `idx` to the current files.
     pub fn apply(&mut self, idx: usize) {
         assert!(!self.applied[idx], "edit applied twice");
+        assert!(
+            self.is_ready(idx),
+            "edit applied before the edits it rewrites"
+        );
         let (start, end) = self.current_range(idx);
-        let edit = &self.edits[idx];
-        let lines = self.files.get_mut(&edit.file).expect("checked in new");
-        debug_assert_eq!(lines[start..end], edit.before[..]);
-        lines.splice(start..end, edit.after.iter().cloned());
-        self.absent.insert(edit.file.clone(), false);
+        let file = self.edits[idx].file.clone();
+        debug_assert_eq!(self.files[&file][start..end], self.edits[idx].before[..]);
         self.applied[idx] = true;
+        // The file is its line sequence filtered to the lines alive now. (Not a splice:
+        // a later edit applied earlier may have typed inside this edit's new lines.)
+        let lines: Vec<String> = self.sequences[&file]
+            .slots
+            .iter()
+            .filter(|slot| self.alive(slot))
+            .map(|slot| slot.text.clone())
+            .collect();
+        self.files.insert(file.clone(), lines);
+        self.absent.insert(file.clone(), false);
         self.order.push(idx);
-        *self.versions.entry(edit.file.clone()).or_default() += 1;
+        *self.versions.entry(file.clone()).or_default() += 1;
+        self.recount(&file);
     }
 
     /// Lines of a file in the base version.
@@ -217,18 +396,12 @@ impl ReplayState {
         self.base.get(file).map(Vec::as_slice)
     }
 
-    /// Gold edits of a file in base order.
+    /// Gold edits of a file in document order.
     pub fn edits_in(&self, file: &str) -> Vec<usize> {
         let mut idx: Vec<usize> = (0..self.edits.len())
             .filter(|&i| self.edits[i].file == file)
             .collect();
-        idx.sort_by(|&a, &b| {
-            if precedes(&self.edits[a], &self.edits[b]) {
-                std::cmp::Ordering::Less
-            } else {
-                std::cmp::Ordering::Greater
-            }
-        });
+        idx.sort_by_key(|&i| self.anchors[i]);
         idx
     }
 
@@ -258,12 +431,102 @@ impl ReplayState {
     }
 }
 
-/// Whether `a` lies above `b` in the base version (so applying `a` shifts `b`).
-/// Edits do not overlap (checked in [`ReplayState::new`]), so a smaller start means
-/// `a` ends at or before `b` starts; at the same start only an insertion is above.
-fn precedes(a: &GoldEdit, b: &GoldEdit) -> bool {
-    a.base_start < b.base_start
-        || (a.base_start == b.base_start && a.before.is_empty() && !b.before.is_empty())
+/// Checks shared-base edits against the base texts and against each other.
+fn check_shared_base(
+    edits: &[GoldEdit],
+    files: &BTreeMap<String, Vec<String>>,
+) -> Result<(), StateError> {
+    for edit in edits {
+        let lines = &files[&edit.file];
+        let end = edit.base_start + edit.before.len();
+        if end > lines.len() || lines[edit.base_start..end] != edit.before[..] {
+            return Err(StateError::BeforeMismatch {
+                edit: edit.id.clone(),
+                file: edit.file.clone(),
+                line: edit.base_start,
+            });
+        }
+    }
+    for (i, a) in edits.iter().enumerate() {
+        for b in &edits[i + 1..] {
+            if a.file == b.file && overlaps(a, b) {
+                return Err(StateError::Overlap {
+                    first: a.id.clone(),
+                    second: b.id.clone(),
+                    file: a.file.clone(),
+                });
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Sequential byte edits as whole-line edits, each in the lines of the text left by
+/// the edits before it. Lines the edit leaves as they were (above and below the
+/// change) are trimmed, so typing a new line is an insertion, not a replacement of
+/// the line the cursor was on.
+fn sequential_line_edits(
+    trajectory: &Trajectory,
+    files: &BTreeMap<String, Vec<String>>,
+) -> Result<Vec<GoldEdit>, StateError> {
+    let mut texts: BTreeMap<&str, String> = files
+        .iter()
+        .map(|(path, lines)| (path.as_str(), lines.concat()))
+        .collect();
+    let mut out = Vec::with_capacity(trajectory.edits.len());
+    for edit in &trajectory.edits {
+        let text = texts
+            .get_mut(edit.file.as_str())
+            .expect("checked by the caller");
+        let start = edit.start_byte.expect("sequential edits have start_byte");
+        let end = start + edit.before_text.len();
+        if text.get(start..end) != Some(edit.before_text.as_str()) {
+            return Err(StateError::BeforeMismatch {
+                edit: edit.id.clone(),
+                file: edit.file.clone(),
+                line: text
+                    .get(..start.min(text.len()))
+                    .map_or(0, |t| t.matches('\n').count()),
+            });
+        }
+        // Whole lines around the change: from the start of its first line to the end
+        // of the line its end is on.
+        let line_start = text[..start].rfind('\n').map_or(0, |i| i + 1);
+        let line_end = text[end..].find('\n').map_or(text.len(), |i| end + i + 1);
+        let first_line = text[..line_start].matches('\n').count();
+        let mut before = split_lines(&text[line_start..line_end]);
+        let after_text = format!(
+            "{}{}{}",
+            &text[line_start..start],
+            edit.after_text,
+            &text[end..line_end]
+        );
+        let mut after = split_lines(&after_text);
+        text.replace_range(start..end, &edit.after_text);
+        let common_prefix = before
+            .iter()
+            .zip(&after)
+            .take_while(|(b, a)| b == a)
+            .count();
+        before.drain(..common_prefix);
+        after.drain(..common_prefix);
+        let common_suffix = before
+            .iter()
+            .rev()
+            .zip(after.iter().rev())
+            .take_while(|(b, a)| b == a)
+            .count();
+        before.truncate(before.len() - common_suffix);
+        after.truncate(after.len() - common_suffix);
+        out.push(GoldEdit {
+            id: edit.id.clone(),
+            file: edit.file.clone(),
+            base_start: first_line + common_prefix,
+            before,
+            after,
+        });
+    }
+    Ok(out)
 }
 
 fn overlaps(a: &GoldEdit, b: &GoldEdit) -> bool {
@@ -317,6 +580,127 @@ mod tests {
         assert_eq!(state.current_range(1), (3, 4));
         assert_eq!(state.current_range(3), (9, 10));
         assert_eq!(state.remaining(), vec![1, 3]);
+    }
+
+    /// A recorded trajectory from raw changes `(t_ms, start_byte, end_byte, new text)` on `a.py`.
+    fn recorded(base: &str, changes: &[(f64, usize, usize, &str)]) -> (Trajectory, String) {
+        use crate::trajectory::{Change, CoalesceConfig, Event, EventBody, coalesce};
+        let mut doc = base.to_string();
+        let mut events = Vec::new();
+        for (i, &(t, s, e, after)) in changes.iter().enumerate() {
+            events.push(Event {
+                seq: i as u64,
+                t_ms: t,
+                body: EventBody::Change(Change {
+                    file: "a.py".into(),
+                    version: i as i64 + 2,
+                    start_byte: s,
+                    end_byte: e,
+                    start_line: 0,
+                    end_line: 0,
+                    new_end_line: 0,
+                    before: doc[s..e].to_string(),
+                    after: after.into(),
+                    origin: Default::default(),
+                }),
+            });
+            doc.replace_range(s..e, after);
+        }
+        let mut t = Trajectory::new(SessionInfo::new("r", SessionKind::Recorded));
+        t.files.push(FileEntry::new("a.py", Some(base.into())));
+        let bases = [("a.py".to_string(), base.to_string())].into();
+        t.edits = coalesce(&events, &bases, CoalesceConfig::default());
+        (t, doc)
+    }
+
+    #[test]
+    fn sequential_edits_rewrite_earlier_ones_and_wait_for_them() {
+        // e0 types a new line 1, e1 fixes a typo in it, e2 edits line 0, e3 undoes e1.
+        let base = "def f(x):\n    return x\n";
+        let (t, want) = recorded(
+            base,
+            &[
+                (0.0, 10, 10, "    y = x\n"),
+                (3000.0, 18, 19, "z"),
+                (6000.0, 4, 5, "g"),
+                (9000.0, 18, 19, "x"),
+            ],
+        );
+        let mut state = ReplayState::new(&t).unwrap();
+        assert!(state.is_sequential());
+        let shapes: Vec<(usize, Vec<String>, Vec<String>)> = state
+            .edits()
+            .iter()
+            .map(|e| (e.base_start, e.before.clone(), e.after.clone()))
+            .collect();
+        assert_eq!(
+            shapes,
+            vec![
+                (1, vec![], vec!["    y = x\n".into()]),
+                (1, vec!["    y = x\n".into()], vec!["    y = z\n".into()]),
+                (0, vec!["def f(x):\n".into()], vec!["def g(x):\n".into()]),
+                (1, vec!["    y = z\n".into()], vec!["    y = x\n".into()]),
+            ]
+        );
+        assert_eq!(
+            (0..4).map(|i| state.needs(i).to_vec()).collect::<Vec<_>>(),
+            vec![vec![], vec![0], vec![], vec![1]]
+        );
+        // Out of the recorded order: the rename first, then the rest.
+        state.apply(2);
+        assert_eq!(state.text("a.py").unwrap(), "def g(x):\n    return x\n");
+        assert!(!state.is_ready(1) && state.is_ready(0));
+        assert_eq!(state.current_range(0), (1, 1));
+        state.apply(0);
+        assert_eq!(state.current_range(1), (1, 2));
+        state.apply(1);
+        state.apply(3);
+        assert_eq!(state.text("a.py").unwrap(), want);
+        assert_eq!(want, "def g(x):\n    y = x\n    return x\n");
+    }
+
+    #[test]
+    fn sequential_edits_reach_the_recorded_text_in_any_ready_order() {
+        let mut rng = 0xACE_u64;
+        let mut next = |n: usize| {
+            rng = rng
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            ((rng >> 33) as usize) % n.max(1)
+        };
+        for session in 0..300 {
+            let base = "a\nbb\nccc\ndddd\n";
+            let mut doc = base.to_string();
+            let mut changes = Vec::new();
+            let mut t = 0.0;
+            for _ in 0..25 {
+                t += [50.0, 3000.0][next(2)];
+                let s = next(doc.len() + 1);
+                let e = (s + [0, 1, 2, 4][next(4)]).min(doc.len());
+                let after = ["", "x", "\n", "y\nz", "\n\n"][next(5)];
+                doc.replace_range(s..e, after);
+                changes.push((t, s, e, after));
+            }
+            let (trajectory, want) = recorded(base, &changes);
+            assert_eq!(want, doc);
+            let mut state = ReplayState::new(&trajectory).unwrap();
+            while !state.remaining().is_empty() {
+                let ready: Vec<usize> = state
+                    .remaining()
+                    .into_iter()
+                    .filter(|&i| state.is_ready(i))
+                    .collect();
+                let pick = ready[next(ready.len())];
+                let (start, end) = state.current_range(pick);
+                assert_eq!(
+                    state.lines("a.py").unwrap()[start..end],
+                    state.edits()[pick].before[..],
+                    "session {session}"
+                );
+                state.apply(pick);
+            }
+            assert_eq!(state.text("a.py").unwrap(), want, "session {session}");
+        }
     }
 
     #[test]

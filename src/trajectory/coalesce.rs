@@ -164,10 +164,8 @@ pub fn coalesce(
         debug_assert_eq!(text.get(start..end), Some(o.before.as_str()));
         let before_lines = LineRange::new(line_of(text, start), line_of(text, end) + 1);
         text.replace_range(start..end.min(text.len()), &o.after);
-        let after_lines = LineRange::new(
-            before_lines.start,
-            line_of(text, start + o.after.len()) + 1,
-        );
+        let after_lines =
+            LineRange::new(before_lines.start, line_of(text, start + o.after.len()) + 1);
         let id = format!("e{}", edits.len());
         let reverts = edits
             .iter()
@@ -458,7 +456,9 @@ mod tests {
     fn sequential_edits_rebuild_every_final_text_whatever_the_interleaving() {
         let mut rng = 0x5EED_u64;
         let mut next = |n: usize| {
-            rng = rng.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            rng = rng
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
             ((rng >> 33) as usize) % n.max(1)
         };
         for session in 0..200 {
