@@ -99,7 +99,7 @@ pub fn coalesce(
                     // new edit that replaces their text.
                     close_where(&mut open, &mut done, |o| touches(o));
                 }
-                let touching = open.iter().position(|o| touches(o));
+                let touching = open.iter().position(touches);
                 let target = match touching {
                     Some(i) => i,
                     None => {
@@ -506,7 +506,8 @@ mod tests {
         ]
         .into();
         let edits = coalesce(&s.events, &base, CoalesceConfig::default());
-        let summary: Vec<(&str, &str, &str, &str, usize, Option<&str>)> = edits
+        type Row<'a> = (&'a str, &'a str, &'a str, &'a str, usize, Option<&'a str>);
+        let summary: Vec<Row> = edits
             .iter()
             .map(|e| {
                 (
