@@ -100,6 +100,7 @@ fn run<S: Suggester>(label: &str, trajectory: &Trajectory, suggester: S, repeats
         revealed: Default::default(),
         language: Some("python".into()),
         project: None,
+        exclude_origins: Vec::new(),
     };
     let mut timed = Timed {
         inner: suggester,
@@ -187,6 +188,7 @@ fn real_repository(path: &str, count: usize) {
             revealed: Default::default(),
             language: None,
             project: project.clone(),
+            exclude_origins: Vec::new(),
         };
         let t = Instant::now();
         let outcome = replay(

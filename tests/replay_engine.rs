@@ -124,6 +124,7 @@ fn config(order: OrderMode) -> ReplayConfig {
         revealed: Default::default(),
         language: Some("python".into()),
         project: Some("demo".into()),
+        exclude_origins: Vec::new(),
     }
 }
 
@@ -1040,4 +1041,93 @@ fn ctrl_c_removes_the_scratch_worktrees() {
             .any(|l| l.contains(&state)),
         "suggester left running"
     );
+}
+
+/// A recorded trajectory: raw changes `(t_ms, start, end, text, origin)` on `a.py`, coalesced.
+fn recorded(
+    base: &str,
+    changes: &[(f64, usize, usize, &str, nextedit::trajectory::Origin)],
+) -> Trajectory {
+    use nextedit::trajectory::{Change, CoalesceConfig, Event, EventBody, coalesce};
+    let mut doc = base.to_string();
+    let mut events = Vec::new();
+    for (i, &(t, s, e, after, origin)) in changes.iter().enumerate() {
+        events.push(Event {
+            seq: i as u64,
+            t_ms: t,
+            body: EventBody::Change(Change {
+                file: "a.py".into(),
+                version: i as i64 + 2,
+                start_byte: s,
+                end_byte: e,
+                start_line: 0,
+                end_line: 0,
+                new_end_line: 0,
+                before: doc[s..e].to_string(),
+                after: after.into(),
+                origin,
+            }),
+        });
+        doc.replace_range(s..e, after);
+    }
+    let mut t = Trajectory::new(SessionInfo::new("rec", SessionKind::Recorded));
+    t.files.push(FileEntry::new("a.py", Some(base.into())));
+    let bases = [("a.py".to_string(), base.to_string())].into();
+    t.edits = coalesce(&events, &bases, CoalesceConfig::default());
+    t.order.natural = t.edits.iter().map(|e| e.id.clone()).collect();
+    t
+}
+
+#[test]
+fn excluded_origins_are_applied_silently_in_their_place() {
+    use nextedit::trajectory::Origin::{Format, User};
+    // The developer types, format-on-save reindents the new line, the developer edits
+    // the reformatted line, then a line elsewhere.
+    let base = "def f(x):\n    return x\n";
+    let trajectory = recorded(
+        base,
+        &[
+            (0.0, 10, 10, "  y = x\n", User),
+            (50.0, 10, 12, "    ", Format),
+            (3000.0, 18, 19, "2 * x", User),
+            (6000.0, 4, 5, "g", User),
+        ],
+    );
+    let ids: Vec<(&str, nextedit::trajectory::Origin)> = trajectory
+        .edits
+        .iter()
+        .map(|e| (e.id.as_str(), e.origin))
+        .collect();
+    assert_eq!(
+        ids,
+        vec![("e0", User), ("e1", Format), ("e2", User), ("e3", User)]
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let (mut oracle, feed) = OracleSuggester::new();
+    let mut config = config(OrderMode::Fixed);
+    config.exclude_origins = vec![Format];
+    let outcome = replay(
+        &trajectory,
+        &mut oracle,
+        &mut DirWorkspace::new(dir.path()),
+        &config,
+        Some(&feed),
+        hooks(),
+    )
+    .unwrap();
+    // e1 is applied right after e0 without a step; e2 (which rewrites e1's line) follows.
+    assert_eq!(outcome.order, vec![0, 1, 2, 3]);
+    assert_eq!(
+        outcome.steps.iter().map(|s| s.applied).collect::<Vec<_>>(),
+        vec![2, 3]
+    );
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("a.py")).unwrap(),
+        "def g(x):\n    y = 2 * x\n    return x\n"
+    );
+    for step in &outcome.steps {
+        assert!(step.allowed.iter().all(|&g| g != 1));
+        let prf = step.flow.prf();
+        assert_eq!((prf.precision, prf.recall), (1.0, 1.0));
+    }
 }

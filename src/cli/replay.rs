@@ -18,7 +18,7 @@ use nextedit::replay::{
 use nextedit::store::{Database, StoredPrediction, StoredStep};
 use nextedit::suggest::protocol::Revealed;
 use nextedit::suggest::{NoopSuggester, ProcessSuggester, PropagateSuggester, Suggester};
-use nextedit::trajectory::Trajectory;
+use nextedit::trajectory::{Origin, SessionKind, Trajectory};
 use serde_json::json;
 
 /// Replay trajectories through a next-edit suggester and score it
@@ -89,6 +89,11 @@ pub struct ReplayArgs {
     #[arg(long, value_delimiter = ',', value_name = "LIST")]
     reveal: Vec<RevealArg>,
 
+    /// Edits made by these origins are applied silently, never asked for (recorded
+    /// sessions): format, code_action, rename, completion, external (comma-separated)
+    #[arg(long, value_delimiter = ',', value_name = "LIST")]
+    exclude_origin: Vec<OriginArg>,
+
     /// Seed for tie-breaks (initial edit in adaptive order)
     #[arg(long, default_value_t = 42)]
     seed: u64,
@@ -131,6 +136,29 @@ enum MatchArg {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, ValueEnum, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[value(rename_all = "snake_case")]
+enum OriginArg {
+    Format,
+    CodeAction,
+    Rename,
+    Completion,
+    External,
+}
+
+impl OriginArg {
+    fn origin(self) -> Origin {
+        match self {
+            OriginArg::Format => Origin::Format,
+            OriginArg::CodeAction => Origin::CodeAction,
+            OriginArg::Rename => Origin::Rename,
+            OriginArg::Completion => Origin::Completion,
+            OriginArg::External => Origin::External,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, ValueEnum, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
 enum RevealArg {
     Message,
@@ -148,6 +176,8 @@ struct RunSettings {
     match_rule: MatchArg,
     es_threshold: f64,
     reveal: Vec<RevealArg>,
+    #[serde(default)]
+    exclude_origin: Vec<OriginArg>,
     seed: u64,
     timeout: f64,
 }
@@ -220,6 +250,7 @@ pub fn run(args: ReplayArgs) -> anyhow::Result<i32> {
                 match_rule: args.match_rule,
                 es_threshold: args.es_threshold,
                 reveal: args.reveal.clone(),
+                exclude_origin: args.exclude_origin.clone(),
                 seed: args.seed,
                 timeout: args.timeout,
             };
@@ -269,7 +300,7 @@ pub fn run(args: ReplayArgs) -> anyhow::Result<i32> {
                 }
             }
             for &id in &args.session {
-                let trajectory = db.trajectory(id)?;
+                let trajectory = super::sessions::session_trajectory(&db, id)?;
                 if trajectory.edits.is_empty() {
                     eprintln!(
                         "nextedit: session {id} has no coalesced edits to replay yet (recorded sessions become replayable once their changes are coalesced into edits)"
@@ -417,11 +448,6 @@ fn replay_one(
     let text = text.with_context(|| format!("cannot read {key}"))?;
     let trajectory: Trajectory =
         serde_json::from_str(text).with_context(|| format!("{key} is not a trajectory"))?;
-    if trajectory.session.kind == nextedit::trajectory::SessionKind::Recorded {
-        // Recorded edits are sequential (each in the text of its own moment); replay
-        // needs them in one base, which is the next step of recorded-session support.
-        bail!("{key} is a recorded session: replaying recorded sessions is not supported yet");
-    }
     let index = |id: &str| trajectory.edits.iter().position(|e| e.id == id);
     // Resume: the initial edit and the edits applied by the steps already stored.
     let mut resume = Vec::new();
@@ -445,15 +471,19 @@ fn replay_one(
         .expect("scratch lock")
         .push(scratch.path().to_path_buf());
     // A commit of a repository on this machine replays in a full checkout of its parent
-    // (nothing from the commit or later), so suggesters can read the whole project.
-    if let (Some(workspace), Some(parent)) = (
-        &trajectory.session.workspace,
-        trajectory
+    // (nothing from the commit or later), a recorded session in one of the HEAD it
+    // started at, so suggesters can read the whole project; the session's own files
+    // are then written over it with their start texts.
+    let start_commit = match trajectory.session.kind {
+        SessionKind::Commit => trajectory
             .session
             .commit
             .as_ref()
             .and_then(|c| c.parent.as_ref()),
-    ) && trajectory.session.kind == nextedit::trajectory::SessionKind::Commit
+        SessionKind::Recorded => trajectory.session.git_head.as_ref(),
+        SessionKind::Imported => None,
+    };
+    if let (Some(workspace), Some(parent)) = (&trajectory.session.workspace, start_commit)
         && std::path::Path::new(workspace).join(".git").exists()
     {
         GitRepository::open(std::path::Path::new(workspace))
@@ -497,11 +527,19 @@ fn replay_one(
             .commit
             .as_ref()
             .and_then(|c| c.project.clone()),
+        exclude_origins: settings.exclude_origin.iter().map(|o| o.origin()).collect(),
     };
+    // Historian's results describe edits on one base (a commit's).
+    let sequential = trajectory.edits.iter().any(|e| e.start_byte.is_some());
+    if settings.historian_json.is_some() && sequential {
+        eprintln!(
+            "nextedit: {key}: no Historian results file: its format needs a commit's edits, and this session's edits are sequential"
+        );
+    }
     db.set_run_trajectory(run_id, key, "running", None, None)?;
     // Historian's file needs every step in one go: not written for a resumed trajectory.
-    let historian =
-        (settings.historian_json.is_some() && resume.is_empty()).then(HistorianLog::default);
+    let historian = (settings.historian_json.is_some() && resume.is_empty() && !sequential)
+        .then(HistorianLog::default);
     let mut recorder = RunRecorder {
         db,
         run: run_id,
@@ -533,7 +571,7 @@ fn replay_one(
         let results = log.finish(&trajectory, &scratch.path().to_string_lossy());
         std::fs::write(&path, serde_json::to_string_pretty(&results)?)
             .with_context(|| format!("cannot write {}", path.display()))?;
-    } else if settings.historian_json.is_some() {
+    } else if settings.historian_json.is_some() && !sequential {
         eprintln!(
             "nextedit: {key}: resumed, so no Historian results file (it needs every step of one replay)"
         );

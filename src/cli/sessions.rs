@@ -214,7 +214,7 @@ pub fn run(command: SessionsCommand) -> anyhow::Result<i32> {
             format,
             out: file,
         } => {
-            let trajectory = db.open()?.trajectory(id)?;
+            let trajectory = session_trajectory(&db.open()?, id)?;
             let mut sink: Box<dyn Write> = match &file {
                 Some(path) => Box::new(std::io::BufWriter::new(
                     std::fs::File::create(path)
@@ -295,4 +295,19 @@ fn truncate(s: &str, n: usize) -> String {
         t.push('…');
         t
     }
+}
+
+/// A stored session as a trajectory; a recorded session also gets the dependency
+/// edges between its edits (its natural order stays the recorded one).
+pub fn session_trajectory(
+    db: &nextedit::store::Database,
+    id: i64,
+) -> anyhow::Result<nextedit::trajectory::Trajectory> {
+    let mut trajectory = db.trajectory(id)?;
+    if trajectory.session.kind == nextedit::trajectory::SessionKind::Recorded
+        && !trajectory.edits.is_empty()
+    {
+        trajectory.order = nextedit::history::recorded_order(&trajectory);
+    }
+    Ok(trajectory)
 }

@@ -15,7 +15,8 @@
 //!    deterministic natural order; EditFlow and Historian orders can be imported.
 //! 6. [`derive`]: all of it as one [`crate::trajectory::Trajectory`].
 //!
-//! [`evaluate`] scores a derived order against human annotations and [`editflow`]
+//! [`recorded`] runs the same dependency analysis over a recorded session's sequential
+//! edits. [`evaluate`] scores a derived order against human annotations and [`editflow`]
 //! rebuilds EditFlow's sample commits as git repositories.
 
 pub mod dependency;
@@ -25,10 +26,12 @@ pub mod evaluate;
 pub mod extract;
 pub mod lsp;
 pub mod order;
+pub mod recorded;
 pub mod source;
 pub mod symbols;
 
 pub use derive::{derive_commit, derive_commit_with_lsp};
+pub use recorded::recorded_order;
 pub use source::{CommitRecord, CommitSource, GitRepository};
 
 use thiserror::Error;

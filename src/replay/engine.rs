@@ -17,7 +17,7 @@ use crate::suggest::protocol::{
 use crate::suggest::{SuggestError, Suggester};
 use crate::syntax::Language;
 use crate::syntax::structure::{FileStructure, analyze};
-use crate::trajectory::{OrderKind, Trajectory};
+use crate::trajectory::{OrderKind, Origin, Trajectory};
 
 /// Which edit is applied after each step.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -44,6 +44,9 @@ pub struct ReplayConfig {
     pub language: Option<String>,
     /// Project name sent to the suggester.
     pub project: Option<String>,
+    /// Edits made by these origins (formatting, code actions…) are not asked for: they
+    /// are applied silently once every edit before them in natural order is.
+    pub exclude_origins: Vec<Origin>,
 }
 
 /// Where the current state lives on disk, for suggesters that read files.
@@ -158,6 +161,11 @@ pub enum ReplayError {
     /// The trajectory's edits do not fit its files.
     #[error(transparent)]
     State(#[from] StateError),
+    /// No remaining edit can be applied (the natural order contradicts what edits rewrite).
+    #[error(
+        "trajectory {0}: no remaining edit can be applied; its order contradicts which edits rewrite which"
+    )]
+    Stuck(String),
     /// The trajectory has no edits.
     #[error("trajectory {0} has no edits to replay")]
     Empty(String),
@@ -182,10 +190,12 @@ struct Graph {
     successors: Vec<BTreeSet<usize>>,
     in_degree: Vec<usize>,
     natural: Vec<usize>,
+    /// Edits applied silently, never asked for (excluded origins).
+    background: Vec<bool>,
 }
 
 impl Graph {
-    fn new(trajectory: &Trajectory) -> Graph {
+    fn new(trajectory: &Trajectory, exclude_origins: &[Origin]) -> Graph {
         let n = trajectory.edits.len();
         let index = |id: &str| trajectory.edits.iter().position(|e| e.id == id);
         let mut successors = vec![BTreeSet::new(); n];
@@ -215,32 +225,71 @@ impl Graph {
                 natural.push(i);
             }
         }
+        let background = trajectory
+            .edits
+            .iter()
+            .map(|e| exclude_origins.contains(&e.origin))
+            .collect();
         Graph {
             successors,
             in_degree,
             natural,
+            background,
         }
     }
 
-    /// Unapplied one-hop successors of applied edits, in natural order; all remaining if none.
-    fn allowed(&self, state: &ReplayState) -> Vec<usize> {
-        let applied: Vec<usize> = state.applied_order().to_vec();
-        let allowed: Vec<usize> = self
-            .natural
+    /// Edits the suggester is asked for that can be applied now, in natural order.
+    fn open(&self, state: &ReplayState) -> Vec<usize> {
+        self.natural
             .iter()
             .copied()
-            .filter(|&e| {
-                !state.is_applied(e) && applied.iter().any(|&a| self.successors[a].contains(&e))
-            })
+            .filter(|&e| !self.background[e] && !state.is_applied(e) && state.is_ready(e))
+            .collect()
+    }
+
+    /// Open one-hop successors of applied edits, in natural order; all open edits if none.
+    fn allowed(&self, state: &ReplayState) -> Vec<usize> {
+        let open = self.open(state);
+        let applied = state.applied_order();
+        let allowed: Vec<usize> = open
+            .iter()
+            .copied()
+            .filter(|&e| applied.iter().any(|&a| self.successors[a].contains(&e)))
             .collect();
-        if allowed.is_empty() {
-            self.natural
+        if allowed.is_empty() { open } else { allowed }
+    }
+
+    /// Edits still to ask for (not applied, not background).
+    fn remaining(&self, state: &ReplayState) -> Vec<usize> {
+        state
+            .remaining()
+            .into_iter()
+            .filter(|&e| !self.background[e])
+            .collect()
+    }
+
+    /// Applies every background edit whose predecessors in natural order are all applied,
+    /// and more in natural order while the edits left to ask for all wait on them.
+    fn settle(&self, state: &mut ReplayState) {
+        let mut all_before_applied = true;
+        for &e in &self.natural {
+            if !state.is_applied(e) {
+                if self.background[e] && all_before_applied && state.is_ready(e) {
+                    state.apply(e);
+                } else {
+                    all_before_applied = false;
+                }
+            }
+        }
+        while self.open(state).is_empty() && !self.remaining(state).is_empty() {
+            let Some(&e) = self
+                .natural
                 .iter()
-                .copied()
-                .filter(|&e| !state.is_applied(e))
-                .collect()
-        } else {
-            allowed
+                .find(|&&e| self.background[e] && !state.is_applied(e) && state.is_ready(e))
+            else {
+                break;
+            };
+            state.apply(e);
         }
     }
 }
@@ -267,9 +316,14 @@ pub fn replay(
         return Err(ReplayError::Empty(trajectory.session.id.clone()));
     }
     let mut state = ReplayState::new(trajectory)?;
-    let graph = Graph::new(trajectory);
+    let graph = Graph::new(trajectory, &config.exclude_origins);
+    graph.settle(&mut state);
+    let open = graph.open(&state);
+    if open.is_empty() {
+        return Err(ReplayError::Empty(trajectory.session.id.clone()));
+    }
     let initial = match config.order {
-        OrderMode::Fixed => graph.natural[0],
+        OrderMode::Fixed => open[0],
         OrderMode::Adaptive => {
             // The trajectory's own initial candidates if it names them, else minimal in-degree.
             let named: Vec<usize> = trajectory
@@ -278,11 +332,14 @@ pub fn replay(
                 .iter()
                 .filter_map(|id| trajectory.edits.iter().position(|e| &e.id == id))
                 .collect();
-            let min = *graph.in_degree.iter().min().expect("non-empty");
+            let named: Vec<usize> = named.into_iter().filter(|e| open.contains(e)).collect();
+            let min = open
+                .iter()
+                .map(|&e| graph.in_degree[e])
+                .min()
+                .expect("non-empty");
             let candidates: Vec<usize> = if named.is_empty() {
-                graph
-                    .natural
-                    .iter()
+                open.iter()
                     .copied()
                     .filter(|&e| graph.in_degree[e] == min)
                     .collect()
@@ -293,12 +350,16 @@ pub fn replay(
         }
     };
     let initial = hooks.resume.first().copied().unwrap_or(initial);
-    state.apply(initial);
-    for &idx in hooks.resume.iter().skip(1) {
-        if idx >= state.edits().len() || state.is_applied(idx) {
+    for &idx in hooks
+        .resume
+        .iter()
+        .chain(hooks.resume.is_empty().then_some(&initial))
+    {
+        if idx >= state.edits().len() || state.is_applied(idx) || !state.is_ready(idx) {
             return Err(ReplayError::BadResume);
         }
         state.apply(idx);
+        graph.settle(&mut state);
     }
     workspace.sync(&state).map_err(ReplayError::Workspace)?;
     if hooks.resume.is_empty() {
@@ -320,10 +381,23 @@ pub fn replay(
         .err()
         .map(|e| describe(&e));
     let mut steps = Vec::new();
-    while !state.remaining().is_empty() {
-        // Step n applies the (n+1)-th edit; resumed replays continue the numbering.
-        let step = state.applied_order().len();
-        let remaining = state.remaining();
+    while !graph.remaining(&state).is_empty() {
+        // Step n applies the (n+1)-th edit asked for; resumed replays continue the numbering.
+        let step = state
+            .applied_order()
+            .iter()
+            .filter(|&&e| !graph.background[e])
+            .count();
+        let remaining = graph.remaining(&state);
+        if graph.open(&state).is_empty() {
+            return Err(ReplayError::Stuck(trajectory.session.id.clone()));
+        }
+        // Edits waiting for others (sequential edits) have no place in the text yet.
+        let candidates: Vec<usize> = remaining
+            .iter()
+            .copied()
+            .filter(|&e| state.is_ready(e))
+            .collect();
         let allowed = graph.allowed(&state);
         let prior_edits = applied_edits(&state);
         let files = step_files(&state, &prior_edits);
@@ -348,7 +422,7 @@ pub fn replay(
             Ok(edits) => (edits, None),
             Err(e) => (Vec::new(), Some(describe(&e))),
         };
-        let predictions = classify(&state, &edits, &remaining, &allowed, config.rule);
+        let predictions = classify(&state, &edits, &candidates, &allowed, config.rule);
         let flow = FlowStep {
             predictions: predictions
                 .iter()
@@ -364,12 +438,7 @@ pub fn replay(
             .iter()
             .filter(|p| p.class == FlowClass::Keeping)
             .min_by_key(|p| p.rank);
-        let fixed_next = graph
-            .natural
-            .iter()
-            .copied()
-            .find(|&e| !state.is_applied(e))
-            .expect("edits remain");
+        let fixed_next = graph.open(&state)[0];
         let mut content = kept.map(|p| {
             let gold = p.matched.expect("kept predictions matched");
             score_content(&state, gold, &p.edit.text, false)
@@ -405,6 +474,7 @@ pub fn replay(
             }
         }
         state.apply(next);
+        graph.settle(&mut state);
         workspace.sync(&state).map_err(ReplayError::Workspace)?;
         let record = StepRecord {
             step,
