@@ -1,0 +1,276 @@
+//! Very long recorded sessions: 100,000 content changes through the whole recorded
+//! path — the recorder (LSP frames → records), SQLite (one transaction per 20 ms
+//! burst's worth, as the proxy's tap does), the export that rebuilds every text and
+//! coalesces the changes into edits, the dependency analysis, and the replay state —
+//! with the time of each stage and the process's peak memory after each.
+//!
+//! The session is synthetic but shaped like typing valid code: statements typed key
+//! by key (60 ms apart, a typo erased now and then), identifiers renamed by selecting
+//! and typing, lines deleted, comment markers at three cursors in one didChange;
+//! pauses between bursts, switches between 4 files of about 400 lines.
+//!
+//! Run: `cargo bench --bench long_session` (`-- --changes N` for another size).
+
+use std::time::Instant;
+
+use nextedit::history::recorded_order;
+use nextedit::lsp::Direction;
+use nextedit::lsp::framing::encode_frame;
+use nextedit::record::privacy::PrivacyFilter;
+use nextedit::record::{RecorderConfig, SessionRecorder};
+use nextedit::replay::state::ReplayState;
+use nextedit::store::{Database, NewSession, SessionEnd};
+use serde_json::json;
+
+/// The process's peak resident memory so far (VmHWM), in MiB.
+fn peak_mib() -> f64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("VmHWM:"))
+                .and_then(|l| l.split_whitespace().nth(1)?.parse::<f64>().ok())
+        })
+        .map_or(f64::NAN, |kb| kb / 1024.0)
+}
+
+/// A deterministic pseudo-random source (PCG-style LCG), so every run types the same.
+struct Dice(u64);
+
+impl Dice {
+    fn below(&mut self, n: usize) -> usize {
+        self.0 = self
+            .0
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        ((self.0 >> 33) as usize) % n.max(1)
+    }
+}
+
+/// One LSP position (UTF-16; the synthetic text is ASCII) of a byte offset.
+fn position(text: &str, byte: usize) -> serde_json::Value {
+    let line = text[..byte].matches('\n').count();
+    let col = byte - text[..byte].rfind('\n').map_or(0, |i| i + 1);
+    json!({"line": line, "character": col})
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    let changes: usize = args
+        .iter()
+        .position(|a| a == "--changes")
+        .and_then(|i| args.get(i + 1)?.parse().ok())
+        .unwrap_or(100_000);
+    let dir = tempfile::tempdir().unwrap();
+    let mut db = Database::open(&dir.path().join("long.db")).unwrap();
+    let session = db
+        .begin_session(&NewSession {
+            workspace: Some("/ws".into()),
+            record_raw: false,
+            ..NewSession::default()
+        })
+        .unwrap();
+    let mut recorder = SessionRecorder::new(RecorderConfig {
+        record_raw: false,
+        privacy: PrivacyFilter::with_defaults(),
+        workspace: Some("/ws".into()),
+    });
+    let base_line = "    value = compute(value, 42)  # a line of ordinary code\n";
+    let mut docs: Vec<String> = (0..4)
+        .map(|f| {
+            format!(
+                "def main_{f}(value):\n{}    return value\n",
+                base_line.repeat(400)
+            )
+        })
+        .collect();
+    let mut versions = [1i64; 4];
+    let mut t_ns = 0u64;
+    let mut dice = Dice(7);
+    let mut records = Vec::new();
+    let mut batches = 0usize;
+    let started = Instant::now();
+    let observe = |recorder: &mut SessionRecorder,
+                   records: &mut Vec<_>,
+                   t_ns: u64,
+                   body: serde_json::Value| {
+        let body = body.to_string();
+        let frame = encode_frame(body.as_bytes());
+        records.extend(recorder.observe_frame(
+            Direction::ClientToServer,
+            t_ns,
+            &frame,
+            frame.len() - body.len(),
+            false,
+        ));
+    };
+    for (f, doc) in docs.iter().enumerate() {
+        observe(
+            &mut recorder,
+            &mut records,
+            0,
+            json!({"jsonrpc": "2.0", "method": "textDocument/didOpen", "params": {"textDocument": {
+                "uri": format!("file:///ws/m{f}.py"), "languageId": "python", "version": 1, "text": doc}}}),
+        );
+    }
+    let (mut file, mut sent, mut serial) = (0usize, 0usize, 0usize);
+    let mut write_time = 0.0;
+    while sent < changes {
+        // One burst: a new statement typed key by key (with a typo fixed on the way),
+        // an identifier renamed, a line deleted, or a comment marker at three cursors.
+        if dice.below(8) == 0 {
+            file = dice.below(4);
+        }
+        t_ns += [300, 2_500, 9_000][dice.below(3)] * 1_000_000;
+        let doc = &docs[file];
+        let line_starts: Vec<usize> = std::iter::once(0)
+            .chain(
+                doc.match_indices('\n')
+                    .map(|(i, _)| i + 1)
+                    .filter(|&i| i < doc.len()),
+            )
+            .collect();
+        let line = line_starts[dice.below(line_starts.len())];
+        // Each didChange: a list of (start, end, text) in the text as each one leaves it.
+        let mut burst: Vec<Vec<(usize, usize, String)>> = Vec::new();
+        match dice.below(10) {
+            0..=5 => {
+                serial += 1;
+                let statement = format!("    total_{serial} = compute(value, {serial})\n");
+                for (k, ch) in statement.char_indices() {
+                    burst.push(vec![(line + k, line + k, ch.to_string())]);
+                    if k == 9 && dice.below(3) == 0 {
+                        burst.push(vec![(line + k + 1, line + k + 1, "x".into())]);
+                        burst.push(vec![(line + k + 1, line + k + 2, String::new())]);
+                    }
+                }
+            }
+            6 | 7 => {
+                if let Some(at) = doc[line..].find("value").map(|i| line + i) {
+                    burst.push(vec![(at, at + 5, "a".into())]);
+                    for (k, ch) in "mount".char_indices() {
+                        burst.push(vec![(at + 1 + k, at + 1 + k, ch.to_string())]);
+                    }
+                }
+            }
+            8 => {
+                let end = doc[line..].find('\n').map_or(doc.len(), |i| line + i + 1);
+                burst.push(vec![(line, end, String::new())]);
+            }
+            _ => {
+                let picks: Vec<usize> = (0..3)
+                    .map(|k| {
+                        line_starts[(line_starts.iter().position(|&s| s == line).unwrap() + k * 7)
+                            % line_starts.len()]
+                    })
+                    .collect();
+                let mut sorted = picks.clone();
+                sorted.sort_unstable();
+                sorted.dedup();
+                // Bottom-up, so each position is still valid when its change applies.
+                burst.push(
+                    sorted
+                        .iter()
+                        .rev()
+                        .map(|&at| (at, at, "# ".to_string()))
+                        .collect(),
+                );
+            }
+        }
+        for did_change in burst {
+            if sent >= changes {
+                break;
+            }
+            let doc = &mut docs[file];
+            let mut content_changes = Vec::new();
+            for (start, end, text) in did_change {
+                content_changes.push(json!({"range": {"start": position(doc, start), "end": position(doc, end)}, "text": text}));
+                doc.replace_range(start..end, &text);
+            }
+            versions[file] += 1;
+            observe(
+                &mut recorder,
+                &mut records,
+                t_ns,
+                json!({"jsonrpc": "2.0", "method": "textDocument/didChange", "params": {
+                    "textDocument": {"uri": format!("file:///ws/m{file}.py"), "version": versions[file]},
+                    "contentChanges": content_changes}}),
+            );
+            sent += 1;
+            t_ns += 60_000_000;
+            if records.len() >= 2_000 {
+                let w = Instant::now();
+                db.write_records(session, &records).unwrap();
+                write_time += w.elapsed().as_secs_f64();
+                records.clear();
+                batches += 1;
+            }
+        }
+    }
+    let w = Instant::now();
+    db.write_records(session, &records).unwrap();
+    db.end_session(session, SessionEnd::Exited(Some(0)), 0)
+        .unwrap();
+    write_time += w.elapsed().as_secs_f64();
+    let record_total = started.elapsed().as_secs_f64();
+    println!("long session: {changes} didChange notifications over 4 files ({batches} batches)");
+    println!(
+        "  record + store   {:8.2} s  ({:.0} changes/s; SQLite {:.2} s)   peak {:7.1} MiB",
+        record_total,
+        changes as f64 / record_total,
+        write_time,
+        peak_mib()
+    );
+    let t = Instant::now();
+    let trajectory = db.trajectory(session).unwrap();
+    let export = t.elapsed().as_secs_f64();
+    let raw = trajectory
+        .events
+        .iter()
+        .filter(|e| matches!(e.body, nextedit::trajectory::EventBody::Change(_)))
+        .count();
+    println!(
+        "  export+coalesce  {:8.2} s  ({raw} raw changes → {} edits)                peak {:7.1} MiB",
+        export,
+        trajectory.edits.len(),
+        peak_mib()
+    );
+    for (f, doc) in docs.iter().enumerate() {
+        let path = format!("m{f}.py");
+        let final_text = trajectory
+            .files
+            .iter()
+            .find(|x| x.path == path)
+            .and_then(|x| x.final_text.clone());
+        assert_eq!(final_text.as_deref(), Some(doc.as_str()), "{path} rebuilt");
+    }
+    let t = Instant::now();
+    let order = recorded_order(&trajectory);
+    println!(
+        "  dependency edges {:8.2} s  ({} edges)                                  peak {:7.1} MiB",
+        t.elapsed().as_secs_f64(),
+        order.edges.len(),
+        peak_mib()
+    );
+    let t = Instant::now();
+    let mut state = ReplayState::new(&trajectory).unwrap();
+    let built = t.elapsed().as_secs_f64();
+    let t = Instant::now();
+    for idx in 0..state.edits().len() {
+        state.apply(idx);
+    }
+    let applied = t.elapsed().as_secs_f64();
+    for (f, doc) in docs.iter().enumerate() {
+        assert_eq!(
+            state.text(&format!("m{f}.py")).as_deref(),
+            Some(doc.as_str())
+        );
+    }
+    println!(
+        "  replay state     {:8.2} s build, {:.2} s to apply all ({:.1} µs/edit)   peak {:7.1} MiB",
+        built,
+        applied,
+        applied * 1e6 / state.edits().len() as f64,
+        peak_mib()
+    );
+}
