@@ -375,8 +375,7 @@ impl Database {
                     new_end_line: edit.new_end_line,
                     before: edit.before,
                     after: edit.after,
-                    origin: serde_json::from_value(serde_json::Value::String(edit.origin))
-                        .unwrap_or(Origin::User),
+                    origin: Origin::parse(&edit.origin).unwrap_or(Origin::User),
                 }),
             });
         }

@@ -162,8 +162,9 @@ impl Database {
                 Record::Edit(ed) => {
                     tx.prepare_cached(
                         "INSERT INTO edits (session_id, seq, t_ns, uri, version, change_index, start_byte, end_byte,
-                                            start_line, end_line, new_end_line, text_before, text_after, redactions)
-                         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)",
+                                            start_line, end_line, new_end_line, text_before, text_after, redactions,
+                                            origin)
+                         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)",
                     )
                     .and_then(|mut st| {
                         st.execute(params![
@@ -180,7 +181,8 @@ impl Database {
                             ed.span.new_end_line as i64,
                             ed.span.before,
                             ed.span.after,
-                            ed.redactions as i64
+                            ed.redactions as i64,
+                            ed.origin.as_str()
                         ])
                     })
                     .map_err(e)?;
