@@ -6,6 +6,7 @@ use std::path::PathBuf;
 use anyhow::Context;
 use clap::{Args, Subcommand, ValueEnum};
 use nextedit::store::Database;
+use nextedit::trajectory::{SliceBound, SliceSpec};
 
 /// Inspect, export and delete recorded sessions
 #[derive(Debug, Subcommand)]
@@ -33,6 +34,9 @@ pub enum SessionsCommand {
     /// `json` writes one trajectory document; `jsonl` writes one JSON object per
     /// line: {"type":"session",...}, then {"type":"file",...} per file, then
     /// {"type":"event",...} per event, then edits and the order.
+    ///
+    /// --from/--to/--file cut the session to a window and some files: base texts
+    /// become the texts at the window start and the edits are coalesced again.
     Export {
         #[command(flatten)]
         db: DbArg,
@@ -44,6 +48,16 @@ pub enum SessionsCommand {
         /// Write to this file instead of stdout
         #[arg(long, short, value_name = "FILE")]
         out: Option<PathBuf>,
+        /// Keep events from here on: an event seq number, or a time since the session
+        /// started (1500ms, 90s, 5m, 1h); inclusive
+        #[arg(long, value_name = "SEQ|TIME")]
+        from: Option<SliceBound>,
+        /// Keep events up to here (same syntax as --from); inclusive
+        #[arg(long, value_name = "SEQ|TIME")]
+        to: Option<SliceBound>,
+        /// Keep only this file (workspace-relative path or URI); repeatable
+        #[arg(long = "file", value_name = "PATH")]
+        files: Vec<String>,
     },
     /// Delete a session and everything recorded in it
     Delete {
@@ -213,8 +227,16 @@ pub fn run(command: SessionsCommand) -> anyhow::Result<i32> {
             id,
             format,
             out: file,
+            from,
+            to,
+            files,
         } => {
-            let trajectory = db.open()?.trajectory(id)?;
+            let mut trajectory = db.open()?.trajectory(id)?;
+            let spec = SliceSpec { from, to, files };
+            if !spec.is_everything() {
+                trajectory = nextedit::trajectory::slice(&trajectory, &spec)
+                    .with_context(|| format!("cannot slice session {id}"))?;
+            }
             let mut sink: Box<dyn Write> = match &file {
                 Some(path) => Box::new(std::io::BufWriter::new(
                     std::fs::File::create(path)

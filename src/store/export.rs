@@ -7,8 +7,8 @@ use rusqlite::{OptionalExtension, params};
 use super::{Database, StoreError, sqlite};
 use crate::record::uri::uri_to_path;
 use crate::trajectory::{
-    Change, CoalesceConfig, Event, EventBody, FileEntry, LineRange, Origin, Read, ReadRole,
-    SessionInfo, SessionKind, Signal, Trajectory, apply_byte_edit, coalesce,
+    Change, Event, EventBody, FileEntry, LineRange, Origin, Read, ReadRole, SessionInfo,
+    SessionKind, Signal, Trajectory, apply_byte_edit, recompute_recorded_edits,
 };
 
 /// One line of `nextedit sessions list`.
@@ -431,14 +431,6 @@ impl Database {
             }
         }
         events.sort_by_key(|e| e.seq);
-        // The edits a person would name, in the order they began (real temporal order).
-        let base: HashMap<String, String> = documents
-            .iter()
-            .filter_map(|d| Some((d.path.clone(), first_open.get(&d.uri)?.clone()?)))
-            .collect();
-        trajectory.edits = coalesce(&events, &base, CoalesceConfig::default());
-        trajectory.order.natural = trajectory.edits.iter().map(|e| e.id.clone()).collect();
-        trajectory.order.source = Some("recorded".to_string());
         trajectory.events = events;
         for doc in &documents {
             let base_text = first_open.get(&doc.uri).cloned().flatten();
@@ -461,6 +453,8 @@ impl Database {
                 ..FileEntry::new(file_name(&uri), None)
             });
         }
+        // The edits a person would name, in the order they began (real temporal order).
+        recompute_recorded_edits(&mut trajectory);
         Ok(trajectory)
     }
 }

@@ -14,9 +14,11 @@
 
 mod apply;
 mod coalesce;
+mod slice;
 
 pub use apply::{ApplyError, apply_byte_edit};
-pub use coalesce::{CoalesceConfig, coalesce};
+pub use coalesce::{CoalesceConfig, coalesce, recompute_recorded_edits};
+pub use slice::{SliceBound, SliceError, SliceSpec, slice};
 
 use serde::{Deserialize, Serialize};
 
