@@ -7,8 +7,8 @@ use rusqlite::{OptionalExtension, params};
 use super::{Database, StoreError, sqlite};
 use crate::record::uri::uri_to_path;
 use crate::trajectory::{
-    Change, Event, EventBody, FileEntry, LineRange, Origin, Read, ReadRole, SessionInfo,
-    SessionKind, Signal, Trajectory, apply_byte_edit, recompute_recorded_edits,
+    Change, CommitInfo, Event, EventBody, FileEntry, LineRange, Origin, Read, ReadRole,
+    SessionInfo, SessionKind, Signal, Trajectory, apply_byte_edit, recompute_recorded_edits,
 };
 
 /// One line of `nextedit sessions list`.
@@ -50,6 +50,8 @@ pub struct SessionSummary {
     pub reads: i64,
     /// Editor signals recorded.
     pub signals: i64,
+    /// The commit that contains the session's edits (`nextedit sessions link`).
+    pub linked_commit: Option<String>,
 }
 
 /// One document of a session.
@@ -74,7 +76,8 @@ const SUMMARY_SQL: &str =
         (SELECT count(*) FROM documents d WHERE d.session_id = s.id),
         (SELECT count(*) FROM edits e WHERE e.session_id = s.id),
         (SELECT count(*) FROM reads r WHERE r.session_id = s.id),
-        (SELECT count(*) FROM signals g WHERE g.session_id = s.id)
+        (SELECT count(*) FROM signals g WHERE g.session_id = s.id),
+        s.linked_commit
    FROM sessions s";
 
 fn summary_from_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<SessionSummary> {
@@ -100,6 +103,7 @@ fn summary_from_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<SessionSummary>
         edits: row.get(15)?,
         reads: row.get(16)?,
         signals: row.get(17)?,
+        linked_commit: row.get(18)?,
     })
 }
 
@@ -313,7 +317,10 @@ impl Database {
             kind: SessionKind::parse(&summary.kind).unwrap_or(SessionKind::Recorded),
             workspace: summary.workspace.clone(),
             git_head: summary.git_head.clone(),
-            commit: None,
+            commit: summary
+                .linked_commit
+                .as_deref()
+                .map(|sha| linked_commit_info(summary.workspace.as_deref(), sha)),
             server_command: summary.server_command.clone(),
             position_encoding: summary.position_encoding.clone(),
             started_at: Some(summary.started_at.clone()),
@@ -457,4 +464,17 @@ impl Database {
         recompute_recorded_edits(&mut trajectory);
         Ok(trajectory)
     }
+}
+
+/// The linked commit's header, read from the session's workspace repository when it
+/// is there (read-only); else just its id.
+fn linked_commit_info(workspace: Option<&str>, sha: &str) -> CommitInfo {
+    workspace
+        .and_then(|w| crate::history::link::commit_info(std::path::Path::new(w), sha).ok())
+        .unwrap_or_else(|| CommitInfo {
+            sha: sha.to_string(),
+            parent: None,
+            message: None,
+            project: None,
+        })
 }

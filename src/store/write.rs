@@ -86,6 +86,21 @@ impl Database {
         Ok(())
     }
 
+    /// Records the commit that contains a session's edits (`nextedit sessions link`).
+    pub fn set_linked_commit(&mut self, session: i64, sha: &str) -> Result<(), StoreError> {
+        let changed = self
+            .conn
+            .execute(
+                "UPDATE sessions SET linked_commit = ?2 WHERE id = ?1",
+                params![session, sha],
+            )
+            .map_err(|source| sqlite(&self.path, source))?;
+        if changed == 0 {
+            return Err(StoreError::NoSession(session));
+        }
+        Ok(())
+    }
+
     /// Writes a batch of records in one transaction (all or nothing).
     pub fn write_records(&mut self, session: i64, records: &[Record]) -> Result<(), StoreError> {
         let path = self.path.clone();
