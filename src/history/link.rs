@@ -191,3 +191,81 @@ pub fn commit_info(dir: &Path, sha: &str) -> Result<CommitInfo, HistoryError> {
         project,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Commits `text` as f.txt; returns the id.
+    fn commit(repo: &git2::Repository, text: &str, at: i64) -> String {
+        std::fs::write(repo.workdir().unwrap().join("f.txt"), text).unwrap();
+        let mut index = repo.index().unwrap();
+        index.add_path(Path::new("f.txt")).unwrap();
+        let tree = repo.find_tree(index.write_tree().unwrap()).unwrap();
+        let who = git2::Signature::new("T", "t@example.com", &git2::Time::new(at, 0)).unwrap();
+        let parent = repo.head().ok().and_then(|h| h.peel_to_commit().ok());
+        let parents: Vec<&git2::Commit> = parent.iter().collect();
+        repo.commit(Some("HEAD"), &who, &who, text.trim(), &tree, &parents)
+            .unwrap()
+            .to_string()
+    }
+
+    fn linked(outcome: LinkOutcome) -> Option<String> {
+        match outcome {
+            LinkOutcome::Linked(c) => Some(c.sha),
+            LinkOutcome::NotFound { .. } => None,
+        }
+    }
+
+    #[test]
+    fn unknown_starts_search_the_newest_commits_oldest_first() {
+        let tmp = tempfile::tempdir().unwrap();
+        let repo = git2::Repository::init(tmp.path()).unwrap();
+        let c0 = commit(&repo, "zero\n", 1_000);
+        let c1 = commit(&repo, "one\n", 2_000);
+        commit(&repo, "other\n", 3_000);
+        let c3 = commit(&repo, "one\n", 4_000);
+        let files = [EditedFile {
+            path: "f.txt".into(),
+            text: "one\n".into(),
+        }];
+        // No start: the oldest commit with the text wins.
+        assert_eq!(
+            linked(find_link(tmp.path(), None, &files, 500).unwrap()),
+            Some(c1.clone())
+        );
+        // A start this repository does not know is no start.
+        let unknown = "0123456789012345678901234567890123456789";
+        assert_eq!(
+            linked(find_link(tmp.path(), Some(unknown), &files, 500).unwrap()),
+            Some(c1)
+        );
+        // The bound keeps only the newest commits.
+        assert_eq!(
+            linked(find_link(tmp.path(), None, &files, 2).unwrap()),
+            Some(c3.clone())
+        );
+        // After c1 only c3 has it again; after c3 nothing is left to examine.
+        assert_eq!(
+            linked(
+                find_link(
+                    tmp.path(),
+                    Some(&commit_info(tmp.path(), &c3).unwrap().parent.unwrap()),
+                    &files,
+                    500
+                )
+                .unwrap()
+            ),
+            Some(c3.clone())
+        );
+        assert_eq!(
+            find_link(tmp.path(), Some(&c3), &files, 500).unwrap(),
+            LinkOutcome::NotFound {
+                examined: 0,
+                closest: None
+            }
+        );
+        let info = commit_info(tmp.path(), &c0).unwrap();
+        assert_eq!((info.parent, info.message.as_deref()), (None, Some("zero")));
+    }
+}
