@@ -187,6 +187,7 @@ impl OriginTracker {
     /// Records one answer's proposals: each alternative is a set of edits over one or
     /// more documents, and at most one alternative of an answer gets applied.
     /// `list` marks menus (completion, code actions) that replace older menus.
+    /// Returns the answer's number (for [`OriginTracker::withdraw`]), if it proposed anything.
     pub fn expect(
         &mut self,
         t_ns: u64,
@@ -195,15 +196,20 @@ impl OriginTracker {
         alternatives: Vec<Vec<ProposedEdits>>,
         documents: &HashMap<String, ShadowDocument>,
         encoding: PositionEncoding,
-    ) {
+    ) -> Option<u64> {
         if alternatives
             .iter()
             .all(|a| a.iter().all(|p| p.edits.is_empty()))
         {
-            return;
+            return None;
         }
         self.answers += 1;
         let answer = self.answers;
+        // Edits for files never opened in the window will not be applied through didChange.
+        self.unopened.retain(|_, waiting| {
+            waiting.retain(|w| t_ns.saturating_sub(w.template.arrived_ns) <= EXPECTATION_WINDOW_NS);
+            !waiting.is_empty()
+        });
         if list {
             let uris: Vec<&String> = alternatives.iter().flatten().map(|p| &p.uri).collect();
             for uri in uris {
@@ -254,6 +260,20 @@ impl OriginTracker {
                 }
             }
         }
+        Some(answer)
+    }
+
+    /// Forgets an answer whose edits will not be applied (the editor refused a
+    /// `workspace/applyEdit`).
+    pub fn withdraw(&mut self, answer: u64) {
+        for pending in self.pending.values_mut() {
+            pending.retain(|e| e.answer != answer);
+        }
+        for waiting in self.unopened.values_mut() {
+            waiting.retain(|w| w.template.answer != answer);
+        }
+        self.pending.retain(|_, p| !p.is_empty());
+        self.unopened.retain(|_, w| !w.is_empty());
     }
 
     /// A document was opened: evidence that named it before now has offsets.

@@ -240,6 +240,8 @@ pub struct SessionRecorder {
     origins: OriginTracker,
     /// Document of the latest completion request (`completionItem/resolve` names none).
     completion_uri: Option<String>,
+    /// Open `workspace/applyEdit` requests: server's raw id → the tracker's answer number.
+    apply_edits: HashMap<String, u64>,
 }
 
 #[derive(Deserialize)]
@@ -313,6 +315,7 @@ impl SessionRecorder {
             partial_tokens: HashMap::new(),
             origins: OriginTracker::new(),
             completion_uri: None,
+            apply_edits: HashMap::new(),
         }
     }
 
@@ -457,6 +460,8 @@ impl SessionRecorder {
                     }
                     if dir == Direction::ServerToClient {
                         self.on_tool_answer(t_ns, &envelope, &request);
+                    } else if request.method == "workspace/applyEdit" {
+                        self.on_apply_edit_answer(&envelope, envelope.id.unwrap_or_default());
                     }
                     self.on_response(t_ns, &envelope, &request, &mut out);
                 }
@@ -580,7 +585,12 @@ impl SessionRecorder {
                 .and_then(|p| p.get("edit").cloned())
             {
                 let proposals = origin::workspace_edit(&edit);
-                self.expect(t_ns, Origin::CodeAction, false, vec![proposals]);
+                if let (Some(answer), Some(id)) = (
+                    self.expect(t_ns, Origin::CodeAction, false, vec![proposals]),
+                    envelope.id,
+                ) {
+                    self.apply_edits.insert(id.to_string(), answer);
+                }
             }
             return;
         }
@@ -878,13 +888,27 @@ impl SessionRecorder {
         self.expect(t_ns, kind, list, alternatives);
     }
 
+    /// The editor's answer to `workspace/applyEdit`: a refusal withdraws its edits.
+    fn on_apply_edit_answer(&mut self, envelope: &Envelope<'_>, id: &str) {
+        let Some(answer) = self.apply_edits.remove(id) else {
+            return;
+        };
+        let refused = envelope.error.is_some()
+            || envelope
+                .result_as::<Value>()
+                .is_some_and(|r| r.get("applied") == Some(&Value::Bool(false)));
+        if refused {
+            self.origins.withdraw(answer);
+        }
+    }
+
     fn expect(
         &mut self,
         t_ns: u64,
         kind: Origin,
         list: bool,
         mut alternatives: Vec<Vec<ProposedEdits>>,
-    ) {
+    ) -> Option<u64> {
         // Excluded documents' changes are never stored: nothing to tag.
         for proposals in &mut alternatives {
             proposals.retain(|p| !self.excluded_uris.contains(&p.uri));
@@ -896,7 +920,7 @@ impl SessionRecorder {
             alternatives,
             &self.documents,
             self.encoding,
-        );
+        )
     }
 
     fn on_response(
@@ -1496,6 +1520,12 @@ mod tests {
             serde_json::json!({"jsonrpc": "2.0", "id": 0, "method": "workspace/applyEdit",
                                "params": {"edit": {"changes": {"file:///ws/a.go": [edit(1, 0, 2, 0, "")]}}}}),
         );
+        feed_at(
+            &mut rec,
+            1,
+            C2S,
+            serde_json::json!({"jsonrpc": "2.0", "id": 0, "result": {"applied": true}}),
+        );
         let out = change(
             &mut rec,
             1,
@@ -1503,6 +1533,33 @@ mod tests {
             serde_json::json!([{"range": range(1, 0, 2, 0), "text": ""}]),
         );
         assert_eq!(origins(&out), vec![tagged("a.go", "", Origin::CodeAction)]);
+        // An edit the editor refused is not expected any more.
+        feed_at(
+            &mut rec,
+            1,
+            S2C,
+            serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "workspace/applyEdit",
+                               "params": {"edit": {"changes": {"file:///ws/a.go": [edit(0, 0, 0, 0, "// x\n")]}}}}),
+        );
+        feed_at(
+            &mut rec,
+            1,
+            C2S,
+            serde_json::json!({"jsonrpc": "2.0", "id": 1, "result": {"applied": false, "failureReason": "no"}}),
+        );
+        let out = change(
+            &mut rec,
+            1,
+            "a.go",
+            serde_json::json!([{"range": range(0, 0, 0, 0), "text": "// x\n"}]),
+        );
+        assert_eq!(origins(&out), vec![tagged("a.go", "// x\n", Origin::User)]);
+        change(
+            &mut rec,
+            1,
+            "a.go",
+            serde_json::json!([{"range": range(0, 0, 1, 0), "text": ""}]),
+        );
         // Two actions offered; the developer picks the second.
         let actions = serde_json::json!([
             {"title": "one", "edit": {"changes": {"file:///ws/a.go": [edit(0, 0, 0, 0, "// one\n")]}}},
