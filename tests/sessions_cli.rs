@@ -307,3 +307,97 @@ fn workspace_from_initialize_and_its_git_head() {
     let docs = db.documents(session.id).unwrap();
     assert_eq!((docs[0].path.as_str(), docs[0].excluded), ("a.py", true));
 }
+
+/// (id, kind, before, after) of each coalesced edit of an exported trajectory.
+fn edit_rows(trajectory: &Value) -> Vec<(String, String, String, String)> {
+    trajectory["edits"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| {
+            let field = |k: &str| e[k].as_str().unwrap().to_string();
+            (
+                field("id"),
+                field("kind"),
+                field("before_text"),
+                field("after_text"),
+            )
+        })
+        .collect()
+}
+
+fn event_types(trajectory: &Value) -> Vec<String> {
+    trajectory["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["type"].as_str().unwrap().to_string())
+        .collect()
+}
+
+#[test]
+fn export_slices_a_window_and_files_of_a_recorded_session() {
+    let tmp = tempfile::tempdir().unwrap();
+    let db = record(tmp.path());
+    let export = |args: &[&str]| -> Value {
+        let mut all = vec!["sessions", "export", "1"];
+        all.extend_from_slice(args);
+        serde_json::from_str(&stdout(&nextedit(&all, &db))).unwrap()
+    };
+    let full = export(&[]);
+    let changes: Vec<String> = full["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["type"] == "change")
+        .map(|e| e["seq"].to_string())
+        .collect();
+    assert_eq!(changes.len(), 2);
+
+    // From the second change on: the base text already has the first.
+    let sliced = export(&["--from", &changes[1]]);
+    assert_eq!(sliced["files"][0]["base_text"], "x = 10\ny = 2\n");
+    assert_eq!(sliced["files"][0]["final_text"], "x = 10\ny = 2\nz = x\n");
+    assert_eq!(
+        event_types(&sliced),
+        ["change", "signal", "read", "save", "close"]
+    );
+    assert_eq!(
+        edit_rows(&sliced),
+        [("e0".into(), "insert".into(), "".into(), "z = x\n".into())]
+    );
+    assert_eq!(sliced["order"]["natural"], json!(["e0"]));
+    assert_eq!(sliced["events"][0]["seq"].to_string(), changes[1]);
+
+    // Up to the first change, of a.py: the text it ends with is that change's.
+    let sliced = export(&["--to", &changes[0], "--file", "a.py"]);
+    assert_eq!(sliced["files"][0]["base_text"], "x = 1\ny = 2\n");
+    assert_eq!(sliced["files"][0]["final_text"], "x = 10\ny = 2\n");
+    assert_eq!(event_types(&sliced), ["open", "read", "change"]);
+    assert_eq!(
+        edit_rows(&sliced),
+        [("e0".into(), "replace".into(), "1".into(), "10".into())]
+    );
+    // A time window covering the whole session is the whole session.
+    assert_eq!(export(&["--from", "0ms", "--to", "1h"]), full);
+
+    let empty = nextedit(&["sessions", "export", "1", "--from", "1h"], &db);
+    assert_eq!(empty.status.code(), Some(2));
+    assert_eq!(
+        String::from_utf8_lossy(&empty.stderr),
+        "nextedit: error: cannot slice session 1: no events between 3600000ms and the end\n"
+    );
+    let unknown = nextedit(&["sessions", "export", "1", "--file", "b.py"], &db);
+    assert_eq!(
+        String::from_utf8_lossy(&unknown.stderr),
+        "nextedit: error: cannot slice session 1: no file \"b.py\" in the trajectory (files: a.py)\n"
+    );
+    let bad = nextedit(&["sessions", "export", "1", "--to", "5 parsecs"], &db);
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&bad.stderr)
+            .contains("\"5 parsecs\" is not an event number or a time"),
+        "{}",
+        String::from_utf8_lossy(&bad.stderr)
+    );
+}

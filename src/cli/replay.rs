@@ -18,7 +18,7 @@ use nextedit::replay::{
 use nextedit::store::{Database, StoredPrediction, StoredStep};
 use nextedit::suggest::protocol::Revealed;
 use nextedit::suggest::{NoopSuggester, ProcessSuggester, PropagateSuggester, Suggester};
-use nextedit::trajectory::{Origin, SessionKind, Trajectory};
+use nextedit::trajectory::{Origin, SessionKind, SliceBound, SliceSpec, Trajectory};
 use serde_json::json;
 
 /// Replay trajectories through a next-edit suggester and score it
@@ -52,6 +52,18 @@ pub struct ReplayArgs {
     /// A session stored in the database (can be repeated)
     #[arg(long, value_name = "ID")]
     session: Vec<i64>,
+
+    /// With --session: replay only the part from this event seq or time (90s, 5m, 1500ms)
+    #[arg(long, value_name = "SEQ|TIME", requires = "session")]
+    from: Option<SliceBound>,
+
+    /// With --session: replay only the part up to this event seq or time
+    #[arg(long, value_name = "SEQ|TIME", requires = "session")]
+    to: Option<SliceBound>,
+
+    /// With --session: replay only the edits of this file (can be repeated)
+    #[arg(long = "file", value_name = "PATH", requires = "session")]
+    files: Vec<String>,
 
     /// A git repository whose commits to replay (with --commit or --range)
     #[arg(long, value_name = "PATH")]
@@ -300,7 +312,12 @@ pub fn run(args: ReplayArgs) -> anyhow::Result<i32> {
                 }
             }
             for &id in &args.session {
-                let trajectory = super::sessions::session_trajectory(&db, id)?;
+                let spec = SliceSpec {
+                    from: args.from.clone(),
+                    to: args.to.clone(),
+                    files: args.files.clone(),
+                };
+                let trajectory = super::sessions::session_trajectory(&db, id, &spec)?;
                 if trajectory.edits.is_empty() {
                     eprintln!(
                         "nextedit: session {id} has no coalesced edits to replay yet (recorded sessions become replayable once their changes are coalesced into edits)"

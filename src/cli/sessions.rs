@@ -1,11 +1,12 @@
 //! `nextedit sessions`: list, inspect, export and delete recorded sessions.
 
 use std::io::Write;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use anyhow::Context;
 use clap::{Args, Subcommand, ValueEnum};
 use nextedit::store::Database;
+use nextedit::trajectory::{SliceBound, SliceSpec};
 
 /// Inspect, export and delete recorded sessions
 #[derive(Debug, Subcommand)]
@@ -33,6 +34,9 @@ pub enum SessionsCommand {
     /// `json` writes one trajectory document; `jsonl` writes one JSON object per
     /// line: {"type":"session",...}, then {"type":"file",...} per file, then
     /// {"type":"event",...} per event, then edits and the order.
+    ///
+    /// --from/--to/--file cut the session to a window and some files: base texts
+    /// become the texts at the window start and the edits are coalesced again.
     Export {
         #[command(flatten)]
         db: DbArg,
@@ -44,6 +48,35 @@ pub enum SessionsCommand {
         /// Write to this file instead of stdout
         #[arg(long, short, value_name = "FILE")]
         out: Option<PathBuf>,
+        /// Keep events from here on: an event seq number, or a time since the session
+        /// started (1500ms, 90s, 5m, 1h); inclusive
+        #[arg(long, value_name = "SEQ|TIME")]
+        from: Option<SliceBound>,
+        /// Keep events up to here (same syntax as --from); inclusive
+        #[arg(long, value_name = "SEQ|TIME")]
+        to: Option<SliceBound>,
+        /// Keep only this file (workspace-relative path or URI); repeatable
+        #[arg(long = "file", value_name = "PATH")]
+        files: Vec<String>,
+    },
+    /// Link a session to the commit that contains its edits
+    ///
+    /// Walks the commits reachable from the repository's HEAD that descend from the
+    /// session's starting HEAD (or the newest --limit ones when that is unknown),
+    /// oldest first, and links the first whose tree has the session's final text in
+    /// every file it edited (files excluded by privacy rules are ignored). Exits 1
+    /// and names the closest commit when none has.
+    Link {
+        #[command(flatten)]
+        db: DbArg,
+        /// Session id
+        id: i64,
+        /// Repository [default: the session's workspace]
+        #[arg(long, value_name = "DIR")]
+        repo: Option<PathBuf>,
+        /// Most commits to examine
+        #[arg(long, default_value_t = nextedit::history::link::DEFAULT_LIMIT)]
+        limit: usize,
     },
     /// Delete a session and everything recorded in it
     Delete {
@@ -110,8 +143,8 @@ pub fn run(command: SessionsCommand) -> anyhow::Result<i32> {
             }
             writeln!(
                 out,
-                "{:>5}  {:<8}  {:<24}  {:<9}  {:>6}  {:>5}  {:>5}  {:<20}  WORKSPACE",
-                "ID", "KIND", "STARTED", "STATUS", "MSGS", "EDITS", "READS", "SERVER"
+                "{:>5}  {:<8}  {:<24}  {:<9}  {:>6}  {:>5}  {:>5}  {:<20}  {:<12}  WORKSPACE",
+                "ID", "KIND", "STARTED", "STATUS", "MSGS", "EDITS", "READS", "SERVER", "COMMIT"
             )?;
             for s in sessions {
                 let server = s
@@ -121,7 +154,7 @@ pub fn run(command: SessionsCommand) -> anyhow::Result<i32> {
                     .unwrap_or_default();
                 writeln!(
                     out,
-                    "{:>5}  {:<8}  {:<24}  {:<9}  {:>6}  {:>5}  {:>5}  {:<20}  {}",
+                    "{:>5}  {:<8}  {:<24}  {:<9}  {:>6}  {:>5}  {:>5}  {:<20}  {:<12}  {}",
                     s.id,
                     s.kind,
                     s.started_at,
@@ -130,6 +163,9 @@ pub fn run(command: SessionsCommand) -> anyhow::Result<i32> {
                     s.edits,
                     s.reads,
                     truncate(&server, 20),
+                    s.linked_commit
+                        .as_deref()
+                        .map_or("-", |c| &c[..c.len().min(12)]),
                     s.workspace.unwrap_or_default()
                 )?;
             }
@@ -164,6 +200,14 @@ pub fn run(command: SessionsCommand) -> anyhow::Result<i32> {
                 out,
                 "  git HEAD    {}",
                 session.git_head.as_deref().unwrap_or("-")
+            )?;
+            writeln!(
+                out,
+                "  commit      {}",
+                session
+                    .linked_commit
+                    .as_deref()
+                    .unwrap_or("- (see `sessions link`)")
             )?;
             writeln!(out, "  server      {}", session.server_command.join(" "))?;
             writeln!(
@@ -213,8 +257,11 @@ pub fn run(command: SessionsCommand) -> anyhow::Result<i32> {
             id,
             format,
             out: file,
+            from,
+            to,
+            files,
         } => {
-            let trajectory = session_trajectory(&db.open()?, id)?;
+            let trajectory = session_trajectory(&db.open()?, id, &SliceSpec { from, to, files })?;
             let mut sink: Box<dyn Write> = match &file {
                 Some(path) => Box::new(std::io::BufWriter::new(
                     std::fs::File::create(path)
@@ -265,6 +312,12 @@ pub fn run(command: SessionsCommand) -> anyhow::Result<i32> {
             }
             sink.flush()?;
         }
+        SessionsCommand::Link {
+            db,
+            id,
+            repo,
+            limit,
+        } => return link(db, id, repo, limit, &mut out),
         SessionsCommand::Delete { db, id } => {
             db.open()?.delete_session(id)?;
             writeln!(out, "deleted session {id}")?;
@@ -287,6 +340,96 @@ pub fn run(command: SessionsCommand) -> anyhow::Result<i32> {
     Ok(0)
 }
 
+/// `sessions link`: finds, stores and prints the commit; 1 when there is none.
+fn link(
+    db: DbArg,
+    id: i64,
+    repo: Option<PathBuf>,
+    limit: usize,
+    out: &mut impl Write,
+) -> anyhow::Result<i32> {
+    use nextedit::history::link::{EditedFile, LinkOutcome, find_link, repository_root};
+    let mut database = db.open()?;
+    let session = database.session(id)?;
+    let workspace = session.workspace.as_deref().map(PathBuf::from);
+    let Some(repo) = repo.or_else(|| workspace.clone()) else {
+        anyhow::bail!("session {id} has no known workspace: pass --repo DIR");
+    };
+    let root = repository_root(&repo).with_context(|| {
+        format!(
+            "session {id}: {} is not in a git repository",
+            repo.display()
+        )
+    })?;
+    let mut files = Vec::new();
+    for doc in database.documents(id)? {
+        if doc.excluded || doc.edits == 0 {
+            continue;
+        }
+        let Some(text) = database.document_text(id, &doc.uri, None)? else {
+            continue;
+        };
+        let path = Path::new(&doc.path);
+        let absolute = match (&workspace, path.is_absolute()) {
+            (Some(workspace), false) => workspace.join(path),
+            _ => path.to_path_buf(),
+        };
+        let absolute = absolute.canonicalize().unwrap_or(absolute);
+        let relative = absolute.strip_prefix(&root).with_context(|| {
+            format!(
+                "session {id}: {} lies outside the repository {}",
+                doc.path,
+                root.display()
+            )
+        })?;
+        files.push(EditedFile {
+            path: relative.to_string_lossy().into_owned(),
+            text,
+        });
+    }
+    if files.is_empty() {
+        anyhow::bail!("session {id} edited no file whose text was recorded: nothing to link");
+    }
+    let since = session.git_head.as_deref();
+    match find_link(&root, since, &files, limit)
+        .with_context(|| format!("session {id}: cannot search {}", root.display()))?
+    {
+        LinkOutcome::Linked(commit) => {
+            database.set_linked_commit(id, &commit.sha)?;
+            writeln!(
+                out,
+                "session {id} linked to {} {}",
+                commit.sha, commit.summary
+            )?;
+            Ok(0)
+        }
+        LinkOutcome::NotFound { examined, closest } => {
+            let which = since.map_or("most recent commits".to_string(), |s| {
+                format!("commits after {}", &s[..s.len().min(12)])
+            });
+            let names: Vec<&str> = files.iter().map(|f| f.path.as_str()).collect();
+            writeln!(
+                out,
+                "no commit links session {id}: none of the {examined} {which} has the session's final text in every edited file ({})",
+                names.join(", ")
+            )?;
+            match closest {
+                Some(c) => writeln!(
+                    out,
+                    "closest: {} {} ({} of {} files match; differs: {})",
+                    c.sha,
+                    c.summary,
+                    c.matching.len(),
+                    files.len(),
+                    c.differing.join(", ")
+                )?,
+                None => writeln!(out, "closest: none (no commit to examine)")?,
+            }
+            Ok(1)
+        }
+    }
+}
+
 fn truncate(s: &str, n: usize) -> String {
     if s.chars().count() <= n {
         s.to_string()
@@ -297,17 +440,27 @@ fn truncate(s: &str, n: usize) -> String {
     }
 }
 
-/// A stored session as a trajectory; a recorded session also gets the dependency
-/// edges between its edits (its natural order stays the recorded one).
+/// A stored session as a trajectory (sliced by `spec`); a recorded session also gets
+/// the dependency edges between its edits (its natural order stays the recorded one).
 pub fn session_trajectory(
     db: &nextedit::store::Database,
     id: i64,
+    spec: &SliceSpec,
 ) -> anyhow::Result<nextedit::trajectory::Trajectory> {
     let mut trajectory = db.trajectory(id)?;
+    if !spec.is_everything() {
+        trajectory = nextedit::trajectory::slice(&trajectory, spec)
+            .with_context(|| format!("cannot slice session {id}"))?;
+    }
+    with_recorded_order(&mut trajectory);
+    Ok(trajectory)
+}
+
+/// Adds the dependency edges of a recorded session's edits to its order.
+fn with_recorded_order(trajectory: &mut nextedit::trajectory::Trajectory) {
     if trajectory.session.kind == nextedit::trajectory::SessionKind::Recorded
         && !trajectory.edits.is_empty()
     {
-        trajectory.order = nextedit::history::recorded_order(&trajectory);
+        trajectory.order = nextedit::history::recorded_order(trajectory);
     }
-    Ok(trajectory)
 }

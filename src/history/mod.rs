@@ -17,13 +17,15 @@
 //!
 //! [`recorded`] runs the same dependency analysis over a recorded session's sequential
 //! edits. [`evaluate`] scores a derived order against human annotations and [`editflow`]
-//! rebuilds EditFlow's sample commits as git repositories.
+//! rebuilds EditFlow's sample commits as git repositories. [`link`] finds the commit
+//! that contains a recorded session's edits.
 
 pub mod dependency;
 pub mod derive;
 pub mod editflow;
 pub mod evaluate;
 pub mod extract;
+pub mod link;
 pub mod lsp;
 pub mod order;
 pub mod recorded;

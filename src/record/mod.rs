@@ -5,6 +5,7 @@
 //! the proxy feeds frames in and hands the resulting [`Record`]s to the store.
 
 pub mod document;
+pub mod origin;
 pub mod privacy;
 mod recorder;
 pub mod uri;

@@ -12,10 +12,11 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use super::document::{LspPosition, LspRange, PositionEncoding, ShadowDocument};
+use super::origin::{self, OriginTracker, ProposedEdits};
 use super::privacy::{PrivacyFilter, redact_secrets, redact_text};
 use super::uri::uri_to_path;
 use crate::lsp::{Direction, Envelope, MessageKind};
-use crate::trajectory::{LineRange, ReadRole};
+use crate::trajectory::{LineRange, Origin, ReadRole};
 
 /// Prefix of the editor-signal notifications the proxy consumes.
 pub const SIGNAL_PREFIX: &str = "$/nextedit/";
@@ -178,6 +179,8 @@ pub struct EditRecord {
     pub span: super::document::ChangeSpan,
     /// Secrets masked in the texts.
     pub redactions: usize,
+    /// Who or what made it (a tool's edit matched by [`super::origin`], else the user).
+    pub origin: Origin,
 }
 
 /// A read location.
@@ -233,6 +236,12 @@ pub struct SessionRecorder {
     excluded_uris: HashSet<String>,
     /// Partial-result tokens of open read requests: token → (request id, request).
     partial_tokens: HashMap<String, (String, PendingRequest)>,
+    /// Tools' proposed edits waiting for the didChange that applies them.
+    origins: OriginTracker,
+    /// Document of the latest completion request (`completionItem/resolve` names none).
+    completion_uri: Option<String>,
+    /// Open `workspace/applyEdit` requests: server's raw id → the tracker's answer number.
+    apply_edits: HashMap<String, u64>,
 }
 
 #[derive(Deserialize)]
@@ -304,6 +313,9 @@ impl SessionRecorder {
             known: HashMap::new(),
             excluded_uris: HashSet::new(),
             partial_tokens: HashMap::new(),
+            origins: OriginTracker::new(),
+            completion_uri: None,
+            apply_edits: HashMap::new(),
         }
     }
 
@@ -446,6 +458,11 @@ impl SessionRecorder {
                         self.partial_tokens
                             .retain(|_, (request_id, _)| request_id != id);
                     }
+                    if dir == Direction::ServerToClient {
+                        self.on_tool_answer(t_ns, &envelope, &request);
+                    } else if request.method == "workspace/applyEdit" {
+                        self.on_apply_edit_answer(&envelope, envelope.id.unwrap_or_default());
+                    }
                     self.on_response(t_ns, &envelope, &request, &mut out);
                 }
             }
@@ -561,6 +578,26 @@ impl SessionRecorder {
         if dir == Direction::ClientToServer && method == "initialize" {
             self.on_initialize(envelope, out);
             return;
+        }
+        if dir == Direction::ServerToClient && method == "workspace/applyEdit" {
+            if let Some(edit) = envelope
+                .params_as::<Value>()
+                .and_then(|p| p.get("edit").cloned())
+            {
+                let proposals = origin::workspace_edit(&edit);
+                if let (Some(answer), Some(id)) = (
+                    self.expect(t_ns, Origin::CodeAction, false, vec![proposals]),
+                    envelope.id,
+                ) {
+                    self.apply_edits.insert(id.to_string(), answer);
+                }
+            }
+            return;
+        }
+        if dir == Direction::ClientToServer && method == "textDocument/completion" {
+            self.completion_uri = envelope
+                .params_as::<PositionParams>()
+                .map(|p| p.text_document.uri);
         }
         if dir != Direction::ClientToServer || !READ_METHODS.contains(&method) {
             return;
@@ -682,6 +719,7 @@ impl SessionRecorder {
                 }
                 if let Some(params) = envelope.params_as::<DidClose>() {
                     let uri = params.text_document.uri;
+                    self.origins.on_close(&uri);
                     let version = self.documents.remove(&uri).map_or(0, |d| d.version);
                     let seq = self.next_seq();
                     out.push(Record::Snapshot(SnapshotRecord {
@@ -719,6 +757,9 @@ impl SessionRecorder {
     fn on_did_open(&mut self, t_ns: u64, item: TextDocumentItem, out: &mut Vec<Record>) {
         let excluded = self.see_document(&item.uri, item.language_id.clone(), out);
         let doc = ShadowDocument::new(&item.text, item.version);
+        if !excluded {
+            self.origins.on_open(t_ns, &item.uri, &doc, self.encoding);
+        }
         let n_lines = doc.len_lines();
         self.documents.insert(item.uri.clone(), doc);
         let (text, redactions) = if excluded {
@@ -761,6 +802,8 @@ impl SessionRecorder {
             doc.version = version;
         }
         let version = doc.version;
+        // Only documents a tool proposed edits for pay for keeping the text before.
+        let before = self.origins.is_watching(&uri).then(|| doc.clone());
         let mut spans = Vec::with_capacity(params.content_changes.len());
         for change in params.content_changes {
             let span = match change.range {
@@ -772,7 +815,11 @@ impl SessionRecorder {
         if excluded {
             return;
         }
-        for (change_index, mut span) in spans.into_iter().enumerate() {
+        let origins = match before {
+            Some(before) => self.origins.classify(t_ns, &uri, &before, doc, &spans),
+            None => vec![Origin::User; spans.len()],
+        };
+        for (change_index, (mut span, origin)) in spans.into_iter().zip(origins).enumerate() {
             let (before, n1) = redact_text(&span.before);
             let (after, n2) = redact_text(&span.after);
             span.before = before;
@@ -786,8 +833,94 @@ impl SessionRecorder {
                 change_index,
                 span,
                 redactions: n1 + n2,
+                origin,
             }));
         }
+    }
+
+    /// Edits a tool proposed in an answer become expectations for later changes.
+    fn on_tool_answer(&mut self, t_ns: u64, envelope: &Envelope<'_>, request: &PendingRequest) {
+        let method = request.method.as_str();
+        // Cheap test first: only these answers are parsed.
+        let kind = match method {
+            "textDocument/formatting"
+            | "textDocument/rangeFormatting"
+            | "textDocument/onTypeFormatting"
+            | "textDocument/willSaveWaitUntil" => Origin::Format,
+            "textDocument/rename" => Origin::Rename,
+            "textDocument/codeAction" | "codeAction/resolve" => Origin::CodeAction,
+            "textDocument/completion" | "completionItem/resolve" => Origin::Completion,
+            _ => return,
+        };
+        if envelope.error.is_some() {
+            return;
+        }
+        let Some(result) = envelope.result_as::<Value>() else {
+            return;
+        };
+        let (list, alternatives) = match method {
+            "textDocument/rename" => (false, vec![origin::workspace_edit(&result)]),
+            "textDocument/codeAction" => (true, origin::code_actions(&result)),
+            "codeAction/resolve" => match result.get("edit") {
+                Some(edit) => (false, vec![origin::workspace_edit(edit)]),
+                None => return,
+            },
+            "textDocument/completion" => match &request.uri {
+                Some(uri) => (true, origin::completion_list(uri, &result)),
+                None => return,
+            },
+            "completionItem/resolve" => match &self.completion_uri {
+                Some(uri) => (false, origin::completion_item(uri, &result)),
+                None => return,
+            },
+            _ => match (&request.uri, origin::text_edits(&result)) {
+                (Some(uri), Some(edits)) => (
+                    false,
+                    vec![vec![ProposedEdits {
+                        uri: uri.clone(),
+                        version: None,
+                        edits,
+                    }]],
+                ),
+                _ => return,
+            },
+        };
+        self.expect(t_ns, kind, list, alternatives);
+    }
+
+    /// The editor's answer to `workspace/applyEdit`: a refusal withdraws its edits.
+    fn on_apply_edit_answer(&mut self, envelope: &Envelope<'_>, id: &str) {
+        let Some(answer) = self.apply_edits.remove(id) else {
+            return;
+        };
+        let refused = envelope.error.is_some()
+            || envelope
+                .result_as::<Value>()
+                .is_some_and(|r| r.get("applied") == Some(&Value::Bool(false)));
+        if refused {
+            self.origins.withdraw(answer);
+        }
+    }
+
+    fn expect(
+        &mut self,
+        t_ns: u64,
+        kind: Origin,
+        list: bool,
+        mut alternatives: Vec<Vec<ProposedEdits>>,
+    ) -> Option<u64> {
+        // Excluded documents' changes are never stored: nothing to tag.
+        for proposals in &mut alternatives {
+            proposals.retain(|p| !self.excluded_uris.contains(&p.uri));
+        }
+        self.origins.expect(
+            t_ns,
+            kind,
+            list,
+            alternatives,
+            &self.documents,
+            self.encoding,
+        )
     }
 
     fn on_response(
@@ -1162,6 +1295,485 @@ mod tests {
             rec.document_text("file:///ws/a.py").as_deref(),
             Some("ex = 2\n")
         );
+    }
+
+    fn feed_at(rec: &mut SessionRecorder, t_s: u64, dir: Direction, body: Value) -> Vec<Record> {
+        let body = body.to_string();
+        let frame = encode_frame(body.as_bytes());
+        rec.observe_frame(
+            dir,
+            t_s * 1_000_000_000,
+            &frame,
+            frame.len() - body.len(),
+            false,
+        )
+    }
+
+    /// (uri, after-text, origin) of each edit record.
+    fn origins(records: &[Record]) -> Vec<(String, String, Origin)> {
+        records
+            .iter()
+            .filter_map(|r| match r {
+                Record::Edit(e) => Some((
+                    e.uri.rsplit('/').next().unwrap().to_string(),
+                    e.span.after.clone(),
+                    e.origin,
+                )),
+                _ => None,
+            })
+            .collect()
+    }
+
+    fn range(l1: u32, c1: u32, l2: u32, c2: u32) -> Value {
+        serde_json::json!({"start": {"line": l1, "character": c1}, "end": {"line": l2, "character": c2}})
+    }
+
+    fn edit(l1: u32, c1: u32, l2: u32, c2: u32, text: &str) -> Value {
+        serde_json::json!({"range": range(l1, c1, l2, c2), "newText": text})
+    }
+
+    fn open(rec: &mut SessionRecorder, name: &str, text: &str) {
+        feed_at(
+            rec,
+            0,
+            C2S,
+            serde_json::json!({"jsonrpc": "2.0", "method": "textDocument/didOpen", "params": {"textDocument": {"uri": format!("file:///ws/{name}"), "languageId": "go", "version": 1, "text": text}}}),
+        );
+    }
+
+    fn change(rec: &mut SessionRecorder, t_s: u64, name: &str, changes: Value) -> Vec<Record> {
+        feed_at(
+            rec,
+            t_s,
+            C2S,
+            serde_json::json!({"jsonrpc": "2.0", "method": "textDocument/didChange", "params": {"textDocument": {"uri": format!("file:///ws/{name}"), "version": 9}, "contentChanges": changes}}),
+        )
+    }
+
+    fn ask(
+        rec: &mut SessionRecorder,
+        t_s: u64,
+        id: u64,
+        method: &str,
+        params: Value,
+        result: Value,
+    ) {
+        feed_at(
+            rec,
+            t_s,
+            C2S,
+            serde_json::json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}),
+        );
+        feed_at(
+            rec,
+            t_s,
+            S2C,
+            serde_json::json!({"jsonrpc": "2.0", "id": id, "result": result}),
+        );
+    }
+
+    fn doc(name: &str) -> Value {
+        serde_json::json!({"textDocument": {"uri": format!("file:///ws/{name}")}})
+    }
+
+    fn tagged(name: &str, after: &str, origin: Origin) -> (String, String, Origin) {
+        (name.to_string(), after.to_string(), origin)
+    }
+
+    #[test]
+    fn formatting_edits_are_tagged_in_every_form_an_editor_sends_them() {
+        // UTF-16 positions: the emoji is two code units.
+        let text = "s := \"😀\"  ;x\nfunc  f() {}\n";
+        let answer = serde_json::json!([edit(0, 9, 0, 12, ""), edit(1, 4, 1, 6, " ")]);
+        // Several incremental changes in one didChange, last edit first.
+        let mut rec = recorder();
+        open(&mut rec, "a.go", text);
+        ask(
+            &mut rec,
+            1,
+            1,
+            "textDocument/formatting",
+            doc("a.go"),
+            answer.clone(),
+        );
+        let out = change(
+            &mut rec,
+            1,
+            "a.go",
+            serde_json::json!([{"range": range(1, 4, 1, 6), "text": " "}, {"range": range(0, 9, 0, 12), "text": ""}]),
+        );
+        assert_eq!(
+            origins(&out),
+            vec![
+                tagged("a.go", " ", Origin::Format),
+                tagged("a.go", "", Origin::Format)
+            ]
+        );
+        // Consumed: the same change again is the user's.
+        let out = change(
+            &mut rec,
+            2,
+            "a.go",
+            serde_json::json!([{"range": range(0, 0, 0, 0), "text": "// "}]),
+        );
+        assert_eq!(origins(&out), vec![tagged("a.go", "// ", Origin::User)]);
+
+        // One full-text replacement whose result is the formatted text.
+        let mut rec = recorder();
+        open(&mut rec, "a.go", text);
+        ask(
+            &mut rec,
+            1,
+            1,
+            "textDocument/formatting",
+            doc("a.go"),
+            answer.clone(),
+        );
+        let out = change(
+            &mut rec,
+            1,
+            "a.go",
+            serde_json::json!([{"text": "s := \"😀\"x\nfunc f() {}\n"}]),
+        );
+        assert_eq!(
+            origins(&out),
+            vec![tagged("a.go", "x\nfunc", Origin::Format)]
+        );
+
+        // One didChange per edit, in any order, with the editor's minimised form of
+        // the second ("  " → " " sent as deleting one space).
+        let mut rec = recorder();
+        open(&mut rec, "a.go", text);
+        ask(
+            &mut rec,
+            1,
+            1,
+            "textDocument/formatting",
+            doc("a.go"),
+            answer,
+        );
+        let out = change(
+            &mut rec,
+            1,
+            "a.go",
+            serde_json::json!([{"range": range(1, 5, 1, 6), "text": ""}]),
+        );
+        assert_eq!(origins(&out), vec![tagged("a.go", "", Origin::Format)]);
+        let out = change(
+            &mut rec,
+            1,
+            "a.go",
+            serde_json::json!([{"range": range(0, 9, 0, 12), "text": ""}]),
+        );
+        assert_eq!(origins(&out), vec![tagged("a.go", "", Origin::Format)]);
+        assert_eq!(
+            rec.document_text("file:///ws/a.go").as_deref(),
+            Some("s := \"😀\"x\nfunc f() {}\n")
+        );
+    }
+
+    #[test]
+    fn rename_edits_are_tagged_in_open_and_later_opened_documents() {
+        let mut rec = recorder();
+        open(&mut rec, "a.go", "func old() {}\nvar x = old()\n");
+        let mut params = doc("a.go");
+        params["position"] = serde_json::json!({"line": 0, "character": 6});
+        params["newName"] = serde_json::json!("fresh");
+        let answer = serde_json::json!({"documentChanges": [
+            {"textDocument": {"uri": "file:///ws/a.go", "version": 1}, "edits": [edit(0, 5, 0, 8, "fresh"), edit(1, 8, 1, 11, "fresh")]},
+            {"textDocument": {"uri": "file:///ws/b.go", "version": 1}, "edits": [edit(0, 4, 0, 7, "fresh")]}
+        ]});
+        ask(&mut rec, 1, 1, "textDocument/rename", params, answer);
+        let out = change(
+            &mut rec,
+            1,
+            "a.go",
+            serde_json::json!([{"range": range(1, 8, 1, 11), "text": "fresh"}, {"range": range(0, 5, 0, 8), "text": "fresh"}]),
+        );
+        assert_eq!(
+            origins(&out),
+            vec![
+                tagged("a.go", "fresh", Origin::Rename),
+                tagged("a.go", "fresh", Origin::Rename)
+            ]
+        );
+        // b.go was not open: the editor opens it, then applies the edit.
+        open(&mut rec, "b.go", "x = old()\n");
+        let out = change(
+            &mut rec,
+            2,
+            "b.go",
+            serde_json::json!([{"range": range(0, 4, 0, 7), "text": "fresh"}]),
+        );
+        assert_eq!(origins(&out), vec![tagged("b.go", "fresh", Origin::Rename)]);
+    }
+
+    #[test]
+    fn code_actions_and_apply_edit_are_tagged_and_unchosen_actions_expire() {
+        let mut rec = recorder();
+        open(&mut rec, "a.go", "import (\n\t\"os\"\n\t\"fmt\"\n)\n");
+        // The server pushes an edit with workspace/applyEdit (a command's result).
+        feed_at(
+            &mut rec,
+            1,
+            S2C,
+            serde_json::json!({"jsonrpc": "2.0", "id": 0, "method": "workspace/applyEdit",
+                               "params": {"edit": {"changes": {"file:///ws/a.go": [edit(1, 0, 2, 0, "")]}}}}),
+        );
+        feed_at(
+            &mut rec,
+            1,
+            C2S,
+            serde_json::json!({"jsonrpc": "2.0", "id": 0, "result": {"applied": true}}),
+        );
+        let out = change(
+            &mut rec,
+            1,
+            "a.go",
+            serde_json::json!([{"range": range(1, 0, 2, 0), "text": ""}]),
+        );
+        assert_eq!(origins(&out), vec![tagged("a.go", "", Origin::CodeAction)]);
+        // An edit the editor refused is not expected any more.
+        feed_at(
+            &mut rec,
+            1,
+            S2C,
+            serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "workspace/applyEdit",
+                               "params": {"edit": {"changes": {"file:///ws/a.go": [edit(0, 0, 0, 0, "// x\n")]}}}}),
+        );
+        feed_at(
+            &mut rec,
+            1,
+            C2S,
+            serde_json::json!({"jsonrpc": "2.0", "id": 1, "result": {"applied": false, "failureReason": "no"}}),
+        );
+        let out = change(
+            &mut rec,
+            1,
+            "a.go",
+            serde_json::json!([{"range": range(0, 0, 0, 0), "text": "// x\n"}]),
+        );
+        assert_eq!(origins(&out), vec![tagged("a.go", "// x\n", Origin::User)]);
+        change(
+            &mut rec,
+            1,
+            "a.go",
+            serde_json::json!([{"range": range(0, 0, 1, 0), "text": ""}]),
+        );
+        // Two actions offered; the developer picks the second.
+        let actions = serde_json::json!([
+            {"title": "one", "edit": {"changes": {"file:///ws/a.go": [edit(0, 0, 0, 0, "// one\n")]}}},
+            {"title": "cmd", "command": {"title": "cmd", "command": "x"}},
+            {"title": "two", "edit": {"changes": {"file:///ws/a.go": [edit(1, 1, 1, 6, "\"io\"")]}}}
+        ]);
+        let mut params = doc("a.go");
+        params["range"] = range(1, 0, 1, 0);
+        params["context"] = serde_json::json!({"diagnostics": []});
+        ask(&mut rec, 2, 1, "textDocument/codeAction", params, actions);
+        let out = change(
+            &mut rec,
+            2,
+            "a.go",
+            serde_json::json!([{"range": range(1, 1, 1, 6), "text": "\"io\""}]),
+        );
+        assert_eq!(
+            origins(&out),
+            vec![tagged("a.go", "\"io\"", Origin::CodeAction)]
+        );
+        // The first action was not chosen: typing its text is the developer's.
+        let out = change(
+            &mut rec,
+            3,
+            "a.go",
+            serde_json::json!([{"range": range(0, 0, 0, 0), "text": "// one\n"}]),
+        );
+        assert_eq!(
+            origins(&out),
+            vec![tagged("a.go", "// one\n", Origin::User)]
+        );
+    }
+
+    #[test]
+    fn completion_edits_follow_the_typed_prefix() {
+        let mut rec = recorder();
+        open(&mut rec, "a.go", "package main\nfunc f() { fmt.Pr }\n");
+        let mut params = doc("a.go");
+        params["position"] = serde_json::json!({"line": 1, "character": 17});
+        let items = serde_json::json!({"isIncomplete": false, "items": [
+            {"label": "Print", "textEdit": edit(1, 15, 1, 17, "Print")},
+            {"label": "Println", "textEdit": {"newText": "Println", "insert": range(1, 15, 1, 17), "replace": range(1, 15, 1, 17)},
+             "additionalTextEdits": [edit(0, 12, 0, 12, "\nimport \"fmt\"")]}
+        ]});
+        ask(&mut rec, 1, 1, "textDocument/completion", params, items);
+        // The developer types one more letter of the prefix while the menu is open …
+        let out = change(
+            &mut rec,
+            2,
+            "a.go",
+            serde_json::json!([{"range": range(1, 17, 1, 17), "text": "i"}]),
+        );
+        assert_eq!(origins(&out), vec![tagged("a.go", "i", Origin::User)]);
+        // … then accepts Println: the replaced range grew with the prefix.
+        let out = change(
+            &mut rec,
+            3,
+            "a.go",
+            serde_json::json!([{"range": range(1, 15, 1, 18), "text": "Println"}, {"range": range(0, 12, 0, 12), "text": "\nimport \"fmt\""}]),
+        );
+        assert_eq!(
+            origins(&out),
+            vec![
+                tagged("a.go", "Println", Origin::Completion),
+                tagged("a.go", "\nimport \"fmt\"", Origin::Completion)
+            ]
+        );
+        // completionItem/resolve adds edits to the document of the latest completion.
+        let mut params = doc("a.go");
+        params["position"] = serde_json::json!({"line": 0, "character": 0});
+        ask(
+            &mut rec,
+            4,
+            2,
+            "textDocument/completion",
+            params,
+            serde_json::json!([]),
+        );
+        ask(
+            &mut rec,
+            4,
+            3,
+            "completionItem/resolve",
+            serde_json::json!({"label": "x"}),
+            serde_json::json!({"label": "x", "additionalTextEdits": [edit(0, 0, 0, 0, "// x\n")]}),
+        );
+        let out = change(
+            &mut rec,
+            4,
+            "a.go",
+            serde_json::json!([{"range": range(0, 0, 0, 0), "text": "// x\n"}]),
+        );
+        assert_eq!(
+            origins(&out),
+            vec![tagged("a.go", "// x\n", Origin::Completion)]
+        );
+    }
+
+    #[test]
+    fn changes_that_are_not_the_proposed_edits_stay_the_users() {
+        let answer = serde_json::json!([edit(0, 0, 0, 1, "X")]);
+        // Same place, other text; other place, same text.
+        let mut rec = recorder();
+        open(&mut rec, "a.go", "abc\nabc\n");
+        ask(
+            &mut rec,
+            1,
+            1,
+            "textDocument/formatting",
+            doc("a.go"),
+            answer.clone(),
+        );
+        let out = change(
+            &mut rec,
+            1,
+            "a.go",
+            serde_json::json!([{"range": range(0, 0, 0, 1), "text": "Y"}, {"range": range(1, 0, 1, 1), "text": "X"}]),
+        );
+        assert_eq!(
+            origins(&out),
+            vec![
+                tagged("a.go", "Y", Origin::User),
+                tagged("a.go", "X", Origin::User)
+            ]
+        );
+        // An overlapping change voids the expectation: restoring and applying it is the user's.
+        let out = change(
+            &mut rec,
+            1,
+            "a.go",
+            serde_json::json!([{"range": range(0, 0, 0, 1), "text": "X"}]),
+        );
+        assert_eq!(origins(&out), vec![tagged("a.go", "X", Origin::User)]);
+
+        // Expiry after unrelated didChanges …
+        let mut rec = recorder();
+        open(&mut rec, "a.go", "abc\nabc\n");
+        ask(
+            &mut rec,
+            1,
+            1,
+            "textDocument/formatting",
+            doc("a.go"),
+            answer.clone(),
+        );
+        for _ in 0..origin::UNRELATED_CHANGES {
+            change(
+                &mut rec,
+                1,
+                "a.go",
+                serde_json::json!([{"range": range(1, 3, 1, 3), "text": "z"}]),
+            );
+        }
+        let out = change(
+            &mut rec,
+            1,
+            "a.go",
+            serde_json::json!([{"range": range(0, 0, 0, 1), "text": "X"}]),
+        );
+        assert_eq!(origins(&out), vec![tagged("a.go", "X", Origin::User)]);
+        // … and after the time window.
+        let mut rec = recorder();
+        open(&mut rec, "a.go", "abc\nabc\n");
+        ask(
+            &mut rec,
+            1,
+            1,
+            "textDocument/formatting",
+            doc("a.go"),
+            answer.clone(),
+        );
+        let out = change(
+            &mut rec,
+            62,
+            "a.go",
+            serde_json::json!([{"range": range(0, 0, 0, 1), "text": "X"}]),
+        );
+        assert_eq!(origins(&out), vec![tagged("a.go", "X", Origin::User)]);
+        // A few unrelated changes before it are fine, and an error answer proposes nothing.
+        let mut rec = recorder();
+        open(&mut rec, "a.go", "abc\nabc\n");
+        feed_at(
+            &mut rec,
+            1,
+            C2S,
+            serde_json::json!({"jsonrpc": "2.0", "id": 7, "method": "textDocument/formatting", "params": doc("a.go")}),
+        );
+        feed_at(
+            &mut rec,
+            1,
+            S2C,
+            serde_json::json!({"jsonrpc": "2.0", "id": 7, "error": {"code": -32801, "message": "modified"}}),
+        );
+        ask(
+            &mut rec,
+            1,
+            1,
+            "textDocument/formatting",
+            doc("a.go"),
+            answer,
+        );
+        change(
+            &mut rec,
+            1,
+            "a.go",
+            serde_json::json!([{"range": range(1, 0, 1, 0), "text": "zz"}]),
+        );
+        let out = change(
+            &mut rec,
+            2,
+            "a.go",
+            serde_json::json!([{"range": range(0, 0, 0, 1), "text": "X"}]),
+        );
+        assert_eq!(origins(&out), vec![tagged("a.go", "X", Origin::Format)]);
     }
 
     #[test]

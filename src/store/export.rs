@@ -7,8 +7,8 @@ use rusqlite::{OptionalExtension, params};
 use super::{Database, StoreError, sqlite};
 use crate::record::uri::uri_to_path;
 use crate::trajectory::{
-    Change, CoalesceConfig, Event, EventBody, FileEntry, LineRange, Origin, Read, ReadRole,
-    SessionInfo, SessionKind, Signal, Trajectory, apply_byte_edit, coalesce,
+    Change, CommitInfo, Event, EventBody, FileEntry, LineRange, Origin, Read, ReadRole,
+    SessionInfo, SessionKind, Signal, Trajectory, apply_byte_edit, recompute_recorded_edits,
 };
 
 /// One line of `nextedit sessions list`.
@@ -50,6 +50,8 @@ pub struct SessionSummary {
     pub reads: i64,
     /// Editor signals recorded.
     pub signals: i64,
+    /// The commit that contains the session's edits (`nextedit sessions link`).
+    pub linked_commit: Option<String>,
 }
 
 /// One document of a session.
@@ -74,7 +76,8 @@ const SUMMARY_SQL: &str =
         (SELECT count(*) FROM documents d WHERE d.session_id = s.id),
         (SELECT count(*) FROM edits e WHERE e.session_id = s.id),
         (SELECT count(*) FROM reads r WHERE r.session_id = s.id),
-        (SELECT count(*) FROM signals g WHERE g.session_id = s.id)
+        (SELECT count(*) FROM signals g WHERE g.session_id = s.id),
+        s.linked_commit
    FROM sessions s";
 
 fn summary_from_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<SessionSummary> {
@@ -100,6 +103,7 @@ fn summary_from_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<SessionSummary>
         edits: row.get(15)?,
         reads: row.get(16)?,
         signals: row.get(17)?,
+        linked_commit: row.get(18)?,
     })
 }
 
@@ -313,7 +317,10 @@ impl Database {
             kind: SessionKind::parse(&summary.kind).unwrap_or(SessionKind::Recorded),
             workspace: summary.workspace.clone(),
             git_head: summary.git_head.clone(),
-            commit: None,
+            commit: summary
+                .linked_commit
+                .as_deref()
+                .map(|sha| linked_commit_info(summary.workspace.as_deref(), sha)),
             server_command: summary.server_command.clone(),
             position_encoding: summary.position_encoding.clone(),
             started_at: Some(summary.started_at.clone()),
@@ -375,8 +382,7 @@ impl Database {
                     new_end_line: edit.new_end_line,
                     before: edit.before,
                     after: edit.after,
-                    origin: serde_json::from_value(serde_json::Value::String(edit.origin))
-                        .unwrap_or(Origin::User),
+                    origin: Origin::parse(&edit.origin).unwrap_or(Origin::User),
                 }),
             });
         }
@@ -432,14 +438,6 @@ impl Database {
             }
         }
         events.sort_by_key(|e| e.seq);
-        // The edits a person would name, in the order they began (real temporal order).
-        let base: HashMap<String, String> = documents
-            .iter()
-            .filter_map(|d| Some((d.path.clone(), first_open.get(&d.uri)?.clone()?)))
-            .collect();
-        trajectory.edits = coalesce(&events, &base, CoalesceConfig::default());
-        trajectory.order.natural = trajectory.edits.iter().map(|e| e.id.clone()).collect();
-        trajectory.order.source = Some("recorded".to_string());
         trajectory.events = events;
         for doc in &documents {
             let base_text = first_open.get(&doc.uri).cloned().flatten();
@@ -462,6 +460,21 @@ impl Database {
                 ..FileEntry::new(file_name(&uri), None)
             });
         }
+        // The edits a person would name, in the order they began (real temporal order).
+        recompute_recorded_edits(&mut trajectory);
         Ok(trajectory)
     }
+}
+
+/// The linked commit's header, read from the session's workspace repository when it
+/// is there (read-only); else just its id.
+fn linked_commit_info(workspace: Option<&str>, sha: &str) -> CommitInfo {
+    workspace
+        .and_then(|w| crate::history::link::commit_info(std::path::Path::new(w), sha).ok())
+        .unwrap_or_else(|| CommitInfo {
+            sha: sha.to_string(),
+            parent: None,
+            message: None,
+            project: None,
+        })
 }

@@ -86,6 +86,21 @@ impl Database {
         Ok(())
     }
 
+    /// Records the commit that contains a session's edits (`nextedit sessions link`).
+    pub fn set_linked_commit(&mut self, session: i64, sha: &str) -> Result<(), StoreError> {
+        let changed = self
+            .conn
+            .execute(
+                "UPDATE sessions SET linked_commit = ?2 WHERE id = ?1",
+                params![session, sha],
+            )
+            .map_err(|source| sqlite(&self.path, source))?;
+        if changed == 0 {
+            return Err(StoreError::NoSession(session));
+        }
+        Ok(())
+    }
+
     /// Writes a batch of records in one transaction (all or nothing).
     pub fn write_records(&mut self, session: i64, records: &[Record]) -> Result<(), StoreError> {
         let path = self.path.clone();
@@ -162,8 +177,9 @@ impl Database {
                 Record::Edit(ed) => {
                     tx.prepare_cached(
                         "INSERT INTO edits (session_id, seq, t_ns, uri, version, change_index, start_byte, end_byte,
-                                            start_line, end_line, new_end_line, text_before, text_after, redactions)
-                         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)",
+                                            start_line, end_line, new_end_line, text_before, text_after, redactions,
+                                            origin)
+                         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)",
                     )
                     .and_then(|mut st| {
                         st.execute(params![
@@ -180,7 +196,8 @@ impl Database {
                             ed.span.new_end_line as i64,
                             ed.span.before,
                             ed.span.after,
-                            ed.redactions as i64
+                            ed.redactions as i64,
+                            ed.origin.as_str()
                         ])
                     })
                     .map_err(e)?;

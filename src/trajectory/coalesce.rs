@@ -18,7 +18,7 @@
 
 use std::collections::HashMap;
 
-use super::{Edit, EditKind, Event, EventBody, LineRange, Origin};
+use super::{Edit, EditKind, Event, EventBody, LineRange, Origin, Trajectory};
 
 /// Thresholds of coalescing.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -184,6 +184,20 @@ pub fn coalesce(
 /// How much an edit has lengthened its file so far.
 fn net_delta(o: &Open) -> isize {
     o.after.len() as isize - o.before.len() as isize
+}
+
+/// Rebuilds a recorded trajectory's `edits` from its change events and its files'
+/// base texts, with the real temporal order as the natural order (source `recorded`).
+/// The one code path for stored sessions and for slices of them.
+pub fn recompute_recorded_edits(trajectory: &mut Trajectory) {
+    let base: HashMap<String, String> = trajectory
+        .files
+        .iter()
+        .filter_map(|f| Some((f.path.clone(), f.base_text.clone()?)))
+        .collect();
+    trajectory.edits = coalesce(&trajectory.events, &base, CoalesceConfig::default());
+    trajectory.order.natural = trajectory.edits.iter().map(|e| e.id.clone()).collect();
+    trajectory.order.source = Some("recorded".to_string());
 }
 
 /// Applies one change to the open edit it touches.

@@ -14,9 +14,11 @@
 
 mod apply;
 mod coalesce;
+mod slice;
 
 pub use apply::{ApplyError, apply_byte_edit};
-pub use coalesce::{CoalesceConfig, coalesce};
+pub use coalesce::{CoalesceConfig, coalesce, recompute_recorded_edits};
+pub use slice::{SliceBound, SliceError, SliceSpec, slice};
 
 use serde::{Deserialize, Serialize};
 
@@ -321,6 +323,37 @@ pub enum Origin {
     External,
     /// A commit's diff (derived sessions).
     Commit,
+}
+
+impl Origin {
+    /// Every origin, in declaration order.
+    pub const ALL: [Origin; 7] = [
+        Origin::User,
+        Origin::Format,
+        Origin::CodeAction,
+        Origin::Rename,
+        Origin::Completion,
+        Origin::External,
+        Origin::Commit,
+    ];
+
+    /// The snake-case name used in JSON, SQLite and the CLI.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Origin::User => "user",
+            Origin::Format => "format",
+            Origin::CodeAction => "code_action",
+            Origin::Rename => "rename",
+            Origin::Completion => "completion",
+            Origin::External => "external",
+            Origin::Commit => "commit",
+        }
+    }
+
+    /// Parses the snake-case name; `None` for anything else.
+    pub fn parse(name: &str) -> Option<Origin> {
+        Origin::ALL.into_iter().find(|o| o.as_str() == name)
+    }
 }
 
 /// One content change with both texts, so any version can be rebuilt and undone.
