@@ -259,18 +259,20 @@ fn run_contextbench(args: ContextBenchArgs) -> Result<i32> {
         {
             used[i] = true;
         }
-        if let (Some(path), None) = (reads_path, matched) {
-            eprintln!("{id}: no row of {} matches; imported without reads", path.display());
-        }
         let view = repo.as_ref().map(|r| r as &dyn RepoView);
         match contextbench::import_task(task, matched, view) {
             Ok(imported) => {
                 let mut trajectory = imported.trajectory;
-                trajectory.session.workspace =
-                    args.repo.as_ref().map(|d| d.display().to_string());
+                trajectory.session.workspace = args.repo.as_ref().map(|d| d.display().to_string());
                 let session = db.import_trajectory(&trajectory)?;
                 stored += 1;
                 println!("{session}\t{id}");
+                if let (Some(path), None) = (reads_path, matched) {
+                    eprintln!(
+                        "{id}: no row of {} matches; imported without reads",
+                        path.display()
+                    );
+                }
                 if !imported.missing_files.is_empty() {
                     eprintln!(
                         "{id}: not in --repo (not listed in files): {}",

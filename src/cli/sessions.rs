@@ -32,7 +32,7 @@ pub enum SessionsCommand {
     ///
     /// `json` writes one trajectory document; `jsonl` writes one JSON object per
     /// line: {"type":"session",...}, then {"type":"file",...} per file, then
-    /// {"type":"event",...} per event, then edits and the order.
+    /// {"type":"event",...} per event, then edits, the order and the gold (when any).
     Export {
         #[command(flatten)]
         db: DbArg,
@@ -261,6 +261,13 @@ pub fn run(command: SessionsCommand) -> anyhow::Result<i32> {
                         "{}",
                         serde_json::json!({"type": "order", "order": trajectory.order})
                     )?;
+                    if !trajectory.gold.is_empty() {
+                        writeln!(
+                            sink,
+                            "{}",
+                            serde_json::json!({"type": "gold", "gold": trajectory.gold})
+                        )?;
+                    }
                 }
             }
             sink.flush()?;

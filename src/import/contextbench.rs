@@ -35,7 +35,9 @@ pub const VIA_TRAJ_DATA: &str = "traj_data";
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
 pub enum ImportError {
     /// A gold region whose lines are not a 1-based inclusive range.
-    #[error("{instance}: gold region {index} ({file}): lines {start}..={end} are not a 1-based inclusive range")]
+    #[error(
+        "{instance}: gold region {index} ({file}): lines {start}..={end} are not a 1-based inclusive range"
+    )]
     GoldRegion {
         /// Instance id.
         instance: String,
@@ -49,7 +51,9 @@ pub enum ImportError {
         end: i64,
     },
     /// A read span whose lines are not a 1-based inclusive range.
-    #[error("{instance}: step {step} ({file}): span {start}..={end} is not a 1-based inclusive range")]
+    #[error(
+        "{instance}: step {step} ({file}): span {start}..={end} is not a 1-based inclusive range"
+    )]
     Span {
         /// Instance id.
         instance: String,

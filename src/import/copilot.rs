@@ -268,7 +268,13 @@ fn to_bytes(
     reps: &[(usize, usize, String)],
 ) -> Result<Vec<(usize, usize, String)>, String> {
     reps.iter()
-        .map(|(s, e, t)| Ok((utf16_to_byte(text, *s)?, utf16_to_byte(text, *e)?, t.clone())))
+        .map(|(s, e, t)| {
+            Ok((
+                utf16_to_byte(text, *s)?,
+                utf16_to_byte(text, *e)?,
+                t.clone(),
+            ))
+        })
         .collect()
 }
 
@@ -464,7 +470,8 @@ impl Importer {
                             units.len()
                         ));
                     };
-                    selections.push(json!({"start": position(units, s), "end": position(units, e)}));
+                    selections
+                        .push(json!({"start": position(units, s), "end": position(units, e)}));
                 }
                 let payload =
                     json!({"textDocument": {"uri": self.uri(&file)}, "selections": selections});
@@ -514,10 +521,12 @@ impl Importer {
             let EventBody::Change(c) = &event.body else {
                 continue;
             };
-            let text = replayed.get_mut(&c.file).ok_or_else(|| CopilotError::Replay {
-                file: c.file.clone(),
-                what: "a change before the base text".into(),
-            })?;
+            let text = replayed
+                .get_mut(&c.file)
+                .ok_or_else(|| CopilotError::Replay {
+                    file: c.file.clone(),
+                    what: "a change before the base text".into(),
+                })?;
             apply_byte_edit(text, c.start_byte, c.end_byte, &c.before, &c.after).map_err(|e| {
                 CopilotError::Replay {
                     file: c.file.clone(),
@@ -573,7 +582,10 @@ fn next_user_edit(
     let first = events.len() as u64;
     let mut shift: isize = 0;
     for (s, e, after) in &bytes {
-        let (s, e) = ((*s as isize + shift) as usize, (*e as isize + shift) as usize);
+        let (s, e) = (
+            (*s as isize + shift) as usize,
+            (*e as isize + shift) as usize,
+        );
         let span = shadow.replace(s, e, after);
         shift += after.len() as isize - (e - s) as isize;
         events.push(Event {
@@ -583,7 +595,10 @@ fn next_user_edit(
         });
     }
     let mut edits = coalesce(&events, &im.base, config);
-    for edit in edits.iter_mut().filter(|e| e.events.iter().any(|s| *s >= first)) {
+    for edit in edits
+        .iter_mut()
+        .filter(|e| e.events.iter().any(|s| *s >= first))
+    {
         // Its change events are not part of the trajectory: the edit is the answer.
         edit.events.clear();
         edit.annotations
