@@ -259,7 +259,7 @@ fn copilot_recordings_import_exactly_and_a_bad_one_is_skipped() {
     );
     assert_eq!(
         point["gold"],
-        json!({"next_edits": ["e4", "e5"], "source": "copilot-nes"})
+        json!({"next_edits": ["e4", "e5"], "source": "copilot-nes", "instance_id": "point-3d"})
     );
     assert_eq!(
         point["order"]["natural"],
@@ -309,7 +309,7 @@ fn copilot_recordings_import_exactly_and_a_bad_one_is_skipped() {
     assert_eq!(notes["edits"][3]["events"], json!([4]));
     assert_eq!(
         notes["gold"],
-        json!({"source": "copilot-nes:no-edit-expected"})
+        json!({"source": "copilot-nes:no-edit-expected", "instance_id": "notes-cjk"})
     );
 }
 
@@ -408,9 +408,18 @@ fn steps_of(trajectory: &Trajectory) -> (Vec<Step>, Step) {
     (steps, fin)
 }
 
+/// The instance id each expected result row carries.
+fn want_id(expected: &str) -> &'static str {
+    match &expected[..5] {
+        "case1" => "demo__demo-1",
+        "case2" => "demo__demo-2",
+        _ => "demo__demo-3",
+    }
+}
+
 fn gold_of(trajectory: &Trajectory, patch: &str) -> Gold {
     Gold {
-        instance_id: trajectory.session.id.clone(),
+        instance_id: trajectory.gold.instance_id.clone().unwrap(),
         original_instance_id: None,
         init: trajectory
             .gold
@@ -480,7 +489,7 @@ fn contextbench_demo_cases_import_and_score_like_the_reference() {
         one["gold"],
         json!({"context": [{"file": "mod.py", "lines": {"start": 3, "end": 5}},
                            {"file": "mod.py", "lines": {"start": 8, "end": 11}}],
-               "source": "contextbench"})
+               "source": "contextbench", "instance_id": "demo__demo-1"})
     );
     assert_eq!(
         one["events"],
@@ -566,8 +575,9 @@ fn contextbench_demo_cases_import_and_score_like_the_reference() {
         let gold_row: Value =
             serde_json::from_str(std::fs::read_to_string(demo(gold_file)).unwrap().trim()).unwrap();
         let (steps, final_context) = steps_of(&t);
+        assert_eq!(t.gold.instance_id.as_deref(), Some(want_id(expected)));
         let pred = Prediction {
-            instance_id: source.instance_id.clone(),
+            instance_id: t.gold.instance_id.clone().unwrap(),
             model_patch: source.model_patch.clone(),
             steps,
             final_context,
@@ -648,11 +658,14 @@ fn contextbench_batch_skips_bad_rows_and_unmatched_predictions() {
     );
     assert_eq!(
         a["gold"],
-        json!({"context": [{"file": "x.py", "lines": {"start": 1, "end": 3}}], "source": "contextbench"})
+        json!({"context": [{"file": "x.py", "lines": {"start": 1, "end": 3}}], "source": "contextbench", "instance_id": "a"})
     );
     let c = export(&db, "2");
     assert_eq!(c["events"], json!([]));
-    assert_eq!(c["gold"], json!({"source": "contextbench"}));
+    assert_eq!(
+        c["gold"],
+        json!({"source": "contextbench", "instance_id": "c"})
+    );
     // jsonl exports end with the gold.
     let out = run(&["sessions", "export", "1", "--format", "jsonl"], &db);
     let last = text(&out.stdout).lines().last().unwrap().to_owned();

@@ -217,6 +217,7 @@ pub fn import_task(
         });
     }
     trajectory.gold.source = Some(GOLD_SOURCE.into());
+    trajectory.gold.instance_id = Some(instance.clone());
 
     let mut named: Vec<String> = regions.iter().map(|g| g.file.clone()).collect();
     let mut ignored_symbols = 0;

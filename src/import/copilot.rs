@@ -143,6 +143,9 @@ pub fn import_recording(text: &str, name: &str) -> Result<CopilotImport, Copilot
             }
         }
     }
+    if trajectory.gold.source.is_some() {
+        trajectory.gold.instance_id = Some(name.to_owned());
+    }
     trajectory.order.natural = edits.iter().map(|e| e.id.clone()).collect();
     trajectory.order.source = Some("recorded".into());
     trajectory.edits = edits;
