@@ -541,6 +541,31 @@ fn contextbench_demo_cases_import_and_score_like_the_reference() {
         json!([{"path": "mod.py", "base_text": mod_py}])
     );
 
+    // The default (fixed) conversion reads full-file reads and `nl -ba f | sed -n` too.
+    let (g, r) = (path("case3_benchkit_gold.jsonl"), path("case3_trace.jsonl"));
+    let args = [
+        "import",
+        "contextbench",
+        "--gold",
+        &g,
+        "--trace",
+        &r,
+        "--repo",
+        repo_arg,
+    ];
+    let out = run(&args, &db);
+    assert_eq!(text(&out.stdout), "4\tdemo__demo-3\n");
+    assert_eq!(
+        export(&db, "4")["events"],
+        json!([
+            read(0, 0.0, "testbed", [0, 0], "Grep"),
+            read(1, 1.0, "mod.py", [0, 18], "Read"),
+            read(2, 2.0, "mod.py", [7, 12], "Bash"),
+            read(3, 3.0, "mod.py", [3, 6], "Read"),
+            read(4, 4.0, "mod.py", [0, 20], "Bash"),
+        ])
+    );
+
     // Read back with the step convention, the reference evaluator's numbers come out
     // exactly (patches come from the source rows: trajectories do not carry them).
     let compat = ContextBenchConfig {

@@ -644,6 +644,73 @@ mod tests {
         assert_eq!(normalize_path("/r/a/../b.ts"), "/r/b.ts");
     }
 
+    fn log(entries: Value) -> String {
+        json!({ "log": entries }).to_string()
+    }
+
+    fn error(entries: Value) -> String {
+        import_recording(&log(entries), "r")
+            .unwrap_err()
+            .to_string()
+    }
+
+    #[test]
+    fn inconsistent_logs_name_the_entry() {
+        let enc = json!({"kind": "documentEncountered", "id": 1, "time": 0, "relativePath": "a"});
+        assert_eq!(
+            error(json!([enc, {"kind": "changed", "id": 1, "time": 1, "edit": [[0, 0, "x"]]}])),
+            "log entry 1 (changed): a change to a document whose content was never set"
+        );
+        assert_eq!(
+            error(
+                json!([enc, {"kind": "setContent", "id": 1, "time": 0, "content": "ab"},
+                         {"kind": "restoreContent", "id": 1, "time": 1, "contentId": 3}])
+            ),
+            "log entry 2 (restoreContent): content 3 was never stored"
+        );
+        assert_eq!(
+            error(json!([{"kind": "opened", "id": 4, "time": 0}])),
+            "log entry 0 (opened): document 4 was never encountered"
+        );
+        assert_eq!(
+            error(
+                json!([enc, {"kind": "setContent", "id": 1, "time": 0, "content": "ab"},
+                         {"kind": "changed", "id": 1, "time": 1, "edit": [[1, 3, "x"]]}])
+            ),
+            "log entry 2 (changed): offset 3 is past the end of the text (2 UTF-16 units)"
+        );
+        assert_eq!(
+            import_recording("{\"log\": 3}", "r")
+                .unwrap_err()
+                .to_string(),
+            "no \"log\" array"
+        );
+    }
+
+    #[test]
+    fn a_second_id_for_a_path_shares_its_text() {
+        let text = log(json!([
+            {"kind": "documentEncountered", "id": 1, "time": 10, "relativePath": "a\\b.txt"},
+            {"kind": "setContent", "id": 1, "time": 10, "content": "one\n", "v": 1},
+            {"kind": "documentEncountered", "id": 2, "time": 11, "relativePath": "a/b.txt"},
+            {"kind": "setContent", "id": 2, "time": 12, "content": "one\ntwo\n", "v": 1},
+        ]));
+        let t = import_recording(&text, "r").unwrap().trajectory;
+        assert_eq!(t.files.len(), 1);
+        assert_eq!(t.files[0].base_text.as_deref(), Some("one\n"));
+        assert_eq!(t.files[0].final_text.as_deref(), Some("one\ntwo\n"));
+        let EventBody::Change(c) = &t.events[0].body else {
+            panic!("{:?}", t.events)
+        };
+        assert_eq!(
+            (c.start_byte, c.end_byte, c.after.as_str()),
+            (4, 4, "two\n")
+        );
+        assert_eq!((c.origin, t.events[0].t_ms), (Origin::External, 2.0));
+        // No nextUserEdit: no gold at all.
+        assert!(t.gold.is_empty());
+    }
+
     #[test]
     fn overlapping_replacements_are_refused() {
         let v = json!([[0, 4, "x"], [3, 5, "y"]]);
