@@ -553,6 +553,18 @@ impl Importer {
     }
 }
 
+/// The document `nextUserEdit` names: its path, or else the one document whose path
+/// ends the given one at a `/` (fixtures name it relative to the fixture file, e.g.
+/// `../../../../Users/u/proj/src/a.ts` for `src/a.ts`).
+fn document_for(path: &str, im: &Importer) -> Option<String> {
+    if im.texts.contains_key(path) {
+        return Some(path.to_owned());
+    }
+    let mut found = im.texts.keys().filter(|p| path.ends_with(&format!("/{p}")));
+    let first = found.next()?;
+    found.next().is_none().then(|| first.clone())
+}
+
 /// The edits of the log followed by `nextUserEdit`'s, or `None` for NO_EDIT_EXPECTED.
 fn next_user_edit(
     next: &Value,
@@ -567,11 +579,9 @@ fn next_user_edit(
     let raw = next["relativePath"]
         .as_str()
         .ok_or_else(|| err("no \"relativePath\" string".into()))?;
-    let path = normalize_path(raw);
-    let text = im
-        .texts
-        .get(&path)
+    let path = document_for(&normalize_path(raw), im)
         .ok_or_else(|| err(format!("{raw:?} is not a document of the log with content")))?;
+    let text = &im.texts[&path];
     let reps = replacements(edit).map_err(err)?;
     if reps.is_empty() {
         return Ok(None);
@@ -709,6 +719,33 @@ mod tests {
         assert_eq!((c.origin, t.events[0].t_ms), (Origin::External, 2.0));
         // No nextUserEdit: no gold at all.
         assert!(t.gold.is_empty());
+    }
+
+    #[test]
+    fn next_user_edit_paths_relative_to_a_fixture_resolve_by_suffix() {
+        let entries = json!([
+            {"kind": "documentEncountered", "id": 0, "time": 1, "relativePath": "dir\\p.ts"},
+            {"kind": "setContent", "id": 0, "time": 1, "content": "let a = 1;\n", "v": 1},
+        ]);
+        let with_next = |path: &str| {
+            json!({"log": entries, "nextUserEdit": {"relativePath": path, "edit": [[4, 5, "b"]]}})
+                .to_string()
+        };
+        let t = import_recording(&with_next("../../../Users/u/proj/dir/p.ts"), "r")
+            .unwrap()
+            .trajectory;
+        assert_eq!(t.gold.next_edits, ["e0"]);
+        assert_eq!(
+            (t.edits[0].file.as_str(), t.edits[0].after_text.as_str()),
+            ("dir/p.ts", "b")
+        );
+        // A suffix must end at a `/`.
+        assert_eq!(
+            import_recording(&with_next("xdir/p.ts"), "r")
+                .unwrap_err()
+                .to_string(),
+            "nextUserEdit: \"xdir/p.ts\" is not a document of the log with content"
+        );
     }
 
     #[test]
