@@ -9,6 +9,7 @@
 //! - [`trajectory`]: the pure domain model and its JSON form.
 //! - [`contextbench_io`]: ContextBench inputs and repository checkouts on disk.
 //! - [`metrics`]: BLEU, SARI, Excision Score, DiffBLEU, ContextBench, flow aggregation (pure).
+//! - [`import`]: other tools' formats (Copilot NES recordings, ContextBench tasks) → trajectories.
 //! - [`history`]: git commits → edits, dependency edges and partial orders.
 //! - [`syntax`]: tree-sitter languages, structural paths, identifiers.
 
@@ -17,6 +18,7 @@
 
 pub mod contextbench_io;
 pub mod history;
+pub mod import;
 pub mod lsp;
 pub mod metrics;
 pub mod proxy;

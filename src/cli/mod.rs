@@ -6,6 +6,7 @@
 mod derive;
 mod doctor;
 mod eval_order;
+mod import;
 mod proxy;
 mod replay;
 mod score;
@@ -45,6 +46,8 @@ enum Command {
     Replay(replay::ReplayArgs),
     Report(replay::ReportArgs),
     Derive(derive::DeriveArgs),
+    #[command(subcommand)]
+    Import(import::ImportCommand),
     EvalOrder(eval_order::EvalOrderArgs),
     Doctor(doctor::DoctorArgs),
 }
@@ -62,6 +65,7 @@ pub fn run() -> i32 {
         Command::Replay(args) => replay::run(args),
         Command::Report(args) => replay::report(args),
         Command::Derive(args) => derive::run(args),
+        Command::Import(command) => import::run(command),
         Command::EvalOrder(args) => eval_order::run(args),
         Command::Doctor(args) => doctor::run(args),
     };

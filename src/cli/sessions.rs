@@ -33,7 +33,7 @@ pub enum SessionsCommand {
     ///
     /// `json` writes one trajectory document; `jsonl` writes one JSON object per
     /// line: {"type":"session",...}, then {"type":"file",...} per file, then
-    /// {"type":"event",...} per event, then edits and the order.
+    /// {"type":"event",...} per event, then edits, the order and the gold (when any).
     ///
     /// --from/--to/--file cut the session to a window and some files: base texts
     /// become the texts at the window start and the edits are coalesced again.
@@ -308,6 +308,13 @@ pub fn run(command: SessionsCommand) -> anyhow::Result<i32> {
                         "{}",
                         serde_json::json!({"type": "order", "order": trajectory.order})
                     )?;
+                    if !trajectory.gold.is_empty() {
+                        writeln!(
+                            sink,
+                            "{}",
+                            serde_json::json!({"type": "gold", "gold": trajectory.gold})
+                        )?;
+                    }
                 }
             }
             sink.flush()?;

@@ -171,7 +171,9 @@ impl ShadowDocument {
         Some(span)
     }
 
-    fn replace(&mut self, start: usize, end: usize, text: &str) -> ChangeSpan {
+    /// Replaces the bytes `start..end` (on char boundaries) by `text`; importers use it
+    /// for formats that address text by offset rather than by LSP position.
+    pub fn replace(&mut self, start: usize, end: usize, text: &str) -> ChangeSpan {
         let start_char = self.rope.byte_to_char(start);
         let end_char = self.rope.byte_to_char(end);
         let before = self.rope.slice(start_char..end_char).to_string();

@@ -80,12 +80,19 @@ pub struct Gold {
     /// Where the gold came from (`contextbench`, `copilot-nes`, a file name…).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub source: Option<String>,
+    /// The benchmark's id of the task (ContextBench `inst_id`, a Copilot recording's
+    /// name); stored sessions get a database id, so results are labelled with this.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub instance_id: Option<String>,
 }
 
 impl Gold {
     /// True when the trajectory carries no gold beyond its edits.
     pub fn is_empty(&self) -> bool {
-        self.context.is_empty() && self.next_edits.is_empty() && self.source.is_none()
+        self.context.is_empty()
+            && self.next_edits.is_empty()
+            && self.source.is_none()
+            && self.instance_id.is_none()
     }
 }
 

@@ -419,9 +419,46 @@ fn to_step(found: Found) -> Step {
     }
 }
 
+/// One converted step and the tool invocation it came from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ToolStep {
+    /// The invocation's `tool` as written in the trace (`Read`, `Bash`, `Grep`, `Edit`…).
+    pub tool: String,
+    /// What the invocation read.
+    pub step: Step,
+}
+
 /// Converts one `trace.jsonl` row's tool invocations into steps and the final context
 /// (the union of all reads, as Benchkit defines it).
 pub fn trace_to_steps(row: &Value, mode: Conversion, lines: &dyn LineCounts) -> (Vec<Step>, Step) {
+    let steps: Vec<Step> = trace_to_tool_steps(row, mode, lines)
+        .into_iter()
+        .map(|s| s.step)
+        .collect();
+    let mut final_files = BTreeSet::new();
+    let mut final_spans: BTreeMap<String, Vec<LineSpan>> = BTreeMap::new();
+    for s in &steps {
+        final_files.extend(s.files.iter().cloned());
+        for (p, spans) in &s.spans {
+            let e = final_spans.entry(p.clone()).or_default();
+            for sp in spans {
+                if !e.contains(sp) {
+                    e.push(*sp);
+                }
+            }
+        }
+    }
+    let final_context = Step {
+        files: final_files.into_iter().collect(),
+        spans: final_spans,
+        symbols: BTreeMap::new(),
+    };
+    (steps, final_context)
+}
+
+/// Like [`trace_to_steps`], keeping which tool each step came from (importers name
+/// the read's `via` after it); the final context is the union of these steps.
+pub fn trace_to_tool_steps(row: &Value, mode: Conversion, lines: &dyn LineCounts) -> Vec<ToolStep> {
     let meta = &row["metadata"];
     let curated = meta["tool_invocations_curated"]
         .as_array()
@@ -446,9 +483,10 @@ pub fn trace_to_steps(row: &Value, mode: Conversion, lines: &dyn LineCounts) -> 
     let mut primary = 0usize;
     for inv in invocations {
         let inv = hydrate(inv, &by_id, &by_index);
+        let tool = inv["tool"].as_str().unwrap_or("").trim().to_owned();
         let edit = edit_fallback(&inv);
         if !edit.is_empty() {
-            fallback.push(edit);
+            fallback.push((tool.clone(), edit));
         }
         let found = extract(&inv, mode, lines);
         if found.is_empty() {
@@ -456,30 +494,18 @@ pub fn trace_to_steps(row: &Value, mode: Conversion, lines: &dyn LineCounts) -> 
         }
         // Only read/grep/bash produce files here, so every step is a primary one.
         primary += 1;
-        steps.push(found);
+        steps.push((tool, found));
     }
     if primary == 0 && !fallback.is_empty() {
         steps = fallback;
     }
-    let mut final_files = BTreeSet::new();
-    let mut final_spans: BTreeMap<String, Vec<LineSpan>> = BTreeMap::new();
-    for s in &steps {
-        final_files.extend(s.files.iter().cloned());
-        for (p, spans) in &s.spans {
-            let e = final_spans.entry(p.clone()).or_default();
-            for sp in spans {
-                if !e.contains(sp) {
-                    e.push(*sp);
-                }
-            }
-        }
-    }
-    let final_context = Step {
-        files: final_files.into_iter().collect(),
-        spans: final_spans,
-        symbols: BTreeMap::new(),
-    };
-    (steps.into_iter().map(to_step).collect(), final_context)
+    steps
+        .into_iter()
+        .map(|(tool, found)| ToolStep {
+            tool,
+            step: to_step(found),
+        })
+        .collect()
 }
 
 #[cfg(test)]

@@ -15,7 +15,9 @@ mod evaluate;
 mod input;
 mod intervals;
 
-pub use benchkit::{Conversion, LineCounts, normalize_repo_path, trace_to_steps};
+pub use benchkit::{
+    Conversion, LineCounts, ToolStep, normalize_repo_path, trace_to_steps, trace_to_tool_steps,
+};
 pub use diff::{LinesByFile, deleted_lines_compat, edited_lines};
 pub use evaluate::{
     Aggregate, ContextBenchConfig, EditLoc, Granularity, GranularityScore, InstanceError,

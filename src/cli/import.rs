@@ -1,0 +1,309 @@
+//! `nextedit import`: other tools' recordings and benchmark tasks → stored sessions.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result, bail};
+use clap::{Args, Subcommand};
+use nextedit::contextbench_io::DirRepo;
+use nextedit::import::{contextbench, copilot};
+use nextedit::metrics::contextbench::{Conversion, InputError, RepoView};
+use nextedit::store::Database;
+
+/// Import other tools' recordings and benchmark tasks as sessions
+///
+/// Each item becomes one stored session (see `nextedit sessions list`). A bad item is
+/// reported on stderr and skipped; the batch goes on. Prints one line per stored
+/// session: its id, a tab, and where it came from. Exit code 1 when some items were
+/// skipped, 2 on a fatal error (unreadable input, database).
+#[derive(Debug, Subcommand)]
+pub enum ImportCommand {
+    Copilot(CopilotArgs),
+    Contextbench(ContextBenchArgs),
+}
+
+/// Copilot NES workspace recordings → sessions of kind `recorded`
+///
+/// Each `*.recording.w.json` (given, or found under a given directory) becomes a
+/// session: documents from `documentEncountered` (`\` → `/`), base text from the first
+/// `setContent`, one change per replacement of each `changed` entry (UTF-16 offsets
+/// converted to bytes), later `setContent` / `restoreContent` as `external` changes,
+/// `opened` / `closed` / `focused` / `selectionChanged` as open, close and signal
+/// events, times relative to the first entry and never decreasing. `nextUserEdit`
+/// becomes the last edit(s) and `gold.next_edits` (gold source `copilot-nes`;
+/// `NO_EDIT_EXPECTED` gives no next edit and source `copilot-nes:no-edit-expected`).
+/// A recording whose changes do not replay to its own text is skipped.
+#[derive(Debug, Args)]
+pub struct CopilotArgs {
+    /// Recording files, or directories searched for `*recording.w.json`
+    #[arg(required = true, value_name = "FILE|DIR")]
+    paths: Vec<PathBuf>,
+
+    /// Database [default: $NEXTEDIT_DB, else $XDG_DATA_HOME/nextedit/nextedit.db]
+    #[arg(long, value_name = "PATH")]
+    db: Option<PathBuf>,
+}
+
+/// ContextBench tasks → sessions of kind `imported`
+///
+/// Each gold row becomes a session whose `gold.context` is the row's gold regions
+/// (1-based inclusive lines → 0-based half-open) with gold source `contextbench`, and
+/// whose events are the agent's reads from the matching Benchkit trace row (--trace)
+/// or prediction row (--pred, `traj_data.pred_steps`): one `read` event per span
+/// (an empty line range for a file-only read), `via` the tool name (`traj_data` for
+/// predictions), and the reads of one step sharing one `t_ms` (the step's index).
+/// Rows match by instance id as in `nextedit score contextbench`. With --repo, the
+/// files named are listed with their text.
+#[derive(Debug, Args)]
+pub struct ContextBenchArgs {
+    /// Gold rows: evaluator gold JSONL, or Hugging Face rows (JSONL or a JSON array)
+    #[arg(long, value_name = "FILE")]
+    gold: PathBuf,
+
+    /// Benchkit trace.jsonl rows (tool invocations)
+    #[arg(long, value_name = "FILE", conflicts_with = "pred")]
+    trace: Option<PathBuf>,
+
+    /// Evaluator prediction JSONL rows (`traj_data`)
+    #[arg(long, value_name = "FILE")]
+    pred: Option<PathBuf>,
+
+    /// Checkout of the repository at the tasks' base commit
+    #[arg(long, value_name = "DIR")]
+    repo: Option<PathBuf>,
+
+    /// Convert traces with Benchkit's rules exactly, defects included (default: fixed)
+    #[arg(long)]
+    compat: bool,
+
+    /// Database [default: $NEXTEDIT_DB, else $XDG_DATA_HOME/nextedit/nextedit.db]
+    #[arg(long, value_name = "PATH")]
+    db: Option<PathBuf>,
+}
+
+/// Runs `nextedit import …`.
+pub fn run(command: ImportCommand) -> Result<i32> {
+    match command {
+        ImportCommand::Copilot(args) => run_copilot(args),
+        ImportCommand::Contextbench(args) => run_contextbench(args),
+    }
+}
+
+fn open_db(db: &Option<PathBuf>) -> Result<Database> {
+    let path = db.clone().unwrap_or_else(nextedit::store::default_path);
+    Database::open(&path).with_context(|| format!("opening database {}", path.display()))
+}
+
+/// Recording files under `dir`, sorted, recursively.
+fn recordings_under(dir: &Path, out: &mut Vec<PathBuf>) -> Result<()> {
+    let mut entries: Vec<PathBuf> = std::fs::read_dir(dir)
+        .with_context(|| format!("reading directory {}", dir.display()))?
+        .map(|e| e.map(|e| e.path()))
+        .collect::<Result<_, _>>()
+        .with_context(|| format!("reading directory {}", dir.display()))?;
+    entries.sort();
+    for path in entries {
+        if path.is_dir() {
+            recordings_under(&path, out)?;
+        } else if path
+            .file_name()
+            .and_then(|n| n.to_str())
+            .is_some_and(|n| n.ends_with("recording.w.json"))
+        {
+            out.push(path);
+        }
+    }
+    Ok(())
+}
+
+/// `x.recording.w.json` → `x`; a bare `recording.w.json` is named after its directory.
+fn recording_name(path: &Path) -> String {
+    let name = path
+        .file_name()
+        .and_then(|n| n.to_str())
+        .unwrap_or_default();
+    match name.strip_suffix("recording.w.json") {
+        Some("") => path
+            .parent()
+            .and_then(|p| p.file_name())
+            .and_then(|n| n.to_str())
+            .unwrap_or("recording")
+            .to_owned(),
+        Some(stem) => stem.trim_end_matches('.').to_owned(),
+        None => name.to_owned(),
+    }
+}
+
+fn run_copilot(args: CopilotArgs) -> Result<i32> {
+    let mut files = Vec::new();
+    for path in &args.paths {
+        if path.is_dir() {
+            recordings_under(path, &mut files)?;
+        } else {
+            files.push(path.clone());
+        }
+    }
+    if files.is_empty() {
+        bail!("no *recording.w.json files found");
+    }
+    let mut db = open_db(&args.db)?;
+    let mut failed = 0;
+    for path in &files {
+        let imported = std::fs::read_to_string(path)
+            .with_context(|| format!("cannot read {}", path.display()))
+            .and_then(|text| {
+                copilot::import_recording(&text, &recording_name(path))
+                    .with_context(|| path.display().to_string())
+            });
+        match imported {
+            Ok(import) => {
+                let id = db.import_trajectory(&import.trajectory)?;
+                println!("{id}\t{}", path.display());
+                if !import.ignored.is_empty() {
+                    let kinds: Vec<String> = import
+                        .ignored
+                        .iter()
+                        .map(|(k, n)| format!("{n} {k}"))
+                        .collect();
+                    eprintln!(
+                        "{}: left out entries without a trajectory equivalent: {}",
+                        path.display(),
+                        kinds.join(", ")
+                    );
+                }
+            }
+            Err(error) => {
+                failed += 1;
+                eprintln!("skipped {error:#}");
+            }
+        }
+    }
+    eprintln!(
+        "imported {} of {} recordings ({failed} skipped)",
+        files.len() - failed,
+        files.len()
+    );
+    Ok(if failed > 0 { 1 } else { 0 })
+}
+
+/// Non-empty lines of a JSONL file (or the rows of a JSON array) with 1-based numbers.
+fn rows(path: &Path) -> Result<Vec<(usize, Result<serde_json::Value, InputError>)>> {
+    let text =
+        std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
+    if text.trim_start().starts_with('[') {
+        let rows: Vec<serde_json::Value> = serde_json::from_str(&text)
+            .with_context(|| format!("{}: not a JSON array of rows", path.display()))?;
+        return Ok(rows
+            .into_iter()
+            .enumerate()
+            .map(|(i, v)| (i + 1, Ok(v)))
+            .collect());
+    }
+    Ok(text
+        .lines()
+        .enumerate()
+        .filter(|(_, l)| !l.trim().is_empty())
+        .map(|(i, l)| {
+            let parsed = serde_json::from_str(l).map_err(|source| InputError::Json {
+                line: i + 1,
+                source,
+            });
+            (i + 1, parsed)
+        })
+        .collect())
+}
+
+fn run_contextbench(args: ContextBenchArgs) -> Result<i32> {
+    let repo = match &args.repo {
+        Some(dir) if !dir.is_dir() => bail!("--repo `{}`: not a directory", dir.display()),
+        Some(dir) => Some(DirRepo::new(dir)),
+        None => None,
+    };
+    let conversion = if args.compat {
+        Conversion::Compat
+    } else {
+        Conversion::Fixed
+    };
+    let mut failed = 0;
+    let mut tasks = Vec::new();
+    for (line, row) in rows(&args.gold)? {
+        match row.and_then(|v| contextbench::parse_gold_task(&v, line)) {
+            Ok(task) => tasks.push(task),
+            Err(error) => {
+                failed += 1;
+                eprintln!("skipped {}: {error}", args.gold.display());
+            }
+        }
+    }
+    let mut reads = Vec::new();
+    let reads_path = args.trace.as_ref().or(args.pred.as_ref());
+    if let Some(path) = reads_path {
+        let counts = |p: &str| repo.as_ref().and_then(|r| r.line_count(p));
+        for (line, row) in rows(path)? {
+            match row.and_then(|v| contextbench::parse_reads(&v, line, conversion, &counts)) {
+                Ok(r) => reads.push(r),
+                Err(error) => {
+                    failed += 1;
+                    eprintln!("skipped {}: {error}", path.display());
+                }
+            }
+        }
+    }
+    let mut db = open_db(&args.db)?;
+    let mut used = vec![false; reads.len()];
+    let mut stored = 0;
+    for task in &tasks {
+        let id = &task.gold.instance_id;
+        let matched = contextbench::match_reads(&task.gold, tasks.len(), &reads);
+        if let Some(m) = matched
+            && let Some(i) = reads.iter().position(|r| std::ptr::eq(r, m))
+        {
+            used[i] = true;
+        }
+        let view = repo.as_ref().map(|r| r as &dyn RepoView);
+        match contextbench::import_task(task, matched, view) {
+            Ok(imported) => {
+                let mut trajectory = imported.trajectory;
+                trajectory.session.workspace = args.repo.as_ref().map(|d| d.display().to_string());
+                let session = db.import_trajectory(&trajectory)?;
+                stored += 1;
+                println!("{session}\t{id}");
+                if let (Some(path), None) = (reads_path, matched) {
+                    eprintln!(
+                        "{id}: no row of {} matches; imported without reads",
+                        path.display()
+                    );
+                }
+                if !imported.missing_files.is_empty() {
+                    eprintln!(
+                        "{id}: not in --repo (not listed in files): {}",
+                        imported.missing_files.join(", ")
+                    );
+                }
+                if imported.ignored_symbols > 0 {
+                    eprintln!(
+                        "{id}: {} symbol names left out (reads carry lines, not symbols)",
+                        imported.ignored_symbols
+                    );
+                }
+                if let Some(m) = matched.filter(|m| m.empty_steps > 0) {
+                    eprintln!("{id}: {} empty steps left out", m.empty_steps);
+                }
+            }
+            Err(error) => {
+                failed += 1;
+                eprintln!("skipped {error}");
+            }
+        }
+    }
+    for (r, used) in reads.iter().zip(&used) {
+        if !used {
+            failed += 1;
+            eprintln!("skipped {}: no gold row matches", r.instance_id);
+        }
+    }
+    eprintln!(
+        "imported {stored} of {} tasks ({failed} items skipped)",
+        tasks.len()
+    );
+    Ok(if failed > 0 { 1 } else { 0 })
+}

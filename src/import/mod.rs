@@ -1,0 +1,12 @@
+//! Other tools' formats → trajectories.
+//!
+//! - [`copilot`]: GitHub Copilot NES workspace recordings (`*.recording.w.json`) →
+//!   `recorded` trajectories with the recording's `nextUserEdit` as gold next edit.
+//! - [`contextbench`]: ContextBench gold rows plus an agent's reads (a Benchkit trace
+//!   or a prediction's `traj_data`) → `imported` trajectories with gold context.
+//!
+//! Pure like [`crate::trajectory`]: text and parsed JSON in, [`crate::trajectory::Trajectory`]
+//! out; the CLI reads the files and stores the results.
+
+pub mod contextbench;
+pub mod copilot;
