@@ -19,8 +19,8 @@ use std::path::Path;
 use serde::Serialize;
 
 use super::evaluate::{
-    ContextBenchConfig, InstanceError, InstanceResult, Mode, RepoView, evaluate,
-    normalize_gold_path,
+    ContextBenchConfig, GranularityScore, InstanceError, InstanceResult, Mode, PerGranularity,
+    RepoView, evaluate, normalize_gold_path,
 };
 use super::input::{Gold, GoldRegion, LineSpan, Prediction, Step};
 use crate::metrics::lcs::lcs_pairs;
@@ -390,6 +390,9 @@ pub struct SessionScores {
     pub result: InstanceResult,
     /// Time of each scored step (`result.trajectory.steps[i]`), when known.
     pub step_times: Vec<Option<f64>>,
+    /// Final-context F1 per granularity in either mode (0 when both are 0, null when
+    /// either is undefined).
+    pub f1: PerGranularity<Option<f64>>,
 }
 
 /// Whether the fixed mode's evaluator keeps `step`: it names a file the repository has.
@@ -424,7 +427,23 @@ pub fn evaluate_steps(
     } else {
         vec![None; result.trajectory.steps.len()]
     };
-    Ok(SessionScores { result, step_times })
+    let f1 = |g: &GranularityScore| match (g.coverage, g.precision) {
+        (Some(c), Some(p)) if c + p > 0.0 => Some(2.0 * c * p / (c + p)),
+        (Some(_), Some(_)) => Some(0.0),
+        _ => None,
+    };
+    let f = &result.final_scores;
+    let f1 = PerGranularity {
+        file: f1(&f.file),
+        symbol: f1(&f.symbol),
+        span: f1(&f.span),
+        line: f1(&f.line),
+    };
+    Ok(SessionScores {
+        result,
+        step_times,
+        f1,
+    })
 }
 
 /// Lines per file of `regions`, for display: `file → [(start, end)]` (1-based inclusive).
