@@ -8,14 +8,16 @@ use std::time::Duration;
 use anyhow::{Context, bail};
 use clap::{Args, ValueEnum};
 use nextedit::history::{CommitSource, GitRepository, derive_commit};
+use nextedit::metrics::contextbench::{ContextBenchConfig, GranularityScore, SessionScores};
 use nextedit::metrics::flow::{FlowClass, FlowStep, HISTORIAN_KS, RankedPrediction, aggregate};
+use nextedit::replay::context::{ReplayRead, score_replay_reads};
 use nextedit::replay::matching::MatchRule;
 use nextedit::replay::state::ReplayState;
 use nextedit::replay::{
     DirWorkspace, HistorianLog, OracleFeed, OracleSuggester, OrderMode, ReplayConfig, ReplayHooks,
     ReplayObserver, StepRecord, replay,
 };
-use nextedit::store::{Database, StoredPrediction, StoredStep};
+use nextedit::store::{Database, StoredPrediction, StoredRead, StoredStep};
 use nextedit::suggest::protocol::Revealed;
 use nextedit::suggest::{NoopSuggester, ProcessSuggester, PropagateSuggester, Suggester};
 use nextedit::trajectory::Trajectory;
@@ -625,6 +627,18 @@ fn stored_step(trajectory: &Trajectory, step: &StepRecord) -> StoredStep {
             })
             .collect(),
         errors,
+        reads: step
+            .reads
+            .iter()
+            .map(|r| StoredRead {
+                call: r.call.to_string(),
+                source: "reported".to_string(),
+                file: r.read.file.clone(),
+                start_line: r.read.start_line,
+                end_line: r.read.end_line,
+                via: None,
+            })
+            .collect(),
     }
 }
 
@@ -736,7 +750,18 @@ pub fn report(args: ReportArgs) -> anyhow::Result<i32> {
     if args.json {
         for &run in &args.runs {
             let summary = aggregate(&run_flow_steps(&db, run)?, &HISTORIAN_KS);
-            writeln!(out, "{}", json!({"run": db.run(run)?, "summary": summary}))?;
+            let context: Vec<serde_json::Value> = run_context(&db, run)?
+                .into_iter()
+                .map(|(key, scores)| match scores {
+                    Ok(s) => json!({"key": key, "scores": s}),
+                    Err(e) => json!({"key": key, "error": e}),
+                })
+                .collect();
+            writeln!(
+                out,
+                "{}",
+                json!({"run": db.run(run)?, "summary": summary, "contextbench": context})
+            )?;
         }
         return Ok(0);
     }
@@ -795,6 +820,12 @@ fn print_report(out: &mut impl Write, db: &Database, runs: &[i64]) -> anyhow::Re
         "\n{:>4}  {:>9}  {:>7}  {:>21}  {:>21}  FAILED CALLS",
         "RUN", "MEAN BLEU", "MEAN ES", "SUGGEST p50/p95 ms", "GENERATE p50/p95 ms"
     )?;
+    let mut context = Vec::new();
+    for (run, _) in &details {
+        for (key, scores) in run_context(db, *run)? {
+            context.push((*run, key, scores));
+        }
+    }
     for (run, m) in details {
         let errors: Vec<String> = m
             .errors
@@ -815,6 +846,100 @@ fn print_report(out: &mut impl Write, db: &Database, runs: &[i64]) -> anyhow::Re
                 errors.join(", ")
             }
         )?;
+    }
+    if !context.is_empty() {
+        print_context(out, &context)?;
+    }
+    Ok(())
+}
+
+/// What the suggester read in each trajectory of a run, scored with ContextBench (fixed
+/// mode) against the trajectory's edited lines plus the definitions they use.
+fn run_context(
+    db: &Database,
+    run: i64,
+) -> anyhow::Result<Vec<(String, Result<SessionScores, String>)>> {
+    let mut out = Vec::new();
+    for (key, _, text) in db.run_trajectories(run)? {
+        let stored = db.run_reads(run, &key)?;
+        let (Some(text), Some(initial), false) =
+            (text, db.run_initial(run, &key)?, stored.is_empty())
+        else {
+            continue;
+        };
+        let trajectory: Trajectory = serde_json::from_str(&text)
+            .with_context(|| format!("run {run}: {key} is not a trajectory"))?;
+        let mut applied = vec![initial];
+        applied.extend(db.run_steps(run, &key)?.into_iter().map(|(_, a, _)| a));
+        let mut reads: Vec<(usize, Vec<ReplayRead>)> = Vec::new();
+        for (step, r) in stored {
+            let read = ReplayRead {
+                call: r.call,
+                file: r.file,
+                start_line: r.start_line,
+                end_line: r.end_line,
+            };
+            match reads.last_mut() {
+                Some((s, list)) if *s == step => list.push(read),
+                _ => reads.push((step, vec![read])),
+            }
+        }
+        match score_replay_reads(
+            &trajectory,
+            &applied,
+            &reads,
+            &ContextBenchConfig::default(),
+        ) {
+            Ok(Some(scores)) => out.push((key, Ok(scores))),
+            Ok(None) => {}
+            Err(e) => out.push((key, Err(e.to_string()))),
+        }
+    }
+    Ok(out)
+}
+
+fn print_context(
+    out: &mut impl Write,
+    rows: &[(i64, String, Result<SessionScores, String>)],
+) -> anyhow::Result<()> {
+    writeln!(
+        out,
+        "\nCONTEXT: what the suggester read vs. the edited lines and the definitions they use (ContextBench, fixed mode)"
+    )?;
+    writeln!(
+        out,
+        "{:>4}  {:<28}  {:>5}  {:>13}  {:>13}  {:>13}  {:>13}  {:>8}  {:>11}",
+        "RUN",
+        "TRAJECTORY",
+        "STEPS",
+        "FILE C/P",
+        "SYMBOL C/P",
+        "SPAN C/P",
+        "LINE C/P",
+        "LINE AUC",
+        "LINE REDUND"
+    )?;
+    let f = |v: Option<f64>| v.map_or("-".to_owned(), |v| format!("{v:.3}"));
+    for (run, key, scores) in rows {
+        let key: String = key.chars().take(28).collect();
+        match scores {
+            Err(e) => writeln!(out, "{run:>4}  {key:<28}  {e}")?,
+            Ok(s) => {
+                let r = &s.result;
+                let cp = |g: &GranularityScore| format!("{}/{}", f(g.coverage), f(g.precision));
+                writeln!(
+                    out,
+                    "{run:>4}  {key:<28}  {:>5}  {:>13}  {:>13}  {:>13}  {:>13}  {:>8}  {:>11.3}",
+                    r.num_steps,
+                    cp(&r.final_scores.file),
+                    cp(&r.final_scores.symbol),
+                    cp(&r.final_scores.span),
+                    cp(&r.final_scores.line),
+                    f(r.trajectory.auc_coverage.line),
+                    r.trajectory.redundancy.line
+                )?;
+            }
+        }
     }
     Ok(())
 }
