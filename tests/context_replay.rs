@@ -86,7 +86,8 @@ fn reported_reads_are_stored_and_scored_in_the_report() {
     ]);
 
     let conn = rusqlite::Connection::open(&db).unwrap();
-    let rows: Vec<(i64, i64, String, String, String, i64, Option<i64>)> = conn
+    type Row = (i64, i64, String, String, String, i64, Option<i64>);
+    let rows: Vec<Row> = conn
         .prepare("SELECT step, seq, call, source, file, start_line, end_line FROM run_reads WHERE run_id = 1 ORDER BY step, seq")
         .unwrap()
         .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?, r.get(5)?, r.get(6)?)))

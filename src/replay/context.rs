@@ -40,10 +40,13 @@ pub enum ContextError {
     Instance(#[from] InstanceError),
 }
 
+/// An unapplied edit's lines now (current) and in the final text, both half-open.
+type Moved = ((usize, usize), (usize, usize));
+
 /// Where a current line lands in the final text: unapplied edits below it shift
 /// nothing, those above shift it by their line delta, and a line inside one lands at
 /// that edit's first (`head`) or last new line.
-fn to_final(line: usize, head: bool, spans: &[((usize, usize), (usize, usize))]) -> usize {
+fn to_final(line: usize, head: bool, spans: &[Moved]) -> usize {
     let mut shift: isize = 0;
     for &((cs, ce), (fs, fe)) in spans {
         if line >= cs && line < ce {
@@ -89,7 +92,7 @@ pub fn replay_context_steps(
         };
         let mut by_call: Vec<ContextStep> = Vec::new();
         for r in step_reads {
-            let mut spans: Vec<((usize, usize), (usize, usize))> = state
+            let mut spans: Vec<Moved> = state
                 .remaining()
                 .into_iter()
                 .filter(|&i| state.edits()[i].file == r.file)

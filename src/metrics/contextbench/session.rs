@@ -535,7 +535,8 @@ mod tests {
             ),
         ];
         let steps = session_steps(&t);
-        let shape: Vec<(Option<f64>, &str, Vec<(&str, Option<(usize, usize)>)>)> = steps
+        type Shape<'a> = (Option<f64>, &'a str, Vec<(&'a str, Option<(usize, usize)>)>);
+        let shape: Vec<Shape> = steps
             .iter()
             .map(|s| {
                 (
