@@ -2,6 +2,8 @@
 //! and `nextedit report` scores them with ContextBench against the trajectory's edited
 //! lines plus the definitions they use. Every number is computed by hand below.
 
+mod common;
+
 use std::path::Path;
 use std::process::Command;
 
@@ -37,10 +39,9 @@ fn nextedit(args: &[&str]) -> std::process::Output {
     out
 }
 
-#[test]
-fn reported_reads_are_stored_and_scored_in_the_report() {
-    let dir = tempfile::tempdir().unwrap();
-    let trajectory = json!({
+/// m.py and n.py with three edits; fixed order e1 (initial), e0 (step 1), e2 (step 2).
+fn trajectory() -> Value {
+    json!({
         "format": "nextedit.trajectory", "version": 1,
         "session": {"id": "demo", "kind": "commit"},
         "files": [{"path": "m.py", "base_text": BASE, "final_text": FINAL},
@@ -53,7 +54,25 @@ fn reported_reads_are_stored_and_scored_in_the_report() {
         ],
         // Fixed order: e1 is the initial edit, step 1 applies e0, step 2 applies e2.
         "order": {"natural": ["e1", "e0", "e2"]},
-    });
+    })
+}
+
+type Row = (i64, i64, String, String, String, i64, Option<i64>);
+
+fn run_reads(db: &Path) -> Vec<Row> {
+    let conn = rusqlite::Connection::open(db).unwrap();
+    conn.prepare("SELECT step, seq, call, source, file, start_line, end_line FROM run_reads WHERE run_id = 1 ORDER BY step, seq")
+        .unwrap()
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?, r.get(5)?, r.get(6)?)))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect()
+}
+
+#[test]
+fn reported_reads_are_stored_and_scored_in_the_report() {
+    let dir = tempfile::tempdir().unwrap();
+    let trajectory = trajectory();
     let path = dir.path().join("t.json");
     std::fs::write(&path, trajectory.to_string()).unwrap();
     // Current coordinates. Step 1 (e1 applied, e0 not): m.py lines 0..2 and 5..6 (e0's
@@ -85,15 +104,7 @@ fn reported_reads_are_stored_and_scored_in_the_report() {
         path.to_str().unwrap(),
     ]);
 
-    let conn = rusqlite::Connection::open(&db).unwrap();
-    type Row = (i64, i64, String, String, String, i64, Option<i64>);
-    let rows: Vec<Row> = conn
-        .prepare("SELECT step, seq, call, source, file, start_line, end_line FROM run_reads WHERE run_id = 1 ORDER BY step, seq")
-        .unwrap()
-        .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?, r.get(5)?, r.get(6)?)))
-        .unwrap()
-        .map(Result::unwrap)
-        .collect();
+    let rows = run_reads(&db);
     let row = |step, seq, call: &str, file: &str, start, end| {
         (
             step,
@@ -189,5 +200,106 @@ fn reported_reads_are_stored_and_scored_in_the_report() {
     assert!(
         text.contains("1.000/1.000    1.000/1.000    1.000/0.833    1.000/0.750"),
         "{text}"
+    );
+}
+
+#[test]
+fn reads_of_a_proxied_language_server_are_attributed_to_steps() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("t.json");
+    std::fs::write(&path, trajectory().to_string()).unwrap();
+    // Step 1 (current m.py: e1 applied, e0 not): definition on `helper` of
+    // `    return helper(2)` (current line 9), then a hover on `helper`'s name in generate.
+    // Step 2 (e0 applied): definition on `helper` of `    return helper(a)` (line 6).
+    let plan = json!({
+        "1": {"suggest": [["textDocument/definition", "m.py", 9, 11]],
+              "generate": [["textDocument/hover", "m.py", 0, 4]]},
+        "2": {"suggest": [["textDocument/definition", "m.py", 6, 11]]},
+    });
+    let plan_path = dir.path().join("plan.json");
+    std::fs::write(&plan_path, plan.to_string()).unwrap();
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/suggesters/lsp_reader.py");
+    let spec = format!(
+        "cmd:LSP_PLAN='{}' NEXTEDIT_BIN='{}' PYRIGHT='{}' python3 '{}'",
+        plan_path.display(),
+        env!("CARGO_BIN_EXE_nextedit"),
+        common::pyright().display(),
+        script.display()
+    );
+    let db = dir.path().join("runs.db");
+    let db_s = db.to_str().unwrap();
+    nextedit(&[
+        "replay",
+        "--db",
+        db_s,
+        "--json",
+        "--suggester",
+        &spec,
+        "--trajectory",
+        path.to_str().unwrap(),
+    ]);
+    // The proxy recorded, after each `$/nextedit/replayStep` marker (current coordinates):
+    // step 1 suggest: the open of m.py (10 lines + the empty line after the last break),
+    // the definition request on line 9 and its target, `helper`'s name on line 0; step 1
+    // generate: the hover on line 0 and the range its answer names; step 2 suggest: the
+    // request on line 6 and the same target.
+    let row = |step, seq, call: &str, start, end| {
+        (
+            step,
+            seq,
+            call.to_string(),
+            "lsp".to_string(),
+            "m.py".to_string(),
+            start,
+            Some(end),
+        )
+    };
+    assert_eq!(
+        run_reads(&db),
+        [
+            row(1, 0, "suggest", 0, 11),
+            row(1, 1, "suggest", 9, 10),
+            row(1, 2, "suggest", 0, 1),
+            row(1, 3, "generate", 0, 1),
+            row(1, 4, "generate", 0, 1),
+            row(2, 0, "suggest", 6, 7),
+            row(2, 1, "suggest", 0, 1),
+        ]
+    );
+    let out = nextedit(&["report", "1", "--db", db_s, "--json"]);
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let s = &report["contextbench"][0]["scores"];
+    // Final coordinates (e0, unapplied at step 1, turns current line 5 into two): step 1
+    // suggest reads m.py 1–12 (clipped to its 11 lines: all 106 bytes, helper, f, g),
+    // 11 and 1; generate reads line 1; step 2 suggest lines 7 and 1. Gold as in the test
+    // above: 6 lines (5 in m.py), 90 bytes (84 in m.py), 3 symbols, 2 files. n.py is never
+    // read, so every step covers files 1/2, symbols 3/3, bytes 84/90, lines 5/6.
+    assert_eq!(s["num_steps"], 3);
+    let fin = &s["final"];
+    for (g, inter, gold, pred) in [
+        ("file", 1, 2, 1),
+        ("symbol", 3, 3, 3),
+        ("span", 84, 90, 106),
+        ("line", 5, 6, 11),
+    ] {
+        assert_eq!(
+            (
+                fin[g]["intersection"].as_u64(),
+                fin[g]["gold_size"].as_u64(),
+                fin[g]["pred_size"].as_u64()
+            ),
+            (Some(inter), Some(gold), Some(pred)),
+            "{g}"
+        );
+    }
+    let step = json!({"file": 0.5, "symbol": 1.0, "span": 84.0 / 90.0, "line": 5.0 / 6.0});
+    for i in 0..3 {
+        assert_eq!(s["trajectory"]["steps"][i]["coverage"], step);
+    }
+    // Redundancy: files 1 + 1 + 1 (union 1); symbols 3 + 1 + 2 (helper; f and helper)
+    // (union 3); bytes 106 + 15 + (21 + 15) (union 106); lines 11 + 1 + 2 (union 11).
+    assert_eq!(
+        s["trajectory"]["redundancy"],
+        json!({"file": 1.0 - 1.0 / 3.0, "symbol": 1.0 - 3.0 / 6.0, "span": 1.0 - 106.0 / 157.0, "line": 1.0 - 11.0 / 14.0})
     );
 }

@@ -10,7 +10,7 @@ use clap::{Args, ValueEnum};
 use nextedit::history::{CommitSource, GitRepository, derive_commit};
 use nextedit::metrics::contextbench::{ContextBenchConfig, GranularityScore, SessionScores};
 use nextedit::metrics::flow::{FlowClass, FlowStep, HISTORIAN_KS, RankedPrediction, aggregate};
-use nextedit::replay::context::{ReplayRead, score_replay_reads};
+use nextedit::replay::context::{ReplayRead, attribute_lsp_reads, score_replay_reads};
 use nextedit::replay::matching::MatchRule;
 use nextedit::replay::state::ReplayState;
 use nextedit::replay::{
@@ -157,8 +157,13 @@ struct RunSettings {
 /// A suggester and, for the oracle, the feed the engine fills with gold answers.
 type BuiltSuggester = (Box<dyn Suggester>, Option<std::sync::Arc<OracleFeed>>);
 
-/// A suggester built from its spec.
-fn build_suggester(spec: &str, timeout: Duration) -> anyhow::Result<BuiltSuggester> {
+/// A suggester built from its spec; a process suggester gets `NEXTEDIT_REPLAY_DB` (the
+/// run's database) so a `nextedit proxy` in front of its language server records there.
+fn build_suggester(
+    spec: &str,
+    timeout: Duration,
+    db: Option<&std::path::Path>,
+) -> anyhow::Result<BuiltSuggester> {
     Ok(match spec {
         "builtin:noop" => (Box::new(NoopSuggester), None),
         "builtin:propagate" => (Box::new(PropagateSuggester::default()), None),
@@ -167,10 +172,13 @@ fn build_suggester(spec: &str, timeout: Duration) -> anyhow::Result<BuiltSuggest
             (Box::new(oracle), Some(feed))
         }
         _ => match spec.strip_prefix("cmd:") {
-            Some(command) if !command.trim().is_empty() => (
-                Box::new(ProcessSuggester::from_shell(command, timeout)),
-                None,
-            ),
+            Some(command) if !command.trim().is_empty() => {
+                let mut process = ProcessSuggester::from_shell(command, timeout);
+                if let Some(db) = db {
+                    process = process.with_env("NEXTEDIT_REPLAY_DB", &db.to_string_lossy());
+                }
+                (Box::new(process), None)
+            }
             _ => bail!(
                 "unknown suggester {spec:?}: use builtin:noop, builtin:propagate, builtin:oracle or cmd:<command line>"
             ),
@@ -228,7 +236,7 @@ pub fn run(args: ReplayArgs) -> anyhow::Result<i32> {
             if !(settings.timeout.is_finite() && settings.timeout > 0.0) {
                 bail!("--timeout must be a positive number of seconds");
             }
-            build_suggester(&settings.suggester, Duration::from_secs(1))?;
+            build_suggester(&settings.suggester, Duration::from_secs(1), None)?;
             let mut entries = Vec::new();
             for path in &args.trajectory {
                 // A file that cannot be read is recorded as a failed trajectory, not fatal.
@@ -321,10 +329,13 @@ pub fn run(args: ReplayArgs) -> anyhow::Result<i32> {
     let (tx, rx) =
         crossbeam_channel::unbounded::<(String, anyhow::Result<Vec<serde_json::Value>>)>();
     let jobs = args.jobs.clamp(1, pending.len().max(1));
+    // (key, worktree) of every trajectory replayed, to collect proxied servers' reads.
+    let worktrees: std::sync::Mutex<Vec<(String, String)>> = std::sync::Mutex::new(Vec::new());
     std::thread::scope(|scope| -> anyhow::Result<()> {
         for _ in 0..jobs {
             let tx = tx.clone();
-            let (pending, next, settings, db_path) = (&pending, &next, &settings, &db_path);
+            let (pending, next, settings, db_path, worktrees) =
+                (&pending, &next, &settings, &db_path, &worktrees);
             scope.spawn(move || {
                 // Each worker has its own connection; SQLite serialises the writes.
                 let mut db = match Database::open(db_path) {
@@ -338,6 +349,7 @@ pub fn run(args: ReplayArgs) -> anyhow::Result<i32> {
                 let mut suggester = match build_suggester(
                     &settings.suggester,
                     Duration::from_secs_f64(settings.timeout),
+                    Some(db_path),
                 ) {
                     Ok(built) => built,
                     Err(error) => {
@@ -358,6 +370,7 @@ pub fn run(args: ReplayArgs) -> anyhow::Result<i32> {
                         text.as_deref(),
                         settings,
                         &mut suggester,
+                        worktrees,
                     );
                     if let Err(error) = &result {
                         let _ = db.set_run_trajectory(
@@ -393,6 +406,9 @@ pub fn run(args: ReplayArgs) -> anyhow::Result<i32> {
         }
         Ok(())
     })?;
+    // Every suggester is shut down now, so the proxies in front of their servers end.
+    let worktrees = worktrees.into_inner().unwrap_or_default();
+    collect_lsp_reads(&mut db, run_id, &worktrees)?;
     db.finish_run(run_id, "done")?;
     let summary = aggregate(&run_flow_steps(&db, run_id)?, &HISTORIAN_KS);
     if args.json {
@@ -415,6 +431,7 @@ fn replay_one(
     text: Option<&str>,
     settings: &RunSettings,
     suggester: &mut BuiltSuggester,
+    worktrees: &std::sync::Mutex<Vec<(String, String)>>,
 ) -> anyhow::Result<Vec<serde_json::Value>> {
     let text = text.with_context(|| format!("cannot read {key}"))?;
     let trajectory: Trajectory =
@@ -446,6 +463,15 @@ fn replay_one(
         .lock()
         .expect("scratch lock")
         .push(scratch.path().to_path_buf());
+    // The proxy stores its workspace canonicalized.
+    let root = scratch
+        .path()
+        .canonicalize()
+        .unwrap_or(scratch.path().to_path_buf());
+    worktrees
+        .lock()
+        .expect("worktrees lock")
+        .push((key.to_string(), root.to_string_lossy().into_owned()));
     // A commit of a repository on this machine replays in a full checkout of its parent
     // (nothing from the commit or later), so suggesters can read the whole project.
     if let (Some(workspace), Some(parent)) = (
@@ -547,6 +573,51 @@ fn replay_one(
         eprintln!("nextedit: {key}: initialize failed: {error}");
     }
     Ok(steps)
+}
+
+/// Reads recorded by `nextedit proxy` sessions whose workspace is a replay worktree,
+/// attributed to steps by the suggester's `$/nextedit/replayStep` markers, go into
+/// `run_reads` with source `lsp`. Waits (up to 30 s) for those sessions to end, so
+/// everything they recorded is in the database.
+fn collect_lsp_reads(
+    db: &mut Database,
+    run: i64,
+    worktrees: &[(String, String)],
+) -> anyhow::Result<()> {
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    for (key, root) in worktrees {
+        let ids: Vec<i64> = loop {
+            let sessions: Vec<_> = db
+                .sessions()?
+                .into_iter()
+                .filter(|s| s.workspace.as_deref() == Some(root.as_str()))
+                .collect();
+            if sessions.iter().all(|s| s.status != "running")
+                || std::time::Instant::now() >= deadline
+            {
+                break sessions.iter().map(|s| s.id).collect();
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        };
+        let mut by_step: std::collections::BTreeMap<usize, Vec<StoredRead>> = Default::default();
+        for id in ids {
+            let session = db.trajectory(id)?;
+            for r in attribute_lsp_reads(&session) {
+                by_step.entry(r.step).or_default().push(StoredRead {
+                    call: r.call,
+                    source: "lsp".to_string(),
+                    file: r.read.file,
+                    start_line: r.read.lines.start,
+                    end_line: Some(r.read.lines.end),
+                    via: Some(r.read.via),
+                });
+            }
+        }
+        for (step, reads) in by_step {
+            db.add_run_reads(run, key, step, &reads)?;
+        }
+    }
+    Ok(())
 }
 
 /// Stores a replay's progress in the run as it happens.

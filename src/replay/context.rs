@@ -11,7 +11,51 @@ use crate::metrics::contextbench::{
     ContextBenchConfig, ContextRead, ContextStep, InstanceError, SessionScores, TrajectoryRepo,
     default_gold, evaluate_steps, regions_to_gold,
 };
-use crate::trajectory::{LineRange, Trajectory};
+use crate::trajectory::{EventBody, LineRange, Read, Trajectory};
+
+/// Kind of the signal (`$/nextedit/replayStep`, params `{step, call}`) a suggester sends
+/// through its proxied language server at the start of each call, so the server's reads
+/// can be attributed to that step and call.
+pub const STEP_SIGNAL: &str = "replay_step";
+
+/// A read a proxy recorded for a suggester, attributed to a replay step and call.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LspRead {
+    /// Step number (as in `suggest` / `generate` params).
+    pub step: usize,
+    /// `suggest` or `generate`.
+    pub call: String,
+    /// The read (file relative to the worktree, the step's current coordinates).
+    pub read: Read,
+}
+
+/// The reads of a session recorded behind a suggester, each attributed to the step and
+/// call named by the latest `replay_step` signal before it; reads before any marker
+/// (e.g. during `initialize`) are not attributed.
+pub fn attribute_lsp_reads(session: &Trajectory) -> Vec<LspRead> {
+    let mut current: Option<(usize, String)> = None;
+    let mut out = Vec::new();
+    for event in &session.events {
+        match &event.body {
+            EventBody::Signal(s) if s.kind == STEP_SIGNAL => {
+                let step = s.payload["step"].as_u64().map(|n| n as usize);
+                let call = s.payload["call"].as_str().unwrap_or("suggest").to_string();
+                current = step.map(|n| (n, call));
+            }
+            EventBody::Read(read) => {
+                if let Some((step, call)) = &current {
+                    out.push(LspRead {
+                        step: *step,
+                        call: call.clone(),
+                        read: read.clone(),
+                    });
+                }
+            }
+            _ => {}
+        }
+    }
+    out
+}
 
 /// A read as replay stores it: call, file, first line, end (exclusive; `None` = to the end).
 #[derive(Debug, Clone, PartialEq, Eq)]

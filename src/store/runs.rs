@@ -333,6 +333,46 @@ impl Database {
         })
     }
 
+    /// Appends reads to a step of a run (after the reads it already has).
+    pub fn add_run_reads(
+        &mut self,
+        run: i64,
+        key: &str,
+        step: usize,
+        reads: &[StoredRead],
+    ) -> Result<(), StoreError> {
+        let path = self.path.clone();
+        let e = |source| sqlite(&path, source);
+        let tx = self.conn.transaction().map_err(e)?;
+        let first: i64 = tx
+            .query_row(
+                "SELECT coalesce(max(seq) + 1, 0) FROM run_reads WHERE run_id = ?1 AND key = ?2 AND step = ?3",
+                params![run, key, step as i64],
+                |r| r.get(0),
+            )
+            .map_err(e)?;
+        for (k, r) in reads.iter().enumerate() {
+            tx.execute(
+                "INSERT INTO run_reads (run_id, key, step, seq, call, source, file, start_line, end_line, via)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+                params![
+                    run,
+                    key,
+                    step as i64,
+                    first + k as i64,
+                    r.call,
+                    r.source,
+                    r.file,
+                    r.start_line as i64,
+                    r.end_line.map(|e| e as i64),
+                    r.via
+                ],
+            )
+            .map_err(e)?;
+        }
+        tx.commit().map_err(e)
+    }
+
     /// What the suggester read in a trajectory of a run: (step, read) in step and read order.
     pub fn run_reads(&self, run: i64, key: &str) -> Result<Vec<(usize, StoredRead)>, StoreError> {
         self.rows(
