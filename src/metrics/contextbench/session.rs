@@ -98,8 +98,8 @@ pub fn session_steps(trajectory: &Trajectory) -> Vec<ContextStep> {
         })
         .collect();
     let mut steps: Vec<ContextStep> = Vec::new();
-    // Reads with lines, carried forward through every later change of their file.
-    let mut tracked: Vec<(usize, usize)> = Vec::new();
+    // Reads with lines per file, carried forward through every later change of that file.
+    let mut tracked: HashMap<String, Vec<(usize, usize)>> = HashMap::new();
     let mut last_request: HashMap<&str, usize> = HashMap::new();
     for event in &trajectory.events {
         match &event.body {
@@ -127,7 +127,8 @@ pub fn session_steps(trajectory: &Trajectory) -> Vec<ContextStep> {
                     }
                 };
                 if item.lines.is_some() {
-                    tracked.push((step, steps[step].reads.len()));
+                    let at = (step, steps[step].reads.len());
+                    tracked.entry(item.file.clone()).or_default().push(at);
                 }
                 steps[step].reads.push(item);
             }
@@ -147,7 +148,8 @@ pub fn session_steps(trajectory: &Trajectory) -> Vec<ContextStep> {
                     reads: Vec::new(),
                 });
                 for lines in ranges {
-                    tracked.push((step, steps[step].reads.len()));
+                    let at = (step, steps[step].reads.len());
+                    tracked.entry(file.clone()).or_default().push(at);
                     steps[step].reads.push(ContextRead {
                         file: file.clone(),
                         lines: Some(lines),
@@ -155,11 +157,9 @@ pub fn session_steps(trajectory: &Trajectory) -> Vec<ContextStep> {
                 }
             }
             EventBody::Change(change) => {
-                for &(s, r) in &tracked {
+                for &(s, r) in tracked.get(&change.file).into_iter().flatten() {
                     let read = &mut steps[s].reads[r];
-                    if read.file == change.file
-                        && let Some(lines) = read.lines
-                    {
+                    if let Some(lines) = read.lines {
                         read.lines = Some(shift_range(lines, change));
                     }
                 }
