@@ -3,6 +3,7 @@
 //! Exit codes: 0 success; 1 some items failed (reported on stderr, the batch went
 //! on); 2 a fatal error (bad arguments, unreadable repository or file).
 
+mod context;
 mod derive;
 mod doctor;
 mod eval_order;
@@ -45,6 +46,7 @@ enum Command {
     Score(score::ScoreArgs),
     Replay(replay::ReplayArgs),
     Report(replay::ReportArgs),
+    Context(context::ContextArgs),
     Derive(derive::DeriveArgs),
     #[command(subcommand)]
     Import(import::ImportCommand),
@@ -64,6 +66,7 @@ pub fn run() -> i32 {
         Command::Score(args) => score::run(args).map(|()| 0),
         Command::Replay(args) => replay::run(args),
         Command::Report(args) => replay::report(args),
+        Command::Context(args) => context::run(args),
         Command::Derive(args) => derive::run(args),
         Command::Import(command) => import::run(command),
         Command::EvalOrder(args) => eval_order::run(args),

@@ -8,14 +8,16 @@ use std::time::Duration;
 use anyhow::{Context, bail};
 use clap::{Args, ValueEnum};
 use nextedit::history::{CommitSource, GitRepository, derive_commit};
+use nextedit::metrics::contextbench::{ContextBenchConfig, GranularityScore, SessionScores};
 use nextedit::metrics::flow::{FlowClass, FlowStep, HISTORIAN_KS, RankedPrediction, aggregate};
+use nextedit::replay::context::{ReplayRead, attribute_lsp_reads, score_replay_reads};
 use nextedit::replay::matching::MatchRule;
 use nextedit::replay::state::ReplayState;
 use nextedit::replay::{
     DirWorkspace, HistorianLog, OracleFeed, OracleSuggester, OrderMode, ReplayConfig, ReplayHooks,
     ReplayObserver, StepRecord, replay,
 };
-use nextedit::store::{Database, StoredPrediction, StoredStep};
+use nextedit::store::{Database, StoredPrediction, StoredRead, StoredStep};
 use nextedit::suggest::protocol::Revealed;
 use nextedit::suggest::{NoopSuggester, ProcessSuggester, PropagateSuggester, Suggester};
 use nextedit::trajectory::{Origin, SessionKind, SliceBound, SliceSpec, Trajectory};
@@ -197,8 +199,13 @@ struct RunSettings {
 /// A suggester and, for the oracle, the feed the engine fills with gold answers.
 type BuiltSuggester = (Box<dyn Suggester>, Option<std::sync::Arc<OracleFeed>>);
 
-/// A suggester built from its spec.
-fn build_suggester(spec: &str, timeout: Duration) -> anyhow::Result<BuiltSuggester> {
+/// A suggester built from its spec; a process suggester gets `NEXTEDIT_REPLAY_DB` (the
+/// run's database) so a `nextedit proxy` in front of its language server records there.
+fn build_suggester(
+    spec: &str,
+    timeout: Duration,
+    db: Option<&std::path::Path>,
+) -> anyhow::Result<BuiltSuggester> {
     Ok(match spec {
         "builtin:noop" => (Box::new(NoopSuggester), None),
         "builtin:propagate" => (Box::new(PropagateSuggester::default()), None),
@@ -207,10 +214,13 @@ fn build_suggester(spec: &str, timeout: Duration) -> anyhow::Result<BuiltSuggest
             (Box::new(oracle), Some(feed))
         }
         _ => match spec.strip_prefix("cmd:") {
-            Some(command) if !command.trim().is_empty() => (
-                Box::new(ProcessSuggester::from_shell(command, timeout)),
-                None,
-            ),
+            Some(command) if !command.trim().is_empty() => {
+                let mut process = ProcessSuggester::from_shell(command, timeout);
+                if let Some(db) = db {
+                    process = process.with_env("NEXTEDIT_REPLAY_DB", &db.to_string_lossy());
+                }
+                (Box::new(process), None)
+            }
             _ => bail!(
                 "unknown suggester {spec:?}: use builtin:noop, builtin:propagate, builtin:oracle or cmd:<command line>"
             ),
@@ -269,7 +279,7 @@ pub fn run(args: ReplayArgs) -> anyhow::Result<i32> {
             if !(settings.timeout.is_finite() && settings.timeout > 0.0) {
                 bail!("--timeout must be a positive number of seconds");
             }
-            build_suggester(&settings.suggester, Duration::from_secs(1))?;
+            build_suggester(&settings.suggester, Duration::from_secs(1), None)?;
             let mut entries = Vec::new();
             for path in &args.trajectory {
                 // A file that cannot be read is recorded as a failed trajectory, not fatal.
@@ -367,10 +377,13 @@ pub fn run(args: ReplayArgs) -> anyhow::Result<i32> {
     let (tx, rx) =
         crossbeam_channel::unbounded::<(String, anyhow::Result<Vec<serde_json::Value>>)>();
     let jobs = args.jobs.clamp(1, pending.len().max(1));
+    // (key, worktree) of every trajectory replayed, to collect proxied servers' reads.
+    let worktrees: std::sync::Mutex<Vec<(String, String)>> = std::sync::Mutex::new(Vec::new());
     std::thread::scope(|scope| -> anyhow::Result<()> {
         for _ in 0..jobs {
             let tx = tx.clone();
-            let (pending, next, settings, db_path) = (&pending, &next, &settings, &db_path);
+            let (pending, next, settings, db_path, worktrees) =
+                (&pending, &next, &settings, &db_path, &worktrees);
             scope.spawn(move || {
                 // Each worker has its own connection; SQLite serialises the writes.
                 let mut db = match Database::open(db_path) {
@@ -384,6 +397,7 @@ pub fn run(args: ReplayArgs) -> anyhow::Result<i32> {
                 let mut suggester = match build_suggester(
                     &settings.suggester,
                     Duration::from_secs_f64(settings.timeout),
+                    Some(db_path),
                 ) {
                     Ok(built) => built,
                     Err(error) => {
@@ -404,6 +418,7 @@ pub fn run(args: ReplayArgs) -> anyhow::Result<i32> {
                         text.as_deref(),
                         settings,
                         &mut suggester,
+                        worktrees,
                     );
                     if let Err(error) = &result {
                         let _ = db.set_run_trajectory(
@@ -439,6 +454,9 @@ pub fn run(args: ReplayArgs) -> anyhow::Result<i32> {
         }
         Ok(())
     })?;
+    // Every suggester is shut down now, so the proxies in front of their servers end.
+    let worktrees = worktrees.into_inner().unwrap_or_default();
+    collect_lsp_reads(&mut db, run_id, &worktrees)?;
     db.finish_run(run_id, "done")?;
     let summary = aggregate(&run_flow_steps(&db, run_id)?, &HISTORIAN_KS);
     if args.json {
@@ -461,6 +479,7 @@ fn replay_one(
     text: Option<&str>,
     settings: &RunSettings,
     suggester: &mut BuiltSuggester,
+    worktrees: &std::sync::Mutex<Vec<(String, String)>>,
 ) -> anyhow::Result<Vec<serde_json::Value>> {
     let text = text.with_context(|| format!("cannot read {key}"))?;
     let trajectory: Trajectory =
@@ -487,6 +506,15 @@ fn replay_one(
         .lock()
         .expect("scratch lock")
         .push(scratch.path().to_path_buf());
+    // The proxy stores its workspace canonicalized.
+    let root = scratch
+        .path()
+        .canonicalize()
+        .unwrap_or(scratch.path().to_path_buf());
+    worktrees
+        .lock()
+        .expect("worktrees lock")
+        .push((key.to_string(), root.to_string_lossy().into_owned()));
     // A commit of a repository on this machine replays in a full checkout of its parent
     // (nothing from the commit or later), a recorded session in one of the HEAD it
     // started at, so suggesters can read the whole project; the session's own files
@@ -602,6 +630,51 @@ fn replay_one(
     Ok(steps)
 }
 
+/// Reads recorded by `nextedit proxy` sessions whose workspace is a replay worktree,
+/// attributed to steps by the suggester's `$/nextedit/replayStep` markers, go into
+/// `run_reads` with source `lsp`. Waits (up to 30 s) for those sessions to end, so
+/// everything they recorded is in the database.
+fn collect_lsp_reads(
+    db: &mut Database,
+    run: i64,
+    worktrees: &[(String, String)],
+) -> anyhow::Result<()> {
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    for (key, root) in worktrees {
+        let ids: Vec<i64> = loop {
+            let sessions: Vec<_> = db
+                .sessions()?
+                .into_iter()
+                .filter(|s| s.workspace.as_deref() == Some(root.as_str()))
+                .collect();
+            if sessions.iter().all(|s| s.status != "running")
+                || std::time::Instant::now() >= deadline
+            {
+                break sessions.iter().map(|s| s.id).collect();
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        };
+        let mut by_step: std::collections::BTreeMap<usize, Vec<StoredRead>> = Default::default();
+        for id in ids {
+            let session = db.trajectory(id)?;
+            for r in attribute_lsp_reads(&session) {
+                by_step.entry(r.step).or_default().push(StoredRead {
+                    call: r.call,
+                    source: "lsp".to_string(),
+                    file: r.read.file,
+                    start_line: r.read.lines.start,
+                    end_line: Some(r.read.lines.end),
+                    via: Some(r.read.via),
+                });
+            }
+        }
+        for (step, reads) in by_step {
+            db.add_run_reads(run, key, step, &reads)?;
+        }
+    }
+    Ok(())
+}
+
 /// Stores a replay's progress in the run as it happens.
 struct RunRecorder<'a> {
     db: &'a mut Database,
@@ -680,6 +753,18 @@ fn stored_step(trajectory: &Trajectory, step: &StepRecord) -> StoredStep {
             })
             .collect(),
         errors,
+        reads: step
+            .reads
+            .iter()
+            .map(|r| StoredRead {
+                call: r.call.to_string(),
+                source: "reported".to_string(),
+                file: r.read.file.clone(),
+                start_line: r.read.start_line,
+                end_line: r.read.end_line,
+                via: None,
+            })
+            .collect(),
     }
 }
 
@@ -791,7 +876,18 @@ pub fn report(args: ReportArgs) -> anyhow::Result<i32> {
     if args.json {
         for &run in &args.runs {
             let summary = aggregate(&run_flow_steps(&db, run)?, &HISTORIAN_KS);
-            writeln!(out, "{}", json!({"run": db.run(run)?, "summary": summary}))?;
+            let context: Vec<serde_json::Value> = run_context(&db, run)?
+                .into_iter()
+                .map(|(key, scores)| match scores {
+                    Ok(s) => json!({"key": key, "scores": s}),
+                    Err(e) => json!({"key": key, "error": e}),
+                })
+                .collect();
+            writeln!(
+                out,
+                "{}",
+                json!({"run": db.run(run)?, "summary": summary, "contextbench": context})
+            )?;
         }
         return Ok(0);
     }
@@ -850,6 +946,12 @@ fn print_report(out: &mut impl Write, db: &Database, runs: &[i64]) -> anyhow::Re
         "\n{:>4}  {:>9}  {:>7}  {:>21}  {:>21}  FAILED CALLS",
         "RUN", "MEAN BLEU", "MEAN ES", "SUGGEST p50/p95 ms", "GENERATE p50/p95 ms"
     )?;
+    let mut context = Vec::new();
+    for (run, _) in &details {
+        for (key, scores) in run_context(db, *run)? {
+            context.push((*run, key, scores));
+        }
+    }
     for (run, m) in details {
         let errors: Vec<String> = m
             .errors
@@ -870,6 +972,100 @@ fn print_report(out: &mut impl Write, db: &Database, runs: &[i64]) -> anyhow::Re
                 errors.join(", ")
             }
         )?;
+    }
+    if !context.is_empty() {
+        print_context(out, &context)?;
+    }
+    Ok(())
+}
+
+/// What the suggester read in each trajectory of a run, scored with ContextBench (fixed
+/// mode) against the trajectory's edited lines plus the definitions they use.
+fn run_context(
+    db: &Database,
+    run: i64,
+) -> anyhow::Result<Vec<(String, Result<SessionScores, String>)>> {
+    let mut out = Vec::new();
+    for (key, _, text) in db.run_trajectories(run)? {
+        let stored = db.run_reads(run, &key)?;
+        let (Some(text), Some(initial), false) =
+            (text, db.run_initial(run, &key)?, stored.is_empty())
+        else {
+            continue;
+        };
+        let trajectory: Trajectory = serde_json::from_str(&text)
+            .with_context(|| format!("run {run}: {key} is not a trajectory"))?;
+        let mut applied = vec![initial];
+        applied.extend(db.run_steps(run, &key)?.into_iter().map(|(_, a, _)| a));
+        let mut reads: Vec<(usize, Vec<ReplayRead>)> = Vec::new();
+        for (step, r) in stored {
+            let read = ReplayRead {
+                call: r.call,
+                file: r.file,
+                start_line: r.start_line,
+                end_line: r.end_line,
+            };
+            match reads.last_mut() {
+                Some((s, list)) if *s == step => list.push(read),
+                _ => reads.push((step, vec![read])),
+            }
+        }
+        match score_replay_reads(
+            &trajectory,
+            &applied,
+            &reads,
+            &ContextBenchConfig::default(),
+        ) {
+            Ok(Some(scores)) => out.push((key, Ok(scores))),
+            Ok(None) => {}
+            Err(e) => out.push((key, Err(e.to_string()))),
+        }
+    }
+    Ok(out)
+}
+
+fn print_context(
+    out: &mut impl Write,
+    rows: &[(i64, String, Result<SessionScores, String>)],
+) -> anyhow::Result<()> {
+    writeln!(
+        out,
+        "\nCONTEXT: what the suggester read vs. the edited lines and the definitions they use (ContextBench, fixed mode)"
+    )?;
+    writeln!(
+        out,
+        "{:>4}  {:<28}  {:>5}  {:>13}  {:>13}  {:>13}  {:>13}  {:>8}  {:>11}",
+        "RUN",
+        "TRAJECTORY",
+        "STEPS",
+        "FILE C/P",
+        "SYMBOL C/P",
+        "SPAN C/P",
+        "LINE C/P",
+        "LINE AUC",
+        "LINE REDUND"
+    )?;
+    let f = |v: Option<f64>| v.map_or("-".to_owned(), |v| format!("{v:.3}"));
+    for (run, key, scores) in rows {
+        let key: String = key.chars().take(28).collect();
+        match scores {
+            Err(e) => writeln!(out, "{run:>4}  {key:<28}  {e}")?,
+            Ok(s) => {
+                let r = &s.result;
+                let cp = |g: &GranularityScore| format!("{}/{}", f(g.coverage), f(g.precision));
+                writeln!(
+                    out,
+                    "{run:>4}  {key:<28}  {:>5}  {:>13}  {:>13}  {:>13}  {:>13}  {:>8}  {:>11.3}",
+                    r.num_steps,
+                    cp(&r.final_scores.file),
+                    cp(&r.final_scores.symbol),
+                    cp(&r.final_scores.span),
+                    cp(&r.final_scores.line),
+                    f(r.trajectory.auc_coverage.line),
+                    r.trajectory.redundancy.line
+                )?;
+            }
+        }
     }
     Ok(())
 }

@@ -12,7 +12,7 @@ use crate::metrics::excision::{EsGranularity, ExcisionConfig, excision_score_tex
 use crate::metrics::flow::{FlowClass, FlowStep, RankedPrediction};
 use crate::suggest::protocol::{
     AppliedEdit, FileContent, GenerateParams, InitializeParams, PROTOCOL_VERSION, Revealed,
-    SuggestParams, SuggestedEdit,
+    SuggestParams, SuggestedEdit, SuggesterRead,
 };
 use crate::suggest::{SuggestError, Suggester};
 use crate::syntax::Language;
@@ -85,6 +85,15 @@ pub struct ContentScore {
     pub generated: bool,
 }
 
+/// A location a suggester reported reading while answering one call of a step.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StepRead {
+    /// `suggest` or `generate`.
+    pub call: &'static str,
+    /// The location, in the step's current coordinates.
+    pub read: SuggesterRead,
+}
+
 /// Everything about one step.
 #[derive(Debug, Clone, PartialEq)]
 pub struct StepRecord {
@@ -110,6 +119,8 @@ pub struct StepRecord {
     pub applied: usize,
     /// The step in the form flow aggregation takes.
     pub flow: FlowStep,
+    /// What the suggester reported reading, in call order (current coordinates).
+    pub reads: Vec<StepRead>,
 }
 
 /// A finished replay.
@@ -418,7 +429,13 @@ pub fn replay(
             files: files.clone(),
         });
         let suggest_latency = started.elapsed();
-        let (edits, suggest_error) = match answer.and_then(|r| validate(&state, r.edits)) {
+        let mut reads: Vec<StepRead> = Vec::new();
+        let answer = answer.map(|r| {
+            let call = "suggest";
+            reads.extend(r.reads.into_iter().map(|read| StepRead { call, read }));
+            r.edits
+        });
+        let (edits, suggest_error) = match answer.and_then(|edits| validate(&state, edits)) {
             Ok(edits) => (edits, None),
             Err(e) => (Vec::new(), Some(describe(&e))),
         };
@@ -469,7 +486,11 @@ pub fn replay(
             });
             generate_latency = Some(started.elapsed());
             match generated {
-                Ok(result) => content = Some(score_content(&state, target, &result.text, true)),
+                Ok(result) => {
+                    let call = "generate";
+                    reads.extend(result.reads.into_iter().map(|read| StepRead { call, read }));
+                    content = Some(score_content(&state, target, &result.text, true));
+                }
                 Err(e) => generate_error = Some(describe(&e)),
             }
         }
@@ -488,6 +509,7 @@ pub fn replay(
             generate_latency,
             applied: next,
             flow,
+            reads,
         };
         hooks
             .observer

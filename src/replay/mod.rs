@@ -5,6 +5,7 @@
 //! [`crate::suggest::Suggester`] boundary (the test-only oracle reads them from the
 //! engine's [`OracleFeed`]).
 
+pub mod context;
 mod engine;
 mod historian;
 pub mod matching;
@@ -14,7 +15,8 @@ mod worktree;
 
 pub use engine::{
     ContentScore, IgnoreProgress, OracleFeed, OrderMode, PredictionRecord, ReplayConfig,
-    ReplayError, ReplayHooks, ReplayObserver, ReplayOutcome, StepRecord, Workspace, replay,
+    ReplayError, ReplayHooks, ReplayObserver, ReplayOutcome, StepRead, StepRecord, Workspace,
+    replay,
 };
 pub use historian::HistorianLog;
 pub use oracle::OracleSuggester;

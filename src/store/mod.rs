@@ -11,7 +11,7 @@ mod runs;
 mod write;
 
 pub use export::{DocumentSummary, SessionSummary};
-pub use runs::{RunMeasurements, RunSummary, StoredPrediction, StoredStep};
+pub use runs::{RunMeasurements, RunSummary, StoredPrediction, StoredRead, StoredStep};
 pub use write::{NewSession, SessionEnd};
 
 use std::path::{Path, PathBuf};

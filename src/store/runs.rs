@@ -55,6 +55,25 @@ pub struct StoredStep {
     pub predictions: Vec<StoredPrediction>,
     /// Failed calls of this step: call, kind, message.
     pub errors: Vec<(String, String, String)>,
+    /// Locations the suggester read during the step, in order.
+    pub reads: Vec<StoredRead>,
+}
+
+/// One location a suggester read during a replay step (a `run_reads` row).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct StoredRead {
+    /// `suggest` or `generate`.
+    pub call: String,
+    /// `reported` (in the call's result) or `lsp` (recorded by a proxy).
+    pub source: String,
+    /// Path relative to the worktree.
+    pub file: String,
+    /// First line (0-based, the step's current coordinates).
+    pub start_line: usize,
+    /// End (exclusive); `None` for the whole file.
+    pub end_line: Option<usize>,
+    /// LSP method or tool name, when known.
+    pub via: Option<String>,
 }
 
 /// One prediction, as stored.
@@ -219,6 +238,25 @@ impl Database {
             )
             .map_err(e)?;
         }
+        for (seq, r) in step.reads.iter().enumerate() {
+            tx.execute(
+                "INSERT OR REPLACE INTO run_reads (run_id, key, step, seq, call, source, file, start_line, end_line, via)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+                params![
+                    run,
+                    key,
+                    step.step as i64,
+                    seq as i64,
+                    r.call,
+                    r.source,
+                    r.file,
+                    r.start_line as i64,
+                    r.end_line.map(|e| e as i64),
+                    r.via
+                ],
+            )
+            .map_err(e)?;
+        }
         for (call, kind, message) in &step.errors {
             tx.execute(
                 "INSERT INTO run_errors (run_id, key, step, call, kind, message) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
@@ -293,6 +331,68 @@ impl Database {
                 serde_json::from_str(&flow).unwrap_or_default(),
             ))
         })
+    }
+
+    /// Appends reads to a step of a run (after the reads it already has).
+    pub fn add_run_reads(
+        &mut self,
+        run: i64,
+        key: &str,
+        step: usize,
+        reads: &[StoredRead],
+    ) -> Result<(), StoreError> {
+        let path = self.path.clone();
+        let e = |source| sqlite(&path, source);
+        let tx = self.conn.transaction().map_err(e)?;
+        let first: i64 = tx
+            .query_row(
+                "SELECT coalesce(max(seq) + 1, 0) FROM run_reads WHERE run_id = ?1 AND key = ?2 AND step = ?3",
+                params![run, key, step as i64],
+                |r| r.get(0),
+            )
+            .map_err(e)?;
+        for (k, r) in reads.iter().enumerate() {
+            tx.execute(
+                "INSERT INTO run_reads (run_id, key, step, seq, call, source, file, start_line, end_line, via)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+                params![
+                    run,
+                    key,
+                    step as i64,
+                    first + k as i64,
+                    r.call,
+                    r.source,
+                    r.file,
+                    r.start_line as i64,
+                    r.end_line.map(|e| e as i64),
+                    r.via
+                ],
+            )
+            .map_err(e)?;
+        }
+        tx.commit().map_err(e)
+    }
+
+    /// What the suggester read in a trajectory of a run: (step, read) in step and read order.
+    pub fn run_reads(&self, run: i64, key: &str) -> Result<Vec<(usize, StoredRead)>, StoreError> {
+        self.rows(
+            "SELECT step, call, source, file, start_line, end_line, via FROM run_reads
+                    WHERE run_id = ?1 AND key = ?2 ORDER BY step, seq",
+            params![run, key],
+            |row| {
+                Ok((
+                    row.get::<_, i64>(0)? as usize,
+                    StoredRead {
+                        call: row.get(1)?,
+                        source: row.get(2)?,
+                        file: row.get(3)?,
+                        start_line: row.get::<_, i64>(4)? as usize,
+                        end_line: row.get::<_, Option<i64>>(5)?.map(|e| e as usize),
+                        via: row.get(6)?,
+                    },
+                ))
+            },
+        )
     }
 
     /// Content scores, latencies and failures of every step of a run.

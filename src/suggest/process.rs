@@ -86,6 +86,8 @@ pub struct ProcessSuggester {
     initialized_with: Option<InitializeParams>,
     next_id: u64,
     restarts: u32,
+    /// Extra environment for the process (e.g. `NEXTEDIT_REPLAY_DB`).
+    env: Vec<(String, String)>,
 }
 
 impl ProcessSuggester {
@@ -99,7 +101,14 @@ impl ProcessSuggester {
             initialized_with: None,
             next_id: 1,
             restarts: 0,
+            env: Vec::new(),
         }
+    }
+
+    /// Adds an environment variable for the process (and its restarts).
+    pub fn with_env(mut self, key: &str, value: &str) -> ProcessSuggester {
+        self.env.push((key.to_string(), value.to_string()));
+        self
     }
 
     /// Sets the limit for `initialize` (default [`DEFAULT_INIT_TIMEOUT`]).
@@ -122,6 +131,7 @@ impl ProcessSuggester {
     fn spawn(&mut self) -> Result<(), SuggestError> {
         let mut child = Command::new(&self.command[0])
             .args(&self.command[1..])
+            .envs(self.env.iter().map(|(k, v)| (k, v)))
             .process_group(0)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())

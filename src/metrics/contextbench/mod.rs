@@ -14,6 +14,7 @@ mod diff;
 mod evaluate;
 mod input;
 mod intervals;
+mod session;
 
 pub use benchkit::{
     Conversion, LineCounts, ToolStep, normalize_repo_path, trace_to_steps, trace_to_tool_steps,
@@ -29,3 +30,8 @@ pub use input::{
     parse_gold_row, parse_prediction_row, parse_predictions_jsonl, parse_traj_data,
 };
 pub use intervals::{Interval, IntervalMap};
+pub use session::{
+    ContextRead, ContextStep, GoldSource, SessionScores, TrajectoryRepo, default_gold,
+    edited_regions, evaluate_steps, prediction, regions_by_file, regions_to_gold, session_steps,
+    to_step, used_definitions,
+};

@@ -1,0 +1,204 @@
+//! What a suggester read during a replay, as ContextBench steps scored against the
+//! trajectory's default gold (its edited lines plus the definitions they use, or its
+//! own gold context) on its final texts.
+//!
+//! A suggester reads in the *current* coordinates of its step; the gold lives in the
+//! final texts. The step's state is rebuilt from the stored applied order, and each
+//! read is carried through the edits not applied yet at that step.
+
+use super::state::{ReplayState, StateError};
+use crate::metrics::contextbench::{
+    ContextBenchConfig, ContextRead, ContextStep, InstanceError, SessionScores, TrajectoryRepo,
+    default_gold, evaluate_steps, regions_to_gold,
+};
+use crate::trajectory::{EventBody, LineRange, Read, Trajectory};
+
+/// Kind of the signal (`$/nextedit/replayStep`, params `{step, call}`) a suggester sends
+/// through its proxied language server at the start of each call, so the server's reads
+/// can be attributed to that step and call.
+pub const STEP_SIGNAL: &str = "replay_step";
+
+/// A read a proxy recorded for a suggester, attributed to a replay step and call.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LspRead {
+    /// Step number (as in `suggest` / `generate` params).
+    pub step: usize,
+    /// `suggest` or `generate`.
+    pub call: String,
+    /// The read (file relative to the worktree, the step's current coordinates).
+    pub read: Read,
+}
+
+/// The reads of a session recorded behind a suggester, each attributed to the step and
+/// call named by the latest `replay_step` signal before it; reads before any marker
+/// (e.g. during `initialize`) are not attributed.
+pub fn attribute_lsp_reads(session: &Trajectory) -> Vec<LspRead> {
+    let mut current: Option<(usize, String)> = None;
+    let mut out = Vec::new();
+    for event in &session.events {
+        match &event.body {
+            EventBody::Signal(s) if s.kind == STEP_SIGNAL => {
+                let step = s.payload["step"].as_u64().map(|n| n as usize);
+                let call = s.payload["call"].as_str().unwrap_or("suggest").to_string();
+                current = step.map(|n| (n, call));
+            }
+            EventBody::Read(read) => {
+                if let Some((step, call)) = &current {
+                    out.push(LspRead {
+                        step: *step,
+                        call: call.clone(),
+                        read: read.clone(),
+                    });
+                }
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
+/// A read as replay stores it: call, file, first line, end (exclusive; `None` = to the end).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReplayRead {
+    /// `suggest` or `generate` (one ContextBench step per call that read something).
+    pub call: String,
+    /// Path relative to the worktree.
+    pub file: String,
+    /// First line (current coordinates).
+    pub start_line: usize,
+    /// End (exclusive); `None` reads to the end of the file.
+    pub end_line: Option<usize>,
+}
+
+/// Why a run's reads cannot be scored.
+#[derive(Debug, thiserror::Error)]
+pub enum ContextError {
+    /// The trajectory's edits do not fit its files.
+    #[error(transparent)]
+    State(#[from] StateError),
+    /// The stored steps name an edit the trajectory does not have.
+    #[error("the stored steps name edit {0}, which the trajectory does not have")]
+    UnknownEdit(String),
+    /// Nothing read resolves to a file with text.
+    #[error(transparent)]
+    Instance(#[from] InstanceError),
+}
+
+/// An unapplied edit's lines now (current) and in the final text, both half-open.
+type Moved = ((usize, usize), (usize, usize));
+
+/// Where a current line lands in the final text: unapplied edits below it shift
+/// nothing, those above shift it by their line delta, and a line inside one lands at
+/// that edit's first (`head`) or last new line.
+fn to_final(line: usize, head: bool, spans: &[Moved]) -> usize {
+    let mut shift: isize = 0;
+    for &((cs, ce), (fs, fe)) in spans {
+        if line >= cs && line < ce {
+            return if head || fe == fs { fs } else { fe - 1 };
+        }
+        if ce <= line {
+            shift += (fe - fs) as isize - (ce - cs) as isize;
+        }
+    }
+    (line as isize + shift).max(0) as usize
+}
+
+/// The suggester's reads of each step in final coordinates: one step per call that
+/// read something, in step order. `applied` is the stored order (initial edit first,
+/// then the edit applied by each step); `reads[k]` are the reads of step `k + 1`.
+pub fn replay_context_steps(
+    trajectory: &Trajectory,
+    applied: &[String],
+    reads: &[(usize, Vec<ReplayRead>)],
+) -> Result<Vec<ContextStep>, ContextError> {
+    let index = |id: &String| {
+        trajectory
+            .edits
+            .iter()
+            .position(|e| &e.id == id)
+            .ok_or_else(|| ContextError::UnknownEdit(id.clone()))
+    };
+    let order: Vec<usize> = applied.iter().map(index).collect::<Result<_, _>>()?;
+    let mut finished = ReplayState::new(trajectory)?;
+    for &i in &order {
+        finished.apply(i);
+    }
+    for i in finished.remaining() {
+        finished.apply(i);
+    }
+    let mut state = ReplayState::new(trajectory)?;
+    let mut out = Vec::new();
+    for (k, &edit) in order.iter().enumerate() {
+        state.apply(edit);
+        // Reads of step k + 1 happen in the state after the first k + 1 edits.
+        let Some((_, step_reads)) = reads.iter().find(|(s, _)| *s == k + 1) else {
+            continue;
+        };
+        let mut by_call: Vec<ContextStep> = Vec::new();
+        for r in step_reads {
+            let mut spans: Vec<Moved> = state
+                .remaining()
+                .into_iter()
+                .filter(|&i| state.edits()[i].file == r.file)
+                .map(|i| (state.current_range(i), finished.current_range(i)))
+                .collect();
+            spans.sort();
+            let end = r
+                .end_line
+                .unwrap_or_else(|| state.lines(&r.file).map_or(r.start_line + 1, <[_]>::len));
+            let lines = (end > r.start_line).then(|| {
+                let start = to_final(r.start_line, true, &spans);
+                let last = to_final(end - 1, false, &spans).max(start);
+                LineRange::new(start, last + 1)
+            });
+            let read = ContextRead {
+                file: r.file.clone(),
+                lines,
+            };
+            match by_call.iter_mut().find(|s| s.via == r.call) {
+                Some(step) => step.reads.push(read),
+                None => by_call.push(ContextStep {
+                    t_ms: None,
+                    via: r.call.clone(),
+                    reads: vec![read],
+                }),
+            }
+        }
+        out.extend(by_call);
+    }
+    Ok(out)
+}
+
+/// ContextBench scores of a replayed trajectory's reads against its default gold, on
+/// its final texts; `None` when the suggester read nothing.
+pub fn score_replay_reads(
+    trajectory: &Trajectory,
+    applied: &[String],
+    reads: &[(usize, Vec<ReplayRead>)],
+    config: &ContextBenchConfig,
+) -> Result<Option<SessionScores>, ContextError> {
+    let steps = replay_context_steps(trajectory, applied, reads)?;
+    if steps.is_empty() {
+        return Ok(None);
+    }
+    let (regions, _) = default_gold(trajectory);
+    let id = &trajectory.session.id;
+    let gold = regions_to_gold(id, &regions);
+    let repo = TrajectoryRepo::new(trajectory);
+    Ok(Some(evaluate_steps(&gold, id, &steps, &repo, config)?))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::to_final;
+
+    #[test]
+    fn lines_move_past_unapplied_edits() {
+        // An unapplied edit at current lines 2..4 becomes final lines 2..5.
+        let spans = [((2, 4), (2, 5))];
+        assert_eq!(to_final(1, true, &spans), 1);
+        assert_eq!(to_final(2, true, &spans), 2);
+        assert_eq!(to_final(3, false, &spans), 4);
+        assert_eq!(to_final(4, true, &spans), 5);
+    }
+}
