@@ -181,8 +181,28 @@ fn copilot_recordings_import_exactly_and_a_bad_one_is_skipped() {
         e
     };
     let next = json!({"next_user_edit": true, "original_op_idx": 42});
+    // Sequential coordinates: each edit's byte offset in the text the earlier ones left
+    // (e0 and e1 come from one entry, right to left; e4 and e5 are the answer, in order).
+    let mut edits = point["edits"].clone();
+    let starts: Vec<Value> = edits
+        .as_array_mut()
+        .unwrap()
+        .iter_mut()
+        .map(|e| e.as_object_mut().unwrap().remove("start_byte").unwrap())
+        .collect();
     assert_eq!(
-        point["edits"],
+        starts,
+        vec![
+            json!(34),
+            json!(20),
+            json!(29),
+            json!(39),
+            json!(8),
+            json!(50)
+        ]
+    );
+    assert_eq!(
+        edits,
         json!([
             with(
                 edit("e0", "src/point.ts", "replace", [2, 3], [2, 3], "0", "1"),
@@ -612,6 +632,14 @@ fn contextbench_demo_cases_import_and_score_like_the_reference() {
         let want: Value =
             serde_json::from_str(std::fs::read_to_string(demo(expected)).unwrap().trim()).unwrap();
         assert_eq!(got, want, "{expected}");
+        // The same through `nextedit context` on the stored session.
+        let id = session["session"]["id"].as_str().unwrap();
+        let out = run(&["context", id, "--mode", "compat", "--json"], &db);
+        assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+        let context: Value = serde_json::from_slice(&out.stdout).unwrap();
+        for key in ["num_steps", "final", "trajectory"] {
+            assert_eq!(context["scores"][key], want[key], "{expected}: {key}");
+        }
     }
 }
 

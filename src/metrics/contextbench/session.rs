@@ -101,6 +101,9 @@ pub fn session_steps(trajectory: &Trajectory) -> Vec<ContextStep> {
     // Reads with lines per file, carried forward through every later change of that file.
     let mut tracked: HashMap<String, Vec<(usize, usize)>> = HashMap::new();
     let mut last_request: HashMap<&str, usize> = HashMap::new();
+    // Imported tool calls (ContextBench, Benchkit) are target reads with no request:
+    // those sharing one time and one tool are one call, so one step.
+    let mut last_call: Option<(f64, &str, usize)> = None;
     for event in &trajectory.events {
         match &event.body {
             EventBody::Read(read) => {
@@ -114,7 +117,16 @@ pub fn session_steps(trajectory: &Trajectory) -> Vec<ContextStep> {
                     ReadRole::Target if last_request.contains_key(read.via.as_str()) => {
                         last_request[read.via.as_str()]
                     }
+                    ReadRole::Target
+                        if last_call
+                            .is_some_and(|(t, via, _)| t == event.t_ms && via == read.via) =>
+                    {
+                        last_call.expect("checked").2
+                    }
                     role => {
+                        if role == ReadRole::Target {
+                            last_call = Some((event.t_ms, read.via.as_str(), steps.len()));
+                        }
                         if role == ReadRole::Request {
                             last_request.insert(read.via.as_str(), steps.len());
                         }
