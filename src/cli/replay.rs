@@ -323,8 +323,8 @@ pub fn run(args: ReplayArgs) -> anyhow::Result<i32> {
             }
             for &id in &args.session {
                 let spec = SliceSpec {
-                    from: args.from.clone(),
-                    to: args.to.clone(),
+                    from: args.from,
+                    to: args.to,
                     files: args.files.clone(),
                 };
                 let trajectory = super::sessions::session_trajectory(&db, id, &spec)?;
