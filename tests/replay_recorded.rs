@@ -278,6 +278,25 @@ fn a_recorded_pyright_session_replays_with_oracle_and_propagate() {
         ]
     );
     assert_eq!(export["order"]["initial"], json!(["e0"]));
+    // A longer pause threshold changes nothing here (every change ends with a save);
+    // a negative one is refused by name.
+    let long_pause: Value = serde_json::from_slice(
+        &nextedit(&[
+            "sessions",
+            "export",
+            "1",
+            "--db",
+            db,
+            "--pause-ms",
+            "600000",
+        ])
+        .stdout,
+    )
+    .unwrap();
+    assert_eq!(long_pause["edits"], export["edits"]);
+    let bad = nextedit(&["sessions", "export", "1", "--db", db, "--pause-ms=-5"]);
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("--pause-ms must be"));
     assert_eq!(
         export["order"]["natural"],
         json!(["e0", "e1", "e2", "e3", "e4", "e5", "e6", "e7"])

@@ -44,7 +44,8 @@ enum Command {
     ///
     /// Definitions, conventions and compat differences: docs/metrics.md.
     Score(score::ScoreArgs),
-    Replay(replay::ReplayArgs),
+    // Boxed: the replay arguments are by far the largest variant.
+    Replay(Box<replay::ReplayArgs>),
     Report(replay::ReportArgs),
     Context(context::ContextArgs),
     Derive(derive::DeriveArgs),
@@ -64,7 +65,7 @@ pub fn run() -> i32 {
         Command::Proxy(args) => proxy::run(args),
         Command::Sessions(command) => sessions::run(command),
         Command::Score(args) => score::run(args).map(|()| 0),
-        Command::Replay(args) => replay::run(args),
+        Command::Replay(args) => replay::run(*args),
         Command::Report(args) => replay::report(args),
         Command::Context(args) => context::run(args),
         Command::Derive(args) => derive::run(args),

@@ -67,6 +67,11 @@ pub struct ReplayArgs {
     #[arg(long = "file", value_name = "PATH", requires = "session")]
     files: Vec<String>,
 
+    /// With --session: a pause longer than this ends an edit when coalescing a recorded
+    /// session's changes [default: 2000]
+    #[arg(long, value_name = "MS", requires = "session")]
+    pause_ms: Option<f64>,
+
     /// A git repository whose commits to replay (with --commit or --range)
     #[arg(long, value_name = "PATH")]
     repo: Option<PathBuf>,
@@ -327,7 +332,8 @@ pub fn run(args: ReplayArgs) -> anyhow::Result<i32> {
                     to: args.to,
                     files: args.files.clone(),
                 };
-                let trajectory = super::sessions::session_trajectory(&db, id, &spec)?;
+                let trajectory =
+                    super::sessions::session_trajectory(&db, id, &spec, args.pause_ms)?;
                 if trajectory.edits.is_empty() {
                     eprintln!(
                         "nextedit: session {id} has no coalesced edits to replay yet (recorded sessions become replayable once their changes are coalesced into edits)"

@@ -58,6 +58,9 @@ pub enum SessionsCommand {
         /// Keep only this file (workspace-relative path or URI); repeatable
         #[arg(long = "file", value_name = "PATH")]
         files: Vec<String>,
+        /// A pause longer than this ends an edit when coalescing changes [default: 2000]
+        #[arg(long, value_name = "MS")]
+        pause_ms: Option<f64>,
     },
     /// Link a session to the commit that contains its edits
     ///
@@ -260,8 +263,10 @@ pub fn run(command: SessionsCommand) -> anyhow::Result<i32> {
             from,
             to,
             files,
+            pause_ms,
         } => {
-            let trajectory = session_trajectory(&db.open()?, id, &SliceSpec { from, to, files })?;
+            let spec = SliceSpec { from, to, files };
+            let trajectory = session_trajectory(&db.open()?, id, &spec, pause_ms)?;
             let mut sink: Box<dyn Write> = match &file {
                 Some(path) => Box::new(std::io::BufWriter::new(
                     std::fs::File::create(path)
@@ -453,11 +458,23 @@ pub fn session_trajectory(
     db: &nextedit::store::Database,
     id: i64,
     spec: &SliceSpec,
+    pause_ms: Option<f64>,
 ) -> anyhow::Result<nextedit::trajectory::Trajectory> {
     let mut trajectory = db.trajectory(id)?;
     if !spec.is_everything() {
         trajectory = nextedit::trajectory::slice(&trajectory, spec)
             .with_context(|| format!("cannot slice session {id}"))?;
+    }
+    if let Some(pause_ms) = pause_ms
+        && trajectory.session.kind == nextedit::trajectory::SessionKind::Recorded
+    {
+        if !(pause_ms.is_finite() && pause_ms >= 0.0) {
+            anyhow::bail!("--pause-ms must be a number of milliseconds ≥ 0, not {pause_ms}");
+        }
+        nextedit::trajectory::recompute_recorded_edits_with(
+            &mut trajectory,
+            nextedit::trajectory::CoalesceConfig { pause_ms },
+        );
     }
     with_recorded_order(&mut trajectory);
     Ok(trajectory)

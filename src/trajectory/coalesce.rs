@@ -190,12 +190,17 @@ fn net_delta(o: &Open) -> isize {
 /// base texts, with the real temporal order as the natural order (source `recorded`).
 /// The one code path for stored sessions and for slices of them.
 pub fn recompute_recorded_edits(trajectory: &mut Trajectory) {
+    recompute_recorded_edits_with(trajectory, CoalesceConfig::default());
+}
+
+/// [`recompute_recorded_edits`] with other thresholds (`--pause-ms`).
+pub fn recompute_recorded_edits_with(trajectory: &mut Trajectory, config: CoalesceConfig) {
     let base: HashMap<String, String> = trajectory
         .files
         .iter()
         .filter_map(|f| Some((f.path.clone(), f.base_text.clone()?)))
         .collect();
-    trajectory.edits = coalesce(&trajectory.events, &base, CoalesceConfig::default());
+    trajectory.edits = coalesce(&trajectory.events, &base, config);
     trajectory.order.natural = trajectory.edits.iter().map(|e| e.id.clone()).collect();
     trajectory.order.source = Some("recorded".to_string());
 }

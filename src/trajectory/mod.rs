@@ -17,7 +17,9 @@ mod coalesce;
 mod slice;
 
 pub use apply::{ApplyError, apply_byte_edit};
-pub use coalesce::{CoalesceConfig, coalesce, recompute_recorded_edits};
+pub use coalesce::{
+    CoalesceConfig, coalesce, recompute_recorded_edits, recompute_recorded_edits_with,
+};
 pub use slice::{SliceBound, SliceError, SliceSpec, slice};
 
 use serde::{Deserialize, Serialize};
