@@ -303,3 +303,84 @@ fn reads_of_a_proxied_language_server_are_attributed_to_steps() {
         json!({"file": 1.0 - 1.0 / 3.0, "symbol": 1.0 - 3.0 / 6.0, "span": 1.0 - 106.0 / 157.0, "line": 1.0 - 11.0 / 14.0})
     );
 }
+
+/// A recorded session's edits are sequential, and with `--exclude-origin` the replay
+/// applies tool edits between steps: the report rebuilds each step's state the same
+/// way (here e2 rewrites the line the formatter, e1, rewrote, so it needs e1 first).
+#[test]
+fn reads_of_a_recorded_session_with_excluded_origins_are_scored() {
+    let dir = tempfile::tempdir().unwrap();
+    let seq_edit = |id: &str, start_byte: usize, line: usize, b: &str, a: &str, origin: &str| {
+        json!({"id": id, "file": "m.py", "kind": "replace", "start_byte": start_byte,
+               "before_lines": {"start": line, "end": line + 1}, "after_lines": {"start": line, "end": line + 1},
+               "before_text": b, "after_text": a, "origin": origin})
+    };
+    let trajectory = json!({
+        "format": "nextedit.trajectory", "version": 1,
+        "session": {"id": "rec", "kind": "recorded"},
+        "files": [{"path": "m.py", "base_text": "def f():\n    return 0\n",
+                   "final_text": "def f():\n    a = 2\n    return 0\n"}],
+        "events": [],
+        "edits": [
+            seq_edit("e0", 9, 1, "", "  a = 1\n", "user"),
+            seq_edit("e1", 9, 1, "  ", "    ", "format"),
+            seq_edit("e2", 17, 1, "1", "2", "user"),
+        ],
+        "order": {"natural": ["e0", "e1", "e2"]},
+    });
+    let path = dir.path().join("t.json");
+    std::fs::write(&path, trajectory.to_string()).unwrap();
+    // Step 1 is asked after e0 and the formatter's e1: it reads "    a = 1" (line 1).
+    let plan = json!({"1": {"suggest": [{"file": "m.py", "start_line": 1, "end_line": 2}]}});
+    let plan_path = dir.path().join("plan.json");
+    std::fs::write(&plan_path, plan.to_string()).unwrap();
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/suggesters/reader.py");
+    let spec = format!(
+        "cmd:READER_PLAN='{}' python3 '{}'",
+        plan_path.display(),
+        script.display()
+    );
+    let db = dir.path().join("runs.db");
+    let db_s = db.to_str().unwrap();
+    let out = nextedit(&[
+        "replay",
+        "--db",
+        db_s,
+        "--json",
+        "--suggester",
+        &spec,
+        "--exclude-origin",
+        "format",
+        "--trajectory",
+        path.to_str().unwrap(),
+    ]);
+    let steps: Vec<Value> = String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .filter(|l| l["type"] == "trajectory")
+        .flat_map(|l| l["steps"].as_array().unwrap().clone())
+        .collect();
+    assert_eq!(
+        steps
+            .iter()
+            .map(|s| s["applied"].clone())
+            .collect::<Vec<_>>(),
+        vec![json!("e2")]
+    );
+    let report: Value =
+        serde_json::from_slice(&nextedit(&["report", "1", "--db", db_s, "--json"]).stdout).unwrap();
+    let s = &report["contextbench"][0]["scores"];
+    assert_eq!(s["num_steps"], 1);
+    // Gold: the one line the session finally changed (line 1, "    a = 2"); the read
+    // lands on it in the final text.
+    let line = &s["final"]["line"];
+    assert_eq!(
+        (
+            &line["intersection"],
+            &line["gold_size"],
+            &line["pred_size"]
+        ),
+        (&json!(1), &json!(1), &json!(1))
+    );
+}

@@ -201,6 +201,14 @@ struct RunSettings {
     timeout: f64,
 }
 
+impl RunSettings {
+    /// The settings stored with run `run`.
+    fn of(db: &Database, run: i64) -> anyhow::Result<RunSettings> {
+        serde_json::from_value(db.run(run)?.config)
+            .with_context(|| format!("run {run} has settings this nextedit cannot read"))
+    }
+}
+
 /// A suggester and, for the oracle, the feed the engine fills with gold answers.
 type BuiltSuggester = (Box<dyn Suggester>, Option<std::sync::Arc<OracleFeed>>);
 
@@ -263,12 +271,7 @@ pub fn run(args: ReplayArgs) -> anyhow::Result<i32> {
     let mut db = Database::open(&db_path)?;
     let mut failed = 0;
     let (run_id, settings) = match args.resume {
-        Some(run) => {
-            let summary = db.run(run)?;
-            let settings: RunSettings = serde_json::from_value(summary.config.clone())
-                .with_context(|| format!("run {run} has settings this nextedit cannot read"))?;
-            (run, settings)
-        }
+        Some(run) => (run, RunSettings::of(&db, run)?),
         None => {
             let settings = RunSettings {
                 suggester: args.suggester.clone().expect("clap requires it"),
@@ -991,6 +994,8 @@ fn run_context(
     db: &Database,
     run: i64,
 ) -> anyhow::Result<Vec<(String, Result<SessionScores, String>)>> {
+    let settings = RunSettings::of(db, run)?;
+    let exclude_origins: Vec<Origin> = settings.exclude_origin.iter().map(|o| o.origin()).collect();
     let mut out = Vec::new();
     for (key, _, text) in db.run_trajectories(run)? {
         let stored = db.run_reads(run, &key)?;
@@ -1018,6 +1023,7 @@ fn run_context(
         }
         match score_replay_reads(
             &trajectory,
+            &exclude_origins,
             &applied,
             &reads,
             &ContextBenchConfig::default(),

@@ -6,12 +6,12 @@
 //! final texts. The step's state is rebuilt from the stored applied order, and each
 //! read is carried through the edits not applied yet at that step.
 
-use super::state::{ReplayState, StateError};
+use super::engine::{ReplayError, reapply};
 use crate::metrics::contextbench::{
     ContextBenchConfig, ContextRead, ContextStep, InstanceError, SessionScores, TrajectoryRepo,
     default_gold, evaluate_steps, regions_to_gold,
 };
-use crate::trajectory::{EventBody, LineRange, Read, Trajectory};
+use crate::trajectory::{EventBody, LineRange, Origin, Read, Trajectory};
 
 /// Kind of the signal (`$/nextedit/replayStep`, params `{step, call}`) a suggester sends
 /// through its proxied language server at the start of each call, so the server's reads
@@ -73,9 +73,9 @@ pub struct ReplayRead {
 /// Why a run's reads cannot be scored.
 #[derive(Debug, thiserror::Error)]
 pub enum ContextError {
-    /// The trajectory's edits do not fit its files.
+    /// The trajectory's edits do not fit its files, or the stored order does not fit them.
     #[error(transparent)]
-    State(#[from] StateError),
+    Replay(#[from] ReplayError),
     /// The stored steps name an edit the trajectory does not have.
     #[error("the stored steps name edit {0}, which the trajectory does not have")]
     UnknownEdit(String),
@@ -105,9 +105,11 @@ fn to_final(line: usize, head: bool, spans: &[Moved]) -> usize {
 
 /// The suggester's reads of each step in final coordinates: one step per call that
 /// read something, in step order. `applied` is the stored order (initial edit first,
-/// then the edit applied by each step); `reads[k]` are the reads of step `k + 1`.
+/// then the edit applied by each step) and `exclude_origins` the run's, so the states
+/// are the replay's own; `reads[k]` are the reads of step `k + 1`.
 pub fn replay_context_steps(
     trajectory: &Trajectory,
+    exclude_origins: &[Origin],
     applied: &[String],
     reads: &[(usize, Vec<ReplayRead>)],
 ) -> Result<Vec<ContextStep>, ContextError> {
@@ -119,27 +121,24 @@ pub fn replay_context_steps(
             .ok_or_else(|| ContextError::UnknownEdit(id.clone()))
     };
     let order: Vec<usize> = applied.iter().map(index).collect::<Result<_, _>>()?;
-    let mut finished = ReplayState::new(trajectory)?;
-    for &i in &order {
-        finished.apply(i);
-    }
+    let mut finished = reapply(trajectory, exclude_origins, &order, |_, _| {})?;
+    // Index order is temporal for sequential edits, so each is ready in turn.
     for i in finished.remaining() {
         finished.apply(i);
     }
-    let mut state = ReplayState::new(trajectory)?;
     let mut out = Vec::new();
-    for (k, &edit) in order.iter().enumerate() {
-        state.apply(edit);
+    reapply(trajectory, exclude_origins, &order, |k, state| {
         // Reads of step k + 1 happen in the state after the first k + 1 edits.
         let Some((_, step_reads)) = reads.iter().find(|(s, _)| *s == k + 1) else {
-            continue;
+            return;
         };
         let mut by_call: Vec<ContextStep> = Vec::new();
         for r in step_reads {
+            // Edits still waiting for others have no lines in this state yet.
             let mut spans: Vec<Moved> = state
                 .remaining()
                 .into_iter()
-                .filter(|&i| state.edits()[i].file == r.file)
+                .filter(|&i| state.edits()[i].file == r.file && state.is_ready(i))
                 .map(|i| (state.current_range(i), finished.current_range(i)))
                 .collect();
             spans.sort();
@@ -165,7 +164,7 @@ pub fn replay_context_steps(
             }
         }
         out.extend(by_call);
-    }
+    })?;
     Ok(out)
 }
 
@@ -173,11 +172,12 @@ pub fn replay_context_steps(
 /// its final texts; `None` when the suggester read nothing.
 pub fn score_replay_reads(
     trajectory: &Trajectory,
+    exclude_origins: &[Origin],
     applied: &[String],
     reads: &[(usize, Vec<ReplayRead>)],
     config: &ContextBenchConfig,
 ) -> Result<Option<SessionScores>, ContextError> {
-    let steps = replay_context_steps(trajectory, applied, reads)?;
+    let steps = replay_context_steps(trajectory, exclude_origins, applied, reads)?;
     if steps.is_empty() {
         return Ok(None);
     }

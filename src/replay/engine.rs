@@ -279,6 +279,17 @@ impl Graph {
             .collect()
     }
 
+    /// Applies an edit a replay applied (initial or a step's), then the background
+    /// edits that became due, exactly as the replay did.
+    fn apply_stored(&self, state: &mut ReplayState, idx: usize) -> Result<(), ReplayError> {
+        if idx >= state.edits().len() || state.is_applied(idx) || !state.is_ready(idx) {
+            return Err(ReplayError::BadResume);
+        }
+        state.apply(idx);
+        self.settle(state);
+        Ok(())
+    }
+
     /// Applies every background edit whose predecessors in natural order are all applied,
     /// and more in natural order while the edits left to ask for all wait on them.
     fn settle(&self, state: &mut ReplayState) {
@@ -303,6 +314,26 @@ impl Graph {
             state.apply(e);
         }
     }
+}
+
+/// Re-applies a stored replay: `order` is its initial edit, then the edit of each step;
+/// the edits of `exclude_origins` are applied silently in between, as the replay did.
+/// `each(k, state)` sees the state after the `k`-th stored edit (the state step `k + 1`
+/// was asked in). Returns the state after the last one.
+pub fn reapply(
+    trajectory: &Trajectory,
+    exclude_origins: &[Origin],
+    order: &[usize],
+    mut each: impl FnMut(usize, &ReplayState),
+) -> Result<ReplayState, ReplayError> {
+    let mut state = ReplayState::new(trajectory)?;
+    let graph = Graph::new(trajectory, exclude_origins);
+    graph.settle(&mut state);
+    for (k, &idx) in order.iter().enumerate() {
+        graph.apply_stored(&mut state, idx)?;
+        each(k, &state);
+    }
+    Ok(state)
 }
 
 /// A small deterministic generator (SplitMix64) so tie-breaks depend only on the seed.
@@ -366,11 +397,7 @@ pub fn replay(
         .iter()
         .chain(hooks.resume.is_empty().then_some(&initial))
     {
-        if idx >= state.edits().len() || state.is_applied(idx) || !state.is_ready(idx) {
-            return Err(ReplayError::BadResume);
-        }
-        state.apply(idx);
-        graph.settle(&mut state);
+        graph.apply_stored(&mut state, idx)?;
     }
     workspace.sync(&state).map_err(ReplayError::Workspace)?;
     if hooks.resume.is_empty() {

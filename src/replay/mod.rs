@@ -16,7 +16,7 @@ mod worktree;
 pub use engine::{
     ContentScore, IgnoreProgress, OracleFeed, OrderMode, PredictionRecord, ReplayConfig,
     ReplayError, ReplayHooks, ReplayObserver, ReplayOutcome, StepRead, StepRecord, Workspace,
-    replay,
+    reapply, replay,
 };
 pub use historian::HistorianLog;
 pub use oracle::OracleSuggester;
