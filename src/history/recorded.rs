@@ -15,7 +15,7 @@ use super::order::order_from_dependencies;
 use super::symbols::{EditSymbols, Side, edit_symbols};
 use crate::syntax::Language;
 use crate::syntax::structure::{FileStructure, analyze};
-use crate::trajectory::{PartialOrder, Trajectory};
+use crate::trajectory::{PartialOrder, Trajectory, apply_byte_edit};
 
 /// The partial order of a trajectory's sequential edits: dependency edges (def→use,
 /// clone, import→use…), the recorded order as natural order, the first edit as initial.
@@ -43,16 +43,17 @@ pub fn recorded_order(trajectory: &Trajectory) -> PartialOrder {
             let structure = language.map(|l| analyze(l, &text));
             (text, structure)
         });
-        let start = edit.start_byte.unwrap_or(usize::MAX);
-        let end = start.saturating_add(edit.before_text.len());
-        if entry.0.get(start..end) != Some(edit.before_text.as_str()) {
+        let mut after = entry.0.clone();
+        let applies = edit.start_byte.is_some_and(|start| {
+            let end = start.saturating_add(edit.before_text.len());
+            apply_byte_edit(&mut after, start, end, &edit.before_text, &edit.after_text).is_ok()
+        });
+        if !applies {
             // Not a sequential edit of this text: no facts, so no edges.
             symbols.push(EditSymbols::default());
             scopes.push(Vec::new());
             continue;
         }
-        let mut after = entry.0.clone();
-        after.replace_range(start..end, &edit.after_text);
         let after_structure = language.map(|l| analyze(l, &after));
         let file = file_index
             .get(edit.file.as_str())

@@ -258,9 +258,8 @@ impl Graph {
             .collect()
     }
 
-    /// Open one-hop successors of applied edits, in natural order; all open edits if none.
-    fn allowed(&self, state: &ReplayState) -> Vec<usize> {
-        let open = self.open(state);
+    /// The `open` edits that are one-hop successors of applied edits; all of them if none.
+    fn allowed(&self, state: &ReplayState, open: Vec<usize>) -> Vec<usize> {
         let applied = state.applied_order();
         let allowed: Vec<usize> = open
             .iter()
@@ -427,16 +426,17 @@ pub fn replay(
             .filter(|&&e| !graph.background[e])
             .count();
         let remaining = graph.remaining(&state);
-        if graph.open(&state).is_empty() {
+        let open = graph.open(&state);
+        let Some(&fixed_next) = open.first() else {
             return Err(ReplayError::Stuck(trajectory.session.id.clone()));
-        }
+        };
         // Edits waiting for others (sequential edits) have no place in the text yet.
         let candidates: Vec<usize> = remaining
             .iter()
             .copied()
             .filter(|&e| state.is_ready(e))
             .collect();
-        let allowed = graph.allowed(&state);
+        let allowed = graph.allowed(&state, open);
         let prior_edits = applied_edits(&state);
         let files = step_files(&state, &prior_edits);
         if let Some(feed) = oracle {
@@ -482,7 +482,6 @@ pub fn replay(
             .iter()
             .filter(|p| p.class == FlowClass::Keeping)
             .min_by_key(|p| p.rank);
-        let fixed_next = graph.open(&state)[0];
         let mut content = kept.map(|p| {
             let gold = p.matched.expect("kept predictions matched");
             score_content(&state, gold, &p.edit.text, false)
