@@ -584,7 +584,7 @@ fn replay_one(
         exclude_origins: settings.exclude_origin.iter().map(|o| o.origin()).collect(),
     };
     // Historian's results describe edits on one base (a commit's).
-    let sequential = trajectory.edits.iter().any(|e| e.start_byte.is_some());
+    let sequential = trajectory.has_sequential_edits();
     if settings.historian_json.is_some() && sequential {
         eprintln!(
             "nextedit: {key}: no Historian results file: its format needs a commit's edits, and this session's edits are sequential"

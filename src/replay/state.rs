@@ -155,7 +155,7 @@ impl ReplayState {
             );
             absent.insert(file.path.clone(), file.base_text.is_none());
         }
-        let sequential = trajectory.edits.iter().any(|e| e.start_byte.is_some());
+        let sequential = trajectory.has_sequential_edits();
         if let Some(e) = trajectory
             .edits
             .iter()

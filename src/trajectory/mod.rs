@@ -67,6 +67,12 @@ impl Trajectory {
             gold: Gold::default(),
         }
     }
+
+    /// True when the edits are sequential (recorded: each in the text the earlier ones
+    /// left, with `start_byte`), not on one shared base (commit).
+    pub fn has_sequential_edits(&self) -> bool {
+        self.edits.iter().any(|e| e.start_byte.is_some())
+    }
 }
 
 /// Gold answers a trajectory carries: the context a task needs (ContextBench `gold_ctx`)
