@@ -791,3 +791,74 @@ impl OracleFeed {
         self.generation.lock().expect("oracle lock").clone()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::replay::matching::MatchRule;
+    use crate::replay::{DirWorkspace, OracleSuggester};
+    use crate::trajectory::Origin::{Format, User};
+    use crate::trajectory::recorded_for_tests::recorded;
+
+    #[test]
+    fn excluded_origins_are_applied_silently_in_their_place() {
+        // The developer types a line, format-on-save reindents it, the developer edits
+        // the reformatted line, then a line elsewhere.
+        let (trajectory, _) = recorded(
+            "def f(x):\n    return x\n",
+            &[
+                (0.0, 10, 10, "  y = x\n", User),
+                (50.0, 10, 12, "    ", Format),
+                (3000.0, 18, 19, "2 * x", User),
+                (6000.0, 4, 5, "g", User),
+            ],
+        );
+        let origins: Vec<(&str, Origin)> = trajectory
+            .edits
+            .iter()
+            .map(|e| (e.id.as_str(), e.origin))
+            .collect();
+        assert_eq!(
+            origins,
+            vec![("e0", User), ("e1", Format), ("e2", User), ("e3", User)]
+        );
+        let dir = tempfile::tempdir().unwrap();
+        let (mut oracle, feed) = OracleSuggester::new();
+        let config = ReplayConfig {
+            order: OrderMode::Fixed,
+            rule: MatchRule::Historian,
+            seed: 42,
+            revealed: Default::default(),
+            language: Some("python".into()),
+            project: None,
+            exclude_origins: vec![Format],
+        };
+        let outcome = replay(
+            &trajectory,
+            &mut oracle,
+            &mut DirWorkspace::new(dir.path()),
+            &config,
+            Some(&feed),
+            ReplayHooks {
+                resume: &[],
+                observer: &mut IgnoreProgress,
+            },
+        )
+        .unwrap();
+        // e1 is applied right after e0 without a step; e2 (which rewrites e1's line) follows.
+        assert_eq!(outcome.order, vec![0, 1, 2, 3]);
+        assert_eq!(
+            outcome.steps.iter().map(|s| s.applied).collect::<Vec<_>>(),
+            vec![2, 3]
+        );
+        assert_eq!(
+            std::fs::read_to_string(dir.path().join("a.py")).unwrap(),
+            "def g(x):\n    y = 2 * x\n    return x\n"
+        );
+        for step in &outcome.steps {
+            assert!(step.allowed.iter().all(|&g| g != 1));
+            let prf = step.flow.prf();
+            assert_eq!((prf.precision, prf.recall), (1.0, 1.0));
+        }
+    }
+}

@@ -582,35 +582,13 @@ mod tests {
         assert_eq!(state.remaining(), vec![1, 3]);
     }
 
-    /// A recorded trajectory from raw changes `(t_ms, start_byte, end_byte, new text)` on `a.py`.
+    /// A recorded trajectory of `a.py` from user changes `(t_ms, start, end, new text)`.
     fn recorded(base: &str, changes: &[(f64, usize, usize, &str)]) -> (Trajectory, String) {
-        use crate::trajectory::{Change, CoalesceConfig, Event, EventBody, coalesce};
-        let mut doc = base.to_string();
-        let mut events = Vec::new();
-        for (i, &(t, s, e, after)) in changes.iter().enumerate() {
-            events.push(Event {
-                seq: i as u64,
-                t_ms: t,
-                body: EventBody::Change(Change {
-                    file: "a.py".into(),
-                    version: i as i64 + 2,
-                    start_byte: s,
-                    end_byte: e,
-                    start_line: 0,
-                    end_line: 0,
-                    new_end_line: 0,
-                    before: doc[s..e].to_string(),
-                    after: after.into(),
-                    origin: Default::default(),
-                }),
-            });
-            doc.replace_range(s..e, after);
-        }
-        let mut t = Trajectory::new(SessionInfo::new("r", SessionKind::Recorded));
-        t.files.push(FileEntry::new("a.py", Some(base.into())));
-        let bases = [("a.py".to_string(), base.to_string())].into();
-        t.edits = coalesce(&events, &bases, CoalesceConfig::default());
-        (t, doc)
+        let changes: Vec<_> = changes
+            .iter()
+            .map(|&(t, s, e, after)| (t, s, e, after, Default::default()))
+            .collect();
+        crate::trajectory::recorded_for_tests::recorded(base, &changes)
     }
 
     #[test]

@@ -277,6 +277,52 @@ fn to_edit(
     }
 }
 
+/// Recorded trajectories built from raw changes, for the tests of the modules that
+/// consume them (replay state and engine).
+#[cfg(test)]
+pub(crate) mod recorded_for_tests {
+    use super::{CoalesceConfig, coalesce};
+    use crate::trajectory::{
+        Change, Event, EventBody, FileEntry, Origin, SessionInfo, SessionKind, Trajectory,
+    };
+
+    /// A recorded trajectory of `a.py` from changes `(t_ms, start, end, new text, origin)`
+    /// (byte offsets in the text as the earlier changes left it), coalesced, in
+    /// temporal natural order; and the final text.
+    pub(crate) fn recorded(
+        base: &str,
+        changes: &[(f64, usize, usize, &str, Origin)],
+    ) -> (Trajectory, String) {
+        let mut doc = base.to_string();
+        let mut events = Vec::new();
+        for (i, &(t, s, e, after, origin)) in changes.iter().enumerate() {
+            events.push(Event {
+                seq: i as u64,
+                t_ms: t,
+                body: EventBody::Change(Change {
+                    file: "a.py".into(),
+                    version: i as i64 + 2,
+                    start_byte: s,
+                    end_byte: e,
+                    start_line: 0,
+                    end_line: 0,
+                    new_end_line: 0,
+                    before: doc[s..e].to_string(),
+                    after: after.into(),
+                    origin,
+                }),
+            });
+            doc.replace_range(s..e, after);
+        }
+        let mut t = Trajectory::new(SessionInfo::new("r", SessionKind::Recorded));
+        t.files.push(FileEntry::new("a.py", Some(base.into())));
+        let bases = [("a.py".to_string(), base.to_string())].into();
+        t.edits = coalesce(&events, &bases, CoalesceConfig::default());
+        t.order.natural = t.edits.iter().map(|e| e.id.clone()).collect();
+        (t, doc)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -17,6 +17,8 @@ mod coalesce;
 mod slice;
 
 pub use apply::{ApplyError, apply_byte_edit};
+#[cfg(test)]
+pub(crate) use coalesce::recorded_for_tests;
 pub use coalesce::{
     CoalesceConfig, coalesce, recompute_recorded_edits, recompute_recorded_edits_with,
 };
