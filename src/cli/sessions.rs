@@ -461,6 +461,15 @@ pub fn session_trajectory(
     pause_ms: Option<f64>,
 ) -> anyhow::Result<nextedit::trajectory::Trajectory> {
     let mut trajectory = db.trajectory(id)?;
+    // A linked commit's parent, message and project come from the session's repository.
+    if let (Some(commit), Some(workspace)) = (
+        &mut trajectory.session.commit,
+        &trajectory.session.workspace,
+    ) && let Ok(info) =
+        nextedit::history::link::commit_info(std::path::Path::new(workspace), &commit.sha)
+    {
+        *commit = info;
+    }
     if !spec.is_everything() {
         trajectory = nextedit::trajectory::slice(&trajectory, spec)
             .with_context(|| format!("cannot slice session {id}"))?;

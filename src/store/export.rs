@@ -317,10 +317,13 @@ impl Database {
             kind: SessionKind::parse(&summary.kind).unwrap_or(SessionKind::Recorded),
             workspace: summary.workspace.clone(),
             git_head: summary.git_head.clone(),
-            commit: summary
-                .linked_commit
-                .as_deref()
-                .map(|sha| linked_commit_info(summary.workspace.as_deref(), sha)),
+            commit: summary.linked_commit.as_deref().map(|sha| CommitInfo {
+                // The sha only: the CLI fills the rest from the repository.
+                sha: sha.to_string(),
+                parent: None,
+                message: None,
+                project: None,
+            }),
             server_command: summary.server_command.clone(),
             position_encoding: summary.position_encoding.clone(),
             started_at: Some(summary.started_at.clone()),
@@ -464,17 +467,4 @@ impl Database {
         recompute_recorded_edits(&mut trajectory);
         Ok(trajectory)
     }
-}
-
-/// The linked commit's header, read from the session's workspace repository when it
-/// is there (read-only); else just its id.
-fn linked_commit_info(workspace: Option<&str>, sha: &str) -> CommitInfo {
-    workspace
-        .and_then(|w| crate::history::link::commit_info(std::path::Path::new(w), sha).ok())
-        .unwrap_or_else(|| CommitInfo {
-            sha: sha.to_string(),
-            parent: None,
-            message: None,
-            project: None,
-        })
 }
