@@ -180,7 +180,7 @@ fn ms(d: Duration) -> f64 {
 fn bench_contextbench() {
     let demo = concat!(
         env!("CARGO_MANIFEST_DIR"),
-        "/../shared/data/contextbench-demo/"
+        "/tests/data/contextbench-demo/"
     );
     let read = |n: &str| std::fs::read_to_string(format!("{demo}{n}")).expect("demo data");
     let cases = [

@@ -12,7 +12,7 @@ use serde_json::{Value, json};
 
 const DEMO: &str = concat!(
     env!("CARGO_MANIFEST_DIR"),
-    "/../shared/data/contextbench-demo"
+    "/tests/data/contextbench-demo"
 );
 
 fn jsonl(path: &Path) -> Vec<Value> {

@@ -165,7 +165,7 @@ fn help_names_defaults_and_shows_an_example() {
     let output = nextedit(&["eval-order", "--help"]);
     let help = String::from_utf8(output.stdout).unwrap();
     assert!(
-        help.contains("nextedit eval-order --annotations ../shared/data/editflow-sample/"),
+        help.contains("nextedit eval-order --annotations tests/data/editflow-sample/"),
         "{help}"
     );
     assert!(help.contains("unlisted pairs are no relation"), "{help}");

@@ -9,7 +9,7 @@ use nextedit::trajectory::OrderKind;
 
 const SAMPLES: &str = concat!(
     env!("CARGO_MANIFEST_DIR"),
-    "/../shared/data/editflow-sample"
+    "/tests/data/editflow-sample"
 );
 
 /// A two-file commit in EditFlow's format, written by this test: `a/mod.py` gains an

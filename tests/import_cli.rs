@@ -19,7 +19,7 @@ use serde_json::{Value, json};
 
 const DEMO: &str = concat!(
     env!("CARGO_MANIFEST_DIR"),
-    "/../shared/data/contextbench-demo/"
+    "/tests/data/contextbench-demo/"
 );
 
 fn data(rel: &str) -> PathBuf {

@@ -7,7 +7,7 @@ use serde_json::Value;
 
 const DEMO: &str = concat!(
     env!("CARGO_MANIFEST_DIR"),
-    "/../shared/data/contextbench-demo/"
+    "/tests/data/contextbench-demo/"
 );
 
 fn nextedit(args: &[&str], stdin: Option<&str>) -> (i32, String, String) {

@@ -9,7 +9,7 @@ use serde_json::Value;
 
 const DEMO: &str = concat!(
     env!("CARGO_MANIFEST_DIR"),
-    "/../shared/data/contextbench-demo/"
+    "/tests/data/contextbench-demo/"
 );
 
 fn read(name: &str) -> String {

@@ -1,6 +1,6 @@
 //! Every shared metric vector file, checked value by value.
 //!
-//! Data: `../shared/data/metric-vectors/` (produced by the reference implementations).
+//! Data: `tests/data/metric-vectors/` (produced by the reference implementations; see tests/data/README.md).
 
 use nextedit::metrics::bleu::{
     NltkSmoothing, SacreSmoothing, historian_bleu, nltk_sentence_bleu, nmt_bleu,
@@ -11,7 +11,7 @@ use serde_json::Value;
 
 const VECTORS: &str = concat!(
     env!("CARGO_MANIFEST_DIR"),
-    "/../shared/data/metric-vectors/"
+    "/tests/data/metric-vectors/"
 );
 
 fn read(name: &str) -> String {

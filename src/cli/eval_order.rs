@@ -29,7 +29,7 @@ use nextedit::history::{CommitSource, GitRepository, derive_commit};
 ///
 /// Example:
 ///
-///     nextedit eval-order --annotations ../shared/data/editflow-sample/
+///     nextedit eval-order --annotations tests/data/editflow-sample/
 #[derive(Debug, clap::Args)]
 #[command(verbatim_doc_comment)]
 pub struct EvalOrderArgs {
