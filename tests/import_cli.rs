@@ -437,6 +437,7 @@ fn want_id(expected: &str) -> &'static str {
 fn gold_of(trajectory: &Trajectory, patch: &str) -> Gold {
     Gold {
         instance_id: trajectory.gold.instance_id.clone().unwrap(),
+        keyed_inst_id: true,
         original_instance_id: None,
         init: trajectory
             .gold

@@ -489,3 +489,100 @@ fn sari_with_several_references_equals_the_reference_vectors() {
     assert_eq!(multi, 7, "the vectors hold multi-reference cases");
     assert_eq!(checked, 16 * 4 - 2 * 2, "two rows hold an empty text");
 }
+
+#[test]
+fn contextbench_compat_reports_gold_keyed_instance_id_as_missing() {
+    let dir = tempfile::tempdir().unwrap();
+    let row = std::fs::read_to_string(format!("{DEMO}case1_gold.jsonl")).unwrap();
+    let gold = write(
+        &dir,
+        "gold.jsonl",
+        &row.replace("\"inst_id\":", "\"instance_id\":"),
+    );
+    let pred = format!("{DEMO}case1_pred.jsonl");
+    let run = |compat: bool| {
+        let mut args = vec![
+            "score",
+            "contextbench",
+            "--gold",
+            &gold,
+            "--pred",
+            &pred,
+            "--repo",
+            DEMO,
+            "--json",
+        ];
+        if compat {
+            args.push("--compat");
+        }
+        let (code, out, err) = nextedit(&args, None);
+        assert_eq!(code, 0, "{err}");
+        serde_json::from_str::<Value>(&out).unwrap()
+    };
+    let compat = run(true);
+    assert_eq!(compat["instances"], serde_json::json!([]));
+    assert_eq!(
+        compat["errors"],
+        serde_json::json!([{"instance_id": "demo__demo-1", "error": "missing_gold"}])
+    );
+    // The default mode reads Hugging Face rows, which name the id `instance_id`.
+    let fixed = run(false);
+    assert_eq!(fixed["instances"].as_array().unwrap().len(), 1);
+    assert_eq!(fixed["errors"], serde_json::json!([]));
+}
+
+#[test]
+fn contextbench_compat_names_go_types_like_the_evaluator() {
+    let dir = tempfile::tempdir().unwrap();
+    write(
+        &dir,
+        "store.go",
+        "package p\n\ntype Store struct {\n\tmu sync.Mutex\n\tn  int\n}\n\nfunc (s *Store) Get() int { return s.n }\n",
+    );
+    let gold = write(
+        &dir,
+        "gold.jsonl",
+        r#"{"inst_id": "go-1", "gold_ctx": [{"file": "store.go", "start_line": 3, "end_line": 6}]}"#,
+    );
+    let repo = dir.path().to_str().unwrap();
+    // Symbol (coverage, precision) of a final context that names one definition.
+    let symbol = |name: &str, compat: bool| {
+        let pred = write(
+            &dir,
+            "pred.jsonl",
+            &serde_json::json!({"instance_id": "go-1", "model_patch": "", "traj_data": {
+                "pred_steps": [], "pred_files": ["store.go"], "pred_spans": {},
+                "pred_symbols": {"store.go": [name]}}})
+            .to_string(),
+        );
+        let mut args = vec![
+            "score",
+            "contextbench",
+            "--gold",
+            &gold,
+            "--pred",
+            &pred,
+            "--repo",
+            repo,
+            "--json",
+        ];
+        if compat {
+            args.push("--compat");
+        }
+        let (code, out, err) = nextedit(&args, None);
+        assert_eq!(code, 0, "{err}");
+        let v: Value = serde_json::from_str(&out).unwrap();
+        let s = &v["instances"][0]["final"]["symbol"];
+        (
+            s["coverage"].clone(),
+            s["precision"].clone(),
+            s["pred_size"].clone(),
+        )
+    };
+    // The evaluator calls the struct's declaration `mu` (the first identifier under it).
+    assert_eq!(symbol("mu", true), (1.0.into(), 1.0.into(), 1.into()));
+    assert_eq!(symbol("Store", true), (0.0.into(), 1.0.into(), 0.into()));
+    // The default mode names it `Store`.
+    assert_eq!(symbol("Store", false), (1.0.into(), 1.0.into(), 1.into()));
+    assert_eq!(symbol("mu", false), (0.0.into(), Value::Null, 0.into()));
+}

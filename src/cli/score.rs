@@ -550,7 +550,7 @@ fn es(a: EsArgs) -> Result<()> {
         Granularity::Token => EsGranularity::Token,
     };
     let pb = spinner(o.len() + r.len() + p.len(), "the Excision Score");
-    let s = excision_score_text(&o, &r, &p, granularity, lang, &config);
+    let s = excision_score_text(o, r, p, granularity, lang, &config);
     if let Some(pb) = pb {
         pb.finish_and_clear();
     }
@@ -587,8 +587,8 @@ fn diffbleu(a: DiffBleuArgs) -> Result<()> {
         &inputs.prediction,
     );
     let (score, flavour) = match a.flavour {
-        Flavour::Nofuneval => (Some(diff_bleu(&o, &r, &p)), "nofuneval"),
-        Flavour::Codeplan => (diff_bleu_codeplan(&o, &r, &p), "codeplan"),
+        Flavour::Nofuneval => (Some(diff_bleu(o, r, p)), "nofuneval"),
+        Flavour::Codeplan => (diff_bleu_codeplan(o, r, p), "codeplan"),
     };
     if a.texts.json {
         println!(
@@ -647,8 +647,12 @@ fn contextbench(a: ContextBenchArgs) -> Result<()> {
         bail!("--repo `{}`: not a directory", a.repo.display());
     }
     let repo = DirRepo::new(&a.repo);
-    let golds =
+    let mut golds =
         load_gold(&a.gold).with_context(|| format!("loading --gold `{}`", a.gold.display()))?;
+    if mode == Mode::Compat {
+        // The evaluator indexes gold rows by `inst_id` only.
+        golds.retain(|g| g.keyed_inst_id);
+    }
     let conversion = match mode {
         Mode::Compat => Conversion::Compat,
         Mode::Fixed => Conversion::Fixed,

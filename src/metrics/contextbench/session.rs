@@ -363,6 +363,7 @@ pub enum GoldSource {
 pub fn regions_to_gold(instance_id: &str, regions: &[ContextRegion]) -> Gold {
     Gold {
         instance_id: instance_id.to_owned(),
+        keyed_inst_id: true,
         original_instance_id: None,
         init: regions
             .iter()
