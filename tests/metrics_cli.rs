@@ -586,3 +586,58 @@ fn contextbench_compat_names_go_types_like_the_evaluator() {
     assert_eq!(symbol("Store", false), (1.0.into(), 1.0.into(), 1.into()));
     assert_eq!(symbol("mu", false), (0.0.into(), Value::Null, 0.into()));
 }
+
+#[test]
+fn a_reader_that_stops_early_gets_exit_0() {
+    let dir = tempfile::tempdir().unwrap();
+    let one_gold: Value = serde_json::from_str(
+        std::fs::read_to_string(format!("{DEMO}case1_gold.jsonl"))
+            .unwrap()
+            .trim(),
+    )
+    .unwrap();
+    let one_pred: Value = serde_json::from_str(
+        std::fs::read_to_string(format!("{DEMO}case1_pred.jsonl"))
+            .unwrap()
+            .trim(),
+    )
+    .unwrap();
+    let (mut golds, mut preds) = (String::new(), String::new());
+    for i in 0..3000 {
+        let (mut g, mut p) = (one_gold.clone(), one_pred.clone());
+        g["inst_id"] = format!("x{i}").into();
+        g["original_inst_id"] = format!("x{i}").into();
+        p["instance_id"] = format!("x{i}").into();
+        golds += &format!("{g}\n");
+        preds += &format!("{p}\n");
+    }
+    let gold = write(&dir, "gold.jsonl", &golds);
+    let pred = write(&dir, "pred.jsonl", &preds);
+    for json in [true, false] {
+        let mut args = vec![
+            "score",
+            "contextbench",
+            "--gold",
+            &gold,
+            "--pred",
+            &pred,
+            "--repo",
+            DEMO,
+        ];
+        if json {
+            args.push("--json");
+        }
+        let mut child = Command::new(env!("CARGO_BIN_EXE_nextedit"))
+            .args(&args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut first = [0u8; 10];
+        std::io::Read::read_exact(child.stdout.as_mut().unwrap(), &mut first).unwrap();
+        drop(child.stdout.take()); // `| head -c 10`
+        let out = child.wait_with_output().unwrap();
+        assert_eq!(out.status.code(), Some(0), "--json {json}");
+        assert_eq!(String::from_utf8_lossy(&out.stderr), "", "--json {json}");
+    }
+}
