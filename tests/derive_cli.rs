@@ -248,3 +248,84 @@ fn order_from_replaces_the_derived_order() {
         serde_json::json!([{"from": "e2", "to": "e1", "kind": "before"}])
     );
 }
+
+#[test]
+fn eval_order_explains_with_a_repository_and_in_pure_json() {
+    let mut repo = TestRepo::new();
+    repo.write("a.py", "a = 1\n\n\nb = 1\n\n\nc = 1\n");
+    repo.commit("base");
+    repo.write("a.py", "a = 2\n\n\nb = 2\n\n\nc = 2\n");
+    let sha = repo.commit("three edits");
+    let dir = tempfile::tempdir().unwrap();
+    let annotations = dir.path().join("annotations.json");
+    std::fs::write(
+        &annotations,
+        serde_json::json!([
+            {"commit_url": format!("https://example.invalid/o/r/commit/{sha}"),
+             "partial_orders": [{"edit_hunk_pair": [0, 2], "edit_order": "0 before 1", "reason": "made up"}]},
+            {"commit_url": "https://example.invalid/o/r/commit/0000000000000000000000000000000000000000"}
+        ])
+        .to_string(),
+    )
+    .unwrap();
+    let args = |json: bool| {
+        let mut a = vec![
+            "eval-order",
+            "--annotations",
+            annotations.to_str().unwrap(),
+            "--repo",
+            repo.path().to_str().unwrap(),
+            "--explain",
+        ];
+        if json {
+            a.push("--json");
+        }
+        a.iter().map(|s| s.to_string()).collect::<Vec<_>>()
+    };
+    let run = |json: bool| {
+        let a = args(json);
+        nextedit(&a.iter().map(String::as_str).collect::<Vec<_>>())
+    };
+    let output = run(true);
+    // One commit cannot be found: exit 1, named on stderr; stdout is one JSON document.
+    assert_eq!(output.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(
+        stderr,
+        "skipped r-0000000000000000000000000000000000000000: \
+         cannot resolve revision \"0000000000000000000000000000000000000000\"\n"
+    );
+    let report: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    let name = format!("r-{sha}");
+    let clone = |pair: &str, annotated: &str, reason: &str| {
+        serde_json::json!({"commit": name, "pair": pair, "annotated": annotated, "reason": reason,
+                           "derived": "bi-directional", "derived_reasons": ["clone:-1 +2"]})
+    };
+    assert_eq!(
+        report["disagreements"],
+        serde_json::json!([
+            clone("e0-e1", "no relation", ""),
+            clone("e0-e2", "lower before higher", "made up"),
+            clone("e1-e2", "no relation", ""),
+        ])
+    );
+    assert_eq!(report["skipped"].as_array().unwrap().len(), 1);
+    let output = run(false);
+    let text = String::from_utf8_lossy(&output.stdout);
+    let explained: Vec<&str> = text.lines().take(3).collect();
+    let line = |pair: &str, annotated: &str| {
+        format!("{name} {pair}: annotated {annotated}, derived bi-directional [clone:-1 +2]")
+    };
+    assert_eq!(
+        explained,
+        [
+            line("e0-e1", "no relation ()"),
+            line("e0-e2", "lower before higher (made up)"),
+            line("e1-e2", "no relation ()"),
+        ]
+    );
+    assert!(
+        text.contains("1 commits skipped (each named with its reason on stderr)"),
+        "{text}"
+    );
+}

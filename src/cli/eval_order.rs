@@ -71,6 +71,7 @@ pub fn run(args: EvalOrderArgs) -> Result<i32> {
     let scratch = tempfile::tempdir().context("creating a scratch directory")?;
     let servers = args.lsp.then(super::derive::discover_servers);
     let mut results: Vec<CommitEvaluation> = Vec::new();
+    let mut disagreements: Vec<Disagreement> = Vec::new();
     let mut skipped: Vec<(String, String)> = Vec::new();
     for (index, commit) in commits.iter().enumerate() {
         let name = commit.name();
@@ -79,7 +80,12 @@ pub fn run(args: EvalOrderArgs) -> Result<i32> {
                 .resolve(commit.sha())
                 .and_then(|sha| repo.load(&sha))
                 .and_then(|record| derive_commit(&record, Some(&name)))
-                .and_then(|t| evaluate_commit(name.clone(), &t, &commit.partial_orders, None)),
+                .and_then(|t| {
+                    if args.explain {
+                        disagreements.extend(explain(&name, &t, &commit.partial_orders));
+                    }
+                    evaluate_commit(name.clone(), &t, &commit.partial_orders, None)
+                }),
             None => derive_rebuilt_with(
                 commit,
                 &scratch.path().join(index.to_string()),
@@ -88,14 +94,18 @@ pub fn run(args: EvalOrderArgs) -> Result<i32> {
             .and_then(|(t, rebuilt)| {
                 let aligned = hunks_aligned(&t, &rebuilt.hunks);
                 if args.explain {
-                    explain(&name, &t, &commit.partial_orders);
+                    disagreements.extend(explain(&name, &t, &commit.partial_orders));
                 }
                 evaluate_commit(name.clone(), &t, &commit.partial_orders, Some(aligned))
             }),
         };
         match evaluated {
             Ok(result) => results.push(result),
-            Err(error) => skipped.push((name, format!("{error:#}"))),
+            Err(error) => {
+                let why = format!("{error:#}");
+                eprintln!("skipped {name}: {why}");
+                skipped.push((name, why));
+            }
         }
     }
     let mut all = Confusion::default();
@@ -114,8 +124,26 @@ pub fn run(args: EvalOrderArgs) -> Result<i32> {
             "overall": {"all_pairs": Figures::from(&all), "annotated_pairs": Figures::from(&annotated),
                         "confusion_all_pairs": all.counts},
         });
+        let mut report = report;
+        if args.explain {
+            report["disagreements"] = serde_json::to_value(&disagreements)?;
+        }
         println!("{}", serde_json::to_string_pretty(&report)?);
     } else {
+        for d in &disagreements {
+            println!(
+                "{} {}: annotated {} ({}), derived {} [{}]",
+                d.commit,
+                d.pair,
+                d.annotated,
+                d.reason,
+                d.derived,
+                d.derived_reasons.join(", ")
+            );
+        }
+        if !disagreements.is_empty() {
+            println!();
+        }
         print_tables(&results, &skipped, &all, &annotated);
     }
     Ok(if skipped.is_empty() { 0 } else { 1 })
@@ -156,8 +184,11 @@ fn print_tables(
             percent(c.related_f1())
         );
     }
-    for (name, why) in skipped {
-        println!("skipped {name}: {why}");
+    if !skipped.is_empty() {
+        println!(
+            "{} commits skipped (each named with its reason on stderr)",
+            skipped.len()
+        );
     }
     println!();
     println!(
@@ -187,16 +218,32 @@ fn print_tables(
     }
 }
 
+/// One pair whose derived label differs from the annotation (`--explain`).
+#[derive(Debug, serde::Serialize)]
+struct Disagreement {
+    commit: String,
+    /// `eI-eJ`, the lower edit first.
+    pair: String,
+    annotated: &'static str,
+    /// The annotator's reason, if the pair was annotated.
+    reason: String,
+    derived: &'static str,
+    /// `kind:detail` of every derived edge between the two edits.
+    derived_reasons: Vec<String>,
+}
+
+/// The pairs of one commit where the derived order and the annotation disagree.
 fn explain(
     name: &str,
     trajectory: &nextedit::trajectory::Trajectory,
     pairs: &[nextedit::history::order::AnnotatedPair],
-) {
+) -> Vec<Disagreement> {
     let Ok(gold) = nextedit::history::order::editflow_labels(pairs) else {
-        return;
+        return Vec::new();
     };
     let predicted = nextedit::history::order::pair_labels(&trajectory.order);
     let count = trajectory.edits.len();
+    let mut out = Vec::new();
     for low in 0..count {
         for high in low + 1..count {
             let g = gold.get(&(low, high)).copied().unwrap_or(PairLabel::None);
@@ -213,24 +260,25 @@ fn explain(
                     let [a, b] = x.edit_hunk_pair;
                     (a.min(b), a.max(b)) == (low, high)
                 })
-                .map(|x| x.reason.as_str())
-                .unwrap_or("");
-            let derived: Vec<String> = trajectory
+                .map(|x| x.reason.clone())
+                .unwrap_or_default();
+            let ids = [format!("e{low}"), format!("e{high}")];
+            let derived_reasons = trajectory
                 .order
                 .edges
                 .iter()
-                .filter(|e| {
-                    let ids = [format!("e{low}"), format!("e{high}")];
-                    ids.contains(&e.from) && ids.contains(&e.to)
-                })
+                .filter(|e| ids.contains(&e.from) && ids.contains(&e.to))
                 .flat_map(|e| e.reasons.iter().map(|r| format!("{}:{}", r.kind, r.detail)))
                 .collect();
-            println!(
-                "{name} e{low}-e{high}: annotated {} ({reason}), derived {} [{}]",
-                g.as_str(),
-                p.as_str(),
-                derived.join(", ")
-            );
+            out.push(Disagreement {
+                commit: name.to_owned(),
+                pair: format!("e{low}-e{high}"),
+                annotated: g.as_str(),
+                reason,
+                derived: p.as_str(),
+                derived_reasons,
+            });
         }
     }
+    out
 }
