@@ -734,11 +734,33 @@ fn contextbench_batch_skips_bad_rows_and_unmatched_predictions() {
 }
 
 #[test]
-fn copilot_sessions_score_with_nextedit_context() {
+fn copilot_sessions_show_their_counts_and_score_with_nextedit_context() {
     let tmp = tempfile::tempdir().unwrap();
     let db = tmp.path().join("x.db");
     let dir = data("tests/data/copilot");
     run(&["import", "copilot", dir.to_str().unwrap()], &db);
+    // Raw changes and perceived edits apart; imported sessions count from their trajectory
+    // (the two gold next edits are edits without changes).
+    let show = text(&run(&["sessions", "show", "2"], &db).stdout);
+    assert!(
+        show.contains("  recorded    0 messages, 5 changes (6 edits), 2 reads, 4 signals, 0 dropped\n  documents   2\n"),
+        "{show}"
+    );
+    let list = text(&run(&["sessions", "list"], &db).stdout);
+    let row: Vec<&str> = list.lines().nth(1).unwrap().split_whitespace().collect();
+    assert_eq!(
+        &row[..8],
+        [
+            "2",
+            "recorded",
+            "2024-11-07T10:04:32.000Z",
+            "ended",
+            "0",
+            "5",
+            "6",
+            "2"
+        ]
+    );
     let out = run(&["context", "2", "--json"], &db);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     let v: Value = serde_json::from_slice(&out.stdout).unwrap();

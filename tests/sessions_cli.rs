@@ -103,7 +103,9 @@ fn list_show_export_replay_delete() {
 
     let show = stdout(&nextedit(&["sessions", "show", "1"], &db));
     assert!(
-        show.contains("recorded    14 messages, 2 edits, 2 reads, 1 signals, 0 dropped"),
+        show.contains(
+            "recorded    14 messages, 2 changes (2 edits), 2 reads, 1 signals, 0 dropped"
+        ),
         "{show}"
     );
     assert!(show.contains("a.py"), "{show}");

@@ -129,6 +129,11 @@ pub enum ExportFormat {
     Jsonl,
 }
 
+/// A count, or `?` when it could not be computed.
+fn count_or_unknown(count: Option<i64>) -> String {
+    count.map_or_else(|| "?".to_owned(), |n| n.to_string())
+}
+
 pub fn run(command: SessionsCommand) -> anyhow::Result<i32> {
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
@@ -146,8 +151,17 @@ pub fn run(command: SessionsCommand) -> anyhow::Result<i32> {
             }
             writeln!(
                 out,
-                "{:>5}  {:<8}  {:<24}  {:<9}  {:>6}  {:>5}  {:>5}  {:<20}  {:<12}  WORKSPACE",
-                "ID", "KIND", "STARTED", "STATUS", "MSGS", "EDITS", "READS", "SERVER", "COMMIT"
+                "{:>5}  {:<8}  {:<24}  {:<9}  {:>6}  {:>7}  {:>5}  {:>5}  {:<20}  {:<12}  WORKSPACE",
+                "ID",
+                "KIND",
+                "STARTED",
+                "STATUS",
+                "MSGS",
+                "CHANGES",
+                "EDITS",
+                "READS",
+                "SERVER",
+                "COMMIT"
             )?;
             for s in sessions {
                 let server = s
@@ -157,13 +171,14 @@ pub fn run(command: SessionsCommand) -> anyhow::Result<i32> {
                     .unwrap_or_default();
                 writeln!(
                     out,
-                    "{:>5}  {:<8}  {:<24}  {:<9}  {:>6}  {:>5}  {:>5}  {:<20}  {:<12}  {}",
+                    "{:>5}  {:<8}  {:<24}  {:<9}  {:>6}  {:>7}  {:>5}  {:>5}  {:<20}  {:<12}  {}",
                     s.id,
                     s.kind,
                     s.started_at,
                     s.status,
                     s.messages,
-                    s.edits,
+                    s.changes,
+                    count_or_unknown(s.edits),
                     s.reads,
                     truncate(&server, 20),
                     s.linked_commit
@@ -235,8 +250,13 @@ pub fn run(command: SessionsCommand) -> anyhow::Result<i32> {
             )?;
             writeln!(
                 out,
-                "  recorded    {} messages, {} edits, {} reads, {} signals, {} dropped",
-                session.messages, session.edits, session.reads, session.signals, session.dropped
+                "  recorded    {} messages, {} changes ({} edits), {} reads, {} signals, {} dropped",
+                session.messages,
+                session.changes,
+                count_or_unknown(session.edits),
+                session.reads,
+                session.signals,
+                session.dropped
             )?;
             writeln!(out, "  documents   {}", documents.len())?;
             for doc in documents {
@@ -247,9 +267,9 @@ pub fn run(command: SessionsCommand) -> anyhow::Result<i32> {
                 };
                 writeln!(
                     out,
-                    "    {:<50} {:>5} edits  {}{}",
+                    "    {:<50} {:>5} changes  {}{}",
                     doc.path,
-                    doc.edits,
+                    doc.changes,
                     doc.language_id.as_deref().unwrap_or(""),
                     note
                 )?;
@@ -375,7 +395,7 @@ fn link(
     })?;
     let mut files = Vec::new();
     for doc in database.documents(id)? {
-        if doc.excluded || doc.edits == 0 {
+        if doc.excluded || doc.changes == 0 {
             continue;
         }
         let Some(text) = database.document_text(id, &doc.uri, None)? else {
