@@ -81,12 +81,35 @@ pub enum SessionsCommand {
         #[arg(long, default_value_t = nextedit::history::link::DEFAULT_LIMIT)]
         limit: usize,
     },
-    /// Delete a session and everything recorded in it
+    /// Delete a session and everything recorded in it, for good
+    ///
+    /// The session's rows go, and so do the replay runs that copied it (named in the
+    /// output). The database file is then rebuilt so the deleted text is not left in
+    /// free pages or the write-ahead log. While another process (a running proxy) has
+    /// the database open, the log cannot be emptied: the command says so; run it again
+    /// once that process has ended.
     Delete {
         #[command(flatten)]
         db: DbArg,
         /// Session id
         id: i64,
+    },
+    /// Remove the text of files matching a glob from every session, for good
+    ///
+    /// A pattern without a slash matches a file name at any depth (`*.env`); one with
+    /// a slash matches the whole workspace-relative path (`config/**`).
+    /// For each file whose path matches: its snapshots, changes,
+    /// reads and signals, the raw messages that name it and the answers to them, and
+    /// its entries in commit-derived and imported sessions. Replay runs that copied such
+    /// a file are deleted. The database file is rebuilt afterwards, like `delete`.
+    ///
+    /// Example: nextedit sessions purge --file 'config/secrets/**' --file '*.env'
+    Purge {
+        #[command(flatten)]
+        db: DbArg,
+        /// Glob over workspace-relative paths (repeatable)
+        #[arg(long = "file", value_name = "GLOB", required = true)]
+        files: Vec<String>,
     },
     /// Print the reconstructed final text of a document of a session
     ///
@@ -127,6 +150,22 @@ impl DbArg {
 pub enum ExportFormat {
     Json,
     Jsonl,
+}
+
+/// The runs an erasure deleted and whether the log could be emptied.
+fn print_erasure(out: &mut impl Write, erased: &nextedit::store::Erasure) -> anyhow::Result<()> {
+    for run in &erased.runs {
+        writeln!(out, "deleted replay run {run} (it held a copy)")?;
+    }
+    if !erased.wal_cleared {
+        writeln!(
+            out,
+            "warning: another process has the database open, so its write-ahead log could \
+             not be emptied and may still hold the erased text; run the command again once \
+             that process has ended"
+        )?;
+    }
+    Ok(())
 }
 
 /// A count, or `?` when it could not be computed.
@@ -351,8 +390,35 @@ pub fn run(command: SessionsCommand) -> anyhow::Result<i32> {
             limit,
         } => return link(db, id, repo, limit, &mut out),
         SessionsCommand::Delete { db, id } => {
-            db.open()?.delete_session(id)?;
+            let erased = db.open()?.delete_session(id)?;
             writeln!(out, "deleted session {id}")?;
+            print_erasure(&mut out, &erased)?;
+        }
+        SessionsCommand::Purge { db, files } => {
+            let mut globs = globset::GlobSetBuilder::new();
+            for pattern in &files {
+                // As in .gitignore: a pattern without a slash matches at any depth.
+                let anywhere = if pattern.contains('/') {
+                    pattern.clone()
+                } else {
+                    format!("**/{pattern}")
+                };
+                globs.add(
+                    globset::GlobBuilder::new(&anywhere)
+                        .literal_separator(true)
+                        .build()
+                        .with_context(|| format!("--file {pattern:?} is not a valid glob"))?,
+                );
+            }
+            let globs = globs.build().context("building the --file globs")?;
+            let erased = db.open()?.purge_files(&|path| globs.is_match(path))?;
+            if erased.documents.is_empty() {
+                writeln!(out, "no stored file matches {}", files.join(", "))?;
+            }
+            for (session, path) in &erased.documents {
+                writeln!(out, "removed {path} from session {session}")?;
+            }
+            print_erasure(&mut out, &erased)?;
         }
         SessionsCommand::ReplayText { db, id, file, seq } => {
             let db = db.open()?;

@@ -14,6 +14,7 @@
 
 mod apply;
 mod coalesce;
+mod erase;
 mod slice;
 
 pub use apply::{ApplyError, apply_byte_edit};
@@ -22,6 +23,7 @@ pub(crate) use coalesce::recorded_for_tests;
 pub use coalesce::{
     CoalesceConfig, coalesce, recompute_recorded_edits, recompute_recorded_edits_with,
 };
+pub use erase::without_files;
 pub use slice::{SliceBound, SliceError, SliceSpec, slice};
 
 use serde::{Deserialize, Serialize};
@@ -275,6 +277,21 @@ pub struct Event {
     /// What happened.
     #[serde(flatten)]
     pub body: EventBody,
+}
+
+impl Event {
+    /// The file this event concerns, if any.
+    pub fn file(&self) -> Option<&str> {
+        match &self.body {
+            EventBody::Open { file, .. }
+            | EventBody::Save { file }
+            | EventBody::Close { file }
+            | EventBody::Suggestion { file, .. } => Some(file),
+            EventBody::Change(change) => Some(&change.file),
+            EventBody::Read(read) => Some(&read.file),
+            EventBody::Signal(signal) => signal.file.as_deref(),
+        }
+    }
 }
 
 /// The kinds of events, tagged by `type` in JSON.
