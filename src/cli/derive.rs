@@ -281,8 +281,8 @@ pub(crate) fn discover_servers() -> ServerSet {
     let go = server("NEXTEDIT_GOPLS", "gopls").map(|program| {
         // Debian's gopls needs a Go toolchain on PATH; never reach for the network.
         let mut path = std::env::var("PATH").unwrap_or_default();
-        if std::path::Path::new("/usr/lib/go-1.19/bin/go").exists() {
-            path = format!("/usr/lib/go-1.19/bin:{path}");
+        if let Some(go) = nextedit::history::lsp::go_toolchain_dir() {
+            path = format!("{}:{path}", go.display());
         }
         let env = vec![
             ("PATH".into(), path),
