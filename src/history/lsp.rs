@@ -341,4 +341,3 @@ pub fn go_toolchain_dir() -> Option<PathBuf> {
         .max_by_key(|(minor, _)| *minor)
         .map(|(_, bin)| bin)
 }
-
