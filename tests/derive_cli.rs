@@ -329,3 +329,49 @@ fn eval_order_explains_with_a_repository_and_in_pure_json() {
         "{text}"
     );
 }
+
+#[test]
+fn eval_order_cross_validates_by_repository_with_intervals() {
+    let samples = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/editflow-sample/");
+    let output = nextedit(&[
+        "eval-order",
+        "--annotations",
+        samples,
+        "--cv",
+        "repo",
+        "--json",
+    ]);
+    // One EditFlow sample has an empty snapshot and is skipped (exit 1, named on stderr).
+    assert_eq!(output.status.code(), Some(1));
+    let report: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    let cv = &report["cross_validation"];
+    let folds = cv["folds"].as_array().unwrap();
+    assert_eq!(folds.len(), 27);
+    // Chosen on the other repositories, every fold distrusts the test↔implementation rule.
+    assert!(
+        folds
+            .iter()
+            .all(|f| f["dropped"] == serde_json::json!(["test_impl"])),
+        "{folds:?}"
+    );
+    let figure = |f: &serde_json::Value| {
+        (
+            format!("{:.4}", f["value"].as_f64().unwrap()),
+            format!("{:.4}", f["low"].as_f64().unwrap()),
+            format!("{:.4}", f["high"].as_f64().unwrap()),
+        )
+    };
+    let s = |v: &str| v.to_string();
+    assert_eq!(
+        figure(&cv["held_out"]["accuracy_all_pairs"]),
+        (s("0.9123"), s("0.8879"), s("0.9317"))
+    );
+    assert_eq!(
+        figure(&cv["held_out"]["related_f1"]),
+        (s("0.8571"), s("0.8160"), s("0.9004"))
+    );
+    assert_eq!(
+        figure(&report["overall"]["intervals"]["accuracy_all_pairs"]),
+        (s("0.9105"), s("0.8835"), s("0.9315"))
+    );
+}

@@ -3,7 +3,13 @@
 use std::path::PathBuf;
 
 use anyhow::{Context, Result};
-use nextedit::history::editflow::{derive_rebuilt_with, hunks_aligned, read_annotations};
+use nextedit::history::crossval::{
+    CommitSample, CrossValidation, Estimate, Headline, leave_one_repository_out, repository_of,
+    with_intervals,
+};
+use nextedit::history::editflow::{
+    AnnotatedCommit, derive_rebuilt_with, hunks_aligned, read_annotations,
+};
 use nextedit::history::evaluate::{CommitEvaluation, Confusion, Figures, evaluate_commit};
 use nextedit::history::order::PairLabel;
 use nextedit::history::{CommitSource, GitRepository, derive_commit};
@@ -55,6 +61,17 @@ pub struct EvalOrderArgs {
     /// with the annotator's reason and the derived edge's reasons
     #[arg(long)]
     explain: bool,
+
+    /// Cross-validate by repository: for each repository, choose which rule kinds to
+    /// trust on the other repositories' commits (dropping a kind while that raises
+    /// all-pairs accuracy) and score the left-out repository with them; figures are
+    /// pooled over the left-out repositories
+    #[arg(long, value_name = "UNIT", value_parser = ["repo"])]
+    cv: Option<String>,
+
+    /// Seed of the bootstrap behind the 95 % intervals (repositories resampled)
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
 }
 
 /// Runs `nextedit eval-order`.
@@ -72,6 +89,7 @@ pub fn run(args: EvalOrderArgs) -> Result<i32> {
     let servers = args.lsp.then(super::derive::discover_servers);
     let mut results: Vec<CommitEvaluation> = Vec::new();
     let mut disagreements: Vec<Disagreement> = Vec::new();
+    let mut samples: Vec<CommitSample> = Vec::new();
     let mut skipped: Vec<(String, String)> = Vec::new();
     for (index, commit) in commits.iter().enumerate() {
         let name = commit.name();
@@ -84,7 +102,10 @@ pub fn run(args: EvalOrderArgs) -> Result<i32> {
                     if args.explain {
                         disagreements.extend(explain(&name, &t, &commit.partial_orders));
                     }
-                    evaluate_commit(name.clone(), &t, &commit.partial_orders, None)
+                    let evaluated =
+                        evaluate_commit(name.clone(), &t, &commit.partial_orders, None)?;
+                    samples.push(sample(commit, &t)?);
+                    Ok(evaluated)
                 }),
             None => derive_rebuilt_with(
                 commit,
@@ -96,7 +117,10 @@ pub fn run(args: EvalOrderArgs) -> Result<i32> {
                 if args.explain {
                     disagreements.extend(explain(&name, &t, &commit.partial_orders));
                 }
-                evaluate_commit(name.clone(), &t, &commit.partial_orders, Some(aligned))
+                let evaluated =
+                    evaluate_commit(name.clone(), &t, &commit.partial_orders, Some(aligned))?;
+                samples.push(sample(commit, &t)?);
+                Ok(evaluated)
             }),
         };
         match evaluated {
@@ -108,6 +132,11 @@ pub fn run(args: EvalOrderArgs) -> Result<i32> {
             }
         }
     }
+    let intervals = with_intervals(&samples, args.seed);
+    let cross = args
+        .cv
+        .is_some()
+        .then(|| leave_one_repository_out(&samples, args.seed));
     let mut all = Confusion::default();
     let mut annotated = Confusion::default();
     for result in &results {
@@ -128,6 +157,10 @@ pub fn run(args: EvalOrderArgs) -> Result<i32> {
         if args.explain {
             report["disagreements"] = serde_json::to_value(&disagreements)?;
         }
+        report["overall"]["intervals"] = serde_json::to_value(&intervals)?;
+        if let Some(cv) = &cross {
+            report["cross_validation"] = serde_json::to_value(cv)?;
+        }
         println!("{}", serde_json::to_string_pretty(&report)?);
     } else {
         for d in &disagreements {
@@ -145,8 +178,80 @@ pub fn run(args: EvalOrderArgs) -> Result<i32> {
             println!();
         }
         print_tables(&results, &skipped, &all, &annotated);
+        print_intervals("all rules, 95 % intervals over repositories", &intervals);
+        if let Some(cv) = &cross {
+            print_cross_validation(cv);
+        }
     }
     Ok(if skipped.is_empty() { 0 } else { 1 })
+}
+
+/// What cross-validation needs of one evaluated commit.
+fn sample(
+    commit: &AnnotatedCommit,
+    trajectory: &nextedit::trajectory::Trajectory,
+) -> Result<CommitSample, nextedit::history::HistoryError> {
+    Ok(CommitSample {
+        repository: repository_of(&commit.commit_url),
+        edits: trajectory.edits.len(),
+        gold: nextedit::history::order::editflow_labels(&commit.partial_orders)?,
+        edges: trajectory.order.edges.clone(),
+    })
+}
+
+/// `value [low, high]` in percent.
+fn interval(e: &Estimate) -> String {
+    format!(
+        "{}% [{}, {}]",
+        percent(e.value),
+        percent(e.low).trim(),
+        percent(e.high).trim()
+    )
+}
+
+fn print_intervals(title: &str, f: &Headline) {
+    println!("{title}:");
+    println!(
+        "  accuracy (all pairs)        {}",
+        interval(&f.accuracy_all_pairs)
+    );
+    println!(
+        "  accuracy (annotated pairs)  {}",
+        interval(&f.accuracy_annotated_pairs)
+    );
+    println!("  related F1                  {}", interval(&f.related_f1));
+    println!(
+        "  related precision           {}",
+        interval(&f.related_precision)
+    );
+    println!(
+        "  related recall              {}",
+        interval(&f.related_recall)
+    );
+}
+
+fn print_cross_validation(cv: &CrossValidation) {
+    println!();
+    println!(
+        "leave-one-repository-out ({} repositories): rule kinds dropped on the others",
+        cv.folds.len()
+    );
+    for fold in &cv.folds {
+        println!(
+            "  {:<40} {:>6}%  dropped: {}",
+            fold.repository,
+            percent(fold.accuracy_all_pairs),
+            if fold.dropped.is_empty() {
+                "-".to_owned()
+            } else {
+                fold.dropped.join(", ")
+            }
+        );
+    }
+    print_intervals(
+        "held out, pooled, 95 % intervals over repositories",
+        &cv.held_out,
+    );
 }
 
 fn percent(value: Option<f64>) -> String {
