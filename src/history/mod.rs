@@ -35,7 +35,7 @@ pub mod symbols;
 
 pub use derive::{derive_commit, derive_commit_with_lsp};
 pub use recorded::recorded_order;
-pub use source::{CommitRecord, CommitSource, GitRepository};
+pub use source::{CommitRecord, CommitSource, GitRepository, Merges, Selection, select};
 
 use thiserror::Error;
 
