@@ -37,9 +37,15 @@ pub struct ProxyArgs {
     #[arg(long)]
     no_record: bool,
 
-    /// Record decoded events only, not each message's raw bytes
-    #[arg(long, env = "NEXTEDIT_NO_RAW")]
+    /// Record decoded events only, not the editor's messages' raw bytes
+    #[arg(long, env = "NEXTEDIT_NO_RAW", conflicts_with = "raw")]
     no_raw: bool,
+
+    /// Also store the server's messages' raw bytes (secrets masked). Server answers
+    /// quote other files, excluded ones included (hover docstrings, completion
+    /// details): use only when the workspace holds nothing private
+    #[arg(long)]
+    raw: bool,
 
     /// Extra file glob whose text is never stored (can be repeated)
     #[arg(long, value_name = "GLOB")]
@@ -101,6 +107,7 @@ pub fn run(args: ProxyArgs) -> anyhow::Result<i32> {
         db,
         workspace,
         record_raw: !args.no_raw,
+        record_server_raw: args.raw,
         privacy,
         exit_grace: Duration::from_secs_f64(args.exit_timeout),
     };

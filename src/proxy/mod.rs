@@ -37,8 +37,10 @@ pub struct ProxyConfig {
     pub db: Option<PathBuf>,
     /// Workspace root, when known up front.
     pub workspace: Option<PathBuf>,
-    /// Store raw message bytes as well as the decoded events.
+    /// Store the editor's raw message bytes as well as the decoded events.
     pub record_raw: bool,
+    /// Store the server's raw message bytes too (they may quote excluded files).
+    pub record_server_raw: bool,
     /// Files never recorded.
     pub privacy: PrivacyFilter,
     /// How long the server may take to exit after the editor closed the pipe.
@@ -108,6 +110,7 @@ pub fn run(config: ProxyConfig) -> Result<i32, ProxyError> {
                 workspace: config.workspace.clone(),
                 server_command: config.server.clone(),
                 record_raw: config.record_raw,
+                record_server_raw: config.record_server_raw,
                 privacy: config.privacy.clone(),
                 dropped: dropped.clone(),
                 in_flight: in_flight.clone(),

@@ -54,8 +54,10 @@ pub struct TapSettings {
     pub workspace: Option<PathBuf>,
     /// Server argv.
     pub server_command: Vec<String>,
-    /// Store raw bytes.
+    /// Store the editor's raw bytes.
     pub record_raw: bool,
+    /// Store the server's raw bytes too.
+    pub record_server_raw: bool,
     /// Privacy filter before the workspace's ignore file is read.
     pub privacy: PrivacyFilter,
     /// Frames the forwarding threads could not hand over.
@@ -193,6 +195,7 @@ pub fn run_recorder(settings: TapSettings, rx: Receiver<TapItem>) {
     }
     let mut recorder = SessionRecorder::new(RecorderConfig {
         record_raw: settings.record_raw,
+        record_server_raw: settings.record_server_raw,
         privacy,
         workspace: settings
             .workspace
@@ -256,6 +259,11 @@ pub fn run_recorder(settings: TapSettings, rx: Receiver<TapItem>) {
                         .fetch_sub(chunk.bytes().len(), Ordering::Relaxed);
                     let records = observe(&mut recorder, dir, t_ns, &chunk, consumed);
                     for record in &records {
+                        if let Record::Session(SessionFact::Root { dir, prefix }) = record {
+                            let privacy =
+                                load_ignore_file_under(Path::new(dir), prefix, recorder.privacy());
+                            recorder.set_privacy(privacy);
+                        }
                         if let Record::Session(SessionFact::Workspace(root)) = record {
                             let root = Path::new(root);
                             recorder.set_privacy(load_ignore_file(root, recorder.privacy()));
@@ -354,18 +362,47 @@ fn observe(
     }
 }
 
-fn load_ignore_file(root: &Path, base: &PrivacyFilter) -> PrivacyFilter {
+/// Largest `.nexteditignore` read: a list of globs, never megabytes.
+pub const MAX_IGNORE_FILE_BYTES: u64 = 1024 * 1024;
+
+/// Adds `root`'s `.nexteditignore` to `base`. Only a regular file is read, at most
+/// [`MAX_IGNORE_FILE_BYTES`] (a symlink to `/dev/zero` must not exhaust memory);
+/// an invalid line is skipped with a warning, the others still apply.
+pub fn load_ignore_file(root: &Path, base: &PrivacyFilter) -> PrivacyFilter {
+    load_ignore_file_under(root, "", base)
+}
+
+/// [`load_ignore_file`] for another workspace folder seen by the rules as `prefix`.
+pub fn load_ignore_file_under(root: &Path, prefix: &str, base: &PrivacyFilter) -> PrivacyFilter {
+    use std::io::Read;
     let path = root.join(IGNORE_FILE);
-    let Ok(contents) = std::fs::read_to_string(&path) else {
+    let Ok(meta) = std::fs::metadata(&path) else {
         return base.clone();
     };
-    match base.extend_with_ignore_file(&contents) {
-        Ok(filter) => filter,
-        Err(error) => {
-            eprintln!("nextedit: ignoring {}: {error}", path.display());
-            base.clone()
-        }
+    if !meta.is_file() {
+        eprintln!("nextedit: ignoring {}: not a regular file", path.display());
+        return base.clone();
     }
+    let mut bytes = Vec::new();
+    let read = std::fs::File::open(&path)
+        .and_then(|f| f.take(MAX_IGNORE_FILE_BYTES + 1).read_to_end(&mut bytes));
+    if let Err(error) = read {
+        eprintln!("nextedit: cannot read {}: {error}", path.display());
+        return base.clone();
+    }
+    if bytes.len() as u64 > MAX_IGNORE_FILE_BYTES {
+        eprintln!(
+            "nextedit: ignoring {}: larger than {MAX_IGNORE_FILE_BYTES} bytes",
+            path.display()
+        );
+        return base.clone();
+    }
+    let contents = String::from_utf8_lossy(&bytes);
+    let (filter, errors) = base.extend_with_ignore_file_under(prefix, &contents);
+    for error in errors {
+        eprintln!("nextedit: {}: skipping a line: {error}", path.display());
+    }
+    filter
 }
 
 /// The commit HEAD points to, if `dir` is inside a git repository.

@@ -3,6 +3,7 @@
 use rusqlite::{OptionalExtension, params};
 
 use super::{Database, StoreError, sqlite};
+use crate::record::privacy::{mask, mask_argv};
 use crate::record::{Record, SessionFact};
 use crate::trajectory::Trajectory;
 
@@ -34,7 +35,10 @@ impl Database {
     /// Inserts a `recorded` session in state `running`; returns its id.
     pub fn begin_session(&mut self, new: &NewSession) -> Result<i64, StoreError> {
         let started_at = humantime::format_rfc3339_millis(std::time::SystemTime::now()).to_string();
-        let command = serde_json::to_string(&new.server_command).expect("strings serialise");
+        // Every text column goes through the privacy masking on its way in (`mask`),
+        // whatever the caller did: secrets in argv, names or URIs are never stored.
+        let command =
+            serde_json::to_string(&mask_argv(&new.server_command)).expect("strings serialise");
         self.conn
             .execute(
                 "INSERT INTO sessions (kind, started_at, status, workspace, git_head, server_command,
@@ -42,8 +46,8 @@ impl Database {
                  VALUES ('recorded', ?1, 'running', ?2, ?3, ?4, 'utf-16', ?5, ?6, ?7)",
                 params![
                     started_at,
-                    new.workspace,
-                    new.git_head,
+                    new.workspace.as_deref().map(mask),
+                    new.git_head.as_deref().map(mask),
                     command,
                     env!("CARGO_PKG_VERSION"),
                     new.pid,
@@ -80,7 +84,7 @@ impl Database {
         self.conn
             .execute(
                 "UPDATE sessions SET git_head = ?2 WHERE id = ?1",
-                params![session, head],
+                params![session, mask(head)],
             )
             .map_err(|source| sqlite(&self.path, source))?;
         Ok(())
@@ -121,12 +125,12 @@ impl Database {
                             m.t_ns as i64,
                             m.dir.as_str(),
                             m.kind.map(|k| k.as_str()),
-                            m.method,
-                            m.id,
+                            m.method.as_deref().map(mask),
+                            m.id.as_deref().map(mask),
                             m.size as i64,
                             m.raw,
                             m.redactions as i64,
-                            m.invalid,
+                            m.invalid.as_deref().map(mask),
                             m.consumed
                         ])
                     })
@@ -140,10 +144,12 @@ impl Database {
                         }
                         SessionFact::Client(c) => ("client", c.clone()),
                         SessionFact::Server(s) => ("server", s.clone()),
+                        // Privacy rules only; the session keeps its first root.
+                        SessionFact::Root { .. } => continue,
                     };
                     tx.execute(
                         &format!("UPDATE sessions SET {column} = ?2 WHERE id = ?1"),
-                        params![session, value],
+                        params![session, mask(&value)],
                     )
                     .map_err(e)?;
                 }
@@ -152,7 +158,7 @@ impl Database {
                         "INSERT OR IGNORE INTO documents (session_id, uri, path, language_id, excluded, first_seq)
                          VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
                     )
-                    .and_then(|mut s| s.execute(params![session, d.uri, d.path, d.language_id, d.excluded, d.first_seq as i64]))
+                    .and_then(|mut s| s.execute(params![session, mask(&d.uri), mask(&d.path), d.language_id.as_deref().map(mask), d.excluded, d.first_seq as i64]))
                     .map_err(e)?;
                 }
                 Record::Snapshot(s) => {
@@ -165,10 +171,10 @@ impl Database {
                             session,
                             s.seq as i64,
                             s.t_ns as i64,
-                            s.uri,
+                            mask(&s.uri),
                             s.kind.as_str(),
                             s.version,
-                            s.text,
+                            s.text.as_deref().map(mask),
                             s.redactions as i64
                         ])
                     })
@@ -186,7 +192,7 @@ impl Database {
                             session,
                             ed.seq as i64,
                             ed.t_ns as i64,
-                            ed.uri,
+                            mask(&ed.uri),
                             ed.version,
                             ed.change_index as i64,
                             ed.span.start_byte as i64,
@@ -194,8 +200,8 @@ impl Database {
                             ed.span.start_line as i64,
                             ed.span.end_line as i64,
                             ed.span.new_end_line as i64,
-                            ed.span.before,
-                            ed.span.after,
+                            mask(&ed.span.before),
+                            mask(&ed.span.after),
                             ed.redactions as i64,
                             ed.origin.as_str()
                         ])
@@ -212,12 +218,12 @@ impl Database {
                             session,
                             r.seq as i64,
                             r.t_ns as i64,
-                            r.uri,
-                            r.via,
+                            mask(&r.uri),
+                            mask(&r.via),
                             r.role.as_str(),
                             r.lines.start as i64,
                             r.lines.end as i64,
-                            r.request_id
+                            r.request_id.as_deref().map(mask)
                         ])
                     })
                     .map_err(e)?;
@@ -231,9 +237,9 @@ impl Database {
                             session,
                             s.seq as i64,
                             s.t_ns as i64,
-                            s.kind,
-                            s.uri,
-                            s.payload.to_string()
+                            mask(&s.kind),
+                            s.uri.as_deref().map(mask),
+                            mask(&s.payload.to_string())
                         ])
                     })
                     .map_err(e)?;
