@@ -115,3 +115,175 @@ fn excluded_files_and_secrets_never_reach_the_database() {
         assert_eq!(mode(&wal), 0o600);
     }
 }
+
+/// Every byte SQLite wrote for `db` (the file, its WAL and shared memory).
+fn stored_bytes(db: &Path) -> String {
+    let mut stored = std::fs::read(db).unwrap();
+    for suffix in ["-wal", "-shm"] {
+        let mut side = db.as_os_str().to_owned();
+        side.push(suffix);
+        if let Ok(bytes) = std::fs::read(&side) {
+            stored.extend(bytes);
+        }
+    }
+    String::from_utf8_lossy(&stored).into_owned()
+}
+
+const DOC_MARKER: &str = "docmarker3e9d1c";
+const FINAL_MARKER: &str = "finalmarker77ab42";
+const FN_MARKER: &str = "fnmarker5c0ffe";
+const NOTEBOOK_MARKER: &str = "nbmarkera1b2c3";
+const TOKEN: &str = "tokmarker0d15ea5e";
+
+/// Issue 12 item 2: a real pyright quotes an excluded module (docstrings, `Final`
+/// values) in hover, completion and signature answers about a normal file; an
+/// excluded notebook is opened; the server command carries `--token=…`. None of
+/// it reaches the database, in any page, WAL or shared memory.
+#[test]
+fn server_answers_quoting_excluded_files_are_not_stored() {
+    let pyright = pyright();
+    let tmp = tempfile::tempdir().unwrap();
+    std::fs::create_dir(tmp.path().join("ws")).unwrap();
+    let workspace = tmp.path().join("ws").canonicalize().unwrap();
+    std::fs::write(
+        workspace.join("secret_config.py"),
+        format!(
+            "\"\"\"Settings: {DOC_MARKER}.\"\"\"\nfrom typing import Final\n\nAPI_KEY: Final = \"{FINAL_MARKER}\"\n\n\ndef connect(host: str) -> None:\n    \"\"\"Connects: {FN_MARKER}.\"\"\"\n"
+        ),
+    )
+    .unwrap();
+    let main_text =
+        "import secret_config\nx = secret_config.API_KEY\nsecret_config.connect(\nsecret_config.\n";
+    std::fs::write(workspace.join("main.py"), main_text).unwrap();
+    let db = tmp.path().join("rec.db");
+    // A wrapper as editors configure them, with a token on the command line.
+    let mut server = Command::new("sh");
+    server
+        .arg("-c")
+        .arg("exec \"$0\" --stdio")
+        .arg(&pyright)
+        .arg(format!("--token={TOKEN}"));
+    let mut client = spawn_proxied(&db, &workspace, server, &[]);
+    client
+        .request(
+            "initialize",
+            json!({
+                "processId": std::process::id(),
+                "clientInfo": {"name": "editor", "version": format!("1.0 AKIAIOSFODNN7EXAMPLE")},
+                "rootUri": uri(&workspace),
+                "workspaceFolders": [{"uri": uri(&workspace), "name": "ws"}],
+                "capabilities": {
+                    "textDocument": {
+                        "hover": {"contentFormat": ["markdown", "plaintext"]},
+                        "completion": {"completionItem": {"documentationFormat": ["markdown", "plaintext"]}},
+                        "signatureHelp": {"signatureInformation": {"documentationFormat": ["markdown", "plaintext"]}}
+                    },
+                    "notebookDocument": {"synchronization": {}},
+                    "workspace": {"configuration": true, "workspaceFolders": true}
+                }
+            }),
+            TIMEOUT,
+        )
+        .unwrap();
+    client.notify("initialized", json!({})).unwrap();
+    let main = uri(&workspace.join("main.py"));
+    client
+        .notify(
+            "textDocument/didOpen",
+            json!({"textDocument": {"uri": main, "languageId": "python", "version": 1, "text": main_text}}),
+        )
+        .unwrap();
+    // An excluded notebook (the default `*secret*` glob), opened for real.
+    let notebook = uri(&workspace.join("secret_analysis.ipynb"));
+    client
+        .notify(
+            "notebookDocument/didOpen",
+            json!({
+                "notebookDocument": {"uri": notebook, "notebookType": "jupyter-notebook", "version": 1,
+                    "cells": [{"kind": 2, "document": format!("{notebook}#cell1")}]},
+                "cellTextDocuments": [{"uri": format!("{notebook}#cell1"), "languageId": "python", "version": 1,
+                    "text": format!("password = '{NOTEBOOK_MARKER}'\n")}]
+            }),
+        )
+        .unwrap();
+    let hover = client
+        .request("textDocument/hover", at(&main, Pos(1, 20)), TIMEOUT)
+        .unwrap();
+    let module_hover = client
+        .request("textDocument/hover", at(&main, Pos(0, 10)), TIMEOUT)
+        .unwrap();
+    let completion = client
+        .request("textDocument/completion", at(&main, Pos(3, 14)), TIMEOUT)
+        .unwrap();
+    let items = completion["items"].as_array().cloned().unwrap_or_default();
+    let connect = items
+        .iter()
+        .find(|i| i["label"] == "connect")
+        .cloned()
+        .expect("pyright completes `connect`");
+    let resolved = client
+        .request("completionItem/resolve", connect, TIMEOUT)
+        .unwrap();
+    let signature = client
+        .request("textDocument/signatureHelp", at(&main, Pos(2, 22)), TIMEOUT)
+        .unwrap();
+    // The answers really quote the excluded module: otherwise this test proves nothing.
+    let answers = format!("{hover} {module_hover} {completion} {resolved} {signature}");
+    for marker in [DOC_MARKER, FINAL_MARKER, FN_MARKER] {
+        assert!(
+            answers.contains(marker),
+            "{marker} not in answers: {answers}"
+        );
+    }
+    client.shutdown(TIMEOUT).unwrap();
+
+    let stored = stored_bytes(&db);
+    for marker in [
+        DOC_MARKER,
+        FINAL_MARKER,
+        FN_MARKER,
+        NOTEBOOK_MARKER,
+        TOKEN,
+        "AKIAIOSFODNN7EXAMPLE",
+    ] {
+        assert!(!stored.contains(marker), "{marker} was stored");
+    }
+    let database = Database::open_existing(&db).unwrap();
+    let (command, client_info): (String, String) = database
+        .connection()
+        .query_row("SELECT server_command, client FROM sessions", [], |r| {
+            Ok((r.get(0)?, r.get(1)?))
+        })
+        .unwrap();
+    let command: Vec<String> = serde_json::from_str(&command).unwrap();
+    assert_eq!(
+        command.last().unwrap(),
+        &format!("--token={}", "*".repeat(TOKEN.len()))
+    );
+    assert_eq!(client_info, "editor 1.0 ********************");
+    // What is kept of the answers: the reads' locations; the notebook is excluded.
+    let session = &database.sessions().unwrap()[0];
+    let docs: Vec<(String, bool)> = database
+        .documents(session.id)
+        .unwrap()
+        .into_iter()
+        .map(|d| (d.path, d.excluded))
+        .collect();
+    assert_eq!(
+        docs,
+        vec![
+            ("main.py".into(), false),
+            ("secret_analysis.ipynb".into(), true),
+            ("secret_analysis.ipynb#cell1".into(), true),
+        ]
+    );
+    let server_raw: i64 = database
+        .connection()
+        .query_row(
+            "SELECT count(*) FROM messages WHERE dir = 's2c' AND raw IS NOT NULL",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(server_raw, 0, "server raw bytes are off by default");
+}
