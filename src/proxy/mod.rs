@@ -10,6 +10,7 @@
 //! read from the other, in order, except `$/nextedit/*` notifications from the
 //! editor, which the proxy consumes.
 
+mod spill;
 mod tap;
 
 use std::io::{Read, Write};
@@ -202,8 +203,23 @@ pub fn run(config: ProxyConfig) -> Result<i32, ProxyError> {
             None => crate::store::SessionEnd::Exited(status.and_then(|s| exit_code(&s))),
         };
         let _ = tap.send(TapItem::End(end));
+        // The editor has its answers: the recording is written completely before
+        // exit, however long that takes, with progress after a second.
+        let waiting = Instant::now();
+        let mut next_note = Duration::from_secs(1);
+        while !recorder.is_finished() {
+            std::thread::sleep(Duration::from_millis(5));
+            if waiting.elapsed() >= next_note {
+                eprintln!(
+                    "nextedit: writing the recording: {} frames still queued ({:.0}s)",
+                    tap.len(),
+                    waiting.elapsed().as_secs_f64()
+                );
+                next_note += Duration::from_secs(5);
+            }
+        }
         drop(tap);
-        join_with_timeout(recorder, Duration::from_secs(10));
+        let _ = recorder.join();
     }
     Ok(match (status, signalled) {
         (Some(status), _) => exit_code(&status).unwrap_or(1),

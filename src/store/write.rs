@@ -58,7 +58,8 @@ impl Database {
         Ok(self.conn.last_insert_rowid())
     }
 
-    /// Marks a session ended and notes how many frames were dropped.
+    /// Marks a session ended and notes how many frames were dropped; a session that
+    /// lost any is `incomplete` (its exit code still says how it ended).
     pub fn end_session(
         &mut self,
         session: i64,
@@ -70,6 +71,7 @@ impl Database {
             SessionEnd::Exited(code) => ("ended", code),
             SessionEnd::Signalled(signal) => ("signalled", Some(128 + signal)),
         };
+        let status = if dropped > 0 { "incomplete" } else { status };
         self.conn
             .execute(
                 "UPDATE sessions SET ended_at = ?2, status = ?3, exit_code = ?4, dropped = dropped + ?5 WHERE id = ?1",
@@ -274,6 +276,30 @@ impl Database {
         Ok(self.conn.last_insert_rowid())
     }
 
+    /// Copies session `from` of another database file (a recorder's spill file) into
+    /// this one: into session `into`, or into a new session copied from its row.
+    /// One transaction; returns the session the rows went to.
+    pub fn absorb(
+        &mut self,
+        other: &std::path::Path,
+        from: i64,
+        into: Option<i64>,
+    ) -> Result<i64, StoreError> {
+        let path = self.path.clone();
+        let e = |source| sqlite(&path, source);
+        self.conn
+            .execute(
+                "ATTACH DATABASE ?1 AS spill",
+                [other.to_string_lossy().as_ref()],
+            )
+            .map_err(e)?;
+        let result = absorb_attached(&mut self.conn, from, into).map_err(e);
+        let detached = self.conn.execute("DETACH DATABASE spill", []).map_err(e);
+        let id = result?;
+        detached?;
+        Ok(id)
+    }
+
     /// Deletes a session and every row that belongs to it.
     pub fn delete_session(&mut self, session: i64) -> Result<(), StoreError> {
         let path = self.path.clone();
@@ -308,4 +334,72 @@ impl Database {
             .map_err(|source| sqlite(&path, source))?;
         tx.commit().map_err(|source| sqlite(&path, source))
     }
+}
+
+/// Column names of a table in the main database, but `skip`.
+fn columns(conn: &rusqlite::Connection, table: &str, skip: &str) -> rusqlite::Result<String> {
+    let mut stmt = conn.prepare(&format!("PRAGMA main.table_info({table})"))?;
+    let names = stmt
+        .query_map([], |row| row.get::<_, String>(1))?
+        .collect::<rusqlite::Result<Vec<_>>>()?;
+    Ok(names
+        .into_iter()
+        .filter(|n| n != skip)
+        .collect::<Vec<_>>()
+        .join(", "))
+}
+
+fn absorb_attached(
+    conn: &mut rusqlite::Connection,
+    from: i64,
+    into: Option<i64>,
+) -> rusqlite::Result<i64> {
+    let tx = conn.transaction()?;
+    let into = match into {
+        Some(id) => {
+            for column in [
+                "workspace",
+                "git_head",
+                "position_encoding",
+                "client",
+                "server",
+            ] {
+                tx.execute(
+                    &format!(
+                        "UPDATE main.sessions SET {column} = coalesce((SELECT {column} FROM spill.sessions WHERE id = ?2), {column}) WHERE id = ?1"
+                    ),
+                    params![id, from],
+                )?;
+            }
+            id
+        }
+        None => {
+            let cols = columns(&tx, "sessions", "id")?;
+            tx.execute(
+                &format!(
+                    "INSERT INTO main.sessions ({cols}) SELECT {cols} FROM spill.sessions WHERE id = ?1"
+                ),
+                [from],
+            )?;
+            tx.last_insert_rowid()
+        }
+    };
+    for table in [
+        "messages",
+        "documents",
+        "snapshots",
+        "edits",
+        "reads",
+        "signals",
+    ] {
+        let cols = columns(&tx, table, "session_id")?;
+        tx.execute(
+            &format!(
+                "INSERT OR IGNORE INTO main.{table} (session_id, {cols}) SELECT ?1, {cols} FROM spill.{table} WHERE session_id = ?2"
+            ),
+            params![into, from],
+        )?;
+    }
+    tx.commit()?;
+    Ok(into)
 }
