@@ -72,14 +72,15 @@ fn session_state(db: &Path) -> (String, i64) {
         .unwrap()
 }
 
-/// 1,000,000 changes (NEXTEDIT_BURST overrides) sent at once, the editor closing
-/// right after: every change is in the database, nothing dropped.
+/// 100,000 changes sent at once, the editor closing right after: every change is
+/// in the database, nothing dropped. `NEXTEDIT_BURST=1000000` runs the full
+/// burst (about 200 s with a debug build on 2 busy cores; see the README).
 #[test]
 fn a_burst_closed_at_once_is_recorded_completely() {
     let n: usize = std::env::var("NEXTEDIT_BURST")
         .ok()
         .and_then(|v| v.parse().ok())
-        .unwrap_or(1_000_000);
+        .unwrap_or(100_000);
     let tmp = tempfile::tempdir().unwrap();
     let db = tmp.path().join("rec.db");
     let stderr = tmp.path().join("stderr.txt");

@@ -287,3 +287,184 @@ fn server_answers_quoting_excluded_files_are_not_stored() {
         .unwrap();
     assert_eq!(server_raw, 0, "server raw bytes are off by default");
 }
+
+fn fake_server() -> Command {
+    let mut fake = Command::new("python3");
+    fake.arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fake_server.py"));
+    fake
+}
+
+/// Issue 12's privacy gaps: the second root's ignore file, an invalid ignore line,
+/// an ignore file that is a symlink to /dev/zero, new default excludes, PGP keys,
+/// an excluded didOpen that is not valid JSON, a signal about an excluded file.
+#[test]
+fn privacy_gaps_are_closed() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = |name: &str| {
+        std::fs::create_dir_all(tmp.path().join(name)).unwrap();
+        tmp.path().join(name).canonicalize().unwrap()
+    };
+    let (a, b, c) = (root("a"), root("b"), root("c"));
+    std::fs::write(a.join(".nexteditignore"), "[bad\nprivate_a.txt\n").unwrap();
+    std::fs::write(b.join(".nexteditignore"), "/drafts/*.txt\n").unwrap();
+    std::os::unix::fs::symlink("/dev/zero", c.join(".nexteditignore")).unwrap();
+    let db = tmp.path().join("rec.db");
+    let stderr_path = tmp.path().join("stderr.txt");
+    let mut command = Command::new(nextedit_bin());
+    command
+        .args(["proxy", "--db"])
+        .arg(&db)
+        .arg("--")
+        .arg("python3")
+        .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fake_server.py"))
+        .stderr(std::fs::File::create(&stderr_path).unwrap());
+    let mut client = LspClient::spawn(command).unwrap();
+    let folders: Vec<_> = [&a, &b, &c]
+        .iter()
+        .map(|d| json!({"uri": uri(d), "name": "x"}))
+        .collect();
+    client
+        .request(
+            "initialize",
+            json!({"rootUri": uri(&a), "workspaceFolders": folders, "capabilities": {}}),
+            TIMEOUT,
+        )
+        .unwrap();
+    let open = |path: &Path, text: &str| {
+        client
+            .notify(
+                "textDocument/didOpen",
+                json!({"textDocument": {"uri": uri(path), "languageId": "plaintext", "version": 1, "text": text}}),
+            )
+            .unwrap();
+    };
+    open(&a.join("private_a.txt"), "marker-one-private-a");
+    open(&b.join("drafts/x.txt"), "marker-two-second-root");
+    open(&b.join("kept.txt"), "kept text");
+    open(&a.join(".ssh/id_ed25519"), "marker-three-ssh-key");
+    open(&a.join(".aws/credentials"), "marker-four-aws");
+    open(&a.join("secrets/db.yaml"), "marker-five-secrets-dir");
+    open(
+        &a.join("keys.txt"),
+        "-----BEGIN PGP PRIVATE KEY BLOCK-----\nmarker-six-pgp\n-----END PGP PRIVATE KEY BLOCK-----\n",
+    );
+    // An excluded didOpen whose body is not valid JSON (cut short).
+    let body = format!(
+        r#"{{"jsonrpc":"2.0","method":"textDocument/didOpen","params":{{"textDocument":{{"uri":"{}","text":"marker-seven-bad-json"#,
+        uri(&a.join(".env"))
+    );
+    client
+        .send_raw(&nextedit::lsp::framing::encode_frame(body.as_bytes()))
+        .unwrap();
+    client
+        .notify(
+            "$/nextedit/selection",
+            json!({"textDocument": {"uri": uri(&a.join("private_a.txt"))}, "text": "marker-eight-signal"}),
+        )
+        .unwrap();
+    client.shutdown(TIMEOUT).unwrap();
+
+    let stored = stored_bytes(&db);
+    for marker in [
+        "marker-one",
+        "marker-two",
+        "marker-three",
+        "marker-four",
+        "marker-five",
+        "marker-six",
+        "marker-seven",
+        "marker-eight",
+    ] {
+        assert!(!stored.contains(marker), "{marker} was stored");
+    }
+    assert!(stored.contains("kept text"));
+    let stderr = std::fs::read_to_string(&stderr_path).unwrap();
+    assert!(
+        stderr.contains(&format!(
+            "{}: skipping a line: invalid exclude glob \"[bad\"",
+            a.join(".nexteditignore").display()
+        )),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains(&format!(
+            "ignoring {}: not a regular file",
+            c.join(".nexteditignore").display()
+        )),
+        "{stderr}"
+    );
+    let database = Database::open_existing(&db).unwrap();
+    let session = &database.sessions().unwrap()[0];
+    let excluded: Vec<(String, bool)> = database
+        .documents(session.id)
+        .unwrap()
+        .into_iter()
+        .map(|d| (d.path, d.excluded))
+        .collect();
+    let b_path = b.to_string_lossy().into_owned();
+    assert_eq!(
+        excluded,
+        vec![
+            ("private_a.txt".to_string(), true),
+            (format!("{b_path}/drafts/x.txt"), true),
+            (format!("{b_path}/kept.txt"), false),
+            (".ssh/id_ed25519".to_string(), true),
+            (".aws/credentials".to_string(), true),
+            ("secrets/db.yaml".to_string(), true),
+            ("keys.txt".to_string(), false),
+        ]
+    );
+}
+
+/// A symbolic link at the database path is refused (forwarding goes on); an
+/// existing database readable by others is made private, and the proxy says so.
+#[test]
+fn database_path_must_be_a_private_regular_file() {
+    use std::os::unix::fs::PermissionsExt;
+    let tmp = tempfile::tempdir().unwrap();
+    let target = tmp.path().join("target.db");
+    let link = tmp.path().join("link.db");
+    std::os::unix::fs::symlink(&target, &link).unwrap();
+    let run = |db: &Path| {
+        let stderr_path = tmp.path().join("stderr.txt");
+        let mut command = Command::new(nextedit_bin());
+        command
+            .args(["proxy", "--db"])
+            .arg(db)
+            .arg("--")
+            .args(fake_server().get_program().to_str())
+            .args(fake_server().get_args())
+            .stderr(std::fs::File::create(&stderr_path).unwrap());
+        let mut client = LspClient::spawn(command).unwrap();
+        client.initialize(tmp.path(), TIMEOUT).unwrap();
+        client.shutdown(TIMEOUT).unwrap();
+        std::fs::read_to_string(&stderr_path).unwrap()
+    };
+    let stderr = run(&link);
+    assert!(stderr.contains("it is a symbolic link"), "{stderr}");
+    assert!(!target.exists(), "nothing created through the link");
+
+    let open = tmp.path().join("open.db");
+    Database::open(&open).unwrap();
+    std::fs::set_permissions(&open, std::fs::Permissions::from_mode(0o666)).unwrap();
+    let stderr = run(&open);
+    assert!(
+        stderr.contains(&format!(
+            "{} was readable by others (mode 666); made it private (600)",
+            open.display()
+        )),
+        "{stderr}"
+    );
+    assert_eq!(
+        std::fs::metadata(&open).unwrap().permissions().mode() & 0o777,
+        0o600
+    );
+    assert_eq!(
+        Database::open_existing(&open)
+            .unwrap()
+            .sessions()
+            .unwrap()
+            .len(),
+        1
+    );
+}

@@ -83,6 +83,13 @@ impl Spill {
         }
     }
 
+    /// Deletes the file (its records are counted lost by the caller).
+    pub fn discard(self) {
+        let path = self.path.clone();
+        drop(self.db);
+        remove_files(&path);
+    }
+
     /// Leaves the file for a later proxy: notes which session it continues and how it ended.
     pub fn leave(
         mut self,

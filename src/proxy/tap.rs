@@ -102,6 +102,8 @@ struct Sink {
     /// Frames written to the current database file.
     written_frames: u64,
     spill: Option<Spill>,
+    /// The last failure may pass (a lock); others (a symlink, a newer schema) will not.
+    transient: bool,
     git_head: Option<String>,
 }
 
@@ -111,7 +113,8 @@ fn file_identity(path: &Path) -> Option<(u64, u64)> {
 }
 
 impl Sink {
-    fn warn(&mut self, what: &str, error: &dyn std::fmt::Display) {
+    fn warn(&mut self, what: &str, error: &crate::store::StoreError) {
+        self.transient = error.is_transient();
         if !self.failing {
             eprintln!(
                 "nextedit: recording to {} paused: {what}: {error}; the language server session continues and recording is retried",
@@ -151,6 +154,12 @@ impl Sink {
         if self.db.is_none() {
             match Database::open(&self.settings.db) {
                 Ok(mut db) => {
+                    if let Some(mode) = db.fixed_permissions() {
+                        eprintln!(
+                            "nextedit: {} was readable by others (mode {mode:o}); made it private (600)",
+                            self.settings.db.display()
+                        );
+                    }
                     self.identity = file_identity(&self.settings.db);
                     for (path, adopted) in spill::adopt_leftovers(&mut db) {
                         match adopted {
@@ -311,7 +320,7 @@ impl Sink {
             if !self.pending() && self.session.is_some() {
                 break;
             }
-            if start.elapsed() >= patience {
+            if start.elapsed() >= patience || (self.failing && !self.transient) {
                 break;
             }
             if !told && start.elapsed() >= Duration::from_secs(1) {
@@ -327,9 +336,10 @@ impl Sink {
         let dropped = self.settings.dropped.load(Ordering::Relaxed);
         if self.pending() || self.session.is_none() {
             // The database is still unavailable: keep everything on disk for the
-            // next proxy, or count it lost.
+            // next proxy when it may come back, else count it lost.
             let frames = spill::frames_in(&self.buffer);
-            if self.spill_buffer()
+            if self.transient
+                && self.spill_buffer()
                 && let Some(spill) = self.spill.take()
             {
                 let held = spill.frames;
@@ -347,7 +357,12 @@ impl Sink {
                     }
                 }
             } else {
-                self.lost_frames += frames + self.spill.as_ref().map_or(0, |s| s.frames);
+                self.lost_frames += frames;
+                if let Some(spill) = self.spill.take() {
+                    self.lost_frames += spill.frames;
+                    spill.discard();
+                }
+                self.buffer.clear();
             }
         }
         dropped + self.lost_frames
@@ -383,6 +398,7 @@ pub fn run_recorder(settings: TapSettings, rx: Receiver<TapItem>) {
         lost_frames: 0,
         written_frames: 0,
         spill: None,
+        transient: false,
         git_head,
     };
     // Create the session row right away so even an idle session is listed.

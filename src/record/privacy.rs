@@ -284,6 +284,100 @@ pub fn mask(text: &str) -> std::borrow::Cow<'_, str> {
     std::borrow::Cow::Owned(redact_text(text).0)
 }
 
+/// The same rules for a trajectory from any other ingestion path (`derive`,
+/// `import`, stored by [`crate::store::Database::import_trajectory`]): excluded
+/// files keep their path and lose their text, their changes, edits and order
+/// edges; every other text has its secrets masked. Returns how many files were
+/// excluded.
+pub fn protect_trajectory(
+    filter: &PrivacyFilter,
+    trajectory: &mut crate::trajectory::Trajectory,
+) -> usize {
+    use crate::trajectory::EventBody;
+    let excluded: std::collections::HashSet<String> = trajectory
+        .files
+        .iter()
+        .filter(|f| f.excluded || filter.is_excluded(&f.path))
+        .map(|f| f.path.clone())
+        .collect();
+    let is_excluded = |path: &str| excluded.contains(path) || filter.is_excluded(path);
+    for file in &mut trajectory.files {
+        if is_excluded(&file.path) {
+            file.excluded = true;
+            file.base_text = None;
+            file.final_text = None;
+        } else {
+            for text in [&mut file.base_text, &mut file.final_text]
+                .into_iter()
+                .flatten()
+            {
+                *text = redact_text(text).0;
+            }
+        }
+    }
+    trajectory.events.retain_mut(|event| match &mut event.body {
+        EventBody::Change(change) => {
+            if is_excluded(&change.file) {
+                return false;
+            }
+            change.before = redact_text(&change.before).0;
+            change.after = redact_text(&change.after).0;
+            true
+        }
+        EventBody::Open { file, text, .. } => {
+            if is_excluded(file) {
+                *text = None;
+            } else if let Some(text) = text {
+                *text = redact_text(text).0;
+            }
+            true
+        }
+        EventBody::Suggestion { file, text, .. } => {
+            if is_excluded(file) {
+                return false;
+            }
+            *text = redact_text(text).0;
+            true
+        }
+        EventBody::Signal(signal) => {
+            if signal.file.as_deref().is_some_and(is_excluded) {
+                signal.payload = serde_json::Value::Null;
+            }
+            true
+        }
+        _ => true,
+    });
+    let dropped: std::collections::HashSet<String> = trajectory
+        .edits
+        .iter()
+        .filter(|e| is_excluded(&e.file))
+        .map(|e| e.id.clone())
+        .collect();
+    trajectory.edits.retain(|e| !dropped.contains(&e.id));
+    for edit in &mut trajectory.edits {
+        edit.before_text = redact_text(&edit.before_text).0;
+        edit.after_text = redact_text(&edit.after_text).0;
+        for line in edit
+            .context_before
+            .iter_mut()
+            .chain(edit.context_after.iter_mut())
+        {
+            *line = redact_text(line).0;
+        }
+    }
+    let order = &mut trajectory.order;
+    order
+        .edges
+        .retain(|e| !dropped.contains(&e.from) && !dropped.contains(&e.to));
+    order.initial.retain(|id| !dropped.contains(id));
+    order.natural.retain(|id| !dropped.contains(id));
+    trajectory
+        .gold
+        .next_edits
+        .retain(|id| !dropped.contains(id));
+    excluded.len()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

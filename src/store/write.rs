@@ -252,7 +252,16 @@ impl Database {
     }
 
     /// Stores a commit-derived or imported trajectory as a session; returns its id.
+    /// The privacy rules apply here, for every ingestion path: files matching the
+    /// default excludes keep no text, secrets are masked
+    /// ([`crate::record::privacy::protect_trajectory`]).
     pub fn import_trajectory(&mut self, trajectory: &Trajectory) -> Result<i64, StoreError> {
+        let mut trajectory = trajectory.clone();
+        crate::record::privacy::protect_trajectory(
+            &crate::record::privacy::PrivacyFilter::with_defaults(),
+            &mut trajectory,
+        );
+        let trajectory = &trajectory;
         let json = serde_json::to_string(trajectory).expect("trajectories serialise");
         let session = &trajectory.session;
         let started_at = session.started_at.clone().unwrap_or_else(|| {
