@@ -468,3 +468,67 @@ fn database_path_must_be_a_private_regular_file() {
         1
     );
 }
+
+/// `derive --store` applies the same rules as the proxy: a committed `.env` keeps
+/// no text, AWS keys in other files are masked.
+#[test]
+fn derived_trajectories_are_stored_with_the_privacy_rules() {
+    let tmp = tempfile::tempdir().unwrap();
+    let repo = tmp.path().join("repo");
+    std::fs::create_dir(&repo).unwrap();
+    let git = |args: &[&str]| {
+        let status = Command::new("git")
+            .args(["-c", "user.name=t", "-c", "user.email=t@e", "-c", "init.defaultBranch=main"])
+            .args(args)
+            .current_dir(&repo)
+            .stdout(std::process::Stdio::null())
+            .status()
+            .unwrap();
+        assert!(status.success());
+    };
+    git(&["init", "-q"]);
+    std::fs::write(repo.join("app.py"), "x = 1\n").unwrap();
+    git(&["add", "."]);
+    git(&["commit", "-q", "-m", "base"]);
+    std::fs::write(repo.join(".env"), format!("PASSWORD={DOTENV_SECRET}\n")).unwrap();
+    std::fs::write(repo.join("app.py"), format!("x = 1\nKEY = '{AWS_KEY}'\n")).unwrap();
+    git(&["add", "."]);
+    git(&["commit", "-q", "-m", "secrets"]);
+    let db = tmp.path().join("rec.db");
+    let output = Command::new(nextedit_bin())
+        .args(["derive", "--repo"])
+        .arg(&repo)
+        .args(["--commit", "HEAD", "--store", "--db"])
+        .arg(&db)
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let stored = stored_bytes(&db);
+    for secret in [DOTENV_SECRET, AWS_KEY] {
+        assert!(!stored.contains(secret), "{secret:?} was stored");
+    }
+    let database = Database::open_existing(&db).unwrap();
+    let id = database.sessions().unwrap()[0].id;
+    let trajectory = database.trajectory(id).unwrap();
+    let files: Vec<(String, bool, Option<String>)> = trajectory
+        .files
+        .iter()
+        .map(|f| (f.path.clone(), f.excluded, f.final_text.clone()))
+        .collect();
+    assert_eq!(
+        files,
+        vec![
+            (".env".to_string(), true, None),
+            (
+                "app.py".to_string(),
+                false,
+                Some("x = 1\nKEY = '********************'\n".to_string())
+            ),
+        ]
+    );
+    assert!(trajectory.edits.iter().all(|e| e.file == "app.py"));
+}
