@@ -243,3 +243,54 @@ fn a_database_deleted_mid_session_is_reported() {
     assert_eq!(kept + written, 201);
     assert_eq!(session_state(&db), ("incomplete".to_string(), written));
 }
+
+fn running(pid: u32) -> bool {
+    // A zombie has exited: only its parent's reaping is missing.
+    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
+        stat.rsplit(')')
+            .next()
+            .is_some_and(|rest| !rest.trim_start().starts_with('Z'))
+    })
+}
+
+/// A server started through a wrapper leaves helpers behind: one in its process
+/// group, one in a session of its own. Both end with the proxy.
+#[test]
+fn a_wrapped_servers_whole_process_tree_ends_with_the_proxy() {
+    let tmp = tempfile::tempdir().unwrap();
+    let pids = tmp.path().join("pids");
+    let fake = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fake_server.py");
+    let script = format!(
+        "sleep 300 & echo $! > '{p}'; setsid sleep 301 & echo $! >> '{p}'; exec python3 '{f}'",
+        p = pids.display(),
+        f = fake.display()
+    );
+    let mut command = Command::new(nextedit_bin());
+    command
+        .args(["proxy", "--db"])
+        .arg(tmp.path().join("rec.db"))
+        .args(["--", "sh", "-c", &script]);
+    quiet(&mut command);
+    let mut client = nextedit::lsp::client::LspClient::spawn(command).unwrap();
+    client.initialize(tmp.path(), TIMEOUT).unwrap();
+    let helpers: Vec<u32> = std::fs::read_to_string(&pids)
+        .unwrap()
+        .lines()
+        .map(|l| l.trim().parse().unwrap())
+        .collect();
+    assert_eq!(helpers.len(), 2);
+    assert!(helpers.iter().all(|&pid| running(pid)));
+    let start = Instant::now();
+    client.shutdown(TIMEOUT).unwrap();
+    assert!(
+        start.elapsed() < Duration::from_secs(2),
+        "the helpers holding the server's pipe do not delay the exit"
+    );
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while helpers.iter().any(|&pid| running(pid)) && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    for pid in helpers {
+        assert!(!running(pid), "helper {pid} outlived the proxy");
+    }
+}

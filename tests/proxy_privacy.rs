@@ -478,7 +478,14 @@ fn derived_trajectories_are_stored_with_the_privacy_rules() {
     std::fs::create_dir(&repo).unwrap();
     let git = |args: &[&str]| {
         let status = Command::new("git")
-            .args(["-c", "user.name=t", "-c", "user.email=t@e", "-c", "init.defaultBranch=main"])
+            .args([
+                "-c",
+                "user.name=t",
+                "-c",
+                "user.email=t@e",
+                "-c",
+                "init.defaultBranch=main",
+            ])
             .args(args)
             .current_dir(&repo)
             .stdout(std::process::Stdio::null())
