@@ -294,3 +294,37 @@ fn a_wrapped_servers_whole_process_tree_ends_with_the_proxy() {
         assert!(!running(pid), "helper {pid} outlived the proxy");
     }
 }
+
+/// A server that ignores SIGTERM (and outlives its stdin) is killed after the grace period: the session
+/// stores its real exit code, 137, not the proxy's 143.
+#[test]
+fn a_killed_server_is_stored_as_killed() {
+    let tmp = tempfile::tempdir().unwrap();
+    let db = tmp.path().join("rec.db");
+    let fake = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fake_server.py");
+    let mut command = Command::new(nextedit_bin());
+    command
+        .args(["proxy", "--exit-timeout", "0.3", "--db"])
+        .arg(&db)
+        .args([
+            "--",
+            "sh",
+            "-c",
+            &format!("trap '' TERM; python3 '{}'; sleep 30", fake.display()),
+        ]);
+    quiet(&mut command);
+    let mut client = nextedit::lsp::client::LspClient::spawn(command).unwrap();
+    client.initialize(tmp.path(), TIMEOUT).unwrap();
+    // SAFETY: SIGTERM to the proxy this test started.
+    unsafe { libc::kill(client.pid() as libc::pid_t, libc::SIGTERM) };
+    let status = client.wait(TIMEOUT);
+    assert_eq!(status.code(), Some(137));
+    let (status, code): (String, i64) = Database::open_existing(&db)
+        .unwrap()
+        .connection()
+        .query_row("SELECT status, exit_code FROM sessions", [], |r| {
+            Ok((r.get(0)?, r.get(1)?))
+        })
+        .unwrap();
+    assert_eq!((status.as_str(), code), ("signalled", 137));
+}

@@ -208,7 +208,10 @@ pub fn run(config: ProxyConfig) -> Result<i32, ProxyError> {
     join_with_timeout(server_to_editor, Duration::from_secs(30));
     if let (Some(tap), Some(recorder)) = (tap_tx, recorder) {
         let end = match signalled {
-            Some(signal) => crate::store::SessionEnd::Signalled(signal),
+            Some(signal) => crate::store::SessionEnd::Signalled {
+                signal,
+                code: status.and_then(|s| exit_code(&s)),
+            },
             None => crate::store::SessionEnd::Exited(status.and_then(|s| exit_code(&s))),
         };
         let _ = tap.send(TapItem::End(end));

@@ -27,8 +27,14 @@ pub struct NewSession {
 pub enum SessionEnd {
     /// The server exited (with this code) or the editor went away.
     Exited(Option<i32>),
-    /// The proxy was told to stop by a signal.
-    Signalled(i32),
+    /// The proxy was told to stop by a signal; the server's own exit code when it
+    /// is known (137 when it had to be killed), else 128 + the signal.
+    Signalled {
+        /// The signal the proxy received.
+        signal: i32,
+        /// How the server ended, if it was reaped.
+        code: Option<i32>,
+    },
 }
 
 impl Database {
@@ -69,7 +75,9 @@ impl Database {
         let ended_at = humantime::format_rfc3339_millis(std::time::SystemTime::now()).to_string();
         let (status, code) = match end {
             SessionEnd::Exited(code) => ("ended", code),
-            SessionEnd::Signalled(signal) => ("signalled", Some(128 + signal)),
+            SessionEnd::Signalled { signal, code } => {
+                ("signalled", Some(code.unwrap_or(128 + signal)))
+            }
         };
         let status = if dropped > 0 { "incomplete" } else { status };
         self.conn
