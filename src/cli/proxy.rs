@@ -15,9 +15,12 @@ use nextedit::record::privacy::{DEFAULT_EXCLUDES, PrivacyFilter};
 /// session (documents, edits, reads, editor signals) is recorded into SQLite.
 ///
 /// Files matching the exclude globs are forwarded but their text is never stored
-/// (defaults: .env*, *.pem, *.key, id_rsa*, *secret*, *.p12, plus the lines of the
-/// workspace's .nexteditignore). Obvious secrets (private keys, AWS, GitHub and
-/// Slack tokens) are masked in everything stored. Nothing is ever sent anywhere.
+/// (defaults: .env*, *.pem, *.key, id_rsa*, id_dsa*, id_ecdsa*, id_ed25519*, *secret*,
+/// *.p12, *.pfx, .npmrc, .pypirc, .netrc, credentials.json, .aws/credentials,
+/// .aws/config, secrets/, plus the lines of each workspace folder's .nexteditignore).
+/// The server's messages are kept without their bytes (they quote other files;
+/// --raw keeps them). Obvious secrets (private keys, AWS, GitHub and Slack tokens,
+/// --token=… options) are masked in everything stored. Nothing is ever sent anywhere.
 ///
 /// Examples:
 ///   nextedit proxy -- pyright-langserver --stdio

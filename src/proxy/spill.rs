@@ -70,20 +70,12 @@ impl Spill {
         Ok(())
     }
 
-    /// Copies everything into `db`'s session `into`, then deletes the file.
-    pub fn replay_into(self, db: &mut Database, into: i64) -> Result<(), (Spill, StoreError)> {
-        match db.absorb(&self.path, self.session, Some(into)) {
-            Ok(_) => {
-                let path = self.path.clone();
-                drop(self.db);
-                remove_files(&path);
-                Ok(())
-            }
-            Err(error) => Err((self, error)),
-        }
+    /// Copies everything into `db`'s session `into` (then [`Spill::discard`] it).
+    pub fn replay_into(&self, db: &mut Database, into: i64) -> Result<(), StoreError> {
+        db.absorb(&self.path, self.session, Some(into)).map(|_| ())
     }
 
-    /// Deletes the file (its records are counted lost by the caller).
+    /// Deletes the file (once replayed, or its records counted lost by the caller).
     pub fn discard(self) {
         let path = self.path.clone();
         drop(self.db);

@@ -237,10 +237,12 @@ impl Sink {
         let db = self.db.as_mut().expect("ensured");
         // Spilled records are older than the buffered ones: they go first.
         if let Some(spill) = self.spill.take() {
-            let frames = spill.frames;
             match spill.replay_into(db, session) {
-                Ok(()) => self.written_frames += frames,
-                Err((spill, error)) => {
+                Ok(()) => {
+                    self.written_frames += spill.frames;
+                    spill.discard();
+                }
+                Err(error) => {
                     self.spill = Some(spill);
                     self.warn("cannot write", &error);
                     return;
