@@ -469,10 +469,10 @@ fn database_path_must_be_a_private_regular_file() {
     );
 }
 
-/// `derive --store` applies the same rules as the proxy: a committed `.env` keeps
-/// no text, AWS keys in other files are masked.
+/// `derive --store` and `replay --repo` apply the same rules as the proxy: a
+/// committed `.env` keeps no text, AWS keys in other files are masked.
 #[test]
-fn derived_trajectories_are_stored_with_the_privacy_rules() {
+fn derived_and_replayed_trajectories_are_stored_with_the_privacy_rules() {
     let tmp = tempfile::tempdir().unwrap();
     let repo = tmp.path().join("repo");
     std::fs::create_dir(&repo).unwrap();
@@ -538,4 +538,29 @@ fn derived_trajectories_are_stored_with_the_privacy_rules() {
         ]
     );
     assert!(trajectory.edits.iter().all(|e| e.file == "app.py"));
+
+    // `replay --repo` stores the trajectories it runs: the same rules.
+    let replay_db = tmp.path().join("replay.db");
+    let output = Command::new(nextedit_bin())
+        .args(["replay", "--repo"])
+        .arg(&repo)
+        .args([
+            "--commit",
+            "HEAD",
+            "--suggester",
+            "builtin:propagate",
+            "--db",
+        ])
+        .arg(&replay_db)
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let stored = stored_bytes(&replay_db);
+    for secret in [DOTENV_SECRET, AWS_KEY] {
+        assert!(!stored.contains(secret), "{secret:?} was stored by replay");
+    }
 }
