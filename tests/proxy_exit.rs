@@ -220,8 +220,16 @@ fn a_database_deleted_mid_session_is_reported() {
         assert!(Instant::now() < deadline);
         std::thread::sleep(Duration::from_millis(20));
     }
-    std::thread::sleep(Duration::from_millis(300));
-    let written = count(&db, "SELECT count(*) FROM messages");
+    // Settled: the count no longer changes.
+    let mut written = count(&db, "SELECT count(*) FROM messages");
+    loop {
+        std::thread::sleep(Duration::from_millis(300));
+        let now = count(&db, "SELECT count(*) FROM messages");
+        if now == written {
+            break;
+        }
+        written = now;
+    }
     for suffix in ["", "-wal", "-shm"] {
         let _ = std::fs::remove_file(tmp.path().join(format!("rec.db{suffix}")));
     }
