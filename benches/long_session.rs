@@ -73,6 +73,7 @@ fn main() {
         .unwrap();
     let mut recorder = SessionRecorder::new(RecorderConfig {
         record_raw: false,
+        record_server_raw: false,
         privacy: PrivacyFilter::with_defaults(),
         workspace: Some("/ws".into()),
     });

@@ -11,6 +11,7 @@ use nextedit::record::{RecorderConfig, SessionRecorder};
 fuzz_target!(|data: &[u8]| {
     let mut recorder = SessionRecorder::new(RecorderConfig {
         record_raw: true,
+        record_server_raw: true,
         privacy: PrivacyFilter::with_defaults(),
         workspace: Some("/ws".into()),
     });

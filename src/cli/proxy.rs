@@ -15,9 +15,12 @@ use nextedit::record::privacy::{DEFAULT_EXCLUDES, PrivacyFilter};
 /// session (documents, edits, reads, editor signals) is recorded into SQLite.
 ///
 /// Files matching the exclude globs are forwarded but their text is never stored
-/// (defaults: .env*, *.pem, *.key, id_rsa*, *secret*, *.p12, plus the lines of the
-/// workspace's .nexteditignore). Obvious secrets (private keys, AWS, GitHub and
-/// Slack tokens) are masked in everything stored. Nothing is ever sent anywhere.
+/// (defaults: .env*, *.pem, *.key, id_rsa*, id_dsa*, id_ecdsa*, id_ed25519*, *secret*,
+/// *.p12, *.pfx, .npmrc, .pypirc, .netrc, credentials.json, .aws/credentials,
+/// .aws/config, secrets/, plus the lines of each workspace folder's .nexteditignore).
+/// The server's messages are kept without their bytes (they quote other files;
+/// --raw keeps them). Obvious secrets (private keys, AWS, GitHub and Slack tokens,
+/// --token=… options) are masked in everything stored. Nothing is ever sent anywhere.
 ///
 /// Examples:
 ///   nextedit proxy -- pyright-langserver --stdio
@@ -37,9 +40,15 @@ pub struct ProxyArgs {
     #[arg(long)]
     no_record: bool,
 
-    /// Record decoded events only, not each message's raw bytes
-    #[arg(long, env = "NEXTEDIT_NO_RAW")]
+    /// Record decoded events only, not the editor's messages' raw bytes
+    #[arg(long, env = "NEXTEDIT_NO_RAW", conflicts_with = "raw")]
     no_raw: bool,
+
+    /// Also store the server's messages' raw bytes (secrets masked). Server answers
+    /// quote other files, excluded ones included (hover docstrings, completion
+    /// details): use only when the workspace holds nothing private
+    #[arg(long)]
+    raw: bool,
 
     /// Extra file glob whose text is never stored (can be repeated)
     #[arg(long, value_name = "GLOB")]
@@ -101,6 +110,7 @@ pub fn run(args: ProxyArgs) -> anyhow::Result<i32> {
         db,
         workspace,
         record_raw: !args.no_raw,
+        record_server_raw: args.raw,
         privacy,
         exit_grace: Duration::from_secs_f64(args.exit_timeout),
     };

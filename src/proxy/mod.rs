@@ -10,6 +10,7 @@
 //! read from the other, in order, except `$/nextedit/*` notifications from the
 //! editor, which the proxy consumes.
 
+mod spill;
 mod tap;
 
 use std::io::{Read, Write};
@@ -37,8 +38,10 @@ pub struct ProxyConfig {
     pub db: Option<PathBuf>,
     /// Workspace root, when known up front.
     pub workspace: Option<PathBuf>,
-    /// Store raw message bytes as well as the decoded events.
+    /// Store the editor's raw message bytes as well as the decoded events.
     pub record_raw: bool,
+    /// Store the server's raw message bytes too (they may quote excluded files).
+    pub record_server_raw: bool,
     /// Files never recorded.
     pub privacy: PrivacyFilter,
     /// How long the server may take to exit after the editor closed the pipe.
@@ -83,7 +86,12 @@ pub enum ProxyError {
 pub fn run(config: ProxyConfig) -> Result<i32, ProxyError> {
     let program = config.server.first().ok_or(ProxyError::NoServer)?.clone();
     let start = Instant::now();
+    become_subreaper();
+    // Its own process group: a server started through a wrapper (`sh -c`, `npx`,
+    // launcher scripts) leaves helpers behind, and the whole group is ended with it.
+    use std::os::unix::process::CommandExt;
     let mut child = Command::new(&program)
+        .process_group(0)
         .args(&config.server[1..])
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -108,6 +116,7 @@ pub fn run(config: ProxyConfig) -> Result<i32, ProxyError> {
                 workspace: config.workspace.clone(),
                 server_command: config.server.clone(),
                 record_raw: config.record_raw,
+                record_server_raw: config.record_server_raw,
                 privacy: config.privacy.clone(),
                 dropped: dropped.clone(),
                 in_flight: in_flight.clone(),
@@ -191,16 +200,38 @@ pub fn run(config: ProxyConfig) -> Result<i32, ProxyError> {
 
     let server = ServerProcess { pid, reaped };
     let (status, signalled) = supervise(&life_rx, &server, &child_stdin, config.exit_grace);
-    // Let the last server output reach the editor (bounded: a grandchild may hold the pipe).
-    join_with_timeout(server_to_editor, Duration::from_secs(2));
+    // The server is gone: so is everything it started, which also releases the
+    // pipe a helper may have inherited.
+    end_descendants(pid);
+    // Let the last server output reach the editor, however slowly it reads
+    // (bounded, for an editor that stopped reading without closing).
+    join_with_timeout(server_to_editor, Duration::from_secs(30));
     if let (Some(tap), Some(recorder)) = (tap_tx, recorder) {
         let end = match signalled {
-            Some(signal) => crate::store::SessionEnd::Signalled(signal),
+            Some(signal) => crate::store::SessionEnd::Signalled {
+                signal,
+                code: status.and_then(|s| exit_code(&s)),
+            },
             None => crate::store::SessionEnd::Exited(status.and_then(|s| exit_code(&s))),
         };
         let _ = tap.send(TapItem::End(end));
+        // The editor has its answers: the recording is written completely before
+        // exit, however long that takes, with progress after a second.
+        let waiting = Instant::now();
+        let mut next_note = Duration::from_secs(1);
+        while !recorder.is_finished() {
+            std::thread::sleep(Duration::from_millis(5));
+            if waiting.elapsed() >= next_note {
+                eprintln!(
+                    "nextedit: writing the recording: {} frames still queued ({:.0}s)",
+                    tap.len(),
+                    waiting.elapsed().as_secs_f64()
+                );
+                next_note += Duration::from_secs(5);
+            }
+        }
         drop(tap);
-        join_with_timeout(recorder, Duration::from_secs(10));
+        let _ = recorder.join();
     }
     Ok(match (status, signalled) {
         (Some(status), _) => exit_code(&status).unwrap_or(1),
@@ -280,6 +311,100 @@ fn watch_signals(life: Sender<Lifecycle>) -> Result<(), ProxyError> {
         })
         .expect("spawn signal thread");
     Ok(())
+}
+
+/// Makes orphaned descendants of the server this process's children (Linux), so
+/// [`end_descendants`] finds those that left the server's process group.
+fn become_subreaper() {
+    #[cfg(target_os = "linux")]
+    // SAFETY: prctl with integer arguments; failure only means fewer orphans are found.
+    unsafe {
+        libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
+    }
+}
+
+/// Ends what is left of the server's process tree: its process group (SIGTERM,
+/// then SIGKILL after 200 ms), then any other descendant of this process.
+fn end_descendants(group: u32) {
+    let group = group as libc::pid_t;
+    // SAFETY: kill(2) on the server's process group; it may already be empty.
+    let alive = unsafe { libc::kill(-group, libc::SIGTERM) } == 0;
+    if alive {
+        let deadline = Instant::now() + Duration::from_millis(200);
+        // SAFETY: signal 0 only checks that a member of the group still exists.
+        while Instant::now() < deadline && unsafe { libc::kill(-group, 0) } == 0 {
+            reap_orphans();
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        // SAFETY: as above.
+        unsafe { libc::kill(-group, libc::SIGKILL) };
+    }
+    for _ in 0..3 {
+        let children = descendants(std::process::id());
+        if children.is_empty() {
+            break;
+        }
+        for pid in children {
+            // SAFETY: kill(2) on a process whose parent chain leads to us.
+            unsafe { libc::kill(pid as libc::pid_t, libc::SIGKILL) };
+        }
+        std::thread::sleep(Duration::from_millis(20));
+        reap_orphans();
+    }
+    reap_orphans();
+}
+
+/// Reaps children that were adopted as orphans (the server itself is reaped by its wait thread).
+fn reap_orphans() {
+    // SAFETY: non-blocking waitpid on any child; the server's wait thread owns its
+    // own pid, which is already reaped by the time this runs.
+    unsafe { while libc::waitpid(-1, std::ptr::null_mut(), libc::WNOHANG) > 0 {} }
+}
+
+/// Live descendants of `root`, from /proc (Linux; empty elsewhere).
+fn descendants(root: u32) -> Vec<u32> {
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    let mut parents: Vec<(u32, u32)> = Vec::new();
+    for entry in entries.flatten() {
+        let Some(pid) = entry
+            .file_name()
+            .to_str()
+            .and_then(|n| n.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else {
+            continue;
+        };
+        // Fields after the command (which may hold spaces) end with ')'.
+        let Some(rest) = stat.rfind(')').map(|i| &stat[i + 1..]) else {
+            continue;
+        };
+        let mut fields = rest.split_whitespace();
+        let state = fields.next();
+        let ppid = fields.next().and_then(|p| p.parse::<u32>().ok());
+        if let (Some(state), Some(ppid)) = (state, ppid)
+            && state != "Z"
+        {
+            parents.push((pid, ppid));
+        }
+    }
+    let mut found = vec![root];
+    let mut i = 0;
+    while i < found.len() {
+        let parent = found[i];
+        found.extend(
+            parents
+                .iter()
+                .filter(|(_, p)| *p == parent)
+                .map(|(c, _)| *c),
+        );
+        i += 1;
+    }
+    found.remove(0);
+    found
 }
 
 /// Exit code of a finished process: its code, or 128 + the signal that killed it.

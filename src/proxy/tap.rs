@@ -1,8 +1,12 @@
 //! The recorder thread: copies of frames in, batched SQLite transactions out.
 //!
 //! Failures never reach the forwarding threads. When the database cannot be
-//! opened or written, one line goes to stderr; records are kept in memory (up to
-//! a cap) and writing is retried, so a briefly locked database loses nothing.
+//! opened or written, one line goes to stderr; records are kept in memory, then in
+//! a private spill file next to the database ([`super::spill`]), and writing is
+//! retried, so an unavailable database loses nothing. At exit everything is
+//! written (an unavailable database is waited for, then the spill file is left for
+//! the next proxy); anything lost is counted in frames (`sessions.dropped`), the
+//! session is marked `incomplete` and one line goes to stderr.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -15,6 +19,8 @@ use crate::lsp::Direction;
 use crate::lsp::framing::Chunk;
 use crate::record::privacy::{IGNORE_FILE, PrivacyFilter};
 use crate::record::{Record, RecorderConfig, SessionFact, SessionRecorder};
+
+use super::spill::{self, Spill};
 use crate::store::{Database, NewSession, SessionEnd};
 
 /// What the forwarding threads hand to the recorder.
@@ -54,8 +60,10 @@ pub struct TapSettings {
     pub workspace: Option<PathBuf>,
     /// Server argv.
     pub server_command: Vec<String>,
-    /// Store raw bytes.
+    /// Store the editor's raw bytes.
     pub record_raw: bool,
+    /// Store the server's raw bytes too.
+    pub record_server_raw: bool,
     /// Privacy filter before the workspace's ignore file is read.
     pub privacy: PrivacyFilter,
     /// Frames the forwarding threads could not hand over.
@@ -67,30 +75,66 @@ pub struct TapSettings {
 /// How long a burst gathers before it is processed and committed (so a SIGKILL loses
 /// at most about this much, plus the time to write it).
 const FLUSH_INTERVAL: Duration = Duration::from_millis(20);
-/// Records buffered while the database is unavailable before new ones are dropped.
-const MAX_BUFFERED_RECORDS: usize = 500_000;
+/// Records written per transaction during a burst (bounds memory and keeps the
+/// write lock short for other proxies sharing the database).
+const BATCH_RECORDS: usize = 20_000;
+/// Records kept in memory while the database is unavailable; past this they go
+/// to the spill file ([`super::spill`]), never dropped.
+const MAX_BUFFERED_RECORDS: usize = 200_000;
 /// How often a failing database is retried.
 const RETRY_INTERVAL: Duration = Duration::from_millis(500);
+/// How long the recorder keeps retrying an unavailable database at exit before it
+/// leaves the rest in the spill file (`NEXTEDIT_EXIT_PATIENCE_MS` overrides).
+const EXIT_PATIENCE: Duration = Duration::from_secs(30);
 
 struct Sink {
     db: Option<Database>,
+    /// Device and inode of the database file when opened: a deleted or replaced
+    /// file would silently swallow every later write.
+    identity: Option<(u64, u64)>,
     session: Option<i64>,
     settings: TapSettings,
     buffer: Vec<Record>,
     failing: bool,
     last_attempt: Option<Instant>,
-    lost: u64,
+    /// Frames whose records are lost (database deleted, spill impossible).
+    lost_frames: u64,
+    /// Frames written to the current database file.
+    written_frames: u64,
+    spill: Option<Spill>,
+    /// The last failure may pass (a lock); others (a symlink, a newer schema) will not.
+    transient: bool,
     git_head: Option<String>,
 }
 
+fn file_identity(path: &Path) -> Option<(u64, u64)> {
+    use std::os::unix::fs::MetadataExt;
+    std::fs::metadata(path).ok().map(|m| (m.dev(), m.ino()))
+}
+
 impl Sink {
-    fn warn(&mut self, what: &str, error: &dyn std::fmt::Display) {
+    fn warn(&mut self, what: &str, error: &crate::store::StoreError) {
+        self.transient = error.is_transient();
         if !self.failing {
             eprintln!(
                 "nextedit: recording to {} paused: {what}: {error}; the language server session continues and recording is retried",
                 self.settings.db.display()
             );
             self.failing = true;
+        }
+    }
+
+    fn new_session(&self) -> NewSession {
+        NewSession {
+            workspace: self
+                .settings
+                .workspace
+                .as_ref()
+                .map(|w| w.to_string_lossy().into_owned()),
+            git_head: self.git_head.clone(),
+            server_command: self.settings.server_command.clone(),
+            pid: Some(std::process::id()),
+            record_raw: self.settings.record_raw,
         }
     }
 
@@ -109,25 +153,35 @@ impl Sink {
         self.last_attempt = Some(Instant::now());
         if self.db.is_none() {
             match Database::open(&self.settings.db) {
-                Ok(db) => self.db = Some(db),
+                Ok(mut db) => {
+                    if let Some(mode) = db.fixed_permissions() {
+                        eprintln!(
+                            "nextedit: {} was readable by others (mode {mode:o}); made it private (600)",
+                            self.settings.db.display()
+                        );
+                    }
+                    self.identity = file_identity(&self.settings.db);
+                    for (path, adopted) in spill::adopt_leftovers(&mut db) {
+                        match adopted {
+                            Ok(frames) => eprintln!(
+                                "nextedit: recovered {frames} frames of an earlier session from {}",
+                                path.display()
+                            ),
+                            Err(error) => {
+                                eprintln!("nextedit: cannot recover {}: {error}", path.display())
+                            }
+                        }
+                    }
+                    self.db = Some(db);
+                }
                 Err(error) => {
                     self.warn("cannot open the database", &error);
                     return false;
                 }
             }
         }
+        let new = self.new_session();
         let db = self.db.as_mut().expect("opened above");
-        let new = NewSession {
-            workspace: self
-                .settings
-                .workspace
-                .as_ref()
-                .map(|w| w.to_string_lossy().into_owned()),
-            git_head: self.git_head.clone(),
-            server_command: self.settings.server_command.clone(),
-            pid: Some(std::process::id()),
-            record_raw: self.settings.record_raw,
-        };
         match db.begin_session(&new) {
             Ok(id) => {
                 self.session = Some(id);
@@ -140,8 +194,31 @@ impl Sink {
         }
     }
 
+    /// Whether the open database is still the file at its path; if it was deleted
+    /// or replaced, says so once, counts what it held as lost and starts over.
+    fn check_identity(&mut self) -> bool {
+        if self.db.is_none() || file_identity(&self.settings.db) == self.identity {
+            return true;
+        }
+        eprintln!(
+            "nextedit: {} was deleted or replaced during the session: the {} frames recorded in it are lost; recording goes on in a new file",
+            self.settings.db.display(),
+            self.written_frames
+        );
+        self.lost_frames += self.written_frames;
+        self.written_frames = 0;
+        self.db = None;
+        self.session = None;
+        self.identity = None;
+        false
+    }
+
+    fn pending(&self) -> bool {
+        !self.buffer.is_empty() || self.spill.is_some()
+    }
+
     fn flush(&mut self, force: bool) {
-        if self.buffer.is_empty() {
+        if !self.pending() {
             return;
         }
         if !force
@@ -152,14 +229,29 @@ impl Sink {
         {
             return;
         }
-        if !self.ensure_session(force) {
+        if !self.check_identity() || !self.ensure_session(force) {
             return;
         }
         self.last_attempt = Some(Instant::now());
         let session = self.session.expect("ensured");
         let db = self.db.as_mut().expect("ensured");
+        // Spilled records are older than the buffered ones: they go first.
+        if let Some(spill) = self.spill.take() {
+            match spill.replay_into(db, session) {
+                Ok(()) => {
+                    self.written_frames += spill.frames;
+                    spill.discard();
+                }
+                Err(error) => {
+                    self.spill = Some(spill);
+                    self.warn("cannot write", &error);
+                    return;
+                }
+            }
+        }
         match db.write_records(session, &self.buffer) {
             Ok(()) => {
+                self.written_frames += spill::frames_in(&self.buffer);
                 self.buffer.clear();
                 if self.failing {
                     eprintln!(
@@ -173,12 +265,109 @@ impl Sink {
         }
     }
 
-    fn push(&mut self, records: Vec<Record>) {
-        if self.buffer.len() >= MAX_BUFFERED_RECORDS {
-            self.lost += records.len() as u64;
-            return;
+    /// Moves the buffered records to the spill file; false if that failed too
+    /// (then they stay in memory).
+    fn spill_buffer(&mut self) -> bool {
+        if self.buffer.is_empty() {
+            return true;
         }
+        if self.spill.is_none() {
+            match Spill::create(&self.settings.db, &self.new_session()) {
+                Ok(spill) => self.spill = Some(spill),
+                Err(error) => {
+                    eprintln!("nextedit: cannot create a spill file: {error}");
+                    return false;
+                }
+            }
+        }
+        let spill = self.spill.as_mut().expect("created above");
+        match spill.write(&self.buffer) {
+            Ok(()) => {
+                self.buffer.clear();
+                true
+            }
+            Err(error) => {
+                eprintln!(
+                    "nextedit: cannot spill to {}: {error}",
+                    spill.path().display()
+                );
+                false
+            }
+        }
+    }
+
+    fn push(&mut self, records: Vec<Record>) {
         self.buffer.extend(records);
+        if self.buffer.len() >= BATCH_RECORDS {
+            self.flush(false);
+        }
+        if self.buffer.len() >= MAX_BUFFERED_RECORDS && !self.spill_buffer() {
+            // Neither the database nor the disk takes them: these are lost.
+            self.lost_frames += spill::frames_in(&self.buffer);
+            self.buffer.clear();
+        }
+    }
+
+    /// At exit: write everything, retrying an unavailable database for a while,
+    /// then leave what is left in the spill file. Returns the frames lost.
+    fn finish(&mut self, end: SessionEnd) -> u64 {
+        let patience = std::env::var("NEXTEDIT_EXIT_PATIENCE_MS")
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .map_or(EXIT_PATIENCE, Duration::from_millis);
+        let start = Instant::now();
+        let mut told = false;
+        loop {
+            self.flush(true);
+            if !self.pending() && self.session.is_some() {
+                break;
+            }
+            if start.elapsed() >= patience || (self.failing && !self.transient) {
+                break;
+            }
+            if !told && start.elapsed() >= Duration::from_secs(1) {
+                eprintln!(
+                    "nextedit: waiting up to {}s for {} to take the session's last records",
+                    patience.as_secs(),
+                    self.settings.db.display()
+                );
+                told = true;
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        let dropped = self.settings.dropped.load(Ordering::Relaxed);
+        if self.pending() || self.session.is_none() {
+            // The database is still unavailable: keep everything on disk for the
+            // next proxy when it may come back, else count it lost.
+            let frames = spill::frames_in(&self.buffer);
+            if self.transient
+                && self.spill_buffer()
+                && let Some(spill) = self.spill.take()
+            {
+                let held = spill.frames;
+                let path = spill.path().to_path_buf();
+                match spill.leave(self.session, end, dropped + self.lost_frames) {
+                    Ok(path) => {
+                        eprintln!(
+                            "nextedit: {} is unavailable: {held} frames of this session are kept in {}; the next nextedit proxy recording into it adds them",
+                            self.settings.db.display(),
+                            path.display()
+                        );
+                    }
+                    Err(error) => {
+                        eprintln!("nextedit: cannot close {}: {error}", path.display());
+                    }
+                }
+            } else {
+                self.lost_frames += frames;
+                if let Some(spill) = self.spill.take() {
+                    self.lost_frames += spill.frames;
+                    spill.discard();
+                }
+                self.buffer.clear();
+            }
+        }
+        dropped + self.lost_frames
     }
 }
 
@@ -193,6 +382,7 @@ pub fn run_recorder(settings: TapSettings, rx: Receiver<TapItem>) {
     }
     let mut recorder = SessionRecorder::new(RecorderConfig {
         record_raw: settings.record_raw,
+        record_server_raw: settings.record_server_raw,
         privacy,
         workspace: settings
             .workspace
@@ -201,12 +391,16 @@ pub fn run_recorder(settings: TapSettings, rx: Receiver<TapItem>) {
     });
     let mut sink = Sink {
         db: None,
+        identity: None,
         session: None,
         settings,
         buffer: Vec::new(),
         failing: false,
         last_attempt: None,
-        lost: 0,
+        lost_frames: 0,
+        written_frames: 0,
+        spill: None,
+        transient: false,
         git_head,
     };
     // Create the session row right away so even an idle session is listed.
@@ -216,30 +410,30 @@ pub fn run_recorder(settings: TapSettings, rx: Receiver<TapItem>) {
     while !done {
         // Idle: block until something arrives, so an idle session costs no wakeups.
         // With records waiting for a retry, poll instead.
-        let first = if sink.buffer.is_empty() {
+        let mut next = if sink.pending() {
+            None
+        } else {
             match rx.recv() {
                 Ok(item) => Some(item),
                 Err(_) => break,
             }
-        } else {
-            None
         };
         // Then let the burst gather for one window and take all of it at once: one
         // wakeup per burst instead of one per message, so on a small machine the
         // recorder does not compete with the editor and the server message by message.
         std::thread::sleep(FLUSH_INTERVAL);
-        let mut items: Vec<TapItem> = first.into_iter().collect();
         loop {
-            match rx.try_recv() {
-                Ok(item) => items.push(item),
-                Err(TryRecvError::Empty) => break,
-                Err(TryRecvError::Disconnected) => {
-                    done = true;
-                    break;
-                }
-            }
-        }
-        for item in items {
+            let item = match next.take() {
+                Some(item) => item,
+                None => match rx.try_recv() {
+                    Ok(item) => item,
+                    Err(TryRecvError::Empty) => break,
+                    Err(TryRecvError::Disconnected) => {
+                        done = true;
+                        break;
+                    }
+                },
+            };
             match item {
                 TapItem::End(how) => {
                     end = how;
@@ -256,6 +450,11 @@ pub fn run_recorder(settings: TapSettings, rx: Receiver<TapItem>) {
                         .fetch_sub(chunk.bytes().len(), Ordering::Relaxed);
                     let records = observe(&mut recorder, dir, t_ns, &chunk, consumed);
                     for record in &records {
+                        if let Record::Session(SessionFact::Root { dir, prefix }) = record {
+                            let privacy =
+                                load_ignore_file_under(Path::new(dir), prefix, recorder.privacy());
+                            recorder.set_privacy(privacy);
+                        }
                         if let Record::Session(SessionFact::Workspace(root)) = record {
                             let root = Path::new(root);
                             recorder.set_privacy(load_ignore_file(root, recorder.privacy()));
@@ -274,7 +473,7 @@ pub fn run_recorder(settings: TapSettings, rx: Receiver<TapItem>) {
         }
         sink.flush(false);
     }
-    // Drain whatever is still queued, then write it all.
+    // Whatever is still queued (frames after the end marker), then everything to disk.
     while let Ok(TapItem::Chunk {
         dir,
         t_ns,
@@ -285,19 +484,10 @@ pub fn run_recorder(settings: TapSettings, rx: Receiver<TapItem>) {
         let records = observe(&mut recorder, dir, t_ns, &chunk, consumed);
         sink.push(records);
     }
-    // Last chance: a few forced attempts before records are declared lost.
-    for attempt in 0..10 {
-        sink.flush(true);
-        if sink.buffer.is_empty() && sink.session.is_some() {
-            break;
-        }
-        std::thread::sleep(Duration::from_millis(50 * (attempt + 1)));
-    }
-    let dropped = sink.settings.dropped.load(Ordering::Relaxed) + sink.lost;
-    if !sink.buffer.is_empty() {
+    let dropped = sink.finish(end);
+    if dropped > 0 {
         eprintln!(
-            "nextedit: {} records of this session could not be written to {}",
-            sink.buffer.len(),
+            "nextedit: {dropped} frames of this session were not recorded in {}; the session is marked incomplete",
             sink.settings.db.display()
         );
     }
@@ -354,18 +544,47 @@ fn observe(
     }
 }
 
-fn load_ignore_file(root: &Path, base: &PrivacyFilter) -> PrivacyFilter {
+/// Largest `.nexteditignore` read: a list of globs, never megabytes.
+pub const MAX_IGNORE_FILE_BYTES: u64 = 1024 * 1024;
+
+/// Adds `root`'s `.nexteditignore` to `base`. Only a regular file is read, at most
+/// [`MAX_IGNORE_FILE_BYTES`] (a symlink to `/dev/zero` must not exhaust memory);
+/// an invalid line is skipped with a warning, the others still apply.
+pub fn load_ignore_file(root: &Path, base: &PrivacyFilter) -> PrivacyFilter {
+    load_ignore_file_under(root, "", base)
+}
+
+/// [`load_ignore_file`] for another workspace folder seen by the rules as `prefix`.
+pub fn load_ignore_file_under(root: &Path, prefix: &str, base: &PrivacyFilter) -> PrivacyFilter {
+    use std::io::Read;
     let path = root.join(IGNORE_FILE);
-    let Ok(contents) = std::fs::read_to_string(&path) else {
+    let Ok(meta) = std::fs::metadata(&path) else {
         return base.clone();
     };
-    match base.extend_with_ignore_file(&contents) {
-        Ok(filter) => filter,
-        Err(error) => {
-            eprintln!("nextedit: ignoring {}: {error}", path.display());
-            base.clone()
-        }
+    if !meta.is_file() {
+        eprintln!("nextedit: ignoring {}: not a regular file", path.display());
+        return base.clone();
     }
+    let mut bytes = Vec::new();
+    let read = std::fs::File::open(&path)
+        .and_then(|f| f.take(MAX_IGNORE_FILE_BYTES + 1).read_to_end(&mut bytes));
+    if let Err(error) = read {
+        eprintln!("nextedit: cannot read {}: {error}", path.display());
+        return base.clone();
+    }
+    if bytes.len() as u64 > MAX_IGNORE_FILE_BYTES {
+        eprintln!(
+            "nextedit: ignoring {}: larger than {MAX_IGNORE_FILE_BYTES} bytes",
+            path.display()
+        );
+        return base.clone();
+    }
+    let contents = String::from_utf8_lossy(&bytes);
+    let (filter, errors) = base.extend_with_ignore_file_under(prefix, &contents);
+    for error in errors {
+        eprintln!("nextedit: {}: skipping a line: {error}", path.display());
+    }
+    filter
 }
 
 /// The commit HEAD points to, if `dir` is inside a git repository.

@@ -6,7 +6,25 @@ use globset::{Glob, GlobSet, GlobSetBuilder};
 use regex::bytes::Regex;
 
 /// Files whose text is never recorded, unless the user overrides the list.
-pub const DEFAULT_EXCLUDES: &[&str] = &[".env*", "*.pem", "*.key", "id_rsa*", "*secret*", "*.p12"];
+pub const DEFAULT_EXCLUDES: &[&str] = &[
+    ".env*",
+    "*.pem",
+    "*.key",
+    "id_rsa*",
+    "id_dsa*",
+    "id_ecdsa*",
+    "id_ed25519*",
+    "*secret*",
+    "*.p12",
+    "*.pfx",
+    ".npmrc",
+    ".pypirc",
+    ".netrc",
+    "credentials.json",
+    "**/.aws/credentials",
+    "**/.aws/config",
+    "secrets/",
+];
 
 /// Name of the per-workspace ignore file (one glob per line, `#` comments).
 pub const IGNORE_FILE: &str = ".nexteditignore";
@@ -81,11 +99,42 @@ impl PrivacyFilter {
         PrivacyFilter::new(DEFAULT_EXCLUDES).expect("default globs are valid")
     }
 
-    /// Adds the lines of a `.nexteditignore` file to this filter.
-    pub fn extend_with_ignore_file(&self, contents: &str) -> Result<PrivacyFilter, GlobError> {
+    /// Adds the lines of a `.nexteditignore` file to this filter; an invalid line is
+    /// skipped (and returned, for a warning) instead of disabling the whole file.
+    pub fn extend_with_ignore_file(&self, contents: &str) -> (PrivacyFilter, Vec<GlobError>) {
         let mut patterns = self.patterns.clone();
-        patterns.extend(contents.lines().map(str::to_string));
-        PrivacyFilter::new(&patterns)
+        let mut errors = Vec::new();
+        for line in contents.lines() {
+            match PrivacyFilter::new(&[line]) {
+                Ok(_) => patterns.push(line.to_string()),
+                Err(error) => errors.push(error),
+            }
+        }
+        let filter = PrivacyFilter::new(&patterns).expect("every line was checked on its own");
+        (filter, errors)
+    }
+
+    /// Adds the ignore file of another workspace folder, whose path as the rules
+    /// see it is `prefix`: its anchored lines (with a `/`) are anchored there.
+    pub fn extend_with_ignore_file_under(
+        &self,
+        prefix: &str,
+        contents: &str,
+    ) -> (PrivacyFilter, Vec<GlobError>) {
+        let prefix = prefix.trim_matches('/');
+        let lines: Vec<String> = contents
+            .lines()
+            .map(|line| {
+                let line = line.trim();
+                let body = line.strip_suffix('/').unwrap_or(line);
+                if prefix.is_empty() || line.starts_with('#') || !body.contains('/') {
+                    line.to_string()
+                } else {
+                    format!("/{prefix}/{}", line.trim_start_matches('/'))
+                }
+            })
+            .collect();
+        self.extend_with_ignore_file(&lines.join("\n"))
     }
 
     /// The patterns in force.
@@ -112,6 +161,11 @@ static SECRET_PATTERNS: LazyLock<Vec<SecretPattern>> = LazyLock::new(|| {
         group,
     };
     vec![
+        // PGP private key blocks: the armored body between the markers.
+        p(
+            r"-----BEGIN PGP PRIVATE KEY BLOCK-----((?s:.)+?)-----END PGP PRIVATE KEY BLOCK-----",
+            1,
+        ),
         // PEM private keys: the body between the markers, in text or JSON-escaped text.
         p(
             r"-----BEGIN[A-Z ]{0,40} PRIVATE KEY-----((?s:.)+?)-----END[A-Z ]{0,40} PRIVATE KEY-----",
@@ -132,11 +186,22 @@ static SECRET_PATTERNS: LazyLock<Vec<SecretPattern>> = LazyLock::new(|| {
     ]
 });
 
+/// One pass over all patterns at once: most stored strings hold no secret, and
+/// checking them costs one scan instead of one per pattern.
+static ANY_SECRET: LazyLock<regex::bytes::RegexSet> = LazyLock::new(|| {
+    regex::bytes::RegexSet::new(SECRET_PATTERNS.iter().map(|p| p.regex.as_str()))
+        .expect("valid secret regexes")
+});
+
 /// Masks obvious secrets in place with `*`, keeping the byte length (so stored
 /// offsets stay valid) and line breaks; returns how many secrets were masked.
 pub fn redact_secrets(bytes: &mut [u8]) -> usize {
     let mut count = 0;
-    for pattern in SECRET_PATTERNS.iter() {
+    let matched = ANY_SECRET.matches(bytes);
+    if !matched.matched_any() {
+        return 0;
+    }
+    for pattern in matched.iter().map(|i| &SECRET_PATTERNS[i]) {
         let spans: Vec<(usize, usize)> = pattern
             .regex
             .captures_iter(bytes)
@@ -174,15 +239,157 @@ pub fn redact_text(text: &str) -> (String, usize) {
     (String::from_utf8(bytes).expect("masking keeps UTF-8"), n)
 }
 
+/// Command-line options whose value is a secret (`--token=x`, `--api-key x`, `-p x` is not guessed).
+static SECRET_OPTION: LazyLock<regex::Regex> = LazyLock::new(|| {
+    regex::Regex::new(r"(?i)^-{1,2}[a-z0-9_-]*(token|secret|passw(or)?d|api[_-]?key|auth|credential|private[_-]?key)[a-z0-9_-]*$")
+        .expect("valid option regex")
+});
+
+/// A command line as it may be stored: values of secret-looking options
+/// (`--token=…`, `--password …`, `API_KEY=…`) become `*` of the same length, and
+/// every argument is masked like any stored text.
+pub fn mask_argv(argv: &[String]) -> Vec<String> {
+    let mut out = Vec::with_capacity(argv.len());
+    let mut mask_next = false;
+    for arg in argv {
+        let (masked, _) = redact_text(arg);
+        if std::mem::take(&mut mask_next) {
+            out.push(stars(&masked));
+            continue;
+        }
+        if let Some((name, value)) = masked.split_once('=') {
+            let bare = name.trim_start_matches('-');
+            if SECRET_OPTION.is_match(&format!("--{bare}")) {
+                out.push(format!("{name}={}", stars(value)));
+                continue;
+            }
+        } else if masked.starts_with('-') && SECRET_OPTION.is_match(&masked) {
+            mask_next = true;
+        }
+        out.push(masked);
+    }
+    out
+}
+
+fn stars(value: &str) -> String {
+    "*".repeat(value.chars().count())
+}
+
+/// [`redact_text`] for a value that is stored as is (names, URIs, versions): the
+/// masked text only.
+pub fn mask(text: &str) -> std::borrow::Cow<'_, str> {
+    if !ANY_SECRET.is_match(text.as_bytes()) {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    std::borrow::Cow::Owned(redact_text(text).0)
+}
+
+/// The same rules for a trajectory from any other ingestion path (`derive`,
+/// `import`, stored by [`crate::store::Database::import_trajectory`]): excluded
+/// files keep their path and lose their text, their changes, edits and order
+/// edges; every other text has its secrets masked. Returns how many files were
+/// excluded.
+pub fn protect_trajectory(
+    filter: &PrivacyFilter,
+    trajectory: &mut crate::trajectory::Trajectory,
+) -> usize {
+    use crate::trajectory::EventBody;
+    let excluded: std::collections::HashSet<String> = trajectory
+        .files
+        .iter()
+        .filter(|f| f.excluded || filter.is_excluded(&f.path))
+        .map(|f| f.path.clone())
+        .collect();
+    let is_excluded = |path: &str| excluded.contains(path) || filter.is_excluded(path);
+    for file in &mut trajectory.files {
+        if is_excluded(&file.path) {
+            file.excluded = true;
+            file.base_text = None;
+            file.final_text = None;
+        } else {
+            for text in [&mut file.base_text, &mut file.final_text]
+                .into_iter()
+                .flatten()
+            {
+                *text = redact_text(text).0;
+            }
+        }
+    }
+    trajectory.events.retain_mut(|event| match &mut event.body {
+        EventBody::Change(change) => {
+            if is_excluded(&change.file) {
+                return false;
+            }
+            change.before = redact_text(&change.before).0;
+            change.after = redact_text(&change.after).0;
+            true
+        }
+        EventBody::Open { file, text, .. } => {
+            if is_excluded(file) {
+                *text = None;
+            } else if let Some(text) = text {
+                *text = redact_text(text).0;
+            }
+            true
+        }
+        EventBody::Suggestion { file, text, .. } => {
+            if is_excluded(file) {
+                return false;
+            }
+            *text = redact_text(text).0;
+            true
+        }
+        EventBody::Signal(signal) => {
+            if signal.file.as_deref().is_some_and(is_excluded) {
+                signal.payload = serde_json::Value::Null;
+            }
+            true
+        }
+        _ => true,
+    });
+    let dropped: std::collections::HashSet<String> = trajectory
+        .edits
+        .iter()
+        .filter(|e| is_excluded(&e.file))
+        .map(|e| e.id.clone())
+        .collect();
+    trajectory.edits.retain(|e| !dropped.contains(&e.id));
+    for edit in &mut trajectory.edits {
+        edit.before_text = redact_text(&edit.before_text).0;
+        edit.after_text = redact_text(&edit.after_text).0;
+        for line in edit
+            .context_before
+            .iter_mut()
+            .chain(edit.context_after.iter_mut())
+        {
+            *line = redact_text(line).0;
+        }
+    }
+    let order = &mut trajectory.order;
+    order
+        .edges
+        .retain(|e| !dropped.contains(&e.from) && !dropped.contains(&e.to));
+    order.initial.retain(|id| !dropped.contains(id));
+    order.natural.retain(|id| !dropped.contains(id));
+    trajectory
+        .gold
+        .next_edits
+        .retain(|id| !dropped.contains(id));
+    excluded.len()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
     fn default_and_workspace_globs() {
-        let filter = PrivacyFilter::with_defaults()
-            .extend_with_ignore_file("# private\nnotes/\n/build/*.log\ncredentials.json\n")
-            .unwrap();
+        let (filter, errors) = PrivacyFilter::with_defaults().extend_with_ignore_file(
+            "# private\nnotes/\n[unclosed\n/build/*.log\ncredentials.json\n",
+        );
+        // The invalid line is skipped; the lines after it still count.
+        assert_eq!(errors.len(), 1);
+        assert_eq!(errors[0].pattern, "[unclosed");
         for path in [
             ".env",
             "app/.env.local",
@@ -192,6 +399,15 @@ mod tests {
             "notes/a.md",
             "build/x.log",
             "deep/credentials.json",
+            "id_ed25519",
+            "home/.ssh/id_ecdsa.pub",
+            "/home/me/.aws/credentials",
+            ".aws/config",
+            ".npmrc",
+            "pkg/.pypirc",
+            "app/secrets/db.yaml",
+            "secrets/x",
+            "/abs/credentials.json",
         ] {
             assert!(filter.is_excluded(path), "{path} should be excluded");
         }
@@ -200,6 +416,8 @@ mod tests {
             "src/keys.py",
             "other/build/x.log",
             "environment.py",
+            "aws/credentials.py",
+            "my_npmrc.txt",
         ] {
             assert!(!filter.is_excluded(path), "{path} should be kept");
         }
@@ -227,5 +445,44 @@ mod tests {
             ("*****************".to_string(), 1)
         );
         assert_eq!(redact_text("xoxb-short"), ("xoxb-short".to_string(), 0));
+        let pgp = "a\n-----BEGIN PGP PRIVATE KEY BLOCK-----\n\nlQOYBF\n=ab\n-----END PGP PRIVATE KEY BLOCK-----\nb";
+        assert_eq!(
+            redact_text(pgp),
+            (
+                "a\n-----BEGIN PGP PRIVATE KEY BLOCK-----\n\n******\n***\n-----END PGP PRIVATE KEY BLOCK-----\nb".to_string(),
+                1
+            )
+        );
+    }
+
+    #[test]
+    fn secret_options_are_masked_in_command_lines() {
+        let argv: Vec<String> = [
+            "srv",
+            "--token=SECRET123",
+            "--api-key",
+            "abcdef",
+            "--stdio",
+            "AKIAABCDEFGHIJKLMNOP",
+            "GITHUB_TOKEN=ghx",
+            "--log=debug",
+        ]
+        .map(String::from)
+        .to_vec();
+        assert_eq!(
+            mask_argv(&argv),
+            [
+                "srv",
+                "--token=*********",
+                "--api-key",
+                "******",
+                "--stdio",
+                "********************",
+                "GITHUB_TOKEN=***",
+                "--log=debug"
+            ]
+        );
+        assert_eq!(mask("plain"), "plain");
+        assert_eq!(mask("v AKIAABCDEFGHIJKLMNOP"), "v ********************");
     }
 }

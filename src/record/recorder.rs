@@ -39,8 +39,12 @@ pub const READ_METHODS: &[&str] = &[
 /// Recorder settings.
 #[derive(Debug, Clone)]
 pub struct RecorderConfig {
-    /// Store each message's raw bytes (redacted) as well as its metadata.
+    /// Store the editor's messages' raw bytes (redacted) as well as their metadata.
     pub record_raw: bool,
+    /// Store the server's messages' raw bytes too. Off by default: a server's
+    /// answers about a normal file quote other files (hover docstrings, completion
+    /// details, constants), excluded ones included, and cannot be attributed.
+    pub record_server_raw: bool,
     /// Which files are never stored.
     pub privacy: PrivacyFilter,
     /// Workspace root given on the command line (else taken from `initialize`).
@@ -104,6 +108,14 @@ pub enum SessionFact {
     Client(String),
     /// `serverInfo` name and version.
     Server(String),
+    /// Another workspace folder (multi-root): `dir` on disk, `prefix` its path as
+    /// the privacy rules see it (relative to the workspace root, else absolute).
+    Root {
+        /// The folder.
+        dir: String,
+        /// Its path for the privacy rules.
+        prefix: String,
+    },
 }
 
 /// A document's identity.
@@ -353,7 +365,9 @@ impl SessionRecorder {
         why: &str,
     ) -> Record {
         let seq = self.next_seq();
-        let (raw, redactions) = self.raw_copy(bytes, false);
+        // Bytes that are not a message cannot be checked against the privacy rules
+        // (an excluded didOpen that is not valid JSON names its file in vain): their
+        // size and the reason are kept, never the bytes.
         Record::Message(MessageRecord {
             seq,
             t_ns,
@@ -362,8 +376,8 @@ impl SessionRecorder {
             method: None,
             id: None,
             size: bytes.len(),
-            raw,
-            redactions,
+            raw: None,
+            redactions: 0,
             invalid: Some(why.to_string()),
             consumed: false,
         })
@@ -383,7 +397,8 @@ impl SessionRecorder {
         let envelope = match Envelope::parse(body) {
             Ok(envelope) => envelope,
             Err(error) => {
-                let (raw, redactions) = self.raw_copy(frame, false);
+                // Neither the bytes nor serde's message (which may quote them) are
+                // kept: only what kind of error, and where.
                 return vec![Record::Message(MessageRecord {
                     seq,
                     t_ns,
@@ -392,9 +407,19 @@ impl SessionRecorder {
                     method: None,
                     id: None,
                     size: frame.len(),
-                    raw,
-                    redactions,
-                    invalid: Some(format!("body is not a JSON-RPC object: {error}")),
+                    raw: None,
+                    redactions: 0,
+                    invalid: Some(format!(
+                        "body is not a JSON-RPC object: {} error at line {} column {}",
+                        match error.classify() {
+                            serde_json::error::Category::Io => "I/O",
+                            serde_json::error::Category::Syntax => "syntax",
+                            serde_json::error::Category::Data => "data",
+                            serde_json::error::Category::Eof => "end-of-input",
+                        },
+                        error.line(),
+                        error.column()
+                    )),
                     consumed,
                 })];
             }
@@ -411,7 +436,7 @@ impl SessionRecorder {
             .method
             .clone()
             .or_else(|| answered.as_ref().map(|p| p.method.clone()));
-        let (raw, redactions) = self.raw_copy(frame, concerns_excluded);
+        let (raw, redactions) = self.raw_copy(dir, frame, concerns_excluded);
         out.insert(
             0,
             Record::Message(MessageRecord {
@@ -471,8 +496,17 @@ impl SessionRecorder {
         out
     }
 
-    fn raw_copy(&self, frame: &[u8], concerns_excluded: bool) -> (Option<Vec<u8>>, usize) {
-        if !self.config.record_raw || concerns_excluded || self.mentions_excluded(frame) {
+    fn raw_copy(
+        &self,
+        dir: Direction,
+        frame: &[u8],
+        concerns_excluded: bool,
+    ) -> (Option<Vec<u8>>, usize) {
+        let wanted = match dir {
+            Direction::ClientToServer => self.config.record_raw,
+            Direction::ServerToClient => self.config.record_raw && self.config.record_server_raw,
+        };
+        if !wanted || concerns_excluded || self.mentions_excluded(frame) {
             return (None, 0);
         }
         let mut raw = frame.to_vec();
@@ -510,12 +544,28 @@ impl SessionRecorder {
         struct Named {
             #[serde(default, rename = "textDocument")]
             text_document: Option<UriOnly>,
+            #[serde(default, rename = "notebookDocument")]
+            notebook_document: Option<UriOnly>,
             #[serde(default)]
             uri: Option<String>,
         }
         let Ok(named) = serde_json::from_str::<Named>(params.get()) else {
             return excluded;
         };
+        if let Some(notebook) = named.notebook_document {
+            // An excluded notebook's cells are excluded documents too, whatever
+            // their URIs look like: every URI the message names is marked.
+            if self.see_document(&notebook.uri, None, out) {
+                if let Ok(value) = serde_json::from_str::<Value>(params.get()) {
+                    let mut uris = Vec::new();
+                    collect_uris(&value, &mut uris);
+                    for uri in uris {
+                        self.exclude_document(&uri, out);
+                    }
+                }
+                return true;
+            }
+        }
         let (uri, language_id) = match (named.text_document, named.uri) {
             (Some(doc), _) => (doc.uri, doc.language_id),
             (None, Some(uri)) => (uri, None),
@@ -549,6 +599,26 @@ impl SessionRecorder {
             first_seq: self.seq,
         }));
         excluded
+    }
+
+    /// Marks a document excluded whatever its path (a cell of an excluded notebook).
+    fn exclude_document(&mut self, uri: &str, out: &mut Vec<Record>) {
+        if self.known.get(uri) == Some(&true) {
+            return;
+        }
+        let first = !self.known.contains_key(uri);
+        self.known.insert(uri.to_string(), true);
+        self.excluded_uris.insert(uri.to_string());
+        if first {
+            let path = self.relative_path(uri);
+            out.push(Record::Document(DocumentRecord {
+                uri: uri.to_string(),
+                path,
+                language_id: None,
+                excluded: true,
+                first_seq: self.seq,
+            }));
+        }
     }
 
     /// Workspace-relative path of a URI, else its absolute path, else the URI.
@@ -652,6 +722,34 @@ impl SessionRecorder {
                 out.push(Record::Session(SessionFact::Workspace(root)));
             }
         }
+        if let Some(folders) = params.get("workspaceFolders") {
+            self.note_roots(folders, out);
+        }
+    }
+
+    /// Workspace folders other than the workspace root: their ignore files count too.
+    fn note_roots(&mut self, folders: &Value, out: &mut Vec<Record>) {
+        let Some(folders) = folders.as_array() else {
+            return;
+        };
+        for folder in folders {
+            let Some(root) = folder
+                .get("uri")
+                .and_then(Value::as_str)
+                .and_then(uri_to_path)
+            else {
+                continue;
+            };
+            if self.workspace.as_deref().map(|w| w.trim_end_matches('/'))
+                != Some(root.trim_end_matches('/'))
+            {
+                let prefix = self.relative_path(&format!("file://{root}"));
+                out.push(Record::Session(SessionFact::Root {
+                    dir: root,
+                    prefix: prefix.trim_start_matches('/').to_string(),
+                }));
+            }
+        }
     }
 
     fn on_notification(
@@ -673,6 +771,14 @@ impl SessionRecorder {
             return;
         }
         match method {
+            "workspace/didChangeWorkspaceFolders" => {
+                if let Some(added) = envelope
+                    .params_as::<Value>()
+                    .and_then(|p| p.pointer("/event/added").cloned())
+                {
+                    self.note_roots(&added, out);
+                }
+            }
             "textDocument/didOpen" => {
                 if let Some(params) = envelope.params_as::<DidOpen>() {
                     self.on_did_open(t_ns, params.text_document, out);
@@ -741,6 +847,12 @@ impl SessionRecorder {
                     .or_else(|| payload.get("uri"))
                     .and_then(Value::as_str)
                     .map(str::to_string);
+                // A signal about an excluded file keeps its kind, file and time, not
+                // its payload (which may quote the file: selections, visible text).
+                let payload = match &uri {
+                    Some(uri) if self.excluded_uris.contains(uri) => Value::Null,
+                    _ => payload,
+                };
                 let seq = self.next_seq();
                 out.push(Record::Signal(SignalRecord {
                     seq,
@@ -1098,6 +1210,22 @@ fn collect_targets(
     }
 }
 
+/// Every `uri` string anywhere in a JSON value.
+fn collect_uris(value: &Value, out: &mut Vec<String>) {
+    match value {
+        Value::Object(map) => {
+            for (key, value) in map {
+                match value {
+                    Value::String(uri) if key == "uri" => out.push(uri.clone()),
+                    _ => collect_uris(value, out),
+                }
+            }
+        }
+        Value::Array(items) => items.iter().for_each(|v| collect_uris(v, out)),
+        _ => {}
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1106,6 +1234,7 @@ mod tests {
     fn recorder() -> SessionRecorder {
         SessionRecorder::new(RecorderConfig {
             record_raw: true,
+            record_server_raw: true,
             privacy: PrivacyFilter::with_defaults(),
             workspace: Some("/ws".into()),
         })

@@ -22,7 +22,7 @@ pub struct SessionSummary {
     pub started_at: String,
     /// RFC 3339 end, if ended.
     pub ended_at: Option<String>,
-    /// running, ended, signalled.
+    /// running, ended, signalled, incomplete (frames were lost: see `dropped`).
     pub status: String,
     /// Workspace root.
     pub workspace: Option<String>,

@@ -93,6 +93,8 @@ pub enum StoreError {
 pub struct Database {
     conn: Connection,
     path: PathBuf,
+    /// Former mode of a file that was readable by others, fixed at open.
+    fixed: Option<u32>,
 }
 
 /// The default database path: `$NEXTEDIT_DB`, else `$XDG_DATA_HOME/nextedit/nextedit.db`,
@@ -111,16 +113,25 @@ pub fn default_path() -> PathBuf {
 
 impl Database {
     /// Opens (creating if needed, mode 0600) and migrates the database at `path`.
+    /// A symbolic link there is refused; an existing file readable by others is
+    /// made private ([`Database::fixed_permissions`] says so).
     pub fn open(path: &Path) -> Result<Database, StoreError> {
-        create_private(path)?;
+        let fixed = create_private(path)?;
         let conn = Connection::open(path).map_err(|source| sqlite(path, source))?;
         let mut db = Database {
             conn,
             path: path.to_path_buf(),
+            fixed: None,
         };
+        db.fixed = fixed;
         db.configure()?;
         db.migrate()?;
         Ok(db)
+    }
+
+    /// The mode the file had when [`Database::open`] made it private (0600), if it was not.
+    pub fn fixed_permissions(&self) -> Option<u32> {
+        self.fixed
     }
 
     /// Opens an existing database; never creates one.
@@ -133,6 +144,7 @@ impl Database {
         let mut db = Database {
             conn,
             path: path.to_path_buf(),
+            fixed: None,
         };
         db.configure()?;
         db.migrate()?;
@@ -234,6 +246,13 @@ impl Database {
     }
 }
 
+impl StoreError {
+    /// Whether retrying later may succeed (another process holds the database's lock).
+    pub fn is_transient(&self) -> bool {
+        matches!(self, StoreError::Sqlite { source, .. } if is_busy(source))
+    }
+}
+
 /// Whether SQLite reported the database busy or locked by someone else.
 fn is_busy(error: &rusqlite::Error) -> bool {
     matches!(
@@ -250,8 +269,39 @@ fn sqlite(path: &Path, source: rusqlite::Error) -> StoreError {
 }
 
 /// Creates the directory (0700) and an empty file (0600) if they do not exist.
-fn create_private(path: &Path) -> Result<(), StoreError> {
-    use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
+/// Refuses a symbolic link at `path` (SQLite would follow it and create the file
+/// with the umask's mode); makes an existing file (and its `-wal`/`-shm`) 0600 if
+/// others could read it, returning its former mode.
+fn create_private(path: &Path) -> Result<Option<u32>, StoreError> {
+    use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt, PermissionsExt};
+    if let Ok(meta) = std::fs::symlink_metadata(path) {
+        if meta.file_type().is_symlink() {
+            return Err(StoreError::Create {
+                path: path.to_path_buf(),
+                source: std::io::Error::other(
+                    "it is a symbolic link; give the real file's path (a database must be a private regular file)",
+                ),
+            });
+        }
+        let mode = meta.permissions().mode() & 0o777;
+        if mode & 0o077 == 0 {
+            return Ok(None);
+        }
+        for suffix in ["", "-wal", "-shm"] {
+            let mut file = path.as_os_str().to_owned();
+            file.push(suffix);
+            let file = PathBuf::from(file);
+            if std::fs::symlink_metadata(&file).is_ok_and(|m| m.is_file()) {
+                std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o600)).map_err(
+                    |source| StoreError::Create {
+                        path: file.clone(),
+                        source,
+                    },
+                )?;
+            }
+        }
+        return Ok(Some(mode));
+    }
     let err = |source| StoreError::Create {
         path: path.to_path_buf(),
         source,
@@ -271,8 +321,8 @@ fn create_private(path: &Path) -> Result<(), StoreError> {
         .mode(0o600)
         .open(path)
     {
-        Ok(_) => Ok(()),
-        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(()),
+        Ok(_) => Ok(None),
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(None),
         Err(e) => Err(err(e)),
     }
 }

@@ -118,6 +118,7 @@ fn now() -> String {
 
 impl Database {
     /// Creates a run with its trajectories (key, trajectory JSON) in order; returns its id.
+    /// The privacy rules apply to the stored trajectories ([`protected_json`]).
     pub fn create_run(
         &mut self,
         suggester: &str,
@@ -134,6 +135,7 @@ impl Database {
         .map_err(e)?;
         let run = tx.last_insert_rowid();
         for (position, (key, trajectory)) in trajectories.iter().enumerate() {
+            let trajectory = trajectory.as_deref().map(protected_json);
             tx.execute(
                 "INSERT INTO run_trajectories (run_id, key, position, trajectory, status) VALUES (?1, ?2, ?3, ?4, 'pending')",
                 params![run, key, position as i64, trajectory],
@@ -435,5 +437,24 @@ impl Database {
             .optional()
             .map(Option::flatten)
             .map_err(|source| sqlite(&self.path, source))
+    }
+}
+
+/// A trajectory's JSON as it may be stored: [`crate::record::privacy::protect_trajectory`]
+/// with the default rules (unchanged when it changes nothing); text that is not a
+/// trajectory still has its secrets masked.
+fn protected_json(json: &str) -> String {
+    use crate::record::privacy::{PrivacyFilter, mask, protect_trajectory};
+    match serde_json::from_str::<crate::trajectory::Trajectory>(json) {
+        Ok(trajectory) => {
+            let mut protected = trajectory.clone();
+            protect_trajectory(&PrivacyFilter::with_defaults(), &mut protected);
+            if protected == trajectory {
+                json.to_string()
+            } else {
+                serde_json::to_string(&protected).expect("trajectories serialise")
+            }
+        }
+        Err(_) => mask(json).into_owned(),
     }
 }

@@ -9,7 +9,7 @@ CREATE TABLE sessions (
     kind              TEXT NOT NULL,            -- recorded | commit | imported
     started_at        TEXT NOT NULL,
     ended_at          TEXT,
-    status            TEXT NOT NULL,            -- running | ended | crashed
+    status            TEXT NOT NULL,            -- running | ended | signalled | incomplete (frames lost)
     workspace         TEXT,
     git_head          TEXT,
     server_command    TEXT,                     -- JSON array of argv

@@ -3,6 +3,7 @@
 use rusqlite::params;
 
 use super::{Database, StoreError, sqlite};
+use crate::record::privacy::{mask, mask_argv};
 use crate::record::{Record, SessionFact};
 use crate::trajectory::Trajectory;
 
@@ -26,15 +27,24 @@ pub struct NewSession {
 pub enum SessionEnd {
     /// The server exited (with this code) or the editor went away.
     Exited(Option<i32>),
-    /// The proxy was told to stop by a signal.
-    Signalled(i32),
+    /// The proxy was told to stop by a signal; the server's own exit code when it
+    /// is known (137 when it had to be killed), else 128 + the signal.
+    Signalled {
+        /// The signal the proxy received.
+        signal: i32,
+        /// How the server ended, if it was reaped.
+        code: Option<i32>,
+    },
 }
 
 impl Database {
     /// Inserts a `recorded` session in state `running`; returns its id.
     pub fn begin_session(&mut self, new: &NewSession) -> Result<i64, StoreError> {
         let started_at = humantime::format_rfc3339_millis(std::time::SystemTime::now()).to_string();
-        let command = serde_json::to_string(&new.server_command).expect("strings serialise");
+        // Every text column goes through the privacy masking on its way in (`mask`),
+        // whatever the caller did: secrets in argv, names or URIs are never stored.
+        let command =
+            serde_json::to_string(&mask_argv(&new.server_command)).expect("strings serialise");
         self.conn
             .execute(
                 "INSERT INTO sessions (kind, started_at, status, workspace, git_head, server_command,
@@ -42,8 +52,8 @@ impl Database {
                  VALUES ('recorded', ?1, 'running', ?2, ?3, ?4, 'utf-16', ?5, ?6, ?7)",
                 params![
                     started_at,
-                    new.workspace,
-                    new.git_head,
+                    new.workspace.as_deref().map(mask),
+                    new.git_head.as_deref().map(mask),
                     command,
                     env!("CARGO_PKG_VERSION"),
                     new.pid,
@@ -54,7 +64,8 @@ impl Database {
         Ok(self.conn.last_insert_rowid())
     }
 
-    /// Marks a session ended and notes how many frames were dropped.
+    /// Marks a session ended and notes how many frames were dropped; a session that
+    /// lost any is `incomplete` (its exit code still says how it ended).
     pub fn end_session(
         &mut self,
         session: i64,
@@ -64,8 +75,11 @@ impl Database {
         let ended_at = humantime::format_rfc3339_millis(std::time::SystemTime::now()).to_string();
         let (status, code) = match end {
             SessionEnd::Exited(code) => ("ended", code),
-            SessionEnd::Signalled(signal) => ("signalled", Some(128 + signal)),
+            SessionEnd::Signalled { signal, code } => {
+                ("signalled", Some(code.unwrap_or(128 + signal)))
+            }
         };
+        let status = if dropped > 0 { "incomplete" } else { status };
         self.conn
             .execute(
                 "UPDATE sessions SET ended_at = ?2, status = ?3, exit_code = ?4, dropped = dropped + ?5 WHERE id = ?1",
@@ -80,7 +94,7 @@ impl Database {
         self.conn
             .execute(
                 "UPDATE sessions SET git_head = ?2 WHERE id = ?1",
-                params![session, head],
+                params![session, mask(head)],
             )
             .map_err(|source| sqlite(&self.path, source))?;
         Ok(())
@@ -121,12 +135,12 @@ impl Database {
                             m.t_ns as i64,
                             m.dir.as_str(),
                             m.kind.map(|k| k.as_str()),
-                            m.method,
-                            m.id,
+                            m.method.as_deref().map(mask),
+                            m.id.as_deref().map(mask),
                             m.size as i64,
                             m.raw,
                             m.redactions as i64,
-                            m.invalid,
+                            m.invalid.as_deref().map(mask),
                             m.consumed
                         ])
                     })
@@ -140,10 +154,12 @@ impl Database {
                         }
                         SessionFact::Client(c) => ("client", c.clone()),
                         SessionFact::Server(s) => ("server", s.clone()),
+                        // Privacy rules only; the session keeps its first root.
+                        SessionFact::Root { .. } => continue,
                     };
                     tx.execute(
                         &format!("UPDATE sessions SET {column} = ?2 WHERE id = ?1"),
-                        params![session, value],
+                        params![session, mask(&value)],
                     )
                     .map_err(e)?;
                 }
@@ -152,7 +168,7 @@ impl Database {
                         "INSERT OR IGNORE INTO documents (session_id, uri, path, language_id, excluded, first_seq)
                          VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
                     )
-                    .and_then(|mut s| s.execute(params![session, d.uri, d.path, d.language_id, d.excluded, d.first_seq as i64]))
+                    .and_then(|mut s| s.execute(params![session, mask(&d.uri), mask(&d.path), d.language_id.as_deref().map(mask), d.excluded, d.first_seq as i64]))
                     .map_err(e)?;
                 }
                 Record::Snapshot(s) => {
@@ -165,10 +181,10 @@ impl Database {
                             session,
                             s.seq as i64,
                             s.t_ns as i64,
-                            s.uri,
+                            mask(&s.uri),
                             s.kind.as_str(),
                             s.version,
-                            s.text,
+                            s.text.as_deref().map(mask),
                             s.redactions as i64
                         ])
                     })
@@ -186,7 +202,7 @@ impl Database {
                             session,
                             ed.seq as i64,
                             ed.t_ns as i64,
-                            ed.uri,
+                            mask(&ed.uri),
                             ed.version,
                             ed.change_index as i64,
                             ed.span.start_byte as i64,
@@ -194,8 +210,8 @@ impl Database {
                             ed.span.start_line as i64,
                             ed.span.end_line as i64,
                             ed.span.new_end_line as i64,
-                            ed.span.before,
-                            ed.span.after,
+                            mask(&ed.span.before),
+                            mask(&ed.span.after),
                             ed.redactions as i64,
                             ed.origin.as_str()
                         ])
@@ -212,12 +228,12 @@ impl Database {
                             session,
                             r.seq as i64,
                             r.t_ns as i64,
-                            r.uri,
-                            r.via,
+                            mask(&r.uri),
+                            mask(&r.via),
                             r.role.as_str(),
                             r.lines.start as i64,
                             r.lines.end as i64,
-                            r.request_id
+                            r.request_id.as_deref().map(mask)
                         ])
                     })
                     .map_err(e)?;
@@ -231,9 +247,9 @@ impl Database {
                             session,
                             s.seq as i64,
                             s.t_ns as i64,
-                            s.kind,
-                            s.uri,
-                            s.payload.to_string()
+                            mask(&s.kind),
+                            s.uri.as_deref().map(mask),
+                            mask(&s.payload.to_string())
                         ])
                     })
                     .map_err(e)?;
@@ -244,7 +260,16 @@ impl Database {
     }
 
     /// Stores a commit-derived or imported trajectory as a session; returns its id.
+    /// The privacy rules apply here, for every ingestion path: files matching the
+    /// default excludes keep no text, secrets are masked
+    /// ([`crate::record::privacy::protect_trajectory`]).
     pub fn import_trajectory(&mut self, trajectory: &Trajectory) -> Result<i64, StoreError> {
+        let mut trajectory = trajectory.clone();
+        crate::record::privacy::protect_trajectory(
+            &crate::record::privacy::PrivacyFilter::with_defaults(),
+            &mut trajectory,
+        );
+        let trajectory = &trajectory;
         let json = serde_json::to_string(trajectory).expect("trajectories serialise");
         let session = &trajectory.session;
         let started_at = session.started_at.clone().unwrap_or_else(|| {
@@ -267,4 +292,96 @@ impl Database {
             .map_err(|source| sqlite(&self.path, source))?;
         Ok(self.conn.last_insert_rowid())
     }
+
+    /// Copies session `from` of another database file (a recorder's spill file) into
+    /// this one: into session `into`, or into a new session copied from its row.
+    /// One transaction; returns the session the rows went to.
+    pub fn absorb(
+        &mut self,
+        other: &std::path::Path,
+        from: i64,
+        into: Option<i64>,
+    ) -> Result<i64, StoreError> {
+        let path = self.path.clone();
+        let e = |source| sqlite(&path, source);
+        self.conn
+            .execute(
+                "ATTACH DATABASE ?1 AS spill",
+                [other.to_string_lossy().as_ref()],
+            )
+            .map_err(e)?;
+        let result = absorb_attached(&mut self.conn, from, into).map_err(e);
+        let detached = self.conn.execute("DETACH DATABASE spill", []).map_err(e);
+        let id = result?;
+        detached?;
+        Ok(id)
+    }
+}
+
+/// Column names of a table in the main database, but `skip`.
+fn columns(conn: &rusqlite::Connection, table: &str, skip: &str) -> rusqlite::Result<String> {
+    let mut stmt = conn.prepare(&format!("PRAGMA main.table_info({table})"))?;
+    let names = stmt
+        .query_map([], |row| row.get::<_, String>(1))?
+        .collect::<rusqlite::Result<Vec<_>>>()?;
+    Ok(names
+        .into_iter()
+        .filter(|n| n != skip)
+        .collect::<Vec<_>>()
+        .join(", "))
+}
+
+fn absorb_attached(
+    conn: &mut rusqlite::Connection,
+    from: i64,
+    into: Option<i64>,
+) -> rusqlite::Result<i64> {
+    let tx = conn.transaction()?;
+    let into = match into {
+        Some(id) => {
+            for column in [
+                "workspace",
+                "git_head",
+                "position_encoding",
+                "client",
+                "server",
+            ] {
+                tx.execute(
+                    &format!(
+                        "UPDATE main.sessions SET {column} = coalesce((SELECT {column} FROM spill.sessions WHERE id = ?2), {column}) WHERE id = ?1"
+                    ),
+                    params![id, from],
+                )?;
+            }
+            id
+        }
+        None => {
+            let cols = columns(&tx, "sessions", "id")?;
+            tx.execute(
+                &format!(
+                    "INSERT INTO main.sessions ({cols}) SELECT {cols} FROM spill.sessions WHERE id = ?1"
+                ),
+                [from],
+            )?;
+            tx.last_insert_rowid()
+        }
+    };
+    for table in [
+        "messages",
+        "documents",
+        "snapshots",
+        "edits",
+        "reads",
+        "signals",
+    ] {
+        let cols = columns(&tx, table, "session_id")?;
+        tx.execute(
+            &format!(
+                "INSERT OR IGNORE INTO main.{table} (session_id, {cols}) SELECT ?1, {cols} FROM spill.{table} WHERE session_id = ?2"
+            ),
+            params![into, from],
+        )?;
+    }
+    tx.commit()?;
+    Ok(into)
 }
