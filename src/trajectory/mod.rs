@@ -14,6 +14,7 @@
 
 mod apply;
 mod coalesce;
+mod path;
 mod slice;
 
 pub use apply::{ApplyError, apply_byte_edit};
@@ -22,6 +23,7 @@ pub(crate) use coalesce::recorded_for_tests;
 pub use coalesce::{
     CoalesceConfig, coalesce, recompute_recorded_edits, recompute_recorded_edits_with,
 };
+pub use path::{PathError, RelPath, TrajectoryPathError};
 pub use slice::{SliceBound, SliceError, SliceSpec, slice};
 
 use serde::{Deserialize, Serialize};
