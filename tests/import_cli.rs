@@ -17,10 +17,7 @@ use nextedit::metrics::contextbench::{
 use nextedit::trajectory::{EventBody, Trajectory, apply_byte_edit};
 use serde_json::{Value, json};
 
-const DEMO: &str = concat!(
-    env!("CARGO_MANIFEST_DIR"),
-    "/tests/data/contextbench-demo/"
-);
+const DEMO: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/contextbench-demo/");
 
 fn data(rel: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join(rel)
@@ -113,7 +110,7 @@ fn copilot_recordings_import_exactly_and_a_bad_one_is_skipped() {
         "{list}"
     );
 
-    // Two documents (`\` and `../` paths), a two-replacement change around an emoji,
+    // Two documents (`\` and `../` paths, the latter mapped to `_up_/`), a two-replacement change around an emoji,
     // CJK text, typing coalesced into one edit, and a two-replacement next edit.
     let point = export(&db, "2");
     assert_replays(&point);
@@ -129,7 +126,7 @@ fn copilot_recordings_import_exactly_and_a_bad_one_is_skipped() {
             {"path": "src/point.ts", "uri": "file:///home/u/proj/src/point.ts",
              "base_text": "// 📍 point\nclass Point {\n  x = 0;\n}\n",
              "final_text": "// 📍 point\nclass Point3D {\n  x = 1;\n  y = 0;\n}\n"},
-            {"path": "../shared/util.ts", "uri": "file:///home/u/proj/../shared/util.ts",
+            {"path": "_up_/shared/util.ts", "uri": "file:///home/u/proj/../shared/util.ts",
              "base_text": "export const 名前 = '点';\n",
              "final_text": "export const 名前 = '点';\nexport const 😀 = 1;\n"}
         ])
@@ -154,10 +151,10 @@ fn copilot_recordings_import_exactly_and_a_bad_one_is_skipped() {
              "payload": {"textDocument": {"uri": "file:///home/u/proj/src/point.ts"},
                          "selections": [{"start": {"line": 2, "character": 7},
                                          "end": {"line": 2, "character": 7}}]}},
-            {"seq": 5, "t_ms": 4000.0, "type": "open", "file": "../shared/util.ts", "version": 1},
-            {"seq": 6, "t_ms": 4010.0, "type": "signal", "kind": "focus", "file": "../shared/util.ts",
+            {"seq": 5, "t_ms": 4000.0, "type": "open", "file": "_up_/shared/util.ts", "version": 1},
+            {"seq": 6, "t_ms": 4010.0, "type": "signal", "kind": "focus", "file": "_up_/shared/util.ts",
              "payload": focus("../shared/util.ts")},
-            change(7, 5000.0, "../shared/util.ts", 2, [29, 29, 1, 1, 2], "", "export const 😀 = 1;\n"),
+            change(7, 5000.0, "_up_/shared/util.ts", 2, [29, 29, 1, 1, 2], "", "export const 😀 = 1;\n"),
             {"seq": 8, "t_ms": 8000.0, "type": "signal", "kind": "focus", "file": "src/point.ts",
              "payload": focus("src/point.ts")},
             change(9, 9000.0, "src/point.ts", 3, [39, 39, 3, 3, 3], "", "  y"),
@@ -225,7 +222,7 @@ fn copilot_recordings_import_exactly_and_a_bad_one_is_skipped() {
             with(
                 edit(
                     "e2",
-                    "../shared/util.ts",
+                    "_up_/shared/util.ts",
                     "insert",
                     [1, 2],
                     [1, 3],

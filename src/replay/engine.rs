@@ -17,7 +17,7 @@ use crate::suggest::protocol::{
 use crate::suggest::{SuggestError, Suggester};
 use crate::syntax::Language;
 use crate::syntax::structure::{FileStructure, analyze};
-use crate::trajectory::{OrderKind, Origin, Trajectory};
+use crate::trajectory::{OrderKind, Origin, RelPath, Trajectory};
 
 /// Which edit is applied after each step.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -121,6 +121,9 @@ pub struct StepRecord {
     pub flow: FlowStep,
     /// What the suggester reported reading, in call order (current coordinates).
     pub reads: Vec<StepRead>,
+    /// Reported reads left out, each with why (a path outside the worktree, an
+    /// inverted range, lines past the end of a trajectory file).
+    pub dropped_reads: Vec<String>,
 }
 
 /// A finished replay.
@@ -520,6 +523,7 @@ pub fn replay(
                 Err(e) => generate_error = Some(describe(&e)),
             }
         }
+        let (reads, dropped_reads) = checked_reads(&state, reads);
         state.apply(next);
         graph.settle(&mut state);
         workspace.sync(&state).map_err(ReplayError::Workspace)?;
@@ -536,6 +540,7 @@ pub fn replay(
             applied: next,
             flow,
             reads,
+            dropped_reads,
         };
         hooks
             .observer
@@ -608,11 +613,57 @@ fn files_with_first(
     files
 }
 
-/// Rejects answers that name files or lines that do not exist now.
+/// The reads a suggester reported, each path normalized to a [`RelPath`]; a read
+/// whose path leaves the worktree, whose range is inverted, or which starts past the
+/// end of a trajectory file (in the step's coordinates) is left out with a reason.
+/// Files outside the trajectory (the rest of a checkout) are kept as reported.
+fn checked_reads(state: &ReplayState, reads: Vec<StepRead>) -> (Vec<StepRead>, Vec<String>) {
+    let (mut kept, mut dropped) = (Vec::new(), Vec::new());
+    for mut r in reads {
+        let range = match r.read.end_line {
+            Some(end) => format!("{}..{end}", r.read.start_line),
+            None => format!("{}..", r.read.start_line),
+        };
+        let what = format!("{} read {} {range}", r.call, r.read.file);
+        let rel = match RelPath::parse(&r.read.file) {
+            Ok(rel) => rel,
+            Err(e) => {
+                dropped.push(format!("{what}: {e}"));
+                continue;
+            }
+        };
+        r.read.file = rel.as_str().to_owned();
+        if r.read.end_line.is_some_and(|end| end < r.read.start_line) {
+            dropped.push(format!("{what}: the range ends before it starts"));
+            continue;
+        }
+        if let Some(lines) = state.lines(&r.read.file) {
+            let n = lines.len();
+            if r.read.start_line > n || r.read.end_line.is_some_and(|end| end > n) {
+                dropped.push(format!("{what}: past the end of the file ({n} lines now)"));
+                continue;
+            }
+        }
+        kept.push(r);
+    }
+    (kept, dropped)
+}
+
+/// Rejects answers that name files or lines that do not exist now; paths are
+/// normalized first (`./a.py` is `a.py`), and one that leaves the worktree is refused.
 fn validate(
     state: &ReplayState,
-    edits: Vec<SuggestedEdit>,
+    mut edits: Vec<SuggestedEdit>,
 ) -> Result<Vec<SuggestedEdit>, SuggestError> {
+    for edit in &mut edits {
+        edit.file = RelPath::parse(&edit.file)
+            .map_err(|e| SuggestError::BadResult {
+                method: "suggest".into(),
+                reason: e.to_string(),
+            })?
+            .as_str()
+            .to_owned();
+    }
     for edit in &edits {
         let Some(lines) = state.lines(&edit.file) else {
             return Err(SuggestError::BadResult {
