@@ -102,6 +102,16 @@ pub trait CommitSource {
     fn checkout(&self, sha: &str, dir: &Path) -> Result<(), HistoryError>;
 }
 
+/// Checks the loose objects of `repo` before libgit2 reads any (see [`super::odb`]).
+pub(crate) fn check_objects(repo: &git2::Repository, path: &Path) -> Result<(), HistoryError> {
+    super::odb::check_loose_objects(&repo.commondir().join("objects"))
+        .map(|_| ())
+        .map_err(|object| HistoryError::Corrupt {
+            path: path.display().to_string(),
+            object,
+        })
+}
+
 /// A git repository on disk, read through libgit2.
 pub struct GitRepository {
     repo: git2::Repository,
@@ -115,6 +125,7 @@ impl GitRepository {
             path: path.display().to_string(),
             source,
         })?;
+        check_objects(&repo, path)?;
         let root = repo.workdir().unwrap_or_else(|| repo.path());
         let project = root
             .canonicalize()
