@@ -259,3 +259,43 @@ fn a_symlinked_directory_in_the_checkout_cannot_redirect_a_write() {
         "keep me\n"
     );
 }
+
+#[test]
+fn non_utf8_file_names_stay_distinct_in_derive() {
+    use std::os::unix::ffi::OsStrExt;
+    let tmp = tempfile::tempdir().unwrap();
+    let repo = tmp.path();
+    git(repo, &["init", "-q"]);
+    let name = |b: &[u8]| repo.join(std::ffi::OsStr::from_bytes(b));
+    for (version, _) in [(1, "one"), (2, "two")] {
+        std::fs::write(name(b"a\xe9.py"), format!("x = {version}\n")).unwrap();
+        std::fs::write(name(b"a\xe8.py"), format!("y = {version}\n")).unwrap();
+        std::fs::write(repo.join("ok.py"), format!("z = {version}\n")).unwrap();
+        git(repo, &["add", "."]);
+        git(repo, &["commit", "-qm", "c"]);
+    }
+    let out = Command::new(nextedit_bin())
+        .args([
+            "derive",
+            "--repo",
+            repo.to_str().unwrap(),
+            "--commit",
+            "HEAD",
+        ])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let t: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let files: Vec<(&str, Option<&str>)> = t["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| (f["path"].as_str().unwrap(), f["skipped"].as_str()))
+        .collect();
+    let skipped = Some("file name not valid UTF-8 (shown as %XX)");
+    assert_eq!(
+        files,
+        [("a%E8.py", skipped), ("a%E9.py", skipped), ("ok.py", None)]
+    );
+    assert_eq!(t["edits"].as_array().unwrap().len(), 1);
+}

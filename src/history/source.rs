@@ -62,6 +62,9 @@ pub struct FileChange {
     pub new: Option<Vec<u8>>,
     /// What the entry is on the side that exists (the new side when both exist).
     pub entry: EntryKind,
+    /// A path is not valid UTF-8: its invalid bytes are shown as `%XX` (so two such
+    /// names stay distinct) and the file is skipped.
+    pub path_not_utf8: bool,
 }
 
 impl FileChange {
@@ -110,6 +113,19 @@ pub(crate) fn check_objects(repo: &git2::Repository, path: &Path) -> Result<(), 
             path: path.display().to_string(),
             object,
         })
+}
+
+/// A git path as text: valid UTF-8 as it is, each byte of an invalid sequence as
+/// `%XX` (`a\xe9.py` → `a%E9.py`), so distinct names stay distinct, unlike U+FFFD.
+pub fn path_text(bytes: &[u8]) -> String {
+    let mut out = String::with_capacity(bytes.len());
+    for chunk in bytes.utf8_chunks() {
+        out.push_str(chunk.valid());
+        for b in chunk.invalid() {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
 }
 
 /// A git repository on disk, read through libgit2.
@@ -253,8 +269,11 @@ impl CommitSource for GitRepository {
             };
             let old_file = delta.old_file();
             let new_file = delta.new_file();
-            let path_of =
-                |file: &git2::DiffFile| file.path().map(|p| p.to_string_lossy().into_owned());
+            let path_of = |file: &git2::DiffFile| file.path_bytes().map(path_text);
+            let path_not_utf8 = [&old_file, &new_file].iter().any(|f| {
+                f.path_bytes()
+                    .is_some_and(|b| std::str::from_utf8(b).is_err())
+            });
             let (old_path, new_path) = match status {
                 ChangeStatus::Added => (None, path_of(&new_file)),
                 ChangeStatus::Deleted => (path_of(&old_file), None),
@@ -284,6 +303,7 @@ impl CommitSource for GitRepository {
                 old,
                 new,
                 entry,
+                path_not_utf8,
             });
         }
         Ok(record)
