@@ -263,12 +263,16 @@ impl Graph {
 
     /// The `open` edits that are one-hop successors of applied edits; all of them if none.
     fn allowed(&self, state: &ReplayState, open: Vec<usize>) -> Vec<usize> {
-        let applied = state.applied_order();
-        let allowed: Vec<usize> = open
-            .iter()
-            .copied()
-            .filter(|&e| applied.iter().any(|&a| self.successors[a].contains(&e)))
-            .collect();
+        // Mark the successors of the applied edits once (edges + edits), rather than
+        // scanning every applied edit for every open one: that was open × applied per
+        // step, cubic over a replay with few edges (10,000 edits took hours).
+        let mut follows = vec![false; self.successors.len()];
+        for &a in state.applied_order() {
+            for &b in &self.successors[a] {
+                follows[b] = true;
+            }
+        }
+        let allowed: Vec<usize> = open.iter().copied().filter(|&e| follows[e]).collect();
         if allowed.is_empty() { open } else { allowed }
     }
 
@@ -710,6 +714,11 @@ fn classify(
     allowed: &[usize],
     rule: MatchRule,
 ) -> Vec<PredictionRecord> {
+    // Nothing to classify: skip building every remaining gold's texts (per step, that
+    // made a long replay with a silent suggester quadratic for nothing).
+    if edits.is_empty() {
+        return Vec::new();
+    }
     let texts: Vec<(String, String)> = remaining
         .iter()
         .map(|&g| {
