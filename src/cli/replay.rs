@@ -289,14 +289,23 @@ pub fn run(args: ReplayArgs) -> anyhow::Result<i32> {
             }
             build_suggester(&settings.suggester, Duration::from_secs(1), None)?;
             let mut entries = Vec::new();
-            for path in &args.trajectory {
-                // A file that cannot be read is recorded as a failed trajectory, not fatal.
-                entries.push((
-                    path.display().to_string(),
-                    std::fs::read_to_string(path).ok(),
-                ));
-            }
             let mut derive_errors = Vec::new();
+            for path in &args.trajectory {
+                // A file that cannot be read is recorded as a failed trajectory, not fatal;
+                // one that does not parse is stored as read and fails when replayed.
+                let key = path.display().to_string();
+                let text = std::fs::read_to_string(path).ok();
+                match text.as_deref().map(serde_json::from_str::<Trajectory>) {
+                    Some(Ok(trajectory)) => match run_entry(trajectory) {
+                        Ok(json) => entries.push((key, Some(json))),
+                        Err(error) => {
+                            derive_errors.push((key.clone(), error));
+                            entries.push((key, None));
+                        }
+                    },
+                    _ => entries.push((key, text)),
+                }
+            }
             if let Some(repo_path) = &args.repo {
                 let repo = GitRepository::open(repo_path)
                     .with_context(|| format!("opening {}", repo_path.display()))?;
@@ -320,7 +329,13 @@ pub fn run(args: ReplayArgs) -> anyhow::Result<i32> {
                         Ok(mut trajectory) => {
                             trajectory.session.workspace =
                                 Some(repo_path.canonicalize()?.display().to_string());
-                            entries.push((key, Some(serde_json::to_string(&trajectory)?)));
+                            match run_entry(trajectory) {
+                                Ok(json) => entries.push((key, Some(json))),
+                                Err(error) => {
+                                    derive_errors.push((key.clone(), error));
+                                    entries.push((key, None));
+                                }
+                            }
                         }
                         Err(error) => {
                             derive_errors.push((key.clone(), error.to_string()));
@@ -342,10 +357,14 @@ pub fn run(args: ReplayArgs) -> anyhow::Result<i32> {
                         "nextedit: session {id} has no coalesced edits to replay yet (recorded sessions become replayable once their changes are coalesced into edits)"
                     );
                 }
-                entries.push((
-                    format!("session:{id}"),
-                    Some(serde_json::to_string(&trajectory)?),
-                ));
+                let key = format!("session:{id}");
+                match run_entry(trajectory) {
+                    Ok(json) => entries.push((key, Some(json))),
+                    Err(error) => {
+                        derive_errors.push((key.clone(), error));
+                        entries.push((key, None));
+                    }
+                }
             }
             let run = db.create_run(
                 &settings.suggester,
@@ -480,6 +499,16 @@ pub fn run(args: ReplayArgs) -> anyhow::Result<i32> {
     Ok(if failed > 0 { 1 } else { 0 })
 }
 
+/// A trajectory's JSON as a run stores it, every file path normalized to a
+/// [`nextedit::trajectory::RelPath`] (replay writes each file under its scratch
+/// root); the error names the offending path and where it is.
+fn run_entry(mut trajectory: Trajectory) -> Result<String, String> {
+    trajectory
+        .normalize_paths()
+        .map_err(|e| format!("unsafe file path: {e}"))?;
+    serde_json::to_string(&trajectory).map_err(|e| e.to_string())
+}
+
 /// Replays (or resumes) one trajectory of a run; returns its new steps as JSON.
 fn replay_one(
     db: &mut Database,
@@ -491,8 +520,12 @@ fn replay_one(
     worktrees: &std::sync::Mutex<Vec<(String, String)>>,
 ) -> anyhow::Result<Vec<serde_json::Value>> {
     let text = text.with_context(|| format!("cannot read {key}"))?;
-    let trajectory: Trajectory =
+    let mut trajectory: Trajectory =
         serde_json::from_str(text).with_context(|| format!("{key} is not a trajectory"))?;
+    // Checked when the run was created; again for runs stored by older builds.
+    trajectory
+        .normalize_paths()
+        .with_context(|| format!("{key}: unsafe file path"))?;
     let index = |id: &str| trajectory.edits.iter().position(|e| e.id == id);
     // Resume: the initial edit and the edits applied by the steps already stored.
     let mut resume = Vec::new();
@@ -706,6 +739,12 @@ impl ReplayObserver for RunRecorder<'_> {
     }
 
     fn step(&mut self, record: &StepRecord, state: &ReplayState) -> Result<(), String> {
+        for dropped in &record.dropped_reads {
+            eprintln!(
+                "nextedit: {} step {}: left out the suggester's {dropped}",
+                self.key, record.step
+            );
+        }
         if let Some(log) = &mut self.historian {
             log.step(record, state);
         }

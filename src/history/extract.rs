@@ -65,6 +65,8 @@ pub enum SkipReason {
     Symlink,
     /// A submodule commit pointer.
     Submodule,
+    /// The file's name is not valid UTF-8 (the path shows its bytes as `%XX`).
+    PathNotUtf8,
 }
 
 impl std::fmt::Display for SkipReason {
@@ -78,6 +80,7 @@ impl std::fmt::Display for SkipReason {
             SkipReason::Generated(what) => write!(f, "generated file ({what})"),
             SkipReason::Symlink => write!(f, "symbolic link"),
             SkipReason::Submodule => write!(f, "submodule"),
+            SkipReason::PathNotUtf8 => write!(f, "file name not valid UTF-8 (shown as %XX)"),
         }
     }
 }
@@ -332,6 +335,7 @@ pub fn extract_file(sha: &str, change: &FileChange) -> Result<FileEdits, History
         EntryKind::Submodule => Some(SkipReason::Submodule),
         EntryKind::File => None,
     }
+    .or(change.path_not_utf8.then_some(SkipReason::PathNotUtf8))
     .or_else(|| vendored_reason(&path).map(SkipReason::Vendored))
     .or_else(|| {
         (old_bytes.is_some_and(looks_binary) || new_bytes.is_some_and(looks_binary))

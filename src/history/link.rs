@@ -52,10 +52,12 @@ pub enum LinkOutcome {
 }
 
 fn open(dir: &Path) -> Result<git2::Repository, HistoryError> {
-    git2::Repository::discover(dir).map_err(|source| HistoryError::Open {
+    let repo = git2::Repository::discover(dir).map_err(|source| HistoryError::Open {
         path: dir.display().to_string(),
         source,
-    })
+    })?;
+    super::source::check_objects(&repo, dir)?;
+    Ok(repo)
 }
 
 /// The work tree root of the repository at or above `dir` (canonical).

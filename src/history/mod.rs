@@ -28,6 +28,7 @@ pub mod evaluate;
 pub mod extract;
 pub mod link;
 pub mod lsp;
+pub mod odb;
 pub mod order;
 pub mod recorded;
 pub mod source;
@@ -50,6 +51,15 @@ pub enum HistoryError {
         /// libgit2's reason.
         #[source]
         source: git2::Error,
+    },
+    /// A loose object libgit2 would loop forever on (see [`odb`]).
+    #[error("{object}")]
+    Corrupt {
+        /// The repository.
+        path: String,
+        /// The object and what is wrong with it (in the message, not a `source`,
+        /// so an error chain does not print it twice).
+        object: odb::CorruptObject,
     },
     /// A revision or range did not resolve.
     #[error("cannot resolve revision {rev:?}")]

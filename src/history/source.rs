@@ -62,6 +62,9 @@ pub struct FileChange {
     pub new: Option<Vec<u8>>,
     /// What the entry is on the side that exists (the new side when both exist).
     pub entry: EntryKind,
+    /// A path is not valid UTF-8: its invalid bytes are shown as `%XX` (so two such
+    /// names stay distinct) and the file is skipped.
+    pub path_not_utf8: bool,
 }
 
 impl FileChange {
@@ -153,6 +156,29 @@ pub trait CommitSource {
     fn checkout(&self, sha: &str, dir: &Path) -> Result<(), HistoryError>;
 }
 
+/// Checks the loose objects of `repo` before libgit2 reads any (see [`super::odb`]).
+pub(crate) fn check_objects(repo: &git2::Repository, path: &Path) -> Result<(), HistoryError> {
+    super::odb::check_loose_objects(&repo.commondir().join("objects"))
+        .map(|_| ())
+        .map_err(|object| HistoryError::Corrupt {
+            path: path.display().to_string(),
+            object,
+        })
+}
+
+/// A git path as text: valid UTF-8 as it is, each byte of an invalid sequence as
+/// `%XX` (`a\xe9.py` → `a%E9.py`), so distinct names stay distinct, unlike U+FFFD.
+pub fn path_text(bytes: &[u8]) -> String {
+    let mut out = String::with_capacity(bytes.len());
+    for chunk in bytes.utf8_chunks() {
+        out.push_str(chunk.valid());
+        for b in chunk.invalid() {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
+
 /// A git repository on disk, read through libgit2.
 pub struct GitRepository {
     repo: git2::Repository,
@@ -166,6 +192,7 @@ impl GitRepository {
             path: path.display().to_string(),
             source,
         })?;
+        check_objects(&repo, path)?;
         let root = repo.workdir().unwrap_or_else(|| repo.path());
         let project = root
             .canonicalize()
@@ -328,8 +355,11 @@ impl CommitSource for GitRepository {
             };
             let old_file = delta.old_file();
             let new_file = delta.new_file();
-            let path_of =
-                |file: &git2::DiffFile| file.path().map(|p| p.to_string_lossy().into_owned());
+            let path_of = |file: &git2::DiffFile| file.path_bytes().map(path_text);
+            let path_not_utf8 = [&old_file, &new_file].iter().any(|f| {
+                f.path_bytes()
+                    .is_some_and(|b| std::str::from_utf8(b).is_err())
+            });
             let (old_path, new_path) = match status {
                 ChangeStatus::Added => (None, path_of(&new_file)),
                 ChangeStatus::Deleted => (path_of(&old_file), None),
@@ -359,6 +389,7 @@ impl CommitSource for GitRepository {
                 old,
                 new,
                 entry,
+                path_not_utf8,
             });
         }
         Ok(record)

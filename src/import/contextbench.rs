@@ -22,7 +22,7 @@ use crate::metrics::contextbench::{
     normalize_gold_path, parse_gold_row, parse_prediction_row, trace_to_tool_steps,
 };
 use crate::trajectory::{
-    ContextRegion, Event, EventBody, FileEntry, LineRange, Read, ReadRole, SessionInfo,
+    ContextRegion, Event, EventBody, FileEntry, LineRange, Read, ReadRole, RelPath, SessionInfo,
     SessionKind, Trajectory,
 };
 
@@ -282,6 +282,21 @@ pub fn import_task(
                 }
             },
             None => FileEntry::new(normalize_gold_path(raw, Mode::Fixed), None),
+        };
+        // Files are what replay and `context` write or read under a root: a path that
+        // is still absolute or climbs out after normalisation is left out like a file
+        // the repository does not have (reads and gold keep the path as written).
+        let entry = match RelPath::parse(&entry.path) {
+            Ok(rel) => FileEntry {
+                path: rel.as_str().to_owned(),
+                ..entry
+            },
+            Err(_) => {
+                if !missing_files.contains(raw) {
+                    missing_files.push(raw.clone());
+                }
+                continue;
+            }
         };
         if !trajectory.files.iter().any(|f| f.path == entry.path) {
             trajectory.files.push(entry);

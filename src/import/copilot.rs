@@ -19,7 +19,7 @@ use crate::record::document::{ChangeSpan, ShadowDocument};
 use crate::record::uri::uri_to_path;
 use crate::trajectory::{
     Change, CoalesceConfig, Edit, Event, EventBody, FileEntry, LineRange, Origin, Read, ReadRole,
-    SessionInfo, SessionKind, Signal, Trajectory, apply_byte_edit, coalesce,
+    RelPath, SessionInfo, SessionKind, Signal, Trajectory, apply_byte_edit, coalesce,
 };
 
 /// `gold.source` of a recording whose `nextUserEdit` is an edit.
@@ -82,6 +82,8 @@ struct Importer {
     docs: HashMap<i64, String>,
     /// Paths in order of first encounter.
     paths: Vec<String>,
+    /// Path → the `relativePath` it stands for, when a leading `..` was mapped.
+    originals: HashMap<String, String>,
     /// Text state per path (several ids may name one path).
     texts: HashMap<String, Text>,
     base: HashMap<String, String>,
@@ -123,7 +125,7 @@ pub fn import_recording(text: &str, name: &str) -> Result<CopilotImport, Copilot
 
     let config = CoalesceConfig::default();
     let log_edits = coalesce(&im.events, &im.base, config);
-    let mut trajectory = Trajectory::new(session(name, &im));
+    let mut trajectory = Trajectory::new(session(name, &im)?);
     let mut edits = log_edits.clone();
     if let Some(next) = root.get("nextUserEdit").filter(|v| !v.is_null()) {
         match next_user_edit(next, &im, config)? {
@@ -162,7 +164,7 @@ pub fn import_recording(text: &str, name: &str) -> Result<CopilotImport, Copilot
     })
 }
 
-fn session(name: &str, im: &Importer) -> SessionInfo {
+fn session(name: &str, im: &Importer) -> Result<SessionInfo, CopilotError> {
     let mut info = SessionInfo::new(name, SessionKind::Recorded);
     info.position_encoding = Some("utf-16".into());
     info.workspace = im
@@ -171,6 +173,15 @@ fn session(name: &str, im: &Importer) -> SessionInfo {
         .map(|u| uri_to_path(u).unwrap_or_else(|| u.clone()));
     info.git_head = im.git_head.clone();
     if let Some(t0) = im.t0.filter(|t| *t >= 0.0) {
+        // RFC 3339 has four-digit years: a time past 9999-12-31 cannot be written
+        // (and adding it to the epoch could overflow), so the recording is refused.
+        const MAX_MS: f64 = 253_402_300_799_999.0;
+        if t0 + im.t > MAX_MS {
+            return Err(CopilotError::Shape(format!(
+                "time {} ms is past the year 9999",
+                t0 + im.t
+            )));
+        }
         let at = |ms: f64| {
             let time = std::time::UNIX_EPOCH + std::time::Duration::from_millis(ms as u64);
             humantime::format_rfc3339_millis(time).to_string()
@@ -178,7 +189,7 @@ fn session(name: &str, im: &Importer) -> SessionInfo {
         info.started_at = Some(at(t0));
         info.ended_at = Some(at(t0 + im.t));
     }
-    info
+    Ok(info)
 }
 
 /// An integer field (JSON numbers with an integral value).
@@ -187,27 +198,43 @@ fn int(v: &Value) -> Option<i64> {
         .or_else(|| v.as_f64().filter(|f| f.fract() == 0.0).map(|f| f as i64))
 }
 
-/// `\` separators become `/`, `.` segments go, `a/..` collapses; leading `..` stay.
-pub fn normalize_path(raw: &str) -> String {
-    let path = raw.replace('\\', "/");
-    let absolute = path.starts_with('/');
+/// The segment a leading `..` of a `relativePath` becomes: files beside the repository
+/// (another root of the workspace) are kept, inside the trajectory's root.
+pub const PARENT_SEGMENT: &str = "_up_";
+
+/// `\` separators become `/`, `.` segments go, `a/..` collapses, each leading `..`
+/// becomes [`PARENT_SEGMENT`]; the result is a [`RelPath`]. An absolute path (or a
+/// drive, a NUL) is an error, and the recording is skipped: replay writes every file
+/// under its scratch root. Also returns the collapsed path with its leading `..`
+/// kept, which the file's URI is made from.
+pub fn normalize_path(raw: &str) -> Result<(String, String), String> {
+    let unix = raw.replace('\\', "/");
+    let refused = |e: crate::trajectory::PathError| format!("relativePath {raw:?}: {e}");
     let mut parts: Vec<&str> = Vec::new();
-    for seg in path.split('/') {
-        match seg {
-            "" | "." => {}
-            ".." if parts.last().is_some_and(|p| *p != "..") => {
-                parts.pop();
+    if !unix.starts_with('/') {
+        for seg in unix.split('/') {
+            match seg {
+                "" | "." => {}
+                ".." if parts.last().is_some_and(|p| *p != "..") => {
+                    parts.pop();
+                }
+                _ => parts.push(seg),
             }
-            ".." if absolute => {}
-            _ => parts.push(seg),
         }
     }
-    let joined = parts.join("/");
-    if absolute {
-        format!("/{joined}")
+    let original = parts.join("/");
+    let mapped: Vec<&str> = parts
+        .iter()
+        .map(|p| if *p == ".." { PARENT_SEGMENT } else { p })
+        .collect();
+    // `unix` itself when absolute, so the error says so.
+    let checked = if unix.starts_with('/') {
+        unix.clone()
     } else {
-        joined
-    }
+        mapped.join("/")
+    };
+    let rel = RelPath::parse(&checked).map_err(refused)?;
+    Ok((rel.as_str().to_owned(), original))
 }
 
 /// Byte offset of a UTF-16 offset into `text`.
@@ -329,7 +356,10 @@ impl Importer {
 
     fn uri(&self, path: &str) -> String {
         match &self.root_uri {
-            Some(root) => format!("{}/{path}", root.trim_end_matches('/')),
+            Some(root) => {
+                let path = self.originals.get(path).map_or(path, String::as_str);
+                format!("{}/{path}", root.trim_end_matches('/'))
+            }
             None => path.to_owned(),
         }
     }
@@ -367,9 +397,9 @@ impl Importer {
                 let raw = entry["relativePath"]
                     .as_str()
                     .ok_or("no \"relativePath\" string")?;
-                let path = normalize_path(raw);
-                if path.is_empty() {
-                    return Err(format!("relativePath {raw:?} names no file"));
+                let (path, original) = normalize_path(raw)?;
+                if original != path {
+                    self.originals.insert(path.clone(), original);
                 }
                 if !self.paths.contains(&path) {
                     self.paths.push(path.clone());
@@ -589,7 +619,7 @@ fn next_user_edit(
     let raw = next["relativePath"]
         .as_str()
         .ok_or_else(|| err("no \"relativePath\" string".into()))?;
-    let path = document_for(&normalize_path(raw), im)
+    let path = document_for(&normalize_path(raw).map_err(err)?.0, im)
         .ok_or_else(|| err(format!("{raw:?} is not a document of the log with content")))?;
     let text = &im.texts[&path];
     let reps = replacements(edit).map_err(err)?;
@@ -658,10 +688,32 @@ mod tests {
 
     #[test]
     fn paths_are_normalised() {
-        assert_eq!(normalize_path("src\\a\\b.ts"), "src/a/b.ts");
-        assert_eq!(normalize_path("../shared/./x.ts"), "../shared/x.ts");
-        assert_eq!(normalize_path("a/../../b.ts"), "../b.ts");
-        assert_eq!(normalize_path("/r/a/../b.ts"), "/r/b.ts");
+        let ok = |raw: &str| normalize_path(raw).unwrap();
+        assert_eq!(
+            ok("src\\a\\b.ts"),
+            ("src/a/b.ts".into(), "src/a/b.ts".into())
+        );
+        assert_eq!(
+            ok("x/../shared/./x.ts"),
+            ("shared/x.ts".into(), "shared/x.ts".into())
+        );
+        assert_eq!(
+            ok("../shared/./x.ts"),
+            ("_up_/shared/x.ts".into(), "../shared/x.ts".into())
+        );
+        assert_eq!(
+            ok("a\\..\\..\\b.ts"),
+            ("_up_/b.ts".into(), "../b.ts".into())
+        );
+        assert_eq!(
+            normalize_path("/r/a/../b.ts").unwrap_err(),
+            r#"relativePath "/r/a/../b.ts": path "/r/a/../b.ts" is absolute; only paths relative to the workspace are allowed"#
+        );
+        assert_eq!(
+            normalize_path("C:\\x.ts").unwrap_err(),
+            r#"relativePath "C:\\x.ts": path "C:/x.ts" has a backslash or a drive prefix; use `/`-separated relative paths"#
+        );
+        assert!(normalize_path("./.").is_err());
     }
 
     fn log(entries: Value) -> String {

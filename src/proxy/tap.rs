@@ -588,8 +588,14 @@ pub fn load_ignore_file_under(root: &Path, prefix: &str, base: &PrivacyFilter) -
 }
 
 /// The commit HEAD points to, if `dir` is inside a git repository.
+///
+/// Resolves references only (`.git/HEAD`, `refs/…`, `packed-refs`), never inflates
+/// an object: the bundled libgit2 loops forever on a truncated loose object (see
+/// `history::odb`), and the recorder thread must not burn a core for the session.
+/// A HEAD that is not a commit is recorded as it is; `sessions link` reads the
+/// commit later, after checking the objects.
 pub fn git_head_of(dir: &Path) -> Option<String> {
     let repo = git2::Repository::discover(dir).ok()?;
     let head = repo.head().ok()?;
-    head.peel_to_commit().ok().map(|c| c.id().to_string())
+    head.resolve().ok()?.target().map(|oid| oid.to_string())
 }

@@ -628,10 +628,13 @@ impl SessionRecorder {
         };
         if let Some(root) = &self.workspace {
             let root = root.trim_end_matches('/');
+            // Only a path that stays inside the root (no `..` climbing out of it) is
+            // made relative; anything else keeps its absolute form, which replay refuses.
             if let Some(rest) = path.strip_prefix(root)
                 && let Some(rest) = rest.strip_prefix('/')
+                && let Ok(rel) = crate::trajectory::RelPath::parse(rest)
             {
-                return rest.to_string();
+                return rel.as_str().to_string();
             }
         }
         path

@@ -17,7 +17,7 @@ use crate::suggest::protocol::{
 use crate::suggest::{SuggestError, Suggester};
 use crate::syntax::Language;
 use crate::syntax::structure::{FileStructure, analyze};
-use crate::trajectory::{OrderKind, Origin, Trajectory};
+use crate::trajectory::{OrderKind, Origin, RelPath, Trajectory};
 
 /// Which edit is applied after each step.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -121,6 +121,9 @@ pub struct StepRecord {
     pub flow: FlowStep,
     /// What the suggester reported reading, in call order (current coordinates).
     pub reads: Vec<StepRead>,
+    /// Reported reads left out, each with why (a path outside the worktree, an
+    /// inverted range, lines past the end of a trajectory file).
+    pub dropped_reads: Vec<String>,
 }
 
 /// A finished replay.
@@ -260,12 +263,16 @@ impl Graph {
 
     /// The `open` edits that are one-hop successors of applied edits; all of them if none.
     fn allowed(&self, state: &ReplayState, open: Vec<usize>) -> Vec<usize> {
-        let applied = state.applied_order();
-        let allowed: Vec<usize> = open
-            .iter()
-            .copied()
-            .filter(|&e| applied.iter().any(|&a| self.successors[a].contains(&e)))
-            .collect();
+        // Mark the successors of the applied edits once (edges + edits), rather than
+        // scanning every applied edit for every open one: that was open × applied per
+        // step, cubic over a replay with few edges (10,000 edits took hours).
+        let mut follows = vec![false; self.successors.len()];
+        for &a in state.applied_order() {
+            for &b in &self.successors[a] {
+                follows[b] = true;
+            }
+        }
+        let allowed: Vec<usize> = open.iter().copied().filter(|&e| follows[e]).collect();
         if allowed.is_empty() { open } else { allowed }
     }
 
@@ -520,6 +527,7 @@ pub fn replay(
                 Err(e) => generate_error = Some(describe(&e)),
             }
         }
+        let (reads, dropped_reads) = checked_reads(&state, reads);
         state.apply(next);
         graph.settle(&mut state);
         workspace.sync(&state).map_err(ReplayError::Workspace)?;
@@ -536,6 +544,7 @@ pub fn replay(
             applied: next,
             flow,
             reads,
+            dropped_reads,
         };
         hooks
             .observer
@@ -608,11 +617,57 @@ fn files_with_first(
     files
 }
 
-/// Rejects answers that name files or lines that do not exist now.
+/// The reads a suggester reported, each path normalized to a [`RelPath`]; a read
+/// whose path leaves the worktree, whose range is inverted, or which starts past the
+/// end of a trajectory file (in the step's coordinates) is left out with a reason.
+/// Files outside the trajectory (the rest of a checkout) are kept as reported.
+fn checked_reads(state: &ReplayState, reads: Vec<StepRead>) -> (Vec<StepRead>, Vec<String>) {
+    let (mut kept, mut dropped) = (Vec::new(), Vec::new());
+    for mut r in reads {
+        let range = match r.read.end_line {
+            Some(end) => format!("{}..{end}", r.read.start_line),
+            None => format!("{}..", r.read.start_line),
+        };
+        let what = format!("{} read {} {range}", r.call, r.read.file);
+        let rel = match RelPath::parse(&r.read.file) {
+            Ok(rel) => rel,
+            Err(e) => {
+                dropped.push(format!("{what}: {e}"));
+                continue;
+            }
+        };
+        r.read.file = rel.as_str().to_owned();
+        if r.read.end_line.is_some_and(|end| end < r.read.start_line) {
+            dropped.push(format!("{what}: the range ends before it starts"));
+            continue;
+        }
+        if let Some(lines) = state.lines(&r.read.file) {
+            let n = lines.len();
+            if r.read.start_line > n || r.read.end_line.is_some_and(|end| end > n) {
+                dropped.push(format!("{what}: past the end of the file ({n} lines now)"));
+                continue;
+            }
+        }
+        kept.push(r);
+    }
+    (kept, dropped)
+}
+
+/// Rejects answers that name files or lines that do not exist now; paths are
+/// normalized first (`./a.py` is `a.py`), and one that leaves the worktree is refused.
 fn validate(
     state: &ReplayState,
-    edits: Vec<SuggestedEdit>,
+    mut edits: Vec<SuggestedEdit>,
 ) -> Result<Vec<SuggestedEdit>, SuggestError> {
+    for edit in &mut edits {
+        edit.file = RelPath::parse(&edit.file)
+            .map_err(|e| SuggestError::BadResult {
+                method: "suggest".into(),
+                reason: e.to_string(),
+            })?
+            .as_str()
+            .to_owned();
+    }
     for edit in &edits {
         let Some(lines) = state.lines(&edit.file) else {
             return Err(SuggestError::BadResult {
@@ -659,6 +714,11 @@ fn classify(
     allowed: &[usize],
     rule: MatchRule,
 ) -> Vec<PredictionRecord> {
+    // Nothing to classify: skip building every remaining gold's texts (per step, that
+    // made a long replay with a silent suggester quadratic for nothing).
+    if edits.is_empty() {
+        return Vec::new();
+    }
     let texts: Vec<(String, String)> = remaining
         .iter()
         .map(|&g| {

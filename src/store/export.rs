@@ -366,8 +366,9 @@ impl Database {
             match workspace
                 .as_deref()
                 .and_then(|w| path.strip_prefix(&format!("{}/", w.trim_end_matches('/'))))
+                .and_then(|rel| crate::trajectory::RelPath::parse(rel).ok())
             {
-                Some(rel) => rel.to_string(),
+                Some(rel) => rel.as_str().to_string(),
                 None => path,
             }
         };

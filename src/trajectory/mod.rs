@@ -15,6 +15,7 @@
 mod apply;
 mod coalesce;
 mod erase;
+mod path;
 mod slice;
 
 pub use apply::{ApplyError, apply_byte_edit};
@@ -24,6 +25,7 @@ pub use coalesce::{
     CoalesceConfig, coalesce, recompute_recorded_edits, recompute_recorded_edits_with,
 };
 pub use erase::without_files;
+pub use path::{PathError, RelPath, TrajectoryPathError};
 pub use slice::{SliceBound, SliceError, SliceSpec, slice};
 
 use serde::{Deserialize, Serialize};
