@@ -381,18 +381,23 @@ fn sandbox_paths(
     Ok(paths)
 }
 
-/// What a sandboxed suggester must never see: every replayed repository, the
-/// database (its directory too) and the run's scratch directory, as given and
-/// canonicalized.
+/// What a sandboxed suggester must never see: every replayed repository and
+/// trajectory file, the database (with its journal files) and the run's scratch
+/// directory, as given and canonicalized.
 fn forbidden_paths(
     db_path: &std::path::Path,
     scratch: &std::path::Path,
+    keys: &[&str],
     texts: &[&str],
 ) -> Vec<PathBuf> {
     let mut paths = vec![db_path.to_path_buf(), scratch.to_path_buf()];
-    if let Some(dir) = db_path.parent().filter(|d| !d.as_os_str().is_empty()) {
-        paths.push(dir.to_path_buf());
+    for suffix in ["-wal", "-shm", "-journal"] {
+        let mut name = db_path.as_os_str().to_owned();
+        name.push(suffix);
+        paths.push(PathBuf::from(name));
     }
+    // A trajectory given as a file is keyed by its path.
+    paths.extend(keys.iter().map(PathBuf::from).filter(|p| p.exists()));
     for text in texts {
         if let Ok(t) = serde_json::from_str::<Trajectory>(text)
             && let Some(workspace) = t.session.workspace
@@ -600,6 +605,7 @@ pub fn run(args: ReplayArgs) -> anyhow::Result<i32> {
     let forbidden = forbidden_paths(
         &db_path,
         &scratch_root,
+        &pending.iter().map(|(_, k, _)| k.as_str()).collect::<Vec<_>>(),
         &pending
             .iter()
             .filter_map(|(_, _, t)| t.as_deref())
