@@ -143,6 +143,10 @@ pub struct ReplayArgs {
     #[arg(long, value_name = "PATH")]
     sandbox_ro: Vec<PathBuf>,
 
+    /// An existing path sandboxed suggesters may write (a log or cache; can be repeated)
+    #[arg(long, value_name = "PATH")]
+    sandbox_rw: Vec<PathBuf>,
+
     /// Database for the run [default: $NEXTEDIT_DB, else $XDG_DATA_HOME/nextedit/nextedit.db]
     #[arg(long, value_name = "PATH")]
     db: Option<PathBuf>,
@@ -261,6 +265,8 @@ struct RunSettings {
     allow_network: bool,
     #[serde(default)]
     sandbox_ro: Vec<PathBuf>,
+    #[serde(default)]
+    sandbox_rw: Vec<PathBuf>,
 }
 
 impl RunSettings {
@@ -356,29 +362,35 @@ fn sandbox_state(spec: &str, mode: SandboxArg) -> String {
 fn sandbox_paths(
     settings: &RunSettings,
     forbidden: &[PathBuf],
-) -> anyhow::Result<Vec<PathBuf>> {
+) -> anyhow::Result<(Vec<PathBuf>, Vec<PathBuf>)> {
     let command = settings.suggester.strip_prefix("cmd:").unwrap_or("");
     let mut paths = nextedit::suggest::sandbox::command_paths(command, forbidden);
     if let Ok(exe) = std::env::current_exe() {
         paths.push(exe);
     }
-    for path in &settings.sandbox_ro {
-        let real = path
-            .canonicalize()
-            .with_context(|| format!("--sandbox-ro {}", path.display()))?;
-        if let Some(f) = forbidden
-            .iter()
-            .find(|f| real.starts_with(f) || f.starts_with(&real))
-        {
-            bail!(
-                "--sandbox-ro {} would show the suggester {} (a replayed repository, the database or the scratch directory)",
-                path.display(),
-                f.display()
-            );
+    let mut writable = Vec::new();
+    for (flag, given, into) in [
+        ("--sandbox-ro", &settings.sandbox_ro, &mut paths),
+        ("--sandbox-rw", &settings.sandbox_rw, &mut writable),
+    ] {
+        for path in given {
+            let real = path
+                .canonicalize()
+                .with_context(|| format!("{flag} {}", path.display()))?;
+            if let Some(f) = forbidden
+                .iter()
+                .find(|f| real.starts_with(f) || f.starts_with(&real))
+            {
+                bail!(
+                    "{flag} {} would show the suggester {} (a replayed repository or trajectory, the database or the scratch directory)",
+                    path.display(),
+                    f.display()
+                );
+            }
+            into.push(real);
         }
-        paths.push(real);
     }
-    Ok(paths)
+    Ok((paths, writable))
 }
 
 /// What a sandboxed suggester must never see: every replayed repository and
@@ -478,6 +490,7 @@ pub fn run(args: ReplayArgs) -> anyhow::Result<i32> {
                 sandbox: String::new(),
                 allow_network: args.allow_network,
                 sandbox_ro: args.sandbox_ro.clone(),
+                sandbox_rw: args.sandbox_rw.clone(),
             };
             for (flag, value) in [("--timeout", args.timeout), ("--init-timeout", args.init_timeout)] {
                 if !(value.is_finite() && value > 0.0) {
@@ -611,10 +624,10 @@ pub fn run(args: ReplayArgs) -> anyhow::Result<i32> {
             .filter_map(|(_, _, t)| t.as_deref())
             .collect::<Vec<_>>(),
     );
-    let read_only = if settings.sandbox == SANDBOXED {
+    let (read_only, writable) = if settings.sandbox == SANDBOXED {
         sandbox_paths(&settings, &forbidden)?
     } else {
-        Vec::new()
+        Default::default()
     };
     let calls = CallCounts::default();
     let next = std::sync::atomic::AtomicUsize::new(0);
@@ -638,6 +651,7 @@ pub fn run(args: ReplayArgs) -> anyhow::Result<i32> {
                     nextedit::suggest::sandbox::Sandbox {
                         scratch: place.dir.clone(),
                         read_only: read_only.clone(),
+                        writable: writable.clone(),
                         network: settings.allow_network,
                     }
                 }),

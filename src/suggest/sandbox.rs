@@ -37,6 +37,8 @@ pub struct Sandbox {
     /// Extra paths visible read-only at their own path (the program's install prefix,
     /// `--sandbox-ro`).
     pub read_only: Vec<PathBuf>,
+    /// Extra paths the process may write (`--sandbox-rw`: a log, a cache).
+    pub writable: Vec<PathBuf>,
     /// Whether the process keeps the network (`--allow-network`).
     pub network: bool,
 }
@@ -80,6 +82,10 @@ impl Sandbox {
             let path = lossy(path);
             push_all(&mut args, &["--ro-bind-try", &path, &path]);
         }
+        for path in &self.writable {
+            let path = lossy(path);
+            push_all(&mut args, &["--bind", &path, &path]);
+        }
         let scratch = lossy(&self.scratch);
         push_all(&mut args, &["--bind", &scratch, &scratch]);
         push_all(&mut args, &["--chdir", &lossy(cwd), "--"]);
@@ -106,6 +112,7 @@ pub fn availability() -> Result<(), String> {
             let sandbox = Sandbox {
                 scratch: scratch.clone(),
                 read_only: Vec::new(),
+                writable: Vec::new(),
                 network: false,
             };
             let argv = sandbox.wrap(&["true".to_string()], &scratch);
@@ -273,6 +280,7 @@ mod tests {
         let sandbox = Sandbox {
             scratch: PathBuf::from("/tmp/s"),
             read_only: vec![PathBuf::from("/models/m")],
+            writable: Vec::new(),
             network: false,
         };
         let args = sandbox.wrap(&["sh".into(), "-c".into(), "x".into()], Path::new("/tmp/s/1"));
