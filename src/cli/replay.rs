@@ -773,6 +773,10 @@ struct CallCounts {
 impl CallCounts {
     fn add(&self, error: Option<&String>) {
         use std::sync::atomic::Ordering::SeqCst;
+        if error.is_some_and(|e| e.starts_with("gave_up")) {
+            // Not asked at all.
+            return;
+        }
         self.made.fetch_add(1, SeqCst);
         match error {
             None => {
