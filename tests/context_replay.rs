@@ -226,6 +226,7 @@ fn reads_of_a_proxied_language_server_are_attributed_to_steps() {
         common::pyright().display(),
         script.display()
     );
+    let servers = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/servers/node_modules");
     let db = dir.path().join("runs.db");
     let db_s = db.to_str().unwrap();
     nextedit(&[
@@ -235,6 +236,10 @@ fn reads_of_a_proxied_language_server_are_attributed_to_steps() {
         "--json",
         "--suggester",
         &spec,
+        // The sandbox shows the suggester its program and the paths its command line
+        // names; pyright's package is given explicitly.
+        "--sandbox-ro",
+        servers.to_str().unwrap(),
         "--trajectory",
         path.to_str().unwrap(),
     ]);

@@ -47,6 +47,8 @@ fn a_commit_replays_in_a_checkout_of_its_parent_without_leaks() {
     let tmp = tempfile::tempdir().unwrap();
     let db = tmp.path().join("runs.db");
     let log = tmp.path().join("spy.jsonl");
+    // The one file outside its worktree the sandboxed spy may write.
+    std::fs::write(&log, "").unwrap();
     let spy = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/suggesters/spy.py");
     let spec = format!(
         "cmd:SPY_SENTINEL={sentinel} SPY_LOG='{}' python3 '{}'",
@@ -73,6 +75,8 @@ fn a_commit_replays_in_a_checkout_of_its_parent_without_leaks() {
         path.to_str().unwrap(),
         "--suggester",
         &spec,
+        "--sandbox-rw",
+        log.to_str().unwrap(),
         "--db",
         db.to_str().unwrap(),
     ]);

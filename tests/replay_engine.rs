@@ -364,8 +364,12 @@ fn the_future_never_reaches_the_suggester() {
 }
 
 /// `cmd:` spec of tests/suggesters/scripted.py in `mode` (default: good), counting
-/// its starts and calls in `state`.
+/// its starts and calls in `state` (created here: the replay names it with
+/// `--sandbox-rw`, the only place outside its worktree the suggester may write).
 fn scripted_suggester(mode: Option<&str>, state: &std::path::Path) -> String {
+    if !state.exists() {
+        std::fs::write(state, "{}").unwrap();
+    }
     let script =
         std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/suggesters/scripted.py");
     let mode = mode
@@ -453,6 +457,8 @@ fn replay_command_with_builtin_and_process_suggesters() {
         &[
             "replay",
             "--json",
+            "--sandbox-rw",
+            state.to_str().unwrap(),
             "--suggester",
             &spec,
             "--trajectory",
@@ -530,7 +536,9 @@ fn a_killed_run_resumes_where_it_stopped() {
     // Hangs at step 3 the first time only.
     let spec = scripted_suggester(Some("hang-once-at-3"), &state);
     let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_nextedit"))
-        .args(["replay", "--json", "--suggester", &spec, "--trajectory"])
+        .args(["replay", "--json", "--suggester", &spec, "--sandbox-rw"])
+        .arg(&state)
+        .arg("--trajectory")
         .arg(&path)
         .arg("--db")
         .arg(&db)
@@ -688,6 +696,7 @@ fn historian_sut_through_the_shim() {
     std::fs::write(&path, serde_json::to_string(&t).unwrap()).unwrap();
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
     let log = dir.path().join("sut-inputs.jsonl");
+    std::fs::write(&log, "").unwrap();
     let spec = format!(
         "cmd:SUT_LOG='{}' python3 '{}' '{}'",
         log.display(),
@@ -701,6 +710,8 @@ fn historian_sut_through_the_shim() {
             "--json",
             "--order",
             "adaptive",
+            "--sandbox-rw",
+            log.to_str().unwrap(),
             "--suggester",
             &spec,
             "--trajectory",
@@ -974,6 +985,8 @@ fn one_suggester_process_serves_every_trajectory_of_a_worker() {
     let mut args = vec![
         "replay".to_string(),
         "--json".into(),
+        "--sandbox-rw".into(),
+        state.display().to_string(),
         "--suggester".into(),
         spec,
     ];
@@ -1003,7 +1016,9 @@ fn ctrl_c_removes_the_scratch_worktrees() {
     let state = dir.path().join("state");
     let spec = scripted_suggester(Some("hang"), &state);
     let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_nextedit"))
-        .args(["replay", "--suggester", &spec, "--trajectory"])
+        .args(["replay", "--suggester", &spec, "--sandbox-rw"])
+        .arg(&state)
+        .arg("--trajectory")
         .arg(&path)
         .arg("--db")
         .arg(&db)

@@ -140,3 +140,64 @@ fn a_missing_program_is_a_clear_error() {
         "{err}"
     );
 }
+
+#[test]
+fn a_flooding_suggester_times_out_on_time() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut s = suggester("flood", &tmp.path().join("state"), Duration::from_secs(1));
+    s.initialize(&init()).unwrap();
+    let started = Instant::now();
+    let err = s.suggest(&step(1)).unwrap_err();
+    let took = started.elapsed();
+    assert_eq!(err.kind(), "timeout", "{err}");
+    // Honoured within a second of the deadline, however fast the lines come.
+    assert!(took >= Duration::from_secs(1) && took < Duration::from_secs(2), "{took:?}");
+    s.shutdown();
+}
+
+#[test]
+fn a_suggester_that_stops_reading_times_out_on_time() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut s = suggester("no-read", &tmp.path().join("state"), Duration::from_secs(1));
+    s.initialize(&init()).unwrap();
+    s.suggest(&step(1)).unwrap();
+    // Far more than a pipe holds: the write itself would block forever.
+    let mut big = step(2);
+    big.files.push(nextedit::suggest::protocol::FileContent {
+        path: "big.py".into(),
+        text: "x = 1\n".repeat(1 << 20),
+    });
+    let started = Instant::now();
+    let err = s.suggest(&big).unwrap_err();
+    let took = started.elapsed();
+    assert_eq!(err.kind(), "timeout", "{err}");
+    assert!(took >= Duration::from_secs(1) && took < Duration::from_secs(2), "{took:?}");
+    s.shutdown();
+}
+
+#[test]
+fn after_three_process_failures_in_a_row_the_trajectory_stops_asking() {
+    let tmp = tempfile::tempdir().unwrap();
+    let state = tmp.path().join("state");
+    let limit = Duration::from_secs(2);
+    let mut s = suggester("hang-init", &state, limit).with_init_timeout(limit);
+    let started = Instant::now();
+    assert_eq!(s.initialize(&init()).unwrap_err().kind(), "timeout");
+    // Each call restarts the process and times out in its initialize.
+    assert_eq!(s.suggest(&step(1)).unwrap_err().kind(), "timeout");
+    assert_eq!(s.suggest(&step(2)).unwrap_err().kind(), "timeout");
+    let err = s.suggest(&step(3)).unwrap_err();
+    assert_eq!(err.kind(), "gave_up");
+    assert_eq!(
+        err.to_string(),
+        "not asked: the suggester failed 3 times in a row in this trajectory (last: timeout: suggester did not answer `initialize` within 2s)"
+    );
+    // Three time-outs as given, nothing more (the fourth call cost nothing).
+    let took = started.elapsed();
+    assert!(took >= 3 * limit && took < 3 * limit + Duration::from_secs(2), "{took:?}");
+    assert_eq!(counter(&state, "initialize"), 3);
+    // A new trajectory tries again.
+    assert_eq!(s.initialize(&init()).unwrap_err().kind(), "timeout");
+    assert_eq!(counter(&state, "initialize"), 4);
+    s.shutdown();
+}

@@ -121,6 +121,32 @@ pub struct ReplayArgs {
     #[arg(long, default_value_t = 60.0, value_name = "S")]
     timeout: f64,
 
+    /// Seconds a suggester may take to answer `initialize` (loading a model)
+    #[arg(long, default_value_t = 120.0, value_name = "S")]
+    init_timeout: f64,
+
+    /// After this many process failures in a row (crash, time-out, garbage) a
+    /// trajectory stops asking the suggester; its remaining steps record why
+    #[arg(long, default_value_t = 3, value_name = "N")]
+    give_up_after: u32,
+
+    /// How cmd: suggesters are isolated: bwrap (only their worktree, their program and
+    /// the system's read-only directories are visible; no network) or off
+    #[arg(long, value_enum, default_value_t = SandboxArg::Bwrap)]
+    sandbox: SandboxArg,
+
+    /// Let sandboxed suggesters use the network (a model API)
+    #[arg(long)]
+    allow_network: bool,
+
+    /// An extra path sandboxed suggesters may read (a model's weights; can be repeated)
+    #[arg(long, value_name = "PATH")]
+    sandbox_ro: Vec<PathBuf>,
+
+    /// An existing path sandboxed suggesters may write (a log or cache; can be repeated)
+    #[arg(long, value_name = "PATH")]
+    sandbox_rw: Vec<PathBuf>,
+
     /// Database for the run [default: $NEXTEDIT_DB, else $XDG_DATA_HOME/nextedit/nextedit.db]
     #[arg(long, value_name = "PATH")]
     db: Option<PathBuf>,
@@ -182,6 +208,34 @@ impl OriginArg {
 enum RevealArg {
     Message,
     Files,
+    /// The project name and the trajectory's own id (a commit's sha) in `initialize`.
+    Commit,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, ValueEnum)]
+enum SandboxArg {
+    Bwrap,
+    Off,
+}
+
+/// `RunSettings::sandbox` of a run whose suggester processes ran in bubblewrap.
+const SANDBOXED: &str = "bwrap";
+/// `RunSettings::sandbox` of a run whose suggester processes could read everything.
+const UNSANDBOXED: &str = "unsandboxed";
+/// `RunSettings::sandbox` of a built-in suggester (no process).
+const IN_PROCESS: &str = "in-process";
+
+fn default_init_timeout() -> f64 {
+    nextedit::suggest::DEFAULT_INIT_TIMEOUT.as_secs_f64()
+}
+
+fn default_give_up_after() -> u32 {
+    nextedit::suggest::DEFAULT_GIVE_UP_AFTER
+}
+
+/// Runs stored before the sandbox existed ran their suggesters unsandboxed.
+fn default_sandbox() -> String {
+    UNSANDBOXED.to_string()
 }
 
 /// The settings of a run, stored with it so `--resume` replays the same way.
@@ -199,6 +253,20 @@ struct RunSettings {
     exclude_origin: Vec<OriginArg>,
     seed: u64,
     timeout: f64,
+    #[serde(default = "default_init_timeout")]
+    init_timeout: f64,
+    #[serde(default = "default_give_up_after")]
+    give_up_after: u32,
+    /// `bwrap`, `unsandboxed` (`--sandbox off`, or bwrap unavailable) or `in-process`
+    /// (a built-in suggester); `report` marks unsandboxed runs.
+    #[serde(default = "default_sandbox")]
+    sandbox: String,
+    #[serde(default)]
+    allow_network: bool,
+    #[serde(default)]
+    sandbox_ro: Vec<PathBuf>,
+    #[serde(default)]
+    sandbox_rw: Vec<PathBuf>,
 }
 
 impl RunSettings {
@@ -212,12 +280,29 @@ impl RunSettings {
 /// A suggester and, for the oracle, the feed the engine fills with gold answers.
 type BuiltSuggester = (Box<dyn Suggester>, Option<std::sync::Arc<OracleFeed>>);
 
-/// A suggester built from its spec; a process suggester gets `NEXTEDIT_REPLAY_DB` (the
-/// run's database) so a `nextedit proxy` in front of its language server records there.
+/// Where a worker's suggester process lives: a private scratch directory holding the
+/// worktrees it replays in and its reads-only database, and the sandbox around it.
+struct WorkerPlace {
+    /// The worker's scratch directory (the only writable place in its sandbox).
+    dir: PathBuf,
+    /// The sandbox, unless the run is unsandboxed.
+    sandbox: Option<nextedit::suggest::sandbox::Sandbox>,
+}
+
+impl WorkerPlace {
+    /// The database a `nextedit proxy` in front of the suggester's language server
+    /// records into (`$NEXTEDIT_REPLAY_DB`): nothing but those recordings, no gold.
+    fn reads_db(&self) -> PathBuf {
+        self.dir.join("reads.db")
+    }
+}
+
+/// A suggester built from its spec; a process suggester runs in `place` and gets
+/// `NEXTEDIT_REPLAY_DB` (its reads-only database).
 fn build_suggester(
     spec: &str,
-    timeout: Duration,
-    db: Option<&std::path::Path>,
+    settings: &RunSettings,
+    place: Option<&WorkerPlace>,
 ) -> anyhow::Result<BuiltSuggester> {
     Ok(match spec {
         "builtin:noop" => (Box::new(NoopSuggester), None),
@@ -228,9 +313,18 @@ fn build_suggester(
         }
         _ => match spec.strip_prefix("cmd:") {
             Some(command) if !command.trim().is_empty() => {
-                let mut process = ProcessSuggester::from_shell(command, timeout);
-                if let Some(db) = db {
-                    process = process.with_env("NEXTEDIT_REPLAY_DB", &db.to_string_lossy());
+                let mut process = ProcessSuggester::from_shell(
+                    command,
+                    Duration::from_secs_f64(settings.timeout),
+                )
+                .with_init_timeout(Duration::from_secs_f64(settings.init_timeout))
+                .with_give_up_after(settings.give_up_after);
+                if let Some(place) = place {
+                    process =
+                        process.with_env("NEXTEDIT_REPLAY_DB", &place.reads_db().to_string_lossy());
+                    if let Some(sandbox) = &place.sandbox {
+                        process = process.with_sandbox(sandbox.clone());
+                    }
                 }
                 (Box::new(process), None)
             }
@@ -239,6 +333,101 @@ fn build_suggester(
             ),
         },
     })
+}
+
+/// The sandbox state of a new run: `bwrap` when asked for and bubblewrap works here
+/// (else said once on stderr and `unsandboxed`), `in-process` for built-ins.
+fn sandbox_state(spec: &str, mode: SandboxArg) -> String {
+    if !spec.starts_with("cmd:") {
+        return IN_PROCESS.to_string();
+    }
+    match mode {
+        SandboxArg::Off => UNSANDBOXED.to_string(),
+        SandboxArg::Bwrap => match nextedit::suggest::sandbox::availability() {
+            Ok(()) => SANDBOXED.to_string(),
+            Err(reason) => {
+                eprintln!(
+                    "nextedit: suggesters run UNSANDBOXED (they can read the repository, the database and the network): {reason}"
+                );
+                UNSANDBOXED.to_string()
+            }
+        },
+    }
+}
+
+/// The read-only paths of a worker's sandbox: the suggester's program and the paths
+/// its command line names (never anything overlapping `forbidden`: the replayed
+/// repositories, the database, the run's scratch directory), nextedit's own
+/// executable (for `nextedit proxy`), and `--sandbox-ro`.
+fn sandbox_paths(
+    settings: &RunSettings,
+    forbidden: &[PathBuf],
+) -> anyhow::Result<(Vec<PathBuf>, Vec<PathBuf>)> {
+    let command = settings.suggester.strip_prefix("cmd:").unwrap_or("");
+    let mut paths = nextedit::suggest::sandbox::command_paths(command, forbidden);
+    if let Ok(exe) = std::env::current_exe() {
+        paths.push(exe);
+    }
+    let mut writable = Vec::new();
+    for (flag, given, into) in [
+        ("--sandbox-ro", &settings.sandbox_ro, &mut paths),
+        ("--sandbox-rw", &settings.sandbox_rw, &mut writable),
+    ] {
+        for path in given {
+            let real = path
+                .canonicalize()
+                .with_context(|| format!("{flag} {}", path.display()))?;
+            if let Some(f) = forbidden
+                .iter()
+                .find(|f| real.starts_with(f) || f.starts_with(&real))
+            {
+                bail!(
+                    "{flag} {} would show the suggester {} (a replayed repository or trajectory, the database or the scratch directory)",
+                    path.display(),
+                    f.display()
+                );
+            }
+            into.push(real);
+        }
+    }
+    Ok((paths, writable))
+}
+
+/// What a sandboxed suggester must never see: every replayed repository and
+/// trajectory file, the database (with its journal files) and the run's scratch
+/// directory, as given and canonicalized.
+fn forbidden_paths(
+    db_path: &std::path::Path,
+    scratch: &std::path::Path,
+    keys: &[&str],
+    texts: &[&str],
+) -> Vec<PathBuf> {
+    let mut paths = vec![db_path.to_path_buf(), scratch.to_path_buf()];
+    for suffix in ["-wal", "-shm", "-journal"] {
+        let mut name = db_path.as_os_str().to_owned();
+        name.push(suffix);
+        paths.push(PathBuf::from(name));
+    }
+    // A trajectory given as a file is keyed by its path.
+    paths.extend(keys.iter().map(PathBuf::from).filter(|p| p.exists()));
+    for text in texts {
+        if let Ok(t) = serde_json::from_str::<Trajectory>(text)
+            && let Some(workspace) = t.session.workspace
+        {
+            paths.push(PathBuf::from(workspace));
+        }
+    }
+    let mut all = paths.clone();
+    all.extend(paths.iter().filter_map(|p| p.canonicalize().ok()));
+    if let Ok(cwd) = std::env::current_dir() {
+        // With `--repo .` the current directory is the repository.
+        if all.iter().any(|p| cwd.starts_with(p)) {
+            all.push(cwd);
+        }
+    }
+    all.sort();
+    all.dedup();
+    all
 }
 
 /// Scratch directories in use, removed by the Ctrl-C handler (drop removes them otherwise).
@@ -253,8 +442,19 @@ fn clean_up_on_signals() -> anyhow::Result<()> {
     std::thread::spawn(move || {
         if let Some(signal) = signals.forever().next() {
             nextedit::suggest::kill_all();
-            for dir in SCRATCH.lock().map(|d| d.clone()).unwrap_or_default() {
-                let _ = std::fs::remove_dir_all(dir);
+            // Workers may still be writing a checkout into a directory being removed
+            // (and so re-create parts of it): remove until nothing is left. The lock
+            // is held so no new scratch directory appears meanwhile.
+            let dirs = SCRATCH.lock();
+            let dirs: Vec<PathBuf> = dirs.as_ref().map(|d| d.to_vec()).unwrap_or_default();
+            for _ in 0..10 {
+                for dir in &dirs {
+                    let _ = std::fs::remove_dir_all(dir);
+                }
+                if dirs.iter().all(|d| !d.exists()) {
+                    break;
+                }
+                std::thread::sleep(Duration::from_millis(20));
             }
             std::process::exit(128 + signal);
         }
@@ -264,6 +464,8 @@ fn clean_up_on_signals() -> anyhow::Result<()> {
 
 pub fn run(args: ReplayArgs) -> anyhow::Result<i32> {
     clean_up_on_signals()?;
+    // This process's only children are suggesters: it adopts their orphans to kill them.
+    nextedit::suggest::become_subreaper();
     let db_path = args
         .db
         .clone()
@@ -283,11 +485,23 @@ pub fn run(args: ReplayArgs) -> anyhow::Result<i32> {
                 exclude_origin: args.exclude_origin.clone(),
                 seed: args.seed,
                 timeout: args.timeout,
+                init_timeout: args.init_timeout,
+                give_up_after: args.give_up_after,
+                sandbox: String::new(),
+                allow_network: args.allow_network,
+                sandbox_ro: args.sandbox_ro.clone(),
+                sandbox_rw: args.sandbox_rw.clone(),
             };
-            if !(settings.timeout.is_finite() && settings.timeout > 0.0) {
-                bail!("--timeout must be a positive number of seconds");
+            for (flag, value) in [("--timeout", args.timeout), ("--init-timeout", args.init_timeout)] {
+                if !(value.is_finite() && value > 0.0) {
+                    bail!("{flag} must be a positive number of seconds");
+                }
             }
-            build_suggester(&settings.suggester, Duration::from_secs(1), None)?;
+            build_suggester(&settings.suggester, &settings, None)?;
+            let settings = RunSettings {
+                sandbox: sandbox_state(&settings.suggester, args.sandbox),
+                ..settings
+            };
             let mut entries = Vec::new();
             let mut derive_errors = Vec::new();
             for path in &args.trajectory {
@@ -381,11 +595,15 @@ pub fn run(args: ReplayArgs) -> anyhow::Result<i32> {
     };
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
+    if settings.sandbox == SANDBOXED && args.resume.is_some() {
+        nextedit::suggest::sandbox::availability()
+            .map_err(|reason| anyhow::anyhow!("run {run_id} ran its suggester sandboxed: {reason}"))?;
+    }
     if args.json {
         writeln!(
             out,
             "{}",
-            json!({"type": "run", "run": run_id, "db": db_path})
+            json!({"type": "run", "run": run_id, "db": db_path, "sandbox": settings.sandbox})
         )?;
     } else {
         writeln!(
@@ -395,23 +613,71 @@ pub fn run(args: ReplayArgs) -> anyhow::Result<i32> {
             settings.suggester
         )?;
     }
-    let pending: Vec<(String, Option<String>)> = db
+    // (position in the run, key, trajectory JSON): the position names the trajectory
+    // to the suggester unless `--reveal commit`.
+    let pending: Vec<(usize, String, Option<String>)> = db
         .run_trajectories(run_id)?
         .into_iter()
-        .filter(|(_, status, _)| status != "done" && status != "failed")
-        .map(|(key, _, text)| (key, text))
+        .enumerate()
+        .filter(|(_, (_, status, _))| status != "done" && status != "failed")
+        .map(|(i, (key, _, text))| (i + 1, key, text))
         .collect();
+    // One scratch directory for the run, registered before anything is written into
+    // it; each worker gets a private directory inside (its sandbox sees only that).
+    let scratch = {
+        let mut registered = SCRATCH.lock().expect("scratch lock");
+        let scratch = tempfile::Builder::new()
+            .prefix("nextedit-replay-")
+            .tempdir()
+            .context("cannot create a scratch directory")?;
+        registered.push(scratch.path().to_path_buf());
+        scratch
+    };
+    let scratch_root = scratch.path().canonicalize()?;
+    let forbidden = forbidden_paths(
+        &db_path,
+        &scratch_root,
+        &pending.iter().map(|(_, k, _)| k.as_str()).collect::<Vec<_>>(),
+        &pending
+            .iter()
+            .filter_map(|(_, _, t)| t.as_deref())
+            .collect::<Vec<_>>(),
+    );
+    let (read_only, writable) = if settings.sandbox == SANDBOXED {
+        sandbox_paths(&settings, &forbidden)?
+    } else {
+        Default::default()
+    };
+    let calls = CallCounts::default();
     let next = std::sync::atomic::AtomicUsize::new(0);
     let (tx, rx) =
         crossbeam_channel::unbounded::<(String, anyhow::Result<Vec<serde_json::Value>>)>();
     let jobs = args.jobs.clamp(1, pending.len().max(1));
     // (key, worktree) of every trajectory replayed, to collect proxied servers' reads.
-    let worktrees: std::sync::Mutex<Vec<(String, String)>> = std::sync::Mutex::new(Vec::new());
+    let worktrees: std::sync::Mutex<Vec<(String, String, PathBuf)>> =
+        std::sync::Mutex::new(Vec::new());
     std::thread::scope(|scope| -> anyhow::Result<()> {
-        for _ in 0..jobs {
+        for worker in 0..jobs {
             let tx = tx.clone();
-            let (pending, next, settings, db_path, worktrees) =
-                (&pending, &next, &settings, &db_path, &worktrees);
+            let (pending, next, settings, db_path, worktrees, calls) =
+                (&pending, &next, &settings, &db_path, &worktrees, &calls);
+            let place = WorkerPlace {
+                dir: scratch_root.join(format!("w{worker}")),
+                sandbox: None,
+            };
+            let place = WorkerPlace {
+                sandbox: (settings.sandbox == SANDBOXED).then(|| {
+                    nextedit::suggest::sandbox::Sandbox {
+                        scratch: place.dir.clone(),
+                        read_only: read_only.clone(),
+                        writable: writable.clone(),
+                        network: settings.allow_network,
+                    }
+                }),
+                ..place
+            };
+            std::fs::create_dir(&place.dir)
+                .with_context(|| format!("cannot create {}", place.dir.display()))?;
             scope.spawn(move || {
                 // Each worker has its own connection; SQLite serialises the writes.
                 let mut db = match Database::open(db_path) {
@@ -422,11 +688,8 @@ pub fn run(args: ReplayArgs) -> anyhow::Result<i32> {
                     }
                 };
                 // One suggester per worker, initialized per trajectory, shut down at the end.
-                let mut suggester = match build_suggester(
-                    &settings.suggester,
-                    Duration::from_secs_f64(settings.timeout),
-                    Some(db_path),
-                ) {
+                let mut suggester = match build_suggester(&settings.suggester, settings, Some(&place))
+                {
                     Ok(built) => built,
                     Err(error) => {
                         let _ = tx.send((String::new(), Err(error)));
@@ -435,18 +698,23 @@ pub fn run(args: ReplayArgs) -> anyhow::Result<i32> {
                 };
                 loop {
                     let i = next.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-                    let Some((key, text)) = pending.get(i) else {
+                    let Some((position, key, text)) = pending.get(i) else {
                         suggester.0.shutdown();
                         return;
                     };
                     let result = replay_one(
                         &mut db,
-                        run_id,
-                        key,
-                        text.as_deref(),
-                        settings,
+                        Job {
+                            run_id,
+                            position: *position,
+                            key,
+                            text: text.as_deref(),
+                            settings,
+                            place: &place,
+                            worktrees,
+                            calls,
+                        },
                         &mut suggester,
-                        worktrees,
                     );
                     if let Err(error) = &result {
                         let _ = db.set_run_trajectory(
@@ -485,7 +753,13 @@ pub fn run(args: ReplayArgs) -> anyhow::Result<i32> {
     // Every suggester is shut down now, so the proxies in front of their servers end.
     let worktrees = worktrees.into_inner().unwrap_or_default();
     collect_lsp_reads(&mut db, run_id, &worktrees)?;
+    drop(scratch);
+    SCRATCH
+        .lock()
+        .expect("scratch lock")
+        .retain(|d| d != &scratch_root);
     db.finish_run(run_id, "done")?;
+    let never_answered = calls.never_answered();
     let summary = aggregate(&run_flow_steps(&db, run_id)?, &HISTORIAN_KS);
     if args.json {
         writeln!(
@@ -495,6 +769,10 @@ pub fn run(args: ReplayArgs) -> anyhow::Result<i32> {
         )?;
     } else {
         print_report(&mut out, &db, &[run_id])?;
+    }
+    if let Some(summary) = never_answered {
+        eprintln!("nextedit: run {run_id} FAILED: the suggester never answered: {summary}");
+        return Ok(1);
     }
     Ok(if failed > 0 { 1 } else { 0 })
 }
@@ -509,16 +787,81 @@ fn run_entry(mut trajectory: Trajectory) -> Result<String, String> {
     serde_json::to_string(&trajectory).map_err(|e| e.to_string())
 }
 
+/// The suggester's calls in this replay, to tell a run whose suggester never answered
+/// (it could not start, or always failed) from one that answered badly.
+#[derive(Default)]
+struct CallCounts {
+    /// Calls made (`initialize`, `suggest`, `generate`).
+    made: std::sync::atomic::AtomicUsize,
+    /// Calls answered without error.
+    answered: std::sync::atomic::AtomicUsize,
+    /// The first failure.
+    first_error: std::sync::Mutex<Option<String>>,
+}
+
+impl CallCounts {
+    fn add(&self, error: Option<&String>) {
+        use std::sync::atomic::Ordering::SeqCst;
+        if error.is_some_and(|e| e.starts_with("gave_up")) {
+            // Not asked at all.
+            return;
+        }
+        self.made.fetch_add(1, SeqCst);
+        match error {
+            None => {
+                self.answered.fetch_add(1, SeqCst);
+            }
+            Some(error) => {
+                let mut first = self.first_error.lock().expect("first error lock");
+                first.get_or_insert_with(|| error.clone());
+            }
+        }
+    }
+
+    /// `Some(summary)` when calls were made and none was answered.
+    fn never_answered(&self) -> Option<String> {
+        use std::sync::atomic::Ordering::SeqCst;
+        let made = self.made.load(SeqCst);
+        (made > 0 && self.answered.load(SeqCst) == 0).then(|| {
+            let first = self.first_error.lock().expect("first error lock");
+            format!(
+                "all {made} calls failed; the first with {}",
+                first.as_deref().unwrap_or("?")
+            )
+        })
+    }
+}
+
+/// One trajectory for a worker to replay, and where.
+struct Job<'a> {
+    run_id: i64,
+    /// 1-based position in the run (the trajectory's name for the suggester).
+    position: usize,
+    key: &'a str,
+    text: Option<&'a str>,
+    settings: &'a RunSettings,
+    place: &'a WorkerPlace,
+    /// (key, worktree, reads database) of every trajectory replayed.
+    worktrees: &'a std::sync::Mutex<Vec<(String, String, PathBuf)>>,
+    calls: &'a CallCounts,
+}
+
 /// Replays (or resumes) one trajectory of a run; returns its new steps as JSON.
 fn replay_one(
     db: &mut Database,
-    run_id: i64,
-    key: &str,
-    text: Option<&str>,
-    settings: &RunSettings,
+    job: Job<'_>,
     suggester: &mut BuiltSuggester,
-    worktrees: &std::sync::Mutex<Vec<(String, String)>>,
 ) -> anyhow::Result<Vec<serde_json::Value>> {
+    let Job {
+        run_id,
+        position,
+        key,
+        text,
+        settings,
+        place,
+        worktrees,
+        calls,
+    } = job;
     let text = text.with_context(|| format!("cannot read {key}"))?;
     let mut trajectory: Trajectory =
         serde_json::from_str(text).with_context(|| format!("{key} is not a trajectory"))?;
@@ -540,23 +883,18 @@ fn replay_one(
         }
     }
     let (suggester, feed) = suggester;
-    let scratch = tempfile::Builder::new()
-        .prefix("nextedit-replay-")
-        .tempdir()
-        .context("cannot create a scratch directory")?;
-    SCRATCH
-        .lock()
-        .expect("scratch lock")
-        .push(scratch.path().to_path_buf());
+    // The worktree lives in the worker's directory (the suggester's sandbox shows that
+    // directory), named by the trajectory's position; removed when this one is done.
+    let scratch = WorktreeDir(place.dir.join(position.to_string()));
+    std::fs::create_dir(&scratch.0)
+        .with_context(|| format!("cannot create {}", scratch.0.display()))?;
     // The proxy stores its workspace canonicalized.
-    let root = scratch
-        .path()
-        .canonicalize()
-        .unwrap_or(scratch.path().to_path_buf());
-    worktrees
-        .lock()
-        .expect("worktrees lock")
-        .push((key.to_string(), root.to_string_lossy().into_owned()));
+    let root = scratch.0.canonicalize().unwrap_or(scratch.0.clone());
+    worktrees.lock().expect("worktrees lock").push((
+        key.to_string(),
+        root.to_string_lossy().into_owned(),
+        place.reads_db(),
+    ));
     // A commit of a repository on this machine replays in a full checkout of its parent
     // (nothing from the commit or later), a recorded session in one of the HEAD it
     // started at, so suggesters can read the whole project; the session's own files
@@ -574,7 +912,7 @@ fn replay_one(
         && std::path::Path::new(workspace).join(".git").exists()
     {
         GitRepository::open(std::path::Path::new(workspace))
-            .and_then(|repo| repo.checkout(parent, scratch.path()))
+            .and_then(|repo| repo.checkout(parent, scratch.0.as_path()))
             .with_context(|| format!("checking out {parent} of {workspace}"))?;
     }
     let revealed = Revealed {
@@ -594,6 +932,7 @@ fn replay_one(
             .contains(&RevealArg::Files)
             .then(|| trajectory.files.iter().map(|f| f.path.clone()).collect()),
     };
+    let reveal_commit = settings.reveal.contains(&RevealArg::Commit);
     let config = ReplayConfig {
         order: match settings.order {
             OrderArg::Fixed => OrderMode::Fixed,
@@ -613,7 +952,8 @@ fn replay_one(
             .session
             .commit
             .as_ref()
-            .and_then(|c| c.project.clone()),
+            .and_then(|c| c.project.clone())
+            .filter(|_| reveal_commit),
         exclude_origins: settings.exclude_origin.iter().map(|o| o.origin()).collect(),
     };
     // Historian's results describe edits on one base (a commit's).
@@ -635,10 +975,16 @@ fn replay_one(
         steps: Vec::new(),
         historian,
     };
+    // The suggester knows the trajectory by an opaque run-local name: a commit's sha
+    // (or a session's id) only with `--reveal commit`.
+    let mut sent = trajectory.clone();
+    if !reveal_commit {
+        sent.session.id = format!("trajectory-{position}");
+    }
     let outcome = replay(
-        &trajectory,
+        &sent,
         suggester.as_mut(),
-        &mut DirWorkspace::new(scratch.path()),
+        &mut DirWorkspace::new(scratch.0.as_path()),
         &config,
         feed.as_deref(),
         ReplayHooks {
@@ -646,16 +992,27 @@ fn replay_one(
             observer: &mut recorder,
         },
     );
-    SCRATCH
-        .lock()
-        .expect("scratch lock")
-        .retain(|d| d != scratch.path());
     let outcome = outcome?;
+    if let Some(error) = &outcome.initialize_error {
+        let (kind, message) = error.split_once(": ").unwrap_or(("error", error));
+        recorder
+            .db
+            .record_run_error(run_id, key, "initialize", kind, message)?;
+    }
+    if settings.suggester.starts_with("cmd:") {
+        calls.add(outcome.initialize_error.as_ref());
+        for step in &outcome.steps {
+            calls.add(step.suggest_error.as_ref());
+            if step.generate_latency.is_some() {
+                calls.add(step.generate_error.as_ref());
+            }
+        }
+    }
     let steps = std::mem::take(&mut recorder.steps);
     if let (Some(dir), Some(log)) = (&settings.historian_json, &recorder.historian) {
         std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
         let path = dir.join(HistorianLog::file_name(&trajectory, &settings.suggester));
-        let results = log.finish(&trajectory, &scratch.path().to_string_lossy());
+        let results = log.finish(&trajectory, &scratch.0.as_path().to_string_lossy());
         std::fs::write(&path, serde_json::to_string_pretty(&results)?)
             .with_context(|| format!("cannot write {}", path.display()))?;
     } else if settings.historian_json.is_some() && !sequential {
@@ -672,19 +1029,33 @@ fn replay_one(
     Ok(steps)
 }
 
-/// Reads recorded by `nextedit proxy` sessions whose workspace is a replay worktree,
+/// A trajectory's worktree, removed when its replay ends (also on error paths).
+struct WorktreeDir(PathBuf);
+
+impl Drop for WorktreeDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// Reads recorded by `nextedit proxy` sessions (in the workers' reads-only databases)
+/// whose workspace is a replay worktree,
 /// attributed to steps by the suggester's `$/nextedit/replayStep` markers, go into
 /// `run_reads` with source `lsp`. Waits (up to 30 s) for those sessions to end, so
 /// everything they recorded is in the database.
 fn collect_lsp_reads(
     db: &mut Database,
     run: i64,
-    worktrees: &[(String, String)],
+    worktrees: &[(String, String, PathBuf)],
 ) -> anyhow::Result<()> {
     let deadline = std::time::Instant::now() + Duration::from_secs(30);
-    for (key, root) in worktrees {
+    for (key, root, reads_db) in worktrees {
+        if !reads_db.exists() {
+            continue;
+        }
+        let reads = Database::open_existing(reads_db)?;
         let ids: Vec<i64> = loop {
-            let sessions: Vec<_> = db
+            let sessions: Vec<_> = reads
                 .sessions()?
                 .into_iter()
                 .filter(|s| s.workspace.as_deref() == Some(root.as_str()))
@@ -698,7 +1069,7 @@ fn collect_lsp_reads(
         };
         let mut by_step: std::collections::BTreeMap<usize, Vec<StoredRead>> = Default::default();
         for id in ids {
-            let session = db.trajectory(id)?;
+            let session = reads.trajectory(id)?;
             for r in attribute_lsp_reads(&session) {
                 by_step.entry(r.step).or_default().push(StoredRead {
                     call: r.call,
@@ -1023,6 +1394,20 @@ fn print_report(out: &mut impl Write, db: &Database, runs: &[i64]) -> anyhow::Re
     }
     if !context.is_empty() {
         print_context(out, &context)?;
+    }
+    print_unsandboxed(out, db, runs)
+}
+
+/// Marks the runs whose suggester processes ran outside the sandbox.
+fn print_unsandboxed(out: &mut impl Write, db: &Database, runs: &[i64]) -> anyhow::Result<()> {
+    for &run in runs {
+        let settings = RunSettings::of(db, run)?;
+        if settings.suggester.starts_with("cmd:") && settings.sandbox != SANDBOXED {
+            writeln!(
+                out,
+                "\nrun {run}: unsandboxed (its suggester could read the repository, the database and the network)"
+            )?;
+        }
     }
     Ok(())
 }

@@ -173,6 +173,24 @@ impl Database {
         Ok(())
     }
 
+    /// Records a failed call outside any step (`initialize`), so reports count it.
+    pub fn record_run_error(
+        &mut self,
+        run: i64,
+        key: &str,
+        call: &str,
+        kind: &str,
+        message: &str,
+    ) -> Result<(), StoreError> {
+        self.conn
+            .execute(
+                "INSERT INTO run_errors (run_id, key, step, call, kind, message) VALUES (?1, ?2, NULL, ?3, ?4, ?5)",
+                params![run, key, call, kind, message],
+            )
+            .map_err(|source| sqlite(&self.path, source))?;
+        Ok(())
+    }
+
     /// Writes one finished step with its predictions and errors, in one transaction.
     pub fn record_step(
         &mut self,

@@ -10,9 +10,13 @@ mod builtin;
 mod process;
 pub mod propagate;
 pub mod protocol;
+pub mod sandbox;
 
 pub use builtin::NoopSuggester;
-pub use process::{DEFAULT_INIT_TIMEOUT, MAX_LINE_BYTES, ProcessSuggester, kill_all};
+pub use process::{
+    DEFAULT_GIVE_UP_AFTER, DEFAULT_INIT_TIMEOUT, MAX_LINE_BYTES, ProcessSuggester,
+    become_subreaper, kill_all,
+};
 pub use propagate::PropagateSuggester;
 
 use std::time::Duration;
@@ -78,6 +82,14 @@ pub enum SuggestError {
         /// Error message.
         message: String,
     },
+    /// It failed this many times in a row: the rest of the trajectory does not ask it.
+    #[error("not asked: the suggester failed {failures} times in a row in this trajectory (last: {last})")]
+    GaveUp {
+        /// Failures in a row.
+        failures: u32,
+        /// The last failure.
+        last: String,
+    },
     /// Its result does not have the protocol's shape, or names impossible locations.
     #[error("suggester's `{method}` result is invalid: {reason}")]
     BadResult {
@@ -93,7 +105,9 @@ impl SuggestError {
     pub fn kills_process(&self) -> bool {
         !matches!(
             self,
-            SuggestError::Response { .. } | SuggestError::BadResult { .. }
+            SuggestError::Response { .. }
+                | SuggestError::BadResult { .. }
+                | SuggestError::GaveUp { .. }
         )
     }
 
@@ -107,6 +121,7 @@ impl SuggestError {
             SuggestError::HugeOutput { .. } => "huge_output",
             SuggestError::Response { .. } => "error_response",
             SuggestError::BadResult { .. } => "bad_result",
+            SuggestError::GaveUp { .. } => "gave_up",
         }
     }
 }

@@ -2,17 +2,22 @@
 //!
 //! Every call has a timeout. A suggester that crashes, hangs, prints something
 //! that is not JSON or a line larger than [`MAX_LINE_BYTES`] fails that call with a
-//! [`SuggestError`]; the process is killed and restarted (and re-initialized) on
-//! the next call, so one bad step never ends a run.
+//! [`SuggestError`]; the process (its whole tree) is killed and restarted (and
+//! re-initialized) on the next call, so one bad step never ends a run. After
+//! [`DEFAULT_GIVE_UP_AFTER`] such failures in a row the rest of the trajectory is not
+//! asked. Reads are bounded (a flood of lines waits on the pipe), writes never block
+//! a call past its deadline, and a sandbox ([`super::sandbox`]) may wrap the process.
 
 use std::collections::VecDeque;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::os::unix::process::CommandExt;
-use std::process::{Child, ChildStdin, Command, Stdio};
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use crossbeam_channel::{Receiver, RecvTimeoutError};
+use crossbeam_channel::{Receiver, RecvTimeoutError, Sender};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
@@ -21,12 +26,23 @@ use super::protocol::{
     GenerateParams, GenerateResult, InitializeParams, InitializeResult, SuggestParams,
     SuggestResult,
 };
+use super::sandbox::Sandbox;
 use super::{SuggestError, Suggester};
 
 /// Longest line accepted from a suggester.
 pub const MAX_LINE_BYTES: usize = 16 * 1024 * 1024;
-/// Process groups of the suggesters alive in this process, for [`kill_all`].
+/// Lines read ahead of the caller: a suggester that floods its output waits on the
+/// pipe instead of filling nextedit's memory.
+const LINES_AHEAD: usize = 16;
+/// How often a call waiting for an answer checks whether the process has exited.
+const EXIT_POLL: Duration = Duration::from_millis(50);
+/// Process failures in a row after which a trajectory stops asking the suggester.
+pub const DEFAULT_GIVE_UP_AFTER: u32 = 3;
+/// Process groups of the suggesters alive in this process, for [`kill_all`]; also held
+/// while spawning, so [`reap_orphans`] never mistakes a new suggester for an orphan.
 static LIVE_GROUPS: std::sync::Mutex<Vec<u32>> = std::sync::Mutex::new(Vec::new());
+/// Whether this process adopts its suggesters' orphans ([`become_subreaper`]).
+static SUBREAPER: AtomicBool = AtomicBool::new(false);
 
 /// Kills every suggester process group still alive (for signal handlers, which exit
 /// without running destructors).
@@ -39,7 +55,69 @@ pub fn kill_all() {
     }
 }
 
-/// Default limit for `initialize`.
+/// Makes this process the reaper of its suggesters' orphans (`PR_SET_CHILD_SUBREAPER`),
+/// so a background child that left the suggester's process group (or outlived it) is
+/// re-parented here and killed with its suggester. Unsandboxed suggesters need it; in
+/// the sandbox the PID namespace ends with its first process. Only for programs whose
+/// other children are all [`ProcessSuggester`]s (`nextedit replay`).
+pub fn become_subreaper() {
+    // SAFETY: prctl(2) with an integer argument; no memory is passed.
+    let ok = unsafe { libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) } == 0;
+    SUBREAPER.store(ok, Ordering::SeqCst);
+}
+
+/// Kills and reaps every child of this process that is not a live suggester: the
+/// orphans re-parented here by [`become_subreaper`]. Repeats until none is left (an
+/// orphan's own children are re-parented when it dies).
+fn reap_orphans() {
+    if !SUBREAPER.load(Ordering::SeqCst) {
+        return;
+    }
+    // SAFETY: getpid(2) cannot fail.
+    let me = unsafe { libc::getpid() };
+    for _ in 0..20 {
+        let live = LIVE_GROUPS.lock().map(|g| g.clone()).unwrap_or_default();
+        let orphans: Vec<libc::pid_t> = children_of(me)
+            .into_iter()
+            .filter(|pid| !live.contains(&(*pid as u32)))
+            .collect();
+        if orphans.is_empty() {
+            return;
+        }
+        for pid in orphans {
+            // SAFETY: kill(2) and waitpid(2) on a child of this process that no
+            // `Child` handle owns (it was re-parented here).
+            unsafe {
+                libc::kill(pid, libc::SIGKILL);
+                libc::waitpid(pid, std::ptr::null_mut(), 0);
+            }
+        }
+    }
+}
+
+/// The processes whose parent is `parent` (from `/proc/*/stat`).
+fn children_of(parent: libc::pid_t) -> Vec<libc::pid_t> {
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    entries
+        .filter_map(|entry| {
+            let pid: libc::pid_t = entry.ok()?.file_name().to_str()?.parse().ok()?;
+            let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+            // `pid (comm) state ppid …`; comm may hold spaces and parentheses.
+            let ppid: libc::pid_t = stat
+                .rsplit_once(')')?
+                .1
+                .split_whitespace()
+                .nth(1)?
+                .parse()
+                .ok()?;
+            (ppid == parent).then_some(pid)
+        })
+        .collect()
+}
+
+/// Default limit for `initialize` (`--init-timeout`).
 pub const DEFAULT_INIT_TIMEOUT: Duration = Duration::from_secs(120);
 /// Lines of the suggester's stderr kept for error reports.
 const STDERR_TAIL_LINES: usize = 20;
@@ -52,7 +130,11 @@ enum Line {
 
 struct Running {
     child: Child,
-    stdin: ChildStdin,
+    /// Lines to write, handed to a writer thread: a suggester that stops reading its
+    /// stdin blocks that thread, never the call, which waits with its deadline.
+    writer: Sender<Vec<u8>>,
+    /// Whether each line was written.
+    written: Receiver<bool>,
     lines: Receiver<Line>,
     stderr_tail: Arc<Mutex<VecDeque<String>>>,
 }
@@ -60,19 +142,20 @@ struct Running {
 impl Drop for Running {
     fn drop(&mut self) {
         let pgid = self.child.id();
-        if let Ok(mut groups) = LIVE_GROUPS.lock() {
-            groups.retain(|&g| g != pgid);
-        }
         // The suggester runs in its own process group (a shell and what it started):
-        // end all of it, not just the shell.
-        if let Ok(None) = self.child.try_wait() {
-            // SAFETY: kill(2) on the process group of a child we have not reaped yet.
-            unsafe {
-                libc::kill(-(self.child.id() as libc::pid_t), libc::SIGKILL);
-            }
+        // end all of it, not just the shell, and even when the shell already exited
+        // (its background children keep the group).
+        // SAFETY: kill(2) on the process group of a child whose pid is not reaped
+        // yet or whose group may still hold its background children.
+        unsafe {
+            libc::kill(-(pgid as libc::pid_t), libc::SIGKILL);
         }
         let _ = self.child.kill();
         let _ = self.child.wait();
+        if let Ok(mut groups) = LIVE_GROUPS.lock() {
+            groups.retain(|&g| g != pgid);
+        }
+        reap_orphans();
     }
 }
 
@@ -80,7 +163,7 @@ impl Drop for Running {
 pub struct ProcessSuggester {
     command: Vec<String>,
     timeout: Duration,
-    /// `initialize` may load a model: it gets its own, longer limit.
+    /// `initialize` may load a model: it gets its own limit.
     init_timeout: Duration,
     running: Option<Running>,
     initialized_with: Option<InitializeParams>,
@@ -88,6 +171,12 @@ pub struct ProcessSuggester {
     restarts: u32,
     /// Extra environment for the process (e.g. `NEXTEDIT_REPLAY_DB`).
     env: Vec<(String, String)>,
+    /// Where the process runs; `None` runs it unsandboxed.
+    sandbox: Option<Sandbox>,
+    /// Process failures in a row after which the trajectory stops asking.
+    give_up_after: u32,
+    /// Process failures in a row so far in this trajectory, and the last one.
+    failures: (u32, String),
 }
 
 impl ProcessSuggester {
@@ -96,12 +185,15 @@ impl ProcessSuggester {
         ProcessSuggester {
             command,
             timeout,
-            init_timeout: DEFAULT_INIT_TIMEOUT.max(timeout),
+            init_timeout: DEFAULT_INIT_TIMEOUT,
             running: None,
             initialized_with: None,
             next_id: 1,
             restarts: 0,
             env: Vec::new(),
+            sandbox: None,
+            give_up_after: DEFAULT_GIVE_UP_AFTER,
+            failures: (0, String::new()),
         }
     }
 
@@ -117,6 +209,19 @@ impl ProcessSuggester {
         self
     }
 
+    /// Runs the process (and its restarts) in `sandbox`.
+    pub fn with_sandbox(mut self, sandbox: Sandbox) -> ProcessSuggester {
+        self.sandbox = Some(sandbox);
+        self
+    }
+
+    /// After `failures` process failures in a row (crash, timeout, garbage), the
+    /// rest of the trajectory is not asked (default [`DEFAULT_GIVE_UP_AFTER`]).
+    pub fn with_give_up_after(mut self, failures: u32) -> ProcessSuggester {
+        self.give_up_after = failures.max(1);
+        self
+    }
+
     /// A suggester from a shell command line (`cmd:python3 my_sut.py`).
     pub fn from_shell(command_line: &str, timeout: Duration) -> ProcessSuggester {
         let argv = vec!["sh".to_string(), "-c".to_string(), command_line.to_string()];
@@ -128,28 +233,57 @@ impl ProcessSuggester {
         self.restarts
     }
 
-    fn spawn(&mut self) -> Result<(), SuggestError> {
-        let mut child = Command::new(&self.command[0])
-            .args(&self.command[1..])
-            .envs(self.env.iter().map(|(k, v)| (k, v)))
+    fn spawn(&mut self, worktree: Option<&str>) -> Result<(), SuggestError> {
+        let cwd = worktree.map(PathBuf::from);
+        let argv = match (&self.sandbox, &cwd) {
+            (Some(sandbox), Some(cwd)) => sandbox.wrap(&self.command, cwd),
+            (Some(sandbox), None) => sandbox.wrap(&self.command, &sandbox.scratch),
+            (None, _) => self.command.clone(),
+        };
+        let mut command = Command::new(&argv[0]);
+        command.args(&argv[1..]);
+        // Nothing of nextedit's own context: its database (`NEXTEDIT_DB`) and the
+        // directory it was started in (the repository, with `--repo .`).
+        for (key, _) in std::env::vars_os() {
+            if key.to_string_lossy().starts_with("NEXTEDIT_") {
+                command.env_remove(key);
+            }
+        }
+        command
+            .env_remove("PWD")
+            .env_remove("OLDPWD")
+            .envs(self.env.iter().map(|(k, v)| (k, v)));
+        if let Some(cwd) = cwd.as_ref().filter(|d| d.is_dir()) {
+            command.current_dir(cwd);
+        }
+        let mut groups = LIVE_GROUPS.lock().expect("live groups lock");
+        let mut child = command
             .process_group(0)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .spawn()
             .map_err(|source| SuggestError::Spawn {
-                command: self.command.join(" "),
+                command: argv.join(" "),
                 source,
             })?;
-        LIVE_GROUPS
-            .lock()
-            .expect("live groups lock")
-            .push(child.id());
-        let stdin = child.stdin.take().expect("piped");
+        groups.push(child.id());
+        drop(groups);
+        let mut stdin = child.stdin.take().expect("piped");
         let stdout = child.stdout.take().expect("piped");
         let stderr = child.stderr.take().expect("piped");
-        let (tx, lines) = crossbeam_channel::unbounded();
+        let (tx, lines) = crossbeam_channel::bounded(LINES_AHEAD);
         std::thread::spawn(move || read_lines(stdout, &tx));
+        let (writer, to_write) = crossbeam_channel::bounded::<Vec<u8>>(1);
+        let (done, written) = crossbeam_channel::bounded(1);
+        std::thread::spawn(move || {
+            for line in to_write {
+                let ok = stdin.write_all(&line).and_then(|()| stdin.flush()).is_ok();
+                if done.send(ok).is_err() || !ok {
+                    return;
+                }
+            }
+        });
         let stderr_tail: Arc<Mutex<VecDeque<String>>> = Arc::default();
         {
             let tail = stderr_tail.clone();
@@ -165,7 +299,8 @@ impl ProcessSuggester {
         }
         self.running = Some(Running {
             child,
-            stdin,
+            writer,
+            written,
             lines,
             stderr_tail,
         });
@@ -177,7 +312,8 @@ impl ProcessSuggester {
         if self.running.is_some() {
             return Ok(());
         }
-        self.spawn()?;
+        let worktree = self.initialized_with.as_ref().map(|p| p.worktree.clone());
+        self.spawn(worktree.as_deref())?;
         if let Some(params) = self.initialized_with.clone() {
             self.restarts += 1;
             self.raw_call::<_, InitializeResult>("initialize", &params)?;
@@ -212,24 +348,35 @@ impl ProcessSuggester {
         } else {
             self.timeout
         };
+        let deadline = Instant::now() + timeout;
+        let timed_out = || SuggestError::Timeout {
+            method: method.to_string(),
+            after: timeout,
+        };
         let running = self.running.as_mut().expect("ensure_running was called");
         let mut line = serde_json::to_vec(
             &json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}),
         )
         .expect("protocol messages serialise");
         line.push(b'\n');
-        if running
-            .stdin
-            .write_all(&line)
-            .and_then(|()| running.stdin.flush())
-            .is_err()
-        {
+        if running.writer.send(line).is_err() {
             return Err(crashed(method, running));
         }
-        let deadline = Instant::now() + timeout;
+        match running.written.recv_deadline(deadline) {
+            Ok(true) => {}
+            Ok(false) | Err(RecvTimeoutError::Disconnected) => {
+                return Err(crashed(method, running));
+            }
+            Err(RecvTimeoutError::Timeout) => return Err(timed_out()),
+        }
+        let mut exited = false;
         loop {
+            // Checked before every line: a flood of other lines never holds a call.
             let left = deadline.saturating_duration_since(Instant::now());
-            match running.lines.recv_timeout(left) {
+            if left.is_zero() {
+                return Err(timed_out());
+            }
+            match running.lines.recv_timeout(left.min(EXIT_POLL)) {
                 Ok(Line::Text(text)) => {
                     let message: Value =
                         serde_json::from_str(&text).map_err(|_| SuggestError::BadJson {
@@ -266,11 +413,13 @@ impl ProcessSuggester {
                 Ok(Line::Eof) | Err(RecvTimeoutError::Disconnected) => {
                     return Err(crashed(method, running));
                 }
+                // The process is gone but something it started holds its stdout open:
+                // a crash, not a time-out (one more poll reads what it wrote last).
+                Err(RecvTimeoutError::Timeout) if exited => {
+                    return Err(crashed(method, running));
+                }
                 Err(RecvTimeoutError::Timeout) => {
-                    return Err(SuggestError::Timeout {
-                        method: method.to_string(),
-                        after: timeout,
-                    });
+                    exited = matches!(running.child.try_wait(), Ok(Some(_)));
                 }
             }
         }
@@ -281,8 +430,25 @@ impl ProcessSuggester {
         method: &str,
         params: &P,
     ) -> Result<R, SuggestError> {
-        self.ensure_running()?;
-        self.raw_call(method, params)
+        if self.failures.0 >= self.give_up_after {
+            return Err(SuggestError::GaveUp {
+                failures: self.failures.0,
+                last: self.failures.1.clone(),
+            });
+        }
+        let result = self.ensure_running().and_then(|()| self.raw_call(method, params));
+        self.count(&result);
+        result
+    }
+
+    /// Counts process failures in a row (error answers do not count: the process works).
+    fn count<R>(&mut self, result: &Result<R, SuggestError>) {
+        match result {
+            Err(error) if error.kills_process() => {
+                self.failures = (self.failures.0 + 1, format!("{}: {error}", error.kind()));
+            }
+            _ => self.failures = (0, String::new()),
+        }
     }
 }
 
@@ -372,12 +538,16 @@ impl Suggester for ProcessSuggester {
 
     fn initialize(&mut self, params: &InitializeParams) -> Result<InitializeResult, SuggestError> {
         // A live process is reused for the next trajectory: a suggester that loads a
-        // model loads it once per run, not once per commit.
+        // model loads it once per run, not once per commit. A new trajectory starts
+        // with a clean failure count.
         self.initialized_with = None;
-        if self.running.is_none() {
-            self.spawn()?;
+        self.failures = (0, String::new());
+        let result = match self.running {
+            Some(_) => Ok(()),
+            None => self.spawn(Some(&params.worktree)),
         }
-        let result = self.raw_call("initialize", params);
+        .and_then(|()| self.raw_call("initialize", params));
+        self.count(&result);
         self.initialized_with = Some(params.clone());
         result
     }

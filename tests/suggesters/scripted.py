@@ -1,8 +1,12 @@
 """A suggester for protocol tests; SUGGESTER_MODE picks how it (mis)behaves on `suggest`:
-good, crash-once, hang, hang-once-at-3, garbage, huge, error. SUGGESTER_STATE is a file counting
-initialize calls and crashes, so a test can see restarts."""
+good, crash-once, hang, hang-once-at-3, garbage, huge, error, flood (valid lines that answer
+nothing, forever), no-read (never reads stdin again), orphan (starts `sleep ORPHAN_TAG` in the
+background, one in its process group and one in a session of its own, then crashes);
+hang-init hangs on `initialize`. SUGGESTER_STATE is a file counting initialize calls and
+crashes, so a test can see restarts."""
 import json
 import os
+import subprocess
 import sys
 import time
 
@@ -33,6 +37,8 @@ for line in sys.stdin:
     method, msg_id = message.get("method"), message.get("id")
     if method == "initialize":
         bump("initialize")
+        if MODE == "hang-init":
+            time.sleep(3600)
         reply(msg_id, {"name": "scripted", "version": "1"})
     elif method == "suggest":
         # A stray notification first: clients must skip it.
@@ -43,6 +49,18 @@ for line in sys.stdin:
             sys.exit(7)
         if MODE == "hang":
             time.sleep(3600)
+        if MODE == "flood":
+            stray = json.dumps({"jsonrpc": "2.0", "id": 999999, "result": {"edits": []}}) + "\n"
+            while True:
+                sys.stdout.write(stray * 64)
+        if MODE == "no-read":
+            reply(msg_id, {"edits": []})
+            time.sleep(3600)
+        if MODE == "orphan":
+            tag = os.environ["ORPHAN_TAG"]
+            subprocess.Popen(["sleep", tag])
+            subprocess.Popen(["sleep", tag], start_new_session=True)
+            sys.exit(3)
         if MODE == "hang-once-at-3" and message["params"]["step"] == 3 and bump("hang") == 1:
             time.sleep(3600)
         if MODE == "garbage":
