@@ -72,7 +72,7 @@ fn session_state(db: &Path) -> (String, i64) {
         .unwrap()
 }
 
-/// 100,000 changes sent at once, the editor closing right after: every change is
+/// 300,000 changes sent at once, the editor closing right after: every change is
 /// in the database, nothing dropped. `NEXTEDIT_BURST=1000000` runs the full
 /// burst (measured: 198 s with the debug build, 77 s with a release build, 2 busy cores).
 #[test]
@@ -80,7 +80,7 @@ fn a_burst_closed_at_once_is_recorded_completely() {
     let n: usize = std::env::var("NEXTEDIT_BURST")
         .ok()
         .and_then(|v| v.parse().ok())
-        .unwrap_or(100_000);
+        .unwrap_or(300_000);
     let tmp = tempfile::tempdir().unwrap();
     let db = tmp.path().join("rec.db");
     let stderr = tmp.path().join("stderr.txt");
