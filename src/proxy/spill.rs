@@ -46,8 +46,14 @@ pub fn spill_path(db: &Path, pid: u32) -> PathBuf {
 impl Spill {
     /// Creates this process's spill file for `db` (0600, in the database's directory).
     pub fn create(db: &Path, new: &NewSession) -> Result<Spill, StoreError> {
-        let path = spill_path(db, std::process::id());
-        remove_files(&path);
+        // A file of that name is another (dead) process's leftover with the same pid:
+        // it waits for adoption, so this one takes another name.
+        let mut path = spill_path(db, std::process::id());
+        let mut n = 1;
+        while path.exists() {
+            path = spill_path(db, std::process::id()).with_extension(format!("{n}.db"));
+            n += 1;
+        }
         let mut spill_db = Database::open(&path)?;
         let session = spill_db.begin_session(new)?;
         Ok(Spill {
@@ -123,9 +129,11 @@ pub fn adopt_leftovers(db: &mut Database) -> Vec<(PathBuf, Result<u64, StoreErro
     let mut out = Vec::new();
     for entry in entries.flatten() {
         let file = entry.file_name().to_string_lossy().into_owned();
+        // `<pid>.db`, or `<pid>.<n>.db` when the pid's name was taken.
         let Some(pid) = file
             .strip_prefix(&prefix)
             .and_then(|rest| rest.strip_suffix(".db"))
+            .and_then(|rest| rest.split('.').next())
             .and_then(|pid| pid.parse::<u32>().ok())
         else {
             continue;
