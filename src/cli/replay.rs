@@ -307,8 +307,8 @@ pub fn run(args: ReplayArgs) -> anyhow::Result<i32> {
                 }
             }
             if let Some(repo_path) = &args.repo {
-                let repo = GitRepository::open(repo_path)
-                    .with_context(|| format!("opening {}", repo_path.display()))?;
+                // The error names the repository already.
+                let repo = GitRepository::open(repo_path)?;
                 let mut shas = Vec::new();
                 for rev in &args.commit {
                     shas.push(repo.resolve(rev)?);
