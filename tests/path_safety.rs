@@ -151,6 +151,14 @@ fn crafted_trajectories_cannot_write_or_delete_outside_the_scratch_directory() {
         serde_json::to_string(&trajectory_adding("a/../../important.txt")).unwrap(),
     )
     .unwrap();
+    // A recorded session's library file outside the workspace, never edited: left out.
+    let mut library = trajectory_adding("c.py");
+    library.files.push(FileEntry::new(
+        absolute_path.clone(),
+        Some("overwritten\n".into()),
+    ));
+    let with_library = tmp.path().join("library.json");
+    std::fs::write(&with_library, serde_json::to_string(&library).unwrap()).unwrap();
     let fine = tmp.path().join("fine.json");
     std::fs::write(
         &fine,
@@ -168,6 +176,8 @@ fn crafted_trajectories_cannot_write_or_delete_outside_the_scratch_directory() {
             absolute.to_str().unwrap(),
             "--trajectory",
             parent.to_str().unwrap(),
+            "--trajectory",
+            with_library.to_str().unwrap(),
             "--trajectory",
             fine.to_str().unwrap(),
         ],
@@ -189,6 +199,13 @@ fn crafted_trajectories_cannot_write_or_delete_outside_the_scratch_directory() {
         )),
         "{stderr}"
     );
+    assert!(
+        stderr.contains(&format!(
+            "nextedit: {}: left out {absolute_path}: outside the workspace and never edited (replay writes only inside its scratch directory)\n",
+            with_library.display()
+        )),
+        "{stderr}"
+    );
     assert_eq!(std::fs::read_to_string(&important).unwrap(), "keep me\n");
     // The normalized one (`./new/../b.py` is `b.py`) replayed: e0 first, then e1.
     let lines: Vec<Value> = text(&out.stdout)
@@ -196,9 +213,10 @@ fn crafted_trajectories_cannot_write_or_delete_outside_the_scratch_directory() {
         .map(|l| serde_json::from_str(l).unwrap())
         .collect();
     let replayed: Vec<&Value> = lines.iter().filter(|l| l["type"] == "trajectory").collect();
-    assert_eq!(replayed.len(), 1, "{lines:?}");
-    assert_eq!(replayed[0]["key"], fine.display().to_string());
-    assert_eq!(replayed[0]["steps"][0]["applied"], "e1");
+    assert_eq!(replayed.len(), 2, "{lines:?}");
+    assert_eq!(replayed[0]["key"], with_library.display().to_string());
+    assert_eq!(replayed[1]["key"], fine.display().to_string());
+    assert_eq!(replayed[1]["steps"][0]["applied"], "e1");
     assert_eq!(lines.last().unwrap()["failed"], 2);
 }
 

@@ -252,5 +252,12 @@ pub fn run(args: ContextArgs) -> anyhow::Result<i32> {
             r.unreachable_gold.join(", ")
         )?;
     }
+    if !r.clipped_gold.is_empty() {
+        writeln!(
+            out,
+            "  gold regions past the end of their file (scored clipped): {}",
+            r.clipped_gold.join(", ")
+        )?;
+    }
     Ok(0)
 }

@@ -145,8 +145,8 @@ pub fn run(args: DeriveArgs) -> Result<i32> {
             );
         }
     }
-    let repo = GitRepository::open(&args.repo)
-        .with_context(|| format!("opening {}", args.repo.display()))?;
+    // The error names the repository already (no "opening …" context repeating it).
+    let repo = GitRepository::open(&args.repo)?;
     let mut db = match args.store {
         true => Some(nextedit::store::Database::open(
             &args

@@ -82,7 +82,8 @@ pub fn run(args: EvalOrderArgs) -> Result<i32> {
         .repo
         .as_ref()
         .map(|path| {
-            GitRepository::open(path).with_context(|| format!("opening {}", path.display()))
+            // The error names the repository already.
+            GitRepository::open(path)
         })
         .transpose()?;
     let scratch = tempfile::tempdir().context("creating a scratch directory")?;

@@ -24,7 +24,8 @@ pub enum ImportCommand {
 /// Copilot NES workspace recordings → sessions of kind `recorded`
 ///
 /// Each `*.recording.w.json` (given, or found under a given directory) becomes a
-/// session: documents from `documentEncountered` (`\` → `/`), base text from the first
+/// session: documents from `documentEncountered` (`\` → `/`, a leading `..` kept inside
+/// as `_up_`, an absolute path skips the recording), base text from the first
 /// `setContent`, one change per replacement of each `changed` entry (UTF-16 offsets
 /// converted to bytes), later `setContent` / `restoreContent` as `external` changes,
 /// `opened` / `closed` / `focused` / `selectionChanged` as open, close and signal

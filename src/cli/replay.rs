@@ -510,7 +510,7 @@ pub fn run(args: ReplayArgs) -> anyhow::Result<i32> {
                 let key = path.display().to_string();
                 let text = std::fs::read_to_string(path).ok();
                 match text.as_deref().map(serde_json::from_str::<Trajectory>) {
-                    Some(Ok(trajectory)) => match run_entry(trajectory) {
+                    Some(Ok(trajectory)) => match run_entry(&key, trajectory) {
                         Ok(json) => entries.push((key, Some(json))),
                         Err(error) => {
                             derive_errors.push((key.clone(), error));
@@ -521,8 +521,8 @@ pub fn run(args: ReplayArgs) -> anyhow::Result<i32> {
                 }
             }
             if let Some(repo_path) = &args.repo {
-                let repo = GitRepository::open(repo_path)
-                    .with_context(|| format!("opening {}", repo_path.display()))?;
+                // The error names the repository already.
+                let repo = GitRepository::open(repo_path)?;
                 let mut shas = Vec::new();
                 for rev in &args.commit {
                     shas.push(repo.resolve(rev)?);
@@ -543,7 +543,7 @@ pub fn run(args: ReplayArgs) -> anyhow::Result<i32> {
                         Ok(mut trajectory) => {
                             trajectory.session.workspace =
                                 Some(repo_path.canonicalize()?.display().to_string());
-                            match run_entry(trajectory) {
+                            match run_entry(&key, trajectory) {
                                 Ok(json) => entries.push((key, Some(json))),
                                 Err(error) => {
                                     derive_errors.push((key.clone(), error));
@@ -572,7 +572,7 @@ pub fn run(args: ReplayArgs) -> anyhow::Result<i32> {
                     );
                 }
                 let key = format!("session:{id}");
-                match run_entry(trajectory) {
+                match run_entry(&key, trajectory) {
                     Ok(json) => entries.push((key, Some(json))),
                     Err(error) => {
                         derive_errors.push((key.clone(), error));
@@ -780,7 +780,12 @@ pub fn run(args: ReplayArgs) -> anyhow::Result<i32> {
 /// A trajectory's JSON as a run stores it, every file path normalized to a
 /// [`nextedit::trajectory::RelPath`] (replay writes each file under its scratch
 /// root); the error names the offending path and where it is.
-fn run_entry(mut trajectory: Trajectory) -> Result<String, String> {
+fn run_entry(key: &str, mut trajectory: Trajectory) -> Result<String, String> {
+    for path in trajectory.drop_unedited_outside_files() {
+        eprintln!(
+            "nextedit: {key}: left out {path}: outside the workspace and never edited (replay writes only inside its scratch directory)"
+        );
+    }
     trajectory
         .normalize_paths()
         .map_err(|e| format!("unsafe file path: {e}"))?;

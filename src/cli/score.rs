@@ -748,6 +748,12 @@ fn contextbench(a: ContextBenchArgs) -> Result<()> {
                 r.unreachable_gold.join(", ")
             );
         }
+        if !r.clipped_gold.is_empty() {
+            println!(
+                "  gold regions past the end of their file (scored clipped): {}",
+                r.clipped_gold.join(", ")
+            );
+        }
     }
     for e in &errors {
         println!("\n{}: {}", e["instance_id"], e["error"]);

@@ -110,7 +110,15 @@ impl Trajectory {
     /// Rewrites every file path of the trajectory to its normalized [`RelPath`] form;
     /// the first path that is not one is an error naming its place. Two files that
     /// normalize to the same path are an error too (they would overwrite each other).
+    /// Locations that are never written (reads, signals, suggestions, gold context) are
+    /// normalized when they are `RelPath`s and kept as they are otherwise: a recorded
+    /// go-to-definition into a library outside the workspace is a fact, not a file.
     pub fn normalize_paths(&mut self) -> Result<(), TrajectoryPathError> {
+        fn soft(path: &mut String) {
+            if let Ok(rel) = RelPath::parse(path) {
+                *path = rel.0;
+            }
+        }
         fn fix(
             place: impl FnOnce() -> String,
             path: &mut String,
@@ -150,13 +158,13 @@ impl Trajectory {
             match &mut event.body {
                 EventBody::Open { file, .. }
                 | EventBody::Save { file }
-                | EventBody::Close { file }
-                | EventBody::Suggestion { file, .. } => fix(place, file)?,
+                | EventBody::Close { file } => fix(place, file)?,
                 EventBody::Change(change) => fix(place, &mut change.file)?,
-                EventBody::Read(read) => fix(place, &mut read.file)?,
+                EventBody::Suggestion { file, .. } => soft(file),
+                EventBody::Read(read) => soft(&mut read.file),
                 EventBody::Signal(signal) => {
                     if let Some(file) = signal.file.as_mut() {
-                        fix(place, file)?;
+                        soft(file);
                     }
                 }
             }
@@ -164,10 +172,43 @@ impl Trajectory {
         for (i, edit) in self.edits.iter_mut().enumerate() {
             fix(|| format!("edits[{i}].file"), &mut edit.file)?;
         }
-        for (i, region) in self.gold.context.iter_mut().enumerate() {
-            fix(|| format!("gold.context[{i}].file"), &mut region.file)?;
+        for region in &mut self.gold.context {
+            soft(&mut region.file);
         }
         Ok(())
+    }
+
+    /// Removes the files that are not [`RelPath`]s (a recorded session's files outside
+    /// its workspace) when nothing edits them, with their open/save/close events; returns
+    /// their paths. Replay cannot write them under its root, and without edits they
+    /// only gave a suggester a copy of a file outside the project.
+    pub fn drop_unedited_outside_files(&mut self) -> Vec<String> {
+        let edited: std::collections::HashSet<&str> = self
+            .edits
+            .iter()
+            .map(|e| e.file.as_str())
+            .chain(self.events.iter().filter_map(|e| match &e.body {
+                EventBody::Change(c) => Some(c.file.as_str()),
+                _ => None,
+            }))
+            .collect();
+        let dropped: Vec<String> = self
+            .files
+            .iter()
+            .filter(|f| RelPath::parse(&f.path).is_err() && !edited.contains(f.path.as_str()))
+            .map(|f| f.path.clone())
+            .collect();
+        if dropped.is_empty() {
+            return dropped;
+        }
+        self.files.retain(|f| !dropped.contains(&f.path));
+        self.events.retain(|e| match &e.body {
+            EventBody::Open { file, .. } | EventBody::Save { file } | EventBody::Close { file } => {
+                !dropped.contains(file)
+            }
+            _ => true,
+        });
+        dropped
     }
 }
 
@@ -238,5 +279,38 @@ mod tests {
         t.edits[0].file = "/etc/passwd".into();
         let err = t.normalize_paths().unwrap_err();
         assert_eq!(err.place, "edits[0].file");
+    }
+
+    #[test]
+    fn unedited_files_outside_the_workspace_are_dropped_reads_kept() {
+        use crate::trajectory::{Event, LineRange, Read, ReadRole};
+        let mut t = Trajectory::new(SessionInfo::new("t", SessionKind::Recorded));
+        t.files.push(FileEntry::new("a.py", Some("x\n".into())));
+        t.files
+            .push(FileEntry::new("/usr/lib/python3/os.py", Some("y\n".into())));
+        let body = |b| Event {
+            seq: 0,
+            t_ms: 0.0,
+            body: b,
+        };
+        t.events.push(body(EventBody::Open {
+            file: "/usr/lib/python3/os.py".into(),
+            version: 1,
+            text: None,
+        }));
+        t.events.push(body(EventBody::Read(Read {
+            file: "/usr/lib/python3/os.py".into(),
+            lines: LineRange::new(0, 1),
+            via: "textDocument/hover".into(),
+            role: ReadRole::Target,
+        })));
+        assert_eq!(t.drop_unedited_outside_files(), ["/usr/lib/python3/os.py"]);
+        assert_eq!(t.files.len(), 1);
+        assert_eq!(t.events.len(), 1);
+        t.normalize_paths().unwrap();
+        let EventBody::Read(read) = &t.events[0].body else {
+            panic!()
+        };
+        assert_eq!(read.file, "/usr/lib/python3/os.py");
     }
 }

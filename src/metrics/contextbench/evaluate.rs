@@ -158,6 +158,10 @@ pub struct InstanceResult {
     /// Gold files missing from the repository (fixed mode; excluded from scoring).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub unreachable_gold: Vec<String>,
+    /// Gold regions reaching past the end of their file, as `file a..=b (n lines)`
+    /// (fixed mode: scored clipped to the file, and said so).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub clipped_gold: Vec<String>,
 }
 
 /// Why an instance has no scores (the evaluator's error rows).
@@ -476,7 +480,7 @@ fn resolve_step(step: &Step, files: &mut Files<'_>) -> Repr {
     r
 }
 
-fn gold_repr(gold: &Gold, files: &mut Files<'_>) -> (Repr, Vec<String>) {
+fn gold_repr(gold: &Gold, files: &mut Files<'_>) -> (Repr, Vec<String>, Vec<String>) {
     let mode = files.config.mode;
     let both: Vec<&GoldRegion> = gold.init.iter().chain(&gold.add).collect();
     let mut r = Repr::default();
@@ -502,6 +506,7 @@ fn gold_repr(gold: &Gold, files: &mut Files<'_>) -> (Repr, Vec<String>) {
         Mode::Fixed => both.clone(),
     };
     let mut line_pairs = Vec::new();
+    let mut clipped = Vec::new();
     for g in line_source {
         let p = normalize_gold_path(&g.file, mode);
         match mode {
@@ -510,6 +515,12 @@ fn gold_repr(gold: &Gold, files: &mut Files<'_>) -> (Repr, Vec<String>) {
                 let Some(n) = files.get(&p).map(FileInfo::line_count) else {
                     continue;
                 };
+                if g.end_line > n {
+                    clipped.push(format!(
+                        "{} {}..={} ({n} lines)",
+                        g.file, g.start_line, g.end_line
+                    ));
+                }
                 let (a, b) = (g.start_line.max(1), g.end_line.min(n));
                 if a <= b {
                     line_pairs.push((p, (a, b)));
@@ -527,7 +538,7 @@ fn gold_repr(gold: &Gold, files: &mut Files<'_>) -> (Repr, Vec<String>) {
     }
     r.bytes = intervals::map_from(byte_pairs);
     r.symbols = files.symbols_overlapping(&r.bytes);
-    (r, unreachable.into_iter().collect())
+    (r, unreachable.into_iter().collect(), clipped)
 }
 
 fn ratio(num: u64, den: u64, mode: Mode, empty: f64) -> Option<f64> {
@@ -554,7 +565,7 @@ pub fn evaluate(
         cache: HashMap::new(),
         config: *config,
     };
-    let (g, unreachable_gold) = gold_repr(gold, &mut files);
+    let (g, unreachable_gold, clipped_gold) = gold_repr(gold, &mut files);
     let fin = resolve_step(&pred.final_context, &mut files);
     if fin.files.is_empty() && fin.lines.is_empty() && fin.bytes.is_empty() {
         return Err(InstanceError::NoContextExtracted);
@@ -648,6 +659,7 @@ pub fn evaluate(
         },
         editloc,
         unreachable_gold,
+        clipped_gold,
     })
 }
 
