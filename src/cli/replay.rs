@@ -492,7 +492,10 @@ pub fn run(args: ReplayArgs) -> anyhow::Result<i32> {
                 sandbox_ro: args.sandbox_ro.clone(),
                 sandbox_rw: args.sandbox_rw.clone(),
             };
-            for (flag, value) in [("--timeout", args.timeout), ("--init-timeout", args.init_timeout)] {
+            for (flag, value) in [
+                ("--timeout", args.timeout),
+                ("--init-timeout", args.init_timeout),
+            ] {
                 if !(value.is_finite() && value > 0.0) {
                     bail!("{flag} must be a positive number of seconds");
                 }
@@ -577,8 +580,9 @@ pub fn run(args: ReplayArgs) -> anyhow::Result<i32> {
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
     if settings.sandbox == SANDBOXED && args.resume.is_some() {
-        nextedit::suggest::sandbox::availability()
-            .map_err(|reason| anyhow::anyhow!("run {run_id} ran its suggester sandboxed: {reason}"))?;
+        nextedit::suggest::sandbox::availability().map_err(|reason| {
+            anyhow::anyhow!("run {run_id} ran its suggester sandboxed: {reason}")
+        })?;
     }
     if args.json {
         writeln!(
@@ -618,7 +622,10 @@ pub fn run(args: ReplayArgs) -> anyhow::Result<i32> {
     let forbidden = forbidden_paths(
         &db_path,
         &scratch_root,
-        &pending.iter().map(|(_, k, _)| k.as_str()).collect::<Vec<_>>(),
+        &pending
+            .iter()
+            .map(|(_, k, _)| k.as_str())
+            .collect::<Vec<_>>(),
         &pending
             .iter()
             .filter_map(|(_, _, t)| t.as_deref())
@@ -669,14 +676,14 @@ pub fn run(args: ReplayArgs) -> anyhow::Result<i32> {
                     }
                 };
                 // One suggester per worker, initialized per trajectory, shut down at the end.
-                let mut suggester = match build_suggester(&settings.suggester, settings, Some(&place))
-                {
-                    Ok(built) => built,
-                    Err(error) => {
-                        let _ = tx.send((String::new(), Err(error)));
-                        return;
-                    }
-                };
+                let mut suggester =
+                    match build_suggester(&settings.suggester, settings, Some(&place)) {
+                        Ok(built) => built,
+                        Err(error) => {
+                            let _ = tx.send((String::new(), Err(error)));
+                            return;
+                        }
+                    };
                 loop {
                     let i = next.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
                     let Some((position, key, text)) = pending.get(i) else {
