@@ -21,7 +21,7 @@ fn repo() -> (TestRepo, String, String) {
     repo.write("a.py", "def g():\n    return 1\n\n\nx = g()\n");
     let c1 = repo.commit("rename f to g");
     repo.write("a.py", "def h():\n    return 1\n\n\nx = h()\n");
-    repo.write("z.py", &format!("y = 3  # {MARKER}\n"));
+    repo.write("z.py", format!("y = 3  # {MARKER}\n"));
     let c2 = repo.commit("rename g to h");
     (repo, c1, c2)
 }
