@@ -61,14 +61,11 @@ fn sleepers(tag: &str) -> usize {
     n
 }
 
-/// `(call, kind)` of every stored error of run 1: the trajectory's (`initialize`)
-/// first, then the steps' in order.
+/// `(call, kind)` of every stored error of run 1, in the order they were stored.
 fn errors(db: &Path) -> Vec<(String, String)> {
     let conn = rusqlite::Connection::open(db).unwrap();
     let mut stmt = conn
-        .prepare(
-            "SELECT call, kind FROM run_errors WHERE run_id = 1 ORDER BY step IS NOT NULL, rowid",
-        )
+        .prepare("SELECT call, kind FROM run_errors WHERE run_id = 1 ORDER BY rowid")
         .unwrap();
     stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
         .unwrap()
