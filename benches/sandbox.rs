@@ -103,10 +103,20 @@ fn main() {
         start_ms(Some(&sandbox), &worktree, starts),
         step_ms(Some(&sandbox), &worktree, steps),
     );
+    // A network namespace is the costliest part of the sandbox: shown apart.
+    let with_net = Sandbox {
+        network: true,
+        ..sandbox.clone()
+    };
+    let net = (
+        start_ms(Some(&with_net), &worktree, starts),
+        step_ms(Some(&with_net), &worktree, steps),
+    );
     println!("suggester process (sed), median of {starts} starts and {steps} steps");
     println!("{:<16}  {:>14}  {:>12}", "SANDBOX", "START ms", "STEP ms");
     println!("{:<16}  {:>14.2}  {:>12.3}", "off", off.0, off.1);
     println!("{:<16}  {:>14.2}  {:>12.3}", "bwrap", on.0, on.1);
+    println!("{:<16}  {:>14.2}  {:>12.3}", "bwrap +network", net.0, net.1);
     println!(
         "{:<16}  {:>14.2}  {:>12.3}   (targets: ≤ 20 ms, ≤ 1 ms)",
         "added by bwrap",

@@ -21,7 +21,7 @@ fn repo() -> (TestRepo, String, String) {
     repo.write("a.py", "def g():\n    return 1\n\n\nx = g()\n");
     let c1 = repo.commit("rename f to g");
     repo.write("a.py", "def h():\n    return 1\n\n\nx = h()\n");
-    repo.write("z.py", &format!("y = 3  # {MARKER}\n"));
+    repo.write("z.py", format!("y = 3  # {MARKER}\n"));
     let c2 = repo.commit("rename g to h");
     (repo, c1, c2)
 }
@@ -58,7 +58,11 @@ fn probe() -> Probe {
     let trajectories = vec![dir.path().join("c1.json"), dir.path().join("c2.json")];
     trajectory_file(&repo, &c1, &trajectories[0]);
     trajectory_file(&repo, &c2, &trajectories[1]);
-    assert!(std::fs::read_to_string(&trajectories[1]).unwrap().contains(MARKER));
+    assert!(
+        std::fs::read_to_string(&trajectories[1])
+            .unwrap()
+            .contains(MARKER)
+    );
     let log = dir.path().join("probe.jsonl");
     std::fs::write(&log, "").unwrap();
     Probe {
@@ -160,8 +164,7 @@ fn a_probing_suggester_finds_nothing_in_the_default_sandbox() {
     let p = probe();
     let out = p.replay(&[], true);
     let run: Value =
-        serde_json::from_str(String::from_utf8_lossy(&out.stdout).lines().next().unwrap())
-            .unwrap();
+        serde_json::from_str(String::from_utf8_lossy(&out.stdout).lines().next().unwrap()).unwrap();
     assert_eq!(run["sandbox"], "bwrap");
     let calls = p.calls();
     let mut methods: Vec<&str> = calls
@@ -201,8 +204,7 @@ fn without_the_sandbox_the_probe_finds_the_future_and_the_run_says_unsandboxed()
     let p = probe();
     let out = p.replay(&["--sandbox", "off"], false);
     let run: Value =
-        serde_json::from_str(String::from_utf8_lossy(&out.stdout).lines().next().unwrap())
-            .unwrap();
+        serde_json::from_str(String::from_utf8_lossy(&out.stdout).lines().next().unwrap()).unwrap();
     assert_eq!(run["sandbox"], "unsandboxed");
     let found = findings(&p.calls());
     let repo = p.repo.path().canonicalize().unwrap();

@@ -151,7 +151,10 @@ fn a_flooding_suggester_times_out_on_time() {
     let took = started.elapsed();
     assert_eq!(err.kind(), "timeout", "{err}");
     // Honoured within a second of the deadline, however fast the lines come.
-    assert!(took >= Duration::from_secs(1) && took < Duration::from_secs(2), "{took:?}");
+    assert!(
+        took >= Duration::from_secs(1) && took < Duration::from_secs(2),
+        "{took:?}"
+    );
     s.shutdown();
 }
 
@@ -171,7 +174,10 @@ fn a_suggester_that_stops_reading_times_out_on_time() {
     let err = s.suggest(&big).unwrap_err();
     let took = started.elapsed();
     assert_eq!(err.kind(), "timeout", "{err}");
-    assert!(took >= Duration::from_secs(1) && took < Duration::from_secs(2), "{took:?}");
+    assert!(
+        took >= Duration::from_secs(1) && took < Duration::from_secs(2),
+        "{took:?}"
+    );
     s.shutdown();
 }
 
@@ -194,7 +200,10 @@ fn after_three_process_failures_in_a_row_the_trajectory_stops_asking() {
     );
     // Three time-outs as given, nothing more (the fourth call cost nothing).
     let took = started.elapsed();
-    assert!(took >= 3 * limit && took < 3 * limit + Duration::from_secs(2), "{took:?}");
+    assert!(
+        took >= 3 * limit && took < 3 * limit + Duration::from_secs(2),
+        "{took:?}"
+    );
     assert_eq!(counter(&state, "initialize"), 3);
     // A new trajectory tries again.
     assert_eq!(s.initialize(&init()).unwrap_err().kind(), "timeout");

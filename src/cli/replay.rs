@@ -492,7 +492,10 @@ pub fn run(args: ReplayArgs) -> anyhow::Result<i32> {
                 sandbox_ro: args.sandbox_ro.clone(),
                 sandbox_rw: args.sandbox_rw.clone(),
             };
-            for (flag, value) in [("--timeout", args.timeout), ("--init-timeout", args.init_timeout)] {
+            for (flag, value) in [
+                ("--timeout", args.timeout),
+                ("--init-timeout", args.init_timeout),
+            ] {
                 if !(value.is_finite() && value > 0.0) {
                     bail!("{flag} must be a positive number of seconds");
                 }
@@ -596,8 +599,9 @@ pub fn run(args: ReplayArgs) -> anyhow::Result<i32> {
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
     if settings.sandbox == SANDBOXED && args.resume.is_some() {
-        nextedit::suggest::sandbox::availability()
-            .map_err(|reason| anyhow::anyhow!("run {run_id} ran its suggester sandboxed: {reason}"))?;
+        nextedit::suggest::sandbox::availability().map_err(|reason| {
+            anyhow::anyhow!("run {run_id} ran its suggester sandboxed: {reason}")
+        })?;
     }
     if args.json {
         writeln!(
@@ -637,7 +641,10 @@ pub fn run(args: ReplayArgs) -> anyhow::Result<i32> {
     let forbidden = forbidden_paths(
         &db_path,
         &scratch_root,
-        &pending.iter().map(|(_, k, _)| k.as_str()).collect::<Vec<_>>(),
+        &pending
+            .iter()
+            .map(|(_, k, _)| k.as_str())
+            .collect::<Vec<_>>(),
         &pending
             .iter()
             .filter_map(|(_, _, t)| t.as_deref())
@@ -688,14 +695,14 @@ pub fn run(args: ReplayArgs) -> anyhow::Result<i32> {
                     }
                 };
                 // One suggester per worker, initialized per trajectory, shut down at the end.
-                let mut suggester = match build_suggester(&settings.suggester, settings, Some(&place))
-                {
-                    Ok(built) => built,
-                    Err(error) => {
-                        let _ = tx.send((String::new(), Err(error)));
-                        return;
-                    }
-                };
+                let mut suggester =
+                    match build_suggester(&settings.suggester, settings, Some(&place)) {
+                        Ok(built) => built,
+                        Err(error) => {
+                            let _ = tx.send((String::new(), Err(error)));
+                            return;
+                        }
+                    };
                 loop {
                     let i = next.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
                     let Some((position, key, text)) = pending.get(i) else {
@@ -711,6 +718,7 @@ pub fn run(args: ReplayArgs) -> anyhow::Result<i32> {
                             text: text.as_deref(),
                             settings,
                             place: &place,
+                            db_path,
                             worktrees,
                             calls,
                         },
@@ -846,6 +854,8 @@ struct Job<'a> {
     text: Option<&'a str>,
     settings: &'a RunSettings,
     place: &'a WorkerPlace,
+    /// The run's database (a failed `initialize` is stored through a connection of its own).
+    db_path: &'a std::path::Path,
     /// (key, worktree, reads database) of every trajectory replayed.
     worktrees: &'a std::sync::Mutex<Vec<(String, String, PathBuf)>>,
     calls: &'a CallCounts,
@@ -864,6 +874,7 @@ fn replay_one(
         text,
         settings,
         place,
+        db_path,
         worktrees,
         calls,
     } = job;
@@ -986,9 +997,15 @@ fn replay_one(
     if !reveal_commit {
         sent.session.id = format!("trajectory-{position}");
     }
+    let mut suggester = RecordInitialize {
+        inner: suggester.as_mut(),
+        db_path,
+        run: run_id,
+        key,
+    };
     let outcome = replay(
         &sent,
-        suggester.as_mut(),
+        &mut suggester,
         &mut DirWorkspace::new(scratch.0.as_path()),
         &config,
         feed.as_deref(),
@@ -998,12 +1015,6 @@ fn replay_one(
         },
     );
     let outcome = outcome?;
-    if let Some(error) = &outcome.initialize_error {
-        let (kind, message) = error.split_once(": ").unwrap_or(("error", error));
-        recorder
-            .db
-            .record_run_error(run_id, key, "initialize", kind, message)?;
-    }
     if settings.suggester.starts_with("cmd:") {
         calls.add(outcome.initialize_error.as_ref());
         for step in &outcome.steps {
@@ -1032,6 +1043,65 @@ fn replay_one(
         eprintln!("nextedit: {key}: initialize failed: {error}");
     }
     Ok(steps)
+}
+
+/// A suggester whose failed `initialize` is stored in `run_errors` the moment it
+/// happens (an interrupted replay keeps it).
+struct RecordInitialize<'a> {
+    inner: &'a mut dyn Suggester,
+    db_path: &'a std::path::Path,
+    run: i64,
+    key: &'a str,
+}
+
+impl Suggester for RecordInitialize<'_> {
+    fn name(&self) -> String {
+        self.inner.name()
+    }
+
+    fn initialize(
+        &mut self,
+        params: &nextedit::suggest::protocol::InitializeParams,
+    ) -> Result<nextedit::suggest::protocol::InitializeResult, nextedit::suggest::SuggestError>
+    {
+        let result = self.inner.initialize(params);
+        if let Err(error) = &result {
+            let stored = Database::open(self.db_path).and_then(|mut db| {
+                db.record_run_error(
+                    self.run,
+                    self.key,
+                    "initialize",
+                    error.kind(),
+                    &error.to_string(),
+                )
+            });
+            if let Err(e) = stored {
+                eprintln!(
+                    "nextedit: {}: cannot store its initialize failure: {e}",
+                    self.key
+                );
+            }
+        }
+        result
+    }
+
+    fn suggest(
+        &mut self,
+        params: &nextedit::suggest::protocol::SuggestParams,
+    ) -> Result<nextedit::suggest::protocol::SuggestResult, nextedit::suggest::SuggestError> {
+        self.inner.suggest(params)
+    }
+
+    fn generate(
+        &mut self,
+        params: &nextedit::suggest::protocol::GenerateParams,
+    ) -> Result<nextedit::suggest::protocol::GenerateResult, nextedit::suggest::SuggestError> {
+        self.inner.generate(params)
+    }
+
+    fn shutdown(&mut self) {
+        self.inner.shutdown();
+    }
 }
 
 /// A trajectory's worktree, removed when its replay ends (also on error paths).

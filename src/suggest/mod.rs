@@ -83,7 +83,9 @@ pub enum SuggestError {
         message: String,
     },
     /// It failed this many times in a row: the rest of the trajectory does not ask it.
-    #[error("not asked: the suggester failed {failures} times in a row in this trajectory (last: {last})")]
+    #[error(
+        "not asked: the suggester failed {failures} times in a row in this trajectory (last: {last})"
+    )]
     GaveUp {
         /// Failures in a row.
         failures: u32,

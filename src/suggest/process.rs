@@ -436,7 +436,9 @@ impl ProcessSuggester {
                 last: self.failures.1.clone(),
             });
         }
-        let result = self.ensure_running().and_then(|()| self.raw_call(method, params));
+        let result = self
+            .ensure_running()
+            .and_then(|()| self.raw_call(method, params));
         self.count(&result);
         result
     }

@@ -16,7 +16,9 @@ use std::sync::OnceLock;
 const BWRAP: &str = "bwrap";
 
 /// System directories visible read-only in every sandbox (when they exist).
-const SYSTEM_DIRS: &[&str] = &["/usr", "/etc", "/opt", "/bin", "/sbin", "/lib", "/lib32", "/lib64"];
+const SYSTEM_DIRS: &[&str] = &[
+    "/usr", "/etc", "/opt", "/bin", "/sbin", "/lib", "/lib32", "/lib64",
+];
 
 /// Files of `/etc` replaced by an empty file in the sandbox (secrets of the machine).
 const MASKED_FILES: &[&str] = &[
@@ -272,7 +274,11 @@ mod tests {
         let repo = vec![dir.path().join("repo"), real(&dir.path().join("repo"))];
         let paths = command_paths(&line, &repo);
         assert!(paths.contains(&venv));
-        assert!(!paths.iter().any(|p| p.starts_with(&repo[0]) || p.starts_with(&repo[1])));
+        assert!(
+            !paths
+                .iter()
+                .any(|p| p.starts_with(&repo[0]) || p.starts_with(&repo[1]))
+        );
     }
 
     #[test]
@@ -283,7 +289,10 @@ mod tests {
             writable: Vec::new(),
             network: false,
         };
-        let args = sandbox.wrap(&["sh".into(), "-c".into(), "x".into()], Path::new("/tmp/s/1"));
+        let args = sandbox.wrap(
+            &["sh".into(), "-c".into(), "x".into()],
+            Path::new("/tmp/s/1"),
+        );
         let joined = args.join(" ");
         assert!(joined.starts_with("bwrap --unshare-all --die-with-parent --new-session "));
         assert!(!joined.contains("--share-net"));
@@ -293,6 +302,10 @@ mod tests {
             network: true,
             ..sandbox
         };
-        assert!(with_net.wrap(&[], Path::new("/")).contains(&"--share-net".to_string()));
+        assert!(
+            with_net
+                .wrap(&[], Path::new("/"))
+                .contains(&"--share-net".to_string())
+        );
     }
 }
