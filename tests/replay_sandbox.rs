@@ -237,3 +237,21 @@ fn without_the_sandbox_the_probe_finds_the_future_and_the_run_says_unsandboxed()
     assert_eq!(json["run"]["config"]["sandbox"], "unsandboxed");
     drop(p.dir);
 }
+
+#[test]
+fn reveal_commit_names_the_commit_in_initialize() {
+    let p = probe();
+    p.replay(&["--reveal", "commit"], false);
+    // Only c2's initialize carries the probe's sha (c1's carries c1's); nothing else leaks.
+    assert_eq!(
+        findings(&p.calls()),
+        ["commit sha in the initialize message"]
+    );
+    let names: Vec<String> = p
+        .calls()
+        .iter()
+        .filter(|c| c["method"] == "initialize")
+        .map(|c| c["trajectory"].as_str().unwrap().to_string())
+        .collect();
+    assert!(names.contains(&p.c2), "{names:?}");
+}

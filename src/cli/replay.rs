@@ -104,7 +104,7 @@ pub struct ReplayArgs {
     #[arg(long, default_value_t = 0.5, value_name = "ES")]
     es_threshold: f64,
 
-    /// What the suggester may see beyond the current state: message, files (comma-separated)
+    /// What the suggester may see beyond the current state: message, files, commit (comma-separated)
     #[arg(long, value_delimiter = ',', value_name = "LIST")]
     reveal: Vec<RevealArg>,
 

@@ -76,19 +76,32 @@ fn reap_orphans() {
     // SAFETY: getpid(2) cannot fail.
     let me = unsafe { libc::getpid() };
     for _ in 0..20 {
-        let live = LIVE_GROUPS.lock().map(|g| g.clone()).unwrap_or_default();
-        let orphans: Vec<libc::pid_t> = children_of(me)
-            .into_iter()
-            .filter(|pid| !live.contains(&(*pid as u32)))
-            .collect();
+        // The lock is held from the listing to the kill, so a suggester another thread
+        // is starting (it holds the lock from spawn to registration) is never taken for
+        // an orphan.
+        let orphans: Vec<libc::pid_t> = {
+            let Ok(live) = LIVE_GROUPS.lock() else {
+                return;
+            };
+            let orphans: Vec<libc::pid_t> = children_of(me)
+                .into_iter()
+                .filter(|pid| !live.contains(&(*pid as u32)))
+                .collect();
+            for &pid in &orphans {
+                // SAFETY: kill(2) on a child of this process that no `Child` handle
+                // owns (it was re-parented here).
+                unsafe {
+                    libc::kill(pid, libc::SIGKILL);
+                }
+            }
+            orphans
+        };
         if orphans.is_empty() {
             return;
         }
         for pid in orphans {
-            // SAFETY: kill(2) and waitpid(2) on a child of this process that no
-            // `Child` handle owns (it was re-parented here).
+            // SAFETY: waitpid(2) on a killed child no `Child` handle owns.
             unsafe {
-                libc::kill(pid, libc::SIGKILL);
                 libc::waitpid(pid, std::ptr::null_mut(), 0);
             }
         }

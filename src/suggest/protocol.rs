@@ -33,10 +33,11 @@ pub struct InitializeParams {
     /// Main language of the trajectory (`python`, `go`, …), if known.
     #[serde(default)]
     pub language: Option<String>,
-    /// Project name.
+    /// Project name (only with `--reveal commit`).
     #[serde(default)]
     pub project: Option<String>,
-    /// Trajectory id (commit sha or session id).
+    /// Trajectory name: opaque and run-local (`trajectory-N`); the commit sha or
+    /// session id only with `--reveal commit`.
     pub trajectory: String,
     /// What `--reveal` allowed.
     #[serde(default)]
