@@ -27,10 +27,10 @@ fn pyright() -> ServerCommand {
 }
 
 fn gopls(scratch: &Path) -> ServerCommand {
-    let path = format!(
-        "/usr/lib/go-1.19/bin:{}",
-        std::env::var("PATH").unwrap_or_default()
-    );
+    let mut path = std::env::var("PATH").unwrap_or_default();
+    if let Some(go) = nextedit::history::lsp::go_toolchain_dir() {
+        path = format!("{}:{path}", go.display());
+    }
     let program = std::env::split_paths(&path)
         .map(|p| p.join("gopls"))
         .find(|p| p.is_file())

@@ -11,9 +11,9 @@
 //!
 //! It needs `editors/vscode/node_modules` (`npm ci`), Debian `chromium`, and the tools that
 //! `tests/editors/install-vscode-tools` puts in `tests/editors/.tools` (Node 24, code-server
-//! 4.139.1, playwright-core): about 1 GB and several minutes to install, so it runs only when
-//! they are present (`scripts/test` installs them when `NEXTEDIT_VSCODE_E2E=1`; with that
-//! variable set, missing tools fail the test instead of skipping it).
+//! 4.139.1, playwright-core): about 1 GB and several minutes to install. `scripts/test`
+//! installs them and sets `NEXTEDIT_VSCODE_E2E=1`, with which missing tools fail the test
+//! instead of skipping it; elsewhere it runs when they are present.
 
 mod common;
 

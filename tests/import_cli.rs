@@ -142,23 +142,28 @@ fn copilot_recordings_import_exactly_and_a_bad_one_is_skipped() {
         point["events"],
         json!([
             {"seq": 0, "t_ms": 200.0, "type": "open", "file": "src/point.ts", "version": 1},
-            {"seq": 1, "t_ms": 210.0, "type": "signal", "kind": "focus", "file": "src/point.ts",
+            // Opening reads the whole document, as in a proxy recording.
+            {"seq": 1, "t_ms": 200.0, "type": "read", "file": "src/point.ts",
+             "lines": {"start": 0, "end": 5}, "via": "open", "role": "open"},
+            {"seq": 2, "t_ms": 210.0, "type": "signal", "kind": "focus", "file": "src/point.ts",
              "payload": focus("src/point.ts")},
             // One entry [[18,23,"Point3D"],[32,33,"1"]] in UTF-16 → right to left in bytes.
-            change(2, 3000.0, "src/point.ts", 2, [34, 35, 2, 2, 2], "0", "1"),
-            change(3, 3000.0, "src/point.ts", 2, [20, 25, 1, 1, 1], "Point", "Point3D"),
-            {"seq": 4, "t_ms": 3001.0, "type": "signal", "kind": "selection", "file": "src/point.ts",
+            change(3, 3000.0, "src/point.ts", 2, [34, 35, 2, 2, 2], "0", "1"),
+            change(4, 3000.0, "src/point.ts", 2, [20, 25, 1, 1, 1], "Point", "Point3D"),
+            {"seq": 5, "t_ms": 3001.0, "type": "signal", "kind": "selection", "file": "src/point.ts",
              "payload": {"textDocument": {"uri": "file:///home/u/proj/src/point.ts"},
                          "selections": [{"start": {"line": 2, "character": 7},
                                          "end": {"line": 2, "character": 7}}]}},
-            {"seq": 5, "t_ms": 4000.0, "type": "open", "file": "_up_/shared/util.ts", "version": 1},
-            {"seq": 6, "t_ms": 4010.0, "type": "signal", "kind": "focus", "file": "_up_/shared/util.ts",
+            {"seq": 6, "t_ms": 4000.0, "type": "open", "file": "_up_/shared/util.ts", "version": 1},
+            {"seq": 7, "t_ms": 4000.0, "type": "read", "file": "_up_/shared/util.ts",
+             "lines": {"start": 0, "end": 2}, "via": "open", "role": "open"},
+            {"seq": 8, "t_ms": 4010.0, "type": "signal", "kind": "focus", "file": "_up_/shared/util.ts",
              "payload": focus("../shared/util.ts")},
-            change(7, 5000.0, "_up_/shared/util.ts", 2, [29, 29, 1, 1, 2], "", "export const 😀 = 1;\n"),
-            {"seq": 8, "t_ms": 8000.0, "type": "signal", "kind": "focus", "file": "src/point.ts",
+            change(9, 5000.0, "_up_/shared/util.ts", 2, [29, 29, 1, 1, 2], "", "export const 😀 = 1;\n"),
+            {"seq": 10, "t_ms": 8000.0, "type": "signal", "kind": "focus", "file": "src/point.ts",
              "payload": focus("src/point.ts")},
-            change(9, 9000.0, "src/point.ts", 3, [39, 39, 3, 3, 3], "", "  y"),
-            change(10, 9300.0, "src/point.ts", 4, [42, 42, 3, 3, 4], "", " = 0;\n"),
+            change(11, 9000.0, "src/point.ts", 3, [39, 39, 3, 3, 3], "", "  y"),
+            change(12, 9300.0, "src/point.ts", 4, [42, 42, 3, 3, 4], "", " = 0;\n"),
         ])
     );
     let edit = |id: &str,
@@ -204,7 +209,7 @@ fn copilot_recordings_import_exactly_and_a_bad_one_is_skipped() {
             with(
                 edit("e0", "src/point.ts", "replace", [2, 3], [2, 3], "0", "1"),
                 "events",
-                json!([2])
+                json!([3])
             ),
             with(
                 edit(
@@ -217,7 +222,7 @@ fn copilot_recordings_import_exactly_and_a_bad_one_is_skipped() {
                     "Point3D"
                 ),
                 "events",
-                json!([3])
+                json!([4])
             ),
             with(
                 edit(
@@ -230,7 +235,7 @@ fn copilot_recordings_import_exactly_and_a_bad_one_is_skipped() {
                     "export const 😀 = 1;\n"
                 ),
                 "events",
-                json!([7])
+                json!([9])
             ),
             with(
                 edit(
@@ -243,7 +248,7 @@ fn copilot_recordings_import_exactly_and_a_bad_one_is_skipped() {
                     "  y = 0;\n"
                 ),
                 "events",
-                json!([9, 10])
+                json!([11, 12])
             ),
             // nextUserEdit [[6,11,"Point3D"],[46,46,"  z = 0;\n"]] against the final text.
             with(
@@ -295,7 +300,7 @@ fn copilot_recordings_import_exactly_and_a_bad_one_is_skipped() {
     );
     let f = "docs/読む.md";
     let mut restore = change(
-        4,
+        5,
         600.0,
         f,
         4,
@@ -308,22 +313,24 @@ fn copilot_recordings_import_exactly_and_a_bad_one_is_skipped() {
         notes["events"],
         json!([
             {"seq": 0, "t_ms": 1.0, "type": "open", "file": f, "version": 1},
+            {"seq": 1, "t_ms": 1.0, "type": "read", "file": f,
+             "lines": {"start": 0, "end": 3}, "via": "open", "role": "open"},
             // Logged at time 998, after an entry at 1002: keeps t = 2.
-            change(1, 2.0, f, 2, [2, 11, 0, 0, 0], "日本語", "中文"),
-            change(2, 500.0, f, 3, [9, 13, 0, 0, 0], "😀", "🎉"),
-            change(3, 500.0, f, 3, [0, 0, 0, 0, 0], "", "> "),
+            change(2, 2.0, f, 2, [2, 11, 0, 0, 0], "日本語", "中文"),
+            change(3, 500.0, f, 3, [9, 13, 0, 0, 0], "😀", "🎉"),
+            change(4, 500.0, f, 3, [0, 0, 0, 0, 0], "", "> "),
             restore,
-            {"seq": 5, "t_ms": 601.0, "type": "signal", "kind": "selection", "file": f,
+            {"seq": 6, "t_ms": 601.0, "type": "signal", "kind": "selection", "file": f,
              "payload": {"textDocument": {"uri": "file:///w/notes/docs/読む.md"},
                          "selections": [
                              {"start": {"line": 1, "character": 0}, "end": {"line": 1, "character": 0}},
                              {"start": {"line": 1, "character": 1}, "end": {"line": 2, "character": 0}}]}},
-            {"seq": 6, "t_ms": 700.0, "type": "close", "file": f},
+            {"seq": 7, "t_ms": 700.0, "type": "close", "file": f},
         ])
     );
     assert_eq!(notes["edits"].as_array().unwrap().len(), 4);
     assert_eq!(notes["edits"][3]["origin"], "external");
-    assert_eq!(notes["edits"][3]["events"], json!([4]));
+    assert_eq!(notes["edits"][3]["events"], json!([5]));
     assert_eq!(
         notes["gold"],
         json!({"source": "copilot-nes:no-edit-expected", "instance_id": "notes-cjk"})
@@ -437,6 +444,7 @@ fn want_id(expected: &str) -> &'static str {
 fn gold_of(trajectory: &Trajectory, patch: &str) -> Gold {
     Gold {
         instance_id: trajectory.gold.instance_id.clone().unwrap(),
+        keyed_inst_id: true,
         original_instance_id: None,
         init: trajectory
             .gold
@@ -723,4 +731,60 @@ fn contextbench_batch_skips_bad_rows_and_unmatched_predictions() {
         serde_json::from_str::<Value>(&last).unwrap(),
         json!({"type": "gold", "gold": a["gold"]})
     );
+}
+
+#[test]
+fn copilot_sessions_show_their_counts_and_score_with_nextedit_context() {
+    let tmp = tempfile::tempdir().unwrap();
+    let db = tmp.path().join("x.db");
+    let dir = data("tests/data/copilot");
+    run(&["import", "copilot", dir.to_str().unwrap()], &db);
+    // Raw changes and perceived edits apart; imported sessions count from their trajectory
+    // (the two gold next edits are edits without changes).
+    let show = text(&run(&["sessions", "show", "2"], &db).stdout);
+    assert!(
+        show.contains("  recorded    0 messages, 5 changes (6 edits), 2 reads, 4 signals, 0 dropped\n  documents   2\n"),
+        "{show}"
+    );
+    let list = text(&run(&["sessions", "list"], &db).stdout);
+    let row: Vec<&str> = list.lines().nth(1).unwrap().split_whitespace().collect();
+    assert_eq!(
+        &row[..8],
+        [
+            "2",
+            "recorded",
+            "2024-11-07T10:04:32.000Z",
+            "ended",
+            "0",
+            "5",
+            "6",
+            "2"
+        ]
+    );
+    let out = run(&["context", "2", "--json"], &db);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    // Two opens (whole documents) and one caret position are the reads.
+    assert_eq!(v["read_steps"], 3);
+    assert_eq!(v["scores"]["step_times"], json!([200.0, 3001.0, 4000.0]));
+    let f = &v["scores"]["final"];
+    assert_eq!(
+        f["file"],
+        json!({"coverage": 1.0, "precision": 1.0, "f1": 1.0, "intersection": 2, "gold_size": 2, "pred_size": 2})
+    );
+    assert_eq!(
+        (
+            &f["line"]["intersection"],
+            &f["line"]["gold_size"],
+            &f["line"]["pred_size"]
+        ),
+        (&json!(4), &json!(4), &json!(7))
+    );
+    assert_eq!(
+        v["scores"]["trajectory"]["auc_coverage"]["file"],
+        json!(2.0 / 3.0)
+    );
+    // The notes session edits nothing that stays: no gold, but the read is still scored.
+    let out = run(&["context", "1", "--json"], &db);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
 }

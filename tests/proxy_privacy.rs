@@ -104,7 +104,7 @@ fn excluded_files_and_secrets_never_reach_the_database() {
             .unwrap(),
         None
     );
-    assert_eq!(session.edits, 0, "the change to .env is not stored");
+    assert_eq!(session.changes, 0, "the change to .env is not stored");
 
     // Private files: 0600 database in a 0700 directory.
     let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;

@@ -217,7 +217,7 @@ fn check_recording(
         ("ended", Some(0), 0)
     );
     assert_eq!(session.position_encoding.as_deref(), Some("utf-16"));
-    assert_eq!(session.edits, scenario.edits.len() as i64);
+    assert_eq!(session.changes, scenario.edits.len() as i64);
     assert_eq!(session.signals, 2);
     let main = db.find_document(session.id, scenario.main).unwrap();
     assert_eq!(main.path, scenario.main);

@@ -103,7 +103,9 @@ fn list_show_export_replay_delete() {
 
     let show = stdout(&nextedit(&["sessions", "show", "1"], &db));
     assert!(
-        show.contains("recorded    14 messages, 2 edits, 2 reads, 1 signals, 0 dropped"),
+        show.contains(
+            "recorded    14 messages, 2 changes (2 edits), 2 reads, 1 signals, 0 dropped"
+        ),
         "{show}"
     );
     assert!(show.contains("a.py"), "{show}");
@@ -400,4 +402,120 @@ fn export_slices_a_window_and_files_of_a_recorded_session() {
         "{}",
         String::from_utf8_lossy(&bad.stderr)
     );
+}
+
+/// Records one pyright session through the proxy that opens each `(file, text)` and
+/// appends `typed` to the first.
+fn record_texts(db: &Path, workspace: &Path, files: &[(&str, &str)], typed: &'static str) {
+    let mut server = Command::new(pyright());
+    server.arg("--stdio");
+    let mut client = spawn_proxied(db, workspace, server, &[]);
+    client.initialize(workspace, TIMEOUT).unwrap();
+    for (i, (name, text)) in files.iter().enumerate() {
+        let u = uri(&workspace.join(name));
+        client
+            .notify("textDocument/didOpen", json!({"textDocument": {"uri": u, "languageId": "python", "version": 1, "text": text}}))
+            .unwrap();
+        if i == 0 {
+            let end = Pos(text.lines().count() as u32, 0);
+            client
+                .notify(
+                    "textDocument/didChange",
+                    did_change(
+                        &u,
+                        2,
+                        &TextChange {
+                            start: end,
+                            end,
+                            text: typed,
+                        },
+                    ),
+                )
+                .unwrap();
+            client
+                .request("textDocument/hover", at(&u, Pos(0, 1)), TIMEOUT)
+                .unwrap();
+        }
+    }
+    client.shutdown(TIMEOUT).unwrap();
+}
+
+/// Whether any of the database's files (main, -wal, -shm) holds `needle`.
+fn database_holds(db: &Path, needle: &str) -> bool {
+    ["", "-wal", "-shm"].iter().any(|suffix| {
+        let file = format!("{}{suffix}", db.display());
+        std::fs::read(&file)
+            .is_ok_and(|bytes| bytes.windows(needle.len()).any(|w| w == needle.as_bytes()))
+    })
+}
+
+#[test]
+fn delete_and_purge_erase_the_text_from_the_database_files() {
+    let tmp = tempfile::tempdir().unwrap();
+    let workspace = tmp.path().join("ws");
+    std::fs::create_dir(&workspace).unwrap();
+    let workspace = workspace.canonicalize().unwrap();
+    let db = tmp.path().join("rec.db");
+    record_texts(
+        &db,
+        &workspace,
+        &[
+            ("conf_alpha.py", "ALPHA = 'purge-me-7731'\n"),
+            ("keep.py", "BETA = 'keep-me-2468'\n"),
+        ],
+        "GAMMA = 'purge-me-typed-5519'\n",
+    );
+    record_texts(
+        &db,
+        &workspace,
+        &[("other.py", "DELTA = 'delete-me-9042'\n")],
+        "EPS = 'delete-me-typed-3377'\n",
+    );
+    // Each session replayed once: the runs hold copies of the texts.
+    for session in ["1", "2"] {
+        let replay = nextedit(
+            &[
+                "replay",
+                "--session",
+                session,
+                "--suggester",
+                "builtin:noop",
+            ],
+            &db,
+        );
+        assert!(
+            replay.status.success(),
+            "{}",
+            String::from_utf8_lossy(&replay.stderr)
+        );
+    }
+    for marker in [
+        "purge-me-7731",
+        "purge-me-typed-5519",
+        "keep-me-2468",
+        "delete-me-9042",
+    ] {
+        assert!(database_holds(&db, marker), "{marker} was recorded");
+    }
+
+    assert_eq!(
+        stdout(&nextedit(
+            &["sessions", "purge", "--file", "conf_*.py"],
+            &db
+        )),
+        "removed conf_alpha.py from session 1\ndeleted replay run 1 (it held a copy)\n"
+    );
+    assert!(!database_holds(&db, "purge-me-7731"));
+    assert!(!database_holds(&db, "purge-me-typed-5519"));
+    assert!(database_holds(&db, "keep-me-2468"), "other files stay");
+    let show = stdout(&nextedit(&["sessions", "show", "1"], &db));
+    assert!(show.contains("  documents   1\n    keep.py "), "{show}");
+
+    assert_eq!(
+        stdout(&nextedit(&["sessions", "delete", "2"], &db)),
+        "deleted session 2\ndeleted replay run 2 (it held a copy)\n"
+    );
+    assert!(!database_holds(&db, "delete-me-9042"));
+    assert!(!database_holds(&db, "delete-me-typed-3377"));
+    assert!(database_holds(&db, "keep-me-2468"));
 }

@@ -8,7 +8,9 @@ use nextedit::history::lsp::{LspSetup, LspStats, ServerCommand, ServerSet};
 use nextedit::history::order::{
     AnnotatedPair, HistorianEdge, order_from_editflow, order_from_historian,
 };
-use nextedit::history::{CommitSource, GitRepository, derive_commit, derive_commit_with_lsp};
+use nextedit::history::{
+    CommitSource, GitRepository, Merges, Selection, derive_commit, derive_commit_with_lsp, select,
+};
 use nextedit::trajectory::Trajectory;
 
 /// Derive trajectories (edits and their natural partial order) from git commits
@@ -25,8 +27,10 @@ use nextedit::trajectory::Trajectory;
 /// reason. Applying all edits to the parent must give the commit byte for byte; a
 /// commit where it does not is reported and skipped. Merge commits are refused.
 ///
-/// With --range, a failing commit is reported on stderr and the batch goes on
-/// (exit code 1 at the end); merges in the range are reported as skipped.
+/// With --range, what was selected is said first ("43 commits, 41 merges skipped");
+/// a failing commit is reported on stderr and the batch goes on (exit code 1 at the
+/// end). Merges are left out (exit 0 if nothing else failed), or with
+/// --merges first-parent derived against their first parent.
 ///
 /// Example:
 ///
@@ -48,9 +52,15 @@ pub struct DeriveArgs {
     )]
     commit: Option<String>,
 
-    /// Commits to derive: A..B (reachable from B, not from A), oldest first
+    /// Commits to derive, oldest first, as git reads a range: A..B (reachable from B,
+    /// not from A), A...B (from either, not both), R^! (R alone), R (R and all its
+    /// ancestors: the whole history up to R)
     #[arg(long, value_name = "A..B")]
     range: Option<String>,
+
+    /// Merge commits in --range: skip them, or derive each against its first parent
+    #[arg(long, value_enum, default_value_t = MergeChoice::Skip, requires = "range")]
+    merges: MergeChoice,
 
     /// Where to write: a file for --commit, a directory (one <sha>.json each) for
     /// --range. Default: standard output (pretty JSON for --commit, one trajectory
@@ -80,6 +90,45 @@ pub struct DeriveArgs {
     /// Database for --store [default: $NEXTEDIT_DB, else $XDG_DATA_HOME/nextedit/nextedit.db]
     #[arg(long, value_name = "PATH", requires = "store")]
     db: Option<std::path::PathBuf>,
+}
+
+/// What `--merges` selects.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum MergeChoice {
+    /// Leave merges out (one summary line says how many)
+    Skip,
+    /// Derive a merge's change against its first parent
+    FirstParent,
+}
+
+impl MergeChoice {
+    /// The library's merge policy.
+    pub fn policy(self) -> Merges {
+        match self {
+            MergeChoice::Skip => Merges::Skip,
+            MergeChoice::FirstParent => Merges::FirstParent,
+        }
+    }
+}
+
+/// The line that says what a range selected (printed before any work starts).
+pub fn describe_selection(spec: &str, selection: &Selection) -> String {
+    let plural =
+        |n: usize, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
+    let mut line = format!(
+        "{spec}: {}",
+        plural(selection.commits.len(), "commit", "commits")
+    );
+    if selection.merges_skipped > 0 {
+        line += &format!(
+            ", {} skipped",
+            plural(selection.merges_skipped, "merge", "merges")
+        );
+    }
+    if selection.commits.is_empty() && selection.merges_skipped == 0 {
+        line += " (the range is empty)";
+    }
+    line
 }
 
 /// Runs `nextedit derive`.
@@ -136,7 +185,10 @@ pub fn run(args: DeriveArgs) -> Result<i32> {
         .range
         .as_deref()
         .expect("clap requires --commit or --range");
-    let commits = repo.range(spec)?;
+    let selection = select(&repo, spec, args.merges.policy())
+        .with_context(|| format!("reading the range {spec:?}"))?;
+    eprintln!("{}", describe_selection(spec, &selection));
+    let commits = selection.commits;
     if let Some(dir) = &args.out {
         std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
     }
@@ -153,7 +205,7 @@ pub fn run(args: DeriveArgs) -> Result<i32> {
     for sha in &commits {
         bar.set_message(sha[..10].to_string());
         let derived = repo
-            .load(sha)
+            .load_with(sha, args.merges.policy())
             .map_err(anyhow::Error::from)
             .and_then(|record| {
                 let (mut trajectory, stats) =
@@ -281,8 +333,8 @@ pub(crate) fn discover_servers() -> ServerSet {
     let go = server("NEXTEDIT_GOPLS", "gopls").map(|program| {
         // Debian's gopls needs a Go toolchain on PATH; never reach for the network.
         let mut path = std::env::var("PATH").unwrap_or_default();
-        if std::path::Path::new("/usr/lib/go-1.19/bin/go").exists() {
-            path = format!("/usr/lib/go-1.19/bin:{path}");
+        if let Some(go) = nextedit::history::lsp::go_toolchain_dir() {
+            path = format!("{}:{path}", go.display());
         }
         let env = vec![
             ("PATH".into(), path),

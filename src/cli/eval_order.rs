@@ -3,7 +3,13 @@
 use std::path::PathBuf;
 
 use anyhow::{Context, Result};
-use nextedit::history::editflow::{derive_rebuilt_with, hunks_aligned, read_annotations};
+use nextedit::history::crossval::{
+    CommitSample, CrossValidation, Estimate, Headline, leave_one_repository_out, repository_of,
+    with_intervals,
+};
+use nextedit::history::editflow::{
+    AnnotatedCommit, derive_rebuilt_with, hunks_aligned, read_annotations,
+};
 use nextedit::history::evaluate::{CommitEvaluation, Confusion, Figures, evaluate_commit};
 use nextedit::history::order::PairLabel;
 use nextedit::history::{CommitSource, GitRepository, derive_commit};
@@ -55,6 +61,17 @@ pub struct EvalOrderArgs {
     /// with the annotator's reason and the derived edge's reasons
     #[arg(long)]
     explain: bool,
+
+    /// Cross-validate by repository: for each repository, choose which rule kinds to
+    /// trust on the other repositories' commits (dropping a kind while that raises
+    /// all-pairs accuracy) and score the left-out repository with them; figures are
+    /// pooled over the left-out repositories
+    #[arg(long, value_name = "UNIT", value_parser = ["repo"])]
+    cv: Option<String>,
+
+    /// Seed of the bootstrap behind the 95 % intervals (repositories resampled)
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
 }
 
 /// Runs `nextedit eval-order`.
@@ -72,6 +89,8 @@ pub fn run(args: EvalOrderArgs) -> Result<i32> {
     let scratch = tempfile::tempdir().context("creating a scratch directory")?;
     let servers = args.lsp.then(super::derive::discover_servers);
     let mut results: Vec<CommitEvaluation> = Vec::new();
+    let mut disagreements: Vec<Disagreement> = Vec::new();
+    let mut samples: Vec<CommitSample> = Vec::new();
     let mut skipped: Vec<(String, String)> = Vec::new();
     for (index, commit) in commits.iter().enumerate() {
         let name = commit.name();
@@ -80,7 +99,15 @@ pub fn run(args: EvalOrderArgs) -> Result<i32> {
                 .resolve(commit.sha())
                 .and_then(|sha| repo.load(&sha))
                 .and_then(|record| derive_commit(&record, Some(&name)))
-                .and_then(|t| evaluate_commit(name.clone(), &t, &commit.partial_orders, None)),
+                .and_then(|t| {
+                    if args.explain {
+                        disagreements.extend(explain(&name, &t, &commit.partial_orders));
+                    }
+                    let evaluated =
+                        evaluate_commit(name.clone(), &t, &commit.partial_orders, None)?;
+                    samples.push(sample(commit, &t)?);
+                    Ok(evaluated)
+                }),
             None => derive_rebuilt_with(
                 commit,
                 &scratch.path().join(index.to_string()),
@@ -89,16 +116,28 @@ pub fn run(args: EvalOrderArgs) -> Result<i32> {
             .and_then(|(t, rebuilt)| {
                 let aligned = hunks_aligned(&t, &rebuilt.hunks);
                 if args.explain {
-                    explain(&name, &t, &commit.partial_orders);
+                    disagreements.extend(explain(&name, &t, &commit.partial_orders));
                 }
-                evaluate_commit(name.clone(), &t, &commit.partial_orders, Some(aligned))
+                let evaluated =
+                    evaluate_commit(name.clone(), &t, &commit.partial_orders, Some(aligned))?;
+                samples.push(sample(commit, &t)?);
+                Ok(evaluated)
             }),
         };
         match evaluated {
             Ok(result) => results.push(result),
-            Err(error) => skipped.push((name, format!("{error:#}"))),
+            Err(error) => {
+                let why = format!("{error:#}");
+                eprintln!("skipped {name}: {why}");
+                skipped.push((name, why));
+            }
         }
     }
+    let intervals = with_intervals(&samples, args.seed);
+    let cross = args
+        .cv
+        .is_some()
+        .then(|| leave_one_repository_out(&samples, args.seed));
     let mut all = Confusion::default();
     let mut annotated = Confusion::default();
     for result in &results {
@@ -115,11 +154,105 @@ pub fn run(args: EvalOrderArgs) -> Result<i32> {
             "overall": {"all_pairs": Figures::from(&all), "annotated_pairs": Figures::from(&annotated),
                         "confusion_all_pairs": all.counts},
         });
+        let mut report = report;
+        if args.explain {
+            report["disagreements"] = serde_json::to_value(&disagreements)?;
+        }
+        report["overall"]["intervals"] = serde_json::to_value(&intervals)?;
+        if let Some(cv) = &cross {
+            report["cross_validation"] = serde_json::to_value(cv)?;
+        }
         println!("{}", serde_json::to_string_pretty(&report)?);
     } else {
+        for d in &disagreements {
+            println!(
+                "{} {}: annotated {} ({}), derived {} [{}]",
+                d.commit,
+                d.pair,
+                d.annotated,
+                d.reason,
+                d.derived,
+                d.derived_reasons.join(", ")
+            );
+        }
+        if !disagreements.is_empty() {
+            println!();
+        }
         print_tables(&results, &skipped, &all, &annotated);
+        print_intervals("all rules, 95 % intervals over repositories", &intervals);
+        if let Some(cv) = &cross {
+            print_cross_validation(cv);
+        }
     }
     Ok(if skipped.is_empty() { 0 } else { 1 })
+}
+
+/// What cross-validation needs of one evaluated commit.
+fn sample(
+    commit: &AnnotatedCommit,
+    trajectory: &nextedit::trajectory::Trajectory,
+) -> Result<CommitSample, nextedit::history::HistoryError> {
+    Ok(CommitSample {
+        repository: repository_of(&commit.commit_url),
+        edits: trajectory.edits.len(),
+        gold: nextedit::history::order::editflow_labels(&commit.partial_orders)?,
+        edges: trajectory.order.edges.clone(),
+    })
+}
+
+/// `value [low, high]` in percent.
+fn interval(e: &Estimate) -> String {
+    format!(
+        "{}% [{}, {}]",
+        percent(e.value),
+        percent(e.low).trim(),
+        percent(e.high).trim()
+    )
+}
+
+fn print_intervals(title: &str, f: &Headline) {
+    println!("{title}:");
+    println!(
+        "  accuracy (all pairs)        {}",
+        interval(&f.accuracy_all_pairs)
+    );
+    println!(
+        "  accuracy (annotated pairs)  {}",
+        interval(&f.accuracy_annotated_pairs)
+    );
+    println!("  related F1                  {}", interval(&f.related_f1));
+    println!(
+        "  related precision           {}",
+        interval(&f.related_precision)
+    );
+    println!(
+        "  related recall              {}",
+        interval(&f.related_recall)
+    );
+}
+
+fn print_cross_validation(cv: &CrossValidation) {
+    println!();
+    println!(
+        "leave-one-repository-out ({} repositories): rule kinds dropped on the others",
+        cv.folds.len()
+    );
+    for fold in &cv.folds {
+        println!(
+            "  {:<40} {:>6}%  dropped: {}",
+            fold.repository,
+            percent(fold.accuracy_all_pairs),
+            if fold.dropped.is_empty() {
+                "-".to_owned()
+            } else {
+                fold.dropped.join(", ")
+            }
+        );
+    }
+    print_intervals(
+        "held out, pooled, 95 % intervals over repositories",
+        &cv.held_out,
+    );
 }
 
 fn percent(value: Option<f64>) -> String {
@@ -157,8 +290,11 @@ fn print_tables(
             percent(c.related_f1())
         );
     }
-    for (name, why) in skipped {
-        println!("skipped {name}: {why}");
+    if !skipped.is_empty() {
+        println!(
+            "{} commits skipped (each named with its reason on stderr)",
+            skipped.len()
+        );
     }
     println!();
     println!(
@@ -188,16 +324,32 @@ fn print_tables(
     }
 }
 
+/// One pair whose derived label differs from the annotation (`--explain`).
+#[derive(Debug, serde::Serialize)]
+struct Disagreement {
+    commit: String,
+    /// `eI-eJ`, the lower edit first.
+    pair: String,
+    annotated: &'static str,
+    /// The annotator's reason, if the pair was annotated.
+    reason: String,
+    derived: &'static str,
+    /// `kind:detail` of every derived edge between the two edits.
+    derived_reasons: Vec<String>,
+}
+
+/// The pairs of one commit where the derived order and the annotation disagree.
 fn explain(
     name: &str,
     trajectory: &nextedit::trajectory::Trajectory,
     pairs: &[nextedit::history::order::AnnotatedPair],
-) {
+) -> Vec<Disagreement> {
     let Ok(gold) = nextedit::history::order::editflow_labels(pairs) else {
-        return;
+        return Vec::new();
     };
     let predicted = nextedit::history::order::pair_labels(&trajectory.order);
     let count = trajectory.edits.len();
+    let mut out = Vec::new();
     for low in 0..count {
         for high in low + 1..count {
             let g = gold.get(&(low, high)).copied().unwrap_or(PairLabel::None);
@@ -214,24 +366,25 @@ fn explain(
                     let [a, b] = x.edit_hunk_pair;
                     (a.min(b), a.max(b)) == (low, high)
                 })
-                .map(|x| x.reason.as_str())
-                .unwrap_or("");
-            let derived: Vec<String> = trajectory
+                .map(|x| x.reason.clone())
+                .unwrap_or_default();
+            let ids = [format!("e{low}"), format!("e{high}")];
+            let derived_reasons = trajectory
                 .order
                 .edges
                 .iter()
-                .filter(|e| {
-                    let ids = [format!("e{low}"), format!("e{high}")];
-                    ids.contains(&e.from) && ids.contains(&e.to)
-                })
+                .filter(|e| ids.contains(&e.from) && ids.contains(&e.to))
                 .flat_map(|e| e.reasons.iter().map(|r| format!("{}:{}", r.kind, r.detail)))
                 .collect();
-            println!(
-                "{name} e{low}-e{high}: annotated {} ({reason}), derived {} [{}]",
-                g.as_str(),
-                p.as_str(),
-                derived.join(", ")
-            );
+            out.push(Disagreement {
+                commit: name.to_owned(),
+                pair: format!("e{low}-e{high}"),
+                annotated: g.as_str(),
+                reason,
+                derived: p.as_str(),
+                derived_reasons,
+            });
         }
     }
+    out
 }

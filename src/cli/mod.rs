@@ -57,9 +57,11 @@ enum Command {
 
 /// Parses arguments, runs the command and returns the process exit code.
 ///
-/// Exit codes: 0 success, 1 the command failed (the error chain is printed on stderr),
-/// 2 invalid arguments (clap).
+/// Exit codes: 0 success (also when stdout was closed early: `nextedit … | head`), 2 the
+/// command failed (the error chain is printed on stderr) or its arguments are invalid
+/// (clap); commands that judge something (`sessions link`, `replay`) may return 1.
 pub fn run() -> i32 {
+    exit_quietly_on_broken_stdout();
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Proxy(args) => proxy::run(args),
@@ -83,6 +85,24 @@ pub fn run() -> i32 {
             2
         }
     }
+}
+
+/// `println!` panics when stdout is a closed pipe; the reader has all it wanted, so that
+/// panic ends the process with 0 and no message, whichever command printed.
+fn exit_quietly_on_broken_stdout() {
+    let default = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        let message = info
+            .payload()
+            .downcast_ref::<String>()
+            .map(String::as_str)
+            .or_else(|| info.payload().downcast_ref::<&str>().copied())
+            .unwrap_or_default();
+        if message.starts_with("failed printing to stdout") && message.contains("Broken pipe") {
+            std::process::exit(0);
+        }
+        default(info);
+    }));
 }
 
 /// A closed stdout (`nextedit sessions list | head`) is not an error.

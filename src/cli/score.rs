@@ -8,8 +8,7 @@ use clap::{Args, Subcommand, ValueEnum};
 use indicatif::{ProgressBar, ProgressStyle};
 use nextedit::contextbench_io::{DirRepo, load_gold, load_predictions};
 use nextedit::metrics::bleu::{
-    NltkSmoothing, historian_bleu, nltk_sentence_bleu, nmt_bleu, sacrebleu_sentence_bleu,
-    tokenize_13a, wordpunct_tokens,
+    BleuFormula, BleuSpec, BleuTokenizer, NltkSmoothing, SacreSmoothing,
 };
 use nextedit::metrics::contextbench::{
     ContextBenchConfig, Conversion, Granularity as Level, InstanceResult, Mode, aggregate, evaluate,
@@ -90,9 +89,10 @@ struct TripleArgs {
     /// The original document O (path or `-`); required except for bleu
     #[arg(long, value_name = "FILE")]
     origin: Option<PathBuf>,
-    /// The reference revision A, the ground truth (path or `-`)
-    #[arg(long, value_name = "FILE")]
-    reference: PathBuf,
+    /// The reference revision A, the ground truth (path or `-`); bleu and sari take it
+    /// repeatedly (multi-reference: every reference counts, as in the reference libraries)
+    #[arg(long, value_name = "FILE", required = true)]
+    reference: Vec<PathBuf>,
     /// The predicted revision B (path or `-`)
     #[arg(long, value_name = "FILE")]
     prediction: PathBuf,
@@ -118,15 +118,18 @@ struct DiffBleuArgs {
     flavour: Flavour,
 }
 
-#[derive(Debug, Clone, Copy, ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, ValueEnum)]
 enum BleuVariant {
-    /// Historian / CodeXGLUE smoothed BLEU-4, 0–100
+    /// Historian's BLEU-4: CodeXGLUE smoothed formula on Historian's tokens, 0–100
     Historian,
-    /// sacrebleu 2.6 sentence_bleu defaults (13a, exp smoothing, effective order), 0–100
+    /// CodeXGLUE code-to-text smooth BLEU (the same formula on MOSES/NIST tokens), 0–100
+    Codexglue,
+    /// sacrebleu 2.6 sentence_bleu (13a tokens; --smoothing exp|floor|add-k|none), 0–100
     Sacrebleu,
-    /// NLTK sentence_bleu, smoothing method 1, wordpunct tokens, 0–1
+    /// NLTK 3.10 sentence_bleu (wordpunct tokens; --smoothing method0…method7), 0–1
     Nltk,
-    /// tensorflow-nmt compute_bleu without smoothing (HF evaluate "bleu"), 13a tokens, 0–1
+    /// tensorflow-nmt compute_bleu (13a tokens; --smoothing none|add-one); with the
+    /// defaults this is Hugging Face evaluate's "bleu", 0–1
     Nmt,
 }
 
@@ -134,17 +137,57 @@ enum BleuVariant {
 struct BleuArgs {
     #[command(flatten)]
     texts: TripleArgs,
-    /// BLEU variant
+    /// BLEU variant (the formula of one reference implementation)
     #[arg(long, value_enum, default_value_t = BleuVariant::Historian)]
     variant: BleuVariant,
+    /// Smoothing: method0…method7 (nltk; default method1), exp|floor|add-k|none
+    /// (sacrebleu; default exp), none|add-one (nmt; default none); historian and
+    /// codexglue have their own fixed smoothing
+    #[arg(long, value_name = "METHOD")]
+    smoothing: Option<String>,
+    /// The value of sacrebleu's floor (default 0.1) or add-k (default 1) smoothing
+    #[arg(long, value_name = "X", requires = "smoothing")]
+    smooth_value: Option<f64>,
+    /// sacrebleu only: use all four orders even when the hypothesis is shorter
+    /// (sacrebleu's `use_effective_order=False`)
+    #[arg(long)]
+    no_effective_order: bool,
+    /// Tokenizer; default: the variant's own (historian, nist, 13a, wordpunct, 13a)
+    #[arg(long, value_enum, value_name = "TOKENS")]
+    tokenize: Option<BleuTokens>,
 }
 
+#[derive(Debug, Clone, Copy, PartialEq, ValueEnum)]
+enum BleuTokens {
+    /// Historian: lowercased word runs and single punctuation, then MOSES/NIST rules
+    Historian,
+    /// CodeXGLUE's MOSES/NIST normalisation (lowercased)
+    Nist,
+    /// sacrebleu's 13a (case kept)
+    #[value(name = "13a")]
+    Thirteen,
+    /// NLTK's wordpunct_tokenize: \w+|[^\w\s]+
+    Wordpunct,
+    /// Split on white space only: the inputs are already tokenised
+    Whitespace,
+}
 #[derive(Debug, Clone, Copy, ValueEnum)]
 enum Granularity {
     /// Lines (without their line break)
     Line,
     /// Tree-sitter leaf tokens (lexical tokens for unknown languages)
     Token,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+enum SariUnit {
+    /// Lines (without their line break)
+    Line,
+    /// Tree-sitter leaf tokens (lexical tokens for unknown languages)
+    Token,
+    /// Words split on white space (the inputs are already tokenised, as in the
+    /// reference SARI scripts)
+    Word,
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -178,8 +221,8 @@ struct SariArgs {
     #[command(flatten)]
     texts: TripleArgs,
     /// Token unit
-    #[arg(long, value_enum, default_value_t = Granularity::Token)]
-    granularity: Granularity,
+    #[arg(long, value_enum, default_value_t = SariUnit::Token)]
+    granularity: SariUnit,
     /// Language of the token grammar (python, go, java, javascript, typescript, tsx,
     /// rust); default: from the reference file's extension, else lexical tokens
     #[arg(long, value_name = "LANG")]
@@ -248,11 +291,33 @@ pub fn run(args: ScoreArgs) -> Result<()> {
     }
 }
 
-/// Reads the three inputs; at most one may be `-`.
-fn read_inputs(t: &TripleArgs, need_origin: bool) -> Result<(String, String, String)> {
-    let dashes = [t.origin.as_deref(), Some(&t.reference), Some(&t.prediction)]
+/// The texts of one scoring call: origin (empty when not needed), references, prediction.
+struct Inputs {
+    origin: String,
+    references: Vec<String>,
+    prediction: String,
+}
+
+impl Inputs {
+    /// The only reference, for metrics defined on one (ES, DiffBLEU).
+    fn single_reference(&self, metric: &str) -> Result<&str> {
+        match self.references.as_slice() {
+            [one] => Ok(one),
+            many => bail!(
+                "{metric} compares with one reference; {} --reference files were given",
+                many.len()
+            ),
+        }
+    }
+}
+
+/// Reads the inputs; at most one may be `-`.
+fn read_inputs(t: &TripleArgs, need_origin: bool) -> Result<Inputs> {
+    let dashes = t
+        .origin
         .iter()
-        .flatten()
+        .chain(&t.reference)
+        .chain(std::iter::once(&t.prediction))
         .filter(|p| p.as_os_str() == "-")
         .count();
     if dashes > 1 {
@@ -263,11 +328,15 @@ fn read_inputs(t: &TripleArgs, need_origin: bool) -> Result<(String, String, Str
         (None, true) => bail!("--origin is required for this metric"),
         (None, false) => String::new(),
     };
-    Ok((
+    Ok(Inputs {
         origin,
-        read_input("--reference", &t.reference)?,
-        read_input("--prediction", &t.prediction)?,
-    ))
+        references: t
+            .reference
+            .iter()
+            .map(|p| read_input("--reference", p))
+            .collect::<Result<_>>()?,
+        prediction: read_input("--prediction", &t.prediction)?,
+    })
 }
 
 fn read_input(flag: &str, path: &Path) -> Result<String> {
@@ -287,7 +356,7 @@ fn language(lang: &Option<String>, t: &TripleArgs) -> Result<Option<Language>> {
         Some(name) => Language::from_name(name)
             .map(Some)
             .with_context(|| format!("--lang `{name}`: unknown language (python, go, java, javascript, typescript, tsx, rust)")),
-        None => Ok(Language::from_path(&t.reference)
+        None => Ok(Language::from_path(&t.reference[0])
             .or_else(|| t.origin.as_deref().and_then(Language::from_path))),
     }
 }
@@ -302,30 +371,116 @@ fn spinner(total_bytes: usize, what: &str) -> Option<ProgressBar> {
     })
 }
 
-fn bleu(a: BleuArgs) -> Result<()> {
-    let (_, reference, prediction) = read_inputs(&a.texts, false)?;
-    let (score, scale) = match a.variant {
-        BleuVariant::Historian => (historian_bleu(&prediction, &reference), 100),
-        BleuVariant::Sacrebleu => (sacrebleu_sentence_bleu(&prediction, &[&reference]), 100),
+/// The library's BLEU spec for the command-line choices, and the variant's label.
+fn bleu_spec(a: &BleuArgs) -> Result<(BleuSpec, String)> {
+    let smoothing = a.smoothing.as_deref();
+    let fixed = |name: &str| -> Result<()> {
+        if a.smoothing.is_some() {
+            bail!("--smoothing does not apply to --variant {name} (its smoothing is fixed)");
+        }
+        Ok(())
+    };
+    if a.no_effective_order && a.variant != BleuVariant::Sacrebleu {
+        bail!("--no-effective-order applies to --variant sacrebleu only");
+    }
+    let (formula, tokens, label) = match a.variant {
+        BleuVariant::Historian => {
+            fixed("historian")?;
+            (
+                BleuFormula::Smooth,
+                BleuTokenizer::Historian,
+                "historian".to_owned(),
+            )
+        }
+        BleuVariant::Codexglue => {
+            fixed("codexglue")?;
+            (
+                BleuFormula::Smooth,
+                BleuTokenizer::Nist,
+                "codexglue".to_owned(),
+            )
+        }
         BleuVariant::Nltk => {
-            let h = wordpunct_tokens(&prediction);
-            let r = wordpunct_tokens(&reference);
-            (nltk_sentence_bleu(&h, &[r], NltkSmoothing::Method1)?, 1)
+            let name = smoothing.unwrap_or("method1");
+            let method = name
+                .strip_prefix("method")
+                .and_then(|k| k.parse::<usize>().ok())
+                .and_then(|k| NltkSmoothing::ALL.get(k).copied())
+                .with_context(|| {
+                    format!("--smoothing `{name}`: nltk takes method0, method1, … method7")
+                })?;
+            if a.smooth_value.is_some() {
+                bail!("--smooth-value applies to sacrebleu's floor and add-k smoothing only");
+            }
+            (
+                BleuFormula::Nltk(method),
+                BleuTokenizer::Wordpunct,
+                format!("nltk-{name}"),
+            )
+        }
+        BleuVariant::Sacrebleu => {
+            let name = smoothing.unwrap_or("exp");
+            let smoothing = match (name, a.smooth_value) {
+                ("exp", None) => SacreSmoothing::Exp,
+                ("floor", v) => SacreSmoothing::Floor(v.unwrap_or(0.1)),
+                ("add-k", v) => SacreSmoothing::AddK(v.unwrap_or(1.0)),
+                ("none", None) => SacreSmoothing::None,
+                ("exp" | "none", Some(_)) => {
+                    bail!("--smooth-value applies to floor and add-k smoothing only")
+                }
+                _ => bail!("--smoothing `{name}`: sacrebleu takes exp, floor, add-k or none"),
+            };
+            (
+                BleuFormula::Sacrebleu {
+                    smoothing,
+                    effective_order: !a.no_effective_order,
+                },
+                BleuTokenizer::Thirteen,
+                format!("sacrebleu-{name}"),
+            )
         }
         BleuVariant::Nmt => {
-            let h = tokenize_13a(&prediction);
-            let r = tokenize_13a(&reference);
+            let name = smoothing.unwrap_or("none");
+            let smooth = match name {
+                "none" => false,
+                "add-one" => true,
+                _ => bail!("--smoothing `{name}`: nmt takes none or add-one"),
+            };
+            if a.smooth_value.is_some() {
+                bail!("--smooth-value applies to sacrebleu's floor and add-k smoothing only");
+            }
             (
-                nmt_bleu(&h, &[r], false).context("nmt BLEU of the inputs")?,
-                1,
+                BleuFormula::Nmt { smooth },
+                BleuTokenizer::Thirteen,
+                format!("nmt-{name}"),
             )
         }
     };
-    let variant = format!("{:?}", a.variant).to_lowercase();
+    let tokenizer = match a.tokenize {
+        None => tokens,
+        Some(BleuTokens::Historian) => BleuTokenizer::Historian,
+        Some(BleuTokens::Nist) => BleuTokenizer::Nist,
+        Some(BleuTokens::Thirteen) => BleuTokenizer::Thirteen,
+        Some(BleuTokens::Wordpunct) => BleuTokenizer::Wordpunct,
+        Some(BleuTokens::Whitespace) => BleuTokenizer::Whitespace,
+    };
+    Ok((BleuSpec { tokenizer, formula }, label))
+}
+
+fn bleu(a: BleuArgs) -> Result<()> {
+    let (spec, variant) = bleu_spec(&a)?;
+    let inputs = read_inputs(&a.texts, false)?;
+    let references: Vec<&str> = inputs.references.iter().map(String::as_str).collect();
+    let score = spec
+        .score(&inputs.prediction, &references)
+        .with_context(|| format!("{variant} BLEU of the inputs"))?;
+    let scale = spec.formula.scale();
+    let tokens = spec.tokenizer.name();
     if a.texts.json {
         println!(
             "{}",
-            json!({"metric": "bleu", "variant": variant, "scale": scale, "score": score})
+            json!({"metric": "bleu", "variant": variant, "tokenize": tokens, "scale": scale,
+                   "references": references.len(), "score": score})
         );
     } else {
         println!("bleu ({variant}, 0–{scale}): {score}");
@@ -338,24 +493,29 @@ fn sari_json(s: &SariScore) -> serde_json::Value {
 }
 
 fn run_sari(a: SariArgs) -> Result<()> {
-    let (o, r, p) = read_inputs(&a.texts, true)?;
+    let inputs = read_inputs(&a.texts, true)?;
     let lang = language(&a.lang, &a.texts)?;
-    let pb = spinner(o.len() + r.len() + p.len(), "SARI");
+    let (o, p) = (&inputs.origin, &inputs.prediction);
+    let size = o.len() + p.len() + inputs.references.iter().map(String::len).sum::<usize>();
+    let pb = spinner(size, "SARI");
     let split = |s: &str| -> Vec<String> {
         match a.granularity {
-            Granularity::Line => es_line_tokens(s).into_iter().map(str::to_owned).collect(),
-            Granularity::Token => tokens(lang, s).into_iter().map(str::to_owned).collect(),
+            SariUnit::Line => es_line_tokens(s).into_iter().map(str::to_owned).collect(),
+            SariUnit::Token => tokens(lang, s).into_iter().map(str::to_owned).collect(),
+            SariUnit::Word => s.split_whitespace().map(str::to_owned).collect(),
         }
     };
     let config = SariConfig::new(a.convention.variant());
-    let s = sari(&split(&o), &split(&p), &[split(&r)], &config);
+    let references: Vec<Vec<String>> = inputs.references.iter().map(|r| split(r)).collect();
+    let s = sari(&split(o), &split(p), &references, &config);
     if let Some(pb) = pb {
         pb.finish_and_clear();
     }
     if a.texts.json {
         println!(
             "{}",
-            json!({"metric": "sari", "convention": config.variant.name(), "score": s.sari, "components": sari_json(&s)})
+            json!({"metric": "sari", "convention": config.variant.name(), "references": references.len(),
+                   "score": s.sari, "components": sari_json(&s)})
         );
     } else {
         println!("sari ({}): {}", config.variant.name(), s.sari);
@@ -372,7 +532,12 @@ fn print_components(s: &SariScore) {
 }
 
 fn es(a: EsArgs) -> Result<()> {
-    let (o, r, p) = read_inputs(&a.texts, true)?;
+    let inputs = read_inputs(&a.texts, true)?;
+    let (o, r, p) = (
+        &inputs.origin,
+        inputs.single_reference("es")?,
+        &inputs.prediction,
+    );
     let lang = language(&a.lang, &a.texts)?;
     let mut config = ExcisionConfig::default();
     config.sari.variant = a.convention.variant();
@@ -385,7 +550,7 @@ fn es(a: EsArgs) -> Result<()> {
         Granularity::Token => EsGranularity::Token,
     };
     let pb = spinner(o.len() + r.len() + p.len(), "the Excision Score");
-    let s = excision_score_text(&o, &r, &p, granularity, lang, &config);
+    let s = excision_score_text(o, r, p, granularity, lang, &config);
     if let Some(pb) = pb {
         pb.finish_and_clear();
     }
@@ -415,10 +580,15 @@ fn es(a: EsArgs) -> Result<()> {
 }
 
 fn diffbleu(a: DiffBleuArgs) -> Result<()> {
-    let (o, r, p) = read_inputs(&a.texts, true)?;
+    let inputs = read_inputs(&a.texts, true)?;
+    let (o, r, p) = (
+        &inputs.origin,
+        inputs.single_reference("diffbleu")?,
+        &inputs.prediction,
+    );
     let (score, flavour) = match a.flavour {
-        Flavour::Nofuneval => (Some(diff_bleu(&o, &r, &p)), "nofuneval"),
-        Flavour::Codeplan => (diff_bleu_codeplan(&o, &r, &p), "codeplan"),
+        Flavour::Nofuneval => (Some(diff_bleu(o, r, p)), "nofuneval"),
+        Flavour::Codeplan => (diff_bleu_codeplan(o, r, p), "codeplan"),
     };
     if a.texts.json {
         println!(
@@ -477,8 +647,12 @@ fn contextbench(a: ContextBenchArgs) -> Result<()> {
         bail!("--repo `{}`: not a directory", a.repo.display());
     }
     let repo = DirRepo::new(&a.repo);
-    let golds =
+    let mut golds =
         load_gold(&a.gold).with_context(|| format!("loading --gold `{}`", a.gold.display()))?;
+    if mode == Mode::Compat {
+        // The evaluator indexes gold rows by `inst_id` only.
+        golds.retain(|g| g.keyed_inst_id);
+    }
     let conversion = match mode {
         Mode::Compat => Conversion::Compat,
         Mode::Fixed => Conversion::Fixed,

@@ -81,12 +81,35 @@ pub enum SessionsCommand {
         #[arg(long, default_value_t = nextedit::history::link::DEFAULT_LIMIT)]
         limit: usize,
     },
-    /// Delete a session and everything recorded in it
+    /// Delete a session and everything recorded in it, for good
+    ///
+    /// The session's rows go, and so do the replay runs that copied it (named in the
+    /// output). The database file is then rebuilt so the deleted text is not left in
+    /// free pages or the write-ahead log. While another process (a running proxy) has
+    /// the database open, the log cannot be emptied: the command says so; run it again
+    /// once that process has ended.
     Delete {
         #[command(flatten)]
         db: DbArg,
         /// Session id
         id: i64,
+    },
+    /// Remove the text of files matching a glob from every session, for good
+    ///
+    /// A pattern without a slash matches a file name at any depth (`*.env`); one with
+    /// a slash matches the whole workspace-relative path (`config/**`).
+    /// For each file whose path matches: its snapshots, changes,
+    /// reads and signals, the raw messages that name it and the answers to them, and
+    /// its entries in commit-derived and imported sessions. Replay runs that copied such
+    /// a file are deleted. The database file is rebuilt afterwards, like `delete`.
+    ///
+    /// Example: nextedit sessions purge --file 'config/secrets/**' --file '*.env'
+    Purge {
+        #[command(flatten)]
+        db: DbArg,
+        /// Glob over workspace-relative paths (repeatable)
+        #[arg(long = "file", value_name = "GLOB", required = true)]
+        files: Vec<String>,
     },
     /// Print the reconstructed final text of a document of a session
     ///
@@ -129,6 +152,27 @@ pub enum ExportFormat {
     Jsonl,
 }
 
+/// The runs an erasure deleted and whether the log could be emptied.
+fn print_erasure(out: &mut impl Write, erased: &nextedit::store::Erasure) -> anyhow::Result<()> {
+    for run in &erased.runs {
+        writeln!(out, "deleted replay run {run} (it held a copy)")?;
+    }
+    if !erased.wal_cleared {
+        writeln!(
+            out,
+            "warning: another process has the database open, so its write-ahead log could \
+             not be emptied and may still hold the erased text; run the command again once \
+             that process has ended"
+        )?;
+    }
+    Ok(())
+}
+
+/// A count, or `?` when it could not be computed.
+fn count_or_unknown(count: Option<i64>) -> String {
+    count.map_or_else(|| "?".to_owned(), |n| n.to_string())
+}
+
 pub fn run(command: SessionsCommand) -> anyhow::Result<i32> {
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
@@ -146,8 +190,17 @@ pub fn run(command: SessionsCommand) -> anyhow::Result<i32> {
             }
             writeln!(
                 out,
-                "{:>5}  {:<8}  {:<24}  {:<9}  {:>6}  {:>5}  {:>5}  {:<20}  {:<12}  WORKSPACE",
-                "ID", "KIND", "STARTED", "STATUS", "MSGS", "EDITS", "READS", "SERVER", "COMMIT"
+                "{:>5}  {:<8}  {:<24}  {:<9}  {:>6}  {:>7}  {:>5}  {:>5}  {:<20}  {:<12}  WORKSPACE",
+                "ID",
+                "KIND",
+                "STARTED",
+                "STATUS",
+                "MSGS",
+                "CHANGES",
+                "EDITS",
+                "READS",
+                "SERVER",
+                "COMMIT"
             )?;
             for s in sessions {
                 let server = s
@@ -157,13 +210,14 @@ pub fn run(command: SessionsCommand) -> anyhow::Result<i32> {
                     .unwrap_or_default();
                 writeln!(
                     out,
-                    "{:>5}  {:<8}  {:<24}  {:<9}  {:>6}  {:>5}  {:>5}  {:<20}  {:<12}  {}",
+                    "{:>5}  {:<8}  {:<24}  {:<9}  {:>6}  {:>7}  {:>5}  {:>5}  {:<20}  {:<12}  {}",
                     s.id,
                     s.kind,
                     s.started_at,
                     s.status,
                     s.messages,
-                    s.edits,
+                    s.changes,
+                    count_or_unknown(s.edits),
                     s.reads,
                     truncate(&server, 20),
                     s.linked_commit
@@ -235,8 +289,13 @@ pub fn run(command: SessionsCommand) -> anyhow::Result<i32> {
             )?;
             writeln!(
                 out,
-                "  recorded    {} messages, {} edits, {} reads, {} signals, {} dropped",
-                session.messages, session.edits, session.reads, session.signals, session.dropped
+                "  recorded    {} messages, {} changes ({} edits), {} reads, {} signals, {} dropped",
+                session.messages,
+                session.changes,
+                count_or_unknown(session.edits),
+                session.reads,
+                session.signals,
+                session.dropped
             )?;
             writeln!(out, "  documents   {}", documents.len())?;
             for doc in documents {
@@ -247,9 +306,9 @@ pub fn run(command: SessionsCommand) -> anyhow::Result<i32> {
                 };
                 writeln!(
                     out,
-                    "    {:<50} {:>5} edits  {}{}",
+                    "    {:<50} {:>5} changes  {}{}",
                     doc.path,
-                    doc.edits,
+                    doc.changes,
                     doc.language_id.as_deref().unwrap_or(""),
                     note
                 )?;
@@ -331,8 +390,35 @@ pub fn run(command: SessionsCommand) -> anyhow::Result<i32> {
             limit,
         } => return link(db, id, repo, limit, &mut out),
         SessionsCommand::Delete { db, id } => {
-            db.open()?.delete_session(id)?;
+            let erased = db.open()?.delete_session(id)?;
             writeln!(out, "deleted session {id}")?;
+            print_erasure(&mut out, &erased)?;
+        }
+        SessionsCommand::Purge { db, files } => {
+            let mut globs = globset::GlobSetBuilder::new();
+            for pattern in &files {
+                // As in .gitignore: a pattern without a slash matches at any depth.
+                let anywhere = if pattern.contains('/') {
+                    pattern.clone()
+                } else {
+                    format!("**/{pattern}")
+                };
+                globs.add(
+                    globset::GlobBuilder::new(&anywhere)
+                        .literal_separator(true)
+                        .build()
+                        .with_context(|| format!("--file {pattern:?} is not a valid glob"))?,
+                );
+            }
+            let globs = globs.build().context("building the --file globs")?;
+            let erased = db.open()?.purge_files(&|path| globs.is_match(path))?;
+            if erased.documents.is_empty() {
+                writeln!(out, "no stored file matches {}", files.join(", "))?;
+            }
+            for (session, path) in &erased.documents {
+                writeln!(out, "removed {path} from session {session}")?;
+            }
+            print_erasure(&mut out, &erased)?;
         }
         SessionsCommand::ReplayText { db, id, file, seq } => {
             let db = db.open()?;
@@ -375,7 +461,7 @@ fn link(
     })?;
     let mut files = Vec::new();
     for doc in database.documents(id)? {
-        if doc.excluded || doc.edits == 0 {
+        if doc.excluded || doc.changes == 0 {
             continue;
         }
         let Some(text) = database.document_text(id, &doc.uri, None)? else {

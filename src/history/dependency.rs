@@ -13,7 +13,7 @@
 //! | `shared_name` | two edits of the same function introduce the same new compound name (`sample_weight`), in code, a docstring or a comment |
 //! | `def_use` (class member) | a class attribute, constructor parameter or `self.x` changed by several edits of one class, or passed by name to that class's constructor (`Env(vcs_rev=…)`) |
 //! | `clone` | the same token change applied in several places, or before- and after-texts that are alike (token Dice ≥ 0.8) |
-//! | `test_impl` | a test file and the file it tests both introduce the same identifier |
+//! | `test_impl` | a test file starts using (or importing) a name that an edit of the file it tests defines or changes |
 //! | `move` | lines deleted by a pure deletion and inserted (maybe touched up) by a pure insertion |
 //!
 //! A use resolves only to the definitions of the closest scope rank, so a name
@@ -752,25 +752,37 @@ fn tests_and_implementations(edits: &[EditFacts], found: &mut BTreeSet<Dependenc
         }
         let stem = tested_stem(t.path);
         let (_, added_t) = token_change(t.before_text, t.after_text);
-        let keys_t = string_keys_of(t.after_text);
         for (implementation, i) in edits.iter().enumerate() {
             if is_test_path(i.path) || implementation_stem(i.path) != stem {
                 continue;
             }
-            // Both sides introduce the same name: the test exercises what the
-            // implementation just added (or the rename both follow).
+            // The test starts using a name the implementation edit defines or changes:
+            // it exercises what was just written. (Sharing any new word, a string key
+            // or an import alias linked unrelated edits on unseen commits.)
             let (_, added_i) = token_change(i.before_text, i.after_text);
-            let keys_i = string_keys_of(i.after_text);
-            let shared = added_i
+            let written: BTreeSet<&str> = i
+                .symbols
+                .changed
                 .iter()
-                .find(|w| is_identifier_like(w) && added_t.contains(w))
-                .cloned()
-                .or_else(|| {
-                    keys_i
-                        .intersection(&keys_t)
-                        .next()
-                        .map(|k| format!("\"{k}\""))
-                });
+                .map(|c| c.name.as_str())
+                .chain(i.symbols.renamed.iter().map(|(_, new)| new.as_str()))
+                .chain(
+                    i.symbols
+                        .defined_after
+                        .iter()
+                        .filter(|d| added_i.contains(d))
+                        .map(String::as_str),
+                )
+                .collect();
+            let shared = written
+                .iter()
+                .find(|w| {
+                    is_identifier_like(w)
+                        && added_t.iter().any(|a| a == *w)
+                        && (t.symbols.used_after.contains(**w)
+                            || t.symbols.imported_after.contains(**w))
+                })
+                .map(|w| w.to_string());
             if let Some(word) = shared {
                 found.insert(Dependency {
                     from: implementation,

@@ -319,3 +319,25 @@ fn locations(result: &Value) -> Vec<(String, usize)> {
         })
         .collect()
 }
+
+/// Where a Go toolchain for gopls lives when `go` is not on `PATH`: the newest Debian
+/// `golang-1.N-go` (`/usr/lib/go-1.N/bin`); `None` when `go` is on `PATH` or none is
+/// installed. Debian's gopls finds no toolchain of its own.
+pub fn go_toolchain_dir() -> Option<PathBuf> {
+    let on_path = std::env::var_os("PATH")
+        .is_some_and(|paths| std::env::split_paths(&paths).any(|dir| dir.join("go").is_file()));
+    if on_path {
+        return None;
+    }
+    let minor = |name: &str| -> Option<u32> { name.strip_prefix("go-1.")?.parse().ok() };
+    std::fs::read_dir("/usr/lib")
+        .ok()?
+        .flatten()
+        .filter_map(|entry| {
+            let name = entry.file_name().into_string().ok()?;
+            let bin = entry.path().join("bin");
+            (bin.join("go").is_file()).then_some((minor(&name)?, bin))
+        })
+        .max_by_key(|(minor, _)| *minor)
+        .map(|(_, bin)| bin)
+}

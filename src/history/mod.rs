@@ -20,6 +20,7 @@
 //! rebuilds EditFlow's sample commits as git repositories. [`link`] finds the commit
 //! that contains a recorded session's edits.
 
+pub mod crossval;
 pub mod dependency;
 pub mod derive;
 pub mod editflow;
@@ -35,7 +36,7 @@ pub mod symbols;
 
 pub use derive::{derive_commit, derive_commit_with_lsp};
 pub use recorded::recorded_order;
-pub use source::{CommitRecord, CommitSource, GitRepository};
+pub use source::{CommitRecord, CommitSource, GitRepository, Merges, Selection, select};
 
 use thiserror::Error;
 

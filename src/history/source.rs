@@ -91,14 +91,65 @@ pub struct CommitRecord {
     pub changes: Vec<FileChange>,
 }
 
+/// What to do with merge commits in a range.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Merges {
+    /// Leave them out: a merge has no single change to derive.
+    #[default]
+    Skip,
+    /// Take the merge's change against its first parent (the branch it was merged
+    /// into), as `git log --first-parent -p` shows it.
+    FirstParent,
+}
+
+/// The commits of a range to work on.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Selection {
+    /// Commits, oldest first.
+    pub commits: Vec<String>,
+    /// Merges left out ([`Merges::Skip`]).
+    pub merges_skipped: usize,
+}
+
+/// The commits of `spec` (see [`CommitSource::range`]), merges left out unless
+/// `merges` keeps them.
+pub fn select(
+    source: &dyn CommitSource,
+    spec: &str,
+    merges: Merges,
+) -> Result<Selection, HistoryError> {
+    let mut selection = Selection {
+        commits: Vec::new(),
+        merges_skipped: 0,
+    };
+    for sha in source.range(spec)? {
+        if merges == Merges::Skip && source.is_merge(&sha)? {
+            selection.merges_skipped += 1;
+        } else {
+            selection.commits.push(sha);
+        }
+    }
+    Ok(selection)
+}
+
 /// Anything that can list and load commits.
 pub trait CommitSource {
     /// Resolves a revision (`HEAD~3`, a short id, a branch) to a full commit id.
     fn resolve(&self, rev: &str) -> Result<String, HistoryError>;
-    /// Commits in `A..B` (reachable from B, not from A), oldest first.
+    /// The commits of a revision range as git reads it (`A..B`: reachable from B, not
+    /// from A; `A...B`: from either, not both; `R^!`: R alone; `R`: R and every
+    /// ancestor), oldest first.
     fn range(&self, spec: &str) -> Result<Vec<String>, HistoryError>;
-    /// Loads one commit and its changes against its parent.
-    fn load(&self, sha: &str) -> Result<CommitRecord, HistoryError>;
+    /// Loads one commit and its changes against its parent (a merge: no changes, and
+    /// derive refuses it).
+    fn load(&self, sha: &str) -> Result<CommitRecord, HistoryError> {
+        self.load_with(sha, Merges::Skip)
+    }
+    /// Loads one commit; a merge is skipped (no changes) or diffed against its first
+    /// parent as if that were its only one, as `merges` says.
+    fn load_with(&self, sha: &str, merges: Merges) -> Result<CommitRecord, HistoryError>;
+    /// Whether a commit has more than one parent.
+    fn is_merge(&self, sha: &str) -> Result<bool, HistoryError>;
     /// A name for the project (the repository directory name).
     fn project(&self) -> Option<String>;
     /// Writes the whole tree of commit `sha` into `dir` (for language servers).
@@ -209,11 +260,43 @@ impl CommitSource for GitRepository {
             source,
         };
         let mut walk = self.repo.revwalk().map_err(revision)?;
-        if spec.contains("..") {
-            walk.push_range(spec).map_err(revision)?;
-        } else {
-            walk.push(self.resolve(spec)?.parse().map_err(revision)?)
-                .map_err(revision)?;
+        // As git reads revision ranges (gitrevisions(7)): `A..B`, `A...B` (either side,
+        // not both), `R^!` (R alone), `R` (R and all its ancestors).
+        if let Some(single) = spec.strip_suffix("^!") {
+            return Ok(vec![self.resolve(single)?]);
+        }
+        let parsed = self.repo.revparse(spec).map_err(revision)?;
+        let commit = |object: Option<&git2::Object>| -> Result<Option<git2::Oid>, HistoryError> {
+            object
+                .map(|o| o.peel_to_commit().map(|c| c.id()).map_err(revision))
+                .transpose()
+        };
+        let (from, to) = (commit(parsed.from())?, commit(parsed.to())?);
+        let mode = parsed.mode();
+        if mode.contains(git2::RevparseMode::MERGE_BASE) {
+            let (Some(a), Some(b)) = (from, to) else {
+                return Ok(Vec::new());
+            };
+            walk.push(a).map_err(revision)?;
+            walk.push(b).map_err(revision)?;
+            if let Ok(base) = self.repo.merge_base(a, b) {
+                walk.hide(base).map_err(revision)?;
+            }
+        } else if mode.contains(git2::RevparseMode::RANGE) {
+            // An empty side means HEAD (`A..` = `A..HEAD`).
+            let head = || self.resolve("HEAD")?.parse().map_err(revision);
+            walk.push(match to {
+                Some(to) => to,
+                None => head()?,
+            })
+            .map_err(revision)?;
+            walk.hide(match from {
+                Some(from) => from,
+                None => head()?,
+            })
+            .map_err(revision)?;
+        } else if let Some(single) = from {
+            walk.push(single).map_err(revision)?;
         }
         // Oldest first, parents before children, so a batch reads like history.
         walk.set_sorting(git2::Sort::TOPOLOGICAL | git2::Sort::REVERSE)
@@ -222,7 +305,7 @@ impl CommitSource for GitRepository {
             .collect()
     }
 
-    fn load(&self, sha: &str) -> Result<CommitRecord, HistoryError> {
+    fn load_with(&self, sha: &str, merges: Merges) -> Result<CommitRecord, HistoryError> {
         let oid = git2::Oid::from_str(sha).map_err(self.git(sha, "parsing the commit id"))?;
         let commit = self
             .repo
@@ -237,7 +320,10 @@ impl CommitSource for GitRepository {
             changes: Vec::new(),
         };
         if record.parents.len() > 1 {
-            return Ok(record);
+            match merges {
+                Merges::Skip => return Ok(record),
+                Merges::FirstParent => record.parents.truncate(1),
+            }
         }
         let tree = commit.tree().map_err(self.git(sha, "reading the tree"))?;
         let parent_tree = match commit.parents().next() {
@@ -307,6 +393,15 @@ impl CommitSource for GitRepository {
             });
         }
         Ok(record)
+    }
+
+    fn is_merge(&self, sha: &str) -> Result<bool, HistoryError> {
+        let oid = git2::Oid::from_str(sha).map_err(self.git(sha, "parsing the commit id"))?;
+        let commit = self
+            .repo
+            .find_commit(oid)
+            .map_err(self.git(sha, "finding the commit"))?;
+        Ok(commit.parent_count() > 1)
     }
 
     fn project(&self) -> Option<String> {

@@ -18,8 +18,8 @@ use serde_json::{Value, json};
 use crate::record::document::{ChangeSpan, ShadowDocument};
 use crate::record::uri::uri_to_path;
 use crate::trajectory::{
-    Change, CoalesceConfig, Edit, Event, EventBody, FileEntry, Origin, RelPath, SessionInfo,
-    SessionKind, Signal, Trajectory, apply_byte_edit, coalesce,
+    Change, CoalesceConfig, Edit, Event, EventBody, FileEntry, LineRange, Origin, Read, ReadRole,
+    RelPath, SessionInfo, SessionKind, Signal, Trajectory, apply_byte_edit, coalesce,
 };
 
 /// `gold.source` of a recording whose `nextUserEdit` is an edit.
@@ -458,12 +458,22 @@ impl Importer {
             }
             "opened" => {
                 let file = self.path_of(entry)?;
-                let version = self.texts.get(&file).map_or(0, |t| t.shadow.version);
+                let (version, lines) = self
+                    .texts
+                    .get(&file)
+                    .map_or((0, 0), |t| (t.shadow.version, t.shadow.len_lines()));
                 self.push(EventBody::Open {
-                    file,
+                    file: file.clone(),
                     version,
                     text: None,
                 });
+                // As the proxy records an open: the whole document was read.
+                self.push(EventBody::Read(Read {
+                    file,
+                    lines: LineRange::new(0, lines),
+                    via: "open".into(),
+                    role: ReadRole::Open,
+                }));
             }
             "closed" => {
                 let file = self.path_of(entry)?;

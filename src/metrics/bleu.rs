@@ -579,6 +579,118 @@ pub fn nmt_bleu<T: Eq + Hash, R: AsRef<[T]>>(
     Ok(geo * bp)
 }
 
+/// How text becomes BLEU tokens.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BleuTokenizer {
+    /// [`historian_tokens`] (Historian).
+    Historian,
+    /// [`nist_tokens`] (CodeXGLUE's MOSES/NIST normalisation).
+    Nist,
+    /// [`tokenize_13a`] (sacrebleu's default, HF evaluate).
+    Thirteen,
+    /// [`wordpunct_tokens`] (NLTK's `wordpunct_tokenize`).
+    Wordpunct,
+    /// Python's `str.split()`: the text is already tokenised.
+    Whitespace,
+}
+
+impl BleuTokenizer {
+    /// The tokenizer's name on the command line and in JSON.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Historian => "historian",
+            Self::Nist => "nist",
+            Self::Thirteen => "13a",
+            Self::Wordpunct => "wordpunct",
+            Self::Whitespace => "whitespace",
+        }
+    }
+
+    /// The tokens of `text`.
+    pub fn tokens(self, text: &str) -> Vec<String> {
+        match self {
+            Self::Historian => historian_tokens(text),
+            Self::Nist => nist_tokens(text),
+            Self::Thirteen => tokenize_13a(text),
+            Self::Wordpunct => wordpunct_tokens(text),
+            Self::Whitespace => python_split(text),
+        }
+    }
+}
+
+/// One BLEU formula of a reference implementation, with its smoothing.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum BleuFormula {
+    /// CodeXGLUE/MOSES smoothed BLEU-4 ([`smooth_bleu`]), 0–100.
+    Smooth,
+    /// NLTK `sentence_bleu` with a smoothing method, 0–1.
+    Nltk(NltkSmoothing),
+    /// sacrebleu `sentence_bleu` with a smoothing and effective order on or off, 0–100.
+    Sacrebleu {
+        /// Smoothing method.
+        smoothing: SacreSmoothing,
+        /// `use_effective_order` (sacrebleu's sentence default: on).
+        effective_order: bool,
+    },
+    /// tensorflow-nmt `compute_bleu`, add-one smoothed or not, 0–1.
+    Nmt {
+        /// `smooth=True`.
+        smooth: bool,
+    },
+}
+
+impl BleuFormula {
+    /// The scale of this formula's scores (1 or 100), as its reference prints them.
+    pub fn scale(self) -> u32 {
+        match self {
+            Self::Smooth | Self::Sacrebleu { .. } => 100,
+            Self::Nltk(_) | Self::Nmt { .. } => 1,
+        }
+    }
+}
+
+/// A fully specified sentence BLEU: tokenizer and formula.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct BleuSpec {
+    /// How hypothesis and references are tokenised.
+    pub tokenizer: BleuTokenizer,
+    /// The formula and its smoothing.
+    pub formula: BleuFormula,
+}
+
+impl BleuSpec {
+    /// BLEU of `hypothesis` against every reference in `references` (multi-reference
+    /// clipping and reference length as the formula's reference implementation does).
+    pub fn score(&self, hypothesis: &str, references: &[&str]) -> Result<f64, BleuError> {
+        if references.is_empty() {
+            return Err(BleuError::NoReference);
+        }
+        // sacrebleu right-strips every segment before tokenising (`_preprocess_segment`).
+        let prep = |s: &str| match self.formula {
+            BleuFormula::Sacrebleu { .. } => {
+                self.tokenizer.tokens(s.trim_end_matches(is_python_space))
+            }
+            _ => self.tokenizer.tokens(s),
+        };
+        let hyp = prep(hypothesis);
+        let refs: Vec<Vec<String>> = references.iter().map(|r| prep(r)).collect();
+        match self.formula {
+            BleuFormula::Smooth => Ok(smooth_bleu(&hyp, &refs)),
+            BleuFormula::Nltk(method) => nltk_sentence_bleu(&hyp, &refs, method),
+            BleuFormula::Sacrebleu {
+                smoothing,
+                effective_order,
+            } => Ok(sacrebleu_sentence_bleu_tokens(
+                &hyp,
+                &refs,
+                smoothing,
+                effective_order,
+            )),
+            BleuFormula::Nmt { smooth } => nmt_bleu(&hyp, &refs, smooth),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

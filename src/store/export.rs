@@ -44,8 +44,11 @@ pub struct SessionSummary {
     pub messages: i64,
     /// Documents seen.
     pub documents: i64,
-    /// Content changes recorded.
-    pub edits: i64,
+    /// Raw content changes (one per didChange content change: a keystroke, a paste).
+    pub changes: i64,
+    /// The edits a person perceives (changes coalesced, `trajectory::coalesce`); `None`
+    /// when the session's texts cannot be rebuilt (a damaged database).
+    pub edits: Option<i64>,
     /// Reads recorded.
     pub reads: i64,
     /// Editor signals recorded.
@@ -65,18 +68,31 @@ pub struct DocumentSummary {
     pub language_id: Option<String>,
     /// Text never stored.
     pub excluded: bool,
-    /// Content changes recorded.
-    pub edits: i64,
+    /// Raw content changes recorded.
+    pub changes: i64,
 }
 
+/// A session's summary; commit-derived and imported sessions keep their trajectory as
+/// JSON instead of rows, so their counts come from it.
 const SUMMARY_SQL: &str =
     "SELECT s.id, s.kind, s.started_at, s.ended_at, s.status, s.workspace, s.git_head,
         s.server_command, s.position_encoding, s.client, s.server, s.exit_code, s.dropped,
         (SELECT count(*) FROM messages m WHERE m.session_id = s.id),
-        (SELECT count(*) FROM documents d WHERE d.session_id = s.id),
-        (SELECT count(*) FROM edits e WHERE e.session_id = s.id),
-        (SELECT count(*) FROM reads r WHERE r.session_id = s.id),
-        (SELECT count(*) FROM signals g WHERE g.session_id = s.id),
+        CASE WHEN s.trajectory IS NULL
+             THEN (SELECT count(*) FROM documents d WHERE d.session_id = s.id)
+             ELSE json_array_length(s.trajectory, '$.files') END,
+        CASE WHEN s.trajectory IS NULL
+             THEN (SELECT count(*) FROM edits e WHERE e.session_id = s.id)
+             ELSE (SELECT count(*) FROM json_each(s.trajectory, '$.events')
+                    WHERE json_extract(value, '$.type') = 'change') END,
+        CASE WHEN s.trajectory IS NULL
+             THEN (SELECT count(*) FROM reads r WHERE r.session_id = s.id)
+             ELSE (SELECT count(*) FROM json_each(s.trajectory, '$.events')
+                    WHERE json_extract(value, '$.type') = 'read') END,
+        CASE WHEN s.trajectory IS NULL
+             THEN (SELECT count(*) FROM signals g WHERE g.session_id = s.id)
+             ELSE (SELECT count(*) FROM json_each(s.trajectory, '$.events')
+                    WHERE json_extract(value, '$.type') = 'signal') END,
         s.linked_commit
    FROM sessions s";
 
@@ -100,7 +116,8 @@ fn summary_from_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<SessionSummary>
         dropped: row.get(12)?,
         messages: row.get(13)?,
         documents: row.get(14)?,
-        edits: row.get(15)?,
+        changes: row.get(15)?,
+        edits: None,
         reads: row.get(16)?,
         signals: row.get(17)?,
         linked_commit: row.get(18)?,
@@ -134,15 +151,30 @@ impl Database {
             .conn
             .prepare(&format!("{SUMMARY_SQL} ORDER BY s.id DESC"))
             .map_err(|source| sqlite(&self.path, source))?;
-        let rows = stmt
+        let mut rows = stmt
             .query_map([], summary_from_row)
             .and_then(|rows| rows.collect::<Result<Vec<_>, _>>())
             .map_err(|source| sqlite(&self.path, source))?;
+        for row in &mut rows {
+            row.edits = self.perceived_edits(row.id);
+        }
         Ok(rows)
     }
 
-    /// One session's summary.
+    /// How many edits a person perceives in the session (its trajectory's edits).
+    fn perceived_edits(&self, id: i64) -> Option<i64> {
+        self.trajectory(id).ok().map(|t| t.edits.len() as i64)
+    }
+
+    /// One session's summary, with its perceived edits counted.
     pub fn session(&self, id: i64) -> Result<SessionSummary, StoreError> {
+        let mut summary = self.session_row(id)?;
+        summary.edits = self.perceived_edits(id);
+        Ok(summary)
+    }
+
+    /// One session's row, without the perceived edits (which need the trajectory).
+    fn session_row(&self, id: i64) -> Result<SessionSummary, StoreError> {
         self.conn
             .query_row(
                 &format!("{SUMMARY_SQL} WHERE s.id = ?1"),
@@ -154,8 +186,26 @@ impl Database {
             .ok_or(StoreError::NoSession(id))
     }
 
-    /// Documents of a session in the order they were first seen.
+    /// Documents of a session in the order they were first seen (for commit-derived and
+    /// imported sessions, the files of their stored trajectory).
     pub fn documents(&self, id: i64) -> Result<Vec<DocumentSummary>, StoreError> {
+        if let Some(trajectory) = self.stored_trajectory(id)? {
+            return Ok(trajectory
+                .files
+                .iter()
+                .map(|f| DocumentSummary {
+                    uri: f.uri.clone().unwrap_or_else(|| f.path.clone()),
+                    path: f.path.clone(),
+                    language_id: f.language.clone(),
+                    excluded: f.excluded,
+                    changes: trajectory
+                        .events
+                        .iter()
+                        .filter(|e| matches!(&e.body, EventBody::Change(c) if c.file == f.path))
+                        .count() as i64,
+                })
+                .collect());
+        }
         self.rows("SELECT d.uri, d.path, d.language_id, d.excluded,
                         (SELECT count(*) FROM edits e WHERE e.session_id = d.session_id AND e.uri = d.uri)
                    FROM documents d WHERE d.session_id = ?1 ORDER BY d.first_seq, d.uri", [id], |row| {
@@ -164,7 +214,7 @@ impl Database {
                 path: row.get(1)?,
                 language_id: row.get(2)?,
                 excluded: row.get(3)?,
-                edits: row.get(4)?,
+                changes: row.get(4)?,
             })
         })
     }
@@ -276,19 +326,28 @@ impl Database {
         })
     }
 
-    /// The session as a trajectory (the `schemas/trajectory.schema.json` document).
-    pub fn trajectory(&self, id: i64) -> Result<Trajectory, StoreError> {
-        let summary = self.session(id)?;
+    /// The trajectory a commit-derived or imported session was stored as, if any.
+    fn stored_trajectory(&self, id: i64) -> Result<Option<Trajectory>, StoreError> {
         let stored: Option<String> = self
             .conn
             .query_row("SELECT trajectory FROM sessions WHERE id = ?1", [id], |r| {
                 r.get(0)
             })
-            .map_err(|source| sqlite(&self.path, source))?;
-        if let Some(json) = stored
-            && let Ok(mut trajectory) = serde_json::from_str::<Trajectory>(&json)
-        {
-            trajectory.session.id = id.to_string();
+            .optional()
+            .map_err(|source| sqlite(&self.path, source))?
+            .flatten();
+        Ok(stored
+            .and_then(|json| serde_json::from_str::<Trajectory>(&json).ok())
+            .map(|mut trajectory| {
+                trajectory.session.id = id.to_string();
+                trajectory
+            }))
+    }
+
+    /// The session as a trajectory (the `schemas/trajectory.schema.json` document).
+    pub fn trajectory(&self, id: i64) -> Result<Trajectory, StoreError> {
+        let summary = self.session_row(id)?;
+        if let Some(trajectory) = self.stored_trajectory(id)? {
             return Ok(trajectory);
         }
         let documents = self.documents(id)?;

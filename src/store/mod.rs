@@ -6,10 +6,12 @@
 //! its `-wal` and `-shm` files the same mode. Many processes (several proxies) may
 //! write to one database at once: WAL mode, a busy timeout, one writer per process.
 
+mod erase;
 mod export;
 mod runs;
 mod write;
 
+pub use erase::Erasure;
 pub use export::{DocumentSummary, SessionSummary};
 pub use runs::{RunMeasurements, RunSummary, StoredPrediction, StoredRead, StoredStep};
 pub use write::{NewSession, SessionEnd};

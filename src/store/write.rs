@@ -1,6 +1,6 @@
 //! Writing sessions and recorded rows.
 
-use rusqlite::{OptionalExtension, params};
+use rusqlite::params;
 
 use super::{Database, StoreError, sqlite};
 use crate::record::{Record, SessionFact};
@@ -266,40 +266,5 @@ impl Database {
             )
             .map_err(|source| sqlite(&self.path, source))?;
         Ok(self.conn.last_insert_rowid())
-    }
-
-    /// Deletes a session and every row that belongs to it.
-    pub fn delete_session(&mut self, session: i64) -> Result<(), StoreError> {
-        let path = self.path.clone();
-        let tx = self
-            .conn
-            .transaction()
-            .map_err(|source| sqlite(&path, source))?;
-        let exists: Option<i64> = tx
-            .query_row("SELECT id FROM sessions WHERE id = ?1", [session], |r| {
-                r.get(0)
-            })
-            .optional()
-            .map_err(|source| sqlite(&path, source))?;
-        if exists.is_none() {
-            return Err(StoreError::NoSession(session));
-        }
-        for table in [
-            "messages",
-            "documents",
-            "snapshots",
-            "edits",
-            "reads",
-            "signals",
-        ] {
-            tx.execute(
-                &format!("DELETE FROM {table} WHERE session_id = ?1"),
-                [session],
-            )
-            .map_err(|source| sqlite(&path, source))?;
-        }
-        tx.execute("DELETE FROM sessions WHERE id = ?1", [session])
-            .map_err(|source| sqlite(&path, source))?;
-        tx.commit().map_err(|source| sqlite(&path, source))
     }
 }

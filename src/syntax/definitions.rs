@@ -28,6 +28,11 @@ pub struct Definition {
     pub end_byte: usize,
     /// The defined name (the `name` field, or the declarator's identifier), if any.
     pub name: Option<String>,
+    /// The name ContextBench's evaluator gives the node, for its compat mode: the `name`
+    /// field or declarator like [`Definition::name`], else the first identifier under the
+    /// node. They differ for Go `type_declaration`s, whose name sits one level down: for
+    /// `type Store struct{ mu sync.Mutex }` the evaluator's name is `mu`.
+    pub evaluator_name: Option<String>,
 }
 
 /// The definition node kinds of `language` in `set`.
@@ -113,6 +118,7 @@ pub fn definitions(language: Language, text: &str, set: DefinitionSet) -> Vec<De
                 start_byte: node.start_byte(),
                 end_byte: node.end_byte(),
                 name: definition_name(node, text),
+                evaluator_name: evaluator_name(node, text),
             });
         }
         if cursor.goto_first_child() {
@@ -141,6 +147,40 @@ fn definition_name(node: tree_sitter::Node<'_>, text: &str) -> Option<String> {
         .map(str::to_owned)
 }
 
+/// The evaluator's lookup: the node's own `name` field or declarator, else the first
+/// `identifier` or `field_identifier` below it in pre-order (type identifiers are not
+/// identifiers to it; observed on its output for Go structs, docs/metrics.md).
+fn evaluator_name(node: tree_sitter::Node<'_>, text: &str) -> Option<String> {
+    let own = node
+        .child_by_field_name("name")
+        .or_else(|| node.child_by_field_name("declarator"));
+    let named = own.or_else(|| {
+        let mut cursor = node.walk();
+        'walk: loop {
+            let n = cursor.node();
+            if n.id() != node.id() && matches!(n.kind(), "identifier" | "field_identifier") {
+                return Some(n);
+            }
+            if cursor.goto_first_child() {
+                continue;
+            }
+            loop {
+                if cursor.node().id() == node.id() {
+                    break 'walk None;
+                }
+                if cursor.goto_next_sibling() {
+                    break;
+                }
+                if !cursor.goto_parent() {
+                    break 'walk None;
+                }
+            }
+        }
+    })?;
+    text.get(named.start_byte()..named.end_byte())
+        .map(str::to_owned)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -161,5 +201,29 @@ mod tests {
         let defs = definitions(Language::Go, src, DefinitionSet::ContextBench);
         let names: Vec<_> = defs.iter().map(|d| d.name.clone()).collect();
         assert_eq!(names, [Some("T".to_owned()), Some("M".to_owned())]);
+    }
+
+    #[test]
+    fn evaluator_names_per_language() {
+        let check = |language, src: &str, want: &[Option<&str>]| {
+            let defs = definitions(language, src, DefinitionSet::ContextBench);
+            let got: Vec<_> = defs.iter().map(|d| d.evaluator_name.as_deref()).collect();
+            assert_eq!(got, want, "{src}");
+        };
+        check(
+            Language::Go,
+            "package p\ntype Store struct {\n\tmu sync.Mutex\n\tn int\n}\ntype ID string\nfunc (s *Store) Get() {}\nfunc New() *Store { return nil }\n",
+            &[Some("mu"), None, Some("Get"), Some("New")],
+        );
+        check(
+            Language::Java,
+            "class A {\n  @Override\n  public String toString() { return \"\"; }\n  A() {}\n  interface I {}\n}\n",
+            &[Some("A"), Some("toString"), Some("A"), Some("I")],
+        );
+        check(
+            Language::Python,
+            "@dec\nclass A(B):\n    def m(self):\n        pass\n\nasync def f():\n    pass\n",
+            &[Some("A"), Some("m"), Some("f")],
+        );
     }
 }

@@ -14,6 +14,7 @@
 
 mod apply;
 mod coalesce;
+mod erase;
 mod path;
 mod slice;
 
@@ -23,6 +24,7 @@ pub(crate) use coalesce::recorded_for_tests;
 pub use coalesce::{
     CoalesceConfig, coalesce, recompute_recorded_edits, recompute_recorded_edits_with,
 };
+pub use erase::without_files;
 pub use path::{PathError, RelPath, TrajectoryPathError};
 pub use slice::{SliceBound, SliceError, SliceSpec, slice};
 
@@ -277,6 +279,21 @@ pub struct Event {
     /// What happened.
     #[serde(flatten)]
     pub body: EventBody,
+}
+
+impl Event {
+    /// The file this event concerns, if any.
+    pub fn file(&self) -> Option<&str> {
+        match &self.body {
+            EventBody::Open { file, .. }
+            | EventBody::Save { file }
+            | EventBody::Close { file }
+            | EventBody::Suggestion { file, .. } => Some(file),
+            EventBody::Change(change) => Some(&change.file),
+            EventBody::Read(read) => Some(&read.file),
+            EventBody::Signal(signal) => signal.file.as_deref(),
+        }
+    }
 }
 
 /// The kinds of events, tagged by `type` in JSON.

@@ -194,7 +194,7 @@ pub fn slice(trajectory: &Trajectory, spec: &SliceSpec) -> Result<Trajectory, Sl
         if after_window {
             break;
         }
-        let file = event_file(event);
+        let file = event.file();
         if !before_window {
             if at_start.is_none() {
                 at_start = Some(
@@ -277,19 +277,6 @@ pub fn slice(trajectory: &Trajectory, spec: &SliceSpec) -> Result<Trajectory, Sl
     sliced.gold.source = trajectory.gold.source.clone();
     recompute_recorded_edits(&mut sliced);
     Ok(sliced)
-}
-
-/// The file an event concerns, if any.
-fn event_file(event: &Event) -> Option<&str> {
-    match &event.body {
-        EventBody::Open { file, .. }
-        | EventBody::Save { file }
-        | EventBody::Close { file }
-        | EventBody::Suggestion { file, .. } => Some(file),
-        EventBody::Change(change) => Some(&change.file),
-        EventBody::Read(read) => Some(&read.file),
-        EventBody::Signal(signal) => signal.file.as_deref(),
-    }
 }
 
 #[cfg(test)]

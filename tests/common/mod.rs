@@ -33,14 +33,12 @@ pub fn gopls_command(gopath: &Path) -> Command {
     let gopls = which("gopls")
         .expect("gopls is not installed: `apt-get install gopls golang-1.19-go` (README)");
     let mut command = Command::new(gopls);
+    let mut path = std::env::var("PATH").unwrap_or_default();
+    if let Some(go) = nextedit::history::lsp::go_toolchain_dir() {
+        path = format!("{}:{path}", go.display());
+    }
     command
-        .env(
-            "PATH",
-            format!(
-                "/usr/lib/go-1.19/bin:{}",
-                std::env::var("PATH").unwrap_or_default()
-            ),
-        )
+        .env("PATH", path)
         .env("GOPATH", gopath.join("gopath"))
         .env("GOCACHE", gopath.join("gocache"))
         .env("GOPROXY", "off")

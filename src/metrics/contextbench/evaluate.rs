@@ -351,17 +351,25 @@ impl<'r> Files<'r> {
     }
 
     fn symbols_named(&mut self, file: &str, names: &[String]) -> BTreeSet<SymbolKey> {
+        let compat = self.config.mode == Mode::Compat;
         let defs = self.defs(file);
+        fn name_of(d: &Definition, compat: bool) -> Option<&str> {
+            if compat {
+                d.evaluator_name.as_deref()
+            } else {
+                d.name.as_deref()
+            }
+        }
         let mut out = BTreeSet::new();
         for name in names {
             let exact: Vec<&Definition> = defs
                 .iter()
-                .filter(|d| d.name.as_deref() == Some(name))
+                .filter(|d| name_of(d, compat) == Some(name))
                 .collect();
             let chosen = if exact.is_empty() {
                 let last = name.rsplit('.').next().unwrap_or(name);
                 defs.iter()
-                    .filter(|d| d.name.as_deref() == Some(last))
+                    .filter(|d| name_of(d, compat) == Some(last))
                     .collect()
             } else {
                 exact

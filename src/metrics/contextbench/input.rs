@@ -46,6 +46,10 @@ pub struct GoldRegion {
 pub struct Gold {
     /// `inst_id` (or `instance_id`).
     pub instance_id: String,
+    /// Whether the row names its id `inst_id`, the only key the reference evaluator
+    /// reads: it reports predictions for other rows (Hugging Face rows keyed
+    /// `instance_id`) as `missing_gold`, so compat mode ignores them.
+    pub keyed_inst_id: bool,
     /// `original_inst_id`, the id predictions use.
     pub original_instance_id: Option<String>,
     /// `init_ctx`, or `gold_ctx` when both `init_ctx` and `add_ctx` are empty.
@@ -185,6 +189,7 @@ pub fn parse_gold_row(v: &Value, line: usize) -> Result<Gold, InputError> {
     }
     Ok(Gold {
         instance_id: id.to_owned(),
+        keyed_inst_id: v["inst_id"].is_string(),
         original_instance_id: v["original_inst_id"].as_str().map(str::to_owned),
         init,
         add,

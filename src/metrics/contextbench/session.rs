@@ -144,9 +144,18 @@ pub fn session_steps(trajectory: &Trajectory) -> Vec<ContextStep> {
                 }
                 steps[step].reads.push(item);
             }
-            EventBody::Signal(signal) if signal.kind == "visible_ranges" => {
+            // What the editor showed, and where the developer put the caret or selected:
+            // lines they read (an empty selection reads the caret's line).
+            EventBody::Signal(signal)
+                if signal.kind == "visible_ranges" || signal.kind == "selection" =>
+            {
                 let Some(file) = &signal.file else { continue };
-                let ranges: Vec<LineRange> = signal.payload["ranges"]
+                let key = if signal.kind == "selection" {
+                    "selections"
+                } else {
+                    "ranges"
+                };
+                let ranges: Vec<LineRange> = signal.payload[key]
                     .as_array()
                     .map(|a| a.iter().filter_map(lsp_range_lines).collect())
                     .unwrap_or_default();
@@ -156,7 +165,7 @@ pub fn session_steps(trajectory: &Trajectory) -> Vec<ContextStep> {
                 let step = steps.len();
                 steps.push(ContextStep {
                     t_ms: Some(event.t_ms),
-                    via: "visible_ranges".to_string(),
+                    via: signal.kind.clone(),
                     reads: Vec::new(),
                 });
                 for lines in ranges {
@@ -363,6 +372,7 @@ pub enum GoldSource {
 pub fn regions_to_gold(instance_id: &str, regions: &[ContextRegion]) -> Gold {
     Gold {
         instance_id: instance_id.to_owned(),
+        keyed_inst_id: true,
         original_instance_id: None,
         init: regions
             .iter()

@@ -1,0 +1,237 @@
+//! Erasure: what the user deletes leaves the database file, not just its tables.
+//!
+//! SQLite only unlinks deleted rows: their bytes stay in free pages, in the WAL and in
+//! later pages until overwritten. So every erasure runs with `secure_delete` (freed
+//! content is zeroed), then checkpoints the WAL into the file and truncates it, rebuilds
+//! the file (`VACUUM`) and checkpoints again. Replay runs keep a copy of what they
+//! replayed (`run_trajectories`, predictions, reads), so runs that copied erased text
+//! are deleted whole, and the report names them.
+
+use std::collections::BTreeSet;
+
+use rusqlite::{OptionalExtension, params};
+
+use super::{Database, StoreError, sqlite};
+use crate::trajectory::{Trajectory, without_files};
+
+/// The tables that hold one row set per recorded session.
+const SESSION_TABLES: [&str; 6] = [
+    "messages",
+    "documents",
+    "snapshots",
+    "edits",
+    "reads",
+    "signals",
+];
+
+/// The tables of replay runs, all keyed by `run_id`.
+const RUN_TABLES: [&str; 6] = [
+    "run_trajectories",
+    "run_steps",
+    "run_predictions",
+    "run_errors",
+    "run_reads",
+    "runs",
+];
+
+/// What an erasure removed.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Erasure {
+    /// Sessions deleted whole.
+    pub sessions: Vec<i64>,
+    /// `(session, path)` of each document whose text was removed from a kept session.
+    pub documents: Vec<(i64, String)>,
+    /// Replay runs deleted because they held a copy of the erased text.
+    pub runs: Vec<i64>,
+    /// Whether the WAL could be emptied; `false` while another process (a running
+    /// proxy) holds the database open, and the old text may stay in the `-wal` file
+    /// until it closes.
+    pub wal_cleared: bool,
+}
+
+impl Database {
+    /// Deletes a session, every row that belongs to it and the runs that replayed it,
+    /// and scrubs their bytes from the database files.
+    pub fn delete_session(&mut self, session: i64) -> Result<Erasure, StoreError> {
+        let path = self.path.clone();
+        let e = |source| sqlite(&path, source);
+        self.conn
+            .execute_batch("PRAGMA secure_delete = ON")
+            .map_err(e)?;
+        let started_at: Option<String> = self
+            .conn
+            .query_row(
+                "SELECT started_at FROM sessions WHERE id = ?1",
+                [session],
+                |r| r.get(0),
+            )
+            .optional()
+            .map_err(e)?;
+        let Some(started_at) = started_at else {
+            return Err(StoreError::NoSession(session));
+        };
+        let runs = self.runs_copying(|key, trajectory| {
+            key == format!("session:{session}")
+                || trajectory.is_some_and(|t| {
+                    t.session.id == session.to_string()
+                        && t.session.started_at.as_deref() == Some(started_at.as_str())
+                })
+        })?;
+        let tx = self.conn.transaction().map_err(e)?;
+        for table in SESSION_TABLES {
+            tx.execute(
+                &format!("DELETE FROM {table} WHERE session_id = ?1"),
+                [session],
+            )
+            .map_err(e)?;
+        }
+        tx.execute("DELETE FROM sessions WHERE id = ?1", [session])
+            .map_err(e)?;
+        delete_runs(&tx, &runs).map_err(e)?;
+        tx.commit().map_err(e)?;
+        let wal_cleared = self.scrub()?;
+        Ok(Erasure {
+            sessions: vec![session],
+            documents: Vec::new(),
+            runs,
+            wal_cleared,
+        })
+    }
+
+    /// Removes the text of every file whose path `doomed` selects from every session
+    /// (rows, raw messages that name it, stored trajectories) and deletes the runs that
+    /// copied it; then scrubs the database files.
+    pub fn purge_files(&mut self, doomed: &dyn Fn(&str) -> bool) -> Result<Erasure, StoreError> {
+        let path = self.path.clone();
+        let e = |source| sqlite(&path, source);
+        self.conn
+            .execute_batch("PRAGMA secure_delete = ON")
+            .map_err(e)?;
+        let documents: Vec<(i64, String, String)> = self
+            .rows("SELECT session_id, uri, path FROM documents", [], |r| {
+                Ok((r.get(0)?, r.get(1)?, r.get(2)?))
+            })?
+            .into_iter()
+            .filter(|(_, _, p): &(i64, String, String)| doomed(p))
+            .collect();
+        let stored: Vec<(i64, String)> = self.rows(
+            "SELECT id, trajectory FROM sessions WHERE trajectory IS NOT NULL",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )?;
+        let mut rewritten = Vec::new();
+        let mut erased_docs: Vec<(i64, String)> =
+            documents.iter().map(|(s, _, p)| (*s, p.clone())).collect();
+        for (id, json) in stored {
+            let Ok(trajectory) = serde_json::from_str::<Trajectory>(&json) else {
+                continue;
+            };
+            if let Some(kept) = without_files(&trajectory, doomed) {
+                erased_docs.extend(
+                    trajectory
+                        .files
+                        .iter()
+                        .filter(|f| doomed(&f.path))
+                        .map(|f| (id, f.path.clone())),
+                );
+                rewritten.push((id, serde_json::to_string(&kept).expect("serialises")));
+            }
+        }
+        let runs = self.runs_copying(|_, trajectory| {
+            trajectory.is_some_and(|t| t.files.iter().any(|f| doomed(&f.path)))
+        })?;
+        let tx = self.conn.transaction().map_err(e)?;
+        for (session, uri, _) in &documents {
+            // The requests that name the document, and the answers to them.
+            tx.execute(
+                "DELETE FROM messages WHERE session_id = ?1 AND dir = 's2c' AND kind = 'response'
+                   AND msg_id IN (SELECT msg_id FROM messages WHERE session_id = ?1
+                                   AND dir = 'c2s' AND instr(raw, ?2) > 0)",
+                params![session, uri.as_bytes()],
+            )
+            .map_err(e)?;
+            tx.execute(
+                "DELETE FROM messages WHERE session_id = ?1 AND instr(raw, ?2) > 0",
+                params![session, uri.as_bytes()],
+            )
+            .map_err(e)?;
+            for table in ["documents", "snapshots", "edits", "reads", "signals"] {
+                tx.execute(
+                    &format!("DELETE FROM {table} WHERE session_id = ?1 AND uri = ?2"),
+                    params![session, uri],
+                )
+                .map_err(e)?;
+            }
+        }
+        for (id, json) in &rewritten {
+            tx.execute(
+                "UPDATE sessions SET trajectory = ?2 WHERE id = ?1",
+                params![id, json],
+            )
+            .map_err(e)?;
+        }
+        delete_runs(&tx, &runs).map_err(e)?;
+        tx.commit().map_err(e)?;
+        let wal_cleared = self.scrub()?;
+        erased_docs.sort();
+        erased_docs.dedup();
+        Ok(Erasure {
+            sessions: Vec::new(),
+            documents: erased_docs,
+            runs,
+            wal_cleared,
+        })
+    }
+
+    /// The runs with a trajectory `copied(key, trajectory)` selects.
+    fn runs_copying(
+        &self,
+        copied: impl Fn(&str, Option<&Trajectory>) -> bool,
+    ) -> Result<Vec<i64>, StoreError> {
+        let rows: Vec<(i64, String, Option<String>)> = self.rows(
+            "SELECT run_id, key, trajectory FROM run_trajectories",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+        )?;
+        let runs: BTreeSet<i64> = rows
+            .into_iter()
+            .filter(|(_, key, json)| {
+                let trajectory = json
+                    .as_deref()
+                    .and_then(|j| serde_json::from_str::<Trajectory>(j).ok());
+                copied(key, trajectory.as_ref())
+            })
+            .map(|(run, _, _)| run)
+            .collect();
+        Ok(runs.into_iter().collect())
+    }
+
+    /// Moves everything into the main file, truncates the WAL and rebuilds the file so
+    /// freed pages are gone; returns whether the WAL could be emptied.
+    fn scrub(&mut self) -> Result<bool, StoreError> {
+        let path = self.path.clone();
+        let e = |source| sqlite(&path, source);
+        let checkpoint = |conn: &rusqlite::Connection| -> rusqlite::Result<bool> {
+            // (busy, frames in the log, frames checkpointed): busy means a reader kept
+            // the WAL from being reset.
+            conn.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |r| {
+                r.get::<_, i64>(0)
+            })
+            .map(|busy| busy == 0)
+        };
+        checkpoint(&self.conn).map_err(e)?;
+        self.conn.execute_batch("VACUUM").map_err(e)?;
+        checkpoint(&self.conn).map_err(e)
+    }
+}
+
+/// Deletes `runs` from every run table.
+fn delete_runs(tx: &rusqlite::Transaction<'_>, runs: &[i64]) -> rusqlite::Result<()> {
+    for run in runs {
+        for table in RUN_TABLES {
+            let column = if table == "runs" { "id" } else { "run_id" };
+            tx.execute(&format!("DELETE FROM {table} WHERE {column} = ?1"), [run])?;
+        }
+    }
+    Ok(())
+}
