@@ -418,3 +418,54 @@ fn eval_order_cross_validates_by_repository_with_intervals() {
         (s("0.9123"), s("0.8879"), s("0.9317"))
     );
 }
+
+#[test]
+fn replay_ranges_skip_merges_with_one_summary_line() {
+    let mut repo = TestRepo::new();
+    repo.write("a.py", "a = 1\n");
+    let base = repo.commit("base");
+    repo.git(&["checkout", "-q", "-b", "side"]);
+    repo.write("b.py", "b = 1\n");
+    repo.commit("side");
+    repo.git(&["checkout", "-q", "main"]);
+    repo.write("a.py", "a = 2\n");
+    let main = repo.commit("main");
+    repo.git(&["merge", "-q", "--no-edit", "side"]);
+    let db = tempfile::tempdir().unwrap();
+    let db = db.path().join("n.db");
+    let replay = |range: &str| {
+        nextedit(&[
+            "replay",
+            "--db",
+            db.to_str().unwrap(),
+            "--repo",
+            repo.path().to_str().unwrap(),
+            "--range",
+            range,
+            "--suggester",
+            "builtin:noop",
+        ])
+    };
+    let output = replay(&format!("{base}..HEAD"));
+    let stderr = String::from_utf8(output.stderr).unwrap();
+    assert_eq!(output.status.code(), Some(0), "{stderr}");
+    assert_eq!(
+        stderr.lines().next(),
+        Some(format!("nextedit: {base}..HEAD: 2 commits, 1 merge skipped").as_str())
+    );
+    assert!(!stderr.contains("is a merge"), "{stderr}");
+    // Only a merge in the range: said, and not a failure.
+    let output = replay(&format!("{main}..HEAD^1"));
+    let output2 = replay("HEAD^!");
+    for (output, range) in [
+        (output, format!("{main}..HEAD^1")),
+        (output2, "HEAD^!".to_string()),
+    ] {
+        let stderr = String::from_utf8(output.stderr).unwrap();
+        assert_eq!(output.status.code(), Some(0), "{stderr}");
+        assert!(
+            stderr.starts_with(&format!("nextedit: {range}: ")),
+            "{stderr}"
+        );
+    }
+}

@@ -9,7 +9,7 @@ use nextedit::history::order::{
     AnnotatedPair, HistorianEdge, order_from_editflow, order_from_historian,
 };
 use nextedit::history::{
-    CommitSource, GitRepository, Merges, Selection, derive_commit, derive_commit_with_lsp, select,
+    CommitSource, GitRepository, Merges, derive_commit, derive_commit_with_lsp, select,
 };
 use nextedit::trajectory::Trajectory;
 
@@ -58,9 +58,10 @@ pub struct DeriveArgs {
     #[arg(long, value_name = "A..B")]
     range: Option<String>,
 
-    /// Merge commits in --range: skip them, or derive each against its first parent
-    #[arg(long, value_enum, default_value_t = MergeChoice::Skip, requires = "range")]
-    merges: MergeChoice,
+    /// Merge commits in --range: skip (leave them out), or first-parent (derive each
+    /// against its first parent)
+    #[arg(long, value_name = "HOW", value_parser = super::parse_merges, default_value = "skip", requires = "range")]
+    merges: Merges,
 
     /// Where to write: a file for --commit, a directory (one <sha>.json each) for
     /// --range. Default: standard output (pretty JSON for --commit, one trajectory
@@ -90,45 +91,6 @@ pub struct DeriveArgs {
     /// Database for --store [default: $NEXTEDIT_DB, else $XDG_DATA_HOME/nextedit/nextedit.db]
     #[arg(long, value_name = "PATH", requires = "store")]
     db: Option<std::path::PathBuf>,
-}
-
-/// What `--merges` selects.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum MergeChoice {
-    /// Leave merges out (one summary line says how many)
-    Skip,
-    /// Derive a merge's change against its first parent
-    FirstParent,
-}
-
-impl MergeChoice {
-    /// The library's merge policy.
-    pub fn policy(self) -> Merges {
-        match self {
-            MergeChoice::Skip => Merges::Skip,
-            MergeChoice::FirstParent => Merges::FirstParent,
-        }
-    }
-}
-
-/// The line that says what a range selected (printed before any work starts).
-pub fn describe_selection(spec: &str, selection: &Selection) -> String {
-    let plural =
-        |n: usize, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
-    let mut line = format!(
-        "{spec}: {}",
-        plural(selection.commits.len(), "commit", "commits")
-    );
-    if selection.merges_skipped > 0 {
-        line += &format!(
-            ", {} skipped",
-            plural(selection.merges_skipped, "merge", "merges")
-        );
-    }
-    if selection.commits.is_empty() && selection.merges_skipped == 0 {
-        line += " (the range is empty)";
-    }
-    line
 }
 
 /// Runs `nextedit derive`.
@@ -185,9 +147,9 @@ pub fn run(args: DeriveArgs) -> Result<i32> {
         .range
         .as_deref()
         .expect("clap requires --commit or --range");
-    let selection = select(&repo, spec, args.merges.policy())
-        .with_context(|| format!("reading the range {spec:?}"))?;
-    eprintln!("{}", describe_selection(spec, &selection));
+    let selection =
+        select(&repo, spec, args.merges).with_context(|| format!("reading the range {spec:?}"))?;
+    eprintln!("{}", super::describe_selection(spec, &selection));
     let commits = selection.commits;
     if let Some(dir) = &args.out {
         std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
@@ -205,7 +167,7 @@ pub fn run(args: DeriveArgs) -> Result<i32> {
     for sha in &commits {
         bar.set_message(sha[..10].to_string());
         let derived = repo
-            .load_with(sha, args.merges.policy())
+            .load_with(sha, args.merges)
             .map_err(anyhow::Error::from)
             .and_then(|record| {
                 let (mut trajectory, stats) =

@@ -80,9 +80,15 @@ pub struct ReplayArgs {
     #[arg(long, value_name = "REV", requires = "repo")]
     commit: Vec<String>,
 
-    /// Commits A..B of --repo, oldest first
+    /// Commits of --repo, oldest first, as git reads a range: A..B, A...B, R^! (R
+    /// alone), R (R and all its ancestors); what was selected is said before starting
     #[arg(long, value_name = "A..B", requires = "repo")]
     range: Option<String>,
+
+    /// Merge commits in --range: skip (leave them out; one summary line), or
+    /// first-parent (replay each as its change against its first parent)
+    #[arg(long, value_name = "HOW", value_parser = super::parse_merges, default_value = "skip", requires = "range")]
+    merges: nextedit::history::Merges,
 
     /// builtin:noop, builtin:propagate, builtin:oracle, or cmd:<command line>
     #[arg(long, value_name = "SPEC", required_unless_present = "resume")]
@@ -531,16 +537,27 @@ pub fn run(args: ReplayArgs) -> anyhow::Result<i32> {
                     shas.push(repo.resolve(rev)?);
                 }
                 if let Some(range) = &args.range {
-                    shas.extend(repo.range(range)?);
+                    let selection = nextedit::history::select(&repo, range, args.merges)
+                        .with_context(|| format!("reading the range {range:?}"))?;
+                    eprintln!("nextedit: {}", super::describe_selection(range, &selection));
+                    if selection.commits.is_empty()
+                        && args.commit.is_empty()
+                        && args.trajectory.is_empty()
+                        && args.session.is_empty()
+                    {
+                        // Nothing to replay is not a failure when only merges were left out.
+                        return Ok(0);
+                    }
+                    shas.extend(selection.commits);
                 }
-                if shas.is_empty() {
+                if shas.is_empty() && args.range.is_none() {
                     bail!("--repo needs --commit REV or --range A..B");
                 }
                 let project = repo.project();
                 for sha in shas {
                     let key = format!("{}@{}", project.as_deref().unwrap_or("repo"), &sha[..10]);
                     let derived = repo
-                        .load(&sha)
+                        .load_with(&sha, args.merges)
                         .and_then(|record| derive_commit(&record, project.as_deref()));
                     match derived {
                         Ok(mut trajectory) => {
