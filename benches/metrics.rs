@@ -178,10 +178,7 @@ fn ms(d: Duration) -> f64 {
 }
 
 fn bench_contextbench() {
-    let demo = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/tests/data/contextbench-demo/"
-    );
+    let demo = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/contextbench-demo/");
     let read = |n: &str| std::fs::read_to_string(format!("{demo}{n}")).expect("demo data");
     let cases = [
         ("case1_gold.jsonl", "case1_pred.jsonl"),

@@ -10,10 +10,7 @@ use std::process::Command;
 use common::nextedit_bin;
 use serde_json::{Value, json};
 
-const DEMO: &str = concat!(
-    env!("CARGO_MANIFEST_DIR"),
-    "/tests/data/contextbench-demo"
-);
+const DEMO: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/contextbench-demo");
 
 fn jsonl(path: &Path) -> Vec<Value> {
     std::fs::read_to_string(path)

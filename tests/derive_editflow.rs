@@ -7,10 +7,7 @@ use nextedit::history::editflow::{derive_rebuilt, hunks_aligned, read_annotation
 use nextedit::history::evaluate::{Confusion, evaluate_commit};
 use nextedit::trajectory::OrderKind;
 
-const SAMPLES: &str = concat!(
-    env!("CARGO_MANIFEST_DIR"),
-    "/tests/data/editflow-sample"
-);
+const SAMPLES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/editflow-sample");
 
 /// A two-file commit in EditFlow's format, written by this test: `a/mod.py` gains an
 /// import and a changed body; `b.py` is new. EditFlow lost the final newline of

@@ -17,10 +17,7 @@ use nextedit::metrics::contextbench::{
 use nextedit::trajectory::{EventBody, Trajectory, apply_byte_edit};
 use serde_json::{Value, json};
 
-const DEMO: &str = concat!(
-    env!("CARGO_MANIFEST_DIR"),
-    "/tests/data/contextbench-demo/"
-);
+const DEMO: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/contextbench-demo/");
 
 fn data(rel: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join(rel)

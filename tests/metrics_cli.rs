@@ -5,10 +5,7 @@ use std::process::{Command, Stdio};
 
 use serde_json::Value;
 
-const DEMO: &str = concat!(
-    env!("CARGO_MANIFEST_DIR"),
-    "/tests/data/contextbench-demo/"
-);
+const DEMO: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/contextbench-demo/");
 
 fn nextedit(args: &[&str], stdin: Option<&str>) -> (i32, String, String) {
     let mut child = Command::new(env!("CARGO_BIN_EXE_nextedit"))

@@ -7,10 +7,7 @@ use nextedit::metrics::contextbench::{
 };
 use serde_json::Value;
 
-const DEMO: &str = concat!(
-    env!("CARGO_MANIFEST_DIR"),
-    "/tests/data/contextbench-demo/"
-);
+const DEMO: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/contextbench-demo/");
 
 fn read(name: &str) -> String {
     std::fs::read_to_string(format!("{DEMO}{name}")).unwrap_or_else(|e| panic!("{name}: {e}"))

@@ -9,10 +9,7 @@ use nextedit::metrics::bleu::{
 use nextedit::metrics::sari::{SariConfig, SariVariant, sari};
 use serde_json::Value;
 
-const VECTORS: &str = concat!(
-    env!("CARGO_MANIFEST_DIR"),
-    "/tests/data/metric-vectors/"
-);
+const VECTORS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/metric-vectors/");
 
 fn read(name: &str) -> String {
     std::fs::read_to_string(format!("{VECTORS}{name}")).unwrap_or_else(|e| panic!("{name}: {e}"))
