@@ -476,10 +476,11 @@ fn replay_command_with_builtin_and_process_suggesters() {
         "{}",
         steps[0]
     );
-    // Later steps got answers again (its edit on a.py does not exist in this trajectory: a clear failure).
+    // Later steps got answers again (its edit on a.py exists neither in this trajectory
+    // nor in the worktree: a clear failure).
     assert_eq!(
         steps[1]["suggest_error"],
-        "bad_result: suggester's `suggest` result is invalid: a.py is not a file of this trajectory"
+        "bad_result: suggester's `suggest` result is invalid: a.py is neither a file of this trajectory nor a file inside the worktree"
     );
     let conn = rusqlite::Connection::open(&db).unwrap();
     let errors: Vec<(i64, String, String)> = conn
@@ -496,10 +497,19 @@ fn replay_command_with_builtin_and_process_suggesters() {
     let report = String::from_utf8(report.stdout).unwrap();
     let lines: Vec<&str> = report.lines().collect();
     assert_eq!(lines.len(), 7, "{report}");
-    assert!(lines[5].starts_with("   1      100.0    1.000"), "{report}");
+    // Beside each content score, what doing nothing scores on the same steps: an empty
+    // answer (ES 0.5: it removes the lines the gold edit replaces) and the unchanged text.
+    assert!(
+        lines[5].starts_with("   1      100.0    1.000               0.0/0.0         0.500/0.000"),
+        "{report}"
+    );
     assert!(lines[5].ends_with("none"), "{report}");
-    // Doing nothing keeps most tokens (BLEU 32.5) but earns no ES.
-    assert!(lines[6].starts_with("   2       32.5    0.000"), "{report}");
+    // Doing nothing keeps most tokens (Historian's BLEU 32.5), but an unchanged answer is
+    // no change: BLEU 0 and ES 0 under the default rule (issue 11).
+    assert!(
+        lines[6].starts_with("   2        0.0    0.000               0.0/0.0         0.500/0.000"),
+        "{report}"
+    );
     assert_eq!(
         lines[1],
         "   1  builtin:oracle               1/1       4  1.000/1.000/1.000    1.000   1.000   1.000  1.000  1.00/0.00/0.00/0.00"

@@ -15,7 +15,7 @@ use nextedit::replay::matching::MatchRule;
 use nextedit::replay::state::ReplayState;
 use nextedit::replay::{
     DirWorkspace, HistorianLog, OracleFeed, OracleSuggester, OrderMode, ReplayConfig, ReplayHooks,
-    ReplayObserver, StepRecord, replay,
+    ReplayObserver, StepRecord, UnchangedAtGoldSuggester, content_scores, replay,
 };
 use nextedit::store::{Database, StoredPrediction, StoredRead, StoredStep};
 use nextedit::suggest::protocol::Revealed;
@@ -102,8 +102,12 @@ pub struct ReplayArgs {
     #[arg(long, value_enum, default_value_t = OrderArg::Fixed)]
     order: OrderArg,
 
-    /// How predictions match gold edits
-    #[arg(long = "match", value_enum, default_value_t = MatchArg::Historian)]
+    /// How predictions match gold edits: bleu (default: Historian's BLEU-4 > 50 and the
+    /// prediction changes its lines), historian (Historian compat, quirk included: an
+    /// unchanged prediction can match), es (ES-Line ≥ --es-threshold), exact. Outside
+    /// historian, an answer that leaves its lines unchanged is never a hit and its
+    /// content scores BLEU 0 / ES 0
+    #[arg(long = "match", value_enum, default_value_t = MatchArg::Bleu)]
     match_rule: MatchArg,
 
     /// Minimum ES for --match es
@@ -181,6 +185,7 @@ enum OrderArg {
 #[derive(Debug, Clone, Copy, ValueEnum, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
 enum MatchArg {
+    Bleu,
     Historian,
     Es,
     Exact,
@@ -281,6 +286,18 @@ impl RunSettings {
         serde_json::from_value(db.run(run)?.config)
             .with_context(|| format!("run {run} has settings this nextedit cannot read"))
     }
+
+    /// The match rule of these settings.
+    fn rule(&self) -> MatchRule {
+        match self.match_rule {
+            MatchArg::Bleu => MatchRule::Bleu,
+            MatchArg::Historian => MatchRule::Historian,
+            MatchArg::Es => MatchRule::Es {
+                threshold: self.es_threshold,
+            },
+            MatchArg::Exact => MatchRule::Exact,
+        }
+    }
 }
 
 /// A suggester and, for the oracle, the feed the engine fills with gold answers.
@@ -316,6 +333,10 @@ fn build_suggester(
         "builtin:oracle" => {
             let (oracle, feed) = OracleSuggester::new();
             (Box::new(oracle), Some(feed))
+        }
+        "builtin:unchanged-at-gold" => {
+            let (suggester, feed) = UnchangedAtGoldSuggester::new();
+            (Box::new(suggester), Some(feed))
         }
         _ => match spec.strip_prefix("cmd:") {
             Some(command) if !command.trim().is_empty() => {
@@ -971,13 +992,7 @@ fn replay_one(
             OrderArg::Fixed => OrderMode::Fixed,
             OrderArg::Adaptive => OrderMode::Adaptive,
         },
-        rule: match settings.match_rule {
-            MatchArg::Historian => MatchRule::Historian,
-            MatchArg::Es => MatchRule::Es {
-                threshold: settings.es_threshold,
-            },
-            MatchArg::Exact => MatchRule::Exact,
-        },
+        rule: settings.rule(),
         seed: settings.seed,
         revealed,
         language: trajectory.files.iter().find_map(|f| f.language.clone()),
@@ -1394,10 +1409,31 @@ pub fn report(args: ReportArgs) -> anyhow::Result<i32> {
                     Err(e) => json!({"key": key, "error": e}),
                 })
                 .collect();
+            let info = db.run(run)?;
+            let m = db.run_measurements(run)?;
+            let baseline = noop_baseline(&db, run)?;
+            let errors: serde_json::Map<String, serde_json::Value> = m
+                .errors
+                .iter()
+                .map(|(k, n)| (k.clone(), json!(n)))
+                .collect();
+            let results = json!({
+                "content_steps": m.bleu.len(),
+                "mean_bleu": mean(&m.bleu),
+                "mean_es": mean(&m.es),
+                "baseline": baseline,
+                "latency_ms": {
+                    "suggest": {"p50": quantile(&m.suggest_ms, 0.5), "p95": quantile(&m.suggest_ms, 0.95)},
+                    "generate": {"p50": quantile(&m.generate_ms, 0.5), "p95": quantile(&m.generate_ms, 0.95)},
+                },
+                "errors": errors,
+            });
             writeln!(
                 out,
                 "{}",
-                json!({"run": db.run(run)?, "summary": summary, "contextbench": context})
+                json!({"run": info, "sandbox": info.config.get("sandbox").cloned().unwrap_or(json!("unknown")),
+                       "unsandboxed": unsandboxed(&info.config), "summary": summary, "results": results,
+                       "contextbench": context})
             )?;
         }
         return Ok(0);
@@ -1435,7 +1471,7 @@ fn print_report(out: &mut impl Write, db: &Database, runs: &[i64]) -> anyhow::Re
             out,
             "{:>4}  {:<24}  {:>6}  {:>6}  {:>5.3}/{:.3}/{:.3}  {:>7.3}  {:>6.3}  {:>6.3}  {:>5.3}  {:.2}/{:.2}/{:.2}/{:.2}",
             run,
-            info.suggester.chars().take(24).collect::<String>(),
+            suggester_label(&info),
             format!("{}/{}", info.done, info.trajectories),
             s.steps,
             s.micro.precision,
@@ -1454,8 +1490,14 @@ fn print_report(out: &mut impl Write, db: &Database, runs: &[i64]) -> anyhow::Re
     }
     writeln!(
         out,
-        "\n{:>4}  {:>9}  {:>7}  {:>21}  {:>21}  FAILED CALLS",
-        "RUN", "MEAN BLEU", "MEAN ES", "SUGGEST p50/p95 ms", "GENERATE p50/p95 ms"
+        "\n{:>4}  {:>9}  {:>7}  {:>20}  {:>18}  {:>21}  {:>21}  FAILED CALLS",
+        "RUN",
+        "MEAN BLEU",
+        "MEAN ES",
+        "NOOP BLEU EMPTY/UNCH",
+        "NOOP ES EMPTY/UNCH",
+        "SUGGEST p50/p95 ms",
+        "GENERATE p50/p95 ms"
     )?;
     let mut context = Vec::new();
     for (run, _) in &details {
@@ -1469,12 +1511,19 @@ fn print_report(out: &mut impl Write, db: &Database, runs: &[i64]) -> anyhow::Re
             .iter()
             .map(|(kind, n)| format!("{kind} {n}"))
             .collect();
+        let b = noop_baseline(db, run)?;
+        let pair = |x: Option<f64>, y: Option<f64>, digits: usize| match (x, y) {
+            (Some(x), Some(y)) => format!("{x:.digits$}/{y:.digits$}"),
+            _ => "-".to_string(),
+        };
         writeln!(
             out,
-            "{:>4}  {:>9}  {:>7}  {:>21}  {:>21}  {}",
+            "{:>4}  {:>9}  {:>7}  {:>20}  {:>18}  {:>21}  {:>21}  {}",
             run,
             mean(&m.bleu).map_or("-".into(), |v| format!("{v:.1}")),
             mean(&m.es).map_or("-".into(), |v| format!("{v:.3}")),
+            pair(b.empty_bleu, b.unchanged_bleu, 1),
+            pair(b.empty_es, b.unchanged_es, 3),
             quantiles(&m.suggest_ms),
             quantiles(&m.generate_ms),
             if errors.is_empty() {
@@ -1596,6 +1645,110 @@ fn print_context(
         }
     }
     Ok(())
+}
+
+/// The suggester column: its spec, marked when the run's suggester ran without sandbox.
+fn suggester_label(info: &nextedit::store::RunSummary) -> String {
+    let mark = if unsandboxed(&info.config) == Some(true) {
+        " unsandboxed"
+    } else {
+        ""
+    };
+    let room = 24usize.saturating_sub(mark.len());
+    format!(
+        "{}{mark}",
+        info.suggester.chars().take(room).collect::<String>()
+    )
+}
+
+/// Whether the run's stored `sandbox` setting says off or unavailable; `None` when the
+/// run predates the setting. Accepts a plain string or an object with a `mode`, `state`
+/// or `status` string, or an `enabled`/`active` flag.
+fn unsandboxed(config: &serde_json::Value) -> Option<bool> {
+    let sandbox = config.get("sandbox")?;
+    let off = |s: &str| {
+        matches!(
+            s,
+            "off" | "unavailable" | "none" | "disabled" | "unsandboxed"
+        )
+    };
+    if let Some(s) = sandbox.as_str() {
+        return Some(off(s));
+    }
+    if let Some(b) = sandbox.as_bool() {
+        return Some(!b);
+    }
+    for key in ["mode", "state", "status"] {
+        if let Some(s) = sandbox.get(key).and_then(|v| v.as_str()) {
+            return Some(off(s));
+        }
+    }
+    for key in ["enabled", "active", "sandboxed"] {
+        if let Some(b) = sandbox.get(key).and_then(|v| v.as_bool()) {
+            return Some(!b);
+        }
+    }
+    None
+}
+
+/// What `builtin:noop` scores on a run's scored steps: mean BLEU-4 and ES of an empty
+/// answer and of the unchanged current text, against the same gold edits, under the
+/// run's rule.
+#[derive(Debug, Default, serde::Serialize)]
+struct Baseline {
+    empty_bleu: Option<f64>,
+    empty_es: Option<f64>,
+    unchanged_bleu: Option<f64>,
+    unchanged_es: Option<f64>,
+}
+
+fn noop_baseline(db: &Database, run: i64) -> anyhow::Result<Baseline> {
+    let rule = RunSettings::of(db, run)?.rule();
+    let texts: std::collections::HashMap<String, Option<String>> = db
+        .run_trajectories(run)?
+        .into_iter()
+        .map(|(key, _, text)| (key, text))
+        .collect();
+    let mut parsed: std::collections::HashMap<String, Trajectory> = Default::default();
+    let (mut eb, mut ee, mut ub, mut ue) = (vec![], vec![], vec![], vec![]);
+    for (key, edit) in db.run_content_edits(run)? {
+        if !parsed.contains_key(&key) {
+            let Some(Some(text)) = texts.get(&key) else {
+                continue;
+            };
+            let trajectory: Trajectory = serde_json::from_str(text)
+                .with_context(|| format!("run {run}: {key} is not a trajectory"))?;
+            parsed.insert(key.clone(), trajectory);
+        }
+        let Some(gold) = parsed[&key].edits.iter().find(|e| e.id == edit) else {
+            continue;
+        };
+        // When a gold edit is next, its lines hold its before-text (commit edits share
+        // the parent; a recorded edit waits for the edits that rewrite its lines).
+        let (before, after) = (&gold.before_text, &gold.after_text);
+        let (b, e) = content_scores(rule, before, after, "");
+        eb.push(b);
+        ee.push(e);
+        let (b, e) = content_scores(rule, before, after, before);
+        ub.push(b);
+        ue.push(e);
+    }
+    Ok(Baseline {
+        empty_bleu: mean(&eb),
+        empty_es: mean(&ee),
+        unchanged_bleu: mean(&ub),
+        unchanged_es: mean(&ue),
+    })
+}
+
+/// The `q` quantile (nearest rank) of some values, if any.
+fn quantile(values: &[f64], q: f64) -> Option<f64> {
+    if values.is_empty() {
+        return None;
+    }
+    let mut sorted = values.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    Some(sorted[((sorted.len() - 1) as f64 * q).round() as usize])
 }
 
 fn mean(values: &[f64]) -> Option<f64> {

@@ -179,7 +179,9 @@ pub struct FlowSummary {
     pub steps: usize,
     /// Σtp / (Σtp + Σfp), Σtp / (Σtp + Σfn), 2Σtp / (2Σtp + Σfp + Σfn); 0 for 0/0.
     pub micro: Prf,
-    /// Means of the per-step values over the steps where each is defined (see docs).
+    /// Means of the per-step P, R and F1 over the scorable steps (an allowed gold edit);
+    /// a step without predictions counts 0, so abstaining on hard steps gains nothing
+    /// and macro F1 never exceeds both macro P and macro R.
     #[serde(rename = "macro")]
     pub macro_: Prf,
     /// Share of each flow class over all predictions.
@@ -214,18 +216,14 @@ pub fn aggregate(steps: &[FlowStep], ks: &[usize]) -> FlowSummary {
         for p in &step.predictions {
             class_counts[p.class as usize] += 1;
         }
-        let has_p = !step.predictions.is_empty();
         let has_a = step.allowed_gold > 0;
-        let prf = step.prf();
-        if has_p {
+        // One set of steps for all three means (abstentions count 0 precision).
+        if has_a {
+            let prf = step.prf();
             p_sum += prf.precision;
             p_n += 1;
-        }
-        if has_a {
             r_sum += prf.recall;
             r_n += 1;
-        }
-        if has_p && has_a {
             f_sum += prf.f1;
             f_n += 1;
         }
@@ -317,7 +315,8 @@ mod tests {
         assert_eq!(s.micro.precision, 0.75);
         assert_eq!(s.micro.recall, 0.5);
         assert_eq!(s.micro.f1, 0.6);
-        assert_eq!(s.macro_.precision, 0.75);
+        // The step without predictions counts 0 precision: abstaining gains nothing.
+        assert_eq!(s.macro_.precision, 0.375);
         assert_eq!(s.macro_.recall, 0.375);
         assert_eq!(s.mrr, 0.25);
         assert_eq!(s.hit_at, vec![(1, 0.0), (3, 0.5), (5, 0.5), (10, 0.5)]);
@@ -406,6 +405,8 @@ mod tests {
             }
             proptest::prop_assert!(s.mrr >= s.hit_at[0].1 - 1e-12);
             proptest::prop_assert!(s.mrr <= 1.0);
+            // Macro F1 cannot exceed both its parts.
+            proptest::prop_assert!(s.macro_.f1 <= s.macro_.precision.max(s.macro_.recall) + 1e-12);
         }
     }
 }

@@ -5,8 +5,8 @@
 use std::collections::BTreeSet;
 use std::time::{Duration, Instant};
 
-use super::matching::{Located, MatchRule, location_score, match_one_to_one};
-use super::state::{ReplayState, StateError};
+use super::matching::{Located, MatchRule, is_unchanged, location_score, match_one_to_one};
+use super::state::{ReplayState, StateError, split_lines};
 use crate::metrics::bleu::historian_bleu;
 use crate::metrics::excision::{EsGranularity, ExcisionConfig, excision_score_text};
 use crate::metrics::flow::{FlowClass, FlowStep, RankedPrediction};
@@ -55,6 +55,11 @@ pub trait Workspace {
     fn root(&self) -> String;
     /// Brings the files on disk to `state` (called after every applied edit).
     fn sync(&mut self, state: &ReplayState) -> std::io::Result<()>;
+    /// The text of a file the trajectory does not track, if it exists inside the root
+    /// (a suggester may propose an edit there: an ordinary miss, not an invalid answer).
+    fn read_untracked(&self, path: &str) -> Option<String> {
+        super::worktree::read_in_root(std::path::Path::new(&self.root()), path)
+    }
 }
 
 /// One prediction as recorded.
@@ -452,6 +457,10 @@ pub fn replay(
                     .iter()
                     .map(|&g| gold_as_suggestion(&state, g))
                     .collect(),
+                allowed
+                    .iter()
+                    .map(|&g| unchanged_at_gold(&state, g))
+                    .collect(),
             );
         }
         let started = Instant::now();
@@ -469,10 +478,11 @@ pub fn replay(
             reads.extend(r.reads.into_iter().map(|read| StepRead { call, read }));
             r.edits
         });
-        let (edits, suggest_error) = match answer.and_then(|edits| validate(&state, edits)) {
-            Ok(edits) => (edits, None),
-            Err(e) => (Vec::new(), Some(describe(&e))),
-        };
+        let (edits, suggest_error) =
+            match answer.and_then(|edits| validate(&state, &*workspace, edits)) {
+                Ok(edits) => (edits, None),
+                Err(e) => (Vec::new(), Some(describe(&e))),
+            };
         let predictions = classify(&state, &edits, &candidates, &allowed, config.rule);
         let flow = FlowStep {
             predictions: predictions
@@ -491,7 +501,7 @@ pub fn replay(
             .min_by_key(|p| p.rank);
         let mut content = kept.map(|p| {
             let gold = p.matched.expect("kept predictions matched");
-            score_content(&state, gold, &p.edit.text, false)
+            score_content(&state, gold, &p.edit.text, false, config.rule)
         });
         let next = match (config.order, kept) {
             (OrderMode::Adaptive, Some(p)) => p.matched.expect("kept predictions matched"),
@@ -522,7 +532,13 @@ pub fn replay(
                 Ok(result) => {
                     let call = "generate";
                     reads.extend(result.reads.into_iter().map(|read| StepRead { call, read }));
-                    content = Some(score_content(&state, target, &result.text, true));
+                    content = Some(score_content(
+                        &state,
+                        target,
+                        &result.text,
+                        true,
+                        config.rule,
+                    ));
                 }
                 Err(e) => generate_error = Some(describe(&e)),
             }
@@ -653,13 +669,23 @@ fn checked_reads(state: &ReplayState, reads: Vec<StepRead>) -> (Vec<StepRead>, V
     (kept, dropped)
 }
 
+/// A suggested edit with the current text of the lines it replaces.
+struct Checked {
+    edit: SuggestedEdit,
+    current: String,
+}
+
 /// Rejects answers that name files or lines that do not exist now; paths are
 /// normalized first (`./a.py` is `a.py`), and one that leaves the worktree is refused.
+/// A file the trajectory does not track is fine if it exists inside the worktree (a
+/// miss, not a failed step).
 fn validate(
     state: &ReplayState,
-    mut edits: Vec<SuggestedEdit>,
-) -> Result<Vec<SuggestedEdit>, SuggestError> {
-    for edit in &mut edits {
+    workspace: &dyn Workspace,
+    edits: Vec<SuggestedEdit>,
+) -> Result<Vec<Checked>, SuggestError> {
+    let mut checked = Vec::with_capacity(edits.len());
+    for mut edit in edits {
         edit.file = RelPath::parse(&edit.file)
             .map_err(|e| SuggestError::BadResult {
                 method: "suggest".into(),
@@ -667,13 +693,24 @@ fn validate(
             })?
             .as_str()
             .to_owned();
-    }
-    for edit in &edits {
-        let Some(lines) = state.lines(&edit.file) else {
-            return Err(SuggestError::BadResult {
-                method: "suggest".into(),
-                reason: format!("{} is not a file of this trajectory", edit.file),
-            });
+        let untracked;
+        let lines = match state.lines(&edit.file) {
+            Some(lines) => lines,
+            None => match workspace.read_untracked(&edit.file) {
+                Some(text) => {
+                    untracked = split_lines(&text);
+                    &untracked[..]
+                }
+                None => {
+                    return Err(SuggestError::BadResult {
+                        method: "suggest".into(),
+                        reason: format!(
+                            "{} is neither a file of this trajectory nor a file inside the worktree",
+                            edit.file
+                        ),
+                    });
+                }
+            },
         };
         if edit.start_line > edit.end_line || edit.end_line > lines.len() {
             return Err(SuggestError::BadResult {
@@ -687,8 +724,10 @@ fn validate(
                 ),
             });
         }
+        let current = lines[edit.start_line..edit.end_line].concat();
+        checked.push(Checked { edit, current });
     }
-    Ok(edits)
+    Ok(checked)
 }
 
 fn located<'a>(
@@ -709,7 +748,7 @@ fn located<'a>(
 
 fn classify(
     state: &ReplayState,
-    edits: &[SuggestedEdit],
+    edits: &[Checked],
     remaining: &[usize],
     allowed: &[usize],
     rule: MatchRule,
@@ -735,12 +774,12 @@ fn classify(
         .collect();
     let preds: Vec<Located<'_>> = edits
         .iter()
-        .map(|e| Located {
-            file: &e.file,
-            start: e.start_line,
-            end: e.end_line,
-            before: "",
-            after: &e.text,
+        .map(|c| Located {
+            file: &c.edit.file,
+            start: c.edit.start_line,
+            end: c.edit.end_line,
+            before: &c.current,
+            after: &c.edit.text,
         })
         .collect();
     // Structure of the current files, parsed once per file and only when asked.
@@ -762,7 +801,7 @@ fn classify(
         .iter()
         .zip(matches)
         .enumerate()
-        .map(|(rank, (edit, matched))| {
+        .map(|(rank, (checked, matched))| {
             let matched = matched.map(|m| remaining[m]);
             let class = match matched {
                 Some(g) if allowed.contains(&g) => FlowClass::Keeping,
@@ -771,7 +810,7 @@ fn classify(
                 None => FlowClass::Breaking,
             };
             PredictionRecord {
-                edit: edit.clone(),
+                edit: checked.edit.clone(),
                 rank,
                 matched,
                 class,
@@ -792,23 +831,57 @@ fn reverts(state: &ReplayState, pred: &Located<'_>) -> bool {
     })
 }
 
-fn score_content(state: &ReplayState, gold: usize, text: &str, generated: bool) -> ContentScore {
+fn score_content(
+    state: &ReplayState,
+    gold: usize,
+    text: &str,
+    generated: bool,
+    rule: MatchRule,
+) -> ContentScore {
     let edit = &state.edits()[gold];
-    let (before, after) = (edit.before_text(), edit.after_text());
+    let (bleu, es) = content_scores(rule, &edit.before_text(), &edit.after_text(), text);
+    ContentScore {
+        gold,
+        text: text.to_string(),
+        bleu,
+        es,
+        generated,
+    }
+}
+
+/// Historian BLEU-4 (0–100) and ES-Line (0–1) of `text` written in place of `before`,
+/// against the gold `after`. An answer that leaves `before` unchanged scores 0 on both
+/// under every rule but the Historian compat one (which keeps Historian's BLEU, above
+/// 50 for an unchanged line against a slightly edited one).
+pub fn content_scores(rule: MatchRule, before: &str, after: &str, text: &str) -> (f64, f64) {
+    if rule.requires_change() && is_unchanged(before, text) {
+        return (0.0, 0.0);
+    }
     let es = excision_score_text(
-        &before,
-        &after,
+        before,
+        after,
         text,
         EsGranularity::Line,
         None,
         &ExcisionConfig::default(),
     );
-    ContentScore {
-        gold,
-        text: text.to_string(),
-        bleu: historian_bleu(text, &after),
-        es: es.score,
-        generated,
+    (historian_bleu(text, after), es.score)
+}
+
+/// The current text of a gold edit's lines, at its location: what doing nothing there says.
+fn unchanged_at_gold(state: &ReplayState, gold: usize) -> SuggestedEdit {
+    let (start_line, end_line) = state.current_range(gold);
+    let file = &state.edits()[gold].file;
+    let text = state
+        .lines(file)
+        .map(|lines| lines[start_line..end_line].concat())
+        .unwrap_or_default();
+    SuggestedEdit {
+        file: file.clone(),
+        start_line,
+        end_line,
+        text,
+        confidence: Some(1.0),
     }
 }
 
@@ -824,17 +897,25 @@ fn gold_as_suggestion(state: &ReplayState, gold: usize) -> SuggestedEdit {
     }
 }
 
-/// What the engine tells the test-only oracle suggester: the gold answers of the
-/// current step. Only [`crate::replay::OracleSuggester`] reads it.
+/// What the engine tells the test-only suggesters fed by gold: the gold answers of the
+/// current step. Only [`crate::replay::OracleSuggester`] and
+/// [`crate::replay::UnchangedAtGoldSuggester`] read it.
 #[derive(Debug, Default)]
 pub struct OracleFeed {
     suggestions: std::sync::Mutex<Vec<SuggestedEdit>>,
+    unchanged: std::sync::Mutex<Vec<SuggestedEdit>>,
     generation: std::sync::Mutex<String>,
 }
 
 impl OracleFeed {
-    fn set_suggestions(&self, edits: Vec<SuggestedEdit>) {
+    fn set_suggestions(&self, edits: Vec<SuggestedEdit>, unchanged: Vec<SuggestedEdit>) {
         *self.suggestions.lock().expect("oracle lock") = edits;
+        *self.unchanged.lock().expect("oracle lock") = unchanged;
+    }
+
+    /// The locations of the gold edits allowed at this step, each with its current text.
+    pub fn unchanged(&self) -> Vec<SuggestedEdit> {
+        self.unchanged.lock().expect("oracle lock").clone()
     }
 
     fn set_generation(&self, text: String) {

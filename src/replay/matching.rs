@@ -8,6 +8,11 @@
 //! with the file's own grammar at the right line, bugs 5 and 11); any other pair when
 //! the Dice coefficient of their at-lines exceeds 0.5 (so, unlike Historian, a
 //! replace may match an insert, bug 6). Content rule: per [`MatchRule`].
+//!
+//! A hit means a change: under every rule but [`MatchRule::Historian`] (the named
+//! compat mode), a prediction whose text equals the current text at its own location
+//! ([`is_unchanged`]) matches nothing. Historian's BLEU-4 of an unchanged line against
+//! a slightly edited one is above 50, so its rule rewards doing nothing.
 
 use crate::metrics::bleu::historian_bleu;
 use crate::metrics::excision::{EsGranularity, ExcisionConfig, excision_score_text};
@@ -15,7 +20,11 @@ use crate::metrics::excision::{EsGranularity, ExcisionConfig, excision_score_tex
 /// How predicted content is compared with gold content.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum MatchRule {
-    /// Historian: BLEU-4 of the new text above 50 (0–100 scale).
+    /// The default: Historian's BLEU-4 of the new text above 50 (0–100 scale), and the
+    /// prediction changes the text at its location.
+    Bleu,
+    /// Historian compat: BLEU-4 of the new text above 50, quirk included (an unchanged
+    /// prediction can match), for reproducing Historian's published numbers.
     Historian,
     /// Excision Score (ES-Line) of the edit at or above the threshold (0–1).
     Es {
@@ -24,6 +33,19 @@ pub enum MatchRule {
     },
     /// Same new text, ignoring trailing whitespace on each line.
     Exact,
+}
+
+impl MatchRule {
+    /// Whether a prediction must change the text to match (every rule but the compat one).
+    pub fn requires_change(self) -> bool {
+        self != MatchRule::Historian
+    }
+
+    /// Whether inserts must also share their enclosing definitions (Historian's
+    /// structural path, with the file's own grammar).
+    fn checks_structure(self) -> bool {
+        matches!(self, MatchRule::Bleu | MatchRule::Historian)
+    }
 }
 
 /// A located edit in current coordinates.
@@ -35,7 +57,7 @@ pub struct Located<'a> {
     pub start: usize,
     /// End of the replaced lines (exclusive).
     pub end: usize,
-    /// Replaced text (gold edits; empty for predictions, which only give new text).
+    /// Replaced text: the gold edit's, or for a prediction the current text of its lines.
     pub before: &'a str,
     /// New text.
     pub after: &'a str,
@@ -54,6 +76,13 @@ impl Located<'_> {
             (self.start, self.end)
         }
     }
+}
+
+/// Whether `after` leaves `before` as it is: the same lines, ignoring trailing whitespace
+/// on each line and whether the last line ends with a newline (the differences an
+/// editor strips on save and no reader sees).
+pub fn is_unchanged(before: &str, after: &str) -> bool {
+    normalize(before) == normalize(after)
 }
 
 /// Dice coefficient of two half-open line ranges: |A∩B| / ((|A|+|B|)/2).
@@ -86,7 +115,7 @@ pub fn location_score(pred: &Located<'_>, gold: &Located<'_>) -> f64 {
 /// Whether the predicted new text is close enough to the gold one.
 pub fn content_matches(rule: MatchRule, pred: &Located<'_>, gold: &Located<'_>) -> bool {
     match rule {
-        MatchRule::Historian => historian_bleu(pred.after, gold.after) > 50.0,
+        MatchRule::Bleu | MatchRule::Historian => historian_bleu(pred.after, gold.after) > 50.0,
         MatchRule::Es { threshold } => {
             let score = excision_score_text(
                 gold.before,
@@ -111,7 +140,9 @@ pub type SameStructure<'a> = &'a dyn Fn(&str, usize, usize) -> bool;
 
 /// Matches predictions (in rank order) to gold edits, each gold edit at most once.
 /// Returns, per prediction, the index into `golds` it matched. `structure` is
-/// consulted for two insertions under [`MatchRule::Historian`].
+/// consulted for two insertions under [`MatchRule::Bleu`] and [`MatchRule::Historian`].
+/// A prediction that leaves its lines unchanged matches nothing unless the rule is
+/// the Historian compat one.
 pub fn match_one_to_one(
     preds: &[Located<'_>],
     golds: &[Located<'_>],
@@ -122,6 +153,9 @@ pub fn match_one_to_one(
     preds
         .iter()
         .map(|pred| {
+            if rule.requires_change() && is_unchanged(pred.before, pred.after) {
+                return None;
+            }
             let best = golds
                 .iter()
                 .enumerate()
@@ -132,7 +166,7 @@ pub fn match_one_to_one(
                     let gold = &golds[*g];
                     let both_inserts = pred.is_insert() && gold.is_insert();
                     // Historian compares the structure at the line before the insertion point.
-                    !(both_inserts && rule == MatchRule::Historian)
+                    !(both_inserts && rule.checks_structure())
                         || structure.is_none_or(|same| {
                             same(
                                 gold.file,
@@ -221,6 +255,60 @@ mod tests {
             match_one_to_one(&wrong, &golds, MatchRule::Historian, None),
             vec![None]
         );
+    }
+
+    #[test]
+    fn an_unchanged_prediction_is_a_hit_only_in_historian_compat() {
+        // The unchanged line has BLEU-4 74.8 against the edited one (reference §7.2).
+        let old = "    self.assertEqual(x, 1)\n";
+        let new = "    self.assertEqual(x, 2)\n";
+        assert!(historian_bleu(old, new) > 50.0);
+        let golds = [Located {
+            file: "a",
+            start: 8,
+            end: 9,
+            before: old,
+            after: new,
+        }];
+        // Trailing spaces and a missing final newline do not make it a change.
+        for text in [
+            old,
+            "    self.assertEqual(x, 1)  ",
+            "    self.assertEqual(x, 1)",
+        ] {
+            let unchanged = [Located {
+                before: old,
+                ..at("a", 8, 9, text)
+            }];
+            let rules = [
+                MatchRule::Bleu,
+                MatchRule::Es { threshold: 0.0 },
+                MatchRule::Exact,
+            ];
+            for rule in rules {
+                assert_eq!(
+                    match_one_to_one(&unchanged, &golds, rule, None),
+                    vec![None],
+                    "{rule:?}"
+                );
+            }
+            assert_eq!(
+                match_one_to_one(&unchanged, &golds, MatchRule::Historian, None),
+                vec![Some(0)]
+            );
+        }
+        // The right change matches under every rule.
+        let right = [Located {
+            before: old,
+            ..at("a", 8, 9, new)
+        }];
+        for rule in [MatchRule::Bleu, MatchRule::Historian, MatchRule::Exact] {
+            assert_eq!(match_one_to_one(&right, &golds, rule, None), vec![Some(0)]);
+        }
+        // Inserting nothing is no change either.
+        assert!(is_unchanged("", ""));
+        assert!(!is_unchanged("", "\n"));
+        assert!(!is_unchanged("x\n", "  x\n"));
     }
 
     #[test]

@@ -16,8 +16,8 @@ mod worktree;
 pub use engine::{
     ContentScore, IgnoreProgress, OracleFeed, OrderMode, PredictionRecord, ReplayConfig,
     ReplayError, ReplayHooks, ReplayObserver, ReplayOutcome, StepRead, StepRecord, Workspace,
-    reapply, replay,
+    content_scores, reapply, replay,
 };
 pub use historian::HistorianLog;
-pub use oracle::OracleSuggester;
+pub use oracle::{OracleSuggester, UnchangedAtGoldSuggester};
 pub use worktree::DirWorkspace;

@@ -123,6 +123,24 @@ pub fn remove_inside(root: &Path, rel: &RelPath) -> io::Result<()> {
     }
 }
 
+/// The text of `relative` under `root`, if it names an existing file inside the root
+/// (no absolute path, no `..`, no symlink leading out).
+pub(crate) fn read_in_root(root: &Path, relative: &str) -> Option<String> {
+    let relative = Path::new(relative);
+    if !relative
+        .components()
+        .all(|c| matches!(c, std::path::Component::Normal(_)))
+    {
+        return None;
+    }
+    let root = root.canonicalize().ok()?;
+    let path = root.join(relative).canonicalize().ok()?;
+    if !path.starts_with(&root) || !path.is_file() {
+        return None;
+    }
+    std::fs::read_to_string(path).ok()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

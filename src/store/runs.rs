@@ -444,6 +444,18 @@ impl Database {
         Ok(m)
     }
 
+    /// The gold edit each scored step's content was scored against: (key, edit id), in
+    /// trajectory and step order (for the do-nothing baselines of `report`).
+    pub fn run_content_edits(&self, run: i64) -> Result<Vec<(String, String)>, StoreError> {
+        self.rows(
+            "SELECT s.key, s.content_edit FROM run_steps s
+               JOIN run_trajectories t ON t.run_id = s.run_id AND t.key = s.key
+              WHERE s.run_id = ?1 AND s.content_edit IS NOT NULL ORDER BY t.position, s.step",
+            [run],
+            |row| Ok((row.get(0)?, row.get(1)?)),
+        )
+    }
+
     /// Initial edit id recorded for a trajectory of a run.
     pub fn run_initial(&self, run: i64, key: &str) -> Result<Option<String>, StoreError> {
         self.conn

@@ -1,0 +1,165 @@
+//! Replay scoring validity (issue 11): a hit means a change, predictions in files the
+//! commit does not change are ordinary misses, and `report` puts the do-nothing floor
+//! beside every content score. Real git repositories made by the test, the real binary.
+
+mod derive_support;
+
+use derive_support::TestRepo;
+
+fn nextedit(args: &[&str], db: &std::path::Path) -> std::process::Output {
+    std::process::Command::new(env!("CARGO_BIN_EXE_nextedit"))
+        .args(args)
+        .arg("--db")
+        .arg(db)
+        .output()
+        .unwrap()
+}
+
+fn json_lines(output: &std::process::Output) -> Vec<serde_json::Value> {
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    String::from_utf8(output.stdout.clone())
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+/// A project with an untouched README and a small edit of three lines in two files:
+/// each changed line keeps most of its tokens, so its unchanged form has BLEU-4 > 50.
+fn repo() -> TestRepo {
+    let mut repo = TestRepo::new();
+    repo.write("README.md", "# demo\n");
+    repo.write(
+        "pkg/prices.py",
+        "def total_price(items):\n    return sum(items)\n\n\ndef describe(items):\n    return total_price(items)\n",
+    );
+    repo.write(
+        "app.py",
+        "from pkg.prices import total_price\n\nprint(total_price([1, 2]))\n",
+    );
+    repo.commit("base");
+    repo.write(
+        "pkg/prices.py",
+        "def subtotal(items):\n    return sum(items)\n\n\ndef describe(items):\n    return subtotal(items)\n",
+    );
+    repo.write(
+        "app.py",
+        "from pkg.prices import subtotal\n\nprint(subtotal([1, 2]))\n",
+    );
+    repo.commit("rename total_price to subtotal");
+    repo
+}
+
+/// (micro P, micro R, keeping share, mean content BLEU) of one `--json` replay.
+fn replay(repo: &TestRepo, db: &std::path::Path, suggester: &str, rule: &str) -> serde_json::Value {
+    let lines = json_lines(&nextedit(
+        &[
+            "replay",
+            "--json",
+            "--repo",
+            repo.path().to_str().unwrap(),
+            "--commit",
+            "HEAD",
+            "--suggester",
+            suggester,
+            "--match",
+            rule,
+        ],
+        db,
+    ));
+    lines.last().unwrap().clone()
+}
+
+#[test]
+fn doing_nothing_at_gold_is_a_hit_only_in_historian_compat() {
+    let repo = repo();
+    let tmp = tempfile::tempdir().unwrap();
+    let db = tmp.path().join("runs.db");
+    for rule in ["bleu", "es", "exact"] {
+        let summary = replay(&repo, &db, "builtin:unchanged-at-gold", rule);
+        assert_eq!(
+            summary["summary"]["micro"],
+            serde_json::json!({"precision": 0.0, "recall": 0.0, "f1": 0.0}),
+            "{rule}"
+        );
+        assert_eq!(summary["summary"]["shares"]["flow_breaking"], 1.0, "{rule}");
+    }
+    // Historian's rule, quirk included: an unchanged line at a gold location whose
+    // BLEU-4 against the edited line is above 50 is a hit (one of six, the longest line).
+    let summary = replay(&repo, &db, "builtin:unchanged-at-gold", "historian");
+    assert_eq!(
+        summary["summary"]["micro"],
+        serde_json::json!({"precision": 1.0 / 6.0, "recall": 1.0 / 6.0, "f1": 1.0 / 6.0})
+    );
+    // The default run is the first: its report shows its content score (0: every answer
+    // was unchanged) beside the floor, and its results in JSON.
+    let report = json_lines(&nextedit(&["report", "--json", "1", "4"], &db));
+    let default = &report[0]["results"];
+    assert_eq!(default["mean_bleu"], 0.0);
+    assert_eq!(default["mean_es"], 0.0);
+    assert_eq!(default["baseline"]["unchanged_bleu"], 0.0);
+    assert_eq!(report[0]["sandbox"], "unknown");
+    assert_eq!(report[0]["unsandboxed"], serde_json::Value::Null);
+    assert!(default["latency_ms"]["suggest"]["p50"].is_number());
+    assert_eq!(default["errors"], serde_json::json!({}));
+    // Compat: the unchanged text keeps Historian's BLEU, as its floor does.
+    let compat = &report[1]["results"];
+    assert_eq!(compat["content_steps"], 3);
+    let unchanged = compat["baseline"]["unchanged_bleu"].as_f64().unwrap();
+    assert!(unchanged > 48.6 && unchanged < 48.7, "{compat}");
+    // Doing nothing scores exactly the floor the report prints beside it.
+    assert_eq!(compat["mean_bleu"], compat["baseline"]["unchanged_bleu"]);
+    // An empty answer removes the replaced lines: half of what ES rewards, both modes.
+    assert_eq!(default["baseline"]["empty_es"], 0.5);
+    assert_eq!(compat["baseline"]["empty_es"], 0.5);
+}
+
+#[test]
+fn a_prediction_in_a_file_the_commit_does_not_change_is_an_ordinary_miss() {
+    let repo = repo();
+    let tmp = tempfile::tempdir().unwrap();
+    let db = tmp.path().join("runs.db");
+    let script =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/suggesters/renamer.py");
+    let plain = replay(
+        &repo,
+        &db,
+        &format!("cmd:python3 '{}'", script.display()),
+        "bleu",
+    );
+    let extra = replay(
+        &repo,
+        &db,
+        &format!("cmd:RENAMER_README=1 python3 '{}'", script.display()),
+        "bleu",
+    );
+    let micro = |s: &serde_json::Value, k: &str| s["summary"]["micro"][k].as_f64().unwrap();
+    assert_eq!(micro(&plain, "recall"), 1.0);
+    // Same recall; the README edit is one more false positive per step, not a failed step.
+    assert_eq!(micro(&extra, "recall"), 1.0);
+    assert!(micro(&extra, "precision") < micro(&plain, "precision"));
+    assert!(micro(&extra, "precision") > 0.0);
+    let conn = rusqlite::Connection::open(&db).unwrap();
+    let classes: Vec<String> = conn
+        .prepare(
+            "SELECT DISTINCT class FROM run_predictions WHERE run_id = 2 AND file = 'README.md'",
+        )
+        .unwrap()
+        .query_map([], |r| r.get(0))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    assert_eq!(classes, ["flow_breaking"]);
+    let errors: i64 = conn
+        .query_row(
+            "SELECT count(*) FROM run_errors WHERE run_id = 2",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(errors, 0);
+}
