@@ -102,8 +102,9 @@ fn doing_nothing_at_gold_is_a_hit_only_in_historian_compat() {
     assert_eq!(default["mean_bleu"], 0.0);
     assert_eq!(default["mean_es"], 0.0);
     assert_eq!(default["baseline"]["unchanged_bleu"], 0.0);
-    assert_eq!(report[0]["sandbox"], "unknown");
-    assert_eq!(report[0]["unsandboxed"], serde_json::Value::Null);
+    // A built-in suggester runs inside nextedit: no process to sandbox.
+    assert_eq!(report[0]["sandbox"], "in-process");
+    assert_eq!(report[0]["unsandboxed"], false);
     assert!(default["latency_ms"]["suggest"]["p50"].is_number());
     assert_eq!(default["errors"], serde_json::json!({}));
     // Compat: the unchanged text keeps Historian's BLEU, as its floor does.
