@@ -164,3 +164,39 @@ fn a_prediction_in_a_file_the_commit_does_not_change_is_an_ordinary_miss() {
         .unwrap();
     assert_eq!(errors, 0);
 }
+
+#[test]
+fn a_run_stored_without_sandbox_is_marked_unsandboxed_in_the_report() {
+    let repo = repo();
+    let tmp = tempfile::tempdir().unwrap();
+    let db = tmp.path().join("runs.db");
+    replay(&repo, &db, "builtin:noop", "bleu");
+    replay(&repo, &db, "builtin:noop", "bleu");
+    // The sandbox setting as the replay stores it: a plain field of the run's config.
+    let conn = rusqlite::Connection::open(&db).unwrap();
+    conn.execute(
+        "UPDATE runs SET config = json_set(config, '$.sandbox', 'off') WHERE id = 1",
+        [],
+    )
+    .unwrap();
+    conn.execute(
+        "UPDATE runs SET config = json_set(config, '$.sandbox', 'bwrap') WHERE id = 2",
+        [],
+    )
+    .unwrap();
+    let report = json_lines(&nextedit(&["report", "--json", "1", "2"], &db));
+    assert_eq!(report[0]["sandbox"], "off");
+    assert_eq!(report[0]["unsandboxed"], true);
+    assert_eq!(report[1]["sandbox"], "bwrap");
+    assert_eq!(report[1]["unsandboxed"], false);
+    let table = String::from_utf8(nextedit(&["report", "1", "2"], &db).stdout).unwrap();
+    let lines: Vec<&str> = table.lines().collect();
+    assert!(
+        lines[1].starts_with("   1  builtin:noop unsandboxed  "),
+        "{table}"
+    );
+    assert!(
+        lines[2].starts_with("   2  builtin:noop              "),
+        "{table}"
+    );
+}

@@ -1378,8 +1378,9 @@ fn print_steps(
 /// Compare stored replay runs
 ///
 /// One line per run: micro and macro precision/recall/F1, hit@1/3, MRR, flow-pattern
-/// shares; then mean BLEU-4 and ES of the content, latency of both calls (p50/p95)
-/// and the failed calls by kind.
+/// shares; then mean BLEU-4 and ES of the content beside what doing nothing (an empty
+/// answer / the unchanged text) scores on the same steps, latency of both calls
+/// (p50/p95) and the failed calls by kind. Unsandboxed runs are marked.
 #[derive(Debug, Args)]
 pub struct ReportArgs {
     /// Run ids (see the first line `nextedit replay` prints)
