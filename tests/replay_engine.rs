@@ -512,11 +512,11 @@ fn replay_command_with_builtin_and_process_suggesters() {
     );
     assert_eq!(
         lines[1],
-        "   1  builtin:oracle               1/1       4  1.000/1.000/1.000    1.000   1.000   1.000  1.000  1.00/0.00/0.00/0.00"
+        "   1     1/1       4  1.000/1.000/1.000    1.000   1.000   1.000  1.000      1.00/0.00/0.00/0.00  builtin:oracle"
     );
     assert_eq!(
         lines[2],
-        "   2  builtin:noop                 1/1       4  0.000/0.000/0.000    0.000   0.000   0.000  0.000  0.00/0.00/0.00/0.00"
+        "   2     1/1       4  0.000/0.000/0.000    0.000   0.000   0.000  0.000      0.00/0.00/0.00/0.00  builtin:noop"
     );
 
     let bad = nextedit(

@@ -191,12 +191,72 @@ fn a_run_stored_without_sandbox_is_marked_unsandboxed_in_the_report() {
     assert_eq!(report[1]["unsandboxed"], false);
     let table = String::from_utf8(nextedit(&["report", "1", "2"], &db).stdout).unwrap();
     let lines: Vec<&str> = table.lines().collect();
-    assert!(
-        lines[1].starts_with("   1  builtin:noop unsandboxed  "),
-        "{table}"
+    assert!(lines[1].ends_with("  builtin:noop unsandboxed"), "{table}");
+    assert!(lines[2].ends_with("  builtin:noop"), "{table}");
+}
+
+#[test]
+fn report_without_runs_lists_them_and_runs_show_and_delete_work() {
+    let repo = repo();
+    let tmp = tempfile::tempdir().unwrap();
+    let db = tmp.path().join("runs.db");
+    let stdout = |args: &[&str]| {
+        let out = nextedit(args, &db);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).unwrap()
+    };
+    // Suggester specs are printed in full (this one is longer than the old 24-character
+    // column, which cut it).
+    let unchanged = "builtin:unchanged-at-gold";
+    replay(&repo, &db, unchanged, "bleu");
+    replay(&repo, &db, "builtin:oracle", "bleu");
+    let listed = stdout(&["report"]);
+    let rows: Vec<Vec<&str>> = listed
+        .lines()
+        .map(|l| l.split_whitespace().collect())
+        .collect();
+    assert_eq!(
+        rows[0],
+        [
+            "RUN",
+            "STARTED",
+            "STATUS",
+            "TRAJ",
+            "MICRO",
+            "F1",
+            "SUGGESTER"
+        ]
     );
+    assert_eq!(rows.len(), 3, "{listed}");
+    assert_eq!(
+        (rows[1][0], rows[1][2], rows[1][3], rows[1][4], rows[1][5]),
+        ("2", "done", "1/1", "1.000", "builtin:oracle")
+    );
+    assert_eq!(
+        (rows[2][0], rows[2][4], rows[2][5]),
+        ("1", "0.000", unchanged)
+    );
+    assert_eq!(stdout(&["runs", "list"]), listed);
+    let show = stdout(&["runs", "show", "2"]);
     assert!(
-        lines[2].starts_with("   2  builtin:noop              "),
-        "{table}"
+        show.lines()
+            .last()
+            .unwrap()
+            .trim_start()
+            .starts_with("done"),
+        "{show}"
+    );
+    assert!(show.contains("builtin:oracle"), "{show}");
+    assert_eq!(stdout(&["runs", "delete", "1"]), "deleted replay run 1\n");
+    assert_eq!(stdout(&["report"]).lines().count(), 2);
+    let gone = nextedit(&["runs", "show", "1"], &db);
+    assert_eq!(gone.status.code(), Some(2));
+    assert_eq!(
+        String::from_utf8_lossy(&gone.stderr),
+        "nextedit: error: no replay run 1 in the database\n"
     );
 }

@@ -47,6 +47,9 @@ enum Command {
     // Boxed: the replay arguments are by far the largest variant.
     Replay(Box<replay::ReplayArgs>),
     Report(replay::ReportArgs),
+    /// List, show or delete replay runs
+    #[command(subcommand)]
+    Runs(replay::RunsCommand),
     Context(context::ContextArgs),
     Derive(derive::DeriveArgs),
     #[command(subcommand)]
@@ -69,6 +72,7 @@ pub fn run() -> i32 {
         Command::Score(args) => score::run(args).map(|()| 0),
         Command::Replay(args) => replay::run(*args),
         Command::Report(args) => replay::report(args),
+        Command::Runs(command) => replay::runs(command),
         Command::Context(args) => context::run(args),
         Command::Derive(args) => derive::run(args),
         Command::Import(command) => import::run(command),

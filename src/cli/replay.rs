@@ -1383,8 +1383,8 @@ fn print_steps(
 /// (p50/p95) and the failed calls by kind. Unsandboxed runs are marked.
 #[derive(Debug, Args)]
 pub struct ReportArgs {
-    /// Run ids (see the first line `nextedit replay` prints)
-    #[arg(required = true, value_name = "RUN")]
+    /// Run ids (see the first line `nextedit replay` prints); none: list the runs
+    #[arg(value_name = "RUN")]
     runs: Vec<i64>,
 
     /// Database [default: $NEXTEDIT_DB, else $XDG_DATA_HOME/nextedit/nextedit.db]
@@ -1400,6 +1400,10 @@ pub fn report(args: ReportArgs) -> anyhow::Result<i32> {
     let db = Database::open_existing(&args.db.unwrap_or_else(nextedit::store::default_path))?;
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
+    if args.runs.is_empty() {
+        print_run_list(&mut out, &db, args.json)?;
+        return Ok(0);
+    }
     if args.json {
         for &run in &args.runs {
             let summary = aggregate(&run_flow_steps(&db, run)?, &HISTORIAN_KS);
@@ -1446,9 +1450,8 @@ pub fn report(args: ReportArgs) -> anyhow::Result<i32> {
 fn print_report(out: &mut impl Write, db: &Database, runs: &[i64]) -> anyhow::Result<()> {
     writeln!(
         out,
-        "{:>4}  {:<24}  {:>6}  {:>6}  {:>17}  {:>7}  {:>6}  {:>6}  {:>5}  {:>23}",
+        "{:>4}  {:>6}  {:>6}  {:>17}  {:>7}  {:>6}  {:>6}  {:>5}  {:>23}  SUGGESTER",
         "RUN",
-        "SUGGESTER",
         "TRAJ",
         "STEPS",
         "MICRO P/R/F1",
@@ -1470,9 +1473,8 @@ fn print_report(out: &mut impl Write, db: &Database, runs: &[i64]) -> anyhow::Re
         };
         writeln!(
             out,
-            "{:>4}  {:<24}  {:>6}  {:>6}  {:>5.3}/{:.3}/{:.3}  {:>7.3}  {:>6.3}  {:>6.3}  {:>5.3}  {:.2}/{:.2}/{:.2}/{:.2}",
+            "{:>4}  {:>6}  {:>6}  {:>5.3}/{:.3}/{:.3}  {:>7.3}  {:>6.3}  {:>6.3}  {:>5.3}  {:>23}  {}",
             run,
-            suggester_label(&info),
             format!("{}/{}", info.done, info.trajectories),
             s.steps,
             s.micro.precision,
@@ -1482,10 +1484,14 @@ fn print_report(out: &mut impl Write, db: &Database, runs: &[i64]) -> anyhow::Re
             hit(1),
             hit(3),
             s.mrr,
-            s.shares.flow_keeping,
-            s.shares.flow_jumping,
-            s.shares.flow_reverting,
-            s.shares.flow_breaking
+            format!(
+                "{:.2}/{:.2}/{:.2}/{:.2}",
+                s.shares.flow_keeping,
+                s.shares.flow_jumping,
+                s.shares.flow_reverting,
+                s.shares.flow_breaking
+            ),
+            suggester_label(&info)
         )?;
         details.push((run, db.run_measurements(run)?));
     }
@@ -1649,17 +1655,122 @@ fn print_context(
 }
 
 /// The suggester column: its spec, marked when the run's suggester ran without sandbox.
+/// The runs of a database, newest first, one line each (like `git log --oneline`):
+/// id, start, status, trajectories done/all, micro F1, and the suggester in full.
+fn print_run_list(out: &mut impl Write, db: &Database, json: bool) -> anyhow::Result<()> {
+    let runs = db.runs()?;
+    if json {
+        for info in &runs {
+            let s = aggregate(&run_flow_steps(db, info.id)?, &HISTORIAN_KS);
+            writeln!(
+                out,
+                "{}",
+                json!({"id": info.id, "started_at": info.started_at, "status": info.status,
+                       "suggester": info.suggester, "trajectories": info.trajectories,
+                       "done": info.done, "failed": info.failed, "steps": info.steps,
+                       "micro_f1": s.micro.f1, "sandbox": info.config.get("sandbox")})
+            )?;
+        }
+        return Ok(());
+    }
+    if runs.is_empty() {
+        writeln!(out, "no replay runs in {}", db.path().display())?;
+        return Ok(());
+    }
+    writeln!(
+        out,
+        "{:>4}  {:<24}  {:<11}  {:>9}  {:>8}  SUGGESTER",
+        "RUN", "STARTED", "STATUS", "TRAJ", "MICRO F1"
+    )?;
+    for info in &runs {
+        let s = aggregate(&run_flow_steps(db, info.id)?, &HISTORIAN_KS);
+        writeln!(
+            out,
+            "{:>4}  {:<24}  {:<11}  {:>9}  {:>8.3}  {}",
+            info.id,
+            info.started_at,
+            info.status,
+            format!("{}/{}", info.done, info.trajectories),
+            s.micro.f1,
+            suggester_label(info)
+        )?;
+    }
+    Ok(())
+}
+
+/// `nextedit runs`: list, show or delete replay runs.
+pub fn runs(command: RunsCommand) -> anyhow::Result<i32> {
+    let open = |db: Option<PathBuf>| {
+        Database::open_existing(&db.unwrap_or_else(nextedit::store::default_path))
+    };
+    let stdout = std::io::stdout();
+    let mut out = stdout.lock();
+    match command {
+        RunsCommand::List { db, json } => print_run_list(&mut out, &open(db)?, json)?,
+        RunsCommand::Show { db, run } => {
+            let db = open(db)?;
+            print_report(&mut out, &db, &[run])?;
+            writeln!(out)?;
+            for (key, status, _) in db.run_trajectories(run)? {
+                writeln!(out, "  {status:<8} {key}")?;
+            }
+        }
+        RunsCommand::Delete { db, run } => {
+            let erased = open(db)?.delete_run(run)?;
+            writeln!(out, "deleted replay run {run}")?;
+            if !erased.wal_cleared {
+                writeln!(
+                    out,
+                    "warning: another process has the database open; its write-ahead log may \
+                     still hold the run's text until that process ends"
+                )?;
+            }
+        }
+    }
+    Ok(0)
+}
+
+/// `nextedit runs` subcommands.
+#[derive(Debug, clap::Subcommand)]
+pub enum RunsCommand {
+    /// List the replay runs, newest first (id, start, status, trajectories, micro F1,
+    /// suggester)
+    List {
+        /// Database [default: $NEXTEDIT_DB, else $XDG_DATA_HOME/nextedit/nextedit.db]
+        #[arg(long, value_name = "PATH")]
+        db: Option<PathBuf>,
+        /// One JSON object per run
+        #[arg(long)]
+        json: bool,
+    },
+    /// One run's report and the status of each of its trajectories
+    Show {
+        /// Database [default: $NEXTEDIT_DB, else $XDG_DATA_HOME/nextedit/nextedit.db]
+        #[arg(long, value_name = "PATH")]
+        db: Option<PathBuf>,
+        /// Run id
+        run: i64,
+    },
+    /// Delete a run for good: its steps, predictions, reads and the copies of the
+    /// trajectories it replayed (the database file is rebuilt so no text is left)
+    Delete {
+        /// Database [default: $NEXTEDIT_DB, else $XDG_DATA_HOME/nextedit/nextedit.db]
+        #[arg(long, value_name = "PATH")]
+        db: Option<PathBuf>,
+        /// Run id
+        run: i64,
+    },
+}
+
+/// The suggester spec in full (never cut: two specs may share a long prefix), with
+/// `unsandboxed` when the run's process ran without the sandbox.
 fn suggester_label(info: &nextedit::store::RunSummary) -> String {
     let mark = if unsandboxed(&info.config) == Some(true) {
         " unsandboxed"
     } else {
         ""
     };
-    let room = 24usize.saturating_sub(mark.len());
-    format!(
-        "{}{mark}",
-        info.suggester.chars().take(room).collect::<String>()
-    )
+    format!("{}{mark}", info.suggester)
 }
 
 /// Whether the run's stored `sandbox` setting says off or unavailable; `None` when the

@@ -183,6 +183,26 @@ impl Database {
         })
     }
 
+    /// Deletes a replay run (its steps, predictions, reads and copies of the replayed
+    /// trajectories) and scrubs their bytes from the database files.
+    pub fn delete_run(&mut self, run: i64) -> Result<Erasure, StoreError> {
+        self.run(run)?;
+        let path = self.path.clone();
+        let e = |source| sqlite(&path, source);
+        self.conn
+            .execute_batch("PRAGMA secure_delete = ON")
+            .map_err(e)?;
+        let tx = self.conn.transaction().map_err(e)?;
+        delete_runs(&tx, &[run]).map_err(e)?;
+        tx.commit().map_err(e)?;
+        let wal_cleared = self.scrub()?;
+        Ok(Erasure {
+            runs: vec![run],
+            wal_cleared,
+            ..Erasure::default()
+        })
+    }
+
     /// The runs with a trajectory `copied(key, trajectory)` selects.
     fn runs_copying(
         &self,

@@ -298,6 +298,12 @@ impl Database {
         Ok(())
     }
 
+    /// Every run's summary, newest first.
+    pub fn runs(&self) -> Result<Vec<RunSummary>, StoreError> {
+        let ids = self.rows("SELECT id FROM runs ORDER BY id DESC", [], |r| r.get(0))?;
+        ids.into_iter().map(|id| self.run(id)).collect()
+    }
+
     /// A run's summary.
     pub fn run(&self, run: i64) -> Result<RunSummary, StoreError> {
         self.conn
