@@ -876,11 +876,19 @@ fn historian_results_file() {
     assert_eq!(names.len(), 1);
     assert!(
         names[0].starts_with("demo-06e9be95b7-cmd-python3-")
-            && names[0].ends_with("-simulation-results.json"),
+            && names[0].ends_with("-simulation-results.json.xz"),
         "{names:?}"
     );
-    let results: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(out_dir.join(&names[0])).unwrap()).unwrap();
+    let file = out_dir.join(&names[0]);
+    use std::os::unix::fs::PermissionsExt;
+    assert_eq!(
+        std::fs::metadata(&file).unwrap().permissions().mode() & 0o777,
+        0o600
+    );
+    let results: serde_json::Value = serde_json::from_reader(liblzma::read::XzDecoder::new(
+        std::fs::File::open(&file).unwrap(),
+    ))
+    .unwrap();
     assert_eq!(results["commit_sha"], "06e9be95b7");
     assert_eq!(results["commit_message"], "Add scale parameter to compute");
     assert_eq!(

@@ -1059,9 +1059,12 @@ fn replay_one(
     let steps = std::mem::take(&mut recorder.steps);
     if let (Some(dir), Some(log)) = (&settings.historian_json, &recorder.historian) {
         std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
-        let path = dir.join(HistorianLog::file_name(&trajectory, &settings.suggester));
+        let path = dir.join(format!(
+            "{}.xz",
+            HistorianLog::file_name(&trajectory, &settings.suggester)
+        ));
         let results = log.finish(&trajectory, &scratch.0.as_path().to_string_lossy());
-        std::fs::write(&path, serde_json::to_string_pretty(&results)?)
+        HistorianLog::write_xz(&results, &path)
             .with_context(|| format!("cannot write {}", path.display()))?;
     } else if settings.historian_json.is_some() && !sequential {
         eprintln!(
