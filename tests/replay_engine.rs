@@ -6,7 +6,7 @@ use std::collections::HashMap;
 use nextedit::metrics::flow::{FlowClass, aggregate};
 use nextedit::replay::matching::MatchRule;
 use nextedit::replay::{
-    DirWorkspace, IgnoreProgress, OracleSuggester, OrderMode, ReplayConfig, ReplayHooks, replay,
+    DirWorkspace, FedSuggester, IgnoreProgress, OrderMode, ReplayConfig, ReplayHooks, replay,
 };
 use nextedit::suggest::protocol::{
     GenerateParams, GenerateResult, InitializeParams, InitializeResult, SuggestParams,
@@ -256,7 +256,7 @@ fn historian_worked_example() {
 #[test]
 fn oracle_reaches_the_maximum_and_noop_scores_zero() {
     let dir = tempfile::tempdir().unwrap();
-    let (mut oracle, feed) = OracleSuggester::new();
+    let (mut oracle, feed) = FedSuggester::oracle();
     let outcome = replay(
         &worked_example(),
         &mut oracle,

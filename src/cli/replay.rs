@@ -14,8 +14,8 @@ use nextedit::replay::context::{ReplayRead, attribute_lsp_reads, score_replay_re
 use nextedit::replay::matching::MatchRule;
 use nextedit::replay::state::ReplayState;
 use nextedit::replay::{
-    DirWorkspace, HistorianLog, OracleFeed, OracleSuggester, OrderMode, ReplayConfig, ReplayHooks,
-    ReplayObserver, StepRecord, UnchangedAtGoldSuggester, content_scores, replay,
+    DirWorkspace, FedSuggester, HistorianLog, OracleFeed, OrderMode, ReplayConfig, ReplayHooks,
+    ReplayObserver, StepRecord, content_scores, replay,
 };
 use nextedit::store::{Database, StoredPrediction, StoredRead, StoredStep};
 use nextedit::suggest::protocol::Revealed;
@@ -331,11 +331,11 @@ fn build_suggester(
         "builtin:noop" => (Box::new(NoopSuggester), None),
         "builtin:propagate" => (Box::new(PropagateSuggester::default()), None),
         "builtin:oracle" => {
-            let (oracle, feed) = OracleSuggester::new();
+            let (oracle, feed) = FedSuggester::oracle();
             (Box::new(oracle), Some(feed))
         }
         "builtin:unchanged-at-gold" => {
-            let (suggester, feed) = UnchangedAtGoldSuggester::new();
+            let (suggester, feed) = FedSuggester::unchanged_at_gold();
             (Box::new(suggester), Some(feed))
         }
         _ => match spec.strip_prefix("cmd:") {

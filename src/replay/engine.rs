@@ -898,8 +898,7 @@ fn gold_as_suggestion(state: &ReplayState, gold: usize) -> SuggestedEdit {
 }
 
 /// What the engine tells the test-only suggesters fed by gold: the gold answers of the
-/// current step. Only [`crate::replay::OracleSuggester`] and
-/// [`crate::replay::UnchangedAtGoldSuggester`] read it.
+/// current step. Only [`crate::replay::FedSuggester`] reads it.
 #[derive(Debug, Default)]
 pub struct OracleFeed {
     suggestions: std::sync::Mutex<Vec<SuggestedEdit>>,
@@ -937,7 +936,7 @@ impl OracleFeed {
 mod tests {
     use super::*;
     use crate::replay::matching::MatchRule;
-    use crate::replay::{DirWorkspace, OracleSuggester};
+    use crate::replay::{DirWorkspace, FedSuggester};
     use crate::trajectory::Origin::{Format, User};
     use crate::trajectory::recorded_for_tests::recorded;
 
@@ -964,7 +963,7 @@ mod tests {
             vec![("e0", User), ("e1", Format), ("e2", User), ("e3", User)]
         );
         let dir = tempfile::tempdir().unwrap();
-        let (mut oracle, feed) = OracleSuggester::new();
+        let (mut oracle, feed) = FedSuggester::oracle();
         let config = ReplayConfig {
             order: OrderMode::Fixed,
             rule: MatchRule::Historian,

@@ -19,5 +19,5 @@ pub use engine::{
     content_scores, reapply, replay,
 };
 pub use historian::HistorianLog;
-pub use oracle::{OracleSuggester, UnchangedAtGoldSuggester};
+pub use oracle::FedSuggester;
 pub use worktree::DirWorkspace;

@@ -13,23 +13,52 @@ use crate::suggest::protocol::{
 };
 use crate::suggest::{SuggestError, Suggester};
 
-/// The oracle suggester.
-#[derive(Debug, Clone, Default)]
-pub struct OracleSuggester {
-    feed: Arc<OracleFeed>,
+/// What a fed suggester answers with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Answer {
+    /// The gold edits (`builtin:oracle`).
+    Gold,
+    /// The current text of every allowed gold location (`builtin:unchanged-at-gold`).
+    UnchangedAtGold,
 }
 
-impl OracleSuggester {
-    /// An oracle and the feed the engine must be given.
-    pub fn new() -> (OracleSuggester, Arc<OracleFeed>) {
+/// A suggester the engine feeds with gold through an [`OracleFeed`].
+#[derive(Debug, Clone)]
+pub struct FedSuggester {
+    feed: Arc<OracleFeed>,
+    answer: Answer,
+}
+
+impl FedSuggester {
+    /// `builtin:oracle` and the feed the engine must be given.
+    pub fn oracle() -> (FedSuggester, Arc<OracleFeed>) {
+        Self::with(Answer::Gold)
+    }
+
+    /// `builtin:unchanged-at-gold` and the feed the engine must be given.
+    pub fn unchanged_at_gold() -> (FedSuggester, Arc<OracleFeed>) {
+        Self::with(Answer::UnchangedAtGold)
+    }
+
+    fn with(answer: Answer) -> (FedSuggester, Arc<OracleFeed>) {
         let feed = Arc::new(OracleFeed::default());
-        (OracleSuggester { feed: feed.clone() }, feed)
+        (
+            FedSuggester {
+                feed: feed.clone(),
+                answer,
+            },
+            feed,
+        )
     }
 }
 
-impl Suggester for OracleSuggester {
+impl Suggester for FedSuggester {
     fn name(&self) -> String {
-        "builtin:oracle".to_string()
+        match self.answer {
+            Answer::Gold => "builtin:oracle",
+            Answer::UnchangedAtGold => "builtin:unchanged-at-gold",
+        }
+        .to_string()
     }
 
     fn initialize(&mut self, _: &InitializeParams) -> Result<InitializeResult, SuggestError> {
@@ -40,59 +69,24 @@ impl Suggester for OracleSuggester {
     }
 
     fn suggest(&mut self, _: &SuggestParams) -> Result<SuggestResult, SuggestError> {
+        let edits = match self.answer {
+            Answer::Gold => self.feed.suggestions(),
+            Answer::UnchangedAtGold => self.feed.unchanged(),
+        };
         Ok(SuggestResult {
-            edits: self.feed.suggestions(),
-            reads: Vec::new(),
-        })
-    }
-
-    fn generate(&mut self, _: &GenerateParams) -> Result<GenerateResult, SuggestError> {
-        Ok(GenerateResult {
-            text: self.feed.generation(),
-            reads: Vec::new(),
-        })
-    }
-
-    fn shutdown(&mut self) {}
-}
-
-/// `builtin:unchanged-at-gold`: at every step, each allowed gold edit's lines with their
-/// current text; `generate` returns the location's current text (like `builtin:noop`).
-#[derive(Debug, Clone, Default)]
-pub struct UnchangedAtGoldSuggester {
-    feed: Arc<OracleFeed>,
-}
-
-impl UnchangedAtGoldSuggester {
-    /// The suggester and the feed the engine must be given.
-    pub fn new() -> (UnchangedAtGoldSuggester, Arc<OracleFeed>) {
-        let feed = Arc::new(OracleFeed::default());
-        (UnchangedAtGoldSuggester { feed: feed.clone() }, feed)
-    }
-}
-
-impl Suggester for UnchangedAtGoldSuggester {
-    fn name(&self) -> String {
-        "builtin:unchanged-at-gold".to_string()
-    }
-
-    fn initialize(&mut self, _: &InitializeParams) -> Result<InitializeResult, SuggestError> {
-        Ok(InitializeResult {
-            name: Some(self.name()),
-            version: None,
-        })
-    }
-
-    fn suggest(&mut self, _: &SuggestParams) -> Result<SuggestResult, SuggestError> {
-        Ok(SuggestResult {
-            edits: self.feed.unchanged(),
+            edits,
             reads: Vec::new(),
         })
     }
 
     fn generate(&mut self, params: &GenerateParams) -> Result<GenerateResult, SuggestError> {
+        // The unchanged answer's content is the location's current text (like noop's).
+        let text = match self.answer {
+            Answer::Gold => self.feed.generation(),
+            Answer::UnchangedAtGold => params.location_text(),
+        };
         Ok(GenerateResult {
-            text: params.location_text(),
+            text,
             reads: Vec::new(),
         })
     }

@@ -11,18 +11,8 @@ use std::collections::BTreeSet;
 
 use rusqlite::{OptionalExtension, params};
 
-use super::{Database, StoreError, sqlite};
+use super::{Database, SESSION_TABLES, StoreError, sqlite};
 use crate::trajectory::{Trajectory, without_files};
-
-/// The tables that hold one row set per recorded session.
-const SESSION_TABLES: [&str; 6] = [
-    "messages",
-    "documents",
-    "snapshots",
-    "edits",
-    "reads",
-    "signals",
-];
 
 /// The tables of replay runs, all keyed by `run_id`.
 const RUN_TABLES: [&str; 6] = [

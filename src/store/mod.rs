@@ -21,6 +21,16 @@ use std::time::Duration;
 
 use rusqlite::{Connection, OpenFlags};
 
+/// The tables that hold a recorded session's rows (keyed by `session_id`).
+const SESSION_TABLES: [&str; 6] = [
+    "messages",
+    "documents",
+    "snapshots",
+    "edits",
+    "reads",
+    "signals",
+];
+
 /// Version of the schema this build writes (`PRAGMA user_version`).
 pub const SCHEMA_VERSION: i64 = 3;
 

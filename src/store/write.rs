@@ -366,14 +366,7 @@ fn absorb_attached(
             tx.last_insert_rowid()
         }
     };
-    for table in [
-        "messages",
-        "documents",
-        "snapshots",
-        "edits",
-        "reads",
-        "signals",
-    ] {
+    for table in super::SESSION_TABLES {
         let cols = columns(&tx, table, "session_id")?;
         tx.execute(
             &format!(
