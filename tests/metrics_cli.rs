@@ -490,6 +490,27 @@ fn sari_with_several_references_equals_the_reference_vectors() {
     assert_eq!(checked, 16 * 4 - 2 * 2, "two rows hold an empty text");
 }
 
+/// `nextedit score contextbench --json` (with `--compat` when asked), which must succeed.
+fn contextbench_json(gold: &str, pred: &str, repo: &str, compat: bool) -> Value {
+    let mut args = vec![
+        "score",
+        "contextbench",
+        "--gold",
+        gold,
+        "--pred",
+        pred,
+        "--repo",
+        repo,
+        "--json",
+    ];
+    if compat {
+        args.push("--compat");
+    }
+    let (code, out, err) = nextedit(&args, None);
+    assert_eq!(code, 0, "{err}");
+    serde_json::from_str(&out).unwrap()
+}
+
 #[test]
 fn contextbench_compat_reports_gold_keyed_instance_id_as_missing() {
     let dir = tempfile::tempdir().unwrap();
@@ -500,25 +521,7 @@ fn contextbench_compat_reports_gold_keyed_instance_id_as_missing() {
         &row.replace("\"inst_id\":", "\"instance_id\":"),
     );
     let pred = format!("{DEMO}case1_pred.jsonl");
-    let run = |compat: bool| {
-        let mut args = vec![
-            "score",
-            "contextbench",
-            "--gold",
-            &gold,
-            "--pred",
-            &pred,
-            "--repo",
-            DEMO,
-            "--json",
-        ];
-        if compat {
-            args.push("--compat");
-        }
-        let (code, out, err) = nextedit(&args, None);
-        assert_eq!(code, 0, "{err}");
-        serde_json::from_str::<Value>(&out).unwrap()
-    };
+    let run = |compat: bool| contextbench_json(&gold, &pred, DEMO, compat);
     let compat = run(true);
     assert_eq!(compat["instances"], serde_json::json!([]));
     assert_eq!(
@@ -555,23 +558,7 @@ fn contextbench_compat_names_go_types_like_the_evaluator() {
                 "pred_symbols": {"store.go": [name]}}})
             .to_string(),
         );
-        let mut args = vec![
-            "score",
-            "contextbench",
-            "--gold",
-            &gold,
-            "--pred",
-            &pred,
-            "--repo",
-            repo,
-            "--json",
-        ];
-        if compat {
-            args.push("--compat");
-        }
-        let (code, out, err) = nextedit(&args, None);
-        assert_eq!(code, 0, "{err}");
-        let v: Value = serde_json::from_str(&out).unwrap();
+        let v = contextbench_json(&gold, &pred, repo, compat);
         let s = &v["instances"][0]["final"]["symbol"];
         (
             s["coverage"].clone(),
