@@ -11,6 +11,7 @@
 //! - [`metrics`]: BLEU, SARI, Excision Score, DiffBLEU, ContextBench, flow aggregation (pure).
 //! - [`import`]: other tools' formats (Copilot NES recordings, ContextBench tasks) → trajectories.
 //! - [`history`]: git commits → edits, dependency edges and partial orders.
+//! - [`sessions`]: stored sessions (or trajectory files) loaded as trajectories.
 //! - [`syntax`]: tree-sitter languages, structural paths, identifiers.
 
 #![warn(missing_docs)]
@@ -24,6 +25,7 @@ pub mod metrics;
 pub mod proxy;
 pub mod record;
 pub mod replay;
+pub mod sessions;
 pub mod store;
 pub mod suggest;
 pub mod syntax;

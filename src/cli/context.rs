@@ -10,8 +10,9 @@ use nextedit::metrics::contextbench::{
     ContextBenchConfig, Gold, GoldSource, Granularity, Mode, SessionScores, TrajectoryRepo,
     default_gold, evaluate_steps, regions_to_gold, session_steps,
 };
+use nextedit::sessions::{SessionArg, load_session_trajectory, read_trajectory_file};
 use nextedit::store::Database;
-use nextedit::trajectory::Trajectory;
+use nextedit::trajectory::{SliceSpec, Trajectory};
 use serde_json::json;
 
 /// Score what a session read with ContextBench metrics
@@ -86,27 +87,18 @@ const LEVELS: [(&str, Granularity); 4] = [
 ];
 
 fn load_trajectory(args: &ContextArgs) -> anyhow::Result<Trajectory> {
-    let path = Path::new(&args.session);
-    if !path.exists()
-        && let Ok(id) = args.session.parse::<i64>()
-    {
-        let db_path = args
-            .db
-            .clone()
-            .unwrap_or_else(nextedit::store::default_path);
-        let db = Database::open_existing(&db_path)?;
-        return db
-            .trajectory(id)
-            .with_context(|| format!("reading session {id} from {}", db_path.display()));
+    match SessionArg::parse(&args.session) {
+        SessionArg::Stored(id) => {
+            let db_path = args
+                .db
+                .clone()
+                .unwrap_or_else(nextedit::store::default_path);
+            let db = Database::open_existing(&db_path)?;
+            load_session_trajectory(&db, id, &SliceSpec::default(), None)
+                .with_context(|| format!("reading session {id} from {}", db_path.display()))
+        }
+        SessionArg::File(file) => Ok(read_trajectory_file(&file)?),
     }
-    let text = std::fs::read_to_string(path).with_context(|| {
-        format!(
-            "SESSION `{}`: not a session id or a readable file",
-            args.session
-        )
-    })?;
-    serde_json::from_str(&text)
-        .with_context(|| format!("`{}` is not a trajectory JSON document", args.session))
 }
 
 fn pick_gold(path: &Path, instance: Option<&str>) -> anyhow::Result<Gold> {

@@ -606,7 +606,7 @@ pub fn run(args: ReplayArgs) -> anyhow::Result<i32> {
                     files: args.files.clone(),
                 };
                 let trajectory =
-                    super::sessions::session_trajectory(&db, id, &spec, args.pause_ms)?;
+                    nextedit::sessions::load_session_trajectory(&db, id, &spec, args.pause_ms)?;
                 if trajectory.edits.is_empty() {
                     eprintln!(
                         "nextedit: session {id} has no coalesced edits to replay yet (recorded sessions become replayable once their changes are coalesced into edits)"

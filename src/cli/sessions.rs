@@ -325,7 +325,8 @@ pub fn run(command: SessionsCommand) -> anyhow::Result<i32> {
             pause_ms,
         } => {
             let spec = SliceSpec { from, to, files };
-            let trajectory = session_trajectory(&db.open()?, id, &spec, pause_ms)?;
+            let trajectory =
+                nextedit::sessions::load_session_trajectory(&db.open()?, id, &spec, pause_ms)?;
             let mut sink: Box<dyn Write> = match &file {
                 Some(path) => Box::new(std::io::BufWriter::new(
                     std::fs::File::create(path)
@@ -535,51 +536,5 @@ fn truncate(s: &str, n: usize) -> String {
         let mut t: String = s.chars().take(n - 1).collect();
         t.push('…');
         t
-    }
-}
-
-/// A stored session as a trajectory (sliced by `spec`); a recorded session also gets
-/// the dependency edges between its edits (its natural order stays the recorded one).
-pub fn session_trajectory(
-    db: &nextedit::store::Database,
-    id: i64,
-    spec: &SliceSpec,
-    pause_ms: Option<f64>,
-) -> anyhow::Result<nextedit::trajectory::Trajectory> {
-    let mut trajectory = db.trajectory(id)?;
-    // A linked commit's parent, message and project come from the session's repository.
-    if let (Some(commit), Some(workspace)) = (
-        &mut trajectory.session.commit,
-        &trajectory.session.workspace,
-    ) && let Ok(info) =
-        nextedit::history::link::commit_info(std::path::Path::new(workspace), &commit.sha)
-    {
-        *commit = info;
-    }
-    if !spec.is_everything() {
-        trajectory = nextedit::trajectory::slice(&trajectory, spec)
-            .with_context(|| format!("cannot slice session {id}"))?;
-    }
-    if let Some(pause_ms) = pause_ms
-        && trajectory.session.kind == nextedit::trajectory::SessionKind::Recorded
-    {
-        if !(pause_ms.is_finite() && pause_ms >= 0.0) {
-            anyhow::bail!("--pause-ms must be a number of milliseconds ≥ 0, not {pause_ms}");
-        }
-        nextedit::trajectory::recompute_recorded_edits_with(
-            &mut trajectory,
-            nextedit::trajectory::CoalesceConfig { pause_ms },
-        );
-    }
-    with_recorded_order(&mut trajectory);
-    Ok(trajectory)
-}
-
-/// Adds the dependency edges of a recorded session's edits to its order.
-fn with_recorded_order(trajectory: &mut nextedit::trajectory::Trajectory) {
-    if trajectory.session.kind == nextedit::trajectory::SessionKind::Recorded
-        && !trajectory.edits.is_empty()
-    {
-        trajectory.order = nextedit::history::recorded_order(trajectory);
     }
 }
