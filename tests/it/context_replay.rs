@@ -2,7 +2,7 @@
 //! and `nextedit report` scores them with ContextBench against the trajectory's edited
 //! lines plus the definitions they use. Every number is computed by hand below.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 use std::process::Command;

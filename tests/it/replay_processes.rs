@@ -2,7 +2,7 @@
 //! suggester that never answers fails the run loudly, time-outs are honoured as
 //! given, an interrupted replay leaves no scratch directory behind.
 
-mod derive_support;
+use crate::derive_support;
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};

@@ -3,7 +3,7 @@
 //! private spill file keeps the rest), a database deleted mid-session is reported
 //! and the session marked incomplete.
 
-mod common;
+use crate::common;
 
 use std::io::Write;
 use std::path::Path;

@@ -1,7 +1,7 @@
 //! Privacy through the real proxy binary: excluded files are forwarded but never
 //! stored, secrets are masked in everything stored, the database is private.
 
-mod common;
+use crate::common;
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;

@@ -3,7 +3,7 @@
 //! repository whose last commit alone holds a marker; with `--sandbox off` it finds it,
 //! and the run and its report say `unsandboxed`.
 
-mod derive_support;
+use crate::derive_support;
 
 use std::path::{Path, PathBuf};
 

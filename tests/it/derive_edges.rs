@@ -1,6 +1,6 @@
 //! Dependency edges on real commits: each edge kind in Python, Go and Java.
 
-mod derive_support;
+use crate::derive_support;
 
 use derive_support::{TestRepo, assert_edits_rebuild_commit, edge_rows, edit_rows};
 

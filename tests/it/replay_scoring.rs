@@ -2,7 +2,7 @@
 //! commit does not change are ordinary misses, and `report` puts the do-nothing floor
 //! beside every content score. Real git repositories made by the test, the real binary.
 
-mod derive_support;
+use crate::derive_support;
 
 use derive_support::TestRepo;
 

@@ -3,7 +3,7 @@
 //! in that workspace must all finish within a bounded time, the commands with an
 //! error naming the object.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};

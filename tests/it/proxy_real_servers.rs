@@ -11,7 +11,7 @@
 //! - the recording rebuilds the file on disk exactly after every step;
 //! - reads carry the right files and lines.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 use std::process::Command;

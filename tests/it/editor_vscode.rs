@@ -15,7 +15,7 @@
 //! installs them and sets `NEXTEDIT_VSCODE_E2E=1`, with which missing tools fail the test
 //! instead of skipping it; elsewhere it runs when they are present.
 
-mod common;
+use crate::common;
 
 use std::io::{BufRead, BufReader, Write};
 use std::net::TcpStream;

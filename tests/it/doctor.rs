@@ -1,6 +1,6 @@
 //! `nextedit doctor` in hermetic homes: exact output lines and exit codes.
 
-mod common;
+use crate::common;
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};

@@ -1,7 +1,7 @@
 //! Fault injection around the real proxy binary with a fake server: crashes,
 //! garbage output, a locked or too-new database, signals, editor EOF, bad frames.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};

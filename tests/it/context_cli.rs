@@ -2,7 +2,7 @@
 //! reads of each case's prediction become Read events, its gold the trajectory's gold
 //! context (or `--gold FILE`), and the scores equal the upstream evaluator's exactly.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

@@ -1,7 +1,7 @@
 //! The `derive` and `eval-order` commands end to end: flags are wired, a bad
 //! commit in a range is reported and skipped, help teaches.
 
-mod derive_support;
+use crate::derive_support;
 
 use std::process::Command;
 

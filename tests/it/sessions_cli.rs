@@ -2,7 +2,7 @@
 //! listing, showing, exporting (validated against schemas/trajectory.schema.json),
 //! rebuilding text, deleting, and the errors a user sees.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 use std::process::{Command, Output};
@@ -113,7 +113,7 @@ fn list_show_export_replay_delete() {
     let export = stdout(&nextedit(&["sessions", "export", "1"], &db));
     let trajectory: Value = serde_json::from_str(&export).unwrap();
     let schema: Value =
-        serde_json::from_str(include_str!("../schemas/trajectory.schema.json")).unwrap();
+        serde_json::from_str(include_str!("../../schemas/trajectory.schema.json")).unwrap();
     let validator = jsonschema::validator_for(&schema).unwrap();
     let errors: Vec<String> = validator
         .iter_errors(&trajectory)

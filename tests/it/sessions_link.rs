@@ -2,7 +2,7 @@
 //! gopls in a real git repository, then commits made after it; the session is
 //! linked to the first commit that holds its final texts, and exports carry it.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 use std::process::{Command, Output};

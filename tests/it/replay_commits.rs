@@ -1,7 +1,7 @@
 //! `nextedit replay --repo`: commits of a real git repository made by the test,
 //! each replayed in a scratch checkout of its parent.
 
-mod derive_support;
+use crate::derive_support;
 
 use derive_support::TestRepo;
 

@@ -2,7 +2,7 @@
 //! vendored and generated files, CRLF, missing final newlines, non-UTF-8 text,
 //! empty, root and merge commits.
 
-mod derive_support;
+use crate::derive_support;
 
 use derive_support::{
     TestRepo, assert_edits_rebuild_commit, assert_events_rebuild_commit, edit_rows,

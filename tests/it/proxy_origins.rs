@@ -4,7 +4,7 @@
 //! didChange, one didChange per edit, one full-text replacement), types something
 //! itself, and the exported trajectory says exactly which change came from where.
 
-mod common;
+use crate::common;
 
 use std::process::Command;
 

@@ -3,7 +3,7 @@
 //! schemas/trajectory.schema.json, batch errors, and ContextBench reads that score
 //! exactly like the reference evaluator's results on the shared demo cases.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -46,7 +46,7 @@ fn export(db: &Path, id: &str) -> Value {
     assert!(out.status.success(), "{}", text(&out.stderr));
     let value: Value = serde_json::from_slice(&out.stdout).unwrap();
     let schema: Value =
-        serde_json::from_str(include_str!("../schemas/trajectory.schema.json")).unwrap();
+        serde_json::from_str(include_str!("../../schemas/trajectory.schema.json")).unwrap();
     let validator = jsonschema::validator_for(&schema).unwrap();
     let errors: Vec<String> = validator
         .iter_errors(&value)

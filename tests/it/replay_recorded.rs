@@ -2,7 +2,7 @@
 //! function, update its call sites, add a parameter, fix a typo, undo a change),
 //! then replayed with `nextedit replay --session` by the oracle and by propagate.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 
