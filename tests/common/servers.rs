@@ -199,10 +199,10 @@ fn jdtls_venv_dir() -> PathBuf {
         .unwrap_or_else(|| repo().join(".venv-jdtls"))
 }
 
-/// The jdtls venv (see [`Server::Jdtls`]).
+/// The jdtls venv (see [`Server::Jdtls`]): the directory above its `bin/jdtls`.
 pub fn jdtls_venv() -> PathBuf {
-    Server::Jdtls.path();
-    jdtls_venv_dir()
+    let jdtls = Server::Jdtls.path();
+    jdtls.parent().and_then(Path::parent).unwrap().to_path_buf()
 }
 
 /// The real nvim binary (see [`Server::Nvim`]).
