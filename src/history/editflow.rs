@@ -199,58 +199,6 @@ pub fn rebuild_files(
     Ok(rebuilt)
 }
 
-/// Writes `files` as a commit on top of `parent` (no work tree, fixed author and
-/// time so the ids are reproducible) and returns its id.
-pub fn write_commit(
-    repo: &git2::Repository,
-    parent: Option<git2::Oid>,
-    files: &BTreeMap<String, Vec<u8>>,
-    message: &str,
-) -> Result<git2::Oid, git2::Error> {
-    let tree = write_tree(repo, files, "")?;
-    let tree = repo.find_tree(tree)?;
-    let signature = git2::Signature::new(
-        "nextedit",
-        "nextedit@example.invalid",
-        &git2::Time::new(0, 0),
-    )?;
-    let parents: Vec<git2::Commit> = parent
-        .map(|p| repo.find_commit(p))
-        .transpose()?
-        .into_iter()
-        .collect();
-    let parent_refs: Vec<&git2::Commit> = parents.iter().collect();
-    repo.commit(None, &signature, &signature, message, &tree, &parent_refs)
-}
-
-fn write_tree(
-    repo: &git2::Repository,
-    files: &BTreeMap<String, Vec<u8>>,
-    prefix: &str,
-) -> Result<git2::Oid, git2::Error> {
-    let mut builder = repo.treebuilder(None)?;
-    let mut directories: BTreeMap<&str, ()> = BTreeMap::new();
-    for (path, bytes) in files.range(prefix.to_string()..) {
-        let Some(rest) = path.strip_prefix(prefix) else {
-            break;
-        };
-        match rest.split_once('/') {
-            Some((directory, _)) => {
-                directories.insert(directory, ());
-            }
-            None => {
-                let blob = repo.blob(bytes)?;
-                builder.insert(rest, blob, 0o100644)?;
-            }
-        }
-    }
-    for directory in directories.keys() {
-        let sub = write_tree(repo, files, &format!("{prefix}{directory}/"))?;
-        builder.insert(directory, sub, 0o040000)?;
-    }
-    builder.write()
-}
-
 /// Creates a bare repository at `dir` holding the parent and child of `rebuilt`;
 /// returns the child commit's id.
 pub fn rebuild_repository(
@@ -258,21 +206,7 @@ pub fn rebuild_repository(
     rebuilt: &RebuiltCommit,
     message: &str,
 ) -> Result<String, HistoryError> {
-    let git = |what| {
-        move |source| HistoryError::Git {
-            commit: dir.display().to_string(),
-            what,
-            source,
-        }
-    };
-    let repo = git2::Repository::init_bare(dir).map_err(git("creating the repository"))?;
-    let parent =
-        write_commit(&repo, None, &rebuilt.parent, "parent").map_err(git("writing the parent"))?;
-    let child = write_commit(&repo, Some(parent), &rebuilt.child, message)
-        .map_err(git("writing the commit"))?;
-    repo.reference("refs/heads/main", child, true, "rebuilt")
-        .map_err(git("naming the commit"))?;
-    Ok(child.to_string())
+    super::source::write_bare_repository(dir, &rebuilt.parent, &rebuilt.child, message)
 }
 
 /// Rebuilds `commit` into a fresh repository under `dir` and derives it.

@@ -1,6 +1,7 @@
 //! A changed file → its edits: maximal runs of changed lines (Historian semantics).
 //!
-//! Blocks come from libgit2's xdiff (Myers with the indent heuristic, no context),
+//! Blocks come from libgit2's xdiff ([`super::source::diff_hunks`]: Myers with the
+//! indent heuristic, no context),
 //! which is git's own algorithm, so block boundaries equal `git diff -U0` hunks and
 //! therefore EditFlow's hunk numbering. Lines keep their terminators (`\n`, `\r\n`,
 //! or none for a last line without newline), so CRLF files and missing final
@@ -12,7 +13,7 @@ use crate::syntax::Language;
 use crate::trajectory::{EditKind, LineRange};
 
 use super::HistoryError;
-use super::source::{ChangeStatus, EntryKind, FileChange};
+use super::source::{ChangeStatus, EntryKind, FileChange, GitError, diff_hunks};
 
 /// Lines of unchanged context kept on each side of an edit (Historian keeps 3).
 pub const CONTEXT_LINES: usize = 3;
@@ -121,29 +122,20 @@ pub fn split_lines(bytes: &[u8]) -> Vec<&[u8]> {
 }
 
 /// The change blocks between two texts, exactly as `git diff -U0` shows them.
-pub fn change_blocks(old: &[u8], new: &[u8]) -> Result<Vec<LineBlock>, git2::Error> {
-    let mut options = git2::DiffOptions::new();
-    options
-        .context_lines(0)
-        .interhunk_lines(0)
-        .indent_heuristic(true)
-        .force_text(true);
-    let patch = git2::Patch::from_buffers(old, None, new, None, Some(&mut options))?;
-    let mut blocks = Vec::with_capacity(patch.num_hunks());
-    for index in 0..patch.num_hunks() {
-        let (hunk, _) = patch.hunk(index)?;
-        // Hunk headers are 1-based; an empty side names the line *before* the gap.
-        let side = |start: u32, len: u32| {
-            let (start, len) = (start as usize, len as usize);
-            let first = if len == 0 { start } else { start - 1 };
-            LineRange::new(first, first + len)
-        };
-        blocks.push(LineBlock {
-            old: side(hunk.old_start(), hunk.old_lines()),
-            new: side(hunk.new_start(), hunk.new_lines()),
-        });
-    }
-    Ok(blocks)
+pub fn change_blocks(old: &[u8], new: &[u8]) -> Result<Vec<LineBlock>, GitError> {
+    // Hunk headers are 1-based; an empty side names the line *before* the gap.
+    let side = |start: u32, len: u32| {
+        let (start, len) = (start as usize, len as usize);
+        let first = if len == 0 { start } else { start - 1 };
+        LineRange::new(first, first + len)
+    };
+    Ok(diff_hunks(old, new)?
+        .into_iter()
+        .map(|hunk| LineBlock {
+            old: side(hunk.old_start, hunk.old_lines),
+            new: side(hunk.new_start, hunk.new_lines),
+        })
+        .collect())
 }
 
 fn lossless(lines: &[&[u8]]) -> String {

@@ -5,11 +5,12 @@
 //! whose tree has exactly that text in every one of those files. Only commits
 //! reachable from HEAD that descend from the starting commit are candidates (or, when
 //! the start is unknown, the most recent ones), at most a bounded number of them.
-//! Reads the repository through git2; never writes to it.
+//! Reads the repository through [`GitRepository`]; never writes to it.
 
 use std::path::{Path, PathBuf};
 
 use super::HistoryError;
+use super::source::{CommitSource, GitRepository};
 use crate::trajectory::CommitInfo;
 
 /// Commits examined when nothing else bounds the walk.
@@ -51,20 +52,9 @@ pub enum LinkOutcome {
     },
 }
 
-fn open(dir: &Path) -> Result<git2::Repository, HistoryError> {
-    let repo = git2::Repository::discover(dir).map_err(|source| HistoryError::Open {
-        path: dir.display().to_string(),
-        source,
-    })?;
-    super::source::check_objects(&repo, dir)?;
-    Ok(repo)
-}
-
 /// The work tree root of the repository at or above `dir` (canonical).
 pub fn repository_root(dir: &Path) -> Result<PathBuf, HistoryError> {
-    let repo = open(dir)?;
-    let root = repo.workdir().unwrap_or_else(|| repo.path());
-    Ok(root.canonicalize().unwrap_or_else(|_| root.to_path_buf()))
+    Ok(GitRepository::discover(dir)?.root())
 }
 
 /// Finds the commit that contains `files` as they are, among the descendants of
@@ -75,44 +65,12 @@ pub fn find_link(
     files: &[EditedFile],
     limit: usize,
 ) -> Result<LinkOutcome, HistoryError> {
-    let repo = open(dir)?;
-    let git = |what: &'static str| {
-        move |source| HistoryError::Git {
-            commit: "HEAD".to_string(),
-            what,
-            source,
-        }
-    };
-    let head = repo
-        .head()
-        .and_then(|h| h.peel_to_commit())
-        .map_err(|source| HistoryError::Revision {
-            rev: "HEAD".to_string(),
-            source,
-        })?;
+    let repo = GitRepository::discover(dir)?;
     // A start the repository does not know (another clone, rewritten history) is no bound.
-    let base = since
-        .and_then(|sha| git2::Oid::from_str(sha).ok())
-        .filter(|oid| repo.find_commit(*oid).is_ok());
-    let mut walk = repo.revwalk().map_err(git("walking history"))?;
-    walk.push(head.id()).map_err(git("walking history"))?;
-    if let Some(base) = base {
-        walk.hide(base).map_err(git("walking history"))?;
-    }
-    walk.set_sorting(git2::Sort::TOPOLOGICAL | git2::Sort::TIME)
-        .map_err(git("walking history"))?;
+    let base = since.filter(|sha| repo.has_commit(sha));
     let mut commits = Vec::new();
-    for oid in walk {
-        let oid = oid.map_err(git("walking history"))?;
-        // Reachable from HEAD but not from the start may still be a side branch merged in.
-        if let Some(base) = base
-            && !repo
-                .graph_descendant_of(oid, base)
-                .map_err(git("walking history"))?
-        {
-            continue;
-        }
-        commits.push(oid);
+    for sha in repo.walk_from_head(base)? {
+        commits.push(sha?);
         if commits.len() == limit {
             break;
         }
@@ -120,34 +78,19 @@ pub fn find_link(
     // Oldest first: the commit that introduced the text, not a later one that kept it.
     commits.reverse();
     let mut closest: Option<LinkCandidate> = None;
-    for oid in &commits {
-        let sha = oid.to_string();
-        let commit = repo.find_commit(*oid).map_err(|source| HistoryError::Git {
-            commit: sha.clone(),
-            what: "reading the commit",
-            source,
-        })?;
-        let tree = commit.tree().map_err(|source| HistoryError::Git {
-            commit: sha.clone(),
-            what: "reading the tree",
-            source,
-        })?;
+    for sha in &commits {
+        let tree = repo.commit_tree(sha)?;
         let (mut matching, mut differing) = (Vec::new(), Vec::new());
         for file in files {
-            let same = tree
-                .get_path(Path::new(&file.path))
-                .ok()
-                .and_then(|entry| repo.find_blob(entry.id()).ok())
-                .is_some_and(|blob| blob.content() == file.text.as_bytes());
-            if same {
+            if tree.holds(&file.path, file.text.as_bytes()) {
                 matching.push(file.path.clone());
             } else {
                 differing.push(file.path.clone());
             }
         }
         let candidate = LinkCandidate {
-            sha,
-            summary: commit.summary().unwrap_or_default().to_string(),
+            sha: sha.clone(),
+            summary: tree.summary(),
             matching,
             differing,
         };
@@ -170,27 +113,13 @@ pub fn find_link(
 /// The header of commit `sha` in the repository at or above `dir`: parent, message
 /// and the repository directory's name as the project.
 pub fn commit_info(dir: &Path, sha: &str) -> Result<CommitInfo, HistoryError> {
-    let repo = open(dir)?;
-    let git = |what: &'static str| {
-        move |source| HistoryError::Git {
-            commit: sha.to_string(),
-            what,
-            source,
-        }
-    };
-    let oid = git2::Oid::from_str(sha).map_err(git("parsing the commit id"))?;
-    let commit = repo.find_commit(oid).map_err(git("reading the commit"))?;
-    let root = repo.workdir().unwrap_or_else(|| repo.path());
-    let project = root
-        .canonicalize()
-        .ok()
-        .and_then(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
-        .map(|name| name.trim_end_matches(".git").to_string());
+    let repo = GitRepository::discover(dir)?;
+    let header = repo.commit_header(sha)?;
     Ok(CommitInfo {
         sha: sha.to_string(),
-        parent: commit.parent_id(0).ok().map(|p| p.to_string()),
-        message: commit.message().map(str::to_string),
-        project,
+        parent: header.parent,
+        message: header.message,
+        project: repo.project(),
     })
 }
 
@@ -198,18 +127,47 @@ pub fn commit_info(dir: &Path, sha: &str) -> Result<CommitInfo, HistoryError> {
 mod tests {
     use super::*;
 
-    /// Commits `text` as f.txt; returns the id.
-    fn commit(repo: &git2::Repository, text: &str, at: i64) -> String {
-        std::fs::write(repo.workdir().unwrap().join("f.txt"), text).unwrap();
-        let mut index = repo.index().unwrap();
-        index.add_path(Path::new("f.txt")).unwrap();
-        let tree = repo.find_tree(index.write_tree().unwrap()).unwrap();
-        let who = git2::Signature::new("T", "t@example.com", &git2::Time::new(at, 0)).unwrap();
-        let parent = repo.head().ok().and_then(|h| h.peel_to_commit().ok());
-        let parents: Vec<&git2::Commit> = parent.iter().collect();
-        repo.commit(Some("HEAD"), &who, &who, text.trim(), &tree, &parents)
-            .unwrap()
-            .to_string()
+    /// Commits `text` as f.txt at time `at` with the git command line; returns the id.
+    fn commit(dir: &Path, text: &str, at: i64) -> String {
+        std::fs::write(dir.join("f.txt"), text).unwrap();
+        let date = format!("@{at} +0000");
+        let git = |args: &[&str], stdin: &str| {
+            use std::io::Write;
+            let mut child = std::process::Command::new("git")
+                .args(args)
+                .current_dir(dir)
+                .env("GIT_CONFIG_GLOBAL", "/dev/null")
+                .env("GIT_CONFIG_NOSYSTEM", "1")
+                .env("GIT_AUTHOR_NAME", "T")
+                .env("GIT_AUTHOR_EMAIL", "t@example.com")
+                .env("GIT_COMMITTER_NAME", "T")
+                .env("GIT_COMMITTER_EMAIL", "t@example.com")
+                .env("GIT_AUTHOR_DATE", &date)
+                .env("GIT_COMMITTER_DATE", &date)
+                .stdin(std::process::Stdio::piped())
+                .stdout(std::process::Stdio::piped())
+                .spawn()
+                .unwrap();
+            child
+                .stdin
+                .take()
+                .unwrap()
+                .write_all(stdin.as_bytes())
+                .unwrap();
+            let output = child.wait_with_output().unwrap();
+            assert!(output.status.success(), "git {args:?}: {output:?}");
+            String::from_utf8(output.stdout).unwrap()
+        };
+        if !dir.join(".git").exists() {
+            git(&["init", "--quiet"], "");
+        }
+        git(&["add", "f.txt"], "");
+        // The message as given, without the newline `git commit -m` would add.
+        git(
+            &["commit", "--quiet", "--cleanup=verbatim", "-F", "-"],
+            text.trim(),
+        );
+        git(&["rev-parse", "HEAD"], "").trim().to_string()
     }
 
     fn linked(outcome: LinkOutcome) -> Option<String> {
@@ -222,11 +180,10 @@ mod tests {
     #[test]
     fn unknown_starts_search_the_newest_commits_oldest_first() {
         let tmp = tempfile::tempdir().unwrap();
-        let repo = git2::Repository::init(tmp.path()).unwrap();
-        let c0 = commit(&repo, "zero\n", 1_000);
-        let c1 = commit(&repo, "one\n", 2_000);
-        commit(&repo, "other\n", 3_000);
-        let c3 = commit(&repo, "one\n", 4_000);
+        let c0 = commit(tmp.path(), "zero\n", 1_000);
+        let c1 = commit(tmp.path(), "one\n", 2_000);
+        commit(tmp.path(), "other\n", 3_000);
+        let c3 = commit(tmp.path(), "one\n", 4_000);
         let files = [EditedFile {
             path: "f.txt".into(),
             text: "one\n".into(),

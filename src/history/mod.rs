@@ -3,7 +3,7 @@
 //! Pipeline, one commit at a time (`nextedit derive`):
 //!
 //! 1. [`source`]: a [`CommitSource`] loads the commit and its changed files' bytes
-//!    (git2 lives only in [`GitRepository`]); merge commits are refused.
+//!    (git2 lives only in [`source`]); merge commits are refused.
 //! 2. [`extract`]: each file → maximal runs of changed lines (git's own diff, so the
 //!    numbering equals EditFlow's hunks); binary, vendored, generated and non-UTF-8
 //!    files are skipped with a reason; every file's edits must rebuild the commit's
@@ -36,7 +36,7 @@ pub mod symbols;
 
 pub use derive::{derive_commit, derive_commit_with_lsp};
 pub use recorded::recorded_order;
-pub use source::{CommitRecord, CommitSource, GitRepository, Merges, Selection, select};
+pub use source::{CommitRecord, CommitSource, GitError, GitRepository, Merges, Selection, select};
 
 use thiserror::Error;
 
@@ -50,7 +50,7 @@ pub enum HistoryError {
         path: String,
         /// libgit2's reason.
         #[source]
-        source: git2::Error,
+        source: source::GitError,
     },
     /// A loose object libgit2 would loop forever on (see [`odb`]).
     #[error("{object}")]
@@ -68,7 +68,7 @@ pub enum HistoryError {
         rev: String,
         /// libgit2's reason.
         #[source]
-        source: git2::Error,
+        source: source::GitError,
     },
     /// A libgit2 operation on a commit failed.
     #[error("commit {commit}: {what} failed")]
@@ -79,7 +79,7 @@ pub enum HistoryError {
         what: &'static str,
         /// libgit2's reason.
         #[source]
-        source: git2::Error,
+        source: source::GitError,
     },
     /// Merge commits have no single parent to diff against.
     #[error(

@@ -1,12 +1,29 @@
 //! Where commits come from: the [`CommitSource`] seam and its git2 implementation.
 //!
 //! The derive logic only sees [`CommitRecord`]s (metadata plus the changed files'
-//! bytes), so it can be tested on in-memory commits; [`GitRepository`] is the one
-//! place that talks to libgit2.
+//! bytes), so it can be tested on in-memory commits. This file is the one place that
+//! talks to libgit2 (`tests/tidy.rs` checks it): [`GitRepository`] reads commits,
+//! trees, blobs and history; [`diff_hunks`] is git's own line diff; [`head_of`]
+//! resolves a workspace's HEAD without reading objects (for the proxy);
+//! [`write_bare_repository`] builds the two-commit repositories EditFlow samples are
+//! rebuilt into. Other modules see typed results and [`GitError`], never `git2` types.
 
-use std::path::Path;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
 
 use super::HistoryError;
+
+/// A libgit2 failure, worded as libgit2 words it (the form `git2::Error` takes outside
+/// this file; it prints and chains exactly like the error it wraps).
+#[derive(thiserror::Error)]
+#[error(transparent)]
+pub struct GitError(#[from] git2::Error);
+
+impl std::fmt::Debug for GitError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.0.fmt(f)
+    }
+}
 
 /// How a file changed between parent and commit.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -157,7 +174,7 @@ pub trait CommitSource {
 }
 
 /// Checks the loose objects of `repo` before libgit2 reads any (see [`super::odb`]).
-pub(crate) fn check_objects(repo: &git2::Repository, path: &Path) -> Result<(), HistoryError> {
+fn check_objects(repo: &git2::Repository, path: &Path) -> Result<(), HistoryError> {
     super::odb::check_loose_objects(&repo.commondir().join("objects"))
         .map(|_| ())
         .map_err(|object| HistoryError::Corrupt {
@@ -185,30 +202,189 @@ pub struct GitRepository {
     project: Option<String>,
 }
 
+/// The header of a commit: what a linked session's `session.commit` carries.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CommitHeader {
+    /// Full hex id of the first parent (`None` for a root commit).
+    pub parent: Option<String>,
+    /// Full message (`None` when it is not UTF-8).
+    pub message: Option<String>,
+}
+
+/// One commit's tree, for comparing files against it.
+pub struct CommitTree<'r> {
+    repo: &'r git2::Repository,
+    commit: git2::Commit<'r>,
+    tree: git2::Tree<'r>,
+}
+
+impl CommitTree<'_> {
+    /// The first line of the commit's message (empty when it is not UTF-8).
+    pub fn summary(&self) -> String {
+        self.commit.summary().unwrap_or_default().to_string()
+    }
+
+    /// Whether the tree has a blob at `path` whose bytes are exactly `bytes`.
+    pub fn holds(&self, path: &str, bytes: &[u8]) -> bool {
+        self.tree
+            .get_path(Path::new(path))
+            .ok()
+            .and_then(|entry| self.repo.find_blob(entry.id()).ok())
+            .is_some_and(|blob| blob.content() == bytes)
+    }
+}
+
+/// The commits reachable from HEAD, newest first (topological, then by time), that
+/// descend from a base when there is one (`git rev-list --ancestry-path base..HEAD`).
+pub struct HeadWalk<'r> {
+    repo: &'r git2::Repository,
+    walk: git2::Revwalk<'r>,
+    base: Option<git2::Oid>,
+}
+
+/// A failure while walking history from HEAD.
+fn walking(source: git2::Error) -> HistoryError {
+    HistoryError::Git {
+        commit: "HEAD".to_string(),
+        what: "walking history",
+        source: source.into(),
+    }
+}
+
+impl Iterator for HeadWalk<'_> {
+    type Item = Result<String, HistoryError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        loop {
+            let oid = match self.walk.next()? {
+                Ok(oid) => oid,
+                Err(source) => return Some(Err(walking(source))),
+            };
+            // Reachable from HEAD but not from the base may still be a side branch merged in.
+            if let Some(base) = self.base {
+                match self.repo.graph_descendant_of(oid, base) {
+                    Ok(true) => {}
+                    Ok(false) => continue,
+                    Err(source) => return Some(Err(walking(source))),
+                }
+            }
+            return Some(Ok(oid.to_string()));
+        }
+    }
+}
+
+/// The name a repository's directory gives its project (`foo.git` → `foo`).
+fn project_of(repo: &git2::Repository) -> Option<String> {
+    repo.workdir()
+        .unwrap_or_else(|| repo.path())
+        .canonicalize()
+        .ok()
+        .and_then(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
+        .map(|name| name.trim_end_matches(".git").to_string())
+}
+
+/// An error of a libgit2 operation on commit `commit`.
+fn git(commit: &str, what: &'static str) -> impl Fn(git2::Error) -> HistoryError {
+    let commit = commit.to_string();
+    move |source| HistoryError::Git {
+        commit: commit.clone(),
+        what,
+        source: source.into(),
+    }
+}
+
 impl GitRepository {
-    /// Opens the repository at (or above) `path`.
+    /// Opens the repository at `path`.
     pub fn open(path: &Path) -> Result<GitRepository, HistoryError> {
         let repo = git2::Repository::open(path).map_err(|source| HistoryError::Open {
             path: path.display().to_string(),
-            source,
+            source: source.into(),
         })?;
         check_objects(&repo, path)?;
-        let root = repo.workdir().unwrap_or_else(|| repo.path());
-        let project = root
-            .canonicalize()
-            .ok()
-            .and_then(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
-            .map(|name| name.trim_end_matches(".git").to_string());
+        let project = project_of(&repo);
         Ok(GitRepository { repo, project })
     }
 
-    fn git(&self, sha: &str, what: &'static str) -> impl Fn(git2::Error) -> HistoryError + '_ {
-        let sha = sha.to_string();
-        move |source| HistoryError::Git {
-            commit: sha.clone(),
-            what,
-            source,
+    /// Opens the repository at or above `dir`.
+    pub fn discover(dir: &Path) -> Result<GitRepository, HistoryError> {
+        let repo = git2::Repository::discover(dir).map_err(|source| HistoryError::Open {
+            path: dir.display().to_string(),
+            source: source.into(),
+        })?;
+        check_objects(&repo, dir)?;
+        let project = project_of(&repo);
+        Ok(GitRepository { repo, project })
+    }
+
+    /// The work tree root (the repository directory itself when bare), canonical when
+    /// it can be.
+    pub fn root(&self) -> PathBuf {
+        let root = self.repo.workdir().unwrap_or_else(|| self.repo.path());
+        root.canonicalize().unwrap_or_else(|_| root.to_path_buf())
+    }
+
+    /// The full id of the commit HEAD points to.
+    pub fn head(&self) -> Result<String, HistoryError> {
+        self.repo
+            .head()
+            .and_then(|h| h.peel_to_commit())
+            .map(|c| c.id().to_string())
+            .map_err(|source| HistoryError::Revision {
+                rev: "HEAD".to_string(),
+                source: source.into(),
+            })
+    }
+
+    /// Whether `sha` is a full commit id this repository has.
+    pub fn has_commit(&self, sha: &str) -> bool {
+        git2::Oid::from_str(sha).is_ok_and(|oid| self.repo.find_commit(oid).is_ok())
+    }
+
+    /// The commits reachable from HEAD, newest first, that descend from `base` (every
+    /// one when `base` is `None`); `base` must be a commit of this repository.
+    pub fn walk_from_head(&self, base: Option<&str>) -> Result<HeadWalk<'_>, HistoryError> {
+        let head = self.head()?;
+        let base = base
+            .map(|sha| git2::Oid::from_str(sha).map_err(walking))
+            .transpose()?;
+        let mut walk = self.repo.revwalk().map_err(walking)?;
+        walk.push(head.parse().map_err(walking)?).map_err(walking)?;
+        if let Some(base) = base {
+            walk.hide(base).map_err(walking)?;
         }
+        walk.set_sorting(git2::Sort::TOPOLOGICAL | git2::Sort::TIME)
+            .map_err(walking)?;
+        Ok(HeadWalk {
+            repo: &self.repo,
+            walk,
+            base,
+        })
+    }
+
+    /// The tree of commit `sha`.
+    pub fn commit_tree(&self, sha: &str) -> Result<CommitTree<'_>, HistoryError> {
+        let commit = git2::Oid::from_str(sha)
+            .and_then(|oid| self.repo.find_commit(oid))
+            .map_err(git(sha, "reading the commit"))?;
+        let tree = commit.tree().map_err(git(sha, "reading the tree"))?;
+        Ok(CommitTree {
+            repo: &self.repo,
+            commit,
+            tree,
+        })
+    }
+
+    /// The parent and message of commit `sha`.
+    pub fn commit_header(&self, sha: &str) -> Result<CommitHeader, HistoryError> {
+        let oid = git2::Oid::from_str(sha).map_err(git(sha, "parsing the commit id"))?;
+        let commit = self
+            .repo
+            .find_commit(oid)
+            .map_err(git(sha, "reading the commit"))?;
+        Ok(CommitHeader {
+            parent: commit.parent_id(0).ok().map(|p| p.to_string()),
+            message: commit.message().map(str::to_string),
+        })
     }
 
     fn blob(
@@ -223,7 +399,7 @@ impl GitRepository {
         let blob = self
             .repo
             .find_blob(oid)
-            .map_err(self.git(sha, "reading a blob"))?;
+            .map_err(git(sha, "reading a blob"))?;
         Ok(Some(blob.content().to_vec()))
     }
 }
@@ -243,21 +419,21 @@ impl CommitSource for GitRepository {
             .revparse_single(rev)
             .map_err(|source| HistoryError::Revision {
                 rev: rev.to_string(),
-                source,
+                source: source.into(),
             })?;
         let commit = object
             .peel_to_commit()
             .map_err(|source| HistoryError::Revision {
                 rev: rev.to_string(),
-                source,
+                source: source.into(),
             })?;
         Ok(commit.id().to_string())
     }
 
     fn range(&self, spec: &str) -> Result<Vec<String>, HistoryError> {
-        let revision = |source| HistoryError::Revision {
+        let revision = |source: git2::Error| HistoryError::Revision {
             rev: spec.to_string(),
-            source,
+            source: source.into(),
         };
         let mut walk = self.repo.revwalk().map_err(revision)?;
         // As git reads revision ranges (gitrevisions(7)): `A..B`, `A...B` (either side,
@@ -306,11 +482,11 @@ impl CommitSource for GitRepository {
     }
 
     fn load_with(&self, sha: &str, merges: Merges) -> Result<CommitRecord, HistoryError> {
-        let oid = git2::Oid::from_str(sha).map_err(self.git(sha, "parsing the commit id"))?;
+        let oid = git2::Oid::from_str(sha).map_err(git(sha, "parsing the commit id"))?;
         let commit = self
             .repo
             .find_commit(oid)
-            .map_err(self.git(sha, "finding the commit"))?;
+            .map_err(git(sha, "finding the commit"))?;
         let parents: Vec<String> = commit.parent_ids().map(|p| p.to_string()).collect();
         let message = String::from_utf8_lossy(commit.message_bytes()).into_owned();
         let mut record = CommitRecord {
@@ -325,13 +501,9 @@ impl CommitSource for GitRepository {
                 Merges::FirstParent => record.parents.truncate(1),
             }
         }
-        let tree = commit.tree().map_err(self.git(sha, "reading the tree"))?;
+        let tree = commit.tree().map_err(git(sha, "reading the tree"))?;
         let parent_tree = match commit.parents().next() {
-            Some(parent) => Some(
-                parent
-                    .tree()
-                    .map_err(self.git(sha, "reading the parent tree"))?,
-            ),
+            Some(parent) => Some(parent.tree().map_err(git(sha, "reading the parent tree"))?),
             None => None,
         };
         let mut options = git2::DiffOptions::new();
@@ -339,12 +511,12 @@ impl CommitSource for GitRepository {
         let mut diff = self
             .repo
             .diff_tree_to_tree(parent_tree.as_ref(), Some(&tree), Some(&mut options))
-            .map_err(self.git(sha, "diffing against the parent"))?;
+            .map_err(git(sha, "diffing against the parent"))?;
         // git's defaults: exact and ≥50% similar renames, no copies.
         let mut find = git2::DiffFindOptions::new();
         find.renames(true).rename_threshold(50);
         diff.find_similar(Some(&mut find))
-            .map_err(self.git(sha, "detecting renames"))?;
+            .map_err(git(sha, "detecting renames"))?;
         for delta in diff.deltas() {
             let status = match delta.status() {
                 git2::Delta::Added => ChangeStatus::Added,
@@ -396,11 +568,11 @@ impl CommitSource for GitRepository {
     }
 
     fn is_merge(&self, sha: &str) -> Result<bool, HistoryError> {
-        let oid = git2::Oid::from_str(sha).map_err(self.git(sha, "parsing the commit id"))?;
+        let oid = git2::Oid::from_str(sha).map_err(git(sha, "parsing the commit id"))?;
         let commit = self
             .repo
             .find_commit(oid)
-            .map_err(self.git(sha, "finding the commit"))?;
+            .map_err(git(sha, "finding the commit"))?;
         Ok(commit.parent_count() > 1)
     }
 
@@ -409,12 +581,12 @@ impl CommitSource for GitRepository {
     }
 
     fn checkout(&self, sha: &str, dir: &Path) -> Result<(), HistoryError> {
-        let oid = git2::Oid::from_str(sha).map_err(self.git(sha, "parsing the commit id"))?;
+        let oid = git2::Oid::from_str(sha).map_err(git(sha, "parsing the commit id"))?;
         let tree = self
             .repo
             .find_commit(oid)
             .and_then(|c| c.tree())
-            .map_err(self.git(sha, "reading the tree"))?;
+            .map_err(git(sha, "reading the tree"))?;
         std::fs::create_dir_all(dir).map_err(|source| HistoryError::Io {
             path: dir.display().to_string(),
             source,
@@ -428,6 +600,130 @@ impl CommitSource for GitRepository {
             .update_index(false);
         self.repo
             .checkout_tree(tree.as_object(), Some(&mut checkout))
-            .map_err(self.git(sha, "writing the tree to a scratch directory"))
+            .map_err(git(sha, "writing the tree to a scratch directory"))
     }
+}
+
+/// One hunk header of a zero-context diff, as `git diff -U0` prints it: 1-based starts;
+/// an empty side's start names the line *before* the gap.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct HunkHeader {
+    /// First line in the old text.
+    pub old_start: u32,
+    /// Lines in the old text.
+    pub old_lines: u32,
+    /// First line in the new text.
+    pub new_start: u32,
+    /// Lines in the new text.
+    pub new_lines: u32,
+}
+
+/// The hunks between two texts with git's own diff (xdiff: Myers with the indent
+/// heuristic, no context, both sides taken as text).
+pub fn diff_hunks(old: &[u8], new: &[u8]) -> Result<Vec<HunkHeader>, GitError> {
+    let mut options = git2::DiffOptions::new();
+    options
+        .context_lines(0)
+        .interhunk_lines(0)
+        .indent_heuristic(true)
+        .force_text(true);
+    let patch = git2::Patch::from_buffers(old, None, new, None, Some(&mut options))?;
+    let mut hunks = Vec::with_capacity(patch.num_hunks());
+    for index in 0..patch.num_hunks() {
+        let (hunk, _) = patch.hunk(index)?;
+        hunks.push(HunkHeader {
+            old_start: hunk.old_start(),
+            old_lines: hunk.old_lines(),
+            new_start: hunk.new_start(),
+            new_lines: hunk.new_lines(),
+        });
+    }
+    Ok(hunks)
+}
+
+/// The commit HEAD points to, if `dir` is inside a git repository.
+///
+/// Resolves references only (`.git/HEAD`, `refs/…`, `packed-refs`), never inflates
+/// an object: the bundled libgit2 loops forever on a truncated loose object (see
+/// [`super::odb`]), and the proxy's recorder thread must not burn a core for the
+/// session. A HEAD that is not a commit is returned as it is; `sessions link` reads the
+/// commit later, after checking the objects.
+pub fn head_of(dir: &Path) -> Option<String> {
+    let repo = git2::Repository::discover(dir).ok()?;
+    let head = repo.head().ok()?;
+    head.resolve().ok()?.target().map(|oid| oid.to_string())
+}
+
+/// Creates a bare repository at `dir` holding `parent` and, on top of it, `child`
+/// (files by `/`-separated path; no work tree; a fixed author and time, so the ids are
+/// reproducible), with `refs/heads/main` on the child; returns the child's id. Errors
+/// name `dir` where a commit id would be.
+pub fn write_bare_repository(
+    dir: &Path,
+    parent: &BTreeMap<String, Vec<u8>>,
+    child: &BTreeMap<String, Vec<u8>>,
+    message: &str,
+) -> Result<String, HistoryError> {
+    let at = dir.display().to_string();
+    let repo = git2::Repository::init_bare(dir).map_err(git(&at, "creating the repository"))?;
+    let parent_id =
+        write_commit(&repo, None, parent, "parent").map_err(git(&at, "writing the parent"))?;
+    let child_id = write_commit(&repo, Some(parent_id), child, message)
+        .map_err(git(&at, "writing the commit"))?;
+    repo.reference("refs/heads/main", child_id, true, "rebuilt")
+        .map_err(git(&at, "naming the commit"))?;
+    Ok(child_id.to_string())
+}
+
+/// Writes `files` as a commit on top of `parent` and returns its id.
+fn write_commit(
+    repo: &git2::Repository,
+    parent: Option<git2::Oid>,
+    files: &BTreeMap<String, Vec<u8>>,
+    message: &str,
+) -> Result<git2::Oid, git2::Error> {
+    let tree = write_tree(repo, files, "")?;
+    let tree = repo.find_tree(tree)?;
+    let signature = git2::Signature::new(
+        "nextedit",
+        "nextedit@example.invalid",
+        &git2::Time::new(0, 0),
+    )?;
+    let parents: Vec<git2::Commit> = parent
+        .map(|p| repo.find_commit(p))
+        .transpose()?
+        .into_iter()
+        .collect();
+    let parent_refs: Vec<&git2::Commit> = parents.iter().collect();
+    repo.commit(None, &signature, &signature, message, &tree, &parent_refs)
+}
+
+/// Writes the files under `prefix` as a tree (subdirectories first written as trees of
+/// their own) and returns its id.
+fn write_tree(
+    repo: &git2::Repository,
+    files: &BTreeMap<String, Vec<u8>>,
+    prefix: &str,
+) -> Result<git2::Oid, git2::Error> {
+    let mut builder = repo.treebuilder(None)?;
+    let mut directories: BTreeMap<&str, ()> = BTreeMap::new();
+    for (path, bytes) in files.range(prefix.to_string()..) {
+        let Some(rest) = path.strip_prefix(prefix) else {
+            break;
+        };
+        match rest.split_once('/') {
+            Some((directory, _)) => {
+                directories.insert(directory, ());
+            }
+            None => {
+                let blob = repo.blob(bytes)?;
+                builder.insert(rest, blob, 0o100644)?;
+            }
+        }
+    }
+    for directory in directories.keys() {
+        let sub = write_tree(repo, files, &format!("{prefix}{directory}/"))?;
+        builder.insert(directory, sub, 0o040000)?;
+    }
+    builder.write()
 }

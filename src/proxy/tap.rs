@@ -378,7 +378,7 @@ pub fn run_recorder(settings: TapSettings, rx: Receiver<TapItem>) {
     let mut git_head = None;
     if let Some(workspace) = &settings.workspace {
         privacy = load_ignore_file(workspace, &privacy);
-        git_head = git_head_of(workspace);
+        git_head = crate::history::source::head_of(workspace);
     }
     let mut recorder = SessionRecorder::new(RecorderConfig {
         record_raw: settings.record_raw,
@@ -458,7 +458,7 @@ pub fn run_recorder(settings: TapSettings, rx: Receiver<TapItem>) {
                         if let Record::Session(SessionFact::Workspace(root)) = record {
                             let root = Path::new(root);
                             recorder.set_privacy(load_ignore_file(root, recorder.privacy()));
-                            if let Some(head) = git_head_of(root) {
+                            if let Some(head) = crate::history::source::head_of(root) {
                                 sink.git_head = Some(head.clone());
                                 if let (Some(db), Some(session)) = (sink.db.as_mut(), sink.session)
                                 {
@@ -585,17 +585,4 @@ pub fn load_ignore_file_under(root: &Path, prefix: &str, base: &PrivacyFilter) -
         eprintln!("nextedit: {}: skipping a line: {error}", path.display());
     }
     filter
-}
-
-/// The commit HEAD points to, if `dir` is inside a git repository.
-///
-/// Resolves references only (`.git/HEAD`, `refs/…`, `packed-refs`), never inflates
-/// an object: the bundled libgit2 loops forever on a truncated loose object (see
-/// `history::odb`), and the recorder thread must not burn a core for the session.
-/// A HEAD that is not a commit is recorded as it is; `sessions link` reads the
-/// commit later, after checking the objects.
-pub fn git_head_of(dir: &Path) -> Option<String> {
-    let repo = git2::Repository::discover(dir).ok()?;
-    let head = repo.head().ok()?;
-    head.resolve().ok()?.target().map(|oid| oid.to_string())
 }

@@ -20,6 +20,12 @@ fn visible(uri: &str, end_line: u32) -> Value {
 
 #[test]
 fn recorded_pyright_session_scores_by_hand() {
+    if !available(
+        "recorded_pyright_session_scores_by_hand",
+        &[Server::Pyright],
+    ) {
+        return;
+    }
     let pyright = pyright();
     let tmp = tempfile::tempdir().unwrap();
     let ws = tmp.path().join("ws");

@@ -205,6 +205,12 @@ fn reported_reads_are_stored_and_scored_in_the_report() {
 
 #[test]
 fn reads_of_a_proxied_language_server_are_attributed_to_steps() {
+    if !common::available(
+        "reads_of_a_proxied_language_server_are_attributed_to_steps",
+        &[common::Server::Pyright],
+    ) {
+        return;
+    }
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("t.json");
     std::fs::write(&path, trajectory().to_string()).unwrap();

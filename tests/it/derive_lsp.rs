@@ -2,6 +2,7 @@
 //! Needs the servers of `scripts/test` (pyright via `npm ci --prefix tests/servers`,
 //! Debian's gopls with Go 1.19).
 
+use crate::common;
 use crate::derive_support;
 
 use std::path::{Path, PathBuf};
@@ -13,30 +14,16 @@ use nextedit::history::{CommitSource, GitRepository, derive_commit_with_lsp};
 use nextedit::trajectory::Trajectory;
 
 fn pyright() -> ServerCommand {
-    let program = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/servers/node_modules/.bin/pyright-langserver");
-    assert!(
-        program.exists(),
-        "pyright is not installed: run `npm ci --prefix tests/servers`"
-    );
     ServerCommand {
-        program,
+        program: common::pyright(),
         args: vec!["--stdio".into()],
         env: Vec::new(),
     }
 }
 
 fn gopls(scratch: &Path) -> ServerCommand {
-    let mut path = std::env::var("PATH").unwrap_or_default();
-    if let Some(go) = nextedit::history::lsp::go_toolchain_dir() {
-        path = format!("{}:{path}", go.display());
-    }
-    let program = std::env::split_paths(&path)
-        .map(|p| p.join("gopls"))
-        .find(|p| p.is_file())
-        .expect("gopls is not installed: `apt-get install gopls golang-1.19-go`");
     let env = vec![
-        ("PATH".to_string(), path),
+        ("PATH".to_string(), common::go_path_var()),
         (
             "GOPATH".to_string(),
             scratch.join("gopath").display().to_string(),
@@ -49,7 +36,7 @@ fn gopls(scratch: &Path) -> ServerCommand {
         ("GOFLAGS".to_string(), "-mod=mod".to_string()),
     ];
     ServerCommand {
-        program,
+        program: common::Server::Gopls.path(),
         args: Vec::new(),
         env,
     }
@@ -75,6 +62,12 @@ fn derive_with(repo: &TestRepo, servers: ServerSet, scratch: &Path) -> (Trajecto
 
 #[test]
 fn pyright_resolves_an_aliased_import_tree_sitter_cannot() {
+    if !common::available(
+        "pyright_resolves_an_aliased_import_tree_sitter_cannot",
+        &[common::Server::Pyright],
+    ) {
+        return;
+    }
     let mut repo = TestRepo::new();
     repo.write("pkg/__init__.py", "");
     repo.write(
@@ -114,6 +107,12 @@ fn pyright_resolves_an_aliased_import_tree_sitter_cannot() {
 
 #[test]
 fn gopls_confirms_a_signature_change_across_packages() {
+    if !common::available(
+        "gopls_confirms_a_signature_change_across_packages",
+        &[common::Server::Gopls],
+    ) {
+        return;
+    }
     let mut repo = TestRepo::new();
     repo.write("go.mod", "module example.com/shop\n\ngo 1.19\n");
     repo.write("mathx/sum.go", "package mathx\n\nfunc Sum(values []int) int {\n\ttotal := 0\n\tfor _, v := range values {\n\t\ttotal += v\n\t}\n\treturn total\n}\n");

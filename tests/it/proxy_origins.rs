@@ -45,6 +45,12 @@ fn content_change(c: &TextChange) -> Value {
 
 #[test]
 fn gopls_format_code_action_and_rename_are_tagged() {
+    if !available(
+        "gopls_format_code_action_and_rename_are_tagged",
+        &[Server::Gopls],
+    ) {
+        return;
+    }
     let tmp = tempfile::tempdir().unwrap();
     let workspace = tmp.path().join("ws");
     std::fs::create_dir(&workspace).unwrap();

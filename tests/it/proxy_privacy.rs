@@ -141,6 +141,12 @@ const TOKEN: &str = "tokmarker0d15ea5e";
 /// it reaches the database, in any page, WAL or shared memory.
 #[test]
 fn server_answers_quoting_excluded_files_are_not_stored() {
+    if !available(
+        "server_answers_quoting_excluded_files_are_not_stored",
+        &[Server::Pyright],
+    ) {
+        return;
+    }
     let pyright = pyright();
     let tmp = tempfile::tempdir().unwrap();
     std::fs::create_dir(tmp.path().join("ws")).unwrap();

@@ -368,6 +368,9 @@ fn python_scenario() -> Scenario {
 
 #[test]
 fn pyright_through_the_proxy() {
+    if !available("pyright_through_the_proxy", &[Server::Pyright]) {
+        return;
+    }
     let pyright = pyright();
     let scenario = python_scenario();
     let (direct, proxied, tmp) = run(&scenario, |_| {
@@ -453,6 +456,9 @@ fn go_scenario() -> Scenario {
 
 #[test]
 fn gopls_through_the_proxy() {
+    if !available("gopls_through_the_proxy", &[Server::Gopls]) {
+        return;
+    }
     let scenario = go_scenario();
     let (direct, proxied, tmp) = run(&scenario, gopls_command);
     assert_eq!(
@@ -529,22 +535,12 @@ fn java_scenario() -> Scenario {
     }
 }
 
-/// The jdtls venv (README: "jdtls tests"); `None` skips the test.
-fn jdtls_venv() -> Option<std::path::PathBuf> {
-    let venv = std::env::var_os("NEXTEDIT_JDTLS_VENV")
-        .map(std::path::PathBuf::from)
-        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join(".venv-jdtls"));
-    venv.join("bin/jdtls").exists().then_some(venv)
-}
-
 #[test]
 fn jdtls_through_the_proxy() {
-    let Some(venv) = jdtls_venv() else {
-        eprintln!(
-            "jdtls venv not found: skipping (README: \"jdtls tests\" tells how to enable it)"
-        );
+    if !available("jdtls_through_the_proxy", &[Server::Jdtls]) {
         return;
-    };
+    }
+    let venv = jdtls_venv();
     let java_home = std::fs::read_dir(venv.join("lib"))
         .unwrap()
         .filter_map(Result::ok)

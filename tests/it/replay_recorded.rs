@@ -194,6 +194,12 @@ fn steps(lines: &[Value]) -> Vec<StepSummary> {
 
 #[test]
 fn a_recorded_pyright_session_replays_with_oracle_and_propagate() {
+    if !common::available(
+        "a_recorded_pyright_session_replays_with_oracle_and_propagate",
+        &[common::Server::Pyright],
+    ) {
+        return;
+    }
     let tmp = tempfile::tempdir().unwrap();
     let workspace = tmp.path().join("ws");
     std::fs::create_dir(&workspace).unwrap();

@@ -451,6 +451,12 @@ fn database_holds(db: &Path, needle: &str) -> bool {
 
 #[test]
 fn delete_and_purge_erase_the_text_from_the_database_files() {
+    if !available(
+        "delete_and_purge_erase_the_text_from_the_database_files",
+        &[Server::Pyright],
+    ) {
+        return;
+    }
     let tmp = tempfile::tempdir().unwrap();
     let workspace = tmp.path().join("ws");
     std::fs::create_dir(&workspace).unwrap();

@@ -51,6 +51,12 @@ fn edit(client: &nextedit::lsp::client::LspClient, uri: &str, change: TextChange
 
 #[test]
 fn a_session_is_linked_to_the_first_commit_with_its_final_texts() {
+    if !available(
+        "a_session_is_linked_to_the_first_commit_with_its_final_texts",
+        &[Server::Gopls],
+    ) {
+        return;
+    }
     let tmp = tempfile::tempdir().unwrap();
     let workspace = tmp.path().join("proj");
     std::fs::create_dir(&workspace).unwrap();

@@ -121,3 +121,161 @@ fn no_test_is_switched_off() {
     }
     assert!(found.is_empty(), "#[ignore] hides a test: {found:?}");
 }
+
+/// Whether `line` names the crate `name` as a path or import (`git2::…`, `use git2`), not
+/// as part of a longer word (`libgit2`).
+fn names_crate(line: &str, name: &str) -> bool {
+    line.match_indices(name).any(|(at, _)| {
+        let before = line[..at].chars().next_back();
+        let after = line[at + name.len()..].chars().next();
+        !before.is_some_and(|c| c.is_alphanumeric() || c == '_')
+            && !after.is_some_and(|c| c.is_alphanumeric() || c == '_')
+    })
+}
+
+#[test]
+fn git2_only_in_history_source() {
+    // Invariant 9 and the code map (ARCHITECTURE.md): libgit2 is reached through
+    // `history/source.rs` alone, unit tests included, so every read goes through the
+    // loose-object check and no other module's signature carries a `git2` type.
+    // Integration tests and benches may use git2 to build and walk fixture repositories.
+    let mut found = Vec::new();
+    for path in rust_files(&Path::new(ROOT).join("src")) {
+        let rel = relative(&path);
+        if rel == "history/source.rs" {
+            continue;
+        }
+        let text = std::fs::read_to_string(&path).unwrap();
+        for (number, line) in text.lines().enumerate() {
+            let code = line.split("//").next().unwrap();
+            if names_crate(code, "git2") {
+                found.push(format!("src/{rel}:{}: {}", number + 1, line.trim()));
+            }
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "git2 outside src/history/source.rs: {found:#?}"
+    );
+}
+
+/// Runs the built binary; returns (exit code, stdout, stderr).
+fn nextedit(args: &[&str]) -> (Option<i32>, String, String) {
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_nextedit"))
+        .args(args)
+        .output()
+        .unwrap();
+    (
+        output.status.code(),
+        String::from_utf8(output.stdout).unwrap(),
+        String::from_utf8(output.stderr).unwrap(),
+    )
+}
+
+/// The subcommands a `--help` text lists under `Commands:` (without `help`).
+fn subcommands(help: &str) -> Vec<String> {
+    help.lines()
+        .skip_while(|l| *l != "Commands:")
+        .skip(1)
+        .take_while(|l| !l.trim().is_empty())
+        // A command's line starts with two spaces; its description's wrapped lines with more.
+        .filter(|l| l.starts_with("  ") && !l.starts_with("   "))
+        .filter_map(|l| l.split_whitespace().next())
+        .filter(|name| *name != "help")
+        .map(str::to_string)
+        .collect()
+}
+
+/// `--help` of `nextedit` and of every subcommand, nested ones too: (command, text).
+fn help_texts() -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    let mut queue = vec![Vec::<String>::new()];
+    while let Some(command) = queue.pop() {
+        let mut args: Vec<&str> = command.iter().map(String::as_str).collect();
+        args.push("--help");
+        let (code, help, stderr) = nextedit(&args);
+        assert_eq!(code, Some(0), "nextedit {args:?}: {stderr}");
+        for sub in subcommands(&help) {
+            let mut nested = command.clone();
+            nested.push(sub);
+            queue.push(nested);
+        }
+        out.push((command.join(" "), help));
+    }
+    out.sort();
+    out
+}
+
+#[test]
+fn every_command_in_help_is_documented() {
+    // Each command `nextedit --help` lists is shown as `nextedit <command>` in README.md or
+    // a page of docs/, so a new command cannot ship undocumented.
+    let mut docs = std::fs::read_to_string(Path::new(ROOT).join("README.md")).unwrap();
+    for entry in std::fs::read_dir(Path::new(ROOT).join("docs")).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_some_and(|e| e == "md") {
+            docs += &std::fs::read_to_string(path).unwrap();
+        }
+    }
+    let (_, help, _) = nextedit(&["--help"]);
+    let commands = subcommands(&help);
+    assert!(commands.len() >= 10, "no commands in --help:\n{help}");
+    let undocumented: Vec<&String> = commands
+        .iter()
+        .filter(|c| {
+            !docs.match_indices(&format!("nextedit {c}")).any(|(at, m)| {
+                // `nextedit replay` must not count as `nextedit replay-text`.
+                !docs[at + m.len()..]
+                    .chars()
+                    .next()
+                    .is_some_and(|c| c.is_alphanumeric() || c == '-')
+            })
+        })
+        .collect();
+    assert!(
+        undocumented.is_empty(),
+        "commands of `nextedit --help` that README.md and docs/ never show: {undocumented:?}"
+    );
+}
+
+#[test]
+fn exit_codes_in_help_match_the_binary() {
+    // The code (src/cli/mod.rs `run`): a failed command and invalid arguments exit 2.
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("none.db");
+    let (code, _, stderr) = nextedit(&["sessions", "show", "999999", "--db", db.to_str().unwrap()]);
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(stderr.starts_with("nextedit: error: "), "{stderr}");
+    let (code, _, stderr) = nextedit(&["sessions", "show", "--no-such-option"]);
+    assert_eq!(code, Some(2), "{stderr}");
+    // What the help texts say: every clause that gives the exit code of a fatal error
+    // (`2 on a fatal error`, `2 a fatal error …`) says 2, and at least one does.
+    let mut fatal = Vec::new();
+    for (command, help) in help_texts() {
+        let prose = help.split_whitespace().collect::<Vec<_>>().join(" ");
+        for sentence in prose.split(". ") {
+            let lower = sentence.to_lowercase();
+            if !(lower.contains("exit code") || lower.contains("exit status")) {
+                continue;
+            }
+            for clause in lower.split([';', ',']) {
+                if clause.contains("fatal") {
+                    assert!(
+                        clause
+                            .split(|c: char| !c.is_ascii_digit())
+                            .any(|n| n == "2")
+                            && !clause
+                                .split(|c: char| !c.is_ascii_digit())
+                                .any(|n| n == "1"),
+                        "`nextedit {command} --help` gives a fatal error another exit code than 2: {sentence:?}"
+                    );
+                    fatal.push(command.clone());
+                }
+            }
+        }
+    }
+    assert!(
+        !fatal.is_empty(),
+        "no --help text states the exit code of a fatal error"
+    );
+}

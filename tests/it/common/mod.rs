@@ -1,6 +1,13 @@
-//! Shared helpers for integration tests: locating real servers, an independent
-//! UTF-16 text model, and scripted editing sessions through the real proxy binary.
+//! Shared helpers for integration tests: locating real servers (and skipping visibly
+//! without them: [`servers`]), an independent UTF-16 text model, and scripted editing
+//! sessions through the real proxy binary.
 #![allow(dead_code)]
+
+mod servers;
+
+// Not every test binary that includes this module needs a server.
+#[allow(unused_imports)]
+pub use servers::*;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -15,45 +22,6 @@ pub const TIMEOUT: Duration = Duration::from_secs(60);
 /// The built `nextedit` binary.
 pub fn nextedit_bin() -> PathBuf {
     PathBuf::from(env!("CARGO_BIN_EXE_nextedit"))
-}
-
-/// pyright-langserver installed by `npm ci --prefix tests/servers` (see README).
-pub fn pyright() -> PathBuf {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/servers/node_modules/.bin/pyright-langserver");
-    assert!(
-        path.exists(),
-        "pyright is not installed: run `npm ci --prefix tests/servers` (README: running the tests)"
-    );
-    path
-}
-
-/// gopls from Debian (`apt-get install gopls golang-1.19-go`) with Go on PATH.
-pub fn gopls_command(gopath: &Path) -> Command {
-    let gopls = which("gopls")
-        .expect("gopls is not installed: `apt-get install gopls golang-1.19-go` (README)");
-    let mut command = Command::new(gopls);
-    let mut path = std::env::var("PATH").unwrap_or_default();
-    if let Some(go) = nextedit::history::lsp::go_toolchain_dir() {
-        path = format!("{}:{path}", go.display());
-    }
-    command
-        .env("PATH", path)
-        .env("GOPATH", gopath.join("gopath"))
-        .env("GOCACHE", gopath.join("gocache"))
-        .env("GOPROXY", "off")
-        .env("GOFLAGS", "-mod=mod")
-        .env("CGO_ENABLED", "0");
-    command
-}
-
-/// Looks a program up on PATH.
-pub fn which(program: &str) -> Option<PathBuf> {
-    std::env::var_os("PATH").and_then(|paths| {
-        std::env::split_paths(&paths)
-            .map(|p| p.join(program))
-            .find(|p| p.is_file())
-    })
 }
 
 /// A UTF-16 position.

