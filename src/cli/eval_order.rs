@@ -11,6 +11,7 @@ use nextedit::history::editflow::{
     AnnotatedCommit, derive_rebuilt_with, hunks_aligned, read_annotations,
 };
 use nextedit::history::evaluate::{CommitEvaluation, Confusion, Figures, evaluate_commit};
+use nextedit::history::lsp::discover_servers;
 use nextedit::history::order::PairLabel;
 use nextedit::history::{CommitSource, GitRepository, derive_commit};
 
@@ -87,7 +88,7 @@ pub fn run(args: EvalOrderArgs) -> Result<i32> {
         })
         .transpose()?;
     let scratch = tempfile::tempdir().context("creating a scratch directory")?;
-    let servers = args.lsp.then(super::derive::discover_servers);
+    let servers = args.lsp.then(discover_servers);
     let mut results: Vec<CommitEvaluation> = Vec::new();
     let mut disagreements: Vec<Disagreement> = Vec::new();
     let mut samples: Vec<CommitSample> = Vec::new();

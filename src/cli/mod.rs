@@ -118,27 +118,6 @@ fn parse_merges(value: &str) -> Result<nextedit::history::Merges, String> {
     }
 }
 
-/// The line that says what a range selected, printed before any work starts
-/// (`v1.0..HEAD: 43 commits, 41 merges skipped`).
-fn describe_selection(spec: &str, selection: &nextedit::history::Selection) -> String {
-    let plural =
-        |n: usize, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
-    let mut line = format!(
-        "{spec}: {}",
-        plural(selection.commits.len(), "commit", "commits")
-    );
-    if selection.merges_skipped > 0 {
-        line += &format!(
-            ", {} skipped",
-            plural(selection.merges_skipped, "merge", "merges")
-        );
-    }
-    if selection.commits.is_empty() && selection.merges_skipped == 0 {
-        line += " (the range is empty)";
-    }
-    line
-}
-
 /// A closed stdout (`nextedit sessions list | head`) is not an error.
 fn is_broken_pipe(error: &anyhow::Error) -> bool {
     error.chain().any(|cause| {

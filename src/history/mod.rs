@@ -30,7 +30,9 @@ pub mod link;
 pub mod lsp;
 pub mod odb;
 pub mod order;
+pub mod order_file;
 pub mod recorded;
+pub mod selection;
 pub mod source;
 pub mod symbols;
 
