@@ -20,6 +20,7 @@
 //! rebuilds EditFlow's sample commits as git repositories. [`link`] finds the commit
 //! that contains a recorded session's edits.
 
+pub mod agreement;
 pub mod crossval;
 pub mod dependency;
 pub mod derive;
