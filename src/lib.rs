@@ -14,6 +14,7 @@
 //! - [`history`]: git commits → edits, dependency edges and partial orders.
 //! - [`sessions`]: stored sessions (or trajectory files) loaded as trajectories.
 //! - [`setup_check`]: the recording-setup checks behind `nextedit doctor`.
+//! - [`text_inputs`]: the texts `score` compares, read from files or standard input.
 //! - [`syntax`]: tree-sitter languages, structural paths, identifiers.
 
 #![warn(missing_docs)]
@@ -33,4 +34,5 @@ pub mod setup_check;
 pub mod store;
 pub mod suggest;
 pub mod syntax;
+pub mod text_inputs;
 pub mod trajectory;
