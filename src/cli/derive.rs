@@ -4,13 +4,11 @@ use std::io::Write;
 use std::path::PathBuf;
 
 use anyhow::{Context, Result, bail};
-use nextedit::history::lsp::{LspSetup, LspStats, ServerSet, discover_servers};
+use nextedit::history::derive::derive_from_source;
+use nextedit::history::lsp::{LspStats, ServerSet, discover_servers};
 use nextedit::history::order_file::read_order_file;
 use nextedit::history::selection::describe_selection;
-use nextedit::history::{
-    CommitSource, GitRepository, Merges, derive_commit, derive_commit_with_lsp, select,
-};
-use nextedit::trajectory::Trajectory;
+use nextedit::history::{CommitSource, GitRepository, Merges, select};
 
 /// Derive trajectories (edits and their natural partial order) from git commits
 ///
@@ -122,7 +120,7 @@ pub fn run(args: DeriveArgs) -> Result<i32> {
         let sha = repo.resolve(rev)?;
         let record = repo.load(&sha)?;
         let (mut trajectory, stats) =
-            derive_one(&repo, &record, project.as_deref(), servers.as_ref())?;
+            derive_from_source(&repo, &record, project.as_deref(), servers.as_ref())?;
         if let Some(stats) = stats {
             report_lsp(&sha, &stats);
         }
@@ -170,7 +168,7 @@ pub fn run(args: DeriveArgs) -> Result<i32> {
             .map_err(anyhow::Error::from)
             .and_then(|record| {
                 let (mut trajectory, stats) =
-                    derive_one(&repo, &record, project.as_deref(), servers.as_ref())?;
+                    derive_from_source(&repo, &record, project.as_deref(), servers.as_ref())?;
                 if let Some(stats) = stats {
                     lsp_seconds += stats.seconds;
                     lsp_requests += stats.requests;
@@ -217,43 +215,6 @@ pub fn run(args: DeriveArgs) -> Result<i32> {
         );
     }
     Ok(if failed > 0 { 1 } else { 0 })
-}
-
-/// Derives one commit, with the `--lsp` pass when servers are given.
-fn derive_one(
-    repo: &GitRepository,
-    record: &nextedit::history::CommitRecord,
-    project: Option<&str>,
-    servers: Option<&ServerSet>,
-) -> Result<(Trajectory, Option<LspStats>)> {
-    let Some(servers) = servers else {
-        return Ok((derive_commit(record, project)?, None));
-    };
-    if record.parents.len() > 1 {
-        // Refused by derive itself; no need to write trees first.
-        return Ok((derive_commit(record, project)?, None));
-    }
-    let scratch =
-        tempfile::tempdir().context("creating a scratch directory for the language servers")?;
-    let parent_root = match record.parents.first() {
-        Some(parent) => {
-            let dir = scratch.path().join("parent");
-            repo.checkout(parent, &dir)?;
-            Some(dir)
-        }
-        None => None,
-    };
-    let child_root = scratch.path().join("commit");
-    repo.checkout(&record.sha, &child_root)?;
-    let setup = LspSetup {
-        parent_root,
-        child_root,
-        servers: servers.clone(),
-        timeout: std::time::Duration::from_secs(60),
-        max_requests: 2000,
-    };
-    let (trajectory, stats) = derive_commit_with_lsp(record, project, &setup)?;
-    Ok((trajectory, Some(stats)))
 }
 
 fn report_lsp(sha: &str, stats: &LspStats) {
