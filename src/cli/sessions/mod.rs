@@ -1,4 +1,7 @@
 //! `nextedit sessions`: list, inspect, export and delete recorded sessions.
+//!
+//! The subcommands and `export` are here; [`inspect`] prints `list` and `show`,
+//! [`link`] links a session to its commit, [`erase`] deletes and purges.
 
 mod erase;
 mod inspect;
