@@ -1,13 +1,17 @@
 //! File-system side of ContextBench scoring: a repository checkout as a
-//! [`RepoView`], and loading gold / prediction / Benchkit trace files.
+//! [`RepoView`], loading gold / prediction / Benchkit trace / patch files, and
+//! scoring a file's predictions against their gold rows in that checkout.
 //!
 //! Kept out of [`crate::metrics`], which stays pure.
 
+use std::collections::HashMap;
 use std::path::{Component, Path, PathBuf};
 
+use serde::Serialize;
+
 use crate::metrics::contextbench::{
-    Conversion, Gold, InputError, Prediction, RepoView, parse_gold_jsonl, parse_gold_row,
-    parse_prediction_row, trace_to_steps,
+    ContextBenchConfig, Conversion, Gold, InputError, InstanceResult, Mode, Prediction, RepoView,
+    evaluate, parse_gold_jsonl, parse_gold_row, parse_prediction_row, trace_to_steps,
 };
 
 /// Errors while loading ContextBench inputs from disk.
@@ -172,6 +176,123 @@ pub fn load_predictions(
         }
     }
     Ok(out)
+}
+
+/// Why a patches file (`--patches`) could not be read.
+#[derive(Debug, thiserror::Error)]
+pub enum PatchesError {
+    /// The file could not be read.
+    #[error(transparent)]
+    Read(#[from] std::io::Error),
+    /// A line is not JSON.
+    #[error("line {line}: invalid JSON")]
+    Json {
+        /// 1-based line number.
+        line: usize,
+        /// Why parsing failed.
+        source: serde_json::Error,
+    },
+}
+
+/// `instance_id` (and `benchkit_instance_id`) → `model_patch` from a predictions JSONL
+/// (Benchkit's predictions.jsonl).
+pub fn load_patches(path: &Path) -> Result<HashMap<String, String>, PatchesError> {
+    let text = std::fs::read_to_string(path)?;
+    let mut out = HashMap::new();
+    for (i, line) in text
+        .lines()
+        .enumerate()
+        .filter(|(_, l)| !l.trim().is_empty())
+    {
+        let v: serde_json::Value =
+            serde_json::from_str(line).map_err(|source| PatchesError::Json {
+                line: i + 1,
+                source,
+            })?;
+        let patch = v["model_patch"].as_str().unwrap_or_default().to_owned();
+        for key in ["instance_id", "benchkit_instance_id"] {
+            if let Some(id) = v[key].as_str() {
+                out.insert(id.to_owned(), patch.clone());
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// Gives every prediction without a patch the one `patches` has for its instance.
+pub fn add_patches(predictions: &mut [LoadedPrediction], patches: &HashMap<String, String>) {
+    for lp in predictions
+        .iter_mut()
+        .filter(|lp| lp.prediction.model_patch.is_empty())
+    {
+        if let Some(patch) = patches.get(&lp.prediction.instance_id) {
+            lp.prediction.model_patch = patch.clone();
+        }
+    }
+}
+
+/// A prediction that could not be scored, and why (`missing_gold`, or the
+/// evaluator's error).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct UnscoredInstance {
+    /// The prediction's instance id.
+    pub instance_id: String,
+    /// Why it was not scored.
+    pub error: String,
+}
+
+/// The scores of a set of predictions against their gold rows.
+#[derive(Debug, Clone)]
+pub struct ScoredPredictions {
+    /// One result per scored prediction, in prediction order.
+    pub results: Vec<InstanceResult>,
+    /// The predictions that could not be scored, in prediction order.
+    pub errors: Vec<UnscoredInstance>,
+}
+
+/// Scores each prediction against its gold row (by instance id or one of its
+/// aliases; a single trace against a single gold row pairs up whatever their ids).
+/// In compat mode only gold rows keyed by `inst_id` are found, as in the reference
+/// evaluator. `on_instance` is called after each prediction (progress).
+pub fn score_predictions(
+    golds: &[Gold],
+    predictions: &[LoadedPrediction],
+    repo: &DirRepo,
+    config: &ContextBenchConfig,
+    mut on_instance: impl FnMut(),
+) -> ScoredPredictions {
+    // The evaluator indexes gold rows by `inst_id` only.
+    let golds: Vec<&Gold> = golds
+        .iter()
+        .filter(|g| config.mode != Mode::Compat || g.keyed_inst_id)
+        .collect();
+    let mut scored = ScoredPredictions {
+        results: Vec::new(),
+        errors: Vec::new(),
+    };
+    for lp in predictions {
+        let p = &lp.prediction;
+        let gold = golds
+            .iter()
+            .find(|g| g.matches(&p.instance_id) || lp.aliases.iter().any(|al| g.matches(al)))
+            // A single trace against a single gold row pairs up even when Benchkit's ids differ.
+            .or_else(|| {
+                (lp.from_trace && golds.len() == 1 && predictions.len() == 1).then(|| &golds[0])
+            });
+        let unscored = |error: String| UnscoredInstance {
+            instance_id: p.instance_id.clone(),
+            error,
+        };
+        match gold {
+            None => scored.errors.push(unscored("missing_gold".to_owned())),
+            Some(g) => match evaluate(g, p, repo, config) {
+                Ok(r) => scored.results.push(r),
+                Err(e) => scored.errors.push(unscored(e.to_string())),
+            },
+        }
+        on_instance();
+    }
+    scored
 }
 
 #[cfg(test)]

@@ -10,8 +10,11 @@
 //! - [`contextbench_io`]: ContextBench inputs and repository checkouts on disk.
 //! - [`metrics`]: BLEU, SARI, Excision Score, DiffBLEU, ContextBench, flow aggregation (pure).
 //! - [`import`]: other tools' formats (Copilot NES recordings, ContextBench tasks) → trajectories.
+//! - [`import_io`]: import inputs on disk (Copilot recordings, JSONL or JSON-array rows).
 //! - [`history`]: git commits → edits, dependency edges and partial orders.
 //! - [`sessions`]: stored sessions (or trajectory files) loaded as trajectories.
+//! - [`setup_check`]: the recording-setup checks behind `nextedit doctor`.
+//! - [`text_inputs`]: the texts `score` compares, read from files or standard input.
 //! - [`syntax`]: tree-sitter languages, structural paths, identifiers.
 
 #![warn(missing_docs)]
@@ -20,13 +23,16 @@
 pub mod contextbench_io;
 pub mod history;
 pub mod import;
+pub mod import_io;
 pub mod lsp;
 pub mod metrics;
 pub mod proxy;
 pub mod record;
 pub mod replay;
 pub mod sessions;
+pub mod setup_check;
 pub mod store;
 pub mod suggest;
 pub mod syntax;
+pub mod text_inputs;
 pub mod trajectory;

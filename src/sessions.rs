@@ -3,10 +3,12 @@
 //! One way to turn "session N" (or a trajectory JSON file named on the command line)
 //! into a [`Trajectory`]: `sessions export`, `replay --session`, `context` and the
 //! reports all load through here, so a linked commit, a slice and a recorded
-//! session's dependency order mean the same thing everywhere.
+//! session's dependency order mean the same thing everywhere. [`edited_files`] gives
+//! the final texts `sessions link` looks for in the repository's commits.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
+use crate::history::link::EditedFile;
 use crate::store::{Database, StoreError};
 use crate::trajectory::{
     CoalesceConfig, SessionKind, SliceError, SliceSpec, Trajectory, recompute_recorded_edits_with,
@@ -114,4 +116,65 @@ pub fn read_trajectory_file(arg: &str) -> Result<Trajectory, SessionLoadError> {
         arg: arg.to_string(),
         source,
     })
+}
+
+/// Why a session's edited files could not be listed for `sessions link`.
+#[derive(Debug, thiserror::Error)]
+pub enum EditedFilesError {
+    /// The database could not give the session's documents.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    /// An edited file is not inside the repository.
+    #[error("session {id}: {path} lies outside the repository {}", root.display())]
+    OutsideRepository {
+        /// The session.
+        id: i64,
+        /// The document's path as stored.
+        path: String,
+        /// The repository's work tree.
+        root: PathBuf,
+        /// Why the path is not under the root.
+        source: std::path::StripPrefixError,
+    },
+}
+
+/// The final texts of the files session `id` edited, with paths relative to the
+/// repository work tree `root` (a stored relative path is taken from `workspace`).
+/// Excluded files, files without changes and files whose text was never stored are
+/// left out.
+pub fn edited_files(
+    db: &Database,
+    id: i64,
+    workspace: Option<&Path>,
+    root: &Path,
+) -> Result<Vec<EditedFile>, EditedFilesError> {
+    let mut files = Vec::new();
+    for doc in db.documents(id)? {
+        if doc.excluded || doc.changes == 0 {
+            continue;
+        }
+        let Some(text) = db.document_text(id, &doc.uri, None)? else {
+            continue;
+        };
+        let path = Path::new(&doc.path);
+        let absolute = match (workspace, path.is_absolute()) {
+            (Some(workspace), false) => workspace.join(path),
+            _ => path.to_path_buf(),
+        };
+        let absolute = absolute.canonicalize().unwrap_or(absolute);
+        let relative =
+            absolute
+                .strip_prefix(root)
+                .map_err(|source| EditedFilesError::OutsideRepository {
+                    id,
+                    path: doc.path.clone(),
+                    root: root.to_owned(),
+                    source,
+                })?;
+        files.push(EditedFile {
+            path: relative.to_string_lossy().into_owned(),
+            text,
+        });
+    }
+    Ok(files)
 }

@@ -117,35 +117,11 @@ fn pick_gold(path: &Path, instance: Option<&str>) -> anyhow::Result<Gold> {
     }
 }
 
+/// Writes the coverage curve to `path`, CSV or JSON by its extension.
 fn write_curve(path: &Path, scores: &SessionScores) -> anyhow::Result<()> {
-    let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("");
-    let steps = &scores.result.trajectory.steps;
-    let text = match ext {
-        "json" => {
-            let rows: Vec<_> = steps
-                .iter()
-                .zip(&scores.step_times)
-                .map(|(s, t)| json!({"step": s.step, "t_ms": t, "coverage": s.coverage}))
-                .collect();
-            serde_json::to_string_pretty(&rows)? + "\n"
-        }
-        "csv" => {
-            let cell = |v: Option<f64>| v.map_or(String::new(), |v| v.to_string());
-            let mut out = String::from("step,t_ms,file,symbol,span,line\n");
-            for (s, t) in steps.iter().zip(&scores.step_times) {
-                let c = &s.coverage;
-                out.push_str(&format!(
-                    "{},{},{},{},{},{}\n",
-                    s.step,
-                    cell(*t),
-                    cell(c.file),
-                    cell(c.symbol),
-                    cell(c.span),
-                    cell(c.line)
-                ));
-            }
-            out
-        }
+    let text = match path.extension().and_then(|e| e.to_str()).unwrap_or("") {
+        "json" => scores.coverage_curve_json()?,
+        "csv" => scores.coverage_curve_csv(),
         _ => bail!(
             "--curve `{}`: use a .csv or .json file name",
             path.display()

@@ -4,14 +4,11 @@ use std::io::Write;
 use std::path::PathBuf;
 
 use anyhow::{Context, Result, bail};
-use nextedit::history::lsp::{LspSetup, LspStats, ServerCommand, ServerSet};
-use nextedit::history::order::{
-    AnnotatedPair, HistorianEdge, order_from_editflow, order_from_historian,
-};
-use nextedit::history::{
-    CommitSource, GitRepository, Merges, derive_commit, derive_commit_with_lsp, select,
-};
-use nextedit::trajectory::Trajectory;
+use nextedit::history::derive::derive_from_source;
+use nextedit::history::lsp::{LspStats, ServerSet, discover_servers};
+use nextedit::history::order_file::read_order_file;
+use nextedit::history::selection::describe_selection;
+use nextedit::history::{CommitSource, GitRepository, Merges, select};
 
 /// Derive trajectories (edits and their natural partial order) from git commits
 ///
@@ -123,13 +120,13 @@ pub fn run(args: DeriveArgs) -> Result<i32> {
         let sha = repo.resolve(rev)?;
         let record = repo.load(&sha)?;
         let (mut trajectory, stats) =
-            derive_one(&repo, &record, project.as_deref(), servers.as_ref())?;
+            derive_from_source(&repo, &record, project.as_deref(), servers.as_ref())?;
         if let Some(stats) = stats {
             report_lsp(&sha, &stats);
         }
         trajectory.session.workspace = Some(args.repo.display().to_string());
         if let Some(path) = &args.order_from {
-            trajectory.order = external_order(path, trajectory.edits.len())?;
+            trajectory.order = read_order_file(path, trajectory.edits.len())?;
         }
         if let Some(db) = &mut db {
             let id = db.import_trajectory(&trajectory)?;
@@ -149,7 +146,7 @@ pub fn run(args: DeriveArgs) -> Result<i32> {
         .expect("clap requires --commit or --range");
     let selection =
         select(&repo, spec, args.merges).with_context(|| format!("reading the range {spec:?}"))?;
-    eprintln!("{}", super::describe_selection(spec, &selection));
+    eprintln!("{}", describe_selection(spec, &selection));
     let commits = selection.commits;
     if let Some(dir) = &args.out {
         std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
@@ -171,7 +168,7 @@ pub fn run(args: DeriveArgs) -> Result<i32> {
             .map_err(anyhow::Error::from)
             .and_then(|record| {
                 let (mut trajectory, stats) =
-                    derive_one(&repo, &record, project.as_deref(), servers.as_ref())?;
+                    derive_from_source(&repo, &record, project.as_deref(), servers.as_ref())?;
                 if let Some(stats) = stats {
                     lsp_seconds += stats.seconds;
                     lsp_requests += stats.requests;
@@ -220,43 +217,6 @@ pub fn run(args: DeriveArgs) -> Result<i32> {
     Ok(if failed > 0 { 1 } else { 0 })
 }
 
-/// Derives one commit, with the `--lsp` pass when servers are given.
-fn derive_one(
-    repo: &GitRepository,
-    record: &nextedit::history::CommitRecord,
-    project: Option<&str>,
-    servers: Option<&ServerSet>,
-) -> Result<(Trajectory, Option<LspStats>)> {
-    let Some(servers) = servers else {
-        return Ok((derive_commit(record, project)?, None));
-    };
-    if record.parents.len() > 1 {
-        // Refused by derive itself; no need to write trees first.
-        return Ok((derive_commit(record, project)?, None));
-    }
-    let scratch =
-        tempfile::tempdir().context("creating a scratch directory for the language servers")?;
-    let parent_root = match record.parents.first() {
-        Some(parent) => {
-            let dir = scratch.path().join("parent");
-            repo.checkout(parent, &dir)?;
-            Some(dir)
-        }
-        None => None,
-    };
-    let child_root = scratch.path().join("commit");
-    repo.checkout(&record.sha, &child_root)?;
-    let setup = LspSetup {
-        parent_root,
-        child_root,
-        servers: servers.clone(),
-        timeout: std::time::Duration::from_secs(60),
-        max_requests: 2000,
-    };
-    let (trajectory, stats) = derive_commit_with_lsp(record, project, &setup)?;
-    Ok((trajectory, Some(stats)))
-}
-
 fn report_lsp(sha: &str, stats: &LspStats) {
     eprintln!(
         "lsp {}: {} server(s), {} definition requests ({} failed) in {:.1} s",
@@ -269,96 +229,4 @@ fn report_lsp(sha: &str, stats: &LspStats) {
     for reason in &stats.unavailable {
         eprintln!("lsp {}: {reason}", &sha[..10.min(sha.len())]);
     }
-}
-
-fn which(program: &str) -> Option<PathBuf> {
-    std::env::var_os("PATH").and_then(|paths| {
-        std::env::split_paths(&paths)
-            .map(|p| p.join(program))
-            .find(|p| p.is_file())
-    })
-}
-
-fn server(variable: &str, program: &str) -> Option<PathBuf> {
-    std::env::var_os(variable)
-        .map(PathBuf::from)
-        .or_else(|| which(program))
-}
-
-/// The language servers `--lsp` can use on this machine.
-pub(crate) fn discover_servers() -> ServerSet {
-    let python = server("NEXTEDIT_PYRIGHT", "pyright-langserver").map(|program| ServerCommand {
-        program,
-        args: vec!["--stdio".into()],
-        env: Vec::new(),
-    });
-    let go = server("NEXTEDIT_GOPLS", "gopls").map(|program| {
-        // Debian's gopls needs a Go toolchain on PATH; never reach for the network.
-        let mut path = std::env::var("PATH").unwrap_or_default();
-        if let Some(go) = nextedit::history::lsp::go_toolchain_dir() {
-            path = format!("{}:{path}", go.display());
-        }
-        let env = vec![
-            ("PATH".into(), path),
-            ("GOPROXY".into(), "off".into()),
-            ("GOFLAGS".into(), "-mod=mod".into()),
-        ];
-        ServerCommand {
-            program,
-            args: Vec::new(),
-            env,
-        }
-    });
-    let java = server("NEXTEDIT_JDTLS", "jdtls").map(|program| ServerCommand {
-        program,
-        args: Vec::new(),
-        env: Vec::new(),
-    });
-    ServerSet { python, go, java }
-}
-
-#[derive(serde::Deserialize)]
-#[serde(untagged)]
-enum ExternalPairs {
-    EditFlow(Vec<AnnotatedPair>),
-    Historian(Vec<HistorianEdge>),
-}
-
-/// A Historian results file's `partial_order_graph` (`{nodes, edges: [{src, tgt}]}`).
-#[derive(serde::Deserialize)]
-struct HistorianGraph {
-    edges: Vec<HistorianEdge>,
-}
-
-#[derive(serde::Deserialize)]
-#[serde(untagged)]
-enum ExternalOrderFile {
-    Pairs { partial_orders: ExternalPairs },
-    Graph { partial_order_graph: HistorianGraph },
-}
-
-fn external_order(
-    path: &std::path::Path,
-    count: usize,
-) -> Result<nextedit::trajectory::PartialOrder> {
-    let text =
-        std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
-    let file: ExternalOrderFile = serde_json::from_str(&text).with_context(|| {
-        format!(
-            "{} is neither an EditFlow annotation nor a Historian order file",
-            path.display()
-        )
-    })?;
-    let order = match file {
-        ExternalOrderFile::Pairs {
-            partial_orders: ExternalPairs::EditFlow(pairs),
-        } => order_from_editflow(count, &pairs)?,
-        ExternalOrderFile::Pairs {
-            partial_orders: ExternalPairs::Historian(edges),
-        }
-        | ExternalOrderFile::Graph {
-            partial_order_graph: HistorianGraph { edges },
-        } => order_from_historian(count, &edges)?,
-    };
-    Ok(order)
 }

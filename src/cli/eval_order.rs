@@ -3,16 +3,17 @@
 use std::path::PathBuf;
 
 use anyhow::{Context, Result};
+use nextedit::history::GitRepository;
+use nextedit::history::agreement::{
+    Agreement, AnnotatedTrees, SkippedCommit, evaluate_annotations,
+};
 use nextedit::history::crossval::{
-    CommitSample, CrossValidation, Estimate, Headline, leave_one_repository_out, repository_of,
-    with_intervals,
+    CrossValidation, Estimate, Headline, leave_one_repository_out, with_intervals,
 };
-use nextedit::history::editflow::{
-    AnnotatedCommit, derive_rebuilt_with, hunks_aligned, read_annotations,
-};
-use nextedit::history::evaluate::{CommitEvaluation, Confusion, Figures, evaluate_commit};
+use nextedit::history::editflow::read_annotations;
+use nextedit::history::evaluate::{CommitEvaluation, Confusion, Figures};
+use nextedit::history::lsp::discover_servers;
 use nextedit::history::order::PairLabel;
-use nextedit::history::{CommitSource, GitRepository, derive_commit};
 
 /// Score derived edit orders against human-annotated ones (EditFlow format)
 ///
@@ -87,52 +88,22 @@ pub fn run(args: EvalOrderArgs) -> Result<i32> {
         })
         .transpose()?;
     let scratch = tempfile::tempdir().context("creating a scratch directory")?;
-    let servers = args.lsp.then(super::derive::discover_servers);
-    let mut results: Vec<CommitEvaluation> = Vec::new();
-    let mut disagreements: Vec<Disagreement> = Vec::new();
-    let mut samples: Vec<CommitSample> = Vec::new();
-    let mut skipped: Vec<(String, String)> = Vec::new();
-    for (index, commit) in commits.iter().enumerate() {
-        let name = commit.name();
-        let evaluated = match &repo {
-            Some(repo) => repo
-                .resolve(commit.sha())
-                .and_then(|sha| repo.load(&sha))
-                .and_then(|record| derive_commit(&record, Some(&name)))
-                .and_then(|t| {
-                    if args.explain {
-                        disagreements.extend(explain(&name, &t, &commit.partial_orders));
-                    }
-                    let evaluated =
-                        evaluate_commit(name.clone(), &t, &commit.partial_orders, None)?;
-                    samples.push(sample(commit, &t)?);
-                    Ok(evaluated)
-                }),
-            None => derive_rebuilt_with(
-                commit,
-                &scratch.path().join(index.to_string()),
-                servers.as_ref(),
-            )
-            .and_then(|(t, rebuilt)| {
-                let aligned = hunks_aligned(&t, &rebuilt.hunks);
-                if args.explain {
-                    disagreements.extend(explain(&name, &t, &commit.partial_orders));
-                }
-                let evaluated =
-                    evaluate_commit(name.clone(), &t, &commit.partial_orders, Some(aligned))?;
-                samples.push(sample(commit, &t)?);
-                Ok(evaluated)
-            }),
-        };
-        match evaluated {
-            Ok(result) => results.push(result),
-            Err(error) => {
-                let why = format!("{error:#}");
-                eprintln!("skipped {name}: {why}");
-                skipped.push((name, why));
-            }
-        }
-    }
+    let servers = args.lsp.then(discover_servers);
+    let trees = match &repo {
+        Some(repo) => AnnotatedTrees::Repository(repo),
+        None => AnnotatedTrees::Snapshots {
+            scratch: scratch.path(),
+            servers: servers.as_ref(),
+        },
+    };
+    let Agreement {
+        results,
+        disagreements,
+        samples,
+        skipped,
+    } = evaluate_annotations(&commits, trees, args.explain, |skipped| {
+        eprintln!("skipped {}: {}", skipped.name, skipped.reason);
+    });
     let intervals = with_intervals(&samples, args.seed);
     let cross = args
         .cv
@@ -150,7 +121,7 @@ pub fn run(args: EvalOrderArgs) -> Result<i32> {
                 "name": r.name, "edits": r.edits, "hunks_aligned": r.hunks_aligned,
                 "all_pairs": Figures::from(&r.all_pairs), "annotated_pairs": Figures::from(&r.annotated_pairs),
             })).collect::<Vec<_>>(),
-            "skipped": skipped.iter().map(|(n, why)| serde_json::json!({"name": n, "reason": why})).collect::<Vec<_>>(),
+            "skipped": skipped.iter().map(|s| serde_json::json!({"name": s.name, "reason": s.reason})).collect::<Vec<_>>(),
             "overall": {"all_pairs": Figures::from(&all), "annotated_pairs": Figures::from(&annotated),
                         "confusion_all_pairs": all.counts},
         });
@@ -185,19 +156,6 @@ pub fn run(args: EvalOrderArgs) -> Result<i32> {
         }
     }
     Ok(if skipped.is_empty() { 0 } else { 1 })
-}
-
-/// What cross-validation needs of one evaluated commit.
-fn sample(
-    commit: &AnnotatedCommit,
-    trajectory: &nextedit::trajectory::Trajectory,
-) -> Result<CommitSample, nextedit::history::HistoryError> {
-    Ok(CommitSample {
-        repository: repository_of(&commit.commit_url),
-        edits: trajectory.edits.len(),
-        gold: nextedit::history::order::editflow_labels(&commit.partial_orders)?,
-        edges: trajectory.order.edges.clone(),
-    })
 }
 
 /// `value [low, high]` in percent.
@@ -263,7 +221,7 @@ fn percent(value: Option<f64>) -> String {
 
 fn print_tables(
     results: &[CommitEvaluation],
-    skipped: &[(String, String)],
+    skipped: &[SkippedCommit],
     all: &Confusion,
     annotated: &Confusion,
 ) {
@@ -322,69 +280,4 @@ fn print_tables(
             percent(all.recall(label))
         );
     }
-}
-
-/// One pair whose derived label differs from the annotation (`--explain`).
-#[derive(Debug, serde::Serialize)]
-struct Disagreement {
-    commit: String,
-    /// `eI-eJ`, the lower edit first.
-    pair: String,
-    annotated: &'static str,
-    /// The annotator's reason, if the pair was annotated.
-    reason: String,
-    derived: &'static str,
-    /// `kind:detail` of every derived edge between the two edits.
-    derived_reasons: Vec<String>,
-}
-
-/// The pairs of one commit where the derived order and the annotation disagree.
-fn explain(
-    name: &str,
-    trajectory: &nextedit::trajectory::Trajectory,
-    pairs: &[nextedit::history::order::AnnotatedPair],
-) -> Vec<Disagreement> {
-    let Ok(gold) = nextedit::history::order::editflow_labels(pairs) else {
-        return Vec::new();
-    };
-    let predicted = nextedit::history::order::pair_labels(&trajectory.order);
-    let count = trajectory.edits.len();
-    let mut out = Vec::new();
-    for low in 0..count {
-        for high in low + 1..count {
-            let g = gold.get(&(low, high)).copied().unwrap_or(PairLabel::None);
-            let p = predicted
-                .get(&(low, high))
-                .copied()
-                .unwrap_or(PairLabel::None);
-            if g == p {
-                continue;
-            }
-            let reason = pairs
-                .iter()
-                .find(|x| {
-                    let [a, b] = x.edit_hunk_pair;
-                    (a.min(b), a.max(b)) == (low, high)
-                })
-                .map(|x| x.reason.clone())
-                .unwrap_or_default();
-            let ids = [format!("e{low}"), format!("e{high}")];
-            let derived_reasons = trajectory
-                .order
-                .edges
-                .iter()
-                .filter(|e| ids.contains(&e.from) && ids.contains(&e.to))
-                .flat_map(|e| e.reasons.iter().map(|r| format!("{}:{}", r.kind, r.detail)))
-                .collect();
-            out.push(Disagreement {
-                commit: name.to_owned(),
-                pair: format!("e{low}-e{high}"),
-                annotated: g.as_str(),
-                reason,
-                derived: p.as_str(),
-                derived_reasons,
-            });
-        }
-    }
-    out
 }

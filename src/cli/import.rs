@@ -1,12 +1,13 @@
 //! `nextedit import`: other tools' recordings and benchmark tasks → stored sessions.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use anyhow::{Context, Result, bail};
 use clap::{Args, Subcommand};
 use nextedit::contextbench_io::DirRepo;
 use nextedit::import::{contextbench, copilot};
-use nextedit::metrics::contextbench::{Conversion, InputError, RepoView};
+use nextedit::import_io::{read_rows, recording_files, recording_name};
+use nextedit::metrics::contextbench::{Conversion, RepoView};
 use nextedit::store::Database;
 
 /// Import other tools' recordings and benchmark tasks as sessions
@@ -94,55 +95,8 @@ fn open_db(db: &Option<PathBuf>) -> Result<Database> {
     Database::open(&path).with_context(|| format!("opening database {}", path.display()))
 }
 
-/// Recording files under `dir`, sorted, recursively.
-fn recordings_under(dir: &Path, out: &mut Vec<PathBuf>) -> Result<()> {
-    let mut entries: Vec<PathBuf> = std::fs::read_dir(dir)
-        .with_context(|| format!("reading directory {}", dir.display()))?
-        .map(|e| e.map(|e| e.path()))
-        .collect::<Result<_, _>>()
-        .with_context(|| format!("reading directory {}", dir.display()))?;
-    entries.sort();
-    for path in entries {
-        if path.is_dir() {
-            recordings_under(&path, out)?;
-        } else if path
-            .file_name()
-            .and_then(|n| n.to_str())
-            .is_some_and(|n| n.ends_with("recording.w.json"))
-        {
-            out.push(path);
-        }
-    }
-    Ok(())
-}
-
-/// `x.recording.w.json` → `x`; a bare `recording.w.json` is named after its directory.
-fn recording_name(path: &Path) -> String {
-    let name = path
-        .file_name()
-        .and_then(|n| n.to_str())
-        .unwrap_or_default();
-    match name.strip_suffix("recording.w.json") {
-        Some("") => path
-            .parent()
-            .and_then(|p| p.file_name())
-            .and_then(|n| n.to_str())
-            .unwrap_or("recording")
-            .to_owned(),
-        Some(stem) => stem.trim_end_matches('.').to_owned(),
-        None => name.to_owned(),
-    }
-}
-
 fn run_copilot(args: CopilotArgs) -> Result<i32> {
-    let mut files = Vec::new();
-    for path in &args.paths {
-        if path.is_dir() {
-            recordings_under(path, &mut files)?;
-        } else {
-            files.push(path.clone());
-        }
-    }
+    let files = recording_files(&args.paths)?;
     if files.is_empty() {
         bail!("no *recording.w.json files found");
     }
@@ -186,33 +140,6 @@ fn run_copilot(args: CopilotArgs) -> Result<i32> {
     Ok(if failed > 0 { 1 } else { 0 })
 }
 
-/// Non-empty lines of a JSONL file (or the rows of a JSON array) with 1-based numbers.
-fn rows(path: &Path) -> Result<Vec<(usize, Result<serde_json::Value, InputError>)>> {
-    let text =
-        std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
-    if text.trim_start().starts_with('[') {
-        let rows: Vec<serde_json::Value> = serde_json::from_str(&text)
-            .with_context(|| format!("{}: not a JSON array of rows", path.display()))?;
-        return Ok(rows
-            .into_iter()
-            .enumerate()
-            .map(|(i, v)| (i + 1, Ok(v)))
-            .collect());
-    }
-    Ok(text
-        .lines()
-        .enumerate()
-        .filter(|(_, l)| !l.trim().is_empty())
-        .map(|(i, l)| {
-            let parsed = serde_json::from_str(l).map_err(|source| InputError::Json {
-                line: i + 1,
-                source,
-            });
-            (i + 1, parsed)
-        })
-        .collect())
-}
-
 fn run_contextbench(args: ContextBenchArgs) -> Result<i32> {
     let repo = match &args.repo {
         Some(dir) if !dir.is_dir() => bail!("--repo `{}`: not a directory", dir.display()),
@@ -226,7 +153,7 @@ fn run_contextbench(args: ContextBenchArgs) -> Result<i32> {
     };
     let mut failed = 0;
     let mut tasks = Vec::new();
-    for (line, row) in rows(&args.gold)? {
+    for (line, row) in read_rows(&args.gold)? {
         match row.and_then(|v| contextbench::parse_gold_task(&v, line)) {
             Ok(task) => tasks.push(task),
             Err(error) => {
@@ -239,7 +166,7 @@ fn run_contextbench(args: ContextBenchArgs) -> Result<i32> {
     let reads_path = args.trace.as_ref().or(args.pred.as_ref());
     if let Some(path) = reads_path {
         let counts = |p: &str| repo.as_ref().and_then(|r| r.line_count(p));
-        for (line, row) in rows(path)? {
+        for (line, row) in read_rows(path)? {
             match row.and_then(|v| contextbench::parse_reads(&v, line, conversion, &counts)) {
                 Ok(r) => reads.push(r),
                 Err(error) => {

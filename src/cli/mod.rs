@@ -1,7 +1,11 @@
-//! Command-line interface: one file per subcommand, no logic beyond wiring.
+//! Command-line interface: one file (or directory) per subcommand, each holding only
+//! argument parsing and printing; the work is the library's.
 //!
-//! Exit codes: 0 success; 1 some items failed (reported on stderr, the batch went
-//! on); 2 a fatal error (bad arguments, unreadable repository or file).
+//! Exit codes ([`EXIT_CODES`], also in `nextedit --help`): 0 success, also when stdout
+//! was closed early (`nextedit … | head`); 1 the command ran but something it judges
+//! failed (items of a batch skipped, `doctor` found an error, `sessions link` found no
+//! commit, a replay's suggester never answered); 2 an error ended the command (its
+//! chain is printed on stderr) or the arguments are invalid.
 
 mod context;
 mod derive;
@@ -21,7 +25,7 @@ use clap::{Parser, Subcommand};
 /// proxy), derives the same kind of trajectory from git commits, replays
 /// trajectories through next-edit suggesters and scores them.
 #[derive(Debug, Parser)]
-#[command(name = "nextedit", version, about, long_about)]
+#[command(name = "nextedit", version, about, long_about, after_long_help = EXIT_CODES)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -58,11 +62,17 @@ enum Command {
     Doctor(doctor::DoctorArgs),
 }
 
-/// Parses arguments, runs the command and returns the process exit code.
-///
-/// Exit codes: 0 success (also when stdout was closed early: `nextedit … | head`), 2 the
-/// command failed (the error chain is printed on stderr) or its arguments are invalid
-/// (clap); commands that judge something (`sessions link`, `replay`) may return 1.
+/// What the exit codes mean, as `nextedit --help` says it (the code below returns them).
+const EXIT_CODES: &str = "\
+Exit status:
+  0  success (also when standard output was closed early, as by `nextedit … | head`)
+  1  the command ran, but something it judges failed: items of a batch were skipped
+     (derive --range, import, eval-order, replay), doctor found an error, sessions link
+     found no commit, a replay's suggester never answered
+  2  an error ended the command (printed on standard error), or the arguments are invalid";
+
+/// Parses arguments, runs the command and returns the process exit code
+/// ([`EXIT_CODES`]): the command's own (0 or 1), 2 on an error, 0 on a closed stdout.
 pub fn run() -> i32 {
     exit_quietly_on_broken_stdout();
     let cli = Cli::parse();
@@ -116,27 +126,6 @@ fn parse_merges(value: &str) -> Result<nextedit::history::Merges, String> {
         "first-parent" => Ok(nextedit::history::Merges::FirstParent),
         other => Err(format!("{other:?}: use skip or first-parent")),
     }
-}
-
-/// The line that says what a range selected, printed before any work starts
-/// (`v1.0..HEAD: 43 commits, 41 merges skipped`).
-fn describe_selection(spec: &str, selection: &nextedit::history::Selection) -> String {
-    let plural =
-        |n: usize, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
-    let mut line = format!(
-        "{spec}: {}",
-        plural(selection.commits.len(), "commit", "commits")
-    );
-    if selection.merges_skipped > 0 {
-        line += &format!(
-            ", {} skipped",
-            plural(selection.merges_skipped, "merge", "merges")
-        );
-    }
-    if selection.commits.is_empty() && selection.merges_skipped == 0 {
-        line += " (the range is empty)";
-    }
-    line
 }
 
 /// A closed stdout (`nextedit sessions list | head`) is not an error.

@@ -560,7 +560,10 @@ pub fn run(args: ReplayArgs) -> anyhow::Result<i32> {
                 if let Some(range) = &args.range {
                     let selection = nextedit::history::select(&repo, range, args.merges)
                         .with_context(|| format!("reading the range {range:?}"))?;
-                    eprintln!("nextedit: {}", super::describe_selection(range, &selection));
+                    eprintln!(
+                        "nextedit: {}",
+                        nextedit::history::selection::describe_selection(range, &selection)
+                    );
                     if selection.commits.is_empty()
                         && args.commit.is_empty()
                         && args.trajectory.is_empty()

@@ -12,9 +12,9 @@ use crate::trajectory::{
 use super::HistoryError;
 use super::dependency::{EditFacts, dependencies};
 use super::extract::{FileEdits, LineEdit, extract_file, split_lines};
-use super::lsp::{EditSpan, LspSetup, LspStats, SideStructures, lsp_dependencies};
+use super::lsp::{EditSpan, LspSetup, LspStats, ServerSet, SideStructures, lsp_dependencies};
 use super::order::{edit_id, order_from_dependencies};
-use super::source::CommitRecord;
+use super::source::{CommitRecord, CommitSource};
 use super::symbols::{EditSymbols, Side, edit_symbols};
 
 /// A derived edit with the file it belongs to.
@@ -46,6 +46,63 @@ pub fn derive_commit_with_lsp(
 ) -> Result<(Trajectory, LspStats), HistoryError> {
     derive(record, project, Some(setup))
         .map(|(trajectory, stats)| (trajectory, stats.unwrap_or_default()))
+}
+
+/// Per-request timeout of the `--lsp` pass (the first request waits for the server's
+/// analysis of the tree).
+const LSP_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(60);
+
+/// Cap on definition requests per side and language in the `--lsp` pass.
+const LSP_MAX_REQUESTS: usize = 2000;
+
+/// Why a commit could not be derived from its repository.
+#[derive(Debug, thiserror::Error)]
+pub enum DeriveFromSourceError {
+    /// No scratch directory for the trees the servers read.
+    #[error("creating a scratch directory for the language servers")]
+    Scratch(#[source] std::io::Error),
+    /// Checking out or deriving failed.
+    #[error(transparent)]
+    History(#[from] HistoryError),
+}
+
+/// Derives `record` from `source`, with the `--lsp` pass when `servers` are given:
+/// the parent and commit trees are checked out into a scratch directory (removed
+/// afterwards) for the servers to read. Merge commits are refused before anything is
+/// written.
+pub fn derive_from_source(
+    source: &impl CommitSource,
+    record: &CommitRecord,
+    project: Option<&str>,
+    servers: Option<&ServerSet>,
+) -> Result<(Trajectory, Option<LspStats>), DeriveFromSourceError> {
+    let Some(servers) = servers else {
+        return Ok((derive_commit(record, project)?, None));
+    };
+    if record.parents.len() > 1 {
+        // Refused by derive itself; no need to write trees first.
+        return Ok((derive_commit(record, project)?, None));
+    }
+    let scratch = tempfile::tempdir().map_err(DeriveFromSourceError::Scratch)?;
+    let parent_root = match record.parents.first() {
+        Some(parent) => {
+            let dir = scratch.path().join("parent");
+            source.checkout(parent, &dir)?;
+            Some(dir)
+        }
+        None => None,
+    };
+    let child_root = scratch.path().join("commit");
+    source.checkout(&record.sha, &child_root)?;
+    let setup = LspSetup {
+        parent_root,
+        child_root,
+        servers: servers.clone(),
+        timeout: LSP_TIMEOUT,
+        max_requests: LSP_MAX_REQUESTS,
+    };
+    let (trajectory, stats) = derive_commit_with_lsp(record, project, &setup)?;
+    Ok((trajectory, Some(stats)))
 }
 
 fn derive(

@@ -341,3 +341,49 @@ pub fn go_toolchain_dir() -> Option<PathBuf> {
         .max_by_key(|(minor, _)| *minor)
         .map(|(_, bin)| bin)
 }
+
+/// The language servers `--lsp` can use on this machine: `NEXTEDIT_PYRIGHT`,
+/// `NEXTEDIT_GOPLS` and `NEXTEDIT_JDTLS` when set, else `pyright-langserver`, `gopls`
+/// and `jdtls` found on `PATH`. gopls gets a Go toolchain ([`go_toolchain_dir`]) and
+/// no network (`GOPROXY=off`).
+pub fn discover_servers() -> ServerSet {
+    let python = server("NEXTEDIT_PYRIGHT", "pyright-langserver").map(|program| ServerCommand {
+        program,
+        args: vec!["--stdio".into()],
+        env: Vec::new(),
+    });
+    let go = server("NEXTEDIT_GOPLS", "gopls").map(|program| {
+        // Debian's gopls needs a Go toolchain on PATH; never reach for the network.
+        let mut path = std::env::var("PATH").unwrap_or_default();
+        if let Some(go) = go_toolchain_dir() {
+            path = format!("{}:{path}", go.display());
+        }
+        let env = vec![
+            ("PATH".into(), path),
+            ("GOPROXY".into(), "off".into()),
+            ("GOFLAGS".into(), "-mod=mod".into()),
+        ];
+        ServerCommand {
+            program,
+            args: Vec::new(),
+            env,
+        }
+    });
+    let java = server("NEXTEDIT_JDTLS", "jdtls").map(|program| ServerCommand {
+        program,
+        args: Vec::new(),
+        env: Vec::new(),
+    });
+    ServerSet { python, go, java }
+}
+
+/// The program named by `variable`, else `program` found on `PATH`.
+fn server(variable: &str, program: &str) -> Option<PathBuf> {
+    std::env::var_os(variable).map(PathBuf::from).or_else(|| {
+        std::env::var_os("PATH").and_then(|paths| {
+            std::env::split_paths(&paths)
+                .map(|dir| dir.join(program))
+                .find(|path| path.is_file())
+        })
+    })
+}

@@ -20,6 +20,7 @@
 //! rebuilds EditFlow's sample commits as git repositories. [`link`] finds the commit
 //! that contains a recorded session's edits.
 
+pub mod agreement;
 pub mod crossval;
 pub mod dependency;
 pub mod derive;
@@ -30,7 +31,9 @@ pub mod link;
 pub mod lsp;
 pub mod odb;
 pub mod order;
+pub mod order_file;
 pub mod recorded;
+pub mod selection;
 pub mod source;
 pub mod symbols;
 

@@ -5,6 +5,7 @@
 //! through the [`contextbench::RepoView`] trait.
 //!
 //! - [`bleu`]: Historian BLEU-4, NLTK, sacrebleu and tensorflow-nmt sentence BLEU.
+//!   [`bleu_variant`]: the named variants `score bleu` offers, resolved to a spec.
 //! - [`sari`]: SARI in the orig, HF, skip, EASSE and t2t conventions.
 //! - [`lcs`]: linear-memory longest common subsequence.
 //! - [`excision`]: the Excision Score (ES-Line, ES-Token).
@@ -15,6 +16,7 @@
 //! Definitions, conventions and compat differences: `docs/metrics.md`.
 
 pub mod bleu;
+pub mod bleu_variant;
 pub mod contextbench;
 pub mod diffbleu;
 pub mod excision;

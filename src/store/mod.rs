@@ -182,6 +182,17 @@ impl Database {
         &self.path
     }
 
+    /// Whether this process may write the database: takes the write lock and lets it
+    /// go again, changing nothing.
+    pub fn check_writable(&self) -> Result<(), StoreError> {
+        self.conn
+            .execute_batch("BEGIN IMMEDIATE; ROLLBACK;")
+            .map_err(|source| StoreError::Sqlite {
+                path: self.path.clone(),
+                source,
+            })
+    }
+
     /// The underlying connection (for ad-hoc queries in tests and tools).
     pub fn connection(&self) -> &Connection {
         &self.conn

@@ -15,6 +15,7 @@
 mod apply;
 mod coalesce;
 mod erase;
+mod jsonl;
 mod path;
 mod slice;
 
@@ -25,6 +26,7 @@ pub use coalesce::{
     CoalesceConfig, coalesce, recompute_recorded_edits, recompute_recorded_edits_with,
 };
 pub use erase::without_files;
+pub use jsonl::{JsonlRecord, jsonl_records, write_jsonl};
 pub use path::{PathError, RelPath, TrajectoryPathError};
 pub use slice::{SliceBound, SliceError, SliceSpec, slice};
 

@@ -417,6 +417,38 @@ pub struct SessionScores {
     pub f1: PerGranularity<Option<f64>>,
 }
 
+impl SessionScores {
+    /// The coverage curve (`nextedit context --curve x.csv`): a `step,t_ms,file,symbol,span,line`
+    /// header, then one row per scored step; unknown values are empty cells.
+    pub fn coverage_curve_csv(&self) -> String {
+        let cell = |v: Option<f64>| v.map_or(String::new(), |v| v.to_string());
+        let mut out = String::from("step,t_ms,file,symbol,span,line\n");
+        for (s, t) in self.result.trajectory.steps.iter().zip(&self.step_times) {
+            let c = &s.coverage;
+            out.push_str(&format!(
+                "{},{},{},{},{},{}\n",
+                s.step,
+                cell(*t),
+                cell(c.file),
+                cell(c.symbol),
+                cell(c.span),
+                cell(c.line)
+            ));
+        }
+        out
+    }
+
+    /// The coverage curve (`nextedit context --curve x.json`): a pretty JSON array of
+    /// `{step, t_ms, coverage}`, one per scored step, and a final newline.
+    pub fn coverage_curve_json(&self) -> serde_json::Result<String> {
+        let rows: Vec<serde_json::Value> = (self.result.trajectory.steps.iter())
+            .zip(&self.step_times)
+            .map(|(s, t)| serde_json::json!({"step": s.step, "t_ms": t, "coverage": s.coverage}))
+            .collect();
+        Ok(serde_json::to_string_pretty(&rows)? + "\n")
+    }
+}
+
 /// Whether the fixed mode's evaluator keeps `step`: it names a file the repository has.
 fn resolves(step: &ContextStep, repo: &dyn RepoView) -> bool {
     step.reads.iter().any(|r| {
