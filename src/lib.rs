@@ -25,6 +25,7 @@ pub mod metrics;
 pub mod proxy;
 pub mod record;
 pub mod replay;
+pub mod run;
 pub mod sessions;
 pub mod store;
 pub mod suggest;

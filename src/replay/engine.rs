@@ -14,7 +14,7 @@ use crate::suggest::protocol::{
     AppliedEdit, FileContent, GenerateParams, InitializeParams, PROTOCOL_VERSION, Revealed,
     SuggestParams, SuggestedEdit, SuggesterRead,
 };
-use crate::suggest::{SuggestError, Suggester};
+use crate::suggest::{Call, CallFailure, ReadSource, StepRead, SuggestError, Suggester};
 use crate::syntax::Language;
 use crate::syntax::structure::{FileStructure, analyze};
 use crate::trajectory::{OrderKind, Origin, RelPath, Trajectory};
@@ -90,15 +90,6 @@ pub struct ContentScore {
     pub generated: bool,
 }
 
-/// A location a suggester reported reading while answering one call of a step.
-#[derive(Debug, Clone, PartialEq)]
-pub struct StepRead {
-    /// `suggest` or `generate`.
-    pub call: &'static str,
-    /// The location, in the step's current coordinates.
-    pub read: SuggesterRead,
-}
-
 /// Everything about one step.
 #[derive(Debug, Clone, PartialEq)]
 pub struct StepRecord {
@@ -110,14 +101,14 @@ pub struct StepRecord {
     pub remaining: Vec<usize>,
     /// The ranked predictions.
     pub predictions: Vec<PredictionRecord>,
-    /// Why `suggest` failed, if it did (`kind: message`).
-    pub suggest_error: Option<String>,
+    /// Why `suggest` failed, if it did.
+    pub suggest_error: Option<CallFailure>,
     /// Wall time of `suggest`.
     pub suggest_latency: Duration,
     /// Content score, if any.
     pub content: Option<ContentScore>,
     /// Why `generate` failed, if it did.
-    pub generate_error: Option<String>,
+    pub generate_error: Option<CallFailure>,
     /// Wall time of `generate`, if called.
     pub generate_latency: Option<Duration>,
     /// Gold edit applied at the end of the step.
@@ -141,7 +132,7 @@ pub struct ReplayOutcome {
     /// Edits in the order they were applied.
     pub order: Vec<usize>,
     /// Why `initialize` failed, if it did (the run still goes on).
-    pub initialize_error: Option<String>,
+    pub initialize_error: Option<CallFailure>,
 }
 
 /// Told what happens during a replay (to store it as it happens).
@@ -216,7 +207,7 @@ struct Graph {
 impl Graph {
     fn new(trajectory: &Trajectory, exclude_origins: &[Origin]) -> Graph {
         let n = trajectory.edits.len();
-        let index = |id: &str| trajectory.edits.iter().position(|e| e.id == id);
+        let index = |id: &str| trajectory.edit_index(id);
         let mut successors = vec![BTreeSet::new(); n];
         for edge in &trajectory.order.edges {
             let (Some(a), Some(b)) = (index(&edge.from), index(&edge.to)) else {
@@ -356,13 +347,13 @@ fn splitmix(mut x: u64) -> u64 {
 }
 
 /// Replays `trajectory` through `suggester` (initialized for it here; shutting it
-/// down is the caller's, who may reuse it for further trajectories).
+/// down is the caller's, who may reuse it for further trajectories). A suggester that
+/// accepts a [`Suggester::gold_feed`] is offered the gold answers before each call.
 pub fn replay(
     trajectory: &Trajectory,
     suggester: &mut dyn Suggester,
     workspace: &mut dyn Workspace,
     config: &ReplayConfig,
-    oracle: Option<&OracleFeed>,
     hooks: ReplayHooks<'_>,
 ) -> Result<ReplayOutcome, ReplayError> {
     if trajectory.edits.is_empty() {
@@ -383,7 +374,7 @@ pub fn replay(
                 .order
                 .initial
                 .iter()
-                .filter_map(|id| trajectory.edits.iter().position(|e| &e.id == id))
+                .filter_map(|id| trajectory.edit_index(id))
                 .collect();
             let named: Vec<usize> = named.into_iter().filter(|e| open.contains(e)).collect();
             let min = open
@@ -428,7 +419,7 @@ pub fn replay(
             revealed: config.revealed.clone(),
         })
         .err()
-        .map(|e| describe(&e));
+        .map(|e| CallFailure::from(&e));
     let mut steps = Vec::new();
     while !graph.remaining(&state).is_empty() {
         // Step n applies the (n+1)-th edit asked for; resumed replays continue the numbering.
@@ -451,8 +442,8 @@ pub fn replay(
         let allowed = graph.allowed(&state, open);
         let prior_edits = applied_edits(&state);
         let files = step_files(&state, &prior_edits);
-        if let Some(feed) = oracle {
-            feed.set_suggestions(
+        if let Some(feed) = suggester.gold_feed() {
+            feed.offer_suggestions(
                 allowed
                     .iter()
                     .map(|&g| gold_as_suggestion(&state, g))
@@ -474,14 +465,17 @@ pub fn replay(
         let suggest_latency = started.elapsed();
         let mut reads: Vec<StepRead> = Vec::new();
         let answer = answer.map(|r| {
-            let call = "suggest";
-            reads.extend(r.reads.into_iter().map(|read| StepRead { call, read }));
+            reads.extend(
+                r.reads
+                    .into_iter()
+                    .map(|read| reported(Call::Suggest, read)),
+            );
             r.edits
         });
         let (edits, suggest_error) =
             match answer.and_then(|edits| validate(&state, &*workspace, edits)) {
                 Ok(edits) => (edits, None),
-                Err(e) => (Vec::new(), Some(describe(&e))),
+                Err(e) => (Vec::new(), Some(CallFailure::from(&e))),
             };
         let predictions = classify(&state, &edits, &candidates, &allowed, config.rule);
         let flow = FlowStep {
@@ -513,8 +507,8 @@ pub fn replay(
             let target = next;
             let (start, end) = state.current_range(target);
             let file = state.edits()[target].file.clone();
-            if let Some(feed) = oracle {
-                feed.set_generation(state.edits()[target].after_text());
+            if let Some(feed) = suggester.gold_feed() {
+                feed.offer_generation(state.edits()[target].after_text());
             }
             let started = Instant::now();
             let generated = suggester.generate(&GenerateParams {
@@ -530,8 +524,12 @@ pub fn replay(
             generate_latency = Some(started.elapsed());
             match generated {
                 Ok(result) => {
-                    let call = "generate";
-                    reads.extend(result.reads.into_iter().map(|read| StepRead { call, read }));
+                    reads.extend(
+                        result
+                            .reads
+                            .into_iter()
+                            .map(|read| reported(Call::Generate, read)),
+                    );
                     content = Some(score_content(
                         &state,
                         target,
@@ -540,7 +538,7 @@ pub fn replay(
                         config.rule,
                     ));
                 }
-                Err(e) => generate_error = Some(describe(&e)),
+                Err(e) => generate_error = Some(CallFailure::from(&e)),
             }
         }
         let (reads, dropped_reads) = checked_reads(&state, reads);
@@ -577,8 +575,16 @@ pub fn replay(
     })
 }
 
-fn describe(error: &SuggestError) -> String {
-    format!("{}: {error}", error.kind())
+/// A read listed in a call's result, in the one shape reads take.
+fn reported(call: Call, read: SuggesterRead) -> StepRead {
+    StepRead {
+        call,
+        source: ReadSource::Reported,
+        file: read.file,
+        start_line: read.start_line,
+        end_line: read.end_line,
+        via: None,
+    }
 }
 
 fn applied_edits(state: &ReplayState) -> Vec<AppliedEdit> {
@@ -640,26 +646,26 @@ fn files_with_first(
 fn checked_reads(state: &ReplayState, reads: Vec<StepRead>) -> (Vec<StepRead>, Vec<String>) {
     let (mut kept, mut dropped) = (Vec::new(), Vec::new());
     for mut r in reads {
-        let range = match r.read.end_line {
-            Some(end) => format!("{}..{end}", r.read.start_line),
-            None => format!("{}..", r.read.start_line),
+        let range = match r.end_line {
+            Some(end) => format!("{}..{end}", r.start_line),
+            None => format!("{}..", r.start_line),
         };
-        let what = format!("{} read {} {range}", r.call, r.read.file);
-        let rel = match RelPath::parse(&r.read.file) {
+        let what = format!("{} read {} {range}", r.call, r.file);
+        let rel = match RelPath::parse(&r.file) {
             Ok(rel) => rel,
             Err(e) => {
                 dropped.push(format!("{what}: {e}"));
                 continue;
             }
         };
-        r.read.file = rel.as_str().to_owned();
-        if r.read.end_line.is_some_and(|end| end < r.read.start_line) {
+        r.file = rel.as_str().to_owned();
+        if r.end_line.is_some_and(|end| end < r.start_line) {
             dropped.push(format!("{what}: the range ends before it starts"));
             continue;
         }
-        if let Some(lines) = state.lines(&r.read.file) {
+        if let Some(lines) = state.lines(&r.file) {
             let n = lines.len();
-            if r.read.start_line > n || r.read.end_line.is_some_and(|end| end > n) {
+            if r.start_line > n || r.end_line.is_some_and(|end| end > n) {
                 dropped.push(format!("{what}: past the end of the file ({n} lines now)"));
                 continue;
             }
@@ -897,41 +903,6 @@ fn gold_as_suggestion(state: &ReplayState, gold: usize) -> SuggestedEdit {
     }
 }
 
-/// What the engine tells the test-only suggesters fed by gold: the gold answers of the
-/// current step. Only [`crate::replay::FedSuggester`] reads it.
-#[derive(Debug, Default)]
-pub struct OracleFeed {
-    suggestions: std::sync::Mutex<Vec<SuggestedEdit>>,
-    unchanged: std::sync::Mutex<Vec<SuggestedEdit>>,
-    generation: std::sync::Mutex<String>,
-}
-
-impl OracleFeed {
-    fn set_suggestions(&self, edits: Vec<SuggestedEdit>, unchanged: Vec<SuggestedEdit>) {
-        *self.suggestions.lock().expect("oracle lock") = edits;
-        *self.unchanged.lock().expect("oracle lock") = unchanged;
-    }
-
-    /// The locations of the gold edits allowed at this step, each with its current text.
-    pub fn unchanged(&self) -> Vec<SuggestedEdit> {
-        self.unchanged.lock().expect("oracle lock").clone()
-    }
-
-    fn set_generation(&self, text: String) {
-        *self.generation.lock().expect("oracle lock") = text;
-    }
-
-    /// The gold edits allowed at this step.
-    pub fn suggestions(&self) -> Vec<SuggestedEdit> {
-        self.suggestions.lock().expect("oracle lock").clone()
-    }
-
-    /// The gold text of the location asked for.
-    pub fn generation(&self) -> String {
-        self.generation.lock().expect("oracle lock").clone()
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -963,7 +934,7 @@ mod tests {
             vec![("e0", User), ("e1", Format), ("e2", User), ("e3", User)]
         );
         let dir = tempfile::tempdir().unwrap();
-        let (mut oracle, feed) = FedSuggester::oracle();
+        let mut oracle = FedSuggester::oracle();
         let config = ReplayConfig {
             order: OrderMode::Fixed,
             rule: MatchRule::Historian,
@@ -978,7 +949,6 @@ mod tests {
             &mut oracle,
             &mut DirWorkspace::new(dir.path()),
             &config,
-            Some(&feed),
             ReplayHooks {
                 resume: &[],
                 observer: &mut IgnoreProgress,

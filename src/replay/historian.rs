@@ -291,7 +291,7 @@ impl HistorianLog {
     pub fn finish(&self, trajectory: &Trajectory, repo_dir: &str) -> Value {
         let commit = trajectory.session.commit.as_ref();
         let sha = commit.map_or(trajectory.session.id.as_str(), |c| c.sha.as_str());
-        let index = |id: &str| trajectory.edits.iter().position(|e| e.id == id);
+        let index = |id: &str| trajectory.edit_index(id);
         let partial_orders: Vec<Value> = trajectory
             .order
             .edges

@@ -79,6 +79,11 @@ impl Trajectory {
     pub fn has_sequential_edits(&self) -> bool {
         self.edits.iter().any(|e| e.start_byte.is_some())
     }
+    /// The position in `edits` of the edit with this id: the one id → index lookup
+    /// (order edges, initial candidates, stored steps and runs name edits by id).
+    pub fn edit_index(&self, id: &str) -> Option<usize> {
+        self.edits.iter().position(|e| e.id == id)
+    }
 }
 
 /// Gold answers a trajectory carries: the context a task needs (ContextBench `gold_ctx`)
