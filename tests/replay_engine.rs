@@ -172,7 +172,6 @@ fn historian_worked_example() {
         &mut suggester,
         &mut DirWorkspace::new(dir.path()),
         &config(OrderMode::Adaptive),
-        None,
         hooks(),
     )
     .unwrap();
@@ -256,13 +255,12 @@ fn historian_worked_example() {
 #[test]
 fn oracle_reaches_the_maximum_and_noop_scores_zero() {
     let dir = tempfile::tempdir().unwrap();
-    let (mut oracle, feed) = FedSuggester::oracle();
+    let mut oracle = FedSuggester::oracle();
     let outcome = replay(
         &worked_example(),
         &mut oracle,
         &mut DirWorkspace::new(dir.path()),
         &config(OrderMode::Fixed),
-        Some(&feed),
         hooks(),
     )
     .unwrap();
@@ -283,7 +281,6 @@ fn oracle_reaches_the_maximum_and_noop_scores_zero() {
         &mut NoopSuggester,
         &mut DirWorkspace::new(dir.path()),
         &config(OrderMode::Fixed),
-        None,
         hooks(),
     )
     .unwrap();
@@ -343,7 +340,6 @@ fn the_future_never_reaches_the_suggester() {
         &mut spy,
         &mut DirWorkspace::new(dir.path()),
         &config(OrderMode::Fixed),
-        None,
         hooks(),
     )
     .unwrap();
@@ -667,7 +663,6 @@ fn propagate_follows_a_rename() {
         &mut propagate,
         &mut DirWorkspace::new(dir.path()),
         &config(OrderMode::Fixed),
-        None,
         hooks(),
     )
     .unwrap();

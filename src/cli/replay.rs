@@ -329,7 +329,7 @@ pub fn run(args: ReplayArgs) -> anyhow::Result<i32> {
             writeln!(
                 out,
                 "{}",
-                json::run_header(run_id, &db_path, settings.sandbox)
+                json::run_header(run_id, &db_path, &settings.sandbox)
             )?;
         } else {
             writeln!(

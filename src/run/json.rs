@@ -12,7 +12,7 @@ use crate::store::{RunSummary, StoredStep};
 use crate::suggest::Call;
 
 /// The first line of `replay --json`: the run and where it is stored.
-pub fn run_header(run: i64, db: &Path, sandbox: SandboxState) -> Value {
+pub fn run_header(run: i64, db: &Path, sandbox: &SandboxState) -> Value {
     json!({"type": "run", "run": run, "db": db, "sandbox": sandbox.key()})
 }
 
@@ -88,7 +88,11 @@ pub fn report(r: &RunReport) -> Value {
         "errors": errors,
     });
     let info = &r.info;
-    json!({"run": info, "sandbox": info.config.get("sandbox").cloned().unwrap_or(json!("unknown")),
+    let run = json!({"id": info.id, "started_at": info.started_at, "status": info.status,
+                     "suggester": info.suggester, "config": info.config,
+                     "trajectories": info.trajectories, "done": info.done,
+                     "failed": info.failed, "steps": info.steps});
+    json!({"run": run, "sandbox": info.config.get("sandbox").cloned().unwrap_or(json!("unknown")),
            "unsandboxed": r.unsandboxed(), "summary": r.summary, "results": results,
            "contextbench": context})
 }

@@ -56,28 +56,48 @@ pub enum SandboxMode {
     Off,
 }
 
-/// How a run's suggester was isolated (stored as `bwrap`, `unsandboxed`, `in-process`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+/// How a run's suggester was isolated, stored as `bwrap`, `unsandboxed` or
+/// `in-process`; a run stored with any other string keeps it (reports read the
+/// setting loosely, and an old or hand-edited run must still resume and report).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(from = "String", into = "String")]
 pub enum SandboxState {
     /// Its processes ran in bubblewrap.
-    #[serde(rename = "bwrap")]
     Bwrap,
     /// Its processes could read everything (`--sandbox off`, or bubblewrap unavailable).
-    #[serde(rename = "unsandboxed")]
     Unsandboxed,
     /// A built-in suggester (no process).
-    #[serde(rename = "in-process")]
     InProcess,
+    /// Another stored name, kept as it is.
+    Other(String),
 }
 
 impl SandboxState {
     /// The stored name.
-    pub fn key(self) -> &'static str {
+    pub fn key(&self) -> &str {
         match self {
             SandboxState::Bwrap => "bwrap",
             SandboxState::Unsandboxed => "unsandboxed",
             SandboxState::InProcess => "in-process",
+            SandboxState::Other(name) => name,
         }
+    }
+}
+
+impl From<String> for SandboxState {
+    fn from(name: String) -> SandboxState {
+        match name.as_str() {
+            "bwrap" => SandboxState::Bwrap,
+            "unsandboxed" => SandboxState::Unsandboxed,
+            "in-process" => SandboxState::InProcess,
+            _ => SandboxState::Other(name),
+        }
+    }
+}
+
+impl From<SandboxState> for String {
+    fn from(state: SandboxState) -> String {
+        state.key().to_string()
     }
 }
 
@@ -380,4 +400,39 @@ pub fn create(
         events.note(&format!("skipping {key}: {error}"));
     }
     Ok(run)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{RunSettings, SandboxState};
+    use serde_json::json;
+
+    #[test]
+    fn stored_settings_read_back_and_write_the_same_json() {
+        for sandbox in ["bwrap", "unsandboxed", "in-process", "off"] {
+            let stored = json!({"allow_network": false, "es_threshold": 0.5,
+                "exclude_origin": ["code_action", "format"], "give_up_after": 3,
+                "historian_json": null, "init_timeout": 120.0, "match": "es", "order": "adaptive",
+                "reveal": ["message", "commit"], "sandbox": sandbox, "sandbox_ro": ["/m"],
+                "sandbox_rw": [], "seed": 42, "suggester": "cmd:x", "timeout": 60.0});
+            let settings: RunSettings = serde_json::from_value(stored.clone()).unwrap();
+            assert_eq!(serde_json::to_value(&settings).unwrap(), stored);
+        }
+        // A run stored before the later settings existed.
+        let old = json!({"suggester": "builtin:noop", "order": "fixed", "match": "bleu",
+            "es_threshold": 0.5, "reveal": [], "seed": 1, "timeout": 60.0});
+        let settings: RunSettings = serde_json::from_value(old).unwrap();
+        assert_eq!(
+            (
+                settings.sandbox,
+                settings.init_timeout,
+                settings.give_up_after
+            ),
+            (
+                SandboxState::Unsandboxed,
+                crate::suggest::DEFAULT_INIT_TIMEOUT.as_secs_f64(),
+                crate::suggest::DEFAULT_GIVE_UP_AFTER
+            )
+        );
+    }
 }

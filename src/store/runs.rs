@@ -13,7 +13,7 @@ use crate::metrics::flow::{FlowClass, FlowStep, Prf, RankedPrediction, StepCount
 use crate::suggest::{Call, CallFailure, ReadSource, StepRead};
 
 /// One run as listed by reports.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct RunSummary {
     /// Run id.
     pub id: i64,
@@ -132,7 +132,7 @@ pub struct StoredPrediction {
 }
 
 /// Per-step measurements of a run, for reports.
-#[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct RunMeasurements {
     /// BLEU-4 of each step's content (steps that have one).
     pub bleu: Vec<f64>,
