@@ -12,6 +12,7 @@ pub mod plan;
 pub mod report;
 mod store;
 pub mod text;
+mod worker;
 
 pub use execute::{Executed, execute, install_process_guards};
 pub use plan::{

@@ -219,7 +219,7 @@ impl RunSettings {
                 )));
             }
         }
-        super::execute::build_suggester(&self, None)?;
+        super::worker::build_suggester(&self, None)?;
         self.sandbox = if !self.is_process() {
             SandboxState::InProcess
         } else {
