@@ -12,7 +12,7 @@ use crate::metrics::contextbench::{
     default_gold, evaluate_steps, regions_to_gold,
 };
 use crate::suggest::{Call, StepRead};
-use crate::trajectory::{EventBody, LineRange, Origin, Read, Trajectory};
+use crate::trajectory::{EditIndex, EventBody, LineRange, Origin, Read, Trajectory};
 
 /// Kind of the signal (`$/nextedit/replayStep`, params `{step, call}`) a suggester sends
 /// through its proxied language server at the start of each call, so the server's reads
@@ -110,7 +110,7 @@ pub fn replay_context_steps(
             .edit_index(id)
             .ok_or_else(|| ContextError::UnknownEdit(id.clone()))
     };
-    let order: Vec<usize> = applied.iter().map(index).collect::<Result<_, _>>()?;
+    let order: Vec<EditIndex> = applied.iter().map(index).collect::<Result<_, _>>()?;
     let mut finished = reapply(trajectory, exclude_origins, &order, |_, _| {})?;
     // Index order is temporal for sequential edits, so each is ready in turn.
     for i in finished.remaining() {

@@ -17,7 +17,7 @@ use crate::suggest::protocol::{
 use crate::suggest::{Call, CallFailure, ReadSource, StepRead, SuggestError, Suggester};
 use crate::syntax::Language;
 use crate::syntax::structure::{FileStructure, analyze};
-use crate::trajectory::{OrderKind, Origin, RelPath, Trajectory};
+use crate::trajectory::{EditIndex, OrderKind, Origin, RelPath, Trajectory};
 
 /// Which edit is applied after each step.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -69,8 +69,8 @@ pub struct PredictionRecord {
     pub edit: SuggestedEdit,
     /// Rank (0 = best).
     pub rank: usize,
-    /// Gold edit index it matched.
-    pub matched: Option<usize>,
+    /// Gold edit it matched.
+    pub matched: Option<EditIndex>,
     /// Flow pattern.
     pub class: FlowClass,
 }
@@ -79,7 +79,7 @@ pub struct PredictionRecord {
 #[derive(Debug, Clone, PartialEq)]
 pub struct ContentScore {
     /// Gold edit scored against.
-    pub gold: usize,
+    pub gold: EditIndex,
     /// The text that was scored.
     pub text: String,
     /// Historian BLEU-4 (0–100).
@@ -96,9 +96,9 @@ pub struct StepRecord {
     /// Step number (1-based).
     pub step: usize,
     /// Gold edits allowed next before this step.
-    pub allowed: Vec<usize>,
+    pub allowed: Vec<EditIndex>,
     /// Gold edits not applied before this step.
-    pub remaining: Vec<usize>,
+    pub remaining: Vec<EditIndex>,
     /// The ranked predictions.
     pub predictions: Vec<PredictionRecord>,
     /// Why `suggest` failed, if it did.
@@ -112,7 +112,7 @@ pub struct StepRecord {
     /// Wall time of `generate`, if called.
     pub generate_latency: Option<Duration>,
     /// Gold edit applied at the end of the step.
-    pub applied: usize,
+    pub applied: EditIndex,
     /// The step in the form flow aggregation takes.
     pub flow: FlowStep,
     /// What the suggester reported reading, in call order (current coordinates).
@@ -126,11 +126,11 @@ pub struct StepRecord {
 #[derive(Debug, Clone, PartialEq)]
 pub struct ReplayOutcome {
     /// The initial edit.
-    pub initial: usize,
+    pub initial: EditIndex,
     /// Every step.
     pub steps: Vec<StepRecord>,
     /// Edits in the order they were applied.
-    pub order: Vec<usize>,
+    pub order: Vec<EditIndex>,
     /// Why `initialize` failed, if it did (the run still goes on).
     pub initialize_error: Option<CallFailure>,
 }
@@ -138,7 +138,7 @@ pub struct ReplayOutcome {
 /// Told what happens during a replay (to store it as it happens).
 pub trait ReplayObserver {
     /// The initial edit was applied (not called when resuming); `state` is after it.
-    fn started(&mut self, initial: usize, state: &ReplayState) -> Result<(), String>;
+    fn started(&mut self, initial: EditIndex, state: &ReplayState) -> Result<(), String>;
     /// A step finished; `state` is after its gold edit. An error stops the replay.
     fn step(&mut self, record: &StepRecord, state: &ReplayState) -> Result<(), String>;
 }
@@ -148,7 +148,7 @@ pub trait ReplayObserver {
 pub struct IgnoreProgress;
 
 impl ReplayObserver for IgnoreProgress {
-    fn started(&mut self, _: usize, _: &ReplayState) -> Result<(), String> {
+    fn started(&mut self, _: EditIndex, _: &ReplayState) -> Result<(), String> {
         Ok(())
     }
 
@@ -160,7 +160,7 @@ impl ReplayObserver for IgnoreProgress {
 /// How a replay starts and who hears about its progress.
 pub struct ReplayHooks<'a> {
     /// Edits already applied by an interrupted earlier replay (initial first); empty to start fresh.
-    pub resume: &'a [usize],
+    pub resume: &'a [EditIndex],
     /// Told about the initial edit and every finished step.
     pub observer: &'a mut dyn ReplayObserver,
 }
@@ -207,7 +207,7 @@ struct Graph {
 impl Graph {
     fn new(trajectory: &Trajectory, exclude_origins: &[Origin]) -> Graph {
         let n = trajectory.edits.len();
-        let index = |id: &str| trajectory.edit_index(id);
+        let index = |id: &str| trajectory.edit_index(id).map(|i| i.0);
         let mut successors = vec![BTreeSet::new(); n];
         for edge in &trajectory.order.edges {
             let (Some(a), Some(b)) = (index(&edge.from), index(&edge.to)) else {
@@ -325,14 +325,14 @@ impl Graph {
 pub fn reapply(
     trajectory: &Trajectory,
     exclude_origins: &[Origin],
-    order: &[usize],
+    order: &[EditIndex],
     mut each: impl FnMut(usize, &ReplayState),
 ) -> Result<ReplayState, ReplayError> {
     let mut state = ReplayState::new(trajectory)?;
     let graph = Graph::new(trajectory, exclude_origins);
     graph.settle(&mut state);
     for (k, &idx) in order.iter().enumerate() {
-        graph.apply_stored(&mut state, idx)?;
+        graph.apply_stored(&mut state, idx.0)?;
         each(k, &state);
     }
     Ok(state)
@@ -374,7 +374,7 @@ pub fn replay(
                 .order
                 .initial
                 .iter()
-                .filter_map(|id| trajectory.edit_index(id))
+                .filter_map(|id| trajectory.edit_index(id).map(|i| i.0))
                 .collect();
             let named: Vec<usize> = named.into_iter().filter(|e| open.contains(e)).collect();
             let min = open
@@ -393,11 +393,12 @@ pub fn replay(
             candidates[(splitmix(config.seed) % candidates.len() as u64) as usize]
         }
     };
-    let initial = hooks.resume.first().copied().unwrap_or(initial);
-    for &idx in hooks
+    let initial = hooks.resume.first().map_or(initial, |i| i.0);
+    for idx in hooks
         .resume
         .iter()
-        .chain(hooks.resume.is_empty().then_some(&initial))
+        .map(|i| i.0)
+        .chain(hooks.resume.is_empty().then_some(initial))
     {
         graph.apply_stored(&mut state, idx)?;
     }
@@ -405,7 +406,7 @@ pub fn replay(
     if hooks.resume.is_empty() {
         hooks
             .observer
-            .started(initial, &state)
+            .started(EditIndex(initial), &state)
             .map_err(|message| ReplayError::Hook { step: 0, message })?;
     }
     let root = workspace.root();
@@ -483,7 +484,7 @@ pub fn replay(
                 .iter()
                 .map(|p| RankedPrediction {
                     rank: p.rank,
-                    matched_gold: p.matched,
+                    matched_gold: p.matched.map(|g| g.0),
                     class: p.class,
                 })
                 .collect(),
@@ -495,10 +496,10 @@ pub fn replay(
             .min_by_key(|p| p.rank);
         let mut content = kept.map(|p| {
             let gold = p.matched.expect("kept predictions matched");
-            score_content(&state, gold, &p.edit.text, false, config.rule)
+            score_content(&state, gold.0, &p.edit.text, false, config.rule)
         });
         let next = match (config.order, kept) {
-            (OrderMode::Adaptive, Some(p)) => p.matched.expect("kept predictions matched"),
+            (OrderMode::Adaptive, Some(p)) => p.matched.expect("kept predictions matched").0,
             (OrderMode::Adaptive, None) => allowed[0],
             (OrderMode::Fixed, _) => fixed_next,
         };
@@ -547,15 +548,15 @@ pub fn replay(
         workspace.sync(&state).map_err(ReplayError::Workspace)?;
         let record = StepRecord {
             step,
-            allowed,
-            remaining,
+            allowed: allowed.into_iter().map(EditIndex).collect(),
+            remaining: remaining.into_iter().map(EditIndex).collect(),
             predictions,
             suggest_error,
             suggest_latency,
             content,
             generate_error,
             generate_latency,
-            applied: next,
+            applied: EditIndex(next),
             flow,
             reads,
             dropped_reads,
@@ -568,8 +569,13 @@ pub fn replay(
     }
     // No shutdown here: the caller may reuse the suggester for the next trajectory.
     Ok(ReplayOutcome {
-        initial,
-        order: state.applied_order().to_vec(),
+        initial: EditIndex(initial),
+        order: state
+            .applied_order()
+            .iter()
+            .copied()
+            .map(EditIndex)
+            .collect(),
         steps,
         initialize_error,
     })
@@ -818,7 +824,7 @@ fn classify(
             PredictionRecord {
                 edit: checked.edit.clone(),
                 rank,
-                matched,
+                matched: matched.map(EditIndex),
                 class,
             }
         })
@@ -847,7 +853,7 @@ fn score_content(
     let edit = &state.edits()[gold];
     let (bleu, es) = content_scores(rule, &edit.before_text(), &edit.after_text(), text);
     ContentScore {
-        gold,
+        gold: EditIndex(gold),
         text: text.to_string(),
         bleu,
         es,
@@ -956,17 +962,17 @@ mod tests {
         )
         .unwrap();
         // e1 is applied right after e0 without a step; e2 (which rewrites e1's line) follows.
-        assert_eq!(outcome.order, vec![0, 1, 2, 3]);
+        assert_eq!(outcome.order, [0, 1, 2, 3].map(EditIndex));
         assert_eq!(
             outcome.steps.iter().map(|s| s.applied).collect::<Vec<_>>(),
-            vec![2, 3]
+            [2, 3].map(EditIndex)
         );
         assert_eq!(
             std::fs::read_to_string(dir.path().join("a.py")).unwrap(),
             "def g(x):\n    y = 2 * x\n    return x\n"
         );
         for step in &outcome.steps {
-            assert!(step.allowed.iter().all(|&g| g != 1));
+            assert!(step.allowed.iter().all(|&g| g != EditIndex(1)));
             let prf = step.flow.prf();
             assert_eq!((prf.precision, prf.recall), (1.0, 1.0));
         }

@@ -26,7 +26,7 @@ use crate::suggest::sandbox::Sandbox;
 use crate::suggest::{
     Call, CallFailure, FailureKind, GoldFeed, ReadSource, StepRead, SuggestError, Suggester,
 };
-use crate::trajectory::{SessionKind, Trajectory};
+use crate::trajectory::{EditIndex, SessionKind, Trajectory};
 
 /// What an executed run leaves for its caller to judge.
 #[derive(Debug, Clone, PartialEq)]
@@ -302,7 +302,7 @@ fn resume_order(
     run: i64,
     key: &str,
     trajectory: &Trajectory,
-) -> Result<Vec<usize>, RunError> {
+) -> Result<Vec<EditIndex>, RunError> {
     let stored = store.run_steps(run, key)?;
     if stored.is_empty() {
         return Ok(Vec::new());
@@ -629,11 +629,11 @@ struct RunRecorder<'a> {
 }
 
 impl ReplayObserver for RunRecorder<'_> {
-    fn started(&mut self, initial: usize, state: &ReplayState) -> Result<(), String> {
+    fn started(&mut self, initial: EditIndex, state: &ReplayState) -> Result<(), String> {
         if let Some(log) = &mut self.historian {
-            log.started(initial, state);
+            log.started(initial.0, state);
         }
-        let initial = &self.trajectory.edits[initial].id;
+        let initial = &self.trajectory.edit(initial).id;
         self.store
             .set_run_trajectory(self.run, self.key, "running", Some(initial), None)
             .map_err(|e| e.to_string())
@@ -661,7 +661,7 @@ impl ReplayObserver for RunRecorder<'_> {
 /// The engine's step with edits named by id, as the store keeps it and the printers
 /// show it.
 pub fn stored_step(trajectory: &Trajectory, step: &StepRecord) -> StoredStep {
-    let id = |i: usize| trajectory.edits[i].id.clone();
+    let id = |i: EditIndex| trajectory.edit(i).id.clone();
     let mut failures = Vec::new();
     for (call, failure) in [
         (Call::Suggest, &step.suggest_error),

@@ -171,7 +171,7 @@ fn noop_baseline(
             parsed.insert(key.clone(), stored_trajectory(run, &key, text)?);
         }
         let trajectory = &parsed[&key];
-        let Some(gold) = trajectory.edit_index(&edit).map(|i| &trajectory.edits[i]) else {
+        let Some(gold) = trajectory.edit_index(&edit).map(|i| trajectory.edit(i)) else {
             continue;
         };
         // When a gold edit is next, its lines hold its before-text (commit edits share
