@@ -11,30 +11,19 @@ use crate::metrics::contextbench::{
     ContextBenchConfig, ContextRead, ContextStep, InstanceError, SessionScores, TrajectoryRepo,
     default_gold, evaluate_steps, regions_to_gold,
 };
-use crate::suggest::{Call, StepRead};
-use crate::trajectory::{EditIndex, EventBody, LineRange, Origin, Read, Trajectory};
+use crate::suggest::{Call, ReadSource, StepRead};
+use crate::trajectory::{EditIndex, EventBody, LineRange, Origin, Trajectory};
 
 /// Kind of the signal (`$/nextedit/replayStep`, params `{step, call}`) a suggester sends
 /// through its proxied language server at the start of each call, so the server's reads
 /// can be attributed to that step and call.
 pub const STEP_SIGNAL: &str = "replay_step";
 
-/// A read a proxy recorded for a suggester, attributed to a replay step and call.
-#[derive(Debug, Clone, PartialEq)]
-pub struct LspRead {
-    /// Step number (as in `suggest` / `generate` params).
-    pub step: usize,
-    /// The call it happened during.
-    pub call: Call,
-    /// The read (file relative to the worktree, the step's current coordinates).
-    pub read: Read,
-}
-
 /// The reads of a session recorded behind a suggester, each attributed to the step and
 /// call named by the latest `replay_step` signal before it (`suggest` when it names no
-/// call, or one that is not `generate`); reads before any marker (e.g. during
-/// `initialize`) are not attributed.
-pub fn attribute_lsp_reads(session: &Trajectory) -> Vec<LspRead> {
+/// call, or one that is not `generate`): (step, read, in the step's current
+/// coordinates). Reads before any marker (e.g. during `initialize`) are not attributed.
+pub fn attribute_lsp_reads(session: &Trajectory) -> Vec<(usize, StepRead)> {
     let mut current: Option<(usize, Call)> = None;
     let mut out = Vec::new();
     for event in &session.events {
@@ -48,12 +37,18 @@ pub fn attribute_lsp_reads(session: &Trajectory) -> Vec<LspRead> {
                 current = step.map(|n| (n, call));
             }
             EventBody::Read(read) => {
-                if let Some((step, call)) = &current {
-                    out.push(LspRead {
-                        step: *step,
-                        call: *call,
-                        read: read.clone(),
-                    });
+                if let Some((step, call)) = current {
+                    out.push((
+                        step,
+                        StepRead {
+                            call,
+                            source: ReadSource::Lsp,
+                            file: read.file.clone(),
+                            start_line: read.lines.start,
+                            end_line: Some(read.lines.end),
+                            via: Some(read.via.clone()),
+                        },
+                    ));
                 }
             }
             _ => {}

@@ -23,9 +23,7 @@ use crate::suggest::protocol::{
     SuggestResult,
 };
 use crate::suggest::sandbox::Sandbox;
-use crate::suggest::{
-    Call, CallFailure, FailureKind, GoldFeed, ReadSource, StepRead, SuggestError, Suggester,
-};
+use crate::suggest::{Call, CallFailure, FailureKind, GoldFeed, StepRead, SuggestError, Suggester};
 use crate::trajectory::{EditIndex, SessionKind, Trajectory};
 
 /// What an executed run leaves for its caller to judge.
@@ -599,15 +597,8 @@ fn collect_lsp_reads(
         let mut by_step: std::collections::BTreeMap<usize, Vec<StepRead>> = Default::default();
         for id in ids {
             let session = reads.trajectory(id)?;
-            for r in attribute_lsp_reads(&session) {
-                by_step.entry(r.step).or_default().push(StepRead {
-                    call: r.call,
-                    source: ReadSource::Lsp,
-                    file: r.read.file,
-                    start_line: r.read.lines.start,
-                    end_line: Some(r.read.lines.end),
-                    via: Some(r.read.via),
-                });
+            for (step, read) in attribute_lsp_reads(&session) {
+                by_step.entry(step).or_default().push(read);
             }
         }
         for (step, reads) in by_step {
