@@ -118,7 +118,6 @@ fn run<S: Suggester>(label: &str, trajectory: &Trajectory, suggester: S, repeats
             &mut timed,
             &mut DirWorkspace::new(dir.path()),
             &config,
-            None,
             ReplayHooks {
                 resume: &[],
                 observer: &mut IgnoreProgress,
@@ -196,7 +195,6 @@ fn real_repository(path: &str, count: usize) {
             &mut timed,
             &mut DirWorkspace::new(dir.path()),
             &config,
-            None,
             ReplayHooks {
                 resume: &[],
                 observer: &mut IgnoreProgress,

@@ -29,6 +29,7 @@ pub mod metrics;
 pub mod proxy;
 pub mod record;
 pub mod replay;
+pub mod run;
 pub mod sessions;
 pub mod setup_check;
 pub mod store;

@@ -14,6 +14,8 @@ mod eval_order;
 mod import;
 mod proxy;
 mod replay;
+mod report;
+mod runs;
 mod score;
 mod sessions;
 
@@ -50,10 +52,10 @@ enum Command {
     Score(score::ScoreArgs),
     // Boxed: the replay arguments are by far the largest variant.
     Replay(Box<replay::ReplayArgs>),
-    Report(replay::ReportArgs),
+    Report(report::ReportArgs),
     /// List, show or delete replay runs
     #[command(subcommand)]
-    Runs(replay::RunsCommand),
+    Runs(runs::RunsCommand),
     Context(context::ContextArgs),
     Derive(derive::DeriveArgs),
     #[command(subcommand)]
@@ -81,8 +83,8 @@ pub fn run() -> i32 {
         Command::Sessions(command) => sessions::run(command),
         Command::Score(args) => score::run(args).map(|()| 0),
         Command::Replay(args) => replay::run(*args),
-        Command::Report(args) => replay::report(args),
-        Command::Runs(command) => replay::runs(command),
+        Command::Report(args) => report::run(args),
+        Command::Runs(command) => runs::run(command),
         Command::Context(args) => context::run(args),
         Command::Derive(args) => derive::run(args),
         Command::Import(command) => import::run(command),

@@ -11,63 +11,50 @@ use crate::metrics::contextbench::{
     ContextBenchConfig, ContextRead, ContextStep, InstanceError, SessionScores, TrajectoryRepo,
     default_gold, evaluate_steps, regions_to_gold,
 };
-use crate::trajectory::{EventBody, LineRange, Origin, Read, Trajectory};
+use crate::suggest::{Call, ReadSource, StepRead};
+use crate::trajectory::{EditIndex, EventBody, LineRange, Origin, Trajectory};
 
 /// Kind of the signal (`$/nextedit/replayStep`, params `{step, call}`) a suggester sends
 /// through its proxied language server at the start of each call, so the server's reads
 /// can be attributed to that step and call.
 pub const STEP_SIGNAL: &str = "replay_step";
 
-/// A read a proxy recorded for a suggester, attributed to a replay step and call.
-#[derive(Debug, Clone, PartialEq)]
-pub struct LspRead {
-    /// Step number (as in `suggest` / `generate` params).
-    pub step: usize,
-    /// `suggest` or `generate`.
-    pub call: String,
-    /// The read (file relative to the worktree, the step's current coordinates).
-    pub read: Read,
-}
-
 /// The reads of a session recorded behind a suggester, each attributed to the step and
-/// call named by the latest `replay_step` signal before it; reads before any marker
-/// (e.g. during `initialize`) are not attributed.
-pub fn attribute_lsp_reads(session: &Trajectory) -> Vec<LspRead> {
-    let mut current: Option<(usize, String)> = None;
+/// call named by the latest `replay_step` signal before it (`suggest` when it names no
+/// call, or one that is not `generate`): (step, read, in the step's current
+/// coordinates). Reads before any marker (e.g. during `initialize`) are not attributed.
+pub fn attribute_lsp_reads(session: &Trajectory) -> Vec<(usize, StepRead)> {
+    let mut current: Option<(usize, Call)> = None;
     let mut out = Vec::new();
     for event in &session.events {
         match &event.body {
             EventBody::Signal(s) if s.kind == STEP_SIGNAL => {
                 let step = s.payload["step"].as_u64().map(|n| n as usize);
-                let call = s.payload["call"].as_str().unwrap_or("suggest").to_string();
+                let call = match s.payload["call"].as_str() {
+                    Some("generate") => Call::Generate,
+                    _ => Call::Suggest,
+                };
                 current = step.map(|n| (n, call));
             }
             EventBody::Read(read) => {
-                if let Some((step, call)) = &current {
-                    out.push(LspRead {
-                        step: *step,
-                        call: call.clone(),
-                        read: read.clone(),
-                    });
+                if let Some((step, call)) = current {
+                    out.push((
+                        step,
+                        StepRead {
+                            call,
+                            source: ReadSource::Lsp,
+                            file: read.file.clone(),
+                            start_line: read.lines.start,
+                            end_line: Some(read.lines.end),
+                            via: Some(read.via.clone()),
+                        },
+                    ));
                 }
             }
             _ => {}
         }
     }
     out
-}
-
-/// A read as replay stores it: call, file, first line, end (exclusive; `None` = to the end).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ReplayRead {
-    /// `suggest` or `generate` (one ContextBench step per call that read something).
-    pub call: String,
-    /// Path relative to the worktree.
-    pub file: String,
-    /// First line (current coordinates).
-    pub start_line: usize,
-    /// End (exclusive); `None` reads to the end of the file.
-    pub end_line: Option<usize>,
 }
 
 /// Why a run's reads cannot be scored.
@@ -111,16 +98,14 @@ pub fn replay_context_steps(
     trajectory: &Trajectory,
     exclude_origins: &[Origin],
     applied: &[String],
-    reads: &[(usize, Vec<ReplayRead>)],
+    reads: &[(usize, Vec<StepRead>)],
 ) -> Result<Vec<ContextStep>, ContextError> {
     let index = |id: &String| {
         trajectory
-            .edits
-            .iter()
-            .position(|e| &e.id == id)
+            .edit_index(id)
             .ok_or_else(|| ContextError::UnknownEdit(id.clone()))
     };
-    let order: Vec<usize> = applied.iter().map(index).collect::<Result<_, _>>()?;
+    let order: Vec<EditIndex> = applied.iter().map(index).collect::<Result<_, _>>()?;
     let mut finished = reapply(trajectory, exclude_origins, &order, |_, _| {})?;
     // Index order is temporal for sequential edits, so each is ready in turn.
     for i in finished.remaining() {
@@ -154,11 +139,11 @@ pub fn replay_context_steps(
                 file: r.file.clone(),
                 lines,
             };
-            match by_call.iter_mut().find(|s| s.via == r.call) {
+            match by_call.iter_mut().find(|s| s.via == r.call.key()) {
                 Some(step) => step.reads.push(read),
                 None => by_call.push(ContextStep {
                     t_ms: None,
-                    via: r.call.clone(),
+                    via: r.call.key().to_owned(),
                     reads: vec![read],
                 }),
             }
@@ -174,7 +159,7 @@ pub fn score_replay_reads(
     trajectory: &Trajectory,
     exclude_origins: &[Origin],
     applied: &[String],
-    reads: &[(usize, Vec<ReplayRead>)],
+    reads: &[(usize, Vec<StepRead>)],
     config: &ContextBenchConfig,
 ) -> Result<Option<SessionScores>, ContextError> {
     let steps = replay_context_steps(trajectory, exclude_origins, applied, reads)?;

@@ -14,10 +14,10 @@ use crate::suggest::protocol::{
     AppliedEdit, FileContent, GenerateParams, InitializeParams, PROTOCOL_VERSION, Revealed,
     SuggestParams, SuggestedEdit, SuggesterRead,
 };
-use crate::suggest::{SuggestError, Suggester};
+use crate::suggest::{Call, CallFailure, ReadSource, StepRead, SuggestError, Suggester};
 use crate::syntax::Language;
 use crate::syntax::structure::{FileStructure, analyze};
-use crate::trajectory::{OrderKind, Origin, RelPath, Trajectory};
+use crate::trajectory::{EditIndex, OrderKind, Origin, RelPath, Trajectory};
 
 /// Which edit is applied after each step.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -69,8 +69,8 @@ pub struct PredictionRecord {
     pub edit: SuggestedEdit,
     /// Rank (0 = best).
     pub rank: usize,
-    /// Gold edit index it matched.
-    pub matched: Option<usize>,
+    /// Gold edit it matched.
+    pub matched: Option<EditIndex>,
     /// Flow pattern.
     pub class: FlowClass,
 }
@@ -79,7 +79,7 @@ pub struct PredictionRecord {
 #[derive(Debug, Clone, PartialEq)]
 pub struct ContentScore {
     /// Gold edit scored against.
-    pub gold: usize,
+    pub gold: EditIndex,
     /// The text that was scored.
     pub text: String,
     /// Historian BLEU-4 (0–100).
@@ -90,38 +90,29 @@ pub struct ContentScore {
     pub generated: bool,
 }
 
-/// A location a suggester reported reading while answering one call of a step.
-#[derive(Debug, Clone, PartialEq)]
-pub struct StepRead {
-    /// `suggest` or `generate`.
-    pub call: &'static str,
-    /// The location, in the step's current coordinates.
-    pub read: SuggesterRead,
-}
-
 /// Everything about one step.
 #[derive(Debug, Clone, PartialEq)]
 pub struct StepRecord {
     /// Step number (1-based).
     pub step: usize,
     /// Gold edits allowed next before this step.
-    pub allowed: Vec<usize>,
+    pub allowed: Vec<EditIndex>,
     /// Gold edits not applied before this step.
-    pub remaining: Vec<usize>,
+    pub remaining: Vec<EditIndex>,
     /// The ranked predictions.
     pub predictions: Vec<PredictionRecord>,
-    /// Why `suggest` failed, if it did (`kind: message`).
-    pub suggest_error: Option<String>,
+    /// Why `suggest` failed, if it did.
+    pub suggest_error: Option<CallFailure>,
     /// Wall time of `suggest`.
     pub suggest_latency: Duration,
     /// Content score, if any.
     pub content: Option<ContentScore>,
     /// Why `generate` failed, if it did.
-    pub generate_error: Option<String>,
+    pub generate_error: Option<CallFailure>,
     /// Wall time of `generate`, if called.
     pub generate_latency: Option<Duration>,
     /// Gold edit applied at the end of the step.
-    pub applied: usize,
+    pub applied: EditIndex,
     /// The step in the form flow aggregation takes.
     pub flow: FlowStep,
     /// What the suggester reported reading, in call order (current coordinates).
@@ -135,19 +126,19 @@ pub struct StepRecord {
 #[derive(Debug, Clone, PartialEq)]
 pub struct ReplayOutcome {
     /// The initial edit.
-    pub initial: usize,
+    pub initial: EditIndex,
     /// Every step.
     pub steps: Vec<StepRecord>,
     /// Edits in the order they were applied.
-    pub order: Vec<usize>,
+    pub order: Vec<EditIndex>,
     /// Why `initialize` failed, if it did (the run still goes on).
-    pub initialize_error: Option<String>,
+    pub initialize_error: Option<CallFailure>,
 }
 
 /// Told what happens during a replay (to store it as it happens).
 pub trait ReplayObserver {
     /// The initial edit was applied (not called when resuming); `state` is after it.
-    fn started(&mut self, initial: usize, state: &ReplayState) -> Result<(), String>;
+    fn started(&mut self, initial: EditIndex, state: &ReplayState) -> Result<(), String>;
     /// A step finished; `state` is after its gold edit. An error stops the replay.
     fn step(&mut self, record: &StepRecord, state: &ReplayState) -> Result<(), String>;
 }
@@ -157,7 +148,7 @@ pub trait ReplayObserver {
 pub struct IgnoreProgress;
 
 impl ReplayObserver for IgnoreProgress {
-    fn started(&mut self, _: usize, _: &ReplayState) -> Result<(), String> {
+    fn started(&mut self, _: EditIndex, _: &ReplayState) -> Result<(), String> {
         Ok(())
     }
 
@@ -169,7 +160,7 @@ impl ReplayObserver for IgnoreProgress {
 /// How a replay starts and who hears about its progress.
 pub struct ReplayHooks<'a> {
     /// Edits already applied by an interrupted earlier replay (initial first); empty to start fresh.
-    pub resume: &'a [usize],
+    pub resume: &'a [EditIndex],
     /// Told about the initial edit and every finished step.
     pub observer: &'a mut dyn ReplayObserver,
 }
@@ -216,7 +207,7 @@ struct Graph {
 impl Graph {
     fn new(trajectory: &Trajectory, exclude_origins: &[Origin]) -> Graph {
         let n = trajectory.edits.len();
-        let index = |id: &str| trajectory.edits.iter().position(|e| e.id == id);
+        let index = |id: &str| trajectory.edit_index(id).map(|i| i.0);
         let mut successors = vec![BTreeSet::new(); n];
         for edge in &trajectory.order.edges {
             let (Some(a), Some(b)) = (index(&edge.from), index(&edge.to)) else {
@@ -334,14 +325,14 @@ impl Graph {
 pub fn reapply(
     trajectory: &Trajectory,
     exclude_origins: &[Origin],
-    order: &[usize],
+    order: &[EditIndex],
     mut each: impl FnMut(usize, &ReplayState),
 ) -> Result<ReplayState, ReplayError> {
     let mut state = ReplayState::new(trajectory)?;
     let graph = Graph::new(trajectory, exclude_origins);
     graph.settle(&mut state);
     for (k, &idx) in order.iter().enumerate() {
-        graph.apply_stored(&mut state, idx)?;
+        graph.apply_stored(&mut state, idx.0)?;
         each(k, &state);
     }
     Ok(state)
@@ -356,13 +347,13 @@ fn splitmix(mut x: u64) -> u64 {
 }
 
 /// Replays `trajectory` through `suggester` (initialized for it here; shutting it
-/// down is the caller's, who may reuse it for further trajectories).
+/// down is the caller's, who may reuse it for further trajectories). A suggester that
+/// accepts a [`Suggester::gold_feed`] is offered the gold answers before each call.
 pub fn replay(
     trajectory: &Trajectory,
     suggester: &mut dyn Suggester,
     workspace: &mut dyn Workspace,
     config: &ReplayConfig,
-    oracle: Option<&OracleFeed>,
     hooks: ReplayHooks<'_>,
 ) -> Result<ReplayOutcome, ReplayError> {
     if trajectory.edits.is_empty() {
@@ -383,7 +374,7 @@ pub fn replay(
                 .order
                 .initial
                 .iter()
-                .filter_map(|id| trajectory.edits.iter().position(|e| &e.id == id))
+                .filter_map(|id| trajectory.edit_index(id).map(|i| i.0))
                 .collect();
             let named: Vec<usize> = named.into_iter().filter(|e| open.contains(e)).collect();
             let min = open
@@ -402,11 +393,12 @@ pub fn replay(
             candidates[(splitmix(config.seed) % candidates.len() as u64) as usize]
         }
     };
-    let initial = hooks.resume.first().copied().unwrap_or(initial);
-    for &idx in hooks
+    let initial = hooks.resume.first().map_or(initial, |i| i.0);
+    for idx in hooks
         .resume
         .iter()
-        .chain(hooks.resume.is_empty().then_some(&initial))
+        .map(|i| i.0)
+        .chain(hooks.resume.is_empty().then_some(initial))
     {
         graph.apply_stored(&mut state, idx)?;
     }
@@ -414,7 +406,7 @@ pub fn replay(
     if hooks.resume.is_empty() {
         hooks
             .observer
-            .started(initial, &state)
+            .started(EditIndex(initial), &state)
             .map_err(|message| ReplayError::Hook { step: 0, message })?;
     }
     let root = workspace.root();
@@ -428,7 +420,7 @@ pub fn replay(
             revealed: config.revealed.clone(),
         })
         .err()
-        .map(|e| describe(&e));
+        .map(|e| CallFailure::from(&e));
     let mut steps = Vec::new();
     while !graph.remaining(&state).is_empty() {
         // Step n applies the (n+1)-th edit asked for; resumed replays continue the numbering.
@@ -451,8 +443,8 @@ pub fn replay(
         let allowed = graph.allowed(&state, open);
         let prior_edits = applied_edits(&state);
         let files = step_files(&state, &prior_edits);
-        if let Some(feed) = oracle {
-            feed.set_suggestions(
+        if let Some(feed) = suggester.gold_feed() {
+            feed.offer_suggestions(
                 allowed
                     .iter()
                     .map(|&g| gold_as_suggestion(&state, g))
@@ -474,14 +466,17 @@ pub fn replay(
         let suggest_latency = started.elapsed();
         let mut reads: Vec<StepRead> = Vec::new();
         let answer = answer.map(|r| {
-            let call = "suggest";
-            reads.extend(r.reads.into_iter().map(|read| StepRead { call, read }));
+            reads.extend(
+                r.reads
+                    .into_iter()
+                    .map(|read| reported(Call::Suggest, read)),
+            );
             r.edits
         });
         let (edits, suggest_error) =
             match answer.and_then(|edits| validate(&state, &*workspace, edits)) {
                 Ok(edits) => (edits, None),
-                Err(e) => (Vec::new(), Some(describe(&e))),
+                Err(e) => (Vec::new(), Some(CallFailure::from(&e))),
             };
         let predictions = classify(&state, &edits, &candidates, &allowed, config.rule);
         let flow = FlowStep {
@@ -489,7 +484,7 @@ pub fn replay(
                 .iter()
                 .map(|p| RankedPrediction {
                     rank: p.rank,
-                    matched_gold: p.matched,
+                    matched_gold: p.matched.map(|g| g.0),
                     class: p.class,
                 })
                 .collect(),
@@ -501,10 +496,10 @@ pub fn replay(
             .min_by_key(|p| p.rank);
         let mut content = kept.map(|p| {
             let gold = p.matched.expect("kept predictions matched");
-            score_content(&state, gold, &p.edit.text, false, config.rule)
+            score_content(&state, gold.0, &p.edit.text, false, config.rule)
         });
         let next = match (config.order, kept) {
-            (OrderMode::Adaptive, Some(p)) => p.matched.expect("kept predictions matched"),
+            (OrderMode::Adaptive, Some(p)) => p.matched.expect("kept predictions matched").0,
             (OrderMode::Adaptive, None) => allowed[0],
             (OrderMode::Fixed, _) => fixed_next,
         };
@@ -513,8 +508,8 @@ pub fn replay(
             let target = next;
             let (start, end) = state.current_range(target);
             let file = state.edits()[target].file.clone();
-            if let Some(feed) = oracle {
-                feed.set_generation(state.edits()[target].after_text());
+            if let Some(feed) = suggester.gold_feed() {
+                feed.offer_generation(state.edits()[target].after_text());
             }
             let started = Instant::now();
             let generated = suggester.generate(&GenerateParams {
@@ -530,8 +525,12 @@ pub fn replay(
             generate_latency = Some(started.elapsed());
             match generated {
                 Ok(result) => {
-                    let call = "generate";
-                    reads.extend(result.reads.into_iter().map(|read| StepRead { call, read }));
+                    reads.extend(
+                        result
+                            .reads
+                            .into_iter()
+                            .map(|read| reported(Call::Generate, read)),
+                    );
                     content = Some(score_content(
                         &state,
                         target,
@@ -540,7 +539,7 @@ pub fn replay(
                         config.rule,
                     ));
                 }
-                Err(e) => generate_error = Some(describe(&e)),
+                Err(e) => generate_error = Some(CallFailure::from(&e)),
             }
         }
         let (reads, dropped_reads) = checked_reads(&state, reads);
@@ -549,15 +548,15 @@ pub fn replay(
         workspace.sync(&state).map_err(ReplayError::Workspace)?;
         let record = StepRecord {
             step,
-            allowed,
-            remaining,
+            allowed: allowed.into_iter().map(EditIndex).collect(),
+            remaining: remaining.into_iter().map(EditIndex).collect(),
             predictions,
             suggest_error,
             suggest_latency,
             content,
             generate_error,
             generate_latency,
-            applied: next,
+            applied: EditIndex(next),
             flow,
             reads,
             dropped_reads,
@@ -570,15 +569,28 @@ pub fn replay(
     }
     // No shutdown here: the caller may reuse the suggester for the next trajectory.
     Ok(ReplayOutcome {
-        initial,
-        order: state.applied_order().to_vec(),
+        initial: EditIndex(initial),
+        order: state
+            .applied_order()
+            .iter()
+            .copied()
+            .map(EditIndex)
+            .collect(),
         steps,
         initialize_error,
     })
 }
 
-fn describe(error: &SuggestError) -> String {
-    format!("{}: {error}", error.kind())
+/// A read listed in a call's result, in the one shape reads take.
+fn reported(call: Call, read: SuggesterRead) -> StepRead {
+    StepRead {
+        call,
+        source: ReadSource::Reported,
+        file: read.file,
+        start_line: read.start_line,
+        end_line: read.end_line,
+        via: None,
+    }
 }
 
 fn applied_edits(state: &ReplayState) -> Vec<AppliedEdit> {
@@ -640,26 +652,26 @@ fn files_with_first(
 fn checked_reads(state: &ReplayState, reads: Vec<StepRead>) -> (Vec<StepRead>, Vec<String>) {
     let (mut kept, mut dropped) = (Vec::new(), Vec::new());
     for mut r in reads {
-        let range = match r.read.end_line {
-            Some(end) => format!("{}..{end}", r.read.start_line),
-            None => format!("{}..", r.read.start_line),
+        let range = match r.end_line {
+            Some(end) => format!("{}..{end}", r.start_line),
+            None => format!("{}..", r.start_line),
         };
-        let what = format!("{} read {} {range}", r.call, r.read.file);
-        let rel = match RelPath::parse(&r.read.file) {
+        let what = format!("{} read {} {range}", r.call, r.file);
+        let rel = match RelPath::parse(&r.file) {
             Ok(rel) => rel,
             Err(e) => {
                 dropped.push(format!("{what}: {e}"));
                 continue;
             }
         };
-        r.read.file = rel.as_str().to_owned();
-        if r.read.end_line.is_some_and(|end| end < r.read.start_line) {
+        r.file = rel.as_str().to_owned();
+        if r.end_line.is_some_and(|end| end < r.start_line) {
             dropped.push(format!("{what}: the range ends before it starts"));
             continue;
         }
-        if let Some(lines) = state.lines(&r.read.file) {
+        if let Some(lines) = state.lines(&r.file) {
             let n = lines.len();
-            if r.read.start_line > n || r.read.end_line.is_some_and(|end| end > n) {
+            if r.start_line > n || r.end_line.is_some_and(|end| end > n) {
                 dropped.push(format!("{what}: past the end of the file ({n} lines now)"));
                 continue;
             }
@@ -812,7 +824,7 @@ fn classify(
             PredictionRecord {
                 edit: checked.edit.clone(),
                 rank,
-                matched,
+                matched: matched.map(EditIndex),
                 class,
             }
         })
@@ -841,7 +853,7 @@ fn score_content(
     let edit = &state.edits()[gold];
     let (bleu, es) = content_scores(rule, &edit.before_text(), &edit.after_text(), text);
     ContentScore {
-        gold,
+        gold: EditIndex(gold),
         text: text.to_string(),
         bleu,
         es,
@@ -897,41 +909,6 @@ fn gold_as_suggestion(state: &ReplayState, gold: usize) -> SuggestedEdit {
     }
 }
 
-/// What the engine tells the test-only suggesters fed by gold: the gold answers of the
-/// current step. Only [`crate::replay::FedSuggester`] reads it.
-#[derive(Debug, Default)]
-pub struct OracleFeed {
-    suggestions: std::sync::Mutex<Vec<SuggestedEdit>>,
-    unchanged: std::sync::Mutex<Vec<SuggestedEdit>>,
-    generation: std::sync::Mutex<String>,
-}
-
-impl OracleFeed {
-    fn set_suggestions(&self, edits: Vec<SuggestedEdit>, unchanged: Vec<SuggestedEdit>) {
-        *self.suggestions.lock().expect("oracle lock") = edits;
-        *self.unchanged.lock().expect("oracle lock") = unchanged;
-    }
-
-    /// The locations of the gold edits allowed at this step, each with its current text.
-    pub fn unchanged(&self) -> Vec<SuggestedEdit> {
-        self.unchanged.lock().expect("oracle lock").clone()
-    }
-
-    fn set_generation(&self, text: String) {
-        *self.generation.lock().expect("oracle lock") = text;
-    }
-
-    /// The gold edits allowed at this step.
-    pub fn suggestions(&self) -> Vec<SuggestedEdit> {
-        self.suggestions.lock().expect("oracle lock").clone()
-    }
-
-    /// The gold text of the location asked for.
-    pub fn generation(&self) -> String {
-        self.generation.lock().expect("oracle lock").clone()
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -963,7 +940,7 @@ mod tests {
             vec![("e0", User), ("e1", Format), ("e2", User), ("e3", User)]
         );
         let dir = tempfile::tempdir().unwrap();
-        let (mut oracle, feed) = FedSuggester::oracle();
+        let mut oracle = FedSuggester::oracle();
         let config = ReplayConfig {
             order: OrderMode::Fixed,
             rule: MatchRule::Historian,
@@ -978,7 +955,6 @@ mod tests {
             &mut oracle,
             &mut DirWorkspace::new(dir.path()),
             &config,
-            Some(&feed),
             ReplayHooks {
                 resume: &[],
                 observer: &mut IgnoreProgress,
@@ -986,17 +962,17 @@ mod tests {
         )
         .unwrap();
         // e1 is applied right after e0 without a step; e2 (which rewrites e1's line) follows.
-        assert_eq!(outcome.order, vec![0, 1, 2, 3]);
+        assert_eq!(outcome.order, [0, 1, 2, 3].map(EditIndex));
         assert_eq!(
             outcome.steps.iter().map(|s| s.applied).collect::<Vec<_>>(),
-            vec![2, 3]
+            [2, 3].map(EditIndex)
         );
         assert_eq!(
             std::fs::read_to_string(dir.path().join("a.py")).unwrap(),
             "def g(x):\n    y = 2 * x\n    return x\n"
         );
         for step in &outcome.steps {
-            assert!(step.allowed.iter().all(|&g| g != 1));
+            assert!(step.allowed.iter().all(|&g| g != EditIndex(1)));
             let prf = step.flow.prf();
             assert_eq!((prf.precision, prf.recall), (1.0, 1.0));
         }

@@ -193,11 +193,12 @@ impl HistorianLog {
 
     /// Records a finished step (state after its gold edit).
     pub fn step(&mut self, record: &StepRecord, state: &ReplayState) {
-        self.order.push(record.applied);
+        let applied = record.applied.0;
+        self.order.push(applied);
         if state.remaining().is_empty() {
             self.final_snapshot = Some(commit_snapshot(state, &|_| true, &[]));
         }
-        let before_step = |i: usize| state.is_applied(i) && i != record.applied;
+        let before_step = |i: usize| state.is_applied(i) && i != applied;
         let mut flows: [Vec<usize>; 4] = Default::default();
         for p in &record.predictions {
             let slot = match p.class {
@@ -214,19 +215,20 @@ impl HistorianLog {
         let previously_applied: serde_json::Map<String, Value> = state
             .applied_order()
             .iter()
-            .filter(|&&i| i != record.applied)
+            .filter(|&&i| i != applied)
             .map(|&i| {
                 let edit = &state.edits()[i];
                 let (start, end) = state.current_range(i);
                 (i.to_string(), json!({"idx": i, "file_path": edit.file, "start_line": start, "atLines": (start..end).collect::<Vec<_>>()}))
             })
             .collect();
+        let allowed: Vec<usize> = record.allowed.iter().map(|i| i.0).collect();
         self.records.push(json!({
             "status": if state.remaining().is_empty() { "done" } else { "suggestion(location+content)" },
             "pred_snapshots": pred_snapshots,
             "overlapping_predictions": overlapping,
             "gdth_snapshots": commit_snapshot(state, &|i| state.is_applied(i), &[]),
-            "curr_gdth_snapshots": not_simulated_snapshot(state, &before_step, &record.allowed),
+            "curr_gdth_snapshots": not_simulated_snapshot(state, &before_step, &allowed),
             "previously_applied_locations": previously_applied,
             "evaluations": {
                 "flow_keeping": flows[0], "flow_jumping": flows[1], "flow_breaking": flows[2], "flow_reverting": flows[3],
@@ -236,7 +238,7 @@ impl HistorianLog {
                 "latency": record.suggest_latency.as_secs_f64(),
                 "BLEU-4": record.content.as_ref().map(|c| c.bleu),
             },
-            "next_edit_snapshots": next_edit_snapshot(state, record.applied),
+            "next_edit_snapshots": next_edit_snapshot(state, applied),
             "partial_order_graph": null,
         }));
     }
@@ -256,7 +258,7 @@ impl HistorianLog {
         }
         for (file, mut predictions) in by_file {
             predictions.sort_by_key(|p| (p.edit.start_line, p.rank));
-            let current = lines_before(state, file, Some(record.applied));
+            let current = lines_before(state, file, Some(record.applied.0));
             let mut parts: Vec<Value> = Vec::new();
             let mut at = 0;
             for p in predictions {
@@ -265,7 +267,7 @@ impl HistorianLog {
                     "after": lines(&p.edit.text),
                     "confidence": p.edit.confidence,
                     "idx": p.rank,
-                    "matchWith": p.matched,
+                    "matchWith": p.matched.map(|m| m.0),
                     "flowKeeping": p.class == FlowClass::Keeping,
                     "file_path": file,
                 });
@@ -291,7 +293,7 @@ impl HistorianLog {
     pub fn finish(&self, trajectory: &Trajectory, repo_dir: &str) -> Value {
         let commit = trajectory.session.commit.as_ref();
         let sha = commit.map_or(trajectory.session.id.as_str(), |c| c.sha.as_str());
-        let index = |id: &str| trajectory.edits.iter().position(|e| e.id == id);
+        let index = |id: &str| trajectory.edit_index(id).map(|i| i.0);
         let partial_orders: Vec<Value> = trajectory
             .order
             .edges

@@ -2,8 +2,8 @@
 //!
 //! Architecture invariant: the suggester sees only the start state plus the gold
 //! edits applied so far (HumanEvo's lesson); gold `after` texts never cross the
-//! [`crate::suggest::Suggester`] boundary (the test-only oracle reads them from the
-//! engine's [`OracleFeed`]).
+//! [`crate::suggest::Suggester`] boundary (the engine offers them through
+//! [`crate::suggest::Suggester::gold_feed`], which only the test-only [`FedSuggester`] accepts).
 
 pub mod context;
 mod engine;
@@ -14,9 +14,9 @@ pub mod state;
 mod worktree;
 
 pub use engine::{
-    ContentScore, IgnoreProgress, OracleFeed, OrderMode, PredictionRecord, ReplayConfig,
-    ReplayError, ReplayHooks, ReplayObserver, ReplayOutcome, StepRead, StepRecord, Workspace,
-    content_scores, reapply, replay,
+    ContentScore, IgnoreProgress, OrderMode, PredictionRecord, ReplayConfig, ReplayError,
+    ReplayHooks, ReplayObserver, ReplayOutcome, StepRecord, Workspace, content_scores, reapply,
+    replay,
 };
 pub use historian::HistorianLog;
 pub use oracle::FedSuggester;

@@ -1,17 +1,16 @@
-//! Test-only suggesters fed with gold by the engine's [`OracleFeed`], never through
-//! the protocol: `builtin:oracle` answers with the gold edits (proves the metrics reach
-//! their maximum); `builtin:unchanged-at-gold` answers with the current, unchanged
-//! text of every allowed gold location (proves doing nothing at the right place is
-//! never a hit, except under the Historian compat rule).
+//! Test-only suggesters fed with gold by the engine through [`Suggester::gold_feed`],
+//! never through the protocol: `builtin:oracle` answers with the gold edits (proves the
+//! metrics reach their maximum); `builtin:unchanged-at-gold` answers with the current,
+//! unchanged text of every allowed gold location (proves doing nothing at the right
+//! place is never a hit, except under the Historian compat rule).
 
-use std::sync::Arc;
+use std::sync::Mutex;
 
-use super::engine::OracleFeed;
 use crate::suggest::protocol::{
     GenerateParams, GenerateResult, InitializeParams, InitializeResult, SuggestParams,
-    SuggestResult,
+    SuggestResult, SuggestedEdit,
 };
-use crate::suggest::{SuggestError, Suggester};
+use crate::suggest::{GoldFeed, SuggestError, Suggester};
 
 /// What a fed suggester answers with.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -22,33 +21,48 @@ enum Answer {
     UnchangedAtGold,
 }
 
-/// A suggester the engine feeds with gold through an [`OracleFeed`].
-#[derive(Debug, Clone)]
+/// The gold answers of the current step, as the engine offered them.
+#[derive(Debug, Default)]
+struct OracleFeed {
+    suggestions: Mutex<Vec<SuggestedEdit>>,
+    unchanged: Mutex<Vec<SuggestedEdit>>,
+    generation: Mutex<String>,
+}
+
+impl GoldFeed for OracleFeed {
+    fn offer_suggestions(&self, gold: Vec<SuggestedEdit>, unchanged: Vec<SuggestedEdit>) {
+        *self.suggestions.lock().expect("oracle lock") = gold;
+        *self.unchanged.lock().expect("oracle lock") = unchanged;
+    }
+
+    fn offer_generation(&self, text: String) {
+        *self.generation.lock().expect("oracle lock") = text;
+    }
+}
+
+/// A suggester the engine feeds with gold (it accepts [`Suggester::gold_feed`]).
+#[derive(Debug)]
 pub struct FedSuggester {
-    feed: Arc<OracleFeed>,
+    feed: OracleFeed,
     answer: Answer,
 }
 
 impl FedSuggester {
-    /// `builtin:oracle` and the feed the engine must be given.
-    pub fn oracle() -> (FedSuggester, Arc<OracleFeed>) {
+    /// `builtin:oracle`: answers with the gold edits.
+    pub fn oracle() -> FedSuggester {
         Self::with(Answer::Gold)
     }
 
-    /// `builtin:unchanged-at-gold` and the feed the engine must be given.
-    pub fn unchanged_at_gold() -> (FedSuggester, Arc<OracleFeed>) {
+    /// `builtin:unchanged-at-gold`: answers with the unchanged text at the gold locations.
+    pub fn unchanged_at_gold() -> FedSuggester {
         Self::with(Answer::UnchangedAtGold)
     }
 
-    fn with(answer: Answer) -> (FedSuggester, Arc<OracleFeed>) {
-        let feed = Arc::new(OracleFeed::default());
-        (
-            FedSuggester {
-                feed: feed.clone(),
-                answer,
-            },
-            feed,
-        )
+    fn with(answer: Answer) -> FedSuggester {
+        FedSuggester {
+            feed: OracleFeed::default(),
+            answer,
+        }
     }
 }
 
@@ -70,11 +84,11 @@ impl Suggester for FedSuggester {
 
     fn suggest(&mut self, _: &SuggestParams) -> Result<SuggestResult, SuggestError> {
         let edits = match self.answer {
-            Answer::Gold => self.feed.suggestions(),
-            Answer::UnchangedAtGold => self.feed.unchanged(),
+            Answer::Gold => &self.feed.suggestions,
+            Answer::UnchangedAtGold => &self.feed.unchanged,
         };
         Ok(SuggestResult {
-            edits,
+            edits: edits.lock().expect("oracle lock").clone(),
             reads: Vec::new(),
         })
     }
@@ -82,7 +96,7 @@ impl Suggester for FedSuggester {
     fn generate(&mut self, params: &GenerateParams) -> Result<GenerateResult, SuggestError> {
         // The unchanged answer's content is the location's current text (like noop's).
         let text = match self.answer {
-            Answer::Gold => self.feed.generation(),
+            Answer::Gold => self.feed.generation.lock().expect("oracle lock").clone(),
             Answer::UnchangedAtGold => params.location_text(),
         };
         Ok(GenerateResult {
@@ -92,4 +106,8 @@ impl Suggester for FedSuggester {
     }
 
     fn shutdown(&mut self) {}
+
+    fn gold_feed(&self) -> Option<&dyn GoldFeed> {
+        Some(&self.feed)
+    }
 }

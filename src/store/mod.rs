@@ -13,7 +13,10 @@ mod write;
 
 pub use erase::Erasure;
 pub use export::{DocumentSummary, SessionSummary};
-pub use runs::{RunMeasurements, RunSummary, StoredPrediction, StoredRead, StoredStep};
+pub use runs::{
+    RunMeasurements, RunSummary, RunTrajectory, StepFailure, StepFlow, StoredContent,
+    StoredPrediction, StoredStep,
+};
 pub use write::{NewSession, SessionEnd};
 
 use std::path::{Path, PathBuf};

@@ -1,12 +1,19 @@
 //! Replay runs: created up front, every step written as it finishes, read back for
 //! `--resume` and `nextedit report`.
+//!
+//! The rows are a wire format. `run_steps.flow` holds the step as flow aggregation
+//! takes it, as JSON: `{"allowed": N, "predictions": [[rank, matched edit index or
+//! null, class key], …]}`; [`StoredStep::flow`] is its typed form, converted here only.
 
 use rusqlite::{OptionalExtension, params};
+use serde_json::json;
 
 use super::{Database, StoreError, sqlite};
+use crate::metrics::flow::{FlowClass, FlowStep, Prf, RankedPrediction, StepCounts};
+use crate::suggest::{Call, CallFailure, ReadSource, StepRead};
 
 /// One run as listed by reports.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct RunSummary {
     /// Run id.
     pub id: i64,
@@ -40,40 +47,67 @@ pub struct StoredStep {
     /// Edits not applied before the step.
     pub remaining: usize,
     /// Precision, recall, F1 of the step.
-    pub prf: (f64, f64, f64),
-    /// tp, fp, fn.
-    pub counts: (u64, u64, u64),
-    /// Content score: edit id, BLEU-4, ES, generated.
-    pub content: Option<(String, f64, f64, bool)>,
+    pub prf: Prf,
+    /// Historian's tp, fp, fn of the step.
+    pub counts: StepCounts,
+    /// The step's content score, if any.
+    pub content: Option<StoredContent>,
     /// Latency of suggest, ms.
     pub suggest_ms: f64,
     /// Latency of generate, ms.
     pub generate_ms: Option<f64>,
-    /// The step for flow aggregation, as JSON.
-    pub flow: serde_json::Value,
-    /// Predictions: rank, file, start, end, text, confidence, matched edit id, class key.
+    /// The step as flow aggregation takes it (the `flow` column).
+    pub flow: FlowStep,
+    /// The ranked predictions.
     pub predictions: Vec<StoredPrediction>,
-    /// Failed calls of this step: call, kind, message.
-    pub errors: Vec<(String, String, String)>,
+    /// Failed calls of this step.
+    pub failures: Vec<StepFailure>,
     /// Locations the suggester read during the step, in order.
-    pub reads: Vec<StoredRead>,
+    pub reads: Vec<StepRead>,
 }
 
-/// One location a suggester read during a replay step (a `run_reads` row).
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
-pub struct StoredRead {
-    /// `suggest` or `generate`.
-    pub call: String,
-    /// `reported` (in the call's result) or `lsp` (recorded by a proxy).
-    pub source: String,
-    /// Path relative to the worktree.
-    pub file: String,
-    /// First line (0-based, the step's current coordinates).
-    pub start_line: usize,
-    /// End (exclusive); `None` for the whole file.
-    pub end_line: Option<usize>,
-    /// LSP method or tool name, when known.
-    pub via: Option<String>,
+/// The content score of a step, as stored.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StoredContent {
+    /// Id of the gold edit scored against.
+    pub edit: String,
+    /// Historian BLEU-4 (0–100).
+    pub bleu: f64,
+    /// ES-Line (0–1).
+    pub es: f64,
+    /// Whether the text came from `generate` (else from a kept prediction).
+    pub generated: bool,
+}
+
+/// A failed call of a step (a `run_errors` row).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StepFailure {
+    /// The call that failed.
+    pub call: Call,
+    /// Its kind and message.
+    pub failure: CallFailure,
+}
+
+/// A stored step as resume and flow aggregation read it back.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StepFlow {
+    /// Step number.
+    pub step: usize,
+    /// Edit id applied at the end of the step.
+    pub applied: String,
+    /// The step as flow aggregation takes it.
+    pub flow: FlowStep,
+}
+
+/// A trajectory of a run, as stored.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunTrajectory {
+    /// Its key (file path, `project@sha10`, `session:N`).
+    pub key: String,
+    /// pending, running, done, failed.
+    pub status: String,
+    /// Its JSON, `None` when it could not be read or derived.
+    pub text: Option<String>,
 }
 
 /// One prediction, as stored.
@@ -93,12 +127,12 @@ pub struct StoredPrediction {
     pub confidence: Option<f64>,
     /// Edit id matched.
     pub matched: Option<String>,
-    /// Flow class key (`flow_keeping`, …).
-    pub class: String,
+    /// Flow pattern.
+    pub class: FlowClass,
 }
 
 /// Per-step measurements of a run, for reports.
-#[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct RunMeasurements {
     /// BLEU-4 of each step's content (steps that have one).
     pub bleu: Vec<f64>,
@@ -178,14 +212,13 @@ impl Database {
         &mut self,
         run: i64,
         key: &str,
-        call: &str,
-        kind: &str,
-        message: &str,
+        call: Call,
+        failure: &CallFailure,
     ) -> Result<(), StoreError> {
         self.conn
             .execute(
                 "INSERT INTO run_errors (run_id, key, step, call, kind, message) VALUES (?1, ?2, NULL, ?3, ?4, ?5)",
-                params![run, key, call, kind, message],
+                params![run, key, call.key(), failure.kind.key(), failure.message],
             )
             .map_err(|source| sqlite(&self.path, source))?;
         Ok(())
@@ -202,11 +235,11 @@ impl Database {
         let e = |source| sqlite(&path, source);
         let tx = self.conn.transaction().map_err(e)?;
         let (content_edit, bleu, es, generated) = match &step.content {
-            Some((edit, bleu, es, generated)) => (
-                Some(edit.as_str()),
-                Some(*bleu),
-                Some(*es),
-                Some(*generated),
+            Some(c) => (
+                Some(c.edit.as_str()),
+                Some(c.bleu),
+                Some(c.es),
+                Some(c.generated),
             ),
             None => (None, None, None, None),
         };
@@ -222,19 +255,19 @@ impl Database {
                 step.applied,
                 serde_json::to_string(&step.allowed).expect("strings serialise"),
                 step.remaining as i64,
-                step.prf.0,
-                step.prf.1,
-                step.prf.2,
-                step.counts.0 as i64,
-                step.counts.1 as i64,
-                step.counts.2 as i64,
+                step.prf.precision,
+                step.prf.recall,
+                step.prf.f1,
+                step.counts.tp as i64,
+                step.counts.fp as i64,
+                step.counts.fn_ as i64,
                 content_edit,
                 bleu,
                 es,
                 generated,
                 step.suggest_ms,
                 step.generate_ms,
-                step.flow.to_string()
+                flow_to_json(&step.flow)
             ],
         )
         .map_err(e)?;
@@ -253,7 +286,7 @@ impl Database {
                     p.text,
                     p.confidence,
                     p.matched,
-                    p.class
+                    p.class.key()
                 ],
             )
             .map_err(e)?;
@@ -267,8 +300,8 @@ impl Database {
                     key,
                     step.step as i64,
                     seq as i64,
-                    r.call,
-                    r.source,
+                    r.call.key(),
+                    r.source.key(),
                     r.file,
                     r.start_line as i64,
                     r.end_line.map(|e| e as i64),
@@ -277,10 +310,17 @@ impl Database {
             )
             .map_err(e)?;
         }
-        for (call, kind, message) in &step.errors {
+        for f in &step.failures {
             tx.execute(
                 "INSERT INTO run_errors (run_id, key, step, call, kind, message) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-                params![run, key, step.step as i64, call, kind, message],
+                params![
+                    run,
+                    key,
+                    step.step as i64,
+                    f.call.key(),
+                    f.failure.kind.key(),
+                    f.failure.message
+                ],
             )
             .map_err(e)?;
         }
@@ -335,27 +375,30 @@ impl Database {
             .ok_or(StoreError::NoRun(run))
     }
 
-    /// A run's trajectories in order: key, status, trajectory JSON.
-    pub fn run_trajectories(
-        &self,
-        run: i64,
-    ) -> Result<Vec<(String, String, Option<String>)>, StoreError> {
-        self.rows("SELECT key, status, trajectory FROM run_trajectories WHERE run_id = ?1 ORDER BY position", [run], |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?)))
+    /// A run's trajectories in order.
+    pub fn run_trajectories(&self, run: i64) -> Result<Vec<RunTrajectory>, StoreError> {
+        self.rows(
+            "SELECT key, status, trajectory FROM run_trajectories WHERE run_id = ?1 ORDER BY position",
+            [run],
+            |row| {
+                Ok(RunTrajectory {
+                    key: row.get(0)?,
+                    status: row.get(1)?,
+                    text: row.get(2)?,
+                })
+            },
+        )
     }
 
-    /// Applied edit ids and flow JSON of a trajectory's recorded steps, in step order.
-    pub fn run_steps(
-        &self,
-        run: i64,
-        key: &str,
-    ) -> Result<Vec<(usize, String, serde_json::Value)>, StoreError> {
+    /// The applied edit and flow of a trajectory's recorded steps, in step order.
+    pub fn run_steps(&self, run: i64, key: &str) -> Result<Vec<StepFlow>, StoreError> {
         self.rows("SELECT step, applied, flow FROM run_steps WHERE run_id = ?1 AND key = ?2 ORDER BY step", params![run, key], |row| {
             let flow: String = row.get(2)?;
-            Ok((
-                row.get::<_, i64>(0)? as usize,
-                row.get(1)?,
-                serde_json::from_str(&flow).unwrap_or_default(),
-            ))
+            Ok(StepFlow {
+                step: row.get::<_, i64>(0)? as usize,
+                applied: row.get(1)?,
+                flow: flow_from_json(&flow),
+            })
         })
     }
 
@@ -365,7 +408,7 @@ impl Database {
         run: i64,
         key: &str,
         step: usize,
-        reads: &[StoredRead],
+        reads: &[StepRead],
     ) -> Result<(), StoreError> {
         let path = self.path.clone();
         let e = |source| sqlite(&path, source);
@@ -386,8 +429,8 @@ impl Database {
                     key,
                     step as i64,
                     first + k as i64,
-                    r.call,
-                    r.source,
+                    r.call.key(),
+                    r.source.key(),
                     r.file,
                     r.start_line as i64,
                     r.end_line.map(|e| e as i64),
@@ -400,17 +443,21 @@ impl Database {
     }
 
     /// What the suggester read in a trajectory of a run: (step, read) in step and read order.
-    pub fn run_reads(&self, run: i64, key: &str) -> Result<Vec<(usize, StoredRead)>, StoreError> {
+    pub fn run_reads(&self, run: i64, key: &str) -> Result<Vec<(usize, StepRead)>, StoreError> {
         self.rows(
             "SELECT step, call, source, file, start_line, end_line, via FROM run_reads
                     WHERE run_id = ?1 AND key = ?2 ORDER BY step, seq",
             params![run, key],
             |row| {
+                let call: String = row.get(1)?;
+                let source: String = row.get(2)?;
                 Ok((
                     row.get::<_, i64>(0)? as usize,
-                    StoredRead {
-                        call: row.get(1)?,
-                        source: row.get(2)?,
+                    StepRead {
+                        // Proxies name the call in their step markers: anything but
+                        // `generate` was a `suggest`.
+                        call: Call::from_key(&call).unwrap_or(Call::Suggest),
+                        source: ReadSource::from_key(&source),
                         file: row.get(3)?,
                         start_line: row.get::<_, i64>(4)? as usize,
                         end_line: row.get::<_, Option<i64>>(5)?.map(|e| e as usize),
@@ -473,6 +520,43 @@ impl Database {
             .optional()
             .map(Option::flatten)
             .map_err(|source| sqlite(&self.path, source))
+    }
+}
+
+/// The `flow` column of a step.
+fn flow_to_json(flow: &FlowStep) -> String {
+    json!({
+        "allowed": flow.allowed_gold,
+        "predictions": flow
+            .predictions
+            .iter()
+            .map(|p| json!([p.rank, p.matched_gold, p.class.key()]))
+            .collect::<Vec<_>>(),
+    })
+    .to_string()
+}
+
+/// A step's `flow` column read back; what does not parse counts as nothing (no
+/// predictions, no allowed edit), entry by entry, as every version has read it.
+fn flow_from_json(text: &str) -> FlowStep {
+    let flow: serde_json::Value = serde_json::from_str(text).unwrap_or_default();
+    let predictions = flow["predictions"]
+        .as_array()
+        .map(|ps| {
+            ps.iter()
+                .filter_map(|p| {
+                    Some(RankedPrediction {
+                        rank: p[0].as_u64()? as usize,
+                        matched_gold: p[1].as_u64().map(|g| g as usize),
+                        class: FlowClass::from_key(p[2].as_str()?)?,
+                    })
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    FlowStep {
+        predictions,
+        allowed_gold: flow["allowed"].as_u64().unwrap_or(0) as usize,
     }
 }
 

@@ -3,8 +3,9 @@
 //!
 //! Architecture invariant: a suggester only ever sees what [`protocol`] messages
 //! carry: the current state, applied edits, and what `--reveal` allows. Gold
-//! answers never cross this boundary (the test-only oracle gets them from the
-//! replay engine through its own constructor, not through the trait).
+//! answers never cross this boundary: the engine offers them through
+//! [`Suggester::gold_feed`], which only the test-only fed built-ins
+//! (`replay::FedSuggester`) accept; every other suggester keeps the default `None`.
 
 mod builtin;
 mod process;
@@ -23,8 +24,166 @@ use std::time::Duration;
 
 use protocol::{
     GenerateParams, GenerateResult, InitializeParams, InitializeResult, SuggestParams,
-    SuggestResult,
+    SuggestResult, SuggestedEdit,
 };
+
+/// One call of the suggester protocol.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Call {
+    /// `initialize`: start of a trajectory.
+    Initialize,
+    /// `suggest`: ranked next edits.
+    Suggest,
+    /// `generate`: the text of one location.
+    Generate,
+}
+
+impl Call {
+    /// The protocol's method name (also the database's `call` column).
+    pub fn key(self) -> &'static str {
+        match self {
+            Call::Initialize => "initialize",
+            Call::Suggest => "suggest",
+            Call::Generate => "generate",
+        }
+    }
+
+    /// The call named `key`, if it is one.
+    pub fn from_key(key: &str) -> Option<Call> {
+        [Call::Initialize, Call::Suggest, Call::Generate]
+            .into_iter()
+            .find(|c| c.key() == key)
+    }
+}
+
+impl std::fmt::Display for Call {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.key())
+    }
+}
+
+/// The kind of a failed call, one per [`SuggestError`] variant.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum FailureKind {
+    /// [`SuggestError::Spawn`].
+    Spawn,
+    /// [`SuggestError::Timeout`].
+    Timeout,
+    /// [`SuggestError::Crashed`].
+    Crash,
+    /// [`SuggestError::BadJson`].
+    BadJson,
+    /// [`SuggestError::HugeOutput`].
+    HugeOutput,
+    /// [`SuggestError::Response`].
+    ErrorResponse,
+    /// [`SuggestError::BadResult`].
+    BadResult,
+    /// [`SuggestError::GaveUp`].
+    GaveUp,
+}
+
+impl FailureKind {
+    /// Short machine-readable key for result tables and the database (`timeout`, `crash`, …).
+    pub fn key(self) -> &'static str {
+        match self {
+            FailureKind::Spawn => "spawn",
+            FailureKind::Timeout => "timeout",
+            FailureKind::Crash => "crash",
+            FailureKind::BadJson => "bad_json",
+            FailureKind::HugeOutput => "huge_output",
+            FailureKind::ErrorResponse => "error_response",
+            FailureKind::BadResult => "bad_result",
+            FailureKind::GaveUp => "gave_up",
+        }
+    }
+}
+
+impl std::fmt::Display for FailureKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.key())
+    }
+}
+
+/// A failed call as a replay step keeps it: its kind and the error's message.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CallFailure {
+    /// What kind of failure.
+    pub kind: FailureKind,
+    /// The error's message (its `Display`).
+    pub message: String,
+}
+
+impl From<&SuggestError> for CallFailure {
+    fn from(error: &SuggestError) -> CallFailure {
+        CallFailure {
+            kind: error.failure_kind(),
+            message: error.to_string(),
+        }
+    }
+}
+
+/// `kind: message`, the form step results print.
+impl std::fmt::Display for CallFailure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: {}", self.kind, self.message)
+    }
+}
+
+/// Where a suggester's read was learnt.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ReadSource {
+    /// Listed in the call's result.
+    Reported,
+    /// Recorded by a `nextedit proxy` in front of the suggester's language server.
+    Lsp,
+}
+
+impl ReadSource {
+    /// The database's `source` column.
+    pub fn key(&self) -> &'static str {
+        match self {
+            ReadSource::Reported => "reported",
+            ReadSource::Lsp => "lsp",
+        }
+    }
+
+    /// The source named `key`; anything but `lsp` was reported.
+    pub fn from_key(key: &str) -> ReadSource {
+        if key == "lsp" {
+            ReadSource::Lsp
+        } else {
+            ReadSource::Reported
+        }
+    }
+}
+
+/// A location a suggester read while answering one call of a replay step: the one
+/// shape a read has from the engine through the store to the report.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StepRead {
+    /// The call it read during (one ContextBench step per call that read something).
+    pub call: Call,
+    /// Reported in the result, or recorded by a proxy.
+    pub source: ReadSource,
+    /// Path relative to the worktree.
+    pub file: String,
+    /// First line (0-based, the step's current coordinates).
+    pub start_line: usize,
+    /// End (exclusive); `None` for the whole file.
+    pub end_line: Option<usize>,
+    /// LSP method or tool name, when known.
+    pub via: Option<String>,
+}
+
+/// Gold answers the replay engine offers at each step to a suggester that accepts
+/// them ([`Suggester::gold_feed`]): only the test-only fed built-ins do.
+pub trait GoldFeed {
+    /// The gold edits allowed at this step, and the same locations with their current text.
+    fn offer_suggestions(&self, gold: Vec<SuggestedEdit>, unchanged: Vec<SuggestedEdit>);
+    /// The gold text of the location `generate` is about to ask for.
+    fn offer_generation(&self, text: String);
+}
 
 /// Why a suggester call failed (recorded as that step's failure; the run goes on).
 #[derive(Debug, thiserror::Error)]
@@ -115,15 +274,20 @@ impl SuggestError {
 
     /// Short machine-readable kind for result tables (`timeout`, `crash`, …).
     pub fn kind(&self) -> &'static str {
+        self.failure_kind().key()
+    }
+
+    /// The kind of this failure.
+    pub fn failure_kind(&self) -> FailureKind {
         match self {
-            SuggestError::Spawn { .. } => "spawn",
-            SuggestError::Timeout { .. } => "timeout",
-            SuggestError::Crashed { .. } => "crash",
-            SuggestError::BadJson { .. } => "bad_json",
-            SuggestError::HugeOutput { .. } => "huge_output",
-            SuggestError::Response { .. } => "error_response",
-            SuggestError::BadResult { .. } => "bad_result",
-            SuggestError::GaveUp { .. } => "gave_up",
+            SuggestError::Spawn { .. } => FailureKind::Spawn,
+            SuggestError::Timeout { .. } => FailureKind::Timeout,
+            SuggestError::Crashed { .. } => FailureKind::Crash,
+            SuggestError::BadJson { .. } => FailureKind::BadJson,
+            SuggestError::HugeOutput { .. } => FailureKind::HugeOutput,
+            SuggestError::Response { .. } => FailureKind::ErrorResponse,
+            SuggestError::BadResult { .. } => FailureKind::BadResult,
+            SuggestError::GaveUp { .. } => FailureKind::GaveUp,
         }
     }
 }
@@ -140,4 +304,9 @@ pub trait Suggester: Send {
     fn generate(&mut self, params: &GenerateParams) -> Result<GenerateResult, SuggestError>;
     /// Ends the trajectory and releases resources.
     fn shutdown(&mut self);
+    /// Where the engine may put gold answers before each call: `None` (the default) for
+    /// every real suggester; only the test-only fed built-ins take them.
+    fn gold_feed(&self) -> Option<&dyn GoldFeed> {
+        None
+    }
 }

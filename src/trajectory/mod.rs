@@ -81,7 +81,22 @@ impl Trajectory {
     pub fn has_sequential_edits(&self) -> bool {
         self.edits.iter().any(|e| e.start_byte.is_some())
     }
+    /// The position in `edits` of the edit with this id: the one id → index lookup
+    /// (order edges, initial candidates, stored steps and runs name edits by id).
+    pub fn edit_index(&self, id: &str) -> Option<EditIndex> {
+        self.edits.iter().position(|e| e.id == id).map(EditIndex)
+    }
+
+    /// The edit at a position.
+    pub fn edit(&self, index: EditIndex) -> &Edit {
+        &self.edits[index.0]
+    }
 }
+
+/// The position of an edit in [`Trajectory::edits`]: files and the database name edits
+/// by id, replay works with positions.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct EditIndex(pub usize);
 
 /// Gold answers a trajectory carries: the context a task needs (ContextBench `gold_ctx`)
 /// and the edits a benchmark expects next (Copilot NES `nextUserEdit`).

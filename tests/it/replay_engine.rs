@@ -13,7 +13,7 @@ use nextedit::suggest::protocol::{
     SuggestResult, SuggestedEdit,
 };
 use nextedit::suggest::{NoopSuggester, SuggestError, Suggester};
-use nextedit::trajectory::{Edit, FileEntry, SessionInfo, SessionKind, Trajectory};
+use nextedit::trajectory::{Edit, EditIndex, FileEntry, SessionInfo, SessionKind, Trajectory};
 
 const A_PY: &str = "import os\n\n\ndef compute(x):\n    return x + 1\n\n\ndef helper(y):\n    return compute(y) * 2\n\n\nclass Foo:\n    def bar(self):\n        return compute(3)\n";
 const B_PY: &str = "from pkg.a import compute\n\n\ndef run():\n    total = compute(10)\n    print(total)\n    return total\n";
@@ -172,13 +172,12 @@ fn historian_worked_example() {
         &mut suggester,
         &mut DirWorkspace::new(dir.path()),
         &config(OrderMode::Adaptive),
-        None,
         hooks(),
     )
     .unwrap();
-    assert_eq!(outcome.initial, 0);
+    assert_eq!(outcome.initial, EditIndex(0));
     assert_eq!(suggester.generated_at, vec![("pkg/b.py".to_string(), 4, 5)]);
-    assert_eq!(outcome.order, vec![0, 1, 2, 3, 4]);
+    assert_eq!(outcome.order, [0, 1, 2, 3, 4].map(EditIndex));
     let classes: Vec<Vec<FlowClass>> = outcome
         .steps
         .iter()
@@ -216,7 +215,7 @@ fn historian_worked_example() {
         .map(|s| {
             s.content
                 .as_ref()
-                .map(|c| (c.gold, c.generated, c.bleu))
+                .map(|c| (c.gold.0, c.generated, c.bleu))
                 .unwrap()
         })
         .collect();
@@ -256,17 +255,16 @@ fn historian_worked_example() {
 #[test]
 fn oracle_reaches_the_maximum_and_noop_scores_zero() {
     let dir = tempfile::tempdir().unwrap();
-    let (mut oracle, feed) = FedSuggester::oracle();
+    let mut oracle = FedSuggester::oracle();
     let outcome = replay(
         &worked_example(),
         &mut oracle,
         &mut DirWorkspace::new(dir.path()),
         &config(OrderMode::Fixed),
-        Some(&feed),
         hooks(),
     )
     .unwrap();
-    assert_eq!(outcome.order, vec![0, 1, 2, 3, 4]);
+    assert_eq!(outcome.order, [0, 1, 2, 3, 4].map(EditIndex));
     for step in &outcome.steps {
         let prf = step.flow.prf();
         assert_eq!(
@@ -283,7 +281,6 @@ fn oracle_reaches_the_maximum_and_noop_scores_zero() {
         &mut NoopSuggester,
         &mut DirWorkspace::new(dir.path()),
         &config(OrderMode::Fixed),
-        None,
         hooks(),
     )
     .unwrap();
@@ -343,11 +340,10 @@ fn the_future_never_reaches_the_suggester() {
         &mut spy,
         &mut DirWorkspace::new(dir.path()),
         &config(OrderMode::Fixed),
-        None,
         hooks(),
     )
     .unwrap();
-    assert_eq!(outcome.order, vec![0, 1, 2, 3, 4]);
+    assert_eq!(outcome.order, [0, 1, 2, 3, 4].map(EditIndex));
     assert!(spy.1.len() > 10);
     for seen in &spy.1 {
         assert!(
@@ -667,16 +663,22 @@ fn propagate_follows_a_rename() {
         &mut propagate,
         &mut DirWorkspace::new(dir.path()),
         &config(OrderMode::Fixed),
-        None,
         hooks(),
     )
     .unwrap();
-    assert_eq!(outcome.order, vec![0, 1, 2, 3]);
+    assert_eq!(outcome.order, [0, 1, 2, 3].map(EditIndex));
     // Step 1: all three remaining sites predicted, nearest (same file) first; all keep the flow.
     let step1: Vec<(String, usize, Option<usize>, FlowClass)> = outcome.steps[0]
         .predictions
         .iter()
-        .map(|p| (p.edit.file.clone(), p.edit.start_line, p.matched, p.class))
+        .map(|p| {
+            (
+                p.edit.file.clone(),
+                p.edit.start_line,
+                p.matched.map(|m| m.0),
+                p.class,
+            )
+        })
         .collect();
     assert_eq!(
         step1,

@@ -365,9 +365,6 @@ fn cli_files_are_short() {
     // Invariant (ARCHITECTURE.md): a cli file holds argument parsing and printing only,
     // which stays under 300 lines; a command that needs more is a directory.
     const MAX_LINES: usize = 300;
-    // TODO(integration): replay family — replay.rs, report.rs and runs.rs are being
-    // slimmed on another branch; drop this list once it is merged.
-    const NOT_YET: [&str; 3] = ["cli/replay.rs", "cli/report.rs", "cli/runs.rs"];
     let long: Vec<String> = rust_files(&Path::new(ROOT).join("src/cli"))
         .iter()
         .map(|p| {
@@ -376,7 +373,7 @@ fn cli_files_are_short() {
                 std::fs::read_to_string(p).unwrap().lines().count(),
             )
         })
-        .filter(|(rel, lines)| *lines > MAX_LINES && !NOT_YET.contains(&rel.as_str()))
+        .filter(|(_, lines)| *lines > MAX_LINES)
         .map(|(rel, lines)| format!("{rel}: {lines} lines"))
         .collect();
     assert!(

@@ -1,0 +1,271 @@
+//! `nextedit replay`: walk trajectories through a next-edit suggester and score it.
+//! Parses the arguments into the library's run plan, calls [`nextedit::run`], prints
+//! (`settings`: the arguments as the library's settings; `printer`: what a run says).
+
+mod printer;
+mod settings;
+
+use std::io::Write;
+use std::path::PathBuf;
+
+use clap::{Args, ValueEnum};
+use nextedit::run::{self, RunSettings, SandboxMode, json, plan, text};
+use nextedit::store::Database;
+use nextedit::trajectory::SliceBound;
+use printer::Printer;
+
+/// Replay trajectories through a next-edit suggester and score it
+///
+/// Each trajectory (`nextedit sessions export` or `nextedit derive` output) is
+/// replayed in a scratch directory holding its files at the start state. At every
+/// step the suggester proposes ranked next edits; they are matched one to one to the
+/// remaining gold edits and classified (flow keeping, jumping, reverting, breaking);
+/// when none keeps the flow, the suggester writes the content of the next edit's
+/// location, scored with BLEU-4 and ES. Then the gold edit is applied.
+///
+/// Every step is stored in the database as it finishes (a run id is printed first);
+/// `--resume RUN` continues an interrupted run where it stopped, with its settings.
+///
+/// Suggesters: builtin:noop (never suggests; scores 0), builtin:propagate (repeats
+/// each applied rename or one-line change at the other places it applies, nearest
+/// first), builtin:oracle (the gold answers; the maximum), or cmd:'<command line>'
+/// speaking the protocol of docs/suggesters.md.
+///
+/// Examples:
+///   nextedit replay --trajectory commit.json --suggester builtin:propagate
+///   nextedit replay --trajectory a.json --trajectory b.json --suggester "cmd:python3 my_suggester.py" --json
+///   nextedit replay --resume 7
+#[derive(Debug, Args)]
+#[command(verbatim_doc_comment)]
+pub struct ReplayArgs {
+    /// Trajectory JSON file (can be repeated)
+    #[arg(long, value_name = "FILE", required_unless_present_any = ["resume", "session", "repo"])]
+    trajectory: Vec<PathBuf>,
+
+    /// A session stored in the database (can be repeated)
+    #[arg(long, value_name = "ID")]
+    session: Vec<i64>,
+
+    /// With --session: replay only the part from this event seq or time (90s, 5m, 1500ms)
+    #[arg(long, value_name = "SEQ|TIME", requires = "session")]
+    from: Option<SliceBound>,
+
+    /// With --session: replay only the part up to this event seq or time
+    #[arg(long, value_name = "SEQ|TIME", requires = "session")]
+    to: Option<SliceBound>,
+
+    /// With --session: replay only the edits of this file (can be repeated)
+    #[arg(long = "file", value_name = "PATH", requires = "session")]
+    files: Vec<String>,
+
+    /// With --session: a pause longer than this ends an edit when coalescing a recorded
+    /// session's changes [default: 2000]
+    #[arg(long, value_name = "MS", requires = "session")]
+    pause_ms: Option<f64>,
+
+    /// A git repository whose commits to replay (with --commit or --range)
+    #[arg(long, value_name = "PATH")]
+    repo: Option<PathBuf>,
+
+    /// A commit of --repo (can be repeated); each replays in a scratch checkout of its parent
+    #[arg(long, value_name = "REV", requires = "repo")]
+    commit: Vec<String>,
+
+    /// Commits of --repo, oldest first, as git reads a range: A..B, A...B, R^! (R
+    /// alone), R (R and all its ancestors); what was selected is said before starting
+    #[arg(long, value_name = "A..B", requires = "repo")]
+    range: Option<String>,
+
+    /// Merge commits in --range: skip (leave them out; one summary line), or
+    /// first-parent (replay each as its change against its first parent)
+    #[arg(long, value_name = "HOW", value_parser = super::parse_merges, default_value = "skip", requires = "range")]
+    merges: nextedit::history::Merges,
+
+    /// builtin:noop, builtin:propagate, builtin:oracle, or cmd:<command line>
+    #[arg(long, value_name = "SPEC", required_unless_present = "resume")]
+    suggester: Option<String>,
+
+    /// Continue an interrupted run (its trajectories and settings come from the database)
+    #[arg(long, value_name = "RUN", conflicts_with_all = ["trajectory", "session", "repo", "suggester"])]
+    resume: Option<i64>,
+
+    /// Which edit comes next: the natural order (fixed) or the suggester's best kept match (adaptive)
+    #[arg(long, value_enum, default_value_t = OrderArg::Fixed)]
+    order: OrderArg,
+
+    /// How predictions match gold edits: bleu (default: Historian's BLEU-4 > 50 and the
+    /// prediction changes its lines), historian (Historian compat, quirk included: an
+    /// unchanged prediction can match), es (ES-Line ≥ --es-threshold), exact. Outside
+    /// historian, an answer that leaves its lines unchanged is never a hit and its
+    /// content scores BLEU 0 / ES 0
+    #[arg(long = "match", value_enum, default_value_t = MatchArg::Bleu)]
+    match_rule: MatchArg,
+
+    /// Minimum ES for --match es
+    #[arg(long, default_value_t = 0.5, value_name = "ES")]
+    es_threshold: f64,
+
+    /// What the suggester may see beyond the current state: message, files, commit (comma-separated)
+    #[arg(long, value_delimiter = ',', value_name = "LIST")]
+    reveal: Vec<RevealArg>,
+
+    /// Edits made by these origins are applied silently, never asked for (recorded
+    /// sessions): format, code_action, rename, completion, external (comma-separated)
+    #[arg(long, value_delimiter = ',', value_name = "LIST")]
+    exclude_origin: Vec<OriginArg>,
+
+    /// Seed for tie-breaks (initial edit in adaptive order)
+    #[arg(long, default_value_t = 42)]
+    seed: u64,
+
+    /// Seconds a suggester may take per call
+    #[arg(long, default_value_t = 60.0, value_name = "S")]
+    timeout: f64,
+
+    /// Seconds a suggester may take to answer `initialize` (loading a model)
+    #[arg(long, default_value_t = 120.0, value_name = "S")]
+    init_timeout: f64,
+
+    /// After this many process failures in a row (crash, time-out, garbage) a
+    /// trajectory stops asking the suggester; its remaining steps record why
+    #[arg(long, default_value_t = 3, value_name = "N")]
+    give_up_after: u32,
+
+    /// How cmd: suggesters are isolated: bwrap (only their worktree, their program and
+    /// the system's read-only directories are visible; no network) or off
+    #[arg(long, value_enum, default_value_t = SandboxArg::Bwrap)]
+    sandbox: SandboxArg,
+
+    /// Let sandboxed suggesters use the network (a model API)
+    #[arg(long)]
+    allow_network: bool,
+
+    /// An extra path sandboxed suggesters may read (a model's weights; can be repeated)
+    #[arg(long, value_name = "PATH")]
+    sandbox_ro: Vec<PathBuf>,
+
+    /// An existing path sandboxed suggesters may write (a log or cache; can be repeated)
+    #[arg(long, value_name = "PATH")]
+    sandbox_rw: Vec<PathBuf>,
+
+    /// Database for the run [default: $NEXTEDIT_DB, else $XDG_DATA_HOME/nextedit/nextedit.db]
+    #[arg(long, value_name = "PATH")]
+    db: Option<PathBuf>,
+
+    /// Also write Historian-compatible results files into this directory
+    /// ({project}-{sha10}-{suggester}-simulation-results.json)
+    #[arg(long, value_name = "DIR")]
+    historian_json: Option<PathBuf>,
+
+    /// Trajectories replayed in parallel, each with its own suggester process
+    #[arg(long, default_value_t = 1, value_name = "N")]
+    jobs: usize,
+
+    /// Print JSON (one object per trajectory, then the summary) instead of tables
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+enum OrderArg {
+    Fixed,
+    Adaptive,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+enum MatchArg {
+    Bleu,
+    Historian,
+    Es,
+    Exact,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, ValueEnum)]
+#[value(rename_all = "snake_case")]
+enum OriginArg {
+    Format,
+    CodeAction,
+    Rename,
+    Completion,
+    External,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, ValueEnum)]
+enum RevealArg {
+    Message,
+    Files,
+    /// The project name and the trajectory's own id (a commit's sha) in `initialize`.
+    Commit,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, ValueEnum)]
+enum SandboxArg {
+    Bwrap,
+    Off,
+}
+
+pub fn run(args: ReplayArgs) -> anyhow::Result<i32> {
+    run::install_process_guards()?;
+    let db_path = args
+        .db
+        .clone()
+        .unwrap_or_else(nextedit::store::default_path);
+    let mut db = Database::open(&db_path)?;
+    let printer = Printer { json: args.json };
+    let mut failed = 0;
+    let (run_id, settings) = match args.resume {
+        Some(run) => {
+            let settings = RunSettings::of(&db, run)?;
+            settings.check_resumable(run)?;
+            (run, settings)
+        }
+        None => {
+            let sandbox = match args.sandbox {
+                SandboxArg::Bwrap => SandboxMode::Bwrap,
+                SandboxArg::Off => SandboxMode::Off,
+            };
+            let settings = args.settings().checked(sandbox, &printer)?;
+            let Some(collected) = plan::collect(&args.request(), &db, &printer)? else {
+                return Ok(0);
+            };
+            let run = plan::create(&mut db, &settings, &collected, &printer)?;
+            failed += collected.failures.len();
+            (run, settings)
+        }
+    };
+    {
+        let mut out = std::io::stdout().lock();
+        if args.json {
+            writeln!(
+                out,
+                "{}",
+                json::run_header(run_id, &db_path, &settings.sandbox)
+            )?;
+        } else {
+            writeln!(
+                out,
+                "run {run_id} in {} ({})",
+                db_path.display(),
+                settings.suggester
+            )?;
+        }
+    }
+    let executed = run::execute(&mut db, &db_path, run_id, &settings, args.jobs, &printer)?;
+    failed += executed.failed;
+    let mut out = std::io::stdout().lock();
+    if args.json {
+        let summary = run::report::flow_summary(&db, run_id)?;
+        writeln!(
+            out,
+            "{}",
+            json::run_summary(run_id, &settings.suggester, &summary, failed)
+        )?;
+    } else {
+        text::print_report(&mut out, &db, &[run_id])?;
+    }
+    if let Some(summary) = executed.never_answered {
+        eprintln!("nextedit: run {run_id} FAILED: the suggester never answered: {summary}");
+        return Ok(1);
+    }
+    Ok(if failed > 0 { 1 } else { 0 })
+}

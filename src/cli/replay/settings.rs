@@ -1,0 +1,75 @@
+//! `nextedit replay`'s arguments as the library's run settings and request: the clap
+//! enums stop here and never reach the library or the database.
+
+use nextedit::run::{self, MatchKind, Order, Reveal, RunRequest, RunSettings};
+use nextedit::trajectory::{Origin, SliceSpec};
+
+use super::{MatchArg, OrderArg, OriginArg, ReplayArgs, RevealArg};
+
+impl ReplayArgs {
+    /// The settings of a new run, as given (checked by [`RunSettings::checked`]).
+    pub(super) fn settings(&self) -> RunSettings {
+        RunSettings {
+            suggester: self.suggester.clone().expect("clap requires it"),
+            historian_json: self.historian_json.clone(),
+            order: match self.order {
+                OrderArg::Fixed => Order::Fixed,
+                OrderArg::Adaptive => Order::Adaptive,
+            },
+            match_rule: match self.match_rule {
+                MatchArg::Bleu => MatchKind::Bleu,
+                MatchArg::Historian => MatchKind::Historian,
+                MatchArg::Es => MatchKind::Es,
+                MatchArg::Exact => MatchKind::Exact,
+            },
+            es_threshold: self.es_threshold,
+            reveal: self
+                .reveal
+                .iter()
+                .map(|r| match r {
+                    RevealArg::Message => Reveal::Message,
+                    RevealArg::Files => Reveal::Files,
+                    RevealArg::Commit => Reveal::Commit,
+                })
+                .collect(),
+            exclude_origin: self
+                .exclude_origin
+                .iter()
+                .map(|o| match o {
+                    OriginArg::Format => Origin::Format,
+                    OriginArg::CodeAction => Origin::CodeAction,
+                    OriginArg::Rename => Origin::Rename,
+                    OriginArg::Completion => Origin::Completion,
+                    OriginArg::External => Origin::External,
+                })
+                .collect(),
+            seed: self.seed,
+            timeout: self.timeout,
+            init_timeout: self.init_timeout,
+            give_up_after: self.give_up_after,
+            // Settled by `checked`.
+            sandbox: run::SandboxState::InProcess,
+            allow_network: self.allow_network,
+            sandbox_ro: self.sandbox_ro.clone(),
+            sandbox_rw: self.sandbox_rw.clone(),
+        }
+    }
+
+    /// What the new run replays.
+    pub(super) fn request(&self) -> RunRequest {
+        RunRequest {
+            trajectories: self.trajectory.clone(),
+            repo: self.repo.clone(),
+            commits: self.commit.clone(),
+            range: self.range.clone(),
+            merges: self.merges,
+            sessions: self.session.clone(),
+            slice: SliceSpec {
+                from: self.from,
+                to: self.to,
+                files: self.files.clone(),
+            },
+            pause_ms: self.pause_ms,
+        }
+    }
+}

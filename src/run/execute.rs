@@ -1,0 +1,701 @@
+//! Executing a run: a pool of workers, each with its own suggester and database
+//! connection, replays the run's pending trajectories (resuming those with stored
+//! steps), stores every step as it finishes, then gathers the reads proxies recorded
+//! behind the suggesters. Scratch directories are removed on SIGINT/SIGTERM too.
+
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
+use std::time::Duration;
+
+use super::plan::SandboxState;
+use super::worker::{WorkerPlace, build_suggester, forbidden_paths, sandbox_paths};
+use super::{RunError, RunEvents, RunSettings, RunStore, error_chain};
+use crate::history::{CommitSource, GitRepository};
+use crate::replay::context::attribute_lsp_reads;
+use crate::replay::state::ReplayState;
+use crate::replay::{
+    DirWorkspace, HistorianLog, ReplayConfig, ReplayHooks, ReplayObserver, StepRecord, replay,
+};
+use crate::store::{Database, StepFailure, StoredContent, StoredPrediction, StoredStep};
+use crate::suggest::protocol::{
+    GenerateParams, GenerateResult, InitializeParams, InitializeResult, Revealed, SuggestParams,
+    SuggestResult,
+};
+use crate::suggest::sandbox::Sandbox;
+use crate::suggest::{Call, CallFailure, FailureKind, GoldFeed, StepRead, SuggestError, Suggester};
+use crate::trajectory::{EditIndex, SessionKind, Trajectory};
+
+/// What an executed run leaves for its caller to judge.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Executed {
+    /// Trajectories that failed during replay.
+    pub failed: usize,
+    /// `Some(summary)` when the suggester process was called and never answered.
+    pub never_answered: Option<String>,
+}
+
+/// Readies this process for suggester processes: Ctrl-C and SIGTERM stop them and
+/// remove the scratch directories; orphans of suggesters are adopted to be killed.
+pub fn install_process_guards() -> Result<(), RunError> {
+    clean_up_on_signals()?;
+    // This process's only children are suggesters: it adopts their orphans to kill them.
+    crate::suggest::become_subreaper();
+    Ok(())
+}
+
+/// Replays the pending trajectories of run `run` (stored in `store`, the database at
+/// `db_path`) with `jobs` workers; each trajectory's new steps go to
+/// [`RunEvents::replayed`] as it finishes. The run is marked done at the end.
+pub fn execute(
+    store: &mut dyn RunStore,
+    db_path: &Path,
+    run: i64,
+    settings: &RunSettings,
+    jobs: usize,
+    events: &dyn RunEvents,
+) -> Result<Executed, RunError> {
+    // (position in the run, key, trajectory JSON): the position names the trajectory
+    // to the suggester unless `--reveal commit`.
+    let pending: Vec<(usize, String, Option<String>)> = store
+        .run_trajectories(run)?
+        .into_iter()
+        .enumerate()
+        .filter(|(_, t)| t.status != "done" && t.status != "failed")
+        .map(|(i, t)| (i + 1, t.key, t.text))
+        .collect();
+    // One scratch directory for the run, registered before anything is written into
+    // it; each worker gets a private directory inside (its sandbox sees only that).
+    let scratch = {
+        let mut registered = SCRATCH.lock().expect("scratch lock");
+        let scratch = tempfile::Builder::new()
+            .prefix("nextedit-replay-")
+            .tempdir()
+            .map_err(RunError::io("cannot create a scratch directory"))?;
+        registered.push(scratch.path().to_path_buf());
+        scratch
+    };
+    let scratch_root = scratch
+        .path()
+        .canonicalize()
+        .map_err(RunError::io("cannot resolve the scratch directory"))?;
+    let forbidden = forbidden_paths(
+        db_path,
+        &scratch_root,
+        &pending
+            .iter()
+            .map(|(_, k, _)| k.as_str())
+            .collect::<Vec<_>>(),
+        &pending
+            .iter()
+            .filter_map(|(_, _, t)| t.as_deref())
+            .collect::<Vec<_>>(),
+    );
+    let sandboxed = settings.sandbox == SandboxState::Bwrap;
+    let (read_only, writable) = if sandboxed {
+        sandbox_paths(settings, &forbidden)?
+    } else {
+        Default::default()
+    };
+    let calls = CallCounts::default();
+    let next = AtomicUsize::new(0);
+    let (tx, rx) = crossbeam_channel::unbounded::<(String, Result<Vec<StoredStep>, RunError>)>();
+    let jobs = jobs.clamp(1, pending.len().max(1));
+    // (key, worktree, reads database) of every trajectory replayed, to collect proxied
+    // servers' reads.
+    let worktrees: Mutex<Vec<(String, String, PathBuf)>> = Mutex::new(Vec::new());
+    let mut failed = 0;
+    std::thread::scope(|scope| -> Result<(), RunError> {
+        for worker in 0..jobs {
+            let tx = tx.clone();
+            let (pending, next, worktrees, calls) = (&pending, &next, &worktrees, &calls);
+            let dir = scratch_root.join(format!("w{worker}"));
+            let place = WorkerPlace {
+                sandbox: sandboxed.then(|| Sandbox {
+                    scratch: dir.clone(),
+                    read_only: read_only.clone(),
+                    writable: writable.clone(),
+                    network: settings.allow_network,
+                }),
+                dir,
+            };
+            std::fs::create_dir(&place.dir).map_err(RunError::io(format!(
+                "cannot create {}",
+                place.dir.display()
+            )))?;
+            scope.spawn(move || {
+                // Each worker has its own connection; SQLite serialises the writes.
+                let mut db = match Database::open(db_path) {
+                    Ok(db) => db,
+                    Err(error) => {
+                        let _ = tx.send((String::new(), Err(error.into())));
+                        return;
+                    }
+                };
+                // One suggester per worker, initialized per trajectory, shut down at the end.
+                let mut suggester = match build_suggester(settings, Some(&place)) {
+                    Ok(built) => built,
+                    Err(error) => {
+                        let _ = tx.send((String::new(), Err(error)));
+                        return;
+                    }
+                };
+                loop {
+                    let i = next.fetch_add(1, SeqCst);
+                    let Some((position, key, text)) = pending.get(i) else {
+                        suggester.shutdown();
+                        return;
+                    };
+                    let job = Job {
+                        run,
+                        position: *position,
+                        key,
+                        text: text.as_deref(),
+                        settings,
+                        place: &place,
+                        db_path,
+                        worktrees,
+                        calls,
+                        events,
+                    };
+                    let result = replay_one(&mut db, job, suggester.as_mut());
+                    if let Err(error) = &result {
+                        let _ = db.set_run_trajectory(
+                            run,
+                            key,
+                            "failed",
+                            None,
+                            Some(&error_chain(error)),
+                        );
+                    }
+                    if tx.send((key.clone(), result)).is_err() {
+                        return;
+                    }
+                }
+            });
+        }
+        drop(tx);
+        for (key, result) in rx {
+            match result {
+                Ok(steps) => events.replayed(&key, &steps).map_err(RunError::Print)?,
+                Err(error) => {
+                    events.note(&format!("skipping {key}: {}", error_chain(&error)));
+                    failed += 1;
+                }
+            }
+        }
+        Ok(())
+    })?;
+    // Every suggester is shut down now, so the proxies in front of their servers end.
+    let worktrees = worktrees.into_inner().unwrap_or_default();
+    collect_lsp_reads(store, run, &worktrees)?;
+    drop(scratch);
+    SCRATCH
+        .lock()
+        .expect("scratch lock")
+        .retain(|d| d != &scratch_root);
+    store.finish_run(run, "done")?;
+    Ok(Executed {
+        failed,
+        never_answered: calls.never_answered(),
+    })
+}
+
+/// Scratch directories in use, removed by the Ctrl-C handler (drop removes them otherwise).
+static SCRATCH: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
+
+/// On SIGINT/SIGTERM: stop the suggester processes, remove the scratch directories,
+/// then exit like the signal would.
+fn clean_up_on_signals() -> Result<(), RunError> {
+    use signal_hook::consts::{SIGINT, SIGTERM};
+    let mut signals = signal_hook::iterator::Signals::new([SIGINT, SIGTERM])
+        .map_err(RunError::io("cannot install signal handlers"))?;
+    std::thread::spawn(move || {
+        if let Some(signal) = signals.forever().next() {
+            crate::suggest::kill_all();
+            // Workers may still be writing a checkout into a directory being removed
+            // (and so re-create parts of it): remove until nothing is left. The lock
+            // is held so no new scratch directory appears meanwhile.
+            let dirs = SCRATCH.lock();
+            let dirs: Vec<PathBuf> = dirs.as_ref().map(|d| d.to_vec()).unwrap_or_default();
+            for _ in 0..10 {
+                for dir in &dirs {
+                    let _ = std::fs::remove_dir_all(dir);
+                }
+                if dirs.iter().all(|d| !d.exists()) {
+                    break;
+                }
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            std::process::exit(128 + signal);
+        }
+    });
+    Ok(())
+}
+
+/// The suggester's calls in this replay, to tell a run whose suggester never answered
+/// (it could not start, or always failed) from one that answered badly.
+#[derive(Default)]
+struct CallCounts {
+    /// Calls made (`initialize`, `suggest`, `generate`).
+    made: AtomicUsize,
+    /// Calls answered without error.
+    answered: AtomicUsize,
+    /// The first failure.
+    first_error: Mutex<Option<String>>,
+}
+
+impl CallCounts {
+    fn add(&self, failure: Option<&CallFailure>) {
+        if failure.is_some_and(|f| f.kind == FailureKind::GaveUp) {
+            // Not asked at all.
+            return;
+        }
+        self.made.fetch_add(1, SeqCst);
+        match failure {
+            None => {
+                self.answered.fetch_add(1, SeqCst);
+            }
+            Some(failure) => {
+                let mut first = self.first_error.lock().expect("first error lock");
+                first.get_or_insert_with(|| failure.to_string());
+            }
+        }
+    }
+
+    /// `Some(summary)` when calls were made and none was answered.
+    fn never_answered(&self) -> Option<String> {
+        let made = self.made.load(SeqCst);
+        (made > 0 && self.answered.load(SeqCst) == 0).then(|| {
+            let first = self.first_error.lock().expect("first error lock");
+            format!(
+                "all {made} calls failed; the first with {}",
+                first.as_deref().unwrap_or("?")
+            )
+        })
+    }
+}
+
+/// One trajectory for a worker to replay, and where.
+struct Job<'a> {
+    run: i64,
+    /// 1-based position in the run (the trajectory's name for the suggester).
+    position: usize,
+    key: &'a str,
+    text: Option<&'a str>,
+    settings: &'a RunSettings,
+    place: &'a WorkerPlace,
+    /// The run's database (a failed `initialize` is stored through a connection of its own).
+    db_path: &'a Path,
+    /// (key, worktree, reads database) of every trajectory replayed.
+    worktrees: &'a Mutex<Vec<(String, String, PathBuf)>>,
+    calls: &'a CallCounts,
+    events: &'a dyn RunEvents,
+}
+
+/// The edits already applied by a trajectory's stored steps (initial first): where a
+/// resumed replay starts.
+fn resume_order(
+    store: &dyn RunStore,
+    run: i64,
+    key: &str,
+    trajectory: &Trajectory,
+) -> Result<Vec<EditIndex>, RunError> {
+    let stored = store.run_steps(run, key)?;
+    if stored.is_empty() {
+        return Ok(Vec::new());
+    }
+    let index = |id: &str, what: &str| {
+        trajectory
+            .edit_index(id)
+            .ok_or_else(|| RunError::Other(what.to_string()))
+    };
+    let initial = store
+        .run_initial(run, key)?
+        .ok_or_else(|| RunError::Other("stored steps without an initial edit".into()))?;
+    let mut order = vec![index(
+        &initial,
+        "stored initial edit not in the trajectory",
+    )?];
+    for step in &stored {
+        order.push(index(&step.applied, "stored step applied an unknown edit")?);
+    }
+    Ok(order)
+}
+
+/// Replays (or resumes) one trajectory of a run; returns its new steps.
+fn replay_one(
+    db: &mut dyn RunStore,
+    job: Job<'_>,
+    suggester: &mut dyn Suggester,
+) -> Result<Vec<StoredStep>, RunError> {
+    let Job {
+        run,
+        position,
+        key,
+        text,
+        settings,
+        place,
+        db_path,
+        worktrees,
+        calls,
+        events,
+    } = job;
+    let text = text.ok_or_else(|| RunError::Other(format!("cannot read {key}")))?;
+    let mut trajectory: Trajectory =
+        serde_json::from_str(text).map_err(|source| RunError::NotATrajectory {
+            what: key.to_string(),
+            source,
+        })?;
+    // Checked when the run was created; again for runs stored by older builds.
+    trajectory
+        .normalize_paths()
+        .map_err(|e| RunError::Other(format!("{key}: unsafe file path: {}", error_chain(&e))))?;
+    let resume = resume_order(&*db, run, key, &trajectory)?;
+    // The worktree lives in the worker's directory (the suggester's sandbox shows that
+    // directory), named by the trajectory's position; removed when this one is done.
+    let scratch = WorktreeDir(place.dir.join(position.to_string()));
+    std::fs::create_dir(&scratch.0).map_err(RunError::io(format!(
+        "cannot create {}",
+        scratch.0.display()
+    )))?;
+    // The proxy stores its workspace canonicalized.
+    let root = scratch.0.canonicalize().unwrap_or(scratch.0.clone());
+    worktrees.lock().expect("worktrees lock").push((
+        key.to_string(),
+        root.to_string_lossy().into_owned(),
+        place.reads_db(),
+    ));
+    check_out_start(&trajectory, &scratch.0)?;
+    let reveal_commit = settings.reveal.contains(&super::Reveal::Commit);
+    let config = replay_config(settings, &trajectory);
+    // Historian's results describe edits on one base (a commit's).
+    let sequential = trajectory.has_sequential_edits();
+    if settings.historian_json.is_some() && sequential {
+        events.note(&format!(
+            "{key}: no Historian results file: its format needs a commit's edits, and this session's edits are sequential"
+        ));
+    }
+    db.set_run_trajectory(run, key, "running", None, None)?;
+    // Historian's file needs every step in one go: not written for a resumed trajectory.
+    let historian = (settings.historian_json.is_some() && resume.is_empty() && !sequential)
+        .then(HistorianLog::default);
+    let mut recorder = RunRecorder {
+        store: db,
+        run,
+        key,
+        trajectory: &trajectory,
+        steps: Vec::new(),
+        historian,
+        events,
+    };
+    // The suggester knows the trajectory by an opaque run-local name: a commit's sha
+    // (or a session's id) only with `--reveal commit`.
+    let mut sent = trajectory.clone();
+    if !reveal_commit {
+        sent.session.id = format!("trajectory-{position}");
+    }
+    let mut suggester = RecordInitialize {
+        inner: suggester,
+        db_path,
+        run,
+        key,
+        events,
+    };
+    let outcome = replay(
+        &sent,
+        &mut suggester,
+        &mut DirWorkspace::new(scratch.0.as_path()),
+        &config,
+        ReplayHooks {
+            resume: &resume,
+            observer: &mut recorder,
+        },
+    )?;
+    if settings.is_process() {
+        calls.add(outcome.initialize_error.as_ref());
+        for step in &outcome.steps {
+            calls.add(step.suggest_error.as_ref());
+            if step.generate_latency.is_some() {
+                calls.add(step.generate_error.as_ref());
+            }
+        }
+    }
+    let steps = std::mem::take(&mut recorder.steps);
+    if let (Some(dir), Some(log)) = (&settings.historian_json, &recorder.historian) {
+        std::fs::create_dir_all(dir)
+            .map_err(RunError::io(format!("cannot create {}", dir.display())))?;
+        let path = dir.join(format!(
+            "{}.xz",
+            HistorianLog::file_name(&trajectory, &settings.suggester)
+        ));
+        let results = log.finish(&trajectory, &scratch.0.as_path().to_string_lossy());
+        HistorianLog::write_xz(&results, &path)
+            .map_err(RunError::io(format!("cannot write {}", path.display())))?;
+    } else if settings.historian_json.is_some() && !sequential {
+        events.note(&format!(
+            "{key}: resumed, so no Historian results file (it needs every step of one replay)"
+        ));
+    }
+    recorder
+        .store
+        .set_run_trajectory(run, key, "done", None, None)?;
+    if let Some(error) = &outcome.initialize_error {
+        events.note(&format!("{key}: initialize failed: {error}"));
+    }
+    Ok(steps)
+}
+
+/// A commit of a repository on this machine replays in a full checkout of its parent
+/// (nothing from the commit or later), a recorded session in one of the HEAD it
+/// started at, so suggesters can read the whole project; the session's own files
+/// are then written over it with their start texts.
+fn check_out_start(trajectory: &Trajectory, dir: &Path) -> Result<(), RunError> {
+    let start_commit = match trajectory.session.kind {
+        SessionKind::Commit => trajectory
+            .session
+            .commit
+            .as_ref()
+            .and_then(|c| c.parent.as_ref()),
+        SessionKind::Recorded => trajectory.session.git_head.as_ref(),
+        SessionKind::Imported => None,
+    };
+    if let (Some(workspace), Some(parent)) = (&trajectory.session.workspace, start_commit)
+        && Path::new(workspace).join(".git").exists()
+    {
+        GitRepository::open(Path::new(workspace))
+            .and_then(|repo| repo.checkout(parent, dir))
+            .map_err(|source| RunError::Checkout {
+                what: format!("checking out {parent} of {workspace}"),
+                source,
+            })?;
+    }
+    Ok(())
+}
+
+/// The engine's settings for one trajectory of a run.
+fn replay_config(settings: &RunSettings, trajectory: &Trajectory) -> ReplayConfig {
+    use super::Reveal;
+    let revealed = Revealed {
+        commit_message: settings
+            .reveal
+            .contains(&Reveal::Message)
+            .then(|| {
+                trajectory
+                    .session
+                    .commit
+                    .as_ref()
+                    .and_then(|c| c.message.clone())
+            })
+            .flatten(),
+        changed_files: settings
+            .reveal
+            .contains(&Reveal::Files)
+            .then(|| trajectory.files.iter().map(|f| f.path.clone()).collect()),
+    };
+    ReplayConfig {
+        order: settings.order_mode(),
+        rule: settings.rule(),
+        seed: settings.seed,
+        revealed,
+        language: trajectory.files.iter().find_map(|f| f.language.clone()),
+        project: trajectory
+            .session
+            .commit
+            .as_ref()
+            .and_then(|c| c.project.clone())
+            .filter(|_| settings.reveal.contains(&Reveal::Commit)),
+        exclude_origins: settings.exclude_origin.clone(),
+    }
+}
+
+/// A suggester whose failed `initialize` is stored in `run_errors` the moment it
+/// happens (an interrupted replay keeps it).
+struct RecordInitialize<'a> {
+    inner: &'a mut dyn Suggester,
+    db_path: &'a Path,
+    run: i64,
+    key: &'a str,
+    events: &'a dyn RunEvents,
+}
+
+impl Suggester for RecordInitialize<'_> {
+    fn name(&self) -> String {
+        self.inner.name()
+    }
+
+    fn initialize(&mut self, params: &InitializeParams) -> Result<InitializeResult, SuggestError> {
+        let result = self.inner.initialize(params);
+        if let Err(error) = &result {
+            let stored = Database::open(self.db_path).and_then(|mut db| {
+                db.record_run_error(self.run, self.key, Call::Initialize, &error.into())
+            });
+            if let Err(e) = stored {
+                self.events.note(&format!(
+                    "{}: cannot store its initialize failure: {e}",
+                    self.key
+                ));
+            }
+        }
+        result
+    }
+
+    fn suggest(&mut self, params: &SuggestParams) -> Result<SuggestResult, SuggestError> {
+        self.inner.suggest(params)
+    }
+
+    fn generate(&mut self, params: &GenerateParams) -> Result<GenerateResult, SuggestError> {
+        self.inner.generate(params)
+    }
+
+    fn shutdown(&mut self) {
+        self.inner.shutdown();
+    }
+
+    fn gold_feed(&self) -> Option<&dyn GoldFeed> {
+        self.inner.gold_feed()
+    }
+}
+
+/// A trajectory's worktree, removed when its replay ends (also on error paths).
+struct WorktreeDir(PathBuf);
+
+impl Drop for WorktreeDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// Reads recorded by `nextedit proxy` sessions (in the workers' reads-only databases)
+/// whose workspace is a replay worktree, attributed to steps by the suggester's
+/// `$/nextedit/replayStep` markers, go into `run_reads` with source `lsp`. Waits (up
+/// to 30 s) for those sessions to end, so everything they recorded is in the database.
+fn collect_lsp_reads(
+    store: &mut dyn RunStore,
+    run: i64,
+    worktrees: &[(String, String, PathBuf)],
+) -> Result<(), RunError> {
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    for (key, root, reads_db) in worktrees {
+        if !reads_db.exists() {
+            continue;
+        }
+        let reads = Database::open_existing(reads_db)?;
+        let ids: Vec<i64> = loop {
+            let sessions: Vec<_> = reads
+                .sessions()?
+                .into_iter()
+                .filter(|s| s.workspace.as_deref() == Some(root.as_str()))
+                .collect();
+            if sessions.iter().all(|s| s.status != "running")
+                || std::time::Instant::now() >= deadline
+            {
+                break sessions.iter().map(|s| s.id).collect();
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        };
+        let mut by_step: std::collections::BTreeMap<usize, Vec<StepRead>> = Default::default();
+        for id in ids {
+            let session = reads.trajectory(id)?;
+            for (step, read) in attribute_lsp_reads(&session) {
+                by_step.entry(step).or_default().push(read);
+            }
+        }
+        for (step, reads) in by_step {
+            store.add_run_reads(run, key, step, &reads)?;
+        }
+    }
+    Ok(())
+}
+
+/// Stores a replay's progress in the run as it happens.
+struct RunRecorder<'a> {
+    store: &'a mut dyn RunStore,
+    run: i64,
+    key: &'a str,
+    trajectory: &'a Trajectory,
+    steps: Vec<StoredStep>,
+    historian: Option<HistorianLog>,
+    events: &'a dyn RunEvents,
+}
+
+impl ReplayObserver for RunRecorder<'_> {
+    fn started(&mut self, initial: EditIndex, state: &ReplayState) -> Result<(), String> {
+        if let Some(log) = &mut self.historian {
+            log.started(initial.0, state);
+        }
+        let initial = &self.trajectory.edit(initial).id;
+        self.store
+            .set_run_trajectory(self.run, self.key, "running", Some(initial), None)
+            .map_err(|e| e.to_string())
+    }
+
+    fn step(&mut self, record: &StepRecord, state: &ReplayState) -> Result<(), String> {
+        for dropped in &record.dropped_reads {
+            self.events.note(&format!(
+                "{} step {}: left out the suggester's {dropped}",
+                self.key, record.step
+            ));
+        }
+        if let Some(log) = &mut self.historian {
+            log.step(record, state);
+        }
+        let step = stored_step(self.trajectory, record);
+        self.store
+            .record_step(self.run, self.key, &step)
+            .map_err(|e| e.to_string())?;
+        self.steps.push(step);
+        Ok(())
+    }
+}
+
+/// The engine's step with edits named by id, as the store keeps it and the printers
+/// show it.
+pub fn stored_step(trajectory: &Trajectory, step: &StepRecord) -> StoredStep {
+    let id = |i: EditIndex| trajectory.edit(i).id.clone();
+    let mut failures = Vec::new();
+    for (call, failure) in [
+        (Call::Suggest, &step.suggest_error),
+        (Call::Generate, &step.generate_error),
+    ] {
+        if let Some(failure) = failure {
+            failures.push(StepFailure {
+                call,
+                failure: failure.clone(),
+            });
+        }
+    }
+    StoredStep {
+        step: step.step,
+        applied: id(step.applied),
+        allowed: step.allowed.iter().map(|&i| id(i)).collect(),
+        remaining: step.remaining.len(),
+        prf: step.flow.prf(),
+        counts: step.flow.counts(),
+        content: step.content.as_ref().map(|c| StoredContent {
+            edit: id(c.gold),
+            bleu: c.bleu,
+            es: c.es,
+            generated: c.generated,
+        }),
+        suggest_ms: step.suggest_latency.as_secs_f64() * 1e3,
+        generate_ms: step.generate_latency.map(|d| d.as_secs_f64() * 1e3),
+        flow: step.flow.clone(),
+        predictions: step
+            .predictions
+            .iter()
+            .map(|p| StoredPrediction {
+                rank: p.rank,
+                file: p.edit.file.clone(),
+                start_line: p.edit.start_line,
+                end_line: p.edit.end_line,
+                text: p.edit.text.clone(),
+                confidence: p.edit.confidence,
+                matched: p.matched.map(id),
+                class: p.class,
+            })
+            .collect(),
+        failures,
+        reads: step.reads.clone(),
+    }
+}

@@ -1,0 +1,125 @@
+//! Replay runs as a library service: [`plan`] (which trajectories, in which order,
+//! with which settings), [`execute`] (workers, resume, the observer that stores each
+//! step, clean-up on signals), [`report`] (the figures a report shows, computed from
+//! the store) and [`json`] (the one place their printed JSON is built).
+//!
+//! Architecture invariant: the service never prints. What it has to say goes through
+//! [`RunEvents`]; runs are written and read only through the narrow [`RunStore`].
+
+pub mod execute;
+pub mod json;
+pub mod plan;
+pub mod report;
+mod store;
+pub mod text;
+mod worker;
+
+pub use execute::{Executed, execute, install_process_guards};
+pub use plan::{
+    Collected, MatchKind, Order, Reveal, RunRequest, RunSettings, SandboxMode, SandboxState,
+};
+pub use report::RunReport;
+pub use store::RunStore;
+
+use crate::history::HistoryError;
+use crate::replay::ReplayError;
+use crate::sessions::SessionLoadError;
+use crate::store::{StoreError, StoredStep};
+
+/// What a run has to tell the person who started it; the CLI prints it.
+pub trait RunEvents: Sync {
+    /// A message for stderr (the CLI prefixes `nextedit: `).
+    fn note(&self, message: &str);
+    /// What `--range` selected, before any work starts.
+    fn selected(&self, range: &str, selection: &crate::history::Selection);
+    /// A trajectory was replayed (or resumed): its new steps.
+    fn replayed(&self, key: &str, steps: &[StoredStep]) -> std::io::Result<()>;
+}
+
+/// Why a run could not be planned, executed or reported.
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    /// The database failed.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    /// A git repository could not be read.
+    #[error(transparent)]
+    History(#[from] HistoryError),
+    /// A stored session could not be loaded.
+    #[error(transparent)]
+    Session(#[from] SessionLoadError),
+    /// The replay could not run.
+    #[error(transparent)]
+    Replay(#[from] ReplayError),
+    /// A commit range could not be read.
+    #[error("reading the range {range:?}")]
+    Range {
+        /// The range as given.
+        range: String,
+        /// Why.
+        #[source]
+        source: HistoryError,
+    },
+    /// A start commit could not be checked out.
+    #[error("{what}")]
+    Checkout {
+        /// Which commit of which repository.
+        what: String,
+        /// Why.
+        #[source]
+        source: HistoryError,
+    },
+    /// A file-system operation failed.
+    #[error("{what}")]
+    Io {
+        /// What was being done, naming the path.
+        what: String,
+        /// The OS error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The settings stored with a run do not parse.
+    #[error("run {run} has settings this nextedit cannot read")]
+    Settings {
+        /// Run id.
+        run: i64,
+        /// Why.
+        #[source]
+        source: serde_json::Error,
+    },
+    /// A stored or given text is not a trajectory.
+    #[error("{what} is not a trajectory")]
+    NotATrajectory {
+        /// The trajectory, as the message names it.
+        what: String,
+        /// Why.
+        #[source]
+        source: serde_json::Error,
+    },
+    /// Anything else, said in full.
+    #[error("{0}")]
+    Other(String),
+    /// The results could not be printed.
+    #[error("cannot print the results")]
+    Print(#[source] std::io::Error),
+}
+
+impl RunError {
+    /// An I/O error with what was being done.
+    pub(crate) fn io(what: impl Into<String>) -> impl FnOnce(std::io::Error) -> RunError {
+        let what = what.into();
+        move |source| RunError::Io { what, source }
+    }
+}
+
+/// An error and its causes on one line, `outer: inner: …` (as `anyhow`'s `{:#}`).
+pub fn error_chain(error: &dyn std::error::Error) -> String {
+    let mut line = error.to_string();
+    let mut source = error.source();
+    while let Some(cause) = source {
+        line.push_str(": ");
+        line.push_str(&cause.to_string());
+        source = cause.source();
+    }
+    line
+}

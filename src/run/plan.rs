@@ -1,0 +1,438 @@
+//! What a run replays and how: the trajectories (files, commits of a repository,
+//! stored sessions) in run order, and the settings stored with the run so `--resume`
+//! replays the same way.
+
+use std::path::PathBuf;
+
+use super::{RunError, RunEvents, RunStore};
+use crate::history::{CommitSource, GitRepository, Merges, derive_commit};
+use crate::replay::OrderMode;
+use crate::replay::matching::MatchRule;
+use crate::store::Database;
+use crate::trajectory::{Origin, SliceSpec, Trajectory};
+
+/// Which edit comes next.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Order {
+    /// The natural order.
+    Fixed,
+    /// The suggester's best kept match.
+    Adaptive,
+}
+
+/// How predictions match gold edits (the threshold of `es` is [`RunSettings::es_threshold`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum MatchKind {
+    /// Historian's BLEU-4 > 50, and the prediction changes its lines.
+    Bleu,
+    /// Historian compat, quirk included.
+    Historian,
+    /// ES-Line at least the threshold.
+    Es,
+    /// Exact text.
+    Exact,
+}
+
+/// What the suggester may see beyond the current state.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Reveal {
+    /// The commit message.
+    Message,
+    /// The changed files.
+    Files,
+    /// The project name and the trajectory's own id (a commit's sha) in `initialize`.
+    Commit,
+}
+
+/// How suggester processes are asked to be isolated.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SandboxMode {
+    /// In bubblewrap.
+    Bwrap,
+    /// Not at all.
+    Off,
+}
+
+/// How a run's suggester was isolated, stored as `bwrap`, `unsandboxed` or
+/// `in-process`; a run stored with any other string keeps it (reports read the
+/// setting loosely, and an old or hand-edited run must still resume and report).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(from = "String", into = "String")]
+pub enum SandboxState {
+    /// Its processes ran in bubblewrap.
+    Bwrap,
+    /// Its processes could read everything (`--sandbox off`, or bubblewrap unavailable).
+    Unsandboxed,
+    /// A built-in suggester (no process).
+    InProcess,
+    /// Another stored name, kept as it is.
+    Other(String),
+}
+
+impl SandboxState {
+    /// The stored name.
+    pub fn key(&self) -> &str {
+        match self {
+            SandboxState::Bwrap => "bwrap",
+            SandboxState::Unsandboxed => "unsandboxed",
+            SandboxState::InProcess => "in-process",
+            SandboxState::Other(name) => name,
+        }
+    }
+}
+
+impl From<String> for SandboxState {
+    fn from(name: String) -> SandboxState {
+        match name.as_str() {
+            "bwrap" => SandboxState::Bwrap,
+            "unsandboxed" => SandboxState::Unsandboxed,
+            "in-process" => SandboxState::InProcess,
+            _ => SandboxState::Other(name),
+        }
+    }
+}
+
+impl From<SandboxState> for String {
+    fn from(state: SandboxState) -> String {
+        state.key().to_string()
+    }
+}
+
+fn default_init_timeout() -> f64 {
+    crate::suggest::DEFAULT_INIT_TIMEOUT.as_secs_f64()
+}
+
+fn default_give_up_after() -> u32 {
+    crate::suggest::DEFAULT_GIVE_UP_AFTER
+}
+
+/// Runs stored before the sandbox existed ran their suggesters unsandboxed.
+fn default_sandbox() -> SandboxState {
+    SandboxState::Unsandboxed
+}
+
+/// The settings of a run, stored with it (as JSON, a wire format) so `--resume`
+/// replays the same way.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct RunSettings {
+    /// Suggester spec (`builtin:…` or `cmd:…`).
+    pub suggester: String,
+    /// Where Historian-compatible results files go, if anywhere.
+    #[serde(default)]
+    pub historian_json: Option<PathBuf>,
+    /// Which edit comes next.
+    pub order: Order,
+    /// How predictions match gold edits.
+    #[serde(rename = "match")]
+    pub match_rule: MatchKind,
+    /// Minimum ES of the `es` rule.
+    pub es_threshold: f64,
+    /// What the suggester may see beyond the current state.
+    pub reveal: Vec<Reveal>,
+    /// Edits of these origins are applied silently.
+    #[serde(default)]
+    pub exclude_origin: Vec<Origin>,
+    /// Seed for tie-breaks.
+    pub seed: u64,
+    /// Seconds per call.
+    pub timeout: f64,
+    /// Seconds for `initialize`.
+    #[serde(default = "default_init_timeout")]
+    pub init_timeout: f64,
+    /// Process failures in a row before a trajectory stops asking.
+    #[serde(default = "default_give_up_after")]
+    pub give_up_after: u32,
+    /// How the suggester was isolated; `report` marks unsandboxed runs.
+    #[serde(default = "default_sandbox")]
+    pub sandbox: SandboxState,
+    /// Whether sandboxed suggesters may use the network.
+    #[serde(default)]
+    pub allow_network: bool,
+    /// Extra paths sandboxed suggesters may read.
+    #[serde(default)]
+    pub sandbox_ro: Vec<PathBuf>,
+    /// Existing paths sandboxed suggesters may write.
+    #[serde(default)]
+    pub sandbox_rw: Vec<PathBuf>,
+}
+
+impl RunSettings {
+    /// The settings stored with run `run`.
+    pub fn of(store: &dyn RunStore, run: i64) -> Result<RunSettings, RunError> {
+        serde_json::from_value(store.run(run)?.config)
+            .map_err(|source| RunError::Settings { run, source })
+    }
+
+    /// The match rule of these settings.
+    pub fn rule(&self) -> MatchRule {
+        match self.match_rule {
+            MatchKind::Bleu => MatchRule::Bleu,
+            MatchKind::Historian => MatchRule::Historian,
+            MatchKind::Es => MatchRule::Es {
+                threshold: self.es_threshold,
+            },
+            MatchKind::Exact => MatchRule::Exact,
+        }
+    }
+
+    /// The engine's order mode.
+    pub fn order_mode(&self) -> OrderMode {
+        match self.order {
+            Order::Fixed => OrderMode::Fixed,
+            Order::Adaptive => OrderMode::Adaptive,
+        }
+    }
+
+    /// Whether the suggester is a process (`cmd:`).
+    pub fn is_process(&self) -> bool {
+        self.suggester.starts_with("cmd:")
+    }
+
+    /// A resumed run whose suggester ran sandboxed must sandbox it again.
+    pub fn check_resumable(&self, run: i64) -> Result<(), RunError> {
+        if self.sandbox != SandboxState::Bwrap {
+            return Ok(());
+        }
+        crate::suggest::sandbox::availability().map_err(|reason| {
+            RunError::Other(format!("run {run} ran its suggester sandboxed: {reason}"))
+        })
+    }
+
+    /// Checks new settings (positive timeouts, a known suggester) and settles how the
+    /// suggester is isolated: `bwrap` when asked for and bubblewrap works here (else
+    /// said once and `unsandboxed`), `in-process` for built-ins.
+    pub fn checked(
+        mut self,
+        mode: SandboxMode,
+        events: &dyn RunEvents,
+    ) -> Result<RunSettings, RunError> {
+        for (flag, value) in [
+            ("--timeout", self.timeout),
+            ("--init-timeout", self.init_timeout),
+        ] {
+            if !(value.is_finite() && value > 0.0) {
+                return Err(RunError::Other(format!(
+                    "{flag} must be a positive number of seconds"
+                )));
+            }
+        }
+        super::worker::build_suggester(&self, None)?;
+        self.sandbox = if !self.is_process() {
+            SandboxState::InProcess
+        } else {
+            match mode {
+                SandboxMode::Off => SandboxState::Unsandboxed,
+                SandboxMode::Bwrap => match crate::suggest::sandbox::availability() {
+                    Ok(()) => SandboxState::Bwrap,
+                    Err(reason) => {
+                        events.note(&format!(
+                            "suggesters run UNSANDBOXED (they can read the repository, the database and the network): {reason}"
+                        ));
+                        SandboxState::Unsandboxed
+                    }
+                },
+            }
+        };
+        Ok(self)
+    }
+}
+
+/// What a new run replays, as the command line named it.
+#[derive(Debug, Clone, Default)]
+pub struct RunRequest {
+    /// Trajectory files.
+    pub trajectories: Vec<PathBuf>,
+    /// A repository whose commits to replay.
+    pub repo: Option<PathBuf>,
+    /// Commits of the repository.
+    pub commits: Vec<String>,
+    /// A range of the repository.
+    pub range: Option<String>,
+    /// What to do with merges in the range.
+    pub merges: Merges,
+    /// Stored sessions.
+    pub sessions: Vec<i64>,
+    /// The part of each session to replay.
+    pub slice: SliceSpec,
+    /// Pause that ends an edit when coalescing a recorded session.
+    pub pause_ms: Option<f64>,
+}
+
+/// The trajectories of a new run, in run order.
+#[derive(Debug, Clone, Default)]
+pub struct Collected {
+    /// (key, trajectory JSON as stored; `None` when it could not be read or derived).
+    pub entries: Vec<(String, Option<String>)>,
+    /// (key, why) of the entries that failed before replay.
+    pub failures: Vec<(String, String)>,
+}
+
+/// The trajectories a request names, in run order: files, then commits, then
+/// sessions. `None` when a range left nothing to replay and nothing else was named.
+pub fn collect(
+    request: &RunRequest,
+    sessions: &Database,
+    events: &dyn RunEvents,
+) -> Result<Option<Collected>, RunError> {
+    let mut collected = Collected::default();
+    for path in &request.trajectories {
+        // A file that cannot be read is recorded as a failed trajectory, not fatal;
+        // one that does not parse is stored as read and fails when replayed.
+        let key = path.display().to_string();
+        let text = std::fs::read_to_string(path).ok();
+        match text.as_deref().map(serde_json::from_str::<Trajectory>) {
+            Some(Ok(trajectory)) => collected.add(key, Ok(trajectory), events),
+            _ => collected.entries.push((key, text)),
+        }
+    }
+    if let Some(repo_path) = &request.repo {
+        let repo = GitRepository::open(repo_path)?;
+        let mut shas = Vec::new();
+        for rev in &request.commits {
+            shas.push(repo.resolve(rev)?);
+        }
+        if let Some(range) = &request.range {
+            let selection =
+                crate::history::select(&repo, range, request.merges).map_err(|source| {
+                    RunError::Range {
+                        range: range.clone(),
+                        source,
+                    }
+                })?;
+            events.selected(range, &selection);
+            if selection.commits.is_empty()
+                && request.commits.is_empty()
+                && request.trajectories.is_empty()
+                && request.sessions.is_empty()
+            {
+                // Nothing to replay is not a failure when only merges were left out.
+                return Ok(None);
+            }
+            shas.extend(selection.commits);
+        }
+        if shas.is_empty() && request.range.is_none() {
+            return Err(RunError::Other(
+                "--repo needs --commit REV or --range A..B".into(),
+            ));
+        }
+        let project = repo.project();
+        let workspace = repo_path.canonicalize().map_err(RunError::io(format!(
+            "cannot resolve {}",
+            repo_path.display()
+        )))?;
+        for sha in shas {
+            let key = format!("{}@{}", project.as_deref().unwrap_or("repo"), &sha[..10]);
+            let derived = repo
+                .load_with(&sha, request.merges)
+                .and_then(|record| derive_commit(&record, project.as_deref()))
+                .map(|mut trajectory| {
+                    trajectory.session.workspace = Some(workspace.display().to_string());
+                    trajectory
+                })
+                .map_err(|e| e.to_string());
+            collected.add(key, derived, events);
+        }
+    }
+    for &id in &request.sessions {
+        let trajectory = crate::sessions::load_session_trajectory(
+            sessions,
+            id,
+            &request.slice,
+            request.pause_ms,
+        )?;
+        if trajectory.edits.is_empty() {
+            events.note(&format!(
+                "session {id} has no coalesced edits to replay yet (recorded sessions become replayable once their changes are coalesced into edits)"
+            ));
+        }
+        collected.add(format!("session:{id}"), Ok(trajectory), events);
+    }
+    Ok(Some(collected))
+}
+
+impl Collected {
+    /// Adds a trajectory as the run stores it, or its failure.
+    fn add(&mut self, key: String, trajectory: Result<Trajectory, String>, events: &dyn RunEvents) {
+        match trajectory.and_then(|t| run_entry(&key, t, events)) {
+            Ok(json) => self.entries.push((key, Some(json))),
+            Err(error) => {
+                self.failures.push((key.clone(), error));
+                self.entries.push((key, None));
+            }
+        }
+    }
+}
+
+/// A trajectory's JSON as a run stores it, every file path normalized to a
+/// [`crate::trajectory::RelPath`] (replay writes each file under its scratch root);
+/// the error names the offending path and where it is.
+fn run_entry(
+    key: &str,
+    mut trajectory: Trajectory,
+    events: &dyn RunEvents,
+) -> Result<String, String> {
+    for path in trajectory.drop_unedited_outside_files() {
+        events.note(&format!(
+            "{key}: left out {path}: outside the workspace and never edited (replay writes only inside its scratch directory)"
+        ));
+    }
+    trajectory
+        .normalize_paths()
+        .map_err(|e| format!("unsafe file path: {e}"))?;
+    serde_json::to_string(&trajectory).map_err(|e| e.to_string())
+}
+
+/// Creates the run with its settings and trajectories; the trajectories that failed
+/// before replay are marked failed (and said). Returns the run id.
+pub fn create(
+    store: &mut dyn RunStore,
+    settings: &RunSettings,
+    collected: &Collected,
+    events: &dyn RunEvents,
+) -> Result<i64, RunError> {
+    let config = serde_json::to_value(settings).map_err(|e| RunError::Other(e.to_string()))?;
+    let run = store.create_run(&settings.suggester, &config, &collected.entries)?;
+    for (key, error) in &collected.failures {
+        store.set_run_trajectory(run, key, "failed", None, Some(error))?;
+        events.note(&format!("skipping {key}: {error}"));
+    }
+    Ok(run)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{RunSettings, SandboxState};
+    use serde_json::json;
+
+    #[test]
+    fn stored_settings_read_back_and_write_the_same_json() {
+        for sandbox in ["bwrap", "unsandboxed", "in-process", "off"] {
+            let stored = json!({"allow_network": false, "es_threshold": 0.5,
+                "exclude_origin": ["code_action", "format"], "give_up_after": 3,
+                "historian_json": null, "init_timeout": 120.0, "match": "es", "order": "adaptive",
+                "reveal": ["message", "commit"], "sandbox": sandbox, "sandbox_ro": ["/m"],
+                "sandbox_rw": [], "seed": 42, "suggester": "cmd:x", "timeout": 60.0});
+            let settings: RunSettings = serde_json::from_value(stored.clone()).unwrap();
+            assert_eq!(serde_json::to_value(&settings).unwrap(), stored);
+        }
+        // A run stored before the later settings existed.
+        let old = json!({"suggester": "builtin:noop", "order": "fixed", "match": "bleu",
+            "es_threshold": 0.5, "reveal": [], "seed": 1, "timeout": 60.0});
+        let settings: RunSettings = serde_json::from_value(old).unwrap();
+        assert_eq!(
+            (
+                settings.sandbox,
+                settings.init_timeout,
+                settings.give_up_after
+            ),
+            (
+                SandboxState::Unsandboxed,
+                crate::suggest::DEFAULT_INIT_TIMEOUT.as_secs_f64(),
+                crate::suggest::DEFAULT_GIVE_UP_AFTER
+            )
+        );
+    }
+}

@@ -1,0 +1,238 @@
+//! The figures `nextedit report` shows, computed from the store as typed values:
+//! flow aggregation (P/R/F1, hit@k, MRR, flow shares), content scores beside the
+//! do-nothing baselines, latencies, failed calls by kind, and ContextBench scores of
+//! what the suggester read. The CLI only formats them.
+
+use std::collections::HashMap;
+
+use super::plan::SandboxState;
+use super::{RunError, RunSettings, RunStore};
+use crate::metrics::contextbench::{ContextBenchConfig, SessionScores};
+use crate::metrics::flow::{FlowStep, FlowSummary, HISTORIAN_KS, aggregate};
+use crate::replay::content_scores;
+use crate::replay::context::score_replay_reads;
+use crate::store::{RunMeasurements, RunSummary};
+use crate::suggest::StepRead;
+use crate::trajectory::Trajectory;
+
+/// Everything a report says about one run.
+#[derive(Debug, Clone)]
+pub struct RunReport {
+    /// The run as listed.
+    pub info: RunSummary,
+    /// Flow aggregation over every stored step.
+    pub summary: FlowSummary,
+    /// Content scores, latencies and failed calls.
+    pub measurements: RunMeasurements,
+    /// What doing nothing scores on the same steps.
+    pub baseline: Baseline,
+    /// ContextBench scores of what the suggester read, per trajectory that read something.
+    pub context: Vec<ContextScore>,
+    /// Whether the run's suggester process ran outside the sandbox.
+    pub unsandboxed_process: bool,
+}
+
+impl RunReport {
+    /// The report of run `run`.
+    pub fn of(store: &dyn RunStore, run: i64) -> Result<RunReport, RunError> {
+        let settings = RunSettings::of(store, run)?;
+        Ok(RunReport {
+            info: store.run(run)?,
+            summary: flow_summary(store, run)?,
+            measurements: store.run_measurements(run)?,
+            baseline: noop_baseline(store, run, &settings)?,
+            context: run_context(store, run, &settings)?,
+            unsandboxed_process: settings.is_process() && settings.sandbox != SandboxState::Bwrap,
+        })
+    }
+
+    /// Mean BLEU-4 of the steps' content, if any step has one.
+    pub fn mean_bleu(&self) -> Option<f64> {
+        mean(&self.measurements.bleu)
+    }
+
+    /// Mean ES of the steps' content.
+    pub fn mean_es(&self) -> Option<f64> {
+        mean(&self.measurements.es)
+    }
+
+    /// Whether the stored settings say the suggester ran unsandboxed; `None` when
+    /// the run predates the setting.
+    pub fn unsandboxed(&self) -> Option<bool> {
+        unsandboxed(&self.info.config)
+    }
+}
+
+/// What `builtin:noop` scores on a run's scored steps: mean BLEU-4 and ES of an empty
+/// answer and of the unchanged current text, against the same gold edits, under the
+/// run's rule.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Baseline {
+    /// Mean BLEU-4 of an empty answer.
+    pub empty_bleu: Option<f64>,
+    /// Mean ES of an empty answer.
+    pub empty_es: Option<f64>,
+    /// Mean BLEU-4 of the unchanged text.
+    pub unchanged_bleu: Option<f64>,
+    /// Mean ES of the unchanged text.
+    pub unchanged_es: Option<f64>,
+}
+
+/// ContextBench scores of one trajectory of a run, or why they cannot be computed.
+#[derive(Debug, Clone)]
+pub struct ContextScore {
+    /// The trajectory's key.
+    pub key: String,
+    /// Its scores.
+    pub scores: Result<SessionScores, String>,
+}
+
+/// Flow aggregation over every stored step of a run.
+pub fn flow_summary(store: &dyn RunStore, run: i64) -> Result<FlowSummary, RunError> {
+    let mut steps: Vec<FlowStep> = Vec::new();
+    for t in store.run_trajectories(run)? {
+        steps.extend(store.run_steps(run, &t.key)?.into_iter().map(|s| s.flow));
+    }
+    Ok(aggregate(&steps, &HISTORIAN_KS))
+}
+
+/// The trajectory a run stored under `key`.
+fn stored_trajectory(run: i64, key: &str, text: &str) -> Result<Trajectory, RunError> {
+    serde_json::from_str(text).map_err(|source| RunError::NotATrajectory {
+        what: format!("run {run}: {key}"),
+        source,
+    })
+}
+
+/// What the suggester read in each trajectory of a run, scored with ContextBench (fixed
+/// mode) against the trajectory's edited lines plus the definitions they use.
+fn run_context(
+    store: &dyn RunStore,
+    run: i64,
+    settings: &RunSettings,
+) -> Result<Vec<ContextScore>, RunError> {
+    let mut out = Vec::new();
+    for t in store.run_trajectories(run)? {
+        let stored = store.run_reads(run, &t.key)?;
+        let (Some(text), Some(initial), false) =
+            (t.text, store.run_initial(run, &t.key)?, stored.is_empty())
+        else {
+            continue;
+        };
+        let trajectory = stored_trajectory(run, &t.key, &text)?;
+        let mut applied = vec![initial];
+        applied.extend(store.run_steps(run, &t.key)?.into_iter().map(|s| s.applied));
+        let mut reads: Vec<(usize, Vec<StepRead>)> = Vec::new();
+        for (step, read) in stored {
+            match reads.last_mut() {
+                Some((s, list)) if *s == step => list.push(read),
+                _ => reads.push((step, vec![read])),
+            }
+        }
+        match score_replay_reads(
+            &trajectory,
+            &settings.exclude_origin,
+            &applied,
+            &reads,
+            &ContextBenchConfig::default(),
+        ) {
+            Ok(Some(scores)) => out.push(ContextScore {
+                key: t.key,
+                scores: Ok(scores),
+            }),
+            Ok(None) => {}
+            Err(e) => out.push(ContextScore {
+                key: t.key,
+                scores: Err(e.to_string()),
+            }),
+        }
+    }
+    Ok(out)
+}
+
+fn noop_baseline(
+    store: &dyn RunStore,
+    run: i64,
+    settings: &RunSettings,
+) -> Result<Baseline, RunError> {
+    let rule = settings.rule();
+    let texts: HashMap<String, Option<String>> = store
+        .run_trajectories(run)?
+        .into_iter()
+        .map(|t| (t.key, t.text))
+        .collect();
+    let mut parsed: HashMap<String, Trajectory> = HashMap::new();
+    let (mut eb, mut ee, mut ub, mut ue) = (vec![], vec![], vec![], vec![]);
+    for (key, edit) in store.run_content_edits(run)? {
+        if !parsed.contains_key(&key) {
+            let Some(Some(text)) = texts.get(&key) else {
+                continue;
+            };
+            parsed.insert(key.clone(), stored_trajectory(run, &key, text)?);
+        }
+        let trajectory = &parsed[&key];
+        let Some(gold) = trajectory.edit_index(&edit).map(|i| trajectory.edit(i)) else {
+            continue;
+        };
+        // When a gold edit is next, its lines hold its before-text (commit edits share
+        // the parent; a recorded edit waits for the edits that rewrite its lines).
+        let (before, after) = (&gold.before_text, &gold.after_text);
+        let (b, e) = content_scores(rule, before, after, "");
+        eb.push(b);
+        ee.push(e);
+        let (b, e) = content_scores(rule, before, after, before);
+        ub.push(b);
+        ue.push(e);
+    }
+    Ok(Baseline {
+        empty_bleu: mean(&eb),
+        empty_es: mean(&ee),
+        unchanged_bleu: mean(&ub),
+        unchanged_es: mean(&ue),
+    })
+}
+
+/// Whether a run's stored `sandbox` setting says off or unavailable; `None` when the
+/// run predates the setting. Accepts a plain string or an object with a `mode`, `state`
+/// or `status` string, or an `enabled`/`active` flag.
+pub fn unsandboxed(config: &serde_json::Value) -> Option<bool> {
+    let sandbox = config.get("sandbox")?;
+    let off = |s: &str| {
+        matches!(
+            s,
+            "off" | "unavailable" | "none" | "disabled" | "unsandboxed"
+        )
+    };
+    if let Some(s) = sandbox.as_str() {
+        return Some(off(s));
+    }
+    if let Some(b) = sandbox.as_bool() {
+        return Some(!b);
+    }
+    for key in ["mode", "state", "status"] {
+        if let Some(s) = sandbox.get(key).and_then(|v| v.as_str()) {
+            return Some(off(s));
+        }
+    }
+    for key in ["enabled", "active", "sandboxed"] {
+        if let Some(b) = sandbox.get(key).and_then(|v| v.as_bool()) {
+            return Some(!b);
+        }
+    }
+    None
+}
+
+/// The `q` quantile (nearest rank) of some values, if any.
+pub fn quantile(values: &[f64], q: f64) -> Option<f64> {
+    if values.is_empty() {
+        return None;
+    }
+    let mut sorted = values.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    Some(sorted[((sorted.len() - 1) as f64 * q).round() as usize])
+}
+
+/// The mean of some values, if any.
+pub fn mean(values: &[f64]) -> Option<f64> {
+    (!values.is_empty()).then(|| values.iter().sum::<f64>() / values.len() as f64)
+}

@@ -1,0 +1,365 @@
+//! The narrow store the run service needs: create runs, write steps as they finish,
+//! read them back for resume and reports. [`crate::store::Database`] implements it.
+
+use crate::store::{
+    Database, RunMeasurements, RunSummary, RunTrajectory, StepFlow, StoreError, StoredStep,
+};
+use crate::suggest::{Call, CallFailure, StepRead};
+
+/// Where replay runs live.
+pub trait RunStore {
+    /// Creates a run with its trajectories (key, trajectory JSON) in order; returns its id.
+    fn create_run(
+        &mut self,
+        suggester: &str,
+        settings: &serde_json::Value,
+        trajectories: &[(String, Option<String>)],
+    ) -> Result<i64, StoreError>;
+    /// Sets a trajectory's status within a run (and its initial edit or error).
+    fn set_run_trajectory(
+        &mut self,
+        run: i64,
+        key: &str,
+        status: &str,
+        initial: Option<&str>,
+        error: Option<&str>,
+    ) -> Result<(), StoreError>;
+    /// Records a failed call outside any step (`initialize`).
+    fn record_run_error(
+        &mut self,
+        run: i64,
+        key: &str,
+        call: Call,
+        failure: &CallFailure,
+    ) -> Result<(), StoreError>;
+    /// Writes one finished step.
+    fn record_step(&mut self, run: i64, key: &str, step: &StoredStep) -> Result<(), StoreError>;
+    /// Appends reads to a step.
+    fn add_run_reads(
+        &mut self,
+        run: i64,
+        key: &str,
+        step: usize,
+        reads: &[StepRead],
+    ) -> Result<(), StoreError>;
+    /// Marks a run finished.
+    fn finish_run(&mut self, run: i64, status: &str) -> Result<(), StoreError>;
+    /// Every run's summary, newest first.
+    fn runs(&self) -> Result<Vec<RunSummary>, StoreError>;
+    /// A run's summary.
+    fn run(&self, run: i64) -> Result<RunSummary, StoreError>;
+    /// A run's trajectories in order.
+    fn run_trajectories(&self, run: i64) -> Result<Vec<RunTrajectory>, StoreError>;
+    /// A trajectory's stored steps, in step order.
+    fn run_steps(&self, run: i64, key: &str) -> Result<Vec<StepFlow>, StoreError>;
+    /// The initial edit id of a trajectory of a run.
+    fn run_initial(&self, run: i64, key: &str) -> Result<Option<String>, StoreError>;
+    /// What the suggester read in a trajectory: (step, read) in order.
+    fn run_reads(&self, run: i64, key: &str) -> Result<Vec<(usize, StepRead)>, StoreError>;
+    /// Content scores, latencies and failures of every step of a run.
+    fn run_measurements(&self, run: i64) -> Result<RunMeasurements, StoreError>;
+    /// (key, edit id) each scored step's content was scored against, in order.
+    fn run_content_edits(&self, run: i64) -> Result<Vec<(String, String)>, StoreError>;
+}
+
+impl RunStore for Database {
+    fn create_run(
+        &mut self,
+        suggester: &str,
+        settings: &serde_json::Value,
+        trajectories: &[(String, Option<String>)],
+    ) -> Result<i64, StoreError> {
+        Database::create_run(self, suggester, settings, trajectories)
+    }
+
+    fn set_run_trajectory(
+        &mut self,
+        run: i64,
+        key: &str,
+        status: &str,
+        initial: Option<&str>,
+        error: Option<&str>,
+    ) -> Result<(), StoreError> {
+        Database::set_run_trajectory(self, run, key, status, initial, error)
+    }
+
+    fn record_run_error(
+        &mut self,
+        run: i64,
+        key: &str,
+        call: Call,
+        failure: &CallFailure,
+    ) -> Result<(), StoreError> {
+        Database::record_run_error(self, run, key, call, failure)
+    }
+
+    fn record_step(&mut self, run: i64, key: &str, step: &StoredStep) -> Result<(), StoreError> {
+        Database::record_step(self, run, key, step)
+    }
+
+    fn add_run_reads(
+        &mut self,
+        run: i64,
+        key: &str,
+        step: usize,
+        reads: &[StepRead],
+    ) -> Result<(), StoreError> {
+        Database::add_run_reads(self, run, key, step, reads)
+    }
+
+    fn finish_run(&mut self, run: i64, status: &str) -> Result<(), StoreError> {
+        Database::finish_run(self, run, status)
+    }
+
+    fn runs(&self) -> Result<Vec<RunSummary>, StoreError> {
+        Database::runs(self)
+    }
+
+    fn run(&self, run: i64) -> Result<RunSummary, StoreError> {
+        Database::run(self, run)
+    }
+
+    fn run_trajectories(&self, run: i64) -> Result<Vec<RunTrajectory>, StoreError> {
+        Database::run_trajectories(self, run)
+    }
+
+    fn run_steps(&self, run: i64, key: &str) -> Result<Vec<StepFlow>, StoreError> {
+        Database::run_steps(self, run, key)
+    }
+
+    fn run_initial(&self, run: i64, key: &str) -> Result<Option<String>, StoreError> {
+        Database::run_initial(self, run, key)
+    }
+
+    fn run_reads(&self, run: i64, key: &str) -> Result<Vec<(usize, StepRead)>, StoreError> {
+        Database::run_reads(self, run, key)
+    }
+
+    fn run_measurements(&self, run: i64) -> Result<RunMeasurements, StoreError> {
+        Database::run_measurements(self, run)
+    }
+
+    fn run_content_edits(&self, run: i64) -> Result<Vec<(String, String)>, StoreError> {
+        Database::run_content_edits(self, run)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::RunStore;
+    use crate::metrics::flow::{FlowClass, FlowStep, Prf, RankedPrediction, StepCounts};
+    use crate::run::report::flow_summary;
+    use crate::store::{
+        Database, StepFailure, StepFlow, StoredContent, StoredPrediction, StoredStep,
+    };
+    use crate::suggest::{Call, CallFailure, FailureKind, ReadSource, StepRead};
+
+    fn read(call: Call, source: ReadSource, file: &str, end: Option<usize>) -> StepRead {
+        StepRead {
+            call,
+            source,
+            file: file.into(),
+            start_line: 2,
+            end_line: end,
+            via: None,
+        }
+    }
+
+    #[test]
+    fn a_typed_step_round_trips_through_the_store() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut db = Database::open(&dir.path().join("runs.db")).unwrap();
+        let store: &mut dyn RunStore = &mut db;
+        let run = store
+            .create_run(
+                "builtin:oracle",
+                &serde_json::json!({}),
+                &[("k".into(), None)],
+            )
+            .unwrap();
+        store
+            .set_run_trajectory(run, "k", "running", Some("e0"), None)
+            .unwrap();
+        let flow = FlowStep {
+            predictions: vec![
+                RankedPrediction {
+                    rank: 0,
+                    matched_gold: Some(2),
+                    class: FlowClass::Keeping,
+                },
+                RankedPrediction {
+                    rank: 1,
+                    matched_gold: None,
+                    class: FlowClass::Breaking,
+                },
+            ],
+            allowed_gold: 1,
+        };
+        let step = StoredStep {
+            step: 1,
+            applied: "e2".into(),
+            allowed: vec!["e2".into()],
+            remaining: 3,
+            prf: Prf {
+                precision: 0.5,
+                recall: 1.0,
+                f1: 2.0 / 3.0,
+            },
+            counts: StepCounts {
+                tp: 1,
+                fp: 1,
+                fn_: 0,
+            },
+            content: Some(StoredContent {
+                edit: "e2".into(),
+                bleu: 75.5,
+                es: 0.75,
+                generated: false,
+            }),
+            suggest_ms: 12.5,
+            generate_ms: Some(3.0),
+            flow: flow.clone(),
+            predictions: vec![StoredPrediction {
+                rank: 0,
+                file: "a.py".into(),
+                start_line: 1,
+                end_line: 2,
+                text: "x\n".into(),
+                confidence: Some(0.5),
+                matched: Some("e2".into()),
+                class: FlowClass::Keeping,
+            }],
+            failures: vec![StepFailure {
+                call: Call::Generate,
+                failure: CallFailure {
+                    kind: FailureKind::Timeout,
+                    message: "suggester did not answer `generate` within 1s".into(),
+                },
+            }],
+            reads: vec![
+                read(Call::Suggest, ReadSource::Reported, "a.py", Some(4)),
+                read(Call::Generate, ReadSource::Reported, "b.py", None),
+            ],
+        };
+        store.record_step(run, "k", &step).unwrap();
+        let lsp = StepRead {
+            via: Some("textDocument/definition".into()),
+            ..read(Call::Suggest, ReadSource::Lsp, "c.py", Some(3))
+        };
+        store
+            .add_run_reads(run, "k", 1, std::slice::from_ref(&lsp))
+            .unwrap();
+        assert_eq!(
+            store.run_steps(run, "k").unwrap(),
+            vec![StepFlow {
+                step: 1,
+                applied: "e2".into(),
+                flow,
+            }]
+        );
+        assert_eq!(store.run_initial(run, "k").unwrap().as_deref(), Some("e0"));
+        let reads: Vec<(usize, StepRead)> = step
+            .reads
+            .iter()
+            .chain([&lsp])
+            .map(|r| (1, r.clone()))
+            .collect();
+        assert_eq!(store.run_reads(run, "k").unwrap(), reads);
+        let m = store.run_measurements(run).unwrap();
+        assert_eq!(
+            (m.bleu, m.es, m.suggest_ms, m.generate_ms, m.errors),
+            (
+                vec![75.5],
+                vec![0.75],
+                vec![12.5],
+                vec![3.0],
+                vec![("timeout".to_string(), 1)]
+            )
+        );
+        assert_eq!(
+            store.run_content_edits(run).unwrap(),
+            vec![("k".to_string(), "e2".to_string())]
+        );
+    }
+
+    #[test]
+    fn rows_written_by_the_previous_version_read_back_identically() {
+        // The rows as the version before typed steps wrote them, with plain SQL: the
+        // `flow` column as JSON with positional prediction arrays (one with a class this
+        // version does not know, which every version skips), reads with string calls.
+        let dir = tempfile::tempdir().unwrap();
+        let mut db = Database::open(&dir.path().join("old.db")).unwrap();
+        let run = RunStore::create_run(
+            &mut db,
+            "builtin:propagate",
+            &serde_json::json!({}),
+            &[("k".into(), None)],
+        )
+        .unwrap();
+        db.connection()
+            .execute_batch(&format!(
+                r#"INSERT INTO run_steps (run_id, key, step, applied, allowed, remaining, precision, recall, f1,
+                                         tp, fp, fn, content_edit, content_bleu, content_es, content_generated,
+                                         suggest_ms, generate_ms, flow)
+                   VALUES ({run}, 'k', 1, 'e1', '["e1","e2"]', 2, 0.5, 0.5, 0.5, 1, 1, 1, 'e1', 100.0, 1.0, 0, 2.0, NULL,
+                           '{{"allowed":2,"predictions":[[0,1,"flow_keeping"],[1,null,"flow_breaking"],[2,0,"flow_sideways"]]}}'),
+                          ({run}, 'k', 2, 'e2', '["e2"]', 1, 0.0, 0.0, 0.0, 0, 0, 1, NULL, NULL, NULL, NULL, 1.0, NULL,
+                           'not json');
+                   INSERT INTO run_reads (run_id, key, step, seq, call, source, file, start_line, end_line, via)
+                   VALUES ({run}, 'k', 1, 0, 'generate', 'reported', 'a.py', 3, 5, NULL),
+                          ({run}, 'k', 1, 1, 'suggest', 'lsp', 'b.py', 0, NULL, 'textDocument/hover');"#
+            ))
+            .unwrap();
+        let store: &dyn RunStore = &db;
+        let keeping = RankedPrediction {
+            rank: 0,
+            matched_gold: Some(1),
+            class: FlowClass::Keeping,
+        };
+        let breaking = RankedPrediction {
+            rank: 1,
+            matched_gold: None,
+            class: FlowClass::Breaking,
+        };
+        assert_eq!(
+            store.run_steps(run, "k").unwrap(),
+            vec![
+                StepFlow {
+                    step: 1,
+                    applied: "e1".into(),
+                    flow: FlowStep {
+                        predictions: vec![keeping, breaking],
+                        allowed_gold: 2,
+                    },
+                },
+                StepFlow {
+                    step: 2,
+                    applied: "e2".into(),
+                    flow: FlowStep::default(),
+                },
+            ]
+        );
+        assert_eq!(
+            store.run_reads(run, "k").unwrap(),
+            vec![
+                (
+                    1,
+                    StepRead {
+                        start_line: 3,
+                        ..read(Call::Generate, ReadSource::Reported, "a.py", Some(5))
+                    }
+                ),
+                (
+                    1,
+                    StepRead {
+                        start_line: 0,
+                        via: Some("textDocument/hover".into()),
+                        ..read(Call::Suggest, ReadSource::Lsp, "b.py", None)
+                    }
+                ),
+            ]
+        );
+        let summary = flow_summary(store, run).unwrap();
+        assert_eq!((summary.steps, summary.micro.precision), (2, 0.5));
+    }
+}
