@@ -28,10 +28,18 @@ macro_rules! methods {
 
             /// The method a message names.
             pub fn from_name(name: &str) -> Method {
+                Method::known(name).unwrap_or_else(|| Method::unknown(name.to_string()))
+            }
+
+            /// The method a message names, keeping the string for a signal or another method.
+            pub fn from_string(name: String) -> Method {
+                Method::known(&name).unwrap_or_else(|| Method::unknown(name))
+            }
+
+            fn known(name: &str) -> Option<Method> {
                 match name {
-                    $($name => Method::$variant,)*
-                    signal if signal.starts_with(SIGNAL_PREFIX) => Method::Signal(signal.to_string()),
-                    other => Method::Other(other.to_string()),
+                    $($name => Some(Method::$variant),)*
+                    _ => None,
                 }
             }
 
@@ -144,6 +152,14 @@ pub enum AnswerEdits {
 }
 
 impl Method {
+    fn unknown(name: String) -> Method {
+        if name.starts_with(SIGNAL_PREFIX) {
+            Method::Signal(name)
+        } else {
+            Method::Other(name)
+        }
+    }
+
     /// Whether a request's position (or range, or whole document) is a read.
     pub fn is_read(&self) -> bool {
         self.answer_reads().is_some()
@@ -200,12 +216,17 @@ mod tests {
     fn names_round_trip() {
         for method in Method::KNOWN {
             assert_eq!(&Method::from_name(method.name()), method);
+            assert_eq!(&Method::from_string(method.name().to_string()), method);
         }
         assert_eq!(Method::KNOWN.len(), 32);
         let signal = Method::from_name("$/nextedit/visibleRanges");
         assert_eq!(
             (signal.name(), signal.signal()),
             ("$/nextedit/visibleRanges", Some("visibleRanges"))
+        );
+        assert_eq!(
+            Method::from_string("$/nextedit/cursor".into()),
+            Method::Signal("$/nextedit/cursor".into())
         );
         let other = Method::from_name("textDocument/publishDiagnostics");
         assert_eq!(

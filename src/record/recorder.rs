@@ -151,7 +151,7 @@ impl SessionRecorder {
     ) -> Vec<Record> {
         let body = &frame[header_len..];
         let seq = self.next_seq();
-        let envelope = match Envelope::parse(body) {
+        let mut envelope = match Envelope::parse(body) {
             Ok(envelope) => envelope,
             Err(error) => {
                 // Neither the bytes nor serde's message (which may quote them) are
@@ -210,8 +210,9 @@ impl SessionRecorder {
                 consumed,
             }),
         );
-        // The method string is decoded here, once; everything below matches on it.
-        let method = envelope.method.as_deref().map(Method::from_name);
+        // The method string is decoded here, once (keeping its allocation); everything
+        // below matches on it.
+        let method = envelope.method.take().map(Method::from_string);
         match (envelope.kind, method) {
             (MessageKind::Request, Some(method)) => {
                 let uri = envelope
