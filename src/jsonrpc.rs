@@ -3,7 +3,7 @@
 //!
 //! Both clients build and decode their messages here and keep only their transport:
 //! [`crate::lsp::client`] frames them with `Content-Length` headers for language
-//! servers, [`crate::suggest::process`] writes one per line for suggester programs.
+//! servers, `suggest::process` writes one per line for suggester programs.
 //! The proxy uses neither: it forwards bytes and decodes envelopes borrowed from them
 //! ([`crate::lsp::Envelope`]), never re-serialising a message.
 
