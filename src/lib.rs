@@ -2,7 +2,8 @@
 //!
 //! Layout (see ARCHITECTURE.md for the code map and invariants):
 //!
-//! - [`lsp`]: Content-Length framing, message envelopes, a small LSP client.
+//! - [`lsp`]: Content-Length framing, message envelopes, LSP methods, a small LSP client.
+//! - [`jsonrpc`]: JSON-RPC message shapes, request ids and answers, under both clients.
 //! - [`record`]: frames → trajectory events (document tracking, reads, signals, privacy).
 //! - [`store`]: the SQLite database (schema, migrations, the single writer, queries).
 //! - [`proxy`]: the recording proxy that sits between an editor and a language server.
@@ -24,6 +25,7 @@ pub mod contextbench_io;
 pub mod history;
 pub mod import;
 pub mod import_io;
+pub mod jsonrpc;
 pub mod lsp;
 pub mod metrics;
 pub mod proxy;

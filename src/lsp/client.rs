@@ -1,6 +1,8 @@
 //! A small synchronous LSP client: spawns a server (or the proxy), sends requests
 //! and waits for their responses, answers the server's own requests with neutral
-//! replies. Used by tests, by LSP-backed analysis and by benchmarks.
+//! replies. Used by tests, by LSP-backed analysis and by benchmarks. Messages are
+//! built and decoded by [`crate::jsonrpc`]; this file is the transport (Content-Length
+//! frames over the server's stdin and stdout) and the process.
 
 use std::collections::HashMap;
 use std::io::{Read, Write};
@@ -13,7 +15,9 @@ use std::time::{Duration, Instant};
 use crossbeam_channel::{Receiver, Sender};
 use serde_json::{Value, json};
 
+use super::Method;
 use super::framing::{Chunk, FrameDecoder, encode_frame};
+use crate::jsonrpc::{self, Incoming, RequestId, RequestIds, Response};
 
 /// Errors of the LSP client.
 #[derive(Debug, thiserror::Error)]
@@ -52,7 +56,7 @@ pub enum ClientError {
     },
 }
 
-type Pending = Arc<Mutex<HashMap<i64, Sender<Value>>>>;
+type Pending = Arc<Mutex<HashMap<RequestId, Sender<Response>>>>;
 
 /// Everything the client saw, for byte-exactness checks.
 #[derive(Debug, Default, Clone)]
@@ -67,7 +71,7 @@ pub struct Transcript {
 pub struct LspClient {
     child: Child,
     stdin: Arc<Mutex<Option<ChildStdin>>>,
-    next_id: i64,
+    ids: RequestIds,
     pending: Pending,
     notifications: Receiver<Value>,
     transcript: Arc<Mutex<Transcript>>,
@@ -100,7 +104,7 @@ impl LspClient {
         Ok(LspClient {
             child,
             stdin,
-            next_id: 1,
+            ids: RequestIds::default(),
             pending,
             notifications,
             transcript,
@@ -115,8 +119,7 @@ impl LspClient {
 
     /// Sends a notification.
     pub fn notify(&self, method: &str, params: Value) -> Result<(), ClientError> {
-        let body = json!({"jsonrpc": "2.0", "method": method, "params": params});
-        self.send_raw(&encode_frame(body.to_string().as_bytes()))
+        self.send_raw(&encode_frame(&jsonrpc::notification(method, params)))
     }
 
     /// Sends a request without waiting; returns its id and a receiver for the response.
@@ -124,13 +127,11 @@ impl LspClient {
         &mut self,
         method: &str,
         params: Value,
-    ) -> Result<(i64, Receiver<Value>), ClientError> {
-        let id = self.next_id;
-        self.next_id += 1;
+    ) -> Result<(RequestId, Receiver<Response>), ClientError> {
+        let id = self.ids.next_id();
         let (tx, rx) = crossbeam_channel::bounded(1);
         self.pending.lock().expect("pending lock").insert(id, tx);
-        let body = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
-        self.send_raw(&encode_frame(body.to_string().as_bytes()))?;
+        self.send_raw(&encode_frame(&jsonrpc::request(id, method, params)))?;
         Ok((id, rx))
     }
 
@@ -154,18 +155,11 @@ impl LspClient {
                 return Err(ClientError::Closed(method.to_string()));
             }
         };
-        if let Some(error) = response.get("error") {
-            return Err(ClientError::Response {
-                method: method.to_string(),
-                code: error.get("code").and_then(Value::as_i64).unwrap_or(0),
-                message: error
-                    .get("message")
-                    .and_then(Value::as_str)
-                    .unwrap_or("")
-                    .to_string(),
-            });
-        }
-        Ok(response.get("result").cloned().unwrap_or(Value::Null))
+        response.outcome.map_err(|error| ClientError::Response {
+            method: method.to_string(),
+            code: error.code,
+            message: error.message,
+        })
     }
 
     /// `initialize` with a root folder and broad client capabilities, then `initialized`.
@@ -192,8 +186,8 @@ impl LspClient {
             },
             "initializationOptions": {}
         });
-        let result = self.request("initialize", params, timeout)?;
-        self.notify("initialized", json!({}))?;
+        let result = self.request(Method::Initialize.name(), params, timeout)?;
+        self.notify(Method::Initialized.name(), json!({}))?;
         Ok(result)
     }
 
@@ -231,8 +225,8 @@ impl LspClient {
 
     /// `shutdown`, `exit`, then waits for the process (killing it after `timeout`).
     pub fn shutdown(&mut self, timeout: Duration) -> Result<ExitStatus, ClientError> {
-        let shutdown = self.request("shutdown", Value::Null, timeout);
-        let _ = self.notify("exit", Value::Null);
+        let shutdown = self.request(Method::Shutdown.name(), Value::Null, timeout);
+        let _ = self.notify(Method::Exit.name(), Value::Null);
         self.close_stdin();
         let status = self.wait(timeout);
         shutdown?;
@@ -321,32 +315,30 @@ fn read_loop(
             let Ok(message) = serde_json::from_slice::<Value>(chunk.body().expect("frame")) else {
                 continue;
             };
-            let method = message
-                .get("method")
-                .and_then(Value::as_str)
-                .map(str::to_string);
-            let id = message.get("id").cloned();
-            match (method, id) {
-                (Some(method), Some(id)) => {
-                    let reply = server_request_reply(&method, &message);
-                    let body = json!({"jsonrpc": "2.0", "id": id, "result": reply});
+            match Incoming::decode(message) {
+                Incoming::Request {
+                    id,
+                    method,
+                    message,
+                } => {
+                    let reply = server_request_reply(&Method::from_name(&method), &message);
                     let _ = write_locked(
                         &stdin,
                         &transcript,
-                        &encode_frame(body.to_string().as_bytes()),
+                        &encode_frame(&jsonrpc::result_response(&id, reply)),
                     );
                 }
-                (Some(_), None) => {
+                Incoming::Notification { message, .. } => {
                     let _ = notifications.send(message);
                 }
-                (None, Some(id)) => {
-                    if let Some(id) = id.as_i64()
+                Incoming::Response(response) => {
+                    if let Some(id) = response.request_id()
                         && let Some(tx) = pending.lock().expect("pending lock").remove(&id)
                     {
-                        let _ = tx.send(message);
+                        let _ = tx.send(response);
                     }
                 }
-                (None, None) => {}
+                Incoming::Other => {}
             }
         }
     }
@@ -355,17 +347,17 @@ fn read_loop(
 }
 
 /// Neutral answers to server→client requests, so servers never wait on us.
-fn server_request_reply(method: &str, message: &Value) -> Value {
+fn server_request_reply(method: &Method, message: &Value) -> Value {
     match method {
-        "workspace/configuration" => {
+        Method::Configuration => {
             let n = message
                 .pointer("/params/items")
                 .and_then(Value::as_array)
                 .map_or(0, Vec::len);
             Value::Array(vec![Value::Null; n])
         }
-        "workspace/workspaceFolders" => Value::Array(Vec::new()),
-        "workspace/applyEdit" => json!({"applied": false}),
+        Method::WorkspaceFolders => Value::Array(Vec::new()),
+        Method::ApplyEdit => json!({"applied": false}),
         _ => Value::Null,
     }
 }

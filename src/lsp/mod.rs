@@ -1,4 +1,4 @@
-//! Content-Length framing, message envelopes and a small LSP client.
+//! Content-Length framing, message envelopes, LSP methods and a small LSP client.
 //!
 //! Architecture invariant: nothing here re-serialises a message on the proxy path;
 //! framing works on raw bytes and envelopes borrow from them.
@@ -6,5 +6,7 @@
 pub mod client;
 pub mod framing;
 pub mod message;
+pub mod method;
 
 pub use message::{Direction, Envelope, MessageKind};
+pub use method::{AnswerEdits, AnswerReads, Method, SIGNAL_PREFIX};

@@ -5,12 +5,17 @@
 //! the proxy feeds frames in and hands the resulting [`Record`]s to the store.
 
 pub mod document;
+mod documents;
 pub mod origin;
 pub mod privacy;
+mod reads;
 mod recorder;
+mod records;
 pub mod uri;
 
-pub use recorder::{
-    DocumentRecord, EditRecord, MessageRecord, READ_METHODS, ReadRecord, Record, RecorderConfig,
-    SIGNAL_PREFIX, SessionFact, SessionRecorder, SignalRecord, SnapshotKind, SnapshotRecord,
+pub use crate::lsp::SIGNAL_PREFIX;
+pub use recorder::{RecorderConfig, SessionRecorder};
+pub use records::{
+    DocumentRecord, EditRecord, MessageRecord, ReadRecord, Record, SessionFact, SignalRecord,
+    SnapshotKind, SnapshotRecord,
 };

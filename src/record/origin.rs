@@ -29,6 +29,7 @@ use serde_json::Value;
 use super::document::{
     ChangeSpan, LspRange, PositionEncoding, ShadowDocument, minimal_replacement,
 };
+use crate::lsp::AnswerEdits;
 use crate::trajectory::Origin;
 
 /// How long a proposal waits for its change: editors apply formatting and rename
@@ -545,4 +546,44 @@ pub fn completion_list(uri: &str, result: &Value) -> Vec<Vec<ProposedEdits>> {
         .take(MAX_ALTERNATIVES)
         .flat_map(|item| completion_item(uri, item))
         .collect()
+}
+
+/// The origin of a change that applies edits from an answer of this shape.
+pub fn answer_origin(answer: AnswerEdits) -> Origin {
+    match answer {
+        AnswerEdits::TextEdits => Origin::Format,
+        AnswerEdits::WorkspaceEdit => Origin::Rename,
+        AnswerEdits::CodeActions | AnswerEdits::ResolvedCodeAction => Origin::CodeAction,
+        AnswerEdits::CompletionItems | AnswerEdits::ResolvedCompletionItem => Origin::Completion,
+    }
+}
+
+/// What an answer proposes: whether its alternatives are a menu to choose one from,
+/// and the alternatives. `request_uri` is the request's document, `completion_uri` the
+/// latest completion request's (a resolved item names none); `None` when the answer
+/// has no edits or no document to put them in.
+pub fn answer_proposals(
+    answer: AnswerEdits,
+    result: &Value,
+    request_uri: Option<&str>,
+    completion_uri: Option<&str>,
+) -> Option<(bool, Vec<Vec<ProposedEdits>>)> {
+    Some(match answer {
+        AnswerEdits::WorkspaceEdit => (false, vec![workspace_edit(result)]),
+        AnswerEdits::CodeActions => (true, code_actions(result)),
+        AnswerEdits::ResolvedCodeAction => (false, vec![workspace_edit(result.get("edit")?)]),
+        AnswerEdits::CompletionItems => (true, completion_list(request_uri?, result)),
+        AnswerEdits::ResolvedCompletionItem => (false, completion_item(completion_uri?, result)),
+        AnswerEdits::TextEdits => {
+            let edits = text_edits(result);
+            (
+                false,
+                vec![vec![ProposedEdits {
+                    uri: request_uri?.to_string(),
+                    version: None,
+                    edits: edits?,
+                }]],
+            )
+        }
+    })
 }

@@ -1,40 +1,26 @@
 //! The session recorder: a state machine from observed frames to records.
 //!
 //! It sees a copy of every frame in both directions (never the forwarding path),
-//! pairs requests with responses by (direction of the request, raw id), tracks
-//! documents through didOpen/didChange/didSave/didClose, and emits [`Record`]s for
-//! the store. It does no I/O: reading `.nexteditignore` or git state is the
-//! caller's job ([`SessionRecorder::set_privacy`]).
+//! pairs requests with responses by (direction of the request, raw id), decodes each
+//! message's method once ([`Method`]) and dispatches on it: session facts
+//! (`initialize`, workspace folders) and editor signals here, documents in
+//! [`super::documents`], reads in [`super::reads`], tools' proposed edits in
+//! [`super::origin`]. It emits [`Record`]s for the store and does no I/O: reading
+//! `.nexteditignore` or git state is the caller's job ([`SessionRecorder::set_privacy`]).
 
 use std::collections::{HashMap, HashSet};
 
-use serde::Deserialize;
 use serde_json::Value;
 
-use super::document::{LspPosition, LspRange, PositionEncoding, ShadowDocument};
+use super::document::{PositionEncoding, ShadowDocument};
+use super::documents::{DidChange, DidClose, DidOpen, DidSave};
 use super::origin::{self, OriginTracker, ProposedEdits};
-use super::privacy::{PrivacyFilter, redact_secrets, redact_text};
+use super::privacy::{PrivacyFilter, redact_secrets};
+use super::reads::{PartialResults, PositionParams};
+use super::records::{MessageRecord, Record, SessionFact, SignalRecord};
 use super::uri::uri_to_path;
-use crate::lsp::{Direction, Envelope, MessageKind};
-use crate::trajectory::{LineRange, Origin, ReadRole};
-
-/// Prefix of the editor-signal notifications the proxy consumes.
-pub const SIGNAL_PREFIX: &str = "$/nextedit/";
-
-/// Methods whose request position (or range) is a read.
-pub const READ_METHODS: &[&str] = &[
-    "textDocument/hover",
-    "textDocument/definition",
-    "textDocument/declaration",
-    "textDocument/typeDefinition",
-    "textDocument/implementation",
-    "textDocument/references",
-    "textDocument/documentHighlight",
-    "textDocument/documentSymbol",
-    "textDocument/signatureHelp",
-    "textDocument/codeAction",
-    "textDocument/inlayHint",
-];
+use crate::lsp::{Direction, Envelope, MessageKind, Method};
+use crate::trajectory::Origin;
 
 /// Recorder settings.
 #[derive(Debug, Clone)]
@@ -51,265 +37,36 @@ pub struct RecorderConfig {
     pub workspace: Option<String>,
 }
 
-/// One row-to-be for the store.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Record {
-    /// A message as seen on the wire.
-    Message(MessageRecord),
-    /// Something learned about the session (workspace, encoding, peers).
-    Session(SessionFact),
-    /// A document seen for the first time.
-    Document(DocumentRecord),
-    /// Full text of a document at open (or save with text), or a close marker.
-    Snapshot(SnapshotRecord),
-    /// One content change.
-    Edit(EditRecord),
-    /// A read.
-    Read(ReadRecord),
-    /// An editor signal.
-    Signal(SignalRecord),
-}
-
-/// A message's metadata and (optionally) its redacted bytes.
-#[derive(Debug, Clone, PartialEq)]
-pub struct MessageRecord {
-    /// Session-wide sequence number.
-    pub seq: u64,
-    /// Nanoseconds since the session started.
-    pub t_ns: u64,
-    /// Direction.
-    pub dir: Direction,
-    /// Request, response, notification, other; `None` when the body is not JSON.
-    pub kind: Option<MessageKind>,
-    /// Method (requests, notifications; responses get their request's method).
-    pub method: Option<String>,
-    /// Raw id text.
-    pub id: Option<String>,
-    /// Frame size in bytes (header + body).
-    pub size: usize,
-    /// Redacted frame bytes, when raw recording is on and the message is not about an excluded file.
-    pub raw: Option<Vec<u8>>,
-    /// How many secrets were masked in `raw`.
-    pub redactions: usize,
-    /// Why the frame is not a valid message, if it is not.
-    pub invalid: Option<String>,
-    /// Whether the proxy consumed it instead of forwarding (editor signals).
-    pub consumed: bool,
-}
-
-/// Facts about the session learned from the traffic.
-#[derive(Debug, Clone, PartialEq)]
-pub enum SessionFact {
-    /// The workspace root (from the command line or `initialize`).
-    Workspace(String),
-    /// The position encoding in effect.
-    PositionEncoding(PositionEncoding),
-    /// `clientInfo` name and version.
-    Client(String),
-    /// `serverInfo` name and version.
-    Server(String),
-    /// Another workspace folder (multi-root): `dir` on disk, `prefix` its path as
-    /// the privacy rules see it (relative to the workspace root, else absolute).
-    Root {
-        /// The folder.
-        dir: String,
-        /// Its path for the privacy rules.
-        prefix: String,
-    },
-}
-
-/// A document's identity.
-#[derive(Debug, Clone, PartialEq)]
-pub struct DocumentRecord {
-    /// The LSP URI.
-    pub uri: String,
-    /// Path relative to the workspace when inside it, else the URI's path (or the URI).
-    pub path: String,
-    /// LSP language id.
-    pub language_id: Option<String>,
-    /// Privacy rules keep its text out of the database.
-    pub excluded: bool,
-    /// Sequence number of the message that first named it.
-    pub first_seq: u64,
-}
-
-/// Kind of a snapshot row.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum SnapshotKind {
-    /// didOpen (full text).
-    Open,
-    /// didSave (text when the editor included it).
-    Save,
-    /// didClose (no text).
-    Close,
-}
-
-impl SnapshotKind {
-    /// Lowercase name used in the database.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            SnapshotKind::Open => "open",
-            SnapshotKind::Save => "save",
-            SnapshotKind::Close => "close",
-        }
-    }
-}
-
-/// A document text at one moment.
-#[derive(Debug, Clone, PartialEq)]
-pub struct SnapshotRecord {
-    /// Sequence number.
-    pub seq: u64,
-    /// Time.
-    pub t_ns: u64,
-    /// Document URI.
-    pub uri: String,
-    /// Open, save or close.
-    pub kind: SnapshotKind,
-    /// Document version (saves and closes carry the tracked version).
-    pub version: i64,
-    /// Redacted text; `None` for closes, saves without text, and excluded files.
-    pub text: Option<String>,
-    /// Secrets masked in `text`.
-    pub redactions: usize,
-}
-
-/// One content change.
-#[derive(Debug, Clone, PartialEq)]
-pub struct EditRecord {
-    /// Sequence number.
-    pub seq: u64,
-    /// Time.
-    pub t_ns: u64,
-    /// Document URI.
-    pub uri: String,
-    /// Version after the change.
-    pub version: i64,
-    /// Index of the change within its didChange.
-    pub change_index: usize,
-    /// Canonical coordinates and both texts (redacted).
-    pub span: super::document::ChangeSpan,
-    /// Secrets masked in the texts.
-    pub redactions: usize,
-    /// Who or what made it (a tool's edit matched by [`super::origin`], else the user).
-    pub origin: Origin,
-}
-
-/// A read location.
-#[derive(Debug, Clone, PartialEq)]
-pub struct ReadRecord {
-    /// Sequence number.
-    pub seq: u64,
-    /// Time.
-    pub t_ns: u64,
-    /// Document URI read.
-    pub uri: String,
-    /// Method that caused it (`open` for didOpen).
-    pub via: String,
-    /// Request position, response target, or open.
-    pub role: ReadRole,
-    /// Lines, half-open.
-    pub lines: LineRange,
-    /// Raw id of the request, if any.
-    pub request_id: Option<String>,
-}
-
-/// An editor signal.
-#[derive(Debug, Clone, PartialEq)]
-pub struct SignalRecord {
-    /// Sequence number.
-    pub seq: u64,
-    /// Time.
-    pub t_ns: u64,
-    /// `cursor`, `selection`, `visible_ranges`, `focus` (or another `$/nextedit/` suffix).
-    pub kind: String,
-    /// Document URI, if the signal names one.
-    pub uri: Option<String>,
-    /// Params as sent.
-    pub payload: Value,
-}
-
+/// A request waiting for its response.
 #[derive(Debug, Clone)]
-struct PendingRequest {
-    method: String,
-    uri: Option<String>,
+pub(super) struct PendingRequest {
+    /// Its method.
+    pub(super) method: Method,
+    /// The document it is about, if it names one.
+    pub(super) uri: Option<String>,
 }
 
 /// The recorder's state for one session.
 #[derive(Debug)]
 pub struct SessionRecorder {
-    config: RecorderConfig,
-    seq: u64,
-    encoding: PositionEncoding,
-    workspace: Option<String>,
+    pub(super) config: RecorderConfig,
+    pub(super) seq: u64,
+    pub(super) encoding: PositionEncoding,
+    pub(super) workspace: Option<String>,
     pending: HashMap<(Direction, String), PendingRequest>,
-    documents: HashMap<String, ShadowDocument>,
-    known: HashMap<String, bool>,
-    excluded_uris: HashSet<String>,
-    /// Partial-result tokens of open read requests: token → (request id, request).
-    partial_tokens: HashMap<String, (String, PendingRequest)>,
+    /// Shadow copies of the open documents, by URI.
+    pub(super) documents: HashMap<String, ShadowDocument>,
+    /// Every URI seen so far, and whether the privacy rules exclude it.
+    pub(super) known: HashMap<String, bool>,
+    pub(super) excluded_uris: HashSet<String>,
+    /// Read requests streaming their results in `$/progress` chunks.
+    pub(super) partial_results: PartialResults,
     /// Tools' proposed edits waiting for the didChange that applies them.
-    origins: OriginTracker,
+    pub(super) origins: OriginTracker,
     /// Document of the latest completion request (`completionItem/resolve` names none).
     completion_uri: Option<String>,
     /// Open `workspace/applyEdit` requests: server's raw id → the tracker's answer number.
     apply_edits: HashMap<String, u64>,
-}
-
-#[derive(Deserialize)]
-struct TextDocumentItem {
-    uri: String,
-    #[serde(default, rename = "languageId")]
-    language_id: Option<String>,
-    #[serde(default)]
-    version: i64,
-    text: String,
-}
-
-#[derive(Deserialize)]
-struct DidOpen {
-    #[serde(rename = "textDocument")]
-    text_document: TextDocumentItem,
-}
-
-#[derive(Deserialize)]
-struct VersionedId {
-    uri: String,
-    #[serde(default)]
-    version: Option<i64>,
-}
-
-#[derive(Deserialize)]
-struct ContentChange {
-    #[serde(default)]
-    range: Option<LspRange>,
-    text: String,
-}
-
-#[derive(Deserialize)]
-struct DidChange {
-    #[serde(rename = "textDocument")]
-    text_document: VersionedId,
-    #[serde(rename = "contentChanges")]
-    content_changes: Vec<ContentChange>,
-}
-
-#[derive(Deserialize)]
-struct DidSave {
-    #[serde(rename = "textDocument")]
-    text_document: VersionedId,
-    #[serde(default)]
-    text: Option<String>,
-}
-
-#[derive(Deserialize)]
-struct PositionParams {
-    #[serde(rename = "textDocument")]
-    text_document: VersionedId,
-    #[serde(default)]
-    position: Option<LspPosition>,
-    #[serde(default)]
-    range: Option<LspRange>,
 }
 
 impl SessionRecorder {
@@ -324,7 +81,7 @@ impl SessionRecorder {
             documents: HashMap::new(),
             known: HashMap::new(),
             excluded_uris: HashSet::new(),
-            partial_tokens: HashMap::new(),
+            partial_results: PartialResults::default(),
             origins: OriginTracker::new(),
             completion_uri: None,
             apply_edits: HashMap::new(),
@@ -351,7 +108,7 @@ impl SessionRecorder {
         self.documents.get(uri).map(ShadowDocument::text)
     }
 
-    fn next_seq(&mut self) -> u64 {
+    pub(super) fn next_seq(&mut self) -> u64 {
         self.seq += 1;
         self.seq
     }
@@ -394,7 +151,7 @@ impl SessionRecorder {
     ) -> Vec<Record> {
         let body = &frame[header_len..];
         let seq = self.next_seq();
-        let envelope = match Envelope::parse(body) {
+        let mut envelope = match Envelope::parse(body) {
             Ok(envelope) => envelope,
             Err(error) => {
                 // Neither the bytes nor serde's message (which may quote them) are
@@ -432,10 +189,10 @@ impl SessionRecorder {
             _ => None,
         };
         let concerns_excluded = self.note_documents(&envelope, answered.as_ref(), &mut out);
-        let method = envelope
+        let method_name = envelope
             .method
             .clone()
-            .or_else(|| answered.as_ref().map(|p| p.method.clone()));
+            .or_else(|| answered.as_ref().map(|p| p.method.name().to_string()));
         let (raw, redactions) = self.raw_copy(dir, frame, concerns_excluded);
         out.insert(
             0,
@@ -444,7 +201,7 @@ impl SessionRecorder {
                 t_ns,
                 dir,
                 kind: Some(envelope.kind),
-                method: method.clone(),
+                method: method_name,
                 id: envelope.id.map(str::to_string),
                 size: frame.len(),
                 raw,
@@ -453,45 +210,39 @@ impl SessionRecorder {
                 consumed,
             }),
         );
-        match envelope.kind {
-            MessageKind::Request => {
-                let method = envelope.method.clone().unwrap_or_default();
+        // The method string is decoded here, once (keeping its allocation); everything
+        // below matches on it.
+        let method = envelope.method.take().map(Method::from_string);
+        match (envelope.kind, method) {
+            (MessageKind::Request, Some(method)) => {
                 let uri = envelope
                     .params_as::<PositionParams>()
                     .map(|p| p.text_document.uri);
                 self.on_request(dir, t_ns, &envelope, &method, &mut out);
                 if let Some(id) = envelope.id {
                     let request = PendingRequest { method, uri };
-                    if dir == Direction::ClientToServer
-                        && READ_METHODS.contains(&request.method.as_str())
-                        && let Some(token) = partial_result_token(&envelope)
-                    {
-                        self.partial_tokens
-                            .insert(token, (id.to_string(), request.clone()));
+                    if dir == Direction::ClientToServer && request.method.is_read() {
+                        self.partial_results.open(&envelope, id, &request);
                     }
                     self.pending.insert((dir, id.to_string()), request);
                 }
             }
-            MessageKind::Notification => {
-                let method = envelope.method.as_deref().unwrap_or_default();
-                self.on_notification(dir, t_ns, &envelope, method, &mut out);
+            (MessageKind::Notification, Some(method)) => {
+                self.on_notification(dir, t_ns, &envelope, &method, &mut out);
             }
-            MessageKind::Response => {
+            (MessageKind::Response, _) => {
                 if let Some(request) = answered {
-                    if !self.partial_tokens.is_empty() {
-                        let id = envelope.id.unwrap_or_default();
-                        self.partial_tokens
-                            .retain(|_, (request_id, _)| request_id != id);
-                    }
+                    let id = envelope.id.unwrap_or_default();
+                    self.partial_results.close(id);
                     if dir == Direction::ServerToClient {
                         self.on_tool_answer(t_ns, &envelope, &request);
-                    } else if request.method == "workspace/applyEdit" {
-                        self.on_apply_edit_answer(&envelope, envelope.id.unwrap_or_default());
+                    } else if request.method == Method::ApplyEdit {
+                        self.on_apply_edit_answer(&envelope, id);
                     }
                     self.on_response(t_ns, &envelope, &request, &mut out);
                 }
             }
-            MessageKind::Other => {}
+            _ => {}
         }
         out
     }
@@ -520,180 +271,29 @@ impl SessionRecorder {
             .any(|uri| memchr::memmem::find(frame, uri.as_bytes()).is_some())
     }
 
-    /// Classifies every document URI the message names; returns whether any is excluded.
-    fn note_documents(
-        &mut self,
-        envelope: &Envelope<'_>,
-        answered: Option<&PendingRequest>,
-        out: &mut Vec<Record>,
-    ) -> bool {
-        let mut excluded = false;
-        if let Some(uri) = answered.and_then(|p| p.uri.as_deref()) {
-            excluded |= self.excluded_uris.contains(uri);
-        }
-        let Some(params) = envelope.params else {
-            return excluded;
-        };
-        #[derive(Deserialize)]
-        struct UriOnly {
-            uri: String,
-            #[serde(default, rename = "languageId")]
-            language_id: Option<String>,
-        }
-        #[derive(Deserialize)]
-        struct Named {
-            #[serde(default, rename = "textDocument")]
-            text_document: Option<UriOnly>,
-            #[serde(default, rename = "notebookDocument")]
-            notebook_document: Option<UriOnly>,
-            #[serde(default)]
-            uri: Option<String>,
-        }
-        let Ok(named) = serde_json::from_str::<Named>(params.get()) else {
-            return excluded;
-        };
-        if let Some(notebook) = named.notebook_document {
-            // An excluded notebook's cells are excluded documents too, whatever
-            // their URIs look like: every URI the message names is marked.
-            if self.see_document(&notebook.uri, None, out) {
-                if let Ok(value) = serde_json::from_str::<Value>(params.get()) {
-                    let mut uris = Vec::new();
-                    collect_uris(&value, &mut uris);
-                    for uri in uris {
-                        self.exclude_document(&uri, out);
-                    }
-                }
-                return true;
-            }
-        }
-        let (uri, language_id) = match (named.text_document, named.uri) {
-            (Some(doc), _) => (doc.uri, doc.language_id),
-            (None, Some(uri)) => (uri, None),
-            (None, None) => return excluded,
-        };
-        excluded |= self.see_document(&uri, language_id, out);
-        excluded
-    }
-
-    /// Emits a document record the first time a URI appears; returns whether it is excluded.
-    fn see_document(
-        &mut self,
-        uri: &str,
-        language_id: Option<String>,
-        out: &mut Vec<Record>,
-    ) -> bool {
-        if let Some(&excluded) = self.known.get(uri) {
-            return excluded;
-        }
-        let path = self.relative_path(uri);
-        let excluded = self.config.privacy.is_excluded(&path);
-        self.known.insert(uri.to_string(), excluded);
-        if excluded {
-            self.excluded_uris.insert(uri.to_string());
-        }
-        out.push(Record::Document(DocumentRecord {
-            uri: uri.to_string(),
-            path,
-            language_id,
-            excluded,
-            first_seq: self.seq,
-        }));
-        excluded
-    }
-
-    /// Marks a document excluded whatever its path (a cell of an excluded notebook).
-    fn exclude_document(&mut self, uri: &str, out: &mut Vec<Record>) {
-        if self.known.get(uri) == Some(&true) {
-            return;
-        }
-        let first = !self.known.contains_key(uri);
-        self.known.insert(uri.to_string(), true);
-        self.excluded_uris.insert(uri.to_string());
-        if first {
-            let path = self.relative_path(uri);
-            out.push(Record::Document(DocumentRecord {
-                uri: uri.to_string(),
-                path,
-                language_id: None,
-                excluded: true,
-                first_seq: self.seq,
-            }));
-        }
-    }
-
-    /// Workspace-relative path of a URI, else its absolute path, else the URI.
-    pub fn relative_path(&self, uri: &str) -> String {
-        let Some(path) = uri_to_path(uri) else {
-            return uri.to_string();
-        };
-        if let Some(root) = &self.workspace {
-            let root = root.trim_end_matches('/');
-            // Only a path that stays inside the root (no `..` climbing out of it) is
-            // made relative; anything else keeps its absolute form, which replay refuses.
-            if let Some(rest) = path.strip_prefix(root)
-                && let Some(rest) = rest.strip_prefix('/')
-                && let Ok(rel) = crate::trajectory::RelPath::parse(rest)
-            {
-                return rel.as_str().to_string();
-            }
-        }
-        path
-    }
-
     fn on_request(
         &mut self,
         dir: Direction,
         t_ns: u64,
         envelope: &Envelope<'_>,
-        method: &str,
+        method: &Method,
         out: &mut Vec<Record>,
     ) {
-        if dir == Direction::ClientToServer && method == "initialize" {
-            self.on_initialize(envelope, out);
-            return;
-        }
-        if dir == Direction::ServerToClient && method == "workspace/applyEdit" {
-            if let Some(edit) = envelope
-                .params_as::<Value>()
-                .and_then(|p| p.get("edit").cloned())
-            {
-                let proposals = origin::workspace_edit(&edit);
-                if let (Some(answer), Some(id)) = (
-                    self.expect(t_ns, Origin::CodeAction, false, vec![proposals]),
-                    envelope.id,
-                ) {
-                    self.apply_edits.insert(id.to_string(), answer);
+        match (dir, method) {
+            (Direction::ClientToServer, Method::Initialize) => self.on_initialize(envelope, out),
+            (Direction::ServerToClient, Method::ApplyEdit) => self.on_apply_edit(t_ns, envelope),
+            (Direction::ClientToServer, method) => {
+                if *method == Method::Completion {
+                    self.completion_uri = envelope
+                        .params_as::<PositionParams>()
+                        .map(|p| p.text_document.uri);
+                }
+                if method.is_read() {
+                    self.on_read_request(t_ns, envelope, method.name(), out);
                 }
             }
-            return;
+            (Direction::ServerToClient, _) => {}
         }
-        if dir == Direction::ClientToServer && method == "textDocument/completion" {
-            self.completion_uri = envelope
-                .params_as::<PositionParams>()
-                .map(|p| p.text_document.uri);
-        }
-        if dir != Direction::ClientToServer || !READ_METHODS.contains(&method) {
-            return;
-        }
-        let Some(params) = envelope.params_as::<PositionParams>() else {
-            return;
-        };
-        let lines = match (params.position, params.range) {
-            (Some(p), _) => LineRange::new(p.line as usize, p.line as usize + 1),
-            (None, Some(r)) => range_lines(&r),
-            // documentSymbol: the file as a whole, no particular lines.
-            (None, None) => LineRange::new(0, 0),
-        };
-        let seq = self.next_seq();
-        out.push(Record::Read(ReadRecord {
-            seq,
-            t_ns,
-            uri: params.text_document.uri,
-            via: method.to_string(),
-            role: ReadRole::Request,
-            lines,
-            request_id: envelope.id.map(str::to_string),
-        }));
     }
 
     fn on_initialize(&mut self, envelope: &Envelope<'_>, out: &mut Vec<Record>) {
@@ -760,12 +360,12 @@ impl SessionRecorder {
         dir: Direction,
         t_ns: u64,
         envelope: &Envelope<'_>,
-        method: &str,
+        method: &Method,
         out: &mut Vec<Record>,
     ) {
         if dir == Direction::ServerToClient
-            && method == "$/progress"
-            && !self.partial_tokens.is_empty()
+            && *method == Method::Progress
+            && !self.partial_results.is_empty()
         {
             self.on_partial_result(t_ns, envelope, out);
             return;
@@ -774,7 +374,7 @@ impl SessionRecorder {
             return;
         }
         match method {
-            "workspace/didChangeWorkspaceFolders" => {
+            Method::DidChangeWorkspaceFolders => {
                 if let Some(added) = envelope
                     .params_as::<Value>()
                     .and_then(|p| p.pointer("/event/added").cloned())
@@ -782,190 +382,83 @@ impl SessionRecorder {
                     self.note_roots(&added, out);
                 }
             }
-            "textDocument/didOpen" => {
+            Method::DidOpen => {
                 if let Some(params) = envelope.params_as::<DidOpen>() {
                     self.on_did_open(t_ns, params.text_document, out);
                 }
             }
-            "textDocument/didChange" => {
+            Method::DidChange => {
                 if let Some(params) = envelope.params_as::<DidChange>() {
                     self.on_did_change(t_ns, params, out);
                 }
             }
-            "textDocument/didSave" => {
+            Method::DidSave => {
                 if let Some(params) = envelope.params_as::<DidSave>() {
-                    let uri = params.text_document.uri;
-                    let excluded = self.excluded_uris.contains(&uri);
-                    let version = self.documents.get(&uri).map_or(0, |d| d.version);
-                    let (text, redactions) = match params.text {
-                        Some(text) if !excluded => {
-                            // A save with text is authoritative: resync the shadow copy.
-                            if let Some(doc) = self.documents.get_mut(&uri) {
-                                doc.apply_full_change(&text);
-                            }
-                            let (text, n) = redact_text(&text);
-                            (Some(text), n)
-                        }
-                        _ => (None, 0),
-                    };
-                    let seq = self.next_seq();
-                    out.push(Record::Snapshot(SnapshotRecord {
-                        seq,
-                        t_ns,
-                        uri,
-                        kind: SnapshotKind::Save,
-                        version,
-                        text,
-                        redactions,
-                    }));
+                    self.on_did_save(t_ns, params, out);
                 }
             }
-            "textDocument/didClose" => {
-                #[derive(Deserialize)]
-                struct DidClose {
-                    #[serde(rename = "textDocument")]
-                    text_document: VersionedId,
-                }
+            Method::DidClose => {
                 if let Some(params) = envelope.params_as::<DidClose>() {
-                    let uri = params.text_document.uri;
-                    self.origins.on_close(&uri);
-                    let version = self.documents.remove(&uri).map_or(0, |d| d.version);
-                    let seq = self.next_seq();
-                    out.push(Record::Snapshot(SnapshotRecord {
-                        seq,
-                        t_ns,
-                        uri,
-                        kind: SnapshotKind::Close,
-                        version,
-                        text: None,
-                        redactions: 0,
-                    }));
+                    self.on_did_close(t_ns, params, out);
                 }
             }
-            m if m.starts_with(SIGNAL_PREFIX) => {
-                let kind = signal_kind(&m[SIGNAL_PREFIX.len()..]);
-                let payload = envelope.params_as::<Value>().unwrap_or(Value::Null);
-                let uri = payload
-                    .pointer("/textDocument/uri")
-                    .or_else(|| payload.get("uri"))
-                    .and_then(Value::as_str)
-                    .map(str::to_string);
-                // A signal about an excluded file keeps its kind, file and time, not
-                // its payload (which may quote the file: selections, visible text).
-                let payload = match &uri {
-                    Some(uri) if self.excluded_uris.contains(uri) => Value::Null,
-                    _ => payload,
-                };
-                let seq = self.next_seq();
-                out.push(Record::Signal(SignalRecord {
-                    seq,
-                    t_ns,
-                    kind,
-                    uri,
-                    payload,
-                }));
-            }
+            Method::Signal(_) => self.on_signal(t_ns, envelope, method, out),
             _ => {}
         }
     }
 
-    fn on_did_open(&mut self, t_ns: u64, item: TextDocumentItem, out: &mut Vec<Record>) {
-        let excluded = self.see_document(&item.uri, item.language_id.clone(), out);
-        let doc = ShadowDocument::new(&item.text, item.version);
-        if !excluded {
-            self.origins.on_open(t_ns, &item.uri, &doc, self.encoding);
-        }
-        let n_lines = doc.len_lines();
-        self.documents.insert(item.uri.clone(), doc);
-        let (text, redactions) = if excluded {
-            (None, 0)
-        } else {
-            let (text, n) = redact_text(&item.text);
-            (Some(text), n)
+    /// An editor signal (`$/nextedit/…`): its kind, file and payload.
+    fn on_signal(
+        &mut self,
+        t_ns: u64,
+        envelope: &Envelope<'_>,
+        method: &Method,
+        out: &mut Vec<Record>,
+    ) {
+        let kind = signal_kind(method.signal().unwrap_or_default());
+        let payload = envelope.params_as::<Value>().unwrap_or(Value::Null);
+        let uri = payload
+            .pointer("/textDocument/uri")
+            .or_else(|| payload.get("uri"))
+            .and_then(Value::as_str)
+            .map(str::to_string);
+        // A signal about an excluded file keeps its kind, file and time, not
+        // its payload (which may quote the file: selections, visible text).
+        let payload = match &uri {
+            Some(uri) if self.excluded_uris.contains(uri) => Value::Null,
+            _ => payload,
         };
         let seq = self.next_seq();
-        out.push(Record::Snapshot(SnapshotRecord {
+        out.push(Record::Signal(SignalRecord {
             seq,
             t_ns,
-            uri: item.uri.clone(),
-            kind: SnapshotKind::Open,
-            version: item.version,
-            text,
-            redactions,
-        }));
-        let seq = self.next_seq();
-        out.push(Record::Read(ReadRecord {
-            seq,
-            t_ns,
-            uri: item.uri,
-            via: "open".to_string(),
-            role: ReadRole::Open,
-            lines: LineRange::new(0, n_lines),
-            request_id: None,
+            kind,
+            uri,
+            payload,
         }));
     }
 
-    fn on_did_change(&mut self, t_ns: u64, params: DidChange, out: &mut Vec<Record>) {
-        let uri = params.text_document.uri;
-        let excluded = self.excluded_uris.contains(&uri);
-        let encoding = self.encoding;
-        let Some(doc) = self.documents.get_mut(&uri) else {
-            // A change to a document never opened: nothing to anchor it to.
-            return;
-        };
-        if let Some(version) = params.text_document.version {
-            doc.version = version;
-        }
-        let version = doc.version;
-        // Only documents a tool proposed edits for pay for keeping the text before.
-        let before = self.origins.is_watching(&uri).then(|| doc.clone());
-        let mut spans = Vec::with_capacity(params.content_changes.len());
-        for change in params.content_changes {
-            let span = match change.range {
-                Some(range) => Some(doc.apply_range_change(range, &change.text, encoding)),
-                None => doc.apply_full_change(&change.text),
-            };
-            spans.extend(span);
-        }
-        if excluded {
-            return;
-        }
-        let origins = match before {
-            Some(before) => self.origins.classify(t_ns, &uri, &before, doc, &spans),
-            None => vec![Origin::User; spans.len()],
-        };
-        for (change_index, (mut span, origin)) in spans.into_iter().zip(origins).enumerate() {
-            let (before, n1) = redact_text(&span.before);
-            let (after, n2) = redact_text(&span.after);
-            span.before = before;
-            span.after = after;
-            let seq = self.next_seq();
-            out.push(Record::Edit(EditRecord {
-                seq,
-                t_ns,
-                uri: uri.clone(),
-                version,
-                change_index,
-                span,
-                redactions: n1 + n2,
-                origin,
-            }));
+    /// `workspace/applyEdit` from the server: its edits are a code action's.
+    fn on_apply_edit(&mut self, t_ns: u64, envelope: &Envelope<'_>) {
+        if let Some(edit) = envelope
+            .params_as::<Value>()
+            .and_then(|p| p.get("edit").cloned())
+        {
+            let proposals = origin::workspace_edit(&edit);
+            if let (Some(answer), Some(id)) = (
+                self.expect(t_ns, Origin::CodeAction, false, vec![proposals]),
+                envelope.id,
+            ) {
+                self.apply_edits.insert(id.to_string(), answer);
+            }
         }
     }
 
     /// Edits a tool proposed in an answer become expectations for later changes.
     fn on_tool_answer(&mut self, t_ns: u64, envelope: &Envelope<'_>, request: &PendingRequest) {
-        let method = request.method.as_str();
         // Cheap test first: only these answers are parsed.
-        let kind = match method {
-            "textDocument/formatting"
-            | "textDocument/rangeFormatting"
-            | "textDocument/onTypeFormatting"
-            | "textDocument/willSaveWaitUntil" => Origin::Format,
-            "textDocument/rename" => Origin::Rename,
-            "textDocument/codeAction" | "codeAction/resolve" => Origin::CodeAction,
-            "textDocument/completion" | "completionItem/resolve" => Origin::Completion,
-            _ => return,
+        let Some(answer) = request.method.answer_edits() else {
+            return;
         };
         if envelope.error.is_some() {
             return;
@@ -973,34 +466,15 @@ impl SessionRecorder {
         let Some(result) = envelope.result_as::<Value>() else {
             return;
         };
-        let (list, alternatives) = match method {
-            "textDocument/rename" => (false, vec![origin::workspace_edit(&result)]),
-            "textDocument/codeAction" => (true, origin::code_actions(&result)),
-            "codeAction/resolve" => match result.get("edit") {
-                Some(edit) => (false, vec![origin::workspace_edit(edit)]),
-                None => return,
-            },
-            "textDocument/completion" => match &request.uri {
-                Some(uri) => (true, origin::completion_list(uri, &result)),
-                None => return,
-            },
-            "completionItem/resolve" => match &self.completion_uri {
-                Some(uri) => (false, origin::completion_item(uri, &result)),
-                None => return,
-            },
-            _ => match (&request.uri, origin::text_edits(&result)) {
-                (Some(uri), Some(edits)) => (
-                    false,
-                    vec![vec![ProposedEdits {
-                        uri: uri.clone(),
-                        version: None,
-                        edits,
-                    }]],
-                ),
-                _ => return,
-            },
+        let Some((list, alternatives)) = origin::answer_proposals(
+            answer,
+            &result,
+            request.uri.as_deref(),
+            self.completion_uri.as_deref(),
+        ) else {
+            return;
         };
-        self.expect(t_ns, kind, list, alternatives);
+        self.expect(t_ns, origin::answer_origin(answer), list, alternatives);
     }
 
     /// The editor's answer to `workspace/applyEdit`: a refusal withdraws its edits.
@@ -1045,7 +519,7 @@ impl SessionRecorder {
         request: &PendingRequest,
         out: &mut Vec<Record>,
     ) {
-        if request.method == "initialize" {
+        if request.method == Method::Initialize {
             if let Some(result) = envelope.result_as::<Value>() {
                 let encoding = result
                     .pointer("/capabilities/positionEncoding")
@@ -1065,70 +539,10 @@ impl SessionRecorder {
             }
             return;
         }
-        if !READ_METHODS.contains(&request.method.as_str()) || envelope.error.is_some() {
-            return;
-        }
-        let Some(result) = envelope.result_as::<Value>() else {
-            return;
-        };
-        let request_id = envelope.id.map(str::to_string);
-        self.push_targets(t_ns, request, request_id, &result, out);
-    }
-
-    /// The locations an answer (or a streamed chunk of it) points to, as target reads.
-    fn push_targets(
-        &mut self,
-        t_ns: u64,
-        request: &PendingRequest,
-        request_id: Option<String>,
-        answer: &Value,
-        out: &mut Vec<Record>,
-    ) {
-        let mut targets = Vec::new();
-        collect_targets(
-            &request.method,
-            request.uri.as_deref(),
-            answer,
-            &mut targets,
-        );
-        for (uri, lines) in targets {
-            let seq = self.next_seq();
-            out.push(Record::Read(ReadRecord {
-                seq,
-                t_ns,
-                uri,
-                via: request.method.clone(),
-                role: ReadRole::Target,
-                lines,
-                request_id: request_id.clone(),
-            }));
+        if request.method.is_read() && envelope.error.is_none() {
+            self.on_read_answer(t_ns, envelope, request, out);
         }
     }
-}
-
-impl SessionRecorder {
-    /// A `$/progress` chunk of a read request's streamed result: its locations are reads too.
-    fn on_partial_result(&mut self, t_ns: u64, envelope: &Envelope<'_>, out: &mut Vec<Record>) {
-        let Some(params) = envelope.params_as::<Value>() else {
-            return;
-        };
-        let Some(token) = params.get("token").map(Value::to_string) else {
-            return;
-        };
-        let Some((request_id, request)) = self.partial_tokens.get(&token).cloned() else {
-            return;
-        };
-        let Some(value) = params.get("value") else {
-            return;
-        };
-        self.push_targets(t_ns, &request, Some(request_id), value, out);
-    }
-}
-
-/// The raw JSON text of a request's `partialResultToken`, if it has one.
-fn partial_result_token(envelope: &Envelope<'_>) -> Option<String> {
-    let params = envelope.params_as::<Value>()?;
-    params.get("partialResultToken").map(Value::to_string)
 }
 
 fn join_name(name: &str, version: Option<&str>) -> String {
@@ -1152,87 +566,11 @@ fn signal_kind(suffix: &str) -> String {
     out
 }
 
-/// Lines covered by an LSP range; an end at column 0 of a later line excludes that line.
-fn range_lines(range: &LspRange) -> LineRange {
-    let start = range.start.line as usize;
-    let end_line = range.end.line as usize;
-    let end = if range.end.character == 0 && end_line > start {
-        end_line
-    } else {
-        end_line + 1
-    };
-    LineRange::new(start, end.max(start))
-}
-
-/// Locations a read response points at.
-fn collect_targets(
-    method: &str,
-    request_uri: Option<&str>,
-    result: &Value,
-    out: &mut Vec<(String, LineRange)>,
-) {
-    let range_of = |v: &Value| serde_json::from_value::<LspRange>(v.clone()).ok();
-    match method {
-        "textDocument/definition"
-        | "textDocument/declaration"
-        | "textDocument/typeDefinition"
-        | "textDocument/implementation"
-        | "textDocument/references" => {
-            let items: Vec<&Value> = match result {
-                Value::Array(items) => items.iter().collect(),
-                Value::Object(_) => vec![result],
-                _ => Vec::new(),
-            };
-            for item in items {
-                let (uri, range) = match (item.get("targetUri"), item.get("uri")) {
-                    (Some(uri), _) => (uri, item.get("targetRange")),
-                    (None, Some(uri)) => (uri, item.get("range")),
-                    _ => continue,
-                };
-                if let (Some(uri), Some(range)) = (uri.as_str(), range.and_then(range_of)) {
-                    out.push((uri.to_string(), range_lines(&range)));
-                }
-            }
-        }
-        "textDocument/hover" => {
-            if let (Some(uri), Some(range)) = (request_uri, result.get("range").and_then(range_of))
-            {
-                out.push((uri.to_string(), range_lines(&range)));
-            }
-        }
-        "textDocument/documentHighlight" => {
-            if let (Some(uri), Value::Array(items)) = (request_uri, result) {
-                for item in items {
-                    if let Some(range) = item.get("range").and_then(range_of) {
-                        out.push((uri.to_string(), range_lines(&range)));
-                    }
-                }
-            }
-        }
-        _ => {}
-    }
-}
-
-/// Every `uri` string anywhere in a JSON value.
-fn collect_uris(value: &Value, out: &mut Vec<String>) {
-    match value {
-        Value::Object(map) => {
-            for (key, value) in map {
-                match value {
-                    Value::String(uri) if key == "uri" => out.push(uri.clone()),
-                    _ => collect_uris(value, out),
-                }
-            }
-        }
-        Value::Array(items) => items.iter().for_each(|v| collect_uris(v, out)),
-        _ => {}
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::lsp::framing::encode_frame;
+    use crate::trajectory::{LineRange, ReadRole};
 
     fn recorder() -> SessionRecorder {
         SessionRecorder::new(RecorderConfig {

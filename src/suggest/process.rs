@@ -7,6 +7,8 @@
 //! [`DEFAULT_GIVE_UP_AFTER`] such failures in a row the rest of the trajectory is not
 //! asked. Reads are bounded (a flood of lines waits on the pipe), writes never block
 //! a call past its deadline, and a sandbox ([`super::sandbox`]) may wrap the process.
+//! Messages are built and answers decoded by [`crate::jsonrpc`]; this file is the
+//! transport (one message per line) and the process.
 
 use std::collections::VecDeque;
 use std::io::{BufRead, BufReader, Read, Write};
@@ -20,7 +22,7 @@ use std::time::{Duration, Instant};
 use crossbeam_channel::{Receiver, RecvTimeoutError, Sender};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use super::protocol::{
     GenerateParams, GenerateResult, InitializeParams, InitializeResult, SuggestParams,
@@ -28,6 +30,7 @@ use super::protocol::{
 };
 use super::sandbox::Sandbox;
 use super::{SuggestError, Suggester};
+use crate::jsonrpc::{self, RequestIds, Response};
 
 /// Longest line accepted from a suggester.
 pub const MAX_LINE_BYTES: usize = 16 * 1024 * 1024;
@@ -180,7 +183,7 @@ pub struct ProcessSuggester {
     init_timeout: Duration,
     running: Option<Running>,
     initialized_with: Option<InitializeParams>,
-    next_id: u64,
+    ids: RequestIds,
     restarts: u32,
     /// Extra environment for the process (e.g. `NEXTEDIT_REPLAY_DB`).
     env: Vec<(String, String)>,
@@ -201,7 +204,7 @@ impl ProcessSuggester {
             init_timeout: DEFAULT_INIT_TIMEOUT,
             running: None,
             initialized_with: None,
-            next_id: 1,
+            ids: RequestIds::default(),
             restarts: 0,
             env: Vec::new(),
             sandbox: None,
@@ -354,8 +357,7 @@ impl ProcessSuggester {
         method: &str,
         params: &P,
     ) -> Result<R, SuggestError> {
-        let id = self.next_id;
-        self.next_id += 1;
+        let id = self.ids.next_id();
         let timeout = if method == "initialize" {
             self.init_timeout
         } else {
@@ -367,10 +369,7 @@ impl ProcessSuggester {
             after: timeout,
         };
         let running = self.running.as_mut().expect("ensure_running was called");
-        let mut line = serde_json::to_vec(
-            &json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}),
-        )
-        .expect("protocol messages serialise");
+        let mut line = jsonrpc::request(id, method, params);
         line.push(b'\n');
         if running.writer.send(line).is_err() {
             return Err(crashed(method, running));
@@ -396,22 +395,16 @@ impl ProcessSuggester {
                             method: method.to_string(),
                             line: text.chars().take(200).collect(),
                         })?;
-                    if message.get("id").and_then(Value::as_u64) != Some(id) {
+                    let response = Response::from_message(message);
+                    if response.request_id() != Some(id) {
                         // Notifications or stale answers: not ours.
                         continue;
                     }
-                    if let Some(error) = message.get("error") {
-                        return Err(SuggestError::Response {
-                            method: method.to_string(),
-                            code: error.get("code").and_then(Value::as_i64).unwrap_or(0),
-                            message: error
-                                .get("message")
-                                .and_then(Value::as_str)
-                                .unwrap_or("")
-                                .to_string(),
-                        });
-                    }
-                    let result = message.get("result").cloned().unwrap_or(Value::Null);
+                    let result = response.outcome.map_err(|error| SuggestError::Response {
+                        method: method.to_string(),
+                        code: error.code,
+                        message: error.message,
+                    })?;
                     return serde_json::from_value(result).map_err(|e| SuggestError::BadResult {
                         method: method.to_string(),
                         reason: e.to_string(),

@@ -29,6 +29,7 @@ mod proxy_faults;
 mod proxy_origins;
 mod proxy_privacy;
 mod proxy_real_servers;
+mod recorder_transcripts;
 mod replay_commits;
 mod replay_engine;
 mod replay_processes;
