@@ -37,8 +37,9 @@ use serde_json::json;
 ///
 /// Suggesters: builtin:noop (never suggests; scores 0), builtin:propagate (repeats
 /// each applied rename or one-line change at the other places it applies, nearest
-/// first), builtin:oracle (the gold answers; the maximum), or cmd:'<command line>'
-/// speaking the protocol of docs/suggesters.md.
+/// first), builtin:oracle (the gold answers; the maximum), openai:<URL>?model=<NAME>
+/// (an OpenAI-compatible endpoint; key from $OPENAI_API_KEY or key_env=VAR, never
+/// stored), or cmd:'<command line>' speaking the protocol of docs/suggesters.md.
 ///
 /// Examples:
 ///   nextedit replay --trajectory commit.json --suggester builtin:propagate
@@ -90,7 +91,8 @@ pub struct ReplayArgs {
     #[arg(long, value_name = "HOW", value_parser = super::parse_merges, default_value = "skip", requires = "range")]
     merges: nextedit::history::Merges,
 
-    /// builtin:noop, builtin:propagate, builtin:oracle, or cmd:<command line>
+    /// builtin:noop, builtin:propagate, builtin:oracle, openai:<URL>?model=<NAME>[&template=zeta|nes]
+    /// (an OpenAI-compatible endpoint, docs/suggesters.md), or cmd:<command line>
     #[arg(long, value_name = "SPEC", required_unless_present = "resume")]
     suggester: Option<String>,
 
@@ -338,6 +340,18 @@ fn build_suggester(
             let (suggester, feed) = FedSuggester::unchanged_at_gold();
             (Box::new(suggester), Some(feed))
         }
+        _ if spec.starts_with("openai:") => {
+            let suggester = nextedit::suggest::openai::OpenAiSuggester::from_spec(spec)?
+                .with_timeout(Duration::from_secs_f64(settings.timeout))
+                .with_give_up_after(settings.give_up_after);
+            if !suggester.spec().is_local() && !settings.allow_network {
+                bail!(
+                    "{spec:?} is not on this machine: pass --allow-network to let replay reach {}",
+                    suggester.spec().host
+                );
+            }
+            (Box::new(suggester), None)
+        }
         _ => match spec.strip_prefix("cmd:") {
             Some(command) if !command.trim().is_empty() => {
                 let mut process = ProcessSuggester::from_shell(
@@ -356,7 +370,7 @@ fn build_suggester(
                 (Box::new(process), None)
             }
             _ => bail!(
-                "unknown suggester {spec:?}: use builtin:noop, builtin:propagate, builtin:oracle or cmd:<command line>"
+                "unknown suggester {spec:?}: use builtin:noop, builtin:propagate, builtin:oracle, openai:<URL>?model=<NAME> or cmd:<command line>"
             ),
         },
     })
@@ -1047,7 +1061,8 @@ fn replay_one(
         },
     );
     let outcome = outcome?;
-    if settings.suggester.starts_with("cmd:") {
+    // Built-ins always answer; processes and endpoints may never do.
+    if !settings.suggester.starts_with("builtin:") {
         calls.add(outcome.initialize_error.as_ref());
         for step in &outcome.steps {
             calls.add(step.suggest_error.as_ref());

@@ -1,5 +1,5 @@
-//! Next-edit suggesters: the trait replay drives, the process protocol adapter and
-//! the built-in baselines.
+//! Next-edit suggesters: the trait replay drives, the process protocol adapter, the
+//! OpenAI-compatible endpoint adapter and the built-in baselines.
 //!
 //! Architecture invariant: a suggester only ever sees what [`protocol`] messages
 //! carry: the current state, applied edits, and what `--reveal` allows. Gold
@@ -7,7 +7,9 @@
 //! replay engine through its own constructor, not through the trait).
 
 mod builtin;
+pub mod openai;
 mod process;
+pub mod prompt;
 pub mod propagate;
 pub mod protocol;
 pub mod sandbox;
@@ -92,6 +94,14 @@ pub enum SuggestError {
         /// The last failure.
         last: String,
     },
+    /// An HTTP endpoint (`openai:`) could not be reached or broke the connection.
+    #[error("cannot reach {url}: {reason}")]
+    Unreachable {
+        /// The request's URL.
+        url: String,
+        /// What went wrong.
+        reason: String,
+    },
     /// Its result does not have the protocol's shape, or names impossible locations.
     #[error("suggester's `{method}` result is invalid: {reason}")]
     BadResult {
@@ -123,6 +133,7 @@ impl SuggestError {
             SuggestError::HugeOutput { .. } => "huge_output",
             SuggestError::Response { .. } => "error_response",
             SuggestError::BadResult { .. } => "bad_result",
+            SuggestError::Unreachable { .. } => "unreachable",
             SuggestError::GaveUp { .. } => "gave_up",
         }
     }
