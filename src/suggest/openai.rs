@@ -240,6 +240,47 @@ impl OpenAiSuggester {
         &self.spec
     }
 
+    /// The step's files, plus for the `nes` template the files of the most recent
+    /// applied edits (its "recently viewed" files) read from the worktree, which holds
+    /// exactly the current state; a path that leaves the worktree (a symlink) is skipped.
+    fn shown_files(
+        &self,
+        worktree: &str,
+        prior_edits: &[super::protocol::AppliedEdit],
+        files: &[FileContent],
+    ) -> Vec<FileContent> {
+        let mut shown = files.to_vec();
+        if self.spec.template != Template::Nes {
+            return shown;
+        }
+        let Ok(root) = std::path::Path::new(worktree).canonicalize() else {
+            return shown;
+        };
+        let mut added = 0;
+        for edit in prior_edits.iter().rev() {
+            if added == prompt::VIEWED_FILES {
+                break;
+            }
+            if shown.iter().any(|f| f.path == edit.file) {
+                continue;
+            }
+            let text = root
+                .join(&edit.file)
+                .canonicalize()
+                .ok()
+                .filter(|real| real.starts_with(&root))
+                .and_then(|real| std::fs::read_to_string(real).ok());
+            if let Some(text) = text {
+                shown.push(FileContent {
+                    path: edit.file.clone(),
+                    text,
+                });
+                added += 1;
+            }
+        }
+        shown
+    }
+
     /// Asks the model to rewrite `region` and returns its answer's text.
     fn ask(
         &mut self,
@@ -424,7 +465,8 @@ impl Suggester for OpenAiSuggester {
         let Some(region) = prompt::region_at_last_edit(&params.prior_edits, &params.files) else {
             return Ok(SuggestResult::default());
         };
-        let answer = self.ask("suggest", &params.prior_edits, &params.files, &region)?;
+        let files = self.shown_files(&params.worktree, &params.prior_edits, &params.files);
+        let answer = self.ask("suggest", &params.prior_edits, &files, &region)?;
         let text = params
             .files
             .iter()
@@ -448,7 +490,8 @@ impl Suggester for OpenAiSuggester {
             .find(|f| f.path == params.file)
             .unwrap_or(&empty);
         let region = prompt::region_around(file, params.start_line, params.end_line);
-        let answer = self.ask("generate", &params.prior_edits, &params.files, &region)?;
+        let files = self.shown_files(&params.worktree, &params.prior_edits, &params.files);
+        let answer = self.ask("generate", &params.prior_edits, &files, &region)?;
         Ok(GenerateResult {
             text: prompt::location_text(
                 &file.text,

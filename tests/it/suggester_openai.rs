@@ -358,6 +358,14 @@ fn the_nes_template_asks_the_chat_endpoint_and_a_missing_key_is_an_error_per_cal
         "nes_prompt_step_1",
         messages[1]["content"].as_str().unwrap()
     );
+    // The last request's current file differs from an applied edit's: that one is shown
+    // as recently viewed.
+    insta::assert_snapshot!(
+        "nes_prompt_last",
+        requests.last().unwrap()["body"]["messages"][1]["content"]
+            .as_str()
+            .unwrap()
+    );
 
     // Without the key the server refuses every call: the run fails, saying so.
     let db = tmp.path().join("nokey.db");
