@@ -14,8 +14,8 @@ use serde_json::{Value, json};
 
 use super::prompt::{self, Prompt, PromptInput, Region, Template};
 use super::protocol::{
-    FileContent, GenerateParams, GenerateResult, InitializeParams, InitializeResult, SuggestParams,
-    SuggestResult, SuggesterRead,
+    AppliedEdit, FileContent, GenerateParams, GenerateResult, InitializeParams, InitializeResult,
+    SuggestParams, SuggestResult, SuggesterRead,
 };
 use super::{DEFAULT_GIVE_UP_AFTER, SuggestError, Suggester};
 
@@ -246,7 +246,7 @@ impl OpenAiSuggester {
     fn shown_files(
         &self,
         worktree: &str,
-        prior_edits: &[super::protocol::AppliedEdit],
+        prior_edits: &[AppliedEdit],
         files: &[FileContent],
     ) -> Vec<FileContent> {
         let mut shown = files.to_vec();
@@ -285,7 +285,7 @@ impl OpenAiSuggester {
     fn ask(
         &mut self,
         method: &str,
-        prior_edits: &[super::protocol::AppliedEdit],
+        prior_edits: &[AppliedEdit],
         files: &[FileContent],
         region: &Region,
     ) -> Result<String, SuggestError> {
