@@ -397,3 +397,47 @@ fn the_nes_template_asks_the_chat_endpoint_and_a_missing_key_is_an_error_per_cal
         "{errors:?}"
     );
 }
+
+#[test]
+fn an_endpoint_off_this_machine_needs_allow_network_and_a_key_never_goes_in_the_spec() {
+    let repo = rename_repo();
+    let tmp = tempfile::tempdir().unwrap();
+    let db = tmp.path().join("runs.db");
+    // Refused before any connection is tried (`.invalid` names no host anyway).
+    let out = replay(
+        &repo,
+        "openai:http://model.invalid:8080/v1?model=m",
+        &db,
+        Some(KEY),
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr).lines().last().unwrap(),
+        "nextedit: error: \"openai:http://model.invalid:8080/v1?model=m\" is not on this machine: \
+         pass --allow-network to let replay reach model.invalid:8080"
+    );
+    let out = replay(
+        &repo,
+        "openai:http://127.0.0.1:9/v1?model=m&api_key=sk-in-the-spec",
+        &db,
+        None,
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains(
+            "openai: parameter \"api_key\": a key in the spec would be stored with the run"
+        ),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
