@@ -412,7 +412,8 @@ fn replay_one(
             observer: &mut recorder,
         },
     )?;
-    if settings.is_process() {
+    // Built-ins always answer; processes and endpoints may never do.
+    if !settings.suggester.starts_with("builtin:") {
         calls.add(outcome.initialize_error.as_ref());
         for step in &outcome.steps {
             calls.add(step.suggest_error.as_ref());

@@ -51,6 +51,9 @@ pub enum RunError {
     /// The replay could not run.
     #[error(transparent)]
     Replay(#[from] ReplayError),
+    /// An `openai:` suggester spec is not usable.
+    #[error(transparent)]
+    OpenAiSpec(#[from] crate::suggest::openai::SpecError),
     /// A commit range could not be read.
     #[error("reading the range {range:?}")]
     Range {

@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use super::{RunError, RunSettings};
 use crate::replay::FedSuggester;
+use crate::suggest::openai::OpenAiSuggester;
 use crate::suggest::sandbox::Sandbox;
 use crate::suggest::{NoopSuggester, ProcessSuggester, PropagateSuggester, Suggester};
 use crate::trajectory::Trajectory;
@@ -40,6 +41,18 @@ pub(super) fn build_suggester(
         "builtin:propagate" => Box::new(PropagateSuggester::default()),
         "builtin:oracle" => Box::new(FedSuggester::oracle()),
         "builtin:unchanged-at-gold" => Box::new(FedSuggester::unchanged_at_gold()),
+        _ if spec.starts_with("openai:") => {
+            let suggester = OpenAiSuggester::from_spec(spec)?
+                .with_timeout(Duration::from_secs_f64(settings.timeout))
+                .with_give_up_after(settings.give_up_after);
+            if !suggester.spec().is_local() && !settings.allow_network {
+                return Err(RunError::Other(format!(
+                    "{spec:?} is not on this machine: pass --allow-network to let replay reach {}",
+                    suggester.spec().host
+                )));
+            }
+            Box::new(suggester)
+        }
         _ => match spec.strip_prefix("cmd:") {
             Some(command) if !command.trim().is_empty() => {
                 let mut process = ProcessSuggester::from_shell(
@@ -59,7 +72,7 @@ pub(super) fn build_suggester(
             }
             _ => {
                 return Err(RunError::Other(format!(
-                    "unknown suggester {spec:?}: use builtin:noop, builtin:propagate, builtin:oracle or cmd:<command line>"
+                    "unknown suggester {spec:?}: use builtin:noop, builtin:propagate, builtin:oracle, openai:<URL>?model=<NAME> or cmd:<command line>"
                 )));
             }
         },

@@ -1,5 +1,5 @@
-//! Next-edit suggesters: the trait replay drives, the process protocol adapter and
-//! the built-in baselines.
+//! Next-edit suggesters: the trait replay drives, the process protocol adapter, the
+//! OpenAI-compatible endpoint adapter and the built-in baselines.
 //!
 //! Architecture invariant: a suggester only ever sees what [`protocol`] messages
 //! carry: the current state, applied edits, and what `--reveal` allows. Gold
@@ -8,7 +8,9 @@
 //! (`replay::FedSuggester`) accept; every other suggester keeps the default `None`.
 
 mod builtin;
+pub mod openai;
 mod process;
+pub mod prompt;
 pub mod propagate;
 pub mod protocol;
 pub mod sandbox;
@@ -79,6 +81,8 @@ pub enum FailureKind {
     ErrorResponse,
     /// [`SuggestError::BadResult`].
     BadResult,
+    /// [`SuggestError::Unreachable`].
+    Unreachable,
     /// [`SuggestError::GaveUp`].
     GaveUp,
 }
@@ -94,6 +98,7 @@ impl FailureKind {
             FailureKind::HugeOutput => "huge_output",
             FailureKind::ErrorResponse => "error_response",
             FailureKind::BadResult => "bad_result",
+            FailureKind::Unreachable => "unreachable",
             FailureKind::GaveUp => "gave_up",
         }
     }
@@ -251,6 +256,14 @@ pub enum SuggestError {
         /// The last failure.
         last: String,
     },
+    /// An HTTP endpoint (`openai:`) could not be reached or broke the connection.
+    #[error("cannot reach {url}: {reason}")]
+    Unreachable {
+        /// The request's URL.
+        url: String,
+        /// What went wrong.
+        reason: String,
+    },
     /// Its result does not have the protocol's shape, or names impossible locations.
     #[error("suggester's `{method}` result is invalid: {reason}")]
     BadResult {
@@ -287,6 +300,7 @@ impl SuggestError {
             SuggestError::HugeOutput { .. } => FailureKind::HugeOutput,
             SuggestError::Response { .. } => FailureKind::ErrorResponse,
             SuggestError::BadResult { .. } => FailureKind::BadResult,
+            SuggestError::Unreachable { .. } => FailureKind::Unreachable,
             SuggestError::GaveUp { .. } => FailureKind::GaveUp,
         }
     }

@@ -38,5 +38,6 @@ mod replay_sandbox;
 mod replay_scoring;
 mod sessions_cli;
 mod sessions_link;
+mod suggester_openai;
 mod suggester_process;
 mod tidy;
