@@ -1,18 +1,10 @@
 //! The `derive` and `eval-order` commands end to end: flags are wired, a bad
 //! commit in a range is reported and skipped, help teaches.
 
+use crate::common::nextedit_output as nextedit;
 use crate::derive_support;
 
-use std::process::Command;
-
 use derive_support::TestRepo;
-
-fn nextedit(args: &[&str]) -> std::process::Output {
-    Command::new(env!("CARGO_BIN_EXE_nextedit"))
-        .args(args)
-        .output()
-        .expect("the binary runs")
-}
 
 #[test]
 fn range_says_what_it_selected_and_skips_merges() {

@@ -3,13 +3,11 @@
 //! schemas/trajectory.schema.json, batch errors, and ContextBench reads that score
 //! exactly like the reference evaluator's results on the shared demo cases.
 
-use crate::common;
+use crate::common::nextedit_with_db as run;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
 
-use common::nextedit_bin;
 use nextedit::metrics::contextbench::{
     ContextBenchConfig, Gold, GoldRegion, LineSpan, Mode, Prediction, RepoView, Step, evaluate,
     parse_predictions_jsonl,
@@ -25,15 +23,6 @@ fn data(rel: &str) -> PathBuf {
 
 fn demo(name: &str) -> PathBuf {
     PathBuf::from(format!("{DEMO}{name}"))
-}
-
-fn run(args: &[&str], db: &Path) -> Output {
-    Command::new(nextedit_bin())
-        .args(args)
-        .arg("--db")
-        .arg(db)
-        .output()
-        .unwrap()
 }
 
 fn text(bytes: &[u8]) -> String {

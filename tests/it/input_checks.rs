@@ -2,17 +2,11 @@
 //! suggester's reads with paths outside the worktree, inverted ranges or lines past
 //! the end of a file are left out of `run_reads` with a warning.
 
-use crate::common;
+use crate::common::nextedit_output as nextedit;
 
 use std::path::Path;
-use std::process::{Command, Output};
 
-use common::nextedit_bin;
 use serde_json::json;
-
-fn nextedit(args: &[&str]) -> Output {
-    Command::new(nextedit_bin()).args(args).output().unwrap()
-}
 
 fn text(bytes: &[u8]) -> String {
     String::from_utf8(bytes.to_vec()).unwrap()

@@ -4,22 +4,14 @@
 //! the errors must name the input.
 
 use crate::common;
+use crate::common::nextedit_with_db as run;
 
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::Command;
 
 use common::nextedit_bin;
 use nextedit::trajectory::{Edit, FileEntry, SessionInfo, SessionKind, Trajectory};
 use serde_json::{Value, json};
-
-fn run(args: &[&str], db: &Path) -> Output {
-    Command::new(nextedit_bin())
-        .args(args)
-        .arg("--db")
-        .arg(db)
-        .output()
-        .unwrap()
-}
 
 fn text(bytes: &[u8]) -> String {
     String::from_utf8(bytes.to_vec()).unwrap()

@@ -1,16 +1,10 @@
 //! `nextedit replay --repo`: commits of a real git repository made by the test,
 //! each replayed in a scratch checkout of its parent.
 
+use crate::common::nextedit_output as nextedit;
 use crate::derive_support;
 
 use derive_support::TestRepo;
-
-fn nextedit(args: &[&str]) -> std::process::Output {
-    std::process::Command::new(env!("CARGO_BIN_EXE_nextedit"))
-        .args(args)
-        .output()
-        .unwrap()
-}
 
 fn json_lines(output: &std::process::Output) -> Vec<serde_json::Value> {
     String::from_utf8(output.stdout.clone())

@@ -1,6 +1,8 @@
 //! The replay engine on Historian's worked example (reference §14), with a scripted
 //! suggester, plus the oracle and noop baselines and the leak sentinel.
 
+use crate::common::json_lines;
+use crate::common::nextedit_with_db as nextedit;
 use std::collections::HashMap;
 
 use nextedit::metrics::flow::{FlowClass, aggregate};
@@ -376,28 +378,6 @@ fn scripted_suggester(mode: Option<&str>, state: &std::path::Path) -> String {
         state.display(),
         script.display()
     )
-}
-
-fn nextedit(args: &[&str], db: &std::path::Path) -> std::process::Output {
-    std::process::Command::new(env!("CARGO_BIN_EXE_nextedit"))
-        .args(args)
-        .arg("--db")
-        .arg(db)
-        .output()
-        .unwrap()
-}
-
-fn json_lines(output: &std::process::Output) -> Vec<serde_json::Value> {
-    assert!(
-        output.status.success(),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    String::from_utf8(output.stdout.clone())
-        .unwrap()
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect()
 }
 
 #[test]

@@ -3,6 +3,8 @@
 //! then replayed with `nextedit replay --session` by the oracle and by propagate.
 
 use crate::common;
+use crate::common::json_lines;
+use crate::common::nextedit_output as nextedit;
 
 use std::path::Path;
 
@@ -137,26 +139,6 @@ fn record(workspace: &Path, db: &Path) -> (String, String) {
     let status = client.shutdown(TIMEOUT).expect("shutdown");
     assert!(status.success());
     (lib.text, main.text)
-}
-
-fn nextedit(args: &[&str]) -> std::process::Output {
-    std::process::Command::new(env!("CARGO_BIN_EXE_nextedit"))
-        .args(args)
-        .output()
-        .unwrap()
-}
-
-fn json_lines(output: &std::process::Output) -> Vec<Value> {
-    assert!(
-        output.status.success(),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    String::from_utf8(output.stdout.clone())
-        .unwrap()
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect()
 }
 
 /// Each step as (applied edit, precision, recall, predictions as (matched, class)).

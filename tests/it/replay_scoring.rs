@@ -2,57 +2,11 @@
 //! commit does not change are ordinary misses, and `report` puts the do-nothing floor
 //! beside every content score. Real git repositories made by the test, the real binary.
 
+use crate::common::json_lines;
+use crate::common::nextedit_with_db as nextedit;
 use crate::derive_support;
 
 use derive_support::TestRepo;
-
-fn nextedit(args: &[&str], db: &std::path::Path) -> std::process::Output {
-    std::process::Command::new(env!("CARGO_BIN_EXE_nextedit"))
-        .args(args)
-        .arg("--db")
-        .arg(db)
-        .output()
-        .unwrap()
-}
-
-fn json_lines(output: &std::process::Output) -> Vec<serde_json::Value> {
-    assert!(
-        output.status.success(),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    String::from_utf8(output.stdout.clone())
-        .unwrap()
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect()
-}
-
-/// A project with an untouched README and a small edit of three lines in two files:
-/// each changed line keeps most of its tokens, so its unchanged form has BLEU-4 > 50.
-fn repo() -> TestRepo {
-    let mut repo = TestRepo::new();
-    repo.write("README.md", "# demo\n");
-    repo.write(
-        "pkg/prices.py",
-        "def total_price(items):\n    return sum(items)\n\n\ndef describe(items):\n    return total_price(items)\n",
-    );
-    repo.write(
-        "app.py",
-        "from pkg.prices import total_price\n\nprint(total_price([1, 2]))\n",
-    );
-    repo.commit("base");
-    repo.write(
-        "pkg/prices.py",
-        "def subtotal(items):\n    return sum(items)\n\n\ndef describe(items):\n    return subtotal(items)\n",
-    );
-    repo.write(
-        "app.py",
-        "from pkg.prices import subtotal\n\nprint(subtotal([1, 2]))\n",
-    );
-    repo.commit("rename total_price to subtotal");
-    repo
-}
 
 /// (micro P, micro R, keeping share, mean content BLEU) of one `--json` replay.
 fn replay(repo: &TestRepo, db: &std::path::Path, suggester: &str, rule: &str) -> serde_json::Value {
@@ -76,7 +30,7 @@ fn replay(repo: &TestRepo, db: &std::path::Path, suggester: &str, rule: &str) ->
 
 #[test]
 fn doing_nothing_at_gold_is_a_hit_only_in_historian_compat() {
-    let repo = repo();
+    let repo = derive_support::rename_repo();
     let tmp = tempfile::tempdir().unwrap();
     let db = tmp.path().join("runs.db");
     for rule in ["bleu", "es", "exact"] {
@@ -121,7 +75,7 @@ fn doing_nothing_at_gold_is_a_hit_only_in_historian_compat() {
 
 #[test]
 fn a_prediction_in_a_file_the_commit_does_not_change_is_an_ordinary_miss() {
-    let repo = repo();
+    let repo = derive_support::rename_repo();
     let tmp = tempfile::tempdir().unwrap();
     let db = tmp.path().join("runs.db");
     let script =
@@ -167,7 +121,7 @@ fn a_prediction_in_a_file_the_commit_does_not_change_is_an_ordinary_miss() {
 
 #[test]
 fn a_run_stored_without_sandbox_is_marked_unsandboxed_in_the_report() {
-    let repo = repo();
+    let repo = derive_support::rename_repo();
     let tmp = tempfile::tempdir().unwrap();
     let db = tmp.path().join("runs.db");
     replay(&repo, &db, "builtin:noop", "bleu");
@@ -197,7 +151,7 @@ fn a_run_stored_without_sandbox_is_marked_unsandboxed_in_the_report() {
 
 #[test]
 fn report_without_runs_lists_them_and_runs_show_and_delete_work() {
-    let repo = repo();
+    let repo = derive_support::rename_repo();
     let tmp = tempfile::tempdir().unwrap();
     let db = tmp.path().join("runs.db");
     let stdout = |args: &[&str]| {

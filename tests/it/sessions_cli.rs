@@ -3,21 +3,13 @@
 //! rebuilding text, deleting, and the errors a user sees.
 
 use crate::common;
+use crate::common::nextedit_with_db as nextedit;
 
 use std::path::Path;
 use std::process::{Command, Output};
 
 use common::*;
 use serde_json::{Value, json};
-
-fn nextedit(args: &[&str], db: &Path) -> Output {
-    Command::new(nextedit_bin())
-        .args(args)
-        .arg("--db")
-        .arg(db)
-        .output()
-        .unwrap()
-}
 
 fn stdout(output: &Output) -> String {
     assert!(

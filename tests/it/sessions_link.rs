@@ -3,9 +3,9 @@
 //! linked to the first commit that holds its final texts, and exports carry it.
 
 use crate::common;
+use crate::common::nextedit_with_db as nextedit;
 
 use std::path::Path;
-use std::process::{Command, Output};
 
 use common::*;
 use serde_json::{Value, json};
@@ -15,15 +15,6 @@ const A_FINAL: &str = "package p\n\nvar X = 10\n";
 const B: &str = "package p\n\nvar Y = 2\n";
 const B_FINAL: &str = "package p\n\nvar Y = 2\nvar Z = Y\n";
 const SECRET: &str = "package p\n\nvar K = 0\n";
-
-fn nextedit(args: &[&str], db: &Path) -> Output {
-    Command::new(nextedit_bin())
-        .args(args)
-        .arg("--db")
-        .arg(db)
-        .output()
-        .unwrap()
-}
 
 /// Writes `files` into the work tree and commits them on HEAD; returns the commit id.
 fn commit(repo: &git2::Repository, files: &[(&str, &str)], message: &str, at: i64) -> String {

@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use crate::derive_support::TestRepo;
+use crate::derive_support::{self, TestRepo};
 
 /// The key the server requires; it must never be stored by nextedit.
 const KEY: &str = "sk-nextedit-test-4f9c2e";
@@ -134,31 +134,6 @@ fn tiny_model(python: &Path, dir: &Path) -> PathBuf {
     model
 }
 
-/// A project whose last commit renames a function across two files.
-fn rename_repo() -> TestRepo {
-    let mut repo = TestRepo::new();
-    repo.write("README.md", "# demo\n");
-    repo.write(
-        "pkg/prices.py",
-        "def total_price(items):\n    return sum(items)\n\n\ndef describe(items):\n    return total_price(items)\n",
-    );
-    repo.write(
-        "app.py",
-        "from pkg.prices import total_price\n\nprint(total_price([1, 2]))\n",
-    );
-    repo.commit("base");
-    repo.write(
-        "pkg/prices.py",
-        "def subtotal(items):\n    return sum(items)\n\n\ndef describe(items):\n    return subtotal(items)\n",
-    );
-    repo.write(
-        "app.py",
-        "from pkg.prices import subtotal\n\nprint(subtotal([1, 2]))\n",
-    );
-    repo.commit("rename total_price to subtotal");
-    repo
-}
-
 /// `nextedit replay --json` of the repository's last commit through `spec`.
 fn replay(repo: &TestRepo, spec: &str, db: &Path, key: Option<&str>) -> Output {
     let mut command = Command::new(env!("CARGO_BIN_EXE_nextedit"));
@@ -236,7 +211,7 @@ fn a_real_llama_server_is_asked_with_the_zeta_prompt_and_answers_the_same_twice(
     };
     let tmp = tempfile::tempdir().unwrap();
     let model = tiny_model(&python, tmp.path());
-    let repo = rename_repo();
+    let repo = derive_support::rename_repo();
 
     let mut runs = Vec::new();
     for n in 0..2 {
@@ -329,7 +304,7 @@ fn the_nes_template_asks_the_chat_endpoint_and_a_missing_key_is_an_error_per_cal
     };
     let tmp = tempfile::tempdir().unwrap();
     let model = tiny_model(&python, tmp.path());
-    let repo = rename_repo();
+    let repo = derive_support::rename_repo();
     let server = LlamaServer::start(&python, &model, tmp.path());
     let spec = format!(
         "openai:http://127.0.0.1:{}/v1?model=tiny&template=nes&max_tokens=16",
@@ -400,7 +375,7 @@ fn the_nes_template_asks_the_chat_endpoint_and_a_missing_key_is_an_error_per_cal
 
 #[test]
 fn an_endpoint_off_this_machine_needs_allow_network_and_a_key_never_goes_in_the_spec() {
-    let repo = rename_repo();
+    let repo = derive_support::rename_repo();
     let tmp = tempfile::tempdir().unwrap();
     let db = tmp.path().join("runs.db");
     // Refused before any connection is tried (`.invalid` names no host anyway).

@@ -10,7 +10,7 @@ mod servers;
 pub use servers::*;
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::process::{Command, Output};
 use std::time::Duration;
 
 use nextedit::lsp::client::{LspClient, path_to_uri};
@@ -207,5 +207,35 @@ pub fn texts_after_each_edit(
                 .unwrap()
                 .unwrap()
         })
+        .collect()
+}
+
+/// Runs the built binary with `args` and then `--db db`.
+pub fn nextedit_with_db(args: &[&str], db: &Path) -> Output {
+    Command::new(nextedit_bin())
+        .args(args)
+        .arg("--db")
+        .arg(db)
+        .output()
+        .unwrap()
+}
+
+/// Runs the built binary with `args`.
+pub fn nextedit_output(args: &[&str]) -> Output {
+    Command::new(nextedit_bin()).args(args).output().unwrap()
+}
+
+/// The JSON lines a successful command printed (fails the test, with its stderr, if
+/// the command failed).
+pub fn json_lines(output: &Output) -> Vec<Value> {
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    String::from_utf8(output.stdout.clone())
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
         .collect()
 }

@@ -192,3 +192,30 @@ pub fn assert_events_rebuild_commit(t: &Trajectory) {
         }
     }
 }
+
+/// A project with an untouched README whose last commit renames a function across two
+/// files (three changed lines, each keeping most of its tokens: its unchanged form has
+/// BLEU-4 > 50).
+pub fn rename_repo() -> TestRepo {
+    let mut repo = TestRepo::new();
+    repo.write("README.md", "# demo\n");
+    repo.write(
+        "pkg/prices.py",
+        "def total_price(items):\n    return sum(items)\n\n\ndef describe(items):\n    return total_price(items)\n",
+    );
+    repo.write(
+        "app.py",
+        "from pkg.prices import total_price\n\nprint(total_price([1, 2]))\n",
+    );
+    repo.commit("base");
+    repo.write(
+        "pkg/prices.py",
+        "def subtotal(items):\n    return sum(items)\n\n\ndef describe(items):\n    return subtotal(items)\n",
+    );
+    repo.write(
+        "app.py",
+        "from pkg.prices import subtotal\n\nprint(subtotal([1, 2]))\n",
+    );
+    repo.commit("rename total_price to subtotal");
+    repo
+}
