@@ -462,6 +462,12 @@ fn vscode_extension_records_a_real_session() {
     wait_until("the typed line to be recorded", || {
         recorded_text(&db, &uri).as_deref() == Some(expected.as_str())
     });
+    // The cursor signal is debounced (100 ms) while the text is recorded at once: wait for
+    // the cursor after the typed line, or the next key press could replace it before it is
+    // sent (a flaky miss of `cursor(41, 0)` below).
+    wait_until("the cursor after the typed line", || {
+        signals(&db, "cursor").contains(&cursor(41, 0))
+    });
 
     // 7. Type a line at the top, then undo until the text is as before.
     vscode.send("press Control+Home");
