@@ -1,7 +1,7 @@
 //! GitHub Copilot NES workspace recordings (`*.recording.w.json`) → `recorded`
 //! trajectories.
 //!
-//! The format (shared/reference/peers.md §1.1): `{"log": [entry…], "nextUserEdit"?}`.
+//! The format (the project reference notes, peers.md §1.1): `{"log": [entry…], "nextUserEdit"?}`.
 //! Entries are taken in log position order, never by `time` (times are not monotonic;
 //! `t_ms` is clamped to be non-decreasing). Offsets are UTF-16 code units of the text
 //! before each entry; one `changed` entry's replacements are sorted, non-overlapping
@@ -694,12 +694,12 @@ mod tests {
             ("src/a/b.ts".into(), "src/a/b.ts".into())
         );
         assert_eq!(
-            ok("x/../shared/./x.ts"),
-            ("shared/x.ts".into(), "shared/x.ts".into())
+            ok("x/../common/./x.ts"),
+            ("common/x.ts".into(), "common/x.ts".into())
         );
         assert_eq!(
-            ok("../shared/./x.ts"),
-            ("_up_/shared/x.ts".into(), "../shared/x.ts".into())
+            ok("../common/./x.ts"),
+            ("_up_/common/x.ts".into(), "../common/x.ts".into())
         );
         assert_eq!(
             ok("a\\..\\..\\b.ts"),

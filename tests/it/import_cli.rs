@@ -115,7 +115,7 @@ fn copilot_recordings_import_exactly_and_a_bad_one_is_skipped() {
             {"path": "src/point.ts", "uri": "file:///home/u/proj/src/point.ts",
              "base_text": "// 📍 point\nclass Point {\n  x = 0;\n}\n",
              "final_text": "// 📍 point\nclass Point3D {\n  x = 1;\n  y = 0;\n}\n"},
-            {"path": "_up_/shared/util.ts", "uri": "file:///home/u/proj/../shared/util.ts",
+            {"path": "_up_/common/util.ts", "uri": "file:///home/u/proj/../common/util.ts",
              "base_text": "export const 名前 = '点';\n",
              "final_text": "export const 名前 = '点';\nexport const 😀 = 1;\n"}
         ])
@@ -143,12 +143,12 @@ fn copilot_recordings_import_exactly_and_a_bad_one_is_skipped() {
              "payload": {"textDocument": {"uri": "file:///home/u/proj/src/point.ts"},
                          "selections": [{"start": {"line": 2, "character": 7},
                                          "end": {"line": 2, "character": 7}}]}},
-            {"seq": 6, "t_ms": 4000.0, "type": "open", "file": "_up_/shared/util.ts", "version": 1},
-            {"seq": 7, "t_ms": 4000.0, "type": "read", "file": "_up_/shared/util.ts",
+            {"seq": 6, "t_ms": 4000.0, "type": "open", "file": "_up_/common/util.ts", "version": 1},
+            {"seq": 7, "t_ms": 4000.0, "type": "read", "file": "_up_/common/util.ts",
              "lines": {"start": 0, "end": 2}, "via": "open", "role": "open"},
-            {"seq": 8, "t_ms": 4010.0, "type": "signal", "kind": "focus", "file": "_up_/shared/util.ts",
-             "payload": focus("../shared/util.ts")},
-            change(9, 5000.0, "_up_/shared/util.ts", 2, [29, 29, 1, 1, 2], "", "export const 😀 = 1;\n"),
+            {"seq": 8, "t_ms": 4010.0, "type": "signal", "kind": "focus", "file": "_up_/common/util.ts",
+             "payload": focus("../common/util.ts")},
+            change(9, 5000.0, "_up_/common/util.ts", 2, [29, 29, 1, 1, 2], "", "export const 😀 = 1;\n"),
             {"seq": 10, "t_ms": 8000.0, "type": "signal", "kind": "focus", "file": "src/point.ts",
              "payload": focus("src/point.ts")},
             change(11, 9000.0, "src/point.ts", 3, [39, 39, 3, 3, 3], "", "  y"),
@@ -216,7 +216,7 @@ fn copilot_recordings_import_exactly_and_a_bad_one_is_skipped() {
             with(
                 edit(
                     "e2",
-                    "_up_/shared/util.ts",
+                    "_up_/common/util.ts",
                     "insert",
                     [1, 2],
                     [1, 3],

@@ -156,7 +156,7 @@ fn es_text(b: &str, g: EsGranularity) -> f64 {
     .score
 }
 
-/// Values agree with the reference table (shared/reference/metrics.md §5.5, skip column,
+/// Values agree with the reference table (the project reference notes, metrics.md §5.5, skip column,
 /// trim + del_min) to its six printed digits; pinned here to the exact f64.
 #[test]
 fn worked_example_values() {
@@ -181,7 +181,7 @@ fn worked_example_values() {
 }
 
 /// Plain SARI on lines (HF convention) for the same example: the reference's table
-/// (shared/reference/metrics.md §5.5, "plain SARI-Line (hf)", six digits) — what ES improves on.
+/// (the project reference notes, metrics.md §5.5, "plain SARI-Line (hf)", six digits) — what ES improves on.
 #[test]
 fn plain_sari_line_reference_values() {
     let a = O.replace("x = a - b", "x = a + b");

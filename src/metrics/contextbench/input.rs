@@ -1,6 +1,6 @@
 //! ContextBench inputs as pure data, and their parsers from JSON text.
 //!
-//! Formats (see `shared/reference/contextbench.md` §1–2): the evaluator's gold JSONL
+//! Formats (the project reference notes, contextbench.md §1–2): the evaluator's gold JSONL
 //! (`init_ctx` / `add_ctx` / `gold_ctx`), Hugging Face dataset rows (`gold_context` as a
 //! JSON string, or the text format of the evaluator's parquet sample), and the
 //! evaluator's prediction JSONL with `traj_data.pred_steps`. Lines are 1-based inclusive.
