@@ -324,3 +324,47 @@ pub trait Suggester: Send {
         None
     }
 }
+
+/// Failures in a row within one trajectory, and when to stop asking: the give-up rule
+/// that every suggester talking to something outside nextedit (a process, an endpoint)
+/// shares.
+#[derive(Debug, Clone)]
+pub struct FailureStreak {
+    limit: u32,
+    count: u32,
+    last: String,
+}
+
+impl FailureStreak {
+    /// A streak that gives up after `limit` failures in a row (at least one).
+    pub fn new(limit: u32) -> FailureStreak {
+        FailureStreak {
+            limit: limit.max(1),
+            count: 0,
+            last: String::new(),
+        }
+    }
+
+    /// `Err(GaveUp)` once the streak has reached its limit: the call is not made.
+    pub fn check(&self) -> Result<(), SuggestError> {
+        if self.count >= self.limit {
+            return Err(SuggestError::GaveUp {
+                failures: self.count,
+                last: self.last.clone(),
+            });
+        }
+        Ok(())
+    }
+
+    /// Counts one more failure in a row.
+    pub fn fail(&mut self, error: &SuggestError) {
+        self.count += 1;
+        self.last = format!("{}: {error}", error.kind());
+    }
+
+    /// Ends the streak (an answer came, or a new trajectory starts).
+    pub fn reset(&mut self) {
+        self.count = 0;
+        self.last.clear();
+    }
+}

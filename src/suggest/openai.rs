@@ -17,7 +17,7 @@ use super::protocol::{
     AppliedEdit, FileContent, GenerateParams, GenerateResult, InitializeParams, InitializeResult,
     SuggestParams, SuggestResult, SuggesterRead,
 };
-use super::{DEFAULT_GIVE_UP_AFTER, SuggestError, Suggester};
+use super::{DEFAULT_GIVE_UP_AFTER, FailureStreak, SuggestError, Suggester};
 
 /// The variable the API key is read from when the spec names none.
 pub const DEFAULT_KEY_ENV: &str = "OPENAI_API_KEY";
@@ -195,9 +195,8 @@ pub struct OpenAiSuggester {
     api_key: Option<String>,
     agent: ureq::Agent,
     timeout: Duration,
-    give_up_after: u32,
-    /// Failures in a row in this trajectory, and the last one.
-    failures: (u32, String),
+    /// Failures in a row in this trajectory, and when to stop asking.
+    failures: FailureStreak,
 }
 
 impl OpenAiSuggester {
@@ -217,8 +216,7 @@ impl OpenAiSuggester {
             spec,
             api_key,
             timeout: DEFAULT_TIMEOUT,
-            give_up_after: DEFAULT_GIVE_UP_AFTER,
-            failures: (0, String::new()),
+            failures: FailureStreak::new(DEFAULT_GIVE_UP_AFTER),
         })
     }
 
@@ -231,7 +229,7 @@ impl OpenAiSuggester {
 
     /// Sets how many failures in a row end the asking for a trajectory.
     pub fn with_give_up_after(mut self, failures: u32) -> OpenAiSuggester {
-        self.give_up_after = failures.max(1);
+        self.failures = FailureStreak::new(failures);
         self
     }
 
@@ -289,12 +287,7 @@ impl OpenAiSuggester {
         files: &[FileContent],
         region: &Region,
     ) -> Result<String, SuggestError> {
-        if self.failures.0 >= self.give_up_after {
-            return Err(SuggestError::GaveUp {
-                failures: self.failures.0,
-                last: self.failures.1.clone(),
-            });
-        }
+        self.failures.check()?;
         let input = PromptInput {
             prior_edits,
             files,
@@ -303,7 +296,7 @@ impl OpenAiSuggester {
         let prompt = prompt::render(self.spec.template, &input);
         match self.request(method, &prompt) {
             Ok(text) => {
-                self.failures = (0, String::new());
+                self.failures.reset();
                 Ok(text)
             }
             Err(error) => {
@@ -311,7 +304,7 @@ impl OpenAiSuggester {
                     error,
                     SuggestError::Timeout { .. } | SuggestError::Unreachable { .. }
                 ) {
-                    self.failures = (self.failures.0 + 1, format!("{}: {error}", error.kind()));
+                    self.failures.fail(&error);
                 }
                 Err(error)
             }
@@ -453,7 +446,7 @@ impl Suggester for OpenAiSuggester {
     }
 
     fn initialize(&mut self, _: &InitializeParams) -> Result<InitializeResult, SuggestError> {
-        self.failures = (0, String::new());
+        self.failures.reset();
         self.check_model()?;
         Ok(InitializeResult {
             name: Some(self.name()),

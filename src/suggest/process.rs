@@ -29,7 +29,7 @@ use super::protocol::{
     SuggestResult,
 };
 use super::sandbox::Sandbox;
-use super::{SuggestError, Suggester};
+use super::{FailureStreak, SuggestError, Suggester};
 use crate::jsonrpc::{self, RequestIds, Response};
 
 /// Longest line accepted from a suggester.
@@ -189,10 +189,8 @@ pub struct ProcessSuggester {
     env: Vec<(String, String)>,
     /// Where the process runs; `None` runs it unsandboxed.
     sandbox: Option<Sandbox>,
-    /// Process failures in a row after which the trajectory stops asking.
-    give_up_after: u32,
-    /// Process failures in a row so far in this trajectory, and the last one.
-    failures: (u32, String),
+    /// Process failures in a row in this trajectory, and when to stop asking.
+    failures: FailureStreak,
 }
 
 impl ProcessSuggester {
@@ -208,8 +206,7 @@ impl ProcessSuggester {
             restarts: 0,
             env: Vec::new(),
             sandbox: None,
-            give_up_after: DEFAULT_GIVE_UP_AFTER,
-            failures: (0, String::new()),
+            failures: FailureStreak::new(DEFAULT_GIVE_UP_AFTER),
         }
     }
 
@@ -234,7 +231,7 @@ impl ProcessSuggester {
     /// After `failures` process failures in a row (crash, timeout, garbage), the
     /// rest of the trajectory is not asked (default [`DEFAULT_GIVE_UP_AFTER`]).
     pub fn with_give_up_after(mut self, failures: u32) -> ProcessSuggester {
-        self.give_up_after = failures.max(1);
+        self.failures = FailureStreak::new(failures);
         self
     }
 
@@ -436,12 +433,7 @@ impl ProcessSuggester {
         method: &str,
         params: &P,
     ) -> Result<R, SuggestError> {
-        if self.failures.0 >= self.give_up_after {
-            return Err(SuggestError::GaveUp {
-                failures: self.failures.0,
-                last: self.failures.1.clone(),
-            });
-        }
+        self.failures.check()?;
         let result = self
             .ensure_running()
             .and_then(|()| self.raw_call(method, params));
@@ -452,10 +444,8 @@ impl ProcessSuggester {
     /// Counts process failures in a row (error answers do not count: the process works).
     fn count<R>(&mut self, result: &Result<R, SuggestError>) {
         match result {
-            Err(error) if error.kills_process() => {
-                self.failures = (self.failures.0 + 1, format!("{}: {error}", error.kind()));
-            }
-            _ => self.failures = (0, String::new()),
+            Err(error) if error.kills_process() => self.failures.fail(error),
+            _ => self.failures.reset(),
         }
     }
 }
@@ -549,7 +539,7 @@ impl Suggester for ProcessSuggester {
         // model loads it once per run, not once per commit. A new trajectory starts
         // with a clean failure count.
         self.initialized_with = None;
-        self.failures = (0, String::new());
+        self.failures.reset();
         let result = match self.running {
             Some(_) => Ok(()),
             None => self.spawn(Some(&params.worktree)),
