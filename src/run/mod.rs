@@ -1,7 +1,8 @@
 //! Replay runs as a library service: [`plan`] (which trajectories, in which order,
 //! with which settings), [`execute`] (workers, resume, the observer that stores each
 //! step, clean-up on signals), [`report`] (the figures a report shows, computed from
-//! the store) and [`json`] (the one place their printed JSON is built).
+//! the store), [`json`] (the one place their printed JSON is built) and [`shard`]
+//! (a run as a plan of shards for many machines, and shard runs merged into one).
 //!
 //! Architecture invariant: the service never prints. What it has to say goes through
 //! [`RunEvents`]; runs are written and read only through the narrow [`RunStore`].
@@ -10,6 +11,7 @@ pub mod execute;
 pub mod json;
 pub mod plan;
 pub mod report;
+pub mod shard;
 mod store;
 pub mod text;
 mod worker;
@@ -102,6 +104,9 @@ pub enum RunError {
     /// Anything else, said in full.
     #[error("{0}")]
     Other(String),
+    /// Shard runs could not be merged.
+    #[error(transparent)]
+    Merge(#[from] shard::MergeError),
     /// The results could not be printed.
     #[error("cannot print the results")]
     Print(#[source] std::io::Error),

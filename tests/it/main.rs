@@ -35,6 +35,7 @@ mod replay_engine;
 mod replay_processes;
 mod replay_recorded;
 mod replay_sandbox;
+mod replay_shards;
 mod replay_scoring;
 mod sessions_cli;
 mod sessions_link;

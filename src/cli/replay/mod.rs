@@ -1,9 +1,11 @@
 //! `nextedit replay`: walk trajectories through a next-edit suggester and score it.
 //! Parses the arguments into the library's run plan, calls [`nextedit::run`], prints
-//! (`settings`: the arguments as the library's settings; `printer`: what a run says).
+//! (`settings`: the arguments as the library's settings; `printer`: what a run says;
+//! `shard`: the scale-out arguments, plans and shards).
 
 mod printer;
 mod settings;
+mod shard;
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -36,6 +38,7 @@ use printer::Printer;
 ///   nextedit replay --trajectory commit.json --suggester builtin:propagate
 ///   nextedit replay --trajectory a.json --trajectory b.json --suggester "cmd:python3 my_suggester.py" --json
 ///   nextedit replay --resume 7
+///   nextedit replay --repo . --range HEAD~50..HEAD --suggester builtin:propagate --plan plan.jsonl
 #[derive(Debug, Args)]
 #[command(verbatim_doc_comment)]
 pub struct ReplayArgs {
@@ -166,6 +169,9 @@ pub struct ReplayArgs {
     /// Print JSON (one object per trajectory, then the summary) instead of tables
     #[arg(long)]
     json: bool,
+
+    #[command(flatten)]
+    scale: shard::ShardArgs,
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -227,6 +233,9 @@ pub fn run(args: ReplayArgs) -> anyhow::Result<i32> {
                 SandboxArg::Off => SandboxMode::Off,
             };
             let settings = args.settings().checked(sandbox, &printer)?;
+            if let Some(path) = args.scale.plan() {
+                return shard::write_plan(path, &settings, &args.request(), &db, &printer);
+            }
             let Some(collected) = plan::collect(&args.request(), &db, &printer)? else {
                 return Ok(0);
             };
