@@ -34,6 +34,7 @@ that finds MARKER absent create it and kill its own worker process once its next
 run has started, as a lost node would.
 """
 import argparse
+import glob
 import json
 import os
 import signal
@@ -47,6 +48,11 @@ os.environ["RAY_USAGE_STATS_ENABLED"] = "0"
 
 import ray  # noqa: E402  (the environment above must be set first)
 
+# Standard output carries this driver's lines only; what Ray prints (its workers'
+# and raylets' messages) goes to standard error.
+OUT = sys.stdout
+sys.stdout = sys.stderr
+
 PR_SET_PDEATHSIG = 1
 
 
@@ -59,18 +65,25 @@ def die_with_parent():
     libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
 
 
+def fail(message):
+    """Ends the driver with exit status 2."""
+    print(f"ray_replay: error: {message}", file=sys.stderr)
+    sys.exit(2)
+
+
 def read_plan(path):
     """The plan's lines, checked: one replay command, one shard count."""
-    with open(path, encoding="utf-8") as f:
-        lines = [json.loads(line) for line in f if line.strip()]
+    try:
+        with open(path, encoding="utf-8") as f:
+            lines = [json.loads(line) for line in f if line.strip()]
+    except (OSError, ValueError) as e:
+        fail(f"cannot read the plan {path}: {e}")
     if not lines:
-        raise SystemExit(f"ray_replay: error: {path} has no shards")
+        fail(f"{path} has no shards")
     commands = {json.dumps(line["command"], sort_keys=True) for line in lines}
     counts = {line["shards"] for line in lines}
     if len(commands) != 1 or counts != {len(lines)}:
-        raise SystemExit(
-            f"ray_replay: error: {path} is not one plan (its lines differ in command or shard count)"
-        )
+        fail(f"{path} is not one plan (its lines differ in command or shard count)")
     return lines
 
 
@@ -80,6 +93,9 @@ def run_shard(nextedit, command, shard, shards, out_dir):
     where it is and how it went. Raises when nextedit ends with an error (status 2)."""
     started = time.monotonic()
     final = os.path.join(out_dir, f"shard-{shard}-of-{shards}.db")
+    # An earlier attempt whose worker died left its half-written database: never used.
+    for stale in glob.glob(glob.escape(final) + ".attempt-*"):
+        os.remove(stale)
     attempt = f"{final}.attempt-{uuid.uuid4().hex[:12]}"
     argv = [nextedit, *command["args"], "--shard", f"{shard}/{shards}", "--db", attempt]
     child = subprocess.Popen(
@@ -125,25 +141,24 @@ def run_shard(nextedit, command, shard, shards, out_dir):
 def start_ray(args):
     """Connects to the cluster asked for; returns a local multi-node cluster to shut
     down, if one was started."""
-    options = {"include_dashboard": False, "log_to_driver": False}
     if args.ray_temp_dir:
-        options["_temp_dir"] = args.ray_temp_dir
+        # Every Ray file of a local instance (sessions, sockets, the address file)
+        # goes under this directory instead of /tmp/ray.
+        os.environ["RAY_TMPDIR"] = os.path.abspath(args.ray_temp_dir)
+        os.makedirs(os.path.join(os.environ["RAY_TMPDIR"], "ray"), exist_ok=True)
     if args.local_nodes:
         from ray.cluster_utils import Cluster
 
         cluster = Cluster()
-        head_options = {"num_cpus": args.num_cpus or 1, "include_dashboard": False}
-        if args.ray_temp_dir:
-            head_options["_temp_dir"] = args.ray_temp_dir
-        cluster.add_node(**head_options)
-        for _ in range(args.local_nodes - 1):
-            cluster.add_node(num_cpus=args.num_cpus or 1)
+        for _ in range(args.local_nodes):
+            cluster.add_node(num_cpus=args.num_cpus or 1, include_dashboard=False)
         cluster.wait_for_nodes()
         ray.init(address=cluster.address, log_to_driver=False)
         return cluster
     if args.address:
         ray.init(address=args.address, log_to_driver=False)
     else:
+        options = {"include_dashboard": False, "log_to_driver": False}
         if args.num_cpus:
             options["num_cpus"] = args.num_cpus
         ray.init(**options)
@@ -195,10 +210,10 @@ def main():
                     result = ray.get(ready[0])
                 except (ray.exceptions.RayError, RuntimeError) as e:
                     failed.append(str(e).strip().splitlines()[-1])
-                    print(json.dumps({"plan": path, "error": failed[-1]}), flush=True)
+                    print(json.dumps({"plan": path, "error": failed[-1]}), file=OUT, flush=True)
                     continue
                 done.append(result["db"])
-                print(json.dumps({"plan": path, **result}), flush=True)
+                print(json.dumps({"plan": path, **result}), file=OUT, flush=True)
             if failed and not args.allow_partial:
                 print(f"ray_replay: error: {len(failed)} of {count} shards of {path} failed", file=sys.stderr)
                 return 2
@@ -209,7 +224,8 @@ def main():
             if args.allow_partial:
                 merge.append("--allow-partial")
             merged = subprocess.run(merge, capture_output=True, text=True)
-            sys.stdout.write(merged.stdout)
+            OUT.write(merged.stdout)
+            OUT.flush()
             sys.stderr.write(merged.stderr)
             if merged.returncode == 2:
                 return 2
@@ -218,7 +234,7 @@ def main():
         ray.shutdown()
         if cluster is not None:
             cluster.shutdown()
-    print(json.dumps({"summary": True, "plans": len(plans), "wall_seconds": round(time.monotonic() - wall, 3)}), flush=True)
+    print(json.dumps({"summary": True, "plans": len(plans), "wall_seconds": round(time.monotonic() - wall, 3)}), file=OUT, flush=True)
     return status
 
 

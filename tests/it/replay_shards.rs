@@ -8,7 +8,7 @@ use std::process::{Command, Output};
 
 use serde_json::{Value, json};
 
-use crate::common::servers::{Server, available};
+use crate::common::{Server, available};
 use crate::common::{nextedit_bin, nextedit_output as nextedit};
 use crate::derive_support::TestRepo;
 
@@ -46,6 +46,10 @@ fn history() -> (TestRepo, String) {
 
 /// The replay arguments every run of these tests shares.
 fn replay_args(repo: &Path, range: &str) -> Vec<String> {
+    replay_with(repo, range, "builtin:propagate")
+}
+
+fn replay_with(repo: &Path, range: &str, suggester: &str) -> Vec<String> {
     [
         "replay",
         "--repo",
@@ -53,7 +57,7 @@ fn replay_args(repo: &Path, range: &str) -> Vec<String> {
         "--range",
         range,
         "--suggester",
-        "builtin:propagate",
+        suggester,
     ]
     .map(String::from)
     .to_vec()
@@ -299,20 +303,21 @@ fn merge_refuses_shards_of_other_settings_or_plans_twice_the_same_or_missing_one
     let (repo, base) = history();
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path();
-    let args = replay_args(repo.path(), &format!("{base}..HEAD"));
-    let shard = |i: usize, n: usize, name: &str, extra: &[&str]| {
+    let range = format!("{base}..HEAD");
+    let args = replay_args(repo.path(), &range);
+    let shard = |i: usize, n: usize, name: &str, suggester: &str| {
         let db = dir.join(name);
         let spec = format!("{i}/{n}");
-        let mut all = vec!["--shard", &spec, "--db", db.to_str().unwrap()];
-        all.extend(extra);
-        ok(&run(&with(&args, &all)));
+        let args = replay_with(repo.path(), &range, suggester);
+        ok(&run(&with(&args, &["--shard", &spec, "--db", db.to_str().unwrap()])));
         db
     };
-    let s0 = shard(0, 3, "s0.db", &[]);
-    let s1 = shard(1, 3, "s1.db", &[]);
-    let s2 = shard(2, 3, "s2.db", &[]);
-    let noop = shard(2, 3, "noop.db", &["--suggester", "builtin:noop"]);
-    let other_plan = shard(1, 2, "half.db", &[]);
+    let propagate = "builtin:propagate";
+    let s0 = shard(0, 3, "s0.db", propagate);
+    let s1 = shard(1, 3, "s1.db", propagate);
+    let s2 = shard(2, 3, "s2.db", propagate);
+    let noop = shard(2, 3, "noop.db", "builtin:noop");
+    let other_plan = shard(1, 2, "half.db", propagate);
     let single = dir.join("single.db");
     ok(&run(&with(&args, &["--db", single.to_str().unwrap()])));
     let out = dir.join("out.db");
