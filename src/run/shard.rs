@@ -271,7 +271,9 @@ pub enum MergeError {
         expected: Vec<String>,
     },
     /// Shards are missing.
-    #[error("shards {missing} of {count} are missing ({units} trajectories not merged); merge them too, or pass --allow-partial for a run marked partial")]
+    #[error(
+        "shards {missing} of {count} are missing ({units} trajectories not merged); merge them too, or pass --allow-partial for a run marked partial"
+    )]
     Missing {
         /// The missing shard indexes, as `1, 3`.
         missing: String,
@@ -370,13 +372,21 @@ fn differing_settings(a: &serde_json::Value, b: &serde_json::Value) -> String {
 /// they are shards of one plan, with the same settings, each holding exactly the
 /// trajectories its shard takes, none twice; missing shards are an error unless
 /// `allow_partial` (the run is then `partial` and their trajectories `missing`).
-pub fn merge(out: &mut Database, shards: &[PathBuf], allow_partial: bool) -> Result<Merged, RunError> {
+pub fn merge(
+    out: &mut Database,
+    shards: &[PathBuf],
+    allow_partial: bool,
+) -> Result<Merged, RunError> {
     if shards.is_empty() {
         return Err(MergeError::Nothing.into());
     }
     let out_path = out.path().canonicalize().ok();
     for db in shards {
-        if db.canonicalize().ok().is_some_and(|p| Some(&p) == out_path.as_ref()) {
+        if db
+            .canonicalize()
+            .ok()
+            .is_some_and(|p| Some(&p) == out_path.as_ref())
+        {
             return Err(MergeError::IntoAShard(db.clone()).into());
         }
     }
@@ -451,7 +461,9 @@ pub fn merge(out: &mut Database, shards: &[PathBuf], allow_partial: bool) -> Res
     }
     let any = by_index.values().next().expect("at least one shard");
     let of = any.of.clone();
-    let missing: Vec<usize> = (0..of.count).filter(|i| !by_index.contains_key(i)).collect();
+    let missing: Vec<usize> = (0..of.count)
+        .filter(|i| !by_index.contains_key(i))
+        .collect();
     let missing_units: Vec<(usize, String)> = missing
         .iter()
         .flat_map(|&i| of.units_of(i).map(|(p, k)| (p, k.clone())))
@@ -478,7 +490,11 @@ pub fn merge(out: &mut Database, shards: &[PathBuf], allow_partial: bool) -> Res
         suggester: &any.info.suggester,
         config: &any.info.config,
         started_at: &started_at,
-        status: if missing.is_empty() { "done" } else { "partial" },
+        status: if missing.is_empty() {
+            "done"
+        } else {
+            "partial"
+        },
         missing: &missing_units,
     };
     let parts: Vec<crate::store::RunRows> = by_index.values().map(|s| s.rows.clone()).collect();
@@ -509,8 +525,20 @@ mod tests {
     #[test]
     fn shard_arguments_leave_out_the_database_the_plan_and_the_shard() {
         let args: Vec<String> = [
-            "replay", "--plan", "p.jsonl", "--repo", "r", "--db=x.db", "--range", "A..B",
-            "--shard", "0/2", "--db", "y.db", "--plan=q", "--json",
+            "replay",
+            "--plan",
+            "p.jsonl",
+            "--repo",
+            "r",
+            "--db=x.db",
+            "--range",
+            "A..B",
+            "--shard",
+            "0/2",
+            "--db",
+            "y.db",
+            "--plan=q",
+            "--json",
         ]
         .map(String::from)
         .to_vec();

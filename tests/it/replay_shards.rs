@@ -250,10 +250,7 @@ fn a_plan_run_in_shards_and_merged_reports_what_the_single_machine_run_reports()
     let shards = run_plan_shards(&plan, 2, tmp.path());
     for (name, order) in [("merged.db", [0, 1]), ("reversed.db", [1, 0])] {
         let out = tmp.path().join(name);
-        let said = ok(&merge(
-            &[&out, &shards[order[0]], &shards[order[1]]],
-            &[],
-        ));
+        let said = ok(&merge(&[&out, &shards[order[0]], &shards[order[1]]], &[]));
         assert_eq!(
             said,
             format!("merged 2 of 2 shards into run 1 in {}\n", out.display())
@@ -309,7 +306,10 @@ fn merge_refuses_shards_of_other_settings_or_plans_twice_the_same_or_missing_one
         let db = dir.join(name);
         let spec = format!("{i}/{n}");
         let args = replay_with(repo.path(), &range, suggester);
-        ok(&run(&with(&args, &["--shard", &spec, "--db", db.to_str().unwrap()])));
+        ok(&run(&with(
+            &args,
+            &["--shard", &spec, "--db", db.to_str().unwrap()],
+        )));
         db
     };
     let propagate = "builtin:propagate";
