@@ -19,8 +19,17 @@ const RUN_TABLES: [&str; 5] = [
 /// Every row of one run, table by table, every column but `run_id` as stored.
 #[derive(Debug, Clone, Default)]
 pub struct RunRows {
-    /// (table, columns, rows in the order they were written).
-    tables: Vec<(&'static str, Vec<String>, Vec<Vec<Value>>)>,
+    tables: Vec<TableRows>,
+}
+
+/// One table's rows of a run.
+#[derive(Debug, Clone)]
+struct TableRows {
+    table: &'static str,
+    /// Its columns but `run_id`.
+    columns: Vec<String>,
+    /// The rows, in the order they were written.
+    rows: Vec<Vec<Value>>,
 }
 
 /// What a merged run is, besides its rows.
@@ -60,7 +69,11 @@ impl Database {
             let values = self.rows(&sql, [run], |row| {
                 (0..width).map(|i| row.get::<_, Value>(i)).collect()
             })?;
-            rows.tables.push((table, columns, values));
+            rows.tables.push(TableRows {
+                table,
+                columns,
+                rows: values,
+            });
         }
         Ok(rows)
     }
@@ -90,7 +103,12 @@ impl Database {
         .map_err(e)?;
         let id = tx.last_insert_rowid();
         for part in parts {
-            for (table, columns, rows) in &part.tables {
+            for TableRows {
+                table,
+                columns,
+                rows,
+            } in &part.tables
+            {
                 let sql = format!(
                     "INSERT INTO {table} (run_id, {}) VALUES (?1{})",
                     columns.join(", "),
