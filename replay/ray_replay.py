@@ -28,8 +28,8 @@ Prints one JSON line per shard as it finishes (shard, seconds, node, attempts), 
 the merge's output, then a JSON summary line with the wall time. Exit status: 0 when
 merged, 1 when merged with missing shards (--allow-partial), 2 on an error.
 
-Ray's usage statistics are switched off (nothing is sent anywhere) and no dashboard is
-started. Fault injection for tests: RAY_REPLAY_KILL_ONCE=MARKER makes the first task
+Ray's usage statistics are switched off (nothing is sent anywhere) and no dashboard UI
+is asked for (a local head still serves Ray's internal HTTP API on 127.0.0.1 only). Fault injection for tests: RAY_REPLAY_KILL_ONCE=MARKER makes the first task
 that finds MARKER absent create it and kill its own worker process once its nextedit
 run has started, as a lost node would.
 """
