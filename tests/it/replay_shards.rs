@@ -364,6 +364,48 @@ fn merge_refuses_shards_of_other_settings_or_plans_twice_the_same_or_missing_one
         &[&out, &s0, &s2],
         "shards 1 of 3 are missing (2 trajectories not merged); merge them too, or pass --allow-partial for a run marked partial",
     );
+    // A shard whose run did not finish, and one that claims another shard's place
+    // (its stored plan says 2/3 while it holds shard 1's commits).
+    let altered = |name: &str, sql: &str| {
+        let db = dir.join(name);
+        std::fs::copy(&s1, &db).unwrap();
+        rusqlite::Connection::open(&db)
+            .unwrap()
+            .execute_batch(sql)
+            .unwrap();
+        db
+    };
+    let unfinished = altered("unfinished.db", "UPDATE runs SET status = 'interrupted'");
+    check_refused(
+        &[&out, &s0, &unfinished],
+        &format!(
+            "{db}: shard 1/3 (run 1) is interrupted, not done: finish it with `nextedit replay --resume 1 --db {db}`",
+            db = unfinished.display()
+        ),
+    );
+    let moved = altered(
+        "moved.db",
+        "UPDATE runs SET shard = json_set(shard, '$.index', 2)",
+    );
+    let keys = |shard: &Path| -> Vec<String> {
+        rusqlite::Connection::open(shard)
+            .unwrap()
+            .prepare("SELECT key FROM run_trajectories ORDER BY position")
+            .unwrap()
+            .query_map([], |r| r.get(0))
+            .unwrap()
+            .map(Result::unwrap)
+            .collect()
+    };
+    check_refused(
+        &[&out, &s0, &moved],
+        &format!(
+            "{}: shard 2/3 holds {:?} where the plan assigns {:?} (overlapping or altered shards)",
+            moved.display(),
+            keys(&s1),
+            keys(&s2)
+        ),
+    );
     // Nothing was written by the refused merges.
     assert!(!out.exists() || run_rows(&out, 1).is_empty());
 
