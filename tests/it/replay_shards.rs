@@ -510,3 +510,56 @@ fn the_ray_driver_runs_the_shards_on_two_nodes_retries_a_killed_worker_and_merge
     assert_eq!(comparable_report(&merged, 1), comparable_report(&single, 1));
     assert_eq!(flow_table(&merged, 1), flow_table(&single, 1));
 }
+
+#[test]
+fn a_plan_names_files_then_commits_each_with_its_source() {
+    let (repo, _) = history();
+    let tmp = tempfile::tempdir().unwrap();
+    let trajectory = tmp.path().join("head.json");
+    let derived = ok(&nextedit(&[
+        "derive",
+        "--repo",
+        repo.path().to_str().unwrap(),
+        "--commit",
+        "HEAD",
+    ]));
+    std::fs::write(&trajectory, derived).unwrap();
+    let plan_path = tmp.path().join("plan.jsonl");
+    ok(&nextedit(&[
+        "replay",
+        "--trajectory",
+        trajectory.to_str().unwrap(),
+        "--repo",
+        repo.path().to_str().unwrap(),
+        "--commit",
+        "HEAD~1",
+        "--suggester",
+        "builtin:oracle",
+        "--plan",
+        plan_path.to_str().unwrap(),
+        "--db",
+        tmp.path().join("plan.db").to_str().unwrap(),
+    ]));
+    let sources: Vec<(Value, Value)> = std::fs::read_to_string(&plan_path)
+        .unwrap()
+        .lines()
+        .map(|l| {
+            let line: Value = serde_json::from_str(l).unwrap();
+            (line["shard"].clone(), line["source"].clone())
+        })
+        .collect();
+    assert_eq!(
+        sources,
+        [
+            (
+                json!(0),
+                json!({"kind": "file", "path": trajectory.canonicalize().unwrap()})
+            ),
+            (
+                json!(1),
+                json!({"kind": "commit", "repo": repo.path().canonicalize().unwrap(),
+                       "commit": repo.git(&["rev-parse", "HEAD~1"]).trim()})
+            ),
+        ]
+    );
+}
