@@ -8,11 +8,13 @@
 
 mod erase;
 mod export;
+mod results;
 mod runs;
 mod write;
 
 pub use erase::Erasure;
 pub use export::{DocumentSummary, SessionSummary};
+pub use results::{ResultPrediction, ResultStep};
 pub use runs::{
     RunMeasurements, RunSummary, RunTrajectory, StepFailure, StepFlow, StoredContent,
     StoredPrediction, StoredStep,

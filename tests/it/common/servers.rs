@@ -26,6 +26,8 @@ pub enum Server {
     VsCodeExtension,
     /// code-server, Node 24, playwright-core and chromium for the end-to-end test.
     VsCode,
+    /// Hugging Face `datasets` from PyPI in `.venv-datasets` (its Python).
+    HfDatasets,
 }
 
 impl Server {
@@ -44,6 +46,9 @@ impl Server {
             }
             Server::VsCodeExtension => "`npm ci --prefix editors/vscode`",
             Server::VsCode => "`tests/editors/install-vscode-tools` (scripts/test runs it)",
+            Server::HfDatasets => {
+                "`python3 -m venv .venv-datasets && .venv-datasets/bin/pip install datasets==5.2.0`, as scripts/test does"
+            }
         }
     }
 
@@ -101,6 +106,7 @@ impl Server {
                 present(repo().join("editors/vscode/node_modules/.bin/vsce"))
             }
             Server::VsCode => vscode_tools().map(|tools| tools.code_server),
+            Server::HfDatasets => present(repo().join(".venv-datasets/bin/python")),
         }
     }
 
