@@ -151,12 +151,14 @@ fn is_ready(dir: &Path, sha: &str) -> bool {
         .is_ok()
 }
 
-/// Runs git in `dir` without a prompt; stdout, or the last line git wrote on stderr.
+/// Runs git on the repository `dir` (named by `GIT_DIR`: git never looks for one in
+/// the directories above) without a prompt; stdout, or git's first `fatal:` or
+/// `error:` line (else its last line).
 fn git(dir: &Path, args: &[&str]) -> Result<String, String> {
     let output = Command::new("git")
-        .arg("-C")
-        .arg(dir)
         .args(args)
+        .current_dir(dir)
+        .env("GIT_DIR", dir)
         .env("GIT_TERMINAL_PROMPT", "0")
         .env("GCM_INTERACTIVE", "never")
         .stdin(Stdio::null())
@@ -166,8 +168,11 @@ fn git(dir: &Path, args: &[&str]) -> Result<String, String> {
         return Ok(String::from_utf8_lossy(&output.stdout).into_owned());
     }
     let stderr = String::from_utf8_lossy(&output.stderr);
-    let last = stderr.lines().rev().find(|l| !l.trim().is_empty());
-    Err(match last {
+    let line = stderr
+        .lines()
+        .find(|l| l.starts_with("fatal: ") || l.starts_with("error: "))
+        .or_else(|| stderr.lines().rev().find(|l| !l.trim().is_empty()));
+    Err(match line {
         Some(line) => line.trim().to_owned(),
         None => format!("git {} failed ({})", args[0], output.status),
     })

@@ -215,7 +215,7 @@ fn write_parquet(path: &Path, table: &Table, rows: &[&Row]) -> Result<(), WriteE
         let values = rows.iter().map(|r| &r.values[index]);
         let levels: Vec<i16> = values.clone().map(|v| i16::from(*v != Value::Null)).collect();
         let levels = spec.nullable.then_some(levels.as_slice());
-        match spec.kind {
+        let written = match spec.kind {
             ColumnType::Int64 => {
                 let data: Vec<i64> = values
                     .filter_map(|v| match v {
@@ -249,8 +249,8 @@ fn write_parquet(path: &Path, table: &Table, rows: &[&Row]) -> Result<(), WriteE
                     .typed::<ByteArrayType>()
                     .write_batch(&data, levels, None)
             }
-        }
-        .map_err(error)?;
+        };
+        written.map_err(error)?;
         column.close().map_err(error)?;
         index += 1;
     }

@@ -167,7 +167,7 @@ pub fn parse_commit_url(url: &str) -> Result<(&str, String, &str), String> {
             "`{repo_url}` has no OWNER/NAME path to name its clone"
         ));
     };
-    let name = name.strip_suffix(".git").unwrap_or(name);
+    let name: &str = name.strip_suffix(".git").unwrap_or(*name);
     for segment in [*owner, name] {
         let plain = segment
             .bytes()
