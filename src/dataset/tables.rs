@@ -57,7 +57,7 @@ pub const RESULT_COLUMNS: &[Column] = &[
     column("trajectory", Text, false, "the trajectory's key in the run (`project@sha10`, `session:N`, a file)"),
     column("repository", Text, false, "the trajectory's repository (the unit of the split)"),
     column("commit", Text, true, "the trajectory's commit id"),
-    column("step", Int64, false, "step number, from 0"),
+    column("step", Int64, false, "step number, from 1 (the initial edit is given, not a step)"),
     column("applied", Text, false, "id of the gold edit applied at the end of the step"),
     column("allowed", Int64, false, "gold edits allowed next at the step"),
     column("remaining", Int64, false, "gold edits not yet applied before the step"),

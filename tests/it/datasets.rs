@@ -12,7 +12,7 @@ use serde_json::{Value, json};
 
 use crate::common::nextedit_output;
 use crate::common::nextedit_with_db as run;
-use crate::common::servers::{Server, available};
+use crate::common::{Server, available};
 use crate::derive_support::TestRepo;
 
 fn text(bytes: &[u8]) -> String {
@@ -417,7 +417,7 @@ fn exported_trajectories_and_results_load_in_hugging_face_datasets() {
     assert_eq!(
         text(&out.stdout),
         format!(
-            "{0}/data/train.jsonl\t2 rows\t1 repositories\n{0}/data/eval.jsonl\t4 rows\t2 repositories\n",
+            "{0}/data/train.jsonl\t2 rows\t1 repositories\n{0}/data/eval.jsonl\t2 rows\t2 repositories\n",
             results.display()
         )
     );
@@ -439,15 +439,23 @@ fn exported_trajectories_and_results_load_in_hugging_face_datasets() {
     assert_eq!(
         steps,
         [
-            step("alpha", "session:1", 0),
-            step("alpha", "session:2", 0),
-            step("beta", "session:3", 0),
+            step("alpha", "session:1", 1),
+            step("alpha", "session:2", 1),
             step("beta", "session:3", 1),
-            step("gamma", "session:4", 0),
             step("gamma", "session:4", 1),
         ]
     );
     assert_eq!(loaded["eval"]["features"]["content_bleu"], "float64");
+    // The oracle's one prediction per step is the applied gold edit, kept.
+    let full = load_with_datasets(&results, &[]);
+    for r in full["eval"]["rows"].as_array().unwrap() {
+        let predictions: Value = serde_json::from_str(r["predictions"].as_str().unwrap()).unwrap();
+        assert_eq!(predictions.as_array().unwrap().len(), 1, "{predictions}");
+        assert_eq!(predictions[0]["rank"], 0);
+        assert_eq!(predictions[0]["class"], "flow_keeping");
+        assert_eq!(predictions[0]["matched"], r["applied"]);
+        assert_eq!((r["tp"].as_i64(), r["fp"].as_i64(), r["fn"].as_i64()), (Some(1), Some(0), Some(0)));
+    }
     let card = std::fs::read_to_string(results.join("README.md")).unwrap();
     assert!(card.starts_with(
         "---\nlicense: other\npretty_name: nextedit results\ntags:\n- code\n- next-edit-suggestion\nconfigs:\n- config_name: default\n  data_files:\n  - split: train\n    path: data/train.jsonl\n  - split: eval\n    path: data/eval.jsonl\n"
