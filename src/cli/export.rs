@@ -24,6 +24,7 @@ use nextedit::store::Database;
 ///   nextedit export trajectories --out ds --split train=0.8,eval=0.2 --by repo --seed 7
 ///   nextedit export results --run 3 --run 4 --format jsonl --out results-ds
 #[derive(Debug, Subcommand)]
+#[command(verbatim_doc_comment)]
 pub enum ExportCommand {
     /// One row per stored session (recorded, commit-derived, imported), the whole
     /// trajectory in the `trajectory` column as JSON

@@ -30,6 +30,7 @@ use nextedit::import::historian::parse_testset;
 ///   while IFS=$'\t' read -r repo sha lang; do
 ///     nextedit derive --repo "$repo" --commit "$sha" --store; done < commits.tsv
 #[derive(Debug, Args)]
+#[command(verbatim_doc_comment)]
 pub struct HistorianTestsetArgs {
     /// Historian's testset JSON file
     #[arg(value_name = "FILE")]
