@@ -101,8 +101,12 @@ fn fail_all(outcome: &mut RepositoryOutcome, repository: &TestsetRepository, err
 /// clone of `url` (a directory holding something else is never touched).
 fn prepare(dir: &Path, url: &str) -> Result<(), String> {
     if dir.exists() {
-        let origin = git(dir, &["config", "--get", "remote.origin.url"])
-            .map_err(|_| format!("{} exists and is not a clone made by nextedit", dir.display()))?;
+        let origin = git(dir, &["config", "--get", "remote.origin.url"]).map_err(|_| {
+            format!(
+                "{} exists and is not a clone made by nextedit",
+                dir.display()
+            )
+        })?;
         if origin.trim() != url {
             return Err(format!(
                 "{} is a clone of {}, not of {url}",
@@ -124,7 +128,10 @@ fn fetch<'a>(dir: &Path, shas: impl IntoIterator<Item = &'a str>) -> Result<(), 
     let mut args: Vec<String> = ["fetch", "--quiet", "--no-tags", "--depth=2", "origin"]
         .map(String::from)
         .into();
-    args.extend(shas.into_iter().map(|sha| format!("+{sha}:refs/testset/{sha}")));
+    args.extend(
+        shas.into_iter()
+            .map(|sha| format!("+{sha}:refs/testset/{sha}")),
+    );
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
     git(dir, &args).map(drop)
 }
@@ -143,12 +150,7 @@ fn is_ready(dir: &Path, sha: &str) -> bool {
         .iter()
         .all(|p| git(dir, &["cat-file", "-e", &format!("{p}^{{commit}}")]).is_ok());
     // A commit fetched as another's parent has no ref yet.
-    ready
-        && git(
-            dir,
-            &["update-ref", &format!("refs/testset/{sha}"), sha],
-        )
-        .is_ok()
+    ready && git(dir, &["update-ref", &format!("refs/testset/{sha}"), sha]).is_ok()
 }
 
 /// Runs git on the repository `dir` (named by `GIT_DIR`: git never looks for one in

@@ -99,7 +99,10 @@ pub fn run(command: ExportCommand) -> Result<i32> {
         .split
         .parse()
         .map_err(|e: String| anyhow::anyhow!("--split {}: {e}", args.split))?;
-    let path = args.db.clone().unwrap_or_else(nextedit::store::default_path);
+    let path = args
+        .db
+        .clone()
+        .unwrap_or_else(nextedit::store::default_path);
     let db = Database::open_existing(&path)
         .with_context(|| format!("opening database {}", path.display()))?;
     let (table, skipped): (Table, _) = match kind {
@@ -135,7 +138,11 @@ pub fn run(command: ExportCommand) -> Result<i32> {
     eprintln!(
         "exported {} {} ({} skipped) and {}",
         table.rows.len(),
-        if kind == DatasetKind::Results { "steps" } else { "trajectories" },
+        if kind == DatasetKind::Results {
+            "steps"
+        } else {
+            "trajectories"
+        },
         skipped.len(),
         args.out.join("README.md").display()
     );

@@ -42,7 +42,11 @@ pub fn dataset_card(facts: &CardFacts, columns: &[Column], splits: &[CardSplit])
     }
     card += "dataset_info:\n  features:\n";
     for column in columns {
-        card += &format!("  - name: {}\n    dtype: {}\n", column.name, column.kind.dtype());
+        card += &format!(
+            "  - name: {}\n    dtype: {}\n",
+            column.name,
+            column.kind.dtype()
+        );
     }
     card += "---\n\n";
     card += &format!("# nextedit {kind}\n\n");

@@ -35,10 +35,8 @@ impl FromStr for SplitSpec {
             let (name, share) = part
                 .split_once('=')
                 .ok_or_else(|| format!("`{part}`: expected NAME=SHARE (train=0.8)"))?;
-            let valid = !name.is_empty()
-                && name
-                    .bytes()
-                    .all(|b| b.is_ascii_alphanumeric() || b == b'_');
+            let valid =
+                !name.is_empty() && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_');
             if !valid {
                 return Err(format!(
                     "`{name}`: a split name is letters, digits and _ (what Hugging Face accepts)"
@@ -48,7 +46,9 @@ impl FromStr for SplitSpec {
                 .parse()
                 .ok()
                 .filter(|s: &f64| s.is_finite() && *s > 0.0 && *s <= 1.0)
-                .ok_or_else(|| format!("`{share}` (split {name}): a share is a number in (0, 1]"))?;
+                .ok_or_else(|| {
+                    format!("`{share}` (split {name}): a share is a number in (0, 1]")
+                })?;
             if parts.iter().any(|(n, _)| n == name) {
                 return Err(format!("split `{name}` is named twice"));
             }
@@ -145,16 +145,14 @@ mod tests {
         // Ten repositories of 4 rows: 8 in train, 2 in eval, exactly the shares.
         assert_eq!(splits.iter().filter(|s| **s == 1).count(), 8);
         assert_eq!(splits, assign_splits(&rows, &spec, 7));
-        let other_seeds: Vec<Vec<usize>> =
-            (0..5).map(|seed| assign_splits(&rows, &spec, seed)).collect();
+        let other_seeds: Vec<Vec<usize>> = (0..5)
+            .map(|seed| assign_splits(&rows, &spec, seed))
+            .collect();
         assert!(other_seeds.iter().any(|s| *s != splits));
     }
 
     #[test]
     fn one_split_takes_everything() {
-        assert_eq!(
-            assign_splits(&["a", "b"], &SplitSpec::default(), 1),
-            [0, 0]
-        );
+        assert_eq!(assign_splits(&["a", "b"], &SplitSpec::default(), 1), [0, 0]);
     }
 }

@@ -38,40 +38,125 @@ use ColumnType::{Float64, Int64, Text};
 
 /// The columns of `nextedit export trajectories`.
 pub const TRAJECTORY_COLUMNS: &[Column] = &[
-    column("session", Int64, false, "session id in the database it came from"),
+    column(
+        "session",
+        Int64,
+        false,
+        "session id in the database it came from",
+    ),
     column("kind", Text, false, "`recorded`, `commit` or `imported`"),
-    column("repository", Text, false, "repository name (the unit of the split; empty when unknown)"),
-    column("commit", Text, true, "commit id, for a commit-derived or linked trajectory"),
+    column(
+        "repository",
+        Text,
+        false,
+        "repository name (the unit of the split; empty when unknown)",
+    ),
+    column(
+        "commit",
+        Text,
+        true,
+        "commit id, for a commit-derived or linked trajectory",
+    ),
     column("parent", Text, true, "the commit's parent"),
-    column("started_at", Text, true, "RFC 3339 start of a recorded session"),
+    column(
+        "started_at",
+        Text,
+        true,
+        "RFC 3339 start of a recorded session",
+    ),
     column("files", Int64, false, "files in the trajectory"),
     column("events", Int64, false, "events (changes, reads, signals)"),
-    column("edits", Int64, false, "edits (coalesced changes, or a commit's runs of changed lines)"),
-    column("trajectory", Text, false, "the whole trajectory document, JSON"),
+    column(
+        "edits",
+        Int64,
+        false,
+        "edits (coalesced changes, or a commit's runs of changed lines)",
+    ),
+    column(
+        "trajectory",
+        Text,
+        false,
+        "the whole trajectory document, JSON",
+    ),
 ];
 
 /// The columns of `nextedit export results`.
 pub const RESULT_COLUMNS: &[Column] = &[
     column("run", Int64, false, "replay run id"),
     column("suggester", Text, false, "the run's suggester spec"),
-    column("trajectory", Text, false, "the trajectory's key in the run (`project@sha10`, `session:N`, a file)"),
-    column("repository", Text, false, "the trajectory's repository (the unit of the split)"),
+    column(
+        "trajectory",
+        Text,
+        false,
+        "the trajectory's key in the run (`project@sha10`, `session:N`, a file)",
+    ),
+    column(
+        "repository",
+        Text,
+        false,
+        "the trajectory's repository (the unit of the split)",
+    ),
     column("commit", Text, true, "the trajectory's commit id"),
-    column("step", Int64, false, "step number, from 1 (the initial edit is given, not a step)"),
-    column("applied", Text, false, "id of the gold edit applied at the end of the step"),
-    column("allowed", Int64, false, "gold edits allowed next at the step"),
-    column("remaining", Int64, false, "gold edits not yet applied before the step"),
-    column("precision", Float64, false, "precision of the ranked predictions"),
+    column(
+        "step",
+        Int64,
+        false,
+        "step number, from 1 (the initial edit is given, not a step)",
+    ),
+    column(
+        "applied",
+        Text,
+        false,
+        "id of the gold edit applied at the end of the step",
+    ),
+    column(
+        "allowed",
+        Int64,
+        false,
+        "gold edits allowed next at the step",
+    ),
+    column(
+        "remaining",
+        Int64,
+        false,
+        "gold edits not yet applied before the step",
+    ),
+    column(
+        "precision",
+        Float64,
+        false,
+        "precision of the ranked predictions",
+    ),
     column("recall", Float64, false, "recall of the ranked predictions"),
     column("f1", Float64, false, "F1 of precision and recall"),
     column("tp", Int64, false, "Historian's true positives"),
     column("fp", Int64, false, "Historian's false positives"),
     column("fn", Int64, false, "Historian's false negatives"),
-    column("content_bleu", Float64, true, "BLEU-4 (0-100) of the step's content, when scored"),
-    column("content_es", Float64, true, "ES-Line (0-1) of the step's content, when scored"),
+    column(
+        "content_bleu",
+        Float64,
+        true,
+        "BLEU-4 (0-100) of the step's content, when scored",
+    ),
+    column(
+        "content_es",
+        Float64,
+        true,
+        "ES-Line (0-1) of the step's content, when scored",
+    ),
     column("suggest_ms", Float64, false, "suggest latency, ms"),
-    column("generate_ms", Float64, true, "generate latency, ms, when called"),
-    column("predictions", Text, false, "ranked predictions, JSON array of {rank, file, start_line, end_line, text, confidence, matched, class}"),
+    column(
+        "generate_ms",
+        Float64,
+        true,
+        "generate latency, ms, when called",
+    ),
+    column(
+        "predictions",
+        Text,
+        false,
+        "ranked predictions, JSON array of {rank, file, start_line, end_line, text, confidence, matched, class}",
+    ),
 ];
 
 /// The repository a trajectory belongs to.

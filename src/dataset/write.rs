@@ -213,7 +213,10 @@ fn write_parquet(path: &Path, table: &Table, rows: &[&Row]) -> Result<(), WriteE
     while let Some(mut column) = group.next_column().map_err(error)? {
         let spec = table.columns[index];
         let values = rows.iter().map(|r| &r.values[index]);
-        let levels: Vec<i16> = values.clone().map(|v| i16::from(*v != Value::Null)).collect();
+        let levels: Vec<i16> = values
+            .clone()
+            .map(|v| i16::from(*v != Value::Null))
+            .collect();
         let levels = spec.nullable.then_some(levels.as_slice());
         let written = match spec.kind {
             ColumnType::Int64 => {
@@ -223,9 +226,7 @@ fn write_parquet(path: &Path, table: &Table, rows: &[&Row]) -> Result<(), WriteE
                         _ => None,
                     })
                     .collect();
-                column
-                    .typed::<Int64Type>()
-                    .write_batch(&data, levels, None)
+                column.typed::<Int64Type>().write_batch(&data, levels, None)
             }
             ColumnType::Float64 => {
                 let data: Vec<f64> = values
@@ -262,8 +263,8 @@ fn write_parquet(path: &Path, table: &Table, rows: &[&Row]) -> Result<(), WriteE
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::dataset::tables::RESULT_COLUMNS;
     use crate::dataset::DatasetKind;
+    use crate::dataset::tables::RESULT_COLUMNS;
 
     #[test]
     fn the_schema_names_every_column_with_its_type() {

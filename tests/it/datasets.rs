@@ -38,7 +38,10 @@ fn project(changes: usize) -> (TestRepo, Vec<String>) {
     for i in 0..changes {
         current[i] = format!("value_{i} = {}\n", i * 10 + 7);
         repo.write("app.py", current.concat());
-        repo.write(&format!("mod{i}.py"), format!("def f{i}():\n    return {i}\n"));
+        repo.write(
+            &format!("mod{i}.py"),
+            format!("def f{i}():\n    return {i}\n"),
+        );
         commits.push(repo.commit(&format!("change {i}")));
     }
     (repo, commits)
@@ -59,10 +62,8 @@ fn clone_to(repo: &TestRepo, dest: &Path, bare: bool) {
 /// The sample testset with each entry's URL pointing at a local remote, plus a bad
 /// entry, a missing commit and an unreachable repository.
 fn rewrite_testset(urls: &[String], extra: &[(&str, String)]) -> Value {
-    let sample: Value = serde_json::from_str(include_str!(
-        "../data/historian-testset-sample.json"
-    ))
-    .unwrap();
+    let sample: Value =
+        serde_json::from_str(include_str!("../data/historian-testset-sample.json")).unwrap();
     let mut testset = sample.clone();
     let mut next = urls.iter();
     for language in ["go", "python"] {
@@ -204,7 +205,11 @@ fn historian_testset_fetches_each_repository_once_and_names_each_failure() {
         assert!(out.status.success(), "{repo}: {}", text(&out.stderr));
         let trajectory: Value = serde_json::from_slice(&out.stdout).unwrap();
         assert_eq!(trajectory["session"]["commit"]["sha"], json!(sha));
-        assert_eq!(trajectory["edits"].as_array().unwrap().len(), edits, "{repo}");
+        assert_eq!(
+            trajectory["edits"].as_array().unwrap().len(),
+            edits,
+            "{repo}"
+        );
     }
 
     // A directory that is not the clone of the URL is never touched.
@@ -221,7 +226,9 @@ fn historian_testset_fetches_each_repository_once_and_names_each_failure() {
         text(&out.stderr)
     );
     assert_eq!(
-        std::fs::read_dir(other.join("zulip/zulip.git")).unwrap().count(),
+        std::fs::read_dir(other.join("zulip/zulip.git"))
+            .unwrap()
+            .count(),
         1
     );
 }
@@ -230,10 +237,7 @@ fn historian_testset_fetches_each_repository_once_and_names_each_failure() {
 fn a_testset_of_which_nothing_can_be_fetched_fails() {
     let tmp = tempfile::tempdir().unwrap();
     let file = tmp.path().join("testset.json");
-    let url = format!(
-        "file://{}/acme/gone/commit/{MISSING}",
-        tmp.path().display()
-    );
+    let url = format!("file://{}/acme/gone/commit/{MISSING}", tmp.path().display());
     std::fs::write(&file, json!({"go": [{"commit_url": url}]}).to_string()).unwrap();
     let out = import(&file, &tmp.path().join("clones"));
     assert_eq!(out.status.code(), Some(2));
@@ -421,7 +425,10 @@ fn exported_trajectories_and_results_load_in_hugging_face_datasets() {
             results.display()
         )
     );
-    let loaded = load_with_datasets(&results, &["suggest_ms", "generate_ms", "predictions", "commit"]);
+    let loaded = load_with_datasets(
+        &results,
+        &["suggest_ms", "generate_ms", "predictions", "commit"],
+    );
     let steps: Vec<(String, String, i64, f64, i64)> = ["train", "eval"]
         .iter()
         .flat_map(|split| loaded[split]["rows"].as_array().unwrap().clone())
@@ -454,7 +461,10 @@ fn exported_trajectories_and_results_load_in_hugging_face_datasets() {
         assert_eq!(predictions[0]["rank"], 0);
         assert_eq!(predictions[0]["class"], "flow_keeping");
         assert_eq!(predictions[0]["matched"], r["applied"]);
-        assert_eq!((r["tp"].as_i64(), r["fp"].as_i64(), r["fn"].as_i64()), (Some(1), Some(0), Some(0)));
+        assert_eq!(
+            (r["tp"].as_i64(), r["fp"].as_i64(), r["fn"].as_i64()),
+            (Some(1), Some(0), Some(0))
+        );
     }
     let card = std::fs::read_to_string(results.join("README.md")).unwrap();
     assert!(card.starts_with(

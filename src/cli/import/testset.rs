@@ -47,8 +47,7 @@ pub fn run(args: HistorianTestsetArgs) -> Result<i32> {
         .with_context(|| format!("cannot read {}", args.file.display()))?;
     let document: serde_json::Value = serde_json::from_str(&text)
         .with_context(|| format!("{} is not JSON", args.file.display()))?;
-    let testset =
-        parse_testset(&document).with_context(|| args.file.display().to_string())?;
+    let testset = parse_testset(&document).with_context(|| args.file.display().to_string())?;
     for problem in &testset.problems {
         eprintln!("skipped {}: {problem}", args.file.display());
     }
@@ -61,46 +60,57 @@ pub fn run(args: HistorianTestsetArgs) -> Result<i32> {
     let bar = std::io::stderr().is_terminal().then(|| {
         let bar = ProgressBar::new(total as u64);
         bar.set_style(
-            ProgressStyle::with_template("{bar:30} {pos}/{len} repositories {per_sec} ETA {eta} {msg}")
-                .expect("a valid template"),
+            ProgressStyle::with_template(
+                "{bar:30} {pos}/{len} repositories {per_sec} ETA {eta} {msg}",
+            )
+            .expect("a valid template"),
         );
         bar
     });
-    let outcomes = fetch_testset(&args.clone_into, &testset.repositories, |event| match event {
-        FetchEvent::Started { repository, .. } => {
-            if let Some(bar) = &bar {
-                bar.set_message(repository.name.clone());
-            }
-        }
-        FetchEvent::Done {
-            index,
-            repository,
-            outcome,
-        } => {
-            for commit in &outcome.ready {
-                println!("{}\t{}\t{}", outcome.dir.display(), commit.sha, commit.language);
-            }
-            let failed = match outcome.failed.len() {
-                0 => String::new(),
-                n => format!(", {n} failed"),
-            };
-            let line = format!(
-                "[{}/{total}] {}: {} of {} commits ready ({} fetched){failed}",
-                index + 1,
-                repository.name,
-                outcome.ready.len(),
-                repository.commits.len(),
-                outcome.fetched
-            );
-            match &bar {
-                Some(bar) => {
-                    bar.println(line);
-                    bar.inc(1);
+    let outcomes = fetch_testset(
+        &args.clone_into,
+        &testset.repositories,
+        |event| match event {
+            FetchEvent::Started { repository, .. } => {
+                if let Some(bar) = &bar {
+                    bar.set_message(repository.name.clone());
                 }
-                None => eprintln!("{line}"),
             }
-        }
-    });
+            FetchEvent::Done {
+                index,
+                repository,
+                outcome,
+            } => {
+                for commit in &outcome.ready {
+                    println!(
+                        "{}\t{}\t{}",
+                        outcome.dir.display(),
+                        commit.sha,
+                        commit.language
+                    );
+                }
+                let failed = match outcome.failed.len() {
+                    0 => String::new(),
+                    n => format!(", {n} failed"),
+                };
+                let line = format!(
+                    "[{}/{total}] {}: {} of {} commits ready ({} fetched){failed}",
+                    index + 1,
+                    repository.name,
+                    outcome.ready.len(),
+                    repository.commits.len(),
+                    outcome.fetched
+                );
+                match &bar {
+                    Some(bar) => {
+                        bar.println(line);
+                        bar.inc(1);
+                    }
+                    None => eprintln!("{line}"),
+                }
+            }
+        },
+    );
     if let Some(bar) = &bar {
         bar.finish_and_clear();
     }
@@ -132,5 +142,9 @@ pub fn run(args: HistorianTestsetArgs) -> Result<i32> {
     if ready == 0 {
         bail!("no commit of {} could be fetched", args.file.display());
     }
-    Ok(if failed + testset.problems.len() > 0 { 1 } else { 0 })
+    Ok(if failed + testset.problems.len() > 0 {
+        1
+    } else {
+        0
+    })
 }
