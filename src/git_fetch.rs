@@ -15,7 +15,8 @@
 //! it. A commit already there with its parents is not fetched again, so a second run
 //! only fetches what the first could not. One `git fetch` per repository; when it
 //! fails, the repository is probed (`ls-remote`) and each commit fetched on its own,
-//! so one missing commit fails alone. git never prompts (`GIT_TERMINAL_PROMPT=0`).
+//! so one missing commit fails alone; an unreachable repository's directory is removed
+//! again when this run made it. git never prompts (`GIT_TERMINAL_PROMPT=0`).
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -47,6 +48,7 @@ pub fn fetch_repository(root: &Path, repository: &TestsetRepository) -> Reposito
         failed: Vec::new(),
         error: None,
     };
+    let created = !dir.exists();
     if let Err(error) = prepare(&dir, &repository.url) {
         fail_all(&mut outcome, repository, error);
         return outcome;
@@ -62,6 +64,10 @@ pub fn fetch_repository(root: &Path, repository: &TestsetRepository) -> Reposito
         // reachable at all, then which commits are the bad ones.
         if let Err(error) = git(&dir, &["ls-remote", "--quiet", "origin", "HEAD"]) {
             fail_all(&mut outcome, repository, error);
+            if created {
+                // The empty repository this run made for it would only be in the way.
+                let _ = std::fs::remove_dir_all(&dir);
+            }
             return outcome;
         }
         for commit in &missing {

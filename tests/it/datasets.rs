@@ -181,6 +181,10 @@ fn historian_testset_fetches_each_repository_once_and_names_each_failure() {
         )
     );
 
+    // The unreachable repository leaves no empty clone behind.
+    assert!(!clones.join("acme/gone.git").exists());
+    assert!(clones.join("acme").is_dir());
+
     // Only the commits and their parents were fetched: the clones are shallow.
     let shallow = std::fs::read_to_string(clones.join("zulip/zulip.git/shallow")).unwrap();
     assert_eq!(shallow.lines().count(), 1, "{shallow}");
