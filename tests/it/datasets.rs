@@ -398,6 +398,40 @@ fn exported_trajectories_and_results_load_in_hugging_face_datasets() {
         assert_eq!(t["edits"].as_array().unwrap().len(), 2);
     }
 
+    // One session as JSON Lines: the columns in order, one object per line.
+    let one = tmp.path().join("one");
+    let out = run(
+        &[
+            "export",
+            "trajectories",
+            "--session",
+            "3",
+            "--format",
+            "jsonl",
+            "--out",
+            s(&one),
+        ],
+        &db,
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_eq!(
+        text(&out.stdout),
+        format!(
+            "{}/data/train.jsonl\t1 rows\t1 repositories\n",
+            one.display()
+        )
+    );
+    let jsonl = std::fs::read_to_string(one.join("data/train.jsonl")).unwrap();
+    assert_eq!(jsonl.lines().count(), 1);
+    let line: Value = serde_json::from_str(&jsonl).unwrap();
+    assert!(
+        jsonl.starts_with(&format!(
+            "{{\"session\":3,\"kind\":\"commit\",\"repository\":\"beta\",\"commit\":{},\"parent\":{},\"started_at\":null,\"files\":2,\"events\":2,\"edits\":2,\"trajectory\":",
+            line["commit"], line["parent"]
+        )),
+        "{jsonl}"
+    );
+
     // An oracle replay of the four sessions, its steps as JSON Lines.
     let mut replay: Vec<&str> = vec!["replay", "--suggester", "builtin:oracle"];
     for id in &ids {
