@@ -40,7 +40,9 @@ pub struct RepositoryOutcome {
 
 /// Fetches `repository`'s commits into `root`/OWNER/NAME.git (created when absent).
 pub fn fetch_repository(root: &Path, repository: &TestsetRepository) -> RepositoryOutcome {
+    // Absolute: git runs with the repository as its directory and `GIT_DIR`.
     let dir = root.join(format!("{}.git", repository.name));
+    let dir = std::path::absolute(&dir).unwrap_or(dir);
     let mut outcome = RepositoryOutcome {
         dir: dir.clone(),
         ready: Vec::new(),

@@ -520,3 +520,48 @@ fn exported_trajectories_and_results_load_in_hugging_face_datasets() {
         )
     );
 }
+
+#[test]
+fn on_a_terminal_each_repository_still_gets_its_line() {
+    // util-linux `script` gives the command a pseudo-terminal (its stdout and stderr).
+    if crate::common::which("script").is_none() {
+        eprintln!(
+            "SKIPPED: on_a_terminal_each_repository_still_gets_its_line: util-linux `script` is not installed"
+        );
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let (repo, commits) = project(1);
+    let remote = tmp.path().join("remotes/acme/alpha");
+    clone_to(&repo, &remote, true);
+    let file = tmp.path().join("testset.json");
+    let url = format!("{}/commit/{}", remote.display(), commits[0]);
+    std::fs::write(&file, json!({"go": [{"commit_url": url}]}).to_string()).unwrap();
+    // A relative --clone-into, as typed.
+    let command = format!(
+        "{} import historian-testset {} --clone-into clones",
+        crate::common::nextedit_bin().display(),
+        file.display(),
+    );
+    let out = Command::new("script")
+        .args(["-qec", &command, "/dev/null"])
+        .current_dir(tmp.path())
+        .env("TERM", "xterm")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out.stdout));
+    let screen = text(&out.stdout);
+    assert!(
+        screen.contains("[1/1] acme/alpha: 1 of 1 commits ready (1 fetched)"),
+        "{screen}"
+    );
+    assert!(screen.contains("/1 repositories"), "the bar: {screen}");
+    assert!(
+        screen.contains(&format!(
+            "{}\t{}\tgo",
+            tmp.path().join("clones/acme/alpha.git").display(),
+            commits[0]
+        )),
+        "{screen}"
+    );
+}
