@@ -9,12 +9,14 @@
 mod erase;
 mod export;
 mod merge;
+mod results;
 mod runs;
 mod write;
 
 pub use erase::Erasure;
 pub use export::{DocumentSummary, SessionSummary};
 pub use merge::{MergedRun, RunRows};
+pub use results::{ResultPrediction, ResultStep};
 pub use runs::{
     RunMeasurements, RunSummary, RunTrajectory, StepFailure, StepFlow, StoredContent,
     StoredPrediction, StoredStep,

@@ -8,6 +8,7 @@ mod cli_snapshots;
 mod context_cli;
 mod context_recorded;
 mod context_replay;
+mod datasets;
 mod derive_cli;
 mod derive_edges;
 mod derive_editflow;

@@ -29,6 +29,8 @@ pub enum Server {
     VsCode,
     /// Ray from PyPI in `.venv-ray` (local clusters for `replay/ray_replay.py`).
     Ray,
+    /// Hugging Face `datasets` from PyPI in `.venv-datasets` (its Python).
+    HfDatasets,
 }
 
 impl Server {
@@ -48,6 +50,9 @@ impl Server {
             Server::VsCodeExtension => "`npm ci --prefix editors/vscode`",
             Server::VsCode => "`tests/editors/install-vscode-tools` (scripts/test runs it)",
             Server::Ray => "`python3 -m venv .venv-ray && .venv-ray/bin/pip install ray==2.60.0`",
+            Server::HfDatasets => {
+                "`python3 -m venv .venv-datasets && .venv-datasets/bin/pip install datasets==5.2.0`, as scripts/test does"
+            }
         }
     }
 
@@ -109,6 +114,7 @@ impl Server {
                 let ray = repo().join(".venv-ray/bin/ray");
                 present(ray).map(|_| python)
             }),
+            Server::HfDatasets => present(repo().join(".venv-datasets/bin/python")),
         }
     }
 
