@@ -1,16 +1,18 @@
 //! The SQLite database: schema, migrations, batched writes, queries.
 //!
-//! The schema (`schema.sql`, then `runs.sql`, then `v3.sql`; version [`SCHEMA_VERSION`]) is a wire format: other
+//! The schema (`schema.sql`, then `runs.sql`, then `v3.sql`, then `v4.sql`; version [`SCHEMA_VERSION`]) is a wire format: other
 //! tools may query it, so columns are only ever added by numbered migrations.
 //! The database file is created with mode 0600 in a 0700 directory; SQLite gives
 //! its `-wal` and `-shm` files the same mode. Many processes (several proxies) may
 //! write to one database at once: WAL mode, a busy timeout, one writer per process.
 
+mod cache;
 mod erase;
 mod export;
 mod runs;
 mod write;
 
+pub use cache::ResponseCache;
 pub use erase::Erasure;
 pub use export::{DocumentSummary, SessionSummary};
 pub use runs::{
@@ -35,7 +37,7 @@ const SESSION_TABLES: [&str; 6] = [
 ];
 
 /// Version of the schema this build writes (`PRAGMA user_version`).
-pub const SCHEMA_VERSION: i64 = 3;
+pub const SCHEMA_VERSION: i64 = 4;
 
 /// Errors of the store.
 #[derive(Debug, thiserror::Error)]
@@ -262,6 +264,10 @@ impl Database {
         }
         if version < 3 {
             tx.execute_batch(include_str!("v3.sql"))
+                .map_err(|source| sqlite(&path, source))?;
+        }
+        if version < 4 {
+            tx.execute_batch(include_str!("v4.sql"))
                 .map_err(|source| sqlite(&path, source))?;
         }
         tx.execute_batch(&format!("PRAGMA user_version = {SCHEMA_VERSION}"))

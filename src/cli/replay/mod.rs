@@ -3,6 +3,7 @@
 //! (`settings`: the arguments as the library's settings; `printer`: what a run says).
 
 mod printer;
+mod repro;
 mod settings;
 
 use std::io::Write;
@@ -166,6 +167,9 @@ pub struct ReplayArgs {
     /// Print JSON (one object per trajectory, then the summary) instead of tables
     #[arg(long)]
     json: bool,
+
+    #[command(flatten)]
+    repro: repro::ReproArgs,
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -226,7 +230,7 @@ pub fn run(args: ReplayArgs) -> anyhow::Result<i32> {
                 SandboxArg::Bwrap => SandboxMode::Bwrap,
                 SandboxArg::Off => SandboxMode::Off,
             };
-            let settings = args.settings().checked(sandbox, &printer)?;
+            let settings = args.repro.apply(args.settings()).checked(sandbox, &printer)?;
             let Some(collected) = plan::collect(&args.request(), &db, &printer)? else {
                 return Ok(0);
             };
@@ -252,7 +256,7 @@ pub fn run(args: ReplayArgs) -> anyhow::Result<i32> {
             )?;
         }
     }
-    let executed = run::execute(&mut db, &db_path, run_id, &settings, args.jobs, &printer)?;
+    let executed = run::execute_group(&mut db, &db_path, run_id, args.jobs, &printer)?;
     failed += executed.failed;
     let mut out = std::io::stdout().lock();
     if args.json {
