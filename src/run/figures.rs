@@ -40,7 +40,7 @@ pub fn figures(r: &RunReport) -> Vec<(&'static str, Option<f64>)> {
         ("generate_p95_ms", quantile(&m.generate_ms, 0.95)),
         (
             "failed_calls",
-            Some(m.errors.iter().map(|(_, n)| *n as f64).sum()),
+            Some(m.errors.iter().fold(0.0, |sum, (_, n)| sum + *n as f64)),
         ),
     ]
 }
@@ -60,10 +60,10 @@ impl Estimate {
     /// The mean and 95 % t-interval of `values`.
     pub fn of(values: Vec<f64>) -> Estimate {
         let n = values.len();
-        let mean = (n > 0).then(|| values.iter().sum::<f64>() / n as f64);
+        // Summed from +0.0 (`Sum` starts at -0.0, which would print as `-0.000`).
+        let mean = (n > 0).then(|| values.iter().fold(0.0, |a, b| a + b) / n as f64);
         let interval = mean.filter(|_| n >= 2).map(|mean| {
-            let variance =
-                values.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1) as f64;
+            let variance = values.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1) as f64;
             let half = t_975(n - 1) * variance.sqrt() / (n as f64).sqrt();
             (mean - half, mean + half)
         });

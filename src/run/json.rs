@@ -5,8 +5,8 @@ use std::path::Path;
 
 use serde_json::{Value, json};
 
-use super::plan::SandboxState;
 use super::figures::{Estimate, GroupFigures, compare};
+use super::plan::SandboxState;
 use super::report::{RunReport, quantile};
 use crate::metrics::flow::FlowSummary;
 use crate::store::{RunSummary, StoredStep};
@@ -117,9 +117,7 @@ pub fn report_with_figures(
     run: &GroupFigures,
     baseline: Option<&GroupFigures>,
 ) -> Value {
-    let estimate = |e: &Estimate| {
-        json!({"mean": e.mean, "ci95": e.interval.map(|(lo, hi)| [lo, hi]), "values": e.values})
-    };
+    let estimate = |e: &Estimate| json!({"mean": e.mean, "ci95": e.interval.map(|(lo, hi)| [lo, hi]), "values": e.values});
     let mut figures = serde_json::Map::new();
     for (i, (name, e)) in run.figures.iter().enumerate() {
         let mut figure = estimate(e);

@@ -239,9 +239,7 @@ impl RunSettings {
             }
         }
         if self.repetitions == 0 {
-            return Err(RunError::Other(
-                "--repetitions must be at least 1".into(),
-            ));
+            return Err(RunError::Other("--repetitions must be at least 1".into()));
         }
         super::worker::build_suggester(&self, None)?;
         // Built-ins are in-process and deterministic (the fed ones take gold through

@@ -54,8 +54,12 @@ pub trait RunStore {
     /// The runs of the repetition group run `run` starts, in repetition order.
     fn run_repetitions(&self, run: i64) -> Result<Vec<i64>, StoreError>;
     /// Records whether a trajectory's `initialize` came from the response cache.
-    fn set_initialize_cached(&mut self, run: i64, key: &str, cached: bool)
-    -> Result<(), StoreError>;
+    fn set_initialize_cached(
+        &mut self,
+        run: i64,
+        key: &str,
+        cached: bool,
+    ) -> Result<(), StoreError>;
     /// Every run's summary, newest first.
     fn runs(&self) -> Result<Vec<RunSummary>, StoreError>;
     /// A run's summary.

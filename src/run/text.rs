@@ -182,9 +182,7 @@ pub fn print_report_against(
             .map_err(print)?;
         }
     }
-    let baseline = baseline
-        .map(|b| GroupFigures::of(store, b))
-        .transpose()?;
+    let baseline = baseline.map(|b| GroupFigures::of(store, b)).transpose()?;
     for run in groups {
         print_figures(out, &GroupFigures::of(store, run)?, baseline.as_ref()).map_err(print)?;
     }
@@ -215,7 +213,11 @@ fn print_figures(
             n => format!("run {} ({n} repetitions: runs {})", ids[0], ids.join(", ")),
         }
     };
-    write!(out, "\nFIGURES: mean [95 % t-interval] of {}", describe(run))?;
+    write!(
+        out,
+        "\nFIGURES: mean [95 % t-interval] of {}",
+        describe(run)
+    )?;
     if let Some(b) = baseline {
         write!(out, " vs. baseline {}", describe(b))?;
     }

@@ -430,7 +430,10 @@ mod tests {
         assert_ne!(a, request_hash(Call::Suggest, &step(2, "/tmp/x")));
         assert_ne!(a, request_hash(Call::Generate, &step(1, "/tmp/x")));
         let mut value = String::new();
-        canonical(&serde_json::json!({"b": [1, {"d": 2, "c": "é"}], "a": null}), &mut value);
+        canonical(
+            &serde_json::json!({"b": [1, {"d": 2, "c": "é"}], "a": null}),
+            &mut value,
+        );
         assert_eq!(value, r#"{"a":null,"b":[1,{"c":"é","d":2}]}"#);
     }
 
@@ -477,10 +480,7 @@ mod tests {
         // Read-write asks again only for the time-out, initializing the suggester first.
         let again = texts(&mut wrap(CacheMode::ReadWrite, 1), "/w3");
         assert_eq!(again[1], "call 6\n");
-        assert_eq!(
-            calls.lock().unwrap()[4..],
-            ["initialize", "suggest"]
-        );
+        assert_eq!(calls.lock().unwrap()[4..], ["initialize", "suggest"]);
         log.take();
         // Another repetition has answers of its own: read-only misses, naming the step.
         let mut other = wrap(CacheMode::ReadOnly, 2);
@@ -494,6 +494,9 @@ mod tests {
             error.to_string(),
             "not in the response cache (--cache read-only): `suggest` of step 2"
         );
-        assert_eq!(log.take()[1].miss.as_deref(), Some(error.to_string().as_str()));
+        assert_eq!(
+            log.take()[1].miss.as_deref(),
+            Some(error.to_string().as_str())
+        );
     }
 }

@@ -43,9 +43,14 @@ impl Setup {
     /// `nextedit replay` of `trajectory` with `extra` flags (the suggester writes its
     /// counter and log outside any sandbox).
     fn replay(&self, trajectory: &str, extra: &[&str]) -> Output {
+        self.replay_with(&self.spec, trajectory, extra)
+    }
+
+    /// `nextedit replay` of `trajectory` through `suggester`.
+    fn replay_with(&self, suggester: &str, trajectory: &str, extra: &[&str]) -> Output {
         Command::new(env!("CARGO_BIN_EXE_nextedit"))
             .args(["replay", "--trajectory", trajectory, "--sandbox", "off"])
-            .args(["--suggester", &self.spec, "--db"])
+            .args(["--suggester", suggester, "--db"])
             .arg(&self.db)
             .args(extra)
             .output()
@@ -61,7 +66,11 @@ impl Setup {
             .arg(&self.db)
             .output()
             .unwrap();
-        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
         String::from_utf8(out.stdout).unwrap()
     }
 
@@ -127,8 +136,8 @@ fn a_cached_rerun_reproduces_every_repetition_without_asking_the_suggester() {
     // Three repetitions (runs 1, 2, 3) fill the cache: the answers differ between them.
     ok(&setup.replay(TRAJECTORY, &["--repetitions", "3"]));
     let asked = setup.calls();
-    // initialize + 4 suggests + the generates, three times.
-    assert_eq!(asked, 27);
+    // initialize, 4 suggests, 3 generates (4 in the third repetition) and shutdown.
+    assert_eq!(asked, 28);
     let first = report_json(&setup, &["1"]);
     assert_eq!(first["repetitions"], serde_json::json!([1, 2, 3]));
     insta::assert_json_snapshot!("repetitions_report_json", masked_json(&first, &setup.spec));
@@ -146,11 +155,11 @@ fn a_cached_rerun_reproduces_every_repetition_without_asking_the_suggester() {
     assert_eq!(cached["figures"], first["figures"]);
     assert_eq!(
         cached["results"]["cache"],
-        serde_json::json!({"mode": "read-only", "served": 9, "live": 0})
+        serde_json::json!({"mode": "read-only", "served": 8, "live": 0})
     );
     assert_eq!(
         first["results"]["cache"],
-        serde_json::json!({"mode": "read-write", "served": 0, "live": 9})
+        serde_json::json!({"mode": "read-write", "served": 0, "live": 8})
     );
     // Against the first group as the baseline: identical, so nothing moved.
     let against = report_json(&setup, &["4", "--baseline", "1"]);
@@ -162,13 +171,19 @@ fn a_cached_rerun_reproduces_every_repetition_without_asking_the_suggester() {
         "baseline_report_text",
         masked(&setup.report(&["4", "--baseline", "1"]), &setup.spec)
     );
-    // A single repetition against the group: the group's interval decides.
+    // Single runs against the group: the group's interval decides. Run 7 asks the
+    // suggester again (no cache) and stays within it; doing nothing (run 8) does not.
     ok(&setup.replay(TRAJECTORY, &["--cache", "off"]));
-    assert_eq!(setup.calls(), asked + 9);
+    assert!(setup.calls() > asked);
+    ok(&setup.replay_with("builtin:noop", TRAJECTORY, &[]));
     insta::assert_snapshot!(
         "single_against_group_text",
-        masked(&setup.report(&["7", "--baseline", "1"]), &setup.spec)
+        masked(&setup.report(&["7", "8", "--baseline", "1"]), &setup.spec)
     );
+    let noop = report_json(&setup, &["8", "--baseline", "1"]);
+    assert_eq!(noop["results"]["cache"]["mode"], "off");
+    assert_eq!(noop["figures"]["mean_bleu"]["moved"], true);
+    assert_eq!(noop["figures"]["flow_jumping"]["moved"], false);
 }
 
 #[test]

@@ -230,7 +230,10 @@ pub fn run(args: ReplayArgs) -> anyhow::Result<i32> {
                 SandboxArg::Bwrap => SandboxMode::Bwrap,
                 SandboxArg::Off => SandboxMode::Off,
             };
-            let settings = args.repro.apply(args.settings()).checked(sandbox, &printer)?;
+            let settings = args
+                .repro
+                .apply(args.settings())
+                .checked(sandbox, &printer)?;
             let Some(collected) = plan::collect(&args.request(), &db, &printer)? else {
                 return Ok(0);
             };
