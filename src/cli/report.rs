@@ -55,10 +55,10 @@ pub fn run(args: ReportArgs) -> anyhow::Result<i32> {
         return Ok(0);
     }
     if args.json {
-        let baseline = args
-            .baseline
-            .map(|b| GroupFigures::of(&db, b))
-            .transpose()?;
+        let baseline = match args.baseline {
+            Some(b) => Some(GroupFigures::of(&db, b)?),
+            None => None,
+        };
         for &run in &args.runs {
             let report = RunReport::of(&db, run)?;
             let figures = GroupFigures::of(&db, run)?;

@@ -182,7 +182,10 @@ pub fn print_report_against(
             .map_err(print)?;
         }
     }
-    let baseline = baseline.map(|b| GroupFigures::of(store, b)).transpose()?;
+    let baseline = match baseline {
+        Some(b) => Some(GroupFigures::of(store, b)?),
+        None => None,
+    };
     for run in groups {
         print_figures(out, &GroupFigures::of(store, run)?, baseline.as_ref()).map_err(print)?;
     }

@@ -335,9 +335,12 @@ mod tests {
     use crate::suggest::protocol::{Revealed, SuggestedEdit};
     use std::collections::HashMap;
 
+    /// (suggester, repetition, call, request).
+    type Key = (String, u32, Call, String);
+
     /// A cache in memory.
     #[derive(Default)]
-    struct Memory(Arc<Mutex<HashMap<(String, u32, Call, String), CachedAnswer>>>);
+    struct Memory(Arc<Mutex<HashMap<Key, CachedAnswer>>>);
 
     impl ResponseStore for Memory {
         fn cached(&self, key: &CacheKey) -> Result<Option<CachedAnswer>, String> {
