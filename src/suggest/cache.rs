@@ -22,15 +22,14 @@ use super::protocol::{
     GenerateParams, GenerateResult, InitializeParams, InitializeResult, PROTOCOL_VERSION,
     SuggestParams, SuggestResult,
 };
-use super::{Call, CallFailure, FailureKind, GoldFeed, SuggestError, Suggester};
+use super::{Call, CallFailure, GoldFeed, SuggestError, Suggester};
 
 /// How a run uses the response cache.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum CacheMode {
-    /// Serve what is cached; ask the suggester on a miss (and for a cached failure that
-    /// may not happen again: a time-out, a crash, an unreachable endpoint) and store
-    /// its answer.
+    /// Serve cached answers; ask the suggester on a miss and for a cached failure (a
+    /// time-out, a refused key, a crash may not happen again) and store what it says.
     ReadWrite,
     /// Serve what is cached, failures included; a miss fails the call and its
     /// trajectory. The suggester is never asked (it need not exist).
@@ -108,20 +107,6 @@ impl CacheLog {
     fn push(&self, outcome: CallOutcome) {
         self.0.lock().expect("cache log lock").push(outcome);
     }
-}
-
-/// Whether a failure may not happen again (the suggester did not answer): read-write
-/// asks again rather than serve it.
-pub fn is_transient(kind: FailureKind) -> bool {
-    matches!(
-        kind,
-        FailureKind::Spawn
-            | FailureKind::Timeout
-            | FailureKind::Crash
-            | FailureKind::Unreachable
-            | FailureKind::GaveUp
-            | FailureKind::NotCached
-    )
 }
 
 /// Hex SHA-256 of a call's method and canonical params: object keys sorted, no
@@ -232,10 +217,9 @@ impl CachedSuggester {
                 None
             }
         };
-        let servable = found.filter(|answer| match &answer.result {
-            Ok(_) => true,
-            Err(failure) => self.mode == CacheMode::ReadOnly || !is_transient(failure.kind),
-        });
+        // Read-write asks again rather than serve a failure; read-only reproduces it.
+        let servable =
+            found.filter(|answer| answer.result.is_ok() || self.mode == CacheMode::ReadOnly);
         if let Some(answer) = servable {
             let result = match answer.result {
                 Ok(json) => serde_json::from_value(json).map_err(|e| SuggestError::BadResult {

@@ -100,8 +100,8 @@ fn masked(text: &str, spec: &str) -> String {
     let text = latency.replace_all(&text, |m: &regex::Captures| {
         format!("{:>width$}", "[ms] / [ms]", width = m[0].len())
     });
-    let figure = regex::Regex::new(r"(?m)^((suggest|generate)_p\d\d_ms +)(.*)$").unwrap();
-    figure.replace_all(&text, "${1}[ms]").into_owned()
+    let figure = regex::Regex::new(r"(?m)^((?:suggest|generate)_p\d\d_ms) .*$").unwrap();
+    figure.replace_all(&text, "${1}  [ms]").into_owned()
 }
 
 /// `report --json` of `run` with latencies and identities masked.
