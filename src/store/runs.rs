@@ -361,11 +361,15 @@ impl Database {
     /// The runs of the repetition group run `run` starts, in repetition order (just
     /// `run` when it has no other repetitions).
     pub fn run_repetitions(&self, run: i64) -> Result<Vec<i64>, StoreError> {
-        self.rows(
+        let runs: Vec<i64> = self.rows(
             "SELECT id FROM runs WHERE id = ?1 OR repetition_of = ?1 ORDER BY coalesce(repetition, 1), id",
             [run],
             |r| r.get(0),
-        )
+        )?;
+        if !runs.contains(&run) {
+            return Err(StoreError::NoRun(run));
+        }
+        Ok(runs)
     }
 
     /// Records whether a trajectory's `initialize` was served from the response cache.
