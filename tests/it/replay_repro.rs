@@ -220,4 +220,19 @@ fn read_only_fails_on_a_miss_naming_the_step() {
         .map(Result::unwrap)
         .collect();
     assert_eq!(served, [(1, Some(1)), (2, Some(1)), (3, Some(1))]);
+    // The cached answers quote the replayed files: deleting the run that stored them
+    // deletes them.
+    let entries = |conn: &rusqlite::Connection| -> i64 {
+        conn.query_row("SELECT count(*) FROM response_cache", [], |r| r.get(0))
+            .unwrap()
+    };
+    assert_eq!(entries(&conn), asked as i64 - 1, "every call but shutdown");
+    drop(conn);
+    let out = Command::new(env!("CARGO_BIN_EXE_nextedit"))
+        .args(["runs", "delete", "1", "--db"])
+        .arg(&setup.db)
+        .output()
+        .unwrap();
+    ok(&out);
+    assert_eq!(entries(&rusqlite::Connection::open(&setup.db).unwrap()), 0);
 }
