@@ -165,6 +165,8 @@ pub struct CachedSuggester {
     /// An `initialize` served from the cache: the suggester itself is initialized with
     /// it before the trajectory's first live call.
     deferred_initialize: Option<InitializeParams>,
+    /// Whether the last call was served from the cache.
+    last_served: bool,
 }
 
 impl CachedSuggester {
@@ -186,6 +188,7 @@ impl CachedSuggester {
             mode,
             log,
             deferred_initialize: None,
+            last_served: false,
         }
     }
 
@@ -203,6 +206,7 @@ impl CachedSuggester {
             call,
             request: request_hash(call, params),
         };
+        self.last_served = false;
         let mut outcome = CallOutcome {
             call,
             cached: false,
@@ -229,6 +233,7 @@ impl CachedSuggester {
                 Err(failure) => Err(SuggestError::Cached(failure)),
             };
             outcome.cached = true;
+            self.last_served = true;
             outcome.latency_ms = answer.latency_ms;
             self.log.push(outcome);
             return result;
@@ -276,16 +281,8 @@ impl Suggester for CachedSuggester {
 
     fn initialize(&mut self, params: &InitializeParams) -> Result<InitializeResult, SuggestError> {
         self.deferred_initialize = None;
-        let before = self.log.0.lock().expect("cache log lock").len();
         let result = self.call(Call::Initialize, None, params, |s| s.initialize(params));
-        let served = self
-            .log
-            .0
-            .lock()
-            .expect("cache log lock")
-            .get(before)
-            .is_some_and(|o| o.cached);
-        if served && self.mode == CacheMode::ReadWrite {
+        if self.last_served && self.mode == CacheMode::ReadWrite {
             self.deferred_initialize = Some(params.clone());
         }
         result

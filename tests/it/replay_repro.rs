@@ -236,3 +236,34 @@ fn read_only_fails_on_a_miss_naming_the_step() {
     ok(&out);
     assert_eq!(entries(&rusqlite::Connection::open(&setup.db).unwrap()), 0);
 }
+
+#[test]
+fn a_cache_database_carries_answers_to_another_run_database() {
+    let setup = Setup::new();
+    let dir = tempfile::tempdir().unwrap();
+    let shared = dir.path().join("answers.db");
+    let shared_arg = shared.to_str().unwrap();
+    ok(&setup.replay(TRAJECTORY, &["--cache-db", shared_arg]));
+    let asked = setup.calls();
+    let count = |db: &std::path::Path| -> i64 {
+        rusqlite::Connection::open(db)
+            .unwrap()
+            .query_row("SELECT count(*) FROM response_cache", [], |r| r.get(0))
+            .unwrap()
+    };
+    assert_eq!((count(&setup.db), count(&shared)), (0, asked as i64 - 1));
+    // Another run database, read-only from the shared answers: nothing asked.
+    let other = Setup {
+        _dir: tempfile::tempdir().unwrap(),
+        db: dir.path().join("other.db"),
+        log: setup.log.clone(),
+        spec: setup.spec.clone(),
+    };
+    ok(&other.replay(
+        TRAJECTORY,
+        &["--cache", "read-only", "--cache-db", shared_arg],
+    ));
+    assert_eq!(setup.calls(), asked);
+    let figures = |s: &Setup| report_json(s, &["1"])["figures"].clone();
+    assert_eq!(figures(&other), figures(&setup));
+}
