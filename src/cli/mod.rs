@@ -53,7 +53,7 @@ enum Command {
     // Boxed: the replay arguments are by far the largest variant.
     Replay(Box<replay::ReplayArgs>),
     Report(report::ReportArgs),
-    /// List, show or delete replay runs
+    /// List, show, delete or merge replay runs
     #[command(subcommand)]
     Runs(runs::RunsCommand),
     Context(context::ContextArgs),

@@ -2,8 +2,9 @@
 //! with which settings), [`execute`] (workers, resume, the observer that stores each
 //! step, clean-up on signals; repetition groups), [`report`] (the figures a report
 //! shows, computed from the store), [`figures`] (those figures as named numbers, their
-//! intervals over repetitions and the comparison with a baseline run) and [`json`]
-//! (the one place their printed JSON is built).
+//! intervals over repetitions and the comparison with a baseline run), [`json`] (the
+//! one place their printed JSON is built) and [`shard`] (a run as a plan of shards for
+//! many machines, and shard runs merged into one).
 //!
 //! Architecture invariant: the service never prints. What it has to say goes through
 //! [`RunEvents`]; runs are written and read only through the narrow [`RunStore`].
@@ -13,6 +14,7 @@ pub mod figures;
 pub mod json;
 pub mod plan;
 pub mod report;
+pub mod shard;
 mod store;
 pub mod text;
 mod worker;
@@ -105,6 +107,9 @@ pub enum RunError {
     /// Anything else, said in full.
     #[error("{0}")]
     Other(String),
+    /// Shard runs could not be merged.
+    #[error(transparent)]
+    Merge(#[from] shard::MergeError),
     /// The results could not be printed.
     #[error("cannot print the results")]
     Print(#[source] std::io::Error),

@@ -1,6 +1,6 @@
 //! The SQLite database: schema, migrations, batched writes, queries.
 //!
-//! The schema (`schema.sql`, then `runs.sql`, then `v3.sql`, then `v4.sql`; version [`SCHEMA_VERSION`]) is a wire format: other
+//! The schema (`schema.sql`, then `runs.sql`, `v3.sql`, `v4.sql` and `v5.sql`; version [`SCHEMA_VERSION`]) is a wire format: other
 //! tools may query it, so columns are only ever added by numbered migrations.
 //! The database file is created with mode 0600 in a 0700 directory; SQLite gives
 //! its `-wal` and `-shm` files the same mode. Many processes (several proxies) may
@@ -9,12 +9,14 @@
 mod cache;
 mod erase;
 mod export;
+mod merge;
 mod runs;
 mod write;
 
 pub use cache::ResponseCache;
 pub use erase::Erasure;
 pub use export::{DocumentSummary, SessionSummary};
+pub use merge::{MergedRun, RunRows};
 pub use runs::{
     RunMeasurements, RunSummary, RunTrajectory, StepFailure, StepFlow, StoredContent,
     StoredPrediction, StoredStep,
@@ -37,7 +39,7 @@ const SESSION_TABLES: [&str; 6] = [
 ];
 
 /// Version of the schema this build writes (`PRAGMA user_version`).
-pub const SCHEMA_VERSION: i64 = 4;
+pub const SCHEMA_VERSION: i64 = 5;
 
 /// Errors of the store.
 #[derive(Debug, thiserror::Error)]
@@ -268,6 +270,10 @@ impl Database {
         }
         if version < 4 {
             tx.execute_batch(include_str!("v4.sql"))
+                .map_err(|source| sqlite(&path, source))?;
+        }
+        if version < 5 {
+            tx.execute_batch(include_str!("v5.sql"))
                 .map_err(|source| sqlite(&path, source))?;
         }
         tx.execute_batch(&format!("PRAGMA user_version = {SCHEMA_VERSION}"))

@@ -37,6 +37,7 @@ mod replay_recorded;
 mod replay_repro;
 mod replay_sandbox;
 mod replay_scoring;
+mod replay_shards;
 mod sessions_cli;
 mod sessions_link;
 mod suggester_openai;

@@ -27,8 +27,8 @@ pub(super) struct ReproArgs {
     /// Replay every trajectory N times, each repetition a run of its own (the first
     /// run's id is printed and names the group); `nextedit report` shows each figure's
     /// mean and 95 % interval over the repetitions. Each repetition has its own cache
-    /// entries, so a cached re-run reproduces every repetition
-    #[arg(long, default_value_t = 1, value_name = "N", conflicts_with = "resume")]
+    /// entries, so a cached re-run reproduces every repetition. Not with --plan/--shard
+    #[arg(long, default_value_t = 1, value_name = "N", conflicts_with_all = ["resume", "plan", "shard"])]
     repetitions: u32,
 }
 
