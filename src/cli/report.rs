@@ -5,6 +5,7 @@ use std::io::Write;
 use std::path::PathBuf;
 
 use clap::Args;
+use nextedit::run::figures::GroupFigures;
 use nextedit::run::{RunReport, json, text};
 use nextedit::store::Database;
 
@@ -13,8 +14,20 @@ use nextedit::store::Database;
 /// One line per run: micro and macro precision/recall/F1, hit@1/3, MRR, flow-pattern
 /// shares; then mean BLEU-4 and ES of the content beside what doing nothing (an empty
 /// answer / the unchanged text) scores on the same steps, latency of both calls
-/// (p50/p95) and the failed calls by kind. Unsandboxed runs are marked.
+/// (p50/p95) and the failed calls by kind. Unsandboxed runs are marked; runs that
+/// used the response cache say how many calls it served.
+///
+/// A run replayed with --repetitions N (name its first run) shows a line per
+/// repetition, then every figure's mean and 95 % t-interval over the repetitions.
+/// --baseline RUN shows each figure beside the baseline run's, the difference, and
+/// `*` where it moved beyond an interval (the baseline's, else the run's; two single
+/// runs have none: the difference only, no mark; docs/replay.md).
+///
+/// Examples:
+///   nextedit report 7
+///   nextedit report 7 --baseline 4 --json
 #[derive(Debug, Args)]
+#[command(verbatim_doc_comment)]
 pub struct ReportArgs {
     /// Run ids (see the first line `nextedit replay` prints); none: list the runs
     #[arg(value_name = "RUN")]
@@ -27,6 +40,10 @@ pub struct ReportArgs {
     /// Print JSON instead of a table
     #[arg(long)]
     json: bool,
+
+    /// Compare each run's figures with this run's (with its repetitions)
+    #[arg(long, value_name = "RUN", requires = "runs")]
+    baseline: Option<i64>,
 }
 
 pub fn run(args: ReportArgs) -> anyhow::Result<i32> {
@@ -38,11 +55,21 @@ pub fn run(args: ReportArgs) -> anyhow::Result<i32> {
         return Ok(0);
     }
     if args.json {
+        let baseline = match args.baseline {
+            Some(b) => Some(GroupFigures::of(&db, b)?),
+            None => None,
+        };
         for &run in &args.runs {
-            writeln!(out, "{}", json::report(&RunReport::of(&db, run)?))?;
+            let report = RunReport::of(&db, run)?;
+            let figures = GroupFigures::of(&db, run)?;
+            writeln!(
+                out,
+                "{}",
+                json::report_with_figures(&report, &figures, baseline.as_ref())
+            )?;
         }
         return Ok(0);
     }
-    text::print_report(&mut out, &db, &args.runs)?;
+    text::print_report_against(&mut out, &db, &args.runs, args.baseline)?;
     Ok(0)
 }

@@ -17,7 +17,10 @@ use crate::replay::state::ReplayState;
 use crate::replay::{
     DirWorkspace, HistorianLog, ReplayConfig, ReplayHooks, ReplayObserver, StepRecord, replay,
 };
-use crate::store::{Database, StepFailure, StoredContent, StoredPrediction, StoredStep};
+use crate::store::{
+    Database, ResponseCache, StepFailure, StoredContent, StoredPrediction, StoredStep,
+};
+use crate::suggest::cache::{CacheLog, CacheMode, CachedSuggester};
 use crate::suggest::protocol::{
     GenerateParams, GenerateResult, InitializeParams, InitializeResult, Revealed, SuggestParams,
     SuggestResult,
@@ -42,6 +45,42 @@ pub fn install_process_guards() -> Result<(), RunError> {
     // This process's only children are suggesters: it adopts their orphans to kill them.
     crate::suggest::become_subreaper();
     Ok(())
+}
+
+/// Replays every unfinished run of the repetition group run `first` starts (just that
+/// run when it has no repetitions), each with its stored settings, in repetition
+/// order: [`execute`] for each.
+pub fn execute_group(
+    store: &mut dyn RunStore,
+    db_path: &Path,
+    first: i64,
+    jobs: usize,
+    events: &dyn RunEvents,
+) -> Result<Executed, RunError> {
+    let runs = store.run_repetitions(first)?;
+    let mut all = Executed {
+        failed: 0,
+        never_answered: None,
+    };
+    for &run in &runs {
+        if store.run(run)?.status == "done" {
+            continue;
+        }
+        let settings = super::RunSettings::of(&*store, run)?;
+        if runs.len() > 1 {
+            let repetition = store.run(run)?.repetition;
+            events.note(&format!(
+                "repetition {repetition} of {}: run {run}",
+                runs.len()
+            ));
+        }
+        let executed = execute(store, db_path, run, &settings, jobs, events)?;
+        all.failed += executed.failed;
+        if all.never_answered.is_none() {
+            all.never_answered = executed.never_answered;
+        }
+    }
+    Ok(all)
 }
 
 /// Replays the pending trajectories of run `run` (stored in `store`, the database at
@@ -80,7 +119,9 @@ pub fn execute(
         .path()
         .canonicalize()
         .map_err(RunError::io("cannot resolve the scratch directory"))?;
-    let forbidden = forbidden_paths(
+    let repetition = store.run(run)?.repetition;
+    let cache_db = settings.cache_db.as_deref().unwrap_or(db_path);
+    let mut forbidden = forbidden_paths(
         db_path,
         &scratch_root,
         &pending
@@ -92,6 +133,12 @@ pub fn execute(
             .filter_map(|(_, _, t)| t.as_deref())
             .collect::<Vec<_>>(),
     );
+    // A separate cache database holds the answers of other runs: never shown either.
+    if settings.cache_db.is_some() {
+        forbidden.extend(forbidden_paths(cache_db, &scratch_root, &[], &[]));
+        forbidden.sort();
+        forbidden.dedup();
+    }
     let sandboxed = settings.sandbox == SandboxState::Bwrap;
     let (read_only, writable) = if sandboxed {
         sandbox_paths(settings, &forbidden)?
@@ -134,7 +181,23 @@ pub fn execute(
                     }
                 };
                 // One suggester per worker, initialized per trajectory, shut down at the end.
-                let mut suggester = match build_suggester(settings, Some(&place)) {
+                let cache_log = CacheLog::default();
+                let built = build_suggester(settings, Some(&place)).and_then(|inner| {
+                    if settings.cache == CacheMode::Off {
+                        return Ok(inner);
+                    }
+                    let cache = ResponseCache::new(Database::open(cache_db)?, run);
+                    let cached: Box<dyn Suggester> = Box::new(CachedSuggester::new(
+                        inner,
+                        Box::new(cache),
+                        &settings.suggester,
+                        repetition,
+                        settings.cache,
+                        cache_log.clone(),
+                    ));
+                    Ok(cached)
+                });
+                let mut suggester = match built {
                     Ok(built) => built,
                     Err(error) => {
                         let _ = tx.send((String::new(), Err(error)));
@@ -158,6 +221,7 @@ pub fn execute(
                         worktrees,
                         calls,
                         events,
+                        cache: (settings.cache != CacheMode::Off).then_some(&cache_log),
                     };
                     let result = replay_one(&mut db, job, suggester.as_mut());
                     if let Err(error) = &result {
@@ -292,6 +356,8 @@ struct Job<'a> {
     worktrees: &'a Mutex<Vec<(String, String, PathBuf)>>,
     calls: &'a CallCounts,
     events: &'a dyn RunEvents,
+    /// What the response cache did for each call, when the run uses one.
+    cache: Option<&'a CacheLog>,
 }
 
 /// The edits already applied by a trajectory's stored steps (initial first): where a
@@ -341,6 +407,7 @@ fn replay_one(
         worktrees,
         calls,
         events,
+        cache,
     } = job;
     let text = text.ok_or_else(|| RunError::Other(format!("cannot read {key}")))?;
     let mut trajectory: Trajectory =
@@ -389,6 +456,7 @@ fn replay_one(
         steps: Vec::new(),
         historian,
         events,
+        cache,
     };
     // The suggester knows the trajectory by an opaque run-local name: a commit's sha
     // (or a session's id) only with `--reveal commit`.
@@ -423,6 +491,8 @@ fn replay_one(
             }
         }
     }
+    // A trajectory without steps still had its `initialize`.
+    recorder.record_cache_use(None).map_err(RunError::Other)?;
     let steps = std::mem::take(&mut recorder.steps);
     if let (Some(dir), Some(log)) = (&settings.historian_json, &recorder.historian) {
         std::fs::create_dir_all(dir)
@@ -619,6 +689,43 @@ struct RunRecorder<'a> {
     steps: Vec<StoredStep>,
     historian: Option<HistorianLog>,
     events: &'a dyn RunEvents,
+    cache: Option<&'a CacheLog>,
+}
+
+impl RunRecorder<'_> {
+    /// Applies what the response cache did since the last step: whether each call was
+    /// served and the suggester's own latency (stored with a served answer), to `step`;
+    /// an `initialize` to the trajectory. A read-only miss fails the trajectory here,
+    /// before its step is stored.
+    fn record_cache_use(&mut self, mut step: Option<&mut StoredStep>) -> Result<(), String> {
+        let Some(log) = self.cache else {
+            return Ok(());
+        };
+        for outcome in log.take() {
+            if let Some(problem) = &outcome.problem {
+                self.events.note(&format!("{}: {problem}", self.key));
+            }
+            if let Some(miss) = outcome.miss {
+                return Err(miss);
+            }
+            match (outcome.call, step.as_deref_mut()) {
+                (Call::Initialize, _) => self
+                    .store
+                    .set_initialize_cached(self.run, self.key, outcome.cached)
+                    .map_err(|e| e.to_string())?,
+                (Call::Suggest, Some(step)) => {
+                    step.suggest_cached = Some(outcome.cached);
+                    step.suggest_ms = outcome.latency_ms;
+                }
+                (Call::Generate, Some(step)) => {
+                    step.generate_cached = Some(outcome.cached);
+                    step.generate_ms = Some(outcome.latency_ms);
+                }
+                (_, None) => {}
+            }
+        }
+        Ok(())
+    }
 }
 
 impl ReplayObserver for RunRecorder<'_> {
@@ -642,7 +749,8 @@ impl ReplayObserver for RunRecorder<'_> {
         if let Some(log) = &mut self.historian {
             log.step(record, state);
         }
-        let step = stored_step(self.trajectory, record);
+        let mut step = stored_step(self.trajectory, record);
+        self.record_cache_use(Some(&mut step))?;
         self.store
             .record_step(self.run, self.key, &step)
             .map_err(|e| e.to_string())?;
@@ -699,5 +807,7 @@ pub fn stored_step(trajectory: &Trajectory, step: &StepRecord) -> StoredStep {
             .collect(),
         failures,
         reads: step.reads.clone(),
+        suggest_cached: None,
+        generate_cached: None,
     }
 }

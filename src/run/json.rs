@@ -5,6 +5,7 @@ use std::path::Path;
 
 use serde_json::{Value, json};
 
+use super::figures::{Estimate, GroupFigures, compare};
 use super::plan::SandboxState;
 use super::report::{RunReport, quantile};
 use crate::metrics::flow::FlowSummary;
@@ -53,7 +54,8 @@ pub fn run_list_entry(info: &RunSummary, summary: &FlowSummary) -> Value {
     json!({"id": info.id, "started_at": info.started_at, "status": info.status,
            "suggester": info.suggester, "trajectories": info.trajectories,
            "done": info.done, "failed": info.failed, "steps": info.steps,
-           "micro_f1": summary.micro.f1, "sandbox": info.config.get("sandbox")})
+           "micro_f1": summary.micro.f1, "sandbox": info.config.get("sandbox"),
+           "repetition": info.repetition, "repetition_of": info.repetition_of})
 }
 
 /// One run of `report --json`.
@@ -86,6 +88,11 @@ pub fn report(r: &RunReport) -> Value {
             "generate": {"p50": quantile(&m.generate_ms, 0.5), "p95": quantile(&m.generate_ms, 0.95)},
         },
         "errors": errors,
+        "cache": {
+            "mode": info_cache_mode(&r.info),
+            "served": m.cache_served,
+            "live": m.cache_live,
+        },
     });
     let info = &r.info;
     let run = json!({"id": info.id, "started_at": info.started_at, "status": info.status,
@@ -95,4 +102,39 @@ pub fn report(r: &RunReport) -> Value {
     json!({"run": run, "sandbox": info.config.get("sandbox").cloned().unwrap_or(json!("unknown")),
            "unsandboxed": r.unsandboxed(), "summary": r.summary, "results": results,
            "contextbench": context})
+}
+
+/// The stored cache mode of a run (`off` for runs that predate the cache).
+fn info_cache_mode(info: &RunSummary) -> &str {
+    info.config["cache"].as_str().unwrap_or("off")
+}
+
+/// One run of `report --json` with its figures over its repetitions (`repetitions`:
+/// the run ids; `figures`: each figure's mean, 95 % interval and values), beside the
+/// baseline run's when given (`baseline`, `delta`, `moved`).
+pub fn report_with_figures(
+    r: &RunReport,
+    run: &GroupFigures,
+    baseline: Option<&GroupFigures>,
+) -> Value {
+    let estimate = |e: &Estimate| json!({"mean": e.mean, "ci95": e.interval.map(|(lo, hi)| [lo, hi]), "values": e.values});
+    let mut figures = serde_json::Map::new();
+    for (i, (name, e)) in run.figures.iter().enumerate() {
+        let mut figure = estimate(e);
+        if let Some(b) = baseline {
+            let base = &b.figures[i].1;
+            let c = compare(e, base);
+            figure["baseline"] = estimate(base);
+            figure["delta"] = json!(c.delta);
+            figure["moved"] = json!(c.moved);
+        }
+        figures.insert(name.to_string(), figure);
+    }
+    let mut value = report(r);
+    value["repetitions"] = json!(run.runs);
+    value["figures"] = Value::Object(figures);
+    if let Some(b) = baseline {
+        value["baseline_repetitions"] = json!(b.runs);
+    }
+    value
 }

@@ -1,13 +1,16 @@
 //! Replay runs as a library service: [`plan`] (which trajectories, in which order,
 //! with which settings), [`execute`] (workers, resume, the observer that stores each
-//! step, clean-up on signals), [`report`] (the figures a report shows, computed from
-//! the store), [`json`] (the one place their printed JSON is built) and [`shard`]
-//! (a run as a plan of shards for many machines, and shard runs merged into one).
+//! step, clean-up on signals; repetition groups), [`report`] (the figures a report
+//! shows, computed from the store), [`figures`] (those figures as named numbers, their
+//! intervals over repetitions and the comparison with a baseline run), [`json`] (the
+//! one place their printed JSON is built) and [`shard`] (a run as a plan of shards for
+//! many machines, and shard runs merged into one).
 //!
 //! Architecture invariant: the service never prints. What it has to say goes through
 //! [`RunEvents`]; runs are written and read only through the narrow [`RunStore`].
 
 pub mod execute;
+pub mod figures;
 pub mod json;
 pub mod plan;
 pub mod report;
@@ -16,7 +19,7 @@ mod store;
 pub mod text;
 mod worker;
 
-pub use execute::{Executed, execute, install_process_guards};
+pub use execute::{Executed, execute, execute_group, install_process_guards};
 pub use plan::{
     Collected, MatchKind, Order, Reveal, RunRequest, RunSettings, SandboxMode, SandboxState,
 };

@@ -10,6 +10,7 @@ use crate::history::{CommitSource, GitRepository, Merges, derive_commit};
 use crate::replay::OrderMode;
 use crate::replay::matching::MatchRule;
 use crate::store::Database;
+use crate::suggest::cache::CacheMode;
 use crate::trajectory::{Origin, SliceSpec, Trajectory};
 
 /// Which edit comes next.
@@ -115,6 +116,15 @@ fn default_sandbox() -> SandboxState {
     SandboxState::Unsandboxed
 }
 
+/// Runs stored before the response cache existed used none.
+fn default_cache() -> CacheMode {
+    CacheMode::Off
+}
+
+fn default_repetitions() -> u32 {
+    1
+}
+
 /// The settings of a run, stored with it (as JSON, a wire format) so `--resume`
 /// replays the same way.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
@@ -158,6 +168,15 @@ pub struct RunSettings {
     /// Existing paths sandboxed suggesters may write.
     #[serde(default)]
     pub sandbox_rw: Vec<PathBuf>,
+    /// How the response cache is used (`off` for built-ins, whatever was asked).
+    #[serde(default = "default_cache")]
+    pub cache: CacheMode,
+    /// A database holding the response cache instead of the run's own.
+    #[serde(default)]
+    pub cache_db: Option<PathBuf>,
+    /// How many times every trajectory is replayed (each repetition is a run).
+    #[serde(default = "default_repetitions")]
+    pub repetitions: u32,
 }
 
 impl RunSettings {
@@ -220,7 +239,15 @@ impl RunSettings {
                 )));
             }
         }
+        if self.repetitions == 0 {
+            return Err(RunError::Other("--repetitions must be at least 1".into()));
+        }
         super::worker::build_suggester(&self, None)?;
+        // Built-ins are in-process and deterministic (the fed ones take gold through
+        // another channel): nothing to cache.
+        if self.suggester.starts_with("builtin:") {
+            self.cache = CacheMode::Off;
+        }
         self.sandbox = if !self.is_process() {
             SandboxState::InProcess
         } else {
@@ -438,8 +465,9 @@ fn run_entry(
     serde_json::to_string(&trajectory).map_err(|e| e.to_string())
 }
 
-/// Creates the run with its settings and trajectories; the trajectories that failed
-/// before replay are marked failed (and said). Returns the run id.
+/// Creates the run with its settings and trajectories, one run per repetition (the
+/// first is the group's: repetitions 2..N name it); the trajectories that failed
+/// before replay are marked failed (and said once). Returns the first run's id.
 pub fn create(
     store: &mut dyn RunStore,
     settings: &RunSettings,
@@ -450,17 +478,24 @@ pub fn create(
     let shard = collected
         .shard_of()
         .map(|s| serde_json::to_value(s).expect("plain data serialises"));
-    let run = store.create_run_at(
-        &settings.suggester,
-        &config,
-        &collected.entries,
-        shard.as_ref(),
-    )?;
-    for (key, error) in &collected.failures {
-        store.set_run_trajectory(run, key, "failed", None, Some(error))?;
-        events.note(&format!("skipping {key}: {error}"));
+    let mut first = None;
+    for repetition in 1..=settings.repetitions.max(1) {
+        let run = store.create_run_at(
+            &settings.suggester,
+            &config,
+            &collected.entries,
+            shard.as_ref(),
+        )?;
+        store.set_run_repetition(run, repetition, first)?;
+        for (key, error) in &collected.failures {
+            store.set_run_trajectory(run, key, "failed", None, Some(error))?;
+            if first.is_none() {
+                events.note(&format!("skipping {key}: {error}"));
+            }
+        }
+        first.get_or_insert(run);
     }
-    Ok(run)
+    Ok(first.expect("at least one repetition"))
 }
 
 #[cfg(test)]
@@ -475,7 +510,8 @@ mod tests {
                 "exclude_origin": ["code_action", "format"], "give_up_after": 3,
                 "historian_json": null, "init_timeout": 120.0, "match": "es", "order": "adaptive",
                 "reveal": ["message", "commit"], "sandbox": sandbox, "sandbox_ro": ["/m"],
-                "sandbox_rw": [], "seed": 42, "suggester": "cmd:x", "timeout": 60.0});
+                "sandbox_rw": [], "seed": 42, "suggester": "cmd:x", "timeout": 60.0,
+                "cache": "read-only", "cache_db": null, "repetitions": 3});
             let settings: RunSettings = serde_json::from_value(stored.clone()).unwrap();
             assert_eq!(serde_json::to_value(&settings).unwrap(), stored);
         }

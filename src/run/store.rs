@@ -53,6 +53,22 @@ pub trait RunStore {
     ) -> Result<(), StoreError>;
     /// Marks a run finished.
     fn finish_run(&mut self, run: i64, status: &str) -> Result<(), StoreError>;
+    /// Marks a run as repetition `repetition` of the group run `of` starts.
+    fn set_run_repetition(
+        &mut self,
+        run: i64,
+        repetition: u32,
+        of: Option<i64>,
+    ) -> Result<(), StoreError>;
+    /// The runs of the repetition group run `run` starts, in repetition order.
+    fn run_repetitions(&self, run: i64) -> Result<Vec<i64>, StoreError>;
+    /// Records whether a trajectory's `initialize` came from the response cache.
+    fn set_initialize_cached(
+        &mut self,
+        run: i64,
+        key: &str,
+        cached: bool,
+    ) -> Result<(), StoreError>;
     /// Every run's summary, newest first.
     fn runs(&self) -> Result<Vec<RunSummary>, StoreError>;
     /// A run's summary.
@@ -128,6 +144,28 @@ impl RunStore for Database {
 
     fn finish_run(&mut self, run: i64, status: &str) -> Result<(), StoreError> {
         Database::finish_run(self, run, status)
+    }
+
+    fn set_run_repetition(
+        &mut self,
+        run: i64,
+        repetition: u32,
+        of: Option<i64>,
+    ) -> Result<(), StoreError> {
+        Database::set_run_repetition(self, run, repetition, of)
+    }
+
+    fn run_repetitions(&self, run: i64) -> Result<Vec<i64>, StoreError> {
+        Database::run_repetitions(self, run)
+    }
+
+    fn set_initialize_cached(
+        &mut self,
+        run: i64,
+        key: &str,
+        cached: bool,
+    ) -> Result<(), StoreError> {
+        Database::set_initialize_cached(self, run, key, cached)
     }
 
     fn runs(&self) -> Result<Vec<RunSummary>, StoreError> {
@@ -259,6 +297,8 @@ mod tests {
                 read(Call::Suggest, ReadSource::Reported, "a.py", Some(4)),
                 read(Call::Generate, ReadSource::Reported, "b.py", None),
             ],
+            suggest_cached: Some(true),
+            generate_cached: Some(false),
         };
         store.record_step(run, "k", &step).unwrap();
         let lsp = StepRead {
@@ -295,6 +335,9 @@ mod tests {
                 vec![("timeout".to_string(), 1)]
             )
         );
+        store.set_initialize_cached(run, "k", true).unwrap();
+        let m = store.run_measurements(run).unwrap();
+        assert_eq!((m.cache_served, m.cache_live), (2, 1));
         assert_eq!(
             store.run_content_edits(run).unwrap(),
             vec![("k".to_string(), "e2".to_string())]

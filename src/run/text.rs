@@ -4,6 +4,7 @@
 use std::io::Write;
 use std::path::Path;
 
+use super::figures::{GroupFigures, compare};
 use super::report::{RunReport, flow_summary, mean};
 use super::{RunError, RunStore, json};
 use crate::metrics::contextbench::GranularityScore;
@@ -45,13 +46,34 @@ pub fn print_steps(out: &mut impl Write, key: &str, steps: &[StoredStep]) -> std
 }
 
 /// The report of some runs: flow figures, then content, baselines, latencies and
-/// failed calls, then what the suggesters read; unsandboxed runs are marked.
+/// failed calls, then what the suggesters read; unsandboxed runs are marked. A run
+/// with repetitions shows a line per repetition and its figures' intervals.
 pub fn print_report(
     out: &mut impl Write,
     store: &dyn RunStore,
     runs: &[i64],
 ) -> Result<(), RunError> {
+    print_report_against(out, store, runs, None)
+}
+
+/// [`print_report`], and each run's figures beside those of run `baseline` (marked
+/// where they moved beyond an interval), if given.
+pub fn print_report_against(
+    out: &mut impl Write,
+    store: &dyn RunStore,
+    requested: &[i64],
+    baseline: Option<i64>,
+) -> Result<(), RunError> {
     let print = RunError::Print;
+    let mut groups = Vec::new();
+    let mut runs = Vec::new();
+    for &run in requested {
+        let group = store.run_repetitions(run)?;
+        runs.extend(group.iter().copied());
+        if group.len() > 1 || baseline.is_some() {
+            groups.push(run);
+        }
+    }
     writeln!(
         out,
         "{:>4}  {:>6}  {:>6}  {:>17}  {:>7}  {:>6}  {:>6}  {:>5}  {:>23}  SUGGESTER",
@@ -67,7 +89,7 @@ pub fn print_report(
     )
     .map_err(print)?;
     let mut reports = Vec::new();
-    for &run in runs {
+    for &run in &runs {
         let info = store.run(run)?;
         let s = flow_summary(store, run)?;
         let hit = |k: usize| {
@@ -147,6 +169,27 @@ pub fn print_report(
         print_context(out, &reports).map_err(print)?;
     }
     for r in &reports {
+        let m = &r.measurements;
+        if m.cache_served + m.cache_live > 0 {
+            writeln!(
+                out,
+                "\nrun {}: cache {}: {} of {} calls served from the cache (latencies as the suggester took when each answer was stored)",
+                r.info.id,
+                r.info.config["cache"].as_str().unwrap_or("?"),
+                m.cache_served,
+                m.cache_served + m.cache_live
+            )
+            .map_err(print)?;
+        }
+    }
+    let baseline = match baseline {
+        Some(b) => Some(GroupFigures::of(store, b)?),
+        None => None,
+    };
+    for run in groups {
+        print_figures(out, &GroupFigures::of(store, run)?, baseline.as_ref()).map_err(print)?;
+    }
+    for r in &reports {
         if r.unsandboxed_process {
             writeln!(
                 out,
@@ -154,6 +197,69 @@ pub fn print_report(
                 r.info.id
             )
             .map_err(print)?;
+        }
+    }
+    Ok(())
+}
+
+/// One run's figures with their mean and 95 % interval over its repetitions, beside
+/// the baseline's with the difference and whether it moved beyond an interval.
+fn print_figures(
+    out: &mut impl Write,
+    run: &GroupFigures,
+    baseline: Option<&GroupFigures>,
+) -> std::io::Result<()> {
+    let describe = |g: &GroupFigures| {
+        let ids: Vec<String> = g.runs.iter().map(|r| r.to_string()).collect();
+        match g.runs.len() {
+            1 => format!("run {} (1 repetition: no interval)", ids[0]),
+            n => format!("run {} ({n} repetitions: runs {})", ids[0], ids.join(", ")),
+        }
+    };
+    write!(
+        out,
+        "\nFIGURES: mean [95 % t-interval] of {}",
+        describe(run)
+    )?;
+    if let Some(b) = baseline {
+        write!(out, " vs. baseline {}", describe(b))?;
+    }
+    writeln!(out)?;
+    let estimate = |e: &super::figures::Estimate| match (e.mean, e.interval) {
+        (Some(m), Some((lo, hi))) => format!("{m:.3} [{lo:.3}, {hi:.3}]"),
+        (Some(m), None) => format!("{m:.3}"),
+        _ => "-".to_string(),
+    };
+    let header = format!("RUN {}", run.runs[0]);
+    match baseline {
+        None => writeln!(out, "{:<16}  {header:>27}", "FIGURE")?,
+        Some(b) => writeln!(
+            out,
+            "{:<16}  {header:>27}  {:>27}  {:>8}  MOVED",
+            "FIGURE",
+            format!("BASELINE {}", b.runs[0]),
+            "DELTA"
+        )?,
+    }
+    for (i, (name, e)) in run.figures.iter().enumerate() {
+        match baseline {
+            None => writeln!(out, "{name:<16}  {:>27}", estimate(e))?,
+            Some(b) => {
+                let base = &b.figures[i].1;
+                let c = compare(e, base);
+                writeln!(
+                    out,
+                    "{name:<16}  {:>27}  {:>27}  {:>8}  {}",
+                    estimate(e),
+                    estimate(base),
+                    c.delta.map_or("-".into(), |d| format!("{d:+.3}")),
+                    match c.moved {
+                        Some(true) => "*",
+                        Some(false) => "no",
+                        None => "-",
+                    }
+                )?;
+            }
         }
     }
     Ok(())
@@ -251,14 +357,19 @@ pub fn print_run_list(
 }
 
 /// The suggester spec in full (never cut: two specs may share a long prefix), with
-/// `unsandboxed` when the run's process ran without the sandbox.
+/// `unsandboxed` when the run's process ran without the sandbox, and which run's
+/// repetition it is.
 fn suggester_label(info: &RunSummary) -> String {
     let mark = if super::report::unsandboxed(&info.config) == Some(true) {
         " unsandboxed"
     } else {
         ""
     };
-    format!("{}{mark}", info.suggester)
+    let repetition = match info.repetition_of {
+        Some(first) => format!(" (repetition {} of run {first})", info.repetition),
+        None => String::new(),
+    };
+    format!("{}{mark}{repetition}", info.suggester)
 }
 
 /// `p50 / p95` of some latencies, or `-`.

@@ -15,12 +15,14 @@ use super::{Database, SESSION_TABLES, StoreError, sqlite};
 use crate::trajectory::{Trajectory, without_files};
 
 /// The tables of replay runs, all keyed by `run_id`.
-const RUN_TABLES: [&str; 6] = [
+const RUN_TABLES: [&str; 7] = [
     "run_trajectories",
     "run_steps",
     "run_predictions",
     "run_errors",
     "run_reads",
+    // The answers a run stored in the response cache quote the files it replayed.
+    "response_cache",
     "runs",
 ];
 

@@ -1,11 +1,12 @@
 //! The SQLite database: schema, migrations, batched writes, queries.
 //!
-//! The schema (`schema.sql`, then `runs.sql`, `v3.sql` and `v5.sql`; version [`SCHEMA_VERSION`]) is a wire format: other
+//! The schema (`schema.sql`, then `runs.sql`, `v3.sql`, `v4.sql` and `v5.sql`; version [`SCHEMA_VERSION`]) is a wire format: other
 //! tools may query it, so columns are only ever added by numbered migrations.
 //! The database file is created with mode 0600 in a 0700 directory; SQLite gives
 //! its `-wal` and `-shm` files the same mode. Many processes (several proxies) may
 //! write to one database at once: WAL mode, a busy timeout, one writer per process.
 
+mod cache;
 mod erase;
 mod export;
 mod merge;
@@ -13,6 +14,7 @@ mod results;
 mod runs;
 mod write;
 
+pub use cache::ResponseCache;
 pub use erase::Erasure;
 pub use export::{DocumentSummary, SessionSummary};
 pub use merge::{MergedRun, RunRows};
@@ -266,6 +268,10 @@ impl Database {
         }
         if version < 3 {
             tx.execute_batch(include_str!("v3.sql"))
+                .map_err(|source| sqlite(&path, source))?;
+        }
+        if version < 4 {
+            tx.execute_batch(include_str!("v4.sql"))
                 .map_err(|source| sqlite(&path, source))?;
         }
         if version < 5 {

@@ -33,6 +33,10 @@ pub struct RunSummary {
     pub failed: i64,
     /// Steps recorded.
     pub steps: i64,
+    /// 1-based repetition (`replay --repetitions`; 1 for runs stored before).
+    pub repetition: u32,
+    /// The first repetition's run, for repetitions 2..N.
+    pub repetition_of: Option<i64>,
 }
 
 /// One finished step, as stored.
@@ -64,6 +68,10 @@ pub struct StoredStep {
     pub failures: Vec<StepFailure>,
     /// Locations the suggester read during the step, in order.
     pub reads: Vec<StepRead>,
+    /// `suggest` served from the response cache (`Some(false)`: asked live; `None`: no cache).
+    pub suggest_cached: Option<bool>,
+    /// `generate` served from the response cache (`None`: no cache or no call).
+    pub generate_cached: Option<bool>,
 }
 
 /// The content score of a step, as stored.
@@ -146,6 +154,10 @@ pub struct RunMeasurements {
     pub generate_ms: Vec<f64>,
     /// Failed calls by kind (`timeout`, `crash`, …), sorted by kind.
     pub errors: Vec<(String, i64)>,
+    /// Calls served from the response cache.
+    pub cache_served: i64,
+    /// Calls asked live while the cache was on.
+    pub cache_live: i64,
 }
 
 pub(super) fn now() -> String {
@@ -276,8 +288,8 @@ impl Database {
         tx.execute(
             "INSERT OR REPLACE INTO run_steps (run_id, key, step, applied, allowed, remaining, precision, recall, f1,
                                                tp, fp, fn, content_edit, content_bleu, content_es, content_generated,
-                                               suggest_ms, generate_ms, flow)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19)",
+                                               suggest_ms, generate_ms, flow, suggest_cached, generate_cached)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21)",
             params![
                 run,
                 key,
@@ -297,7 +309,9 @@ impl Database {
                 generated,
                 step.suggest_ms,
                 step.generate_ms,
-                flow_to_json(&step.flow)
+                flow_to_json(&step.flow),
+                step.suggest_cached,
+                step.generate_cached
             ],
         )
         .map_err(e)?;
@@ -357,6 +371,53 @@ impl Database {
         tx.commit().map_err(e)
     }
 
+    /// Marks run `run` as repetition `repetition` of the group `of` starts (`None` for
+    /// the first).
+    pub fn set_run_repetition(
+        &mut self,
+        run: i64,
+        repetition: u32,
+        of: Option<i64>,
+    ) -> Result<(), StoreError> {
+        self.conn
+            .execute(
+                "UPDATE runs SET repetition = ?2, repetition_of = ?3 WHERE id = ?1",
+                params![run, repetition, of],
+            )
+            .map_err(|source| sqlite(&self.path, source))?;
+        Ok(())
+    }
+
+    /// The runs of the repetition group run `run` starts, in repetition order (just
+    /// `run` when it has no other repetitions).
+    pub fn run_repetitions(&self, run: i64) -> Result<Vec<i64>, StoreError> {
+        let runs: Vec<i64> = self.rows(
+            "SELECT id FROM runs WHERE id = ?1 OR repetition_of = ?1 ORDER BY coalesce(repetition, 1), id",
+            [run],
+            |r| r.get(0),
+        )?;
+        if !runs.contains(&run) {
+            return Err(StoreError::NoRun(run));
+        }
+        Ok(runs)
+    }
+
+    /// Records whether a trajectory's `initialize` was served from the response cache.
+    pub fn set_initialize_cached(
+        &mut self,
+        run: i64,
+        key: &str,
+        cached: bool,
+    ) -> Result<(), StoreError> {
+        self.conn
+            .execute(
+                "UPDATE run_trajectories SET initialize_cached = ?3 WHERE run_id = ?1 AND key = ?2",
+                params![run, key, cached],
+            )
+            .map_err(|source| sqlite(&self.path, source))?;
+        Ok(())
+    }
+
     /// Marks a run finished.
     pub fn finish_run(&mut self, run: i64, status: &str) -> Result<(), StoreError> {
         self.conn
@@ -382,7 +443,8 @@ impl Database {
                         (SELECT count(*) FROM run_trajectories t WHERE t.run_id = r.id),
                         (SELECT count(*) FROM run_trajectories t WHERE t.run_id = r.id AND t.status = 'done'),
                         (SELECT count(*) FROM run_trajectories t WHERE t.run_id = r.id AND t.status = 'failed'),
-                        (SELECT count(*) FROM run_steps s WHERE s.run_id = r.id)
+                        (SELECT count(*) FROM run_steps s WHERE s.run_id = r.id),
+                        coalesce(r.repetition, 1), r.repetition_of
                    FROM runs r WHERE r.id = ?1",
                 [run],
                 |row| {
@@ -397,6 +459,8 @@ impl Database {
                         done: row.get(6)?,
                         failed: row.get(7)?,
                         steps: row.get(8)?,
+                        repetition: row.get(9)?,
+                        repetition_of: row.get(10)?,
                     })
                 },
             )
@@ -522,6 +586,19 @@ impl Database {
             m.suggest_ms.push(suggest);
             m.generate_ms.extend(generate);
         }
+        (m.cache_served, m.cache_live) = self
+            .conn
+            .query_row(
+                "SELECT (SELECT coalesce(sum(coalesce(suggest_cached, 0) + coalesce(generate_cached, 0)), 0)
+                           FROM run_steps WHERE run_id = ?1)
+                      + (SELECT coalesce(sum(initialize_cached), 0) FROM run_trajectories WHERE run_id = ?1),
+                        (SELECT coalesce(sum((suggest_cached = 0) + coalesce(generate_cached = 0, 0)), 0)
+                           FROM run_steps WHERE run_id = ?1)
+                      + (SELECT coalesce(sum(initialize_cached = 0), 0) FROM run_trajectories WHERE run_id = ?1)",
+                [run],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )
+            .map_err(|source| sqlite(&self.path, source))?;
         m.errors = self.rows(
             "SELECT kind, count(*) FROM run_errors WHERE run_id = ?1 GROUP BY kind ORDER BY kind",
             [run],

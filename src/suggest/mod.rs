@@ -1,5 +1,6 @@
 //! Next-edit suggesters: the trait replay drives, the process protocol adapter, the
-//! OpenAI-compatible endpoint adapter and the built-in baselines.
+//! OpenAI-compatible endpoint adapter, the built-in baselines and the response cache
+//! around any of them.
 //!
 //! Architecture invariant: a suggester only ever sees what [`protocol`] messages
 //! carry: the current state, applied edits, and what `--reveal` allows. Gold
@@ -8,6 +9,7 @@
 //! (`replay::FedSuggester`) accept; every other suggester keeps the default `None`.
 
 mod builtin;
+pub mod cache;
 pub mod openai;
 mod process;
 pub mod prompt;
@@ -85,6 +87,8 @@ pub enum FailureKind {
     Unreachable,
     /// [`SuggestError::GaveUp`].
     GaveUp,
+    /// [`SuggestError::NotCached`].
+    NotCached,
 }
 
 impl FailureKind {
@@ -100,7 +104,27 @@ impl FailureKind {
             FailureKind::BadResult => "bad_result",
             FailureKind::Unreachable => "unreachable",
             FailureKind::GaveUp => "gave_up",
+            FailureKind::NotCached => "not_cached",
         }
+    }
+
+    /// The kind named `key`, if it is one.
+    pub fn from_key(key: &str) -> Option<FailureKind> {
+        use FailureKind::*;
+        [
+            Spawn,
+            Timeout,
+            Crash,
+            BadJson,
+            HugeOutput,
+            ErrorResponse,
+            BadResult,
+            Unreachable,
+            GaveUp,
+            NotCached,
+        ]
+        .into_iter()
+        .find(|k| k.key() == key)
     }
 }
 
@@ -264,6 +288,17 @@ pub enum SuggestError {
         /// What went wrong.
         reason: String,
     },
+    /// `--cache read-only` and the call is not in the response cache.
+    #[error("not in the response cache (--cache read-only): `{call}`{at}")]
+    NotCached {
+        /// Method.
+        call: String,
+        /// ` of step N`, or nothing for `initialize`.
+        at: String,
+    },
+    /// A failure served from the response cache, as it was recorded.
+    #[error("{}", .0.message)]
+    Cached(CallFailure),
     /// Its result does not have the protocol's shape, or names impossible locations.
     #[error("suggester's `{method}` result is invalid: {reason}")]
     BadResult {
@@ -282,6 +317,8 @@ impl SuggestError {
             SuggestError::Response { .. }
                 | SuggestError::BadResult { .. }
                 | SuggestError::GaveUp { .. }
+                | SuggestError::NotCached { .. }
+                | SuggestError::Cached(_)
         )
     }
 
@@ -302,6 +339,8 @@ impl SuggestError {
             SuggestError::BadResult { .. } => FailureKind::BadResult,
             SuggestError::Unreachable { .. } => FailureKind::Unreachable,
             SuggestError::GaveUp { .. } => FailureKind::GaveUp,
+            SuggestError::NotCached { .. } => FailureKind::NotCached,
+            SuggestError::Cached(failure) => failure.kind,
         }
     }
 }

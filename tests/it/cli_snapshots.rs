@@ -152,7 +152,7 @@ fn help_doctor() {
 }
 
 /// `value` with what differs between runs masked: the database path, start times and
-/// latencies (a number becomes `"[ms]"`; `null`, for no call, stays).
+/// latencies (a number, or a latency figure, becomes `"[ms]"`; `null`, for no call, stays).
 fn masked(value: Value) -> Value {
     match value {
         Value::Object(map) => Value::Object(
@@ -162,6 +162,8 @@ fn masked(value: Value) -> Value {
                         "db" => Value::from("[db]"),
                         "started_at" => Value::from("[time]"),
                         "p50" | "p95" if value.is_number() => Value::from("[ms]"),
+                        // A latency figure of `report --json` (`suggest_p50_ms`, …).
+                        k if k.ends_with("_ms") && value.is_object() => Value::from("[ms]"),
                         _ => masked(value),
                     };
                     (key, value)

@@ -35,6 +35,7 @@ mod replay_commits;
 mod replay_engine;
 mod replay_processes;
 mod replay_recorded;
+mod replay_repro;
 mod replay_sandbox;
 mod replay_scoring;
 mod replay_shards;

@@ -101,6 +101,11 @@ fn comparable_report(db: &Path, run: i64) -> Value {
         .as_object_mut()
         .unwrap()
         .remove("latency_ms");
+    // The latency figures too (`suggest_p50_ms`, …).
+    report["figures"]
+        .as_object_mut()
+        .unwrap()
+        .retain(|name, _| !name.ends_with("_ms"));
     report
 }
 

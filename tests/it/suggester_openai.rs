@@ -416,3 +416,86 @@ fn an_endpoint_off_this_machine_needs_allow_network_and_a_key_never_goes_in_the_
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+#[test]
+fn a_cached_rerun_of_the_llama_server_gives_the_same_numbers_without_a_request() {
+    let Some(python) =
+        llama_python("a_cached_rerun_of_the_llama_server_gives_the_same_numbers_without_a_request")
+    else {
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let model = tiny_model(&python, tmp.path());
+    let repo = derive_support::rename_repo();
+    let server = LlamaServer::start(&python, &model, tmp.path());
+    let spec = format!(
+        "openai:http://127.0.0.1:{}/v1?model=tiny&template=zeta&max_tokens=24",
+        server.port
+    );
+    let db = tmp.path().join("cached.db");
+    // The first run asks the server (the cache is read-write by default) and fills it.
+    let first = replay(&repo, &spec, &db, Some(KEY));
+    assert!(
+        first.status.success(),
+        "{}",
+        String::from_utf8_lossy(&first.stderr)
+    );
+    let asked = server.requests().len();
+    let generates = count(
+        &db,
+        "SELECT count(*) FROM run_steps WHERE run_id = 1 AND generate_ms IS NOT NULL",
+    );
+    assert_eq!(asked as i64, 1 + 3 + generates);
+    // Read-only, without the key: served from the cache, not one request.
+    let mut command = Command::new(env!("CARGO_BIN_EXE_nextedit"));
+    command
+        .args(["replay", "--json", "--cache", "read-only", "--repo"])
+        .arg(repo.path())
+        .args(["--range", "HEAD~1..HEAD", "--suggester", &spec, "--db"])
+        .arg(&db)
+        .env_remove("OPENAI_API_KEY");
+    let second = command.output().unwrap();
+    assert!(
+        second.status.success(),
+        "{}",
+        String::from_utf8_lossy(&second.stderr)
+    );
+    assert_eq!(server.requests().len(), asked, "the server was asked");
+    // The same steps, predictions and numbers, latencies included.
+    let steps = |out: &Output| -> Vec<Value> {
+        String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .map(|l| serde_json::from_str::<Value>(l).unwrap())
+            .filter(|v| v["type"] == "trajectory")
+            .collect()
+    };
+    assert_eq!(steps(&first), steps(&second));
+    assert_eq!(summary(&first)["summary"], summary(&second)["summary"]);
+    let latencies = |run: i64| -> Vec<(f64, Option<f64>)> {
+        let conn = rusqlite::Connection::open(&db).unwrap();
+        let mut statement = conn
+            .prepare(
+                "SELECT suggest_ms, generate_ms FROM run_steps WHERE run_id = ?1 ORDER BY step",
+            )
+            .unwrap();
+        statement
+            .query_map([run], |r| Ok((r.get(0)?, r.get(1)?)))
+            .unwrap()
+            .map(Result::unwrap)
+            .collect()
+    };
+    assert_eq!(latencies(1), latencies(2));
+    assert_eq!(
+        count(
+            &db,
+            "SELECT count(*) FROM run_steps WHERE run_id = 2 AND suggest_cached = 1"
+        ) + count(
+            &db,
+            "SELECT count(*) FROM run_steps WHERE run_id = 2 AND generate_cached = 1"
+        ) + count(
+            &db,
+            "SELECT count(*) FROM run_trajectories WHERE run_id = 2 AND initialize_cached = 1"
+        ),
+        asked as i64
+    );
+}

@@ -4,6 +4,7 @@
 //! `shard`: the scale-out arguments, plans and shards).
 
 mod printer;
+mod repro;
 mod settings;
 mod shard;
 
@@ -171,6 +172,9 @@ pub struct ReplayArgs {
     json: bool,
 
     #[command(flatten)]
+    repro: repro::ReproArgs,
+
+    #[command(flatten)]
     scale: shard::ShardArgs,
 }
 
@@ -232,7 +236,10 @@ pub fn run(args: ReplayArgs) -> anyhow::Result<i32> {
                 SandboxArg::Bwrap => SandboxMode::Bwrap,
                 SandboxArg::Off => SandboxMode::Off,
             };
-            let settings = args.settings().checked(sandbox, &printer)?;
+            let settings = args
+                .repro
+                .apply(args.settings())
+                .checked(sandbox, &printer)?;
             if let Some(path) = args.scale.plan() {
                 return shard::write_plan(path, &settings, &args.request(), &db, &printer);
             }
@@ -261,7 +268,7 @@ pub fn run(args: ReplayArgs) -> anyhow::Result<i32> {
             )?;
         }
     }
-    let executed = run::execute(&mut db, &db_path, run_id, &settings, args.jobs, &printer)?;
+    let executed = run::execute_group(&mut db, &db_path, run_id, args.jobs, &printer)?;
     failed += executed.failed;
     let mut out = std::io::stdout().lock();
     if args.json {

@@ -2,6 +2,7 @@
 //! enums stop here and never reach the library or the database.
 
 use nextedit::run::{self, MatchKind, Order, Reveal, RunRequest, RunSettings};
+use nextedit::suggest::cache::CacheMode;
 use nextedit::trajectory::{Origin, SliceSpec};
 
 use super::{MatchArg, OrderArg, OriginArg, ReplayArgs, RevealArg};
@@ -52,6 +53,10 @@ impl ReplayArgs {
             allow_network: self.allow_network,
             sandbox_ro: self.sandbox_ro.clone(),
             sandbox_rw: self.sandbox_rw.clone(),
+            // Set by `ReproArgs::apply`.
+            cache: CacheMode::Off,
+            cache_db: None,
+            repetitions: 1,
         }
     }
 
