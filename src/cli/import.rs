@@ -8,6 +8,7 @@ use nextedit::contextbench_io::DirRepo;
 use nextedit::import::{contextbench, copilot};
 use nextedit::import_io::{read_rows, recording_files, recording_name};
 use nextedit::metrics::contextbench::{Conversion, RepoView};
+use nextedit::progress::{Progress, ProgressMode};
 use nextedit::store::Database;
 
 /// Import other tools' recordings and benchmark tasks as sessions
@@ -43,6 +44,11 @@ pub struct CopilotArgs {
     /// Database [default: $NEXTEDIT_DB, else $XDG_DATA_HOME/nextedit/nextedit.db]
     #[arg(long, value_name = "PATH")]
     db: Option<PathBuf>,
+
+    /// Show no progress on stderr (else a bar with count, rate and ETA on a terminal,
+    /// one line per item otherwise)
+    #[arg(long, short)]
+    quiet: bool,
 }
 
 /// ContextBench tasks → sessions of kind `imported`
@@ -80,6 +86,11 @@ pub struct ContextBenchArgs {
     /// Database [default: $NEXTEDIT_DB, else $XDG_DATA_HOME/nextedit/nextedit.db]
     #[arg(long, value_name = "PATH")]
     db: Option<PathBuf>,
+
+    /// Show no progress on stderr (else a bar with count, rate and ETA on a terminal,
+    /// one line per item otherwise)
+    #[arg(long, short)]
+    quiet: bool,
 }
 
 /// Runs `nextedit import …`.
@@ -102,6 +113,8 @@ fn run_copilot(args: CopilotArgs) -> Result<i32> {
     }
     let mut db = open_db(&args.db)?;
     let mut failed = 0;
+    let progress = Progress::new(ProgressMode::detect(args.quiet), "recordings");
+    progress.start(files.len());
     for path in &files {
         let imported = std::fs::read_to_string(path)
             .with_context(|| format!("cannot read {}", path.display()))
@@ -112,26 +125,31 @@ fn run_copilot(args: CopilotArgs) -> Result<i32> {
         match imported {
             Ok(import) => {
                 let id = db.import_trajectory(&import.trajectory)?;
-                println!("{id}\t{}", path.display());
+                progress.suspend(|| println!("{id}\t{}", path.display()));
+                progress.item(&recording_name(path), &format!("session {id}"));
                 if !import.ignored.is_empty() {
                     let kinds: Vec<String> = import
                         .ignored
                         .iter()
                         .map(|(k, n)| format!("{n} {k}"))
                         .collect();
-                    eprintln!(
-                        "{}: left out entries without a trajectory equivalent: {}",
-                        path.display(),
-                        kinds.join(", ")
-                    );
+                    progress.suspend(|| {
+                        eprintln!(
+                            "{}: left out entries without a trajectory equivalent: {}",
+                            path.display(),
+                            kinds.join(", ")
+                        )
+                    });
                 }
             }
             Err(error) => {
                 failed += 1;
-                eprintln!("skipped {error:#}");
+                progress.suspend(|| eprintln!("skipped {error:#}"));
+                progress.item(&recording_name(path), "skipped");
             }
         }
     }
+    progress.finish();
     eprintln!(
         "imported {} of {} recordings ({failed} skipped)",
         files.len() - failed,
@@ -179,6 +197,8 @@ fn run_contextbench(args: ContextBenchArgs) -> Result<i32> {
     let mut db = open_db(&args.db)?;
     let mut used = vec![false; reads.len()];
     let mut stored = 0;
+    let progress = Progress::new(ProgressMode::detect(args.quiet), "tasks");
+    progress.start(tasks.len());
     for task in &tasks {
         let id = &task.gold.instance_id;
         let matched = contextbench::match_reads(&task.gold, tasks.len(), &reads);
@@ -194,7 +214,8 @@ fn run_contextbench(args: ContextBenchArgs) -> Result<i32> {
                 trajectory.session.workspace = args.repo.as_ref().map(|d| d.display().to_string());
                 let session = db.import_trajectory(&trajectory)?;
                 stored += 1;
-                println!("{session}\t{id}");
+                progress.suspend(|| println!("{session}\t{id}"));
+                progress.item(id, &format!("session {session}"));
                 if let (Some(path), None) = (reads_path, matched) {
                     eprintln!(
                         "{id}: no row of {} matches; imported without reads",
@@ -219,10 +240,12 @@ fn run_contextbench(args: ContextBenchArgs) -> Result<i32> {
             }
             Err(error) => {
                 failed += 1;
-                eprintln!("skipped {error}");
+                progress.suspend(|| eprintln!("skipped {error}"));
+                progress.item(id, "skipped");
             }
         }
     }
+    progress.finish();
     for (r, used) in reads.iter().zip(&used) {
         if !used {
             failed += 1;

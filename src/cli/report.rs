@@ -4,7 +4,9 @@
 use std::io::Write;
 use std::path::PathBuf;
 
+use anyhow::Context;
 use clap::Args;
+use nextedit::run::html::{self, HtmlRun};
 use nextedit::run::{RunReport, json, text};
 use nextedit::store::Database;
 
@@ -14,6 +16,12 @@ use nextedit::store::Database;
 /// shares; then mean BLEU-4 and ES of the content beside what doing nothing (an empty
 /// answer / the unchanged text) scores on the same steps, latency of both calls
 /// (p50/p95) and the failed calls by kind. Unsandboxed runs are marked.
+///
+/// --html FILE writes one self-contained page instead (no scripts, nothing fetched when
+/// it is opened): the same table, flow-class bars per run, precision/recall per step
+/// of each trajectory, context coverage curves where the suggester read, and every
+/// step's gold edit and predictions as diffs. Example:
+///   nextedit report 3 4 5 --html report.html
 #[derive(Debug, Args)]
 pub struct ReportArgs {
     /// Run ids (see the first line `nextedit replay` prints); none: list the runs
@@ -25,8 +33,13 @@ pub struct ReportArgs {
     db: Option<PathBuf>,
 
     /// Print JSON instead of a table
-    #[arg(long)]
+    #[arg(long, conflicts_with = "html")]
     json: bool,
+
+    /// Write the report of the runs as one self-contained HTML page to FILE (no table
+    /// is printed)
+    #[arg(long, value_name = "FILE", requires = "runs")]
+    html: Option<PathBuf>,
 }
 
 pub fn run(args: ReportArgs) -> anyhow::Result<i32> {
@@ -35,6 +48,15 @@ pub fn run(args: ReportArgs) -> anyhow::Result<i32> {
     let mut out = std::io::stdout().lock();
     if args.runs.is_empty() {
         text::print_run_list(&mut out, &db, db.path(), args.json)?;
+        return Ok(0);
+    }
+    if let Some(path) = &args.html {
+        let runs = (args.runs.iter())
+            .map(|&run| HtmlRun::of(&db, run).with_context(|| format!("reading run {run}")))
+            .collect::<anyhow::Result<Vec<_>>>()?;
+        std::fs::write(path, html::render(&runs))
+            .with_context(|| format!("writing {}", path.display()))?;
+        eprintln!("nextedit: wrote {}", path.display());
         return Ok(0);
     }
     if args.json {

@@ -14,7 +14,7 @@ mod write;
 pub use erase::Erasure;
 pub use export::{DocumentSummary, SessionSummary};
 pub use runs::{
-    RunMeasurements, RunSummary, RunTrajectory, StepFailure, StepFlow, StoredContent,
+    RunMeasurements, RunSummary, RunTrajectory, StepDetail, StepFailure, StepFlow, StoredContent,
     StoredPrediction, StoredStep,
 };
 pub use write::{NewSession, SessionEnd};

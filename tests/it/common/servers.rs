@@ -26,6 +26,8 @@ pub enum Server {
     VsCodeExtension,
     /// code-server, Node 24, playwright-core and chromium for the end-to-end test.
     VsCode,
+    /// Debian's chromium, headless, for the HTML report (`report_html.rs`).
+    Chromium,
 }
 
 impl Server {
@@ -44,6 +46,7 @@ impl Server {
             }
             Server::VsCodeExtension => "`npm ci --prefix editors/vscode`",
             Server::VsCode => "`tests/editors/install-vscode-tools` (scripts/test runs it)",
+            Server::Chromium => "`apt-get install chromium`, as scripts/test does",
         }
     }
 
@@ -101,6 +104,7 @@ impl Server {
                 present(repo().join("editors/vscode/node_modules/.bin/vsce"))
             }
             Server::VsCode => vscode_tools().map(|tools| tools.code_server),
+            Server::Chromium => present(PathBuf::from("/usr/bin/chromium")),
         }
     }
 
