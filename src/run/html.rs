@@ -420,10 +420,10 @@ fn step(h: &mut String, s: &StepView) {
 
 fn diff(h: &mut String, class: &str, d: &LineDiff) {
     // Lines are 1-based on the page; an empty range inserts before its line.
-    let place = if d.end_line > d.start_line {
-        format!("lines {}–{}", d.start_line + 1, d.end_line)
-    } else {
-        format!("inserted before line {}", d.start_line + 1)
+    let place = match d.end_line - d.start_line {
+        0 => format!("inserted before line {}", d.start_line + 1),
+        1 => format!("line {}", d.end_line),
+        _ => format!("lines {}–{}", d.start_line + 1, d.end_line),
     };
     let _ = write!(
         h,

@@ -9,7 +9,7 @@ use std::process::{Command, Output};
 
 use serde_json::{Value, json};
 
-use crate::common::servers::{Server, available};
+use crate::common::{Server, available};
 use crate::derive_support::TestRepo;
 
 fn nextedit(args: &[&str]) -> Output {
@@ -103,11 +103,13 @@ fn the_page_of_a_fixed_run_keeps_its_structure() {
     let page = latency.replace_all(&page, r#"<td class="latency">[ms]</td>"#);
     let page = page.replace(&plan_path.display().to_string(), "[plan]");
     let page = page.replace(&script.display().to_string(), "[reader.py]");
+    let page = page.replace(&dir.path().display().to_string(), "[dir]");
     insta::assert_snapshot!(page);
 }
 
-/// A repository of three commits: a rename across two files, then a one-line change
-/// repeated in two functions (what builtin:propagate repeats), then code that is HTML.
+/// A repository of three commits after the base, each with several edits: a rename
+/// across two files, a one-line change repeated in two functions (what
+/// builtin:propagate repeats), and code that is HTML.
 fn repository() -> TestRepo {
     let mut repo = crate::derive_support::rename_repo();
     repo.write(
@@ -115,9 +117,16 @@ fn repository() -> TestRepo {
         "def subtotal(items):\n    return sum(items) * 2\n\n\ndef describe(items):\n    return subtotal(items) * 2\n",
     );
     repo.commit("double");
-    repo.write("page.py", format!("HTML = '{HOSTILE}'\n"));
+    repo.write("page.py", format!("HTML = '{HOSTILE}'\n\n\n\nTITLE = 'a'\n"));
+    repo.write(
+        "app.py",
+        "from pkg.prices import subtotal\n\nprint(subtotal([1, 2, 3]))\n",
+    );
     repo.commit("page");
-    repo.write("page.py", format!("HTML = '<p>{HOSTILE}</p>'\n"));
+    repo.write(
+        "page.py",
+        format!("HTML = '<p>{HOSTILE}</p>'\n\n\n\nTITLE = '<b>a</b>'\n"),
+    );
     repo.commit("wrap");
     repo
 }
