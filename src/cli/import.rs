@@ -126,7 +126,6 @@ fn run_copilot(args: CopilotArgs) -> Result<i32> {
             Ok(import) => {
                 let id = db.import_trajectory(&import.trajectory)?;
                 progress.suspend(|| println!("{id}\t{}", path.display()));
-                progress.item(&recording_name(path), &format!("session {id}"));
                 if !import.ignored.is_empty() {
                     let kinds: Vec<String> = import
                         .ignored
@@ -141,6 +140,7 @@ fn run_copilot(args: CopilotArgs) -> Result<i32> {
                         )
                     });
                 }
+                progress.item(&recording_name(path), &format!("session {id}"));
             }
             Err(error) => {
                 failed += 1;
@@ -215,7 +215,6 @@ fn run_contextbench(args: ContextBenchArgs) -> Result<i32> {
                 let session = db.import_trajectory(&trajectory)?;
                 stored += 1;
                 progress.suspend(|| println!("{session}\t{id}"));
-                progress.item(id, &format!("session {session}"));
                 if let (Some(path), None) = (reads_path, matched) {
                     eprintln!(
                         "{id}: no row of {} matches; imported without reads",
@@ -237,6 +236,7 @@ fn run_contextbench(args: ContextBenchArgs) -> Result<i32> {
                 if let Some(m) = matched.filter(|m| m.empty_steps > 0) {
                     eprintln!("{id}: {} empty steps left out", m.empty_steps);
                 }
+                progress.item(id, &format!("session {session}"));
             }
             Err(error) => {
                 failed += 1;

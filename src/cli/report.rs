@@ -20,8 +20,8 @@ use nextedit::store::Database;
 /// --html FILE writes one self-contained page instead (no scripts, nothing fetched when
 /// it is opened): the same table, flow-class bars per run, precision/recall per step
 /// of each trajectory, context coverage curves where the suggester read, and every
-/// step's gold edit and predictions as diffs. Example:
-///   nextedit report 3 4 5 --html report.html
+/// step's gold edit and predictions as diffs, e.g. `nextedit report 3 4 5 --html
+/// report.html`.
 #[derive(Debug, Args)]
 pub struct ReportArgs {
     /// Run ids (see the first line `nextedit replay` prints); none: list the runs
