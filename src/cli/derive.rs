@@ -201,7 +201,11 @@ pub fn run(args: DeriveArgs) -> Result<i32> {
                 progress.suspend(|| eprintln!("skipped {sha}: {error:#}"));
             }
         }
-        let outcome = if failed > failed_before { "skipped" } else { "derived" };
+        let outcome = if failed > failed_before {
+            "skipped"
+        } else {
+            "derived"
+        };
         progress.item(&sha[..10.min(sha.len())], outcome);
     }
     progress.finish();

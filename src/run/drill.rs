@@ -196,7 +196,10 @@ fn lines_of<'a>(state: Option<&'a ReplayState>, file: &str) -> &'a [String] {
 /// `lines[start..end]` of `file` replaced by `new`, as a line diff with a few unchanged
 /// lines around (ranges past the end of the file are cut to it).
 pub fn line_diff(file: &str, lines: &[String], start: usize, end: usize, new: &str) -> LineDiff {
-    let (start, end) = (start.min(lines.len()), end.min(lines.len()).max(start.min(lines.len())));
+    let (start, end) = (
+        start.min(lines.len()),
+        end.min(lines.len()).max(start.min(lines.len())),
+    );
     let old: String = lines[start..end].concat();
     let mut out: Vec<DiffLine> = lines[start.saturating_sub(CONTEXT_LINES)..start]
         .iter()

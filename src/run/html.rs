@@ -105,7 +105,11 @@ pub fn render(runs: &[HtmlRun]) -> String {
         escape(&ids.join(", "))
     );
     let _ = writeln!(h, "<style>\n{STYLE}</style>\n</head>\n<body>");
-    let _ = writeln!(h, "<h1>nextedit report: run {}</h1>", escape(&ids.join(", ")));
+    let _ = writeln!(
+        h,
+        "<h1>nextedit report: run {}</h1>",
+        escape(&ids.join(", "))
+    );
     run_table(&mut h, runs);
     flow_bars(&mut h, runs);
     step_charts(&mut h, runs);
@@ -253,7 +257,13 @@ fn line_chart(
     shade: bool,
 ) {
     let (w, ht, pad) = (280.0, 120.0, 24.0);
-    let x = |i: usize| pad + if n > 1 { (i as f64) * (w - 2.0 * pad) / (n - 1) as f64 } else { (w - 2.0 * pad) / 2.0 };
+    let x = |i: usize| {
+        pad + if n > 1 {
+            (i as f64) * (w - 2.0 * pad) / (n - 1) as f64
+        } else {
+            (w - 2.0 * pad) / 2.0
+        }
+    };
     let y = |v: f64| ht - pad + 6.0 - v.clamp(0.0, 1.0) * (ht - pad - 4.0);
     let _ = writeln!(
         h,
@@ -279,7 +289,10 @@ fn line_chart(
             .enumerate()
             .filter_map(|(i, v)| v.map(|v| (x(i), y(v))))
             .collect();
-        let path: Vec<String> = points.iter().map(|(a, b)| format!("{a:.1},{b:.1}")).collect();
+        let path: Vec<String> = points
+            .iter()
+            .map(|(a, b)| format!("{a:.1},{b:.1}"))
+            .collect();
         if shade && k == 0 && !points.is_empty() {
             let (first, last) = (points[0].0, points[points.len() - 1].0);
             let _ = writeln!(
@@ -295,10 +308,17 @@ fn line_chart(
             path.join(" ")
         );
         for (a, b) in &points {
-            let _ = writeln!(h, "<circle cx=\"{a:.1}\" cy=\"{b:.1}\" r=\"2.5\" fill=\"{colour}\"/>");
+            let _ = writeln!(
+                h,
+                "<circle cx=\"{a:.1}\" cy=\"{b:.1}\" r=\"2.5\" fill=\"{colour}\"/>"
+            );
         }
     }
-    let _ = writeln!(h, "</svg><figcaption>{}</figcaption></figure>", escape(caption));
+    let _ = writeln!(
+        h,
+        "</svg><figcaption>{}</figcaption></figure>",
+        escape(caption)
+    );
 }
 
 fn step_charts(h: &mut String, runs: &[HtmlRun]) {
@@ -313,7 +333,14 @@ fn step_charts(h: &mut String, runs: &[HtmlRun]) {
         for t in &run.trajectories {
             let p: Vec<Option<f64>> = t.steps.iter().map(|s| Some(s.precision)).collect();
             let r: Vec<Option<f64>> = t.steps.iter().map(|s| Some(s.recall)).collect();
-            line_chart(h, "pr", &t.key, t.steps.len(), &[("#1971c2", p), ("#e8590c", r)], false);
+            line_chart(
+                h,
+                "pr",
+                &t.key,
+                t.steps.len(),
+                &[("#1971c2", p), ("#e8590c", r)],
+                false,
+            );
         }
         h.push_str("</div>\n");
     }
@@ -328,7 +355,11 @@ fn coverage_charts(h: &mut String, runs: &[HtmlRun]) {
         if run.report.context.is_empty() {
             continue;
         }
-        let _ = writeln!(h, "<h3>Run {}</h3>\n<div class=\"charts\">", run.report.info.id);
+        let _ = writeln!(
+            h,
+            "<h3>Run {}</h3>\n<div class=\"charts\">",
+            run.report.info.id
+        );
         for c in &run.report.context {
             match &c.scores {
                 Ok(s) => {
@@ -341,7 +372,14 @@ fn coverage_charts(h: &mut String, runs: &[HtmlRun]) {
                         c.key,
                         auc.map_or("–".to_string(), |a| format!("{a:.3}"))
                     );
-                    line_chart(h, "coverage", &caption, values.len(), &[("#2b8a3e", values)], true);
+                    line_chart(
+                        h,
+                        "coverage",
+                        &caption,
+                        values.len(),
+                        &[("#2b8a3e", values)],
+                        true,
+                    );
                 }
                 Err(e) => {
                     let _ = writeln!(h, "<p class=\"warn\">{}: {}</p>", escape(&c.key), escape(e));
@@ -369,7 +407,11 @@ fn drill_down(h: &mut String, runs: &[HtmlRun]) {
                 t.steps.len()
             );
             if let Some(note) = &t.note {
-                let _ = writeln!(h, "<p class=\"warn\">No states to diff against: {}</p>", escape(note));
+                let _ = writeln!(
+                    h,
+                    "<p class=\"warn\">No states to diff against: {}</p>",
+                    escape(note)
+                );
             }
             for s in &t.steps {
                 step(h, s);
@@ -523,7 +565,11 @@ mod tests {
         assert!(!page.contains("<img"), "{page}");
         assert!(page.contains("&lt;/pre&gt;&lt;img src=x onerror=alert(1)&gt;"));
         assert!(page.contains("+&#39;&amp;amp;&#39; &quot;q&quot;"));
-        assert_eq!(page.matches("&lt;script&gt;alert(1)&lt;/script&gt;").count(), 10);
+        assert_eq!(
+            page.matches("&lt;script&gt;alert(1)&lt;/script&gt;")
+                .count(),
+            10
+        );
     }
 
     #[test]

@@ -479,7 +479,10 @@ impl Database {
             |row| {
                 let (call, kind, message): (String, String, String) =
                     (row.get(1)?, row.get(2)?, row.get(3)?);
-                Ok((row.get::<_, i64>(0)? as usize, format!("{call} {kind}: {message}")))
+                Ok((
+                    row.get::<_, i64>(0)? as usize,
+                    format!("{call} {kind}: {message}"),
+                ))
             },
         )?;
         for step in &mut steps {

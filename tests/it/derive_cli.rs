@@ -43,7 +43,10 @@ fn range_says_what_it_selected_and_skips_merges() {
     let mut derived: Vec<String> = Vec::new();
     for (i, line) in lines[1..4].iter().enumerate() {
         let prefix = format!("nextedit: [{}/3] ", i + 1);
-        let sha = line.strip_prefix(&prefix).unwrap().strip_suffix(": derived");
+        let sha = line
+            .strip_prefix(&prefix)
+            .unwrap()
+            .strip_suffix(": derived");
         derived.push(sha.unwrap_or_else(|| panic!("{line}")).to_string());
     }
     derived.sort();

@@ -58,7 +58,10 @@ fn copilot_paths_outside_the_root_never_reach_a_file() {
     .unwrap();
 
     // --quiet: the skips and the summary alone, without a progress line per recording.
-    let out = run(&["import", "copilot", "--quiet", dir.to_str().unwrap()], &db);
+    let out = run(
+        &["import", "copilot", "--quiet", dir.to_str().unwrap()],
+        &db,
+    );
     let stderr = text(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{stderr}");
     assert_eq!(

@@ -49,10 +49,20 @@ fn in_terminal(args: &[&str]) -> String {
         .collect::<Vec<_>>()
         .join(" ");
     let out = Command::new("script")
-        .args(["-q", "-e", "-c", &format!("stty cols 120 rows 40; {line}"), "/dev/null"])
+        .args([
+            "-q",
+            "-e",
+            "-c",
+            &format!("stty cols 120 rows 40; {line}"),
+            "/dev/null",
+        ])
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stdout));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
@@ -63,13 +73,18 @@ fn derive_range_progress_on_a_terminal_in_a_pipe_and_quiet() {
     let r = repo.path().to_str().unwrap();
     let out_dir = |name: &str| dir.path().join(name).to_str().unwrap().to_string();
     let (piped_dir, quiet_dir, tty_dir) = (out_dir("p"), out_dir("q"), out_dir("t"));
-    let args = |out: &str| vec!["derive", "--repo", r, "--range", "HEAD~3..HEAD", "--out"]
-        .into_iter()
-        .chain([out])
-        .map(str::to_string)
-        .collect::<Vec<_>>();
+    let args = |out: &str| {
+        vec!["derive", "--repo", r, "--range", "HEAD~3..HEAD", "--out"]
+            .into_iter()
+            .chain([out])
+            .map(str::to_string)
+            .collect::<Vec<_>>()
+    };
 
-    let piped = run(&args(&piped_dir).iter().map(String::as_str).collect::<Vec<_>>());
+    let piped = run(&args(&piped_dir)
+        .iter()
+        .map(String::as_str)
+        .collect::<Vec<_>>());
     let s = shas(&repo);
     assert_eq!(
         String::from_utf8_lossy(&piped.stderr),
@@ -87,13 +102,21 @@ fn derive_range_progress_on_a_terminal_in_a_pipe_and_quiet() {
         "HEAD~3..HEAD: 3 commits\nderived 3 of 3 commits (0 skipped)\n"
     );
 
-    let terminal = in_terminal(&args(&tty_dir).iter().map(String::as_str).collect::<Vec<_>>());
+    let terminal = in_terminal(
+        &args(&tty_dir)
+            .iter()
+            .map(String::as_str)
+            .collect::<Vec<_>>(),
+    );
     // The bar (count, unit, rate, ETA) is drawn and cleared in place; no per-item lines.
     assert!(terminal.contains("/3 commits "), "{terminal:?}");
     assert!(terminal.contains(" eta "), "{terminal:?}");
     assert!(terminal.contains("\u{1b}["), "{terminal:?}");
     assert!(!terminal.contains("nextedit: ["), "{terminal:?}");
-    assert!(terminal.ends_with("derived 3 of 3 commits (0 skipped)\r\n"), "{terminal:?}");
+    assert!(
+        terminal.ends_with("derived 3 of 3 commits (0 skipped)\r\n"),
+        "{terminal:?}"
+    );
     for d in [&piped_dir, &quiet_dir, &tty_dir] {
         assert_eq!(std::fs::read_dir(Path::new(d)).unwrap().count(), 3);
     }
@@ -130,7 +153,11 @@ fn replay_range_progress_in_a_pipe_and_quiet() {
         .filter(|v| v["type"] == "trajectory")
         .map(|v| {
             let n = v["steps"].as_array().unwrap().len();
-            format!("{}: {n} step{}", v["key"].as_str().unwrap(), if n == 1 { "" } else { "s" })
+            format!(
+                "{}: {n} step{}",
+                v["key"].as_str().unwrap(),
+                if n == 1 { "" } else { "s" }
+            )
         })
         .collect();
     assert_eq!(items.len(), 3);

@@ -31,8 +31,7 @@ fn replay(db: &Path, args: &[&str]) -> i64 {
     all.extend_from_slice(args);
     let out = nextedit(&all);
     let first: Value =
-        serde_json::from_str(String::from_utf8_lossy(&out.stdout).lines().next().unwrap())
-            .unwrap();
+        serde_json::from_str(String::from_utf8_lossy(&out.stdout).lines().next().unwrap()).unwrap();
     first["run"].as_i64().unwrap()
 }
 
@@ -91,11 +90,25 @@ fn the_page_of_a_fixed_run_keeps_its_structure() {
     let plan_path = dir.path().join("plan.json");
     std::fs::write(&plan_path, plan.to_string()).unwrap();
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/suggesters/reader.py");
-    let reader = format!("cmd:READER_PLAN='{}' python3 '{}'", plan_path.display(), script.display());
+    let reader = format!(
+        "cmd:READER_PLAN='{}' python3 '{}'",
+        plan_path.display(),
+        script.display()
+    );
     let db = dir.path().join("runs.db");
     let t = path.to_str().unwrap();
     let oracle = replay(&db, &["--suggester", "builtin:oracle", "--trajectory", t]);
-    let read = replay(&db, &["--suggester", &reader, "--sandbox", "off", "--trajectory", t]);
+    let read = replay(
+        &db,
+        &[
+            "--suggester",
+            &reader,
+            "--sandbox",
+            "off",
+            "--trajectory",
+            t,
+        ],
+    );
     let page = write_report(&db, &[oracle, read], &dir.path().join("r.html"));
     assert!(!page.contains("<script"));
     // Latencies are the one thing that changes from run to run.
@@ -117,7 +130,10 @@ fn repository() -> TestRepo {
         "def subtotal(items):\n    return sum(items) * 2\n\n\ndef describe(items):\n    return subtotal(items) * 2\n",
     );
     repo.commit("double");
-    repo.write("page.py", format!("HTML = '{HOSTILE}'\n\n\n\nTITLE = 'a'\n"));
+    repo.write(
+        "page.py",
+        format!("HTML = '{HOSTILE}'\n\n\n\nTITLE = 'a'\n"),
+    );
     repo.write(
         "app.py",
         "from pkg.prices import subtotal\n\nprint(subtotal([1, 2, 3]))\n",
@@ -187,7 +203,12 @@ fn the_page_of_real_runs_renders_in_headless_chromium() {
     let r = repo.path().to_str().unwrap();
     let runs: Vec<i64> = ["builtin:oracle", "builtin:noop", "builtin:propagate"]
         .iter()
-        .map(|s| replay(&db, &["--suggester", s, "--repo", r, "--range", "HEAD~3..HEAD"]))
+        .map(|s| {
+            replay(
+                &db,
+                &["--suggester", s, "--repo", r, "--range", "HEAD~3..HEAD"],
+            )
+        })
         .collect();
     let html = dir.path().join("report.html");
     let page = write_report(&db, &runs, &html);
@@ -233,7 +254,10 @@ fn the_page_of_real_runs_renders_in_headless_chromium() {
     let (_, _, rgb) = decode(&steps);
     let added = rgb.iter().filter(|p| **p == [0xe6, 0xff, 0xec]).count();
     let removed = rgb.iter().filter(|p| **p == [0xff, 0xeb, 0xe9]).count();
-    assert!(added > 5000 && removed > 5000, "{added} added, {removed} removed pixels");
+    assert!(
+        added > 5000 && removed > 5000,
+        "{added} added, {removed} removed pixels"
+    );
     if let Some(keep) = std::env::var_os("NEXTEDIT_REPORT_SCREENSHOTS") {
         std::fs::copy(&top, PathBuf::from(&keep).join("report-top.png")).unwrap();
         std::fs::copy(&steps, PathBuf::from(&keep).join("report-steps.png")).unwrap();

@@ -2,7 +2,6 @@
 
 use std::path::PathBuf;
 
-use nextedit::progress::{Progress, ProgressMode};
 use anyhow::{Context, Result, bail};
 use clap::Args;
 use nextedit::contextbench_io::{
@@ -11,6 +10,7 @@ use nextedit::contextbench_io::{
 use nextedit::metrics::contextbench::{
     ContextBenchConfig, Conversion, Granularity as Level, Mode, aggregate,
 };
+use nextedit::progress::{Progress, ProgressMode};
 use nextedit::syntax::DefinitionSet;
 use serde_json::json;
 
