@@ -79,6 +79,9 @@ pub struct LineDiff {
     pub start_line: usize,
     /// End of the replaced lines (exclusive).
     pub end_line: usize,
+    /// Whether the file exists in the step's state (else the diff shows only the new
+    /// lines, at the place the answer named).
+    pub in_state: bool,
     /// The diff, top to bottom.
     pub lines: Vec<DiffLine>,
 }
@@ -161,17 +164,24 @@ fn step_view(
     state: Option<(&Trajectory, EditIndex, &ReplayState)>,
 ) -> StepView {
     let current = state.map(|(_, _, s)| s);
-    let lines = |file: &str| lines_of(current, file);
+    let diff = |file: &str, start, end, new: &str| match lines_of(current, file) {
+        Some(lines) => line_diff(file, lines, start, end, new),
+        None => LineDiff {
+            in_state: false,
+            ..line_diff(file, &[], 0, 0, new)
+        }
+        .placed(start, end),
+    };
     let gold = state.map(|(trajectory, idx, s)| {
         let edit = trajectory.edit(idx);
         let (start, end) = s.current_range(idx.0);
-        line_diff(&edit.file, lines(&edit.file), start, end, &edit.after_text)
+        diff(&edit.file, start, end, &edit.after_text)
     });
     let prediction = |p: &StoredPrediction| PredictionView {
         rank: p.rank,
         class: p.class,
         matched: p.matched.clone(),
-        diff: line_diff(&p.file, lines(&p.file), p.start_line, p.end_line, &p.text),
+        diff: diff(&p.file, p.start_line, p.end_line, &p.text),
     };
     StepView {
         step: detail.step,
@@ -188,9 +198,20 @@ fn step_view(
     }
 }
 
-/// A file's lines in a state; none without a state or for a file it lacks.
-fn lines_of<'a>(state: Option<&'a ReplayState>, file: &str) -> &'a [String] {
-    state.and_then(|s| s.lines(file)).unwrap_or_default()
+/// A file's lines in a state; `None` without a state or for a file it lacks.
+fn lines_of<'a>(state: Option<&'a ReplayState>, file: &str) -> Option<&'a [String]> {
+    state.and_then(|s| s.lines(file))
+}
+
+impl LineDiff {
+    /// The same diff at the place an answer named.
+    fn placed(self, start_line: usize, end_line: usize) -> LineDiff {
+        LineDiff {
+            start_line,
+            end_line: end_line.max(start_line),
+            ..self
+        }
+    }
 }
 
 /// `lines[start..end]` of `file` replaced by `new`, as a line diff with a few unchanged
@@ -219,6 +240,7 @@ pub fn line_diff(file: &str, lines: &[String], start: usize, end: usize, new: &s
         file: file.to_string(),
         start_line: start,
         end_line: end,
+        in_state: true,
         lines: out,
     }
 }

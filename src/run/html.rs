@@ -78,6 +78,12 @@ pub fn escape(text: &str) -> String {
     out
 }
 
+/// Lines of a diff shown in the drill-down; the rest is counted.
+const MAX_DIFF_LINES: usize = 40;
+
+/// Predictions of a step shown in the drill-down, best first; the rest is counted.
+const MAX_PREDICTIONS: usize = 5;
+
 const STYLE: &str = "\
 body{font:14px/1.4 system-ui,sans-serif;margin:1.5em;color:#222;background:#fff}
 h1{font-size:1.5em}h2{font-size:1.2em;margin-top:2em;border-bottom:1px solid #ccc}
@@ -440,7 +446,8 @@ fn step(h: &mut String, s: &StepView) {
         Some(d) => diff(h, "gold", d),
         None => h.push_str("<p class=\"muted\">(not placed in the step's state)</p>\n"),
     }
-    for p in &s.predictions {
+    // The best few: an oracle or a broad suggester may rank every remaining edit.
+    for p in s.predictions.iter().take(MAX_PREDICTIONS) {
         let matched = p
             .matched
             .as_deref()
@@ -454,6 +461,13 @@ fn step(h: &mut String, s: &StepView) {
         );
         diff(h, "prediction", &p.diff);
     }
+    if s.predictions.len() > MAX_PREDICTIONS {
+        let _ = writeln!(
+            h,
+            "<p class=\"muted\">… {} more predictions</p>",
+            s.predictions.len() - MAX_PREDICTIONS
+        );
+    }
     for f in &s.failures {
         let _ = writeln!(h, "<p class=\"warn\">{}</p>", escape(f));
     }
@@ -462,17 +476,22 @@ fn step(h: &mut String, s: &StepView) {
 
 fn diff(h: &mut String, class: &str, d: &LineDiff) {
     // Lines are 1-based on the page; an empty range inserts before its line.
-    let place = match d.end_line - d.start_line {
+    let mut place = match d.end_line - d.start_line {
         0 => format!("inserted before line {}", d.start_line + 1),
         1 => format!("line {}", d.end_line),
         _ => format!("lines {}–{}", d.start_line + 1, d.end_line),
     };
+    if !d.in_state {
+        place.push_str(" (not one of the trajectory's files: its current lines are not shown)");
+    }
     let _ = write!(
         h,
         "<div class=\"{class}\"><span class=\"muted\">{} {place}</span><pre class=\"diff\">",
         escape(&d.file),
     );
-    for line in &d.lines {
+    // A long diff (a new file, a rewritten module) is cut: the page stays small enough
+    // to open when a run has thousands of steps.
+    for line in d.lines.iter().take(MAX_DIFF_LINES) {
         let (css, mark, text) = match line {
             DiffLine::Same(t) => ("same", ' ', t),
             DiffLine::Removed(t) => ("del", '-', t),
@@ -482,6 +501,13 @@ fn diff(h: &mut String, class: &str, d: &LineDiff) {
             h,
             "<span class=\"{css}\">{mark}{}</span>",
             escape(text.trim_end_matches(['\n', '\r']))
+        );
+    }
+    if d.lines.len() > MAX_DIFF_LINES {
+        let _ = write!(
+            h,
+            "<span class=\"muted\">… {} more lines</span>",
+            d.lines.len() - MAX_DIFF_LINES
         );
     }
     h.push_str("</pre></div>\n");
@@ -504,6 +530,7 @@ mod tests {
             file: format!("{HOSTILE}.py"),
             start_line: 0,
             end_line: 1,
+            in_state: true,
             lines: vec![
                 DiffLine::Removed(format!("x = '{HOSTILE}'\n")),
                 DiffLine::Added(text.to_string()),
@@ -579,6 +606,19 @@ mod tests {
             assert!(!page.contains(needle), "{needle} in the page");
         }
         assert!(page.contains("content=\"default-src 'none'; style-src 'unsafe-inline'\""));
+    }
+
+    #[test]
+    fn a_long_diff_is_cut_and_counted() {
+        let mut r = run(Intervals::default());
+        let step = &mut r.trajectories[0].steps[0];
+        step.predictions[0].diff.lines =
+            (0..45).map(|i| DiffLine::Added(format!("{i}\n"))).collect();
+        let page = render(&[r]);
+        assert!(page.contains(
+            "<span class=\"add\">+39</span><span class=\"muted\">… 5 more lines</span></pre>"
+        ));
+        assert!(!page.contains("+40<"));
     }
 
     #[test]
