@@ -123,7 +123,7 @@ fn derive_range_progress_on_a_terminal_in_a_pipe_and_quiet() {
 }
 
 #[test]
-fn replay_range_progress_in_a_pipe_and_quiet() {
+fn replay_range_progress_in_a_pipe_on_a_terminal_and_quiet() {
     let repo = repository();
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("runs.db");
@@ -170,6 +170,12 @@ fn replay_range_progress_in_a_pipe_and_quiet() {
             items[0], items[1], items[2]
         )
     );
+    let mut tty_args = args(false);
+    tty_args.last_mut().unwrap().push_str(".tty");
+    let terminal = in_terminal(&tty_args.iter().map(String::as_str).collect::<Vec<_>>());
+    assert!(terminal.contains("/3 trajectories "), "{terminal:?}");
+    assert!(terminal.contains(" eta "), "{terminal:?}");
+    assert!(!terminal.contains("nextedit: ["), "{terminal:?}");
     let quiet = run(&args(true).iter().map(String::as_str).collect::<Vec<_>>());
     assert_eq!(
         String::from_utf8_lossy(&quiet.stderr),
