@@ -12,6 +12,8 @@
 //! - [`metrics`]: BLEU, SARI, Excision Score, DiffBLEU, ContextBench, flow aggregation (pure).
 //! - [`import`]: other tools' formats (Copilot NES recordings, ContextBench tasks) → trajectories.
 //! - [`import_io`]: import inputs on disk (Copilot recordings, JSONL or JSON-array rows).
+//! - [`git_fetch`]: a testset's commits fetched into local repositories with `git`.
+//! - [`dataset`]: trajectories and replay results as datasets (JSON Lines, Parquet, card).
 //! - [`history`]: git commits → edits, dependency edges and partial orders.
 //! - [`sessions`]: stored sessions (or trajectory files) loaded as trajectories.
 //! - [`setup_check`]: the recording-setup checks behind `nextedit doctor`.
@@ -23,6 +25,8 @@
 #![forbid(unsafe_op_in_unsafe_fn)]
 
 pub mod contextbench_io;
+pub mod dataset;
+pub mod git_fetch;
 pub mod history;
 pub mod import;
 pub mod import_io;

@@ -11,6 +11,7 @@ mod context;
 mod derive;
 mod doctor;
 mod eval_order;
+mod export;
 mod import;
 mod proxy;
 mod replay;
@@ -53,13 +54,15 @@ enum Command {
     // Boxed: the replay arguments are by far the largest variant.
     Replay(Box<replay::ReplayArgs>),
     Report(report::ReportArgs),
-    /// List, show or delete replay runs
+    /// List, show, delete or merge replay runs
     #[command(subcommand)]
     Runs(runs::RunsCommand),
     Context(context::ContextArgs),
     Derive(derive::DeriveArgs),
     #[command(subcommand)]
     Import(import::ImportCommand),
+    #[command(subcommand)]
+    Export(export::ExportCommand),
     EvalOrder(eval_order::EvalOrderArgs),
     Doctor(doctor::DoctorArgs),
 }
@@ -88,6 +91,7 @@ pub fn run() -> i32 {
         Command::Context(args) => context::run(args),
         Command::Derive(args) => derive::run(args),
         Command::Import(command) => import::run(command),
+        Command::Export(command) => export::run(command),
         Command::EvalOrder(args) => eval_order::run(args),
         Command::Doctor(args) => doctor::run(args),
     };

@@ -1,12 +1,13 @@
-//! `nextedit runs`: list, show or delete replay runs.
+//! `nextedit runs`: list, show, delete or merge replay runs.
 
 use std::io::Write;
 use std::path::PathBuf;
 
-use nextedit::run::{RunStore, text};
+use anyhow::Context;
+use nextedit::run::{RunStore, shard, text};
 use nextedit::store::Database;
 
-/// `nextedit runs`: list, show or delete replay runs.
+/// `nextedit runs`: list, show, delete or merge replay runs.
 pub fn run(command: RunsCommand) -> anyhow::Result<i32> {
     let open = |db: Option<PathBuf>| {
         Database::open_existing(&db.unwrap_or_else(nextedit::store::default_path))
@@ -34,6 +35,36 @@ pub fn run(command: RunsCommand) -> anyhow::Result<i32> {
                     "warning: another process has the database open; its write-ahead log may \
                      still hold the run's text until that process ends"
                 )?;
+            }
+        }
+        RunsCommand::Merge {
+            into,
+            mut dbs,
+            allow_partial,
+        } => {
+            let out_path = match into {
+                Some(path) => path,
+                None => dbs.remove(0),
+            };
+            let mut out_db = Database::open(&out_path)
+                .with_context(|| format!("cannot open {}", out_path.display()))?;
+            let merged = shard::merge(&mut out_db, &dbs, allow_partial)?;
+            writeln!(
+                out,
+                "merged {} of {} shards into run {} in {}",
+                merged.shards.0,
+                merged.shards.1,
+                merged.run,
+                out_path.display()
+            )?;
+            if !merged.missing.is_empty() {
+                let missing: Vec<String> = merged.missing.iter().map(usize::to_string).collect();
+                eprintln!(
+                    "nextedit: run {} is partial: shards {} are missing",
+                    merged.run,
+                    missing.join(", ")
+                );
+                return Ok(1);
             }
         }
     }
@@ -69,5 +100,29 @@ pub enum RunsCommand {
         db: Option<PathBuf>,
         /// Run id
         run: i64,
+    },
+    /// Merge the shard runs of `replay --shard I/N` into one run
+    ///
+    /// Each SHARD database holds one shard run; together they must be shards of one
+    /// plan (same trajectories, same settings), none twice. The merged run keeps
+    /// every step as its shard stored it, in the plan's order, so its `report` equals
+    /// the single-machine run's (run id, times and latencies aside). Missing shards
+    /// are an error unless --allow-partial (the run is then `partial`, exit status 1).
+    ///
+    /// Examples:
+    ///   nextedit runs merge all.db shard-0.db shard-1.db
+    ///   nextedit runs merge --into all.db shard-*.db
+    #[command(verbatim_doc_comment)]
+    Merge {
+        /// The database to add the merged run to (created if needed); without it, the
+        /// first DB argument is that database
+        #[arg(long, value_name = "OUT")]
+        into: Option<PathBuf>,
+        /// [OUT] then the shard databases
+        #[arg(value_name = "DB", required = true, num_args = 1..)]
+        dbs: Vec<PathBuf>,
+        /// Merge even when shards are missing (their trajectories are marked missing)
+        #[arg(long)]
+        allow_partial: bool,
     },
 }

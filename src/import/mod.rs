@@ -2,6 +2,8 @@
 //!
 //! - [`copilot`]: GitHub Copilot NES workspace recordings (`*.recording.w.json`) →
 //!   `recorded` trajectories with the recording's `nextUserEdit` as gold next edit.
+//! - [`historian`]: Historian's testset (commit URLs per language) → the repositories
+//!   and commits `nextedit import historian-testset` fetches.
 //! - [`contextbench`]: ContextBench gold rows plus an agent's reads (a Benchkit trace
 //!   or a prediction's `traj_data`) → `imported` trajectories with gold context.
 //!
@@ -10,3 +12,4 @@
 
 pub mod contextbench;
 pub mod copilot;
+pub mod historian;

@@ -60,9 +60,10 @@ pub fn execute(
     let pending: Vec<(usize, String, Option<String>)> = store
         .run_trajectories(run)?
         .into_iter()
-        .enumerate()
-        .filter(|(_, t)| t.status != "done" && t.status != "failed")
-        .map(|(i, t)| (i + 1, t.key, t.text))
+        // A shard run's trajectories keep their places in the whole plan, so each has
+        // the name it has in a single-machine run.
+        .filter(|t| t.status != "done" && t.status != "failed")
+        .map(|t| (t.position + 1, t.key, t.text))
         .collect();
     // One scratch directory for the run, registered before anything is written into
     // it; each worker gets a private directory inside (its sandbox sees only that).

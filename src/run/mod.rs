@@ -1,9 +1,10 @@
 //! Replay runs as a library service: [`plan`] (which trajectories, in which order,
 //! with which settings), [`execute`] (workers, resume, the observer that stores each
 //! step, clean-up on signals), [`report`] (the figures a report shows, computed from
-//! the store), [`json`] (the one place their printed JSON is built), [`drill`] (each
-//! step's gold edit and predictions as diffs) and [`html`] (the self-contained HTML
-//! page of `report --html`).
+//! the store), [`json`] (the one place their printed JSON is built), [`shard`]
+//! (a run as a plan of shards for many machines, and shard runs merged into one),
+//! [`drill`] (each step's gold edit and predictions as diffs) and [`html`] (the
+//! self-contained HTML page of `report --html`).
 //!
 //! Architecture invariant: the service never prints. What it has to say goes through
 //! [`RunEvents`]; runs are written and read only through the narrow [`RunStore`].
@@ -14,6 +15,7 @@ pub mod html;
 pub mod json;
 pub mod plan;
 pub mod report;
+pub mod shard;
 mod store;
 pub mod text;
 mod worker;
@@ -114,6 +116,9 @@ pub enum RunError {
     /// Anything else, said in full.
     #[error("{0}")]
     Other(String),
+    /// Shard runs could not be merged.
+    #[error(transparent)]
+    Merge(#[from] shard::MergeError),
     /// The results could not be printed.
     #[error("cannot print the results")]
     Print(#[source] std::io::Error),

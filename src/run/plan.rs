@@ -4,6 +4,7 @@
 
 use std::path::PathBuf;
 
+use super::shard::{Select, ShardOf, Source};
 use super::{RunError, RunEvents, RunStore};
 use crate::history::{CommitSource, GitRepository, Merges, derive_commit};
 use crate::replay::OrderMode;
@@ -259,15 +260,23 @@ pub struct RunRequest {
     pub slice: SliceSpec,
     /// Pause that ends an edit when coalescing a recorded session.
     pub pause_ms: Option<f64>,
+    /// Which of the trajectories to load: all, one shard's, or none (a plan).
+    pub select: Select,
 }
 
 /// The trajectories of a new run, in run order.
 #[derive(Debug, Clone, Default)]
 pub struct Collected {
-    /// (key, trajectory JSON as stored; `None` when it could not be read or derived).
-    pub entries: Vec<(String, Option<String>)>,
+    /// (position in the plan, key, trajectory JSON as stored; `None` when it could not
+    /// be read or derived) of the trajectories selected.
+    pub entries: Vec<(usize, String, Option<String>)>,
     /// (key, why) of the entries that failed before replay.
     pub failures: Vec<(String, String)>,
+    /// Every trajectory the request names, selected or not, in run order: its key and
+    /// where it comes from.
+    pub units: Vec<(String, Source)>,
+    /// The selection this was collected for.
+    pub select: Select,
 }
 
 /// The trajectories a request names, in run order: files, then commits, then
@@ -277,15 +286,24 @@ pub fn collect(
     sessions: &Database,
     events: &dyn RunEvents,
 ) -> Result<Option<Collected>, RunError> {
-    let mut collected = Collected::default();
+    let mut collected = Collected {
+        select: request.select,
+        ..Collected::default()
+    };
     for path in &request.trajectories {
         // A file that cannot be read is recorded as a failed trajectory, not fatal;
         // one that does not parse is stored as read and fails when replayed.
         let key = path.display().to_string();
+        let source = Source::File {
+            path: path.canonicalize().unwrap_or_else(|_| path.clone()),
+        };
+        if !collected.take(&key, source) {
+            continue;
+        }
         let text = std::fs::read_to_string(path).ok();
         match text.as_deref().map(serde_json::from_str::<Trajectory>) {
             Some(Ok(trajectory)) => collected.add(key, Ok(trajectory), events),
-            _ => collected.entries.push((key, text)),
+            _ => collected.push(key, text),
         }
     }
     if let Some(repo_path) = &request.repo {
@@ -325,6 +343,13 @@ pub fn collect(
         )))?;
         for sha in shas {
             let key = format!("{}@{}", project.as_deref().unwrap_or("repo"), &sha[..10]);
+            let source = Source::Commit {
+                repo: workspace.clone(),
+                commit: sha.clone(),
+            };
+            if !collected.take(&key, source) {
+                continue;
+            }
             let derived = repo
                 .load_with(&sha, request.merges)
                 .and_then(|record| derive_commit(&record, project.as_deref()))
@@ -337,6 +362,10 @@ pub fn collect(
         }
     }
     for &id in &request.sessions {
+        let key = format!("session:{id}");
+        if !collected.take(&key, Source::Session { id }) {
+            continue;
+        }
         let trajectory = crate::sessions::load_session_trajectory(
             sessions,
             id,
@@ -348,20 +377,44 @@ pub fn collect(
                 "session {id} has no coalesced edits to replay yet (recorded sessions become replayable once their changes are coalesced into edits)"
             ));
         }
-        collected.add(format!("session:{id}"), Ok(trajectory), events);
+        collected.add(key, Ok(trajectory), events);
     }
     Ok(Some(collected))
 }
 
 impl Collected {
-    /// Adds a trajectory as the run stores it, or its failure.
+    /// Names the next trajectory of the request; whether it is selected (to be loaded).
+    fn take(&mut self, key: &str, source: Source) -> bool {
+        let position = self.units.len();
+        self.units.push((key.to_string(), source));
+        self.select.takes(position)
+    }
+
+    /// Stores the last named trajectory's text as read.
+    fn push(&mut self, key: String, text: Option<String>) {
+        self.entries.push((self.units.len() - 1, key, text));
+    }
+
+    /// Adds the last named trajectory as the run stores it, or its failure.
     fn add(&mut self, key: String, trajectory: Result<Trajectory, String>, events: &dyn RunEvents) {
         match trajectory.and_then(|t| run_entry(&key, t, events)) {
-            Ok(json) => self.entries.push((key, Some(json))),
+            Ok(json) => self.push(key, Some(json)),
             Err(error) => {
                 self.failures.push((key.clone(), error));
-                self.entries.push((key, None));
+                self.push(key, None);
             }
+        }
+    }
+
+    /// For a shard run, the plan it is a shard of (stored with the run).
+    pub fn shard_of(&self) -> Option<ShardOf> {
+        match self.select {
+            Select::Shard(shard) => Some(ShardOf {
+                index: shard.index,
+                count: shard.count,
+                units: self.units.iter().map(|(key, _)| key.clone()).collect(),
+            }),
+            _ => None,
         }
     }
 }
@@ -394,7 +447,15 @@ pub fn create(
     events: &dyn RunEvents,
 ) -> Result<i64, RunError> {
     let config = serde_json::to_value(settings).map_err(|e| RunError::Other(e.to_string()))?;
-    let run = store.create_run(&settings.suggester, &config, &collected.entries)?;
+    let shard = collected
+        .shard_of()
+        .map(|s| serde_json::to_value(s).expect("plain data serialises"));
+    let run = store.create_run_at(
+        &settings.suggester,
+        &config,
+        &collected.entries,
+        shard.as_ref(),
+    )?;
     for (key, error) in &collected.failures {
         store.set_run_trajectory(run, key, "failed", None, Some(error))?;
         events.note(&format!("skipping {key}: {error}"));

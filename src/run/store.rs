@@ -16,6 +16,15 @@ pub trait RunStore {
         settings: &serde_json::Value,
         trajectories: &[(String, Option<String>)],
     ) -> Result<i64, StoreError>;
+    /// Creates a run with its trajectories at the given places (position, key,
+    /// trajectory JSON), a shard run with the JSON of its plan; returns its id.
+    fn create_run_at(
+        &mut self,
+        suggester: &str,
+        settings: &serde_json::Value,
+        trajectories: &[(usize, String, Option<String>)],
+        shard: Option<&serde_json::Value>,
+    ) -> Result<i64, StoreError>;
     /// Sets a trajectory's status within a run (and its initial edit or error).
     fn set_run_trajectory(
         &mut self,
@@ -73,6 +82,16 @@ impl RunStore for Database {
         trajectories: &[(String, Option<String>)],
     ) -> Result<i64, StoreError> {
         Database::create_run(self, suggester, settings, trajectories)
+    }
+
+    fn create_run_at(
+        &mut self,
+        suggester: &str,
+        settings: &serde_json::Value,
+        trajectories: &[(usize, String, Option<String>)],
+        shard: Option<&serde_json::Value>,
+    ) -> Result<i64, StoreError> {
+        Database::create_run_at(self, suggester, settings, trajectories, shard)
     }
 
     fn set_run_trajectory(

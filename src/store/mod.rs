@@ -1,6 +1,6 @@
 //! The SQLite database: schema, migrations, batched writes, queries.
 //!
-//! The schema (`schema.sql`, then `runs.sql`, then `v3.sql`; version [`SCHEMA_VERSION`]) is a wire format: other
+//! The schema (`schema.sql`, then `runs.sql`, `v3.sql` and `v5.sql`; version [`SCHEMA_VERSION`]) is a wire format: other
 //! tools may query it, so columns are only ever added by numbered migrations.
 //! The database file is created with mode 0600 in a 0700 directory; SQLite gives
 //! its `-wal` and `-shm` files the same mode. Many processes (several proxies) may
@@ -8,11 +8,15 @@
 
 mod erase;
 mod export;
+mod merge;
+mod results;
 mod runs;
 mod write;
 
 pub use erase::Erasure;
 pub use export::{DocumentSummary, SessionSummary};
+pub use merge::{MergedRun, RunRows};
+pub use results::{ResultPrediction, ResultStep};
 pub use runs::{
     RunMeasurements, RunSummary, RunTrajectory, StepDetail, StepFailure, StepFlow, StoredContent,
     StoredPrediction, StoredStep,
@@ -35,7 +39,7 @@ const SESSION_TABLES: [&str; 6] = [
 ];
 
 /// Version of the schema this build writes (`PRAGMA user_version`).
-pub const SCHEMA_VERSION: i64 = 3;
+pub const SCHEMA_VERSION: i64 = 5;
 
 /// Errors of the store.
 #[derive(Debug, thiserror::Error)]
@@ -262,6 +266,10 @@ impl Database {
         }
         if version < 3 {
             tx.execute_batch(include_str!("v3.sql"))
+                .map_err(|source| sqlite(&path, source))?;
+        }
+        if version < 5 {
+            tx.execute_batch(include_str!("v5.sql"))
                 .map_err(|source| sqlite(&path, source))?;
         }
         tx.execute_batch(&format!("PRAGMA user_version = {SCHEMA_VERSION}"))

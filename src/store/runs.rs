@@ -104,6 +104,8 @@ pub struct StepFlow {
 pub struct RunTrajectory {
     /// Its key (file path, `project@sha10`, `session:N`).
     pub key: String,
+    /// Its place in the run's plan, from 0 (a shard run keeps the whole plan's places).
+    pub position: usize,
     /// pending, running, done, failed.
     pub status: String,
     /// Its JSON, `None` when it could not be read or derived.
@@ -163,7 +165,7 @@ pub struct RunMeasurements {
     pub errors: Vec<(String, i64)>,
 }
 
-fn now() -> String {
+pub(super) fn now() -> String {
     humantime::format_rfc3339_millis(std::time::SystemTime::now()).to_string()
 }
 
@@ -176,25 +178,53 @@ impl Database {
         config: &serde_json::Value,
         trajectories: &[(String, Option<String>)],
     ) -> Result<i64, StoreError> {
+        let placed: Vec<(usize, String, Option<String>)> = trajectories
+            .iter()
+            .enumerate()
+            .map(|(position, (key, text))| (position, key.clone(), text.clone()))
+            .collect();
+        self.create_run_at(suggester, config, &placed, None)
+    }
+
+    /// Creates a run with its trajectories at the given places (position, key, trajectory
+    /// JSON), and for a shard run the JSON of the plan it is a shard of (`runs.shard`).
+    pub fn create_run_at(
+        &mut self,
+        suggester: &str,
+        config: &serde_json::Value,
+        trajectories: &[(usize, String, Option<String>)],
+        shard: Option<&serde_json::Value>,
+    ) -> Result<i64, StoreError> {
         let path = self.path.clone();
         let e = |source| sqlite(&path, source);
         let tx = self.conn.transaction().map_err(e)?;
         tx.execute(
-            "INSERT INTO runs (started_at, status, suggester, config, nextedit_version) VALUES (?1, 'running', ?2, ?3, ?4)",
-            params![now(), suggester, config.to_string(), env!("CARGO_PKG_VERSION")],
+            "INSERT INTO runs (started_at, status, suggester, config, nextedit_version, shard) VALUES (?1, 'running', ?2, ?3, ?4, ?5)",
+            params![now(), suggester, config.to_string(), env!("CARGO_PKG_VERSION"), shard.map(|s| s.to_string())],
         )
         .map_err(e)?;
         let run = tx.last_insert_rowid();
-        for (position, (key, trajectory)) in trajectories.iter().enumerate() {
+        for (position, key, trajectory) in trajectories {
             let trajectory = trajectory.as_deref().map(protected_json);
             tx.execute(
                 "INSERT INTO run_trajectories (run_id, key, position, trajectory, status) VALUES (?1, ?2, ?3, ?4, 'pending')",
-                params![run, key, position as i64, trajectory],
+                params![run, key, *position as i64, trajectory],
             )
             .map_err(e)?;
         }
         tx.commit().map_err(e)?;
         Ok(run)
+    }
+
+    /// The plan a shard run is a shard of, as stored (`None` for a whole run).
+    pub fn run_shard(&self, run: i64) -> Result<Option<serde_json::Value>, StoreError> {
+        let text: Option<String> = self
+            .conn
+            .query_row("SELECT shard FROM runs WHERE id = ?1", [run], |r| r.get(0))
+            .optional()
+            .map_err(|source| sqlite(&self.path, source))?
+            .ok_or(StoreError::NoRun(run))?;
+        Ok(text.map(|t| serde_json::from_str(&t).unwrap_or(serde_json::Value::Null)))
     }
 
     /// Sets a trajectory's status within a run (and its initial edit or error).
@@ -395,11 +425,12 @@ impl Database {
     /// A run's trajectories in order.
     pub fn run_trajectories(&self, run: i64) -> Result<Vec<RunTrajectory>, StoreError> {
         self.rows(
-            "SELECT key, status, trajectory FROM run_trajectories WHERE run_id = ?1 ORDER BY position",
+            "SELECT key, status, trajectory, position FROM run_trajectories WHERE run_id = ?1 ORDER BY position",
             [run],
             |row| {
                 Ok(RunTrajectory {
                     key: row.get(0)?,
+                    position: row.get::<_, i64>(3)? as usize,
                     status: row.get(1)?,
                     text: row.get(2)?,
                 })
@@ -568,7 +599,9 @@ impl Database {
     /// Content scores, latencies and failures of every step of a run.
     pub fn run_measurements(&self, run: i64) -> Result<RunMeasurements, StoreError> {
         let rows = self.rows(
-            "SELECT content_bleu, content_es, suggest_ms, generate_ms FROM run_steps WHERE run_id = ?1",
+            // In key and step order whatever the query plan: a merged run's means and
+            // quantiles then add up exactly as the single-machine run's.
+            "SELECT content_bleu, content_es, suggest_ms, generate_ms FROM run_steps WHERE run_id = ?1 ORDER BY key, step",
             [run],
             |row| {
                 Ok((

@@ -84,6 +84,7 @@ fn help_top_level() {
             "context",
             "derive",
             "import",
+            "export",
             "eval-order",
             "doctor"
         ]
@@ -133,6 +134,11 @@ fn help_derive() {
 #[test]
 fn help_import() {
     check_help(&["import"]);
+}
+
+#[test]
+fn help_export() {
+    check_help(&["export"]);
 }
 
 #[test]

@@ -1,9 +1,11 @@
 //! `nextedit replay`: walk trajectories through a next-edit suggester and score it.
 //! Parses the arguments into the library's run plan, calls [`nextedit::run`], prints
-//! (`settings`: the arguments as the library's settings; `printer`: what a run says).
+//! (`settings`: the arguments as the library's settings; `printer`: what a run says;
+//! `shard`: the scale-out arguments, plans and shards).
 
 mod printer;
 mod settings;
+mod shard;
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -37,6 +39,7 @@ use printer::Printer;
 ///   nextedit replay --trajectory commit.json --suggester builtin:propagate
 ///   nextedit replay --trajectory a.json --trajectory b.json --suggester "cmd:python3 my_suggester.py" --json
 ///   nextedit replay --resume 7
+///   nextedit replay --repo . --range HEAD~50..HEAD --suggester builtin:propagate --plan plan.jsonl
 #[derive(Debug, Args)]
 #[command(verbatim_doc_comment)]
 pub struct ReplayArgs {
@@ -168,6 +171,9 @@ pub struct ReplayArgs {
     #[arg(long)]
     json: bool,
 
+    #[command(flatten)]
+    scale: shard::ShardArgs,
+
     /// Show no progress on stderr (else a bar with count, rate and ETA on a terminal,
     /// one line per trajectory otherwise)
     #[arg(long, short)]
@@ -236,6 +242,9 @@ pub fn run(args: ReplayArgs) -> anyhow::Result<i32> {
                 SandboxArg::Off => SandboxMode::Off,
             };
             let settings = args.settings().checked(sandbox, &printer)?;
+            if let Some(path) = args.scale.plan() {
+                return shard::write_plan(path, &settings, &args.request(), &db, &printer);
+            }
             let Some(collected) = plan::collect(&args.request(), &db, &printer)? else {
                 return Ok(0);
             };

@@ -70,6 +70,7 @@ impl ReplayArgs {
                 files: self.files.clone(),
             },
             pause_ms: self.pause_ms,
+            select: self.scale.select(),
         }
     }
 }

@@ -1,4 +1,5 @@
-//! The real servers and editors the tests drive (pyright, gopls, jdtls, Neovim, VS Code):
+//! The real servers and editors the tests drive (pyright, gopls, jdtls, Neovim, VS Code,
+//! a Ray cluster):
 //! where each is found, and the one way a test skips visibly when one is absent.
 //!
 //! A test that needs a server starts with
@@ -26,6 +27,10 @@ pub enum Server {
     VsCodeExtension,
     /// code-server, Node 24, playwright-core and chromium for the end-to-end test.
     VsCode,
+    /// Ray from PyPI in `.venv-ray` (local clusters for `replay/ray_replay.py`).
+    Ray,
+    /// Hugging Face `datasets` from PyPI in `.venv-datasets` (its Python).
+    HfDatasets,
     /// Debian's chromium, headless, for the HTML report (`report_html.rs`).
     Chromium,
 }
@@ -46,6 +51,10 @@ impl Server {
             }
             Server::VsCodeExtension => "`npm ci --prefix editors/vscode`",
             Server::VsCode => "`tests/editors/install-vscode-tools` (scripts/test runs it)",
+            Server::Ray => "`python3 -m venv .venv-ray && .venv-ray/bin/pip install ray==2.60.0`",
+            Server::HfDatasets => {
+                "`python3 -m venv .venv-datasets && .venv-datasets/bin/pip install datasets==5.2.0`, as scripts/test does"
+            }
             Server::Chromium => "`apt-get install chromium`, as scripts/test does",
         }
     }
@@ -104,6 +113,11 @@ impl Server {
                 present(repo().join("editors/vscode/node_modules/.bin/vsce"))
             }
             Server::VsCode => vscode_tools().map(|tools| tools.code_server),
+            Server::Ray => present(repo().join(".venv-ray/bin/python")).and_then(|python| {
+                let ray = repo().join(".venv-ray/bin/ray");
+                present(ray).map(|_| python)
+            }),
+            Server::HfDatasets => present(repo().join(".venv-datasets/bin/python")),
             Server::Chromium => present(PathBuf::from("/usr/bin/chromium")),
         }
     }

@@ -1,4 +1,7 @@
-//! `nextedit import`: other tools' recordings and benchmark tasks → stored sessions.
+//! `nextedit import`: other tools' recordings and benchmark tasks → stored sessions;
+//! Historian's testset → local repositories ([`testset`]).
+
+mod testset;
 
 use std::path::PathBuf;
 
@@ -21,6 +24,7 @@ use nextedit::store::Database;
 pub enum ImportCommand {
     Copilot(CopilotArgs),
     Contextbench(ContextBenchArgs),
+    HistorianTestset(testset::HistorianTestsetArgs),
 }
 
 /// Copilot NES workspace recordings → sessions of kind `recorded`
@@ -98,6 +102,7 @@ pub fn run(command: ImportCommand) -> Result<i32> {
     match command {
         ImportCommand::Copilot(args) => run_copilot(args),
         ImportCommand::Contextbench(args) => run_contextbench(args),
+        ImportCommand::HistorianTestset(args) => testset::run(args),
     }
 }
 

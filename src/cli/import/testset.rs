@@ -1,0 +1,150 @@
+//! `nextedit import historian-testset`: the testset's repositories fetched locally.
+
+use std::io::IsTerminal;
+use std::path::PathBuf;
+
+use anyhow::{Context, Result, bail};
+use clap::Args;
+use indicatif::{ProgressBar, ProgressStyle};
+use nextedit::git_fetch::{FetchEvent, fetch_testset};
+use nextedit::import::historian::parse_testset;
+
+/// Historian's testset → local repositories holding its commits, ready for derive/replay
+///
+/// Reads the testset (`{language: [{"commit_url": "<repository URL>/commit/<sha>"}]}`),
+/// and fetches each repository once into DIR/OWNER/NAME.git (a bare repository; made
+/// when absent, updated when there): only the listed commits and their parents, not
+/// whole histories. Commits already there are not fetched again, so running it again
+/// retries only what failed. This is the one nextedit command that uses the network:
+/// it runs your `git` on the URLs in FILE (https://, http://, git://, ssh://, file://
+/// or absolute paths) and sends nothing of yours.
+///
+/// Prints one line per ready commit: the repository directory, a tab, the commit,
+/// a tab, the testset's language; on standard error one line per repository (a
+/// progress bar on a terminal) and at the end every failure with git's reason. A bad
+/// entry, an unreachable repository or a missing commit is skipped; the rest go on.
+/// Exit code 1 when something was skipped, 2 when no commit could be had.
+///
+/// Example:
+///   nextedit import historian-testset testset.json --clone-into ~/testset > commits.tsv
+///   while IFS=$'\t' read -r repo sha lang; do
+///     nextedit derive --repo "$repo" --commit "$sha" --store; done < commits.tsv
+#[derive(Debug, Args)]
+#[command(verbatim_doc_comment)]
+pub struct HistorianTestsetArgs {
+    /// Historian's testset JSON file
+    #[arg(value_name = "FILE")]
+    file: PathBuf,
+
+    /// Directory the repositories are fetched into, as DIR/OWNER/NAME.git
+    #[arg(long, value_name = "DIR")]
+    clone_into: PathBuf,
+}
+
+/// Runs `nextedit import historian-testset`.
+pub fn run(args: HistorianTestsetArgs) -> Result<i32> {
+    let text = std::fs::read_to_string(&args.file)
+        .with_context(|| format!("cannot read {}", args.file.display()))?;
+    let document: serde_json::Value = serde_json::from_str(&text)
+        .with_context(|| format!("{} is not JSON", args.file.display()))?;
+    let testset = parse_testset(&document).with_context(|| args.file.display().to_string())?;
+    for problem in &testset.problems {
+        eprintln!("skipped {}: {problem}", args.file.display());
+    }
+    if testset.repositories.is_empty() {
+        bail!("{}: no usable commit URL", args.file.display());
+    }
+    std::fs::create_dir_all(&args.clone_into)
+        .with_context(|| format!("cannot create {}", args.clone_into.display()))?;
+    let total = testset.repositories.len();
+    let bar = std::io::stderr().is_terminal().then(|| {
+        let bar = ProgressBar::new(total as u64);
+        bar.set_style(
+            ProgressStyle::with_template(
+                "{bar:30} {pos}/{len} repositories {per_sec} ETA {eta} {msg}",
+            )
+            .expect("a valid template"),
+        );
+        bar
+    });
+    let outcomes = fetch_testset(
+        &args.clone_into,
+        &testset.repositories,
+        |event| match event {
+            FetchEvent::Started { repository, .. } => {
+                if let Some(bar) = &bar {
+                    bar.set_message(repository.name.clone());
+                }
+            }
+            FetchEvent::Done {
+                index,
+                repository,
+                outcome,
+            } => {
+                for commit in &outcome.ready {
+                    println!(
+                        "{}\t{}\t{}",
+                        outcome.dir.display(),
+                        commit.sha,
+                        commit.language
+                    );
+                }
+                let failed = match outcome.failed.len() {
+                    0 => String::new(),
+                    n => format!(", {n} failed"),
+                };
+                let line = format!(
+                    "[{}/{total}] {}: {} of {} commits ready ({} fetched){failed}",
+                    index + 1,
+                    repository.name,
+                    outcome.ready.len(),
+                    repository.commits.len(),
+                    outcome.fetched
+                );
+                match &bar {
+                    Some(bar) => {
+                        bar.println(line);
+                        bar.inc(1);
+                    }
+                    None => eprintln!("{line}"),
+                }
+            }
+        },
+    );
+    if let Some(bar) = &bar {
+        bar.finish_and_clear();
+    }
+    let (mut ready, mut failed) = (0, 0);
+    for (repository, outcome) in testset.repositories.iter().zip(&outcomes) {
+        ready += outcome.ready.len();
+        failed += outcome.failed.len();
+        match &outcome.error {
+            Some(error) => eprintln!(
+                "failed {} ({}, all {} commits): {error}",
+                repository.name,
+                repository.url,
+                outcome.failed.len()
+            ),
+            None => {
+                for (commit, reason) in &outcome.failed {
+                    eprintln!("failed {} {}: {reason}", repository.name, commit.sha);
+                }
+            }
+        }
+    }
+    let commits = testset.commit_count();
+    let usable = outcomes.iter().filter(|o| !o.ready.is_empty()).count();
+    eprintln!(
+        "{ready} of {commits} commits ready in {usable} of {total} repositories under {} ({failed} failed, {} entries skipped)",
+        args.clone_into.display(),
+        testset.problems.len()
+    );
+    if ready == 0 {
+        bail!("no commit of {} could be fetched", args.file.display());
+    }
+    Ok(if failed + testset.problems.len() > 0 {
+        1
+    } else {
+        0
+    })
+}

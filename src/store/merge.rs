@@ -1,0 +1,139 @@
+//! A run's rows copied between databases, every column as stored (the later
+//! migrations' columns too), for `nextedit runs merge`: shard runs read out whole,
+//! then written as one run in one transaction.
+
+use rusqlite::params;
+use rusqlite::types::Value;
+
+use super::{Database, StoreError, sqlite};
+
+/// The tables that hold a run's rows besides `runs` (keyed by `run_id`).
+const RUN_TABLES: [&str; 5] = [
+    "run_trajectories",
+    "run_steps",
+    "run_predictions",
+    "run_errors",
+    "run_reads",
+];
+
+/// Every row of one run, table by table, every column but `run_id` as stored.
+#[derive(Debug, Clone, Default)]
+pub struct RunRows {
+    tables: Vec<TableRows>,
+}
+
+/// One table's rows of a run.
+#[derive(Debug, Clone)]
+struct TableRows {
+    table: &'static str,
+    /// Its columns but `run_id`.
+    columns: Vec<String>,
+    /// The rows, in the order they were written.
+    rows: Vec<Vec<Value>>,
+}
+
+/// What a merged run is, besides its rows.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MergedRun<'a> {
+    /// Suggester spec, as the shards stored it.
+    pub suggester: &'a str,
+    /// Settings JSON, as the shards stored it.
+    pub config: &'a serde_json::Value,
+    /// When the first shard started.
+    pub started_at: &'a str,
+    /// `done`, or `partial` when shards are missing.
+    pub status: &'a str,
+    /// (position, key) of the trajectories no shard brought, stored as `missing`.
+    pub missing: &'a [(usize, String)],
+}
+
+impl Database {
+    /// The columns of a table but `run_id`, in table order.
+    fn run_columns(&self, table: &str) -> Result<Vec<String>, StoreError> {
+        self.rows(&format!("PRAGMA table_info({table})"), [], |row| {
+            row.get::<_, String>(1)
+        })
+        .map(|columns| columns.into_iter().filter(|c| c != "run_id").collect())
+    }
+
+    /// Every row of run `run`, as stored.
+    pub fn run_rows(&self, run: i64) -> Result<RunRows, StoreError> {
+        let mut rows = RunRows::default();
+        for table in RUN_TABLES {
+            let columns = self.run_columns(table)?;
+            let width = columns.len();
+            let sql = format!(
+                "SELECT {} FROM {table} WHERE run_id = ?1 ORDER BY rowid",
+                columns.join(", ")
+            );
+            let values = self.rows(&sql, [run], |row| {
+                (0..width).map(|i| row.get::<_, Value>(i)).collect()
+            })?;
+            rows.tables.push(TableRows {
+                table,
+                columns,
+                rows: values,
+            });
+        }
+        Ok(rows)
+    }
+
+    /// Writes one run made of the rows of others (shards of one plan, checked by the
+    /// caller), in one transaction; returns its id.
+    pub fn insert_merged_run(
+        &mut self,
+        run: &MergedRun<'_>,
+        parts: &[RunRows],
+    ) -> Result<i64, StoreError> {
+        let path = self.path.clone();
+        let e = |source| sqlite(&path, source);
+        let tx = self.conn.transaction().map_err(e)?;
+        tx.execute(
+            "INSERT INTO runs (started_at, ended_at, status, suggester, config, nextedit_version)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+            params![
+                run.started_at,
+                super::runs::now(),
+                run.status,
+                run.suggester,
+                run.config.to_string(),
+                env!("CARGO_PKG_VERSION")
+            ],
+        )
+        .map_err(e)?;
+        let id = tx.last_insert_rowid();
+        for part in parts {
+            for TableRows {
+                table,
+                columns,
+                rows,
+            } in &part.tables
+            {
+                let sql = format!(
+                    "INSERT INTO {table} (run_id, {}) VALUES (?1{})",
+                    columns.join(", "),
+                    (0..columns.len())
+                        .map(|i| format!(", ?{}", i + 2))
+                        .collect::<String>()
+                );
+                let mut insert = tx.prepare_cached(&sql).map_err(e)?;
+                for row in rows {
+                    let values = std::iter::once(Value::Integer(id)).chain(row.iter().cloned());
+                    insert
+                        .execute(rusqlite::params_from_iter(values))
+                        .map_err(e)?;
+                }
+            }
+        }
+        for (position, key) in run.missing {
+            tx.execute(
+                "INSERT INTO run_trajectories (run_id, key, position, trajectory, status, error)
+                 VALUES (?1, ?2, ?3, NULL, 'missing', 'its shard was not merged')",
+                params![id, key, *position as i64],
+            )
+            .map_err(e)?;
+        }
+        tx.commit().map_err(e)?;
+        Ok(id)
+    }
+}
