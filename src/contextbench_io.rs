@@ -253,13 +253,14 @@ pub struct ScoredPredictions {
 /// Scores each prediction against its gold row (by instance id or one of its
 /// aliases; a single trace against a single gold row pairs up whatever their ids).
 /// In compat mode only gold rows keyed by `inst_id` are found, as in the reference
-/// evaluator. `on_instance` is called after each prediction (progress).
+/// evaluator. `on_instance` is called with each prediction's instance id after it
+/// (progress).
 pub fn score_predictions(
     golds: &[Gold],
     predictions: &[LoadedPrediction],
     repo: &DirRepo,
     config: &ContextBenchConfig,
-    mut on_instance: impl FnMut(),
+    mut on_instance: impl FnMut(&str),
 ) -> ScoredPredictions {
     // The evaluator indexes gold rows by `inst_id` only.
     let golds: Vec<&Gold> = golds
@@ -290,7 +291,7 @@ pub fn score_predictions(
                 Err(e) => scored.errors.push(unscored(e.to_string())),
             },
         }
-        on_instance();
+        on_instance(&p.instance_id);
     }
     scored
 }

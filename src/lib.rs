@@ -17,6 +17,7 @@
 //! - [`history`]: git commits → edits, dependency edges and partial orders.
 //! - [`sessions`]: stored sessions (or trajectory files) loaded as trajectories.
 //! - [`setup_check`]: the recording-setup checks behind `nextedit doctor`.
+//! - [`progress`]: progress of long commands on stderr (bar, lines or nothing).
 //! - [`text_inputs`]: the texts `score` compares, read from files or standard input.
 //! - [`syntax`]: tree-sitter languages, structural paths, identifiers.
 
@@ -32,6 +33,7 @@ pub mod import_io;
 pub mod jsonrpc;
 pub mod lsp;
 pub mod metrics;
+pub mod progress;
 pub mod proxy;
 pub mod record;
 pub mod replay;

@@ -9,6 +9,7 @@ use nextedit::history::lsp::{LspStats, ServerSet, discover_servers};
 use nextedit::history::order_file::read_order_file;
 use nextedit::history::selection::describe_selection;
 use nextedit::history::{CommitSource, GitRepository, Merges, select};
+use nextedit::progress::{Progress, ProgressMode};
 
 /// Derive trajectories (edits and their natural partial order) from git commits
 ///
@@ -88,6 +89,11 @@ pub struct DeriveArgs {
     /// Database for --store [default: $NEXTEDIT_DB, else $XDG_DATA_HOME/nextedit/nextedit.db]
     #[arg(long, value_name = "PATH", requires = "store")]
     db: Option<std::path::PathBuf>,
+
+    /// With --range: show no progress on stderr (else a bar with count, rate and ETA on
+    /// a terminal, one line per commit otherwise)
+    #[arg(long, short)]
+    quiet: bool,
 }
 
 /// Runs `nextedit derive`.
@@ -151,18 +157,13 @@ pub fn run(args: DeriveArgs) -> Result<i32> {
     if let Some(dir) = &args.out {
         std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
     }
-    let bar = indicatif::ProgressBar::new(commits.len() as u64);
-    bar.set_style(
-        indicatif::ProgressStyle::with_template(
-            "{bar:40} {pos}/{len} commits {per_sec} eta {eta} {msg}",
-        )
-        .expect("the template is valid"),
-    );
+    let progress = Progress::new(ProgressMode::detect(args.quiet), "commits");
+    progress.start(commits.len());
     let mut failed = 0usize;
     let (mut lsp_seconds, mut lsp_requests, mut lsp_commits) = (0.0f64, 0usize, 0usize);
     let mut stdout = std::io::stdout().lock();
     for sha in &commits {
-        bar.set_message(sha[..10].to_string());
+        let failed_before = failed;
         let derived = repo
             .load_with(sha, args.merges)
             .map_err(anyhow::Error::from)
@@ -197,12 +198,17 @@ pub fn run(args: DeriveArgs) -> Result<i32> {
             }
             Err(error) => {
                 failed += 1;
-                bar.suspend(|| eprintln!("skipped {sha}: {error:#}"));
+                progress.suspend(|| eprintln!("skipped {sha}: {error:#}"));
             }
         }
-        bar.inc(1);
+        let outcome = if failed > failed_before {
+            "skipped"
+        } else {
+            "derived"
+        };
+        progress.item(&sha[..10.min(sha.len())], outcome);
     }
-    bar.finish_and_clear();
+    progress.finish();
     eprintln!(
         "derived {} of {} commits ({failed} skipped)",
         commits.len() - failed,

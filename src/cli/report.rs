@@ -4,8 +4,10 @@
 use std::io::Write;
 use std::path::PathBuf;
 
+use anyhow::Context;
 use clap::Args;
 use nextedit::run::figures::GroupFigures;
+use nextedit::run::html::{self, HtmlRun};
 use nextedit::run::{RunReport, json, text};
 use nextedit::store::Database;
 
@@ -23,9 +25,15 @@ use nextedit::store::Database;
 /// `*` where it moved beyond an interval (the baseline's, else the run's; two single
 /// runs have none: the difference only, no mark; docs/replay.md).
 ///
+/// --html FILE writes one self-contained page instead (no scripts, nothing fetched when
+/// it is opened): the same table, flow-class bars per run, precision/recall per step
+/// of each trajectory, context coverage curves where the suggester read, and every
+/// step's gold edit and predictions as diffs.
+///
 /// Examples:
 ///   nextedit report 7
 ///   nextedit report 7 --baseline 4 --json
+///   nextedit report 3 4 5 --html report.html
 #[derive(Debug, Args)]
 #[command(verbatim_doc_comment)]
 pub struct ReportArgs {
@@ -38,12 +46,17 @@ pub struct ReportArgs {
     db: Option<PathBuf>,
 
     /// Print JSON instead of a table
-    #[arg(long)]
+    #[arg(long, conflicts_with = "html")]
     json: bool,
 
     /// Compare each run's figures with this run's (with its repetitions)
     #[arg(long, value_name = "RUN", requires = "runs")]
     baseline: Option<i64>,
+
+    /// Write the report of the runs as one self-contained HTML page to FILE (no table
+    /// is printed)
+    #[arg(long, value_name = "FILE", requires = "runs")]
+    html: Option<PathBuf>,
 }
 
 pub fn run(args: ReportArgs) -> anyhow::Result<i32> {
@@ -52,6 +65,15 @@ pub fn run(args: ReportArgs) -> anyhow::Result<i32> {
     let mut out = std::io::stdout().lock();
     if args.runs.is_empty() {
         text::print_run_list(&mut out, &db, db.path(), args.json)?;
+        return Ok(0);
+    }
+    if let Some(path) = &args.html {
+        let runs = (args.runs.iter())
+            .map(|&run| HtmlRun::of(&db, run).with_context(|| format!("reading run {run}")))
+            .collect::<anyhow::Result<Vec<_>>>()?;
+        std::fs::write(path, html::render(&runs))
+            .with_context(|| format!("writing {}", path.display()))?;
+        eprintln!("nextedit: wrote {}", path.display());
         return Ok(0);
     }
     if args.json {

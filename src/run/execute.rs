@@ -149,6 +149,7 @@ pub fn execute(
     let next = AtomicUsize::new(0);
     let (tx, rx) = crossbeam_channel::unbounded::<(String, Result<Vec<StoredStep>, RunError>)>();
     let jobs = jobs.clamp(1, pending.len().max(1));
+    events.started(pending.len());
     // (key, worktree, reads database) of every trajectory replayed, to collect proxied
     // servers' reads.
     let worktrees: Mutex<Vec<(String, String, PathBuf)>> = Mutex::new(Vec::new());
@@ -244,7 +245,7 @@ pub fn execute(
             match result {
                 Ok(steps) => events.replayed(&key, &steps).map_err(RunError::Print)?,
                 Err(error) => {
-                    events.note(&format!("skipping {key}: {}", error_chain(&error)));
+                    events.failed(&key, &error_chain(&error));
                     failed += 1;
                 }
             }

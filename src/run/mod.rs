@@ -3,14 +3,18 @@
 //! step, clean-up on signals; repetition groups), [`report`] (the figures a report
 //! shows, computed from the store), [`figures`] (those figures as named numbers, their
 //! intervals over repetitions and the comparison with a baseline run), [`json`] (the
-//! one place their printed JSON is built) and [`shard`] (a run as a plan of shards for
-//! many machines, and shard runs merged into one).
+//! one place their printed JSON is built), [`shard`] (a run as a plan of shards for
+//! many machines, and shard runs merged into one), [`drill`] (each step's gold edit
+//! and predictions as diffs) and [`html`] (the self-contained HTML page of
+//! `report --html`).
 //!
 //! Architecture invariant: the service never prints. What it has to say goes through
 //! [`RunEvents`]; runs are written and read only through the narrow [`RunStore`].
 
+pub mod drill;
 pub mod execute;
 pub mod figures;
+pub mod html;
 pub mod json;
 pub mod plan;
 pub mod report;
@@ -39,6 +43,14 @@ pub trait RunEvents: Sync {
     fn selected(&self, range: &str, selection: &crate::history::Selection);
     /// A trajectory was replayed (or resumed): its new steps.
     fn replayed(&self, key: &str, steps: &[StoredStep]) -> std::io::Result<()>;
+    /// The workers start on `trajectories` trajectories (progress counts towards it).
+    fn started(&self, trajectories: usize) {
+        let _ = trajectories;
+    }
+    /// A trajectory could not be replayed and is skipped: why, as one line.
+    fn failed(&self, key: &str, error: &str) {
+        self.note(&format!("skipping {key}: {error}"));
+    }
 }
 
 /// Why a run could not be planned, executed or reported.

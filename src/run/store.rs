@@ -2,7 +2,8 @@
 //! read them back for resume and reports. [`crate::store::Database`] implements it.
 
 use crate::store::{
-    Database, RunMeasurements, RunSummary, RunTrajectory, StepFlow, StoreError, StoredStep,
+    Database, RunMeasurements, RunSummary, RunTrajectory, StepDetail, StepFlow, StoreError,
+    StoredStep,
 };
 use crate::suggest::{Call, CallFailure, StepRead};
 
@@ -77,6 +78,8 @@ pub trait RunStore {
     fn run_trajectories(&self, run: i64) -> Result<Vec<RunTrajectory>, StoreError>;
     /// A trajectory's stored steps, in step order.
     fn run_steps(&self, run: i64, key: &str) -> Result<Vec<StepFlow>, StoreError>;
+    /// A trajectory's stored steps in full (predictions with their text, failed calls).
+    fn run_step_details(&self, run: i64, key: &str) -> Result<Vec<StepDetail>, StoreError>;
     /// The initial edit id of a trajectory of a run.
     fn run_initial(&self, run: i64, key: &str) -> Result<Option<String>, StoreError>;
     /// What the suggester read in a trajectory: (step, read) in order.
@@ -184,6 +187,10 @@ impl RunStore for Database {
         Database::run_steps(self, run, key)
     }
 
+    fn run_step_details(&self, run: i64, key: &str) -> Result<Vec<StepDetail>, StoreError> {
+        Database::run_step_details(self, run, key)
+    }
+
     fn run_initial(&self, run: i64, key: &str) -> Result<Option<String>, StoreError> {
         Database::run_initial(self, run, key)
     }
@@ -207,7 +214,7 @@ mod tests {
     use crate::metrics::flow::{FlowClass, FlowStep, Prf, RankedPrediction, StepCounts};
     use crate::run::report::flow_summary;
     use crate::store::{
-        Database, StepFailure, StepFlow, StoredContent, StoredPrediction, StoredStep,
+        Database, StepDetail, StepFailure, StepFlow, StoredContent, StoredPrediction, StoredStep,
     };
     use crate::suggest::{Call, CallFailure, FailureKind, ReadSource, StepRead};
 
@@ -341,6 +348,19 @@ mod tests {
         assert_eq!(
             store.run_content_edits(run).unwrap(),
             vec![("k".to_string(), "e2".to_string())]
+        );
+        assert_eq!(
+            store.run_step_details(run, "k").unwrap(),
+            vec![StepDetail {
+                step: 1,
+                applied: "e2".into(),
+                prf: step.prf,
+                content: step.content.clone(),
+                predictions: step.predictions.clone(),
+                failures: vec![
+                    "generate timeout: suggester did not answer `generate` within 1s".into()
+                ],
+            }]
         );
     }
 

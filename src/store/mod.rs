@@ -20,7 +20,7 @@ pub use export::{DocumentSummary, SessionSummary};
 pub use merge::{MergedRun, RunRows};
 pub use results::{ResultPrediction, ResultStep};
 pub use runs::{
-    RunMeasurements, RunSummary, RunTrajectory, StepFailure, StepFlow, StoredContent,
+    RunMeasurements, RunSummary, RunTrajectory, StepDetail, StepFailure, StepFlow, StoredContent,
     StoredPrediction, StoredStep,
 };
 pub use write::{NewSession, SessionEnd};

@@ -141,6 +141,23 @@ pub struct StoredPrediction {
     pub class: FlowClass,
 }
 
+/// One stored step in full, as the HTML report's drill-down shows it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StepDetail {
+    /// Step number.
+    pub step: usize,
+    /// Edit id applied at the end of the step.
+    pub applied: String,
+    /// Precision, recall, F1 of the step.
+    pub prf: Prf,
+    /// The step's content score, if any.
+    pub content: Option<StoredContent>,
+    /// The ranked predictions, best first.
+    pub predictions: Vec<StoredPrediction>,
+    /// Failed calls of the step as `call kind: message`.
+    pub failures: Vec<String>,
+}
+
 /// Per-step measurements of a run, for reports.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct RunMeasurements {
@@ -495,6 +512,86 @@ impl Database {
                 flow: flow_from_json(&flow),
             })
         })
+    }
+
+    /// A trajectory's stored steps in full (predictions with their text, failed
+    /// calls), in step order.
+    pub fn run_step_details(&self, run: i64, key: &str) -> Result<Vec<StepDetail>, StoreError> {
+        let mut steps = self.rows(
+            "SELECT step, applied, precision, recall, f1, content_edit, content_bleu, content_es,
+                    content_generated FROM run_steps WHERE run_id = ?1 AND key = ?2 ORDER BY step",
+            params![run, key],
+            |row| {
+                let edit: Option<String> = row.get(5)?;
+                Ok(StepDetail {
+                    step: row.get::<_, i64>(0)? as usize,
+                    applied: row.get(1)?,
+                    prf: Prf {
+                        precision: row.get(2)?,
+                        recall: row.get(3)?,
+                        f1: row.get(4)?,
+                    },
+                    content: match edit {
+                        Some(edit) => Some(StoredContent {
+                            edit,
+                            bleu: row.get::<_, Option<f64>>(6)?.unwrap_or(0.0),
+                            es: row.get::<_, Option<f64>>(7)?.unwrap_or(0.0),
+                            generated: row.get::<_, Option<bool>>(8)?.unwrap_or(false),
+                        }),
+                        None => None,
+                    },
+                    predictions: Vec::new(),
+                    failures: Vec::new(),
+                })
+            },
+        )?;
+        let predictions = self.rows(
+            "SELECT step, rank, file, start_line, end_line, text, confidence, matched, class
+               FROM run_predictions WHERE run_id = ?1 AND key = ?2 ORDER BY step, rank",
+            params![run, key],
+            |row| {
+                let class: String = row.get(8)?;
+                Ok((
+                    row.get::<_, i64>(0)? as usize,
+                    StoredPrediction {
+                        rank: row.get::<_, i64>(1)? as usize,
+                        file: row.get(2)?,
+                        start_line: row.get::<_, i64>(3)? as usize,
+                        end_line: row.get::<_, i64>(4)? as usize,
+                        text: row.get(5)?,
+                        confidence: row.get(6)?,
+                        matched: row.get(7)?,
+                        // A class this version does not know shows as breaking (unmatched).
+                        class: FlowClass::from_key(&class).unwrap_or(FlowClass::Breaking),
+                    },
+                ))
+            },
+        )?;
+        let failures = self.rows(
+            "SELECT step, call, kind, message FROM run_errors
+              WHERE run_id = ?1 AND key = ?2 AND step IS NOT NULL ORDER BY rowid",
+            params![run, key],
+            |row| {
+                let (call, kind, message): (String, String, String) =
+                    (row.get(1)?, row.get(2)?, row.get(3)?);
+                Ok((
+                    row.get::<_, i64>(0)? as usize,
+                    format!("{call} {kind}: {message}"),
+                ))
+            },
+        )?;
+        for step in &mut steps {
+            let n = step.step;
+            step.predictions = (predictions.iter())
+                .filter(|(s, _)| *s == n)
+                .map(|(_, p)| p.clone())
+                .collect();
+            step.failures = (failures.iter())
+                .filter(|(s, _)| *s == n)
+                .map(|(_, f)| f.clone())
+                .collect();
+        }
+        Ok(steps)
     }
 
     /// Appends reads to a step of a run (after the reads it already has).

@@ -36,10 +36,24 @@ fn range_says_what_it_selected_and_skips_merges() {
     let stderr = String::from_utf8(output.stderr).unwrap();
     // Skipping a merge is what was asked for, not a failure.
     assert_eq!(output.status.code(), Some(0), "{stderr}");
-    assert_eq!(
-        stderr,
-        format!("{range}: 3 commits, 1 merge skipped\nderived 3 of 3 commits (0 skipped)\n")
-    );
+    // Then one progress line per commit (stderr is a pipe), oldest first.
+    let lines: Vec<&str> = stderr.lines().collect();
+    assert_eq!(lines.len(), 5, "{stderr}");
+    assert_eq!(lines[0], format!("{range}: 3 commits, 1 merge skipped"));
+    let mut derived: Vec<String> = Vec::new();
+    for (i, line) in lines[1..4].iter().enumerate() {
+        let prefix = format!("nextedit: [{}/3] ", i + 1);
+        let sha = line
+            .strip_prefix(&prefix)
+            .unwrap()
+            .strip_suffix(": derived");
+        derived.push(sha.unwrap_or_else(|| panic!("{line}")).to_string());
+    }
+    derived.sort();
+    let mut ten: Vec<String> = [&side, &main, &last].map(|s| s[..10].to_string()).to_vec();
+    ten.sort();
+    assert_eq!(derived, ten);
+    assert_eq!(lines[4], "derived 3 of 3 commits (0 skipped)");
     let mut written: Vec<String> = std::fs::read_dir(out.path())
         .unwrap()
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())

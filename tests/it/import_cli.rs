@@ -342,7 +342,7 @@ fn copilot_errors_name_the_entry_and_fatal_inputs_exit_2() {
     assert_eq!(
         text(&out.stderr),
         format!(
-            "skipped {}: log entry 2 (changed): offset 2 splits a surrogate pair\nimported 0 of 1 recordings (1 skipped)\n",
+            "skipped {}: log entry 2 (changed): offset 2 splits a surrogate pair\nnextedit: [1/1] restore: skipped\nimported 0 of 1 recordings (1 skipped)\n",
             bad.display()
         )
     );
@@ -683,8 +683,11 @@ fn contextbench_batch_skips_bad_rows_and_unmatched_predictions() {
         format!(
             "skipped {g}: line 2: invalid JSON: key must be a string at line 1 column 2\n\
              a: 1 empty steps left out\n\
+             nextedit: [1/3] a: session 1\n\
              skipped b: gold region 0 (y.py): lines 0..=3 are not a 1-based inclusive range\n\
+             nextedit: [2/3] b: skipped\n\
              c: no row of {p} matches; imported without reads\n\
+             nextedit: [3/3] c: session 2\n\
              skipped zz: no gold row matches\n\
              imported 2 of 3 tasks (3 items skipped)\n"
         )

@@ -11,6 +11,7 @@ use nextedit::contextbench_io::DirRepo;
 use nextedit::import::{contextbench, copilot};
 use nextedit::import_io::{read_rows, recording_files, recording_name};
 use nextedit::metrics::contextbench::{Conversion, RepoView};
+use nextedit::progress::{Progress, ProgressMode};
 use nextedit::store::Database;
 
 /// Import other tools' recordings and benchmark tasks as sessions
@@ -47,6 +48,11 @@ pub struct CopilotArgs {
     /// Database [default: $NEXTEDIT_DB, else $XDG_DATA_HOME/nextedit/nextedit.db]
     #[arg(long, value_name = "PATH")]
     db: Option<PathBuf>,
+
+    /// Show no progress on stderr (else a bar with count, rate and ETA on a terminal,
+    /// one line per item otherwise)
+    #[arg(long, short)]
+    quiet: bool,
 }
 
 /// ContextBench tasks → sessions of kind `imported`
@@ -84,6 +90,11 @@ pub struct ContextBenchArgs {
     /// Database [default: $NEXTEDIT_DB, else $XDG_DATA_HOME/nextedit/nextedit.db]
     #[arg(long, value_name = "PATH")]
     db: Option<PathBuf>,
+
+    /// Show no progress on stderr (else a bar with count, rate and ETA on a terminal,
+    /// one line per item otherwise)
+    #[arg(long, short)]
+    quiet: bool,
 }
 
 /// Runs `nextedit import …`.
@@ -107,6 +118,8 @@ fn run_copilot(args: CopilotArgs) -> Result<i32> {
     }
     let mut db = open_db(&args.db)?;
     let mut failed = 0;
+    let progress = Progress::new(ProgressMode::detect(args.quiet), "recordings");
+    progress.start(files.len());
     for path in &files {
         let imported = std::fs::read_to_string(path)
             .with_context(|| format!("cannot read {}", path.display()))
@@ -117,26 +130,31 @@ fn run_copilot(args: CopilotArgs) -> Result<i32> {
         match imported {
             Ok(import) => {
                 let id = db.import_trajectory(&import.trajectory)?;
-                println!("{id}\t{}", path.display());
+                progress.suspend(|| println!("{id}\t{}", path.display()));
                 if !import.ignored.is_empty() {
                     let kinds: Vec<String> = import
                         .ignored
                         .iter()
                         .map(|(k, n)| format!("{n} {k}"))
                         .collect();
-                    eprintln!(
-                        "{}: left out entries without a trajectory equivalent: {}",
-                        path.display(),
-                        kinds.join(", ")
-                    );
+                    progress.suspend(|| {
+                        eprintln!(
+                            "{}: left out entries without a trajectory equivalent: {}",
+                            path.display(),
+                            kinds.join(", ")
+                        )
+                    });
                 }
+                progress.item(&recording_name(path), &format!("session {id}"));
             }
             Err(error) => {
                 failed += 1;
-                eprintln!("skipped {error:#}");
+                progress.suspend(|| eprintln!("skipped {error:#}"));
+                progress.item(&recording_name(path), "skipped");
             }
         }
     }
+    progress.finish();
     eprintln!(
         "imported {} of {} recordings ({failed} skipped)",
         files.len() - failed,
@@ -184,6 +202,8 @@ fn run_contextbench(args: ContextBenchArgs) -> Result<i32> {
     let mut db = open_db(&args.db)?;
     let mut used = vec![false; reads.len()];
     let mut stored = 0;
+    let progress = Progress::new(ProgressMode::detect(args.quiet), "tasks");
+    progress.start(tasks.len());
     for task in &tasks {
         let id = &task.gold.instance_id;
         let matched = contextbench::match_reads(&task.gold, tasks.len(), &reads);
@@ -199,7 +219,7 @@ fn run_contextbench(args: ContextBenchArgs) -> Result<i32> {
                 trajectory.session.workspace = args.repo.as_ref().map(|d| d.display().to_string());
                 let session = db.import_trajectory(&trajectory)?;
                 stored += 1;
-                println!("{session}\t{id}");
+                progress.suspend(|| println!("{session}\t{id}"));
                 if let (Some(path), None) = (reads_path, matched) {
                     eprintln!(
                         "{id}: no row of {} matches; imported without reads",
@@ -221,13 +241,16 @@ fn run_contextbench(args: ContextBenchArgs) -> Result<i32> {
                 if let Some(m) = matched.filter(|m| m.empty_steps > 0) {
                     eprintln!("{id}: {} empty steps left out", m.empty_steps);
                 }
+                progress.item(id, &format!("session {session}"));
             }
             Err(error) => {
                 failed += 1;
-                eprintln!("skipped {error}");
+                progress.suspend(|| eprintln!("skipped {error}"));
+                progress.item(id, "skipped");
             }
         }
     }
+    progress.finish();
     for (r, used) in reads.iter().zip(&used) {
         if !used {
             failed += 1;

@@ -12,6 +12,7 @@ use std::io::Write;
 use std::path::PathBuf;
 
 use clap::{Args, ValueEnum};
+use nextedit::progress::{Progress, ProgressMode};
 use nextedit::run::{self, RunSettings, SandboxMode, json, plan, text};
 use nextedit::store::Database;
 use nextedit::trajectory::SliceBound;
@@ -176,6 +177,11 @@ pub struct ReplayArgs {
 
     #[command(flatten)]
     scale: shard::ShardArgs,
+
+    /// Show no progress on stderr (else a bar with count, rate and ETA on a terminal,
+    /// one line per trajectory otherwise)
+    #[arg(long, short)]
+    quiet: bool,
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -223,7 +229,10 @@ pub fn run(args: ReplayArgs) -> anyhow::Result<i32> {
         .clone()
         .unwrap_or_else(nextedit::store::default_path);
     let mut db = Database::open(&db_path)?;
-    let printer = Printer { json: args.json };
+    let printer = Printer {
+        json: args.json,
+        progress: Progress::new(ProgressMode::detect(args.quiet), "trajectories"),
+    };
     let mut failed = 0;
     let (run_id, settings) = match args.resume {
         Some(run) => {
@@ -269,6 +278,7 @@ pub fn run(args: ReplayArgs) -> anyhow::Result<i32> {
         }
     }
     let executed = run::execute_group(&mut db, &db_path, run_id, args.jobs, &printer)?;
+    printer.progress.finish();
     failed += executed.failed;
     let mut out = std::io::stdout().lock();
     if args.json {

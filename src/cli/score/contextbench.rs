@@ -4,13 +4,13 @@ use std::path::PathBuf;
 
 use anyhow::{Context, Result, bail};
 use clap::Args;
-use indicatif::{ProgressBar, ProgressStyle};
 use nextedit::contextbench_io::{
     DirRepo, add_patches, load_gold, load_patches, load_predictions, score_predictions,
 };
 use nextedit::metrics::contextbench::{
     ContextBenchConfig, Conversion, Granularity as Level, Mode, aggregate,
 };
+use nextedit::progress::{Progress, ProgressMode};
 use nextedit::syntax::DefinitionSet;
 use serde_json::json;
 
@@ -40,6 +40,10 @@ pub struct ContextBenchArgs {
     /// Print one JSON document (`instances`, `errors`, `aggregate`) instead of text
     #[arg(long)]
     json: bool,
+    /// Show no progress on stderr (else a bar with count, rate and ETA on a terminal,
+    /// one line per instance otherwise)
+    #[arg(long, short)]
+    quiet: bool,
 }
 
 /// The granularities in the evaluator's order, with their names.
@@ -78,22 +82,12 @@ pub fn run(a: ContextBenchArgs) -> Result<()> {
             .with_context(|| format!("loading --patches `{}`", path.display()))?;
         add_patches(&mut preds, &patches);
     }
-    let pb = (preds.len() >= 20).then(|| {
-        let pb = ProgressBar::new(preds.len() as u64);
-        pb.set_style(
-            ProgressStyle::with_template("{bar:40} {pos}/{len} instances {per_sec} {eta}")
-                .expect("valid template"),
-        );
-        pb
+    let progress = Progress::new(ProgressMode::detect(a.quiet), "instances");
+    progress.start(preds.len());
+    let scored = score_predictions(&golds, &preds, &repo, &config, |id| {
+        progress.item(id, "scored");
     });
-    let scored = score_predictions(&golds, &preds, &repo, &config, || {
-        if let Some(pb) = &pb {
-            pb.inc(1);
-        }
-    });
-    if let Some(pb) = pb {
-        pb.finish_and_clear();
-    }
+    progress.finish();
     let (results, errors) = (scored.results, scored.errors);
     let agg = aggregate(&results);
     if a.json {

@@ -31,6 +31,8 @@ pub enum Server {
     Ray,
     /// Hugging Face `datasets` from PyPI in `.venv-datasets` (its Python).
     HfDatasets,
+    /// Debian's chromium, headless, for the HTML report (`report_html.rs`).
+    Chromium,
 }
 
 impl Server {
@@ -53,6 +55,7 @@ impl Server {
             Server::HfDatasets => {
                 "`python3 -m venv .venv-datasets && .venv-datasets/bin/pip install datasets==5.2.0`, as scripts/test does"
             }
+            Server::Chromium => "`apt-get install chromium`, as scripts/test does",
         }
     }
 
@@ -115,6 +118,7 @@ impl Server {
                 present(ray).map(|_| python)
             }),
             Server::HfDatasets => present(repo().join(".venv-datasets/bin/python")),
+            Server::Chromium => present(PathBuf::from("/usr/bin/chromium")),
         }
     }
 
