@@ -1,5 +1,6 @@
 //! Next-edit suggesters: the trait replay drives, the process protocol adapter, the
-//! OpenAI-compatible endpoint adapter and the built-in baselines.
+//! OpenAI-compatible endpoint adapter, the language-server adapter and the built-in
+//! baselines.
 //!
 //! Architecture invariant: a suggester only ever sees what [`protocol`] messages
 //! carry: the current state, applied edits, and what `--reveal` allows. Gold
@@ -8,6 +9,8 @@
 //! (`replay::FedSuggester`) accept; every other suggester keeps the default `None`.
 
 mod builtin;
+pub mod lsp;
+pub mod lsp_edits;
 pub mod openai;
 mod process;
 pub mod prompt;

@@ -38,6 +38,7 @@ mod replay_sandbox;
 mod replay_scoring;
 mod sessions_cli;
 mod sessions_link;
+mod suggester_lsp;
 mod suggester_openai;
 mod suggester_process;
 mod tidy;
