@@ -70,11 +70,19 @@ fn measure(spec: &str, steps: usize) -> Option<[Vec<f64>; 3]> {
     for step in 1..=steps {
         let before = file_text(step - 1, &name);
         let renames = step % 5 == 0;
-        let new_name = if renames { format!("v{step}") } else { name.clone() };
+        let new_name = if renames {
+            format!("v{step}")
+        } else {
+            name.clone()
+        };
         // The edited line: a function's body, or its parameter when renaming.
         let (text, line) = if renames {
             // Renames the parameter of the first function only: the rest is left to the server.
-            let t = before.replacen(&format!("def f0({name}):"), &format!("def f0({new_name}):"), 1);
+            let t = before.replacen(
+                &format!("def f0({name}):"),
+                &format!("def f0({new_name}):"),
+                1,
+            );
             (t, 4)
         } else {
             let line = 5 + 4 * (step % (LINES / 4));
@@ -110,8 +118,14 @@ fn measure(spec: &str, steps: usize) -> Option<[Vec<f64>; 3]> {
     }
     suggester.shutdown();
     let timings = suggester.timings();
-    let total: Vec<f64> = timings.iter().map(|t| t.total.as_secs_f64() * 1e3).collect();
-    let waiting: Vec<f64> = timings.iter().map(|t| t.waiting.as_secs_f64() * 1e3).collect();
+    let total: Vec<f64> = timings
+        .iter()
+        .map(|t| t.total.as_secs_f64() * 1e3)
+        .collect();
+    let waiting: Vec<f64> = timings
+        .iter()
+        .map(|t| t.waiting.as_secs_f64() * 1e3)
+        .collect();
     let overhead: Vec<f64> = timings
         .iter()
         .map(|t| t.total.saturating_sub(t.waiting).as_secs_f64() * 1e3)
@@ -138,7 +152,10 @@ fn main() {
     );
     for (label, program, arg) in servers {
         if !program.exists() {
-            println!("{label:<12}  skipped: {} is not installed", program.display());
+            println!(
+                "{label:<12}  skipped: {} is not installed",
+                program.display()
+            );
             continue;
         }
         let spec = format!("lsp:{} {arg}", program.display());

@@ -63,8 +63,9 @@ pub(super) fn build_suggester(
                 .with_give_up_after(settings.give_up_after);
             if let Some(place) = place {
                 // The server runs behind nextedit's own proxy, so its reads are attributed.
-                let nextedit = std::env::current_exe()
-                    .map_err(RunError::io("cannot find nextedit's own executable".to_string()))?;
+                let nextedit = std::env::current_exe().map_err(RunError::io(
+                    "cannot find nextedit's own executable".to_string(),
+                ))?;
                 suggester = suggester.with_proxy(&nextedit, &place.reads_db());
                 if let Some(sandbox) = &place.sandbox {
                     suggester = suggester.with_sandbox(sandbox.clone());

@@ -12,7 +12,7 @@
 //! cursor. Turning answers into edits is [`super::lsp_edits`]'s; this file is the
 //! server, the requests and their failures.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::io::{Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -60,7 +60,9 @@ pub enum LspSpecError {
         spec: String,
     },
     /// The program is neither an existing path nor found on `PATH`.
-    #[error("{spec:?}: cannot find the language server `{program}` (not an existing path, not on PATH)")]
+    #[error(
+        "{spec:?}: cannot find the language server `{program}` (not an existing path, not on PATH)"
+    )]
     NotFound {
         /// The spec.
         spec: String,
@@ -310,7 +312,9 @@ impl LspSuggester {
 fn initialize_params(root: &Path) -> Value {
     let uri = path_to_uri(root);
     json!({
-        "processId": std::process::id(),
+        // No process id: in the sandbox's PID namespace nextedit's would name nothing
+        // (or another process), and servers that watch their parent would exit.
+        "processId": null,
         "clientInfo": {"name": "nextedit-lsp-suggester", "version": env!("CARGO_PKG_VERSION")},
         "rootUri": uri,
         "rootPath": root.to_string_lossy(),
@@ -394,7 +398,9 @@ fn request(
     }
     match server.client.request(method, params, left) {
         Ok(result) => Ok(Answer::Result(result)),
-        Err(error @ ClientError::Response { .. }) => Ok(Answer::Error(failure(server, call, error))),
+        Err(error @ ClientError::Response { .. }) => {
+            Ok(Answer::Error(failure(server, call, error)))
+        }
         Err(error) => Err(failure(server, call, error)),
     }
 }
@@ -453,7 +459,12 @@ impl Step<'_> {
     fn sync(&mut self, files: &[FileContent]) -> Result<HashSet<String>, SuggestError> {
         let mut changed = HashSet::new();
         for file in files {
-            if self.server.documents.get(&file.path).is_some_and(|d| d.text == file.text) {
+            if self
+                .server
+                .documents
+                .get(&file.path)
+                .is_some_and(|d| d.text == file.text)
+            {
                 continue;
             }
             self.set_text(&file.path, &file.text)?;
@@ -507,7 +518,8 @@ impl Step<'_> {
             let Some(note) = self.server.client.next_notification(timeout) else {
                 break;
             };
-            if note.get("method").and_then(Value::as_str) != Some("textDocument/publishDiagnostics") {
+            if note.get("method").and_then(Value::as_str) != Some("textDocument/publishDiagnostics")
+            {
                 continue;
             }
             let Some(params) = note.get("params") else {
@@ -534,7 +546,11 @@ impl Step<'_> {
             self.server.diagnostics.insert(for_uri.to_string(), list);
         }
         *self.waiting += started.elapsed();
-        self.server.diagnostics.get(&uri).cloned().unwrap_or_default()
+        self.server
+            .diagnostics
+            .get(&uri)
+            .cloned()
+            .unwrap_or_default()
     }
 
     /// The current text of `path`: the synced document, else the worktree's file.
@@ -554,10 +570,10 @@ impl Step<'_> {
             .map(|p| p.as_str().to_string())
     }
 
-    /// A workspace edit as whole-line edits of the current texts; `base` gives the
-    /// text the edits of one file apply to when it is not the current one (a rename
-    /// asked in the state before the last edit).
-    fn workspace_edit(&self, edit: &Value, base: Option<(&str, &str)>) -> Vec<SuggestedEdit> {
+    /// A workspace edit as whole-line edits of the current texts; `bases` gives the
+    /// text the edits of a file apply to when it is not the current one (a rename
+    /// asked in the state before the edits that made it).
+    fn workspace_edit(&self, edit: &Value, bases: &HashMap<String, String>) -> Vec<SuggestedEdit> {
         let mut out = Vec::new();
         for (uri, edits) in lsp_edits::workspace_edits(edit).unwrap_or_default() {
             let Some(path) = self.path_of(&uri) else {
@@ -566,11 +582,8 @@ impl Step<'_> {
             let Some(current) = self.text_of(&path) else {
                 continue;
             };
-            let from = match base {
-                Some((file, text)) if file == path => text.to_string(),
-                _ => current.clone(),
-            };
-            if let Some(new) = lsp_edits::apply(&from, &edits) {
+            let from = bases.get(&path).unwrap_or(&current);
+            if let Some(new) = lsp_edits::apply(from, &edits) {
                 out.extend(lsp_edits::line_edits(&path, &current, &new));
             }
         }
@@ -594,12 +607,17 @@ impl Step<'_> {
             .is_some_and(|c| !c.is_null() && c != &Value::Bool(false))
     }
 
-    /// Quick fixes for the diagnostics near the most recent edits (most recent first),
-    /// then fix-all of the cursor's file.
-    fn code_actions(&mut self, prior: &[AppliedEdit], cursor_file: &str) -> Result<Vec<Vec<SuggestedEdit>>, SuggestError> {
-        let mut proposals = Vec::new();
+    /// Code-action proposals, ranked: the preferred quick fixes for the diagnostics near
+    /// the most recent edits (most recent edit first), fix-all of the cursor's file, then
+    /// the other quick fixes (a server's "disable this rule here" and its alternatives).
+    fn code_actions(
+        &mut self,
+        prior: &[AppliedEdit],
+        cursor_file: &str,
+    ) -> Result<Vec<Vec<SuggestedEdit>>, SuggestError> {
+        let (mut preferred, mut fix_all, mut others) = (Vec::new(), Vec::new(), Vec::new());
         if !self.capability("codeActionProvider") {
-            return Ok(proposals);
+            return Ok(Vec::new());
         }
         let mut asked: Vec<(String, usize, usize)> = Vec::new();
         for edit in prior.iter().rev().take(NEIGHBOURHOOD_EDITS) {
@@ -629,29 +647,45 @@ impl Step<'_> {
                 "range": {"start": {"line": start, "character": 0}, "end": {"line": end, "character": 0}},
                 "context": {"diagnostics": near, "only": ["quickfix"], "triggerKind": 2}});
             if let Some(answer) = self.ask("textDocument/codeAction", params)? {
-                for action in lsp_edits::code_action_edits(&answer) {
-                    proposals.push(self.workspace_edit(&action, None));
+                for (is_preferred, action) in lsp_edits::code_action_edits(&answer) {
+                    let edits = self.workspace_edit(&action, &HashMap::new());
+                    if is_preferred {
+                        preferred.push(edits);
+                    } else {
+                        others.push(edits);
+                    }
                 }
             }
         }
         let all = self.diagnostics_of(cursor_file, false);
-        if let Some(doc) = self.server.documents.get(cursor_file).filter(|_| !all.is_empty()) {
+        if let Some(doc) = self
+            .server
+            .documents
+            .get(cursor_file)
+            .filter(|_| !all.is_empty())
+        {
             let lines = doc.text.split_inclusive('\n').count();
             let params = json!({"textDocument": {"uri": doc.uri},
                 "range": {"start": {"line": 0, "character": 0}, "end": {"line": lines, "character": 0}},
                 "context": {"diagnostics": all, "only": ["source.fixAll"], "triggerKind": 2}});
             if let Some(answer) = self.ask("textDocument/codeAction", params)? {
-                for action in lsp_edits::code_action_edits(&answer) {
-                    proposals.push(self.workspace_edit(&action, None));
+                for (_, action) in lsp_edits::code_action_edits(&answer) {
+                    fix_all.push(self.workspace_edit(&action, &HashMap::new()));
                 }
             }
         }
-        Ok(proposals)
+        preferred.extend(fix_all);
+        preferred.extend(others);
+        Ok(preferred)
     }
 
     /// Inline completions where the server offers them, else the top completion items,
     /// at `cursor` (line, byte column) of `path`: one proposal each.
-    fn completions(&mut self, path: &str, cursor: (usize, usize)) -> Result<Vec<Vec<TextEdit>>, SuggestError> {
+    fn completions(
+        &mut self,
+        path: &str,
+        cursor: (usize, usize),
+    ) -> Result<Vec<Vec<TextEdit>>, SuggestError> {
         let Some(doc) = self.server.documents.get(path) else {
             return Ok(Vec::new());
         };
@@ -668,43 +702,86 @@ impl Step<'_> {
                 .map(|e| vec![e])
                 .collect());
         }
-        if !self.capability("completionProvider") {
+        let triggers: Vec<String> = self
+            .server
+            .capabilities
+            .pointer("/completionProvider/triggerCharacters")
+            .and_then(Value::as_array)
+            .map(|t| {
+                t.iter()
+                    .filter_map(Value::as_str)
+                    .map(str::to_string)
+                    .collect()
+            })
+            .unwrap_or_default();
+        if !self.capability("completionProvider")
+            || !lsp_edits::completes_here(&text, cursor.0, cursor.1, &triggers)
+        {
             return Ok(Vec::new());
         }
-        let params = json!({"textDocument": {"uri": uri}, "position": at, "context": {"triggerKind": 1}});
+        let params =
+            json!({"textDocument": {"uri": uri}, "position": at, "context": {"triggerKind": 1}});
         let Some(answer) = self.ask("textDocument/completion", params)? else {
             return Ok(Vec::new());
         };
-        Ok(lsp_edits::completion_items(&answer, &text, cursor, COMPLETION_ITEMS)
-            .iter()
-            .filter_map(|item| lsp_edits::completion_edits(item, &text, cursor))
-            .collect())
+        Ok(
+            lsp_edits::completion_items(&answer, &text, cursor, COMPLETION_ITEMS)
+                .iter()
+                .filter_map(|item| lsp_edits::completion_edits(item, &text, cursor))
+                .collect(),
+        )
     }
 
     /// When the last edit renamed an identifier: the server's rename of it, asked in
-    /// the state before that edit (where every occurrence still agrees) and diffed
-    /// against the current texts, so what is left is the other occurrences.
-    fn rename(&mut self, last: &AppliedEdit) -> Result<Vec<SuggestedEdit>, SuggestError> {
+    /// the state before the edits that made this rename (where every occurrence still
+    /// agrees) and diffed against the current texts, so what is left is the other
+    /// occurrences.
+    fn rename(&mut self, prior: &[AppliedEdit]) -> Result<Vec<SuggestedEdit>, SuggestError> {
+        let Some(last) = prior.last() else {
+            return Ok(Vec::new());
+        };
         let Some(renamed) = lsp_edits::renamed_identifier(last) else {
             return Ok(Vec::new());
         };
         if !self.capability("renameProvider") {
             return Ok(Vec::new());
         }
-        let Some(doc) = self.server.documents.get(&last.file) else {
+        let Some(uri) = self.server.documents.get(&last.file).map(|d| d.uri.clone()) else {
             return Ok(Vec::new());
         };
-        let (uri, current) = (doc.uri.clone(), doc.text.clone());
-        let before = lsp_edits::replace_lines(&current, last.start_line, last.end_line, &last.before);
-        self.set_text(&last.file, &before)?;
-        let position = lsp_edits::position(&before, renamed.line, renamed.column);
+        // Per file, its current text and its text with this rename's edits set back
+        // (a rename keeps line numbers, so each edit's current lines stay valid).
+        let mut texts: BTreeMap<String, (String, String)> = BTreeMap::new();
+        for edit in lsp_edits::same_renames(prior, &renamed) {
+            let Some(doc) = self.server.documents.get(&edit.file) else {
+                continue;
+            };
+            let (_, before) = texts
+                .entry(edit.file.clone())
+                .or_insert_with(|| (doc.text.clone(), doc.text.clone()));
+            *before =
+                lsp_edits::replace_lines(before, edit.start_line, edit.end_line, &edit.before);
+        }
+        let mut set_back = Vec::new();
+        for (file, (_, before)) in &texts {
+            self.set_text(file, before)?;
+            set_back.push(file.clone());
+        }
+        let before = &texts[&last.file].1;
+        let position = lsp_edits::position(before, renamed.line, renamed.column);
         let params = json!({"textDocument": {"uri": uri},
             "position": {"line": position.0, "character": position.1}, "newName": renamed.new_name});
         let answer = self.ask("textDocument/rename", params);
-        // The server gets the current text back whatever the answer.
-        self.set_text(&last.file, &current)?;
+        // The server gets the current texts back whatever the answer.
+        for file in set_back {
+            self.set_text(&file, &texts[&file].0)?;
+        }
+        let bases: HashMap<String, String> = texts
+            .into_iter()
+            .map(|(file, (_, before))| (file, before))
+            .collect();
         Ok(answer?
-            .map(|edit| self.workspace_edit(&edit, Some((last.file.as_str(), before.as_str()))))
+            .map(|edit| self.workspace_edit(&edit, &bases))
             .unwrap_or_default())
     }
 
@@ -758,15 +835,14 @@ impl Suggester for LspSuggester {
                 answered: 0,
             };
             step.sync(&params.files)?;
-            let Some(region) = super::prompt::region_at_last_edit(&params.prior_edits, &params.files) else {
+            let Some(region) =
+                super::prompt::region_at_last_edit(&params.prior_edits, &params.files)
+            else {
                 return Ok(SuggestResult::default());
             };
             let _ = step.diagnostics_of(&region.file, true);
             let mut proposals = Vec::new();
-            let renames = match params.prior_edits.last() {
-                Some(last) => step.rename(last)?,
-                None => Vec::new(),
-            };
+            let renames = step.rename(&params.prior_edits)?;
             proposals.push(renames);
             proposals.extend(step.code_actions(&params.prior_edits, &region.file)?);
             let cursor = (region.cursor_line, region.cursor_column);
@@ -800,16 +876,27 @@ impl Suggester for LspSuggester {
                 return Ok(GenerateResult::default());
             }
             let Some(text) = step.text_of(&params.file) else {
-                return Ok(GenerateResult { text: unchanged, reads: Vec::new() });
+                return Ok(GenerateResult {
+                    text: unchanged,
+                    reads: Vec::new(),
+                });
             };
             let last = params.end_line - 1;
-            let column = text.split('\n').nth(last).unwrap_or("").trim_end_matches('\r').len();
+            let column = text
+                .split('\n')
+                .nth(last)
+                .unwrap_or("")
+                .trim_end_matches('\r')
+                .len();
             let proposals = step.completions(&params.file, (last, column))?;
             let result = proposals
                 .iter()
                 .find_map(|edits| location_after(&text, edits, params.start_line, params.end_line))
                 .unwrap_or(unchanged);
-            step.outcome(GenerateResult { text: result, reads: Vec::new() })
+            step.outcome(GenerateResult {
+                text: result,
+                reads: Vec::new(),
+            })
         })
     }
 
@@ -823,8 +910,16 @@ impl Suggester for LspSuggester {
 
 /// The text of lines `[start_line, end_line)` after `edits`, when they all fall
 /// within those lines; `None` otherwise (an edit elsewhere is not this location's).
-fn location_after(text: &str, edits: &[TextEdit], start_line: usize, end_line: usize) -> Option<String> {
-    if edits.iter().any(|e| e.start.0 < start_line || e.end.0 >= end_line) {
+fn location_after(
+    text: &str,
+    edits: &[TextEdit],
+    start_line: usize,
+    end_line: usize,
+) -> Option<String> {
+    if edits
+        .iter()
+        .any(|e| e.start.0 < start_line || e.end.0 >= end_line)
+    {
         return None;
     }
     let new = lsp_edits::apply(text, edits)?;

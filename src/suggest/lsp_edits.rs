@@ -189,7 +189,12 @@ fn line_at(text: &str, line: usize) -> &str {
 /// The completion items of a `textDocument/completion` answer (a list or a
 /// `CompletionList`) that fit the identifier before the cursor, in the order an editor
 /// shows them (`sortText`, else `label`; the server's order breaks ties), at most `cap`.
-pub fn completion_items(answer: &Value, text: &str, cursor: (usize, usize), cap: usize) -> Vec<Value> {
+pub fn completion_items(
+    answer: &Value,
+    text: &str,
+    cursor: (usize, usize),
+    cap: usize,
+) -> Vec<Value> {
     let items = answer
         .as_array()
         .or_else(|| answer.get("items").and_then(Value::as_array));
@@ -199,15 +204,20 @@ pub fn completion_items(answer: &Value, text: &str, cursor: (usize, usize), cap:
     let line = line_at(text, cursor.0);
     let column = cursor.1.min(line.len());
     let prefix = line[word_before(line, column)..column].to_lowercase();
-    let key = |item: &Value, field: &str| item.get(field).and_then(Value::as_str).map(str::to_string);
+    let key =
+        |item: &Value, field: &str| item.get(field).and_then(Value::as_str).map(str::to_string);
     let mut kept: Vec<(String, Value)> = items
         .iter()
         .filter(|item| {
-            let filter = key(item, "filterText").or_else(|| key(item, "label")).unwrap_or_default();
+            let filter = key(item, "filterText")
+                .or_else(|| key(item, "label"))
+                .unwrap_or_default();
             filter.to_lowercase().starts_with(&prefix)
         })
         .map(|item| {
-            let sort = key(item, "sortText").or_else(|| key(item, "label")).unwrap_or_default();
+            let sort = key(item, "sortText")
+                .or_else(|| key(item, "label"))
+                .unwrap_or_default();
             (sort, item.clone())
         })
         .collect();
@@ -245,7 +255,11 @@ pub fn completion_edits(item: &Value, text: &str, cursor: (usize, usize)) -> Opt
 /// The text edits of a `textDocument/inlineCompletion` answer's items (a list or an
 /// `InlineCompletionList`), each at its `range` or else at the cursor (an LSP
 /// position), in the server's order, at most `cap`.
-pub fn inline_completion_edits(answer: &Value, cursor: (usize, usize), cap: usize) -> Vec<TextEdit> {
+pub fn inline_completion_edits(
+    answer: &Value,
+    cursor: (usize, usize),
+    cap: usize,
+) -> Vec<TextEdit> {
     let items = answer
         .as_array()
         .or_else(|| answer.get("items").and_then(Value::as_array));
@@ -273,18 +287,34 @@ pub fn inline_completion_edits(answer: &Value, cursor: (usize, usize), cap: usiz
         .collect()
 }
 
-/// The code actions of a `textDocument/codeAction` answer that carry an edit, the
-/// preferred ones first (else the server's order); commands without an edit are left
-/// out (running them would need `workspace/applyEdit`, which the suggester declines).
-pub fn code_action_edits(answer: &Value) -> Vec<Value> {
-    let mut actions: Vec<&Value> = answer
+/// The code actions of a `textDocument/codeAction` answer that carry an edit, each
+/// with whether the server marked it preferred (`isPreferred`), in the server's order;
+/// commands without an edit are left out (running them would need
+/// `workspace/applyEdit`, which the suggester declines).
+pub fn code_action_edits(answer: &Value) -> Vec<(bool, Value)> {
+    answer
         .as_array()
         .into_iter()
         .flatten()
-        .filter(|a| a.get("edit").is_some_and(|e| !e.is_null()))
-        .collect();
-    actions.sort_by_key(|a| !a.get("isPreferred").and_then(Value::as_bool).unwrap_or(false));
-    actions.into_iter().filter_map(|a| a.get("edit").cloned()).collect()
+        .filter_map(|action| {
+            let edit = action.get("edit").filter(|e| !e.is_null())?;
+            let preferred = action.get("isPreferred").and_then(Value::as_bool) == Some(true);
+            Some((preferred, edit.clone()))
+        })
+        .collect()
+}
+
+/// Whether a completion at byte `column` of line `line` of `text` is one an editor
+/// would offer: after part of an identifier, or right after one of the server's
+/// trigger characters (`.`, `::`…). At an empty prefix every name in scope fits.
+pub fn completes_here(text: &str, line: usize, column: usize, triggers: &[String]) -> bool {
+    let content = line_at(text, line);
+    let column = column.min(content.len());
+    let head = &content[..column];
+    word_before(content, column) < column
+        || triggers
+            .iter()
+            .any(|t| !t.is_empty() && head.ends_with(t.as_str()))
 }
 
 /// An applied edit that renamed one identifier: where the old name is in the edit's
@@ -337,10 +367,7 @@ pub fn renamed_identifier(edit: &AppliedEdit) -> Option<Renamed> {
     if before.len() != after.len() {
         return None;
     }
-    let mut differing = before
-        .iter()
-        .zip(&after)
-        .filter(|((_, b), (_, a))| b != a);
+    let mut differing = before.iter().zip(&after).filter(|((_, b), (_, a))| b != a);
     let ((at, old), (_, new)) = differing.next()?;
     if differing.next().is_some() || !is_identifier(old) || !is_identifier(new) {
         return None;
@@ -354,6 +381,19 @@ pub fn renamed_identifier(edit: &AppliedEdit) -> Option<Renamed> {
         old_name: old.to_string(),
         new_name: new.to_string(),
     })
+}
+
+/// The applied edits that made the same rename as `renamed` (the last edit's), the
+/// last one included: set back together they give the state where every occurrence
+/// still agrees, even when earlier steps renamed some of them already.
+pub fn same_renames<'a>(prior: &'a [AppliedEdit], renamed: &Renamed) -> Vec<&'a AppliedEdit> {
+    prior
+        .iter()
+        .filter(|edit| {
+            renamed_identifier(edit)
+                .is_some_and(|r| r.old_name == renamed.old_name && r.new_name == renamed.new_name)
+        })
+        .collect()
 }
 
 /// `text` with lines `[start_line, end_line)` replaced by `lines` (the state before an
@@ -426,7 +466,11 @@ mod tests {
             }]
         );
         // An insertion at a line start is an insertion of whole lines, not a change of that line.
-        let inserted = apply(text, &[edit((2, 0), (2, 0), "x = 1\n"), edit((3, 6), (3, 9), "os")]).unwrap();
+        let inserted = apply(
+            text,
+            &[edit((2, 0), (2, 0), "x = 1\n"), edit((3, 6), (3, 9), "os")],
+        )
+        .unwrap();
         let hunks = line_edits("a.py", text, &inserted);
         assert_eq!(
             hunks
@@ -435,7 +479,10 @@ mod tests {
                 .collect::<Vec<_>>(),
             vec![(2, 2, "x = 1\n"), (3, 4, "print(os.argv)\n")]
         );
-        assert_eq!(apply(text, &[edit((0, 0), (0, 5), ""), edit((0, 2), (0, 3), "")]), None);
+        assert_eq!(
+            apply(text, &[edit((0, 0), (0, 5), ""), edit((0, 2), (0, 3), "")]),
+            None
+        );
         assert!(line_edits("a.py", text, text).is_empty());
     }
 
@@ -450,7 +497,10 @@ mod tests {
             step: 1,
         };
         assert_eq!(
-            renamed_identifier(&applied("x = 1\ndef total(a):\n", "x = 1\ndef sum_of(a):\n")),
+            renamed_identifier(&applied(
+                "x = 1\ndef total(a):\n",
+                "x = 1\ndef sum_of(a):\n"
+            )),
             Some(Renamed {
                 line: 5,
                 column: 4,
@@ -474,11 +524,19 @@ mod tests {
         ]});
         let items = completion_items(&answer, text, (1, 5), 2);
         assert_eq!(
-            items.iter().map(|i| i["label"].as_str().unwrap()).collect::<Vec<_>>(),
+            items
+                .iter()
+                .map(|i| i["label"].as_str().unwrap())
+                .collect::<Vec<_>>(),
             vec!["pathsep", "path"]
         );
         let new = apply(text, &completion_edits(&items[1], text, (1, 5)).unwrap()).unwrap();
         assert_eq!(new, "import os\nos.path\n");
+        let dot = vec![".".to_string()];
+        assert!(completes_here(text, 1, 5, &[]));
+        assert!(completes_here(text, 1, 3, &dot));
+        assert!(!completes_here(text, 1, 3, &[]));
+        assert!(!completes_here("print(x)\n", 0, 8, &dot));
         let pardir = completion_items(&answer, text, (1, 5), 9)[2].clone();
         let new = apply(text, &completion_edits(&pardir, text, (1, 5)).unwrap()).unwrap();
         assert_eq!(new, "import x\nimport os\nos.pardir\n");
@@ -486,7 +544,8 @@ mod tests {
 
     #[test]
     fn workspace_edits_and_code_actions_and_inline_items_parse() {
-        let range = json!({"start": {"line": 0, "character": 0}, "end": {"line": 1, "character": 0}});
+        let range =
+            json!({"start": {"line": 0, "character": 0}, "end": {"line": 1, "character": 0}});
         let answer = json!([
             {"title": "run", "command": "x"},
             {"title": "fix", "edit": {"changes": {"file:///w/a.py": [{"range": range, "newText": ""}]}}},
@@ -496,10 +555,25 @@ mod tests {
             ]}}
         ]);
         let actions = code_action_edits(&answer);
-        assert_eq!(actions.len(), 2);
-        let first = workspace_edits(&actions[0]).unwrap();
-        assert_eq!(first, vec![("file:///w/b.py".to_string(), vec![edit((0, 0), (1, 0), "y\n")])]);
-        assert_eq!(workspace_edits(&json!({"changes": {"u": [{"range": 3}]}})), None);
+        assert_eq!(
+            actions
+                .iter()
+                .map(|(preferred, _)| *preferred)
+                .collect::<Vec<_>>(),
+            vec![false, true]
+        );
+        let first = workspace_edits(&actions[1].1).unwrap();
+        assert_eq!(
+            first,
+            vec![(
+                "file:///w/b.py".to_string(),
+                vec![edit((0, 0), (1, 0), "y\n")]
+            )]
+        );
+        assert_eq!(
+            workspace_edits(&json!({"changes": {"u": [{"range": 3}]}})),
+            None
+        );
         let inline = json!({"items": [{"insertText": "ab"}, {"insertText": {"kind": "snippet", "value": "c"}, "range": range}]});
         assert_eq!(
             inline_completion_edits(&inline, (2, 1), 5),
@@ -516,7 +590,10 @@ mod tests {
             text: String::new(),
             confidence: None,
         };
-        assert_eq!(ranked(vec![vec![e(3), e(1)], vec![e(1), e(2)], vec![e(4)]], 3), vec![e(3), e(1), e(2)]);
+        assert_eq!(
+            ranked(vec![vec![e(3), e(1)], vec![e(1), e(2)], vec![e(4)]], 3),
+            vec![e(3), e(1), e(2)]
+        );
         assert_eq!(replace_lines("a\nb\nc\n", 1, 2, "x\ny\n"), "a\nx\ny\nc\n");
     }
 }

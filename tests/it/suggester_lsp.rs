@@ -9,7 +9,7 @@
 use std::path::Path;
 use std::process::{Command, Output};
 
-use crate::common::servers::{Server, available, go_path_var};
+use crate::common::{Server, available, go_path_var};
 use crate::derive_support::{self, TestRepo};
 
 /// One fixture: the servers it needs, the spec, the repository whose last commit is
@@ -27,7 +27,13 @@ fn nextedit_replay(case: &Case, db: &Path, sandbox: &str, extra: &[&str]) -> Out
     command
         .args(["replay", "--json", "--repo"])
         .arg(case.repo.path())
-        .args(["--range", "HEAD~1..HEAD", "--sandbox", sandbox, "--suggester"])
+        .args([
+            "--range",
+            "HEAD~1..HEAD",
+            "--sandbox",
+            sandbox,
+            "--suggester",
+        ])
         .arg(&case.spec)
         .arg("--db")
         .arg(db)
@@ -79,7 +85,10 @@ fn run_table(db: &Path) -> String {
                 |r| r.get(0),
             )
             .unwrap();
-        out.push_str(&format!("  lsp reads: {}\n", if reads > 0 { "yes" } else { "none" }));
+        out.push_str(&format!(
+            "  lsp reads: {}\n",
+            if reads > 0 { "yes" } else { "none" }
+        ));
     }
     let mut errors = conn
         .prepare("SELECT coalesce(step, -1), call, kind FROM run_errors ORDER BY rowid")
@@ -124,7 +133,10 @@ fn check(case: Case) {
 }
 
 fn ruff_spec() -> String {
-    format!("lsp:{} server", Server::Ruff.find().unwrap_or_default().display())
+    format!(
+        "lsp:{} server",
+        Server::Ruff.find().unwrap_or_default().display()
+    )
 }
 
 fn pyright_spec() -> String {
@@ -238,9 +250,18 @@ fn a_missing_server_is_an_error_naming_it_and_a_failing_one_is_recorded_per_call
     // that prints garbage (no answer either): each trajectory records its failures and
     // gives up after two in a row; nothing worked, so the run fails (exit 1).
     for (spec, kinds) in [
-        ("lsp:false", "initialize crash, suggest gave_up"),
-        ("lsp:sleep 600", "initialize timeout, suggest gave_up"),
-        ("lsp:sh -c 'echo not-a-language-server; sleep 600'", "initialize timeout, suggest gave_up"),
+        (
+            "lsp:false",
+            "initialize crash, suggest gave_up, generate gave_up",
+        ),
+        (
+            "lsp:sleep 600",
+            "initialize timeout, suggest gave_up, generate gave_up",
+        ),
+        (
+            "lsp:sh -c 'echo not-a-language-server; sleep 600'",
+            "initialize timeout, suggest gave_up, generate gave_up",
+        ),
     ] {
         let case = Case {
             name: "failing",
@@ -254,9 +275,21 @@ fn a_missing_server_is_an_error_naming_it_and_a_failing_one_is_recorded_per_call
             &case,
             &db,
             "bwrap",
-            &["--init-timeout", "2", "--timeout", "2", "--give-up-after", "1"],
+            &[
+                "--init-timeout",
+                "2",
+                "--timeout",
+                "2",
+                "--give-up-after",
+                "1",
+            ],
         );
-        assert_eq!(out.status.code(), Some(1), "{spec}: {}", String::from_utf8_lossy(&out.stderr));
+        assert_eq!(
+            out.status.code(),
+            Some(1),
+            "{spec}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
         let conn = rusqlite::Connection::open(&db).unwrap();
         let mut statement = conn
             .prepare("SELECT DISTINCT call || ' ' || kind FROM run_errors ORDER BY rowid")
