@@ -32,8 +32,11 @@ use crate::record::uri::uri_to_path;
 use crate::syntax::Language;
 
 /// Longest wait for the diagnostics of the text just synced (a server that publishes
-/// none for it costs this much per step).
-pub const DIAGNOSTICS_WAIT: Duration = Duration::from_millis(1500);
+/// none for it costs this much per step; pyright takes ~0.4 s a step here).
+pub const DIAGNOSTICS_WAIT: Duration = Duration::from_secs(3);
+/// Longest wait for the first diagnostics of a document just opened: a server's first
+/// analysis of the workspace (pyright: ~4 s here), which its answers wait for too.
+pub const FIRST_DIAGNOSTICS_WAIT: Duration = Duration::from_secs(15);
 /// Completion items kept per request (after the editor's prefix filter and sort).
 pub const COMPLETION_ITEMS: usize = 3;
 /// Most recent applied edits whose neighbourhood is asked for quick fixes.
@@ -509,8 +512,13 @@ impl Step<'_> {
             return Vec::new();
         };
         let uri = doc.uri.clone();
+        let bound = if doc.version == 1 {
+            FIRST_DIAGNOSTICS_WAIT
+        } else {
+            DIAGNOSTICS_WAIT
+        };
         let started = Instant::now();
-        let until = (started + DIAGNOSTICS_WAIT).min(self.deadline);
+        let until = (started + bound).min(self.deadline);
         loop {
             let fresh = self.server.fresh.contains(&uri);
             let left = until.saturating_duration_since(Instant::now());
