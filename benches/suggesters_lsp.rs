@@ -28,7 +28,11 @@ const LINES: usize = 400;
 fn file_text(step: usize, name: &str) -> String {
     let mut text = String::from("import os\nimport sys\n\n\n");
     for i in 0..LINES / 4 {
-        let value = if i == step % (LINES / 4) { 1000 + step } else { i };
+        let value = if i == step % (LINES / 4) {
+            1000 + step
+        } else {
+            i
+        };
         text.push_str(&format!(
             "def f{i}({name}):\n    return {name} + {value} + len(sys.argv)\n\n\n"
         ));

@@ -11,6 +11,7 @@
 mod builtin;
 pub mod lsp;
 pub mod lsp_edits;
+mod lsp_step;
 pub mod openai;
 mod process;
 pub mod prompt;
