@@ -74,13 +74,24 @@ pub struct LspClient {
     ids: RequestIds,
     pending: Pending,
     notifications: Receiver<Value>,
-    transcript: Arc<Mutex<Transcript>>,
+    /// `None` when the client keeps no transcript (a long-running adapter).
+    transcript: Arc<Mutex<Option<Transcript>>>,
     reader: Option<JoinHandle<()>>,
 }
 
 impl LspClient {
     /// Spawns `command` (stdin/stdout are taken over; stderr is left as configured).
-    pub fn spawn(mut command: Command) -> Result<LspClient, ClientError> {
+    pub fn spawn(command: Command) -> Result<LspClient, ClientError> {
+        LspClient::spawn_with(command, true)
+    }
+
+    /// Like [`LspClient::spawn`], but keeps no transcript, so memory stays flat however
+    /// long the server runs (the `lsp:` suggester).
+    pub fn spawn_without_transcript(command: Command) -> Result<LspClient, ClientError> {
+        LspClient::spawn_with(command, false)
+    }
+
+    fn spawn_with(mut command: Command, keep_transcript: bool) -> Result<LspClient, ClientError> {
         let program = command.get_program().to_string_lossy().into_owned();
         let mut child = command
             .stdin(Stdio::piped())
@@ -93,7 +104,7 @@ impl LspClient {
         let stdin = Arc::new(Mutex::new(child.stdin.take()));
         let stdout = child.stdout.take().expect("stdout is piped");
         let pending: Pending = Arc::default();
-        let transcript: Arc<Mutex<Transcript>> = Arc::default();
+        let transcript = Arc::new(Mutex::new(keep_transcript.then(Transcript::default)));
         let (note_tx, notifications) = crossbeam_channel::unbounded();
         let reader = {
             let pending = pending.clone();
@@ -210,7 +221,11 @@ impl LspClient {
 
     /// A copy of all bytes exchanged so far.
     pub fn transcript(&self) -> Transcript {
-        self.transcript.lock().expect("transcript lock").clone()
+        self.transcript
+            .lock()
+            .expect("transcript lock")
+            .clone()
+            .unwrap_or_default()
     }
 
     /// Closes the server's stdin (the editor went away) without shutdown.
@@ -267,7 +282,7 @@ impl Drop for LspClient {
 
 fn write_locked(
     stdin: &Mutex<Option<ChildStdin>>,
-    transcript: &Mutex<Transcript>,
+    transcript: &Mutex<Option<Transcript>>,
     bytes: &[u8],
 ) -> Result<(), ClientError> {
     let mut guard = stdin.lock().expect("stdin lock");
@@ -280,11 +295,9 @@ fn write_locked(
         .write_all(bytes)
         .and_then(|()| stdin.flush())
         .map_err(ClientError::Write)?;
-    transcript
-        .lock()
-        .expect("transcript lock")
-        .sent
-        .extend_from_slice(bytes);
+    if let Some(transcript) = transcript.lock().expect("transcript lock").as_mut() {
+        transcript.sent.extend_from_slice(bytes);
+    }
     Ok(())
 }
 
@@ -293,7 +306,7 @@ fn read_loop(
     stdin: Arc<Mutex<Option<ChildStdin>>>,
     pending: Pending,
     notifications: Sender<Value>,
-    transcript: Arc<Mutex<Transcript>>,
+    transcript: Arc<Mutex<Option<Transcript>>>,
 ) {
     let mut decoder = FrameDecoder::new();
     let mut buf = vec![0u8; 64 * 1024];
@@ -302,11 +315,9 @@ fn read_loop(
             Ok(0) | Err(_) => break,
             Ok(n) => n,
         };
-        transcript
-            .lock()
-            .expect("transcript lock")
-            .received
-            .extend_from_slice(&buf[..n]);
+        if let Some(transcript) = transcript.lock().expect("transcript lock").as_mut() {
+            transcript.received.extend_from_slice(&buf[..n]);
+        }
         decoder.feed(&buf[..n]);
         while let Some(chunk) = decoder.next_chunk() {
             let Chunk::Frame { .. } = &chunk else {

@@ -129,7 +129,7 @@ fn default_repetitions() -> u32 {
 /// replays the same way.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct RunSettings {
-    /// Suggester spec (`builtin:…` or `cmd:…`).
+    /// Suggester spec (`builtin:…`, `cmd:…`, `openai:…` or `lsp:…`).
     pub suggester: String,
     /// Where Historian-compatible results files go, if anywhere.
     #[serde(default)]
@@ -206,9 +206,9 @@ impl RunSettings {
         }
     }
 
-    /// Whether the suggester is a process (`cmd:`).
+    /// Whether the suggester runs a process (`cmd:`, or the language server of `lsp:`).
     pub fn is_process(&self) -> bool {
-        self.suggester.starts_with("cmd:")
+        self.suggester.starts_with("cmd:") || self.suggester.starts_with("lsp:")
     }
 
     /// A resumed run whose suggester ran sandboxed must sandbox it again.

@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use super::{RunError, RunSettings};
 use crate::replay::FedSuggester;
+use crate::suggest::lsp::LspSuggester;
 use crate::suggest::openai::OpenAiSuggester;
 use crate::suggest::sandbox::Sandbox;
 use crate::suggest::{NoopSuggester, ProcessSuggester, PropagateSuggester, Suggester};
@@ -30,7 +31,8 @@ impl WorkerPlace {
 }
 
 /// The suggester of a run's settings; a process suggester runs in `place` and gets
-/// `NEXTEDIT_REPLAY_DB` (its reads-only database).
+/// `NEXTEDIT_REPLAY_DB` (its reads-only database); an `lsp:` server runs there
+/// behind `nextedit proxy` recording into that database.
 pub(super) fn build_suggester(
     settings: &RunSettings,
     place: Option<&WorkerPlace>,
@@ -53,6 +55,24 @@ pub(super) fn build_suggester(
             }
             Box::new(suggester)
         }
+        _ if spec.starts_with("lsp:") => {
+            let mut suggester = LspSuggester::from_spec(spec)
+                .map_err(|e| RunError::Other(e.to_string()))?
+                .with_timeout(Duration::from_secs_f64(settings.timeout))
+                .with_init_timeout(Duration::from_secs_f64(settings.init_timeout))
+                .with_give_up_after(settings.give_up_after);
+            if let Some(place) = place {
+                // The server runs behind nextedit's own proxy, so its reads are attributed.
+                let nextedit = std::env::current_exe().map_err(RunError::io(
+                    "cannot find nextedit's own executable".to_string(),
+                ))?;
+                suggester = suggester.with_proxy(&nextedit, &place.reads_db());
+                if let Some(sandbox) = &place.sandbox {
+                    suggester = suggester.with_sandbox(sandbox.clone());
+                }
+            }
+            Box::new(suggester)
+        }
         _ => match spec.strip_prefix("cmd:") {
             Some(command) if !command.trim().is_empty() => {
                 let mut process = ProcessSuggester::from_shell(
@@ -72,7 +92,7 @@ pub(super) fn build_suggester(
             }
             _ => {
                 return Err(RunError::Other(format!(
-                    "unknown suggester {spec:?}: use builtin:noop, builtin:propagate, builtin:oracle, openai:<URL>?model=<NAME> or cmd:<command line>"
+                    "unknown suggester {spec:?}: use builtin:noop, builtin:propagate, builtin:oracle, openai:<URL>?model=<NAME>, lsp:<language server command> or cmd:<command line>"
                 )));
             }
         },
@@ -87,7 +107,9 @@ pub(super) fn sandbox_paths(
     settings: &RunSettings,
     forbidden: &[PathBuf],
 ) -> Result<(Vec<PathBuf>, Vec<PathBuf>), RunError> {
-    let command = settings.suggester.strip_prefix("cmd:").unwrap_or("");
+    let command = (settings.suggester.strip_prefix("cmd:"))
+        .or_else(|| settings.suggester.strip_prefix("lsp:"))
+        .unwrap_or("");
     let mut paths = crate::suggest::sandbox::command_paths(command, forbidden);
     if let Ok(exe) = std::env::current_exe() {
         paths.push(exe);

@@ -1,6 +1,6 @@
 //! Next-edit suggesters: the trait replay drives, the process protocol adapter, the
-//! OpenAI-compatible endpoint adapter, the built-in baselines and the response cache
-//! around any of them.
+//! OpenAI-compatible endpoint adapter, the language-server adapter, the built-in
+//! baselines and the response cache around any of them.
 //!
 //! Architecture invariant: a suggester only ever sees what [`protocol`] messages
 //! carry: the current state, applied edits, and what `--reveal` allows. Gold
@@ -10,6 +10,9 @@
 
 mod builtin;
 pub mod cache;
+pub mod lsp;
+pub mod lsp_edits;
+mod lsp_step;
 pub mod openai;
 mod process;
 pub mod prompt;

@@ -201,7 +201,7 @@ fn overlaps_any(path: &Path, forbidden: &[PathBuf]) -> bool {
 }
 
 /// `program` as the shell would find it (a path, or a name looked up in `PATH`).
-fn resolve_program(program: &str) -> Option<PathBuf> {
+pub fn resolve_program(program: &str) -> Option<PathBuf> {
     if program.contains('/') {
         let path = PathBuf::from(program);
         return (path.is_absolute() && path.exists()).then_some(path);

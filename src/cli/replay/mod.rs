@@ -34,11 +34,14 @@ use printer::Printer;
 /// each applied rename or one-line change at the other places it applies, nearest
 /// first), builtin:oracle (the gold answers; the maximum), openai:<URL>?model=<NAME>
 /// (an OpenAI-compatible endpoint; key from $OPENAI_API_KEY or key_env=VAR, never
-/// stored), or cmd:'<command line>' speaking the protocol of docs/suggesters.md.
+/// stored), lsp:'<server command>' (a language server's renames, quick fixes, fix-all
+/// and completions, started behind nextedit's proxy and sandboxed like cmd:), or
+/// cmd:'<command line>' speaking the protocol of docs/suggesters.md.
 ///
 /// Examples:
 ///   nextedit replay --trajectory commit.json --suggester builtin:propagate
 ///   nextedit replay --trajectory a.json --trajectory b.json --suggester "cmd:python3 my_suggester.py" --json
+///   nextedit replay --repo . --range HEAD~5..HEAD --suggester "lsp:ruff server"
 ///   nextedit replay --resume 7
 ///   nextedit replay --repo . --range HEAD~50..HEAD --suggester builtin:propagate --plan plan.jsonl
 #[derive(Debug, Args)]
@@ -88,7 +91,8 @@ pub struct ReplayArgs {
     merges: nextedit::history::Merges,
 
     /// builtin:noop, builtin:propagate, builtin:oracle, openai:<URL>?model=<NAME>[&template=zeta|nes]
-    /// (an OpenAI-compatible endpoint, docs/suggesters.md), or cmd:<command line>
+    /// (an OpenAI-compatible endpoint, docs/suggesters.md), lsp:<language server command>
+    /// (e.g. "lsp:pyright-langserver --stdio"), or cmd:<command line>
     #[arg(long, value_name = "SPEC", required_unless_present = "resume")]
     suggester: Option<String>,
 

