@@ -688,11 +688,7 @@ fn clones(edits: &[EditFacts], found: &mut BTreeSet<Dependency>) {
             )
         });
         let mut linked = 0;
-        for a in index
-            .candidates(side(b), b)
-            .into_iter()
-            .take(MAX_CANDIDATES)
-        {
+        for a in index.candidates(side(b), b, MAX_CANDIDATES) {
             if group_of[a] != usize::MAX && group_of[a] == group_of[b] {
                 continue;
             }
@@ -1227,17 +1223,23 @@ fn moves(edits: &[EditFacts], found: &mut BTreeSet<Dependency>) {
         } else {
             Vec::new()
         };
-        let mut targets: Vec<usize> = gone
+        // Only the insertions nearest the deletion are read from each list.
+        let mut targets: Vec<usize> = Vec::new();
+        for list in gone
             .iter()
             .filter_map(|line| exact_lines.get(line.as_str()))
-            .flatten()
-            .copied()
-            .collect();
+        {
+            let at = list.partition_point(|&t| t < source);
+            targets.extend_from_slice(
+                &list[at.saturating_sub(MAX_CANDIDATES)..(at + MAX_CANDIDATES).min(list.len())],
+            );
+        }
+        let near = line_owner.partition_point(|&t| t < source);
         for tokens in &gone_tokens {
             let view: Vec<&str> = tokens.iter().map(String::as_str).collect();
             targets.extend(
                 fuzzy_index
-                    .candidates(&view, 0)
+                    .candidates(&view, near, MAX_CANDIDATES)
                     .into_iter()
                     .map(|line| line_owner[line]),
             );

@@ -97,18 +97,23 @@ impl<'a> PrefixIndex<'a> {
         }
     }
 
-    /// Indexed ids that may reach the threshold with `set`, each once, ordered by
-    /// distance from `near` (closest first; an earlier id first on a tie).
-    pub fn candidates(&self, set: &[&'a str], near: usize) -> Vec<usize> {
-        let mut found: Vec<usize> = self
+    /// The `limit` indexed ids nearest to `near` (an earlier id first on a tie) that
+    /// may reach the threshold with `set`, each once, closest first. Each posting
+    /// list is read only around `near`, so a token every multiset holds costs
+    /// `limit`, not the size of the index.
+    pub fn candidates(&self, set: &[&'a str], near: usize, limit: usize) -> Vec<usize> {
+        let mut found: Vec<usize> = Vec::new();
+        for list in self
             .prefix(set)
             .iter()
             .filter_map(|element| self.postings.get(element))
-            .flatten()
-            .copied()
-            .collect();
+        {
+            let at = list.partition_point(|&id| id < near);
+            found.extend_from_slice(&list[at.saturating_sub(limit)..(at + limit).min(list.len())]);
+        }
         found.sort_unstable_by_key(|&id| (id.abs_diff(near), id));
         found.dedup();
+        found.truncate(limit);
         found
     }
 }
@@ -155,7 +160,7 @@ mod tests {
         for threshold in [0.75, 0.8] {
             let mut index = PrefixIndex::new(threshold, sets.iter().map(Vec::as_slice));
             for (b, set) in sets.iter().enumerate() {
-                let candidates = index.candidates(set, b);
+                let candidates = index.candidates(set, b, usize::MAX);
                 for a in 0..b {
                     if dice(&sets[a], set) >= threshold
                         && may_reach(sets[a].len(), set.len(), threshold)
