@@ -109,7 +109,9 @@ impl<'a> PrefixIndex<'a> {
             .filter_map(|element| self.postings.get(element))
         {
             let at = list.partition_point(|&id| id < near);
-            found.extend_from_slice(&list[at.saturating_sub(limit)..(at + limit).min(list.len())]);
+            found.extend_from_slice(
+                &list[at.saturating_sub(limit)..at.saturating_add(limit).min(list.len())],
+            );
         }
         found.sort_unstable_by_key(|&id| (id.abs_diff(near), id));
         found.dedup();
@@ -161,9 +163,9 @@ mod tests {
             let mut index = PrefixIndex::new(threshold, sets.iter().map(Vec::as_slice));
             for (b, set) in sets.iter().enumerate() {
                 let candidates = index.candidates(set, b, usize::MAX);
-                for a in 0..b {
-                    if dice(&sets[a], set) >= threshold
-                        && may_reach(sets[a].len(), set.len(), threshold)
+                for (a, earlier) in sets[..b].iter().enumerate() {
+                    if dice(earlier, set) >= threshold
+                        && may_reach(earlier.len(), set.len(), threshold)
                     {
                         assert!(candidates.contains(&a), "{a} {b} at {threshold}");
                     }
