@@ -10,7 +10,8 @@
 //! pauses between bursts, switches between 4 files of about 400 lines.
 //!
 //! Run: `cargo bench --bench long_session` (`-- --changes N` for another size,
-//! `--edges-window N` for how many edits the dependency analysis is timed on).
+//! `--lengths 1000,5000,20000` for the dependency analysis on the session's first N
+//! edits, for each N; 400,000 changes make about 20,000 edits).
 
 use std::time::Instant;
 
@@ -33,6 +34,12 @@ fn peak_mib() -> f64 {
                 .and_then(|l| l.split_whitespace().nth(1)?.parse::<f64>().ok())
         })
         .map_or(f64::NAN, |kb| kb / 1024.0)
+}
+
+/// Resets the peak (VmHWM) to the current resident memory, so the next peak is
+/// one stage's own (Linux: `/proc/self/clear_refs`; elsewhere nothing happens).
+fn reset_peak() {
+    let _ = std::fs::write("/proc/self/clear_refs", "5");
 }
 
 /// A deterministic pseudo-random source (PCG-style LCG), so every run types the same.
@@ -246,25 +253,58 @@ fn main() {
             .and_then(|x| x.final_text.clone());
         assert_eq!(final_text.as_deref(), Some(doc.as_str()), "{path} rebuilt");
     }
-    // The dependency analysis pairs edits (clone and def/use rules), so its cost grows
-    // faster than the edit count when many edits look alike, as these synthetic ones do:
-    // measured on the first `--edges-window` edits (default 1,000).
-    let window: usize = args
-        .iter()
-        .position(|a| a == "--edges-window")
-        .and_then(|i| args.get(i + 1)?.parse().ok())
-        .unwrap_or(1_000);
-    let mut head = trajectory.clone();
-    head.edits.truncate(window);
+    // The dependency analysis over the whole session (incremental parsing, symbol
+    // indexes, look-alike edits chained), then, with `--lengths`, over its first N
+    // edits for each N: how the cost grows with the session.
+    reset_peak();
     let t = Instant::now();
-    let order = recorded_order(&head);
+    let order = recorded_order(&trajectory);
     println!(
-        "  dependency edges {:8.2} s  (first {} edits: {} edges)                 peak {:7.1} MiB",
+        "  dependency edges {:8.2} s  (all {} edits: {} edges)                  peak {:7.1} MiB",
         t.elapsed().as_secs_f64(),
-        head.edits.len(),
+        trajectory.edits.len(),
         order.edges.len(),
         peak_mib()
     );
+    drop(order);
+    let lengths: Vec<usize> = args
+        .iter()
+        .position(|a| a == "--lengths")
+        .and_then(|i| args.get(i + 1))
+        .map(|list| list.split(',').filter_map(|n| n.parse().ok()).collect())
+        .unwrap_or_default();
+    if !lengths.is_empty() {
+        println!(
+            "  dependency analysis by session length (peak: the analysis alone, VmHWM reset before)"
+        );
+        println!(
+            "    {:>7} {:>9} {:>9} {:>9} {:>10}",
+            "edits", "edges", "seconds", "µs/edit", "peak MiB"
+        );
+    }
+    for length in lengths {
+        if length > trajectory.edits.len() {
+            println!(
+                "    {length:>7} (the session has only {} edits: record more with --changes)",
+                trajectory.edits.len()
+            );
+            continue;
+        }
+        let mut head = trajectory.clone();
+        head.edits.truncate(length);
+        reset_peak();
+        let t = Instant::now();
+        let order = recorded_order(&head);
+        let seconds = t.elapsed().as_secs_f64();
+        println!(
+            "    {:>7} {:>9} {:>9.2} {:>9.0} {:>10.1}",
+            length,
+            order.edges.len(),
+            seconds,
+            seconds * 1e6 / length as f64,
+            peak_mib()
+        );
+    }
     let t = Instant::now();
     let mut state = ReplayState::new(&trajectory).unwrap();
     let built = t.elapsed().as_secs_f64();

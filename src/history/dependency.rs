@@ -12,6 +12,8 @@
 //! | `def_use` (reassignment) | the same local variable assigned in several edits of one function |
 //! | `shared_name` | two edits of the same function introduce the same new compound name (`sample_weight`), in code, a docstring or a comment |
 //! | `def_use` (class member) | a class attribute, constructor parameter or `self.x` changed by several edits of one class, or passed by name to that class's constructor (`Env(vcs_rev=…)`) |
+//! | `argument_parameter` | a call passes `key=…` to a callable whose parameter `key` another edit changed, or uses in that callable's body |
+//! | `doc_impl` | a docstring or comment of a function starts naming what another edit of that function defines or changes |
 //! | `clone` | the same token change applied in several places, or before- and after-texts that are alike (token Dice ≥ 0.8) |
 //! | `test_impl` | a test file starts using (or importing) a name that an edit of the file it tests defines or changes |
 //! | `move` | lines deleted by a pure deletion and inserted (maybe touched up) by a pure insertion |
@@ -23,7 +25,72 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use crate::syntax::structure::DefinitionKind;
 
+use super::similarity::{PrefixIndex, dice, may_reach};
 use super::symbols::{ChangedDefinition, EditSymbols, NameUse};
+
+/// Edits sharing one fact (a clone, a variable, a member, a key) are linked as a
+/// clique up to this many, beyond it as a chain in edit order; a use with more
+/// definitions than this at its closest scope links to the nearest one before and
+/// after it. One commit replacing `assert` by `require` 300 times, or a session
+/// reassigning one variable 1,000 times, would otherwise carry edges quadratic in
+/// the edit count that say nothing more than the chain.
+const CLIQUE_MAX: usize = 8;
+
+/// Look-alike candidates (clones, moved lines) confirmed per edit, nearest first:
+/// bounds the work on thousands of look-alike edits; a commit has far fewer.
+const MAX_CANDIDATES: usize = 256;
+
+/// Links edits that share one fact: every pair when few, else each to the next.
+fn link_holders(holders: &[usize], mut link: impl FnMut(usize, usize)) {
+    if holders.len() <= CLIQUE_MAX {
+        for (i, &a) in holders.iter().enumerate() {
+            for &b in &holders[i + 1..] {
+                link(a, b);
+            }
+        }
+    } else {
+        for pair in holders.windows(2) {
+            link(pair[0], pair[1]);
+        }
+    }
+}
+
+/// Which holders (ascending edit lists, each with its tag) `user` links to: all of
+/// them when at most [`CLIQUE_MAX`], else only the nearest before and after `user`.
+fn nearest_holders<T: Copy>(groups: &[(T, &[usize])], user: usize) -> Vec<(usize, T)> {
+    let count: usize = groups
+        .iter()
+        .map(|(_, list)| list.len() - usize::from(list.binary_search(&user).is_ok()))
+        .sum();
+    if count <= CLIQUE_MAX {
+        return groups
+            .iter()
+            .flat_map(|&(tag, list)| list.iter().map(move |&h| (h, tag)))
+            .filter(|&(h, _)| h != user)
+            .collect();
+    }
+    let before = groups
+        .iter()
+        .filter_map(|(_, list)| {
+            let p = list.partition_point(|&h| h < user);
+            p.checked_sub(1).map(|i| list[i])
+        })
+        .max();
+    let after = groups
+        .iter()
+        .filter_map(|(_, list)| list.get(list.partition_point(|&h| h <= user)).copied())
+        .min();
+    groups
+        .iter()
+        .flat_map(|&(tag, list)| {
+            [before, after]
+                .into_iter()
+                .flatten()
+                .filter(move |h| list.binary_search(h).is_ok())
+                .map(move |h| (h, tag))
+        })
+        .collect()
+}
 
 /// The facts about one edit the rules need.
 #[derive(Debug, Clone)]
@@ -61,6 +128,10 @@ pub enum DependencyKind {
     LspDefUse,
     /// Two edits of one function introduce the same new compound name.
     SharedName,
+    /// A call passes a keyword argument whose parameter another edit changed or uses.
+    ArgumentParameter,
+    /// A docstring or comment names what another edit of the function changed.
+    DocImpl,
 }
 
 impl DependencyKind {
@@ -76,6 +147,8 @@ impl DependencyKind {
             DependencyKind::Move => "move",
             DependencyKind::LspDefUse => "lsp_def_use",
             DependencyKind::SharedName => "shared_name",
+            DependencyKind::ArgumentParameter => "argument_parameter",
+            DependencyKind::DocImpl => "doc_impl",
         }
     }
 
@@ -136,6 +209,26 @@ fn resolution_rank(
                 }),
             }
         }
+        DefinitionKind::Function if def.scope.class.is_some() && !use_.attribute => {
+            // A method is reached as `obj.method`; a bare name reaches it only inside
+            // its class or a subclass (Java's implicit `this`), never from elsewhere.
+            let (class, _) = def.scope.class.as_ref()?;
+            let subclass = use_
+                .scope
+                .class
+                .as_ref()
+                .is_some_and(|(_, header)| header_mentions(header, class));
+            if same_file && use_.scope.chain.contains(class) {
+                Some(2)
+            } else {
+                subclass.then_some(if same_file { 2 } else { 3 })
+            }
+        }
+        DefinitionKind::Function | DefinitionKind::Type if def.scope.callable_depth > 0 => {
+            // A function or class nested in a function is a local of that function.
+            let prefix = &def.scope.chain[..def.scope.callable_depth];
+            (same_file && use_.scope.chain.starts_with(prefix) && !use_.attribute).then_some(0)
+        }
         DefinitionKind::Function | DefinitionKind::Type => Some(if same_file { 2 } else { 3 }),
     }
 }
@@ -157,20 +250,54 @@ pub fn dependencies(edits: &[EditFacts]) -> Vec<Dependency> {
     local_reassignments(edits, &mut found);
     class_members(edits, &mut found);
     shared_names_in_function(edits, &mut found);
+    documentation(edits, &mut found);
     tests_and_implementations(edits, &mut found);
     moves(edits, &mut found);
     found.into_iter().collect()
 }
 
-fn definition_uses(edits: &[EditFacts], found: &mut BTreeSet<Dependency>) {
-    // name → (edit, definition)
-    let mut by_name: BTreeMap<&str, Vec<(usize, &ChangedDefinition)>> = BTreeMap::new();
+/// Changed definitions by name, then by definition and file: each group's editors
+/// in ascending order (the symbol index a use is resolved against).
+type DefinitionIndex<'e> = BTreeMap<&'e str, Vec<((&'e ChangedDefinition, &'e str), Vec<usize>)>>;
+
+fn definition_index<'e>(edits: &[EditFacts<'e>]) -> DefinitionIndex<'e> {
+    let mut groups: BTreeMap<&str, BTreeMap<(&ChangedDefinition, &str), Vec<usize>>> =
+        BTreeMap::new();
     for (index, edit) in edits.iter().enumerate() {
         for def in &edit.symbols.changed {
-            by_name
+            groups
                 .entry(def.name.as_str())
                 .or_default()
-                .push((index, def));
+                .entry((def, edit.path))
+                .or_default()
+                .push(index);
+        }
+    }
+    groups
+        .into_iter()
+        .map(|(name, by_def)| (name, by_def.into_iter().collect()))
+        .collect()
+}
+
+fn definition_uses(edits: &[EditFacts], found: &mut BTreeSet<Dependency>) {
+    let by_name = definition_index(edits);
+    // (function, name) → edits reading a bare `name` inside that function.
+    let mut parameter_users: BTreeMap<(&str, &str), Vec<usize>> = BTreeMap::new();
+    for (index, edit) in edits.iter().enumerate() {
+        let read: BTreeSet<(&str, &str)> = edit
+            .symbols
+            .uses
+            .iter()
+            .filter(|u| !u.attribute && u.scope.callable_depth > 0)
+            .map(|u| {
+                (
+                    u.scope.chain[u.scope.callable_depth - 1].as_str(),
+                    u.name.as_str(),
+                )
+            })
+            .collect();
+        for key in read {
+            parameter_users.entry(key).or_default().push(index);
         }
     }
     for (user, edit) in edits.iter().enumerate() {
@@ -178,18 +305,25 @@ fn definition_uses(edits: &[EditFacts], found: &mut BTreeSet<Dependency>) {
             let Some(candidates) = by_name.get(use_.name.as_str()) else {
                 continue;
             };
-            let ranked: Vec<(u8, usize, &ChangedDefinition)> = candidates
+            // Ranked per definition (not per editing edit): cost follows the
+            // distinct definitions of a name, not how many edits touched it.
+            let ranked: Vec<(u8, &ChangedDefinition, &[usize])> = candidates
                 .iter()
-                .filter(|(definer, _)| *definer != user)
-                .filter_map(|&(definer, def)| {
-                    resolution_rank(def, edits[definer].path, use_, edit.path)
-                        .map(|rank| (rank, definer, def))
+                .filter(|(_, holders)| holders.iter().any(|&h| h != user))
+                .filter_map(|((def, path), holders)| {
+                    resolution_rank(def, path, use_, edit.path)
+                        .map(|rank| (rank, *def, holders.as_slice()))
                 })
                 .collect();
             let Some(best) = ranked.iter().map(|r| r.0).min() else {
                 continue;
             };
-            for (_, definer, def) in ranked.into_iter().filter(|r| r.0 == best) {
+            let groups: Vec<(&ChangedDefinition, &[usize])> = ranked
+                .into_iter()
+                .filter(|r| r.0 == best)
+                .map(|(_, def, holders)| (def, holders))
+                .collect();
+            for (definer, def) in nearest_holders(&groups, user) {
                 let kind = if def.signature && use_.call {
                     DependencyKind::SignatureCall
                 } else {
@@ -212,16 +346,33 @@ fn definition_uses(edits: &[EditFacts], found: &mut BTreeSet<Dependency>) {
             let Some(candidates) = by_name.get(callee) else {
                 continue;
             };
-            for &(definer, def) in candidates {
-                let callable = matches!(def.kind, DefinitionKind::Function | DefinitionKind::Type);
-                if definer != user && def.signature && callable {
-                    found.insert(Dependency {
-                        from: definer,
-                        to: user,
-                        kind: DependencyKind::SignatureCall,
-                        detail: callee.to_string(),
-                    });
-                }
+            // When the callee's name is in this edit, it must resolve to the definition
+            // (a bare `describe(x)` is not a call of some class's method `describe`).
+            let callee_uses: Vec<&NameUse> = edit
+                .symbols
+                .uses
+                .iter()
+                .filter(|u| u.name == callee)
+                .collect();
+            let changed_callables: Vec<((), &[usize])> = candidates
+                .iter()
+                .filter(|((def, path), _)| {
+                    def.signature
+                        && matches!(def.kind, DefinitionKind::Function | DefinitionKind::Type)
+                        && (callee_uses.is_empty()
+                            || callee_uses
+                                .iter()
+                                .any(|u| resolution_rank(def, path, u, edit.path).is_some()))
+                })
+                .map(|(_, holders)| ((), holders.as_slice()))
+                .collect();
+            for (definer, ()) in nearest_holders(&changed_callables, user) {
+                found.insert(Dependency {
+                    from: definer,
+                    to: user,
+                    kind: DependencyKind::SignatureCall,
+                    detail: callee.to_string(),
+                });
             }
             // `Env(..., vcs_rev=vcs_rev)`: a keyword argument named like a field or
             // constructor parameter that an edit of class `Env` changed.
@@ -231,21 +382,50 @@ fn definition_uses(edits: &[EditFacts], found: &mut BTreeSet<Dependency>) {
             let Some(candidates) = by_name.get(use_.name.as_str()) else {
                 continue;
             };
-            for &(definer, def) in candidates {
-                let member = matches!(def.kind, DefinitionKind::Field | DefinitionKind::Parameter);
-                let of_callee = def
-                    .scope
-                    .class
-                    .as_ref()
-                    .is_some_and(|(class, _)| class == callee);
-                if definer != user && member && of_callee {
-                    found.insert(Dependency {
-                        from: definer,
-                        to: user,
-                        kind: DependencyKind::DefUse,
-                        detail: format!("{callee}({})", use_.name),
-                    });
-                }
+            let members: Vec<((), &[usize])> = candidates
+                .iter()
+                .filter(|((def, _), _)| {
+                    matches!(def.kind, DefinitionKind::Field | DefinitionKind::Parameter)
+                        && def
+                            .scope
+                            .class
+                            .as_ref()
+                            .is_some_and(|(class, _)| class == callee)
+                })
+                .map(|(_, holders)| ((), holders.as_slice()))
+                .collect();
+            for (definer, ()) in nearest_holders(&members, user) {
+                found.insert(Dependency {
+                    from: definer,
+                    to: user,
+                    kind: DependencyKind::DefUse,
+                    detail: format!("{callee}({})", use_.name),
+                });
+            }
+            // `f(..., key=…)` where `f`'s own parameter `key` changed: the call site,
+            // the signature and the body that reads `key` are one change.
+            let parameter: Vec<((), &[usize])> = candidates
+                .iter()
+                .filter(|((def, _), _)| {
+                    def.kind == DefinitionKind::Parameter
+                        && def.scope.chain.last().map(String::as_str) == Some(callee)
+                })
+                .map(|(_, holders)| ((), holders.as_slice()))
+                .collect();
+            if parameter.is_empty() {
+                continue;
+            }
+            let body = parameter_users
+                .get(&(callee, use_.name.as_str()))
+                .map_or(&[][..], Vec::as_slice);
+            let groups = [parameter, vec![((), body)]].concat();
+            for (other, ()) in nearest_holders(&groups, user) {
+                found.insert(Dependency {
+                    from: other,
+                    to: user,
+                    kind: DependencyKind::ArgumentParameter,
+                    detail: format!("{callee}({})", use_.name),
+                });
             }
         }
     }
@@ -278,32 +458,51 @@ fn class_members(edits: &[EditFacts], found: &mut BTreeSet<Dependency>) {
     }
     for ((_, class, name), holders) in by_member {
         let holders: Vec<usize> = holders.into_iter().collect();
-        for (i, &a) in holders.iter().enumerate() {
-            for &b in &holders[i + 1..] {
-                found.insert(Dependency {
-                    from: a,
-                    to: b,
-                    kind: DependencyKind::DefUse,
-                    detail: format!("{class}.{name}"),
-                });
-            }
-        }
+        link_holders(&holders, |a, b| {
+            found.insert(Dependency {
+                from: a,
+                to: b,
+                kind: DependencyKind::DefUse,
+                detail: format!("{class}.{name}"),
+            });
+        });
     }
 }
 
 fn imports(edits: &[EditFacts], found: &mut BTreeSet<Dependency>) {
+    // (file, name) → edits using the bare name; name → (edit, file) defining it at top level.
+    let mut users: BTreeMap<(&str, &str), Vec<usize>> = BTreeMap::new();
+    let mut definers: BTreeMap<&str, Vec<(usize, &str)>> = BTreeMap::new();
+    for (index, edit) in edits.iter().enumerate() {
+        let bare: BTreeSet<&str> = edit
+            .symbols
+            .uses
+            .iter()
+            .filter(|u| !u.attribute)
+            .map(|u| u.name.as_str())
+            .collect();
+        for name in bare {
+            users.entry((edit.path, name)).or_default().push(index);
+        }
+        let top_level: BTreeSet<&str> = edit
+            .symbols
+            .changed
+            .iter()
+            .filter(|d| {
+                d.scope.callable_depth == 0
+                    && d.scope.class.is_none()
+                    && !matches!(d.kind, DefinitionKind::Parameter | DefinitionKind::Field)
+            })
+            .map(|d| d.name.as_str())
+            .collect();
+        for name in top_level {
+            definers.entry(name).or_default().push((index, edit.path));
+        }
+    }
     for (importer, edit) in edits.iter().enumerate() {
         for name in &edit.symbols.changed_imports {
-            for (user, other) in edits.iter().enumerate() {
-                if user == importer || other.path != edit.path {
-                    continue;
-                }
-                if other
-                    .symbols
-                    .uses
-                    .iter()
-                    .any(|u| &u.name == name && !u.attribute)
-                {
+            if let Some(list) = users.get(&(edit.path, name.as_str())) {
+                for (user, ()) in nearest_holders(&[((), list.as_slice())], importer) {
                     found.insert(Dependency {
                         from: importer,
                         to: user,
@@ -312,24 +511,20 @@ fn imports(edits: &[EditFacts], found: &mut BTreeSet<Dependency>) {
                     });
                 }
             }
-            for (definer, other) in edits.iter().enumerate() {
-                if definer == importer || other.path == edit.path {
-                    continue;
-                }
-                let defines = other.symbols.changed.iter().any(|d| {
-                    &d.name == name
-                        && d.scope.callable_depth == 0
-                        && d.scope.class.is_none()
-                        && !matches!(d.kind, DefinitionKind::Parameter | DefinitionKind::Field)
+            let elsewhere: Vec<usize> = definers
+                .get(name.as_str())
+                .into_iter()
+                .flatten()
+                .filter(|(definer, path)| *definer != importer && *path != edit.path)
+                .map(|(definer, _)| *definer)
+                .collect();
+            for (definer, ()) in nearest_holders(&[((), elsewhere.as_slice())], importer) {
+                found.insert(Dependency {
+                    from: definer,
+                    to: importer,
+                    kind: DependencyKind::DefImport,
+                    detail: name.clone(),
                 });
-                if defines {
-                    found.insert(Dependency {
-                        from: definer,
-                        to: importer,
-                        kind: DependencyKind::DefImport,
-                        detail: name.clone(),
-                    });
-                }
             }
         }
     }
@@ -399,33 +594,6 @@ fn has_word(tokens: &[String]) -> bool {
     })
 }
 
-/// Sørensen–Dice similarity of two token multisets given as **sorted** slices
-/// (1 when both are empty).
-fn dice<T: Ord>(a: &[T], b: &[T]) -> f64 {
-    if a.is_empty() && b.is_empty() {
-        return 1.0;
-    }
-    let (mut i, mut j, mut common) = (0, 0, 0usize);
-    while i < a.len() && j < b.len() {
-        match a[i].cmp(&b[j]) {
-            std::cmp::Ordering::Less => i += 1,
-            std::cmp::Ordering::Greater => j += 1,
-            std::cmp::Ordering::Equal => {
-                common += 1;
-                i += 1;
-                j += 1;
-            }
-        }
-    }
-    2.0 * common as f64 / (a.len() + b.len()) as f64
-}
-
-/// Whether two multisets of these sizes can reach a Dice of `threshold` at all
-/// (`2·min / (a + b)` bounds it), so most pairs skip the comparison.
-fn may_reach(a: usize, b: usize, threshold: f64) -> bool {
-    a + b == 0 || 2.0 * a.min(b) as f64 / (a + b) as f64 >= threshold
-}
-
 fn sorted_tokens(text: &str) -> Vec<&str> {
     let mut list = tokens(text);
     list.sort_unstable();
@@ -443,10 +611,6 @@ fn clones(edits: &[EditFacts], found: &mut BTreeSet<Dependency>) {
     // similarity alone (`)` → `),`), but an identical token change still counts.
     const MIN_TOKENS: usize = 4;
     const SIMILAR: f64 = 0.8;
-    // A bulk substitution over more edits than this is linked as a chain in edit
-    // order, not as a clique: one commit replacing `assert` by `require` 300 times
-    // would otherwise carry 45,000 edges that say nothing more.
-    const CLIQUE_MAX: usize = 8;
     let changes: Vec<(Vec<String>, Vec<String>)> = edits
         .iter()
         .map(|e| token_change(e.before_text, e.after_text))
@@ -487,48 +651,49 @@ fn clones(edits: &[EditFacts], found: &mut BTreeSet<Dependency>) {
         for &member in members {
             group_of[member] = number;
         }
-        if members.len() <= CLIQUE_MAX {
-            for (i, &a) in members.iter().enumerate() {
-                for &b in &members[i + 1..] {
-                    found.insert(Dependency {
-                        from: a,
-                        to: b,
-                        kind: DependencyKind::Clone,
-                        detail: detail(a),
-                    });
-                }
-            }
-        } else {
-            for pair in members.windows(2) {
-                found.insert(Dependency {
-                    from: pair[0],
-                    to: pair[1],
-                    kind: DependencyKind::Clone,
-                    detail: detail(pair[0]),
-                });
-            }
-        }
+        link_holders(members, |a, b| {
+            found.insert(Dependency {
+                from: a,
+                to: b,
+                kind: DependencyKind::Clone,
+                detail: detail(a),
+            });
+        });
     }
 
-    // Alike changes: before- and after-texts similar as token multisets.
-    for a in 0..edits.len() {
-        let (removed_a, added_a) = &changes[a];
-        let (before_a, after_a) = &token_lists[a];
-        if !(has_word(removed_a) || has_word(added_a))
-            || imports[a]
-            || before_a.len() + after_a.len() < MIN_TOKENS
-        {
+    // Alike changes: before- and after-texts similar as token multisets. Each edit
+    // is compared only with earlier edits that share one of its rarest tokens
+    // (the same one-sidedness, so the same side is indexed), nearest first.
+    let side = |b: usize| {
+        let (before, after) = &token_lists[b];
+        if after.is_empty() { before } else { after }
+    };
+    let shape = |b: usize| {
+        let (before, after) = &token_lists[b];
+        (before.is_empty(), after.is_empty())
+    };
+    let mut indexes: BTreeMap<(bool, bool), PrefixIndex> = BTreeMap::new();
+    for b in 0..edits.len() {
+        let (before_b, after_b) = &token_lists[b];
+        if before_b.len() + after_b.len() < MIN_TOKENS {
             continue;
         }
-        for b in a + 1..edits.len() {
+        let index = indexes.entry(shape(b)).or_insert_with(|| {
+            let key = shape(b);
+            PrefixIndex::new(
+                SIMILAR,
+                (0..edits.len())
+                    .filter(|&e| shape(e) == key)
+                    .map(|e| side(e).as_slice()),
+            )
+        });
+        let mut linked = 0;
+        for a in index.candidates(side(b), b, MAX_CANDIDATES) {
             if group_of[a] != usize::MAX && group_of[a] == group_of[b] {
                 continue;
             }
-            let (before_b, after_b) = &token_lists[b];
-            let alike = before_a.is_empty() == before_b.is_empty()
-                && after_a.is_empty() == after_b.is_empty()
-                && before_b.len() + after_b.len() >= MIN_TOKENS
-                && may_reach(before_a.len(), before_b.len(), SIMILAR)
+            let (before_a, after_a) = &token_lists[a];
+            let alike = may_reach(before_a.len(), before_b.len(), SIMILAR)
                 && may_reach(after_a.len(), after_b.len(), SIMILAR)
                 && dice(before_a, before_b) >= SIMILAR
                 && dice(after_a, after_b) >= SIMILAR;
@@ -539,7 +704,16 @@ fn clones(edits: &[EditFacts], found: &mut BTreeSet<Dependency>) {
                     kind: DependencyKind::Clone,
                     detail: detail(a),
                 });
+                linked += 1;
+                if linked == CLIQUE_MAX {
+                    break;
+                }
             }
+        }
+        // Only edits that may start a clone pair are looked up by later edits.
+        let (removed, added) = &changes[b];
+        if (has_word(removed) || has_word(added)) && !imports[b] {
+            index.insert(b, side(b));
         }
     }
 }
@@ -597,44 +771,48 @@ fn string_keys(edits: &[EditFacts], found: &mut BTreeSet<Dependency>) {
             holders.entry(key.as_str()).or_default().push(index);
         }
     }
-    for (key, edits_with_key) in &holders {
-        // A key spread over many edits still ties the edits of one file together
-        // (written in one method, read in the next).
-        let widespread = edits_with_key.len() > MAX_HOLDERS;
-        for (i, &a) in edits_with_key.iter().enumerate() {
-            for &b in &edits_with_key[i + 1..] {
-                if widespread && edits[a].path != edits[b].path {
-                    continue;
-                }
-                found.insert(Dependency {
-                    from: a,
-                    to: b,
-                    kind: DependencyKind::DefUse,
-                    detail: format!("\"{key}\""),
-                });
-            }
+    // Attribute reads by name, so a key finds its readers without a pass over all edits.
+    let mut readers: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
+    for (index, edit) in edits.iter().enumerate() {
+        let read: BTreeSet<&str> = edit
+            .symbols
+            .uses
+            .iter()
+            .filter(|u| u.attribute)
+            .map(|u| u.name.as_str())
+            .collect();
+        for name in read {
+            readers.entry(name).or_default().push(index);
         }
-        if widespread {
+    }
+    for (key, edits_with_key) in &holders {
+        let link = |found: &mut BTreeSet<Dependency>, a: usize, b: usize| {
+            found.insert(Dependency {
+                from: a,
+                to: b,
+                kind: DependencyKind::DefUse,
+                detail: format!("\"{key}\""),
+            });
+        };
+        if edits_with_key.len() > MAX_HOLDERS {
+            // A key spread over many edits still ties the edits of one file together
+            // (written in one method, read in the next).
+            let mut by_file: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
+            for &e in edits_with_key {
+                by_file.entry(edits[e].path).or_default().push(e);
+            }
+            for same_file in by_file.values() {
+                link_holders(same_file, |a, b| link(found, a, b));
+            }
             continue;
         }
-        for (user, edit) in edits.iter().enumerate() {
+        link_holders(edits_with_key, |a, b| link(found, a, b));
+        for &user in readers.get(key).into_iter().flatten() {
             if edits_with_key.contains(&user) {
                 continue;
             }
-            if edit
-                .symbols
-                .uses
-                .iter()
-                .any(|u| u.attribute && u.name == *key)
-            {
-                for &definer in edits_with_key {
-                    found.insert(Dependency {
-                        from: definer,
-                        to: user,
-                        kind: DependencyKind::DefUse,
-                        detail: format!("\"{key}\""),
-                    });
-                }
+            for &definer in edits_with_key {
+                link(found, definer, user);
             }
         }
     }
@@ -658,19 +836,86 @@ fn shared_names_in_function(edits: &[EditFacts], found: &mut BTreeSet<Dependency
                 .collect()
         })
         .collect();
-    for a in 0..edits.len() {
-        if edits[a].scope.is_empty() {
+    // (file, function, word) → edits introducing it; a pair's reason is its first
+    // shared word.
+    let mut holders: BTreeMap<(&str, &[String], &str), Vec<usize>> = BTreeMap::new();
+    for (index, words) in introduced.iter().enumerate() {
+        if edits[index].scope.is_empty() {
             continue;
         }
-        for b in a + 1..edits.len() {
-            if edits[b].path != edits[a].path || edits[b].scope != edits[a].scope {
+        for word in words {
+            holders
+                .entry((edits[index].path, edits[index].scope, word))
+                .or_default()
+                .push(index);
+        }
+    }
+    let mut pairs: BTreeMap<(usize, usize), &str> = BTreeMap::new();
+    for ((_, _, word), list) in &holders {
+        link_holders(list, |a, b| {
+            pairs.entry((a, b)).or_insert(word);
+        });
+    }
+    for ((a, b), word) in pairs {
+        found.insert(Dependency {
+            from: a,
+            to: b,
+            kind: DependencyKind::SharedName,
+            detail: word.to_string(),
+        });
+    }
+}
+
+/// A docstring or comment of a function that starts naming what another edit of
+/// the same function defines or changes (a parameter documented as it is added, a
+/// variable renamed and the comment that explains it): the prose follows the code.
+fn documentation(edits: &[EditFacts], found: &mut BTreeSet<Dependency>) {
+    fn words(text: &str) -> BTreeSet<&str> {
+        text.split(|c: char| !(c.is_alphanumeric() || c == '_'))
+            .filter(|w| is_identifier_like(w))
+            .collect()
+    }
+    // (file, function, name) → edits of that function changing a definition `name`.
+    let mut changers: BTreeMap<(&str, &[String], &str), Vec<usize>> = BTreeMap::new();
+    for (index, edit) in edits.iter().enumerate() {
+        if edit.scope.is_empty() {
+            continue;
+        }
+        let names: BTreeSet<&str> = edit
+            .symbols
+            .changed
+            .iter()
+            .map(|d| d.name.as_str())
+            .collect();
+        for name in names {
+            changers
+                .entry((edit.path, edit.scope, name))
+                .or_default()
+                .push(index);
+        }
+    }
+    for (doc, edit) in edits.iter().enumerate() {
+        if edit.scope.is_empty() {
+            continue;
+        }
+        let before = words(edit.before_text);
+        let symbols = edit.symbols;
+        // New words that are not code on the edit's lines: prose in a string or comment.
+        let prose = words(edit.after_text).into_iter().filter(|w| {
+            !before.contains(w)
+                && !symbols.used_after.contains(*w)
+                && !symbols.defined_after.contains(*w)
+                && !symbols.imported_after.contains(*w)
+        });
+        for word in prose {
+            let Some(list) = changers.get(&(edit.path, edit.scope, word)) else {
                 continue;
-            }
-            if let Some(word) = introduced[a].intersection(&introduced[b]).next() {
+            };
+            for (other, ()) in nearest_holders(&[((), list.as_slice())], doc) {
                 found.insert(Dependency {
-                    from: a,
-                    to: b,
-                    kind: DependencyKind::SharedName,
+                    from: other,
+                    to: doc,
+                    kind: DependencyKind::DocImpl,
                     detail: word.to_string(),
                 });
             }
@@ -695,16 +940,14 @@ fn local_reassignments(edits: &[EditFacts], found: &mut BTreeSet<Dependency>) {
     }
     for ((name, _), holders) in by_variable {
         let holders: Vec<usize> = holders.into_iter().collect();
-        for (i, &a) in holders.iter().enumerate() {
-            for &b in &holders[i + 1..] {
-                found.insert(Dependency {
-                    from: a,
-                    to: b,
-                    kind: DependencyKind::DefUse,
-                    detail: name.to_string(),
-                });
-            }
-        }
+        link_holders(&holders, |a, b| {
+            found.insert(Dependency {
+                from: a,
+                to: b,
+                kind: DependencyKind::DefUse,
+                detail: name.to_string(),
+            });
+        });
     }
 }
 
@@ -746,51 +989,68 @@ fn implementation_stem(path: &str) -> String {
 }
 
 fn tests_and_implementations(edits: &[EditFacts], found: &mut BTreeSet<Dependency>) {
+    let added: Vec<Vec<String>> = edits
+        .iter()
+        .map(|e| token_change(e.before_text, e.after_text).1)
+        .collect();
+    // (implementation stem, name written) → implementation edits, ascending.
+    let mut writers: BTreeMap<(String, &str), Vec<usize>> = BTreeMap::new();
+    for (implementation, i) in edits.iter().enumerate() {
+        if is_test_path(i.path) {
+            continue;
+        }
+        // The test starts using a name the implementation edit defines or changes:
+        // it exercises what was just written. (Sharing any new word, a string key
+        // or an import alias linked unrelated edits on unseen commits.)
+        let written: BTreeSet<&str> = i
+            .symbols
+            .changed
+            .iter()
+            .map(|c| c.name.as_str())
+            .chain(i.symbols.renamed.iter().map(|(_, new)| new.as_str()))
+            .chain(
+                i.symbols
+                    .defined_after
+                    .iter()
+                    .filter(|d| added[implementation].contains(d))
+                    .map(String::as_str),
+            )
+            .filter(|w| is_identifier_like(w))
+            .collect();
+        for word in written {
+            writers
+                .entry((implementation_stem(i.path), word))
+                .or_default()
+                .push(implementation);
+        }
+    }
     for (test, t) in edits.iter().enumerate() {
         if !is_test_path(t.path) {
             continue;
         }
         let stem = tested_stem(t.path);
-        let (_, added_t) = token_change(t.before_text, t.after_text);
-        for (implementation, i) in edits.iter().enumerate() {
-            if is_test_path(i.path) || implementation_stem(i.path) != stem {
+        let exercised: BTreeSet<&str> = added[test]
+            .iter()
+            .map(String::as_str)
+            .filter(|w| t.symbols.used_after.contains(*w) || t.symbols.imported_after.contains(*w))
+            .collect();
+        // Each implementation edit once, for the first name (in order) it shares.
+        let mut linked: BTreeMap<usize, &str> = BTreeMap::new();
+        for word in exercised {
+            let Some(list) = writers.get(&(stem.clone(), word)) else {
                 continue;
+            };
+            for (implementation, ()) in nearest_holders(&[((), list.as_slice())], test) {
+                linked.entry(implementation).or_insert(word);
             }
-            // The test starts using a name the implementation edit defines or changes:
-            // it exercises what was just written. (Sharing any new word, a string key
-            // or an import alias linked unrelated edits on unseen commits.)
-            let (_, added_i) = token_change(i.before_text, i.after_text);
-            let written: BTreeSet<&str> = i
-                .symbols
-                .changed
-                .iter()
-                .map(|c| c.name.as_str())
-                .chain(i.symbols.renamed.iter().map(|(_, new)| new.as_str()))
-                .chain(
-                    i.symbols
-                        .defined_after
-                        .iter()
-                        .filter(|d| added_i.contains(d))
-                        .map(String::as_str),
-                )
-                .collect();
-            let shared = written
-                .iter()
-                .find(|w| {
-                    is_identifier_like(w)
-                        && added_t.iter().any(|a| a == *w)
-                        && (t.symbols.used_after.contains(**w)
-                            || t.symbols.imported_after.contains(**w))
-                })
-                .map(|w| w.to_string());
-            if let Some(word) = shared {
-                found.insert(Dependency {
-                    from: implementation,
-                    to: test,
-                    kind: DependencyKind::TestImpl,
-                    detail: word.clone(),
-                });
-            }
+        }
+        for (implementation, word) in linked {
+            found.insert(Dependency {
+                from: implementation,
+                to: test,
+                kind: DependencyKind::TestImpl,
+                detail: word.to_string(),
+            });
         }
     }
 }
@@ -911,6 +1171,36 @@ fn moves(edits: &[EditFacts], found: &mut BTreeSet<Dependency>) {
             }
         })
         .collect();
+    // Where each line is inserted, exactly and (for a short insertion) by its tokens:
+    // a deletion is compared only with the insertions that hold a line like one of its.
+    let pure_insertion =
+        |target: usize| !inserted_sets[target].is_empty() && edits[target].before_text.is_empty();
+    let mut exact_lines: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
+    let mut line_owner: Vec<usize> = Vec::new();
+    let views: Vec<Vec<Vec<&str>>> = inserted_tokens
+        .iter()
+        .map(|lines| {
+            lines
+                .iter()
+                .map(|l| l.iter().map(String::as_str).collect())
+                .collect()
+        })
+        .collect();
+    let mut fuzzy_index = PrefixIndex::new(
+        ALIKE,
+        (0..edits.len())
+            .filter(|&t| pure_insertion(t))
+            .flat_map(|t| views[t].iter().map(Vec::as_slice)),
+    );
+    for target in (0..edits.len()).filter(|&t| pure_insertion(t)) {
+        for line in &inserted_sets[target] {
+            exact_lines.entry(line.as_str()).or_default().push(target);
+        }
+        for line in &views[target] {
+            fuzzy_index.insert(line_owner.len(), line);
+            line_owner.push(target);
+        }
+    }
     for (source, edit) in edits.iter().enumerate() {
         // Cut and paste: a pure deletion here, a pure insertion there. Lines that
         // reappear next to rewritten code are refactorings, which annotators treat
@@ -933,8 +1223,33 @@ fn moves(edits: &[EditFacts], found: &mut BTreeSet<Dependency>) {
         } else {
             Vec::new()
         };
-        for (target, lines) in inserted_sets.iter().enumerate() {
-            if target == source || lines.is_empty() || !edits[target].before_text.is_empty() {
+        // Only the insertions nearest the deletion are read from each list.
+        let mut targets: Vec<usize> = Vec::new();
+        for list in gone
+            .iter()
+            .filter_map(|line| exact_lines.get(line.as_str()))
+        {
+            let at = list.partition_point(|&t| t < source);
+            targets.extend_from_slice(
+                &list[at.saturating_sub(MAX_CANDIDATES)..(at + MAX_CANDIDATES).min(list.len())],
+            );
+        }
+        let near = line_owner.partition_point(|&t| t < source);
+        for tokens in &gone_tokens {
+            let view: Vec<&str> = tokens.iter().map(String::as_str).collect();
+            targets.extend(
+                fuzzy_index
+                    .candidates(&view, near, MAX_CANDIDATES)
+                    .into_iter()
+                    .map(|line| line_owner[line]),
+            );
+        }
+        targets.sort_unstable_by_key(|&t| (t.abs_diff(source), t));
+        targets.dedup();
+        let mut linked = 0;
+        for target in targets.into_iter().take(MAX_CANDIDATES) {
+            let lines = &inserted_sets[target];
+            if target == source || linked == CLIQUE_MAX {
                 continue;
             }
             let mut moved = 0;
@@ -958,6 +1273,7 @@ fn moves(edits: &[EditFacts], found: &mut BTreeSet<Dependency>) {
                 }
             }
             if moved_chars >= MIN_MOVED_CHARS && moved * 2 >= gone.len() {
+                linked += 1;
                 found.insert(Dependency {
                     from: source,
                     to: target,
@@ -1004,12 +1320,54 @@ mod tests {
         assert_eq!(dependencies(&facts[..3]).len(), 3);
     }
 
+    /// A thousand edits of one function, each reassigning and reading one variable
+    /// (an identical change each time): linked as a chain of neighbours, not the
+    /// half a million pairs a clique would be.
     #[test]
-    fn dice_on_sorted_multisets() {
-        assert_eq!(dice(&["a", "a", "b"], &["a", "b", "c"]), 2.0 * 2.0 / 6.0);
-        assert_eq!(dice::<&str>(&[], &[]), 1.0);
-        assert!(!may_reach(1, 10, 0.8));
-        assert!(may_reach(8, 10, 0.8));
+    fn many_edits_of_one_variable_link_neighbours_only() {
+        let scope = super::super::symbols::ScopeKey {
+            file: 0,
+            chain: vec!["f".to_string()],
+            callable_depth: 1,
+            class: None,
+        };
+        let symbols = EditSymbols {
+            changed: vec![ChangedDefinition {
+                name: "value".into(),
+                kind: DefinitionKind::Variable,
+                scope: scope.clone(),
+                signature: false,
+            }],
+            uses: vec![NameUse {
+                name: "value".into(),
+                attribute: false,
+                call: false,
+                callee: None,
+                keyword: false,
+                scope,
+            }],
+            defined_after: BTreeSet::from(["value".to_string()]),
+            used_after: BTreeSet::from(["value".to_string()]),
+            ..EditSymbols::default()
+        };
+        let function = ["f".to_string()];
+        let facts: Vec<EditFacts> = (0..1000)
+            .map(|_| EditFacts {
+                path: "m.py",
+                symbols: &symbols,
+                before_text: "",
+                after_text: "    value = value + 1\n",
+                scope: &function,
+            })
+            .collect();
+        let found = dependencies(&facts);
+        let pairs: BTreeSet<(usize, usize)> = found
+            .iter()
+            .map(|d| (d.from.min(d.to), d.from.max(d.to)))
+            .collect();
+        assert_eq!(pairs, (0..999).map(|i| (i, i + 1)).collect());
+        let kinds: BTreeSet<&str> = found.iter().map(|d| d.kind.as_str()).collect();
+        assert_eq!(kinds, BTreeSet::from(["clone", "def_use"]));
     }
 
     #[test]

@@ -34,6 +34,7 @@ pub mod order;
 pub mod order_file;
 pub mod recorded;
 pub mod selection;
+pub mod similarity;
 pub mod source;
 pub mod symbols;
 

@@ -64,6 +64,12 @@ fn edit_index(id: &str) -> Option<usize> {
 /// except moves, which are `before` from the deletion to the insertion (unless
 /// text moved both ways between the two). One edge per pair, with all reasons.
 pub fn order_from_dependencies(count: usize, dependencies: &[Dependency]) -> PartialOrder {
+    complete_order(count, order_edges(dependencies), "derived")
+}
+
+/// One order edge per related pair of `dependencies`, with all its reasons: `bi`,
+/// or `before` when moves fix one direction.
+pub fn order_edges(dependencies: &[Dependency]) -> Vec<OrderEdge> {
     let mut pairs: BTreeMap<(usize, usize), Vec<&Dependency>> = BTreeMap::new();
     for dependency in dependencies {
         let key = (
@@ -103,7 +109,7 @@ pub fn order_from_dependencies(count: usize, dependencies: &[Dependency]) -> Par
                 .collect(),
         });
     }
-    complete_order(count, edges, "derived")
+    edges
 }
 
 /// Fills `initial` and `natural` for `edges` over `count` edits.

@@ -3,26 +3,28 @@
 //!
 //! Recorded edits are sequential: edit `j` is in the text left by edits `0..j`. So
 //! each edit is analysed between the two texts around it (the file just before and
-//! just after it), which are rebuilt by applying the edits in order; each
-//! intermediate text is parsed once. The partial order keeps the developer's real
+//! just after it), which are rebuilt by applying the edits in order; each file is
+//! parsed once and then reparsed incrementally after each edit, and only the
+//! edit's lines are walked. The partial order keeps the developer's real
 //! order as its natural order and the first edit as the initial one.
 
 use std::collections::BTreeMap;
 use std::path::Path;
 
 use super::dependency::{EditFacts, dependencies};
-use super::order::order_from_dependencies;
+use super::order::order_edges;
 use super::symbols::{EditSymbols, Side, edit_symbols};
 use crate::syntax::Language;
-use crate::syntax::structure::{FileStructure, analyze};
-use crate::trajectory::{PartialOrder, Trajectory, apply_byte_edit};
+use crate::syntax::incremental::ParsedText;
+use crate::trajectory::{PartialOrder, Trajectory};
 
 /// The partial order of a trajectory's sequential edits: dependency edges (def→use,
 /// clone, import→use…), the recorded order as natural order, the first edit as initial.
 /// Edits without `start_byte` (not sequential) or that do not apply give no edges.
 pub fn recorded_order(trajectory: &Trajectory) -> PartialOrder {
     let edits = &trajectory.edits;
-    let mut texts: BTreeMap<&str, (String, Option<FileStructure>)> = BTreeMap::new();
+    // Each file's current text, kept parsed (incrementally) when its language is known.
+    let mut texts: BTreeMap<&str, FileText> = BTreeMap::new();
     let file_index: BTreeMap<&str, usize> = trajectory
         .files
         .iter()
@@ -32,7 +34,6 @@ pub fn recorded_order(trajectory: &Trajectory) -> PartialOrder {
     let mut symbols: Vec<EditSymbols> = Vec::with_capacity(edits.len());
     let mut scopes: Vec<Vec<String>> = Vec::with_capacity(edits.len());
     for edit in edits {
-        let language = Language::from_path(Path::new(&edit.file));
         let entry = texts.entry(edit.file.as_str()).or_insert_with(|| {
             let text = trajectory
                 .files
@@ -40,41 +41,59 @@ pub fn recorded_order(trajectory: &Trajectory) -> PartialOrder {
                 .find(|f| f.path == edit.file)
                 .and_then(|f| f.base_text.clone())
                 .unwrap_or_default();
-            let structure = language.map(|l| analyze(l, &text));
-            (text, structure)
+            match Language::from_path(Path::new(&edit.file)) {
+                Some(language) => FileText::Parsed(ParsedText::new(language, text)),
+                None => FileText::Plain(text),
+            }
         });
-        let mut after = entry.0.clone();
-        let applies = edit.start_byte.is_some_and(|start| {
+        let range = edit.start_byte.and_then(|start| {
             let end = start.saturating_add(edit.before_text.len());
-            apply_byte_edit(&mut after, start, end, &edit.before_text, &edit.after_text).is_ok()
+            let text = entry.text();
+            let applies = end <= text.len()
+                && text.is_char_boundary(start)
+                && text.is_char_boundary(end)
+                && text[start..end] == *edit.before_text;
+            applies.then_some(start..end)
         });
-        if !applies {
+        let Some(range) = range else {
             // Not a sequential edit of this text: no facts, so no edges.
             symbols.push(EditSymbols::default());
             scopes.push(Vec::new());
             continue;
-        }
-        let after_structure = language.map(|l| analyze(l, &after));
+        };
         let file = file_index
             .get(edit.file.as_str())
             .copied()
             .unwrap_or(trajectory.files.len());
-        let before_structure = &entry.1;
+        let (before, after) = match entry {
+            FileText::Plain(text) => {
+                text.replace_range(range, &edit.after_text);
+                (None, None)
+            }
+            FileText::Parsed(parsed) => {
+                // The before side needs the edit's lines and the scopes at its first line.
+                let lines = &edit.before_lines;
+                let before = parsed.structure_of_lines(lines.start..lines.end.max(lines.start + 1));
+                parsed.replace(range, &edit.after_text);
+                let after = parsed.structure_of_lines(edit.after_lines.start..edit.after_lines.end);
+                (Some(before), Some(after))
+            }
+        };
         symbols.push(edit_symbols(
             file,
-            before_structure.as_ref().map(|s| Side {
+            before.as_ref().map(|s| Side {
                 structure: s,
                 start: edit.before_lines.start,
                 end: edit.before_lines.end,
             }),
-            after_structure.as_ref().map(|s| Side {
+            after.as_ref().map(|s| Side {
                 structure: s,
                 start: edit.after_lines.start,
                 end: edit.after_lines.end,
             }),
         ));
         scopes.push(
-            before_structure
+            before
                 .as_ref()
                 .map(|s| {
                     s.path_at(edit.before_lines.start)
@@ -84,7 +103,6 @@ pub fn recorded_order(trajectory: &Trajectory) -> PartialOrder {
                 })
                 .unwrap_or_default(),
         );
-        *entry = (after, after_structure);
     }
     let facts: Vec<EditFacts> = edits
         .iter()
@@ -98,9 +116,28 @@ pub fn recorded_order(trajectory: &Trajectory) -> PartialOrder {
             scope,
         })
         .collect();
-    let mut order = order_from_dependencies(edits.len(), &dependencies(&facts));
-    order.natural = edits.iter().map(|e| e.id.clone()).collect();
-    order.initial = edits.first().map(|e| e.id.clone()).into_iter().collect();
-    order.source = Some("recorded".to_string());
-    order
+    // The recorded order is the natural order: no search for one over the graph.
+    PartialOrder {
+        edges: order_edges(&dependencies(&facts)),
+        initial: edits.first().map(|e| e.id.clone()).into_iter().collect(),
+        natural: edits.iter().map(|e| e.id.clone()).collect(),
+        source: Some("recorded".to_string()),
+    }
+}
+
+/// A file's text as the edits leave it.
+enum FileText {
+    /// A source file, kept parsed.
+    Parsed(ParsedText),
+    /// A file no grammar reads.
+    Plain(String),
+}
+
+impl FileText {
+    fn text(&self) -> &str {
+        match self {
+            FileText::Parsed(parsed) => parsed.text(),
+            FileText::Plain(text) => text,
+        }
+    }
 }

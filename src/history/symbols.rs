@@ -184,6 +184,22 @@ pub fn edit_symbols(file: usize, parent: Option<Side>, child: Option<Side>) -> E
         ),
     ] {
         for occurrence in occurrences {
+            if occurrence.name == "cls" && occurrence.call && occurrence.role == Role::Use {
+                // `cls(...)` in a classmethod constructs the enclosing class.
+                let scope = scope_key(file, structure, occurrence.scope);
+                if let Some((class, _)) = scope.class.clone() {
+                    used.insert(class.clone());
+                    symbols.uses.push(NameUse {
+                        name: class,
+                        attribute: false,
+                        call: true,
+                        callee: None,
+                        keyword: false,
+                        scope,
+                    });
+                }
+                continue;
+            }
             if IGNORED_NAMES.contains(&occurrence.name.as_str()) {
                 continue;
             }

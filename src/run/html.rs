@@ -548,6 +548,8 @@ mod tests {
                     done: 1,
                     failed: 0,
                     steps: 1,
+                    repetition: 1,
+                    repetition_of: None,
                 },
                 summary: aggregate(&[], &HISTORIAN_KS),
                 measurements: RunMeasurements {

@@ -6,6 +6,7 @@
 //! code gives a tree with error nodes.
 
 mod definitions;
+pub mod incremental;
 mod language;
 pub mod structure;
 mod tokens;

@@ -160,16 +160,32 @@ impl FileStructure {
 
 /// Parses `text` and collects its scopes and identifier occurrences.
 pub fn analyze(language: Language, text: &str) -> FileStructure {
-    let tree = super::parse(language, text);
+    analyze_tree(language, &super::parse(language, text), text, None)
+}
+
+/// Collects the scopes and occurrences of an already parsed `text`; with `lines`
+/// (0-based, end exclusive), only what those lines need: their occurrences and the
+/// scopes that enclose or start on them, skipping the rest of the tree, so
+/// analysing one edit of a long file costs the edit's depth, not the file's size.
+pub fn analyze_tree(
+    language: Language,
+    tree: &tree_sitter::Tree,
+    text: &str,
+    lines: Option<std::ops::Range<usize>>,
+) -> FileStructure {
     let mut walker = Walker {
         language,
         source: text.as_bytes(),
         out: FileStructure::default(),
         ancestors: Vec::new(),
+        lines,
     };
     let mut cursor = tree.walk();
     walker.visit(&mut cursor, None, false, None);
     walker.out.occurrences.sort_by_key(|o| o.line);
+    if let Some(lines) = &walker.lines {
+        walker.out.occurrences.retain(|o| lines.contains(&o.line));
+    }
     walker.out
 }
 
@@ -180,6 +196,8 @@ struct Walker<'a, 'tree> {
     /// Nodes above the one being visited: asking tree-sitter for a node's parent
     /// walks down from the root, so the walk keeps them itself.
     ancestors: Vec<tree_sitter::Node<'tree>>,
+    /// The only lines wanted, if not all.
+    lines: Option<std::ops::Range<usize>>,
 }
 
 impl<'tree> Walker<'_, 'tree> {
@@ -258,7 +276,14 @@ impl<'tree> Walker<'_, 'tree> {
                     (Some(_), _) => None,
                     (None, _) => callee,
                 };
-                self.visit(cursor, child_scope, in_import, child_callee);
+                let child = cursor.node();
+                let wanted = self.lines.as_ref().is_none_or(|lines| {
+                    child.start_position().row < lines.end
+                        && child.end_position().row >= lines.start
+                });
+                if wanted {
+                    self.visit(cursor, child_scope, in_import, child_callee);
+                }
                 if !cursor.goto_next_sibling() {
                     break;
                 }

@@ -93,8 +93,8 @@ fn python_def_use_import_signature_clone_and_test_edges() {
             "e0-e1 bi: signature_call/area",
             "e0-e2 bi: signature_call/area",
             "e0-e3 bi: def_import/perimeter",
-            "e0-e4 bi: def_use/perimeter, signature_call/area",
-            "e0-e5 bi: signature_call/area, test_impl/scale",
+            "e0-e4 bi: def_use/perimeter, signature_call/area, argument_parameter/area(scale)",
+            "e0-e5 bi: signature_call/area, test_impl/scale, argument_parameter/area(scale)",
             "e1-e2 bi: clone/- +( ) , 2 round",
             "e3-e4 bi: import_use/perimeter",
         ]
@@ -438,5 +438,64 @@ fn java_def_use_import_signature_clone_test_and_move_edges() {
     assert!(
         position("e7") < position("e6"),
         "the cut comes before the paste: {natural:?}"
+    );
+}
+
+/// Scope-aware resolution: `cls(...)` constructs its class, a bare name never
+/// reaches a method of another class or file, keyword arguments reach the changed
+/// parameter and the body that reads it, and a docstring names a new parameter.
+#[test]
+fn python_scopes_constructors_arguments_and_docstrings() {
+    let mut repo = TestRepo::new();
+    repo.write(
+        "app/shapes.py",
+        "class Shape:\n    def __init__(self, size):\n        self.size = size\n\n    @classmethod\n    def unit(cls):\n        return cls(1)\n\n    def describe(self):\n        return \"shape\"\n\n\ndef scale(value, factor):\n    \"\"\"Scale a value.\n\n    Multiplies by factor.\n    \"\"\"\n    return value * factor\n",
+    );
+    repo.write(
+        "app/report.py",
+        "from app.shapes import scale\n\n\ndef render(shape):\n    return describe(shape)\n\n\ndef total():\n    return scale(3, 2)\n",
+    );
+    repo.commit("base");
+    repo.write(
+        "app/shapes.py",
+        "class Shape:\n    def __init__(self, size, color):\n        self.size = size\n\n    @classmethod\n    def unit(cls):\n        return cls(2)\n\n    def describe(self, verbose):\n        return \"shape\"\n\n\ndef scale(value, factor, offset):\n    \"\"\"Scale a value.\n\n    Multiplies by factor, then adds offset.\n    \"\"\"\n    return value * factor + offset\n",
+    );
+    repo.write(
+        "app/report.py",
+        "from app.shapes import scale\n\n\ndef render(shape):\n    return describe(shape) + \"!\"\n\n\ndef total():\n    return scale(3, 2,\n                 offset=1)\n",
+    );
+    let sha = repo.commit("Colour, verbosity and offset");
+    let t = repo.derive(&sha).unwrap();
+    assert_edits_rebuild_commit(&t);
+    let rows: Vec<(String, (usize, usize))> = edit_rows(&t)
+        .into_iter()
+        .map(|(id, path, _, _, after)| (format!("{id} {path}"), after))
+        .collect();
+    assert_eq!(
+        rows,
+        vec![
+            ("e0 app/report.py".to_string(), (4, 5)),
+            ("e1 app/report.py".to_string(), (8, 10)),
+            ("e2 app/shapes.py".to_string(), (1, 2)),
+            ("e3 app/shapes.py".to_string(), (6, 7)),
+            ("e4 app/shapes.py".to_string(), (8, 9)),
+            ("e5 app/shapes.py".to_string(), (12, 13)),
+            ("e6 app/shapes.py".to_string(), (15, 16)),
+            ("e7 app/shapes.py".to_string(), (17, 18)),
+        ]
+    );
+    // The bare `describe(shape)` in report.py (e0) is no call of the method whose
+    // signature e4 changed; `cls(2)` (e3) calls Shape's changed constructor (e2);
+    // `offset=1` (e1) links to the parameter (e5) and the body reading it (e7); the
+    // docstring (e6) names the new parameter.
+    assert_eq!(
+        edge_rows(&t),
+        vec![
+            "e1-e5 bi: signature_call/scale, argument_parameter/scale(offset)",
+            "e1-e7 bi: argument_parameter/scale(offset)",
+            "e2-e3 bi: signature_call/Shape",
+            "e5-e6 bi: doc_impl/offset",
+            "e5-e7 bi: def_use/factor, def_use/offset, def_use/value",
+        ]
     );
 }

@@ -143,9 +143,9 @@ fn all_editflow_samples_line_up_and_score_deterministically() {
     // Rows gold, columns derived: bi, lower first, higher first, no relation.
     assert_eq!(
         all.counts,
-        [[280, 0, 1, 66], [2, 4, 0, 0], [0, 0, 4, 0], [29, 1, 1, 752]]
+        [[284, 0, 1, 62], [2, 4, 0, 0], [0, 0, 4, 0], [29, 1, 1, 752]]
     );
-    assert_eq!(annotated.related_counts(), (291, 1, 66));
-    assert_eq!(format!("{:.4}", all.accuracy().unwrap()), "0.9123");
-    assert_eq!(format!("{:.4}", all.related_f1().unwrap()), "0.8571");
+    assert_eq!(annotated.related_counts(), (295, 1, 62));
+    assert_eq!(format!("{:.4}", all.accuracy().unwrap()), "0.9158");
+    assert_eq!(format!("{:.4}", all.related_f1().unwrap()), "0.8638");
 }
