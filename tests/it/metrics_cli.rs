@@ -610,6 +610,7 @@ fn a_reader_that_stops_early_gets_exit_0() {
             &pred,
             "--repo",
             DEMO,
+            "--quiet",
         ];
         if json {
             args.push("--json");
