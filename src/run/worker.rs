@@ -9,7 +9,9 @@ use super::{RunError, RunSettings};
 use crate::replay::FedSuggester;
 use crate::suggest::openai::OpenAiSuggester;
 use crate::suggest::sandbox::Sandbox;
-use crate::suggest::{NoopSuggester, ProcessSuggester, PropagateSuggester, Suggester};
+use crate::suggest::{
+    NoopSuggester, ProcessSuggester, PropagateSuggester, RetrieveSuggester, Suggester,
+};
 use crate::trajectory::Trajectory;
 
 /// Where a worker's suggester process lives: a private scratch directory holding the
@@ -39,6 +41,7 @@ pub(super) fn build_suggester(
     Ok(match spec {
         "builtin:noop" => Box::new(NoopSuggester),
         "builtin:propagate" => Box::new(PropagateSuggester::default()),
+        "builtin:retrieve" => Box::new(RetrieveSuggester::default()),
         "builtin:oracle" => Box::new(FedSuggester::oracle()),
         "builtin:unchanged-at-gold" => Box::new(FedSuggester::unchanged_at_gold()),
         _ if spec.starts_with("openai:") => {
@@ -72,7 +75,7 @@ pub(super) fn build_suggester(
             }
             _ => {
                 return Err(RunError::Other(format!(
-                    "unknown suggester {spec:?}: use builtin:noop, builtin:propagate, builtin:oracle, openai:<URL>?model=<NAME> or cmd:<command line>"
+                    "unknown suggester {spec:?}: use builtin:noop, builtin:propagate, builtin:retrieve, builtin:oracle, openai:<URL>?model=<NAME> or cmd:<command line>"
                 )));
             }
         },

@@ -40,4 +40,5 @@ mod sessions_cli;
 mod sessions_link;
 mod suggester_openai;
 mod suggester_process;
+mod suggester_retrieve;
 mod tidy;

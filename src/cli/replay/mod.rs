@@ -28,7 +28,9 @@ use printer::Printer;
 ///
 /// Suggesters: builtin:noop (never suggests; scores 0), builtin:propagate (repeats
 /// each applied rename or one-line change at the other places it applies, nearest
-/// first), builtin:oracle (the gold answers; the maximum), openai:<URL>?model=<NAME>
+/// first), builtin:retrieve (BM25 over the worktree's functions and classes: the
+/// last edit's change proposed in the chunks most like the edited one), builtin:oracle
+/// (the gold answers; the maximum), openai:<URL>?model=<NAME>
 /// (an OpenAI-compatible endpoint; key from $OPENAI_API_KEY or key_env=VAR, never
 /// stored), or cmd:'<command line>' speaking the protocol of docs/suggesters.md.
 ///
@@ -82,7 +84,8 @@ pub struct ReplayArgs {
     #[arg(long, value_name = "HOW", value_parser = super::parse_merges, default_value = "skip", requires = "range")]
     merges: nextedit::history::Merges,
 
-    /// builtin:noop, builtin:propagate, builtin:oracle, openai:<URL>?model=<NAME>[&template=zeta|nes]
+    /// builtin:noop, builtin:propagate, builtin:retrieve, builtin:oracle,
+    /// openai:<URL>?model=<NAME>[&template=zeta|nes]
     /// (an OpenAI-compatible endpoint, docs/suggesters.md), or cmd:<command line>
     #[arg(long, value_name = "SPEC", required_unless_present = "resume")]
     suggester: Option<String>,
