@@ -306,8 +306,14 @@ fn main() {
     let mut rows: Vec<(String, Figures)> = Vec::new();
     let mut adapters: Vec<(String, Box<dyn Suggester>)> = vec![
         ("builtin:noop".into(), Box::new(NoopSuggester)),
-        ("builtin:propagate".into(), Box::new(PropagateSuggester::default())),
-        ("builtin:retrieve".into(), Box::new(RetrieveSuggester::default())),
+        (
+            "builtin:propagate".into(),
+            Box::new(PropagateSuggester::default()),
+        ),
+        (
+            "builtin:retrieve".into(),
+            Box::new(RetrieveSuggester::default()),
+        ),
     ];
     for template in ["zeta", "nes"] {
         let spec = format!("openai:{url}?model=tiny&template={template}");
@@ -318,7 +324,10 @@ fn main() {
     }
     adapters.push((
         "cmd: (sed, --sandbox off)".into(),
-        Box::new(ProcessSuggester::from_shell(SED_SUGGESTER, Duration::from_secs(10))),
+        Box::new(ProcessSuggester::from_shell(
+            SED_SUGGESTER,
+            Duration::from_secs(10),
+        )),
     ));
     // Every worktree is made in one scratch directory, the one a sandbox binds.
     let scratch = tempfile::tempdir().expect("scratch");

@@ -40,7 +40,10 @@ fn loaders_repo() -> TestRepo {
             loader("items", "Item", false)
         ),
     );
-    repo.write("models.py", "class User:\n    pass\n\n\nclass Order:\n    pass\n\n\nclass Item:\n    pass\n");
+    repo.write(
+        "models.py",
+        "class User:\n    pass\n\n\nclass Order:\n    pass\n\n\nclass Item:\n    pass\n",
+    );
     repo.commit("base");
     repo.write("store/users.py", file(true));
     repo.write(
@@ -94,7 +97,11 @@ fn retrieve_repeats_the_change_in_the_most_similar_functions() {
     let propagate = replay("builtin:propagate");
     insta::assert_snapshot!("propagate_steps", steps(&propagate[1]).join("\n"));
     let report = nextedit(&["report", "--db", db.to_str().unwrap(), "1", "2"]);
-    assert!(report.status.success(), "{}", String::from_utf8_lossy(&report.stderr));
+    assert!(
+        report.status.success(),
+        "{}",
+        String::from_utf8_lossy(&report.stderr)
+    );
     // Trajectories are keyed `<repository directory>@<sha>`: the directory is a
     // temporary one (masked, width kept); the sha is fixed (hermetic commits).
     let dir_name = repo.path().file_name().unwrap().to_str().unwrap();

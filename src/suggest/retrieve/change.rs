@@ -132,7 +132,8 @@ pub fn propose(
                         continue;
                     }
                     let inserted = reindent(new, indent, indentation(lines[i]));
-                    let following: String = lines[i + 1..].iter().take(new.len()).copied().collect();
+                    let following: String =
+                        lines[i + 1..].iter().take(new.len()).copied().collect();
                     if following != inserted {
                         found.push(edit(i + 1, i + 1, inserted));
                     }
@@ -150,7 +151,8 @@ pub fn propose(
             (e.start_line..e.end_line).any(blocked)
         };
         let overlaps = kept.last().is_some_and(|k| {
-            e.start_line < k.end_line || (e.start_line == k.start_line && k.start_line == k.end_line)
+            e.start_line < k.end_line
+                || (e.start_line == k.start_line && k.start_line == k.end_line)
         });
         if !touches_applied && !overlaps {
             kept.push(e);
@@ -183,10 +185,11 @@ mod tests {
             end_line: target.lines().count(),
             name: None,
         };
-        let got: Vec<(usize, usize, String)> = propose(&changes, "t.py", target, &chunk, &|_| false)
-            .into_iter()
-            .map(|e| (e.start_line, e.end_line, e.text))
-            .collect();
+        let got: Vec<(usize, usize, String)> =
+            propose(&changes, "t.py", target, &chunk, &|_| false)
+                .into_iter()
+                .map(|e| (e.start_line, e.end_line, e.text))
+                .collect();
         let expected: Vec<(usize, usize, String)> = expected
             .iter()
             .map(|(s, e, t)| (*s, *e, t.to_string()))
@@ -197,7 +200,12 @@ mod tests {
     #[test]
     fn one_line_changes_and_renames_as_propagate_learns_them() {
         check(
-            applied(1, 2, "    with open(path) as f:\n", "    with open(path, encoding=\"utf-8\") as f:\n"),
+            applied(
+                1,
+                2,
+                "    with open(path) as f:\n",
+                "    with open(path, encoding=\"utf-8\") as f:\n",
+            ),
             "",
             "def g(p):\n  with open(path) as f:\n    return f.read()\n",
             &[(1, 2, "  with open(path, encoding=\"utf-8\") as f:\n")],
@@ -206,17 +214,29 @@ mod tests {
             applied(0, 1, "x = total(a)\n", "x = subtotal(a)\n"),
             "",
             "y = total(b) + total(c)\nx = total(a)\n",
-            &[(0, 1, "y = subtotal(b) + subtotal(c)\n"), (1, 2, "x = subtotal(a)\n")],
+            &[
+                (0, 1, "y = subtotal(b) + subtotal(c)\n"),
+                (1, 2, "x = subtotal(a)\n"),
+            ],
         );
     }
 
     #[test]
     fn blocks_are_found_up_to_indentation_and_reindented() {
         check(
-            applied(1, 3, "    a = 1\n    b = 2\n", "    ab = (1, 2)\n    check(ab)\n    done()\n"),
+            applied(
+                1,
+                3,
+                "    a = 1\n    b = 2\n",
+                "    ab = (1, 2)\n    check(ab)\n    done()\n",
+            ),
             "",
             "class C:\n        a = 1\n        b = 2\n        a = 1\n",
-            &[(1, 3, "        ab = (1, 2)\n        check(ab)\n        done()\n")],
+            &[(
+                1,
+                3,
+                "        ab = (1, 2)\n        check(ab)\n        done()\n",
+            )],
         );
         // A deleted line is a block that becomes nothing.
         check(
@@ -238,7 +258,10 @@ mod tests {
         );
         check(applied(1, 2, "", "    check(path)\n"), file, file, &[]);
         // Without a line before it (or after a blank one), an insertion teaches nothing.
-        assert_eq!(learn(&applied(0, 1, "", "import os\n"), Some("import os\n")), vec![]);
+        assert_eq!(
+            learn(&applied(0, 1, "", "import os\n"), Some("import os\n")),
+            vec![]
+        );
     }
 
     #[test]
@@ -252,7 +275,9 @@ mod tests {
         };
         let got = propose(&changes, "t.py", text, &chunk, &|l| l == 0);
         assert_eq!(
-            got.iter().map(|e| (e.start_line, e.text.as_str())).collect::<Vec<_>>(),
+            got.iter()
+                .map(|e| (e.start_line, e.text.as_str()))
+                .collect::<Vec<_>>(),
             vec![(1, "y = subtotal(b)\n")]
         );
     }

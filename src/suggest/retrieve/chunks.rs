@@ -42,7 +42,11 @@ pub fn chunks(language: Language, text: &str) -> Vec<Chunk> {
         .chain(text.match_indices('\n').map(|(i, _)| i + 1))
         .filter(|&s| s < text.len())
         .collect();
-    let line_of = |byte: usize| line_starts.partition_point(|&s| s <= byte).saturating_sub(1);
+    let line_of = |byte: usize| {
+        line_starts
+            .partition_point(|&s| s <= byte)
+            .saturating_sub(1)
+    };
     // Outermost leaf definitions: a nested function or closure stays in its function.
     let mut units: Vec<Chunk> = Vec::new();
     let mut covered_to = 0usize;
@@ -157,7 +161,10 @@ mod tests {
         check(
             Language::Python,
             &script,
-            &[(0, MAX_RUN_LINES, None), (MAX_RUN_LINES, MAX_RUN_LINES + 2, None)],
+            &[
+                (0, MAX_RUN_LINES, None),
+                (MAX_RUN_LINES, MAX_RUN_LINES + 2, None),
+            ],
         );
         check(Language::Python, "\n\n  \n", &[]);
         check(Language::Python, "", &[]);

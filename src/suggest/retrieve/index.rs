@@ -62,7 +62,9 @@ fn subwords(word: &str) -> Vec<&str> {
             let (prev, (at, c)) = (chars[i - 1].1, chars[i]);
             let next = chars.get(i + 1).map(|&(_, c)| c);
             let cut = (prev.is_lowercase() && c.is_uppercase())
-                || (prev.is_uppercase() && c.is_uppercase() && next.is_some_and(char::is_lowercase))
+                || (prev.is_uppercase()
+                    && c.is_uppercase()
+                    && next.is_some_and(char::is_lowercase))
                 || (prev.is_numeric() != c.is_numeric());
             if cut {
                 out.push(&part[start..at]);
@@ -171,13 +173,7 @@ impl ChunkIndex {
             self.owners.insert(id, path.clone());
             ids.push((id, chunk));
         }
-        self.files.insert(
-            path,
-            IndexedFile {
-                text,
-                chunks: ids,
-            },
-        );
+        self.files.insert(path, IndexedFile { text, chunks: ids });
     }
 
     /// Brings `path` up to date with its current `text` (`None`: the file is gone):
@@ -314,7 +310,10 @@ mod tests {
                 "b.py",
                 "def load_users(path):\n    return read_json(path)\n\n\ndef load_orders(path):\n    return read_json(path)\n",
             ),
-            ("a.py", "def load_users(path):\n    return read_json(path)\n"),
+            (
+                "a.py",
+                "def load_users(path):\n    return read_json(path)\n",
+            ),
             ("c.py", "def area(r):\n    return 3 * r * r\n"),
             ("notes.txt", "load_users everywhere\n"),
         ];

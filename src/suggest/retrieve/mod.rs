@@ -32,8 +32,8 @@ use index::{ChunkIndex, chunk_text};
 
 use super::propagate::{self, Propagation};
 use super::protocol::{
-    AppliedEdit, GenerateParams, GenerateResult, InitializeParams, InitializeResult,
-    SuggestParams, SuggestResult, SuggestedEdit, SuggesterRead,
+    AppliedEdit, GenerateParams, GenerateResult, InitializeParams, InitializeResult, SuggestParams,
+    SuggestResult, SuggestedEdit, SuggesterRead,
 };
 use super::{SuggestError, Suggester};
 use crate::syntax::Language;
@@ -94,9 +94,9 @@ pub fn worktree_files(root: &Path) -> Vec<(String, String)> {
 
 /// The line `line` of a file is inside one of `applied` (never proposed again).
 fn inside_applied(applied: &[AppliedEdit], file: &str, line: usize) -> bool {
-    applied.iter().any(|e| {
-        e.file == file && e.start_line <= line && line < e.end_line.max(e.start_line + 1)
-    })
+    applied
+        .iter()
+        .any(|e| e.file == file && e.start_line <= line && line < e.end_line.max(e.start_line + 1))
 }
 
 /// Ranked predictions of `changes` (learned from `last`) over `index`, and the chunks
@@ -118,7 +118,10 @@ pub fn retrieve(
         .map(|hit| (hit.path, hit.chunk))
         .filter(|(path, chunk)| !(path == &last.file && Some(chunk) == edited.as_ref()))
         .collect();
-    let ranked = edited.map(|c| (last.file.clone(), c)).into_iter().chain(others);
+    let ranked = edited
+        .map(|c| (last.file.clone(), c))
+        .into_iter()
+        .chain(others);
     let (mut edits, mut reads) = (Vec::new(), Vec::new());
     for (path, chunk) in ranked {
         if edits.len() >= MAX_PREDICTIONS {
@@ -178,7 +181,9 @@ impl Suggester for RetrieveSuggester {
     fn initialize(&mut self, params: &InitializeParams) -> Result<InitializeResult, SuggestError> {
         self.renames.clear();
         self.last_changes.clear();
-        self.index = Some(ChunkIndex::build(worktree_files(Path::new(&params.worktree))));
+        self.index = Some(ChunkIndex::build(worktree_files(Path::new(
+            &params.worktree,
+        ))));
         Ok(InitializeResult {
             name: Some(self.name()),
             version: Some(env!("CARGO_PKG_VERSION").to_string()),
@@ -241,7 +246,11 @@ fn apply_line_edits(text: &str, edits: &[SuggestedEdit]) -> String {
     let mut out = String::with_capacity(text.len());
     let mut next = 0;
     for e in edits {
-        out.extend(lines[next.min(lines.len())..e.start_line.min(lines.len())].iter().copied());
+        out.extend(
+            lines[next.min(lines.len())..e.start_line.min(lines.len())]
+                .iter()
+                .copied(),
+        );
         out.push_str(&e.text);
         next = e.end_line;
     }
@@ -253,7 +262,13 @@ fn apply_line_edits(text: &str, edits: &[SuggestedEdit]) -> String {
 mod tests {
     use super::*;
 
-    fn applied(file: &str, start_line: usize, end_line: usize, before: &str, after: &str) -> AppliedEdit {
+    fn applied(
+        file: &str,
+        start_line: usize,
+        end_line: usize,
+        before: &str,
+        after: &str,
+    ) -> AppliedEdit {
         AppliedEdit {
             file: file.into(),
             start_line,
@@ -284,7 +299,10 @@ mod tests {
         );
         let changes = change::learn(&last, index.text("io.py"));
         let (edits, reads) = retrieve(&index, &changes, &last, std::slice::from_ref(&last));
-        let got: Vec<(&str, usize)> = edits.iter().map(|e| (e.file.as_str(), e.start_line)).collect();
+        let got: Vec<(&str, usize)> = edits
+            .iter()
+            .map(|e| (e.file.as_str(), e.start_line))
+            .collect();
         assert_eq!(
             got,
             vec![("io.py", 3), ("io.py", 8), ("other.py", 6), ("other.py", 1)]
