@@ -118,6 +118,19 @@ fn file_chunks(path: &str, text: &str) -> Vec<Chunk> {
     Language::from_path(std::path::Path::new(path)).map_or_else(Vec::new, |l| chunks(l, text))
 }
 
+/// `embedding` with each token once. The crate gives a token one entry per occurrence
+/// (each with the same weight): in a query that would count a repeated token again,
+/// in a chunk it only slows down the scorer's lookups.
+fn distinct(Embedding(tokens): Embedding<u64>) -> Embedding<u64> {
+    let mut seen = std::collections::HashSet::new();
+    Embedding(
+        tokens
+            .into_iter()
+            .filter(|t: &TokenEmbedding<u64>| seen.insert(t.index))
+            .collect(),
+    )
+}
+
 /// The text of lines `chunk` of `text`.
 pub fn chunk_text<'a>(text: &'a str, chunk: &Chunk) -> &'a str {
     let offset = |line: usize| {
@@ -169,7 +182,7 @@ impl ChunkIndex {
             let id = self.next_id;
             self.next_id += 1;
             self.scorer
-                .upsert(&id, self.embedder.embed(chunk_text(&text, &chunk)));
+                .upsert(&id, distinct(self.embedder.embed(chunk_text(&text, &chunk))));
             self.owners.insert(id, path.clone());
             ids.push((id, chunk));
         }
@@ -227,15 +240,9 @@ impl ChunkIndex {
     /// The chunks sharing a token with `query`, most similar first (ties: path, then
     /// first line). Each distinct query token counts once.
     pub fn search(&self, query: &str) -> Vec<Hit> {
-        let Embedding(tokens) = self.embedder.embed(query);
-        let mut seen = std::collections::HashSet::new();
-        let distinct: Vec<TokenEmbedding<u64>> = tokens
-            .into_iter()
-            .filter(|t| seen.insert(t.index))
-            .collect();
         let mut hits: Vec<Hit> = self
             .scorer
-            .matches(&Embedding(distinct))
+            .matches(&distinct(self.embedder.embed(query)))
             .into_iter()
             .filter_map(|scored| {
                 let path = self.owners.get(&scored.id)?;
