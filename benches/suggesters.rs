@@ -14,7 +14,7 @@
 //!   is nextedit's (prompt, JSON, HTTP client, answer parsing, minimal edits) plus a
 //!   loopback round trip and the stand-in's own parsing: an upper bound of the
 //!   adapter's cost. The prompt rendering and answer parsing alone are shown too.
-//! - `cmd:`: a `suggest` round trip to a trivial real process (`sed` answering every
+//! - `cmd:`: a `suggest` round trip to a trivial real process (Python answering every
 //!   line with an empty result) with the same step's JSON, unsandboxed and, when
 //!   bubblewrap works here, in its sandbox.
 //!
@@ -35,8 +35,16 @@ use nextedit::suggest::{
     NoopSuggester, ProcessSuggester, PropagateSuggester, RetrieveSuggester, Suggester,
 };
 
-/// Answers every request with an empty result that fits each method.
-const SED_SUGGESTER: &str = r#"sed -u -n 's/.*"id":\([0-9]*\),.*/{"jsonrpc":"2.0","id":\1,"result":{"edits":[],"text":""}}/p'"#;
+/// Answers every request with an empty result that fits each method. Python reads
+/// its input in buffered lines and finds the id with a regex (no JSON decoding), so
+/// the figure is nextedit's (JSON, pipes, the reader thread) and the kernel's; `sed
+/// -u` would read a step's 100 KB line one byte per system call.
+const ECHO_SUGGESTER: &str = r#"python3 -c 'import re, sys
+for line in sys.stdin:
+    m = re.match(r"\{\"id\":(\d+)", line)
+    if m:
+        sys.stdout.write("{\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":{\"edits\":[],\"text\":\"\"}}\n" % m.group(1))
+        sys.stdout.flush()'"#;
 
 /// Steps per trajectory (a large commit); `initialize` starts each trajectory.
 const STEPS_PER_TRAJECTORY: usize = 20;
@@ -199,6 +207,9 @@ fn answering_server(answer: String) -> String {
             let Ok(stream) = stream else { continue };
             let answer = answer.clone();
             std::thread::spawn(move || {
+                // One write per answer and no Nagle delay: a reply split in two
+                // writes would wait for the client's delayed ACK (~40 ms).
+                stream.set_nodelay(true).expect("nodelay");
                 let mut reader = BufReader::new(stream.try_clone().expect("clone"));
                 let mut writer = stream;
                 loop {
@@ -234,13 +245,11 @@ fn answering_server(answer: String) -> String {
                             "message": {"content": answer}}]})
                     };
                     let reply = reply.to_string();
-                    let head = format!(
-                        "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n",
+                    let response = format!(
+                        "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{reply}",
                         reply.len()
                     );
-                    if writer.write_all(head.as_bytes()).is_err()
-                        || writer.write_all(reply.as_bytes()).is_err()
-                    {
+                    if writer.write_all(response.as_bytes()).is_err() {
                         return;
                     }
                 }
@@ -323,9 +332,9 @@ fn main() {
         ));
     }
     adapters.push((
-        "cmd: (sed, --sandbox off)".into(),
+        "cmd: (python3, --sandbox off)".into(),
         Box::new(ProcessSuggester::from_shell(
-            SED_SUGGESTER,
+            ECHO_SUGGESTER,
             Duration::from_secs(10),
         )),
     ));
@@ -340,9 +349,9 @@ fn main() {
             network: false,
         };
         adapters.push((
-            "cmd: (sed, bwrap)".into(),
+            "cmd: (python3, bwrap)".into(),
             Box::new(
-                ProcessSuggester::from_shell(SED_SUGGESTER, Duration::from_secs(10))
+                ProcessSuggester::from_shell(ECHO_SUGGESTER, Duration::from_secs(10))
                     .with_sandbox(sandbox),
             ),
         ));

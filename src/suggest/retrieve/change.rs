@@ -88,17 +88,16 @@ pub fn learn(edit: &AppliedEdit, text: Option<&str>) -> Vec<Change> {
     out
 }
 
-/// The edits `changes` make inside `chunk` of `text`, by first line; a line for which
-/// `blocked` is true (an applied edit's) is never changed again, and where two
-/// changes overlap the earlier one in `changes` wins.
+/// The edits `changes` make inside `chunk` of a file's `lines` (with their line
+/// breaks), by first line; a line for which `blocked` is true (an applied edit's) is
+/// never changed again, and where two changes overlap the earlier one in `changes` wins.
 pub fn propose(
     changes: &[Change],
     path: &str,
-    text: &str,
+    lines: &[&str],
     chunk: &Chunk,
     blocked: &dyn Fn(usize) -> bool,
 ) -> Vec<SuggestedEdit> {
-    let lines: Vec<&str> = text.split_inclusive('\n').collect();
     let end = chunk.end_line.min(lines.len());
     let edit = |start_line: usize, end_line: usize, text: String| SuggestedEdit {
         file: path.to_string(),
@@ -176,6 +175,10 @@ mod tests {
         }
     }
 
+    fn lines(text: &str) -> Vec<&str> {
+        text.split_inclusive('\n').collect()
+    }
+
     /// (start_line, end_line, text) of what the edit's changes propose in the whole
     /// of `target` (no line blocked).
     fn check(edit: AppliedEdit, file: &str, target: &str, expected: &[(usize, usize, &str)]) {
@@ -186,7 +189,7 @@ mod tests {
             name: None,
         };
         let got: Vec<(usize, usize, String)> =
-            propose(&changes, "t.py", target, &chunk, &|_| false)
+            propose(&changes, "t.py", &lines(target), &chunk, &|_| false)
                 .into_iter()
                 .map(|e| (e.start_line, e.end_line, e.text))
                 .collect();
@@ -273,7 +276,7 @@ mod tests {
             end_line: 2,
             name: None,
         };
-        let got = propose(&changes, "t.py", text, &chunk, &|l| l == 0);
+        let got = propose(&changes, "t.py", &lines(text), &chunk, &|l| l == 0);
         assert_eq!(
             got.iter()
                 .map(|e| (e.start_line, e.text.as_str()))

@@ -94,13 +94,20 @@ struct IndexedFile {
     chunks: Vec<(u32, Chunk)>,
 }
 
+/// Most tokens a query part keeps: its rarest ones (highest IDF), as a "more like
+/// this" query does. A large edited function would otherwise make a query of hundreds
+/// of tokens that matches, and scores, every chunk of the worktree.
+pub const MAX_QUERY_TOKENS: usize = 32;
+
 /// The chunks of a set of files, searchable with BM25.
 pub struct ChunkIndex {
     embedder: Embedder<u64, CodeTokenizer>,
     scorer: Scorer<u32, u64>,
     files: BTreeMap<String, IndexedFile>,
-    /// Chunk id → its file's path.
-    owners: HashMap<u32, String>,
+    /// Chunk id → its file's path and its distinct tokens.
+    owners: HashMap<u32, (String, Vec<u64>)>,
+    /// Token → how many chunks have it (to pick a query's rarest tokens).
+    document_frequency: HashMap<u64, u32>,
     next_id: u32,
 }
 
@@ -131,16 +138,28 @@ fn distinct(Embedding(tokens): Embedding<u64>) -> Embedding<u64> {
     )
 }
 
+/// The byte offset where each line of `text` starts, and the text's length last.
+fn line_offsets(text: &str) -> Vec<usize> {
+    std::iter::once(0)
+        .chain(text.match_indices('\n').map(|(i, _)| i + 1))
+        .filter(|&o| o < text.len())
+        .chain(std::iter::once(text.len()))
+        .collect()
+}
+
+/// The text of each of `chunks` (lines of `text`), in one pass over `text`.
+pub fn chunk_texts<'a>(text: &'a str, chunks: &[Chunk]) -> Vec<&'a str> {
+    let offsets = line_offsets(text);
+    let at = |line: usize| offsets[line.min(offsets.len() - 1)];
+    chunks
+        .iter()
+        .map(|c| &text[at(c.start_line)..at(c.end_line).max(at(c.start_line))])
+        .collect()
+}
+
 /// The text of lines `chunk` of `text`.
 pub fn chunk_text<'a>(text: &'a str, chunk: &Chunk) -> &'a str {
-    let offset = |line: usize| {
-        std::iter::once(0)
-            .chain(text.match_indices('\n').map(|(i, _)| i + 1))
-            .nth(line)
-            .unwrap_or(text.len())
-    };
-    let from = offset(chunk.start_line);
-    &text[from..offset(chunk.end_line).max(from)]
+    chunk_texts(text, std::slice::from_ref(chunk))[0]
 }
 
 impl ChunkIndex {
@@ -156,7 +175,7 @@ impl ChunkIndex {
             .collect();
         let corpus: Vec<&str> = files
             .iter()
-            .flat_map(|(_, text, chunks)| chunks.iter().map(|c| chunk_text(text, c)))
+            .flat_map(|(_, text, chunks)| chunk_texts(text, chunks))
             .collect();
         let embedder = EmbedderBuilder::<u64, CodeTokenizer>::with_tokenizer_and_fit_to_corpus(
             CodeTokenizer,
@@ -168,6 +187,7 @@ impl ChunkIndex {
             scorer: Scorer::new(),
             files: BTreeMap::new(),
             owners: HashMap::new(),
+            document_frequency: HashMap::new(),
             next_id: 0,
         };
         for (path, text, chunks) in files {
@@ -178,12 +198,19 @@ impl ChunkIndex {
 
     fn insert(&mut self, path: String, text: String, chunks: Vec<Chunk>) {
         let mut ids = Vec::with_capacity(chunks.len());
-        for chunk in chunks {
+        let embeddings: Vec<Embedding<u64>> = chunk_texts(&text, &chunks)
+            .into_iter()
+            .map(|t| distinct(self.embedder.embed(t)))
+            .collect();
+        for (chunk, embedding) in chunks.into_iter().zip(embeddings) {
             let id = self.next_id;
             self.next_id += 1;
-            self.scorer
-                .upsert(&id, distinct(self.embedder.embed(chunk_text(&text, &chunk))));
-            self.owners.insert(id, path.clone());
+            let tokens: Vec<u64> = embedding.indices().copied().collect();
+            for token in &tokens {
+                *self.document_frequency.entry(*token).or_default() += 1;
+            }
+            self.scorer.upsert(&id, embedding);
+            self.owners.insert(id, (path.clone(), tokens));
             ids.push((id, chunk));
         }
         self.files.insert(path, IndexedFile { text, chunks: ids });
@@ -199,7 +226,14 @@ impl ChunkIndex {
         if let Some(old) = self.files.remove(path) {
             for (id, _) in old.chunks {
                 self.scorer.remove(&id);
-                self.owners.remove(&id);
+                for token in self.owners.remove(&id).map(|(_, t)| t).unwrap_or_default() {
+                    if let Some(n) = self.document_frequency.get_mut(&token) {
+                        *n -= 1;
+                        if *n == 0 {
+                            self.document_frequency.remove(&token);
+                        }
+                    }
+                }
             }
         }
         if let Some(text) = text {
@@ -212,11 +246,6 @@ impl ChunkIndex {
     /// The indexed text of `path`.
     pub fn text(&self, path: &str) -> Option<&str> {
         self.files.get(path).map(|f| f.text.as_str())
-    }
-
-    /// The indexed paths, in order.
-    pub fn paths(&self) -> impl Iterator<Item = &str> {
-        self.files.keys().map(String::as_str)
     }
 
     /// How many chunks are indexed.
@@ -237,15 +266,26 @@ impl ChunkIndex {
         holding(line).or_else(|| line.checked_sub(1).and_then(holding))
     }
 
-    /// The chunks sharing a token with `query`, most similar first (ties: path, then
-    /// first line). Each distinct query token counts once.
-    pub fn search(&self, query: &str) -> Vec<Hit> {
+    /// The chunks sharing a token with the query made of `parts`, most similar first
+    /// (ties: path, then first line). Each part gives its [`MAX_QUERY_TOKENS`] rarest
+    /// indexed tokens (ties by token hash); each distinct token counts once.
+    pub fn search(&self, parts: &[&str]) -> Vec<Hit> {
+        let mut query: Vec<TokenEmbedding<u64>> = Vec::new();
+        for part in parts {
+            let mut tokens: Vec<(u32, TokenEmbedding<u64>)> = distinct(self.embedder.embed(part))
+                .0
+                .into_iter()
+                .filter_map(|t| Some((*self.document_frequency.get(&t.index)?, t)))
+                .collect();
+            tokens.sort_by(|a, b| a.0.cmp(&b.0).then(a.1.index.cmp(&b.1.index)));
+            query.extend(tokens.into_iter().take(MAX_QUERY_TOKENS).map(|(_, t)| t));
+        }
         let mut hits: Vec<Hit> = self
             .scorer
-            .matches(&distinct(self.embedder.embed(query)))
+            .matches(&distinct(Embedding(query)))
             .into_iter()
             .filter_map(|scored| {
-                let path = self.owners.get(&scored.id)?;
+                let (path, _) = self.owners.get(&scored.id)?;
                 let (_, chunk) = self.files[path]
                     .chunks
                     .iter()
@@ -304,7 +344,7 @@ mod tests {
 
     fn ranking(index: &ChunkIndex, query: &str) -> Vec<(String, usize)> {
         index
-            .search(query)
+            .search(&[query])
             .into_iter()
             .map(|h| (h.path, h.chunk.start_line))
             .collect()

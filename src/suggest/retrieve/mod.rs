@@ -8,8 +8,8 @@
 //! - **Index** ([`index`]): BM25 (the `bm25` crate) over identifier and subword
 //!   tokens, built from the worktree at `initialize`; at each step only the files
 //!   whose text changed (the files of the applied edits) are re-chunked and re-indexed.
-//! - **Query**: the distinct tokens of the last applied edit's before- and after-text
-//!   and of the chunk it is in now (the edited chunk).
+//! - **Query**: the last applied edit's before- and after-text and the chunk it is in
+//!   now (the edited chunk), each part cut to its 32 rarest tokens (highest IDF).
 //! - **Proposals** ([`change`]): the change the edit teaches (a rename or one-line
 //!   change as `builtin:propagate` learns it, a block of lines, an insertion after the
 //!   same line) applied inside the edited chunk first (its other lines; the edit's
@@ -25,6 +25,7 @@ pub mod change;
 pub mod chunks;
 pub mod index;
 
+use std::collections::HashMap;
 use std::path::Path;
 
 use change::Change;
@@ -108,12 +109,13 @@ pub fn retrieve(
     applied: &[AppliedEdit],
 ) -> (Vec<SuggestedEdit>, Vec<SuggesterRead>) {
     let edited = index.chunk_at(&last.file, last.start_line).cloned();
-    let mut query = format!("{}\n{}\n", last.before, last.after);
-    if let (Some(chunk), Some(text)) = (&edited, index.text(&last.file)) {
-        query.push_str(chunk_text(text, chunk));
-    }
+    let edit_text = format!("{}\n{}", last.before, last.after);
+    let chunk = match (&edited, index.text(&last.file)) {
+        (Some(chunk), Some(text)) => chunk_text(text, chunk),
+        _ => "",
+    };
     let others: Vec<(String, chunks::Chunk)> = index
-        .search(&query)
+        .search(&[&edit_text, chunk])
         .into_iter()
         .map(|hit| (hit.path, hit.chunk))
         .filter(|(path, chunk)| !(path == &last.file && Some(chunk) == edited.as_ref()))
@@ -123,6 +125,8 @@ pub fn retrieve(
         .into_iter()
         .chain(others);
     let (mut edits, mut reads) = (Vec::new(), Vec::new());
+    // Each file's lines, split once however many of its chunks are tried.
+    let mut lines: HashMap<String, Vec<&str>> = HashMap::new();
     for (path, chunk) in ranked {
         if edits.len() >= MAX_PREDICTIONS {
             break;
@@ -130,8 +134,11 @@ pub fn retrieve(
         let Some(text) = index.text(&path) else {
             continue;
         };
+        let file_lines = lines
+            .entry(path.clone())
+            .or_insert_with(|| text.split_inclusive('\n').collect());
         let blocked = |line: usize| inside_applied(applied, &path, line);
-        let found = change::propose(changes, &path, text, &chunk, &blocked);
+        let found = change::propose(changes, &path, file_lines, &chunk, &blocked);
         if !found.is_empty() {
             reads.push(SuggesterRead {
                 file: path.clone(),
@@ -217,7 +224,8 @@ impl Suggester for RetrieveSuggester {
             end_line: text.split_inclusive('\n').count(),
             name: None,
         };
-        let edits = change::propose(&self.last_changes, &params.file, &text, &whole, &|_| false);
+        let lines: Vec<&str> = text.split_inclusive('\n').collect();
+        let edits = change::propose(&self.last_changes, &params.file, &lines, &whole, &|_| false);
         text = apply_line_edits(&text, &edits);
         for (from, to) in self.renames.iter().rev() {
             let rename = Propagation::Rename {
