@@ -99,6 +99,10 @@ struct IndexedFile {
 /// of tokens that matches, and scores, every chunk of the worktree.
 pub const MAX_QUERY_TOKENS: usize = 32;
 
+/// From this many chunks on, a query leaves out the tokens more than half the chunks
+/// have (smaller worktrees keep every token: there a common token still ranks).
+pub const COMMON_AFTER_CHUNKS: usize = 20;
+
 /// The chunks of a set of files, searchable with BM25.
 pub struct ChunkIndex {
     embedder: Embedder<u64, CodeTokenizer>,
@@ -271,11 +275,16 @@ impl ChunkIndex {
     /// indexed tokens (ties by token hash); each distinct token counts once.
     pub fn search(&self, parts: &[&str]) -> Vec<Hit> {
         let mut query: Vec<TokenEmbedding<u64>> = Vec::new();
+        let n = self.owners.len();
+        // In a worktree of some size, a token most chunks have (`self`, `return`)
+        // adds little (IDF below ln 2) and would make every chunk a candidate.
+        let common = |df: u32| n >= COMMON_AFTER_CHUNKS && 2 * df as usize > n;
         for part in parts {
             let mut tokens: Vec<(u32, TokenEmbedding<u64>)> = distinct(self.embedder.embed(part))
                 .0
                 .into_iter()
                 .filter_map(|t| Some((*self.document_frequency.get(&t.index)?, t)))
+                .filter(|(df, _)| !common(*df))
                 .collect();
             tokens.sort_by(|a, b| a.0.cmp(&b.0).then(a.1.index.cmp(&b.1.index)));
             query.extend(tokens.into_iter().take(MAX_QUERY_TOKENS).map(|(_, t)| t));
