@@ -10,7 +10,9 @@ use crate::replay::FedSuggester;
 use crate::suggest::lsp::LspSuggester;
 use crate::suggest::openai::OpenAiSuggester;
 use crate::suggest::sandbox::Sandbox;
-use crate::suggest::{NoopSuggester, ProcessSuggester, PropagateSuggester, Suggester};
+use crate::suggest::{
+    NoopSuggester, ProcessSuggester, PropagateSuggester, RetrieveSuggester, Suggester,
+};
 use crate::trajectory::Trajectory;
 
 /// Where a worker's suggester process lives: a private scratch directory holding the
@@ -41,6 +43,7 @@ pub(super) fn build_suggester(
     Ok(match spec {
         "builtin:noop" => Box::new(NoopSuggester),
         "builtin:propagate" => Box::new(PropagateSuggester::default()),
+        "builtin:retrieve" => Box::new(RetrieveSuggester::default()),
         "builtin:oracle" => Box::new(FedSuggester::oracle()),
         "builtin:unchanged-at-gold" => Box::new(FedSuggester::unchanged_at_gold()),
         _ if spec.starts_with("openai:") => {
@@ -92,7 +95,7 @@ pub(super) fn build_suggester(
             }
             _ => {
                 return Err(RunError::Other(format!(
-                    "unknown suggester {spec:?}: use builtin:noop, builtin:propagate, builtin:oracle, openai:<URL>?model=<NAME>, lsp:<language server command> or cmd:<command line>"
+                    "unknown suggester {spec:?}: use builtin:noop, builtin:propagate, builtin:retrieve, builtin:oracle, openai:<URL>?model=<NAME>, lsp:<language server command> or cmd:<command line>"
                 )));
             }
         },

@@ -18,6 +18,7 @@ mod process;
 pub mod prompt;
 pub mod propagate;
 pub mod protocol;
+pub mod retrieve;
 pub mod sandbox;
 
 pub use builtin::NoopSuggester;
@@ -26,6 +27,7 @@ pub use process::{
     become_subreaper, kill_all,
 };
 pub use propagate::PropagateSuggester;
+pub use retrieve::RetrieveSuggester;
 
 use std::time::Duration;
 

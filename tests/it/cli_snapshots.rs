@@ -184,7 +184,7 @@ fn json_lines(text: &str) -> Vec<Value> {
 
 /// Text output with the database path and the latency columns (`p50 / p95` in ms)
 /// masked, widths kept so the columns still line up.
-fn masked_text(text: &str, db: &Path) -> String {
+pub(crate) fn masked_text(text: &str, db: &Path) -> String {
     let latency = regex::Regex::new(r" *\d+\.\d+ / \d+\.\d+").unwrap();
     let text = text.replace(&db.display().to_string(), "[db]");
     latency

@@ -46,4 +46,5 @@ mod sessions_link;
 mod suggester_lsp;
 mod suggester_openai;
 mod suggester_process;
+mod suggester_retrieve;
 mod tidy;

@@ -1,10 +1,12 @@
 //! `nextedit replay`: walk trajectories through a next-edit suggester and score it.
 //! Parses the arguments into the library's run plan, calls [`nextedit::run`], prints
 //! (`settings`: the arguments as the library's settings; `printer`: what a run says;
-//! `shard`: the scale-out arguments, plans and shards).
+//! `shard`: the scale-out arguments, plans and shards; `repro`: cache and repetitions;
+//! `session_slice`: which part of a stored session).
 
 mod printer;
 mod repro;
+mod session_slice;
 mod settings;
 mod shard;
 
@@ -15,7 +17,6 @@ use clap::{Args, ValueEnum};
 use nextedit::progress::{Progress, ProgressMode};
 use nextedit::run::{self, RunSettings, SandboxMode, json, plan, text};
 use nextedit::store::Database;
-use nextedit::trajectory::SliceBound;
 use printer::Printer;
 
 /// Replay trajectories through a next-edit suggester and score it
@@ -32,7 +33,9 @@ use printer::Printer;
 ///
 /// Suggesters: builtin:noop (never suggests; scores 0), builtin:propagate (repeats
 /// each applied rename or one-line change at the other places it applies, nearest
-/// first), builtin:oracle (the gold answers; the maximum), openai:<URL>?model=<NAME>
+/// first), builtin:retrieve (BM25 over the worktree's functions and classes: the
+/// last edit's change proposed in the chunks most like the edited one), builtin:oracle
+/// (the gold answers; the maximum), openai:<URL>?model=<NAME>
 /// (an OpenAI-compatible endpoint; key from $OPENAI_API_KEY or key_env=VAR, never
 /// stored), lsp:'<server command>' (a language server's renames, quick fixes, fix-all
 /// and completions, started behind nextedit's proxy and sandboxed like cmd:), or
@@ -55,22 +58,8 @@ pub struct ReplayArgs {
     #[arg(long, value_name = "ID")]
     session: Vec<i64>,
 
-    /// With --session: replay only the part from this event seq or time (90s, 5m, 1500ms)
-    #[arg(long, value_name = "SEQ|TIME", requires = "session")]
-    from: Option<SliceBound>,
-
-    /// With --session: replay only the part up to this event seq or time
-    #[arg(long, value_name = "SEQ|TIME", requires = "session")]
-    to: Option<SliceBound>,
-
-    /// With --session: replay only the edits of this file (can be repeated)
-    #[arg(long = "file", value_name = "PATH", requires = "session")]
-    files: Vec<String>,
-
-    /// With --session: a pause longer than this ends an edit when coalescing a recorded
-    /// session's changes [default: 2000]
-    #[arg(long, value_name = "MS", requires = "session")]
-    pause_ms: Option<f64>,
+    #[command(flatten)]
+    slice: session_slice::SessionSliceArgs,
 
     /// A git repository whose commits to replay (with --commit or --range)
     #[arg(long, value_name = "PATH")]
@@ -90,9 +79,10 @@ pub struct ReplayArgs {
     #[arg(long, value_name = "HOW", value_parser = super::parse_merges, default_value = "skip", requires = "range")]
     merges: nextedit::history::Merges,
 
-    /// builtin:noop, builtin:propagate, builtin:oracle, openai:<URL>?model=<NAME>[&template=zeta|nes]
-    /// (an OpenAI-compatible endpoint, docs/suggesters.md), lsp:<language server command>
-    /// (e.g. "lsp:pyright-langserver --stdio"), or cmd:<command line>
+    /// builtin:noop, builtin:propagate, builtin:retrieve, builtin:oracle,
+    /// openai:<URL>?model=<NAME>[&template=zeta|nes] (an OpenAI-compatible endpoint,
+    /// docs/suggesters.md), lsp:<language server command> (e.g. "lsp:pyright-langserver
+    /// --stdio"), or cmd:<command line>
     #[arg(long, value_name = "SPEC", required_unless_present = "resume")]
     suggester: Option<String>,
 

@@ -70,11 +70,11 @@ impl ReplayArgs {
             merges: self.merges,
             sessions: self.session.clone(),
             slice: SliceSpec {
-                from: self.from,
-                to: self.to,
-                files: self.files.clone(),
+                from: self.slice.from,
+                to: self.slice.to,
+                files: self.slice.files.clone(),
             },
-            pause_ms: self.pause_ms,
+            pause_ms: self.slice.pause_ms,
             select: self.scale.select(),
         }
     }
