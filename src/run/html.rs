@@ -38,7 +38,7 @@ impl HtmlRun {
     pub fn of(store: &dyn RunStore, run: i64) -> Result<HtmlRun, RunError> {
         Ok(HtmlRun {
             report: RunReport::of(store, run)?,
-            intervals: Intervals::default(),
+            intervals: Intervals::of(&super::figures::GroupFigures::of(store, run)?),
             trajectories: super::drill::run_steps(store, run)?,
         })
     }
@@ -60,6 +60,26 @@ pub struct Intervals {
     pub mean_bleu: Option<(f64, f64)>,
     /// Mean ES.
     pub mean_es: Option<(f64, f64)>,
+}
+
+impl Intervals {
+    /// The intervals over a run's repetitions (`replay --repetitions`); none for a
+    /// single run.
+    pub fn of(group: &super::figures::GroupFigures) -> Intervals {
+        let interval = |name: &str| {
+            (group.figures.iter())
+                .find(|(n, _)| *n == name)
+                .and_then(|(_, estimate)| estimate.interval)
+        };
+        Intervals {
+            micro_f1: interval("micro_f1"),
+            macro_f1: interval("macro_f1"),
+            hit1: interval("hit_at_1"),
+            mrr: interval("mrr"),
+            mean_bleu: interval("mean_bleu"),
+            mean_es: interval("mean_es"),
+        }
+    }
 }
 
 /// Text made safe for HTML and SVG content and attribute values.
@@ -126,16 +146,19 @@ pub fn render(runs: &[HtmlRun]) -> String {
     h
 }
 
-/// `0.512` with ` [0.401, 0.623]` when there is an interval.
+/// `0.512`, or, when the run has repetitions, their mean with ` [0.401, 0.623]`: the
+/// t-interval is symmetric, so its midpoint is the mean over the repetitions (the
+/// row's other figures are its first repetition's).
 fn figure(value: Option<f64>, interval: Option<(f64, f64)>, digits: usize) -> String {
-    let Some(v) = value else {
-        return "–".to_string();
-    };
-    match interval {
-        Some((lo, hi)) => {
-            format!("{v:.digits$} <span class=\"ci\">[{lo:.digits$}, {hi:.digits$}]</span>")
+    match (value, interval) {
+        (_, Some((lo, hi))) => {
+            let mean = (lo + hi) / 2.0;
+            format!(
+                "<span title=\"mean over the repetitions\">{mean:.digits$}</span> <span class=\"ci\">[{lo:.digits$}, {hi:.digits$}]</span>"
+            )
         }
-        None => format!("{v:.digits$}"),
+        (Some(v), None) => format!("{v:.digits$}"),
+        (None, None) => "–".to_string(),
     }
 }
 
@@ -190,7 +213,7 @@ fn run_table(h: &mut String, runs: &[HtmlRun]) {
     }
     h.push_str("</table>\n<p class=\"muted\">Micro/macro precision, recall and F1 of the predicted locations; hit@k and MRR of the first keeping prediction; \
 BLEU-4 (0–100) and ES (0–1) of the content beside what doing nothing scores on the same steps (an empty answer / the unchanged text). \
-Bracketed ranges are 95 % confidence intervals, shown for runs that have them.</p>\n");
+For a run replayed with repetitions, a figure with a bracketed range is the mean over its repetitions and its 95 % t-interval; the row's other figures are its first repetition's.</p>\n");
 }
 
 const CLASSES: [(FlowClass, &str); 4] = [
@@ -630,11 +653,16 @@ mod tests {
         assert!(plain.contains("<td>50.0</td><td>0.500</td>"));
         let with = render(&[run(Intervals {
             mean_bleu: Some((41.25, 58.75)),
-            micro_f1: Some((0.0, 0.125)),
+            micro_f1: Some((0.0, 0.25)),
             ..Intervals::default()
         })]);
-        assert!(with.contains("<td>50.0 <span class=\"ci\">[41.2, 58.8]</span></td>"));
-        assert!(with.contains("<td>0.000 <span class=\"ci\">[0.000, 0.125]</span></td>"));
+        let mean = "<span title=\"mean over the repetitions\">";
+        assert!(with.contains(&format!(
+            "<td>{mean}50.0</span> <span class=\"ci\">[41.2, 58.8]</span></td>"
+        )));
+        assert!(with.contains(&format!(
+            "<td>{mean}0.125</span> <span class=\"ci\">[0.000, 0.250]</span></td>"
+        )));
         assert_eq!(with.matches("class=\"ci\"").count(), 2);
     }
 }

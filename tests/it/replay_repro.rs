@@ -145,6 +145,14 @@ fn a_cached_rerun_reproduces_every_repetition_without_asking_the_suggester() {
         "repetitions_report_text",
         masked(&setup.report(&["1"]), &setup.spec)
     );
+    // The HTML page shows the mean over the repetitions and its interval (micro F1:
+    // 0.127 [-0.147, 0.402] in the text report above).
+    let page = setup.db.with_extension("html");
+    setup.report(&["1", "--html", page.to_str().unwrap()]);
+    let page = std::fs::read_to_string(&page).unwrap();
+    assert!(page.contains(
+        "<span title=\"mean over the repetitions\">0.127</span> <span class=\"ci\">[-0.147, 0.402]</span>"
+    ));
 
     // The same command read-only (runs 4, 5, 6): no call at all, the same numbers.
     ok(&setup.replay(TRAJECTORY, &["--repetitions", "3", "--cache", "read-only"]));
