@@ -439,15 +439,7 @@ impl Suggester for LspSuggester {
     fn suggest(&mut self, params: &SuggestParams) -> Result<SuggestResult, SuggestError> {
         let language = params.language.clone();
         self.call("suggest", params.step, |server, deadline, waiting| {
-            let mut step = Step {
-                server,
-                call: "suggest",
-                deadline,
-                waiting,
-                language: language.as_deref(),
-                last_error: None,
-                answered: 0,
-            };
+            let mut step = Step::new(server, "suggest", deadline, waiting, language.as_deref());
             step.sync(&params.files)?;
             let Some(region) =
                 super::prompt::region_at_last_edit(&params.prior_edits, &params.files)
@@ -475,15 +467,7 @@ impl Suggester for LspSuggester {
         let language = params.language.clone();
         let unchanged = params.location_text();
         self.call("generate", params.step, |server, deadline, waiting| {
-            let mut step = Step {
-                server,
-                call: "generate",
-                deadline,
-                waiting,
-                language: language.as_deref(),
-                last_error: None,
-                answered: 0,
-            };
+            let mut step = Step::new(server, "generate", deadline, waiting, language.as_deref());
             step.sync(&params.files)?;
             // An insertion has no line to complete: nothing useful to ask.
             if params.end_line <= params.start_line {

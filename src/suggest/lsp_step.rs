@@ -46,6 +46,27 @@ pub(super) struct Step<'a> {
     pub(super) answered: usize,
 }
 
+impl<'a> Step<'a> {
+    /// A step of call `call` that has asked nothing yet.
+    pub(super) fn new(
+        server: &'a mut Server,
+        call: &'a str,
+        deadline: Instant,
+        waiting: &'a mut Duration,
+        language: Option<&'a str>,
+    ) -> Step<'a> {
+        Step {
+            server,
+            call,
+            deadline,
+            waiting,
+            language,
+            last_error: None,
+            answered: 0,
+        }
+    }
+}
+
 impl Step<'_> {
     /// A request; `None` for an error answer (kept in `last_error`).
     fn ask(&mut self, method: &str, params: Value) -> Result<Option<Value>, SuggestError> {

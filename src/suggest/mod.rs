@@ -113,23 +113,23 @@ impl FailureKind {
         }
     }
 
+    /// Every kind, in declaration order.
+    pub const ALL: [FailureKind; 10] = [
+        FailureKind::Spawn,
+        FailureKind::Timeout,
+        FailureKind::Crash,
+        FailureKind::BadJson,
+        FailureKind::HugeOutput,
+        FailureKind::ErrorResponse,
+        FailureKind::BadResult,
+        FailureKind::Unreachable,
+        FailureKind::GaveUp,
+        FailureKind::NotCached,
+    ];
+
     /// The kind named `key`, if it is one.
     pub fn from_key(key: &str) -> Option<FailureKind> {
-        use FailureKind::*;
-        [
-            Spawn,
-            Timeout,
-            Crash,
-            BadJson,
-            HugeOutput,
-            ErrorResponse,
-            BadResult,
-            Unreachable,
-            GaveUp,
-            NotCached,
-        ]
-        .into_iter()
-        .find(|k| k.key() == key)
+        FailureKind::ALL.into_iter().find(|k| k.key() == key)
     }
 }
 
