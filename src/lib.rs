@@ -20,6 +20,7 @@
 //! - [`progress`]: progress of long commands on stderr (bar, lines or nothing).
 //! - [`text_inputs`]: the texts `score` compares, read from files or standard input.
 //! - [`syntax`]: tree-sitter languages, structural paths, identifiers.
+//! - [`task`]: completion tasks cut from history, run and scored by executing tests.
 
 #![warn(missing_docs)]
 #![forbid(unsafe_op_in_unsafe_fn)]
@@ -43,5 +44,6 @@ pub mod setup_check;
 pub mod store;
 pub mod suggest;
 pub mod syntax;
+pub mod task;
 pub mod text_inputs;
 pub mod trajectory;

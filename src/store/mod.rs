@@ -1,6 +1,6 @@
 //! The SQLite database: schema, migrations, batched writes, queries.
 //!
-//! The schema (`schema.sql`, then `runs.sql`, `v3.sql`, `v4.sql` and `v5.sql`; version [`SCHEMA_VERSION`]) is a wire format: other
+//! The schema (`schema.sql`, then `runs.sql`, `v3.sql`, `v4.sql`, `v5.sql`, `v6.sql` and `v7.sql`; version [`SCHEMA_VERSION`]) is a wire format: other
 //! tools may query it, so columns are only ever added by numbered migrations.
 //! The database file is created with mode 0600 in a 0700 directory; SQLite gives
 //! its `-wal` and `-shm` files the same mode. Many processes (several proxies) may
@@ -41,7 +41,7 @@ const SESSION_TABLES: [&str; 6] = [
 ];
 
 /// Version of the schema this build writes (`PRAGMA user_version`).
-pub const SCHEMA_VERSION: i64 = 5;
+pub const SCHEMA_VERSION: i64 = 7;
 
 /// Errors of the store.
 #[derive(Debug, thiserror::Error)]
@@ -276,6 +276,14 @@ impl Database {
         }
         if version < 5 {
             tx.execute_batch(include_str!("v5.sql"))
+                .map_err(|source| sqlite(&path, source))?;
+        }
+        if version < 6 {
+            tx.execute_batch(include_str!("v6.sql"))
+                .map_err(|source| sqlite(&path, source))?;
+        }
+        if version < 7 {
+            tx.execute_batch(include_str!("v7.sql"))
                 .map_err(|source| sqlite(&path, source))?;
         }
         tx.execute_batch(&format!("PRAGMA user_version = {SCHEMA_VERSION}"))

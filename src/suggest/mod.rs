@@ -32,8 +32,8 @@ pub use retrieve::RetrieveSuggester;
 use std::time::Duration;
 
 use protocol::{
-    GenerateParams, GenerateResult, InitializeParams, InitializeResult, SuggestParams,
-    SuggestResult, SuggestedEdit,
+    CompleteParams, CompleteResult, GenerateParams, GenerateResult, InitializeParams,
+    InitializeResult, SuggestParams, SuggestResult, SuggestedEdit,
 };
 
 /// One call of the suggester protocol.
@@ -304,6 +304,14 @@ pub enum SuggestError {
     /// A failure served from the response cache, as it was recorded.
     #[error("{}", .0.message)]
     Cached(CallFailure),
+    /// The suggester does not implement this call.
+    #[error("suggester `{suggester}` does not answer `{method}`")]
+    Unsupported {
+        /// Method.
+        method: String,
+        /// The suggester's name.
+        suggester: String,
+    },
     /// Its result does not have the protocol's shape, or names impossible locations.
     #[error("suggester's `{method}` result is invalid: {reason}")]
     BadResult {
@@ -324,6 +332,7 @@ impl SuggestError {
                 | SuggestError::GaveUp { .. }
                 | SuggestError::NotCached { .. }
                 | SuggestError::Cached(_)
+                | SuggestError::Unsupported { .. }
         )
     }
 
@@ -342,6 +351,7 @@ impl SuggestError {
             SuggestError::HugeOutput { .. } => FailureKind::HugeOutput,
             SuggestError::Response { .. } => FailureKind::ErrorResponse,
             SuggestError::BadResult { .. } => FailureKind::BadResult,
+            SuggestError::Unsupported { .. } => FailureKind::ErrorResponse,
             SuggestError::Unreachable { .. } => FailureKind::Unreachable,
             SuggestError::GaveUp { .. } => FailureKind::GaveUp,
             SuggestError::NotCached { .. } => FailureKind::NotCached,
@@ -360,6 +370,15 @@ pub trait Suggester: Send {
     fn suggest(&mut self, params: &SuggestParams) -> Result<SuggestResult, SuggestError>;
     /// New text for a given location.
     fn generate(&mut self, params: &GenerateParams) -> Result<GenerateResult, SuggestError>;
+    /// Fills a completion task's hole (`nextedit tasks run`). A suggester that cannot
+    /// answer it says so with [`SuggestError::Unsupported`], the default.
+    fn complete(&mut self, params: &CompleteParams) -> Result<CompleteResult, SuggestError> {
+        let _ = params;
+        Err(SuggestError::Unsupported {
+            method: "complete".to_string(),
+            suggester: self.name(),
+        })
+    }
     /// Ends the trajectory and releases resources.
     fn shutdown(&mut self);
     /// Where the engine may put gold answers before each call: `None` (the default) for

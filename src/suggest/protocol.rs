@@ -184,3 +184,55 @@ pub struct GenerateResult {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub reads: Vec<SuggesterRead>,
 }
+
+/// `complete` params: fill the hole of a completion task (`nextedit tasks run`).
+/// The worktree holds the task's state with the hole empty; the ground truth is never sent.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CompleteParams {
+    /// Task id (opaque to the suggester).
+    pub task: String,
+    /// Absolute path of the worktree (the task's state, the file holding `prefix + suffix`).
+    pub worktree: String,
+    /// Language, if known.
+    #[serde(default)]
+    pub language: Option<String>,
+    /// File with the hole, relative to the worktree.
+    pub file: String,
+    /// 0-based line of the cursor (the hole's start).
+    pub line: usize,
+    /// Byte column of the cursor in that line.
+    pub column: usize,
+    /// The file's text before the cursor.
+    pub prefix: String,
+    /// The file's text after the hole.
+    pub suffix: String,
+    /// Scenario name (`full_block`, `incomplete_suffix`, `inner_block`, `rag`,
+    /// `added_function`, `session_pause`).
+    pub scenario: String,
+    /// Hints and retrieved context, best first.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub context: Vec<CompleteContext>,
+}
+
+/// One piece of context a `complete` call carries.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CompleteContext {
+    /// Path relative to the worktree.
+    pub file: String,
+    /// First line (0-based).
+    pub start_line: usize,
+    /// End line (exclusive).
+    pub end_line: usize,
+    /// The text.
+    pub text: String,
+}
+
+/// `complete` result.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct CompleteResult {
+    /// The text that fills the hole (may be empty).
+    pub text: String,
+    /// What it read, if it reports that.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub reads: Vec<SuggesterRead>,
+}
