@@ -65,9 +65,14 @@ impl Call {
 
     /// The call named `key`, if it is one.
     pub fn from_key(key: &str) -> Option<Call> {
-        [Call::Initialize, Call::Suggest, Call::Generate, Call::Complete]
-            .into_iter()
-            .find(|c| c.key() == key)
+        [
+            Call::Initialize,
+            Call::Suggest,
+            Call::Generate,
+            Call::Complete,
+        ]
+        .into_iter()
+        .find(|c| c.key() == key)
     }
 }
 
