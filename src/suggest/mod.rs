@@ -12,6 +12,7 @@ pub mod build;
 mod builtin;
 pub mod cache;
 mod complete;
+pub mod complete_once;
 pub mod lsp;
 pub mod lsp_edits;
 mod lsp_step;
