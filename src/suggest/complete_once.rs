@@ -79,7 +79,7 @@ pub enum OnceError {
     #[error("{0} (pass --sandbox off to run the suggester unsandboxed)")]
     NoSandbox(String),
     /// The suggester failed `initialize` or `complete`.
-    #[error("{kind}: {error}", kind = .0.kind(), error = .0)]
+    #[error("{}", .0.kind())]
     Call(#[from] SuggestError),
 }
 
