@@ -258,9 +258,11 @@ fn the_llama_server_answers_complete_and_a_cached_rerun_sends_nothing() {
         "openai:http://127.0.0.1:{}/v1?model=tiny&max_tokens=16",
         server.port
     );
+    let hints = dir.path().join("hints.json");
     let ask = |extra: &[&str]| {
         let out = call("llama", &spec, "shop.py", "10:0")
             .with(&["--cache-db", db.to_str().unwrap()])
+            .with(&["--context", hints.to_str().unwrap()])
             .with(extra)
             .env(vec![("OPENAI_API_KEY", KEY.to_string())])
             .run(dir.path());
