@@ -49,9 +49,16 @@ pub fn run(command: RunsCommand) -> anyhow::Result<i32> {
             let mut out_db = Database::open(&out_path)
                 .with_context(|| format!("cannot open {}", out_path.display()))?;
             let merged = shard::merge(&mut out_db, &dbs, allow_partial)?;
+            let group = match merged.runs.len() {
+                1 => String::new(),
+                n => {
+                    let runs: Vec<String> = merged.runs.iter().map(i64::to_string).collect();
+                    format!(" ({n} repetitions: runs {})", runs.join(", "))
+                }
+            };
             writeln!(
                 out,
-                "merged {} of {} shards into run {} in {}",
+                "merged {} of {} shards into run {} in {}{group}",
                 merged.shards.0,
                 merged.shards.1,
                 merged.run,

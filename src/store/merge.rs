@@ -45,6 +45,10 @@ pub struct MergedRun<'a> {
     pub status: &'a str,
     /// (position, key) of the trajectories no shard brought, stored as `missing`.
     pub missing: &'a [(usize, String)],
+    /// 1-based repetition.
+    pub repetition: u32,
+    /// The merged group's first run, for repetitions 2..N.
+    pub repetition_of: Option<i64>,
 }
 
 impl Database {
@@ -89,15 +93,18 @@ impl Database {
         let e = |source| sqlite(&path, source);
         let tx = self.conn.transaction().map_err(e)?;
         tx.execute(
-            "INSERT INTO runs (started_at, ended_at, status, suggester, config, nextedit_version)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+            "INSERT INTO runs (started_at, ended_at, status, suggester, config, nextedit_version,
+                               repetition, repetition_of)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
             params![
                 run.started_at,
                 super::runs::now(),
                 run.status,
                 run.suggester,
                 run.config.to_string(),
-                env!("CARGO_PKG_VERSION")
+                env!("CARGO_PKG_VERSION"),
+                run.repetition,
+                run.repetition_of
             ],
         )
         .map_err(e)?;
