@@ -29,6 +29,12 @@ pub fn run(command: RunsCommand) -> anyhow::Result<i32> {
         RunsCommand::Delete { db, run } => {
             let erased = open(db)?.delete_run(run)?;
             writeln!(out, "deleted replay run {run}")?;
+            for (deleted, promoted) in &erased.regrouped {
+                writeln!(
+                    out,
+                    "run {promoted} now names the repetition group run {deleted} started"
+                )?;
+            }
             if !erased.wal_cleared {
                 writeln!(
                     out,
@@ -100,7 +106,9 @@ pub enum RunsCommand {
         run: i64,
     },
     /// Delete a run for good: its steps, predictions, reads and the copies of the
-    /// trajectories it replayed (the database file is rebuilt so no text is left)
+    /// trajectories it replayed (the database file is rebuilt so no text is left).
+    /// Deleting the first run of a --repetitions group keeps the other repetitions
+    /// one group, named by the next repetition's run (said on stdout)
     Delete {
         /// Database [default: $NEXTEDIT_DB, else $XDG_DATA_HOME/nextedit/nextedit.db]
         #[arg(long, value_name = "PATH")]
