@@ -7,6 +7,7 @@
 //! do not rebuild, a run's trajectory that is not valid JSON) is left out and named in
 //! [`Skipped`]; the rest go on.
 
+use std::borrow::Cow;
 use std::path::Path;
 
 use serde_json::json;
@@ -27,10 +28,10 @@ pub struct Skipped {
 
 const fn column(name: &'static str, kind: ColumnType, nullable: bool, doc: &'static str) -> Column {
     Column {
-        name,
+        name: Cow::Borrowed(name),
         kind,
         nullable,
-        doc,
+        doc: Cow::Borrowed(doc),
     }
 }
 
@@ -213,7 +214,7 @@ pub fn trajectory_table(db: &Database, ids: &[i64]) -> Result<(Table, Vec<Skippe
     }
     let table = Table {
         kind: DatasetKind::Trajectories,
-        columns: TRAJECTORY_COLUMNS,
+        columns: Cow::Borrowed(TRAJECTORY_COLUMNS),
         rows,
     };
     Ok((table, skipped))
@@ -288,7 +289,7 @@ pub fn result_table(db: &Database, runs: &[i64]) -> Result<(Table, Vec<Skipped>)
     }
     let table = Table {
         kind: DatasetKind::Results,
-        columns: RESULT_COLUMNS,
+        columns: Cow::Borrowed(RESULT_COLUMNS),
         rows,
     };
     Ok((table, skipped))
