@@ -11,6 +11,7 @@ use nextedit::dataset::tables::{result_table, trajectory_table};
 use nextedit::dataset::tasks::task_table;
 use nextedit::dataset::write::{FileFormat, write_dataset};
 use nextedit::dataset::{DatasetKind, Table};
+use nextedit::progress::{Progress, ProgressMode};
 use nextedit::store::Database;
 
 /// Export trajectories, replay results or tasks as a dataset (JSON Lines or Parquet)
@@ -86,6 +87,11 @@ pub struct DatasetArgs {
     /// Seed of the order repositories are given to splits in
     #[arg(long, default_value_t = 42)]
     seed: u64,
+
+    /// Show no progress on stderr (else a bar on a terminal, one line per session or
+    /// run read otherwise)
+    #[arg(long, short)]
+    quiet: bool,
 }
 
 /// `--format`.
@@ -114,11 +120,13 @@ pub fn run(command: ExportCommand) -> Result<i32> {
             dataset,
             db,
         } => {
-            let (table, skipped) = trajectory_table(&open(db)?, &sessions)?;
+            let progress = Progress::new(ProgressMode::detect(dataset.quiet), "sessions");
+            let (table, skipped) = trajectory_table(&open(db)?, &sessions, &progress)?;
             (table, skipped, dataset)
         }
         ExportCommand::Results { runs, dataset, db } => {
-            let (table, skipped) = result_table(&open(db)?, &runs)?;
+            let progress = Progress::new(ProgressMode::detect(dataset.quiet), "runs");
+            let (table, skipped) = result_table(&open(db)?, &runs, &progress)?;
             (table, skipped, dataset)
         }
         ExportCommand::Tasks { from, dataset } => {

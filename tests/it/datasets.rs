@@ -159,10 +159,10 @@ fn historian_testset_fetches_each_repository_once_and_names_each_failure() {
                 file.display()
             )
             .as_str(),
-            "[1/4] google/gvisor: 1 of 2 commits ready (1 fetched), 1 failed",
-            "[2/4] zulip/zulip: 2 of 2 commits ready (2 fetched)",
-            "[3/4] PostHog/posthog: 1 of 1 commits ready (1 fetched)",
-            "[4/4] acme/gone: 0 of 1 commits ready (0 fetched), 1 failed",
+            "nextedit: [1/4] google/gvisor: 1 of 2 commits ready (1 fetched), 1 failed",
+            "nextedit: [2/4] zulip/zulip: 2 of 2 commits ready (2 fetched)",
+            "nextedit: [3/4] PostHog/posthog: 1 of 1 commits ready (1 fetched)",
+            "nextedit: [4/4] acme/gone: 0 of 1 commits ready (0 fetched), 1 failed",
         ]
     );
     assert!(
@@ -198,7 +198,8 @@ fn historian_testset_fetches_each_repository_once_and_names_each_failure() {
     assert_eq!(again.status.code(), Some(1), "{}", text(&again.stderr));
     assert_eq!(text(&again.stdout), expected_stdout);
     assert!(
-        text(&again.stderr).contains("[2/4] zulip/zulip: 2 of 2 commits ready (0 fetched)\n"),
+        text(&again.stderr)
+            .contains("nextedit: [2/4] zulip/zulip: 2 of 2 commits ready (0 fetched)\n"),
         "{}",
         text(&again.stderr)
     );
@@ -519,54 +520,9 @@ fn exported_trajectories_and_results_load_in_hugging_face_datasets() {
     assert_eq!(
         text(&out.stderr),
         format!(
-            "nextedit: error: exporting results to {0}: {0}: not empty (an export writes only into a new or empty directory)\n",
+            "nextedit: [1/1] run 1: 4 steps\nnextedit: error: exporting results to {0}: {0}: not empty (an export writes only into a new or empty directory)\n",
             results.display()
         )
-    );
-}
-
-#[test]
-fn on_a_terminal_each_repository_still_gets_its_line() {
-    // util-linux `script` gives the command a pseudo-terminal (its stdout and stderr).
-    if crate::common::which("script").is_none() {
-        eprintln!(
-            "SKIPPED: on_a_terminal_each_repository_still_gets_its_line: util-linux `script` is not installed"
-        );
-        return;
-    }
-    let tmp = tempfile::tempdir().unwrap();
-    let (repo, commits) = project(1);
-    let remote = tmp.path().join("remotes/acme/alpha");
-    clone_to(&repo, &remote, true);
-    let file = tmp.path().join("testset.json");
-    let url = format!("{}/commit/{}", remote.display(), commits[0]);
-    std::fs::write(&file, json!({"go": [{"commit_url": url}]}).to_string()).unwrap();
-    // A relative --clone-into, as typed.
-    let command = format!(
-        "{} import historian-testset {} --clone-into clones",
-        crate::common::nextedit_bin().display(),
-        file.display(),
-    );
-    let out = Command::new("script")
-        .args(["-qec", &command, "/dev/null"])
-        .current_dir(tmp.path())
-        .env("TERM", "xterm")
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", text(&out.stdout));
-    let screen = text(&out.stdout);
-    assert!(
-        screen.contains("[1/1] acme/alpha: 1 of 1 commits ready (1 fetched)"),
-        "{screen}"
-    );
-    assert!(screen.contains("/1 repositories"), "the bar: {screen}");
-    assert!(
-        screen.contains(&format!(
-            "{}\t{}\tgo",
-            tmp.path().join("clones/acme/alpha.git").display(),
-            commits[0]
-        )),
-        "{screen}"
     );
 }
 
