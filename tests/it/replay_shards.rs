@@ -1,7 +1,9 @@
 //! Scale-out: `replay --plan`, `replay --shard I/N` and `runs merge` against the
 //! single-machine run of the same commits of a real git repository, and the Ray
 //! driver `replay/ray_replay.py` on a real local two-node Ray cluster with a worker
-//! killed mid-run.
+//! killed mid-run; plans with repetitions (trajectory × repetition units) merged into
+//! the repetition group a single-machine `--repetitions 2` run makes, on one machine
+//! and on Ray.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -457,7 +459,11 @@ fn the_ray_driver_runs_the_shards_on_two_nodes_retries_a_killed_worker_and_merge
     }
     let (repo, base) = history();
     let tmp = tempfile::tempdir().unwrap();
-    let args = replay_args(repo.path(), &format!("{base}..HEAD"));
+    // Two repetitions: ten units, each trajectory × repetition a shard of its own.
+    let args = with(
+        &replay_args(repo.path(), &format!("{base}..HEAD")),
+        &["--repetitions", "2"],
+    );
     let single = tmp.path().join("single.db");
     ok(&run(&with(&args, &["--db", single.to_str().unwrap()])));
     let plan = tmp.path().join("plan.jsonl");
@@ -491,7 +497,7 @@ fn the_ray_driver_runs_the_shards_on_two_nodes_retries_a_killed_worker_and_merge
     let lines: Vec<&str> = stdout.lines().collect();
     // One line per shard, each finished (the killed one on its second attempt), then
     // the merge, then the summary.
-    let mut finished: Vec<Value> = lines[..5]
+    let mut finished: Vec<Value> = lines[..10]
         .iter()
         .map(|l| serde_json::from_str(l).unwrap())
         .collect();
@@ -499,20 +505,25 @@ fn the_ray_driver_runs_the_shards_on_two_nodes_retries_a_killed_worker_and_merge
     for (i, line) in finished.iter().enumerate() {
         assert_eq!(
             (&line["shard"], &line["shards"], &line["status"]),
-            (&json!(i), &json!(5), &json!(0)),
+            (&json!(i), &json!(10), &json!(0)),
             "{line}"
         );
     }
     assert_eq!(
-        lines[5],
-        format!("merged 5 of 5 shards into run 1 in {}", merged.display())
+        lines[10],
+        format!(
+            "merged 10 of 10 shards into run 1 in {} (2 repetitions: runs 1, 2)",
+            merged.display()
+        )
     );
-    assert!(lines[6].contains("\"wall_seconds\""), "{stdout}");
+    assert!(lines[11].contains("\"wall_seconds\""), "{stdout}");
     // A worker was killed mid-run (its nextedit had created its database), and the
     // retried shard's result is complete: the merged report is the single machine's.
     let killed = std::fs::read_to_string(&marker).unwrap();
     assert!(killed.starts_with("shard "), "{killed}");
+    // The group (mean and interval of every figure) and each repetition.
     assert_eq!(comparable_report(&merged, 1), comparable_report(&single, 1));
+    assert_eq!(comparable_report(&merged, 2), comparable_report(&single, 2));
     assert_eq!(flow_table(&merged, 1), flow_table(&single, 1));
 }
 
