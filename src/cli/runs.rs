@@ -3,7 +3,6 @@
 use std::io::Write;
 use std::path::PathBuf;
 
-use anyhow::Context;
 use nextedit::run::{RunStore, shard, text};
 use nextedit::store::Database;
 
@@ -52,9 +51,7 @@ pub fn run(command: RunsCommand) -> anyhow::Result<i32> {
                 Some(path) => path,
                 None => dbs.remove(0),
             };
-            let mut out_db = Database::open(&out_path)
-                .with_context(|| format!("cannot open {}", out_path.display()))?;
-            let merged = shard::merge(&mut out_db, &dbs, allow_partial)?;
+            let merged = shard::merge(&out_path, &dbs, allow_partial)?;
             let group = match merged.runs.len() {
                 1 => String::new(),
                 n => {

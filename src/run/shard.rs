@@ -238,6 +238,9 @@ pub enum MergeError {
     /// No shard database was named.
     #[error("no shard databases to merge")]
     Nothing,
+    /// A shard database that does not exist.
+    #[error("shard database {} does not exist (`nextedit replay --shard I/N --db FILE` writes one)", .0.display())]
+    NoSuchShard(PathBuf),
     /// The output is one of the shards.
     #[error("{} is both the output and a shard: merge into another database", .0.display())]
     IntoAShard(PathBuf),
@@ -372,6 +375,9 @@ impl ShardDb {
 /// Reads the shard runs of the database at `db`: one shard's, one run per
 /// repetition, each done.
 fn read_shard(db: &Path) -> Result<ShardDb, RunError> {
+    if !db.exists() {
+        return Err(MergeError::NoSuchShard(db.to_path_buf()).into());
+    }
     let database = Database::open_existing(db)?;
     let mut found: Vec<(RunSummary, ShardOf)> = Vec::new();
     for info in database.runs()? {
@@ -517,20 +523,17 @@ fn check_same_plan(shard: &ShardDb, first: &ShardDb) -> Result<(), RunError> {
     }
 }
 
-/// Merges the shard runs of the databases `shards` into new runs of `out`, one per
+/// Merges the shard runs of the databases `shards` into new runs of the database at
+/// `out` (created if needed, and only once every shard checked out), one per
 /// repetition (grouped like a `--repetitions` run): checks they are shards of one
 /// plan, with the same settings, each holding exactly the units its shard takes, none
 /// twice; missing shards are an error unless `allow_partial` (the runs are then
 /// `partial` and the missing units' trajectories `missing`).
-pub fn merge(
-    out: &mut Database,
-    shards: &[PathBuf],
-    allow_partial: bool,
-) -> Result<Merged, RunError> {
+pub fn merge(out: &Path, shards: &[PathBuf], allow_partial: bool) -> Result<Merged, RunError> {
     if shards.is_empty() {
         return Err(MergeError::Nothing.into());
     }
-    let out_path = out.path().canonicalize().ok();
+    let out_path = out.canonicalize().ok();
     for db in shards {
         if db
             .canonicalize()
@@ -592,6 +595,7 @@ pub fn merge(
         .min()
         .expect("at least one shard")
         .to_string();
+    let mut out = Database::open(out)?;
     let mut runs: Vec<i64> = Vec::new();
     for repetition in 1..=repetitions {
         let missing = missing_units(repetition);

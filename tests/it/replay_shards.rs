@@ -413,8 +413,30 @@ fn merge_refuses_shards_of_other_settings_or_plans_twice_the_same_or_missing_one
             keys(&s2)
         ),
     );
-    // Nothing was written by the refused merges.
-    assert!(!out.exists() || run_rows(&out, 1).is_empty());
+    // A database holding two shards' runs (shard 1 run into shard 0's database).
+    let mixed = dir.join("mixed.db");
+    std::fs::copy(&s0, &mixed).unwrap();
+    ok(&run(&with(
+        &args,
+        &["--shard", "1/3", "--db", mixed.to_str().unwrap()],
+    )));
+    check_refused(
+        &[&out, &mixed],
+        &format!(
+            "{}: run 1 is not one more repetition of shard 1/3: a shard database holds one shard's runs, one per repetition",
+            mixed.display()
+        ),
+    );
+    let nowhere = dir.join("nowhere.db");
+    check_refused(
+        &[&out, &s0, &nowhere],
+        &format!(
+            "shard database {} does not exist (`nextedit replay --shard I/N --db FILE` writes one)",
+            nowhere.display()
+        ),
+    );
+    // The refused merges did not even create the output database.
+    assert!(!out.exists());
 
     // --allow-partial: the run says it is partial and which trajectories it lacks.
     let partial = merge(&[&out, &s0, &s2], &["--allow-partial"]);
