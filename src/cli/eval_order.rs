@@ -110,18 +110,9 @@ pub fn run(args: EvalOrderArgs) -> Result<i32> {
     } = {
         let progress = Progress::new(ProgressMode::detect(args.quiet), "commits");
         progress.start(commits.len());
-        evaluate_annotations(&commits, trees, args.explain, |outcome| match outcome {
-            CommitOutcome::Evaluated(commit) => progress.item(
-                &commit.name,
-                &format!(
-                    "{} edits, {} of {} pairs agree",
-                    commit.edits,
-                    commit.all_pairs.correct(),
-                    commit.all_pairs.total()
-                ),
-            ),
-            CommitOutcome::Skipped(skipped) => {
-                progress.item(&skipped.name, "skipped");
+        evaluate_annotations(&commits, trees, args.explain, |outcome| {
+            progress.item(outcome.name(), &outcome.summary());
+            if let CommitOutcome::Skipped(skipped) = outcome {
                 progress.suspend(|| eprintln!("skipped {}: {}", skipped.name, skipped.reason));
             }
         })

@@ -81,6 +81,29 @@ pub enum CommitOutcome<'a> {
     Skipped(&'a SkippedCommit),
 }
 
+impl CommitOutcome<'_> {
+    /// The commit's name.
+    pub fn name(&self) -> &str {
+        match self {
+            CommitOutcome::Evaluated(commit) => &commit.name,
+            CommitOutcome::Skipped(skipped) => &skipped.name,
+        }
+    }
+
+    /// How it went, in a few words (`7 edits, 19 of 21 pairs agree`, `skipped`).
+    pub fn summary(&self) -> String {
+        match self {
+            CommitOutcome::Evaluated(commit) => format!(
+                "{} edits, {} of {} pairs agree",
+                commit.edits,
+                commit.all_pairs.correct(),
+                commit.all_pairs.total()
+            ),
+            CommitOutcome::Skipped(_) => "skipped".to_string(),
+        }
+    }
+}
+
 /// Derives and compares every commit of `commits`; `explain` also lists the pairs
 /// that disagree. `on_commit` hears about each commit (evaluated or skipped) as it is
 /// done (progress, the skipped list).
