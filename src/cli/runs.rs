@@ -113,13 +113,17 @@ pub enum RunsCommand {
         /// Run id
         run: i64,
     },
-    /// Merge the shard runs of `replay --shard I/N` into one run
+    /// Merge the shard runs of `replay --shard I/N` into one run (one per repetition)
     ///
-    /// Each SHARD database holds one shard run; together they must be shards of one
-    /// plan (same trajectories, same settings), none twice. The merged run keeps
-    /// every step as its shard stored it, in the plan's order, so its `report` equals
-    /// the single-machine run's (run id, times and latencies aside). Missing shards
-    /// are an error unless --allow-partial (the run is then `partial`, exit status 1).
+    /// Each SHARD database holds one shard's runs (one per repetition it has units
+    /// of); together they must be shards of one plan (same trajectories, same
+    /// settings), none twice. The merged run keeps every step as its shard stored it,
+    /// in the plan's order, so its `report` equals the single-machine run's (run id,
+    /// times and latencies aside); with --repetitions N the N merged runs form a group
+    /// whose first run's report shows each figure's mean and interval, like the
+    /// single-machine group's. Missing shards are an error unless --allow-partial (the
+    /// runs are then `partial`, exit status 1). OUT is created only once every shard
+    /// checked out.
     ///
     /// Examples:
     ///   nextedit runs merge all.db shard-0.db shard-1.db
