@@ -244,16 +244,19 @@ impl Database {
 }
 
 /// Deletes `runs` from every run table. A deleted run that was the first of a
-/// repetition group hands the group to its next repetition (the lowest left), so the
-/// other repetitions stay one group and never name a run that is gone; returns
-/// `(deleted, promoted)` for each.
+/// repetition group hands the group to its next repetition left (the lowest one not
+/// deleted too), so the other repetitions stay one group and never name a run that
+/// is gone; returns `(deleted, promoted)` for each.
 fn delete_runs(tx: &rusqlite::Transaction<'_>, runs: &[i64]) -> rusqlite::Result<Vec<(i64, i64)>> {
-    let mut regrouped = Vec::new();
     for &run in runs {
         for table in RUN_TABLES {
             let column = if table == "runs" { "id" } else { "run_id" };
             tx.execute(&format!("DELETE FROM {table} WHERE {column} = ?1"), [run])?;
         }
+    }
+    // Every run of the list is gone now: the ones still naming a deleted run survive.
+    let mut regrouped = Vec::new();
+    for &run in runs {
         let next: Option<i64> = tx
             .query_row(
                 "SELECT id FROM runs WHERE repetition_of = ?1

@@ -249,6 +249,45 @@ fn deleting_the_first_run_of_a_repetition_group_hands_the_group_to_the_next() {
         report_json(&setup, &["2"])["repetitions"],
         serde_json::json!([2])
     );
+
+    // A session delete takes every run that replayed the session: a group deleted
+    // whole hands nothing on (and never to a run deleted with it).
+    let mut repo = crate::derive_support::TestRepo::new();
+    repo.write("a.py", "x = 0\n");
+    repo.commit("base");
+    repo.write("a.py", "x = 1\n");
+    repo.commit("x = 1");
+    let nextedit = |args: &[&str]| {
+        let out = Command::new(env!("CARGO_BIN_EXE_nextedit"))
+            .args(args)
+            .arg("--db")
+            .arg(&setup.db)
+            .output()
+            .unwrap();
+        ok(&out);
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let repo_path = repo.path().to_str().unwrap();
+    nextedit(&["derive", "--repo", repo_path, "--commit", "HEAD", "--store"]);
+    nextedit(&[
+        "replay",
+        "--session",
+        "1",
+        "--suggester",
+        "builtin:noop",
+        "--repetitions",
+        "2",
+        "-q",
+    ]);
+    assert_eq!(
+        groups(&setup),
+        [(2, 2, None), (4, 1, None), (5, 2, Some(4))]
+    );
+    assert_eq!(
+        nextedit(&["sessions", "delete", "1"]),
+        "deleted session 1\ndeleted replay run 4 (it held a copy)\ndeleted replay run 5 (it held a copy)\n"
+    );
+    assert_eq!(groups(&setup), [(2, 2, None)]);
 }
 
 #[test]
