@@ -8,10 +8,7 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use nextedit::task::{
-    BlockKind, Cursor, Definition, DependencyLevel, Scenario, TASK_FORMAT_VERSION, Task,
-    TaskSource, TaskState, TestRef,
-};
+use nextedit::task::{Definition, DependencyLevel, TASK_FORMAT_VERSION, Task, TestRef};
 use serde_json::{Value, json};
 
 use crate::common::nextedit_output;
@@ -526,34 +523,25 @@ fn exported_trajectories_and_results_load_in_hugging_face_datasets() {
     );
 }
 
-/// A completion task of `repository` with the hole at `line` of `file`.
+/// A completion task of `repository` with the hole at `line` of `file` (read from its
+/// JSON, so fields the task format gains with defaults need no change here).
 fn task(repository: &str, line: usize, file: &str) -> Task {
     let commit = format!("{:0>40}", line);
-    Task {
-        version: TASK_FORMAT_VERSION,
-        id: format!("{repository}@{}:{file}:{line}:full_block", &commit[..12]),
-        repository: repository.to_owned(),
-        source: TaskSource::Commit {
-            commit: commit.clone(),
-        },
-        language: "python".to_owned(),
-        scenario: Scenario::FullBlock,
-        state: TaskState {
-            commit: Some(commit),
-            files: Vec::new(),
-            block: Some(BlockKind::Function),
-        },
-        file: file.to_owned(),
-        cursor: Cursor { line, column: 4 },
-        prefix: "def f():\n    ".to_owned(),
-        suffix: "\n".to_owned(),
-        ground_truth: format!("return {line}"),
-        enclosing: None,
-        dependency: None,
-        tests: Vec::new(),
-        hints: Vec::new(),
-        context: None,
-    }
+    serde_json::from_value(json!({
+        "version": TASK_FORMAT_VERSION,
+        "id": format!("{repository}@{}:{file}:{line}:full_block", &commit[..12]),
+        "repository": repository,
+        "source": {"kind": "commit", "commit": commit},
+        "language": "python",
+        "scenario": "full_block",
+        "state": {"commit": commit, "block": "function"},
+        "file": file,
+        "cursor": {"line": line, "column": 4},
+        "prefix": "def f():\n    ",
+        "suffix": "\n",
+        "ground_truth": format!("return {line}"),
+    }))
+    .unwrap()
 }
 
 #[test]
