@@ -595,29 +595,31 @@ pub fn merge(out: &Path, shards: &[PathBuf], allow_partial: bool) -> Result<Merg
         .min()
         .expect("at least one shard")
         .to_string();
-    let mut out = Database::open(out)?;
-    let mut runs: Vec<i64> = Vec::new();
-    for repetition in 1..=repetitions {
-        let missing = missing_units(repetition);
-        let merged = MergedRun {
-            suggester: &info.suggester,
-            config: &info.config,
-            started_at: &started_at,
-            status: if missing.is_empty() {
-                "done"
-            } else {
-                "partial"
-            },
-            missing: &missing,
-            repetition,
-            repetition_of: runs.first().copied(),
-        };
-        let parts: Vec<crate::store::RunRows> = by_index
-            .values()
-            .filter_map(|s| s.runs.get(&repetition).map(|r| r.rows.clone()))
-            .collect();
-        runs.push(out.insert_merged_run(&merged, &parts)?);
-    }
+    let missing_by_repetition: Vec<Vec<(usize, String)>> =
+        (1..=repetitions).map(missing_units).collect();
+    let group: Vec<(MergedRun<'_>, Vec<crate::store::RunRows>)> = (1..=repetitions)
+        .zip(&missing_by_repetition)
+        .map(|(repetition, missing)| {
+            let merged = MergedRun {
+                suggester: &info.suggester,
+                config: &info.config,
+                started_at: &started_at,
+                status: if missing.is_empty() {
+                    "done"
+                } else {
+                    "partial"
+                },
+                missing,
+                repetition,
+            };
+            let parts = by_index
+                .values()
+                .filter_map(|s| s.runs.get(&repetition).map(|r| r.rows.clone()))
+                .collect();
+            (merged, parts)
+        })
+        .collect();
+    let runs = Database::open(out)?.insert_merged_runs(&group)?;
     Ok(Merged {
         run: runs[0],
         runs,
