@@ -74,6 +74,14 @@ impl Progress {
         }
     }
 
+    /// An item started: the bar names it while it runs (a slow fetch shows what it is
+    /// waiting on); nothing without a bar.
+    pub fn working_on(&self, what: &str) {
+        if let Some(bar) = self.bar.get() {
+            bar.set_message(what.to_string());
+        }
+    }
+
     /// An item finished: `what` names it, `outcome` says how it went. A line
     /// `nextedit: [3/10] <what>: <outcome>` without a terminal.
     pub fn item(&self, what: &str, outcome: &str) {

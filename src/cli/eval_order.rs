@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use anyhow::{Context, Result};
 use nextedit::history::GitRepository;
 use nextedit::history::agreement::{
-    Agreement, AnnotatedTrees, SkippedCommit, evaluate_annotations,
+    Agreement, AnnotatedTrees, CommitOutcome, SkippedCommit, evaluate_annotations,
 };
 use nextedit::history::crossval::{
     CrossValidation, Estimate, Headline, leave_one_repository_out, with_intervals,
@@ -14,6 +14,7 @@ use nextedit::history::editflow::read_annotations;
 use nextedit::history::evaluate::{CommitEvaluation, Confusion, Figures};
 use nextedit::history::lsp::discover_servers;
 use nextedit::history::order::PairLabel;
+use nextedit::progress::{Progress, ProgressMode};
 
 /// Score derived edit orders against human-annotated ones (EditFlow format)
 ///
@@ -73,6 +74,11 @@ pub struct EvalOrderArgs {
     /// Seed of the bootstrap behind the 95 % intervals (repositories resampled)
     #[arg(long, default_value_t = 1)]
     seed: u64,
+
+    /// Show no progress on stderr (else a bar with count, rate and ETA on a terminal,
+    /// one line per annotated commit otherwise)
+    #[arg(long, short)]
+    quiet: bool,
 }
 
 /// Runs `nextedit eval-order`.
@@ -101,9 +107,16 @@ pub fn run(args: EvalOrderArgs) -> Result<i32> {
         disagreements,
         samples,
         skipped,
-    } = evaluate_annotations(&commits, trees, args.explain, |skipped| {
-        eprintln!("skipped {}: {}", skipped.name, skipped.reason);
-    });
+    } = {
+        let progress = Progress::new(ProgressMode::detect(args.quiet), "commits");
+        progress.start(commits.len());
+        evaluate_annotations(&commits, trees, args.explain, |outcome| {
+            progress.item(outcome.name(), &outcome.summary());
+            if let CommitOutcome::Skipped(skipped) = outcome {
+                progress.suspend(|| eprintln!("skipped {}: {}", skipped.name, skipped.reason));
+            }
+        })
+    };
     let intervals = with_intervals(&samples, args.seed);
     let cross = args
         .cv

@@ -1,4 +1,5 @@
-//! `nextedit export`: trajectories and replay results as a dataset directory.
+//! `nextedit export`: trajectories, replay results and completion tasks as a dataset
+//! directory.
 
 use std::path::PathBuf;
 
@@ -7,11 +8,13 @@ use clap::{Args, Subcommand, ValueEnum};
 use nextedit::dataset::card::CardFacts;
 use nextedit::dataset::split::SplitSpec;
 use nextedit::dataset::tables::{result_table, trajectory_table};
+use nextedit::dataset::tasks::task_table;
 use nextedit::dataset::write::{FileFormat, write_dataset};
 use nextedit::dataset::{DatasetKind, Table};
+use nextedit::progress::{Progress, ProgressMode};
 use nextedit::store::Database;
 
-/// Export trajectories or replay results as a dataset (JSON Lines or Parquet)
+/// Export trajectories, replay results or tasks as a dataset (JSON Lines or Parquet)
 ///
 /// Writes DIR/data/<split>.parquet (or .jsonl) and DIR/README.md, a Hugging Face
 /// dataset card whose header names each split's file and the columns, so
@@ -23,6 +26,7 @@ use nextedit::store::Database;
 /// Examples:
 ///   nextedit export trajectories --out ds --split train=0.8,eval=0.2 --by repo --seed 7
 ///   nextedit export results --run 3 --run 4 --format jsonl --out results-ds
+///   nextedit export tasks --from tasks.jsonl --out tasks-ds --split train=0.8,eval=0.2
 #[derive(Debug, Subcommand)]
 #[command(verbatim_doc_comment)]
 pub enum ExportCommand {
@@ -34,12 +38,28 @@ pub enum ExportCommand {
         sessions: Vec<i64>,
         #[command(flatten)]
         dataset: DatasetArgs,
+        /// Database [default: $NEXTEDIT_DB, else $XDG_DATA_HOME/nextedit/nextedit.db]
+        #[arg(long, value_name = "PATH")]
+        db: Option<PathBuf>,
     },
     /// One row per step of replay runs: figures, latencies, ranked predictions as JSON
     Results {
         /// A run to export (repeatable) [default: every run]
         #[arg(long = "run", value_name = "RUN")]
         runs: Vec<i64>,
+        #[command(flatten)]
+        dataset: DatasetArgs,
+        /// Database [default: $NEXTEDIT_DB, else $XDG_DATA_HOME/nextedit/nextedit.db]
+        #[arg(long, value_name = "PATH")]
+        db: Option<PathBuf>,
+    },
+    /// One row per completion task of a task file (`nextedit tasks cut`): its fields
+    /// as columns, nested ones (source, state, cursor, context) as JSON text. A line
+    /// that is not a task is skipped and named (exit status 1)
+    Tasks {
+        /// The task file (JSON Lines, one task per line)
+        #[arg(long, value_name = "TASKS.jsonl")]
+        from: PathBuf,
         #[command(flatten)]
         dataset: DatasetArgs,
     },
@@ -68,9 +88,10 @@ pub struct DatasetArgs {
     #[arg(long, default_value_t = 42)]
     seed: u64,
 
-    /// Database [default: $NEXTEDIT_DB, else $XDG_DATA_HOME/nextedit/nextedit.db]
-    #[arg(long, value_name = "PATH")]
-    db: Option<PathBuf>,
+    /// Show no progress on stderr (else a bar on a terminal, one line per session or
+    /// run read otherwise)
+    #[arg(long, short)]
+    quiet: bool,
 }
 
 /// `--format`.
@@ -88,27 +109,46 @@ pub enum ByArg {
 
 /// Runs `nextedit export …`.
 pub fn run(command: ExportCommand) -> Result<i32> {
-    let (kind, ids, args) = match command {
-        ExportCommand::Trajectories { sessions, dataset } => {
-            (DatasetKind::Trajectories, sessions, dataset)
-        }
-        ExportCommand::Results { runs, dataset } => (DatasetKind::Results, runs, dataset),
+    let open = |db: Option<PathBuf>| {
+        let path = db.unwrap_or_else(nextedit::store::default_path);
+        Database::open_existing(&path)
+            .with_context(|| format!("opening database {}", path.display()))
     };
+    let (table, skipped, args): (Table, _, DatasetArgs) = match command {
+        ExportCommand::Trajectories {
+            sessions,
+            dataset,
+            db,
+        } => {
+            let progress = Progress::new(ProgressMode::detect(dataset.quiet), "sessions");
+            let (table, skipped) = trajectory_table(&open(db)?, &sessions, &progress)?;
+            (table, skipped, dataset)
+        }
+        ExportCommand::Results { runs, dataset, db } => {
+            let progress = Progress::new(ProgressMode::detect(dataset.quiet), "runs");
+            let (table, skipped) = result_table(&open(db)?, &runs, &progress)?;
+            (table, skipped, dataset)
+        }
+        ExportCommand::Tasks { from, dataset } => {
+            let text = std::fs::read_to_string(&from)
+                .with_context(|| format!("cannot read the task file {}", from.display()))?;
+            let (table, skipped) = task_table(&text);
+            let skipped = skipped
+                .into_iter()
+                .map(|mut s| {
+                    s.item = format!("{}: {}", from.display(), s.item);
+                    s
+                })
+                .collect();
+            (table, skipped, dataset)
+        }
+    };
+    let kind = table.kind;
     let ByArg::Repo = args.by;
     let spec: SplitSpec = args
         .split
         .parse()
         .map_err(|e: String| anyhow::anyhow!("--split {}: {e}", args.split))?;
-    let path = args
-        .db
-        .clone()
-        .unwrap_or_else(nextedit::store::default_path);
-    let db = Database::open_existing(&path)
-        .with_context(|| format!("opening database {}", path.display()))?;
-    let (table, skipped): (Table, _) = match kind {
-        DatasetKind::Trajectories => trajectory_table(&db, &ids)?,
-        DatasetKind::Results => result_table(&db, &ids)?,
-    };
     for item in &skipped {
         eprintln!("skipped {}: {}", item.item, item.reason);
     }
@@ -138,10 +178,10 @@ pub fn run(command: ExportCommand) -> Result<i32> {
     eprintln!(
         "exported {} {} ({} skipped) and {}",
         table.rows.len(),
-        if kind == DatasetKind::Results {
-            "steps"
-        } else {
-            "trajectories"
+        match kind {
+            DatasetKind::Results => "steps",
+            DatasetKind::Trajectories => "trajectories",
+            DatasetKind::Tasks => "tasks",
         },
         skipped.len(),
         args.out.join("README.md").display()

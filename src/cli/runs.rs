@@ -3,7 +3,6 @@
 use std::io::Write;
 use std::path::PathBuf;
 
-use anyhow::Context;
 use nextedit::run::{RunStore, shard, text};
 use nextedit::store::Database;
 
@@ -29,6 +28,12 @@ pub fn run(command: RunsCommand) -> anyhow::Result<i32> {
         RunsCommand::Delete { db, run } => {
             let erased = open(db)?.delete_run(run)?;
             writeln!(out, "deleted replay run {run}")?;
+            for (deleted, promoted) in &erased.regrouped {
+                writeln!(
+                    out,
+                    "run {promoted} now names the repetition group run {deleted} started"
+                )?;
+            }
             if !erased.wal_cleared {
                 writeln!(
                     out,
@@ -46,12 +51,17 @@ pub fn run(command: RunsCommand) -> anyhow::Result<i32> {
                 Some(path) => path,
                 None => dbs.remove(0),
             };
-            let mut out_db = Database::open(&out_path)
-                .with_context(|| format!("cannot open {}", out_path.display()))?;
-            let merged = shard::merge(&mut out_db, &dbs, allow_partial)?;
+            let merged = shard::merge(&out_path, &dbs, allow_partial)?;
+            let group = match merged.runs.len() {
+                1 => String::new(),
+                n => {
+                    let runs: Vec<String> = merged.runs.iter().map(i64::to_string).collect();
+                    format!(" ({n} repetitions: runs {})", runs.join(", "))
+                }
+            };
             writeln!(
                 out,
-                "merged {} of {} shards into run {} in {}",
+                "merged {} of {} shards into run {} in {}{group}",
                 merged.shards.0,
                 merged.shards.1,
                 merged.run,
@@ -93,7 +103,9 @@ pub enum RunsCommand {
         run: i64,
     },
     /// Delete a run for good: its steps, predictions, reads and the copies of the
-    /// trajectories it replayed (the database file is rebuilt so no text is left)
+    /// trajectories it replayed (the database file is rebuilt so no text is left).
+    /// Deleting the first run of a --repetitions group keeps the other repetitions
+    /// one group, named by the next repetition's run (said on stdout)
     Delete {
         /// Database [default: $NEXTEDIT_DB, else $XDG_DATA_HOME/nextedit/nextedit.db]
         #[arg(long, value_name = "PATH")]
@@ -101,13 +113,17 @@ pub enum RunsCommand {
         /// Run id
         run: i64,
     },
-    /// Merge the shard runs of `replay --shard I/N` into one run
+    /// Merge the shard runs of `replay --shard I/N` into one run (one per repetition)
     ///
-    /// Each SHARD database holds one shard run; together they must be shards of one
-    /// plan (same trajectories, same settings), none twice. The merged run keeps
-    /// every step as its shard stored it, in the plan's order, so its `report` equals
-    /// the single-machine run's (run id, times and latencies aside). Missing shards
-    /// are an error unless --allow-partial (the run is then `partial`, exit status 1).
+    /// Each SHARD database holds one shard's runs (one per repetition it has units
+    /// of); together they must be shards of one plan (same trajectories, same
+    /// settings), none twice. The merged run keeps every step as its shard stored it,
+    /// in the plan's order, so its `report` equals the single-machine run's (run id,
+    /// times and latencies aside); with --repetitions N the N merged runs form a group
+    /// whose first run's report shows each figure's mean and interval, like the
+    /// single-machine group's. Missing shards are an error unless --allow-partial (the
+    /// runs are then `partial`, exit status 1). OUT is created only once every shard
+    /// checked out.
     ///
     /// Examples:
     ///   nextedit runs merge all.db shard-0.db shard-1.db

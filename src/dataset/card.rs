@@ -63,10 +63,22 @@ pub fn dataset_card(facts: &CardFacts, columns: &[Column], splits: &[CardSplit])
              allowed next. The `predictions` column is the step's ranked predictions as a \
              JSON array.\n\n"
         }
+        DatasetKind::Tasks => {
+            "One row per completion task: a hole in one file of one exact state of a \
+             repository (a commit's tree, or a recorded session at a pause), the text \
+             before and after it, and what filled it (`ground_truth`). The columns are \
+             the task file's fields (schemas/task.schema.json of nextedit); nested \
+             fields (`source`, `state`, `cursor`, `context`, …) are JSON text: \
+             `json.loads(row[\"state\"])`. A field a task leaves out is null.\n\n"
+        }
     };
     card += "## How it was made\n\n";
+    let from = match facts.kind {
+        DatasetKind::Tasks => "a task file (`nextedit tasks cut`)",
+        _ => "a nextedit database",
+    };
     card += &format!(
-        "Written by `nextedit export {kind}` (nextedit {}) from a nextedit database. \
+        "Written by `nextedit export {kind}` (nextedit {}) from {from}. \
          Splits: `--split {} --by repo --seed {}`; every row of one repository is in \
          one split (repositories in a seeded order, each to the split furthest below its \
          share of the rows).\n\n",
@@ -106,10 +118,10 @@ mod tests {
     #[test]
     fn header_lists_each_split_file_and_feature() {
         let columns = [Column {
-            name: "id",
+            name: "id".into(),
             kind: ColumnType::Text,
             nullable: false,
-            doc: "the id",
+            doc: "the id".into(),
         }];
         let splits = [CardSplit {
             name: "train".into(),

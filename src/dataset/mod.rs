@@ -3,6 +3,8 @@
 //!
 //! - [`tables`]: the stored sessions and runs as [`Table`]s (one row per trajectory, one
 //!   row per replay step), each row tagged with its repository.
+//! - [`tasks`]: a task file (`nextedit tasks cut`) as a [`Table`], one row per task,
+//!   its columns the task's serialized fields (pure).
 //! - [`split`]: `train=0.8,eval=0.2` and the deterministic assignment of whole
 //!   repositories to splits (pure).
 //! - [`card`]: the dataset card, `README.md` with the YAML header Hugging Face reads
@@ -16,7 +18,10 @@
 pub mod card;
 pub mod split;
 pub mod tables;
+pub mod tasks;
 pub mod write;
+
+use std::borrow::Cow;
 
 /// The type of a column.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -41,16 +46,16 @@ impl ColumnType {
 }
 
 /// One column of a table.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Column {
     /// Its name (the same in JSON Lines and Parquet).
-    pub name: &'static str,
+    pub name: Cow<'static, str>,
     /// Its type.
     pub kind: ColumnType,
     /// Whether it may be null.
     pub nullable: bool,
     /// What it holds (the dataset card says it).
-    pub doc: &'static str,
+    pub doc: Cow<'static, str>,
 }
 
 /// One value of a row.
@@ -94,6 +99,8 @@ pub enum DatasetKind {
     Trajectories,
     /// One row per replay step.
     Results,
+    /// One row per completion task.
+    Tasks,
 }
 
 impl DatasetKind {
@@ -102,6 +109,7 @@ impl DatasetKind {
         match self {
             DatasetKind::Trajectories => "trajectories",
             DatasetKind::Results => "results",
+            DatasetKind::Tasks => "tasks",
         }
     }
 }
@@ -111,8 +119,9 @@ impl DatasetKind {
 pub struct Table {
     /// What the rows are.
     pub kind: DatasetKind,
-    /// The columns, in order.
-    pub columns: &'static [Column],
+    /// The columns, in order (fixed for trajectories and results, from the rows for
+    /// tasks).
+    pub columns: Cow<'static, [Column]>,
     /// The rows.
     pub rows: Vec<Row>,
 }

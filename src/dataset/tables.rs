@@ -7,11 +7,13 @@
 //! do not rebuild, a run's trajectory that is not valid JSON) is left out and named in
 //! [`Skipped`]; the rest go on.
 
+use std::borrow::Cow;
 use std::path::Path;
 
 use serde_json::json;
 
 use super::{Column, ColumnType, DatasetKind, Row, Table, Value};
+use crate::progress::Progress;
 use crate::sessions::load_session_trajectory;
 use crate::store::{Database, StoreError};
 use crate::trajectory::{SliceSpec, Trajectory};
@@ -27,10 +29,10 @@ pub struct Skipped {
 
 const fn column(name: &'static str, kind: ColumnType, nullable: bool, doc: &'static str) -> Column {
     Column {
-        name,
+        name: Cow::Borrowed(name),
         kind,
         nullable,
-        doc,
+        doc: Cow::Borrowed(doc),
     }
 }
 
@@ -171,8 +173,13 @@ pub fn repository_of(trajectory: &Trajectory) -> String {
     project.or_else(workspace).unwrap_or_default()
 }
 
-/// Stored sessions (`ids`, or every one when empty, oldest first) as trajectory rows.
-pub fn trajectory_table(db: &Database, ids: &[i64]) -> Result<(Table, Vec<Skipped>), StoreError> {
+/// Stored sessions (`ids`, or every one when empty, oldest first) as trajectory rows;
+/// `progress` counts the sessions.
+pub fn trajectory_table(
+    db: &Database,
+    ids: &[i64],
+    progress: &Progress,
+) -> Result<(Table, Vec<Skipped>), StoreError> {
     let ids = if ids.is_empty() {
         let mut all: Vec<i64> = db.sessions()?.iter().map(|s| s.id).collect();
         all.sort_unstable();
@@ -180,12 +187,14 @@ pub fn trajectory_table(db: &Database, ids: &[i64]) -> Result<(Table, Vec<Skippe
     } else {
         ids.to_vec()
     };
+    progress.start(ids.len());
     let mut rows = Vec::new();
     let mut skipped = Vec::new();
     for id in ids {
         let trajectory = match load_session_trajectory(db, id, &SliceSpec::default(), None) {
             Ok(t) => t,
             Err(error) => {
+                progress.item(&format!("session {id}"), "skipped");
                 skipped.push(Skipped {
                     item: format!("session {id}"),
                     reason: crate::run::error_chain(&error),
@@ -193,6 +202,10 @@ pub fn trajectory_table(db: &Database, ids: &[i64]) -> Result<(Table, Vec<Skippe
                 continue;
             }
         };
+        progress.item(
+            &format!("session {id}"),
+            &format!("{} edits", trajectory.edits.len()),
+        );
         let commit = trajectory.session.commit.as_ref();
         let document = serde_json::to_string(&trajectory).expect("a trajectory serialises");
         rows.push(Row {
@@ -213,14 +226,19 @@ pub fn trajectory_table(db: &Database, ids: &[i64]) -> Result<(Table, Vec<Skippe
     }
     let table = Table {
         kind: DatasetKind::Trajectories,
-        columns: TRAJECTORY_COLUMNS,
+        columns: Cow::Borrowed(TRAJECTORY_COLUMNS),
         rows,
     };
     Ok((table, skipped))
 }
 
-/// Replay runs (`runs`, or every one when empty, oldest first) as one row per step.
-pub fn result_table(db: &Database, runs: &[i64]) -> Result<(Table, Vec<Skipped>), StoreError> {
+/// Replay runs (`runs`, or every one when empty, oldest first) as one row per step;
+/// `progress` counts the runs.
+pub fn result_table(
+    db: &Database,
+    runs: &[i64],
+    progress: &Progress,
+) -> Result<(Table, Vec<Skipped>), StoreError> {
     let runs = if runs.is_empty() {
         let mut all: Vec<i64> = db.runs()?.iter().map(|r| r.id).collect();
         all.sort_unstable();
@@ -228,6 +246,7 @@ pub fn result_table(db: &Database, runs: &[i64]) -> Result<(Table, Vec<Skipped>)
     } else {
         runs.to_vec()
     };
+    progress.start(runs.len());
     let mut rows = Vec::new();
     let mut skipped = Vec::new();
     for run in runs {
@@ -254,6 +273,7 @@ pub fn result_table(db: &Database, runs: &[i64]) -> Result<(Table, Vec<Skipped>)
                 None => {}
             }
         }
+        let before = rows.len();
         for step in db.result_steps(run)? {
             let Some(Some((repository, sha))) = origin.get(&step.key) else {
                 continue;
@@ -285,10 +305,14 @@ pub fn result_table(db: &Database, runs: &[i64]) -> Result<(Table, Vec<Skipped>)
                 ],
             });
         }
+        progress.item(
+            &format!("run {run}"),
+            &format!("{} steps", rows.len() - before),
+        );
     }
     let table = Table {
         kind: DatasetKind::Results,
-        columns: RESULT_COLUMNS,
+        columns: Cow::Borrowed(RESULT_COLUMNS),
         rows,
     };
     Ok((table, skipped))

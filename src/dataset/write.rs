@@ -123,7 +123,7 @@ pub fn write_dataset(
         let file = format!("{name}.{}", format.extension());
         let path = data.join(&file);
         match format {
-            FileFormat::Jsonl => write_jsonl(&path, table.columns, &rows),
+            FileFormat::Jsonl => write_jsonl(&path, &table.columns, &rows),
             FileFormat::Parquet => write_parquet(&path, table, &rows),
         }?;
         let mut names: Vec<&str> = rows.iter().map(|r| r.repository.as_str()).collect();
@@ -137,7 +137,7 @@ pub fn write_dataset(
         });
     }
     let card = out.join("README.md");
-    std::fs::write(&card, dataset_card(facts, table.columns, &written.splits))
+    std::fs::write(&card, dataset_card(facts, &table.columns, &written.splits))
         .map_err(io(&card))?;
     Ok(written)
 }
@@ -171,7 +171,7 @@ fn write_jsonl(path: &Path, columns: &[Column], rows: &[&Row]) -> Result<(), Wri
 /// The Parquet schema of a table's columns.
 fn parquet_schema(table: &Table) -> String {
     let mut message = format!("message nextedit_{} {{\n", table.kind.name());
-    for column in table.columns {
+    for column in table.columns.iter() {
         let repetition = if column.nullable {
             "OPTIONAL"
         } else {
@@ -211,7 +211,7 @@ fn write_parquet(path: &Path, table: &Table, rows: &[&Row]) -> Result<(), WriteE
     let mut group = writer.next_row_group().map_err(error)?;
     let mut index = 0;
     while let Some(mut column) = group.next_column().map_err(error)? {
-        let spec = table.columns[index];
+        let spec = &table.columns[index];
         let values = rows.iter().map(|r| &r.values[index]);
         let levels: Vec<i16> = values
             .clone()
@@ -270,7 +270,7 @@ mod tests {
     fn the_schema_names_every_column_with_its_type() {
         let table = Table {
             kind: DatasetKind::Results,
-            columns: RESULT_COLUMNS,
+            columns: std::borrow::Cow::Borrowed(RESULT_COLUMNS),
             rows: Vec::new(),
         };
         let schema = parquet_schema(&table);

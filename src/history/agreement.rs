@@ -71,13 +71,47 @@ pub struct Agreement {
     pub skipped: Vec<SkippedCommit>,
 }
 
+/// How one annotated commit went, as [`evaluate_annotations`] reports it when it is
+/// done with the commit.
+#[derive(Debug, Clone, Copy)]
+pub enum CommitOutcome<'a> {
+    /// Derived and compared.
+    Evaluated(&'a CommitEvaluation),
+    /// Left out, with why.
+    Skipped(&'a SkippedCommit),
+}
+
+impl CommitOutcome<'_> {
+    /// The commit's name.
+    pub fn name(&self) -> &str {
+        match self {
+            CommitOutcome::Evaluated(commit) => &commit.name,
+            CommitOutcome::Skipped(skipped) => &skipped.name,
+        }
+    }
+
+    /// How it went, in a few words (`7 edits, 19 of 21 pairs agree`, `skipped`).
+    pub fn summary(&self) -> String {
+        match self {
+            CommitOutcome::Evaluated(commit) => format!(
+                "{} edits, {} of {} pairs agree",
+                commit.edits,
+                commit.all_pairs.correct(),
+                commit.all_pairs.total()
+            ),
+            CommitOutcome::Skipped(_) => "skipped".to_string(),
+        }
+    }
+}
+
 /// Derives and compares every commit of `commits`; `explain` also lists the pairs
-/// that disagree. `on_skip` hears about each skipped commit as it happens.
+/// that disagree. `on_commit` hears about each commit (evaluated or skipped) as it is
+/// done (progress, the skipped list).
 pub fn evaluate_annotations(
     commits: &[AnnotatedCommit],
     trees: AnnotatedTrees<'_>,
     explain: bool,
-    mut on_skip: impl FnMut(&SkippedCommit),
+    mut on_commit: impl FnMut(CommitOutcome<'_>),
 ) -> Agreement {
     let mut out = Agreement::default();
     for (index, commit) in commits.iter().enumerate() {
@@ -107,13 +141,16 @@ pub fn evaluate_annotations(
             Ok(evaluated)
         });
         match evaluated {
-            Ok(result) => out.results.push(result),
+            Ok(result) => {
+                on_commit(CommitOutcome::Evaluated(&result));
+                out.results.push(result);
+            }
             Err(error) => {
                 let skipped = SkippedCommit {
                     name,
                     reason: format!("{error:#}"),
                 };
-                on_skip(&skipped);
+                on_commit(CommitOutcome::Skipped(&skipped));
                 out.skipped.push(skipped);
             }
         }

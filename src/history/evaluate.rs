@@ -53,9 +53,14 @@ impl Confusion {
         self.counts.iter().flatten().sum()
     }
 
+    /// Pairs whose predicted label equals the gold label.
+    pub fn correct(&self) -> u64 {
+        (0..4).map(|i| self.counts[i][i]).sum()
+    }
+
     /// Pairs whose predicted label equals the gold label, over all pairs.
     pub fn accuracy(&self) -> Option<f64> {
-        ratio((0..4).map(|i| self.counts[i][i]).sum(), self.total())
+        ratio(self.correct(), self.total())
     }
 
     /// Of the pairs predicted `label`, the share that are `label`.

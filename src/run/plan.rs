@@ -289,6 +289,9 @@ pub struct RunRequest {
     pub pause_ms: Option<f64>,
     /// Which of the trajectories to load: all, one shard's, or none (a plan).
     pub select: Select,
+    /// How many repetitions each trajectory has (a plan's units: trajectory ×
+    /// repetition); 0 counts as 1.
+    pub repetitions: u32,
 }
 
 /// The trajectories of a new run, in run order.
@@ -304,6 +307,8 @@ pub struct Collected {
     pub units: Vec<(String, Source)>,
     /// The selection this was collected for.
     pub select: Select,
+    /// How many repetitions each trajectory has (at least 1).
+    pub repetitions: u32,
 }
 
 /// The trajectories a request names, in run order: files, then commits, then
@@ -315,6 +320,7 @@ pub fn collect(
 ) -> Result<Option<Collected>, RunError> {
     let mut collected = Collected {
         select: request.select,
+        repetitions: request.repetitions.max(1),
         ..Collected::default()
     };
     for path in &request.trajectories {
@@ -414,7 +420,7 @@ impl Collected {
     fn take(&mut self, key: &str, source: Source) -> bool {
         let position = self.units.len();
         self.units.push((key.to_string(), source));
-        self.select.takes(position)
+        self.select.takes(position, self.repetitions)
     }
 
     /// Stores the last named trajectory's text as read.
@@ -440,6 +446,7 @@ impl Collected {
                 index: shard.index,
                 count: shard.count,
                 units: self.units.iter().map(|(key, _)| key.clone()).collect(),
+                repetitions: self.repetitions,
             }),
             _ => None,
         }
@@ -466,8 +473,10 @@ fn run_entry(
 }
 
 /// Creates the run with its settings and trajectories, one run per repetition (the
-/// first is the group's: repetitions 2..N name it); the trajectories that failed
-/// before replay are marked failed (and said once). Returns the first run's id.
+/// first is the group's: the later ones name it); a shard creates only the
+/// repetitions it has units of, each with those units' trajectories. The trajectories
+/// that failed before replay are marked failed (and said once). Returns the first
+/// run's id.
 pub fn create(
     store: &mut dyn RunStore,
     settings: &RunSettings,
@@ -478,18 +487,37 @@ pub fn create(
     let shard = collected
         .shard_of()
         .map(|s| serde_json::to_value(s).expect("plain data serialises"));
+    let repetitions = settings.repetitions.max(1);
+    let per_repetition: Vec<Vec<(usize, String, Option<String>)>> = (0..repetitions)
+        .map(|repetition| {
+            collected
+                .entries
+                .iter()
+                .filter(|(position, _, _)| {
+                    collected
+                        .select
+                        .takes_unit(*position, repetition, repetitions)
+                })
+                .cloned()
+                .collect()
+        })
+        .collect();
+    // A shard has runs only of the repetitions it has units of.
+    let any = per_repetition.iter().any(|entries| !entries.is_empty());
     let mut first = None;
-    for repetition in 1..=settings.repetitions.max(1) {
-        let run = store.create_run_at(
-            &settings.suggester,
-            &config,
-            &collected.entries,
-            shard.as_ref(),
-        )?;
+    let mut said = std::collections::BTreeSet::new();
+    for (repetition, entries) in (1..).zip(&per_repetition) {
+        if any && entries.is_empty() {
+            continue;
+        }
+        let run = store.create_run_at(&settings.suggester, &config, entries, shard.as_ref())?;
         store.set_run_repetition(run, repetition, first)?;
         for (key, error) in &collected.failures {
+            if !entries.iter().any(|(_, k, _)| k == key) {
+                continue;
+            }
             store.set_run_trajectory(run, key, "failed", None, Some(error))?;
-            if first.is_none() {
+            if said.insert(key.clone()) {
                 events.note(&format!("skipping {key}: {error}"));
             }
         }

@@ -2,13 +2,15 @@
 //! shard runs merged back into one run whose report equals the single-machine run's.
 //!
 //! A plan unit is one trajectory × suggester × repetition; its index is its place in
-//! the run order (`position × repetitions + repetition`; one repetition today, so the
-//! position). Shard `i/N` takes the units whose index is `i` modulo `N`: the
-//! assignment follows from the plan's order alone, so every machine computes it
-//! without talking to the others. A shard run stores its trajectories at their places
-//! in the whole plan (reports and suggesters see the same order and names) and the
-//! plan's identity in `runs.shard` ([`ShardOf`]); merging copies the shard runs' rows
-//! as stored, so every figure is computed from the very same rows.
+//! the run order (`position × repetitions + repetition`, the repetition from 0).
+//! Shard `i/N` takes the units whose index is `i` modulo `N`: the assignment follows
+//! from the plan's order alone, so every machine computes it without talking to the
+//! others. A shard run stores its trajectories at their places in the whole plan
+//! (reports and suggesters see the same order and names) and the plan's identity in
+//! `runs.shard` ([`ShardOf`]); a shard with units of several repetitions holds one run
+//! per repetition, grouped like a `--repetitions` run. Merging copies each
+//! repetition's shard runs' rows as stored into one run of a merged repetition group,
+//! so every figure and every interval is computed from the very same rows.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -59,14 +61,28 @@ pub enum Select {
     KeysOnly,
 }
 
+/// The index in the run order of the unit of the trajectory at `position` in
+/// `repetition` (from 0) of `repetitions`.
+pub fn unit_index(position: usize, repetition: u32, repetitions: u32) -> usize {
+    position * repetitions.max(1) as usize + repetition as usize
+}
+
 impl Select {
-    /// Whether the unit at `index` of the run order is loaded.
-    pub fn takes(&self, index: usize) -> bool {
+    /// Whether the unit of the trajectory at `position` in `repetition` (from 0) of
+    /// `repetitions` is run.
+    pub fn takes_unit(&self, position: usize, repetition: u32, repetitions: u32) -> bool {
         match self {
             Select::All => true,
-            Select::Shard(shard) => index % shard.count == shard.index,
+            Select::Shard(shard) => {
+                unit_index(position, repetition, repetitions) % shard.count == shard.index
+            }
             Select::KeysOnly => false,
         }
+    }
+
+    /// Whether the trajectory at `position` is loaded: some repetition of it is run.
+    pub fn takes(&self, position: usize, repetitions: u32) -> bool {
+        (0..repetitions.max(1)).any(|r| self.takes_unit(position, r, repetitions))
     }
 }
 
@@ -101,18 +117,30 @@ pub struct ShardOf {
     pub index: usize,
     /// How many shards the plan was cut into.
     pub count: usize,
-    /// Every unit's trajectory key, in plan order.
+    /// Every trajectory's key, in plan order.
     pub units: Vec<String>,
+    /// How many repetitions each trajectory has (plans stored before repetitions: 1).
+    #[serde(default = "one_repetition")]
+    pub repetitions: u32,
+}
+
+fn one_repetition() -> u32 {
+    1
 }
 
 impl ShardOf {
-    /// The (position, key) of the units shard `index` takes.
-    fn units_of(&self, index: usize) -> impl Iterator<Item = (usize, &String)> {
-        let count = self.count;
+    /// The (position, key) of the trajectories whose unit of `repetition` (from 0)
+    /// shard `index` takes.
+    fn units_of(&self, index: usize, repetition: u32) -> impl Iterator<Item = (usize, &String)> {
+        let select = Select::Shard(Shard {
+            index,
+            count: self.count,
+        });
+        let repetitions = self.repetitions;
         self.units
             .iter()
             .enumerate()
-            .filter(move |(position, _)| position % count == index)
+            .filter(move |(position, _)| select.takes_unit(*position, repetition, repetitions))
     }
 }
 
@@ -135,7 +163,7 @@ pub struct PlanLine {
     pub shards: usize,
     /// The trajectory's key in the run.
     pub key: String,
-    /// The repetition (0: one repetition).
+    /// The repetition, from 0 (the shard's run of it is repetition `repetition + 1`).
     pub repetition: u32,
     /// The suggester spec.
     pub suggester: String,
@@ -147,23 +175,28 @@ pub struct PlanLine {
     pub command: ShardCommand,
 }
 
-/// A plan's lines: one per unit of the collected request, in run order.
+/// A plan's lines: one per unit of the collected request (trajectory × repetition),
+/// in run order.
 pub fn plan_lines(
     settings: &RunSettings,
     collected: &Collected,
     command: &ShardCommand,
 ) -> Vec<PlanLine> {
     let settings_json = serde_json::to_value(settings).expect("plain data serialises");
-    let shards = collected.units.len();
+    let repetitions = settings.repetitions.max(1);
+    let shards = collected.units.len() * repetitions as usize;
     collected
         .units
         .iter()
         .enumerate()
-        .map(|(shard, (key, source))| PlanLine {
-            shard,
+        .flat_map(|(position, (key, source))| {
+            (0..repetitions).map(move |repetition| (position, repetition, key, source))
+        })
+        .map(|(position, repetition, key, source)| PlanLine {
+            shard: unit_index(position, repetition, repetitions),
             shards,
             key: key.clone(),
-            repetition: 0,
+            repetition,
             suggester: settings.suggester.clone(),
             settings: settings_json.clone(),
             source: source.clone(),
@@ -205,11 +238,14 @@ pub enum MergeError {
     /// No shard database was named.
     #[error("no shard databases to merge")]
     Nothing,
+    /// A shard database that does not exist.
+    #[error("shard database {} does not exist (`nextedit replay --shard I/N --db FILE` writes one)", .0.display())]
+    NoSuchShard(PathBuf),
     /// The output is one of the shards.
     #[error("{} is both the output and a shard: merge into another database", .0.display())]
     IntoAShard(PathBuf),
-    /// A database holds no shard run, or several.
-    #[error("{db} holds {found} shard runs (runs made by `nextedit replay --shard I/N`); a shard database holds exactly one", db = .db.display())]
+    /// A database holds no shard run (or an unreadable one).
+    #[error("{db} holds {found} shard runs (runs made by `nextedit replay --shard I/N`); a shard database holds one shard's runs", db = .db.display())]
     NotOneShard {
         /// The database.
         db: PathBuf,
@@ -270,6 +306,16 @@ pub enum MergeError {
         /// The keys the plan assigns it.
         expected: Vec<String>,
     },
+    /// A database holds runs of different shards, or one repetition twice.
+    #[error("{db}: run {run} is not one more repetition of shard {shard}: a shard database holds one shard's runs, one per repetition", db = .db.display())]
+    MixedShards {
+        /// The database.
+        db: PathBuf,
+        /// The shard of its first shard run.
+        shard: Shard,
+        /// The run that does not fit.
+        run: i64,
+    },
     /// Shards are missing.
     #[error(
         "shards {missing} of {count} are missing ({units} trajectories not merged); merge them too, or pass --allow-partial for a run marked partial"
@@ -287,66 +333,144 @@ pub enum MergeError {
 /// A finished merge.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Merged {
-    /// The merged run's id in the output database.
+    /// The merged run's id in the output database (its first repetition's: it names
+    /// the group).
     pub run: i64,
+    /// Every merged run, in repetition order (just `run` with one repetition).
+    pub runs: Vec<i64>,
     /// Shards merged, and of how many.
     pub shards: (usize, usize),
     /// The missing shards (merged with `allow_partial`).
     pub missing: Vec<usize>,
 }
 
-/// One shard database as read for a merge.
+/// One shard run as read for a merge (one repetition of a shard).
 struct ShardRun {
-    db: PathBuf,
     info: RunSummary,
-    of: ShardOf,
     keys: Vec<(usize, String)>,
     rows: crate::store::RunRows,
 }
 
-/// Reads the one shard run of the database at `db`.
-fn read_shard(db: &Path) -> Result<ShardRun, RunError> {
+/// One shard database as read for a merge: its shard's runs, by repetition.
+struct ShardDb {
+    db: PathBuf,
+    of: ShardOf,
+    runs: BTreeMap<u32, ShardRun>,
+}
+
+impl ShardDb {
+    fn shard(&self) -> Shard {
+        Shard {
+            index: self.of.index,
+            count: self.of.count,
+        }
+    }
+
+    /// Any of its runs (they share suggester, settings and plan).
+    fn any(&self) -> &ShardRun {
+        self.runs.values().next().expect("at least one run")
+    }
+}
+
+/// Reads the shard runs of the database at `db`: one shard's, one run per
+/// repetition, each done.
+fn read_shard(db: &Path) -> Result<ShardDb, RunError> {
+    if !db.exists() {
+        return Err(MergeError::NoSuchShard(db.to_path_buf()).into());
+    }
     let database = Database::open_existing(db)?;
-    let mut found = Vec::new();
+    let mut found: Vec<(RunSummary, ShardOf)> = Vec::new();
     for info in database.runs()? {
         if let Some(of) = database.run_shard(info.id)? {
+            let of: ShardOf = serde_json::from_value(of).map_err(|_| MergeError::NotOneShard {
+                db: db.to_path_buf(),
+                found: 0,
+            })?;
             found.push((info, of));
         }
     }
-    let not_one = |found| MergeError::NotOneShard {
-        db: db.to_path_buf(),
-        found,
+    let Some(of) = found.first().map(|(_, of)| of.clone()) else {
+        return Err(MergeError::NotOneShard {
+            db: db.to_path_buf(),
+            found: 0,
+        }
+        .into());
     };
-    if found.len() != 1 {
-        return Err(not_one(found.len()).into());
-    }
-    let (info, of) = found.pop().expect("one");
-    let of: ShardOf = serde_json::from_value(of).map_err(|_| not_one(0))?;
     let shard = Shard {
         index: of.index,
         count: of.count,
     };
-    if info.status != "done" {
-        return Err(MergeError::Unfinished {
-            db: db.to_path_buf(),
-            shard,
-            run: info.id,
-            status: info.status,
+    let mut runs = BTreeMap::new();
+    for (info, this) in found {
+        let again = runs.contains_key(&info.repetition);
+        if this != of || again {
+            return Err(MergeError::MixedShards {
+                db: db.to_path_buf(),
+                shard,
+                run: info.id,
+            }
+            .into());
+        }
+        if info.status != "done" {
+            return Err(MergeError::Unfinished {
+                db: db.to_path_buf(),
+                shard,
+                run: info.id,
+                status: info.status,
+            }
+            .into());
+        }
+        let keys = crate::run::RunStore::run_trajectories(&database, info.id)?
+            .into_iter()
+            .map(|t| (t.position, t.key))
+            .collect();
+        let rows = database.run_rows(info.id)?;
+        runs.insert(info.repetition, ShardRun { info, keys, rows });
+    }
+    Ok(ShardDb {
+        db: db.to_path_buf(),
+        of,
+        runs,
+    })
+}
+
+/// Checks that `shard` holds exactly the units its shard takes, repetition by
+/// repetition (a repetition it has no units of has no run, or an empty one).
+fn check_units(shard: &ShardDb) -> Result<(), RunError> {
+    for repetition in 1..=shard.of.repetitions.max(1) {
+        let expected: Vec<(usize, String)> = shard
+            .of
+            .units_of(shard.of.index, repetition - 1)
+            .map(|(p, k)| (p, k.clone()))
+            .collect();
+        let found = shard
+            .runs
+            .get(&repetition)
+            .map(|run| run.keys.clone())
+            .unwrap_or_default();
+        if found != expected {
+            return Err(MergeError::NotItsUnits {
+                db: shard.db.clone(),
+                shard: shard.shard(),
+                found: found.into_iter().map(|(_, k)| k).collect(),
+                expected: expected.into_iter().map(|(_, k)| k).collect(),
+            }
+            .into());
+        }
+    }
+    if let Some(run) = shard
+        .runs
+        .keys()
+        .find(|&&r| r == 0 || r > shard.of.repetitions.max(1))
+    {
+        return Err(MergeError::MixedShards {
+            db: shard.db.clone(),
+            shard: shard.shard(),
+            run: shard.runs[run].info.id,
         }
         .into());
     }
-    let keys = crate::run::RunStore::run_trajectories(&database, info.id)?
-        .into_iter()
-        .map(|t| (t.position, t.key))
-        .collect();
-    let rows = database.run_rows(info.id)?;
-    Ok(ShardRun {
-        db: db.to_path_buf(),
-        info,
-        of,
-        keys,
-        rows,
-    })
+    Ok(())
 }
 
 /// Settings that differ between two stored configs, as `name: a vs b`.
@@ -368,19 +492,48 @@ fn differing_settings(a: &serde_json::Value, b: &serde_json::Value) -> String {
         .join(", ")
 }
 
-/// Merges the shard runs of the databases `shards` into one new run of `out`: checks
-/// they are shards of one plan, with the same settings, each holding exactly the
-/// trajectories its shard takes, none twice; missing shards are an error unless
-/// `allow_partial` (the run is then `partial` and their trajectories `missing`).
-pub fn merge(
-    out: &mut Database,
-    shards: &[PathBuf],
-    allow_partial: bool,
-) -> Result<Merged, RunError> {
+/// Checks that `shard` is a shard of the same plan, with the same settings, as
+/// `first`.
+fn check_same_plan(shard: &ShardDb, first: &ShardDb) -> Result<(), RunError> {
+    let (this, that) = (&shard.any().info, &first.any().info);
+    let what = differing_settings(&this.config, &that.config);
+    if !what.is_empty() || this.suggester != that.suggester {
+        return Err(MergeError::SettingsDiffer {
+            db: shard.db.clone(),
+            other: first.db.clone(),
+            what,
+        }
+        .into());
+    }
+    let what = if shard.of.count != first.of.count {
+        Some(format!("{} shards vs {}", shard.of.count, first.of.count))
+    } else if shard.of.units != first.of.units || shard.of.repetitions != first.of.repetitions {
+        Some("their trajectories differ".to_string())
+    } else {
+        None
+    };
+    match what {
+        Some(what) => Err(MergeError::PlanDiffers {
+            db: shard.db.clone(),
+            other: first.db.clone(),
+            what,
+        }
+        .into()),
+        None => Ok(()),
+    }
+}
+
+/// Merges the shard runs of the databases `shards` into new runs of the database at
+/// `out` (created if needed, and only once every shard checked out), one per
+/// repetition (grouped like a `--repetitions` run): checks they are shards of one
+/// plan, with the same settings, each holding exactly the units its shard takes, none
+/// twice; missing shards are an error unless `allow_partial` (the runs are then
+/// `partial` and the missing units' trajectories `missing`).
+pub fn merge(out: &Path, shards: &[PathBuf], allow_partial: bool) -> Result<Merged, RunError> {
     if shards.is_empty() {
         return Err(MergeError::Nothing.into());
     }
-    let out_path = out.path().canonicalize().ok();
+    let out_path = out.canonicalize().ok();
     for db in shards {
         if db
             .canonicalize()
@@ -390,84 +543,40 @@ pub fn merge(
             return Err(MergeError::IntoAShard(db.clone()).into());
         }
     }
-    let mut by_index: BTreeMap<usize, ShardRun> = BTreeMap::new();
-    let mut first: Option<(PathBuf, serde_json::Value, String, usize, Vec<String>)> = None;
+    let mut by_index: BTreeMap<usize, ShardDb> = BTreeMap::new();
+    let mut first: Option<usize> = None;
     for db in shards {
         let shard = read_shard(db)?;
-        let this = Shard {
-            index: shard.of.index,
-            count: shard.of.count,
-        };
-        match &first {
-            None => {
-                first = Some((
-                    shard.db.clone(),
-                    shard.info.config.clone(),
-                    shard.info.suggester.clone(),
-                    shard.of.count,
-                    shard.of.units.clone(),
-                ))
-            }
-            Some((other, config, suggester, count, units)) => {
-                let what = differing_settings(&shard.info.config, config);
-                if !what.is_empty() || &shard.info.suggester != suggester {
-                    return Err(MergeError::SettingsDiffer {
-                        db: shard.db,
-                        other: other.clone(),
-                        what,
-                    }
-                    .into());
-                }
-                let what = if *count != shard.of.count {
-                    Some(format!("{} shards vs {count}", shard.of.count))
-                } else if *units != shard.of.units {
-                    Some("their trajectories differ".to_string())
-                } else {
-                    None
-                };
-                if let Some(what) = what {
-                    return Err(MergeError::PlanDiffers {
-                        db: shard.db,
-                        other: other.clone(),
-                        what,
-                    }
-                    .into());
-                }
-            }
+        if let Some(first) = first {
+            check_same_plan(&shard, &by_index[&first])?;
         }
-        let expected: Vec<(usize, String)> = shard
-            .of
-            .units_of(shard.of.index)
-            .map(|(p, k)| (p, k.clone()))
-            .collect();
-        if shard.keys != expected {
-            return Err(MergeError::NotItsUnits {
-                db: shard.db,
-                shard: this,
-                found: shard.keys.into_iter().map(|(_, k)| k).collect(),
-                expected: expected.into_iter().map(|(_, k)| k).collect(),
-            }
-            .into());
-        }
-        if let Some(previous) = by_index.get(&this.index) {
+        check_units(&shard)?;
+        if let Some(previous) = by_index.get(&shard.of.index) {
             return Err(MergeError::Duplicate {
-                shard: this,
+                shard: shard.shard(),
                 first: previous.db.clone(),
                 second: shard.db,
             }
             .into());
         }
-        by_index.insert(this.index, shard);
+        first.get_or_insert(shard.of.index);
+        by_index.insert(shard.of.index, shard);
     }
     let any = by_index.values().next().expect("at least one shard");
     let of = any.of.clone();
+    let info = &any.any().info;
     let missing: Vec<usize> = (0..of.count)
         .filter(|i| !by_index.contains_key(i))
         .collect();
-    let missing_units: Vec<(usize, String)> = missing
-        .iter()
-        .flat_map(|&i| of.units_of(i).map(|(p, k)| (p, k.clone())))
-        .collect();
+    let repetitions = of.repetitions.max(1);
+    let missing_units = |repetition: u32| -> Vec<(usize, String)> {
+        let mut units: Vec<(usize, String)> = missing
+            .iter()
+            .flat_map(|&i| of.units_of(i, repetition - 1).map(|(p, k)| (p, k.clone())))
+            .collect();
+        units.sort();
+        units
+    };
     if !missing.is_empty() && !allow_partial {
         return Err(MergeError::Missing {
             missing: missing
@@ -476,31 +585,44 @@ pub fn merge(
                 .collect::<Vec<_>>()
                 .join(", "),
             count: of.count,
-            units: missing_units.len(),
+            units: (1..=repetitions).map(|r| missing_units(r).len()).sum(),
         }
         .into());
     }
     let started_at = by_index
         .values()
-        .map(|s| s.info.started_at.as_str())
+        .flat_map(|s| s.runs.values().map(|r| r.info.started_at.as_str()))
         .min()
         .expect("at least one shard")
         .to_string();
-    let merged = MergedRun {
-        suggester: &any.info.suggester,
-        config: &any.info.config,
-        started_at: &started_at,
-        status: if missing.is_empty() {
-            "done"
-        } else {
-            "partial"
-        },
-        missing: &missing_units,
-    };
-    let parts: Vec<crate::store::RunRows> = by_index.values().map(|s| s.rows.clone()).collect();
-    let run = out.insert_merged_run(&merged, &parts)?;
+    let missing_by_repetition: Vec<Vec<(usize, String)>> =
+        (1..=repetitions).map(missing_units).collect();
+    let group: Vec<(MergedRun<'_>, Vec<crate::store::RunRows>)> = (1..=repetitions)
+        .zip(&missing_by_repetition)
+        .map(|(repetition, missing)| {
+            let merged = MergedRun {
+                suggester: &info.suggester,
+                config: &info.config,
+                started_at: &started_at,
+                status: if missing.is_empty() {
+                    "done"
+                } else {
+                    "partial"
+                },
+                missing,
+                repetition,
+            };
+            let parts = by_index
+                .values()
+                .filter_map(|s| s.runs.get(&repetition).map(|r| r.rows.clone()))
+                .collect();
+            (merged, parts)
+        })
+        .collect();
+    let runs = Database::open(out)?.insert_merged_runs(&group)?;
     Ok(Merged {
-        run,
+        run: runs[0],
+        runs,
         shards: (by_index.len(), of.count),
         missing,
     })
@@ -517,9 +639,18 @@ mod tests {
             assert!(bad.parse::<Shard>().is_err(), "{bad}");
         }
         let shard = Select::Shard(Shard { index: 1, count: 3 });
-        let taken: Vec<usize> = (0..8).filter(|&i| shard.takes(i)).collect();
+        let taken: Vec<usize> = (0..8).filter(|&i| shard.takes(i, 1)).collect();
         assert_eq!(taken, [1, 4, 7]);
-        assert!(!Select::KeysOnly.takes(0) && Select::All.takes(5));
+        assert!(!Select::KeysOnly.takes(0, 1) && Select::All.takes(5, 1));
+        // With two repetitions the units are (0, r0), (0, r1), (1, r0), …: shard 1/3
+        // takes units 1, 4, 7, i.e. (0, r1), (2, r0), (3, r1).
+        let units: Vec<(usize, u32)> = (0..4)
+            .flat_map(|p| (0..2).map(move |r| (p, r)))
+            .filter(|&(p, r)| shard.takes_unit(p, r, 2))
+            .collect();
+        assert_eq!(units, [(0, 1), (2, 0), (3, 1)]);
+        let positions: Vec<usize> = (0..4).filter(|&p| shard.takes(p, 2)).collect();
+        assert_eq!(positions, [0, 2, 3]);
     }
 
     #[test]

@@ -35,6 +35,9 @@ pub struct Erasure {
     pub documents: Vec<(i64, String)>,
     /// Replay runs deleted because they held a copy of the erased text.
     pub runs: Vec<i64>,
+    /// `(deleted, promoted)` for each deleted run that was the first of a repetition
+    /// group: its next repetition now names the group (the others point at it).
+    pub regrouped: Vec<(i64, i64)>,
     /// Whether the WAL could be emptied; `false` while another process (a running
     /// proxy) holds the database open, and the old text may stay in the `-wal` file
     /// until it closes.
@@ -79,13 +82,14 @@ impl Database {
         }
         tx.execute("DELETE FROM sessions WHERE id = ?1", [session])
             .map_err(e)?;
-        delete_runs(&tx, &runs).map_err(e)?;
+        let regrouped = delete_runs(&tx, &runs).map_err(e)?;
         tx.commit().map_err(e)?;
         let wal_cleared = self.scrub()?;
         Ok(Erasure {
             sessions: vec![session],
             documents: Vec::new(),
             runs,
+            regrouped,
             wal_cleared,
         })
     }
@@ -162,7 +166,7 @@ impl Database {
             )
             .map_err(e)?;
         }
-        delete_runs(&tx, &runs).map_err(e)?;
+        let regrouped = delete_runs(&tx, &runs).map_err(e)?;
         tx.commit().map_err(e)?;
         let wal_cleared = self.scrub()?;
         erased_docs.sort();
@@ -171,6 +175,7 @@ impl Database {
             sessions: Vec::new(),
             documents: erased_docs,
             runs,
+            regrouped,
             wal_cleared,
         })
     }
@@ -185,11 +190,12 @@ impl Database {
             .execute_batch("PRAGMA secure_delete = ON")
             .map_err(e)?;
         let tx = self.conn.transaction().map_err(e)?;
-        delete_runs(&tx, &[run]).map_err(e)?;
+        let regrouped = delete_runs(&tx, &[run]).map_err(e)?;
         tx.commit().map_err(e)?;
         let wal_cleared = self.scrub()?;
         Ok(Erasure {
             runs: vec![run],
+            regrouped,
             wal_cleared,
             ..Erasure::default()
         })
@@ -237,13 +243,36 @@ impl Database {
     }
 }
 
-/// Deletes `runs` from every run table.
-fn delete_runs(tx: &rusqlite::Transaction<'_>, runs: &[i64]) -> rusqlite::Result<()> {
-    for run in runs {
+/// Deletes `runs` from every run table. A deleted run that was the first of a
+/// repetition group hands the group to its next repetition left (the lowest one not
+/// deleted too), so the other repetitions stay one group and never name a run that
+/// is gone; returns `(deleted, promoted)` for each.
+fn delete_runs(tx: &rusqlite::Transaction<'_>, runs: &[i64]) -> rusqlite::Result<Vec<(i64, i64)>> {
+    for &run in runs {
         for table in RUN_TABLES {
             let column = if table == "runs" { "id" } else { "run_id" };
             tx.execute(&format!("DELETE FROM {table} WHERE {column} = ?1"), [run])?;
         }
     }
-    Ok(())
+    // Every run of the list is gone now: the ones still naming a deleted run survive.
+    let mut regrouped = Vec::new();
+    for &run in runs {
+        let next: Option<i64> = tx
+            .query_row(
+                "SELECT id FROM runs WHERE repetition_of = ?1
+                 ORDER BY coalesce(repetition, 1), id LIMIT 1",
+                [run],
+                |r| r.get(0),
+            )
+            .optional()?;
+        if let Some(next) = next {
+            tx.execute("UPDATE runs SET repetition_of = NULL WHERE id = ?1", [next])?;
+            tx.execute(
+                "UPDATE runs SET repetition_of = ?2 WHERE repetition_of = ?1",
+                [run, next],
+            )?;
+            regrouped.push((run, next));
+        }
+    }
+    Ok(regrouped)
 }

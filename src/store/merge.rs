@@ -1,6 +1,6 @@
 //! A run's rows copied between databases, every column as stored (the later
 //! migrations' columns too), for `nextedit runs merge`: shard runs read out whole,
-//! then written as one run in one transaction.
+//! then written as one run per repetition (a repetition group) in one transaction.
 
 use rusqlite::params;
 use rusqlite::types::Value;
@@ -45,6 +45,8 @@ pub struct MergedRun<'a> {
     pub status: &'a str,
     /// (position, key) of the trajectories no shard brought, stored as `missing`.
     pub missing: &'a [(usize, String)],
+    /// 1-based repetition.
+    pub repetition: u32,
 }
 
 impl Database {
@@ -78,62 +80,78 @@ impl Database {
         Ok(rows)
     }
 
-    /// Writes one run made of the rows of others (shards of one plan, checked by the
-    /// caller), in one transaction; returns its id.
-    pub fn insert_merged_run(
+    /// Writes runs made of the rows of others (shards of one plan, checked by the
+    /// caller), each `(run, its parts)`, in one transaction: all or nothing. The runs
+    /// form a repetition group: the first names it, the later ones point at it.
+    /// Returns their ids, in order.
+    pub fn insert_merged_runs(
         &mut self,
-        run: &MergedRun<'_>,
-        parts: &[RunRows],
-    ) -> Result<i64, StoreError> {
+        runs: &[(MergedRun<'_>, Vec<RunRows>)],
+    ) -> Result<Vec<i64>, StoreError> {
         let path = self.path.clone();
         let e = |source| sqlite(&path, source);
         let tx = self.conn.transaction().map_err(e)?;
-        tx.execute(
-            "INSERT INTO runs (started_at, ended_at, status, suggester, config, nextedit_version)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-            params![
-                run.started_at,
-                super::runs::now(),
-                run.status,
-                run.suggester,
-                run.config.to_string(),
-                env!("CARGO_PKG_VERSION")
-            ],
-        )
-        .map_err(e)?;
-        let id = tx.last_insert_rowid();
-        for part in parts {
-            for TableRows {
-                table,
-                columns,
-                rows,
-            } in &part.tables
-            {
-                let sql = format!(
-                    "INSERT INTO {table} (run_id, {}) VALUES (?1{})",
-                    columns.join(", "),
-                    (0..columns.len())
-                        .map(|i| format!(", ?{}", i + 2))
-                        .collect::<String>()
-                );
-                let mut insert = tx.prepare_cached(&sql).map_err(e)?;
-                for row in rows {
-                    let values = std::iter::once(Value::Integer(id)).chain(row.iter().cloned());
-                    insert
-                        .execute(rusqlite::params_from_iter(values))
-                        .map_err(e)?;
-                }
-            }
-        }
-        for (position, key) in run.missing {
-            tx.execute(
-                "INSERT INTO run_trajectories (run_id, key, position, trajectory, status, error)
-                 VALUES (?1, ?2, ?3, NULL, 'missing', 'its shard was not merged')",
-                params![id, key, *position as i64],
-            )
-            .map_err(e)?;
+        let mut ids: Vec<i64> = Vec::new();
+        for (run, parts) in runs {
+            let id = insert_merged_run(&tx, run, parts, ids.first().copied()).map_err(e)?;
+            ids.push(id);
         }
         tx.commit().map_err(e)?;
-        Ok(id)
+        Ok(ids)
     }
+}
+
+/// Writes one merged run into `tx` (`of`: the group's first run, for the later
+/// repetitions); returns its id.
+fn insert_merged_run(
+    tx: &rusqlite::Transaction<'_>,
+    run: &MergedRun<'_>,
+    parts: &[RunRows],
+    of: Option<i64>,
+) -> rusqlite::Result<i64> {
+    tx.execute(
+        "INSERT INTO runs (started_at, ended_at, status, suggester, config, nextedit_version,
+                               repetition, repetition_of)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+        params![
+            run.started_at,
+            super::runs::now(),
+            run.status,
+            run.suggester,
+            run.config.to_string(),
+            env!("CARGO_PKG_VERSION"),
+            run.repetition,
+            of
+        ],
+    )?;
+    let id = tx.last_insert_rowid();
+    for part in parts {
+        for TableRows {
+            table,
+            columns,
+            rows,
+        } in &part.tables
+        {
+            let sql = format!(
+                "INSERT INTO {table} (run_id, {}) VALUES (?1{})",
+                columns.join(", "),
+                (0..columns.len())
+                    .map(|i| format!(", ?{}", i + 2))
+                    .collect::<String>()
+            );
+            let mut insert = tx.prepare_cached(&sql)?;
+            for row in rows {
+                let values = std::iter::once(Value::Integer(id)).chain(row.iter().cloned());
+                insert.execute(rusqlite::params_from_iter(values))?;
+            }
+        }
+    }
+    for (position, key) in run.missing {
+        tx.execute(
+            "INSERT INTO run_trajectories (run_id, key, position, trajectory, status, error)
+                 VALUES (?1, ?2, ?3, NULL, 'missing', 'its shard was not merged')",
+            params![id, key, *position as i64],
+        )?;
+    }
+    Ok(id)
 }

@@ -3,11 +3,12 @@
 //! a missing commit and a bad entry skipped and named), its commits then derived; and
 //! `export trajectories|results` of real derived sessions and an oracle replay run,
 //! loaded by the real Hugging Face `datasets` library (`.venv-datasets`) with exact
-//! row counts and values.
+//! row counts and values; and `export tasks` of a task file built from `Task` values.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
+use nextedit::task::{Definition, DependencyLevel, TASK_FORMAT_VERSION, Task, TestRef};
 use serde_json::{Value, json};
 
 use crate::common::nextedit_output;
@@ -155,10 +156,10 @@ fn historian_testset_fetches_each_repository_once_and_names_each_failure() {
                 file.display()
             )
             .as_str(),
-            "[1/4] google/gvisor: 1 of 2 commits ready (1 fetched), 1 failed",
-            "[2/4] zulip/zulip: 2 of 2 commits ready (2 fetched)",
-            "[3/4] PostHog/posthog: 1 of 1 commits ready (1 fetched)",
-            "[4/4] acme/gone: 0 of 1 commits ready (0 fetched), 1 failed",
+            "nextedit: [1/4] google/gvisor: 1 of 2 commits ready (1 fetched), 1 failed",
+            "nextedit: [2/4] zulip/zulip: 2 of 2 commits ready (2 fetched)",
+            "nextedit: [3/4] PostHog/posthog: 1 of 1 commits ready (1 fetched)",
+            "nextedit: [4/4] acme/gone: 0 of 1 commits ready (0 fetched), 1 failed",
         ]
     );
     assert!(
@@ -194,7 +195,8 @@ fn historian_testset_fetches_each_repository_once_and_names_each_failure() {
     assert_eq!(again.status.code(), Some(1), "{}", text(&again.stderr));
     assert_eq!(text(&again.stdout), expected_stdout);
     assert!(
-        text(&again.stderr).contains("[2/4] zulip/zulip: 2 of 2 commits ready (0 fetched)\n"),
+        text(&again.stderr)
+            .contains("nextedit: [2/4] zulip/zulip: 2 of 2 commits ready (0 fetched)\n"),
         "{}",
         text(&again.stderr)
     );
@@ -515,53 +517,203 @@ fn exported_trajectories_and_results_load_in_hugging_face_datasets() {
     assert_eq!(
         text(&out.stderr),
         format!(
-            "nextedit: error: exporting results to {0}: {0}: not empty (an export writes only into a new or empty directory)\n",
+            "nextedit: [1/1] run 1: 4 steps\nnextedit: error: exporting results to {0}: {0}: not empty (an export writes only into a new or empty directory)\n",
             results.display()
         )
     );
 }
 
+/// A completion task of `repository` with the hole at `line` of `file` (read from its
+/// JSON, so fields the task format gains with defaults need no change here).
+fn task(repository: &str, line: usize, file: &str) -> Task {
+    let commit = format!("{:0>40}", line);
+    serde_json::from_value(json!({
+        "version": TASK_FORMAT_VERSION,
+        "id": format!("{repository}@{}:{file}:{line}:full_block", &commit[..12]),
+        "repository": repository,
+        "source": {"kind": "commit", "commit": commit},
+        "language": "python",
+        "scenario": "full_block",
+        "state": {"commit": commit, "block": "function"},
+        "file": file,
+        "cursor": {"line": line, "column": 4},
+        "prefix": "def f():\n    ",
+        "suffix": "\n",
+        "ground_truth": format!("return {line}"),
+    }))
+    .unwrap()
+}
+
 #[test]
-fn on_a_terminal_each_repository_still_gets_its_line() {
-    // util-linux `script` gives the command a pseudo-terminal (its stdout and stderr).
-    if crate::common::which("script").is_none() {
-        eprintln!(
-            "SKIPPED: on_a_terminal_each_repository_still_gets_its_line: util-linux `script` is not installed"
-        );
+fn exported_tasks_load_in_hugging_face_datasets_with_their_fields_as_columns() {
+    if !available(
+        "exported_tasks_load_in_hugging_face_datasets_with_their_fields_as_columns",
+        &[Server::HfDatasets],
+    ) {
         return;
     }
     let tmp = tempfile::tempdir().unwrap();
-    let (repo, commits) = project(1);
-    let remote = tmp.path().join("remotes/acme/alpha");
-    clone_to(&repo, &remote, true);
-    let file = tmp.path().join("testset.json");
-    let url = format!("{}/commit/{}", remote.display(), commits[0]);
-    std::fs::write(&file, json!({"go": [{"commit_url": url}]}).to_string()).unwrap();
-    // A relative --clone-into, as typed.
-    let command = format!(
-        "{} import historian-testset {} --clone-into clones",
-        crate::common::nextedit_bin().display(),
-        file.display(),
+    // Four tasks of three repositories; the second has the optional fields the others
+    // leave out, and line 3 of the file is not a task.
+    let mut rich = task("alpha", 7, "b.py");
+    rich.enclosing = Some(Definition {
+        name: "f".into(),
+        kind: "function".into(),
+        start_line: 6,
+        end_line: 8,
+    });
+    rich.dependency = Some(DependencyLevel::IntraFile);
+    rich.tests = vec![TestRef {
+        file: "test_b.py".into(),
+        name: "test_f".into(),
+    }];
+    let tasks = [
+        task("alpha", 1, "a.py"),
+        rich,
+        task("beta", 2, "c.py"),
+        task("gamma", 3, "d.py"),
+    ];
+    let mut lines: Vec<String> = tasks
+        .iter()
+        .map(|t| serde_json::to_string(t).unwrap())
+        .collect();
+    lines.insert(2, "{\"id\": \"half a task\"}".to_owned());
+    let file = tmp.path().join("tasks.jsonl");
+    std::fs::write(&file, lines.join("\n") + "\n").unwrap();
+
+    let out_dir = tmp.path().join("tasks");
+    let out = nextedit_output(&[
+        "export",
+        "tasks",
+        "--from",
+        s(&file),
+        "--out",
+        s(&out_dir),
+        "--split",
+        "train=0.5,eval=0.5",
+        "--by",
+        "repo",
+        "--seed",
+        "3",
+    ]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+    assert_eq!(
+        text(&out.stdout),
+        format!(
+            "{0}/data/train.parquet\t2 rows\t1 repositories\n{0}/data/eval.parquet\t2 rows\t2 repositories\n",
+            out_dir.display()
+        )
     );
-    let out = Command::new("script")
-        .args(["-qec", &command, "/dev/null"])
-        .current_dir(tmp.path())
-        .env("TERM", "xterm")
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", text(&out.stdout));
-    let screen = text(&out.stdout);
-    assert!(
-        screen.contains("[1/1] acme/alpha: 1 of 1 commits ready (1 fetched)"),
-        "{screen}"
+    assert_eq!(
+        text(&out.stderr),
+        format!(
+            "skipped {0}: line 3: not a task: missing field `version` at line 1 column 21\nexported 4 tasks (1 skipped) and {1}/README.md\n",
+            file.display(),
+            out_dir.display()
+        )
     );
-    assert!(screen.contains("/1 repositories"), "the bar: {screen}");
+    let loaded = load_with_datasets(&out_dir, &["prefix", "suffix", "id"]);
+    // The columns in the format's order, the ones only some tasks have included.
+    assert_eq!(
+        loaded["train"]["features"],
+        json!({"version": "int64", "id": "string", "repository": "string",
+               "source": "string", "language": "string", "scenario": "string",
+               "state": "string", "file": "string", "cursor": "string",
+               "prefix": "string", "suffix": "string", "ground_truth": "string",
+               "enclosing": "string", "dependency": "string", "tests": "string"})
+    );
+    let row = |repository: &str, line: usize, file: &str| {
+        let commit = format!("{:0>40}", line);
+        json!({"version": 1, "repository": repository,
+               "source": format!("{{\"kind\":\"commit\",\"commit\":\"{commit}\"}}"),
+               "language": "python", "scenario": "full_block",
+               "state": format!("{{\"commit\":\"{commit}\",\"block\":\"function\"}}"),
+               "file": file, "cursor": format!("{{\"line\":{line},\"column\":4}}"),
+               "ground_truth": format!("return {line}"),
+               "enclosing": null, "dependency": null, "tests": null})
+    };
+    let mut rich_row = row("alpha", 7, "b.py");
+    rich_row["enclosing"] =
+        json!("{\"name\":\"f\",\"kind\":\"function\",\"start_line\":6,\"end_line\":8}");
+    rich_row["dependency"] = json!("intra_file");
+    rich_row["tests"] = json!("[{\"file\":\"test_b.py\",\"name\":\"test_f\"}]");
+    assert_eq!(
+        loaded["train"]["rows"],
+        json!([row("alpha", 1, "a.py"), rich_row])
+    );
+    assert_eq!(
+        loaded["eval"]["rows"],
+        json!([row("beta", 2, "c.py"), row("gamma", 3, "d.py")])
+    );
+    // Every row reads back as the task it was (nested columns are JSON text).
+    let full = load_with_datasets(&out_dir, &[]);
+    let back: Vec<Task> = ["train", "eval"]
+        .iter()
+        .flat_map(|split| full[split]["rows"].as_array().unwrap().clone())
+        .map(|mut row| {
+            let row = row.as_object_mut().unwrap();
+            row.retain(|_, v| !v.is_null());
+            for (_, value) in row.iter_mut() {
+                if let Some(nested) = value
+                    .as_str()
+                    .and_then(|t| serde_json::from_str::<Value>(t).ok())
+                    .filter(|v| v.is_object() || v.is_array())
+                {
+                    *value = nested;
+                }
+            }
+            serde_json::from_value(Value::Object(row.clone())).unwrap()
+        })
+        .collect();
+    assert_eq!(back, tasks);
+    let card = std::fs::read_to_string(out_dir.join("README.md")).unwrap();
+    assert!(card.contains("pretty_name: nextedit tasks\n"), "{card}");
     assert!(
-        screen.contains(&format!(
-            "{}\t{}\tgo",
-            tmp.path().join("clones/acme/alpha.git").display(),
-            commits[0]
+        card.contains("| `enclosing` | string | yes | the innermost definition around the hole (name, kind, lines), JSON |\n"),
+        "{card}"
+    );
+
+    // As JSON Lines: one object per task, the columns in order.
+    let jsonl = tmp.path().join("jsonl");
+    let out = nextedit_output(&[
+        "export",
+        "tasks",
+        "--from",
+        s(&file),
+        "--format",
+        "jsonl",
+        "--out",
+        s(&jsonl),
+    ]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+    let first = std::fs::read_to_string(jsonl.join("data/train.jsonl")).unwrap();
+    assert_eq!(first.lines().count(), 4);
+    assert!(
+        first.starts_with(&format!(
+            "{{\"version\":1,\"id\":\"alpha@000000000000:a.py:1:full_block\",\"repository\":\"alpha\",\"source\":{},",
+            json!(format!("{{\"kind\":\"commit\",\"commit\":\"{:0>40}\"}}", 1))
         )),
-        "{screen}"
+        "{first}"
+    );
+
+    // A file of which nothing is a task fails loudly.
+    let bad = tmp.path().join("bad.jsonl");
+    std::fs::write(&bad, "not json\n").unwrap();
+    let out = nextedit_output(&[
+        "export",
+        "tasks",
+        "--from",
+        s(&bad),
+        "--out",
+        s(&tmp.path().join("none")),
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        text(&out.stderr).starts_with(&format!(
+            "skipped {}: line 1: not a task: expected ident at line 1 column 2\n",
+            bad.display()
+        )),
+        "{}",
+        text(&out.stderr)
     );
 }

@@ -342,8 +342,12 @@ fn eval_order_explains_with_a_repository_and_in_pure_json() {
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert_eq!(
         stderr,
-        "skipped r-0000000000000000000000000000000000000000: \
-         cannot resolve revision \"0000000000000000000000000000000000000000\"\n"
+        format!(
+            "nextedit: [1/2] r-{sha}: 3 edits, 0 of 3 pairs agree\n\
+             nextedit: [2/2] r-0000000000000000000000000000000000000000: skipped\n\
+             skipped r-0000000000000000000000000000000000000000: \
+             cannot resolve revision \"0000000000000000000000000000000000000000\"\n"
+        )
     );
     let report: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
     let name = format!("r-{sha}");

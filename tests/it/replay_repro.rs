@@ -194,6 +194,102 @@ fn a_cached_rerun_reproduces_every_repetition_without_asking_the_suggester() {
     assert_eq!(noop["figures"]["flow_jumping"]["moved"], false);
 }
 
+/// `nextedit runs ARGS --db DB`: its stdout.
+fn runs(setup: &Setup, args: &[&str]) -> String {
+    let out = Command::new(env!("CARGO_BIN_EXE_nextedit"))
+        .arg("runs")
+        .args(args)
+        .arg("--db")
+        .arg(&setup.db)
+        .output()
+        .unwrap();
+    ok(&out);
+    String::from_utf8(out.stdout).unwrap()
+}
+
+/// (id, repetition, repetition_of) of every run, from `runs list --json`, by id.
+fn groups(setup: &Setup) -> Vec<(i64, i64, Option<i64>)> {
+    let mut runs: Vec<(i64, i64, Option<i64>)> = runs(setup, &["list", "--json"])
+        .lines()
+        .map(|l| {
+            let run: Value = serde_json::from_str(l).unwrap();
+            (
+                run["id"].as_i64().unwrap(),
+                run["repetition"].as_i64().unwrap(),
+                run["repetition_of"].as_i64(),
+            )
+        })
+        .collect();
+    runs.sort();
+    runs
+}
+
+#[test]
+fn deleting_the_first_run_of_a_repetition_group_hands_the_group_to_the_next() {
+    let setup = Setup::new();
+    ok(&setup.replay_with("builtin:noop", TRAJECTORY, &["--repetitions", "3"]));
+    assert_eq!(
+        groups(&setup),
+        [(1, 1, None), (2, 2, Some(1)), (3, 3, Some(1))]
+    );
+    // The group's first run goes: repetition 2 names the group, repetition 3 follows.
+    assert_eq!(
+        runs(&setup, &["delete", "1"]),
+        "deleted replay run 1\nrun 2 now names the repetition group run 1 started\n"
+    );
+    assert_eq!(groups(&setup), [(2, 2, None), (3, 3, Some(2))]);
+    assert_eq!(
+        report_json(&setup, &["2"])["repetitions"],
+        serde_json::json!([2, 3])
+    );
+    // Another repetition goes: nothing to hand on.
+    assert_eq!(runs(&setup, &["delete", "3"]), "deleted replay run 3\n");
+    assert_eq!(groups(&setup), [(2, 2, None)]);
+    assert_eq!(
+        report_json(&setup, &["2"])["repetitions"],
+        serde_json::json!([2])
+    );
+
+    // A session delete takes every run that replayed the session: a group deleted
+    // whole hands nothing on (and never to a run deleted with it).
+    let mut repo = crate::derive_support::TestRepo::new();
+    repo.write("a.py", "x = 0\n");
+    repo.commit("base");
+    repo.write("a.py", "x = 1\n");
+    repo.commit("x = 1");
+    let nextedit = |args: &[&str]| {
+        let out = Command::new(env!("CARGO_BIN_EXE_nextedit"))
+            .args(args)
+            .arg("--db")
+            .arg(&setup.db)
+            .output()
+            .unwrap();
+        ok(&out);
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let repo_path = repo.path().to_str().unwrap();
+    nextedit(&["derive", "--repo", repo_path, "--commit", "HEAD", "--store"]);
+    nextedit(&[
+        "replay",
+        "--session",
+        "1",
+        "--suggester",
+        "builtin:noop",
+        "--repetitions",
+        "2",
+        "-q",
+    ]);
+    assert_eq!(
+        groups(&setup),
+        [(2, 2, None), (4, 1, None), (5, 2, Some(4))]
+    );
+    assert_eq!(
+        nextedit(&["sessions", "delete", "1"]),
+        "deleted session 1\ndeleted replay run 4 (it held a copy)\ndeleted replay run 5 (it held a copy)\n"
+    );
+    assert_eq!(groups(&setup), [(2, 2, None)]);
+}
+
 #[test]
 fn read_only_fails_on_a_miss_naming_the_step() {
     let setup = Setup::new();

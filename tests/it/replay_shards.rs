@@ -1,7 +1,9 @@
 //! Scale-out: `replay --plan`, `replay --shard I/N` and `runs merge` against the
 //! single-machine run of the same commits of a real git repository, and the Ray
 //! driver `replay/ray_replay.py` on a real local two-node Ray cluster with a worker
-//! killed mid-run.
+//! killed mid-run; plans with repetitions (trajectory × repetition units) merged into
+//! the repetition group a single-machine `--repetitions 2` run makes, on one machine
+//! and on Ray.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -354,7 +356,7 @@ fn merge_refuses_shards_of_other_settings_or_plans_twice_the_same_or_missing_one
     check_refused(
         &[&out, &s0, &single],
         &format!(
-            "{} holds 0 shard runs (runs made by `nextedit replay --shard I/N`); a shard database holds exactly one",
+            "{} holds 0 shard runs (runs made by `nextedit replay --shard I/N`); a shard database holds one shard's runs",
             single.display()
         ),
     );
@@ -411,8 +413,30 @@ fn merge_refuses_shards_of_other_settings_or_plans_twice_the_same_or_missing_one
             keys(&s2)
         ),
     );
-    // Nothing was written by the refused merges.
-    assert!(!out.exists() || run_rows(&out, 1).is_empty());
+    // A database holding two shards' runs (shard 1 run into shard 0's database).
+    let mixed = dir.join("mixed.db");
+    std::fs::copy(&s0, &mixed).unwrap();
+    ok(&run(&with(
+        &args,
+        &["--shard", "1/3", "--db", mixed.to_str().unwrap()],
+    )));
+    check_refused(
+        &[&out, &mixed],
+        &format!(
+            "{}: run 1 is not one more repetition of shard 1/3: a shard database holds one shard's runs, one per repetition",
+            mixed.display()
+        ),
+    );
+    let nowhere = dir.join("nowhere.db");
+    check_refused(
+        &[&out, &s0, &nowhere],
+        &format!(
+            "shard database {} does not exist (`nextedit replay --shard I/N --db FILE` writes one)",
+            nowhere.display()
+        ),
+    );
+    // The refused merges did not even create the output database.
+    assert!(!out.exists());
 
     // --allow-partial: the run says it is partial and which trajectories it lacks.
     let partial = merge(&[&out, &s0, &s2], &["--allow-partial"]);
@@ -457,7 +481,11 @@ fn the_ray_driver_runs_the_shards_on_two_nodes_retries_a_killed_worker_and_merge
     }
     let (repo, base) = history();
     let tmp = tempfile::tempdir().unwrap();
-    let args = replay_args(repo.path(), &format!("{base}..HEAD"));
+    // Two repetitions: ten units, each trajectory × repetition a shard of its own.
+    let args = with(
+        &replay_args(repo.path(), &format!("{base}..HEAD")),
+        &["--repetitions", "2"],
+    );
     let single = tmp.path().join("single.db");
     ok(&run(&with(&args, &["--db", single.to_str().unwrap()])));
     let plan = tmp.path().join("plan.jsonl");
@@ -491,7 +519,7 @@ fn the_ray_driver_runs_the_shards_on_two_nodes_retries_a_killed_worker_and_merge
     let lines: Vec<&str> = stdout.lines().collect();
     // One line per shard, each finished (the killed one on its second attempt), then
     // the merge, then the summary.
-    let mut finished: Vec<Value> = lines[..5]
+    let mut finished: Vec<Value> = lines[..10]
         .iter()
         .map(|l| serde_json::from_str(l).unwrap())
         .collect();
@@ -499,21 +527,197 @@ fn the_ray_driver_runs_the_shards_on_two_nodes_retries_a_killed_worker_and_merge
     for (i, line) in finished.iter().enumerate() {
         assert_eq!(
             (&line["shard"], &line["shards"], &line["status"]),
-            (&json!(i), &json!(5), &json!(0)),
+            (&json!(i), &json!(10), &json!(0)),
             "{line}"
         );
     }
     assert_eq!(
-        lines[5],
-        format!("merged 5 of 5 shards into run 1 in {}", merged.display())
+        lines[10],
+        format!(
+            "merged 10 of 10 shards into run 1 in {} (2 repetitions: runs 1, 2)",
+            merged.display()
+        )
     );
-    assert!(lines[6].contains("\"wall_seconds\""), "{stdout}");
+    assert!(lines[11].contains("\"wall_seconds\""), "{stdout}");
     // A worker was killed mid-run (its nextedit had created its database), and the
     // retried shard's result is complete: the merged report is the single machine's.
     let killed = std::fs::read_to_string(&marker).unwrap();
     assert!(killed.starts_with("shard "), "{killed}");
+    // The group (mean and interval of every figure) and each repetition.
     assert_eq!(comparable_report(&merged, 1), comparable_report(&single, 1));
+    assert_eq!(comparable_report(&merged, 2), comparable_report(&single, 2));
     assert_eq!(flow_table(&merged, 1), flow_table(&single, 1));
+}
+
+/// The `report --json` figures of a run group: each figure's values per repetition,
+/// mean and interval, without the measured latencies.
+fn group_figures(db: &Path, run: i64) -> Value {
+    let mut report = comparable_report(db, run);
+    report["figures"].take()
+}
+
+#[test]
+fn a_plan_with_repetitions_merges_into_the_group_a_single_machine_run_makes() {
+    // The suggester's answers differ from call to call (so between repetitions): a
+    // first single-machine run stores them per repetition in a cache database; the
+    // single-machine re-run and the shards are then served the very same answers,
+    // repetition by repetition, and must report the same means and intervals.
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let trajectory = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/data/snapshot-trajectory.json"
+    );
+    let (a, b) = (dir.join("a.json"), dir.join("b.json"));
+    std::fs::copy(trajectory, &a).unwrap();
+    std::fs::copy(trajectory, &b).unwrap();
+    let spec = format!(
+        "cmd:VARYING_STATE='{}' VARYING_LOG='{}' python3 '{}'",
+        dir.join("counter").display(),
+        dir.join("calls.jsonl").display(),
+        concat!(env!("CARGO_MANIFEST_DIR"), "/tests/suggesters/varying.py")
+    );
+    let cache = dir.join("cache.db");
+    let args: Vec<String> = [
+        "replay",
+        "--trajectory",
+        a.to_str().unwrap(),
+        "--trajectory",
+        b.to_str().unwrap(),
+        "--suggester",
+        &spec,
+        "--sandbox",
+        "off",
+        "--repetitions",
+        "2",
+        "--cache-db",
+        cache.to_str().unwrap(),
+        "--quiet",
+    ]
+    .map(String::from)
+    .to_vec();
+    ok(&run(&with(
+        &args,
+        &["--db", dir.join("first.db").to_str().unwrap()],
+    )));
+    let served = with(&args, &["--cache", "read-only"]);
+    let single = dir.join("single.db");
+    ok(&run(&with(&served, &["--db", single.to_str().unwrap()])));
+
+    // The plan: trajectory × repetition, the repetitions of a trajectory side by side.
+    let plan_path = dir.join("plan.jsonl");
+    let said = ok(&run(&with(
+        &served,
+        &[
+            "--plan",
+            plan_path.to_str().unwrap(),
+            "--db",
+            dir.join("plan.db").to_str().unwrap(),
+        ],
+    )));
+    assert_eq!(said, format!("wrote 4 shards to {}\n", plan_path.display()));
+    let plan: Vec<Value> = std::fs::read_to_string(&plan_path)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let units: Vec<(Value, Value, Value)> = plan
+        .iter()
+        .map(|l| {
+            (
+                l["shard"].clone(),
+                l["key"].clone(),
+                l["repetition"].clone(),
+            )
+        })
+        .collect();
+    let (ka, kb) = (json!(a.to_str().unwrap()), json!(b.to_str().unwrap()));
+    assert_eq!(
+        units,
+        [
+            (json!(0), ka.clone(), json!(0)),
+            (json!(1), ka.clone(), json!(1)),
+            (json!(2), kb.clone(), json!(0)),
+            (json!(3), kb.clone(), json!(1)),
+        ]
+    );
+
+    // Three shards: 0/3 has units 0 and 3 (a in repetition 1, b in repetition 2: two
+    // runs), 1/3 only a's repetition 2, 2/3 only b's repetition 1.
+    let shards = run_plan_shards(&plan, 3, dir);
+    let held = |db: &Path| -> Vec<(i64, Option<i64>, String)> {
+        rusqlite::Connection::open(db)
+            .unwrap()
+            .prepare(
+                "SELECT r.repetition, r.repetition_of, t.key FROM runs r
+                 JOIN run_trajectories t ON t.run_id = r.id ORDER BY r.id, t.position",
+            )
+            .unwrap()
+            .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+            .unwrap()
+            .map(Result::unwrap)
+            .collect()
+    };
+    let (ka, kb) = (a.display().to_string(), b.display().to_string());
+    assert_eq!(
+        held(&shards[0]),
+        [(1, None, ka.clone()), (2, Some(1), kb.clone())]
+    );
+    assert_eq!(held(&shards[1]), [(2, None, ka.clone())]);
+    assert_eq!(held(&shards[2]), [(1, None, kb.clone())]);
+
+    let out = dir.join("merged.db");
+    let said = ok(&merge(&[&out, &shards[2], &shards[0], &shards[1]], &[]));
+    assert_eq!(
+        said,
+        format!(
+            "merged 3 of 3 shards into run 1 in {} (2 repetitions: runs 1, 2)\n",
+            out.display()
+        )
+    );
+    assert_eq!(
+        held(&out),
+        [
+            (1, None, ka.clone()),
+            (1, None, kb.clone()),
+            (2, Some(1), ka.clone()),
+            (2, Some(1), kb.clone())
+        ]
+    );
+    // The group's report (mean and interval of every figure) is the single machine's,
+    // and so is each repetition's.
+    assert_eq!(comparable_report(&out, 1), comparable_report(&single, 1));
+    assert_eq!(comparable_report(&out, 2), comparable_report(&single, 2));
+    assert_eq!(flow_table(&out, 1), flow_table(&single, 1));
+    // Not vacuous: the repetitions differ, so the interval has a width.
+    let figures = group_figures(&out, 1);
+    insta::assert_json_snapshot!("repetitions_merged_figures", figures);
+
+    // A shard missing: every repetition it had units of is partial.
+    let partial = dir.join("partial.db");
+    let output = merge(&[&partial, &shards[0], &shards[2]], &["--allow-partial"]);
+    assert_eq!(output.status.code(), Some(1));
+    let statuses: Vec<(i64, String, String)> = rusqlite::Connection::open(&partial)
+        .unwrap()
+        .prepare(
+            "SELECT r.repetition, r.status, t.status FROM runs r
+             JOIN run_trajectories t ON t.run_id = r.id ORDER BY r.id, t.position",
+        )
+        .unwrap()
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    let row = |r: i64, run: &str, t: &str| (r, run.to_string(), t.to_string());
+    assert_eq!(
+        statuses,
+        [
+            row(1, "done", "done"),
+            row(1, "done", "done"),
+            row(2, "partial", "missing"),
+            row(2, "partial", "done"),
+        ]
+    );
 }
 
 #[test]

@@ -2,7 +2,8 @@
 //! trajectory (oracle, and a suggester that reports reads: coverage curves), and opened
 //! in real headless Chromium for runs over a real git repository (oracle, noop,
 //! propagate): screenshots decoded and checked non-blank, the DOM checked for the run
-//! table, the charts and the drill-down.
+//! table, the charts and the drill-down; and the README's screenshots (docs/report-*.png)
+//! all shown, present and real pictures.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -280,4 +281,59 @@ fn decode(png_path: &Path) -> (u32, u32, Vec<[u8; 3]>) {
         .map(|p| [p[0], p[1], p[2]])
         .collect();
     (info.width, info.height, pixels)
+}
+
+/// The local `.png` pictures a Markdown text shows (`![alt](path.png)`), in order.
+fn pictures(markdown: &str) -> Vec<String> {
+    markdown
+        .split("![")
+        .skip(1)
+        .filter_map(|rest| {
+            let target = rest.split_once("](")?.1.split_once(')')?.0;
+            (target.ends_with(".png") && !target.contains("://")).then(|| target.to_string())
+        })
+        .collect()
+}
+
+#[test]
+fn the_readme_shows_every_report_screenshot_and_each_is_a_real_picture() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let readme = std::fs::read_to_string(root.join("README.md")).unwrap();
+    let shown = pictures(&readme);
+    // Every screenshot in docs/ is shown by the README, and nothing else is claimed.
+    let mut on_disk: Vec<String> = std::fs::read_dir(root.join("docs"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .filter(|name| name.starts_with("report-") && name.ends_with(".png"))
+        .map(|name| format!("docs/{name}"))
+        .collect();
+    on_disk.sort();
+    let mut sorted = shown.clone();
+    sorted.sort();
+    assert_eq!(sorted, on_disk, "README.md's pictures vs docs/report-*.png");
+    // Pictures the docs show exist too (paths relative to docs/).
+    for entry in std::fs::read_dir(root.join("docs")).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_some_and(|e| e == "md") {
+            for picture in pictures(&std::fs::read_to_string(&path).unwrap()) {
+                assert!(
+                    root.join("docs").join(&picture).is_file(),
+                    "{} shows {picture}, which does not exist",
+                    path.display()
+                );
+            }
+        }
+    }
+    // Each is a screenshot as `the_page_of_real_runs_renders_in_headless_chromium`
+    // takes them (1400 pixels wide, NEXTEDIT_REPORT_SCREENSHOTS=DIR keeps its
+    // pictures): a page, not a blank or broken file.
+    for picture in &shown {
+        let (w, h, rgb) = decode(&root.join(picture));
+        assert_eq!(w, 1400, "{picture}");
+        assert!(h >= 900, "{picture}: {h} pixels high");
+        let pixels = luminance(&rgb);
+        assert!(variance(&pixels) > 100.0, "{picture} is blank");
+        let dark = pixels.iter().filter(|&&l| l < 128.0).count();
+        assert!(dark > 2000, "{picture}: {dark} dark pixels (no text)");
+    }
 }

@@ -1,13 +1,12 @@
 //! `nextedit import historian-testset`: the testset's repositories fetched locally.
 
-use std::io::IsTerminal;
 use std::path::PathBuf;
 
 use anyhow::{Context, Result, bail};
 use clap::Args;
-use indicatif::{ProgressBar, ProgressStyle};
 use nextedit::git_fetch::{FetchEvent, fetch_testset};
 use nextedit::import::historian::parse_testset;
+use nextedit::progress::{Progress, ProgressMode};
 
 /// Historian's testset → local repositories holding its commits, ready for derive/replay
 ///
@@ -21,7 +20,8 @@ use nextedit::import::historian::parse_testset;
 ///
 /// Prints one line per ready commit: the repository directory, a tab, the commit,
 /// a tab, the testset's language; on standard error one line per repository (a
-/// progress bar on a terminal) and at the end every failure with git's reason. A bad
+/// progress bar on a terminal, nothing with --quiet) and at the end every failure with
+/// git's reason. A bad
 /// entry, an unreachable repository or a missing commit is skipped; the rest go on.
 /// Exit code 1 when something was skipped, 2 when no commit could be had.
 ///
@@ -39,6 +39,11 @@ pub struct HistorianTestsetArgs {
     /// Directory the repositories are fetched into, as DIR/OWNER/NAME.git
     #[arg(long, value_name = "DIR")]
     clone_into: PathBuf,
+
+    /// Show no progress on stderr (else a bar with count, rate and ETA on a terminal,
+    /// one line per repository otherwise); failures are still listed
+    #[arg(long, short)]
+    quiet: bool,
 }
 
 /// Runs `nextedit import historian-testset`.
@@ -57,63 +62,45 @@ pub fn run(args: HistorianTestsetArgs) -> Result<i32> {
     std::fs::create_dir_all(&args.clone_into)
         .with_context(|| format!("cannot create {}", args.clone_into.display()))?;
     let total = testset.repositories.len();
-    let bar = std::io::stderr().is_terminal().then(|| {
-        let bar = ProgressBar::new(total as u64);
-        bar.set_style(
-            ProgressStyle::with_template(
-                "{bar:30} {pos}/{len} repositories {per_sec} ETA {eta} {msg}",
-            )
-            .expect("a valid template"),
-        );
-        bar
-    });
+    let progress = Progress::new(ProgressMode::detect(args.quiet), "repositories");
+    progress.start(total);
     let outcomes = fetch_testset(
         &args.clone_into,
         &testset.repositories,
         |event| match event {
-            FetchEvent::Started { repository, .. } => {
-                if let Some(bar) = &bar {
-                    bar.set_message(repository.name.clone());
-                }
-            }
+            FetchEvent::Started { repository, .. } => progress.working_on(&repository.name),
             FetchEvent::Done {
-                index,
                 repository,
                 outcome,
+                ..
             } => {
-                for commit in &outcome.ready {
-                    println!(
-                        "{}\t{}\t{}",
-                        outcome.dir.display(),
-                        commit.sha,
-                        commit.language
-                    );
-                }
+                progress.suspend(|| {
+                    for commit in &outcome.ready {
+                        println!(
+                            "{}\t{}\t{}",
+                            outcome.dir.display(),
+                            commit.sha,
+                            commit.language
+                        );
+                    }
+                });
                 let failed = match outcome.failed.len() {
                     0 => String::new(),
                     n => format!(", {n} failed"),
                 };
-                let line = format!(
-                    "[{}/{total}] {}: {} of {} commits ready ({} fetched){failed}",
-                    index + 1,
-                    repository.name,
-                    outcome.ready.len(),
-                    repository.commits.len(),
-                    outcome.fetched
+                progress.item(
+                    &repository.name,
+                    &format!(
+                        "{} of {} commits ready ({} fetched){failed}",
+                        outcome.ready.len(),
+                        repository.commits.len(),
+                        outcome.fetched
+                    ),
                 );
-                match &bar {
-                    Some(bar) => {
-                        bar.println(line);
-                        bar.inc(1);
-                    }
-                    None => eprintln!("{line}"),
-                }
             }
         },
     );
-    if let Some(bar) = &bar {
-        bar.finish_and_clear();
-    }
+    progress.finish();
     let (mut ready, mut failed) = (0, 0);
     for (repository, outcome) in testset.repositories.iter().zip(&outcomes) {
         ready += outcome.ready.len();

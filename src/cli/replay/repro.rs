@@ -27,8 +27,9 @@ pub(super) struct ReproArgs {
     /// Replay every trajectory N times, each repetition a run of its own (the first
     /// run's id is printed and names the group); `nextedit report` shows each figure's
     /// mean and 95 % interval over the repetitions. Each repetition has its own cache
-    /// entries, so a cached re-run reproduces every repetition. Not with --plan/--shard
-    #[arg(long, default_value_t = 1, value_name = "N", conflicts_with_all = ["resume", "plan", "shard"])]
+    /// entries, so a cached re-run reproduces every repetition. With --plan, every
+    /// trajectory × repetition is a shard of its own
+    #[arg(long, default_value_t = 1, value_name = "N", conflicts_with = "resume")]
     repetitions: u32,
 }
 
@@ -40,6 +41,11 @@ enum CacheArg {
 }
 
 impl ReproArgs {
+    /// How many repetitions each trajectory has.
+    pub(super) fn repetitions(&self) -> u32 {
+        self.repetitions
+    }
+
     /// `settings` with these flags (the cache is settled for built-ins by `checked`).
     pub(super) fn apply(&self, settings: RunSettings) -> RunSettings {
         RunSettings {

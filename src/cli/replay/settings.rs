@@ -76,6 +76,7 @@ impl ReplayArgs {
             },
             pause_ms: self.slice.pause_ms,
             select: self.scale.select(),
+            repetitions: self.repro.repetitions(),
         }
     }
 }

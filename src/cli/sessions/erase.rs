@@ -55,6 +55,12 @@ fn print_erasure(out: &mut impl Write, erased: &Erasure) -> anyhow::Result<()> {
     for run in &erased.runs {
         writeln!(out, "deleted replay run {run} (it held a copy)")?;
     }
+    for (deleted, promoted) in &erased.regrouped {
+        writeln!(
+            out,
+            "run {promoted} now names the repetition group run {deleted} started"
+        )?;
+    }
     if !erased.wal_cleared {
         writeln!(
             out,
