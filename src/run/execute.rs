@@ -722,7 +722,8 @@ impl RunRecorder<'_> {
                     step.generate_cached = Some(outcome.cached);
                     step.generate_ms = Some(outcome.latency_ms);
                 }
-                (_, None) => {}
+                // Replay never asks `complete` (tasks runs do).
+                (Call::Complete, _) | (_, None) => {}
             }
         }
         Ok(())

@@ -7,12 +7,9 @@ use std::time::Duration;
 
 use super::{RunError, RunSettings};
 use crate::replay::FedSuggester;
-use crate::suggest::lsp::LspSuggester;
-use crate::suggest::openai::OpenAiSuggester;
+use crate::suggest::Suggester;
+use crate::suggest::build::BuildOptions;
 use crate::suggest::sandbox::Sandbox;
-use crate::suggest::{
-    NoopSuggester, ProcessSuggester, PropagateSuggester, RetrieveSuggester, Suggester,
-};
 use crate::trajectory::Trajectory;
 
 /// Where a worker's suggester process lives: a private scratch directory holding the
@@ -32,73 +29,29 @@ impl WorkerPlace {
     }
 }
 
-/// The suggester of a run's settings; a process suggester runs in `place` and gets
+/// The suggester of a run's settings ([`crate::suggest::build`], plus the gold-fed
+/// built-ins only replay's engine feeds); a process suggester runs in `place` and gets
 /// `NEXTEDIT_REPLAY_DB` (its reads-only database); an `lsp:` server runs there
 /// behind `nextedit proxy` recording into that database.
 pub(super) fn build_suggester(
     settings: &RunSettings,
     place: Option<&WorkerPlace>,
 ) -> Result<Box<dyn Suggester>, RunError> {
-    let spec = settings.suggester.as_str();
-    Ok(match spec {
-        "builtin:noop" => Box::new(NoopSuggester),
-        "builtin:propagate" => Box::new(PropagateSuggester::default()),
-        "builtin:retrieve" => Box::new(RetrieveSuggester::default()),
+    Ok(match settings.suggester.as_str() {
         "builtin:oracle" => Box::new(FedSuggester::oracle()),
         "builtin:unchanged-at-gold" => Box::new(FedSuggester::unchanged_at_gold()),
-        _ if spec.starts_with("openai:") => {
-            let suggester = OpenAiSuggester::from_spec(spec)?
-                .with_timeout(Duration::from_secs_f64(settings.timeout))
-                .with_give_up_after(settings.give_up_after);
-            if !suggester.spec().is_local() && !settings.allow_network {
-                return Err(RunError::Other(format!(
-                    "{spec:?} is not on this machine: pass --allow-network to let replay reach {}",
-                    suggester.spec().host
-                )));
-            }
-            Box::new(suggester)
-        }
-        _ if spec.starts_with("lsp:") => {
-            let mut suggester = LspSuggester::from_spec(spec)
+        spec => {
+            let options = BuildOptions {
+                timeout: Duration::from_secs_f64(settings.timeout),
+                init_timeout: Duration::from_secs_f64(settings.init_timeout),
+                give_up_after: settings.give_up_after,
+                allow_network: settings.allow_network,
+                reads_db: place.map(WorkerPlace::reads_db),
+                sandbox: place.and_then(|p| p.sandbox.clone()),
+            };
+            crate::suggest::build::build(spec, &options)
                 .map_err(|e| RunError::Other(e.to_string()))?
-                .with_timeout(Duration::from_secs_f64(settings.timeout))
-                .with_init_timeout(Duration::from_secs_f64(settings.init_timeout))
-                .with_give_up_after(settings.give_up_after);
-            if let Some(place) = place {
-                // The server runs behind nextedit's own proxy, so its reads are attributed.
-                let nextedit = std::env::current_exe().map_err(RunError::io(
-                    "cannot find nextedit's own executable".to_string(),
-                ))?;
-                suggester = suggester.with_proxy(&nextedit, &place.reads_db());
-                if let Some(sandbox) = &place.sandbox {
-                    suggester = suggester.with_sandbox(sandbox.clone());
-                }
-            }
-            Box::new(suggester)
         }
-        _ => match spec.strip_prefix("cmd:") {
-            Some(command) if !command.trim().is_empty() => {
-                let mut process = ProcessSuggester::from_shell(
-                    command,
-                    Duration::from_secs_f64(settings.timeout),
-                )
-                .with_init_timeout(Duration::from_secs_f64(settings.init_timeout))
-                .with_give_up_after(settings.give_up_after);
-                if let Some(place) = place {
-                    process =
-                        process.with_env("NEXTEDIT_REPLAY_DB", &place.reads_db().to_string_lossy());
-                    if let Some(sandbox) = &place.sandbox {
-                        process = process.with_sandbox(sandbox.clone());
-                    }
-                }
-                Box::new(process)
-            }
-            _ => {
-                return Err(RunError::Other(format!(
-                    "unknown suggester {spec:?}: use builtin:noop, builtin:propagate, builtin:retrieve, builtin:oracle, openai:<URL>?model=<NAME>, lsp:<language server command> or cmd:<command line>"
-                )));
-            }
-        },
     })
 }
 

@@ -19,7 +19,7 @@ use serde::de::DeserializeOwned;
 use sha2::{Digest, Sha256};
 
 use super::protocol::{
-    GenerateParams, GenerateResult, InitializeParams, InitializeResult, PROTOCOL_VERSION,
+    CompleteParams, CompleteResult, GenerateParams, GenerateResult, InitializeParams, InitializeResult, PROTOCOL_VERSION,
     SuggestParams, SuggestResult,
 };
 use super::{Call, CallFailure, GoldFeed, SuggestError, Suggester};
@@ -192,11 +192,12 @@ impl CachedSuggester {
         }
     }
 
-    /// One call through the cache; `step` names it in a read-only miss.
+    /// One call through the cache; `at` (` of step N`, ` of task ID`) names it in a
+    /// read-only miss.
     fn call<P: Serialize, R: Serialize + DeserializeOwned>(
         &mut self,
         call: Call,
-        step: Option<usize>,
+        at: String,
         params: &P,
         live: impl FnOnce(&mut dyn Suggester) -> Result<R, SuggestError>,
     ) -> Result<R, SuggestError> {
@@ -239,10 +240,9 @@ impl CachedSuggester {
             return result;
         }
         if self.mode == CacheMode::ReadOnly {
-            let at = step.map_or(String::new(), |s| format!(" of step {s}"));
             let error = SuggestError::NotCached {
                 call: call.key().to_string(),
-                at: at.clone(),
+                at,
             };
             outcome.miss = Some(error.to_string());
             self.log.push(outcome);
@@ -281,7 +281,7 @@ impl Suggester for CachedSuggester {
 
     fn initialize(&mut self, params: &InitializeParams) -> Result<InitializeResult, SuggestError> {
         self.deferred_initialize = None;
-        let result = self.call(Call::Initialize, None, params, |s| s.initialize(params));
+        let result = self.call(Call::Initialize, String::new(), params, |s| s.initialize(params));
         if self.last_served && self.mode == CacheMode::ReadWrite {
             self.deferred_initialize = Some(params.clone());
         }
@@ -289,15 +289,18 @@ impl Suggester for CachedSuggester {
     }
 
     fn suggest(&mut self, params: &SuggestParams) -> Result<SuggestResult, SuggestError> {
-        self.call(Call::Suggest, Some(params.step), params, |s| {
-            s.suggest(params)
-        })
+        let at = format!(" of step {}", params.step);
+        self.call(Call::Suggest, at, params, |s| s.suggest(params))
     }
 
     fn generate(&mut self, params: &GenerateParams) -> Result<GenerateResult, SuggestError> {
-        self.call(Call::Generate, Some(params.step), params, |s| {
-            s.generate(params)
-        })
+        let at = format!(" of step {}", params.step);
+        self.call(Call::Generate, at, params, |s| s.generate(params))
+    }
+
+    fn complete(&mut self, params: &CompleteParams) -> Result<CompleteResult, SuggestError> {
+        let at = format!(" of task {}", params.task);
+        self.call(Call::Complete, at, params, |s| s.complete(params))
     }
 
     fn shutdown(&mut self) {

@@ -8,8 +8,10 @@
 //! [`Suggester::gold_feed`], which only the test-only fed built-ins
 //! (`replay::FedSuggester`) accept; every other suggester keeps the default `None`.
 
+pub mod build;
 mod builtin;
 pub mod cache;
+mod complete;
 pub mod lsp;
 pub mod lsp_edits;
 mod lsp_step;
@@ -22,6 +24,7 @@ pub mod retrieve;
 pub mod sandbox;
 
 pub use builtin::NoopSuggester;
+pub use complete::complete_call;
 pub use process::{
     DEFAULT_GIVE_UP_AFTER, DEFAULT_INIT_TIMEOUT, MAX_LINE_BYTES, ProcessSuggester,
     become_subreaper, kill_all,
@@ -45,6 +48,8 @@ pub enum Call {
     Suggest,
     /// `generate`: the text of one location.
     Generate,
+    /// `complete`: the text of a completion task's hole (`nextedit tasks run`).
+    Complete,
 }
 
 impl Call {
@@ -54,12 +59,13 @@ impl Call {
             Call::Initialize => "initialize",
             Call::Suggest => "suggest",
             Call::Generate => "generate",
+            Call::Complete => "complete",
         }
     }
 
     /// The call named `key`, if it is one.
     pub fn from_key(key: &str) -> Option<Call> {
-        [Call::Initialize, Call::Suggest, Call::Generate]
+        [Call::Initialize, Call::Suggest, Call::Generate, Call::Complete]
             .into_iter()
             .find(|c| c.key() == key)
     }
@@ -298,7 +304,7 @@ pub enum SuggestError {
     NotCached {
         /// Method.
         call: String,
-        /// ` of step N`, or nothing for `initialize`.
+        /// ` of step N`, ` of task ID`, or nothing for `initialize`.
         at: String,
     },
     /// A failure served from the response cache, as it was recorded.

@@ -25,7 +25,7 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use super::protocol::{
-    GenerateParams, GenerateResult, InitializeParams, InitializeResult, SuggestParams,
+    CompleteParams, CompleteResult, GenerateParams, GenerateResult, InitializeParams, InitializeResult, SuggestParams,
     SuggestResult,
 };
 use super::sandbox::Sandbox;
@@ -133,6 +133,8 @@ fn children_of(parent: libc::pid_t) -> Vec<libc::pid_t> {
         .collect()
 }
 
+/// JSON-RPC's error code for a method the receiver does not implement.
+const METHOD_NOT_FOUND: i64 = -32601;
 /// Default limit for `initialize` (`--init-timeout`).
 pub const DEFAULT_INIT_TIMEOUT: Duration = Duration::from_secs(120);
 /// Lines of the suggester's stderr kept for error reports.
@@ -556,6 +558,19 @@ impl Suggester for ProcessSuggester {
 
     fn generate(&mut self, params: &GenerateParams) -> Result<GenerateResult, SuggestError> {
         self.call("generate", params)
+    }
+
+    fn complete(&mut self, params: &CompleteParams) -> Result<CompleteResult, SuggestError> {
+        match self.call("complete", params) {
+            // JSON-RPC's "method not found": a suggester written before `complete`.
+            Err(SuggestError::Response { code, .. }) if code == METHOD_NOT_FOUND => {
+                Err(SuggestError::Unsupported {
+                    method: "complete".to_string(),
+                    suggester: self.name(),
+                })
+            }
+            other => other,
+        }
     }
 
     fn shutdown(&mut self) {

@@ -394,7 +394,7 @@ fn an_endpoint_off_this_machine_needs_allow_network_and_a_key_never_goes_in_the_
     assert_eq!(
         String::from_utf8_lossy(&out.stderr).lines().last().unwrap(),
         "nextedit: error: \"openai:http://model.invalid:8080/v1?model=m\" is not on this machine: \
-         pass --allow-network to let replay reach model.invalid:8080"
+         pass --allow-network to let nextedit reach model.invalid:8080"
     );
     let out = replay(
         &repo,
