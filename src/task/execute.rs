@@ -18,7 +18,7 @@ use std::time::{Duration, Instant};
 use sha2::{Digest, Sha256};
 
 use crate::history::source::{CommitSource, GitRepository};
-use crate::replay::worktree::write_inside;
+use crate::replay::write_inside;
 use crate::suggest::sandbox::{Sandbox, command_paths};
 use crate::trajectory::RelPath;
 

@@ -6,6 +6,10 @@
 //! module holds the typed form. Cutting, retrieval, execution and reports live in the
 //! submodules; the CLI (`cli/tasks/`) only reads arguments and prints.
 
+pub mod execute;
+pub mod runner;
+pub mod score;
+
 use serde::{Deserialize, Serialize};
 
 /// Version of the task file format written by this build.
