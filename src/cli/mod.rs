@@ -19,6 +19,7 @@ mod report;
 mod runs;
 mod score;
 mod sessions;
+mod tasks;
 
 use clap::{Parser, Subcommand};
 
@@ -65,6 +66,14 @@ enum Command {
     Export(export::ExportCommand),
     EvalOrder(eval_order::EvalOrderArgs),
     Doctor(doctor::DoctorArgs),
+    /// Completion tasks: run a suggester on them and score by their tests, report
+    ///
+    /// `tasks run` answers each task of a task file and runs its covering tests in a
+    /// sandbox; `tasks report` prints pass@k, exact match, ES, BLEU, SARI per scenario
+    /// and dependency level, HumanEvo's evolution table and the metric correlations.
+    /// docs/tasks.md.
+    #[command(subcommand)]
+    Tasks(tasks::TasksCommand),
 }
 
 /// What the exit codes mean, as `nextedit --help` says it (the code below returns them).
@@ -94,6 +103,7 @@ pub fn run() -> i32 {
         Command::Export(command) => export::run(command),
         Command::EvalOrder(args) => eval_order::run(args),
         Command::Doctor(args) => doctor::run(args),
+        Command::Tasks(command) => tasks::run(command),
     };
     match result {
         Ok(code) => code,

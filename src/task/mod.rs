@@ -7,8 +7,11 @@
 //! submodules; the CLI (`cli/tasks/`) only reads arguments and prints.
 
 pub mod execute;
+pub mod json;
+pub mod report;
 pub mod runner;
 pub mod score;
+pub mod text;
 
 use serde::{Deserialize, Serialize};
 

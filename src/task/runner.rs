@@ -518,6 +518,22 @@ fn repo_for<'r>(repos: &'r [(String, GitRepository)], task: &Task) -> Option<&'r
         .map(|(_, repo)| repo)
 }
 
+/// The tasks of a task file (JSON Lines; blank lines skipped); the first bad line is
+/// an error naming it.
+pub fn parse_task_file(text: &str) -> Result<Vec<Task>, TaskRunError> {
+    let mut tasks = Vec::new();
+    for (number, line) in text.lines().enumerate() {
+        if line.trim().is_empty() {
+            continue;
+        }
+        let task: Task = serde_json::from_str(line).map_err(|e| {
+            TaskRunError::Settings(format!("line {}: not a task: {e}", number + 1))
+        })?;
+        tasks.push(task);
+    }
+    Ok(tasks)
+}
+
 /// The `complete` call's params for `task` in `worktree`: its hints, then its retrieved context.
 pub fn complete_params(task: &Task, worktree: &str) -> CompleteParams {
     let context = task
