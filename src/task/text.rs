@@ -47,7 +47,7 @@ fn run_text(out: &mut String, run: &RunFigures) {
     let _ = writeln!(
         out,
         "  {:<26} {:>5} {:>5} {:>7} {:>6} {:>6} {:>5} {:>5} {:>7} {:>8} {:>6} {:>5} {:>7}",
-        "", "tasks", "valid", "answers", "pass@1", k, "EM", "ES", "ES-Line", "ES-Token", "BLEU",
+        "", "tasks", "valid", "answers", "pass@1", k, "EM", "EdSim", "ES-Line", "ES-Token", "BLEU",
         "SARI", "stopped"
     );
     let mut row = |label: String, f: &Figures| {
@@ -85,7 +85,7 @@ fn run_text(out: &mut String, run: &RunFigures) {
 pub const EVOLUTION_FIGURES: [(&str, fn(&Figures) -> Option<f64>); 7] = [
     ("pass@1", |f| f.pass_at_1),
     ("EM", |f| f.exact),
-    ("ES", |f| f.edit_similarity),
+    ("EditSim", |f| f.edit_similarity),
     ("ES-Line", |f| f.es_line),
     ("ES-Token", |f| f.es_token),
     ("BLEU", |f| f.bleu),

@@ -47,4 +47,5 @@ mod suggester_lsp;
 mod suggester_openai;
 mod suggester_process;
 mod suggester_retrieve;
+mod tasks_run;
 mod tidy;
