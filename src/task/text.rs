@@ -22,7 +22,8 @@ pub fn report_text(report: &TasksReport) -> String {
     while out.ends_with("\n\n") {
         out.pop();
     }
-    out
+    // Padding of empty last cells never ends a line.
+    out.lines().map(|l| l.trim_end().to_string() + "\n").collect()
 }
 
 fn num(value: Option<f64>, decimals: usize) -> String {

@@ -566,7 +566,10 @@ fn copying_passes_only_with_head_context_and_the_report_shows_the_inflation() {
     assert_eq!(all["aware"]["pass_at_1"], json!(0.0));
     assert_eq!(all["ignored"]["pass_at_1"], json!(1.0));
     assert_eq!(all["inflation"]["pass@1"], json!(1.0));
-    insta::assert_snapshot!("evolution_report", ok(&["tasks", "report", "1"], &db));
+    // The script's path is this checkout's: not part of the snapshot.
+    let here = repo_root().display().to_string();
+    let report_text = |args: &[&str]| ok(args, &db).replace(&here, "[repo]");
+    insta::assert_snapshot!("evolution_report", report_text(&["tasks", "report", "1"]));
 
     // The correlation table over every answer of several suggesters on both fixtures.
     let calc_repo = dir.path().join("calc");
@@ -578,9 +581,60 @@ fn copying_passes_only_with_head_context_and_the_report_shows_the_inflation() {
     }
     insta::assert_snapshot!(
         "correlation",
-        ok(
-            &["tasks", "report", "1", "2", "3", "4", "5", "6", "--correlation"],
-            &db
-        )
+        report_text(&["tasks", "report", "1", "2", "3", "4", "5", "6", "--correlation"])
     );
+}
+
+#[test]
+fn samples_give_pass_at_k() {
+    if !available("samples_give_pass_at_k", &[Server::Pytest]) {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let (tasks, repo) = evolution_fixture(dir.path());
+    let db = dir.path().join("t.db");
+    // Every second answer of the copying script is empty: copy, empty, copy.
+    let copy = format!(
+        "cmd:COMPLETE_COPY_ALTERNATE=1 python3 {}",
+        repo_root().join("tests/suggesters/complete_copy.py").display()
+    );
+    let out = ok(
+        &[
+            "tasks",
+            "run",
+            tasks.to_str().unwrap(),
+            "--repo",
+            repo.to_str().unwrap(),
+            "--suggester",
+            &copy,
+            "--samples",
+            "3",
+            "--jobs",
+            "2",
+        ],
+        &db,
+    );
+    // A task's @state and @head forms share their state (context does not change a
+    // test run): 2 ground truths, 2 wrong copies and 2 empty answers run; the other 10
+    // of the 16 executions (4 ground truths, 12 answers) come from the cache.
+    assert_eq!(out, "task run 1: 4 tasks done, 6 test runs, 10 from the cache\n");
+    let report = report_json(&["1"], &db);
+    let by_from = |level: &str, side: &str| {
+        report["evolution"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["dependency"] == level)
+            .unwrap()[side]
+            .clone()
+    };
+    let ignored = by_from("all", "ignored");
+    // n = 3, c = 2: pass@1 = 1 - C(1,1)/C(3,1) = 2/3; pass@3 = 1.
+    let pass1 = ignored["pass_at_1"].as_f64().unwrap();
+    assert!((pass1 - 2.0 / 3.0).abs() < 1e-12, "{pass1}");
+    assert_eq!(ignored["pass_at_k"], json!({"k": 3, "value": 1.0}));
+    assert_eq!(ignored["answers"], json!(6));
+    let aware = by_from("all", "aware");
+    assert_eq!(aware["pass_at_1"], json!(0.0));
+    assert_eq!(aware["pass_at_k"], json!({"k": 3, "value": 0.0}));
 }

@@ -1,8 +1,10 @@
 """A `complete` suggester that copies: the body of the top context chunk (its lines
 after the `def` line), re-indented to the hole's indentation, its parameters renamed
-to the hole function's. It has no idea whether
+to the hole function's. With COMPLETE_COPY_ALTERNATE=1 every second answer is empty
+(samples that differ, for pass@k). It has no idea whether
 the chunk existed when the task was cut; that is what the evolution test measures."""
 import json
+import os
 import re
 import sys
 
@@ -41,6 +43,8 @@ def answer(params):
     return text
 
 
+ALTERNATE = os.environ.get("COMPLETE_COPY_ALTERNATE") == "1"
+calls = 0
 for line in sys.stdin:
     message = json.loads(line)
     method, msg_id = message.get("method"), message.get("id")
@@ -49,7 +53,9 @@ for line in sys.stdin:
     if method == "initialize":
         reply(msg_id, {"name": "complete_copy", "version": "1"})
     elif method == "complete":
-        reply(msg_id, {"text": answer(message["params"])})
+        calls += 1
+        text = "" if ALTERNATE and calls % 2 == 0 else answer(message["params"])
+        reply(msg_id, {"text": text})
     elif method == "shutdown":
         reply(msg_id, None)
         break
