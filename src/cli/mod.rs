@@ -7,6 +7,7 @@
 //! commit, a replay's suggester never answered); 2 an error ended the command (its
 //! chain is printed on stderr) or the arguments are invalid.
 
+mod complete;
 mod context;
 mod derive;
 mod doctor;
@@ -59,6 +60,7 @@ enum Command {
     #[command(subcommand)]
     Runs(runs::RunsCommand),
     Context(context::ContextArgs),
+    Complete(complete::CompleteArgs),
     Derive(derive::DeriveArgs),
     #[command(subcommand)]
     Import(import::ImportCommand),
@@ -98,6 +100,7 @@ pub fn run() -> i32 {
         Command::Report(args) => report::run(args),
         Command::Runs(command) => runs::run(command),
         Command::Context(args) => context::run(args),
+        Command::Complete(args) => complete::run(args),
         Command::Derive(args) => derive::run(args),
         Command::Import(command) => import::run(command),
         Command::Export(command) => export::run(command),

@@ -1,12 +1,13 @@
 //! Built-in suggesters that need no process.
 
 use super::protocol::{
-    GenerateParams, GenerateResult, InitializeParams, InitializeResult, SuggestParams,
-    SuggestResult,
+    CompleteParams, CompleteResult, GenerateParams, GenerateResult, InitializeParams,
+    InitializeResult, SuggestParams, SuggestResult,
 };
 use super::{SuggestError, Suggester};
 
-/// `builtin:noop`: never suggests anything and leaves text as it is (scores 0).
+/// `builtin:noop`: never suggests anything, leaves text as it is and fills a
+/// completion task's hole with nothing (scores 0).
 #[derive(Debug, Default)]
 pub struct NoopSuggester;
 
@@ -33,6 +34,10 @@ impl Suggester for NoopSuggester {
             text,
             reads: Vec::new(),
         })
+    }
+
+    fn complete(&mut self, _: &CompleteParams) -> Result<CompleteResult, SuggestError> {
+        Ok(CompleteResult::default())
     }
 
     fn shutdown(&mut self) {}

@@ -19,8 +19,8 @@ use serde::de::DeserializeOwned;
 use sha2::{Digest, Sha256};
 
 use super::protocol::{
-    CompleteParams, CompleteResult, GenerateParams, GenerateResult, InitializeParams, InitializeResult, PROTOCOL_VERSION,
-    SuggestParams, SuggestResult,
+    CompleteParams, CompleteResult, GenerateParams, GenerateResult, InitializeParams,
+    InitializeResult, PROTOCOL_VERSION, SuggestParams, SuggestResult,
 };
 use super::{Call, CallFailure, GoldFeed, SuggestError, Suggester};
 
@@ -281,7 +281,9 @@ impl Suggester for CachedSuggester {
 
     fn initialize(&mut self, params: &InitializeParams) -> Result<InitializeResult, SuggestError> {
         self.deferred_initialize = None;
-        let result = self.call(Call::Initialize, String::new(), params, |s| s.initialize(params));
+        let result = self.call(Call::Initialize, String::new(), params, |s| {
+            s.initialize(params)
+        });
         if self.last_served && self.mode == CacheMode::ReadWrite {
             self.deferred_initialize = Some(params.clone());
         }

@@ -78,9 +78,10 @@ mod tests {
             .unwrap_err()
             .to_string()
         };
-        assert!(refused(read("../x.py", 0, None)).starts_with(
-            "suggester's `complete` result is invalid: read \"../x.py\": "
-        ));
+        assert!(
+            refused(read("../x.py", 0, None))
+                .starts_with("suggester's `complete` result is invalid: read \"../x.py\": ")
+        );
         assert_eq!(
             refused(read("a.py", 4, Some(2))),
             "suggester's `complete` result is invalid: read a.py lines 4..2: the range ends before it starts"

@@ -24,8 +24,8 @@ use serde_json::{Value, json};
 use super::lsp_edits;
 use super::lsp_step::{Step, location_after};
 use super::protocol::{
-    GenerateParams, GenerateResult, InitializeParams, InitializeResult, SuggestParams,
-    SuggestResult,
+    CompleteParams, CompleteResult, FileContent, GenerateParams, GenerateResult, InitializeParams,
+    InitializeResult, PROTOCOL_VERSION, Revealed, SuggestParams, SuggestResult,
 };
 use super::sandbox::Sandbox;
 use super::{DEFAULT_GIVE_UP_AFTER, DEFAULT_INIT_TIMEOUT, FailureStreak, SuggestError, Suggester};
@@ -493,6 +493,45 @@ impl Suggester for LspSuggester {
                 .unwrap_or(unchanged);
             step.outcome(GenerateResult {
                 text: result,
+                reads: Vec::new(),
+            })
+        })
+    }
+
+    fn complete(&mut self, params: &CompleteParams) -> Result<CompleteResult, SuggestError> {
+        // The server's workspace is the task's state: a task of another worktree (or
+        // one asked without `initialize`) gets a server of its own.
+        if self.init.as_ref().map(|i| i.worktree.as_str()) != Some(params.worktree.as_str()) {
+            if let Some(server) = self.server.take() {
+                stop(server);
+            }
+            self.init = Some(InitializeParams {
+                protocol_version: PROTOCOL_VERSION,
+                worktree: params.worktree.clone(),
+                language: params.language.clone(),
+                project: None,
+                trajectory: params.task.clone(),
+                revealed: Revealed::default(),
+            });
+        }
+        let language = params.language.clone();
+        let file = FileContent {
+            path: params.file.clone(),
+            text: format!("{}{}", params.prefix, params.suffix),
+        };
+        self.call("complete", 0, |server, deadline, waiting| {
+            let mut step = Step::new(server, "complete", deadline, waiting, language.as_deref());
+            step.sync(std::slice::from_ref(&file))?;
+            let proposals = step.completions(&file.path, (params.line, params.column))?;
+            // The first proposal that only writes at the cursor (inline completion,
+            // else the editor's top completion item).
+            let text = proposals
+                .iter()
+                .filter_map(|edits| lsp_edits::apply(&file.text, edits))
+                .find_map(|new| lsp_edits::hole_text(&params.prefix, &params.suffix, &new))
+                .unwrap_or_default();
+            step.outcome(CompleteResult {
+                text,
                 reads: Vec::new(),
             })
         })

@@ -186,6 +186,14 @@ fn line_at(text: &str, line: usize) -> &str {
     content.strip_suffix('\r').unwrap_or(content)
 }
 
+/// What a completion wrote into a hole: `new` (the file after the completion's
+/// edits) less the unchanged `prefix` before the cursor and `suffix` after it; `None`
+/// when the completion changed either (it rewrote typed text, or added an import).
+pub fn hole_text(prefix: &str, suffix: &str, new: &str) -> Option<String> {
+    let rest = new.strip_prefix(prefix)?;
+    Some(rest.strip_suffix(suffix)?.to_string())
+}
+
 /// The completion items of a `textDocument/completion` answer (a list or a
 /// `CompletionList`) that fit the identifier before the cursor, in the order an editor
 /// shows them (`sortText`, else `label`; the server's order breaks ties), at most `cap`.

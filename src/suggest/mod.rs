@@ -12,6 +12,7 @@ pub mod build;
 mod builtin;
 pub mod cache;
 mod complete;
+pub mod complete_once;
 pub mod lsp;
 pub mod lsp_edits;
 mod lsp_step;
@@ -65,9 +66,14 @@ impl Call {
 
     /// The call named `key`, if it is one.
     pub fn from_key(key: &str) -> Option<Call> {
-        [Call::Initialize, Call::Suggest, Call::Generate, Call::Complete]
-            .into_iter()
-            .find(|c| c.key() == key)
+        [
+            Call::Initialize,
+            Call::Suggest,
+            Call::Generate,
+            Call::Complete,
+        ]
+        .into_iter()
+        .find(|c| c.key() == key)
     }
 }
 

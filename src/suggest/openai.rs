@@ -14,8 +14,8 @@ use serde_json::{Value, json};
 
 use super::prompt::{self, Prompt, PromptInput, Region, Template};
 use super::protocol::{
-    AppliedEdit, FileContent, GenerateParams, GenerateResult, InitializeParams, InitializeResult,
-    SuggestParams, SuggestResult, SuggesterRead,
+    AppliedEdit, CompleteParams, CompleteResult, FileContent, GenerateParams, GenerateResult,
+    InitializeParams, InitializeResult, SuggestParams, SuggestResult, SuggesterRead,
 };
 use super::{DEFAULT_GIVE_UP_AFTER, FailureStreak, SuggestError, Suggester};
 
@@ -287,14 +287,20 @@ impl OpenAiSuggester {
         files: &[FileContent],
         region: &Region,
     ) -> Result<String, SuggestError> {
-        self.failures.check()?;
         let input = PromptInput {
             prior_edits,
             files,
             region,
         };
         let prompt = prompt::render(self.spec.template, &input);
-        match self.request(method, &prompt) {
+        self.ask_prompt(method, &prompt)
+    }
+
+    /// Sends `prompt` and returns its answer's text, counting time-outs and
+    /// unreachable endpoints in the failure streak.
+    fn ask_prompt(&mut self, method: &str, prompt: &Prompt) -> Result<String, SuggestError> {
+        self.failures.check()?;
+        match self.request(method, prompt) {
             Ok(text) => {
                 self.failures.reset();
                 Ok(text)
@@ -497,7 +503,27 @@ impl Suggester for OpenAiSuggester {
         })
     }
 
+    fn complete(&mut self, params: &CompleteParams) -> Result<CompleteResult, SuggestError> {
+        let prompt = prompt::render_complete(params);
+        let answer = self.ask_prompt("complete", &prompt)?;
+        Ok(CompleteResult {
+            text: prompt::parse_complete_answer(&answer),
+            reads: vec![shown_lines(params)],
+        })
+    }
+
     fn shutdown(&mut self) {}
+}
+
+/// The lines of the task's file the `complete` template shows, as a read.
+fn shown_lines(params: &CompleteParams) -> SuggesterRead {
+    let prefix_lines = params.prefix.split_inclusive('\n').count();
+    let suffix_lines = params.suffix.split_inclusive('\n').count();
+    SuggesterRead {
+        file: params.file.clone(),
+        start_line: prefix_lines.saturating_sub(prompt::COMPLETE_PREFIX_LINES),
+        end_line: Some(params.line + suffix_lines.clamp(1, prompt::COMPLETE_SUFFIX_LINES)),
+    }
 }
 
 /// The region shown to the model, as a read.

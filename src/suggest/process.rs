@@ -25,8 +25,8 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use super::protocol::{
-    CompleteParams, CompleteResult, GenerateParams, GenerateResult, InitializeParams, InitializeResult, SuggestParams,
-    SuggestResult,
+    CompleteParams, CompleteResult, GenerateParams, GenerateResult, InitializeParams,
+    InitializeResult, SuggestParams, SuggestResult,
 };
 use super::sandbox::Sandbox;
 use super::{FailureStreak, SuggestError, Suggester};

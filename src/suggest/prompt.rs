@@ -9,7 +9,7 @@
 
 use similar::{Algorithm, capture_diff_slices, group_diff_ops};
 
-use super::protocol::{AppliedEdit, FileContent, SuggestedEdit};
+use super::protocol::{AppliedEdit, CompleteParams, FileContent, SuggestedEdit};
 
 /// Marks where the editable region starts (Zeta's marker).
 pub const REGION_START: &str = "<|editable_region_start|>";
@@ -21,6 +21,18 @@ pub const CURSOR: &str = "<|user_cursor_is_here|>";
 pub const CODE_TO_EDIT_START: &str = "<|code_to_edit|>";
 /// Closes the code to rewrite in the NES template.
 pub const CODE_TO_EDIT_END: &str = "<|/code_to_edit|>";
+
+/// Marks the hole in the `complete` template.
+pub const FILL_HERE: &str = "<|fill_here|>";
+/// The name of the template of `complete` calls (whatever `template=` the spec names:
+/// that one is for `suggest` and `generate`).
+pub const COMPLETE_TEMPLATE: &str = "complete";
+/// Lines of the prefix the `complete` template shows (the nearest ones).
+pub const COMPLETE_PREFIX_LINES: usize = 120;
+/// Lines of the suffix the `complete` template shows.
+pub const COMPLETE_SUFFIX_LINES: usize = 60;
+/// Context chunks the `complete` template shows (the best ones).
+pub const COMPLETE_CONTEXT_CHUNKS: usize = 4;
 
 /// Lines shown each side of the cursor in the editable region.
 pub const REGION_RADIUS: usize = 8;
@@ -372,6 +384,65 @@ pub fn location_text(
     new[head..new.len() - tail].concat()
 }
 
+/// The `complete` template: a system message with the task, and a user message with
+/// the context chunks, the scenario and the file around the hole, the hole marked
+/// with [`FILL_HERE`] (the nearest [`COMPLETE_PREFIX_LINES`] and
+/// [`COMPLETE_SUFFIX_LINES`] lines). The answer is asked for in one code block.
+pub fn render_complete(params: &CompleteParams) -> Prompt {
+    let system = format!(
+        "You complete code. You see code from the developer's repository and one file \
+         with a hole marked {FILL_HERE}. Write the code that fills the hole, so that the \
+         file reads correctly from the text before the hole to the text after it. Answer \
+         with that code only, in one fenced code block, indented as it will be in the file."
+    );
+    let mut user = String::new();
+    if !params.context.is_empty() {
+        user.push_str("<|context|>\n");
+        for chunk in params.context.iter().take(COMPLETE_CONTEXT_CHUNKS) {
+            user.push_str(&format!(
+                "{} (lines {}-{}):\n```\n",
+                chunk.file,
+                chunk.start_line + 1,
+                chunk.end_line
+            ));
+            push_line(&mut user, &chunk.text);
+            user.push_str("```\n");
+        }
+        user.push_str("<|/context|>\n\n");
+    }
+    user.push_str(&format!("Task: {}\n", params.scenario.replace('_', " ")));
+    user.push_str(&format!("<|file|> {}\n", params.file));
+    let prefix = lines_of(&params.prefix);
+    user.push_str(&prefix[prefix.len().saturating_sub(COMPLETE_PREFIX_LINES)..].concat());
+    user.push_str(FILL_HERE);
+    let suffix: String = lines_of(&params.suffix)
+        .into_iter()
+        .take(COMPLETE_SUFFIX_LINES)
+        .collect();
+    push_line(&mut user, &suffix);
+    user.push_str("<|/file|>\n");
+    Prompt::Chat { system, user }
+}
+
+/// The hole's text in a model's answer to the `complete` template: the body of its
+/// first fenced code block (to its end, or to the end of an answer cut off by
+/// `max_tokens`), else the whole answer; hole markers removed.
+pub fn parse_complete_answer(answer: &str) -> String {
+    let text = match answer.find("```") {
+        Some(at) => {
+            let rest = &answer[at + 3..];
+            // The fence's first line may name a language.
+            let body = rest.split_once('\n').map_or("", |(_, body)| body);
+            match body.find("```") {
+                Some(end) => &body[..end],
+                None => body,
+            }
+        }
+        None => answer,
+    };
+    text.replace(FILL_HERE, "")
+}
+
 /// How far an edit is from the cursor line (0 when it covers it).
 fn distance(edit: &SuggestedEdit, cursor_line: usize) -> usize {
     if cursor_line < edit.start_line {
@@ -469,6 +540,41 @@ mod tests {
              def f(x):<|user_cursor_is_here|>\n    return x\n\nprint(f(1))\n\
              <|editable_region_end|>\n```\n\n### Response:\n"
         );
+    }
+
+    #[test]
+    fn the_complete_prompt_marks_the_hole_and_its_answer_is_the_code_block() {
+        let params = CompleteParams {
+            task: "t1".into(),
+            worktree: "/w".into(),
+            language: Some("python".into()),
+            file: "a.py".into(),
+            line: 1,
+            column: 4,
+            prefix: "def f(x):\n    ".into(),
+            suffix: "\n\nprint(f(1))\n".into(),
+            scenario: "full_block".into(),
+            context: vec![crate::suggest::protocol::CompleteContext {
+                file: "b.py".into(),
+                start_line: 2,
+                end_line: 4,
+                text: "def g(x):\n    return x + 1".into(),
+            }],
+        };
+        let Prompt::Chat { user, .. } = render_complete(&params) else {
+            panic!("complete is a chat prompt")
+        };
+        assert_eq!(
+            user,
+            "<|context|>\nb.py (lines 3-4):\n```\ndef g(x):\n    return x + 1\n```\n<|/context|>\n\n\
+             Task: full block\n<|file|> a.py\ndef f(x):\n    <|fill_here|>\n\nprint(f(1))\n<|/file|>\n"
+        );
+        assert_eq!(
+            parse_complete_answer("Sure:\n```python\nreturn x * 2\n```\nDone."),
+            "return x * 2\n"
+        );
+        assert_eq!(parse_complete_answer("```\ncut off"), "cut off");
+        assert_eq!(parse_complete_answer("x<|fill_here|>"), "x");
     }
 
     #[test]

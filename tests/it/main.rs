@@ -43,6 +43,7 @@ mod replay_shards;
 mod report_html;
 mod sessions_cli;
 mod sessions_link;
+mod suggester_complete;
 mod suggester_lsp;
 mod suggester_openai;
 mod suggester_process;

@@ -15,11 +15,11 @@ use serde_json::{Value, json};
 use crate::derive_support::{self, TestRepo};
 
 /// The key the server requires; it must never be stored by nextedit.
-const KEY: &str = "sk-nextedit-test-4f9c2e";
+pub(crate) const KEY: &str = "sk-nextedit-test-4f9c2e";
 
 /// The Python of `.venv-llama` if it can run llama-cpp-python's server; `None` means
 /// skip (after saying so), unless servers are required (CI).
-fn llama_python(test: &str) -> Option<PathBuf> {
+pub(crate) fn llama_python(test: &str) -> Option<PathBuf> {
     let venv = std::env::var_os("NEXTEDIT_LLAMA_VENV")
         .map(PathBuf::from)
         .unwrap_or_else(|| concat!(env!("CARGO_MANIFEST_DIR"), "/.venv-llama").into());
@@ -47,15 +47,15 @@ fn llama_python(test: &str) -> Option<PathBuf> {
 }
 
 /// A running llama-cpp-python server (killed on drop) and its request log.
-struct LlamaServer {
+pub(crate) struct LlamaServer {
     child: Child,
-    port: u16,
+    pub(crate) port: u16,
     log: PathBuf,
 }
 
 impl LlamaServer {
     /// Starts the server on `model` in `dir`; waits until it listens.
-    fn start(python: &Path, model: &Path, dir: &Path) -> LlamaServer {
+    pub(crate) fn start(python: &Path, model: &Path, dir: &Path) -> LlamaServer {
         let log = dir.join(format!("requests-{}.jsonl", rand_suffix()));
         let stderr = std::fs::File::create(log.with_extension("stderr")).unwrap();
         let mut child = Command::new(python)
@@ -91,7 +91,7 @@ impl LlamaServer {
     }
 
     /// The requests it has received, in order.
-    fn requests(&self) -> Vec<Value> {
+    pub(crate) fn requests(&self) -> Vec<Value> {
         std::fs::read_to_string(&self.log)
             .unwrap_or_default()
             .lines()
@@ -116,7 +116,7 @@ fn rand_suffix() -> u128 {
 }
 
 /// Writes the tiny model into `dir`.
-fn tiny_model(python: &Path, dir: &Path) -> PathBuf {
+pub(crate) fn tiny_model(python: &Path, dir: &Path) -> PathBuf {
     let model = dir.join("tiny.gguf");
     let out = Command::new(python)
         .arg(concat!(

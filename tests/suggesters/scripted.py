@@ -2,7 +2,7 @@
 good, crash-once, hang, hang-once-at-3, garbage, huge, error, flood (valid lines that answer
 nothing, forever), no-read (never reads stdin again), orphan (starts `sleep ORPHAN_TAG` in the
 background, one in its process group and one in a session of its own, then crashes);
-hang-init hangs on `initialize`. SUGGESTER_STATE is a file counting initialize calls and
+hang-init hangs on `initialize`. Other requests (`complete`) get "method not found". SUGGESTER_STATE is a file counting initialize calls and
 crashes, so a test can see restarts."""
 import json
 import os
@@ -83,3 +83,7 @@ for line in sys.stdin:
     elif method == "shutdown":
         reply(msg_id, None)
         break
+    elif msg_id is not None:
+        # A suggester written before `complete`: JSON-RPC's "method not found".
+        sys.stdout.write(json.dumps({"jsonrpc": "2.0", "id": msg_id, "error": {"code": -32601, "message": "unknown method"}}) + "\n")
+        sys.stdout.flush()

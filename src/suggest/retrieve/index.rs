@@ -170,13 +170,18 @@ impl ChunkIndex {
     /// Indexes `files` (path, text); files of languages nextedit does not parse are kept
     /// for their text but have no chunks.
     pub fn build(files: impl IntoIterator<Item = (String, String)>) -> ChunkIndex {
-        let files: Vec<(String, String, Vec<Chunk>)> = files
-            .into_iter()
-            .map(|(path, text)| {
-                let chunks = file_chunks(&path, &text);
-                (path, text, chunks)
-            })
-            .collect();
+        ChunkIndex::build_chunked(files.into_iter().map(|(path, text)| {
+            let chunks = file_chunks(&path, &text);
+            (path, text, chunks)
+        }))
+    }
+
+    /// Indexes `files` (path, text, the chunks to index in it) as given: a caller that
+    /// keeps only some chunks, or indexes texts that are not whole files.
+    pub fn build_chunked(
+        files: impl IntoIterator<Item = (String, String, Vec<Chunk>)>,
+    ) -> ChunkIndex {
+        let files: Vec<(String, String, Vec<Chunk>)> = files.into_iter().collect();
         let corpus: Vec<&str> = files
             .iter()
             .flat_map(|(_, text, chunks)| chunk_texts(text, chunks))

@@ -19,10 +19,12 @@
 //! - **Reads**: the chunks it proposed in, reported for ContextBench scoring.
 //!
 //! `generate` writes the location with the last edit's change applied, then every
-//! rename learned so far (most recent first).
+//! rename learned so far (most recent first). `complete` copies the most similar
+//! function ([`complete`]).
 
 pub mod change;
 pub mod chunks;
+pub mod complete;
 pub mod index;
 
 use std::collections::HashMap;
@@ -33,8 +35,8 @@ use index::{ChunkIndex, chunk_text};
 
 use super::propagate::{self, Propagation};
 use super::protocol::{
-    AppliedEdit, GenerateParams, GenerateResult, InitializeParams, InitializeResult, SuggestParams,
-    SuggestResult, SuggestedEdit, SuggesterRead,
+    AppliedEdit, CompleteParams, CompleteResult, GenerateParams, GenerateResult, InitializeParams,
+    InitializeResult, SuggestParams, SuggestResult, SuggestedEdit, SuggesterRead,
 };
 use super::{SuggestError, Suggester};
 use crate::syntax::Language;
@@ -241,6 +243,14 @@ impl Suggester for RetrieveSuggester {
             text,
             reads: Vec::new(),
         })
+    }
+
+    fn complete(&mut self, params: &CompleteParams) -> Result<CompleteResult, SuggestError> {
+        // Read afresh: a task runner may ask tasks of other states without a new
+        // `initialize`, and the index of a trajectory would hold the hole's file
+        // without its hole.
+        let files = worktree_files(Path::new(&params.worktree));
+        Ok(complete::complete(params, files))
     }
 
     fn shutdown(&mut self) {
