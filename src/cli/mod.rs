@@ -19,6 +19,7 @@ mod report;
 mod runs;
 mod score;
 mod sessions;
+mod tasks;
 
 use clap::{Parser, Subcommand};
 
@@ -64,6 +65,8 @@ enum Command {
     #[command(subcommand)]
     Export(export::ExportCommand),
     EvalOrder(eval_order::EvalOrderArgs),
+    #[command(subcommand)]
+    Tasks(tasks::TasksCommand),
     Doctor(doctor::DoctorArgs),
 }
 
@@ -93,6 +96,7 @@ pub fn run() -> i32 {
         Command::Import(command) => import::run(command),
         Command::Export(command) => export::run(command),
         Command::EvalOrder(args) => eval_order::run(args),
+        Command::Tasks(command) => tasks::run(command),
         Command::Doctor(args) => doctor::run(args),
     };
     match result {
