@@ -301,7 +301,6 @@ mod tests {
                 BlockKind::Function,
                 BlockKind::For,
                 BlockKind::Statement,
-                BlockKind::Statement,
                 BlockKind::Statement
             ]
         );

@@ -526,9 +526,14 @@ pub fn retrieve_context(
                 task.state_suffix.as_deref().unwrap_or(&task.suffix)
             );
             index.update(&file, Some(without));
+            // The task's own function (what is left of it) is the query, not context.
             let line = task.cursor.line;
+            let own = task
+                .enclosing
+                .as_ref()
+                .map_or(line..line + 1, |d| d.start_line.min(line)..line + 1);
             let keep = |path: &str, chunk: &crate::suggest::retrieve::chunks::Chunk| {
-                !(path == file && chunk.start_line <= line && line < chunk.end_line)
+                !(path == file && chunk.start_line < own.end && own.start < chunk.end_line)
             };
             let found = top_chunks(retriever, index, &query, &keep, options.k);
             index.update(&file, Some(text.to_string()));

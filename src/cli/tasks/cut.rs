@@ -39,6 +39,7 @@ use super::cut_context::ContextArgs;
 ///   nextedit tasks cut --repo . --range v1..v2 --context-from head
 ///   nextedit tasks cut --session 3 --db rec.db --repo ~/src/app
 #[derive(Debug, Args)]
+#[command(verbatim_doc_comment)]
 pub struct CutArgs {
     /// The repository (for --session: the one the session worked in)
     #[arg(long, value_name = "DIR", default_value = ".")]
