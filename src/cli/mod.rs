@@ -67,15 +67,9 @@ enum Command {
     #[command(subcommand)]
     Export(export::ExportCommand),
     EvalOrder(eval_order::EvalOrderArgs),
-    Doctor(doctor::DoctorArgs),
-    /// Completion tasks: run a suggester on them and score by their tests, report
-    ///
-    /// `tasks run` answers each task of a task file and runs its covering tests in a
-    /// sandbox; `tasks report` prints pass@k, exact match, ES, BLEU, SARI per scenario
-    /// and dependency level, HumanEvo's evolution table and the metric correlations.
-    /// docs/tasks.md.
     #[command(subcommand)]
     Tasks(tasks::TasksCommand),
+    Doctor(doctor::DoctorArgs),
 }
 
 /// What the exit codes mean, as `nextedit --help` says it (the code below returns them).
@@ -105,8 +99,8 @@ pub fn run() -> i32 {
         Command::Import(command) => import::run(command),
         Command::Export(command) => export::run(command),
         Command::EvalOrder(args) => eval_order::run(args),
-        Command::Doctor(args) => doctor::run(args),
         Command::Tasks(command) => tasks::run(command),
+        Command::Doctor(args) => doctor::run(args),
     };
     match result {
         Ok(code) => code,
