@@ -177,6 +177,12 @@ fn push_new(items: &mut Vec<String>, item: String) {
     }
 }
 
+/// The file's real text after the hole: `state_suffix` when the task hides part of it
+/// (incomplete suffix), else the suffix it shows.
+pub fn real_suffix(task: &Task) -> &str {
+    task.state_suffix.as_deref().unwrap_or(&task.suffix)
+}
+
 /// sha256 (hex) of everything in the task that decides a test run besides the answer:
 /// the commit, the state's files, the task's file, prefix, suffix and tests.
 pub fn state_hash(task: &Task) -> String {
@@ -192,7 +198,7 @@ pub fn state_hash(task: &Task) -> String {
     }
     field(task.file.as_bytes());
     field(task.prefix.as_bytes());
-    field(task.suffix.as_bytes());
+    field(real_suffix(task).as_bytes());
     for test in &task.tests {
         field(test.file.as_bytes());
         field(test.name.as_bytes());
@@ -261,7 +267,7 @@ impl Checkout {
             root: root.to_path_buf(),
             file,
         };
-        checkout.fill(task, "")?;
+        checkout.write(task, &format!("{}{}", task.prefix, task.suffix))?;
         Ok(checkout)
     }
 
@@ -270,10 +276,14 @@ impl Checkout {
         &self.root
     }
 
-    /// Writes the task's file as `prefix + answer + suffix`.
+    /// Writes the task's file as the state holds it with `answer` in the hole:
+    /// `prefix + answer + ` the real rest of the file ([`real_suffix`]).
     pub fn fill(&self, task: &Task, answer: &str) -> Result<(), ExecError> {
-        let text = format!("{}{answer}{}", task.prefix, task.suffix);
-        write_inside(&self.root, &self.file, &text).map_err(|source| ExecError::Io {
+        self.write(task, &format!("{}{answer}{}", task.prefix, real_suffix(task)))
+    }
+
+    fn write(&self, task: &Task, text: &str) -> Result<(), ExecError> {
+        write_inside(&self.root, &self.file, text).map_err(|source| ExecError::Io {
             what: format!("writing {} of task {}", self.file, task.id),
             source,
         })

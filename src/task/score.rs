@@ -3,7 +3,7 @@
 //!
 //! Pure: texts in, numbers out. Every text figure compares whole files, as the
 //! Excision Score paper does for revisions: the origin is the file with the hole
-//! empty (`prefix + suffix`), the reference the file with the ground truth, the
+//! empty (`prefix` + the file's real rest), the reference the file with the ground truth, the
 //! prediction the file with the answer. Exact match and edit similarity compare the
 //! hole's texts alone (what Codev-Bench and HumanEvo report).
 
@@ -38,9 +38,10 @@ pub struct AnswerScores {
 /// The figures of `answer` to `task`.
 pub fn score_answer(task: &Task, answer: &str) -> AnswerScores {
     let truth = task.ground_truth.as_str();
-    let origin = format!("{}{}", task.prefix, task.suffix);
-    let reference = format!("{}{truth}{}", task.prefix, task.suffix);
-    let prediction = format!("{}{answer}{}", task.prefix, task.suffix);
+    let suffix = super::execute::real_suffix(task);
+    let origin = format!("{}{suffix}", task.prefix);
+    let reference = format!("{}{truth}{suffix}", task.prefix);
+    let prediction = format!("{}{answer}{suffix}", task.prefix);
     let language = Language::from_name(&task.language);
     let config = ExcisionConfig::default();
     let es = |granularity| {

@@ -609,13 +609,11 @@ fn samples_give_pass_at_k() {
             &copy,
             "--samples",
             "3",
-            "--jobs",
-            "2",
         ],
         &db,
     );
     // A task's @state and @head forms share their state (context does not change a
-    // test run): 2 ground truths, 2 wrong copies and 2 empty answers run; the other 10
+    // test run; one job, so the second always finds the first's runs in the cache): 2 ground truths, 2 wrong copies and 2 empty answers run; the other 10
     // of the 16 executions (4 ground truths, 12 answers) come from the cache.
     assert_eq!(out, "task run 1: 4 tasks done, 6 test runs, 10 from the cache\n");
     let report = report_json(&["1"], &db);
@@ -637,4 +635,65 @@ fn samples_give_pass_at_k() {
     let aware = by_from("all", "aware");
     assert_eq!(aware["pass_at_1"], json!(0.0));
     assert_eq!(aware["pass_at_k"], json!({"k": 3, "value": 0.0}));
+}
+
+/// `tasks cut` (every scenario, the whole history) then `tasks run` with the oracle,
+/// noop and retrieve on the shared fixtures: the oracle passes every valid task.
+fn cut_and_run(built: &crate::tasks_support::BuiltRepo, name: &str) {
+    let dir = tempfile::tempdir().unwrap();
+    let repo = built.repo.path().to_str().unwrap();
+    let cut = Command::new(nextedit_bin())
+        .args(["tasks", "cut", "--repo", repo, "--quiet", "--scenario", "all"])
+        .args(["--range", &built.commits.last().unwrap().to_string()])
+        .output()
+        .unwrap();
+    assert!(cut.status.success(), "{}", String::from_utf8_lossy(&cut.stderr));
+    let tasks = dir.path().join("tasks.jsonl");
+    std::fs::write(&tasks, &cut.stdout).unwrap();
+    let db = dir.path().join("t.db");
+    for suggester in ["builtin:oracle", "builtin:noop", "builtin:retrieve"] {
+        ok(
+            &[
+                "tasks",
+                "run",
+                tasks.to_str().unwrap(),
+                "--repo",
+                repo,
+                "--suggester",
+                suggester,
+                "--jobs",
+                "2",
+                "-q",
+            ],
+            &db,
+        );
+    }
+    let report = report_json(&["1"], &db);
+    let all = &report["runs"][0]["all"];
+    assert_eq!(all["pass_at_1"], json!(1.0), "{report}");
+    let text = ok(&["tasks", "report", "1", "2", "3"], &db);
+    let dirname = built.repo.path().file_name().unwrap().to_string_lossy().to_string();
+    insta::assert_snapshot!(name, text.replace(&dirname, "REPO"));
+}
+
+#[test]
+fn cut_python_tasks_run_with_the_oracle_noop_and_retrieve() {
+    if !available(
+        "cut_python_tasks_run_with_the_oracle_noop_and_retrieve",
+        &[Server::Pytest],
+    ) {
+        return;
+    }
+    cut_and_run(&crate::tasks_support::python_repo(), "cut_python");
+}
+
+#[test]
+fn cut_go_tasks_run_with_the_oracle_noop_and_retrieve() {
+    if !available(
+        "cut_go_tasks_run_with_the_oracle_noop_and_retrieve",
+        &[Server::Go],
+    ) {
+        return;
+    }
+    cut_and_run(&crate::tasks_support::go_repo(), "cut_go");
 }
