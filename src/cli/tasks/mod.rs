@@ -1,8 +1,7 @@
 //! `nextedit tasks`: completion tasks cut from history (docs/tasks.md). [`cut`] cuts
-//! them; [`cut_context`] holds the retrieval flags of `cut`.
+//! them (its retrieval flags in `cut/context.rs`).
 
 mod cut;
-mod cut_context;
 
 use clap::Subcommand;
 
