@@ -149,7 +149,10 @@ pub fn cut_commit(
     if options.all_functions {
         for (path, text) in input.files {
             if cuttable(path).is_some() {
-                touched.insert(path, vec![0..text.lines().count().max(1)]);
+                touched.insert(
+                    path,
+                    std::iter::once(0..text.lines().count().max(1)).collect(),
+                );
             }
         }
     } else {

@@ -72,7 +72,7 @@ pub fn dependency_level(
             let own_callable = o
                 .scope
                 .is_some_and(|s| structure.scopes[s].kind.is_callable());
-            (inside_hole || inside_enclosing) && (own_callable || inside_hole)
+            inside_hole || (inside_enclosing && own_callable)
         })
         .map(|o| o.name.as_str())
         .collect();

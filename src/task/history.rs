@@ -88,7 +88,7 @@ fn changed_files(
             .and_then(|b| std::str::from_utf8(b).ok())
             .map(str::to_string);
         let touched = match &change.old {
-            None => vec![0..text.lines().count().max(1)],
+            None => std::iter::once(0..text.lines().count().max(1)).collect(),
             Some(old) => diff_hunks(old, new)
                 .map_err(|source| HistoryError::Git {
                     commit: sha.to_string(),

@@ -431,14 +431,12 @@ fn session_pause_tasks_from_a_recorded_session() {
         "1",
     ]);
     let mut got = tasks(&repo, &out);
+    let seq = regex::Regex::new(r"@\d+:").unwrap();
     for task in &mut got {
         // Event numbers depend on what else the proxy recorded meanwhile.
         task["source"]["seq"] = Value::from(0);
         let id = task["id"].as_str().unwrap();
-        let redacted = regex::Regex::new(r"@\d+:")
-            .unwrap()
-            .replace(id, "@SEQ:")
-            .into_owned();
+        let redacted = seq.replace(id, "@SEQ:").into_owned();
         task["id"] = Value::from(redacted);
     }
     assert_eq!(got.len(), 2);
