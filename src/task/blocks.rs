@@ -30,15 +30,9 @@ pub struct Block {
 fn compound_kind(language: Language, kind: &str) -> Option<BlockKind> {
     use BlockKind::*;
     Some(match (language, kind) {
-        (
-            Language::Python,
-            "function_definition" | "async_function_definition",
-        )
+        (Language::Python, "function_definition" | "async_function_definition")
         | (Language::Go, "function_declaration" | "method_declaration")
-        | (
-            Language::Java,
-            "method_declaration" | "constructor_declaration",
-        )
+        | (Language::Java, "method_declaration" | "constructor_declaration")
         | (
             Language::JavaScript | Language::TypeScript | Language::Tsx,
             "function_declaration" | "method_definition",
@@ -171,7 +165,11 @@ fn body_node<'t>(node: tree_sitter::Node<'t>) -> Option<tree_sitter::Node<'t>> {
 /// The lines after the header: for an indented body, from the start of its first line
 /// (when it is below the header) to its end; for a braced one, from the line after
 /// `{` to the start of the line holding `}`.
-fn inner_block(language: Language, node: tree_sitter::Node<'_>, text: &str) -> Option<Range<usize>> {
+fn inner_block(
+    language: Language,
+    node: tree_sitter::Node<'_>,
+    text: &str,
+) -> Option<Range<usize>> {
     let body = body_node(node)?;
     inner_of(language, node, body, text)
 }
@@ -200,7 +198,11 @@ fn inner_of(
 
 /// A function's body after its docstring (Python's first string statement; other
 /// languages keep their doc comments above the signature, in the prefix anyway).
-fn body_after_doc(language: Language, node: tree_sitter::Node<'_>, text: &str) -> Option<Range<usize>> {
+fn body_after_doc(
+    language: Language,
+    node: tree_sitter::Node<'_>,
+    text: &str,
+) -> Option<Range<usize>> {
     let body = body_node(node)?;
     let inner = inner_of(language, node, body, text)?;
     if !indented(language) {
@@ -209,8 +211,7 @@ fn body_after_doc(language: Language, node: tree_sitter::Node<'_>, text: &str) -
     let mut walk = body.walk();
     let statements: Vec<_> = body.named_children(&mut walk).collect();
     let is_doc = statements.first().is_some_and(|s| {
-        s.kind() == "expression_statement"
-            && s.named_child(0).is_some_and(|c| c.kind() == "string")
+        s.kind() == "expression_statement" && s.named_child(0).is_some_and(|c| c.kind() == "string")
     });
     if !is_doc {
         return Some(inner);
@@ -221,7 +222,9 @@ fn body_after_doc(language: Language, node: tree_sitter::Node<'_>, text: &str) -
 
 /// The byte where the line holding `byte` starts.
 pub fn line_start(text: &str, byte: usize) -> usize {
-    text[..byte.min(text.len())].rfind('\n').map_or(0, |i| i + 1)
+    text[..byte.min(text.len())]
+        .rfind('\n')
+        .map_or(0, |i| i + 1)
 }
 
 /// The 0-based line and byte column of `byte`.
@@ -244,7 +247,10 @@ pub fn lines_of(text: &str, range: &Range<usize>) -> Range<usize> {
 mod tests {
     use super::*;
 
-    fn show(language: Language, text: &str) -> Vec<(BlockKind, String, Option<String>, Option<String>)> {
+    fn show(
+        language: Language,
+        text: &str,
+    ) -> Vec<(BlockKind, String, Option<String>, Option<String>)> {
         blocks(language, text)
             .into_iter()
             .map(|b| {
@@ -267,8 +273,12 @@ mod tests {
             [
                 (
                     BlockKind::Function,
-                    "def f(x):\n    \"\"\"Doc.\"\"\"\n    if x:\n        return 1\n    return 2".to_string(),
-                    Some("    \"\"\"Doc.\"\"\"\n    if x:\n        return 1\n    return 2".to_string()),
+                    "def f(x):\n    \"\"\"Doc.\"\"\"\n    if x:\n        return 1\n    return 2"
+                        .to_string(),
+                    Some(
+                        "    \"\"\"Doc.\"\"\"\n    if x:\n        return 1\n    return 2"
+                            .to_string()
+                    ),
                     Some("    if x:\n        return 1\n    return 2".to_string()),
                 ),
                 (

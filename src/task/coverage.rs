@@ -18,7 +18,9 @@ pub fn is_test_file(path: &str) -> bool {
     if name.ends_with(".py") {
         name.starts_with("test_")
             || name.ends_with("_test.py")
-            || path.split('/').any(|part| part == "tests" || part == "test")
+            || path
+                .split('/')
+                .any(|part| part == "tests" || part == "test")
     } else {
         name.ends_with("_test.go")
     }
@@ -138,11 +140,18 @@ mod tests {
         .collect();
         let index = TestIndex::build(&files);
         let names = |f: &str| -> Vec<String> {
-            index.covering(f).into_iter().map(|t| format!("{}::{}", t.file, t.name)).collect()
+            index
+                .covering(f)
+                .into_iter()
+                .map(|t| format!("{}::{}", t.file, t.name))
+                .collect()
         };
         assert_eq!(
             names("total"),
-            ["tests/test_lib.py::test_total", "tests/test_lib.py::TestMore::test_again"]
+            [
+                "tests/test_lib.py::test_total",
+                "tests/test_lib.py::TestMore::test_again"
+            ]
         );
         assert_eq!(names("Add"), ["calc_test.go::TestAdd"]);
         assert!(names("missing").is_empty());

@@ -149,7 +149,10 @@ pub fn cut_commit(
     if options.all_functions {
         for (path, text) in input.files {
             if cuttable(path).is_some() {
-                touched.insert(path, vec![0..text.lines().count().max(1)]);
+                touched.insert(
+                    path,
+                    std::iter::once(0..text.lines().count().max(1)).collect(),
+                );
             }
         }
     } else {
@@ -213,7 +216,9 @@ pub fn cut_commit(
     }
     let tests = TestIndex::build(input.files);
     let mut state_index = (options.scenarios.contains(&Scenario::Rag)
-        || options.context.is_some_and(|c| c.from == ContextFrom::State))
+        || options
+            .context
+            .is_some_and(|c| c.from == ContextFrom::State))
     .then(|| ChunkIndex::build(input.files.iter().map(|(p, t)| (p.clone(), t.clone()))));
     let mut head = head;
     let mut seen = BTreeSet::new();
@@ -251,7 +256,10 @@ pub fn cut_commit(
             file: hole.file.clone(),
             cursor,
             prefix: text[..hole.range.start].to_string(),
-            suffix: hole.shown_suffix.clone().unwrap_or_else(|| real_suffix.clone()),
+            suffix: hole
+                .shown_suffix
+                .clone()
+                .unwrap_or_else(|| real_suffix.clone()),
             state_suffix: hole.shown_suffix.is_some().then_some(real_suffix),
             ground_truth: text[hole.range.clone()].to_string(),
             enclosing: None,
@@ -260,7 +268,15 @@ pub fn cut_commit(
             hints: Vec::new(),
             context: None,
         };
-        annotate(&mut task, file.language, &file.structure, text, &hole.range, input.files, &tests);
+        annotate(
+            &mut task,
+            file.language,
+            &file.structure,
+            text,
+            &hole.range,
+            input.files,
+            &tests,
+        );
         if hole.scenario == Scenario::Rag
             && let Some(index) = state_index.as_ref()
         {
@@ -408,7 +424,10 @@ fn added_functions(
         (true, _) | (false, None) => BTreeSet::new(),
         (false, Some(parent)) => {
             let structure = analyze(file.language, parent);
-            callables(&structure).into_iter().map(|(name, _)| name).collect()
+            callables(&structure)
+                .into_iter()
+                .map(|(name, _)| name)
+                .collect()
         }
     };
     if !all && !changed.iter().any(|c| c.path == path) {
@@ -444,7 +463,10 @@ fn qualified(structure: &FileStructure, scope: usize) -> String {
 
 /// The innermost definition holding all of `lines`, and the bare name of the innermost
 /// function or method among them (what covering tests call).
-fn enclosing(structure: &FileStructure, lines: &Range<usize>) -> (Option<Definition>, Option<String>) {
+fn enclosing(
+    structure: &FileStructure,
+    lines: &Range<usize>,
+) -> (Option<Definition>, Option<String>) {
     let holds = |i: usize| {
         let s = &structure.scopes[i];
         s.start_line <= lines.start && lines.end <= s.end_line + 1

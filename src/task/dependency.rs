@@ -28,7 +28,8 @@ static PY_FROM: LazyLock<Regex> = LazyLock::new(|| {
 static PY_IMPORT: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"(?m)^[ \t]*import[ \t]+([^\n#]+)").expect("valid regex"));
 static GO_IMPORT: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r#"(?m)^[ \t]*(?:import[ \t]+)?([\w.]+[ \t]+)?"([^"]+)"[ \t]*$"#).expect("valid regex")
+    Regex::new(r#"(?m)^[ \t]*(?:import[ \t]+)?([\w.]+[ \t]+)?"([^"]+)"[ \t]*$"#)
+        .expect("valid regex")
 });
 static GO_MODULE: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"(?m)^module[ \t]+(\S+)").expect("valid regex"));
@@ -51,10 +52,13 @@ pub fn dependency_level(
     let line_starts: Vec<usize> = std::iter::once(0)
         .chain(text.match_indices('\n').map(|(i, _)| i + 1))
         .collect();
-    let byte_of = |line: usize, column: usize| line_starts.get(line).map_or(usize::MAX, |s| s + column);
+    let byte_of =
+        |line: usize, column: usize| line_starts.get(line).map_or(usize::MAX, |s| s + column);
     let hole_line = super::blocks::cursor_at(text, hole.start).line;
     let enclosing = innermost_callable(&structure, hole_line);
-    let members = enclosing.map(|e| class_members(language, &structure, e)).unwrap_or_default();
+    let members = enclosing
+        .map(|e| class_members(language, &structure, e))
+        .unwrap_or_default();
     let locals: BTreeSet<&str> = structure
         .occurrences
         .iter()
@@ -62,11 +66,13 @@ pub fn dependency_level(
         .filter(|o| {
             let inside_hole = hole.contains(&byte_of(o.line, o.column));
             let inside_enclosing = enclosing.is_some()
-                && structure.chain(o.scope).contains(&enclosing.expect("checked"));
+                && structure
+                    .chain(o.scope)
+                    .contains(&enclosing.expect("checked"));
             let own_callable = o
                 .scope
                 .is_some_and(|s| structure.scopes[s].kind.is_callable());
-            (inside_hole || inside_enclosing) && (own_callable || inside_hole)
+            inside_hole || (inside_enclosing && own_callable)
         })
         .map(|o| o.name.as_str())
         .collect();
@@ -136,7 +142,10 @@ fn class_members(language: Language, structure: &FileStructure, scope: usize) ->
             }
         }
         _ => {
-            let Some(class) = method.parent.filter(|&p| structure.scopes[p].kind == ScopeKind::Class) else {
+            let Some(class) = method
+                .parent
+                .filter(|&p| structure.scopes[p].kind == ScopeKind::Class)
+            else {
                 return out;
             };
             for s in &structure.scopes {
@@ -192,7 +201,9 @@ fn top_level_names(structure: &FileStructure) -> BTreeSet<String> {
                     && matches!(
                         o.role,
                         Role::Definition(
-                            DefinitionKind::Variable | DefinitionKind::Function | DefinitionKind::Type
+                            DefinitionKind::Variable
+                                | DefinitionKind::Function
+                                | DefinitionKind::Type
                         )
                     )
             })
@@ -228,9 +239,15 @@ fn python_module_in_state(path: &str, module: &str, files: &BTreeMap<String, Str
     let bases: Vec<String> = if dots > 0 {
         let mut dir = dir_of(path).trim_end_matches('/').to_string();
         for _ in 1..dots {
-            dir = dir.rfind('/').map_or(String::new(), |i| dir[..i].to_string());
+            dir = dir
+                .rfind('/')
+                .map_or(String::new(), |i| dir[..i].to_string());
         }
-        vec![if dir.is_empty() { String::new() } else { format!("{dir}/") }]
+        vec![if dir.is_empty() {
+            String::new()
+        } else {
+            format!("{dir}/")
+        }]
     } else {
         vec![String::new(), "src/".to_string()]
     };
@@ -244,7 +261,11 @@ fn python_module_in_state(path: &str, module: &str, files: &BTreeMap<String, Str
 }
 
 /// Names a Python file imports from modules of the repository.
-fn python_repository_imports(path: &str, text: &str, files: &BTreeMap<String, String>) -> BTreeSet<String> {
+fn python_repository_imports(
+    path: &str,
+    text: &str,
+    files: &BTreeMap<String, String>,
+) -> BTreeSet<String> {
     let mut out = BTreeSet::new();
     for c in PY_FROM.captures_iter(text) {
         if !python_module_in_state(path, &c[1], files) {
@@ -260,7 +281,9 @@ fn python_repository_imports(path: &str, text: &str, files: &BTreeMap<String, St
     for c in PY_IMPORT.captures_iter(text) {
         for item in c[1].split(',') {
             let words: Vec<&str> = item.split_whitespace().collect();
-            let Some(module) = words.first() else { continue };
+            let Some(module) = words.first() else {
+                continue;
+            };
             if python_module_in_state(path, module, files) {
                 let local = match words.as_slice() {
                     [_, "as", alias] => alias.to_string(),
@@ -310,9 +333,16 @@ fn go_cross_file(path: &str, text: &str, files: &BTreeMap<String, String>) -> BT
 mod tests {
     use super::*;
 
-    fn level(language: Language, path: &str, files: &[(&str, &str)], hole: &str) -> Option<DependencyLevel> {
-        let files: BTreeMap<String, String> =
-            files.iter().map(|(p, t)| (p.to_string(), t.to_string())).collect();
+    fn level(
+        language: Language,
+        path: &str,
+        files: &[(&str, &str)],
+        hole: &str,
+    ) -> Option<DependencyLevel> {
+        let files: BTreeMap<String, String> = files
+            .iter()
+            .map(|(p, t)| (p.to_string(), t.to_string()))
+            .collect();
         let text = &files[path];
         let start = text.find(hole).expect("hole in text");
         dependency_level(language, path, text, &(start..start + hole.len()), &files)
@@ -324,11 +354,36 @@ mod tests {
         let app = "from lib import helper\nimport os\n\nLIMIT = 3\n\ndef top(v):\n    return v\n\nclass C:\n    def m(self, y):\n        z = y\n        return self.n(z)\n\n    def n(self, y):\n        return top(y)\n\n    def o(self, y):\n        return helper(os.path.join(y))\n\n    def p(self, y):\n        return len(y) + LIMIT\n";
         let files = [("lib.py", lib), ("app.py", app)];
         use DependencyLevel::*;
-        assert_eq!(level(Language::Python, "app.py", &files, "return v"), Some(Standalone));
-        assert_eq!(level(Language::Python, "app.py", &files, "z = y\n        return self.n(z)"), Some(IntraClass));
-        assert_eq!(level(Language::Python, "app.py", &files, "return top(y)"), Some(IntraFile));
-        assert_eq!(level(Language::Python, "app.py", &files, "return helper(os.path.join(y))"), Some(CrossFile));
-        assert_eq!(level(Language::Python, "app.py", &files, "return len(y) + LIMIT"), Some(IntraFile));
+        assert_eq!(
+            level(Language::Python, "app.py", &files, "return v"),
+            Some(Standalone)
+        );
+        assert_eq!(
+            level(
+                Language::Python,
+                "app.py",
+                &files,
+                "z = y\n        return self.n(z)"
+            ),
+            Some(IntraClass)
+        );
+        assert_eq!(
+            level(Language::Python, "app.py", &files, "return top(y)"),
+            Some(IntraFile)
+        );
+        assert_eq!(
+            level(
+                Language::Python,
+                "app.py",
+                &files,
+                "return helper(os.path.join(y))"
+            ),
+            Some(CrossFile)
+        );
+        assert_eq!(
+            level(Language::Python, "app.py", &files, "return len(y) + LIMIT"),
+            Some(IntraFile)
+        );
     }
 
     #[test]
@@ -336,11 +391,33 @@ mod tests {
         let gomod = "module example.com/m\n";
         let util = "package m\n\nfunc Double(x int) int {\n\treturn 2 * x\n}\n";
         let store = "package m\n\nimport (\n\t\"fmt\"\n\t\"example.com/m/text\"\n)\n\ntype Store struct {\n\tn int\n}\n\nfunc (s *Store) Get() int {\n\treturn s.n\n}\n\nfunc (s *Store) Twice() int {\n\treturn Double(s.n)\n}\n\nfunc Show(x int) string {\n\treturn text.Upper(fmt.Sprint(x))\n}\n\nfunc Plain(x int) int {\n\treturn x + 1\n}\n";
-        let files = [("go.mod", gomod), ("util.go", util), ("store.go", store), ("text/upper.go", "package text\n")];
+        let files = [
+            ("go.mod", gomod),
+            ("util.go", util),
+            ("store.go", store),
+            ("text/upper.go", "package text\n"),
+        ];
         use DependencyLevel::*;
-        assert_eq!(level(Language::Go, "store.go", &files, "return s.n"), Some(IntraClass));
-        assert_eq!(level(Language::Go, "store.go", &files, "return Double(s.n)"), Some(CrossFile));
-        assert_eq!(level(Language::Go, "store.go", &files, "return text.Upper(fmt.Sprint(x))"), Some(CrossFile));
-        assert_eq!(level(Language::Go, "store.go", &files, "return x + 1"), Some(Standalone));
+        assert_eq!(
+            level(Language::Go, "store.go", &files, "return s.n"),
+            Some(IntraClass)
+        );
+        assert_eq!(
+            level(Language::Go, "store.go", &files, "return Double(s.n)"),
+            Some(CrossFile)
+        );
+        assert_eq!(
+            level(
+                Language::Go,
+                "store.go",
+                &files,
+                "return text.Upper(fmt.Sprint(x))"
+            ),
+            Some(CrossFile)
+        );
+        assert_eq!(
+            level(Language::Go, "store.go", &files, "return x + 1"),
+            Some(Standalone)
+        );
     }
 }

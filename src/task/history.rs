@@ -69,7 +69,10 @@ pub fn head_index(repo: &GitRepository, rev: &str) -> Result<ChunkIndex, History
 
 /// The files `sha` changed and the lines it touched in each (0-based, end exclusive;
 /// a pure deletion touches the lines around the gap).
-fn changed_files(repo: &GitRepository, sha: &str) -> Result<(Vec<ChangedFile>, usize), HistoryError> {
+fn changed_files(
+    repo: &GitRepository,
+    sha: &str,
+) -> Result<(Vec<ChangedFile>, usize), HistoryError> {
     let record = repo.load(sha)?;
     let mut out = Vec::new();
     for change in &record.changes {
@@ -85,7 +88,7 @@ fn changed_files(repo: &GitRepository, sha: &str) -> Result<(Vec<ChangedFile>, u
             .and_then(|b| std::str::from_utf8(b).ok())
             .map(str::to_string);
         let touched = match &change.old {
-            None => vec![0..text.lines().count().max(1)],
+            None => std::iter::once(0..text.lines().count().max(1)).collect(),
             Some(old) => diff_hunks(old, new)
                 .map_err(|source| HistoryError::Git {
                     commit: sha.to_string(),
@@ -245,7 +248,9 @@ pub fn cut_session(
                 pause.file,
                 cursor.line + 1
             ),
-            repository: repository.clone().unwrap_or_else(|| format!("session-{id}")),
+            repository: repository
+                .clone()
+                .unwrap_or_else(|| format!("session-{id}")),
             source: TaskSource::Session {
                 session: id,
                 seq: pause.seq,
@@ -272,9 +277,18 @@ pub fn cut_session(
         };
         let tests = TestIndex::build(&files);
         let structure = analyze(language, &filled);
-        annotate(&mut task, language, &structure, &filled, &hole, &files, &tests);
+        annotate(
+            &mut task, language, &structure, &filled, &hole, &files, &tests,
+        );
         if let Some(context) = options.context {
-            attach(&mut task, context, &filled, &files, retriever, head.as_deref_mut())?;
+            attach(
+                &mut task,
+                context,
+                &filled,
+                &files,
+                retriever,
+                head.as_deref_mut(),
+            )?;
         }
         tasks.push(task);
     }
@@ -299,6 +313,8 @@ fn attach(
             &mut state_index
         }
     };
-    task.context = Some(retrieve_context(retriever, index, task, filled, context, files)?);
+    task.context = Some(retrieve_context(
+        retriever, index, task, filled, context, files,
+    )?);
     Ok(())
 }

@@ -43,8 +43,12 @@ pub trait Retriever {
     /// The name recorded with the context (`bm25`, `cmd:…`).
     fn name(&self) -> String;
     /// Scores of `candidates` against `query`, one per candidate, higher is better.
-    fn score(&mut self, index: &ChunkIndex, query: &str, candidates: &[Candidate<'_>])
-    -> Result<Vec<f64>, RetrieveError>;
+    fn score(
+        &mut self,
+        index: &ChunkIndex,
+        query: &str,
+        candidates: &[Candidate<'_>],
+    ) -> Result<Vec<f64>, RetrieveError>;
 }
 
 /// BM25 over the index's own chunks (the index's scores; a candidate it does not
@@ -156,11 +160,17 @@ mod tests {
             ("b.py".to_string(), "def price_total(prices):\n    return sum(parse_price(p) for p in prices)\n".to_string()),
         ]);
         let got = top_chunks(&mut Bm25, &index, "parse_price", &|_, _| true, 5).unwrap();
-        let names: Vec<_> = got.iter().map(|c| (c.file.as_str(), c.start_line)).collect();
+        let names: Vec<_> = got
+            .iter()
+            .map(|c| (c.file.as_str(), c.start_line))
+            .collect();
         assert_eq!(names, [("a.py", 2), ("b.py", 0)]);
         let got = top_chunks(&mut Bm25, &index, "parse_price", &|f, _| f != "a.py", 5).unwrap();
         assert_eq!(got.len(), 1);
-        assert!(existed_in("def f():\n  x  \n", ["a\ndef f():\n  x\n"].into_iter()));
+        assert!(existed_in(
+            "def f():\n  x  \n",
+            ["a\ndef f():\n  x\n"].into_iter()
+        ));
         assert!(!existed_in("def g():", ["def f():"].into_iter()));
     }
 }

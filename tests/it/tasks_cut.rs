@@ -68,7 +68,10 @@ fn assert_rebuilds_state(repo: &TestRepo, task: &Value) {
     if task["source"]["kind"] != "commit" {
         return;
     }
-    let file = repo.git(&["show", &format!("{commit}:{}", task["file"].as_str().unwrap())]);
+    let file = repo.git(&[
+        "show",
+        &format!("{commit}:{}", task["file"].as_str().unwrap()),
+    ]);
     let rest = task
         .get("state_suffix")
         .unwrap_or(&task["suffix"])
@@ -128,7 +131,10 @@ fn check_repo(name: &str, built: &BuiltRepo, levels: &[&str]) {
             "{name}: a task of level {level}"
         );
     }
-    assert!(tasks.iter().any(|t| t.get("tests").is_some()), "{name}: covered tasks");
+    assert!(
+        tasks.iter().any(|t| t.get("tests").is_some()),
+        "{name}: covered tasks"
+    );
     insta::assert_json_snapshot!(name, tasks);
 }
 
@@ -143,7 +149,11 @@ fn python_repository_tasks_of_every_scenario() {
 
 #[test]
 fn go_repository_tasks_of_every_scenario() {
-    check_repo("go_tasks", &go_repo(), &["standalone", "intra_class", "cross_file"]);
+    check_repo(
+        "go_tasks",
+        &go_repo(),
+        &["standalone", "intra_class", "cross_file"],
+    );
 }
 
 /// The task for `average_price`'s body cut from the first commit, with context from
@@ -270,11 +280,19 @@ fn a_command_retriever_ranks_the_context() {
     // A retriever that is not one fails with its name.
     let out = cut(
         built.repo.path(),
-        &["--commit", "HEAD", "--retriever", "cmd:/nonexistent/retriever"],
+        &[
+            "--commit",
+            "HEAD",
+            "--retriever",
+            "cmd:/nonexistent/retriever",
+        ],
     );
     assert_eq!(out.status.code(), Some(2));
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(stderr.contains("retriever `cmd:/nonexistent/retriever`"), "{stderr}");
+    assert!(
+        stderr.contains("retriever `cmd:/nonexistent/retriever`"),
+        "{stderr}"
+    );
 }
 
 #[test]
@@ -284,7 +302,10 @@ fn commits_without_code_are_skipped_and_nothing_cut_fails() {
     let readme = repo.commit("notes");
     repo.write("lib.py", "def one():\n    return 1\n");
     repo.commit("one");
-    let out = cut(repo.path(), &["--range", "HEAD", "--scenario", "full_block"]);
+    let out = cut(
+        repo.path(),
+        &["--range", "HEAD", "--scenario", "full_block"],
+    );
     assert_eq!(out.status.code(), Some(1));
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
@@ -345,7 +366,10 @@ fn session_pause_tasks_from_a_recorded_session() {
         return;
     }
     let mut repo = TestRepo::new();
-    repo.write("calc.py", "def add(a, b):\n    \"\"\"The sum of a and b.\"\"\"\n");
+    repo.write(
+        "calc.py",
+        "def add(a, b):\n    \"\"\"The sum of a and b.\"\"\"\n",
+    );
     repo.write(
         "tests/test_calc.py",
         "from calc import add\n\n\ndef test_add():\n    assert add(1, 2) == 3\n",
@@ -369,7 +393,14 @@ fn session_pause_tasks_from_a_recorded_session() {
     let mut version = 1;
     // Think, write the body; think again, write the next function.
     std::thread::sleep(std::time::Duration::from_millis(2500));
-    type_at(&mut client, &doc, &mut text, &mut version, Pos(2, 0), "    return a + b\n");
+    type_at(
+        &mut client,
+        &doc,
+        &mut text,
+        &mut version,
+        Pos(2, 0),
+        "    return a + b\n",
+    );
     std::thread::sleep(std::time::Duration::from_millis(2500));
     type_at(
         &mut client,
@@ -381,7 +412,10 @@ fn session_pause_tasks_from_a_recorded_session() {
     );
     std::fs::write(&path, &text).unwrap();
     client
-        .notify("textDocument/didSave", serde_json::json!({"textDocument": {"uri": doc}}))
+        .notify(
+            "textDocument/didSave",
+            serde_json::json!({"textDocument": {"uri": doc}}),
+        )
         .unwrap();
     assert!(client.shutdown(TIMEOUT).expect("shutdown").success());
     let out = nextedit(&[
@@ -397,15 +431,19 @@ fn session_pause_tasks_from_a_recorded_session() {
         "1",
     ]);
     let mut got = tasks(&repo, &out);
+    let seq = regex::Regex::new(r"@\d+:").unwrap();
     for task in &mut got {
         // Event numbers depend on what else the proxy recorded meanwhile.
         task["source"]["seq"] = Value::from(0);
         let id = task["id"].as_str().unwrap();
-        let redacted = regex::Regex::new(r"@\d+:").unwrap().replace(id, "@SEQ:").into_owned();
+        let redacted = seq.replace(id, "@SEQ:").into_owned();
         task["id"] = Value::from(redacted);
     }
     assert_eq!(got.len(), 2);
     assert_eq!(got[0]["ground_truth"], "    return a + b\n");
-    assert_eq!(got[1]["ground_truth"], "\n\ndef sub(a, b):\n    return a - b\n");
+    assert_eq!(
+        got[1]["ground_truth"],
+        "\n\ndef sub(a, b):\n    return a - b\n"
+    );
     insta::assert_json_snapshot!("session_pause_tasks", got);
 }

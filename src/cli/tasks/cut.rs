@@ -15,7 +15,9 @@ use nextedit::task::cut::{CutOptions, scenario_name};
 use nextedit::task::history::{SessionBase, cut_commits, cut_session};
 use nextedit::task::session::DEFAULT_PAUSE_MS;
 
-use super::cut_context::ContextArgs;
+mod context;
+
+use context::ContextArgs;
 
 /// Cut completion tasks from commits or a recorded session
 ///
@@ -128,7 +130,10 @@ pub fn run(args: CutArgs) -> anyhow::Result<i32> {
     };
     let mut retriever = args.context.retriever()?;
     let (tasks, skipped) = if let Some(id) = args.session {
-        let path = args.db.clone().unwrap_or_else(nextedit::store::default_path);
+        let path = args
+            .db
+            .clone()
+            .unwrap_or_else(nextedit::store::default_path);
         let db = Database::open_existing(&path)
             .with_context(|| format!("opening the database {}", path.display()))?;
         let repo = GitRepository::discover(&args.repo).ok();
@@ -199,8 +204,9 @@ pub fn run(args: CutArgs) -> anyhow::Result<i32> {
         text.push('\n');
     }
     match &args.out {
-        Some(path) => std::fs::write(path, text)
-            .with_context(|| format!("writing {}", path.display()))?,
+        Some(path) => {
+            std::fs::write(path, text).with_context(|| format!("writing {}", path.display()))?
+        }
         None => std::io::stdout().lock().write_all(text.as_bytes())?,
     }
     Ok(if skipped.is_empty() { 0 } else { 1 })

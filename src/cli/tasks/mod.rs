@@ -1,9 +1,8 @@
 //! `nextedit tasks`: completion tasks cut from history (docs/tasks.md). [`cut`] cuts
-//! them; [`cut_context`] holds the retrieval flags of `cut`; [`run`] runs a suggester
-//! on them and scores its answers by their tests; [`report`] prints the figures.
+//! them (its retrieval flags in `cut/context.rs`); [`run`] runs a suggester on them and
+//! scores its answers by their tests; [`report`] prints the figures.
 
 mod cut;
-mod cut_context;
 mod report;
 mod run;
 

@@ -70,12 +70,19 @@ impl ContextArgs {
     }
 
     /// The latest version's index when context comes from it.
-    pub fn head_index(&self, repo: Option<&GitRepository>, dir: &Path) -> anyhow::Result<Option<ChunkIndex>> {
+    pub fn head_index(
+        &self,
+        repo: Option<&GitRepository>,
+        dir: &Path,
+    ) -> anyhow::Result<Option<ChunkIndex>> {
         if self.context_from != From::Head || self.context_k == 0 {
             return Ok(None);
         }
         let repo = repo.with_context(|| {
-            format!("--context-from head needs a repository: {} is none", dir.display())
+            format!(
+                "--context-from head needs a repository: {} is none",
+                dir.display()
+            )
         })?;
         let rev = self.head.as_deref().unwrap_or("HEAD");
         Ok(Some(head_index(repo, rev).with_context(|| {
