@@ -17,13 +17,14 @@ use serde_json::json;
 /// --dir: the file's text before the cursor is the prefix, after it the suffix (the
 /// hole is empty, as in a completion task's state). The suggester works in a scratch
 /// copy of --dir (no `.git`, no hidden entries), in the replay sandbox unless
-/// --sandbox off, is initialized for it, asked once and shut down. Nothing is stored.
+/// --sandbox off, is initialized for it, asked once and shut down. Nothing is stored
+/// but the answer in --cache-db, when given.
 ///
-/// Prints one JSON object: the suggester, the text, what it read and the call's
-/// latency in ms (the stored one when --cache-db served it), and whether it was
-/// served from the cache. A failed call (time-out, crash, a suggester that does not answer
-/// `complete`) is an error naming its kind (exit 2). `nextedit tasks run` makes the
-/// same call for every task of a task file.
+/// Prints one JSON object: the suggester, the text, what it read, the call's latency
+/// in ms (the stored one when --cache-db served it) and whether the cache served it.
+/// A failed call (time-out, crash, a suggester that does not answer `complete`) is an
+/// error naming its kind (exit 2). `nextedit tasks run` makes the same call for every
+/// task of a task file.
 ///
 /// Examples:
 ///

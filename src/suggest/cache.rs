@@ -388,6 +388,14 @@ mod tests {
         fn generate(&mut self, _: &GenerateParams) -> Result<GenerateResult, SuggestError> {
             unreachable!()
         }
+        fn complete(&mut self, params: &CompleteParams) -> Result<CompleteResult, SuggestError> {
+            let mut calls = self.0.lock().unwrap();
+            calls.push("complete");
+            Ok(CompleteResult {
+                text: format!("{} {}", params.task, calls.len()),
+                reads: vec![],
+            })
+        }
         fn shutdown(&mut self) {}
     }
 
@@ -424,6 +432,63 @@ mod tests {
             &mut value,
         );
         assert_eq!(value, r#"{"a":null,"b":[1,{"c":"é","d":2}]}"#);
+    }
+
+    fn task(id: &str, worktree: &str) -> CompleteParams {
+        CompleteParams {
+            task: id.into(),
+            worktree: worktree.into(),
+            language: Some("python".into()),
+            file: "a.py".into(),
+            line: 1,
+            column: 4,
+            prefix: "def f():\n    ".into(),
+            suffix: "\n".into(),
+            scenario: "full_block".into(),
+            context: vec![],
+        }
+    }
+
+    #[test]
+    fn complete_is_cached_without_the_worktree_and_a_miss_names_the_task() {
+        let memory = Memory::default();
+        let calls = Arc::new(Mutex::new(Vec::new()));
+        let log = CacheLog::default();
+        let wrap = |mode| {
+            CachedSuggester::new(
+                Box::new(Counting(calls.clone())),
+                Box::new(Memory(memory.0.clone())),
+                "cmd:x",
+                1,
+                mode,
+                log.clone(),
+            )
+        };
+        let mut live = wrap(CacheMode::ReadWrite);
+        assert_eq!(live.complete(&task("t1", "/w1")).unwrap().text, "t1 1");
+        // Another scratch worktree, the same task: served.
+        let mut again = wrap(CacheMode::ReadWrite);
+        assert_eq!(again.complete(&task("t1", "/w2")).unwrap().text, "t1 1");
+        assert_eq!(calls.lock().unwrap().len(), 1);
+        let outcomes = log.take();
+        assert_eq!(
+            outcomes
+                .iter()
+                .map(|o| (o.call, o.cached))
+                .collect::<Vec<_>>(),
+            [(Call::Complete, false), (Call::Complete, true)]
+        );
+        let error = wrap(CacheMode::ReadOnly)
+            .complete(&task("t2", "/w3"))
+            .unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            "not in the response cache (--cache read-only): `complete` of task t2"
+        );
+        assert_ne!(
+            request_hash(Call::Complete, &task("t1", "/w")),
+            request_hash(Call::Generate, &task("t1", "/w"))
+        );
     }
 
     #[test]

@@ -445,6 +445,27 @@ mod tests {
     }
 
     #[test]
+    fn a_hole_is_what_a_completion_writes_at_the_cursor_only() {
+        let (prefix, suffix) = ("x = os.getcw", "()\n");
+        let text = format!("{prefix}{suffix}");
+        let new = apply(&text, &[edit((0, 7), (0, 12), "getcwd")]).unwrap();
+        assert_eq!(hole_text(prefix, suffix, &new), Some("d".into()));
+        // A case-changing completion rewrites what was typed: not a hole's text.
+        let new = apply(&text, &[edit((0, 7), (0, 12), "GetCwd")]).unwrap();
+        assert_eq!(hole_text(prefix, suffix, &new), None);
+        // An import added above changes the prefix too.
+        let new = apply(
+            &text,
+            &[
+                edit((0, 12), (0, 12), "d"),
+                edit((0, 0), (0, 0), "import os\n"),
+            ],
+        )
+        .unwrap();
+        assert_eq!(hole_text(prefix, suffix, &new), None);
+    }
+
+    #[test]
     fn positions_count_utf16_units_and_clamp() {
         let text = "a😀b\nxyz\r\nq";
         assert_eq!(offset(text, 0, 0), 0);

@@ -82,6 +82,7 @@ fn help_top_level() {
             "report",
             "runs",
             "context",
+            "complete",
             "derive",
             "import",
             "export",
@@ -90,6 +91,11 @@ fn help_top_level() {
             "doctor"
         ]
     );
+}
+
+#[test]
+fn help_complete() {
+    check_help(&["complete"]);
 }
 
 #[test]
