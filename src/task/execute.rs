@@ -279,7 +279,10 @@ impl Checkout {
     /// Writes the task's file as the state holds it with `answer` in the hole:
     /// `prefix + answer + ` the real rest of the file ([`real_suffix`]).
     pub fn fill(&self, task: &Task, answer: &str) -> Result<(), ExecError> {
-        self.write(task, &format!("{}{answer}{}", task.prefix, real_suffix(task)))
+        self.write(
+            task,
+            &format!("{}{answer}{}", task.prefix, real_suffix(task)),
+        )
     }
 
     fn write(&self, task: &Task, text: &str) -> Result<(), ExecError> {
@@ -317,7 +320,9 @@ fn read_only_paths(argv: &[String], forbidden: &[PathBuf]) -> Vec<PathBuf> {
             if dir.is_absolute()
                 && dir.join("python3").exists()
                 && let Some(prefix) = dir.parent()
-                && !forbidden.iter().any(|f| f.starts_with(prefix) || prefix.starts_with(f))
+                && !forbidden
+                    .iter()
+                    .any(|f| f.starts_with(prefix) || prefix.starts_with(f))
                 && !paths.contains(&prefix.to_path_buf())
                 && !prefix.starts_with("/usr")
             {
@@ -377,9 +382,10 @@ fn run_limited(
         });
     }
     let started = Instant::now();
-    let mut child = command
-        .spawn()
-        .map_err(io(format!("starting {:?} in {}", full[0], root.display())))?;
+    let mut child =
+        command
+            .spawn()
+            .map_err(io(format!("starting {:?} in {}", full[0], root.display())))?;
     // Both pipes drained on their own threads, so a chatty test cannot block on a full pipe.
     let drain = |pipe: Option<Box<dyn Read + Send>>| {
         std::thread::spawn(move || {
@@ -390,8 +396,18 @@ fn run_limited(
             bytes
         })
     };
-    let out = drain(child.stdout.take().map(|p| Box::new(p) as Box<dyn Read + Send>));
-    let err = drain(child.stderr.take().map(|p| Box::new(p) as Box<dyn Read + Send>));
+    let out = drain(
+        child
+            .stdout
+            .take()
+            .map(|p| Box::new(p) as Box<dyn Read + Send>),
+    );
+    let err = drain(
+        child
+            .stderr
+            .take()
+            .map(|p| Box::new(p) as Box<dyn Read + Send>),
+    );
     let pid = child.id() as libc::pid_t;
     let mut timed_out = false;
     let status = loop {

@@ -155,7 +155,12 @@ fn run_figures(row: &TaskRunRow, tasks: &[StoredTask]) -> RunFigures {
         invalid: tasks
             .iter()
             .filter(|t| !t.valid)
-            .map(|t| (t.task_id.clone(), t.invalid_reason.clone().unwrap_or_default()))
+            .map(|t| {
+                (
+                    t.task_id.clone(),
+                    t.invalid_reason.clone().unwrap_or_default(),
+                )
+            })
             .collect(),
     }
 }
@@ -236,9 +241,7 @@ fn evolution_rows(loaded: &[(TaskRunRow, Vec<StoredTask>)]) -> Vec<EvolutionRow>
         for l in levels.iter().map(String::as_str).chain(["all"]) {
             fn pick<'t>(ts: &[&'t StoredTask], l: &str) -> Vec<&'t StoredTask> {
                 ts.iter()
-                    .filter(|t| {
-                        l == "all" || t.dependency.as_deref().unwrap_or("none") == l
-                    })
+                    .filter(|t| l == "all" || t.dependency.as_deref().unwrap_or("none") == l)
                     .copied()
                     .collect()
             }

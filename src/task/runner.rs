@@ -24,8 +24,8 @@ use crate::suggest::sandbox::{Sandbox, command_paths};
 use crate::suggest::{Suggester, protocol::PROTOCOL_VERSION};
 
 use super::execute::{
-    Checkout, ExecError, ExecLimits, Execution, SandboxMode, answer_hash, sandbox_for,
-    state_hash, test_command,
+    Checkout, ExecError, ExecLimits, Execution, SandboxMode, answer_hash, sandbox_for, state_hash,
+    test_command,
 };
 use super::score::score_answer;
 use super::{ContextFrom, Task};
@@ -127,11 +127,12 @@ pub fn run_tasks(
     let db = Database::open(db_path)?;
     let (run, settings, done) = match resume {
         Some(id) => {
-            let row = db
-                .task_run(id)?
-                .ok_or_else(|| TaskRunError::Resume(format!("no task run {id} in {}", db_path.display())))?;
-            let settings: TaskRunSettings = serde_json::from_str(&row.settings)
-                .map_err(|e| TaskRunError::Resume(format!("task run {id}: stored settings: {e}")))?;
+            let row = db.task_run(id)?.ok_or_else(|| {
+                TaskRunError::Resume(format!("no task run {id} in {}", db_path.display()))
+            })?;
+            let settings: TaskRunSettings = serde_json::from_str(&row.settings).map_err(|e| {
+                TaskRunError::Resume(format!("task run {id}: stored settings: {e}"))
+            })?;
             let stored = db.task_run_tasks(id)?;
             for s in &stored {
                 if tasks.get(s.index).map(|t| t.id.as_str()) != Some(s.task_id.as_str()) {
@@ -142,7 +143,11 @@ pub fn run_tasks(
                     )));
                 }
             }
-            (id, settings, stored.iter().map(|s| s.index).collect::<Vec<_>>())
+            (
+                id,
+                settings,
+                stored.iter().map(|s| s.index).collect::<Vec<_>>(),
+            )
         }
         None => {
             let settings = settings.ok_or_else(|| TaskRunError::Settings("no settings".into()))?;
@@ -165,7 +170,10 @@ pub fn run_tasks(
         .prefix("nextedit-tasks-")
         .tempdir()
         .map_err(TaskRunError::Scratch)?;
-    let scratch_root = scratch.path().canonicalize().map_err(TaskRunError::Scratch)?;
+    let scratch_root = scratch
+        .path()
+        .canonicalize()
+        .map_err(TaskRunError::Scratch)?;
     let mut forbidden: Vec<PathBuf> = settings.repos.clone();
     forbidden.push(db_path.to_path_buf());
     forbidden.push(scratch_root.join("exec"));
@@ -202,7 +210,12 @@ pub fn run_tasks(
                 Err(e) => {
                     failure.get_or_insert(e);
                     // Workers stop taking tasks.
-                    shared.queue.lock().expect("queue lock").by_ref().for_each(drop);
+                    shared
+                        .queue
+                        .lock()
+                        .expect("queue lock")
+                        .by_ref()
+                        .for_each(drop);
                 }
             }
         }
@@ -259,7 +272,11 @@ struct Worker<'a> {
 }
 
 impl Shared<'_> {
-    fn work(&self, index: usize, sender: &crossbeam_channel::Sender<Result<StoredTask, TaskRunError>>) {
+    fn work(
+        &self,
+        index: usize,
+        sender: &crossbeam_channel::Sender<Result<StoredTask, TaskRunError>>,
+    ) {
         let mut worker = match self.worker(index) {
             Ok(worker) => worker,
             Err(e) => {
@@ -383,17 +400,30 @@ impl Worker<'_> {
             self.shared.sandboxed
         );
         let state = state_hash(task);
-        let (truth, truth_cached) =
-            self.execute(&checkout, task, &task.ground_truth, &argv, &limits, &state, &command_key)?;
+        let (truth, truth_cached) = self.execute(
+            &checkout,
+            task,
+            &task.ground_truth,
+            &argv,
+            &limits,
+            &state,
+            &command_key,
+        )?;
         stored.truth_output = Some(truth.output_tail.clone());
         stored.truth_ms = Some(if truth_cached { 0.0 } else { truth.duration_ms });
         if !truth.passed {
             stored.invalid_reason = Some(if truth.timed_out {
-                format!("the ground truth's tests timed out after {} s", settings.timeout)
+                format!(
+                    "the ground truth's tests timed out after {} s",
+                    settings.timeout
+                )
             } else {
                 format!(
                     "the ground truth fails its tests (exit {})",
-                    truth.exit_code.map(|c| c.to_string()).unwrap_or_else(|| "by signal".into())
+                    truth
+                        .exit_code
+                        .map(|c| c.to_string())
+                        .unwrap_or_else(|| "by signal".into())
                 )
             });
             return Ok(());
@@ -514,7 +544,11 @@ fn repo_for<'r>(repos: &'r [(String, GitRepository)], task: &Task) -> Option<&'r
     repos
         .iter()
         .find(|(name, _)| *name == task.repository)
-        .or(if repos.len() == 1 { repos.first() } else { None })
+        .or(if repos.len() == 1 {
+            repos.first()
+        } else {
+            None
+        })
         .map(|(_, repo)| repo)
 }
 
@@ -526,9 +560,8 @@ pub fn parse_task_file(text: &str) -> Result<Vec<Task>, TaskRunError> {
         if line.trim().is_empty() {
             continue;
         }
-        let task: Task = serde_json::from_str(line).map_err(|e| {
-            TaskRunError::Settings(format!("line {}: not a task: {e}", number + 1))
-        })?;
+        let task: Task = serde_json::from_str(line)
+            .map_err(|e| TaskRunError::Settings(format!("line {}: not a task: {e}", number + 1)))?;
         tasks.push(task);
     }
     Ok(tasks)

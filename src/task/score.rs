@@ -184,9 +184,18 @@ mod tests {
     fn stopping_rule() {
         assert!(stopped_at_right_point("", "  \n"));
         assert!(!stopped_at_right_point("x = 1\n", ""));
-        assert!(stopped_at_right_point("  y = 2\n  return y\n", "  y = 3\n  return y\n\n"));
-        assert!(!stopped_at_right_point("  return y\n  z()\n", "  return y\n"));
-        assert!(!stopped_at_right_point("  y = 2\n", "  y = 2\n  return y\n"));
+        assert!(stopped_at_right_point(
+            "  y = 2\n  return y\n",
+            "  y = 3\n  return y\n\n"
+        ));
+        assert!(!stopped_at_right_point(
+            "  return y\n  z()\n",
+            "  return y\n"
+        ));
+        assert!(!stopped_at_right_point(
+            "  y = 2\n",
+            "  y = 2\n  return y\n"
+        ));
     }
 
     #[test]

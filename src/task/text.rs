@@ -23,7 +23,9 @@ pub fn report_text(report: &TasksReport) -> String {
         out.pop();
     }
     // Padding of empty last cells never ends a line.
-    out.lines().map(|l| l.trim_end().to_string() + "\n").collect()
+    out.lines()
+        .map(|l| l.trim_end().to_string() + "\n")
+        .collect()
 }
 
 fn num(value: Option<f64>, decimals: usize) -> String {
@@ -31,7 +33,11 @@ fn num(value: Option<f64>, decimals: usize) -> String {
 }
 
 fn run_text(out: &mut String, run: &RunFigures) {
-    let state = if run.finished { "finished" } else { "unfinished" };
+    let state = if run.finished {
+        "finished"
+    } else {
+        "unfinished"
+    };
     let _ = writeln!(
         out,
         "task run {}: {} ({} sample{}, {state})",
@@ -48,8 +54,19 @@ fn run_text(out: &mut String, run: &RunFigures) {
     let _ = writeln!(
         out,
         "  {:<26} {:>5} {:>5} {:>7} {:>6} {:>6} {:>5} {:>5} {:>7} {:>8} {:>6} {:>5} {:>7}",
-        "", "tasks", "valid", "answers", "pass@1", k, "EM", "EdSim", "ES-Line", "ES-Token", "BLEU",
-        "SARI", "stopped"
+        "",
+        "tasks",
+        "valid",
+        "answers",
+        "pass@1",
+        k,
+        "EM",
+        "EdSim",
+        "ES-Line",
+        "ES-Token",
+        "BLEU",
+        "SARI",
+        "stopped"
     );
     let mut row = |label: String, f: &Figures| {
         let _ = writeln!(
@@ -82,8 +99,11 @@ fn run_text(out: &mut String, run: &RunFigures) {
     }
 }
 
+/// How a figure is read from [`Figures`].
+pub type FigureOf = fn(&Figures) -> Option<f64>;
+
 /// The figures of the evolution table, by name and how each is read.
-pub const EVOLUTION_FIGURES: [(&str, fn(&Figures) -> Option<f64>); 7] = [
+pub const EVOLUTION_FIGURES: [(&str, FigureOf); 7] = [
     ("pass@1", |f| f.pass_at_1),
     ("EM", |f| f.exact),
     ("EditSim", |f| f.edit_similarity),

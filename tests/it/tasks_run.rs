@@ -22,7 +22,11 @@ fn git(dir: &Path, args: &[&str]) -> String {
         .env("GIT_COMMITTER_DATE", "2025-01-01T00:00:00Z")
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     String::from_utf8(out.stdout).unwrap().trim().to_string()
 }
 
@@ -154,7 +158,11 @@ def test_neg():
 /// ground truth fails its (wrong) test.
 fn python_fixture(dir: &Path) -> PathBuf {
     let repo = dir.join("calc");
-    let c = commit(&repo, &[("calc.py", CALC), ("test_calc.py", TEST_CALC)], "calc");
+    let c = commit(
+        &repo,
+        &[("calc.py", CALC), ("test_calc.py", TEST_CALC)],
+        "calc",
+    );
     let py = |id, truth, tests: &[(&str, &str)]| {
         task(id, "calc", &c, "python", "calc.py", CALC, truth, tests)
     };
@@ -191,7 +199,17 @@ fn python_oracle_passes_noop_fails_and_invalid_tasks_are_left_out() {
     let db = dir.path().join("t.db");
     let run = |suggester: &str| {
         ok(
-            &["tasks", "run", tasks, "--repo", repo, "--suggester", suggester, "--sandbox", "bwrap"],
+            &[
+                "tasks",
+                "run",
+                tasks,
+                "--repo",
+                repo,
+                "--suggester",
+                suggester,
+                "--sandbox",
+                "bwrap",
+            ],
             &db,
         )
     };
@@ -235,7 +253,10 @@ fn python_oracle_passes_noop_fails_and_invalid_tasks_are_left_out() {
             |r| r.get(0),
         )
         .unwrap();
-    assert!(tail.ends_with("1 failed in 0.0") || tail.contains("1 failed"), "{tail}");
+    assert!(
+        tail.ends_with("1 failed in 0.0") || tail.contains("1 failed"),
+        "{tail}"
+    );
     let cached: Vec<(i64, bool)> = db_conn
         .prepare("SELECT task_index, cached FROM task_answers WHERE run_id = 3 ORDER BY task_index")
         .unwrap()
@@ -244,10 +265,7 @@ fn python_oracle_passes_noop_fails_and_invalid_tasks_are_left_out() {
         .map(Result::unwrap)
         .collect();
     assert_eq!(cached, vec![(0, true), (1, true)]);
-    insta::assert_snapshot!(
-        "python_report",
-        ok(&["tasks", "report", "1", "2"], &db)
-    );
+    insta::assert_snapshot!("python_report", ok(&["tasks", "report", "1", "2"], &db));
 }
 
 const GO_CALC: &str = "\
@@ -302,7 +320,16 @@ fn go_oracle_passes_and_noop_fails() {
         "calc",
     );
     let go = |id, truth, test| {
-        task(id, "gocalc", &c, "go", "calc/calc.go", GO_CALC, truth, &[("calc/calc_test.go", test)])
+        task(
+            id,
+            "gocalc",
+            &c,
+            "go",
+            "calc/calc.go",
+            GO_CALC,
+            truth,
+            &[("calc/calc_test.go", test)],
+        )
     };
     let tasks = dir.path().join("tasks.jsonl");
     write_tasks(
@@ -316,7 +343,17 @@ fn go_oracle_passes_and_noop_fails() {
     let (tasks, repo) = (tasks.to_str().unwrap(), repo.to_str().unwrap());
     let run = |suggester: &str| {
         ok(
-            &["tasks", "run", tasks, "--repo", repo, "--suggester", suggester, "--jobs", "2"],
+            &[
+                "tasks",
+                "run",
+                tasks,
+                "--repo",
+                repo,
+                "--suggester",
+                suggester,
+                "--jobs",
+                "2",
+            ],
             &db,
         )
     };
@@ -357,7 +394,16 @@ fn resume_runs_only_the_tasks_left() {
     let db = dir.path().join("t.db");
     let (tasks, repo) = (tasks.to_str().unwrap(), repo.to_str().unwrap());
     ok(
-        &["tasks", "run", tasks, "--repo", repo, "--suggester", "builtin:oracle", "-q"],
+        &[
+            "tasks",
+            "run",
+            tasks,
+            "--repo",
+            repo,
+            "--suggester",
+            "builtin:oracle",
+            "-q",
+        ],
         &db,
     );
     let before = ok(&["tasks", "report", "1"], &db);
@@ -368,9 +414,10 @@ fn resume_runs_only_the_tasks_left() {
          UPDATE task_runs SET finished_ns = NULL;",
     )
     .unwrap();
-    assert!(ok(&["tasks", "report", "1"], &db).starts_with(
-        "task run 1: builtin:oracle (1 sample, unfinished)\n"
-    ));
+    assert!(
+        ok(&["tasks", "report", "1"], &db)
+            .starts_with("task run 1: builtin:oracle (1 sample, unfinished)\n")
+    );
     let out = nextedit(&["tasks", "run", tasks, "--resume", "1"], &db);
     assert!(out.status.success());
     assert_eq!(
@@ -387,12 +434,14 @@ fn resume_runs_only_the_tasks_left() {
     // Another task file cannot resume it.
     std::fs::write(dir.path().join("other.jsonl"), "").unwrap();
     let other = dir.path().join("other.jsonl");
-    let out = nextedit(&["tasks", "run", other.to_str().unwrap(), "--resume", "1"], &db);
+    let out = nextedit(
+        &["tasks", "run", other.to_str().unwrap(), "--resume", "1"],
+        &db,
+    );
     assert_eq!(out.status.code(), Some(2));
     assert!(
-        String::from_utf8_lossy(&out.stderr).contains(
-            "task run 1 holds task \"add\" at line 1 of its task file, "
-        ),
+        String::from_utf8_lossy(&out.stderr)
+            .contains("task run 1 holds task \"add\" at line 1 of its task file, "),
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
@@ -447,15 +496,21 @@ fn evolution_fixture(dir: &Path) -> (PathBuf, PathBuf) {
     let repo = dir.join("evo");
     let c = commit(
         &repo,
-        &[("text.py", TEXT_V1), ("app.py", APP), ("test_app.py", TEST_APP)],
+        &[
+            ("text.py", TEXT_V1),
+            ("app.py", APP),
+            ("test_app.py", TEST_APP),
+        ],
         "app",
     );
     commit(&repo, &[("text.py", TEXT_V2)], "text: slug and shout_twice");
-    let chunk = |text: &str, start: usize, existed: bool| {
-        json!({"file": "text.py", "start_line": start, "end_line": start + 2, "text": text, "existed_at_state": existed})
-    };
+    let chunk = |text: &str, start: usize, existed: bool| json!({"file": "text.py", "start_line": start, "end_line": start + 2, "text": text, "existed_at_state": existed});
     let shout = chunk("def shout(s):\n    return s.upper() + \"!\"\n", 0, true);
-    let slug = chunk("def slug(s):\n    return \"-\".join(s.lower().split())\n", 4, false);
+    let slug = chunk(
+        "def slug(s):\n    return \"-\".join(s.lower().split())\n",
+        4,
+        false,
+    );
     let twice = chunk(
         "def shout_twice(s):\n    return shout(s) + \" \" + shout(s)\n",
         8,
@@ -494,7 +549,8 @@ fn evolution_fixture(dir: &Path) -> (PathBuf, PathBuf) {
             );
             t["scenario"] = json!("added_function");
             t["dependency"] = json!(level);
-            t["context"] = json!({"from": from, "retriever": "bm25", "chunks": context, "leaked": leaked});
+            t["context"] =
+                json!({"from": from, "retriever": "bm25", "chunks": context, "leaked": leaked});
             tasks.push(t);
         }
     }
@@ -517,7 +573,9 @@ fn copying_passes_only_with_head_context_and_the_report_shows_the_inflation() {
     let db = dir.path().join("t.db");
     let copy = format!(
         "cmd:python3 {}",
-        repo_root().join("tests/suggesters/complete_copy.py").display()
+        repo_root()
+            .join("tests/suggesters/complete_copy.py")
+            .display()
     );
     let run = |tasks: &Path, repo: &Path, suggester: &str| {
         ok(
@@ -581,7 +639,17 @@ fn copying_passes_only_with_head_context_and_the_report_shows_the_inflation() {
     }
     insta::assert_snapshot!(
         "correlation",
-        report_text(&["tasks", "report", "1", "2", "3", "4", "5", "6", "--correlation"])
+        report_text(&[
+            "tasks",
+            "report",
+            "1",
+            "2",
+            "3",
+            "4",
+            "5",
+            "6",
+            "--correlation"
+        ])
     );
 }
 
@@ -596,7 +664,9 @@ fn samples_give_pass_at_k() {
     // Every second answer of the copying script is empty: copy, empty, copy.
     let copy = format!(
         "cmd:COMPLETE_COPY_ALTERNATE=1 python3 {}",
-        repo_root().join("tests/suggesters/complete_copy.py").display()
+        repo_root()
+            .join("tests/suggesters/complete_copy.py")
+            .display()
     );
     let out = ok(
         &[
@@ -615,7 +685,10 @@ fn samples_give_pass_at_k() {
     // A task's @state and @head forms share their state (context does not change a
     // test run; one job, so the second always finds the first's runs in the cache): 2 ground truths, 2 wrong copies and 2 empty answers run; the other 10
     // of the 16 executions (4 ground truths, 12 answers) come from the cache.
-    assert_eq!(out, "task run 1: 4 tasks done, 6 test runs, 10 from the cache\n");
+    assert_eq!(
+        out,
+        "task run 1: 4 tasks done, 6 test runs, 10 from the cache\n"
+    );
     let report = report_json(&["1"], &db);
     let by_from = |level: &str, side: &str| {
         report["evolution"]
@@ -643,11 +716,23 @@ fn cut_and_run(built: &crate::tasks_support::BuiltRepo, name: &str) {
     let dir = tempfile::tempdir().unwrap();
     let repo = built.repo.path().to_str().unwrap();
     let cut = Command::new(nextedit_bin())
-        .args(["tasks", "cut", "--repo", repo, "--quiet", "--scenario", "all"])
+        .args([
+            "tasks",
+            "cut",
+            "--repo",
+            repo,
+            "--quiet",
+            "--scenario",
+            "all",
+        ])
         .args(["--range", &built.commits.last().unwrap().to_string()])
         .output()
         .unwrap();
-    assert!(cut.status.success(), "{}", String::from_utf8_lossy(&cut.stderr));
+    assert!(
+        cut.status.success(),
+        "{}",
+        String::from_utf8_lossy(&cut.stderr)
+    );
     let tasks = dir.path().join("tasks.jsonl");
     std::fs::write(&tasks, &cut.stdout).unwrap();
     let db = dir.path().join("t.db");
@@ -672,7 +757,13 @@ fn cut_and_run(built: &crate::tasks_support::BuiltRepo, name: &str) {
     let all = &report["runs"][0]["all"];
     assert_eq!(all["pass_at_1"], json!(1.0), "{report}");
     let text = ok(&["tasks", "report", "1", "2", "3"], &db);
-    let dirname = built.repo.path().file_name().unwrap().to_string_lossy().to_string();
+    let dirname = built
+        .repo
+        .path()
+        .file_name()
+        .unwrap()
+        .to_string_lossy()
+        .to_string();
     insta::assert_snapshot!(name, text.replace(&dirname, "REPO"));
 }
 

@@ -53,7 +53,10 @@ pub fn run(args: ReportArgs) -> anyhow::Result<i32> {
     let db = Database::open_existing(&db_path)?;
     let report = report::build_report(&db, &args.runs, args.correlation)?;
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&json::report_json(&report))?);
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&json::report_json(&report))?
+        );
     } else {
         print!("{}", text::report_text(&report));
     }

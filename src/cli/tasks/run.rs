@@ -131,8 +131,8 @@ impl TaskRunEvents for Printer {
 pub fn run(args: RunArgs) -> anyhow::Result<i32> {
     let text = std::fs::read_to_string(&args.tasks)
         .with_context(|| format!("reading task file {}", args.tasks.display()))?;
-    let tasks = parse_task_file(&text)
-        .with_context(|| format!("task file {}", args.tasks.display()))?;
+    let tasks =
+        parse_task_file(&text).with_context(|| format!("task file {}", args.tasks.display()))?;
     let db_path = args.db.unwrap_or_else(nextedit::store::default_path);
     let settings = args.suggester.map(|suggester| TaskRunSettings {
         suggester,

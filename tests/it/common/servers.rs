@@ -68,7 +68,9 @@ impl Server {
             Server::Pytest => {
                 "`python3 -m venv .venv-pytest && .venv-pytest/bin/pip install pytest==8.3.5`, as scripts/test does"
             }
-            Server::Go => "`apt-get install golang-1.19-go` (Debian 13: golang-go), as scripts/test does",
+            Server::Go => {
+                "`apt-get install golang-1.19-go` (Debian 13: golang-go), as scripts/test does"
+            }
         }
     }
 
@@ -138,7 +140,9 @@ impl Server {
             Server::Chromium => present(PathBuf::from("/usr/bin/chromium")),
             Server::Pytest => present(repo().join(".venv-pytest/bin/pytest"))
                 .map(|_| repo().join(".venv-pytest/bin/python3")),
-            Server::Go => which_in("go", &go_path_var()).ok_or_else(|| "no Go toolchain (go)".into()),
+            Server::Go => {
+                which_in("go", &go_path_var()).ok_or_else(|| "no Go toolchain (go)".into())
+            }
         }
     }
 
