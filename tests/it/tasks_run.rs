@@ -631,10 +631,10 @@ fn copying_passes_only_with_head_context_and_the_report_shows_the_inflation() {
 
     // The correlation table over every answer of several suggesters on both fixtures.
     let calc_repo = dir.path().join("calc");
-    for suggester in ["builtin:noop", "builtin:oracle"] {
+    for suggester in ["builtin:noop", "builtin:oracle", "builtin:retrieve"] {
         run(&tasks, &repo, suggester);
     }
-    for suggester in ["builtin:noop", "builtin:oracle", copy.as_str()] {
+    for suggester in ["builtin:noop", "builtin:oracle", copy.as_str(), "builtin:retrieve"] {
         run(&calc_tasks, &calc_repo, suggester);
     }
     insta::assert_snapshot!(
@@ -648,6 +648,8 @@ fn copying_passes_only_with_head_context_and_the_report_shows_the_inflation() {
             "4",
             "5",
             "6",
+            "7",
+            "8",
             "--correlation"
         ])
     );
