@@ -111,6 +111,10 @@ pub struct TaskRunSummary {
     pub cached: usize,
     /// Test executions run in this invocation.
     pub executed: usize,
+    /// Valid tasks done in this invocation.
+    pub valid: usize,
+    /// Answers asked in this invocation, and of those the failed calls.
+    pub answers: (usize, usize),
 }
 
 /// Runs `tasks` (from `task_file`) into the database at `db_path`: a new run with
@@ -190,6 +194,8 @@ pub fn run_tasks(
     };
     let (sender, receiver) = crossbeam_channel::unbounded::<Result<StoredTask, TaskRunError>>();
     let mut done_now = 0;
+    let mut valid = 0;
+    let mut answers = (0, 0);
     let mut failure = None;
     std::thread::scope(|scope| {
         for worker in 0..jobs.max(1) {
@@ -205,6 +211,9 @@ pub fn run_tasks(
             }) {
                 Ok(task) => {
                     done_now += 1;
+                    valid += usize::from(task.valid);
+                    answers.0 += task.answers.len();
+                    answers.1 += task.answers.iter().filter(|a| a.error.is_some()).count();
                     events.task_done(&task);
                 }
                 Err(e) => {
@@ -230,6 +239,8 @@ pub fn run_tasks(
         done: done_now,
         cached,
         executed,
+        valid,
+        answers,
     })
 }
 

@@ -634,7 +634,12 @@ fn copying_passes_only_with_head_context_and_the_report_shows_the_inflation() {
     for suggester in ["builtin:noop", "builtin:oracle", "builtin:retrieve"] {
         run(&tasks, &repo, suggester);
     }
-    for suggester in ["builtin:noop", "builtin:oracle", copy.as_str(), "builtin:retrieve"] {
+    for suggester in [
+        "builtin:noop",
+        "builtin:oracle",
+        copy.as_str(),
+        "builtin:retrieve",
+    ] {
         run(&calc_tasks, &calc_repo, suggester);
     }
     insta::assert_snapshot!(
@@ -789,4 +794,85 @@ fn cut_go_tasks_run_with_the_oracle_noop_and_retrieve() {
         return;
     }
     cut_and_run(&crate::tasks_support::go_repo(), "cut_go");
+}
+
+#[test]
+fn nothing_valid_or_no_answer_fails_loudly() {
+    if !available("nothing_valid_or_no_answer_fails_loudly", &[Server::Pytest]) {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let tasks = python_fixture(dir.path());
+    let repo = dir.path().join("calc");
+    let db = dir.path().join("t.db");
+    // Only the two invalid tasks (lines 3 and 4).
+    let text = std::fs::read_to_string(&tasks).unwrap();
+    let invalid = dir.path().join("invalid.jsonl");
+    std::fs::write(
+        &invalid,
+        text.lines()
+            .skip(2)
+            .map(|l| format!("{l}\n"))
+            .collect::<String>(),
+    )
+    .unwrap();
+    let out = nextedit(
+        &[
+            "tasks",
+            "run",
+            invalid.to_str().unwrap(),
+            "--repo",
+            repo.to_str().unwrap(),
+            "--suggester",
+            "builtin:oracle",
+            "-q",
+        ],
+        &db,
+    );
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).ends_with(
+            "nextedit: no valid task: every task's ground truth failed its tests or it named none (tasks report 1 lists why)\n"
+        ),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // A process that does not implement `complete` (method not found → unsupported).
+    let scripted = format!(
+        "cmd:python3 {}",
+        repo_root().join("tests/suggesters/scripted.py").display()
+    );
+    let out = nextedit(
+        &[
+            "tasks",
+            "run",
+            tasks.to_str().unwrap(),
+            "--repo",
+            repo.to_str().unwrap(),
+            "--suggester",
+            &scripted,
+            "-q",
+        ],
+        &db,
+    );
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.ends_with("nextedit: the suggester answered no call (2 failed; tasks report 2 shows the runs, task_answers.error why)\n"),
+        "{stderr}"
+    );
+    let errors: Vec<String> = rusqlite::Connection::open(&db)
+        .unwrap()
+        .prepare("SELECT error FROM task_answers WHERE run_id = 2 ORDER BY task_index")
+        .unwrap()
+        .query_map([], |r| r.get(0))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    assert_eq!(errors.len(), 2);
+    assert!(
+        errors[0].contains("does not answer `complete`"),
+        "{}",
+        errors[0]
+    );
 }

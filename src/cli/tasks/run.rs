@@ -168,5 +168,20 @@ pub fn run(args: RunArgs) -> anyhow::Result<i32> {
         "task run {}: {} tasks done, {} test runs, {} from the cache",
         summary.run, summary.done, summary.executed, summary.cached
     );
+    // Nothing measured is a failure, said loudly (invalid tasks alone are not).
+    if summary.done > 0 && summary.valid == 0 {
+        eprintln!(
+            "nextedit: no valid task: every task's ground truth failed its tests or it named none (tasks report {} lists why)",
+            summary.run
+        );
+        return Ok(1);
+    }
+    if summary.answers.0 > 0 && summary.answers.1 == summary.answers.0 {
+        eprintln!(
+            "nextedit: the suggester answered no call ({} failed; tasks report {} shows the runs, task_answers.error why)",
+            summary.answers.1, summary.run
+        );
+        return Ok(1);
+    }
     Ok(0)
 }
