@@ -214,6 +214,10 @@ pub fn cut_commit(
         chosen.sort_by(|a, b| (&a.file, a.range.start).cmp(&(&b.file, b.range.start)));
         holes.extend(chosen);
     }
+    if holes.is_empty() {
+        // Nothing to describe: skip parsing the state's tests and chunks.
+        return Ok(Vec::new());
+    }
     let tests = TestIndex::build(input.files);
     let mut state_index = (options.scenarios.contains(&Scenario::Rag)
         || options
@@ -319,7 +323,7 @@ pub fn annotate(
     let (definition, callable) = enclosing(structure, &lines_of(text, hole));
     task.enclosing = definition;
     task.dependency = (!hole.is_empty())
-        .then(|| dependency_level(language, &task.file, text, hole, files))
+        .then(|| dependency_level(language, &task.file, text, structure, hole, files))
         .flatten();
     task.tests = callable
         .as_deref()

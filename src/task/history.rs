@@ -131,7 +131,17 @@ pub fn cut_commits(
     for sha in commits {
         let short = &sha[..sha.len().min(12)];
         let read = changed_files(repo, sha).and_then(|(changed, parents)| {
-            Ok((changed, parents, repo.tree_texts(sha, MAX_FILE_BYTES)?))
+            // A commit that touched no code of a cuttable language needs no tree.
+            let any = options.all_functions
+                || changed
+                    .iter()
+                    .any(|c| super::cut::cuttable(&c.path).is_some());
+            let files = if any && parents <= 1 {
+                repo.tree_texts(sha, MAX_FILE_BYTES)?
+            } else {
+                Vec::new()
+            };
+            Ok((changed, parents, files))
         });
         let (changed, parents, files) = match read {
             Ok(read) => read,
