@@ -419,6 +419,7 @@ fn session_pause_tasks_from_a_recorded_session() {
         )
         .unwrap();
     assert!(client.shutdown(TIMEOUT).expect("shutdown").success());
+    // No --repo: the session's workspace is its repository.
     let out = nextedit(&[
         "tasks",
         "cut",
@@ -426,8 +427,6 @@ fn session_pause_tasks_from_a_recorded_session() {
         "1",
         "--db",
         db.to_str().unwrap(),
-        "--repo",
-        repo.path().to_str().unwrap(),
         "--context-k",
         "1",
     ]);
