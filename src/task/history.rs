@@ -291,14 +291,7 @@ pub fn cut_session(
             &mut task, language, &structure, &filled, &hole, &files, &tests,
         );
         if let Some(context) = options.context {
-            attach(
-                &mut task,
-                context,
-                &filled,
-                &files,
-                retriever,
-                head.as_deref_mut(),
-            )?;
+            attach(&mut task, context, &files, retriever, head.as_deref_mut())?;
         }
         tasks.push(task);
     }
@@ -309,7 +302,6 @@ pub fn cut_session(
 fn attach(
     task: &mut Task,
     context: ContextOptions,
-    filled: &str,
     files: &BTreeMap<String, String>,
     retriever: &mut dyn Retriever,
     head: Option<&mut ChunkIndex>,
@@ -323,8 +315,6 @@ fn attach(
             &mut state_index
         }
     };
-    task.context = Some(retrieve_context(
-        retriever, index, task, filled, context, files,
-    )?);
+    task.context = Some(retrieve_context(retriever, index, task, context, files)?);
     Ok(())
 }
