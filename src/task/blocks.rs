@@ -317,6 +317,39 @@ mod tests {
     }
 
     #[test]
+    fn javascript_and_java_blocks() {
+        let js =
+            "function f(x) {\n  if (x) {\n    return 1;\n  }\n  const y = x * 2;\n  return y;\n}\n";
+        let kinds: Vec<_> = show(Language::JavaScript, js)
+            .into_iter()
+            .map(|b| (b.0, b.1))
+            .collect();
+        assert_eq!(
+            kinds,
+            [
+                (BlockKind::Function, js.trim_end().to_string()),
+                (BlockKind::If, "if (x) {\n    return 1;\n  }".to_string()),
+                (BlockKind::Statement, "return 1;".to_string()),
+                (BlockKind::Statement, "const y = x * 2;".to_string()),
+                (BlockKind::Statement, "return y;".to_string()),
+            ]
+        );
+        let java = "class A {\n  int f(int x) {\n    for (int i = 0; i < 3; i++) {\n      x += i;\n    }\n    return x;\n  }\n}\n";
+        let got = show(Language::Java, java);
+        let kinds: Vec<_> = got.iter().map(|b| b.0).collect();
+        assert_eq!(
+            kinds,
+            [
+                BlockKind::Function,
+                BlockKind::For,
+                BlockKind::Statement,
+                BlockKind::Statement
+            ]
+        );
+        assert_eq!(got[1].2.as_deref(), Some("      x += i;\n"));
+    }
+
+    #[test]
     fn positions() {
         let text = "ab\ncd\n";
         assert_eq!(cursor_at(text, 4), Cursor { line: 1, column: 1 });

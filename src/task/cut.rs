@@ -214,6 +214,10 @@ pub fn cut_commit(
         chosen.sort_by(|a, b| (&a.file, a.range.start).cmp(&(&b.file, b.range.start)));
         holes.extend(chosen);
     }
+    if holes.is_empty() {
+        // Nothing to describe: skip parsing the state's tests and chunks.
+        return Ok(Vec::new());
+    }
     let tests = TestIndex::build(input.files);
     let mut state_index = (options.scenarios.contains(&Scenario::Rag)
         || options
@@ -223,6 +227,8 @@ pub fn cut_commit(
     let mut head = head;
     let mut seen = BTreeSet::new();
     let mut tasks = Vec::new();
+    // The file whose text in `state_index` is an earlier task's, hole removed.
+    let mut hole_removed: Option<String> = None;
     for hole in holes {
         let file = &parsed[hole.file.as_str()];
         let text = &input.files[&hole.file];
@@ -278,13 +284,26 @@ pub fn cut_commit(
             &tests,
         );
         if hole.scenario == Scenario::Rag
-            && let Some(index) = state_index.as_ref()
+            && let Some(index) = state_index.as_mut()
         {
+            // The hints see the whole state: put back a file an earlier task's context
+            // search left without its hole.
+            if let Some(path) = hole_removed.take() {
+                index.update(&path, Some(input.files[&path].clone()));
+            }
             task.hints = rag_hints(retriever, index, &task, text, &hole.range)?;
         }
         if let Some(context) = options.context {
             let index = match context.from {
-                ContextFrom::State => state_index.as_mut(),
+                ContextFrom::State => {
+                    // Another file left without its hole goes back whole first.
+                    if let (Some(index), Some(path)) = (state_index.as_mut(), &hole_removed)
+                        && path != &hole.file
+                    {
+                        index.update(path, Some(input.files[path].clone()));
+                    }
+                    state_index.as_mut()
+                }
                 ContextFrom::Head => head.as_deref_mut(),
             };
             if let Some(index) = index {
@@ -292,10 +311,12 @@ pub fn cut_commit(
                     retriever,
                     index,
                     &task,
-                    text,
                     context,
                     input.files,
                 )?);
+                if context.from == ContextFrom::State {
+                    hole_removed = Some(hole.file.clone());
+                }
             }
         }
         tasks.push(task);
@@ -319,7 +340,7 @@ pub fn annotate(
     let (definition, callable) = enclosing(structure, &lines_of(text, hole));
     task.enclosing = definition;
     task.dependency = (!hole.is_empty())
-        .then(|| dependency_level(language, &task.file, text, hole, files))
+        .then(|| dependency_level(language, &task.file, text, structure, hole, files))
         .flatten();
     task.tests = callable
         .as_deref()
@@ -523,13 +544,13 @@ fn rag_hints(
     Ok(hints)
 }
 
-/// The context for `task` from `index` (the state's, holding `text` for the task's
-/// file, or the latest version's); `state` tells which chunks existed then.
+/// The context for `task` from `index` (the state's, or the latest version's);
+/// `state` tells which chunks existed then. From the state, the task's file is left
+/// in `index` without the hole.
 pub fn retrieve_context(
     retriever: &mut dyn Retriever,
     index: &mut ChunkIndex,
     task: &Task,
-    text: &str,
     options: ContextOptions,
     state: &BTreeMap<String, String>,
 ) -> Result<RetrievedContext, RetrieveError> {
@@ -557,9 +578,9 @@ pub fn retrieve_context(
             let keep = |path: &str, chunk: &crate::suggest::retrieve::chunks::Chunk| {
                 !(path == file && chunk.start_line < own.end && own.start < chunk.end_line)
             };
-            let found = top_chunks(retriever, index, &query, &keep, options.k);
-            index.update(&file, Some(text.to_string()));
-            found?
+            // Left as it is: the next task replaces it again (its caller puts the
+            // whole file back before anything else reads the index).
+            top_chunks(retriever, index, &query, &keep, options.k)?
         }
         ContextFrom::Head => {
             // The task's own function as it is later is the answer, not context.

@@ -37,27 +37,28 @@ static GO_RECEIVER: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"^func\s*\(\s*\w*\s*\*?\s*(\w+)").expect("valid regex"));
 
 /// The dependency level of the code at `hole` (bytes of `text`, the file `path` of the
-/// state `files`: every file of the state by path, that one included).
+/// state `files`: every file of the state by path, that one included; `structure` is
+/// `text`'s, from `syntax::structure::analyze`).
 pub fn dependency_level(
     language: Language,
     path: &str,
     text: &str,
+    structure: &FileStructure,
     hole: &Range<usize>,
     files: &BTreeMap<String, String>,
 ) -> Option<DependencyLevel> {
     if !matches!(language, Language::Python | Language::Go) || hole.is_empty() {
         return None;
     }
-    let structure = analyze(language, text);
     let line_starts: Vec<usize> = std::iter::once(0)
         .chain(text.match_indices('\n').map(|(i, _)| i + 1))
         .collect();
     let byte_of =
         |line: usize, column: usize| line_starts.get(line).map_or(usize::MAX, |s| s + column);
     let hole_line = super::blocks::cursor_at(text, hole.start).line;
-    let enclosing = innermost_callable(&structure, hole_line);
+    let enclosing = innermost_callable(structure, hole_line);
     let members = enclosing
-        .map(|e| class_members(language, &structure, e))
+        .map(|e| class_members(language, structure, e))
         .unwrap_or_default();
     let locals: BTreeSet<&str> = structure
         .occurrences
@@ -76,7 +77,7 @@ pub fn dependency_level(
         })
         .map(|o| o.name.as_str())
         .collect();
-    let file_level = top_level_names(&structure);
+    let file_level = top_level_names(structure);
     let cross = cross_file_names(language, path, text, files);
     let own_name = enclosing.map(|e| structure.scopes[e].name.as_str());
     let mut level = DependencyLevel::Standalone;
@@ -345,7 +346,15 @@ mod tests {
             .collect();
         let text = &files[path];
         let start = text.find(hole).expect("hole in text");
-        dependency_level(language, path, text, &(start..start + hole.len()), &files)
+        let structure = analyze(language, text);
+        dependency_level(
+            language,
+            path,
+            text,
+            &structure,
+            &(start..start + hole.len()),
+            &files,
+        )
     }
 
     #[test]

@@ -131,7 +131,17 @@ pub fn cut_commits(
     for sha in commits {
         let short = &sha[..sha.len().min(12)];
         let read = changed_files(repo, sha).and_then(|(changed, parents)| {
-            Ok((changed, parents, repo.tree_texts(sha, MAX_FILE_BYTES)?))
+            // A commit that touched no code of a cuttable language needs no tree.
+            let any = options.all_functions
+                || changed
+                    .iter()
+                    .any(|c| super::cut::cuttable(&c.path).is_some());
+            let files = if any && parents <= 1 {
+                repo.tree_texts(sha, MAX_FILE_BYTES)?
+            } else {
+                Vec::new()
+            };
+            Ok((changed, parents, files))
         });
         let (changed, parents, files) = match read {
             Ok(read) => read,
@@ -281,14 +291,7 @@ pub fn cut_session(
             &mut task, language, &structure, &filled, &hole, &files, &tests,
         );
         if let Some(context) = options.context {
-            attach(
-                &mut task,
-                context,
-                &filled,
-                &files,
-                retriever,
-                head.as_deref_mut(),
-            )?;
+            attach(&mut task, context, &files, retriever, head.as_deref_mut())?;
         }
         tasks.push(task);
     }
@@ -299,7 +302,6 @@ pub fn cut_session(
 fn attach(
     task: &mut Task,
     context: ContextOptions,
-    filled: &str,
     files: &BTreeMap<String, String>,
     retriever: &mut dyn Retriever,
     head: Option<&mut ChunkIndex>,
@@ -313,8 +315,6 @@ fn attach(
             &mut state_index
         }
     };
-    task.context = Some(retrieve_context(
-        retriever, index, task, filled, context, files,
-    )?);
+    task.context = Some(retrieve_context(retriever, index, task, context, files)?);
     Ok(())
 }

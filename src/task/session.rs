@@ -127,3 +127,54 @@ fn typed_run(run: &[(usize, f64, &Change)], pause_ms: f64) -> (usize, String) {
     }
     (start, typed)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    /// A recorded trajectory of `a.py` (base `base`) with changes (t_ms, start, end,
+    /// before, after, origin).
+    fn trajectory(base: &str, changes: &[(f64, usize, usize, &str, &str, &str)]) -> Trajectory {
+        let events: Vec<_> = changes
+            .iter()
+            .enumerate()
+            .map(|(i, (t, start, end, before, after, origin))| {
+                json!({"seq": i + 1, "t_ms": t, "type": "change", "file": "a.py", "version": i + 2,
+                       "start_byte": start, "end_byte": end, "start_line": 0, "end_line": 0,
+                       "new_end_line": 0, "before": before, "after": after, "origin": origin})
+            })
+            .collect();
+        serde_json::from_value(json!({
+            "format": "nextedit.trajectory", "version": 1,
+            "session": {"id": "1", "kind": "recorded"},
+            "files": [{"path": "a.py", "base_text": base}],
+            "events": events,
+        }))
+        .unwrap()
+    }
+
+    #[test]
+    fn typing_after_a_pause_with_a_typo_fixed_then_a_jump() {
+        let t = trajectory(
+            "x = 1\n",
+            &[
+                (3000.0, 6, 6, "", "y", "user"),
+                (3100.0, 7, 7, "", "=", "user"),
+                (3200.0, 7, 8, "=", "", "user"),
+                (3300.0, 7, 7, "", " = 2", "user"),
+                // A jump back to the first line ends the run.
+                (3400.0, 0, 0, "", "#", "user"),
+                // Too soon to be a pause; then a formatter's edit after one.
+                (3500.0, 1, 1, "", " ", "user"),
+                (9000.0, 0, 2, "# ", "", "format"),
+            ],
+        );
+        let got = pauses(&t, DEFAULT_PAUSE_MS);
+        assert_eq!(got.len(), 1);
+        assert_eq!(got[0].seq, 1);
+        assert_eq!(got[0].cursor, 6);
+        assert_eq!(got[0].typed, "y = 2");
+        assert_eq!(got[0].texts["a.py"], "x = 1\n");
+    }
+}

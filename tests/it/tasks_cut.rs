@@ -3,7 +3,8 @@
 //! the latest version leaks and is flagged), with a command retriever, and on a session
 //! recorded through the real proxy with real pyright. Every task validates against
 //! schemas/task.schema.json and rebuilds its file in its state; exact contents are
-//! insta snapshots.
+//! insta snapshots. The fixtures' own test suites pass in their commits (Python's run
+//! as pytest collects them, Go's with `go test`).
 
 use std::path::Path;
 use std::process::Output;
@@ -418,6 +419,7 @@ fn session_pause_tasks_from_a_recorded_session() {
         )
         .unwrap();
     assert!(client.shutdown(TIMEOUT).expect("shutdown").success());
+    // No --repo: the session's workspace is its repository.
     let out = nextedit(&[
         "tasks",
         "cut",
@@ -425,8 +427,6 @@ fn session_pause_tasks_from_a_recorded_session() {
         "1",
         "--db",
         db.to_str().unwrap(),
-        "--repo",
-        repo.path().to_str().unwrap(),
         "--context-k",
         "1",
     ]);
@@ -446,4 +446,143 @@ fn session_pause_tasks_from_a_recorded_session() {
         "\n\ndef sub(a, b):\n    return a - b\n"
     );
     insta::assert_json_snapshot!("session_pause_tasks", got);
+}
+
+/// Runs a checkout's Python tests the way pytest collects them (every `test*` function
+/// and `Test*.test*` method of `tests/test_*.py`), without needing pytest; returns the
+/// names that passed, or panics with the failure.
+fn python_tests_pass(dir: &Path) -> Vec<String> {
+    const RUNNER: &str = r#"
+import importlib.util, pathlib, sys
+root = pathlib.Path(sys.argv[1])
+sys.path.insert(0, str(root))
+for path in sorted(root.glob("tests/test_*.py")):
+    spec = importlib.util.spec_from_file_location(path.stem, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    for name, value in sorted(vars(module).items()):
+        if name.startswith("test") and callable(value):
+            value()
+            print(name)
+"#;
+    let out = std::process::Command::new("python3")
+        .arg("-c")
+        .arg(RUNNER)
+        .arg(dir)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(str::to_string)
+        .collect()
+}
+
+#[test]
+fn the_fixtures_test_suites_pass_in_every_commit() {
+    use nextedit::history::{CommitSource, GitRepository};
+    let checkout = |built: &BuiltRepo, sha: &str| {
+        let dir = tempfile::tempdir().unwrap();
+        GitRepository::open(built.repo.path())
+            .unwrap()
+            .checkout(sha, dir.path())
+            .unwrap();
+        dir
+    };
+    let python = python_repo();
+    let passed: Vec<Vec<String>> = python
+        .commits
+        .iter()
+        .map(|sha| python_tests_pass(checkout(&python, sha).path()))
+        .collect();
+    assert_eq!(
+        passed,
+        [
+            vec!["test_parse_price"],
+            vec!["test_cart", "test_parse_price"],
+            vec!["test_cart", "test_discount", "test_parse_price"]
+        ]
+    );
+    let evolution = evolution_repo();
+    for sha in &evolution.commits {
+        assert_eq!(
+            python_tests_pass(checkout(&evolution, sha).path()),
+            ["test_average_price"]
+        );
+    }
+    // The Go toolchain comes with gopls here (Debian's golang-go).
+    if !available(
+        "the_fixtures_test_suites_pass_in_every_commit",
+        &[Server::Gopls],
+    ) {
+        return;
+    }
+    let go = go_repo();
+    let dir = checkout(&go, go.commits.last().unwrap());
+    let cache = tempfile::tempdir().unwrap();
+    let out = std::process::Command::new("go")
+        .args(["test", "-v", "./..."])
+        .current_dir(dir.path())
+        .env("PATH", crate::common::go_path_var())
+        .env("GOCACHE", cache.path().join("gocache"))
+        .env("GOPATH", cache.path().join("gopath"))
+        .env("GOPROXY", "off")
+        .env("GOFLAGS", "-mod=mod")
+        .env("CGO_ENABLED", "0")
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let passed: Vec<&str> = stdout
+        .lines()
+        .filter_map(|l| l.strip_prefix("--- PASS: "))
+        .map(|l| l.split_whitespace().next().unwrap())
+        .collect();
+    assert_eq!(passed, ["TestAdd", "TestStack", "TestSum"]);
+}
+
+#[test]
+fn all_functions_cuts_from_every_function_of_the_state() {
+    let built = python_repo();
+    let names = |args: &[&str]| -> Vec<String> {
+        let mut all = vec!["--commit", built.commits.last().unwrap().as_str()];
+        all.extend_from_slice(args);
+        all.extend_from_slice(&["--scenario", "added_function", "--context-k", "0"]);
+        tasks(&built.repo, &cut(built.repo.path(), &all))
+            .iter()
+            .map(|t| {
+                format!(
+                    "{}:{}",
+                    t["file"].as_str().unwrap(),
+                    t["enclosing"]["name"].as_str().unwrap()
+                )
+            })
+            .collect()
+    };
+    // The last commit only changed `Cart.subtotal`, which it did not add.
+    let out = cut(
+        built.repo.path(),
+        &["--commit", "HEAD", "--scenario", "added_function"],
+    );
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        names(&["--all-functions"]),
+        [
+            "rates.py:with_vat",
+            "shop.py:parse_price",
+            "shop.py:Cart.__init__",
+            "shop.py:Cart.add",
+            "shop.py:Cart.subtotal",
+            "shop.py:Cart.total"
+        ]
+    );
 }

@@ -9,11 +9,13 @@ use anyhow::Context;
 use clap::Args;
 use nextedit::history::{CommitSource, GitRepository, Merges, select};
 use nextedit::progress::{Progress, ProgressMode};
+use nextedit::sessions::load_session_trajectory;
 use nextedit::store::Database;
 use nextedit::task::Scenario;
 use nextedit::task::cut::{CutOptions, scenario_name};
 use nextedit::task::history::{SessionBase, cut_commits, cut_session};
 use nextedit::task::session::DEFAULT_PAUSE_MS;
+use nextedit::trajectory::SliceSpec;
 
 mod context;
 
@@ -39,13 +41,14 @@ use context::ContextArgs;
 ///   nextedit tasks cut --repo . --range HEAD~50..HEAD --out tasks.jsonl
 ///   nextedit tasks cut --repo . --commit HEAD --scenario added_function,rag
 ///   nextedit tasks cut --repo . --range v1..v2 --context-from head
-///   nextedit tasks cut --session 3 --db rec.db --repo ~/src/app
+///   nextedit tasks cut --session 3 --db rec.db
 #[derive(Debug, Args)]
 #[command(verbatim_doc_comment)]
 pub struct CutArgs {
-    /// The repository (for --session: the one the session worked in)
-    #[arg(long, value_name = "DIR", default_value = ".")]
-    repo: PathBuf,
+    /// The repository [default: the current directory; for --session, the session's
+    /// workspace]
+    #[arg(long, value_name = "DIR")]
+    repo: Option<PathBuf>,
     /// Cut from this commit
     #[arg(long, value_name = "REV", conflicts_with_all = ["range", "session"])]
     commit: Option<String>,
@@ -136,8 +139,17 @@ pub fn run(args: CutArgs) -> anyhow::Result<i32> {
             .unwrap_or_else(nextedit::store::default_path);
         let db = Database::open_existing(&path)
             .with_context(|| format!("opening the database {}", path.display()))?;
-        let repo = GitRepository::discover(&args.repo).ok();
-        let mut head = args.context.head_index(repo.as_ref(), &args.repo)?;
+        // The session's own repository unless told otherwise.
+        let dir = match &args.repo {
+            Some(dir) => dir.clone(),
+            None => load_session_trajectory(&db, id, &SliceSpec::default(), None)
+                .with_context(|| format!("session {id} of {}", path.display()))?
+                .session
+                .workspace
+                .map_or_else(|| PathBuf::from("."), PathBuf::from),
+        };
+        let repo = GitRepository::discover(&dir).ok();
+        let mut head = args.context.head_index(repo.as_ref(), &dir)?;
         let base = SessionBase {
             repo: repo.as_ref(),
             pause_ms: args.pause_ms,
@@ -152,12 +164,13 @@ pub fn run(args: CutArgs) -> anyhow::Result<i32> {
         }
         (tasks, Vec::new())
     } else {
-        let repo = GitRepository::open(&args.repo)
-            .with_context(|| format!("opening the repository {}", args.repo.display()))?;
+        let dir = args.repo.clone().unwrap_or_else(|| PathBuf::from("."));
+        let repo = GitRepository::open(&dir)
+            .with_context(|| format!("opening the repository {}", dir.display()))?;
         let commits = match (&args.commit, &args.range) {
             (Some(rev), _) => vec![
                 repo.resolve(rev)
-                    .with_context(|| format!("--commit {rev} in {}", args.repo.display()))?,
+                    .with_context(|| format!("--commit {rev} in {}", dir.display()))?,
             ],
             (None, Some(spec)) => {
                 select(&repo, spec, Merges::Skip)
@@ -166,7 +179,7 @@ pub fn run(args: CutArgs) -> anyhow::Result<i32> {
             }
             (None, None) => unreachable!("clap requires --commit, --range or --session"),
         };
-        let mut head = args.context.head_index(Some(&repo), &args.repo)?;
+        let mut head = args.context.head_index(Some(&repo), &dir)?;
         let progress = Progress::new(
             if args.range.is_some() {
                 ProgressMode::detect(args.quiet)
@@ -184,7 +197,7 @@ pub fn run(args: CutArgs) -> anyhow::Result<i32> {
             head.as_mut(),
             |sha, outcome| progress.item(sha, outcome),
         )
-        .with_context(|| format!("cutting tasks from {}", args.repo.display()))?;
+        .with_context(|| format!("cutting tasks from {}", dir.display()))?;
         progress.finish();
         for (sha, reason) in &outcome.skipped {
             eprintln!("skipped {sha}: {reason}");
@@ -193,7 +206,7 @@ pub fn run(args: CutArgs) -> anyhow::Result<i32> {
             anyhow::bail!(
                 "no task cut from {} commit(s) of {}",
                 commits.len(),
-                args.repo.display()
+                dir.display()
             );
         }
         (outcome.tasks, outcome.skipped)
