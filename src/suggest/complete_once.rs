@@ -165,12 +165,13 @@ pub fn complete_once(
     copy_tree(&dir, &worktree).map_err(io(format!("cannot copy {}", dir.display())))?;
     let mut options = options.clone();
     options.sandbox = None;
-    if sandboxed {
+    // Only processes and language servers run outside nextedit: built-ins and
+    // `openai:` need no sandbox (and no bwrap).
+    let command = spec
+        .strip_prefix("cmd:")
+        .or_else(|| spec.strip_prefix("lsp:"));
+    if let Some(command) = command.filter(|_| sandboxed) {
         availability().map_err(OnceError::NoSandbox)?;
-        let command = spec
-            .strip_prefix("cmd:")
-            .or_else(|| spec.strip_prefix("lsp:"))
-            .unwrap_or("");
         let mut forbidden = vec![dir.clone(), request.dir.clone()];
         if let Ok(cwd) = std::env::current_dir()
             && cwd.starts_with(&dir)

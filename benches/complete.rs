@@ -1,0 +1,208 @@
+//! `complete` call cost per adapter, side by side: what one completion task's call
+//! costs in nextedit (the model's own time excluded), the way `nextedit tasks run`
+//! makes it.
+//!
+//! The worktree is a copy of this crate's own `src/` (real Rust code, ~150 files). Each
+//! task's hole is the line after a function header (`fn …{`) of a file picked by a
+//! fixed pseudo-random sequence; the hole is empty (the file as it is: prefix up to the
+//! cursor, the rest is the suffix). Each call goes through `suggest::complete_call`.
+//!
+//! - `builtin:noop`: the floor (the call and its checks).
+//! - `builtin:retrieve`: reads and chunks the worktree and ranks its functions by BM25
+//!   at every call (a task runner may ask tasks of other states in one worktree).
+//! - `cmd:`: a round trip to a trivial real process (Python answering every line with
+//!   an empty result), unsandboxed and, when bubblewrap works here, in its sandbox.
+//! - `openai:`'s `complete` template: prompt rendering and answer parsing alone (the
+//!   HTTP round trip is `benches/suggesters.rs`'s).
+//!
+//! Run: `cargo bench --bench complete` (`-- --quick` for a short run).
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use nextedit::suggest::prompt;
+use nextedit::suggest::protocol::{CompleteParams, InitializeParams, Revealed};
+use nextedit::suggest::sandbox::{Sandbox, availability};
+use nextedit::suggest::{
+    NoopSuggester, ProcessSuggester, RetrieveSuggester, Suggester, complete_call,
+};
+
+/// Answers every request with an empty result (no JSON decoding in Python).
+const ECHO_SUGGESTER: &str = r#"python3 -c 'import re, sys
+for line in sys.stdin:
+    m = re.match(r"\{\"id\":(\d+)", line)
+    if m:
+        sys.stdout.write("{\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":{\"text\":\"\"}}\n" % m.group(1))
+        sys.stdout.flush()'"#;
+
+/// A fixed pseudo-random sequence (64-bit LCG): the same tasks on every run.
+struct Lcg(u64);
+
+impl Lcg {
+    fn below(&mut self, n: usize) -> usize {
+        self.0 = self
+            .0
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        ((self.0 >> 33) as usize) % n.max(1)
+    }
+}
+
+/// The `.rs` files under `dir` (relative paths) and their texts, copied into `to`.
+fn copy_sources(from: &Path, to: &Path, rel: &Path, out: &mut Vec<(String, String)>) {
+    let mut entries: Vec<_> = std::fs::read_dir(from.join(rel))
+        .expect("read src")
+        .filter_map(Result::ok)
+        .collect();
+    entries.sort_by_key(|e| e.file_name());
+    for entry in entries {
+        let rel = rel.join(entry.file_name());
+        if entry.file_type().expect("file type").is_dir() {
+            std::fs::create_dir_all(to.join(&rel)).expect("mkdir");
+            copy_sources(from, to, &rel, out);
+        } else if rel.extension().is_some_and(|e| e == "rs") {
+            let text = std::fs::read_to_string(from.join(&rel)).expect("read");
+            std::fs::write(to.join(&rel), &text).expect("write");
+            out.push((rel.to_string_lossy().into_owned(), text));
+        }
+    }
+}
+
+/// `n` tasks: the line after a random function header of a random file.
+fn tasks(root: &Path, files: &[(String, String)], n: usize) -> Vec<CompleteParams> {
+    let mut rng = Lcg(17);
+    let mut out = Vec::new();
+    while out.len() < n {
+        let (path, text) = &files[rng.below(files.len())];
+        let lines: Vec<&str> = text.split_inclusive('\n').collect();
+        let headers: Vec<usize> = (0..lines.len())
+            .filter(|&i| lines[i].contains("fn ") && lines[i].trim_end().ends_with('{'))
+            .collect();
+        if headers.is_empty() {
+            continue;
+        }
+        let line = headers[rng.below(headers.len())] + 1;
+        let prefix: String = lines[..line].concat();
+        out.push(CompleteParams {
+            task: format!("task-{}", out.len()),
+            worktree: root.display().to_string(),
+            language: Some("rust".into()),
+            file: path.clone(),
+            line,
+            column: 0,
+            suffix: text[prefix.len()..].to_string(),
+            prefix,
+            scenario: "full_block".into(),
+            context: Vec::new(),
+        });
+    }
+    out
+}
+
+fn percentile(values: &[f64], p: f64) -> f64 {
+    let mut sorted = values.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    sorted[((sorted.len() - 1) as f64 * p).round() as usize]
+}
+
+fn main() {
+    let quick = std::env::args().any(|a| a == "--quick");
+    let n = if quick { 20 } else { 100 };
+    let scratch = tempfile::tempdir().expect("scratch");
+    let root = scratch.path().join("worktree");
+    std::fs::create_dir_all(&root).expect("mkdir");
+    let mut files = Vec::new();
+    copy_sources(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("src"),
+        &root,
+        Path::new(""),
+        &mut files,
+    );
+    let tasks = tasks(&root, &files, n);
+    let init = InitializeParams {
+        protocol_version: 1,
+        worktree: root.display().to_string(),
+        language: Some("rust".into()),
+        project: None,
+        trajectory: "task-0".into(),
+        revealed: Revealed::default(),
+    };
+    let mut adapters: Vec<(String, Box<dyn Suggester>)> = vec![
+        ("builtin:noop".into(), Box::new(NoopSuggester)),
+        (
+            "builtin:retrieve".into(),
+            Box::new(RetrieveSuggester::default()),
+        ),
+        (
+            "cmd: (python3, --sandbox off)".into(),
+            Box::new(ProcessSuggester::from_shell(
+                ECHO_SUGGESTER,
+                Duration::from_secs(10),
+            )),
+        ),
+    ];
+    let sandboxed = availability().is_ok();
+    if sandboxed {
+        let sandbox = Sandbox {
+            scratch: scratch.path().to_path_buf(),
+            read_only: Vec::new(),
+            writable: Vec::new(),
+            network: false,
+        };
+        adapters.push((
+            "cmd: (python3, bwrap)".into(),
+            Box::new(
+                ProcessSuggester::from_shell(ECHO_SUGGESTER, Duration::from_secs(10))
+                    .with_sandbox(sandbox),
+            ),
+        ));
+    }
+    println!(
+        "complete call cost: {n} tasks (the line after a function header) in a copy of src/ ({} Rust files)",
+        files.len()
+    );
+    println!(
+        "{:<32}  {:>10}  {:>10}  {:>12}",
+        "ADAPTER", "CALL p50", "CALL p95", "NON-EMPTY"
+    );
+    for (name, mut suggester) in adapters {
+        suggester.initialize(&init).expect("initialize");
+        // One warm-up call (page cache, the process's start).
+        complete_call(suggester.as_mut(), &tasks[0]).expect("complete");
+        let mut times = Vec::new();
+        let mut answered = 0;
+        for task in &tasks {
+            let t = Instant::now();
+            let (result, _) = complete_call(suggester.as_mut(), task).expect("complete");
+            times.push(t.elapsed().as_secs_f64() * 1e3);
+            answered += usize::from(!result.text.is_empty());
+        }
+        suggester.shutdown();
+        println!(
+            "{:<32}  {:>10.3}  {:>10.3}  {:>12}",
+            name,
+            percentile(&times, 0.5),
+            percentile(&times, 0.95),
+            format!("{answered}/{n}")
+        );
+    }
+    let mut times = Vec::new();
+    for task in &tasks {
+        let t = Instant::now();
+        let rendered = prompt::render_complete(task);
+        let text = prompt::parse_complete_answer("```rust\n    let x = 1;\n```\n");
+        times.push(t.elapsed().as_secs_f64() * 1e3);
+        std::hint::black_box((rendered, text));
+    }
+    println!(
+        "{:<32}  {:>10.3}  {:>10.3}  {:>12}",
+        "openai: complete prompt+parse",
+        percentile(&times, 0.5),
+        percentile(&times, 0.95),
+        "-"
+    );
+    if !sandboxed {
+        println!("(bwrap unavailable here: cmd: measured unsandboxed only)");
+    }
+    println!("(times in ms)");
+}
