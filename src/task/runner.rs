@@ -111,7 +111,7 @@ pub struct TaskRunSummary {
     pub cached: usize,
     /// Test executions run in this invocation.
     pub executed: usize,
-    /// Valid tasks done in this invocation.
+    /// Valid tasks of the run (those stored before a `--resume` included).
     pub valid: usize,
     /// Answers asked in this invocation, and of those the failed calls.
     pub answers: (usize, usize),
@@ -129,7 +129,7 @@ pub fn run_tasks(
     events: &mut dyn TaskRunEvents,
 ) -> Result<TaskRunSummary, TaskRunError> {
     let db = Database::open(db_path)?;
-    let (run, settings, done) = match resume {
+    let (run, settings, done, valid_before) = match resume {
         Some(id) => {
             let row = db.task_run(id)?.ok_or_else(|| {
                 TaskRunError::Resume(format!("no task run {id} in {}", db_path.display()))
@@ -147,17 +147,19 @@ pub fn run_tasks(
                     )));
                 }
             }
+            let indices = stored.iter().map(|s| s.index).collect::<Vec<_>>();
             (
                 id,
                 settings,
-                stored.iter().map(|s| s.index).collect::<Vec<_>>(),
+                indices,
+                stored.iter().filter(|s| s.valid).count(),
             )
         }
         None => {
             let settings = settings.ok_or_else(|| TaskRunError::Settings("no settings".into()))?;
             let json = serde_json::to_string(&settings).expect("settings serialize");
             let id = db.create_task_run(&settings.suggester, settings.samples, task_file, &json)?;
-            (id, settings, Vec::new())
+            (id, settings, Vec::new(), 0)
         }
     };
     let sandboxed = sandbox_for(settings.sandbox_mode()?).map_err(TaskRunError::Settings)?;
@@ -194,7 +196,7 @@ pub fn run_tasks(
     };
     let (sender, receiver) = crossbeam_channel::unbounded::<Result<StoredTask, TaskRunError>>();
     let mut done_now = 0;
-    let mut valid = 0;
+    let mut valid = valid_before;
     let mut answers = (0, 0);
     let mut failure = None;
     std::thread::scope(|scope| {

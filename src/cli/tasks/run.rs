@@ -169,7 +169,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<i32> {
         summary.run, summary.done, summary.executed, summary.cached
     );
     // Nothing measured is a failure, said loudly (invalid tasks alone are not).
-    if summary.done > 0 && summary.valid == 0 {
+    if summary.valid == 0 {
         eprintln!(
             "nextedit: no valid task: every task's ground truth failed its tests or it named none (tasks report {} lists why)",
             summary.run
