@@ -876,3 +876,76 @@ fn nothing_valid_or_no_answer_fails_loudly() {
         errors[0]
     );
 }
+
+#[test]
+fn test_commands_run_without_network_under_time_and_memory_limits() {
+    if !available(
+        "test_commands_run_without_network_under_time_and_memory_limits",
+        &[Server::Pytest],
+    ) {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let tasks = python_fixture(dir.path());
+    let repo = dir.path().join("calc");
+    // The first task alone.
+    let text = std::fs::read_to_string(&tasks).unwrap();
+    let one = dir.path().join("one.jsonl");
+    std::fs::write(&one, format!("{}\n", text.lines().next().unwrap())).unwrap();
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let db = dir.path().join("t.db");
+    let mut run = 0;
+    // The task's validity (or why not) under a test command and flags.
+    let mut outcome = |command: &str, flags: &[&str]| -> String {
+        let mut args = vec![
+            "tasks",
+            "run",
+            one.to_str().unwrap(),
+            "--repo",
+            repo.to_str().unwrap(),
+            "--suggester",
+            "builtin:oracle",
+            "--test-command",
+            command,
+            "-q",
+        ];
+        args.extend(flags);
+        nextedit(&args, &db);
+        run += 1;
+        let report = report_json(&[&run.to_string()], &db);
+        match report["runs"][0]["invalid"][0]["reason"].as_str() {
+            Some(reason) => reason.to_string(),
+            None => "valid".to_string(),
+        }
+    };
+    // {tests} is the pytest ids: the default command, spelled out.
+    assert_eq!(
+        outcome("python3 -m pytest -q -p no:cacheprovider {tests}", &[]),
+        "valid"
+    );
+    assert_eq!(
+        outcome("echo {tests} {names} {packages} {files}; exit 3", &[]),
+        "the ground truth fails its tests (exit 3)"
+    );
+    let connect = format!(
+        "python3 -c 'import socket; socket.create_connection((\"127.0.0.1\", {port}), timeout=5)'"
+    );
+    // The host's loopback is not there inside the sandbox's network namespace.
+    assert_eq!(
+        outcome(&connect, &["--sandbox", "bwrap"]),
+        "the ground truth fails its tests (exit 1)"
+    );
+    assert_eq!(outcome(&connect, &["--sandbox", "off"]), "valid");
+    assert_eq!(
+        outcome("sleep 30", &["--timeout", "1"]),
+        "the ground truth's tests timed out after 1 s"
+    );
+    let allocate = "python3 -c 'x = bytearray(512 * 1024 * 1024)'";
+    assert_eq!(
+        outcome(allocate, &["--memory", "256"]),
+        "the ground truth fails its tests (exit 1)"
+    );
+    assert_eq!(outcome(allocate, &["--memory", "2048"]), "valid");
+    drop(listener);
+}
