@@ -220,6 +220,40 @@ fn body_after_doc(
     Some(line_start(text, next.start_byte())..inner.end)
 }
 
+/// Where each line of a text starts, for positions in O(log n) when a file has many
+/// blocks to place.
+#[derive(Debug, Clone)]
+pub struct LineIndex(Vec<usize>);
+
+impl LineIndex {
+    /// The line starts of `text`.
+    pub fn new(text: &str) -> LineIndex {
+        LineIndex(
+            std::iter::once(0)
+                .chain(text.match_indices('\n').map(|(i, _)| i + 1))
+                .collect(),
+        )
+    }
+
+    /// The 0-based line and byte column of `byte` (as [`cursor_at`]).
+    pub fn cursor(&self, byte: usize) -> Cursor {
+        let line = self.0.partition_point(|&s| s <= byte).saturating_sub(1);
+        Cursor {
+            line,
+            column: byte - self.0[line],
+        }
+    }
+
+    /// The 0-based lines `range` covers (as [`lines_of`]).
+    pub fn lines(&self, range: &Range<usize>) -> Range<usize> {
+        let first = self.cursor(range.start).line;
+        let last = self
+            .cursor(range.end.max(range.start + 1).saturating_sub(1))
+            .line;
+        first..last.max(first) + 1
+    }
+}
+
 /// The byte where the line holding `byte` starts.
 pub fn line_start(text: &str, byte: usize) -> usize {
     text[..byte.min(text.len())]
@@ -355,5 +389,12 @@ mod tests {
         assert_eq!(cursor_at(text, 4), Cursor { line: 1, column: 1 });
         assert_eq!(lines_of(text, &(0..5)), 0..2);
         assert_eq!(lines_of(text, &(3..3)), 1..2);
+        let index = LineIndex::new(text);
+        for byte in 0..=text.len() {
+            assert_eq!(index.cursor(byte), cursor_at(text, byte), "{byte}");
+            for end in byte..=text.len() {
+                assert_eq!(index.lines(&(byte..end)), lines_of(text, &(byte..end)));
+            }
+        }
     }
 }

@@ -8,7 +8,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::ops::Range;
 
-use super::blocks::{Block, blocks, cursor_at, lines_of};
+use super::blocks::{Block, LineIndex, blocks, cursor_at, lines_of};
 use super::coverage::{TestIndex, is_test_file};
 use super::dependency::dependency_level;
 use super::retrieval::{RetrieveError, Retriever, context_query, existed_in, top_chunks};
@@ -109,6 +109,7 @@ impl SplitMix {
 /// One parsed file of the state.
 struct Parsed {
     language: Language,
+    lines: LineIndex,
     blocks: Vec<Block>,
     structure: FileStructure,
 }
@@ -169,6 +170,7 @@ pub fn cut_commit(
             path,
             Parsed {
                 language,
+                lines: LineIndex::new(text),
                 blocks: blocks(language, text),
                 structure: analyze(language, text),
             },
@@ -370,7 +372,6 @@ fn candidates(
 ) -> Vec<Hole> {
     let mut out = Vec::new();
     for (&path, file) in parsed {
-        let text = &input.files[path];
         let touched = &touched[path];
         let hole = |range: Range<usize>, block: Option<BlockKind>| Hole {
             scenario,
@@ -382,7 +383,7 @@ fn candidates(
         match scenario {
             Scenario::FullBlock | Scenario::Rag => {
                 for b in &file.blocks {
-                    if meets(&lines_of(text, &b.range), touched) {
+                    if meets(&file.lines.lines(&b.range), touched) {
                         out.push(hole(b.range.clone(), Some(b.kind)));
                     }
                 }
@@ -397,7 +398,7 @@ fn candidates(
                     });
                     if b.kind != BlockKind::Function
                         && in_function
-                        && meets(&lines_of(text, &b.range), touched)
+                        && meets(&file.lines.lines(&b.range), touched)
                     {
                         out.push(hole(b.range.clone(), Some(b.kind)));
                     }
@@ -406,7 +407,7 @@ fn candidates(
             Scenario::InnerBlock => {
                 for b in &file.blocks {
                     if let Some(inner) = &b.inner
-                        && meets(&lines_of(text, inner), touched)
+                        && meets(&file.lines.lines(inner), touched)
                     {
                         out.push(hole(inner.clone(), Some(b.kind)));
                     }
@@ -417,7 +418,7 @@ fn candidates(
                 for b in &file.blocks {
                     if b.kind == BlockKind::Function
                         && let Some(body) = &b.body_after_doc
-                        && added.contains(&cursor_at(text, b.range.start).line)
+                        && added.contains(&file.lines.cursor(b.range.start).line)
                     {
                         out.push(hole(body.clone(), Some(BlockKind::Function)));
                     }

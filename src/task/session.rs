@@ -64,7 +64,10 @@ pub fn pauses(trajectory: &Trajectory, pause_ms: f64) -> Vec<Pause> {
                 debug_assert_eq!(changes[at].0, i);
                 if change.origin == Origin::User && event.t_ms - last_t >= pause_ms {
                     let (cursor, typed) = typed_run(&changes[at..], pause_ms);
-                    if !typed.trim().is_empty() && texts.contains_key(&change.file) {
+                    let fits = texts
+                        .get(&change.file)
+                        .is_some_and(|t| t.is_char_boundary(cursor));
+                    if !typed.trim().is_empty() && fits {
                         out.push(Pause {
                             seq: event.seq,
                             file: change.file.clone(),
@@ -118,7 +121,7 @@ fn typed_run(run: &[(usize, f64, &Change)], pause_ms: f64) -> (usize, String) {
         if insertion && !change.after.is_empty() {
             typed.push_str(&change.after);
             cursor += change.after.len();
-        } else if backspace {
+        } else if backspace && typed.is_char_boundary(change.start_byte - start) {
             typed.truncate(change.start_byte - start);
             cursor = change.start_byte;
         } else {
