@@ -67,7 +67,7 @@ pub struct CompleteArgs {
     context: Option<PathBuf>,
 
     /// Seconds the `complete` call may take
-    #[arg(long, default_value_t = 30.0)]
+    #[arg(long, default_value_t = 60.0)]
     timeout: f64,
 
     /// Seconds `initialize` may take (a process may load a model)

@@ -37,11 +37,11 @@ pub struct BuildOptions {
 }
 
 impl Default for BuildOptions {
-    /// Replay's defaults: 30 s per call, [`DEFAULT_INIT_TIMEOUT`], give up after
+    /// Replay's defaults: 60 s per call, [`DEFAULT_INIT_TIMEOUT`], give up after
     /// [`DEFAULT_GIVE_UP_AFTER`], loopback only, no proxy, no sandbox.
     fn default() -> BuildOptions {
         BuildOptions {
-            timeout: Duration::from_secs(30),
+            timeout: Duration::from_secs(60),
             init_timeout: DEFAULT_INIT_TIMEOUT,
             give_up_after: DEFAULT_GIVE_UP_AFTER,
             allow_network: false,

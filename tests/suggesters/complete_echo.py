@@ -40,8 +40,7 @@ for line in sys.stdin:
         if MODE == "hang":
             time.sleep(3600)
         if MODE == "garbage":
-            send_line = "completion: return 42\n"
-            sys.stdout.write(send_line)
+            sys.stdout.write("completion: return 42\n")
             sys.stdout.flush()
             continue
         if MODE == "bad-shape":

@@ -2,8 +2,9 @@
 good, crash-once, hang, hang-once-at-3, garbage, huge, error, flood (valid lines that answer
 nothing, forever), no-read (never reads stdin again), orphan (starts `sleep ORPHAN_TAG` in the
 background, one in its process group and one in a session of its own, then crashes);
-hang-init hangs on `initialize`. Other requests (`complete`) get "method not found". SUGGESTER_STATE is a file counting initialize calls and
-crashes, so a test can see restarts."""
+hang-init hangs on `initialize`. Other requests (`complete`) get "method not found".
+SUGGESTER_STATE is a file counting initialize calls and crashes, so a test can see
+restarts."""
 import json
 import os
 import subprocess

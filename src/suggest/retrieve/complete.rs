@@ -30,8 +30,27 @@ enum Origin {
     Worktree,
 }
 
-/// The answer to `params` from `files` (the worktree's files: path, text).
-pub fn complete(params: &CompleteParams, files: Vec<(String, String)>) -> CompleteResult {
+/// A worktree's files (path, text) with their function chunks: what every `complete`
+/// of one state searches (parsed once per state).
+pub type Functions = Vec<(String, String, Vec<Chunk>)>;
+
+/// The function chunks of `files` (the worktree's files: path, text).
+pub fn functions(files: Vec<(String, String)>) -> Functions {
+    files
+        .into_iter()
+        .filter_map(|(path, text)| {
+            let language = Language::from_path(std::path::Path::new(&path))?;
+            let functions: Vec<Chunk> = super::chunks::chunks(language, &text)
+                .into_iter()
+                .filter(|c| c.name.is_some())
+                .collect();
+            Some((path, text, functions))
+        })
+        .collect()
+}
+
+/// The answer to `params` from `files` (the worktree's [`functions`]).
+pub fn complete(params: &CompleteParams, files: &Functions) -> CompleteResult {
     let mut indexed: Vec<(String, String, Vec<Chunk>)> = Vec::new();
     for (i, context) in params.context.iter().enumerate() {
         let lines = context.text.split_inclusive('\n').count();
@@ -42,16 +61,13 @@ pub fn complete(params: &CompleteParams, files: Vec<(String, String)>) -> Comple
         };
         indexed.push((context_key(i), context.text.clone(), vec![whole]));
     }
-    for (path, text) in files {
-        let Some(language) = Language::from_path(std::path::Path::new(&path)) else {
-            continue;
-        };
-        let functions: Vec<Chunk> = super::chunks::chunks(language, &text)
-            .into_iter()
-            .filter(|c| c.name.is_some())
-            .filter(|c| !(path == params.file && overlaps_query(c, params.line)))
+    for (path, text, chunks) in files {
+        let kept: Vec<Chunk> = chunks
+            .iter()
+            .filter(|c| !(*path == params.file && overlaps_query(c, params.line)))
+            .cloned()
             .collect();
-        indexed.push((path, text, functions));
+        indexed.push((path.clone(), text.clone(), kept));
     }
     let index = ChunkIndex::build_chunked(indexed);
     let prefix_lines: Vec<&str> = params.prefix.split_inclusive('\n').collect();
@@ -276,7 +292,7 @@ mod tests {
         ];
         let got = complete(
             &params(shop, "\n    def other(self):\n", vec![]),
-            files.clone(),
+            &functions(files.clone()),
         );
         assert_eq!(
             got.text,
@@ -297,14 +313,14 @@ mod tests {
             end_line: 12,
             text: "    def total_weight(self, items):\n        return sum(i.weight * i.count * self.unit for i in items)\n".into(),
         };
-        let got = complete(&params(shop, "", vec![hint]), files);
+        let got = complete(&params(shop, "", vec![hint]), &functions(files));
         assert_eq!(
             got.text,
             "        return sum(i.weight * i.count * self.unit for i in items)\n"
         );
         assert_eq!(got.reads[0].file, "lib/weights.py");
         assert_eq!(
-            complete(&params("", "", vec![]), vec![]),
+            complete(&params("", "", vec![]), &Vec::new()),
             CompleteResult::default()
         );
     }

@@ -57,6 +57,9 @@ pub struct RetrieveSuggester {
     renames: Vec<(String, String)>,
     /// What the last applied edit taught.
     last_changes: Vec<Change>,
+    /// The worktree `initialize` named, and its function chunks once a `complete`
+    /// parsed them (the state does not change until the next `initialize`).
+    completing: Option<(String, Option<complete::Functions>)>,
 }
 
 /// The files of `root` in a language nextedit parses (path relative to `root`, text),
@@ -190,6 +193,7 @@ impl Suggester for RetrieveSuggester {
     fn initialize(&mut self, params: &InitializeParams) -> Result<InitializeResult, SuggestError> {
         self.renames.clear();
         self.last_changes.clear();
+        self.completing = Some((params.worktree.clone(), None));
         self.index = Some(ChunkIndex::build(worktree_files(Path::new(
             &params.worktree,
         ))));
@@ -246,15 +250,21 @@ impl Suggester for RetrieveSuggester {
     }
 
     fn complete(&mut self, params: &CompleteParams) -> Result<CompleteResult, SuggestError> {
-        // Read afresh: a task runner may ask tasks of other states without a new
-        // `initialize`, and the index of a trajectory would hold the hole's file
-        // without its hole.
-        let files = worktree_files(Path::new(&params.worktree));
-        Ok(complete::complete(params, files))
+        // Parsed once per `initialize` (a task's samples share it); a worktree that
+        // `initialize` did not name is read afresh.
+        let read = || complete::functions(worktree_files(Path::new(&params.worktree)));
+        match &mut self.completing {
+            Some((worktree, functions)) if *worktree == params.worktree => {
+                let functions = functions.get_or_insert_with(read);
+                Ok(complete::complete(params, functions))
+            }
+            _ => Ok(complete::complete(params, &read())),
+        }
     }
 
     fn shutdown(&mut self) {
         self.index = None;
+        self.completing = None;
     }
 }
 
