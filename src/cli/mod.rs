@@ -4,7 +4,8 @@
 //! Exit codes ([`EXIT_CODES`], also in `nextedit --help`): 0 success, also when stdout
 //! was closed early (`nextedit … | head`); 1 the command ran but something it judges
 //! failed (items of a batch skipped, `doctor` found an error, `sessions link` found no
-//! commit, a replay's suggester never answered); 2 an error ended the command (its
+//! commit, a replay's or `tasks run`'s suggester never answered, `tasks run` found no
+//! valid task); 2 an error ended the command (its
 //! chain is printed on stderr) or the arguments are invalid.
 
 mod complete;
@@ -20,6 +21,7 @@ mod report;
 mod runs;
 mod score;
 mod sessions;
+mod tasks;
 
 use clap::{Parser, Subcommand};
 
@@ -66,6 +68,8 @@ enum Command {
     #[command(subcommand)]
     Export(export::ExportCommand),
     EvalOrder(eval_order::EvalOrderArgs),
+    #[command(subcommand)]
+    Tasks(tasks::TasksCommand),
     Doctor(doctor::DoctorArgs),
 }
 
@@ -75,7 +79,8 @@ Exit status:
   0  success (also when standard output was closed early, as by `nextedit … | head`)
   1  the command ran, but something it judges failed: items of a batch were skipped
      (derive --range, import, eval-order, replay), doctor found an error, sessions link
-     found no commit, a replay's suggester never answered
+     found no commit, a replay's (or tasks run's) suggester never answered, tasks run
+     found no valid task
   2  an error ended the command (printed on standard error), or the arguments are invalid";
 
 /// Parses arguments, runs the command and returns the process exit code
@@ -96,6 +101,7 @@ pub fn run() -> i32 {
         Command::Import(command) => import::run(command),
         Command::Export(command) => export::run(command),
         Command::EvalOrder(args) => eval_order::run(args),
+        Command::Tasks(command) => tasks::run(command),
         Command::Doctor(args) => doctor::run(args),
     };
     match result {

@@ -387,6 +387,47 @@ impl GitRepository {
         })
     }
 
+    /// Every regular file of commit `sha`'s tree that is UTF-8 text of at most
+    /// `max_bytes`, as (path, text) in path order: the state a completion task is cut
+    /// from (binary, huge, symlinked and submodule entries are no code to complete).
+    pub fn tree_texts(
+        &self,
+        sha: &str,
+        max_bytes: usize,
+    ) -> Result<Vec<(String, String)>, HistoryError> {
+        let tree = self.commit_tree(sha)?;
+        let mut out = Vec::new();
+        let mut failure = None;
+        tree.tree
+            .walk(git2::TreeWalkMode::PreOrder, |dir, entry| {
+                if entry.kind() != Some(git2::ObjectType::Blob)
+                    || entry.filemode() == i32::from(git2::FileMode::Link)
+                {
+                    return git2::TreeWalkResult::Ok;
+                }
+                match self.repo.find_blob(entry.id()) {
+                    Ok(blob) if blob.size() <= max_bytes => {
+                        if let Ok(text) = std::str::from_utf8(blob.content()) {
+                            let name = path_text(entry.name_bytes());
+                            out.push((format!("{dir}{name}"), text.to_string()));
+                        }
+                        git2::TreeWalkResult::Ok
+                    }
+                    Ok(_) => git2::TreeWalkResult::Ok,
+                    Err(e) => {
+                        failure = Some(e);
+                        git2::TreeWalkResult::Abort
+                    }
+                }
+            })
+            .map_err(git(sha, "walking the tree"))?;
+        if let Some(e) = failure {
+            return Err(git(sha, "reading a blob")(e));
+        }
+        out.sort();
+        Ok(out)
+    }
+
     fn blob(
         &self,
         sha: &str,

@@ -20,4 +20,4 @@ pub use engine::{
 };
 pub use historian::HistorianLog;
 pub use oracle::FedSuggester;
-pub use worktree::DirWorkspace;
+pub use worktree::{DirWorkspace, write_inside};

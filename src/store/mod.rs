@@ -12,6 +12,7 @@ mod export;
 mod merge;
 mod results;
 mod runs;
+mod tasks;
 mod write;
 
 pub use cache::ResponseCache;
@@ -23,6 +24,7 @@ pub use runs::{
     RunMeasurements, RunSummary, RunTrajectory, StepDetail, StepFailure, StepFlow, StoredContent,
     StoredPrediction, StoredStep,
 };
+pub use tasks::{CachedExecution, StoredAnswer, StoredTask, TaskRunRow};
 pub use write::{NewSession, SessionEnd};
 
 use std::path::{Path, PathBuf};

@@ -6,6 +6,21 @@
 //! module holds the typed form. Cutting, retrieval, execution and reports live in the
 //! submodules; the CLI (`cli/tasks/`) only reads arguments and prints.
 
+pub mod blocks;
+pub mod coverage;
+pub mod cut;
+pub mod dependency;
+pub mod execute;
+pub mod history;
+pub mod json;
+pub mod report;
+pub mod retrieval;
+pub mod retriever_command;
+pub mod runner;
+pub mod score;
+pub mod session;
+pub mod text;
+
 use serde::{Deserialize, Serialize};
 
 /// Version of the task file format written by this build.
@@ -34,8 +49,14 @@ pub struct Task {
     pub cursor: Cursor,
     /// The file's text before the hole.
     pub prefix: String,
-    /// The file's text after the hole.
+    /// The file's text after the hole, as the task shows it.
     pub suffix: String,
+    /// The file's real text after the hole when `suffix` hides some or all of it (the
+    /// incomplete-suffix scenario): the file in the state is then `prefix +
+    /// ground_truth + state_suffix`, and an answer is applied as `prefix + answer +
+    /// state_suffix`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub state_suffix: Option<String>,
     /// What filled the hole in the state (may be empty: an already complete block).
     pub ground_truth: String,
     /// The innermost definition around the hole, if any.

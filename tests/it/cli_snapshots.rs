@@ -87,6 +87,7 @@ fn help_top_level() {
             "import",
             "export",
             "eval-order",
+            "tasks",
             "doctor"
         ]
     );
@@ -140,6 +141,11 @@ fn help_derive() {
 #[test]
 fn help_import() {
     check_help(&["import"]);
+}
+
+#[test]
+fn help_tasks() {
+    check_help(&["tasks"]);
 }
 
 #[test]

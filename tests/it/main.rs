@@ -3,6 +3,7 @@
 
 mod common;
 mod derive_support;
+mod tasks_support;
 
 mod cli_snapshots;
 mod context_cli;
@@ -48,4 +49,6 @@ mod suggester_lsp;
 mod suggester_openai;
 mod suggester_process;
 mod suggester_retrieve;
+mod tasks_cut;
+mod tasks_run;
 mod tidy;

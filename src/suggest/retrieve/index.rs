@@ -257,6 +257,13 @@ impl ChunkIndex {
         self.files.get(path).map(|f| f.text.as_str())
     }
 
+    /// Every indexed chunk with its file's path, by path, then line.
+    pub fn chunks(&self) -> impl Iterator<Item = (&str, &Chunk)> {
+        self.files
+            .iter()
+            .flat_map(|(path, file)| file.chunks.iter().map(move |(_, c)| (path.as_str(), c)))
+    }
+
     /// How many chunks are indexed.
     pub fn chunk_count(&self) -> usize {
         self.owners.len()

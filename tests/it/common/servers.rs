@@ -35,6 +35,10 @@ pub enum Server {
     HfDatasets,
     /// Debian's chromium, headless, for the HTML report (`report_html.rs`).
     Chromium,
+    /// pytest from PyPI in `.venv-pytest` (the test runner of `tasks run`'s Python tasks).
+    Pytest,
+    /// A Go toolchain (`go test` for `tasks run`'s Go tasks).
+    Go,
 }
 
 impl Server {
@@ -61,6 +65,12 @@ impl Server {
                 "`python3 -m venv .venv-datasets && .venv-datasets/bin/pip install datasets==5.2.0`, as scripts/test does"
             }
             Server::Chromium => "`apt-get install chromium`, as scripts/test does",
+            Server::Pytest => {
+                "`python3 -m venv .venv-pytest && .venv-pytest/bin/pip install pytest==8.3.5`, as scripts/test does"
+            }
+            Server::Go => {
+                "`apt-get install golang-1.19-go` (Debian 13: golang-go), as scripts/test does"
+            }
         }
     }
 
@@ -128,6 +138,11 @@ impl Server {
             }),
             Server::HfDatasets => present(repo().join(".venv-datasets/bin/python")),
             Server::Chromium => present(PathBuf::from("/usr/bin/chromium")),
+            Server::Pytest => present(repo().join(".venv-pytest/bin/pytest"))
+                .map(|_| repo().join(".venv-pytest/bin/python3")),
+            Server::Go => {
+                which_in("go", &go_path_var()).ok_or_else(|| "no Go toolchain (go)".into())
+            }
         }
     }
 

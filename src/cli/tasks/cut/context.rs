@@ -1,0 +1,92 @@
+//! The retrieval flags of `nextedit tasks cut`: where context comes from, how much,
+//! and which retriever ranks it.
+
+use std::path::Path;
+
+use anyhow::Context;
+use clap::{Args, ValueEnum};
+use nextedit::history::GitRepository;
+use nextedit::suggest::retrieve::index::ChunkIndex;
+use nextedit::task::ContextFrom;
+use nextedit::task::cut::ContextOptions;
+use nextedit::task::history::head_index;
+use nextedit::task::retrieval::{Bm25, Retriever};
+use nextedit::task::retriever_command::CommandRetriever;
+
+/// Which version context is retrieved from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum From {
+    /// The task's own state (evolution-aware)
+    State,
+    /// The repository's latest version (evolution-ignored; leaks are flagged)
+    Head,
+}
+
+/// Retrieved context for every task.
+#[derive(Debug, Args)]
+pub struct ContextArgs {
+    /// Retrieve context from the task's state or from the latest version (HEAD of
+    /// --repo, or --head); chunks that did not exist in the state are flagged
+    /// `existed_at_state: false` and the task's context `leaked: true`
+    #[arg(long, value_enum, default_value_t = From::State)]
+    pub context_from: From,
+    /// How many function chunks of context per task (0: none)
+    #[arg(long, default_value_t = 5, value_name = "K")]
+    pub context_k: usize,
+    /// The latest version for --context-from head [default: HEAD]
+    #[arg(long, value_name = "REV")]
+    pub head: Option<String>,
+    /// Ranks context and RAG hints: `bm25`, or `cmd:PROG ARGS` (a command speaking
+    /// one JSON line per query each way, e.g. an embedding model: docs/tasks.md)
+    #[arg(long, default_value = "bm25", value_name = "SPEC")]
+    pub retriever: String,
+}
+
+impl ContextArgs {
+    /// The context options, `None` when no context is asked for.
+    pub fn options(&self) -> Option<ContextOptions> {
+        (self.context_k > 0).then_some(ContextOptions {
+            from: match self.context_from {
+                From::State => ContextFrom::State,
+                From::Head => ContextFrom::Head,
+            },
+            k: self.context_k,
+        })
+    }
+
+    /// The retriever the spec names, started.
+    pub fn retriever(&self) -> anyhow::Result<Box<dyn Retriever>> {
+        if self.retriever == "bm25" {
+            return Ok(Box::new(Bm25));
+        }
+        let Some(command) = self.retriever.strip_prefix("cmd:") else {
+            anyhow::bail!(
+                "--retriever {:?}: use bm25 or cmd:PROG ARGS",
+                self.retriever
+            );
+        };
+        let argv: Vec<String> = command.split_whitespace().map(str::to_string).collect();
+        Ok(Box::new(CommandRetriever::start(&self.retriever, &argv)?))
+    }
+
+    /// The latest version's index when context comes from it.
+    pub fn head_index(
+        &self,
+        repo: Option<&GitRepository>,
+        dir: &Path,
+    ) -> anyhow::Result<Option<ChunkIndex>> {
+        if self.context_from != From::Head || self.context_k == 0 {
+            return Ok(None);
+        }
+        let repo = repo.with_context(|| {
+            format!(
+                "--context-from head needs a repository: {} is none",
+                dir.display()
+            )
+        })?;
+        let rev = self.head.as_deref().unwrap_or("HEAD");
+        Ok(Some(head_index(repo, rev).with_context(|| {
+            format!("reading the latest version {rev} of {}", dir.display())
+        })?))
+    }
+}

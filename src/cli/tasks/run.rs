@@ -1,0 +1,187 @@
+//! `nextedit tasks run`: ask a suggester for every task of a task file, run the
+//! covering tests on each answer, store the results (the run itself is
+//! [`nextedit::task::runner`]).
+
+use std::path::PathBuf;
+
+use anyhow::Context;
+use clap::{Args, ValueEnum};
+use nextedit::progress::{Progress, ProgressMode};
+use nextedit::store::StoredTask;
+use nextedit::task::runner::{TaskRunEvents, TaskRunSettings, parse_task_file, run_tasks};
+
+/// Run a suggester on completion tasks and score its answers by their tests
+///
+/// For each task of TASKS (JSON Lines, `nextedit tasks cut`): the task's state is
+/// written to a private scratch checkout (the commit's tree from --repo, then the
+/// state's files), the ground truth's covering tests are run first (a task whose
+/// tests fail on it, or that names none, is invalid: reported, never counted), then
+/// the suggester's `complete` answers (--samples N for pass@k) are tested one by one.
+/// Tests run in bubblewrap without network, under --timeout and --memory. A test run
+/// is cached in the database by (state, answer, command): an identical answer is not
+/// run twice, in this run or a later one.
+///
+/// Default test commands: Python `python3 -m pytest -q -p no:cacheprovider FILE::NAME…`,
+/// Go `go test -count=1 -run '^(A|B)$' ./PKG…`. --test-command replaces them with a
+/// shell command in which {tests} (FILE::NAME…), {names} (A|B), {packages} (./PKG…)
+/// and {files} are substituted.
+///
+/// builtin:oracle answers each task's ground truth (pass@1 = 1 on valid tasks).
+/// Figures: `nextedit tasks report RUN`. Interrupted: --resume RUN.
+///
+/// Examples:
+///   nextedit tasks run tasks.jsonl --repo ~/src/proj --suggester builtin:oracle --db t.db
+///   nextedit tasks run tasks.jsonl --repo ~/src/proj --suggester 'cmd:python3 /opt/s.py' \
+///       --samples 5 --jobs 2 --db t.db
+///   nextedit tasks run tasks.jsonl --repo ~/src/proj --resume 3 --db t.db
+#[derive(Debug, Args)]
+#[command(verbatim_doc_comment)]
+pub struct RunArgs {
+    /// The task file (JSON Lines, one task a line)
+    #[arg(value_name = "TASKS")]
+    tasks: PathBuf,
+
+    /// builtin:oracle, builtin:noop, builtin:retrieve, openai:<URL>?model=<NAME>,
+    /// lsp:<command> or cmd:<command line> (required unless --resume)
+    #[arg(long, value_name = "SPEC", required_unless_present = "resume")]
+    suggester: Option<String>,
+
+    /// Repository the tasks' commits are read from (repeatable; matched to a task by
+    /// directory name, or the only one given)
+    #[arg(long, value_name = "DIR")]
+    repo: Vec<PathBuf>,
+
+    /// Answers asked per task (pass@k's n)
+    #[arg(long, value_name = "N", default_value_t = 1)]
+    samples: u32,
+
+    /// Database [default: $NEXTEDIT_DB, else $XDG_DATA_HOME/nextedit/nextedit.db]
+    #[arg(long, value_name = "PATH")]
+    db: Option<PathBuf>,
+
+    /// Tasks run at once
+    #[arg(long, value_name = "J", default_value_t = 1)]
+    jobs: usize,
+
+    /// Continue task run RUN with its stored settings (the same task file)
+    #[arg(long, value_name = "RUN")]
+    resume: Option<i64>,
+
+    /// Shell command running the covering tests instead of the language's default
+    #[arg(long, value_name = "CMD")]
+    test_command: Option<String>,
+
+    /// Time limit of one test run, seconds
+    #[arg(long, value_name = "S", default_value_t = 120.0)]
+    timeout: f64,
+
+    /// Address-space limit of one test run (RLIMIT_AS), MiB
+    #[arg(long, value_name = "MIB", default_value_t = 4096)]
+    memory: u64,
+
+    /// Where tests and the suggester run: bwrap (no network, only the checkout
+    /// writable), off, or auto (bwrap when it works here)
+    #[arg(long, value_enum, default_value_t = SandboxArg::Auto)]
+    sandbox: SandboxArg,
+
+    /// Limit of one `complete` call, seconds
+    #[arg(long, value_name = "S", default_value_t = 60.0)]
+    call_timeout: f64,
+
+    /// No progress lines
+    #[arg(short, long)]
+    quiet: bool,
+}
+
+/// `--sandbox`.
+#[derive(Debug, Clone, Copy, ValueEnum)]
+enum SandboxArg {
+    Auto,
+    Bwrap,
+    Off,
+}
+
+struct Printer {
+    progress: Progress,
+    tasks: Vec<String>,
+}
+
+impl TaskRunEvents for Printer {
+    fn started(&mut self, run: i64, total: usize, todo: usize, sandboxed: bool) {
+        let sandbox = if sandboxed { "" } else { " (unsandboxed)" };
+        self.progress.suspend(|| {
+            eprintln!("nextedit: task run {run}: {todo} of {total} tasks to do{sandbox}")
+        });
+        self.progress.start(todo);
+    }
+
+    fn task_done(&mut self, task: &StoredTask) {
+        let outcome = if task.valid {
+            let passed = task.answers.iter().filter(|a| a.passed).count();
+            let cached = task.answers.iter().filter(|a| a.cached).count();
+            format!("{passed}/{} passed, {cached} cached", task.answers.len())
+        } else {
+            format!("invalid: {}", task.invalid_reason.as_deref().unwrap_or(""))
+        };
+        let name = self.tasks.get(task.index).cloned().unwrap_or_default();
+        self.progress.item(&name, &outcome);
+    }
+}
+
+pub fn run(args: RunArgs) -> anyhow::Result<i32> {
+    let text = std::fs::read_to_string(&args.tasks)
+        .with_context(|| format!("reading task file {}", args.tasks.display()))?;
+    let tasks =
+        parse_task_file(&text).with_context(|| format!("task file {}", args.tasks.display()))?;
+    let db_path = args.db.unwrap_or_else(nextedit::store::default_path);
+    let settings = args.suggester.map(|suggester| TaskRunSettings {
+        suggester,
+        samples: args.samples.max(1),
+        repos: args.repo.clone(),
+        test_command: args.test_command.clone(),
+        timeout: args.timeout,
+        memory_mib: args.memory,
+        sandbox: match args.sandbox {
+            SandboxArg::Auto => "auto",
+            SandboxArg::Bwrap => "bwrap",
+            SandboxArg::Off => "off",
+        }
+        .to_string(),
+        call_timeout: args.call_timeout,
+    });
+    let mut printer = Printer {
+        progress: Progress::new(ProgressMode::detect(args.quiet), "tasks"),
+        tasks: tasks.iter().map(|t| t.id.clone()).collect(),
+    };
+    let summary = run_tasks(
+        &db_path,
+        &args.tasks.to_string_lossy(),
+        &tasks,
+        settings,
+        args.resume,
+        args.jobs,
+        &mut printer,
+    )
+    .with_context(|| format!("task run into {}", db_path.display()))?;
+    printer.progress.finish();
+    println!(
+        "task run {}: {} tasks done, {} test runs, {} from the cache",
+        summary.run, summary.done, summary.executed, summary.cached
+    );
+    // Nothing measured is a failure, said loudly (invalid tasks alone are not).
+    if summary.valid == 0 {
+        eprintln!(
+            "nextedit: no valid task: every task's ground truth failed its tests or it named none (tasks report {} lists why)",
+            summary.run
+        );
+        return Ok(1);
+    }
+    if summary.answers.0 > 0 && summary.answers.1 == summary.answers.0 {
+        eprintln!(
+            "nextedit: the suggester answered no call ({} failed; tasks report {} shows the runs, task_answers.error why)",
+            summary.answers.1, summary.run
+        );
+        return Ok(1);
+    }
+    Ok(0)
+}

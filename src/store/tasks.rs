@@ -1,0 +1,345 @@
+//! Completion task runs (`nextedit tasks run`, schema v6): the run, each task's
+//! validity (its ground truth's test run) and answers, written as each task finishes,
+//! read back for `--resume` and `nextedit tasks report`; and the execution cache keyed
+//! by (state hash, answer hash, command).
+
+use rusqlite::{OptionalExtension, params};
+
+use super::{Database, StoreError, sqlite};
+
+/// A task run as stored.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TaskRunRow {
+    /// Run id.
+    pub id: i64,
+    /// The `--suggester` spec.
+    pub suggester: String,
+    /// Answers asked per task.
+    pub samples: u32,
+    /// The task file as given.
+    pub task_file: String,
+    /// The run's settings as JSON (the library's own type, for `--resume`).
+    pub settings: String,
+    /// Whether every task is done.
+    pub finished: bool,
+}
+
+/// One task of a run, with its answers.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StoredTask {
+    /// 0-based line in the task file.
+    pub index: usize,
+    /// Task id.
+    pub task_id: String,
+    /// Scenario key (`full_block`, …).
+    pub scenario: String,
+    /// Dependency level key, when the task has one.
+    pub dependency: Option<String>,
+    /// `state` or `head`, when the task carries retrieved context.
+    pub context_from: Option<String>,
+    /// Its context held a chunk that did not exist in the state.
+    pub leaked: bool,
+    /// Language.
+    pub language: String,
+    /// The ground truth passed the covering tests.
+    pub valid: bool,
+    /// Why the task is invalid.
+    pub invalid_reason: Option<String>,
+    /// Tail of the ground truth's test output.
+    pub truth_output: Option<String>,
+    /// The ground truth's test duration, ms (0 when cached).
+    pub truth_ms: Option<f64>,
+    /// Its answers, by sample.
+    pub answers: Vec<StoredAnswer>,
+}
+
+/// One answer of a task.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StoredAnswer {
+    /// Repetition index, 0-based.
+    pub sample: u32,
+    /// The answer (empty when the call failed).
+    pub text: String,
+    /// The call's failure.
+    pub error: Option<String>,
+    /// The tests passed with it.
+    pub passed: bool,
+    /// Exit code of the test command.
+    pub exit_code: Option<i32>,
+    /// The time limit was hit.
+    pub timed_out: bool,
+    /// The execution came from the cache.
+    pub cached: bool,
+    /// Tail of the test output.
+    pub output_tail: String,
+    /// Exact match.
+    pub exact: bool,
+    /// Edit similarity, 0–1.
+    pub edit_similarity: f64,
+    /// ES-Line, 0–1.
+    pub es_line: f64,
+    /// ES-Token, 0–1.
+    pub es_token: f64,
+    /// BLEU-4, 0–100.
+    pub bleu: f64,
+    /// SARI, 0–1.
+    pub sari: f64,
+    /// Stopped at the right point (block scenarios).
+    pub stopped: Option<bool>,
+    /// The complete call, ms.
+    pub complete_ms: f64,
+    /// The test run, ms (0 when cached).
+    pub test_ms: f64,
+}
+
+/// A cached test execution.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CachedExecution {
+    /// Exit 0 within the time limit.
+    pub passed: bool,
+    /// Exit code.
+    pub exit_code: Option<i32>,
+    /// The time limit was hit.
+    pub timed_out: bool,
+    /// Tail of the output.
+    pub output_tail: String,
+    /// Wall time of the original run, ms.
+    pub duration_ms: f64,
+}
+
+fn now_ns() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos() as i64)
+        .unwrap_or(0)
+}
+
+impl Database {
+    /// Creates a task run and returns its id.
+    pub fn create_task_run(
+        &self,
+        suggester: &str,
+        samples: u32,
+        task_file: &str,
+        settings: &str,
+    ) -> Result<i64, StoreError> {
+        self.conn
+            .execute(
+                "INSERT INTO task_runs (created_ns, suggester, samples, task_file, settings)
+                 VALUES (?1, ?2, ?3, ?4, ?5)",
+                params![now_ns(), suggester, samples, task_file, settings],
+            )
+            .map_err(|source| sqlite(&self.path, source))?;
+        Ok(self.conn.last_insert_rowid())
+    }
+
+    /// The task run `id`, if there is one.
+    pub fn task_run(&self, id: i64) -> Result<Option<TaskRunRow>, StoreError> {
+        self.conn
+            .query_row(
+                "SELECT id, suggester, samples, task_file, settings, finished_ns IS NOT NULL
+                 FROM task_runs WHERE id = ?1",
+                [id],
+                |row| {
+                    Ok(TaskRunRow {
+                        id: row.get(0)?,
+                        suggester: row.get(1)?,
+                        samples: row.get(2)?,
+                        task_file: row.get(3)?,
+                        settings: row.get(4)?,
+                        finished: row.get(5)?,
+                    })
+                },
+            )
+            .optional()
+            .map_err(|source| sqlite(&self.path, source))
+    }
+
+    /// Marks a task run finished.
+    pub fn finish_task_run(&self, id: i64) -> Result<(), StoreError> {
+        self.conn
+            .execute(
+                "UPDATE task_runs SET finished_ns = ?2 WHERE id = ?1",
+                params![id, now_ns()],
+            )
+            .map(|_| ())
+            .map_err(|source| sqlite(&self.path, source))
+    }
+
+    /// Stores one finished task and its answers in one transaction.
+    pub fn store_task(&self, run: i64, task: &StoredTask) -> Result<(), StoreError> {
+        let write = || -> rusqlite::Result<()> {
+            let tx = self.conn.unchecked_transaction()?;
+            tx.execute(
+                "INSERT INTO task_run_tasks (run_id, task_index, task_id, scenario, dependency,
+                     context_from, leaked, language, valid, invalid_reason, truth_output, truth_ms)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
+                params![
+                    run,
+                    task.index as i64,
+                    task.task_id,
+                    task.scenario,
+                    task.dependency,
+                    task.context_from,
+                    task.leaked,
+                    task.language,
+                    task.valid,
+                    task.invalid_reason,
+                    task.truth_output,
+                    task.truth_ms
+                ],
+            )?;
+            for a in &task.answers {
+                tx.execute(
+                    "INSERT INTO task_answers (run_id, task_index, sample, text, error, passed,
+                         exit_code, timed_out, cached, output_tail, exact, edit_sim, es_line,
+                         es_token, bleu, sari, stopped, complete_ms, test_ms)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15,
+                         ?16, ?17, ?18, ?19)",
+                    params![
+                        run,
+                        task.index as i64,
+                        a.sample,
+                        a.text,
+                        a.error,
+                        a.passed,
+                        a.exit_code,
+                        a.timed_out,
+                        a.cached,
+                        a.output_tail,
+                        a.exact,
+                        a.edit_similarity,
+                        a.es_line,
+                        a.es_token,
+                        a.bleu,
+                        a.sari,
+                        a.stopped,
+                        a.complete_ms,
+                        a.test_ms
+                    ],
+                )?;
+            }
+            tx.commit()
+        };
+        write().map_err(|source| sqlite(&self.path, source))
+    }
+
+    /// The tasks of run `run` stored so far, by index, with their answers.
+    pub fn task_run_tasks(&self, run: i64) -> Result<Vec<StoredTask>, StoreError> {
+        let mut tasks = self.rows(
+            "SELECT task_index, task_id, scenario, dependency, context_from, leaked, language,
+                    valid, invalid_reason, truth_output, truth_ms
+             FROM task_run_tasks WHERE run_id = ?1 ORDER BY task_index",
+            [run],
+            |row| {
+                Ok(StoredTask {
+                    index: row.get::<_, i64>(0)? as usize,
+                    task_id: row.get(1)?,
+                    scenario: row.get(2)?,
+                    dependency: row.get(3)?,
+                    context_from: row.get(4)?,
+                    leaked: row.get(5)?,
+                    language: row.get(6)?,
+                    valid: row.get(7)?,
+                    invalid_reason: row.get(8)?,
+                    truth_output: row.get(9)?,
+                    truth_ms: row.get(10)?,
+                    answers: Vec::new(),
+                })
+            },
+        )?;
+        let answers = self.rows(
+            "SELECT task_index, sample, text, error, passed, exit_code, timed_out, cached,
+                    output_tail, exact, edit_sim, es_line, es_token, bleu, sari, stopped,
+                    complete_ms, test_ms
+             FROM task_answers WHERE run_id = ?1 ORDER BY task_index, sample",
+            [run],
+            |row| {
+                Ok((
+                    row.get::<_, i64>(0)? as usize,
+                    StoredAnswer {
+                        sample: row.get(1)?,
+                        text: row.get(2)?,
+                        error: row.get(3)?,
+                        passed: row.get(4)?,
+                        exit_code: row.get(5)?,
+                        timed_out: row.get(6)?,
+                        cached: row.get(7)?,
+                        output_tail: row.get(8)?,
+                        exact: row.get(9)?,
+                        edit_similarity: row.get(10)?,
+                        es_line: row.get(11)?,
+                        es_token: row.get(12)?,
+                        bleu: row.get(13)?,
+                        sari: row.get(14)?,
+                        stopped: row.get(15)?,
+                        complete_ms: row.get(16)?,
+                        test_ms: row.get(17)?,
+                    },
+                ))
+            },
+        )?;
+        for (index, answer) in answers {
+            if let Some(task) = tasks.iter_mut().find(|t| t.index == index) {
+                task.answers.push(answer);
+            }
+        }
+        Ok(tasks)
+    }
+
+    /// The cached execution for (state, answer, command), if any.
+    pub fn cached_execution(
+        &self,
+        state_hash: &str,
+        answer_hash: &str,
+        command: &str,
+    ) -> Result<Option<CachedExecution>, StoreError> {
+        self.conn
+            .query_row(
+                "SELECT passed, exit_code, timed_out, output_tail, duration_ms
+                 FROM task_executions
+                 WHERE state_hash = ?1 AND answer_hash = ?2 AND command = ?3",
+                params![state_hash, answer_hash, command],
+                |row| {
+                    Ok(CachedExecution {
+                        passed: row.get(0)?,
+                        exit_code: row.get(1)?,
+                        timed_out: row.get(2)?,
+                        output_tail: row.get(3)?,
+                        duration_ms: row.get(4)?,
+                    })
+                },
+            )
+            .optional()
+            .map_err(|source| sqlite(&self.path, source))
+    }
+
+    /// Stores an execution in the cache (a concurrent identical one is kept as it is).
+    pub fn store_execution(
+        &self,
+        state_hash: &str,
+        answer_hash: &str,
+        command: &str,
+        execution: &CachedExecution,
+    ) -> Result<(), StoreError> {
+        self.conn
+            .execute(
+                "INSERT OR IGNORE INTO task_executions (state_hash, answer_hash, command, passed,
+                     exit_code, timed_out, output_tail, duration_ms, created_ns)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+                params![
+                    state_hash,
+                    answer_hash,
+                    command,
+                    execution.passed,
+                    execution.exit_code,
+                    execution.timed_out,
+                    execution.output_tail,
+                    execution.duration_ms,
+                    now_ns()
+                ],
+            )
+            .map(|_| ())
+            .map_err(|source| sqlite(&self.path, source))
+    }
+}

@@ -1,0 +1,160 @@
+//! The tests that cover a task: test functions of the state's test files that call the
+//! task's enclosing function or method by name (from the syntax, no run needed).
+//!
+//! Test files: Python `test_*.py`, `*_test.py` and any `.py` under a `tests/` directory
+//! (test functions `test*`, methods `test*` of `Test*` classes, named
+//! `Class::method`, as pytest selects them); Go `*_test.go` (functions `TestXxx`).
+//! Pure: texts in, test references out.
+
+use std::collections::BTreeMap;
+
+use super::TestRef;
+use crate::syntax::Language;
+use crate::syntax::structure::{FileStructure, ScopeKind, analyze};
+
+/// Whether `path` is a test file of a language nextedit cuts tasks from.
+pub fn is_test_file(path: &str) -> bool {
+    let name = path.rsplit('/').next().unwrap_or(path);
+    if name.ends_with(".py") {
+        name.starts_with("test_")
+            || name.ends_with("_test.py")
+            || path
+                .split('/')
+                .any(|part| part == "tests" || part == "test")
+    } else {
+        name.ends_with("_test.go")
+    }
+}
+
+/// One test function and the functions it calls.
+#[derive(Debug, Clone)]
+struct TestFunction {
+    test: TestRef,
+    calls: Vec<String>,
+}
+
+/// The test functions of a state, parsed once and asked per task.
+#[derive(Debug, Default)]
+pub struct TestIndex {
+    tests: Vec<TestFunction>,
+}
+
+impl TestIndex {
+    /// Finds the test functions of every test file of `files` (path → text).
+    pub fn build(files: &BTreeMap<String, String>) -> TestIndex {
+        let mut tests = Vec::new();
+        for (path, text) in files {
+            if !is_test_file(path) {
+                continue;
+            }
+            let Some(language) = Language::from_path(std::path::Path::new(path)) else {
+                continue;
+            };
+            if !matches!(language, Language::Python | Language::Go) {
+                continue;
+            }
+            let structure = analyze(language, text);
+            for (index, scope) in structure.scopes.iter().enumerate() {
+                if let Some(name) = test_name(language, &structure, index) {
+                    let calls = structure
+                        .occurrences_in(scope.start_line, scope.end_line + 1)
+                        .iter()
+                        .filter(|o| o.call)
+                        .map(|o| o.name.clone())
+                        .collect();
+                    tests.push(TestFunction {
+                        test: TestRef {
+                            file: path.clone(),
+                            name,
+                        },
+                        calls,
+                    });
+                }
+            }
+        }
+        TestIndex { tests }
+    }
+
+    /// The tests that call `function` (a bare function or method name), in file and
+    /// line order.
+    pub fn covering(&self, function: &str) -> Vec<TestRef> {
+        self.tests
+            .iter()
+            .filter(|t| t.calls.iter().any(|c| c == function))
+            .map(|t| t.test.clone())
+            .collect()
+    }
+}
+
+/// The runner's name for scope `index` when it is a test function.
+fn test_name(language: Language, structure: &FileStructure, index: usize) -> Option<String> {
+    let scope = &structure.scopes[index];
+    if !scope.kind.is_callable() {
+        return None;
+    }
+    match language {
+        Language::Go => {
+            let rest = scope.name.strip_prefix("Test")?;
+            let ok = scope.kind == ScopeKind::Function
+                && scope.parent.is_none()
+                && rest.chars().next().is_none_or(|c| !c.is_lowercase());
+            ok.then(|| scope.name.clone())
+        }
+        _ => {
+            if !scope.name.starts_with("test") {
+                return None;
+            }
+            match scope.parent {
+                None => Some(scope.name.clone()),
+                Some(parent) => {
+                    let class = &structure.scopes[parent];
+                    (class.kind == ScopeKind::Class
+                        && class.parent.is_none()
+                        && class.name.starts_with("Test"))
+                    .then(|| format!("{}::{}", class.name, scope.name))
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn python_and_go_tests_that_call_a_function() {
+        let files: BTreeMap<String, String> = [
+            ("lib.py", "def total(x):\n    return x\n"),
+            (
+                "tests/test_lib.py",
+                "from lib import total\n\ndef test_total():\n    assert total(1) == 1\n\ndef helper():\n    total(2)\n\nclass TestMore:\n    def test_again(self):\n        assert total(3) == 3\n",
+            ),
+            (
+                "calc_test.go",
+                "package calc\n\nimport \"testing\"\n\nfunc TestAdd(t *testing.T) {\n\tif Add(1, 2) != 3 {\n\t\tt.Fatal()\n\t}\n}\n\nfunc Testhelper(t *testing.T) { Add(0, 0) }\n",
+            ),
+        ]
+        .iter()
+        .map(|(p, t)| (p.to_string(), t.to_string()))
+        .collect();
+        let index = TestIndex::build(&files);
+        let names = |f: &str| -> Vec<String> {
+            index
+                .covering(f)
+                .into_iter()
+                .map(|t| format!("{}::{}", t.file, t.name))
+                .collect()
+        };
+        assert_eq!(
+            names("total"),
+            [
+                "tests/test_lib.py::test_total",
+                "tests/test_lib.py::TestMore::test_again"
+            ]
+        );
+        assert_eq!(names("Add"), ["calc_test.go::TestAdd"]);
+        assert!(names("missing").is_empty());
+        assert!(is_test_file("pkg/x_test.go") && !is_test_file("pkg/x.go"));
+    }
+}

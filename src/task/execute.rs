@@ -1,0 +1,452 @@
+//! Running a task's covering tests on an answer: the scratch checkout of the task's
+//! state, the test command of its language (or the user's), and the run itself in
+//! bubblewrap without network, under a time limit (the process group is killed) and
+//! an address-space limit (`RLIMIT_AS`, set in the child before it starts).
+//!
+//! The checkout is written once per task ([`Checkout::create`]): the commit's tree,
+//! then the state's own files, each through `replay::worktree` (only inside the
+//! directory, `RelPath`s); each answer rewrites only the task's file. Test runs are
+//! keyed by [`state_hash`], [`answer_hash`] and the command line, so an identical
+//! answer never runs twice (the cache lives in the database, `store::tasks`).
+
+use std::io::Read;
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use sha2::{Digest, Sha256};
+
+use crate::history::source::{CommitSource, GitRepository};
+use crate::replay::write_inside;
+use crate::suggest::sandbox::{Sandbox, command_paths};
+use crate::trajectory::RelPath;
+
+use super::Task;
+
+/// Lines of test output kept per execution.
+pub const OUTPUT_TAIL_LINES: usize = 40;
+
+/// Why a task's tests could not be run at all.
+#[derive(Debug, thiserror::Error)]
+pub enum ExecError {
+    /// The task names no covering test.
+    #[error("task {0} names no covering test")]
+    NoTests(String),
+    /// No default test command for the language and no `--test-command`.
+    #[error("no default test command for language {language:?} (task {task}): pass --test-command")]
+    NoCommand {
+        /// Task id.
+        task: String,
+        /// Its language.
+        language: String,
+    },
+    /// A path of the task is not a relative path inside the repository.
+    #[error("task {task}: bad path {path:?}: {reason}")]
+    BadPath {
+        /// Task id.
+        task: String,
+        /// The path.
+        path: String,
+        /// What is wrong.
+        reason: String,
+    },
+    /// The state's commit could not be checked out.
+    #[error("task {task}: checking out {commit}: {reason}")]
+    Checkout {
+        /// Task id.
+        task: String,
+        /// The commit.
+        commit: String,
+        /// What failed.
+        reason: String,
+    },
+    /// Writing the checkout or starting the command failed.
+    #[error("{what}: {source}")]
+    Io {
+        /// What was being done.
+        what: String,
+        /// The error.
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+/// Where the tests run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SandboxMode {
+    /// bubblewrap when it works here, else no sandbox (the run's settings say which).
+    Auto,
+    /// bubblewrap, or fail.
+    Bwrap,
+    /// No sandbox (the network stays reachable).
+    Off,
+}
+
+/// The limits of one test run.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ExecLimits {
+    /// Wall-clock limit; the process group is killed after it.
+    pub timeout: Duration,
+    /// Address-space limit in MiB (`RLIMIT_AS`).
+    pub memory_mib: u64,
+    /// Run inside bubblewrap (no network, only the checkout writable).
+    pub sandbox: bool,
+}
+
+/// The outcome of one test run.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Execution {
+    /// Exit code 0 within the time limit.
+    pub passed: bool,
+    /// Exit code (`None` when killed by a signal or the time limit).
+    pub exit_code: Option<i32>,
+    /// The time limit was hit.
+    pub timed_out: bool,
+    /// The last [`OUTPUT_TAIL_LINES`] lines of stdout and stderr together.
+    pub output_tail: String,
+    /// Wall time of the run, ms.
+    pub duration_ms: f64,
+}
+
+/// The command line that runs `task`'s covering tests: `custom` (a shell command with
+/// `{tests}`, `{names}`, `{packages}`, `{files}` substituted) or the language's default.
+pub fn test_command(task: &Task, custom: Option<&str>) -> Result<Vec<String>, ExecError> {
+    if task.tests.is_empty() {
+        return Err(ExecError::NoTests(task.id.clone()));
+    }
+    let mut ids: Vec<String> = Vec::new();
+    let mut names: Vec<String> = Vec::new();
+    let mut files: Vec<String> = Vec::new();
+    let mut packages: Vec<String> = Vec::new();
+    for test in &task.tests {
+        ids.push(format!("{}::{}", test.file, test.name));
+        push_new(&mut names, test.name.clone());
+        push_new(&mut files, test.file.clone());
+        let dir = Path::new(&test.file)
+            .parent()
+            .map(|d| d.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        push_new(
+            &mut packages,
+            if dir.is_empty() {
+                ".".to_string()
+            } else {
+                format!("./{dir}")
+            },
+        );
+    }
+    let run_regex = format!("^({})$", names.join("|"));
+    if let Some(custom) = custom {
+        let quoted = |items: &[String]| {
+            shlex::try_join(items.iter().map(String::as_str)).unwrap_or_default()
+        };
+        let line = custom
+            .replace("{tests}", &quoted(&ids))
+            .replace("{names}", &quoted(&[names.join("|")]))
+            .replace("{packages}", &quoted(&packages))
+            .replace("{files}", &quoted(&files));
+        return Ok(vec!["sh".into(), "-c".into(), line]);
+    }
+    match task.language.as_str() {
+        "python" => {
+            let mut argv: Vec<String> = ["python3", "-m", "pytest", "-q", "-p", "no:cacheprovider"]
+                .map(String::from)
+                .to_vec();
+            argv.extend(ids);
+            Ok(argv)
+        }
+        "go" => {
+            let mut argv: Vec<String> = ["go", "test", "-count=1", "-run"]
+                .map(String::from)
+                .to_vec();
+            argv.push(run_regex);
+            argv.extend(packages);
+            Ok(argv)
+        }
+        other => Err(ExecError::NoCommand {
+            task: task.id.clone(),
+            language: other.to_string(),
+        }),
+    }
+}
+
+fn push_new(items: &mut Vec<String>, item: String) {
+    if !items.contains(&item) {
+        items.push(item);
+    }
+}
+
+/// The file's real text after the hole: `state_suffix` when the task hides part of it
+/// (incomplete suffix), else the suffix it shows.
+pub fn real_suffix(task: &Task) -> &str {
+    task.state_suffix.as_deref().unwrap_or(&task.suffix)
+}
+
+/// sha256 (hex) of everything in the task that decides a test run besides the answer:
+/// the commit, the state's files, the task's file, prefix, suffix and tests.
+pub fn state_hash(task: &Task) -> String {
+    let mut hasher = Sha256::new();
+    let mut field = |bytes: &[u8]| {
+        hasher.update((bytes.len() as u64).to_le_bytes());
+        hasher.update(bytes);
+    };
+    field(task.state.commit.as_deref().unwrap_or("").as_bytes());
+    for file in &task.state.files {
+        field(file.path.as_bytes());
+        field(file.text.as_bytes());
+    }
+    field(task.file.as_bytes());
+    field(task.prefix.as_bytes());
+    field(real_suffix(task).as_bytes());
+    for test in &task.tests {
+        field(test.file.as_bytes());
+        field(test.name.as_bytes());
+    }
+    hex(&hasher.finalize())
+}
+
+/// sha256 (hex) of an answer.
+pub fn answer_hash(answer: &str) -> String {
+    hex(&Sha256::digest(answer.as_bytes()))
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// A task's state on disk in a private scratch directory.
+pub struct Checkout {
+    root: PathBuf,
+    file: RelPath,
+}
+
+impl Checkout {
+    /// Writes `task`'s state into `root` (created; must be empty or missing): the
+    /// commit's tree from `repo`, then the state's files, then the task's file with the
+    /// hole empty.
+    pub fn create(
+        task: &Task,
+        repo: Option<&GitRepository>,
+        root: &Path,
+    ) -> Result<Checkout, ExecError> {
+        let bad = |path: &str, e: &dyn std::fmt::Display| ExecError::BadPath {
+            task: task.id.clone(),
+            path: path.to_string(),
+            reason: e.to_string(),
+        };
+        let file = RelPath::parse(&task.file).map_err(|e| bad(&task.file, &e))?;
+        std::fs::create_dir_all(root).map_err(|source| ExecError::Io {
+            what: format!("creating {}", root.display()),
+            source,
+        })?;
+        if let Some(commit) = &task.state.commit {
+            let repo = repo.ok_or_else(|| ExecError::Checkout {
+                task: task.id.clone(),
+                commit: commit.clone(),
+                reason: format!(
+                    "no repository given for {:?} (pass --repo)",
+                    task.repository
+                ),
+            })?;
+            repo.checkout(commit, root)
+                .map_err(|e| ExecError::Checkout {
+                    task: task.id.clone(),
+                    commit: commit.clone(),
+                    reason: e.to_string(),
+                })?;
+        }
+        for state_file in &task.state.files {
+            let rel = RelPath::parse(&state_file.path).map_err(|e| bad(&state_file.path, &e))?;
+            write_inside(root, &rel, &state_file.text).map_err(|source| ExecError::Io {
+                what: format!("writing {} of task {}", rel, task.id),
+                source,
+            })?;
+        }
+        let checkout = Checkout {
+            root: root.to_path_buf(),
+            file,
+        };
+        checkout.write(task, &format!("{}{}", task.prefix, task.suffix))?;
+        Ok(checkout)
+    }
+
+    /// The directory.
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// Writes the task's file as the state holds it with `answer` in the hole:
+    /// `prefix + answer + ` the real rest of the file ([`real_suffix`]).
+    pub fn fill(&self, task: &Task, answer: &str) -> Result<(), ExecError> {
+        self.write(
+            task,
+            &format!("{}{answer}{}", task.prefix, real_suffix(task)),
+        )
+    }
+
+    fn write(&self, task: &Task, text: &str) -> Result<(), ExecError> {
+        write_inside(&self.root, &self.file, text).map_err(|source| ExecError::Io {
+            what: format!("writing {} of task {}", self.file, task.id),
+            source,
+        })
+    }
+
+    /// Runs `argv` in the checkout under `limits`; `cache` is a writable directory
+    /// shared by the run's test runs (Go's build cache).
+    pub fn run(
+        &self,
+        argv: &[String],
+        limits: &ExecLimits,
+        cache: &Path,
+    ) -> Result<Execution, ExecError> {
+        run_limited(argv, &self.root, limits, cache)
+    }
+}
+
+/// The paths a test command needs read-only inside the sandbox (its program's install
+/// prefix, e.g. a venv; never the forbidden ones).
+fn read_only_paths(argv: &[String], forbidden: &[PathBuf]) -> Vec<PathBuf> {
+    let program = if argv.first().map(String::as_str) == Some("sh") {
+        argv.get(2).cloned().unwrap_or_default()
+    } else {
+        shlex::try_join(argv.iter().map(String::as_str)).unwrap_or_default()
+    };
+    let mut paths = command_paths(&program, forbidden);
+    // A shell command's programs are its words' programs: bind the PATH entries that
+    // are not system directories, so `python3` of a venv is found inside too.
+    if let Some(path) = std::env::var_os("PATH") {
+        for dir in std::env::split_paths(&path) {
+            if dir.is_absolute()
+                && dir.join("python3").exists()
+                && let Some(prefix) = dir.parent()
+                && !forbidden
+                    .iter()
+                    .any(|f| f.starts_with(prefix) || prefix.starts_with(f))
+                && !paths.contains(&prefix.to_path_buf())
+                && !prefix.starts_with("/usr")
+            {
+                paths.push(prefix.to_path_buf());
+            }
+        }
+    }
+    paths
+}
+
+fn run_limited(
+    argv: &[String],
+    root: &Path,
+    limits: &ExecLimits,
+    cache: &Path,
+) -> Result<Execution, ExecError> {
+    let io = |what: String| move |source| ExecError::Io { what, source };
+    std::fs::create_dir_all(cache).map_err(io(format!("creating {}", cache.display())))?;
+    let full: Vec<String> = if limits.sandbox {
+        let sandbox = Sandbox {
+            scratch: root.to_path_buf(),
+            read_only: read_only_paths(argv, &[root.to_path_buf()]),
+            writable: vec![cache.to_path_buf()],
+            network: false,
+        };
+        sandbox.wrap(argv, root)
+    } else {
+        argv.to_vec()
+    };
+    let mut command = Command::new(&full[0]);
+    command
+        .args(&full[1..])
+        .current_dir(root)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .env("HOME", root)
+        .env("PYTHONDONTWRITEBYTECODE", "1")
+        .env("GOCACHE", cache.join("go-build"))
+        .env("GOPATH", cache.join("gopath"))
+        .env("GOPROXY", "off")
+        .env("GOFLAGS", "-mod=mod")
+        .env("GOTOOLCHAIN", "local")
+        .process_group(0);
+    let memory = limits.memory_mib.saturating_mul(1024 * 1024);
+    // SAFETY: setrlimit is async-signal-safe; nothing else runs between fork and exec.
+    unsafe {
+        command.pre_exec(move || {
+            let limit = libc::rlimit {
+                rlim_cur: memory as libc::rlim_t,
+                rlim_max: memory as libc::rlim_t,
+            };
+            if libc::setrlimit(libc::RLIMIT_AS, &limit) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    let started = Instant::now();
+    let mut child =
+        command
+            .spawn()
+            .map_err(io(format!("starting {:?} in {}", full[0], root.display())))?;
+    // Both pipes drained on their own threads, so a chatty test cannot block on a full pipe.
+    let drain = |pipe: Option<Box<dyn Read + Send>>| {
+        std::thread::spawn(move || {
+            let mut bytes = Vec::new();
+            if let Some(mut pipe) = pipe {
+                let _ = pipe.read_to_end(&mut bytes);
+            }
+            bytes
+        })
+    };
+    let out = drain(
+        child
+            .stdout
+            .take()
+            .map(|p| Box::new(p) as Box<dyn Read + Send>),
+    );
+    let err = drain(
+        child
+            .stderr
+            .take()
+            .map(|p| Box::new(p) as Box<dyn Read + Send>),
+    );
+    let pid = child.id() as libc::pid_t;
+    let mut timed_out = false;
+    let status = loop {
+        match child.try_wait() {
+            Ok(Some(status)) => break Some(status),
+            Ok(None) if started.elapsed() >= limits.timeout => {
+                timed_out = true;
+                // SAFETY: kill on our own child's process group.
+                unsafe { libc::kill(-pid, libc::SIGKILL) };
+                break child.wait().ok();
+            }
+            Ok(None) => std::thread::sleep(Duration::from_millis(5)),
+            Err(_) => break None,
+        }
+    };
+    let duration_ms = started.elapsed().as_secs_f64() * 1000.0;
+    let mut output = out.join().unwrap_or_default();
+    output.extend(err.join().unwrap_or_default());
+    let exit_code = status.and_then(|s| s.code());
+    Ok(Execution {
+        passed: !timed_out && exit_code == Some(0),
+        exit_code: if timed_out { None } else { exit_code },
+        timed_out,
+        output_tail: tail(&String::from_utf8_lossy(&output), OUTPUT_TAIL_LINES),
+        duration_ms,
+    })
+}
+
+/// The last `lines` lines of `text`.
+fn tail(text: &str, lines: usize) -> String {
+    let all: Vec<&str> = text.lines().collect();
+    all[all.len().saturating_sub(lines)..].join("\n")
+}
+
+/// Whether bubblewrap can be used for `mode`; `Err` when `Bwrap` was asked and it cannot.
+pub fn sandbox_for(mode: SandboxMode) -> Result<bool, String> {
+    match mode {
+        SandboxMode::Off => Ok(false),
+        SandboxMode::Auto => Ok(crate::suggest::sandbox::availability().is_ok()),
+        SandboxMode::Bwrap => crate::suggest::sandbox::availability().map(|()| true),
+    }
+}

@@ -1,0 +1,142 @@
+//! A retriever run as a command (`--retriever cmd:PROG ARGS`), e.g. an embedding model:
+//! one process for the whole cut, one JSON line per query each way.
+//!
+//! Request (nextedit → command, one line): `{"query": TEXT, "candidates": [{"file":
+//! PATH, "start_line": N, "end_line": N, "text": TEXT}, …]}`. Answer (one line):
+//! `{"scores": [NUMBER, …]}`, one score per candidate in the same order, higher is
+//! more similar. Anything else (a closed stdout, bad JSON, a wrong count) fails the cut
+//! with the command named. docs/tasks.md has an example.
+
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+
+use serde::{Deserialize, Serialize};
+
+use super::retrieval::{Candidate, RetrieveError, Retriever};
+use crate::suggest::retrieve::index::ChunkIndex;
+
+/// A running retriever command.
+pub struct CommandRetriever {
+    spec: String,
+    child: Child,
+    stdin: ChildStdin,
+    stdout: BufReader<ChildStdout>,
+}
+
+#[derive(Serialize)]
+struct Request<'a> {
+    query: &'a str,
+    candidates: Vec<WireCandidate<'a>>,
+}
+
+#[derive(Serialize)]
+struct WireCandidate<'a> {
+    file: &'a str,
+    start_line: usize,
+    end_line: usize,
+    text: &'a str,
+}
+
+#[derive(Deserialize)]
+struct Answer {
+    scores: Vec<f64>,
+}
+
+impl CommandRetriever {
+    /// Starts `argv` (program, then arguments); `spec` names it in errors and tasks.
+    pub fn start(spec: &str, argv: &[String]) -> Result<CommandRetriever, RetrieveError> {
+        let fail = |message: String| RetrieveError::Command {
+            command: spec.to_string(),
+            message,
+        };
+        let (program, args) = argv
+            .split_first()
+            .ok_or_else(|| fail("no program given after `cmd:`".to_string()))?;
+        let mut child = Command::new(program)
+            .args(args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .map_err(|e| fail(format!("cannot start {program}: {e}")))?;
+        let stdin = child.stdin.take().expect("stdin is piped");
+        let stdout = BufReader::new(child.stdout.take().expect("stdout is piped"));
+        Ok(CommandRetriever {
+            spec: spec.to_string(),
+            child,
+            stdin,
+            stdout,
+        })
+    }
+
+    fn fail(&self, message: String) -> RetrieveError {
+        RetrieveError::Command {
+            command: self.spec.clone(),
+            message,
+        }
+    }
+}
+
+impl Retriever for CommandRetriever {
+    fn name(&self) -> String {
+        self.spec.clone()
+    }
+
+    fn score(
+        &mut self,
+        _index: &ChunkIndex,
+        query: &str,
+        candidates: &[Candidate<'_>],
+    ) -> Result<Vec<f64>, RetrieveError> {
+        let request = Request {
+            query,
+            candidates: candidates
+                .iter()
+                .map(|c| WireCandidate {
+                    file: c.file,
+                    start_line: c.chunk.start_line,
+                    end_line: c.chunk.end_line,
+                    text: c.text,
+                })
+                .collect(),
+        };
+        let mut line = serde_json::to_string(&request).expect("requests serialize");
+        line.push('\n');
+        self.stdin
+            .write_all(line.as_bytes())
+            .and_then(|()| self.stdin.flush())
+            .map_err(|e| self.fail(format!("writing a query: {e}")))?;
+        let mut answer = String::new();
+        let read = self
+            .stdout
+            .read_line(&mut answer)
+            .map_err(|e| self.fail(format!("reading scores: {e}")))?;
+        if read == 0 {
+            return Err(self.fail("closed its output without answering".to_string()));
+        }
+        let answer: Answer = serde_json::from_str(&answer)
+            .map_err(|e| self.fail(format!("answer is not {{\"scores\": [...]}}: {e}")))?;
+        if answer.scores.len() != candidates.len() {
+            return Err(self.fail(format!(
+                "answered {} scores for {} candidates",
+                answer.scores.len(),
+                candidates.len()
+            )));
+        }
+        Ok(answer.scores)
+    }
+}
+
+impl Drop for CommandRetriever {
+    fn drop(&mut self) {
+        // Closing stdin asks it to finish; a command that does not is killed.
+        let _ = self.stdin.flush();
+        match self.child.try_wait() {
+            Ok(Some(_)) => {}
+            _ => {
+                let _ = self.child.kill();
+                let _ = self.child.wait();
+            }
+        }
+    }
+}

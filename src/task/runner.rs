@@ -1,0 +1,633 @@
+//! `nextedit tasks run` as a library service: every task's ground truth is run first
+//! (a task whose covering tests fail on it, or that names none, is invalid: stored
+//! with the reason, left out of every figure); then the suggester is asked for N
+//! samples and each answer's tests run, through the execution cache. Workers take
+//! tasks in file order; each finished task is stored at once (`--resume` skips them).
+//!
+//! The suggester never sees the ground truth: it is asked in a checkout of its own
+//! (`ask/`, the hole empty) that the test runs (`exec/`, outside its sandbox) never
+//! write into; `builtin:oracle` is answered here from the task, never through the
+//! protocol. Must not print: progress goes through [`TaskRunEvents`].
+
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+use crate::history::source::GitRepository;
+use crate::store::{CachedExecution, Database, StoredAnswer, StoredTask};
+use crate::suggest::build::{BuildOptions, build};
+use crate::suggest::complete_call;
+use crate::suggest::protocol::{CompleteContext, CompleteParams, InitializeParams};
+use crate::suggest::sandbox::{Sandbox, command_paths};
+use crate::suggest::{Suggester, protocol::PROTOCOL_VERSION};
+
+use super::execute::{
+    Checkout, ExecError, ExecLimits, Execution, SandboxMode, answer_hash, sandbox_for, state_hash,
+    test_command,
+};
+use super::score::score_answer;
+use super::{ContextFrom, Task};
+
+/// The spec answered by the runner itself with each task's ground truth.
+pub const ORACLE: &str = "builtin:oracle";
+
+/// A task run's settings, stored with the run (JSON) so `--resume` continues alike.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TaskRunSettings {
+    /// The suggester spec.
+    pub suggester: String,
+    /// Answers asked per task (pass@k's n).
+    pub samples: u32,
+    /// Repositories the tasks' commits are read from (matched by directory name).
+    pub repos: Vec<PathBuf>,
+    /// The test command (`{tests}`, `{names}`, `{packages}`, `{files}`), or the language's default.
+    pub test_command: Option<String>,
+    /// Time limit of one test run, seconds.
+    pub timeout: f64,
+    /// Address-space limit of one test run, MiB.
+    pub memory_mib: u64,
+    /// `auto`, `bwrap` or `off`.
+    pub sandbox: String,
+    /// Limit of one `complete` call, seconds.
+    pub call_timeout: f64,
+}
+
+impl TaskRunSettings {
+    fn sandbox_mode(&self) -> Result<SandboxMode, TaskRunError> {
+        match self.sandbox.as_str() {
+            "auto" => Ok(SandboxMode::Auto),
+            "bwrap" => Ok(SandboxMode::Bwrap),
+            "off" => Ok(SandboxMode::Off),
+            other => Err(TaskRunError::Settings(format!(
+                "unknown sandbox mode {other:?}: use auto, bwrap or off"
+            ))),
+        }
+    }
+}
+
+/// Why a task run could not go on.
+#[derive(Debug, thiserror::Error)]
+pub enum TaskRunError {
+    /// The database.
+    #[error(transparent)]
+    Store(#[from] crate::store::StoreError),
+    /// Settings that cannot work (a suggester spec, a sandbox that is not there).
+    #[error("{0}")]
+    Settings(String),
+    /// A repository that does not open.
+    #[error("opening repository {path}: {reason}")]
+    Repo {
+        /// The path given.
+        path: String,
+        /// What failed.
+        reason: String,
+    },
+    /// `--resume` of a run that is not there or does not fit the task file.
+    #[error("{0}")]
+    Resume(String),
+    /// The scratch directory.
+    #[error("scratch directory: {0}")]
+    Scratch(std::io::Error),
+}
+
+/// What the run tells its caller as it goes.
+pub trait TaskRunEvents: Send {
+    /// The run started: its id, the number of tasks and how many are left to do.
+    fn started(&mut self, run: i64, total: usize, todo: usize, sandboxed: bool);
+    /// A task finished and was stored.
+    fn task_done(&mut self, task: &StoredTask);
+}
+
+/// What a finished run did.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TaskRunSummary {
+    /// Run id.
+    pub run: i64,
+    /// Tasks done in this invocation.
+    pub done: usize,
+    /// Test executions served by the cache in this invocation.
+    pub cached: usize,
+    /// Test executions run in this invocation.
+    pub executed: usize,
+    /// Valid tasks of the run (those stored before a `--resume` included).
+    pub valid: usize,
+    /// Answers asked in this invocation, and of those the failed calls.
+    pub answers: (usize, usize),
+}
+
+/// Runs `tasks` (from `task_file`) into the database at `db_path`: a new run with
+/// `settings`, or `resume`'s with its stored settings. `jobs` workers.
+pub fn run_tasks(
+    db_path: &Path,
+    task_file: &str,
+    tasks: &[Task],
+    settings: Option<TaskRunSettings>,
+    resume: Option<i64>,
+    jobs: usize,
+    events: &mut dyn TaskRunEvents,
+) -> Result<TaskRunSummary, TaskRunError> {
+    let db = Database::open(db_path)?;
+    let (run, settings, done, valid_before) = match resume {
+        Some(id) => {
+            let row = db.task_run(id)?.ok_or_else(|| {
+                TaskRunError::Resume(format!("no task run {id} in {}", db_path.display()))
+            })?;
+            let settings: TaskRunSettings = serde_json::from_str(&row.settings).map_err(|e| {
+                TaskRunError::Resume(format!("task run {id}: stored settings: {e}"))
+            })?;
+            let stored = db.task_run_tasks(id)?;
+            for s in &stored {
+                if tasks.get(s.index).map(|t| t.id.as_str()) != Some(s.task_id.as_str()) {
+                    return Err(TaskRunError::Resume(format!(
+                        "task run {id} holds task {:?} at line {} of its task file, {task_file} does not: resume with the same task file",
+                        s.task_id,
+                        s.index + 1
+                    )));
+                }
+            }
+            let indices = stored.iter().map(|s| s.index).collect::<Vec<_>>();
+            (
+                id,
+                settings,
+                indices,
+                stored.iter().filter(|s| s.valid).count(),
+            )
+        }
+        None => {
+            let settings = settings.ok_or_else(|| TaskRunError::Settings("no settings".into()))?;
+            let json = serde_json::to_string(&settings).expect("settings serialize");
+            let id = db.create_task_run(&settings.suggester, settings.samples, task_file, &json)?;
+            (id, settings, Vec::new(), 0)
+        }
+    };
+    let sandboxed = sandbox_for(settings.sandbox_mode()?).map_err(TaskRunError::Settings)?;
+    // Opened here to fail early; each worker opens its own (libgit2 handles are not shared).
+    open_repos(&settings.repos)?;
+    // Fails early on a spec that cannot work, before any task runs.
+    if settings.suggester != ORACLE {
+        build(&settings.suggester, &BuildOptions::default())
+            .map_err(|e| TaskRunError::Settings(e.to_string()))?;
+    }
+    let todo: Vec<usize> = (0..tasks.len()).filter(|i| !done.contains(i)).collect();
+    events.started(run, tasks.len(), todo.len(), sandboxed);
+    let scratch = tempfile::Builder::new()
+        .prefix("nextedit-tasks-")
+        .tempdir()
+        .map_err(TaskRunError::Scratch)?;
+    let scratch_root = scratch
+        .path()
+        .canonicalize()
+        .map_err(TaskRunError::Scratch)?;
+    let mut forbidden: Vec<PathBuf> = settings.repos.clone();
+    forbidden.push(db_path.to_path_buf());
+    forbidden.push(scratch_root.join("exec"));
+    forbidden.push(scratch_root.join("cache"));
+    let shared = Shared {
+        db_path,
+        tasks,
+        settings: &settings,
+        sandboxed,
+        scratch: &scratch_root,
+        forbidden: &forbidden,
+        queue: Mutex::new(todo.into_iter()),
+        counts: Mutex::new((0, 0)),
+    };
+    let (sender, receiver) = crossbeam_channel::unbounded::<Result<StoredTask, TaskRunError>>();
+    let mut done_now = 0;
+    let mut valid = valid_before;
+    let mut answers = (0, 0);
+    let mut failure = None;
+    std::thread::scope(|scope| {
+        for worker in 0..jobs.max(1) {
+            let sender = sender.clone();
+            let shared = &shared;
+            scope.spawn(move || shared.work(worker, &sender));
+        }
+        drop(sender);
+        for result in receiver {
+            match result.and_then(|task| {
+                db.store_task(run, &task)?;
+                Ok(task)
+            }) {
+                Ok(task) => {
+                    done_now += 1;
+                    valid += usize::from(task.valid);
+                    answers.0 += task.answers.len();
+                    answers.1 += task.answers.iter().filter(|a| a.error.is_some()).count();
+                    events.task_done(&task);
+                }
+                Err(e) => {
+                    failure.get_or_insert(e);
+                    // Workers stop taking tasks.
+                    shared
+                        .queue
+                        .lock()
+                        .expect("queue lock")
+                        .by_ref()
+                        .for_each(drop);
+                }
+            }
+        }
+    });
+    if let Some(e) = failure {
+        return Err(e);
+    }
+    db.finish_task_run(run)?;
+    let (cached, executed) = *shared.counts.lock().expect("counts lock");
+    Ok(TaskRunSummary {
+        run,
+        done: done_now,
+        cached,
+        executed,
+        valid,
+        answers,
+    })
+}
+
+fn open_repos(paths: &[PathBuf]) -> Result<Vec<(String, GitRepository)>, TaskRunError> {
+    paths
+        .iter()
+        .map(|path| {
+            let repo = GitRepository::open(path).map_err(|e| TaskRunError::Repo {
+                path: path.display().to_string(),
+                reason: e.to_string(),
+            })?;
+            let name = repo
+                .root()
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            Ok((name, repo))
+        })
+        .collect()
+}
+
+struct Shared<'a> {
+    db_path: &'a Path,
+    tasks: &'a [Task],
+    settings: &'a TaskRunSettings,
+    sandboxed: bool,
+    scratch: &'a Path,
+    forbidden: &'a [PathBuf],
+    queue: Mutex<std::vec::IntoIter<usize>>,
+    /// Executions served by the cache, executions run.
+    counts: Mutex<(usize, usize)>,
+}
+
+struct Worker<'a> {
+    shared: &'a Shared<'a>,
+    db: Database,
+    repos: Vec<(String, GitRepository)>,
+    suggester: Option<Box<dyn Suggester>>,
+    dir: PathBuf,
+}
+
+impl Shared<'_> {
+    fn work(
+        &self,
+        index: usize,
+        sender: &crossbeam_channel::Sender<Result<StoredTask, TaskRunError>>,
+    ) {
+        let mut worker = match self.worker(index) {
+            Ok(worker) => worker,
+            Err(e) => {
+                let _ = sender.send(Err(e));
+                return;
+            }
+        };
+        loop {
+            let next = self.queue.lock().expect("queue lock").next();
+            let Some(task_index) = next else { break };
+            let result = worker.run_task(task_index);
+            if sender.send(result).is_err() {
+                break;
+            }
+        }
+        if let Some(suggester) = &mut worker.suggester {
+            suggester.shutdown();
+        }
+    }
+
+    fn worker(&self, index: usize) -> Result<Worker<'_>, TaskRunError> {
+        let dir = self.scratch.join(format!("worker-{index}"));
+        let ask = dir.join("ask");
+        std::fs::create_dir_all(&ask).map_err(TaskRunError::Scratch)?;
+        let suggester = if self.settings.suggester == ORACLE {
+            None
+        } else {
+            let sandbox = self.sandboxed.then(|| {
+                let command = (self.settings.suggester.strip_prefix("cmd:"))
+                    .or_else(|| self.settings.suggester.strip_prefix("lsp:"))
+                    .unwrap_or("");
+                let mut read_only = command_paths(command, self.forbidden);
+                if let Ok(exe) = std::env::current_exe() {
+                    read_only.push(exe);
+                }
+                Sandbox {
+                    scratch: ask.clone(),
+                    read_only,
+                    writable: Vec::new(),
+                    network: false,
+                }
+            });
+            let options = BuildOptions {
+                timeout: Duration::from_secs_f64(self.settings.call_timeout),
+                sandbox,
+                ..BuildOptions::default()
+            };
+            Some(
+                build(&self.settings.suggester, &options)
+                    .map_err(|e| TaskRunError::Settings(e.to_string()))?,
+            )
+        };
+        Ok(Worker {
+            shared: self,
+            db: Database::open_existing(self.db_path)?,
+            repos: open_repos(&self.settings.repos)?,
+            suggester,
+            dir,
+        })
+    }
+}
+
+impl Worker<'_> {
+    fn run_task(&mut self, index: usize) -> Result<StoredTask, TaskRunError> {
+        let task = &self.shared.tasks[index];
+        let mut stored = StoredTask {
+            index,
+            task_id: task.id.clone(),
+            scenario: key(&task.scenario),
+            dependency: task.dependency.as_ref().map(key),
+            context_from: task.context.as_ref().map(|c| {
+                match c.from {
+                    ContextFrom::State => "state",
+                    ContextFrom::Head => "head",
+                }
+                .to_string()
+            }),
+            leaked: task.context.as_ref().is_some_and(|c| c.leaked),
+            language: task.language.clone(),
+            valid: false,
+            invalid_reason: None,
+            truth_output: None,
+            truth_ms: None,
+            answers: Vec::new(),
+        };
+        let exec_dir = self.dir.join("exec").join(format!("task-{index}"));
+        let result = self.run_valid(task, &exec_dir, &mut stored);
+        let _ = std::fs::remove_dir_all(&exec_dir);
+        let _ = std::fs::remove_dir_all(self.dir.join("ask").join(format!("task-{index}")));
+        match result {
+            Ok(()) => {}
+            // A task that cannot be run is invalid, with the reason; the run goes on.
+            Err(TaskError::Exec(e)) => {
+                stored.valid = false;
+                stored.invalid_reason = Some(e.to_string());
+            }
+            Err(TaskError::Store(e)) => return Err(e.into()),
+        }
+        Ok(stored)
+    }
+
+    fn run_valid(
+        &mut self,
+        task: &Task,
+        exec_dir: &Path,
+        stored: &mut StoredTask,
+    ) -> Result<(), TaskError> {
+        let settings = self.shared.settings;
+        let argv = test_command(task, settings.test_command.as_deref())?;
+        let checkout = Checkout::create(task, repo_for(&self.repos, task), exec_dir)?;
+        let limits = ExecLimits {
+            timeout: Duration::from_secs_f64(settings.timeout),
+            memory_mib: settings.memory_mib,
+            sandbox: self.shared.sandboxed,
+        };
+        let command_key = format!(
+            "{} [timeout {} s, memory {} MiB, sandbox {}]",
+            shlex::try_join(argv.iter().map(String::as_str)).unwrap_or_default(),
+            settings.timeout,
+            settings.memory_mib,
+            self.shared.sandboxed
+        );
+        let state = state_hash(task);
+        let (truth, truth_cached) = self.execute(
+            &checkout,
+            task,
+            &task.ground_truth,
+            &argv,
+            &limits,
+            &state,
+            &command_key,
+        )?;
+        stored.truth_output = Some(truth.output_tail.clone());
+        stored.truth_ms = Some(if truth_cached { 0.0 } else { truth.duration_ms });
+        if !truth.passed {
+            stored.invalid_reason = Some(if truth.timed_out {
+                format!(
+                    "the ground truth's tests timed out after {} s",
+                    settings.timeout
+                )
+            } else {
+                format!(
+                    "the ground truth fails its tests (exit {})",
+                    truth
+                        .exit_code
+                        .map(|c| c.to_string())
+                        .unwrap_or_else(|| "by signal".into())
+                )
+            });
+            return Ok(());
+        }
+        stored.valid = true;
+        let answers = self.ask(task, stored.index)?;
+        for (sample, (text, error, complete_ms)) in answers.into_iter().enumerate() {
+            let (execution, cached) =
+                self.execute(&checkout, task, &text, &argv, &limits, &state, &command_key)?;
+            let scores = score_answer(task, &text);
+            stored.answers.push(StoredAnswer {
+                sample: sample as u32,
+                text,
+                error,
+                passed: execution.passed,
+                exit_code: execution.exit_code,
+                timed_out: execution.timed_out,
+                cached,
+                output_tail: execution.output_tail,
+                exact: scores.exact,
+                edit_similarity: scores.edit_similarity,
+                es_line: scores.es_line,
+                es_token: scores.es_token,
+                bleu: scores.bleu,
+                sari: scores.sari,
+                stopped: scores.stopped,
+                complete_ms,
+                test_ms: if cached { 0.0 } else { execution.duration_ms },
+            });
+        }
+        Ok(())
+    }
+
+    /// The samples of `task`: (text, the call's failure, call ms) each.
+    fn ask(
+        &mut self,
+        task: &Task,
+        index: usize,
+    ) -> Result<Vec<(String, Option<String>, f64)>, TaskError> {
+        let samples = self.shared.settings.samples.max(1) as usize;
+        let Some(suggester) = self.suggester.as_mut() else {
+            return Ok(vec![(task.ground_truth.clone(), None, 0.0); samples]);
+        };
+        let ask_dir = self.dir.join("ask").join(format!("task-{index}"));
+        let checkout = Checkout::create(task, repo_for(&self.repos, task), &ask_dir)?;
+        let worktree = checkout.root().to_string_lossy().into_owned();
+        let init = InitializeParams {
+            protocol_version: PROTOCOL_VERSION,
+            worktree: worktree.clone(),
+            language: Some(task.language.clone()),
+            project: None,
+            trajectory: format!("task-{index}"),
+            revealed: Default::default(),
+        };
+        let mut answers = Vec::with_capacity(samples);
+        if let Err(e) = suggester.initialize(&init) {
+            let error = format!("initialize: {e}");
+            return Ok(vec![(String::new(), Some(error), 0.0); samples]);
+        }
+        let params = complete_params(task, &worktree);
+        for _ in 0..samples {
+            answers.push(match complete_call(suggester.as_mut(), &params) {
+                Ok((result, elapsed)) => (result.text, None, elapsed.as_secs_f64() * 1000.0),
+                Err(e) => (String::new(), Some(e.to_string()), 0.0),
+            });
+        }
+        suggester.shutdown();
+        Ok(answers)
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn execute(
+        &self,
+        checkout: &Checkout,
+        task: &Task,
+        answer: &str,
+        argv: &[String],
+        limits: &ExecLimits,
+        state: &str,
+        command_key: &str,
+    ) -> Result<(Execution, bool), TaskError> {
+        let answer_key = answer_hash(answer);
+        if let Some(hit) = self.db.cached_execution(state, &answer_key, command_key)? {
+            self.shared.counts.lock().expect("counts lock").0 += 1;
+            return Ok((
+                Execution {
+                    passed: hit.passed,
+                    exit_code: hit.exit_code,
+                    timed_out: hit.timed_out,
+                    output_tail: hit.output_tail,
+                    duration_ms: hit.duration_ms,
+                },
+                true,
+            ));
+        }
+        checkout.fill(task, answer)?;
+        let cache = self.shared.scratch.join("cache");
+        let execution = checkout.run(argv, limits, &cache)?;
+        self.shared.counts.lock().expect("counts lock").1 += 1;
+        self.db.store_execution(
+            state,
+            &answer_key,
+            command_key,
+            &CachedExecution {
+                passed: execution.passed,
+                exit_code: execution.exit_code,
+                timed_out: execution.timed_out,
+                output_tail: execution.output_tail.clone(),
+                duration_ms: execution.duration_ms,
+            },
+        )?;
+        Ok((execution, false))
+    }
+}
+
+/// The repository of `task`: the one named like it, else the only one given.
+fn repo_for<'r>(repos: &'r [(String, GitRepository)], task: &Task) -> Option<&'r GitRepository> {
+    repos
+        .iter()
+        .find(|(name, _)| *name == task.repository)
+        .or(if repos.len() == 1 {
+            repos.first()
+        } else {
+            None
+        })
+        .map(|(_, repo)| repo)
+}
+
+/// The tasks of a task file (JSON Lines; blank lines skipped); the first bad line is
+/// an error naming it.
+pub fn parse_task_file(text: &str) -> Result<Vec<Task>, TaskRunError> {
+    let mut tasks = Vec::new();
+    for (number, line) in text.lines().enumerate() {
+        if line.trim().is_empty() {
+            continue;
+        }
+        let task: Task = serde_json::from_str(line)
+            .map_err(|e| TaskRunError::Settings(format!("line {}: not a task: {e}", number + 1)))?;
+        tasks.push(task);
+    }
+    Ok(tasks)
+}
+
+/// The `complete` call's params for `task` in `worktree`: its hints, then its retrieved context.
+pub fn complete_params(task: &Task, worktree: &str) -> CompleteParams {
+    let context = task
+        .hints
+        .iter()
+        .chain(task.context.iter().flat_map(|c| c.chunks.iter()))
+        .map(|chunk| CompleteContext {
+            file: chunk.file.clone(),
+            start_line: chunk.start_line,
+            end_line: chunk.end_line,
+            text: chunk.text.clone(),
+        })
+        .collect();
+    CompleteParams {
+        task: task.id.clone(),
+        worktree: worktree.to_string(),
+        language: Some(task.language.clone()),
+        file: task.file.clone(),
+        line: task.cursor.line,
+        column: task.cursor.column,
+        prefix: task.prefix.clone(),
+        suffix: task.suffix.clone(),
+        scenario: key(&task.scenario),
+        context,
+    }
+}
+
+/// The snake_case key of a task enum (its serialized name).
+fn key<T: Serialize>(value: &T) -> String {
+    serde_json::to_value(value)
+        .ok()
+        .and_then(|v| v.as_str().map(str::to_owned))
+        .unwrap_or_default()
+}
+
+enum TaskError {
+    Exec(ExecError),
+    Store(crate::store::StoreError),
+}
+
+impl From<ExecError> for TaskError {
+    fn from(e: ExecError) -> TaskError {
+        TaskError::Exec(e)
+    }
+}
+
+impl From<crate::store::StoreError> for TaskError {
+    fn from(e: crate::store::StoreError) -> TaskError {
+        TaskError::Store(e)
+    }
+}

@@ -1,0 +1,175 @@
+//! `nextedit tasks report` as text: the only place its tables are laid out, from the
+//! typed figures of [`super::report`].
+
+use std::fmt::Write;
+
+use super::report::{EvolutionRow, Figures, MetricCorrelation, RunFigures, TasksReport};
+
+/// The whole report as text.
+pub fn report_text(report: &TasksReport) -> String {
+    let mut out = String::new();
+    for run in &report.runs {
+        run_text(&mut out, run);
+        out.push('\n');
+    }
+    if !report.evolution.is_empty() {
+        evolution_text(&mut out, &report.evolution);
+        out.push('\n');
+    }
+    if let Some(rows) = &report.correlation {
+        correlation_text(&mut out, rows);
+    }
+    while out.ends_with("\n\n") {
+        out.pop();
+    }
+    // Padding of empty last cells never ends a line.
+    out.lines()
+        .map(|l| l.trim_end().to_string() + "\n")
+        .collect()
+}
+
+fn num(value: Option<f64>, decimals: usize) -> String {
+    value.map_or_else(|| "-".to_string(), |v| format!("{v:.decimals$}"))
+}
+
+fn run_text(out: &mut String, run: &RunFigures) {
+    let state = if run.finished {
+        "finished"
+    } else {
+        "unfinished"
+    };
+    let _ = writeln!(
+        out,
+        "task run {}: {} ({} sample{}, {state})",
+        run.run,
+        run.suggester,
+        run.samples,
+        if run.samples == 1 { "" } else { "s" }
+    );
+    let k = if run.samples > 1 {
+        format!("pass@{}", run.samples)
+    } else {
+        "pass@k".to_string()
+    };
+    let _ = writeln!(
+        out,
+        "  {:<26} {:>5} {:>5} {:>7} {:>6} {:>6} {:>5} {:>5} {:>7} {:>8} {:>6} {:>5} {:>7}",
+        "",
+        "tasks",
+        "valid",
+        "answers",
+        "pass@1",
+        k,
+        "EM",
+        "EdSim",
+        "ES-Line",
+        "ES-Token",
+        "BLEU",
+        "SARI",
+        "stopped"
+    );
+    let mut row = |label: String, f: &Figures| {
+        let _ = writeln!(
+            out,
+            "  {:<26} {:>5} {:>5} {:>7} {:>6} {:>6} {:>5} {:>5} {:>7} {:>8} {:>6} {:>5} {:>7}",
+            label,
+            f.tasks,
+            f.valid,
+            f.answers,
+            num(f.pass_at_1, 3),
+            num(f.pass_at_k.map(|(_, v)| v), 3),
+            num(f.exact, 2),
+            num(f.edit_similarity, 2),
+            num(f.es_line, 3),
+            num(f.es_token, 3),
+            num(f.bleu, 1),
+            num(f.sari, 2),
+            num(f.stopped, 2),
+        );
+    };
+    row("all".to_string(), &run.total);
+    for (scenario, f) in &run.by_scenario {
+        row(format!("scenario {scenario}"), f);
+    }
+    for (level, f) in &run.by_dependency {
+        row(format!("dependency {level}"), f);
+    }
+    for (id, reason) in &run.invalid {
+        let _ = writeln!(out, "  invalid: {id}: {reason}");
+    }
+}
+
+/// How a figure is read from [`Figures`].
+pub type FigureOf = fn(&Figures) -> Option<f64>;
+
+/// The figures of the evolution table, by name and how each is read.
+pub const EVOLUTION_FIGURES: [(&str, FigureOf); 7] = [
+    ("pass@1", |f| f.pass_at_1),
+    ("EM", |f| f.exact),
+    ("EditSim", |f| f.edit_similarity),
+    ("ES-Line", |f| f.es_line),
+    ("ES-Token", |f| f.es_token),
+    ("BLEU", |f| f.bleu),
+    ("SARI", |f| f.sari),
+];
+
+fn evolution_text(out: &mut String, rows: &[EvolutionRow]) {
+    let mut suggester = "";
+    for row in rows {
+        if row.suggester != suggester {
+            suggester = &row.suggester;
+            let _ = writeln!(
+                out,
+                "evolution-aware (context from the state) vs -ignored (from the latest version): {suggester}"
+            );
+            let _ = writeln!(
+                out,
+                "  {:<14} {:<9} {:>8} {:>8} {:>9}",
+                "dependency", "figure", "aware", "ignored", "inflation"
+            );
+        }
+        let _ = writeln!(
+            out,
+            "  {:<14} {:<9} {:>8} {:>8} {:>9}",
+            row.level,
+            "tasks",
+            format!("{}/{}", row.aware.valid, row.aware.tasks),
+            format!("{}/{}", row.ignored.valid, row.ignored.tasks),
+            ""
+        );
+        for (name, get) in EVOLUTION_FIGURES {
+            let (a, i) = (get(&row.aware), get(&row.ignored));
+            let inflation = a.zip(i).map(|(a, i)| format!("{:+.3}", i - a));
+            let _ = writeln!(
+                out,
+                "  {:<14} {:<9} {:>8} {:>8} {:>9}",
+                "",
+                name,
+                num(a, 3),
+                num(i, 3),
+                inflation.unwrap_or_else(|| "-".into())
+            );
+        }
+    }
+}
+
+fn correlation_text(out: &mut String, rows: &[MetricCorrelation]) {
+    let _ = writeln!(
+        out,
+        "correlation with pass/fail (Pearson r over every answer of the valid tasks; 95 % CI by Fisher z)"
+    );
+    let _ = writeln!(out, "  {:<16} {:>5} {:>7}  95 % CI", "metric", "n", "r");
+    for row in rows {
+        let c = &row.correlation;
+        let interval = c
+            .interval
+            .map_or_else(|| "-".to_string(), |(lo, hi)| format!("[{lo:.3}, {hi:.3}]"));
+        let _ = writeln!(
+            out,
+            "  {:<16} {:>5} {:>7}  {interval}",
+            row.metric,
+            c.n,
+            num(c.r, 3)
+        );
+    }
+}
