@@ -594,7 +594,12 @@ pub fn retrieve_context(
     let chunks: Vec<_> = chunks
         .into_iter()
         .map(|mut c| {
-            c.existed_at_state = existed_in(&c.text, state.values().map(String::as_str));
+            // Its own path first: where a chunk that existed almost always was.
+            let own = state.get(&c.file).map(String::as_str);
+            c.existed_at_state = existed_in(
+                &c.text,
+                own.into_iter().chain(state.values().map(String::as_str)),
+            );
             c
         })
         .collect();

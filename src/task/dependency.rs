@@ -66,10 +66,7 @@ pub fn dependency_level(
         .filter(|o| matches!(o.role, Role::Definition(_)))
         .filter(|o| {
             let inside_hole = hole.contains(&byte_of(o.line, o.column));
-            let inside_enclosing = enclosing.is_some()
-                && structure
-                    .chain(o.scope)
-                    .contains(&enclosing.expect("checked"));
+            let inside_enclosing = enclosing.is_some_and(|e| structure.chain(o.scope).contains(&e));
             let own_callable = o
                 .scope
                 .is_some_and(|s| structure.scopes[s].kind.is_callable());

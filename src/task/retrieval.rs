@@ -10,7 +10,7 @@
 //! (same file, same name) is left out and anything else may leak from the future.
 
 use crate::suggest::retrieve::chunks::Chunk;
-use crate::suggest::retrieve::index::{ChunkIndex, chunk_text};
+use crate::suggest::retrieve::index::{ChunkIndex, chunk_texts};
 
 use super::ContextChunk;
 
@@ -88,17 +88,27 @@ pub fn top_chunks(
     keep: &dyn Fn(&str, &Chunk) -> bool,
     k: usize,
 ) -> Result<Vec<ContextChunk>, RetrieveError> {
-    let candidates: Vec<Candidate<'_>> = index
-        .chunks()
-        .filter(|(file, chunk)| chunk.name.is_some() && keep(file, chunk))
-        .filter_map(|(file, chunk)| {
-            Some(Candidate {
-                file,
-                chunk,
-                text: chunk_text(index.text(file)?, chunk),
-            })
-        })
-        .collect();
+    // Chunks come file by file: each file's line offsets are computed once.
+    let mut by_file: Vec<(&str, Vec<&Chunk>)> = Vec::new();
+    for (file, chunk) in index.chunks() {
+        if chunk.name.is_none() || !keep(file, chunk) {
+            continue;
+        }
+        match by_file.last_mut() {
+            Some((last, chunks)) if *last == file => chunks.push(chunk),
+            _ => by_file.push((file, vec![chunk])),
+        }
+    }
+    let mut candidates: Vec<Candidate<'_>> = Vec::new();
+    for (file, chunks) in by_file {
+        let Some(text) = index.text(file) else {
+            continue;
+        };
+        let owned: Vec<Chunk> = chunks.iter().map(|c| (*c).clone()).collect();
+        for (chunk, text) in chunks.into_iter().zip(chunk_texts(text, &owned)) {
+            candidates.push(Candidate { file, chunk, text });
+        }
+    }
     if candidates.is_empty() || k == 0 {
         return Ok(Vec::new());
     }

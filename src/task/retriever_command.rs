@@ -129,14 +129,11 @@ impl Retriever for CommandRetriever {
 
 impl Drop for CommandRetriever {
     fn drop(&mut self) {
-        // Closing stdin asks it to finish; a command that does not is killed.
-        let _ = self.stdin.flush();
-        match self.child.try_wait() {
-            Ok(Some(_)) => {}
-            _ => {
-                let _ = self.child.kill();
-                let _ = self.child.wait();
-            }
+        // The cut is over: a command still running is ended, and reaped either way
+        // (failures here have nobody left to report to).
+        if !matches!(self.child.try_wait(), Ok(Some(_))) {
+            let _ = self.child.kill();
         }
+        let _ = self.child.wait();
     }
 }

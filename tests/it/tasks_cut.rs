@@ -316,6 +316,36 @@ fn commits_without_code_are_skipped_and_nothing_cut_fails() {
         "{stderr}"
     );
     assert_eq!(String::from_utf8_lossy(&out.stdout).lines().count(), 2);
+    // Progress, one line per commit when stderr is not a terminal.
+    let out = nextedit(&[
+        "tasks",
+        "cut",
+        "--repo",
+        repo.path().to_str().unwrap(),
+        "--range",
+        "HEAD",
+        "--scenario",
+        "full_block",
+    ]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let progress: Vec<&str> = stderr
+        .lines()
+        .filter(|l| l.starts_with("nextedit: ["))
+        .collect();
+    assert_eq!(
+        progress,
+        [
+            format!(
+                "nextedit: [1/2] {}: nothing to cut: no block of a supported language in the code it touched",
+                &readme[..12]
+            ),
+            format!(
+                "nextedit: [2/2] {}: 2 tasks",
+                &repo.git(&["rev-parse", "HEAD"])[..12]
+            ),
+        ],
+        "{stderr}"
+    );
     let out = cut(repo.path(), &["--commit", &readme]);
     assert_eq!(out.status.code(), Some(2));
     assert!(
