@@ -668,7 +668,7 @@ mod tests {
             ),
             vec![
                 "completion 0/3 incomplete seq=5 req=4 5ms a.py at=Some((1, 17)) label=Some(\"path\") text=\"path\" edits=a.py:25..27\"path\"",
-                "completion 1/3 incomplete seq=5 req=4 5ms a.py at=Some((1, 17)) label=Some(\"pathsep\") text=\"pathsep\" edits=a.py:27..27\"pathsep\",a.py:9..9\"\\nimport sys\"",
+                "completion 1/3 incomplete seq=5 req=4 5ms a.py at=Some((1, 17)) label=Some(\"pathsep\") text=\"pathsep\" edits=a.py:25..27\"pathsep\",a.py:9..9\"\\nimport sys\"",
                 "completion 2/3 incomplete seq=5 req=4 5ms a.py at=Some((1, 17)) label=Some(\"popen\") text=\"popen(cmd)\" edits=a.py:25..27\"popen(cmd)\"",
             ]
         );
