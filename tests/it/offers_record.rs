@@ -116,7 +116,7 @@ vim.api.nvim_create_autocmd('LspAttach', {{ callback = function(args)
 end }})
 "
     );
-    let (mut nvim, main, db) = start(nvim, tmp.path(), &init, SAMPLE);
+    let (mut nvim, _main, db) = start(nvim, tmp.path(), &init, SAMPLE);
     nvim.wait_for(
         "pyright to attach",
         "#vim.tbl_filter(function(c) return c.initialized and require('nextedit').is_wrapped(c) end, vim.lsp.get_clients({bufnr = 0})) == 1",
@@ -185,7 +185,170 @@ end }})
     let offers = database.offers(session).unwrap();
     check_requests(&db, session, &offers);
     assert!(offers.iter().all(|o| o.path.as_deref() == Some("main.py")));
-    let _ = main;
     insta::assert_snapshot!(render(&offers));
-    let _ = json!(null);
+}
+
+const GO_MAIN: &str = "package main\n\nimport (\n\t\"os\"\n\t\"fmt\"\n)\n\nfunc helper(x int) int {\n\treturn x + 1\n}\n\nfunc main() {\n\tfmt.Println(helper(1))\n}\n";
+
+/// Real code actions (pyright's hold none with an edit): gopls's organize imports, and
+/// a gopls rename, asked by the test's LSP client through the proxy.
+#[test]
+fn gopls_code_action_and_rename_offers() {
+    if !available("gopls_code_action_and_rename_offers", &[Server::Gopls]) {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let workspace = tmp.path().join("ws");
+    std::fs::create_dir(&workspace).unwrap();
+    let workspace = workspace.canonicalize().unwrap();
+    std::fs::write(
+        workspace.join("go.mod"),
+        "module example.com/demo\n\ngo 1.19\n",
+    )
+    .unwrap();
+    std::fs::write(workspace.join("main.go"), GO_MAIN).unwrap();
+    let db = tmp.path().join("rec.db");
+    let mut client = spawn_proxied(&db, &workspace, gopls_command(tmp.path()), &[]);
+    client.initialize(&workspace, TIMEOUT).unwrap();
+    let main_uri = uri(&workspace.join("main.go"));
+    let document = json!({"uri": main_uri});
+    client
+        .notify("textDocument/didOpen", json!({"textDocument": {"uri": main_uri, "languageId": "go", "version": 1, "text": GO_MAIN}}))
+        .unwrap();
+    client
+        .request(
+            "textDocument/codeAction",
+            json!({"textDocument": document, "range": {"start": {"line": 3, "character": 1}, "end": {"line": 3, "character": 1}},
+                   "context": {"diagnostics": [], "only": ["source.organizeImports"]}}),
+            TIMEOUT,
+        )
+        .unwrap();
+    client
+        .request(
+            "textDocument/rename",
+            json!({"textDocument": document, "position": {"line": 7, "character": 6}, "newName": "bump"}),
+            TIMEOUT,
+        )
+        .unwrap();
+    assert!(client.shutdown(TIMEOUT).unwrap().success());
+
+    let database = Database::open_existing(&db).unwrap();
+    let session = database.sessions().unwrap()[0].id;
+    let offers = database.offers(session).unwrap();
+    check_requests(&db, session, &offers);
+    insta::assert_snapshot!(render(&offers));
+}
+
+/// The privacy rules: an offer about an excluded file is a row without label, text or
+/// edits; an offer made elsewhere keeps no edit of an excluded file; `sessions purge`
+/// removes the offers about a purged file and those that edit it.
+#[test]
+fn offers_about_excluded_files_keep_no_text() {
+    if !available(
+        "offers_about_excluded_files_keep_no_text",
+        &[Server::Pyright],
+    ) {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let workspace = tmp.path().join("ws");
+    std::fs::create_dir(&workspace).unwrap();
+    let workspace = workspace.canonicalize().unwrap();
+    std::fs::write(workspace.join(".nexteditignore"), "secret.py\n").unwrap();
+    std::fs::write(workspace.join("pyproject.toml"), "").unwrap();
+    let secret = "token_value = 'hunter2-offer-secret'\ntoken_value.upp";
+    let main = "from secret import token_value\n\nprint(token_value)\n";
+    std::fs::write(workspace.join("secret.py"), secret).unwrap();
+    std::fs::write(workspace.join("main.py"), main).unwrap();
+    let db = tmp.path().join("rec.db");
+    let mut pyright = std::process::Command::new(pyright());
+    pyright.arg("--stdio");
+    let mut client = spawn_proxied(&db, &workspace, pyright, &[]);
+    client.initialize(&workspace, TIMEOUT).unwrap();
+    let (secret_uri, main_uri) = (
+        uri(&workspace.join("secret.py")),
+        uri(&workspace.join("main.py")),
+    );
+    for (u, text) in [(&secret_uri, secret), (&main_uri, main)] {
+        client
+            .notify("textDocument/didOpen", json!({"textDocument": {"uri": u, "languageId": "python", "version": 1, "text": text}}))
+            .unwrap();
+    }
+    // Completion in the excluded file: the server answers (the editor gets it all) …
+    let answer = client
+        .request(
+            "textDocument/completion",
+            at(&secret_uri, Pos(1, 15)),
+            TIMEOUT,
+        )
+        .unwrap();
+    assert!(
+        answer["items"]
+            .as_array()
+            .is_some_and(|items| items.iter().any(|i| i["label"] == "upper"))
+    );
+    // … and a rename in main.py that edits secret.py too.
+    let mut params = at(&main_uri, Pos(2, 8));
+    params["newName"] = json!("renamed");
+    let rename = client
+        .request("textDocument/rename", params, TIMEOUT)
+        .unwrap();
+    assert!(rename.to_string().contains("secret.py"), "{rename}");
+    assert!(client.shutdown(TIMEOUT).unwrap().success());
+
+    let database = Database::open_existing(&db).unwrap();
+    let session = database.sessions().unwrap()[0].id;
+    let offers = database.offers(session).unwrap();
+    check_requests(&db, session, &offers);
+    let excluded: Vec<&StoredOffer> = offers.iter().filter(|o| o.excluded).collect();
+    assert!(!excluded.is_empty());
+    let items = answer["items"].as_array().unwrap().len();
+    for o in &excluded {
+        assert_eq!(
+            (
+                o.offer.kind.as_str(),
+                &o.offer.label,
+                o.offer.text.as_str(),
+                o.offer.edits.len(),
+                o.offer.list_size
+            ),
+            ("completion", &None, "", 0, items)
+        );
+    }
+    assert_eq!(excluded.len(), items.min(nextedit::record::MAX_OFFERS));
+    let renames: Vec<&StoredOffer> = offers
+        .iter()
+        .filter(|o| o.offer.kind.as_str() == "rename")
+        .collect();
+    insta::assert_snapshot!(render(&renames.into_iter().cloned().collect::<Vec<_>>()));
+    drop(database);
+    let mut stored = std::fs::read(&db).unwrap();
+    stored.extend(std::fs::read(db.with_extension("db-wal")).unwrap_or_default());
+    assert!(memchr_find(&stored, b"hunter2-offer-secret").is_none());
+
+    // Purging main.py removes the rename offer made there; purging secret.py the rest.
+    let out = nextedit_with_db(&["sessions", "purge", "--file", "main.py"], &db);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let count = |kind: &str| {
+        db_count(
+            &db,
+            &format!("SELECT count(*) FROM offers WHERE kind = '{kind}'"),
+        )
+    };
+    assert_eq!((count("rename"), count("completion") > 0), (0, true));
+    let out = nextedit_with_db(&["sessions", "purge", "--file", "secret.py"], &db);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(db_count(&db, "SELECT count(*) FROM offers"), 0);
+}
+
+fn memchr_find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
+    haystack.windows(needle.len()).position(|w| w == needle)
 }
