@@ -6,6 +6,7 @@
 
 pub mod document;
 mod documents;
+mod offers;
 pub mod origin;
 pub mod privacy;
 mod reads;
@@ -14,8 +15,9 @@ mod records;
 pub mod uri;
 
 pub use crate::lsp::SIGNAL_PREFIX;
+pub use offers::{MAX_OFFERS, expand_snippet};
 pub use recorder::{RecorderConfig, SessionRecorder};
 pub use records::{
-    DocumentRecord, EditRecord, MessageRecord, ReadRecord, Record, SessionFact, SignalRecord,
-    SnapshotKind, SnapshotRecord,
+    DocumentRecord, EditRecord, MessageRecord, OfferEdit, OfferRecord, OfferSpan, ReadRecord,
+    Record, SessionFact, SignalRecord, SnapshotKind, SnapshotRecord,
 };

@@ -18,7 +18,7 @@ use std::fmt::Write as _;
 use nextedit::lsp::Direction;
 use nextedit::lsp::framing::encode_frame;
 use nextedit::record::privacy::PrivacyFilter;
-use nextedit::record::{Record, RecorderConfig, SIGNAL_PREFIX, SessionRecorder};
+use nextedit::record::{OfferSpan, Record, RecorderConfig, SIGNAL_PREFIX, SessionRecorder};
 use serde_json::Value;
 
 /// Which messages keep their bytes; where the workspace is.
@@ -184,6 +184,41 @@ fn render(record: &Record, frame: &[u8]) -> String {
             s.uri.as_deref().unwrap_or("-"),
             s.payload
         ),
+        Record::Offer(o) => format!(
+            "#{} t={} offer {} rank={}/{}{} {} request=#{} latency={} method={} position={} label={} text={:?} edits=[{}]",
+            o.seq,
+            o.t_ns,
+            o.kind.as_str(),
+            o.rank,
+            o.list_size,
+            if o.incomplete { " incomplete" } else { "" },
+            o.uri,
+            o.request_seq,
+            o.latency_ns,
+            o.method,
+            o.position
+                .map_or("-".to_string(), |(line, col)| format!("{line}:{col}")),
+            o.label
+                .as_deref()
+                .map_or("-".to_string(), |l| format!("{l:?}")),
+            o.text,
+            o.edits
+                .iter()
+                .map(|e| format!(
+                    "{} {} {:?}",
+                    e.uri,
+                    match e.at {
+                        OfferSpan::Bytes(start, end) => format!("bytes={start}..{end}"),
+                        OfferSpan::Lsp(r) => format!(
+                            "lsp={}:{}..{}:{}",
+                            r.start.line, r.start.character, r.end.line, r.end.character
+                        ),
+                    },
+                    e.text
+                ))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
     }
 }
 
@@ -304,6 +339,28 @@ fn completion_and_resolve_edits_are_tagged() {
         < {"jsonrpc":"2.0","id":3,"result":{"label":"x","additionalTextEdits":[{"range":{"start":{"line":0,"character":0},"end":{"line":0,"character":0}},"newText":"// x\n"}]}}
         > {"jsonrpc":"2.0","method":"textDocument/didChange","params":{"textDocument":{"uri":"file:///ws/a.go","version":4},"contentChanges":[{"range":{"start":{"line":0,"character":0},"end":{"line":0,"character":0}},"text":"// x\n"}]}}
         > {"jsonrpc":"2.0","method":"textDocument/didChange","params":{"textDocument":{"uri":"file:///ws/a.go","version":5},"contentChanges":[{"range":{"start":{"line":0,"character":0},"end":{"line":0,"character":0}},"text":"// x\n"}]}}
+        "##,
+    );
+    insta::assert_snapshot!(out);
+}
+
+#[test]
+fn inline_completions_snippets_and_list_defaults_are_offers() {
+    // UTF-16 positions after an emoji (two code units, four bytes); an inline list with
+    // a ranged item and a snippet item; a completion list whose items take the list's
+    // default range and snippet format; an error answer offers nothing.
+    let out = check(
+        RAW,
+        r##"
+        > {"jsonrpc":"2.0","method":"textDocument/didOpen","params":{"textDocument":{"uri":"file:///ws/a.py","languageId":"python","version":1,"text":"s = '😀'\ndef f(x):\n    ret\n"}}}
+        @1
+        > {"jsonrpc":"2.0","id":1,"method":"textDocument/inlineCompletion","params":{"textDocument":{"uri":"file:///ws/a.py"},"position":{"line":2,"character":7},"context":{"triggerKind":2}}}
+        @2
+        < {"jsonrpc":"2.0","id":1,"result":{"items":[{"insertText":"return x + 1","range":{"start":{"line":2,"character":4},"end":{"line":2,"character":7}},"filterText":"ret"},{"insertText":{"kind":"snippet","value":"urn ${1:x} * ${2|2,3|}$0"}}]}}
+        > {"jsonrpc":"2.0","id":2,"method":"textDocument/completion","params":{"textDocument":{"uri":"file:///ws/a.py"},"position":{"line":0,"character":7}}}
+        < {"jsonrpc":"2.0","id":2,"result":{"isIncomplete":true,"itemDefaults":{"editRange":{"insert":{"start":{"line":0,"character":6},"end":{"line":0,"character":7}},"replace":{"start":{"line":0,"character":6},"end":{"line":0,"character":8}}},"insertTextFormat":2},"items":[{"label":"upper","textEditText":"upper()$0"},{"label":"strip","insertText":"strip(${1:chars})"}]}}
+        > {"jsonrpc":"2.0","id":3,"method":"textDocument/inlineCompletion","params":{"textDocument":{"uri":"file:///ws/a.py"},"position":{"line":2,"character":7},"context":{"triggerKind":1}}}
+        < {"jsonrpc":"2.0","id":3,"error":{"code":-32800,"message":"cancelled"}}
         "##,
     );
     insta::assert_snapshot!(out);
