@@ -111,6 +111,8 @@ methods! {
     Completion = "textDocument/completion",
     /// `completionItem/resolve`.
     CompletionResolve = "completionItem/resolve",
+    /// `textDocument/inlineCompletion` (LSP 3.18).
+    InlineCompletion = "textDocument/inlineCompletion",
     /// `textDocument/formatting`.
     Formatting = "textDocument/formatting",
     /// `textDocument/rangeFormatting`.
@@ -149,6 +151,48 @@ pub enum AnswerEdits {
     CompletionItems,
     /// A resolved `CompletionItem` (for the latest completion's document).
     ResolvedCompletionItem,
+}
+
+/// What kind of offer a request's answer (or a server's request) makes to the developer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum OfferKind {
+    /// A completion list's items.
+    Completion,
+    /// Inline completion items (ghost text).
+    InlineCompletion,
+    /// Code actions (with or without an edit).
+    CodeAction,
+    /// A rename's workspace edit.
+    Rename,
+    /// A `workspace/applyEdit` the server sent (a command's result).
+    ApplyEdit,
+}
+
+impl OfferKind {
+    /// Every kind, in a stable order.
+    pub const ALL: [OfferKind; 5] = [
+        OfferKind::Completion,
+        OfferKind::InlineCompletion,
+        OfferKind::CodeAction,
+        OfferKind::Rename,
+        OfferKind::ApplyEdit,
+    ];
+
+    /// Its name in the database (`offers.kind`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            OfferKind::Completion => "completion",
+            OfferKind::InlineCompletion => "inline_completion",
+            OfferKind::CodeAction => "code_action",
+            OfferKind::Rename => "rename",
+            OfferKind::ApplyEdit => "apply_edit",
+        }
+    }
+
+    /// The kind a database name stands for.
+    pub fn parse(name: &str) -> Option<OfferKind> {
+        OfferKind::ALL.into_iter().find(|k| k.as_str() == name)
+    }
 }
 
 impl Method {
@@ -199,6 +243,19 @@ impl Method {
         })
     }
 
+    /// Which offers a successful answer to this request (or, for
+    /// `workspace/applyEdit`, the server's request itself) makes, if any.
+    pub fn offers(&self) -> Option<OfferKind> {
+        Some(match self {
+            Method::Completion => OfferKind::Completion,
+            Method::InlineCompletion => OfferKind::InlineCompletion,
+            Method::CodeAction => OfferKind::CodeAction,
+            Method::Rename => OfferKind::Rename,
+            Method::ApplyEdit => OfferKind::ApplyEdit,
+            _ => return None,
+        })
+    }
+
     /// For an editor signal, its name after [`SIGNAL_PREFIX`] (`cursor`, `visibleRanges`).
     pub fn signal(&self) -> Option<&str> {
         match self {
@@ -218,7 +275,7 @@ mod tests {
             assert_eq!(&Method::from_name(method.name()), method);
             assert_eq!(&Method::from_string(method.name().to_string()), method);
         }
-        assert_eq!(Method::KNOWN.len(), 32);
+        assert_eq!(Method::KNOWN.len(), 33);
         let signal = Method::from_name("$/nextedit/visibleRanges");
         assert_eq!(
             (signal.name(), signal.signal()),

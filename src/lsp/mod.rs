@@ -9,4 +9,4 @@ pub mod message;
 pub mod method;
 
 pub use message::{Direction, Envelope, MessageKind};
-pub use method::{AnswerEdits, AnswerReads, Method, SIGNAL_PREFIX};
+pub use method::{AnswerEdits, AnswerReads, Method, OfferKind, SIGNAL_PREFIX};

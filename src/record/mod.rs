@@ -6,6 +6,7 @@
 
 pub mod document;
 mod documents;
+mod offers;
 pub mod origin;
 pub mod privacy;
 mod reads;
@@ -16,6 +17,6 @@ pub mod uri;
 pub use crate::lsp::SIGNAL_PREFIX;
 pub use recorder::{RecorderConfig, SessionRecorder};
 pub use records::{
-    DocumentRecord, EditRecord, MessageRecord, ReadRecord, Record, SessionFact, SignalRecord,
-    SnapshotKind, SnapshotRecord,
+    DocumentRecord, EditRecord, MessageRecord, OfferEdit, OfferRecord, OfferSpan, ReadRecord,
+    Record, SessionFact, SignalRecord, SnapshotKind, SnapshotRecord,
 };

@@ -431,7 +431,8 @@ pub fn text_edits(value: &Value) -> Option<Vec<LspTextEdit>> {
     items.iter().map(text_edit).collect()
 }
 
-fn text_edit(value: &Value) -> Option<LspTextEdit> {
+/// One LSP `TextEdit` (also `AnnotatedTextEdit`); `None` when the value is not one.
+pub fn text_edit(value: &Value) -> Option<LspTextEdit> {
     let range = serde_json::from_value::<LspRange>(value.get("range")?.clone()).ok()?;
     let text = value.get("newText")?.as_str()?;
     Some((range, text.to_string()))

@@ -26,6 +26,13 @@ pub(super) struct PositionParams {
     range: Option<LspRange>,
 }
 
+impl PositionParams {
+    /// The request's position, or its range's start.
+    pub(super) fn at(&self) -> Option<LspPosition> {
+        self.position.or(self.range.map(|r| r.start))
+    }
+}
+
 /// Partial-result tokens of open read requests: token → (request id, request).
 #[derive(Debug, Default)]
 pub(super) struct PartialResults {
@@ -91,6 +98,10 @@ impl SessionRecorder {
         request: &PendingRequest,
         out: &mut Vec<Record>,
     ) {
+        // Answers that point nowhere (code actions, symbols) are not parsed for reads.
+        if request.method.answer_reads() == Some(AnswerReads::Nothing) {
+            return;
+        }
         let Some(result) = envelope.result_as::<Value>() else {
             return;
         };

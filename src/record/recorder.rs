@@ -5,15 +5,16 @@
 //! message's method once ([`Method`]) and dispatches on it: session facts
 //! (`initialize`, workspace folders) and editor signals here, documents in
 //! [`super::documents`], reads in [`super::reads`], tools' proposed edits in
-//! [`super::origin`]. It emits [`Record`]s for the store and does no I/O: reading
+//! [`super::origin`], what servers offered in [`super::offers`]. It emits [`Record`]s for the store and does no I/O: reading
 //! `.nexteditignore` or git state is the caller's job ([`SessionRecorder::set_privacy`]).
 
 use std::collections::{HashMap, HashSet};
 
 use serde_json::Value;
 
-use super::document::{PositionEncoding, ShadowDocument};
+use super::document::{LspPosition, PositionEncoding, ShadowDocument};
 use super::documents::{DidChange, DidClose, DidOpen, DidSave};
+use super::offers::{self, LatestCompletion};
 use super::origin::{self, OriginTracker, ProposedEdits};
 use super::privacy::{PrivacyFilter, redact_secrets};
 use super::reads::{PartialResults, PositionParams};
@@ -44,6 +45,14 @@ pub(super) struct PendingRequest {
     pub(super) method: Method,
     /// The document it is about, if it names one.
     pub(super) uri: Option<String>,
+    /// Sequence number of the request message.
+    pub(super) seq: u64,
+    /// When it was sent.
+    pub(super) t_ns: u64,
+    /// Its position (a range's start), for requests whose answers are offers.
+    pub(super) position: Option<LspPosition>,
+    /// That position as (line, byte column) in the text at the request.
+    pub(super) place: Option<(usize, usize)>,
 }
 
 /// The recorder's state for one session.
@@ -67,6 +76,8 @@ pub struct SessionRecorder {
     completion_uri: Option<String>,
     /// Open `workspace/applyEdit` requests: server's raw id → the tracker's answer number.
     apply_edits: HashMap<String, u64>,
+    /// The latest completion list's offers (`completionItem/resolve` may change them).
+    pub(super) latest_completion: LatestCompletion,
 }
 
 impl SessionRecorder {
@@ -85,6 +96,7 @@ impl SessionRecorder {
             origins: OriginTracker::new(),
             completion_uri: None,
             apply_edits: HashMap::new(),
+            latest_completion: LatestCompletion::default(),
         }
     }
 
@@ -215,12 +227,27 @@ impl SessionRecorder {
         let method = envelope.method.take().map(Method::from_string);
         match (envelope.kind, method) {
             (MessageKind::Request, Some(method)) => {
-                let uri = envelope
-                    .params_as::<PositionParams>()
-                    .map(|p| p.text_document.uri);
-                self.on_request(dir, t_ns, &envelope, &method, &mut out);
+                let params = envelope.params_as::<PositionParams>();
+                // Only requests answered with offers need their place in the text.
+                let position = params
+                    .as_ref()
+                    .filter(|_| method.offers().is_some())
+                    .and_then(PositionParams::at);
+                let uri = params.map(|p| p.text_document.uri);
+                let place = position.and_then(|at| {
+                    let doc = self.documents.get(uri.as_deref()?)?;
+                    Some(offers::place(doc, at, self.encoding))
+                });
+                self.on_request(dir, seq, t_ns, &envelope, &method, &mut out);
                 if let Some(id) = envelope.id {
-                    let request = PendingRequest { method, uri };
+                    let request = PendingRequest {
+                        method,
+                        uri,
+                        seq,
+                        t_ns,
+                        position,
+                        place,
+                    };
                     if dir == Direction::ClientToServer && request.method.is_read() {
                         self.partial_results.open(&envelope, id, &request);
                     }
@@ -235,7 +262,7 @@ impl SessionRecorder {
                     let id = envelope.id.unwrap_or_default();
                     self.partial_results.close(id);
                     if dir == Direction::ServerToClient {
-                        self.on_tool_answer(t_ns, &envelope, &request);
+                        self.on_tool_answer(seq, t_ns, &envelope, &request, &mut out);
                     } else if request.method == Method::ApplyEdit {
                         self.on_apply_edit_answer(&envelope, id);
                     }
@@ -274,6 +301,7 @@ impl SessionRecorder {
     fn on_request(
         &mut self,
         dir: Direction,
+        seq: u64,
         t_ns: u64,
         envelope: &Envelope<'_>,
         method: &Method,
@@ -281,7 +309,9 @@ impl SessionRecorder {
     ) {
         match (dir, method) {
             (Direction::ClientToServer, Method::Initialize) => self.on_initialize(envelope, out),
-            (Direction::ServerToClient, Method::ApplyEdit) => self.on_apply_edit(t_ns, envelope),
+            (Direction::ServerToClient, Method::ApplyEdit) => {
+                self.on_apply_edit(seq, t_ns, envelope, out)
+            }
             (Direction::ClientToServer, method) => {
                 if *method == Method::Completion {
                     self.completion_uri = envelope
@@ -438,13 +468,20 @@ impl SessionRecorder {
         }));
     }
 
-    /// `workspace/applyEdit` from the server: its edits are a code action's.
-    fn on_apply_edit(&mut self, t_ns: u64, envelope: &Envelope<'_>) {
-        if let Some(edit) = envelope
-            .params_as::<Value>()
-            .and_then(|p| p.get("edit").cloned())
-        {
-            let proposals = origin::workspace_edit(&edit);
+    /// `workspace/applyEdit` from the server: its edits are a code action's, and an offer.
+    fn on_apply_edit(
+        &mut self,
+        seq: u64,
+        t_ns: u64,
+        envelope: &Envelope<'_>,
+        out: &mut Vec<Record>,
+    ) {
+        let Some(params) = envelope.params_as::<Value>() else {
+            return;
+        };
+        self.on_apply_edit_offer(seq, t_ns, &params, out);
+        if let Some(edit) = params.get("edit") {
+            let proposals = origin::workspace_edit(edit);
             if let (Some(answer), Some(id)) = (
                 self.expect(t_ns, Origin::CodeAction, false, vec![proposals]),
                 envelope.id,
@@ -454,16 +491,26 @@ impl SessionRecorder {
         }
     }
 
-    /// Edits a tool proposed in an answer become expectations for later changes.
-    fn on_tool_answer(&mut self, t_ns: u64, envelope: &Envelope<'_>, request: &PendingRequest) {
+    /// An answer that proposes edits or makes offers (parsed once, here): offers are
+    /// recorded, and proposed edits become expectations for later changes.
+    fn on_tool_answer(
+        &mut self,
+        seq: u64,
+        t_ns: u64,
+        envelope: &Envelope<'_>,
+        request: &PendingRequest,
+        out: &mut Vec<Record>,
+    ) {
         // Cheap test first: only these answers are parsed.
-        let Some(answer) = request.method.answer_edits() else {
-            return;
-        };
-        if envelope.error.is_some() {
+        let answer = request.method.answer_edits();
+        if (answer.is_none() && request.method.offers().is_none()) || envelope.error.is_some() {
             return;
         }
         let Some(result) = envelope.result_as::<Value>() else {
+            return;
+        };
+        self.on_offer_answer(seq, t_ns, &result, request, out);
+        let Some(answer) = answer else {
             return;
         };
         let Some((list, alternatives)) = origin::answer_proposals(

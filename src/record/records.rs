@@ -1,10 +1,10 @@
 //! The records the recorder emits: one row-to-be for the store each (messages,
-//! session facts, documents, snapshots, edits, reads, signals). Plain data, no logic.
+//! session facts, documents, snapshots, edits, reads, signals, offers). Plain data, no logic.
 
 use serde_json::Value;
 
-use super::document::{ChangeSpan, PositionEncoding};
-use crate::lsp::{Direction, MessageKind};
+use super::document::{ChangeSpan, LspRange, PositionEncoding};
+use crate::lsp::{Direction, MessageKind, OfferKind};
 use crate::trajectory::{LineRange, Origin, ReadRole};
 
 /// One row-to-be for the store.
@@ -24,6 +24,8 @@ pub enum Record {
     Read(ReadRecord),
     /// An editor signal.
     Signal(SignalRecord),
+    /// One item a server offered (written again, same key, when a resolve changed it).
+    Offer(OfferRecord),
 }
 
 /// A message's metadata and (optionally) its redacted bytes.
@@ -183,4 +185,59 @@ pub struct SignalRecord {
     pub uri: Option<String>,
     /// Params as sent.
     pub payload: Value,
+}
+
+/// One item of an answer that offers the developer something (a completion item, an
+/// inline completion, a code action, a rename, an applied edit): a row of `offers`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct OfferRecord {
+    /// Sequence number of the answer (of the request itself for `workspace/applyEdit`).
+    pub seq: u64,
+    /// 0-based position in the answer as sent.
+    pub rank: usize,
+    /// Sequence number of the request it answers.
+    pub request_seq: u64,
+    /// Time of the answer.
+    pub t_ns: u64,
+    /// Request to answer.
+    pub latency_ns: u64,
+    /// What kind of offer.
+    pub kind: OfferKind,
+    /// LSP method of the request.
+    pub method: String,
+    /// Document the request was about.
+    pub uri: String,
+    /// Request position: 0-based line and byte column, in the text at the request.
+    pub position: Option<(usize, usize)>,
+    /// Completion label, inline item's filter text, code action title.
+    pub label: Option<String>,
+    /// The text it inserts at the position (its main edit's text, snippets expanded).
+    pub text: String,
+    /// Every edit it makes, in byte offsets of the texts at the answer.
+    pub edits: Vec<OfferEdit>,
+    /// Items in the answer (also those past the recorded ones).
+    pub list_size: usize,
+    /// The answer is a `CompletionList` with `isIncomplete` (typing asks again).
+    pub incomplete: bool,
+}
+
+/// One edit of an offer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OfferEdit {
+    /// Document URI.
+    pub uri: String,
+    /// Where it applies: byte offsets in the document's text at the answer, or, for a
+    /// document that was not open then, the LSP range as sent.
+    pub at: OfferSpan,
+    /// The new text.
+    pub text: String,
+}
+
+/// Where an offer's edit applies.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OfferSpan {
+    /// Byte offsets `start..end` in the open document's text.
+    Bytes(usize, usize),
+    /// An LSP range (line, character) in a document that was not open.
+    Lsp(LspRange),
 }

@@ -147,13 +147,29 @@ impl Database {
                 params![session, uri.as_bytes()],
             )
             .map_err(e)?;
-            for table in ["documents", "snapshots", "edits", "reads", "signals"] {
+            for table in [
+                "documents",
+                "snapshots",
+                "edits",
+                "reads",
+                "signals",
+                "offers",
+            ] {
                 tx.execute(
                     &format!("DELETE FROM {table} WHERE session_id = ?1 AND uri = ?2"),
                     params![session, uri],
                 )
                 .map_err(e)?;
             }
+            // Offers made in another document that edit this one (a rename, a code action).
+            tx.execute(
+                "DELETE FROM offers WHERE session_id = ?1 AND instr(edits, ?2) > 0",
+                params![
+                    session,
+                    serde_json::to_string(uri).expect("strings serialise")
+                ],
+            )
+            .map_err(e)?;
         }
         for (id, json) in &rewritten {
             tx.execute(

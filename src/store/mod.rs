@@ -10,6 +10,7 @@ mod cache;
 mod erase;
 mod export;
 mod merge;
+mod offers;
 mod results;
 mod runs;
 mod write;
@@ -18,6 +19,7 @@ pub use cache::ResponseCache;
 pub use erase::Erasure;
 pub use export::{DocumentSummary, SessionSummary};
 pub use merge::{MergedRun, RunRows};
+pub use offers::StoredOffer;
 pub use results::{ResultPrediction, ResultStep};
 pub use runs::{
     RunMeasurements, RunSummary, RunTrajectory, StepDetail, StepFailure, StepFlow, StoredContent,
@@ -31,13 +33,14 @@ use std::time::Duration;
 use rusqlite::{Connection, OpenFlags};
 
 /// The tables that hold a recorded session's rows (keyed by `session_id`).
-const SESSION_TABLES: [&str; 6] = [
+const SESSION_TABLES: [&str; 7] = [
     "messages",
     "documents",
     "snapshots",
     "edits",
     "reads",
     "signals",
+    "offers",
 ];
 
 /// Version of the schema this build writes (`PRAGMA user_version`).

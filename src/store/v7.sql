@@ -18,6 +18,7 @@ CREATE TABLE offers (
     text        TEXT NOT NULL,                  -- the text it would insert at the position (masked)
     edits       TEXT NOT NULL,                  -- JSON [{"uri","start_byte","end_byte","text"}], offsets in the texts at the answer (masked)
     list_size   INTEGER NOT NULL,               -- items in the answer
+    incomplete  INTEGER NOT NULL DEFAULT 0,     -- the answer was a CompletionList with isIncomplete (added by offers-record)
     PRIMARY KEY (session_id, seq, rank)
 );
 CREATE INDEX offers_by_request ON offers (session_id, request_seq);

@@ -254,6 +254,36 @@ impl Database {
                     })
                     .map_err(e)?;
                 }
+                Record::Offer(o) => {
+                    // A resolved completion item rewrites its offer: same answer, same rank.
+                    tx.prepare_cached(
+                        "INSERT OR REPLACE INTO offers (session_id, seq, rank, request_seq, t_ns, latency_ns, kind,
+                                                        method, uri, line, col_byte, label, text, edits,
+                                                        list_size, incomplete)
+                         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)",
+                    )
+                    .and_then(|mut st| {
+                        st.execute(params![
+                            session,
+                            o.seq as i64,
+                            o.rank as i64,
+                            o.request_seq as i64,
+                            o.t_ns as i64,
+                            o.latency_ns as i64,
+                            o.kind.as_str(),
+                            mask(&o.method),
+                            mask(&o.uri),
+                            o.position.map(|(line, _)| line as i64),
+                            o.position.map(|(_, col)| col as i64),
+                            o.label.as_deref().map(mask),
+                            mask(&o.text),
+                            mask(&super::offers::edits_json(&o.edits)),
+                            o.list_size as i64,
+                            o.incomplete
+                        ])
+                    })
+                    .map_err(e)?;
+                }
             }
         }
         tx.commit().map_err(e)
