@@ -80,6 +80,22 @@ pub fn load_session_trajectory(
         }
         recompute_recorded_edits_with(&mut trajectory, CoalesceConfig { pause_ms });
     }
+    if trajectory.session.kind == SessionKind::Recorded {
+        // The offers the server made, for `nextedit live` and `recorded:SERVER`; a
+        // slice keeps those made inside its window about its files.
+        let (first, last) = (
+            trajectory.events.first().map_or(0, |e| e.seq),
+            trajectory.events.last().map_or(0, |e| e.seq),
+        );
+        let files: Vec<&str> = trajectory.files.iter().map(|f| f.path.as_str()).collect();
+        trajectory.offers = crate::live::offers_of(&db.offers(id)?, &trajectory)
+            .into_iter()
+            .filter(|o| {
+                spec.is_everything()
+                    || (o.seq >= first && o.seq <= last && files.contains(&o.file.as_str()))
+            })
+            .collect();
+    }
     if trajectory.session.kind == SessionKind::Recorded && !trajectory.edits.is_empty() {
         trajectory.order = crate::history::recorded_order(&trajectory);
     }

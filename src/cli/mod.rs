@@ -13,6 +13,7 @@ mod doctor;
 mod eval_order;
 mod export;
 mod import;
+mod live;
 mod proxy;
 mod replay;
 mod report;
@@ -58,6 +59,7 @@ enum Command {
     #[command(subcommand)]
     Runs(runs::RunsCommand),
     Context(context::ContextArgs),
+    Live(live::LiveArgs),
     Derive(derive::DeriveArgs),
     #[command(subcommand)]
     Import(import::ImportCommand),
@@ -89,6 +91,7 @@ pub fn run() -> i32 {
         Command::Report(args) => report::run(args),
         Command::Runs(command) => runs::run(command),
         Command::Context(args) => context::run(args),
+        Command::Live(args) => live::run(args),
         Command::Derive(args) => derive::run(args),
         Command::Import(command) => import::run(command),
         Command::Export(command) => export::run(command),

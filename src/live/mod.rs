@@ -7,6 +7,7 @@
 //! outcome is computed when read, never stored, so it can be recomputed.
 
 pub mod figures;
+pub mod html;
 pub mod json;
 pub mod outcome;
 pub mod span;
@@ -18,106 +19,8 @@ pub use outcome::{
     analyse,
 };
 
-use serde::{Deserialize, Serialize};
-
-/// What kind of proposal an offer was.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum OfferKind {
-    /// An item of a `textDocument/completion` list.
-    Completion,
-    /// An item of a `textDocument/inlineCompletion` answer.
-    InlineCompletion,
-    /// A code action with edits.
-    CodeAction,
-    /// A rename's workspace edit.
-    Rename,
-    /// A `workspace/applyEdit` proposal.
-    ApplyEdit,
-}
-
-impl OfferKind {
-    /// Every kind, in declaration order.
-    pub const ALL: [OfferKind; 5] = [
-        OfferKind::Completion,
-        OfferKind::InlineCompletion,
-        OfferKind::CodeAction,
-        OfferKind::Rename,
-        OfferKind::ApplyEdit,
-    ];
-
-    /// The snake-case name of the `offers.kind` column.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            OfferKind::Completion => "completion",
-            OfferKind::InlineCompletion => "inline_completion",
-            OfferKind::CodeAction => "code_action",
-            OfferKind::Rename => "rename",
-            OfferKind::ApplyEdit => "apply_edit",
-        }
-    }
-
-    /// Parses the snake-case name; `None` for anything else.
-    pub fn parse(name: &str) -> Option<OfferKind> {
-        OfferKind::ALL.into_iter().find(|k| k.as_str() == name)
-    }
-}
-
-/// One edit an offer would make: bytes of a file's text at the time of the answer.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct OfferEdit {
-    /// File path (as in the trajectory's `files`).
-    pub file: String,
-    /// First replaced byte.
-    pub start_byte: usize,
-    /// End of the replaced bytes (exclusive).
-    pub end_byte: usize,
-    /// Inserted text.
-    pub text: String,
-}
-
-/// One offered item, as the `offers` table holds it, with paths and times in the
-/// trajectory's terms (milliseconds since the session started, files by path).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Offer {
-    /// Seq of the answer message (the session's one order of everything).
-    pub seq: u64,
-    /// 0-based position in the answer as sent.
-    pub rank: usize,
-    /// Seq of the request it answers (the items of one answer share it).
-    pub request_seq: u64,
-    /// Time of the answer, milliseconds since the session started.
-    pub t_ms: f64,
-    /// Request to answer, milliseconds.
-    pub latency_ms: f64,
-    /// What kind of proposal.
-    pub kind: OfferKind,
-    /// LSP method of the request.
-    pub method: String,
-    /// The document the request was about.
-    pub file: String,
-    /// Request position: 0-based line, when it has one.
-    pub line: Option<usize>,
-    /// Request position: byte column in the text at the answer.
-    pub col_byte: Option<usize>,
-    /// Completion label or code action title.
-    pub label: Option<String>,
-    /// The text it would insert at the position.
-    pub text: String,
-    /// The edits it would make, in the texts at the answer.
-    pub edits: Vec<OfferEdit>,
-    /// Items in the answer.
-    pub list_size: usize,
-    /// The language server that made it (the session's server command's program name).
-    pub server: String,
-}
-
-impl Offer {
-    /// Time of the request, milliseconds since the session started.
-    pub fn request_t_ms(&self) -> f64 {
-        self.t_ms - self.latency_ms
-    }
-}
+pub use crate::lsp::OfferKind;
+pub use crate::trajectory::{Offer, OfferEdit};
 
 /// The program name of a server command (`/usr/bin/pyright-langserver --stdio` →
 /// `pyright-langserver`), the name `--by server` groups by and `recorded:SERVER` matches.
@@ -140,4 +43,60 @@ pub fn server_name(command: &[String]) -> String {
 /// `pyright-langserver`): the server name contains it.
 pub fn server_matches(server: &str, wanted: &str) -> bool {
     server.contains(wanted)
+}
+
+/// A session's stored offers in the trajectory's terms: files by the trajectory's
+/// path for their URI, times in milliseconds, the server named from the session's
+/// command. Offers about excluded documents and edits of documents that were not
+/// open at the answer (no byte offsets) are left out.
+pub fn offers_of(
+    stored: &[crate::store::StoredOffer],
+    trajectory: &crate::trajectory::Trajectory,
+) -> Vec<Offer> {
+    let server = server_name(&trajectory.session.server_command);
+    let file_of = |uri: &str, path: Option<&String>| {
+        trajectory
+            .files
+            .iter()
+            .find(|f| f.uri.as_deref() == Some(uri))
+            .map(|f| f.path.clone())
+            .or_else(|| path.cloned())
+            .unwrap_or_else(|| uri.to_string())
+    };
+    stored
+        .iter()
+        .filter(|s| !s.excluded)
+        .map(|s| {
+            let o = &s.offer;
+            Offer {
+                seq: o.seq,
+                rank: o.rank,
+                request_seq: o.request_seq,
+                t_ms: o.t_ns as f64 / 1e6,
+                latency_ms: o.latency_ns as f64 / 1e6,
+                kind: o.kind,
+                method: o.method.clone(),
+                file: file_of(&o.uri, s.path.as_ref()),
+                line: o.position.map(|p| p.0),
+                col_byte: o.position.map(|p| p.1),
+                label: o.label.clone(),
+                text: o.text.clone(),
+                edits: o
+                    .edits
+                    .iter()
+                    .filter_map(|e| match e.at {
+                        crate::record::OfferSpan::Bytes(start, end) => Some(OfferEdit {
+                            file: file_of(&e.uri, None),
+                            start_byte: start,
+                            end_byte: end,
+                            text: e.text.clone(),
+                        }),
+                        crate::record::OfferSpan::Lsp(_) => None,
+                    })
+                    .collect(),
+                list_size: o.list_size,
+                server: server.clone(),
+            }
+        })
+        .collect()
 }
