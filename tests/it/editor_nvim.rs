@@ -15,10 +15,9 @@
 
 use crate::common;
 
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::path::Path;
 
+use common::nvim::{db_count, start, wait_until};
 use common::*;
 use nextedit::store::Database;
 use serde_json::{Value, json};
@@ -43,114 +42,6 @@ fn readme_snippet() -> String {
     block.replace("/path/to/nextedit", env!("CARGO_MANIFEST_DIR"))
 }
 
-/// A running headless Neovim driven over its socket.
-struct Nvim {
-    bin: PathBuf,
-    socket: PathBuf,
-    child: Child,
-    /// Neovim's visible lines after each step: (first, last + 1), 0-based, half-open.
-    views: std::cell::RefCell<Vec<(i64, i64)>>,
-}
-
-impl Nvim {
-    fn remote(&self, flag: &str, arg: &str) -> String {
-        let out = Command::new(&self.bin)
-            .arg("--server")
-            .arg(&self.socket)
-            .arg(flag)
-            .arg(arg)
-            .stdin(Stdio::null())
-            .output()
-            .expect("run nvim --server");
-        assert!(
-            out.status.success(),
-            "nvim {flag} {arg}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        String::from_utf8(out.stdout).unwrap()
-    }
-
-    /// Types keys (`<Esc>`, `<C-e>` notation) as a user would.
-    fn keys(&self, keys: &str) {
-        self.remote("--remote-send", keys);
-    }
-
-    /// Types `:qa` and waits for Neovim to exit (the remote call itself may lose the race
-    /// with the exit, so its own status is not checked).
-    fn quit(&mut self, command: &str) -> std::process::ExitStatus {
-        let _ = Command::new(&self.bin)
-            .arg("--server")
-            .arg(&self.socket)
-            .arg("--remote-send")
-            .arg(command)
-            .stdin(Stdio::null())
-            .stderr(Stdio::null())
-            .output();
-        self.child.wait().unwrap()
-    }
-
-    /// Evaluates a Vim expression.
-    fn eval(&self, expr: &str) -> String {
-        self.remote("--remote-expr", expr)
-    }
-
-    /// Evaluates a Lua expression (through `luaeval`), as JSON.
-    fn lua(&self, expr: &str) -> Value {
-        let text = self.eval(&format!(
-            "json_encode(luaeval('{}'))",
-            expr.replace('\'', "''")
-        ));
-        serde_json::from_str(&text).unwrap_or_else(|e| panic!("{expr} gave {text:?}: {e}"))
-    }
-
-    /// Waits until the Lua expression is true and no signal is waiting for its debounce.
-    fn wait_for(&self, what: &str, lua_condition: &str) {
-        let condition = format!("({lua_condition}) and require('nextedit').pending() == 0");
-        wait_until(what, || self.lua(&condition) == json!(true));
-        let (_, _, top, bottom) = self.view();
-        let mut views = self.views.borrow_mut();
-        if views.last() != Some(&(top - 1, bottom)) {
-            views.push((top - 1, bottom));
-        }
-    }
-
-    /// Neovim's own view: cursor (0-based line, byte col), top and bottom visible lines (1-based).
-    fn view(&self) -> (i64, i64, i64, i64) {
-        let v = self.lua(
-            "{vim.fn.line('.') - 1, vim.fn.col('.') - 1, vim.fn.line('w0'), vim.fn.line('w$')}",
-        );
-        let n = |i: usize| v[i].as_i64().unwrap();
-        (n(0), n(1), n(2), n(3))
-    }
-}
-
-impl Drop for Nvim {
-    fn drop(&mut self) {
-        if self.child.try_wait().ok().flatten().is_none() {
-            let _ = self.child.kill();
-            let _ = self.child.wait();
-        }
-    }
-}
-
-/// Polls `done` until it holds; fails after a generous limit (a hang, not a timing assertion).
-fn wait_until(what: &str, mut done: impl FnMut() -> bool) {
-    let start = Instant::now();
-    while !done() {
-        assert!(start.elapsed() < TIMEOUT, "timed out waiting for {what}");
-        std::thread::sleep(Duration::from_millis(50));
-    }
-}
-
-fn db_count(db: &Path, sql: &str) -> i64 {
-    if !db.exists() {
-        return 0;
-    }
-    let conn = rusqlite::Connection::open(db).unwrap();
-    conn.busy_timeout(Duration::from_secs(10)).unwrap();
-    conn.query_row(sql, [], |r| r.get(0)).unwrap_or(0)
-}
-
 /// The document's text rebuilt from the recording so far.
 fn recorded_text(db: &Path, uri: &str) -> Option<String> {
     let database = Database::open_existing(db).ok()?;
@@ -172,59 +63,6 @@ fn original_text() -> String {
     text
 }
 
-/// Starts headless Neovim on `ws/main.py` (a fresh copy of the sample, in a folder with a
-/// `pyproject.toml`) with `init` after a fixed screen size and no swap/shada files, a fresh
-/// HOME, `nextedit` and pyright on PATH and `NEXTEDIT_DB` in `dir`. Returns the editor, the
-/// file and the database path.
-fn start(nvim: PathBuf, dir: &Path, init: &str) -> (Nvim, PathBuf, PathBuf) {
-    let home = dir.join("home");
-    let workspace = dir.join("ws");
-    std::fs::create_dir_all(home.join("config/nvim")).unwrap();
-    std::fs::create_dir_all(&workspace).unwrap();
-    let workspace = workspace.canonicalize().unwrap();
-    let main = workspace.join("main.py");
-    std::fs::write(&main, original_text()).unwrap();
-    std::fs::write(workspace.join("pyproject.toml"), "").unwrap();
-    let db = dir.join("rec.db");
-    let init = format!(
-        "vim.o.lines = 24\nvim.o.columns = 80\nvim.o.swapfile = false\nvim.o.shadafile = 'NONE'\n{init}"
-    );
-    std::fs::write(home.join("config/nvim/init.lua"), init).unwrap();
-    let path = format!(
-        "{}:{}:{}",
-        nextedit_bin().parent().unwrap().display(),
-        pyright().parent().unwrap().display(),
-        std::env::var("PATH").unwrap_or_default()
-    );
-    let socket = dir.join("nvim.sock");
-    let mut command = Command::new(&nvim);
-    command
-        .arg("--headless")
-        .arg("--listen")
-        .arg(&socket)
-        .arg("main.py")
-        .current_dir(&workspace)
-        .env("HOME", &home)
-        .env("XDG_CONFIG_HOME", home.join("config"))
-        .env("XDG_DATA_HOME", home.join("data"))
-        .env("XDG_STATE_HOME", home.join("state"))
-        .env("XDG_CACHE_HOME", home.join("cache"))
-        .env("NEXTEDIT_DB", &db)
-        .env("PATH", path)
-        .stdin(Stdio::null())
-        .stdout(Stdio::null());
-    quiet(&mut command);
-    let child = command.spawn().expect("start nvim");
-    wait_until("nvim's socket", || socket.exists());
-    let nvim = Nvim {
-        bin: nvim,
-        socket,
-        child,
-        views: Default::default(),
-    };
-    (nvim, main, db)
-}
-
 #[test]
 fn neovim_plugin_records_a_real_session() {
     if !available(
@@ -236,7 +74,7 @@ fn neovim_plugin_records_a_real_session() {
     let nvim = common::nvim();
     let tmp = tempfile::tempdir().unwrap();
     // The README snippet as is.
-    let (mut nvim, main, db) = start(nvim, tmp.path(), &readme_snippet());
+    let (mut nvim, main, db) = start(nvim, tmp.path(), &readme_snippet(), &original_text());
     let uri = uri(&main);
 
     // 1. The server attaches through the proxy; the initial state is sent.
@@ -474,7 +312,7 @@ end }})
 ",
         env!("CARGO_MANIFEST_DIR")
     );
-    let (mut nvim, main, db) = start(nvim, tmp.path(), &init);
+    let (mut nvim, main, db) = start(nvim, tmp.path(), &init, &original_text());
     let uri = uri(&main);
     let attached = |wrapped: bool| {
         format!(

@@ -18,7 +18,7 @@ use std::fmt::Write as _;
 use nextedit::lsp::Direction;
 use nextedit::lsp::framing::encode_frame;
 use nextedit::record::privacy::PrivacyFilter;
-use nextedit::record::{Record, RecorderConfig, SIGNAL_PREFIX, SessionRecorder};
+use nextedit::record::{OfferSpan, Record, RecorderConfig, SIGNAL_PREFIX, SessionRecorder};
 use serde_json::Value;
 
 /// Which messages keep their bytes; where the workspace is.
@@ -183,6 +183,41 @@ fn render(record: &Record, frame: &[u8]) -> String {
             s.kind,
             s.uri.as_deref().unwrap_or("-"),
             s.payload
+        ),
+        Record::Offer(o) => format!(
+            "#{} t={} offer {} rank={}/{}{} {} request=#{} latency={} method={} position={} label={} text={:?} edits=[{}]",
+            o.seq,
+            o.t_ns,
+            o.kind.as_str(),
+            o.rank,
+            o.list_size,
+            if o.incomplete { " incomplete" } else { "" },
+            o.uri,
+            o.request_seq,
+            o.latency_ns,
+            o.method,
+            o.position
+                .map_or("-".to_string(), |(line, col)| format!("{line}:{col}")),
+            o.label
+                .as_deref()
+                .map_or("-".to_string(), |l| format!("{l:?}")),
+            o.text,
+            o.edits
+                .iter()
+                .map(|e| format!(
+                    "{} {} {:?}",
+                    e.uri,
+                    match e.at {
+                        OfferSpan::Bytes(start, end) => format!("bytes={start}..{end}"),
+                        OfferSpan::Lsp(r) => format!(
+                            "lsp={}:{}..{}:{}",
+                            r.start.line, r.start.character, r.end.line, r.end.character
+                        ),
+                    },
+                    e.text
+                ))
+                .collect::<Vec<_>>()
+                .join(", ")
         ),
     }
 }

@@ -3,6 +3,7 @@
 //! sessions through the real proxy binary.
 #![allow(dead_code)]
 
+pub mod nvim;
 mod servers;
 
 // Not every test binary that includes this module needs a server.
