@@ -46,10 +46,17 @@ impl SessionLive {
         offers: &[Offer],
         config: LiveConfig,
     ) -> SessionLive {
+        let outcomes = analyse(trajectory, offers, config);
+        // Text an offer gave is not typed, whatever origin its change was tagged with.
+        let taken: std::collections::HashSet<u64> = outcomes
+            .iter()
+            .flat_map(|o| o.taken_seqs.iter().copied())
+            .collect();
         let mut typed_by_language = BTreeMap::new();
         for event in &trajectory.events {
             if let EventBody::Change(c) = &event.body
                 && c.origin == Origin::User
+                && !taken.contains(&event.seq)
             {
                 let language = trajectory
                     .files
@@ -63,7 +70,7 @@ impl SessionLive {
         SessionLive {
             session: session.to_string(),
             server: server_name(&trajectory.session.server_command),
-            outcomes: analyse(trajectory, offers, config),
+            outcomes,
             typed_by_language,
         }
     }

@@ -191,6 +191,9 @@ pub struct OfferOutcome {
     /// The file's text before the anchor, at the answer.
     #[serde(skip)]
     pub context_before: String,
+    /// Seqs of the changes that took its text (not counted as typed).
+    #[serde(skip)]
+    pub taken_seqs: Vec<u64>,
 }
 
 impl OfferOutcome {
@@ -398,6 +401,17 @@ fn targets(items: &[Offer], text: &str) -> (usize, Vec<(usize, String)>) {
                 })
                 .or_else(|| item.edits.iter().find(|e| e.file == item.file));
             match edit {
+                // An insertion at the position whose text starts with the word typed
+                // so far (an item without a text edit): the editor replaces the word.
+                Some(e)
+                    if e.start_byte == e.end_byte
+                        && e.start_byte <= text.len()
+                        && text.is_char_boundary(e.start_byte)
+                        && e.text
+                            .starts_with(&text[word_start(e.start_byte)..e.start_byte]) =>
+                {
+                    (word_start(e.start_byte), e.text.clone())
+                }
                 Some(e) => (e.start_byte.min(text.len()), e.text.clone()),
                 None => (word_start(position.unwrap_or(0)), item.text.clone()),
             }
@@ -445,6 +459,7 @@ fn decide(
     let mut outcome = None;
     let mut partial: Option<(usize, usize, f64, u64)> = None; // rank, bytes, t, seq
     let mut decided_at = steps.len();
+    let (mut group_chars, mut group_seqs, mut taken_seqs) = (0, Vec::new(), Vec::new());
     let mut later_iter = later.iter().peekable();
     for (k, step) in steps.iter().enumerate() {
         // A later request about the same line, made before this step.
@@ -520,8 +535,21 @@ fn decide(
                     for target in &mut targets {
                         target.0 = carry(target.0, c.start_byte, c.end_byte, c.after.len());
                     }
+                    // One didChange may carry several changes (an editor replacing a
+                    // word keystroke by keystroke): judged once, after its last one.
+                    group_chars += c.after.chars().count();
+                    group_seqs.push(*seq);
+                    let last_in_group = !matches!(steps.get(k + 1), Some(Step::Change(_, _, next)) if next.file == c.file && next.version == c.version);
+                    if !last_in_group {
+                        continue;
+                    }
+                    let inserted = std::mem::take(&mut group_chars);
+                    let seqs = std::mem::take(&mut group_seqs);
                     if let Some(rank) = present(&text, &targets).filter(|r| Some(*r) != already) {
-                        let at_once = c.after.chars().count() >= 2;
+                        let at_once = inserted >= 2;
+                        if tool || at_once {
+                            taken_seqs = seqs.clone();
+                        }
                         outcome = Some(if tool || at_once {
                             Outcome::Accepted {
                                 rank,
@@ -537,9 +565,7 @@ fn decide(
                         } else {
                             Outcome::Dismissed(DismissReason::TypedByHand { change_seq: *seq })
                         });
-                    } else if first.kind == OfferKind::InlineCompletion
-                        && c.after.chars().count() >= 2
-                    {
+                    } else if first.kind == OfferKind::InlineCompletion && inserted >= 2 {
                         // The leading words of an inline item, inserted at once.
                         for (rank, (at, want)) in targets.iter().enumerate() {
                             let have = text.get(*at..).unwrap_or("");
@@ -557,6 +583,7 @@ fn decide(
                                         .is_some_and(|ch| !is_word(ch));
                             if common > 0 && at_word_end && partial.is_none_or(|p| p.1 < common) {
                                 partial = Some((rank, common, *t, *seq));
+                                taken_seqs.extend(&seqs);
                                 break;
                             }
                         }
@@ -645,6 +672,7 @@ fn decide(
         right_but_not_taken,
         written_instead,
         context_before,
+        taken_seqs,
     }
 }
 

@@ -1,0 +1,209 @@
+//! `nextedit live` on a real recording: headless Neovim (the plugin in `editors/nvim`,
+//! Neovim's built-in LSP completion `vim.lsp.completion`) with real pyright through the
+//! real proxy. The session: a completion list accepted and the accepted name later
+//! partly deleted; a list dismissed with `<C-e>` and the same name typed by hand.
+//! Then `nextedit live` must give the exact counts, ranks and kept rates, each worked
+//! out by hand below.
+
+use crate::common;
+
+use std::path::Path;
+
+use common::nvim::{Nvim, db_count, start, wait_until};
+use common::*;
+use nextedit::store::Database;
+use serde_json::Value;
+
+/// The plugin set up as the README says, plus Neovim's own LSP completion (no
+/// automatic trigger: the test asks for each list) that selects but does not insert
+/// the first item.
+fn init() -> String {
+    let root = env!("CARGO_MANIFEST_DIR");
+    format!(
+        "vim.opt.rtp:append('{root}/editors/nvim')
+vim.lsp.config('pyright', {{ cmd = {{ 'pyright-langserver', '--stdio' }}, filetypes = {{ 'python' }},
+                            root_markers = {{ 'pyproject.toml', '.git' }} }})
+require('nextedit').setup({{ servers = {{ 'pyright' }} }})
+vim.lsp.enable('pyright')
+vim.o.completeopt = 'menu,menuone,noinsert'
+vim.api.nvim_create_autocmd('LspAttach', {{ callback = function(ev)
+  vim.lsp.completion.enable(true, ev.data.client_id, ev.buf, {{ autotrigger = false }})
+end }})
+"
+    )
+}
+
+const TEXT: &str = "import os\n\n\ndef greet(name):\n    return name\n";
+
+fn recorded_text(db: &Path, uri: &str) -> Option<String> {
+    let database = Database::open_existing(db).ok()?;
+    let session = database.sessions().ok()?.first()?.id;
+    database.document_text(session, uri, None).ok()?
+}
+
+/// Types `keys` and waits until the recorded document holds `expect`.
+fn type_and_wait(nvim: &Nvim, db: &Path, uri: &str, keys: &str, expect: &str) {
+    nvim.keys(keys);
+    wait_until(&format!("{expect:?} recorded"), || {
+        recorded_text(db, uri).as_deref() == Some(expect)
+    });
+}
+
+/// Asks for a completion list and waits until the `n`th answer is recorded and shown.
+fn complete(nvim: &Nvim, db: &Path, n: i64) {
+    nvim.keys("<Cmd>lua vim.lsp.completion.get()<CR>");
+    wait_until(&format!("completion answer {n}"), || {
+        db_count(db, "SELECT count(DISTINCT request_seq) FROM offers") >= n
+    });
+    wait_until("the popup", || nvim.eval("pumvisible()").trim() == "1");
+}
+
+/// Records the session; returns the database.
+fn record(dir: &Path) -> std::path::PathBuf {
+    let (mut nvim, main, db) = start(common::nvim(), dir, &init(), TEXT);
+    let uri = uri(&main);
+    nvim.wait_for(
+        "pyright to attach",
+        "#vim.tbl_filter(function(c) return c.initialized and require('nextedit').is_wrapped(c) end, vim.lsp.get_clients({bufnr = 0})) == 1",
+    );
+    // 1. "gree" on a new last line, a list, its selected item accepted with <C-y>.
+    type_and_wait(&nvim, &db, &uri, "Gogree", &format!("{TEXT}gree\n"));
+    complete(&nvim, &db, 1);
+    nvim.keys("<C-y>");
+    wait_until("the accepted item", || {
+        recorded_text(&db, &uri).is_some_and(|t| t.contains("\ngreet"))
+    });
+    type_and_wait(&nvim, &db, &uri, "(1)<Esc>", &format!("{TEXT}greet(1)\n"));
+    // 2. "gr" on the next line, a list dismissed with <C-e>, "eet" typed key by key.
+    type_and_wait(&nvim, &db, &uri, "ogr", &format!("{TEXT}greet(1)\ngr\n"));
+    complete(&nvim, &db, 2);
+    nvim.keys("<C-e>");
+    wait_until("the popup to close", || {
+        nvim.eval("pumvisible()").trim() == "0"
+    });
+    let mut line = String::from("gr");
+    for key in ["e", "e", "t", "(", "2", ")"] {
+        line.push_str(key);
+        type_and_wait(&nvim, &db, &uri, key, &format!("{TEXT}greet(1)\n{line}\n"));
+    }
+    nvim.keys("<Esc>");
+    nvim.wait_for("normal mode", "vim.fn.mode() == 'n'");
+    // 3. "et" of the accepted "greet" deleted: "gre(1)".
+    type_and_wait(
+        &nvim,
+        &db,
+        &uri,
+        "6G4|2x",
+        &format!("{TEXT}gre(1)\ngreet(2)\n"),
+    );
+    nvim.keys(":w<CR>");
+    nvim.wait_for("the save", "not vim.bo.modified");
+    let status = nvim.quit(":qa<CR>");
+    assert!(status.success(), "nvim exited with {status}");
+    wait_until("the session to end", || {
+        db_count(
+            &db,
+            "SELECT count(*) FROM sessions WHERE status != 'running'",
+        ) == 1
+    });
+    db
+}
+
+/// Items and answer latencies (ms) per answer, as recorded: pyright's lists vary with
+/// how far it has indexed, so the test reads them rather than guessing.
+fn answers(db: &Path) -> Vec<(i64, f64)> {
+    let conn = rusqlite::Connection::open(db).unwrap();
+    let mut stmt = conn
+        .prepare("SELECT count(*), max(latency_ns) FROM offers GROUP BY request_seq ORDER BY request_seq")
+        .unwrap();
+    stmt.query_map([], |r| Ok((r.get(0)?, r.get::<_, i64>(1)? as f64 / 1e6)))
+        .unwrap()
+        .map(|r| r.unwrap())
+        .collect()
+}
+
+#[test]
+fn live_figures_of_a_real_neovim_session() {
+    if !available(
+        "live_figures_of_a_real_neovim_session",
+        &[Server::Nvim, Server::Pyright],
+    ) {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let db = record(tmp.path());
+    let out = nextedit_with_db(&["live", "1", "--json"], &db);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let live: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let answers = answers(&db);
+    assert_eq!(answers.len(), 2, "two lists were asked for");
+    let group = &live["groups"][0];
+    // Two answers: the first accepted, the second dismissed; none superseded, so the
+    // acceptance rate is 1 / 2.
+    assert_eq!(group["offers"], 2);
+    assert_eq!(group["items"], answers[0].0 + answers[1].0);
+    assert_eq!(
+        (
+            group["accepted"].clone(),
+            group["partial"].clone(),
+            group["dismissed"].clone(),
+            group["superseded"].clone()
+        ),
+        (1.into(), 0.into(), 1.into(), 0.into())
+    );
+    assert_eq!(group["acceptance_rate"], 0.5);
+    // `greet` is pyright's first item (rank 0) for "gree".
+    assert_eq!(group["ranks"], serde_json::json!({"0": 1}));
+    assert_eq!(group["rank_mean"], 0.0);
+    // Two latencies: the median of two is the larger (index round(0.5) = 1), and so is p95.
+    let slower = answers[0].1.max(answers[1].1);
+    assert_eq!(group["latency_p50_ms"], slower);
+    assert_eq!(group["latency_p95_ms"], slower);
+    // "greet" taken: 5 characters. Typed (user changes not part of the taking): Neovim's
+    // "o" with its indent "\n    \n" (6), "gree" (4), "(1)" (3), "o" as "\n\n" (2),
+    // "gr" (2), Neovim putting "gre" back after <C-e> (3), "e", "t", "(", "2", ")" (5):
+    // 6 + 4 + 3 + 2 + 2 + 3 + 5 = 25.
+    assert_eq!(group["chars_accepted"], 5);
+    assert_eq!(group["chars_typed"], 25);
+    // "et" of "greet" deleted: 3 of 5 characters kept = 0.6; the session is shorter than
+    // 30 s, so the 30 s and 5 min figures are the end's. One edit inside, no reversal.
+    assert_eq!(
+        (
+            group["kept_30s"].clone(),
+            group["kept_5min"].clone(),
+            group["kept_end"].clone()
+        ),
+        (0.6.into(), 0.6.into(), 0.6.into())
+    );
+    assert_eq!(group["reversals"], 0);
+    assert_eq!(group["edits_inside"], 1);
+    // The dismissed list's "greet" typed key by key: right but not taken.
+    assert_eq!(group["right_but_not_taken"], 1);
+    let offers = live["offers"].as_array().unwrap();
+    assert_eq!(offers[0]["outcome"]["outcome"], "accepted");
+    assert_eq!(offers[0]["outcome"]["rank"], 0);
+    // Neovim deletes the typed word and types the item in again in one didChange: that
+    // (5 characters at once) is the evidence; the recorder could not tag its origin.
+    assert_eq!(offers[0]["outcome"]["evidence"], "text");
+    assert_eq!(offers[1]["outcome"]["reason"], "typed_by_hand");
+    assert_eq!(offers[1]["right_but_not_taken"]["rank"], 0);
+
+    // The text form says the same.
+    let out = nextedit_with_db(&["live", "1"], &db);
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        text.contains("  outcomes             1 accepted, 0 partial, 1 dismissed, 0 superseded\n"),
+        "{text}"
+    );
+    assert!(
+        text.contains(
+            "  kept                 60.0 % after 30 s, 60.0 % after 5 min, 60.0 % at the end\n"
+        ),
+        "{text}"
+    );
+    assert!(text.contains("  right but not taken  1\n"), "{text}");
+}
