@@ -138,6 +138,20 @@ impl ShadowDocument {
         self.rope.char_to_byte(line_start_char + chars)
     }
 
+    /// Start of the word (letters, digits, `_`) that ends at `byte`: what an editor
+    /// replaces with a completion item that has no edit of its own.
+    pub fn word_start(&self, byte: usize) -> usize {
+        let mut at = self.rope.byte_to_char(byte.min(self.rope.len_bytes()));
+        let mut chars = self.rope.chars_at(at);
+        while let Some(c) = chars.prev() {
+            if !(c.is_alphanumeric() || c == '_') {
+                break;
+            }
+            at -= 1;
+        }
+        self.rope.char_to_byte(at)
+    }
+
     /// Line containing a byte offset.
     pub fn byte_to_line(&self, byte: usize) -> usize {
         self.rope.byte_to_line(byte.min(self.rope.len_bytes()))

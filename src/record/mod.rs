@@ -15,6 +15,7 @@ mod records;
 pub mod uri;
 
 pub use crate::lsp::SIGNAL_PREFIX;
+pub use offers::{MAX_OFFERS, expand_snippet};
 pub use recorder::{RecorderConfig, SessionRecorder};
 pub use records::{
     DocumentRecord, EditRecord, MessageRecord, OfferEdit, OfferRecord, OfferSpan, ReadRecord,

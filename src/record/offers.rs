@@ -251,10 +251,19 @@ impl SessionRecorder {
                         .ok()
                         .map(|range| self.offer_edit(uri, range, text.clone()))
                 }
-                // The editor picks the word it replaces: recorded as inserted at the place.
-                None => request
-                    .position
-                    .map(|at| self.offer_edit(uri, point(at), text.clone())),
+                // The editor replaces the word typed so far (its own notion of a word;
+                // letters, digits and `_` here), else inserts at the place.
+                None => request.position.map(|at| match self.documents.get(uri) {
+                    Some(doc) => {
+                        let end = doc.position_to_byte(at, self.encoding);
+                        OfferEdit {
+                            uri: uri.to_string(),
+                            at: OfferSpan::Bytes(doc.word_start(end), end),
+                            text: text.clone(),
+                        }
+                    }
+                    None => self.offer_edit(uri, point(at), text.clone()),
+                }),
             },
         };
         let additional = item
@@ -659,7 +668,7 @@ mod tests {
             ),
             vec![
                 "completion 0/3 incomplete seq=5 req=4 5ms a.py at=Some((1, 17)) label=Some(\"path\") text=\"path\" edits=a.py:25..27\"path\"",
-                "completion 1/3 incomplete seq=5 req=4 5ms a.py at=Some((1, 17)) label=Some(\"pathsep\") text=\"pathsep\" edits=a.py:27..27\"pathsep\",a.py:9..9\"\\nimport sys\"",
+                "completion 1/3 incomplete seq=5 req=4 5ms a.py at=Some((1, 17)) label=Some(\"pathsep\") text=\"pathsep\" edits=a.py:25..27\"pathsep\",a.py:9..9\"\\nimport sys\"",
                 "completion 2/3 incomplete seq=5 req=4 5ms a.py at=Some((1, 17)) label=Some(\"popen\") text=\"popen(cmd)\" edits=a.py:25..27\"popen(cmd)\"",
             ]
         );

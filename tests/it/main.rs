@@ -25,6 +25,7 @@ mod metrics_cli;
 mod metrics_contextbench;
 mod metrics_properties;
 mod metrics_vectors;
+mod offers_record;
 mod path_safety;
 mod progress;
 mod proxy_exit;
