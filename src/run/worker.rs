@@ -11,6 +11,7 @@ use crate::suggest::lsp::LspSuggester;
 use crate::suggest::openai::OpenAiSuggester;
 use crate::suggest::sandbox::Sandbox;
 use crate::suggest::{
+    RecordedSuggester,
     NoopSuggester, ProcessSuggester, PropagateSuggester, RetrieveSuggester, Suggester,
 };
 use crate::trajectory::Trajectory;
@@ -46,6 +47,9 @@ pub(super) fn build_suggester(
         "builtin:retrieve" => Box::new(RetrieveSuggester::default()),
         "builtin:oracle" => Box::new(FedSuggester::oracle()),
         "builtin:unchanged-at-gold" => Box::new(FedSuggester::unchanged_at_gold()),
+        _ if spec.starts_with("recorded:") => {
+            Box::new(RecordedSuggester::from_spec(spec).map_err(RunError::Other)?)
+        }
         _ if spec.starts_with("openai:") => {
             let suggester = OpenAiSuggester::from_spec(spec)?
                 .with_timeout(Duration::from_secs_f64(settings.timeout))
@@ -95,7 +99,7 @@ pub(super) fn build_suggester(
             }
             _ => {
                 return Err(RunError::Other(format!(
-                    "unknown suggester {spec:?}: use builtin:noop, builtin:propagate, builtin:retrieve, builtin:oracle, openai:<URL>?model=<NAME>, lsp:<language server command> or cmd:<command line>"
+                    "unknown suggester {spec:?}: use builtin:noop, builtin:propagate, builtin:retrieve, builtin:oracle, openai:<URL>?model=<NAME>, lsp:<language server command>, recorded:<server> or cmd:<command line>"
                 )));
             }
         },
