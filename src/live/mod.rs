@@ -100,3 +100,16 @@ pub fn offers_of(
         })
         .collect()
 }
+
+/// The lines of `sessions export --offers`: each answer of a recorded trajectory with
+/// its context (at most `context_chars` before the place), items, outcome and what
+/// the developer wrote instead.
+pub fn export_lines(
+    trajectory: &crate::trajectory::Trajectory,
+    context_chars: usize,
+) -> Vec<serde_json::Value> {
+    analyse(trajectory, &trajectory.offers, LiveConfig::default())
+        .iter()
+        .map(|o| json::export_line(o, context_chars))
+        .collect()
+}

@@ -653,11 +653,14 @@ fn decide(
         _ => None,
     };
     let written_instead = match &outcome {
-        Outcome::Dismissed(_) => Some(written_at(
+        Outcome::Dismissed(reason) => Some(written_at(
             file,
             text,
             targets[0].0,
-            &steps[decided_at.min(steps.len())..],
+            // The change that completed a hand-typed item is in `text` already.
+            &steps[(decided_at
+                + usize::from(matches!(reason, DismissReason::TypedByHand { .. })))
+            .min(steps.len())..],
             first.t_ms + config.within_ms,
         )),
         _ => None,

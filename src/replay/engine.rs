@@ -465,8 +465,15 @@ pub fn replay(
         let prior_edits = applied_edits(&state);
         let files = step_files(&state, &prior_edits);
         if let Some(feed) = suggester.offers_feed() {
-            let since = state.applied_order().iter().map(|&e| edit_times[e].1).fold(0.0, f64::max);
-            let until = remaining.iter().map(|&e| edit_times[e].0).fold(f64::INFINITY, f64::min);
+            let since = state
+                .applied_order()
+                .iter()
+                .map(|&e| edit_times[e].1)
+                .fold(0.0, f64::max);
+            let until = remaining
+                .iter()
+                .map(|&e| edit_times[e].0)
+                .fold(f64::INFINITY, f64::min);
             feed.window(since, until);
         }
         if let Some(feed) = suggester.gold_feed() {

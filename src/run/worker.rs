@@ -11,8 +11,8 @@ use crate::suggest::lsp::LspSuggester;
 use crate::suggest::openai::OpenAiSuggester;
 use crate::suggest::sandbox::Sandbox;
 use crate::suggest::{
-    RecordedSuggester,
-    NoopSuggester, ProcessSuggester, PropagateSuggester, RetrieveSuggester, Suggester,
+    NoopSuggester, ProcessSuggester, PropagateSuggester, RecordedSuggester, RetrieveSuggester,
+    Suggester,
 };
 use crate::trajectory::Trajectory;
 

@@ -80,7 +80,11 @@ impl RecordedSuggester {
 /// An offer's edits in one file as one whole-line edit of `text` (the file's text at
 /// the answer, which is the step's): from the first touched line to the last.
 pub fn whole_line_edit(offer: &Offer, text: &str) -> Option<SuggestedEdit> {
-    let mut edits: Vec<_> = offer.edits.iter().filter(|e| e.file == offer.file).collect();
+    let mut edits: Vec<_> = offer
+        .edits
+        .iter()
+        .filter(|e| e.file == offer.file)
+        .collect();
     if edits.is_empty() {
         return None;
     }
@@ -111,8 +115,11 @@ pub fn whole_line_edit(offer: &Offer, text: &str) -> Option<SuggestedEdit> {
         new.push('\n');
     }
     let start_line = text[..line_start].matches('\n').count();
-    let end_line = start_line + text[line_start..line_end].matches('\n').count()
-        + usize::from(line_end == text.len() && !text[line_start..].ends_with('\n') && line_end > line_start);
+    let end_line = start_line
+        + text[line_start..line_end].matches('\n').count()
+        + usize::from(
+            line_end == text.len() && !text[line_start..].ends_with('\n') && line_end > line_start,
+        );
     (new != text[line_start..line_end]).then(|| SuggestedEdit {
         file: offer.file.clone(),
         start_line,
@@ -200,7 +207,12 @@ mod tests {
             text: String::new(),
             edits: edits
                 .into_iter()
-                .map(|(s, e, t)| OfferEdit { file: "a.py".into(), start_byte: s, end_byte: e, text: t.into() })
+                .map(|(s, e, t)| OfferEdit {
+                    file: "a.py".into(),
+                    start_byte: s,
+                    end_byte: e,
+                    text: t.into(),
+                })
                 .collect(),
             list_size: 1,
             server: "pyright-langserver".into(),
@@ -212,10 +224,20 @@ mod tests {
         let text = "import os\ngree\n";
         // "gree" (bytes 10..14) → "greet": line 1 rewritten.
         let edit = whole_line_edit(&offer(vec![(10, 14, "greet")]), text).unwrap();
-        assert_eq!((edit.start_line, edit.end_line, edit.text.as_str()), (1, 2, "greet\n"));
+        assert_eq!(
+            (edit.start_line, edit.end_line, edit.text.as_str()),
+            (1, 2, "greet\n")
+        );
         // With an import on line 0: lines 0..2.
-        let edit = whole_line_edit(&offer(vec![(9, 9, "\nimport sys"), (10, 14, "greet")]), text).unwrap();
-        assert_eq!((edit.start_line, edit.end_line, edit.text.as_str()), (0, 2, "import os\nimport sys\ngreet\n"));
+        let edit = whole_line_edit(
+            &offer(vec![(9, 9, "\nimport sys"), (10, 14, "greet")]),
+            text,
+        )
+        .unwrap();
+        assert_eq!(
+            (edit.start_line, edit.end_line, edit.text.as_str()),
+            (0, 2, "import os\nimport sys\ngreet\n")
+        );
         // Offsets past the text: not this state.
         assert_eq!(whole_line_edit(&offer(vec![(30, 31, "x")]), text), None);
         // Changing nothing is no suggestion.

@@ -58,6 +58,12 @@ fn complete(nvim: &Nvim, db: &Path, n: i64) {
     wait_until("the popup", || nvim.eval("pumvisible()").trim() == "1");
 }
 
+/// A pause longer than the 2 s that end an edit, so the session's edits (what replay
+/// steps through) are cut at the same places however fast the machine is.
+fn pause() {
+    std::thread::sleep(std::time::Duration::from_millis(2_500));
+}
+
 /// Records the session; returns the database.
 fn record(dir: &Path) -> std::path::PathBuf {
     let (mut nvim, main, db) = start(common::nvim(), dir, &init(), TEXT);
@@ -69,14 +75,17 @@ fn record(dir: &Path) -> std::path::PathBuf {
     // 1. "gree" on a new last line, a list, its selected item accepted with <C-y>.
     type_and_wait(&nvim, &db, &uri, "Gogree", &format!("{TEXT}gree\n"));
     complete(&nvim, &db, 1);
+    pause();
     nvim.keys("<C-y>");
     wait_until("the accepted item", || {
         recorded_text(&db, &uri).is_some_and(|t| t.contains("\ngreet"))
     });
     type_and_wait(&nvim, &db, &uri, "(1)<Esc>", &format!("{TEXT}greet(1)\n"));
+    pause();
     // 2. "gr" on the next line, a list dismissed with <C-e>, "eet" typed key by key.
     type_and_wait(&nvim, &db, &uri, "ogr", &format!("{TEXT}greet(1)\ngr\n"));
     complete(&nvim, &db, 2);
+    pause();
     nvim.keys("<C-e>");
     wait_until("the popup to close", || {
         nvim.eval("pumvisible()").trim() == "0"
@@ -88,6 +97,7 @@ fn record(dir: &Path) -> std::path::PathBuf {
     }
     nvim.keys("<Esc>");
     nvim.wait_for("normal mode", "vim.fn.mode() == 'n'");
+    pause();
     // 3. "et" of the accepted "greet" deleted: "gre(1)".
     type_and_wait(
         &nvim,
@@ -206,4 +216,109 @@ fn live_figures_of_a_real_neovim_session() {
         "{text}"
     );
     assert!(text.contains("  right but not taken  1\n"), "{text}");
+
+    check_replay(&db);
+    check_export(&db);
+}
+
+/// Distinct edits per answer, as recorded (each is one suggestion of `recorded:`).
+fn distinct_edits(db: &Path) -> Vec<i64> {
+    let conn = rusqlite::Connection::open(db).unwrap();
+    let mut stmt = conn
+        .prepare(
+            "SELECT count(DISTINCT edits) FROM offers GROUP BY request_seq ORDER BY request_seq",
+        )
+        .unwrap();
+    stmt.query_map([], |r| r.get(0))
+        .unwrap()
+        .map(|r| r.unwrap())
+        .collect()
+}
+
+/// `recorded:pyright` on the session: pyright's own lists, at the steps they were made.
+fn check_replay(db: &Path) {
+    let lines = json_lines(&nextedit_with_db(
+        &[
+            "replay",
+            "--json",
+            "--session",
+            "1",
+            "--suggester",
+            "recorded:pyright",
+        ],
+        db,
+    ));
+    // The edits (pauses of 2.5 s cut them): e0 "gree", e1 "gree" → "greet(1)",
+    // e2 a new line "gr", e3 "gr" → "greet(2)", e4 "et" deleted. Steps 1–4 apply e1–e4.
+    let steps = lines[1]["steps"].as_array().unwrap();
+    let applied: Vec<&str> = steps
+        .iter()
+        .map(|s| s["applied"].as_str().unwrap())
+        .collect();
+    assert_eq!(applied, ["e1", "e2", "e3", "e4"]);
+    let predictions: Vec<usize> = steps
+        .iter()
+        .map(|s| s["predictions"].as_array().unwrap().len())
+        .collect();
+    let edits = distinct_edits(db);
+    // Before e1 the first list (answered after e0, before e1 began), before e3 the
+    // second; nothing was offered before e2 and e4.
+    assert_eq!(predictions, [edits[0] as usize, 0, edits[1] as usize, 0]);
+    // Rank 0 is `greet` on the line being typed (line 5, then line 6): the right place,
+    // but the developer's edit went on to "(1)" / "(2)", so no content match.
+    for (step, line) in [(0, 5), (2, 6)] {
+        let first = &steps[step]["predictions"][0];
+        assert_eq!(
+            (
+                first["start_line"].clone(),
+                first["end_line"].clone(),
+                first["class"].clone()
+            ),
+            (line.into(), (line + 1).into(), "flow_breaking".into())
+        );
+        // generate: the offer for exactly those lines, "greet\n" against "greet(1)\n".
+        let content = &steps[step]["content"];
+        assert_eq!(
+            (content["bleu"].clone(), content["es"].clone()),
+            (22.313016014842983.into(), 0.5.into())
+        );
+    }
+    let summary = &lines[2]["summary"];
+    assert_eq!(summary["steps"], 4);
+    assert_eq!(summary["micro"]["precision"], 0.0);
+    assert_eq!(summary["shares"]["flow_breaking"], 1.0);
+}
+
+/// `sessions export --offers`: one line per answer; fields that vary with pyright's
+/// indexing and the machine's speed (latencies, times, the lists' other items) left out.
+fn check_export(db: &Path) {
+    let out = nextedit_with_db(
+        &["sessions", "export", "1", "--offers", "--format", "jsonl"],
+        db,
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let lines: Vec<Value> = json_lines(&out)
+        .into_iter()
+        .map(|mut l| {
+            let o = l.as_object_mut().unwrap();
+            for key in ["latency_ms", "t_ms", "list_size", "seq", "request_seq"] {
+                o.remove(key);
+            }
+            o["items"] = Value::Array(vec![o["items"][0].clone()]);
+            let outcome = o["outcome"].as_object_mut().unwrap();
+            outcome.remove("after_ms");
+            outcome.remove("seq");
+            outcome.remove("change_seq");
+            if let Some(r) = o["right_but_not_taken"].as_object_mut() {
+                r.remove("after_ms");
+                r.remove("change_seq");
+            }
+            l
+        })
+        .collect();
+    insta::assert_json_snapshot!("export_offers", lines);
 }
