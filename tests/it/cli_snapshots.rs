@@ -82,6 +82,7 @@ fn help_top_level() {
             "report",
             "runs",
             "context",
+            "live",
             "derive",
             "import",
             "export",
@@ -89,6 +90,11 @@ fn help_top_level() {
             "doctor"
         ]
     );
+}
+
+#[test]
+fn help_live() {
+    check_help(&["live"]);
 }
 
 #[test]

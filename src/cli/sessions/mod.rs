@@ -49,9 +49,8 @@ pub enum SessionsCommand {
     /// --offers writes the offers the language server made instead, one per answer
     /// (preference-training material): the file's text before the place (at most 2000
     /// characters), the items, the outcome (docs/live.md) and, for a dismissed
-    /// answer, what the developer wrote there instead within 30 s. Example:
-    ///   nextedit sessions export 12 --offers --format jsonl -o offers.jsonl
-    #[command(verbatim_doc_comment)]
+    /// answer, what the developer wrote there instead within 30 s (e.g. `nextedit
+    /// sessions export 12 --offers --format jsonl -o offers.jsonl`).
     Export {
         #[command(flatten)]
         db: DbArg,
