@@ -1,7 +1,9 @@
 //! Proxy benchmark: what the recording proxy costs, measured side by side in one run.
 //!
 //! 1. Hover round-trip latency, direct vs through `nextedit proxy` (recording on),
-//!    against an echo server (this binary re-executed) and against real pyright.
+//!    against an echo server (this binary re-executed) and against real pyright; and
+//!    completion round trips against the echo server, whose answer is a list of
+//!    [`COMPLETION_ITEMS`] items with edits (each recorded as an offer).
 //! 2. Throughput of large didOpen frames, direct vs through the proxy.
 //! 3. Recorder capacity: small messages/s through the proxy with nothing lost.
 //!
@@ -20,6 +22,8 @@ use serde_json::json;
 
 const ROLE: &str = "NEXTEDIT_BENCH_ROLE";
 const TIMEOUT: Duration = Duration::from_secs(60);
+/// Items in the echo server's completion answer (the recorder keeps 100 as offers).
+const COMPLETION_ITEMS: usize = 200;
 
 fn main() {
     if std::env::var(ROLE).as_deref() == Ok("echo") {
@@ -46,7 +50,25 @@ fn main() {
         c.env(ROLE, "echo");
         c
     };
-    let (direct, proxied) = latency(echo, tmp.path(), n, &tmp.path().join("echo.db"));
+    let (direct, proxied) = latency(
+        echo,
+        tmp.path(),
+        n,
+        &tmp.path().join("echo.db"),
+        "textDocument/hover",
+    );
+    print_latency("echo direct", &direct);
+    print_latency("echo via proxy (recording)", &proxied);
+    print_added(&direct, &proxied);
+
+    println!("\ncompletion round trip, {n} requests, {COMPLETION_ITEMS} items with edits each");
+    let (direct, proxied) = latency(
+        echo,
+        tmp.path(),
+        n,
+        &tmp.path().join("echo-completion.db"),
+        "textDocument/completion",
+    );
     print_latency("echo direct", &direct);
     print_latency("echo via proxy (recording)", &proxied);
     print_added(&direct, &proxied);
@@ -61,7 +83,13 @@ fn main() {
         };
         // As many samples as the echo run: pyright's own tail (GC pauses) needs them for a stable p99.
         println!("\nhover round trip against pyright, {n} requests");
-        let (direct, proxied) = latency(py, tmp.path(), n, &tmp.path().join("pyright.db"));
+        let (direct, proxied) = latency(
+            py,
+            tmp.path(),
+            n,
+            &tmp.path().join("pyright.db"),
+            "textDocument/hover",
+        );
         print_latency("pyright direct", &direct);
         print_latency("pyright via proxy (recording)", &proxied);
         print_added(&direct, &proxied);
@@ -186,6 +214,7 @@ fn latency(
     dir: &Path,
     n: usize,
     db: &Path,
+    method: &str,
 ) -> (Vec<Duration>, Vec<Duration>) {
     let (mut direct, direct_params) = warm_client(server(), dir, None);
     let (mut proxied, proxied_params) = warm_client(server(), dir, Some(db));
@@ -194,13 +223,13 @@ fn latency(
         for _ in 0..100.min(n - block * 100) {
             let t = Instant::now();
             direct
-                .request("textDocument/hover", direct_params.clone(), TIMEOUT)
-                .expect("hover");
+                .request(method, direct_params.clone(), TIMEOUT)
+                .expect(method);
             a.push(t.elapsed());
             let t = Instant::now();
             proxied
-                .request("textDocument/hover", proxied_params.clone(), TIMEOUT)
-                .expect("hover");
+                .request(method, proxied_params.clone(), TIMEOUT)
+                .expect(method);
             b.push(t.elapsed());
         }
     }
@@ -295,6 +324,11 @@ fn echo_server() {
     let mut stdout = std::io::stdout().lock();
     let mut decoder = FrameDecoder::new();
     let mut buf = vec![0u8; 1 << 20];
+    let items: Vec<serde_json::Value> = (0..COMPLETION_ITEMS)
+        .map(|i| json!({"label": format!("greet_{i}"), "kind": 3, "sortText": format!("{i:05}"),
+                        "textEdit": {"range": {"start": {"line": 3, "character": 6}, "end": {"line": 3, "character": 11}}, "newText": format!("greet_{i}")}}))
+        .collect();
+    let completion = json!({"isIncomplete": false, "items": items}).to_string();
     loop {
         let n = match stdin.read(&mut buf) {
             Ok(0) | Err(_) => return,
@@ -314,6 +348,9 @@ fn echo_server() {
                 ),
                 (MessageKind::Request, Some("shutdown"), Some(id)) => {
                     reply(&mut stdout, id, "null")
+                }
+                (MessageKind::Request, Some("textDocument/completion"), Some(id)) => {
+                    reply(&mut stdout, id, &completion)
                 }
                 (MessageKind::Request, _, Some(id)) => reply(
                     &mut stdout,

@@ -345,6 +345,28 @@ fn completion_and_resolve_edits_are_tagged() {
 }
 
 #[test]
+fn inline_completions_snippets_and_list_defaults_are_offers() {
+    // UTF-16 positions after an emoji (two code units, four bytes); an inline list with
+    // a ranged item and a snippet item; a completion list whose items take the list's
+    // default range and snippet format; an error answer offers nothing.
+    let out = check(
+        RAW,
+        r##"
+        > {"jsonrpc":"2.0","method":"textDocument/didOpen","params":{"textDocument":{"uri":"file:///ws/a.py","languageId":"python","version":1,"text":"s = '😀'\ndef f(x):\n    ret\n"}}}
+        @1
+        > {"jsonrpc":"2.0","id":1,"method":"textDocument/inlineCompletion","params":{"textDocument":{"uri":"file:///ws/a.py"},"position":{"line":2,"character":7},"context":{"triggerKind":2}}}
+        @2
+        < {"jsonrpc":"2.0","id":1,"result":{"items":[{"insertText":"return x + 1","range":{"start":{"line":2,"character":4},"end":{"line":2,"character":7}},"filterText":"ret"},{"insertText":{"kind":"snippet","value":"urn ${1:x} * ${2|2,3|}$0"}}]}}
+        > {"jsonrpc":"2.0","id":2,"method":"textDocument/completion","params":{"textDocument":{"uri":"file:///ws/a.py"},"position":{"line":0,"character":7}}}
+        < {"jsonrpc":"2.0","id":2,"result":{"isIncomplete":true,"itemDefaults":{"editRange":{"insert":{"start":{"line":0,"character":6},"end":{"line":0,"character":7}},"replace":{"start":{"line":0,"character":6},"end":{"line":0,"character":8}}},"insertTextFormat":2},"items":[{"label":"upper","textEditText":"upper()$0"},{"label":"strip","insertText":"strip(${1:chars})"}]}}
+        > {"jsonrpc":"2.0","id":3,"method":"textDocument/inlineCompletion","params":{"textDocument":{"uri":"file:///ws/a.py"},"position":{"line":2,"character":7},"context":{"triggerKind":1}}}
+        < {"jsonrpc":"2.0","id":3,"error":{"code":-32800,"message":"cancelled"}}
+        "##,
+    );
+    insta::assert_snapshot!(out);
+}
+
+#[test]
 fn formatting_rename_code_actions_and_apply_edit_are_tagged() {
     let out = check(
         RAW,

@@ -1,6 +1,13 @@
 // nextedit for VS Code: starts the configured language servers through `nextedit proxy`
 // with vscode-languageclient, sends the editor signals ($/nextedit/cursor, selection,
-// visibleRanges, focus) to them, shows the recording state in the status bar.
+// visibleRanges, focus, suggestion) to them, shows the recording state in the status bar.
+//
+// Inline suggestions: VS Code's stable API tells an inline completion provider what it
+// provided and runs an item's `command` when the item is accepted in full; it has no
+// event for an item shown, hidden or accepted in part (word by word), which are proposed
+// API only. So `suggestion` signals say `shown` for the first item provided (the one
+// VS Code shows when it fits the typed text) and `accepted` through a command wrapped around the item's
+// own; partial acceptances and dismissals are not sent.
 
 import { execFile } from 'node:child_process';
 import * as os from 'node:os';
@@ -30,6 +37,8 @@ interface Running {
 }
 
 const RECORDING_KEY = 'nextedit.recording';
+/** Runs when VS Code accepts an inline item: sends `accepted`, then the item's own command. */
+const ACCEPTED_COMMAND = 'nextedit.suggestionAccepted';
 
 let context: vscode.ExtensionContext;
 let output: vscode.LogOutputChannel;
@@ -88,6 +97,36 @@ async function startAll(): Promise<void> {
     const clientOptions: LanguageClientOptions = {
       documentSelector: selector,
       outputChannel: output,
+      middleware: {
+        provideInlineCompletionItems: async (document, position, ctx, token, next) => {
+          const result = await next(document, position, ctx, token);
+          const items = Array.isArray(result) ? result : result?.items;
+          if (items && on && client.state === State.Running) {
+            const uri = client.code2ProtocolConverter.asUri(document.uri);
+            for (const [index, item] of items.entries()) {
+              const text = typeof item.insertText === 'string' ? item.insertText : item.insertText.value;
+              const params = {
+                textDocument: { uri },
+                event: 'shown',
+                text,
+                position: { line: position.line, character: position.character },
+              };
+              if (index === 0) {
+                // VS Code shows the first item that fits the typed text (usually this one).
+                void client.sendNotification('$/nextedit/suggestion', params);
+              }
+              // Accepting it in full runs its command: ours first, then its own.
+              const own = item.command;
+              item.command = {
+                title: own?.title ?? 'accepted',
+                command: ACCEPTED_COMMAND,
+                arguments: [client, { ...params, event: 'accepted', acceptedLength: text.length }, own],
+              };
+            }
+          }
+          return result;
+        },
+      },
     };
     const client = new LanguageClient(`nextedit-${server.name}`, `nextedit: ${server.name}`, serverOptions, clientOptions);
     const signals = new SignalQueue(
@@ -219,6 +258,20 @@ export async function activate(ctx: vscode.ExtensionContext): Promise<void> {
     vscode.commands.registerCommand('nextedit.resume', () => setRecording(true)),
     vscode.commands.registerCommand('nextedit.toggle', () => setRecording(!recording())),
     vscode.commands.registerCommand('nextedit.showSession', showSession),
+    vscode.commands.registerCommand(
+      ACCEPTED_COMMAND,
+      async (client: LanguageClient, params: object, own?: vscode.Command) => {
+        if (client.state === State.Running) {
+          const editor = vscode.window.activeTextEditor;
+          const cursor = editor?.selection.active;
+          const position = cursor ? { line: cursor.line, character: cursor.character } : undefined;
+          void client.sendNotification('$/nextedit/suggestion', { ...params, position });
+        }
+        if (own) {
+          await vscode.commands.executeCommand(own.command, ...(own.arguments ?? []));
+        }
+      },
+    ),
     vscode.window.onDidChangeTextEditorSelection((e) => {
       for (const r of clientsFor(e.textEditor.document)) {
         const uri = uriOf(r, e.textEditor.document);

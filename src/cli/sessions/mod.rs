@@ -116,7 +116,8 @@ pub enum SessionsCommand {
     /// A pattern without a slash matches a file name at any depth (`*.env`); one with
     /// a slash matches the whole workspace-relative path (`config/**`).
     /// For each file whose path matches: its snapshots, changes,
-    /// reads and signals, the raw messages that name it and the answers to them, and
+    /// reads and signals, the server's offers about it or editing it, the raw messages
+    /// that name it and the answers to them, and
     /// its entries in commit-derived and imported sessions. Replay runs that copied such
     /// a file are deleted. The database file is rebuilt afterwards, like `delete`.
     ///

@@ -350,6 +350,118 @@ local function on_window_focus(focused)
   end
 end
 
+-- ---------------------------------------------------------------------------
+-- Inline suggestions (Neovim 0.12's vim.lsp.inline_completion)
+--
+-- Its API accepts the displayed item (`get`, with an `on_accept` hook) and switches
+-- items (`select`); it has no event for an item shown or hidden and no partial accept.
+-- So the plugin sends `$/nextedit/suggestion` for what passes through its own accept
+-- functions: `accepted` (the whole item) and `accepted_part` (its next word).
+
+--- Sends one suggestion signal to the buffer's recorded clients (never deduplicated:
+--- the same item may be taken twice).
+local function send_suggestion(buf, client_id, params)
+  for _, client in ipairs(wrapped_clients(buf)) do
+    if client_id == nil or client.id == client_id then
+      for kind in pairs(state.pending[client.id] or {}) do
+        flush_one(client.id, kind)
+      end
+      local p = vim.tbl_extend('force', { textDocument = text_document(buf) }, params)
+      local row, col = unpack(vim.api.nvim_win_get_cursor(0))
+      p.position = position(buf, row - 1, col, client.offset_encoding)
+      state.sent.suggestion = (state.sent.suggestion or 0) + 1
+      notify(client, '$/nextedit/suggestion', p)
+    end
+  end
+end
+
+--- The plain text of an inline item (a snippet's text as Neovim shows it).
+local function item_text(item)
+  local insert = item.insert_text
+  if type(insert) == 'string' then
+    return insert
+  end
+  return tostring(require('vim.lsp._snippet_grammar').parse(insert.value))
+end
+
+--- Length of `text` in a client's position encoding.
+local function encoded_length(text, encoding)
+  if encoding == 'utf-8' then
+    return #text
+  end
+  return character(text, #text, encoding)
+end
+
+--- Puts `text` where an inline item goes: over its range (from the range start), else at the cursor.
+local function insert_item_text(buf, item, text)
+  local lines = vim.split(text, '\n', { plain = true })
+  if item.range then
+    local r = item.range
+    vim.api.nvim_buf_set_text(buf, r.start.row, r.start.col, r.end_.row, r.end_.col, lines)
+    vim.api.nvim_win_set_cursor(0, {
+      r.start.row + #lines,
+      (#lines == 1 and r.start.col or 0) + #lines[#lines],
+    })
+  else
+    vim.api.nvim_paste(text, false, -1)
+  end
+end
+
+--- Accepts the displayed inline suggestion as `vim.lsp.inline_completion.get()` does,
+--- and records it (`accepted`). Returns false when none is displayed (for a fallback key).
+---@return boolean
+function M.inline_accept()
+  local buf = vim.api.nvim_get_current_buf()
+  return vim.lsp.inline_completion.get({
+    on_accept = function(item)
+      local client = vim.lsp.get_client_by_id(item.client_id)
+      local text = item_text(item)
+      send_suggestion(buf, item.client_id, {
+        event = 'accepted',
+        text = text,
+        acceptedLength = encoded_length(text, client and client.offset_encoding or 'utf-16'),
+      })
+      if type(item.insert_text) == 'table' and item.insert_text.kind == 'snippet' then
+        vim.snippet.expand(item.insert_text.value)
+      else
+        insert_item_text(buf, item, text)
+      end
+      if item.command and client then
+        client:exec_cmd(item.command, { bufnr = buf })
+      end
+    end,
+  })
+end
+
+--- Accepts the displayed suggestion up to the end of its next word (what the cursor has
+--- not typed yet), and records it (`accepted_part`, with the accepted length). Neovim
+--- then asks the server again, as after any typing.
+---@return boolean
+function M.inline_accept_word()
+  local buf = vim.api.nvim_get_current_buf()
+  return vim.lsp.inline_completion.get({
+    on_accept = function(item)
+      local client = vim.lsp.get_client_by_id(item.client_id)
+      local text = item_text(item)
+      local row, col = unpack(vim.api.nvim_win_get_cursor(0))
+      -- What of the text is typed already: the range start up to the cursor.
+      local typed = 0
+      if item.range and item.range.start.row == row - 1 then
+        typed = math.max(0, col - item.range.start.col)
+      end
+      local rest = text:sub(typed + 1)
+      local word = rest:match('^%s*[^%s]+') or rest
+      local accepted = text:sub(1, typed) .. word
+      send_suggestion(buf, item.client_id, {
+        event = 'accepted_part',
+        text = text,
+        acceptedLength = encoded_length(accepted, client and client.offset_encoding or 'utf-16'),
+      })
+      vim.api.nvim_paste(word, false, -1)
+    end,
+  })
+end
+
 local function forget(client_id)
   for kind in pairs(state.pending[client_id] or {}) do
     local entry = state.pending[client_id][kind]
