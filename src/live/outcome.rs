@@ -207,7 +207,7 @@ impl OfferOutcome {
 enum Step<'a> {
     Change(u64, f64, &'a Change),
     Reload(u64, f64, &'a str, &'a str),
-    Signal(u64, f64, &'a serde_json::Value),
+    Signal(u64, f64, Option<&'a str>, &'a serde_json::Value),
 }
 
 /// Every answer's outcome, in the order of the requests. `offers` are one session's
@@ -237,7 +237,7 @@ pub fn analyse(trajectory: &Trajectory, offers: &[Offer], config: LiveConfig) ->
                 ..
             } => Some(Step::Reload(e.seq, e.t_ms, file, text)),
             EventBody::Signal(s) if s.kind == "suggestion" => {
-                Some(Step::Signal(e.seq, e.t_ms, &s.payload))
+                Some(Step::Signal(e.seq, e.t_ms, s.file.as_deref(), &s.payload))
             }
             _ => None,
         })
@@ -302,7 +302,7 @@ fn step_seq(step: &Step) -> u64 {
 
 fn step_t(step: &Step) -> f64 {
     match step {
-        Step::Change(_, t, _) | Step::Reload(_, t, ..) | Step::Signal(_, t, _) => *t,
+        Step::Change(_, t, _) | Step::Reload(_, t, ..) | Step::Signal(_, t, ..) => *t,
     }
 }
 
@@ -422,21 +422,28 @@ fn targets(items: &[Offer], text: &str) -> (usize, Vec<(usize, String)>) {
 }
 
 /// The signal's action (`accepted`, `partial`, `hidden`, `shown`) when it is about this answer.
-fn signal_action<'a>(
-    payload: &'a serde_json::Value,
+/// What a `suggestion` signal (schemas/signals.schema.json) says about this answer:
+/// its event (`shown`, `hidden`, `accepted`, `accepted_part`), the item it names by
+/// its text (rank), and how much of it was taken. `None` when it is about another file
+/// or names a text none of the items has.
+fn signal_about(
+    file: Option<&str>,
+    payload: &serde_json::Value,
     items: &[Offer],
-) -> Option<(&'a str, Option<usize>)> {
-    let action = payload.get("action").and_then(|a| a.as_str())?;
-    if let Some(request) = payload.get("request_seq").and_then(|r| r.as_u64())
-        && request != items[0].request_seq
-    {
+) -> Option<(String, usize, Option<usize>)> {
+    let event = payload.get("event").and_then(|a| a.as_str())?;
+    if file.is_some_and(|f| f != items[0].file) {
         return None;
     }
-    let rank = payload
-        .get("rank")
+    let rank = match payload.get("text").and_then(|t| t.as_str()) {
+        Some(text) => items.iter().position(|i| i.text == text)?,
+        None => 0,
+    };
+    let length = payload
+        .get("acceptedLength")
         .and_then(|r| r.as_u64())
         .map(|r| r as usize);
-    Some((action, rank))
+    Some((event.to_string(), rank, length))
 }
 
 fn decide(
@@ -485,24 +492,46 @@ fn decide(
             break;
         }
         match step {
-            Step::Signal(seq, t, payload) => match signal_action(payload, items) {
-                Some(("accepted", rank)) => {
-                    let rank = rank.unwrap_or(0);
-                    outcome = Some(Outcome::Accepted {
-                        rank,
-                        after_ms: t - first.t_ms,
-                        seq: *seq,
-                        evidence: Evidence::Signal,
-                        origin: Origin::User,
-                    });
+            Step::Signal(seq, t, signal_file, payload) => {
+                match signal_about(*signal_file, payload, items)
+                    .as_ref()
+                    .map(|(e, r, l)| (e.as_str(), *r, *l))
+                {
+                    Some(("accepted", rank, _)) => {
+                        outcome = Some(Outcome::Accepted {
+                            rank,
+                            after_ms: t - first.t_ms,
+                            seq: *seq,
+                            evidence: Evidence::Signal,
+                            origin: Origin::User,
+                        });
+                    }
+                    Some(("accepted_part", rank, Some(length))) => {
+                        // The editor's count is in position-encoding units; characters
+                        // are near enough for the word-by-word parts it sends.
+                        let want = &targets[rank].1;
+                        let bytes = want
+                            .char_indices()
+                            .nth(length)
+                            .map_or(want.len(), |(i, _)| i);
+                        if bytes > 0 && partial.is_none_or(|p| p.1 < bytes) {
+                            partial = Some((rank, bytes, *t, *seq));
+                        }
+                    }
+                    Some(("hidden", ..)) => {
+                        outcome = Some(match partial {
+                            Some((rank, bytes, pt, pseq)) => Outcome::Partial {
+                                rank,
+                                chars: targets[rank].1[..bytes].chars().count(),
+                                after_ms: pt - first.t_ms,
+                                seq: pseq,
+                            },
+                            None => Outcome::Dismissed(DismissReason::Hidden { signal_seq: *seq }),
+                        })
+                    }
+                    _ => {}
                 }
-                Some(("hidden", _)) => {
-                    outcome = Some(Outcome::Dismissed(DismissReason::Hidden {
-                        signal_seq: *seq,
-                    }))
-                }
-                _ => {}
-            },
+            }
             Step::Reload(seq, ..) => {
                 outcome = Some(Outcome::Dismissed(DismissReason::TypedElsewhere {
                     change_seq: *seq,
@@ -998,5 +1027,74 @@ mod tests {
             }
         );
         assert_eq!(outcomes[0].aftermath.as_ref().map(|a| a.chars), Some(12));
+    }
+
+    #[test]
+    fn editor_signals_decide() {
+        let mut s = Session::new("def f():\n    \n");
+        let mut offers = s.offer(
+            1_000.0,
+            1,
+            4,
+            0,
+            &["return 1", "return self.value"],
+            OfferKind::InlineCompletion,
+        );
+        let signal = |s: &mut Session, t: f64, payload: serde_json::Value| {
+            s.seq += 1;
+            s.trajectory.events.push(Event {
+                seq: s.seq,
+                t_ms: t,
+                body: EventBody::Signal(crate::trajectory::Signal {
+                    kind: "suggestion".into(),
+                    file: Some("a.py".into()),
+                    payload,
+                }),
+            });
+        };
+        // "return " (7 characters) of rank 1 taken word by word, then the rest hidden.
+        signal(
+            &mut s,
+            1_500.0,
+            serde_json::json!({"event": "shown", "text": "return self.value"}),
+        );
+        signal(
+            &mut s,
+            2_000.0,
+            serde_json::json!({"event": "accepted_part", "text": "return self.value", "acceptedLength": 7}),
+        );
+        s.change(2_000.0, 13, "", "return ", Origin::User);
+        signal(
+            &mut s,
+            2_500.0,
+            serde_json::json!({"event": "hidden", "text": "return self.value"}),
+        );
+        // A second answer, accepted by the editor's word.
+        offers.extend(s.offer(
+            3_000.0,
+            1,
+            11,
+            0,
+            &["self.value"],
+            OfferKind::InlineCompletion,
+        ));
+        signal(
+            &mut s,
+            3_200.0,
+            serde_json::json!({"event": "accepted", "text": "self.value", "acceptedLength": 10}),
+        );
+        s.change(3_200.0, 20, "", "self.value", Origin::User);
+        let outcomes = analyse(&s.trajectory, &offers, LiveConfig::default());
+        assert_eq!(
+            outcomes[0].outcome,
+            Outcome::Partial {
+                rank: 1,
+                chars: 7,
+                after_ms: 1_000.0,
+                seq: 4
+            }
+        );
+        assert_eq!(outcomes[1].outcome.key(), "accepted");
+        assert_eq!(outcomes[1].outcome.taken_rank(), Some(0));
     }
 }
