@@ -219,6 +219,55 @@ fn live_figures_of_a_real_neovim_session() {
 
     check_replay(&db);
     check_export(&db);
+    check_html(&db);
+}
+
+/// `live --html`: the page in real headless Chromium, no script, the figures in the
+/// DOM, the outcome bar drawn (half accepted green, half dismissed red).
+fn check_html(db: &Path) {
+    if !available(
+        "live_figures_of_a_real_neovim_session (html)",
+        &[Server::Chromium],
+    ) {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let html = dir.path().join("live.html");
+    let out = nextedit_with_db(&["live", "1", "--html", html.to_str().unwrap()], db);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let url = format!("file://{}", html.display());
+    let profile = tempfile::tempdir().unwrap();
+    let dom = crate::report_html::chromium(profile.path())
+        .args(["--dump-dom", &url])
+        .stderr(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    let dom = String::from_utf8(dom.stdout).unwrap();
+    assert_eq!(dom.matches("<script").count(), 0);
+    // group, sessions, offers, accepted, partial, dismissed, superseded, acceptance.
+    assert!(
+        dom.contains("<tr><td class=\"l\">all</td><td>1</td><td>2</td><td>1</td><td>0</td><td>1</td><td>0</td><td>50.0 %</td>"),
+        "{dom}"
+    );
+    assert!(
+        dom.contains("<td>60.0 %</td><td>60.0 %</td><td>60.0 %</td><td>0</td><td>1</td></tr>"),
+        "{dom}"
+    );
+    let png = dir.path().join("live.png");
+    crate::report_html::screenshot(profile.path(), &url, &png, "1400,600");
+    let (_, _, rgb) = crate::report_html::decode(&png);
+    let green = rgb.iter().filter(|p| **p == [0x2b, 0x8a, 0x3e]).count();
+    let red = rgb.iter().filter(|p| **p == [0xc9, 0x2a, 0x2a]).count();
+    // Two bars of 300 × 22 pixels (one answer each of 2), and the legend's keys.
+    assert!(
+        green >= 300 * 22 && red >= 300 * 22,
+        "{green} green, {red} red pixels"
+    );
+    assert!(green.abs_diff(red) < 200, "{green} green, {red} red pixels");
 }
 
 /// Distinct edits per answer, as recorded (each is one suggestion of `recorded:`).
