@@ -248,22 +248,6 @@ pub fn analyse(trajectory: &Trajectory, offers: &[Offer], config: LiveConfig) ->
         .iter()
         .map(|f| (f.path.as_str(), f.base_text.clone().unwrap_or_default()))
         .collect();
-    let mut order: Vec<usize> = (0..lists.len()).collect();
-    order.sort_by_key(|&i| lists[i][0].seq);
-    let mut next = 0;
-    let mut snapshots: HashMap<usize, (String, usize)> = HashMap::new();
-    for &i in &order {
-        let seq = lists[i][0].seq;
-        while next < steps.len() && step_seq(&steps[next]) < seq {
-            apply_step(&mut texts, &steps[next]);
-            next += 1;
-        }
-        let text = texts
-            .get(lists[i][0].file.as_str())
-            .cloned()
-            .unwrap_or_default();
-        snapshots.insert(i, (text, next));
-    }
     let language = |file: &str| {
         trajectory
             .files
@@ -271,27 +255,29 @@ pub fn analyse(trajectory: &Trajectory, offers: &[Offer], config: LiveConfig) ->
             .find(|f| f.path == file)
             .and_then(|f| f.language.clone())
     };
-    lists
-        .iter()
-        .enumerate()
-        .map(|(i, items)| {
-            let (text, first_step) = snapshots.remove(&i).unwrap_or_default();
-            let others: Vec<&Offer> = lists
-                .iter()
-                .filter(|l| l[0].request_seq > items[0].request_seq)
-                .map(|l| &l[0])
-                .collect();
-            let mut outcome = decide(
-                items,
-                text,
-                &steps[first_step.min(steps.len())..],
-                &others,
-                config,
-            );
-            outcome.language = language(&items[0].file);
-            outcome
-        })
-        .collect()
+    // In answer order, each with a copy of its file's text at the answer (one at a
+    // time: a long session's lists never hold their texts all at once).
+    let mut order: Vec<usize> = (0..lists.len()).collect();
+    order.sort_by_key(|&i| lists[i][0].seq);
+    let mut next = 0;
+    let mut outcomes: Vec<(usize, OfferOutcome)> = Vec::with_capacity(lists.len());
+    for &i in &order {
+        let items = &lists[i];
+        while next < steps.len() && step_seq(&steps[next]) < items[0].seq {
+            apply_step(&mut texts, &steps[next]);
+            next += 1;
+        }
+        let text = texts
+            .get(items[0].file.as_str())
+            .cloned()
+            .unwrap_or_default();
+        // Lists are in request order: the later requests are the lists after this one.
+        let mut outcome = decide(items, text, &steps[next..], &lists[i + 1..], config);
+        outcome.language = language(&items[0].file);
+        outcomes.push((i, outcome));
+    }
+    outcomes.sort_by_key(|(i, _)| *i);
+    outcomes.into_iter().map(|(_, o)| o).collect()
 }
 
 fn step_seq(step: &Step) -> u64 {
@@ -450,7 +436,7 @@ fn decide(
     items: &[Offer],
     mut text: String,
     steps: &[Step],
-    later: &[&Offer],
+    later: &[Vec<Offer>],
     config: LiveConfig,
 ) -> OfferOutcome {
     let first = &items[0];
@@ -467,7 +453,7 @@ fn decide(
     let mut partial: Option<(usize, usize, f64, u64)> = None; // rank, bytes, t, seq
     let mut decided_at = steps.len();
     let (mut group_chars, mut group_seqs, mut taken_seqs) = (0, Vec::new(), Vec::new());
-    let mut later_iter = later.iter().peekable();
+    let mut later_iter = later.iter().map(|l| &l[0]).peekable();
     for (k, step) in steps.iter().enumerate() {
         // A later request about the same line, made before this step.
         while let Some(other) = later_iter.peek() {
