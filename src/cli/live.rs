@@ -6,10 +6,8 @@ use std::path::PathBuf;
 
 use anyhow::{Context, bail};
 use clap::{Args, ValueEnum};
-use nextedit::live::{GroupBy, LiveConfig, SessionLive, figures, json, text};
-use nextedit::sessions::{SessionArg, load_session_trajectory, read_trajectory_file};
-use nextedit::store::Database;
-use nextedit::trajectory::{SessionKind, SliceSpec};
+use nextedit::live::{GroupBy, LiveConfig, figures, json, text};
+use nextedit::sessions::load_live_sessions;
 
 /// What became of the offers a language server made while you edited
 ///
@@ -85,30 +83,13 @@ pub fn run(args: LiveArgs) -> anyhow::Result<i32> {
         .db
         .clone()
         .unwrap_or_else(nextedit::store::default_path);
-    let mut db = None;
-    let mut sessions = Vec::new();
-    for arg in &args.sessions {
-        let trajectory = match SessionArg::parse(arg) {
-            SessionArg::Stored(id) => {
-                if db.is_none() {
-                    db = Some(Database::open_existing(&db_path)?);
-                }
-                let db = db.as_ref().expect("opened above");
-                load_session_trajectory(db, id, &SliceSpec::default(), None)
-                    .with_context(|| format!("reading session {id} from {}", db_path.display()))?
-            }
-            SessionArg::File(file) => read_trajectory_file(&file)?,
-        };
-        if trajectory.session.kind != SessionKind::Recorded {
-            bail!("session {arg} is not a recorded session (it has no offers)");
-        }
-        sessions.push(SessionLive::of(
-            arg,
-            &trajectory,
-            &trajectory.offers,
-            config,
-        ));
-    }
+    let sessions = load_live_sessions(&db_path, &args.sessions, config).with_context(|| {
+        format!(
+            "reading sessions {} ({})",
+            args.sessions.join(", "),
+            db_path.display()
+        )
+    })?;
     let by = match args.by {
         None => GroupBy::Nothing,
         Some(ByArg::Server) => GroupBy::Server,

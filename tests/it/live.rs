@@ -268,6 +268,31 @@ fn check_html(db: &Path) {
         "{green} green, {red} red pixels"
     );
     assert!(green.abs_diff(red) < 200, "{green} green, {red} red pixels");
+
+    // The same section in `report --html` of the recorded:pyright run (run 1).
+    let report = dir.path().join("report.html");
+    let out = nextedit_with_db(
+        &[
+            "report",
+            "1",
+            "--html",
+            report.to_str().unwrap(),
+            "--live",
+            "1",
+        ],
+        db,
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let page = std::fs::read_to_string(&report).unwrap();
+    assert_eq!(page.matches("<h2 id=\"live\">").count(), 1);
+    assert!(
+        page.contains("<td>60.0 %</td><td>60.0 %</td><td>60.0 %</td><td>0</td><td>1</td></tr>")
+    );
+    assert!(!page.contains("not part of this report yet"));
 }
 
 /// Distinct edits per answer, as recorded (each is one suggestion of `recorded:`).
