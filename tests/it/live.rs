@@ -396,3 +396,35 @@ fn check_export(db: &Path) {
         .collect();
     insta::assert_json_snapshot!("export_offers", lines);
 }
+
+/// Bad input: a clear error naming the input, exit code 2.
+#[test]
+fn live_names_bad_input() {
+    let dir = tempfile::tempdir().unwrap();
+    let check = |args: &[&str], needle: &str| {
+        let out = nextedit_output(args);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+        assert!(stderr.contains(needle), "{args:?}: {stderr}");
+    };
+    let missing = dir.path().join("missing.db");
+    check(
+        &["live", "5", "--db", missing.to_str().unwrap()],
+        "missing.db",
+    );
+    check(
+        &["live", "5", "--within=-1"],
+        "--within must be a number of seconds ≥ 0, not -1",
+    );
+    // A commit-derived trajectory has no offers.
+    let file = dir.path().join("commit.json");
+    let trajectory = nextedit::trajectory::Trajectory::new(nextedit::trajectory::SessionInfo::new(
+        "c",
+        nextedit::trajectory::SessionKind::Commit,
+    ));
+    std::fs::write(&file, serde_json::to_string(&trajectory).unwrap()).unwrap();
+    check(
+        &["live", file.to_str().unwrap()],
+        &format!("session {} is not a recorded session", file.display()),
+    );
+}
