@@ -715,6 +715,8 @@ fn follow(file: &str, at: usize, taken: &str, t0: f64, rest: &[Step]) -> Afterma
         }
         if reversed_after_ms.is_none() && span.kept_chars() == 0 && span.chars() > 0 {
             reversed_after_ms = Some(t - t0);
+            // Nothing left to follow: every later figure is 0.
+            break;
         }
     }
     let end = span.kept_rate();
