@@ -4,6 +4,7 @@
 //!
 //! - [`lsp`]: Content-Length framing, message envelopes, LSP methods, a small LSP client.
 //! - [`jsonrpc`]: JSON-RPC message shapes, request ids and answers, under both clients.
+//! - [`live`]: what became of the offers a language server made (`nextedit live`).
 //! - [`record`]: frames → trajectory events (document tracking, reads, signals, privacy).
 //! - [`store`]: the SQLite database (schema, migrations, the single writer, queries).
 //! - [`proxy`]: the recording proxy that sits between an editor and a language server.
@@ -32,6 +33,7 @@ pub mod history;
 pub mod import;
 pub mod import_io;
 pub mod jsonrpc;
+pub mod live;
 pub mod lsp;
 pub mod metrics;
 pub mod progress;

@@ -40,6 +40,9 @@ pub enum SessionLoadError {
         /// Why reading failed.
         source: std::io::Error,
     },
+    /// `nextedit live` was given a session that was not recorded through the proxy.
+    #[error("session {0} is not a recorded session (it has no offers)")]
+    NotRecorded(String),
     /// A trajectory file is not a trajectory document.
     #[error("`{arg}` is not a trajectory JSON document")]
     NotTrajectory {
@@ -80,10 +83,60 @@ pub fn load_session_trajectory(
         }
         recompute_recorded_edits_with(&mut trajectory, CoalesceConfig { pause_ms });
     }
+    if trajectory.session.kind == SessionKind::Recorded {
+        // The offers the server made, for `nextedit live` and `recorded:SERVER`; a
+        // slice keeps those made inside its window about its files.
+        let (first, last) = (
+            trajectory.events.first().map_or(0, |e| e.seq),
+            trajectory.events.last().map_or(0, |e| e.seq),
+        );
+        let files: Vec<&str> = trajectory.files.iter().map(|f| f.path.as_str()).collect();
+        trajectory.offers = crate::live::offers_of(&db.offers(id)?, &trajectory)
+            .into_iter()
+            .filter(|o| {
+                spec.is_everything()
+                    || (o.seq >= first && o.seq <= last && files.contains(&o.file.as_str()))
+            })
+            .collect();
+    }
     if trajectory.session.kind == SessionKind::Recorded && !trajectory.edits.is_empty() {
         trajectory.order = crate::history::recorded_order(&trajectory);
     }
     Ok(trajectory)
+}
+
+/// The sessions `nextedit live` (and `report --live`) measure: each SESSION argument
+/// (an id in the database at `db_path`, opened only when one is named, or a trajectory
+/// file with its offers) with its answers' outcomes.
+pub fn load_live_sessions(
+    db_path: &Path,
+    args: &[String],
+    config: crate::live::LiveConfig,
+) -> Result<Vec<crate::live::SessionLive>, SessionLoadError> {
+    let mut db = None;
+    let mut sessions = Vec::new();
+    for arg in args {
+        let trajectory = match SessionArg::parse(arg) {
+            SessionArg::Stored(id) => {
+                if db.is_none() {
+                    db = Some(Database::open_existing(db_path)?);
+                }
+                let db = db.as_ref().expect("opened above");
+                load_session_trajectory(db, id, &SliceSpec::default(), None)?
+            }
+            SessionArg::File(file) => read_trajectory_file(&file)?,
+        };
+        if trajectory.session.kind != SessionKind::Recorded {
+            return Err(SessionLoadError::NotRecorded(arg.clone()));
+        }
+        sessions.push(crate::live::SessionLive::of(
+            arg,
+            &trajectory,
+            &trajectory.offers,
+            config,
+        ));
+    }
+    Ok(sessions)
 }
 
 /// What a SESSION argument names: a stored session id, or a trajectory JSON file (a

@@ -15,6 +15,7 @@ mod doctor;
 mod eval_order;
 mod export;
 mod import;
+mod live;
 mod proxy;
 mod replay;
 mod report;
@@ -62,6 +63,7 @@ enum Command {
     Runs(runs::RunsCommand),
     Context(context::ContextArgs),
     Complete(complete::CompleteArgs),
+    Live(live::LiveArgs),
     Derive(derive::DeriveArgs),
     #[command(subcommand)]
     Import(import::ImportCommand),
@@ -97,6 +99,7 @@ pub fn run() -> i32 {
         Command::Runs(command) => runs::run(command),
         Command::Context(args) => context::run(args),
         Command::Complete(args) => complete::run(args),
+        Command::Live(args) => live::run(args),
         Command::Derive(args) => derive::run(args),
         Command::Import(command) => import::run(command),
         Command::Export(command) => export::run(command),

@@ -6,9 +6,11 @@ use std::path::PathBuf;
 
 use anyhow::Context;
 use clap::Args;
+use nextedit::live::{GroupBy, LiveConfig};
 use nextedit::run::figures::GroupFigures;
 use nextedit::run::html::{self, HtmlRun};
 use nextedit::run::{RunReport, json, text};
+use nextedit::sessions::load_live_sessions;
 use nextedit::store::Database;
 
 /// Compare stored replay runs
@@ -28,12 +30,14 @@ use nextedit::store::Database;
 /// --html FILE writes one self-contained page instead (no scripts, nothing fetched when
 /// it is opened): the same table, flow-class bars per run, precision/recall per step
 /// of each trajectory, context coverage curves where the suggester read, and every
-/// step's gold edit and predictions as diffs.
+/// step's gold edit and predictions as diffs; --live SESSION… adds the live-session
+/// figures of recorded sessions (docs/live.md).
 ///
 /// Examples:
 ///   nextedit report 7
 ///   nextedit report 7 --baseline 4 --json
 ///   nextedit report 3 4 5 --html report.html
+///   nextedit report 7 --html report.html --live 12 13
 #[derive(Debug, Args)]
 #[command(verbatim_doc_comment)]
 pub struct ReportArgs {
@@ -57,6 +61,10 @@ pub struct ReportArgs {
     /// is printed)
     #[arg(long, value_name = "FILE", requires = "runs")]
     html: Option<PathBuf>,
+
+    /// Recorded sessions whose live figures (`nextedit live`) the --html page shows
+    #[arg(long, value_name = "SESSION", num_args = 1.., requires = "html")]
+    live: Vec<String>,
 }
 
 pub fn run(args: ReportArgs) -> anyhow::Result<i32> {
@@ -71,7 +79,15 @@ pub fn run(args: ReportArgs) -> anyhow::Result<i32> {
         let runs = (args.runs.iter())
             .map(|&run| HtmlRun::of(&db, run).with_context(|| format!("reading run {run}")))
             .collect::<anyhow::Result<Vec<_>>>()?;
-        std::fs::write(path, html::render(&runs))
+        let live = if args.live.is_empty() {
+            None
+        } else {
+            let sessions = load_live_sessions(db.path(), &args.live, LiveConfig::default())
+                .with_context(|| format!("reading --live sessions {}", args.live.join(", ")))?;
+            let groups = nextedit::live::figures(&sessions, GroupBy::Nothing);
+            Some(nextedit::live::html::section(&groups, &sessions))
+        };
+        std::fs::write(path, html::render_with_live(&runs, live.as_deref()))
             .with_context(|| format!("writing {}", path.display()))?;
         eprintln!("nextedit: wrote {}", path.display());
         return Ok(0);

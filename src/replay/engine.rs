@@ -338,6 +338,22 @@ pub fn reapply(
     Ok(state)
 }
 
+/// Each edit's first and last event time (ms; 0 for edits without events).
+fn edit_times(trajectory: &Trajectory) -> Vec<(f64, f64)> {
+    let t_of: std::collections::HashMap<u64, f64> =
+        trajectory.events.iter().map(|e| (e.seq, e.t_ms)).collect();
+    trajectory
+        .edits
+        .iter()
+        .map(|edit| {
+            let times = edit.events.iter().filter_map(|s| t_of.get(s).copied());
+            let first = times.clone().fold(f64::INFINITY, f64::min);
+            let last = times.fold(0.0, f64::max);
+            (if first.is_finite() { first } else { 0.0 }, last)
+        })
+        .collect()
+}
+
 /// A small deterministic generator (SplitMix64) so tie-breaks depend only on the seed.
 fn splitmix(mut x: u64) -> u64 {
     x = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
@@ -421,6 +437,11 @@ pub fn replay(
         })
         .err()
         .map(|e| CallFailure::from(&e));
+    // `recorded:SERVER` alone gets the session's offers, and each step's window.
+    let edit_times = edit_times(trajectory);
+    if let Some(feed) = suggester.offers_feed() {
+        feed.session(&trajectory.offers);
+    }
     let mut steps = Vec::new();
     while !graph.remaining(&state).is_empty() {
         // Step n applies the (n+1)-th edit asked for; resumed replays continue the numbering.
@@ -443,6 +464,18 @@ pub fn replay(
         let allowed = graph.allowed(&state, open);
         let prior_edits = applied_edits(&state);
         let files = step_files(&state, &prior_edits);
+        if let Some(feed) = suggester.offers_feed() {
+            let since = state
+                .applied_order()
+                .iter()
+                .map(|&e| edit_times[e].1)
+                .fold(0.0, f64::max);
+            let until = remaining
+                .iter()
+                .map(|&e| edit_times[e].0)
+                .fold(f64::INFINITY, f64::min);
+            feed.window(since, until);
+        }
         if let Some(feed) = suggester.gold_feed() {
             feed.offer_suggestions(
                 allowed

@@ -628,6 +628,10 @@ impl Suggester for RecordInitialize<'_> {
     fn gold_feed(&self) -> Option<&dyn GoldFeed> {
         self.inner.gold_feed()
     }
+
+    fn offers_feed(&self) -> Option<&dyn crate::suggest::OffersFeed> {
+        self.inner.offers_feed()
+    }
 }
 
 /// A trajectory's worktree, removed when its replay ends (also on error paths).

@@ -121,6 +121,12 @@ pre.diff span{display:block;white-space:pre}.add{background:#e6ffec}.del{backgro
 
 /// The whole page for some runs.
 pub fn render(runs: &[HtmlRun]) -> String {
+    render_with_live(runs, None)
+}
+
+/// The whole page for some runs, with the "Live sessions" section (`live::html::section`,
+/// `report --live`) when given.
+pub fn render_with_live(runs: &[HtmlRun], live: Option<&str>) -> String {
     let mut h = String::new();
     h.push_str("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n");
     h.push_str("<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'\">\n");
@@ -140,7 +146,10 @@ pub fn render(runs: &[HtmlRun]) -> String {
     flow_bars(&mut h, runs);
     step_charts(&mut h, runs);
     coverage_charts(&mut h, runs);
-    h.push_str("<h2 id=\"live\">Live sessions</h2>\n<p class=\"muted\">Live-session figures are not part of this report yet.</p>\n");
+    match live {
+        Some(section) => h.push_str(section),
+        None => h.push_str("<h2 id=\"live\">Live sessions</h2>\n<p class=\"muted\">Live-session figures are not part of this report yet.</p>\n"),
+    }
     drill_down(&mut h, runs);
     h.push_str("</body>\n</html>\n");
     h

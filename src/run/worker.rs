@@ -7,9 +7,9 @@ use std::time::Duration;
 
 use super::{RunError, RunSettings};
 use crate::replay::FedSuggester;
-use crate::suggest::Suggester;
 use crate::suggest::build::BuildOptions;
 use crate::suggest::sandbox::Sandbox;
+use crate::suggest::{RecordedSuggester, Suggester};
 use crate::trajectory::Trajectory;
 
 /// Where a worker's suggester process lives: a private scratch directory holding the
@@ -40,6 +40,11 @@ pub(super) fn build_suggester(
     Ok(match settings.suggester.as_str() {
         "builtin:oracle" => Box::new(FedSuggester::oracle()),
         "builtin:unchanged-at-gold" => Box::new(FedSuggester::unchanged_at_gold()),
+        // A recorded session's own offers: they come from the trajectory the engine
+        // replays (`Suggester::offers_feed`), so this one is built here, not by `suggest::build`.
+        spec if spec.starts_with("recorded:") => {
+            Box::new(RecordedSuggester::from_spec(spec).map_err(RunError::Other)?)
+        }
         spec => {
             let options = BuildOptions {
                 timeout: Duration::from_secs_f64(settings.timeout),

@@ -16,7 +16,7 @@ use super::{
 };
 
 /// The specs [`build`] knows, for error messages and `--help`.
-pub const KNOWN_SPECS: &str = "builtin:noop, builtin:propagate, builtin:retrieve, builtin:oracle, openai:<URL>?model=<NAME>, lsp:<language server command> or cmd:<command line>";
+pub const KNOWN_SPECS: &str = "builtin:noop, builtin:propagate, builtin:retrieve, builtin:oracle, openai:<URL>?model=<NAME>, lsp:<language server command>, recorded:<server> or cmd:<command line>";
 
 /// How a suggester is built: its limits, and where it runs.
 #[derive(Debug, Clone)]
@@ -71,6 +71,11 @@ pub enum BuildError {
     /// An `lsp:` spec that does not parse or names no program.
     #[error(transparent)]
     Lsp(#[from] super::lsp::LspSpecError),
+    /// `recorded:SERVER` outside a replay of a recorded session (its offers come from the session).
+    #[error(
+        "{0:?} suggests a recorded session's own offers: only `nextedit replay --session` can use it"
+    )]
+    RecordedOutsideReplay(String),
     /// nextedit cannot find its own executable (for the proxy).
     #[error("cannot find nextedit's own executable: {0}")]
     OwnExecutable(std::io::Error),
@@ -83,6 +88,9 @@ pub fn build(spec: &str, options: &BuildOptions) -> Result<Box<dyn Suggester>, B
         "builtin:noop" => Box::new(NoopSuggester),
         "builtin:propagate" => Box::new(PropagateSuggester::default()),
         "builtin:retrieve" => Box::new(RetrieveSuggester::default()),
+        _ if spec.starts_with("recorded:") => {
+            return Err(BuildError::RecordedOutsideReplay(spec.to_string()));
+        }
         _ if spec.starts_with("openai:") => {
             let suggester = OpenAiSuggester::from_spec(spec)?
                 .with_timeout(options.timeout)

@@ -313,6 +313,10 @@ impl Suggester for CachedSuggester {
     fn gold_feed(&self) -> Option<&dyn GoldFeed> {
         self.inner.gold_feed()
     }
+
+    fn offers_feed(&self) -> Option<&dyn super::OffersFeed> {
+        self.inner.offers_feed()
+    }
 }
 
 #[cfg(test)]

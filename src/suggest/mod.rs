@@ -21,6 +21,7 @@ mod process;
 pub mod prompt;
 pub mod propagate;
 pub mod protocol;
+pub mod recorded;
 pub mod retrieve;
 pub mod sandbox;
 
@@ -31,6 +32,7 @@ pub use process::{
     become_subreaper, kill_all,
 };
 pub use propagate::PropagateSuggester;
+pub use recorded::RecordedSuggester;
 pub use retrieve::RetrieveSuggester;
 
 use std::time::Duration;
@@ -231,6 +233,17 @@ pub trait GoldFeed {
     fn offer_generation(&self, text: String);
 }
 
+/// Where the engine hands a recorded session's offers to the suggester that replays
+/// them ([`Suggester::offers_feed`]): only `recorded:SERVER` takes them; they never go
+/// through the protocol.
+pub trait OffersFeed {
+    /// The offers of the trajectory about to be replayed (empty for one without).
+    fn session(&self, offers: &[crate::trajectory::Offer]);
+    /// The step's window in session time: from the end of the last applied edit to
+    /// the start of the next edit of the session (milliseconds).
+    fn window(&self, since_ms: f64, until_ms: f64);
+}
+
 /// Why a suggester call failed (recorded as that step's failure; the run goes on).
 #[derive(Debug, thiserror::Error)]
 pub enum SuggestError {
@@ -396,6 +409,11 @@ pub trait Suggester: Send {
     /// Where the engine may put gold answers before each call: `None` (the default) for
     /// every real suggester; only the test-only fed built-ins take them.
     fn gold_feed(&self) -> Option<&dyn GoldFeed> {
+        None
+    }
+    /// Where the engine may put a recorded session's offers and each step's window:
+    /// `None` (the default) for every suggester but `recorded:SERVER`.
+    fn offers_feed(&self) -> Option<&dyn OffersFeed> {
         None
     }
 }

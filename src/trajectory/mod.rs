@@ -16,6 +16,7 @@ mod apply;
 mod coalesce;
 mod erase;
 mod jsonl;
+mod offer;
 mod path;
 mod slice;
 
@@ -27,6 +28,7 @@ pub use coalesce::{
 };
 pub use erase::without_files;
 pub use jsonl::{JsonlRecord, jsonl_records, write_jsonl};
+pub use offer::{Offer, OfferEdit};
 pub use path::{PathError, RelPath, TrajectoryPathError};
 pub use slice::{SliceBound, SliceError, SliceSpec, slice};
 
@@ -59,6 +61,10 @@ pub struct Trajectory {
     /// What the session is scored against beyond its own edits (imported benchmarks, `--gold`).
     #[serde(default, skip_serializing_if = "Gold::is_empty")]
     pub gold: Gold,
+    /// What the language server offered (recorded sessions; `recorded:SERVER` and
+    /// `nextedit live` read it, no suggester ever sees it).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub offers: Vec<Offer>,
 }
 
 impl Trajectory {
@@ -73,6 +79,7 @@ impl Trajectory {
             edits: Vec::new(),
             order: PartialOrder::default(),
             gold: Gold::default(),
+            offers: Vec::new(),
         }
     }
 

@@ -83,6 +83,7 @@ fn help_top_level() {
             "runs",
             "context",
             "complete",
+            "live",
             "derive",
             "import",
             "export",
@@ -96,6 +97,11 @@ fn help_top_level() {
 #[test]
 fn help_complete() {
     check_help(&["complete"]);
+}
+
+#[test]
+fn help_live() {
+    check_help(&["live"]);
 }
 
 #[test]

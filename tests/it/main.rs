@@ -21,6 +21,7 @@ mod editor_vscode;
 mod git_corrupt;
 mod import_cli;
 mod input_checks;
+mod live;
 mod metrics_cli;
 mod metrics_contextbench;
 mod metrics_properties;

@@ -508,7 +508,7 @@ fn replay_command_with_builtin_and_process_suggesters() {
     assert_eq!(bad.status.code(), Some(2));
     assert_eq!(
         String::from_utf8_lossy(&bad.stderr),
-        "nextedit: error: unknown suggester \"builtin:nope\": use builtin:noop, builtin:propagate, builtin:retrieve, builtin:oracle, openai:<URL>?model=<NAME>, lsp:<language server command> or cmd:<command line>\n"
+        "nextedit: error: unknown suggester \"builtin:nope\": use builtin:noop, builtin:propagate, builtin:retrieve, builtin:oracle, openai:<URL>?model=<NAME>, lsp:<language server command>, recorded:<server> or cmd:<command line>\n"
     );
 }
 

@@ -149,7 +149,7 @@ fn repository() -> TestRepo {
 }
 
 /// Headless Chromium with the flags that keep it off the network.
-fn chromium(profile: &Path) -> Command {
+pub(crate) fn chromium(profile: &Path) -> Command {
     let mut c = Command::new(Server::Chromium.path());
     c.args([
         "--headless",
@@ -178,7 +178,7 @@ fn variance(values: &[f64]) -> f64 {
     values.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / values.len() as f64
 }
 
-fn screenshot(profile: &Path, url: &str, out: &Path, size: &str) {
+pub(crate) fn screenshot(profile: &Path, url: &str, out: &Path, size: &str) {
     let status = chromium(profile)
         .arg(format!("--screenshot={}", out.display()))
         .arg(format!("--window-size={size}"))
@@ -266,7 +266,7 @@ fn the_page_of_real_runs_renders_in_headless_chromium() {
 }
 
 /// A PNG's size and its pixels as RGB.
-fn decode(png_path: &Path) -> (u32, u32, Vec<[u8; 3]>) {
+pub(crate) fn decode(png_path: &Path) -> (u32, u32, Vec<[u8; 3]>) {
     let mut decoder = png::Decoder::new(std::io::BufReader::new(
         std::fs::File::open(png_path).unwrap(),
     ));

@@ -82,7 +82,8 @@ pub struct ReplayArgs {
     /// builtin:noop, builtin:propagate, builtin:retrieve, builtin:oracle,
     /// openai:<URL>?model=<NAME>[&template=zeta|nes] (an OpenAI-compatible endpoint,
     /// docs/suggesters.md), lsp:<language server command> (e.g. "lsp:pyright-langserver
-    /// --stdio"), or cmd:<command line>
+    /// --stdio"), recorded:<server> (a --session's own offers from that server, e.g.
+    /// recorded:pyright; docs/live.md), or cmd:<command line>
     #[arg(long, value_name = "SPEC", required_unless_present = "resume")]
     suggester: Option<String>,
 

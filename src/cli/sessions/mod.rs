@@ -45,6 +45,12 @@ pub enum SessionsCommand {
     ///
     /// --from/--to/--file cut the session to a window and some files: base texts
     /// become the texts at the window start and the edits are coalesced again.
+    ///
+    /// --offers writes the offers the language server made instead, one per answer
+    /// (preference-training material): the file's text before the place (at most 2000
+    /// characters), the items, the outcome (docs/live.md) and, for a dismissed
+    /// answer, what the developer wrote there instead within 30 s (e.g. `nextedit
+    /// sessions export 12 --offers --format jsonl -o offers.jsonl`).
     Export {
         #[command(flatten)]
         db: DbArg,
@@ -69,6 +75,9 @@ pub enum SessionsCommand {
         /// A pause longer than this ends an edit when coalescing changes [default: 2000]
         #[arg(long, value_name = "MS")]
         pause_ms: Option<f64>,
+        /// Write the session's offers with their outcomes instead of the trajectory
+        #[arg(long)]
+        offers: bool,
     },
     /// Link a session to the commit that contains its edits
     ///
@@ -155,6 +164,9 @@ impl DbArg {
     }
 }
 
+/// Characters of context before each offer in `sessions export --offers`.
+const OFFER_CONTEXT_CHARS: usize = 2000;
+
 /// `sessions export --format`.
 #[derive(Debug, Clone, Copy, ValueEnum)]
 pub enum ExportFormat {
@@ -178,6 +190,7 @@ pub fn run(command: SessionsCommand) -> anyhow::Result<i32> {
             to,
             files,
             pause_ms,
+            offers,
         } => {
             let spec = SliceSpec { from, to, files };
             let trajectory = load_session_trajectory(&db.open()?, id, &spec, pause_ms)?;
@@ -188,6 +201,22 @@ pub fn run(command: SessionsCommand) -> anyhow::Result<i32> {
                 )),
                 None => Box::new(&mut out),
             };
+            if offers {
+                let lines = nextedit::live::export_lines(&trajectory, OFFER_CONTEXT_CHARS);
+                match format {
+                    ExportFormat::Json => {
+                        serde_json::to_writer_pretty(&mut sink, &lines)?;
+                        writeln!(sink)?;
+                    }
+                    ExportFormat::Jsonl => {
+                        for line in lines {
+                            writeln!(sink, "{line}")?;
+                        }
+                    }
+                }
+                sink.flush()?;
+                return Ok(0);
+            }
             match format {
                 ExportFormat::Json => {
                     serde_json::to_writer_pretty(&mut sink, &trajectory)?;
