@@ -22,6 +22,17 @@ use crate::trajectory::{PartialOrder, Trajectory};
 /// clone, import→use…), the recorded order as natural order, the first edit as initial.
 /// Edits without `start_byte` (not sequential) or that do not apply give no edges.
 pub fn recorded_order(trajectory: &Trajectory) -> PartialOrder {
+    order_of(trajectory, true)
+}
+
+/// [`recorded_order`] with a full reparse after every edit instead of windows
+/// ([`ParsedText::with_windows`]): the reference the bench and tests compare with.
+#[doc(hidden)]
+pub fn recorded_order_by_full_parses(trajectory: &Trajectory) -> PartialOrder {
+    order_of(trajectory, false)
+}
+
+fn order_of(trajectory: &Trajectory, windows: bool) -> PartialOrder {
     let edits = &trajectory.edits;
     // Each file's current text, kept parsed (incrementally) when its language is known.
     let mut texts: BTreeMap<&str, FileText> = BTreeMap::new();
@@ -42,7 +53,9 @@ pub fn recorded_order(trajectory: &Trajectory) -> PartialOrder {
                 .and_then(|f| f.base_text.clone())
                 .unwrap_or_default();
             match Language::from_path(Path::new(&edit.file)) {
-                Some(language) => FileText::Parsed(ParsedText::new(language, text)),
+                Some(language) => {
+                    FileText::Parsed(ParsedText::with_windows(language, text, windows))
+                }
                 None => FileText::Plain(text),
             }
         });

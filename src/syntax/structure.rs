@@ -176,6 +176,7 @@ pub fn analyze_tree(
     let mut walker = Walker {
         language,
         source: text.as_bytes(),
+        included: tree.included_ranges(),
         out: FileStructure::default(),
         ancestors: Vec::new(),
         lines,
@@ -192,6 +193,9 @@ pub fn analyze_tree(
 struct Walker<'a, 'tree> {
     language: Language,
     source: &'a [u8],
+    /// The parts of the text the tree was parsed from (a window's headers and
+    /// statements; all of it for a full parse): a header is read from these only.
+    included: Vec<tree_sitter::Range>,
     out: FileStructure,
     /// Nodes above the one being visited: asking tree-sitter for a node's parent
     /// walks down from the root, so the walk keeps them itself.
@@ -394,8 +398,17 @@ impl<'tree> Walker<'_, 'tree> {
             .child_by_field_name("body")
             .map(|body| body.start_byte())
             .unwrap_or_else(|| node.end_byte());
-        let raw = std::str::from_utf8(&self.source[node.start_byte()..end]).unwrap_or("");
-        let mut header = raw.split_whitespace().collect::<Vec<_>>().join(" ");
+        let start = node.start_byte();
+        let mut header = self
+            .included
+            .iter()
+            .filter_map(|r| {
+                let (from, to) = (r.start_byte.max(start), r.end_byte.min(end));
+                (from < to).then(|| std::str::from_utf8(&self.source[from..to]).unwrap_or(""))
+            })
+            .flat_map(str::split_whitespace)
+            .collect::<Vec<_>>()
+            .join(" ");
         // Python headers end at the body; keep the colon a reader expects.
         if self.language == Language::Python && !header.ends_with(':') {
             header.push(':');
