@@ -242,6 +242,15 @@ impl ParsedText {
             None if module => (self.text.len(), point(&self.text, self.text.len())),
             None => return None,
         };
+        // A comment left of the block's indentation ends the block in a window but
+        // not in the whole text (the scanner looks past it there): reparse in full.
+        let indent = start_point.column;
+        if self.text[start_byte..end_byte].lines().any(|line| {
+            let code = line.trim_start();
+            code.starts_with('#') && line.len() - code.len() < indent
+        }) {
+            return None;
+        }
         headers.push(tree_sitter::Range {
             start_byte,
             end_byte,
