@@ -242,19 +242,41 @@ impl ParsedText {
             None if module => (self.text.len(), point(&self.text, self.text.len())),
             None => return None,
         };
-        // A comment left of the block's indentation ends the block in a window but
-        // not in the whole text (the scanner looks past it there): reparse in full.
+        // A comment left of the block's indentation would end the block in a window
+        // (in the whole text the scanner looks past it): the window leaves such
+        // lines out, so the statements on both sides stay one block.
         let indent = start_point.column;
-        if self.text[start_byte..end_byte].lines().any(|line| {
+        let (mut piece_byte, mut piece_point) = (start_byte, start_point);
+        let mut line_byte = start_byte - start_point.column;
+        let mut row = start_point.row;
+        while line_byte < end_byte {
+            let line_end = self.text[line_byte..]
+                .find('\n')
+                .map_or(self.text.len(), |i| line_byte + i + 1);
+            let line = &self.text[line_byte..line_end];
             let code = line.trim_start();
-            code.starts_with('#') && line.len() - code.len() < indent
-        }) {
+            if row > start_point.row && code.starts_with('#') && line.len() - code.len() < indent {
+                if piece_byte < line_byte {
+                    headers.push(tree_sitter::Range {
+                        start_byte: piece_byte,
+                        end_byte: line_byte,
+                        start_point: piece_point,
+                        end_point: Point::new(row, 0),
+                    });
+                }
+                piece_byte = line_end;
+                piece_point = Point::new(row + 1, 0);
+            }
+            line_byte = line_end;
+            row += 1;
+        }
+        if piece_byte >= end_byte {
             return None;
         }
         headers.push(tree_sitter::Range {
-            start_byte,
+            start_byte: piece_byte,
             end_byte,
-            start_point,
+            start_point: piece_point,
             end_point,
         });
         self.parser.set_included_ranges(&headers).ok()?;
