@@ -4,8 +4,9 @@
 //! Recorded edits are sequential: edit `j` is in the text left by edits `0..j`. So
 //! each edit is analysed between the two texts around it (the file just before and
 //! just after it), which are rebuilt by applying the edits in order; each file is
-//! parsed once and then reparsed incrementally after each edit, and only the
-//! edit's lines are walked. The partial order keeps the developer's real
+//! parsed once and then kept parsed across the edits ([`ParsedText`]: incremental
+//! reparses, and for Python windows around the edit's lines), and only the edit's
+//! lines are walked. The partial order keeps the developer's real
 //! order as its natural order and the first edit as the initial one.
 
 use std::collections::BTreeMap;
