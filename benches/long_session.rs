@@ -11,11 +11,13 @@
 //!
 //! Run: `cargo bench --bench long_session` (`-- --changes N` for another size,
 //! `--lengths 1000,5000,20000` for the dependency analysis on the session's first N
-//! edits, for each N; 400,000 changes make about 20,000 edits).
+//! edits, for each N, with the time of the reference analysis that reparses in full
+//! after every edit and whether its edges are the same, up to 5,000 edits;
+//! 400,000 changes make about 20,000 edits).
 
 use std::time::Instant;
 
-use nextedit::history::recorded_order;
+use nextedit::history::{recorded_order, recorded_order_by_full_parses};
 use nextedit::lsp::Direction;
 use nextedit::lsp::framing::encode_frame;
 use nextedit::record::privacy::PrivacyFilter;
@@ -278,8 +280,8 @@ fn main() {
             "  dependency analysis by session length (peak: the analysis alone, VmHWM reset before)"
         );
         println!(
-            "    {:>7} {:>9} {:>9} {:>9} {:>10}",
-            "edits", "edges", "seconds", "µs/edit", "peak MiB"
+            "    {:>7} {:>9} {:>9} {:>9} {:>10}   {:>12} {:>9}",
+            "edits", "edges", "seconds", "µs/edit", "peak MiB", "full reparse", "same edges"
         );
     }
     for length in lengths {
@@ -296,13 +298,35 @@ fn main() {
         let t = Instant::now();
         let order = recorded_order(&head);
         let seconds = t.elapsed().as_secs_f64();
+        let peak = peak_mib();
+        // The reference: a full (incremental) reparse after every edit, no windows.
+        // It grows with the square of the session, so only up to 5,000 edits.
+        let (reference_seconds, same) = if length <= 5_000 {
+            let t = Instant::now();
+            let reference = recorded_order_by_full_parses(&head);
+            let reference_seconds = format!("{:.2} s", t.elapsed().as_secs_f64());
+            let same = reference.edges == order.edges;
+            if !same {
+                for edge in reference.edges.iter().filter(|e| !order.edges.contains(e)) {
+                    println!("      only with full reparses: {edge:?}");
+                }
+                for edge in order.edges.iter().filter(|e| !reference.edges.contains(e)) {
+                    println!("      only with windows: {edge:?}");
+                }
+            }
+            (reference_seconds, if same { "yes" } else { "NO" })
+        } else {
+            ("-".to_string(), "-")
+        };
         println!(
-            "    {:>7} {:>9} {:>9.2} {:>9.0} {:>10.1}",
+            "    {:>7} {:>9} {:>9.2} {:>9.0} {:>10.1}   {:>12} {:>9}",
             length,
             order.edges.len(),
             seconds,
             seconds * 1e6 / length as f64,
-            peak_mib()
+            peak,
+            reference_seconds,
+            same
         );
     }
     let t = Instant::now();

@@ -4,8 +4,9 @@
 //! Recorded edits are sequential: edit `j` is in the text left by edits `0..j`. So
 //! each edit is analysed between the two texts around it (the file just before and
 //! just after it), which are rebuilt by applying the edits in order; each file is
-//! parsed once and then reparsed incrementally after each edit, and only the
-//! edit's lines are walked. The partial order keeps the developer's real
+//! parsed once and then kept parsed across the edits ([`ParsedText`]: incremental
+//! reparses, and for Python windows around the edit's lines), and only the edit's
+//! lines are walked. The partial order keeps the developer's real
 //! order as its natural order and the first edit as the initial one.
 
 use std::collections::BTreeMap;
@@ -22,6 +23,17 @@ use crate::trajectory::{PartialOrder, Trajectory};
 /// clone, import→use…), the recorded order as natural order, the first edit as initial.
 /// Edits without `start_byte` (not sequential) or that do not apply give no edges.
 pub fn recorded_order(trajectory: &Trajectory) -> PartialOrder {
+    order_of(trajectory, true)
+}
+
+/// [`recorded_order`] with a full reparse after every edit instead of windows
+/// ([`ParsedText::with_windows`]): the reference the bench and tests compare with.
+#[doc(hidden)]
+pub fn recorded_order_by_full_parses(trajectory: &Trajectory) -> PartialOrder {
+    order_of(trajectory, false)
+}
+
+fn order_of(trajectory: &Trajectory, windows: bool) -> PartialOrder {
     let edits = &trajectory.edits;
     // Each file's current text, kept parsed (incrementally) when its language is known.
     let mut texts: BTreeMap<&str, FileText> = BTreeMap::new();
@@ -42,7 +54,9 @@ pub fn recorded_order(trajectory: &Trajectory) -> PartialOrder {
                 .and_then(|f| f.base_text.clone())
                 .unwrap_or_default();
             match Language::from_path(Path::new(&edit.file)) {
-                Some(language) => FileText::Parsed(ParsedText::new(language, text)),
+                Some(language) => {
+                    FileText::Parsed(ParsedText::with_windows(language, text, windows))
+                }
                 None => FileText::Plain(text),
             }
         });

@@ -176,6 +176,7 @@ pub fn analyze_tree(
     let mut walker = Walker {
         language,
         source: text.as_bytes(),
+        included: tree.included_ranges(),
         out: FileStructure::default(),
         ancestors: Vec::new(),
         lines,
@@ -192,6 +193,9 @@ pub fn analyze_tree(
 struct Walker<'a, 'tree> {
     language: Language,
     source: &'a [u8],
+    /// The parts of the text the tree was parsed from (a window's headers and
+    /// statements; all of it for a full parse): a header is read from these only.
+    included: Vec<tree_sitter::Range>,
     out: FileStructure,
     /// Nodes above the one being visited: asking tree-sitter for a node's parent
     /// walks down from the root, so the walk keeps them itself.
@@ -262,7 +266,16 @@ impl<'tree> Walker<'_, 'tree> {
             self.record_identifier(node, cursor.field_name(), scope, in_import, callee);
         }
         let own_callee = self.callee_name(node);
-        if cursor.goto_first_child() {
+        // With wanted lines, tree-sitter skips the children that end before them
+        // (whole hidden subtrees at a time), so a block of thousands of statements
+        // is not stepped through one sibling at a time.
+        let entered = match &self.lines {
+            Some(lines) if lines.start > 0 => cursor
+                .goto_first_child_for_point(tree_sitter::Point::new(lines.start - 1, usize::MAX))
+                .is_some(),
+            _ => cursor.goto_first_child(),
+        };
+        if entered {
             self.ancestors.push(node);
             loop {
                 // A scope's own name belongs to the enclosing scope, its body to the scope.
@@ -277,10 +290,18 @@ impl<'tree> Walker<'_, 'tree> {
                     (None, _) => callee,
                 };
                 let child = cursor.node();
-                let wanted = self.lines.as_ref().is_none_or(|lines| {
-                    child.start_position().row < lines.end
-                        && child.end_position().row >= lines.start
-                });
+                if self
+                    .lines
+                    .as_ref()
+                    .is_some_and(|lines| child.start_position().row >= lines.end)
+                {
+                    // Children come in text order: the rest start after the lines too.
+                    break;
+                }
+                let wanted = self
+                    .lines
+                    .as_ref()
+                    .is_none_or(|lines| child.end_position().row >= lines.start);
                 if wanted {
                     self.visit(cursor, child_scope, in_import, child_callee);
                 }
@@ -377,8 +398,17 @@ impl<'tree> Walker<'_, 'tree> {
             .child_by_field_name("body")
             .map(|body| body.start_byte())
             .unwrap_or_else(|| node.end_byte());
-        let raw = std::str::from_utf8(&self.source[node.start_byte()..end]).unwrap_or("");
-        let mut header = raw.split_whitespace().collect::<Vec<_>>().join(" ");
+        let start = node.start_byte();
+        let mut header = self
+            .included
+            .iter()
+            .filter_map(|r| {
+                let (from, to) = (r.start_byte.max(start), r.end_byte.min(end));
+                (from < to).then(|| std::str::from_utf8(&self.source[from..to]).unwrap_or(""))
+            })
+            .flat_map(str::split_whitespace)
+            .collect::<Vec<_>>()
+            .join(" ");
         // Python headers end at the body; keep the colon a reader expects.
         if self.language == Language::Python && !header.ends_with(':') {
             header.push(':');
@@ -714,6 +744,61 @@ mod tests {
             .map(|o| o.name.as_str())
             .collect();
         assert_eq!(calls, vec!["compute", "join"]);
+    }
+
+    /// Analysing some lines gives what a whole-text analysis has on them: the
+    /// scopes that overlap them (with their parents) and their occurrences.
+    #[test]
+    fn line_range_analysis_is_the_whole_analysis_restricted() {
+        let body = "    x = compute(x, 1)  # note\n".repeat(40);
+        let text = format!(
+            "import os\n\nclass C(Base):\n    def m(self, x):\n{body}        return x\n\n\ndef f(x):\n{body}    return g(x, key=os.sep)\n"
+        );
+        let tree = crate::syntax::parse(Language::Python, &text);
+        let whole = analyze_tree(Language::Python, &tree, &text, None);
+        let described = |s: &FileStructure, index: usize| {
+            let scope = &s.scopes[index];
+            let parent = scope.parent.map(|p| s.scopes[p].name.clone());
+            (scope.name.clone(), scope.start_line, scope.end_line, parent)
+        };
+        let lines = text.lines().count();
+        for start in 0..lines {
+            for end in [start, start + 1, start + 3] {
+                let part = analyze_tree(Language::Python, &tree, &text, Some(start..end));
+                let expected: Vec<_> = (0..whole.scopes.len())
+                    .filter(|&i| {
+                        let scope = &whole.scopes[i];
+                        scope.start_line < end && scope.end_line >= start
+                    })
+                    .map(|i| described(&whole, i))
+                    .collect();
+                let got: Vec<_> = (0..part.scopes.len())
+                    .map(|i| described(&part, i))
+                    .collect();
+                assert_eq!(got, expected, "scopes of lines {start}..{end}");
+                let names = |s: &FileStructure, occurrences: &[Occurrence]| {
+                    occurrences
+                        .iter()
+                        .map(|o| {
+                            let scope = o.scope.map(|i| described(s, i));
+                            (
+                                o.name.clone(),
+                                o.line,
+                                o.column,
+                                o.role,
+                                o.callee.clone(),
+                                scope,
+                            )
+                        })
+                        .collect::<Vec<_>>()
+                };
+                assert_eq!(
+                    names(&part, &part.occurrences),
+                    names(&whole, whole.occurrences_in(start, end)),
+                    "occurrences of lines {start}..{end}"
+                );
+            }
+        }
     }
 
     #[test]
