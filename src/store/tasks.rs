@@ -6,6 +6,7 @@
 use rusqlite::{OptionalExtension, params};
 
 use super::{Database, StoreError, sqlite};
+use crate::task::score::AnswerScores;
 
 /// A task run as stored.
 #[derive(Debug, Clone, PartialEq)]
@@ -72,20 +73,8 @@ pub struct StoredAnswer {
     pub cached: bool,
     /// Tail of the test output.
     pub output_tail: String,
-    /// Exact match.
-    pub exact: bool,
-    /// Edit similarity, 0–1.
-    pub edit_similarity: f64,
-    /// ES-Line, 0–1.
-    pub es_line: f64,
-    /// ES-Token, 0–1.
-    pub es_token: f64,
-    /// BLEU-4, 0–100.
-    pub bleu: f64,
-    /// SARI, 0–1.
-    pub sari: f64,
-    /// Stopped at the right point (block scenarios).
-    pub stopped: Option<bool>,
+    /// The answer's text figures.
+    pub scores: AnswerScores,
     /// The complete call, ms.
     pub complete_ms: f64,
     /// The test run, ms (0 when cached).
@@ -207,13 +196,13 @@ impl Database {
                         a.timed_out,
                         a.cached,
                         a.output_tail,
-                        a.exact,
-                        a.edit_similarity,
-                        a.es_line,
-                        a.es_token,
-                        a.bleu,
-                        a.sari,
-                        a.stopped,
+                        a.scores.exact,
+                        a.scores.edit_similarity,
+                        a.scores.es_line,
+                        a.scores.es_token,
+                        a.scores.bleu,
+                        a.scores.sari,
+                        a.scores.stopped,
                         a.complete_ms,
                         a.test_ms
                     ],
@@ -266,13 +255,15 @@ impl Database {
                         timed_out: row.get(6)?,
                         cached: row.get(7)?,
                         output_tail: row.get(8)?,
-                        exact: row.get(9)?,
-                        edit_similarity: row.get(10)?,
-                        es_line: row.get(11)?,
-                        es_token: row.get(12)?,
-                        bleu: row.get(13)?,
-                        sari: row.get(14)?,
-                        stopped: row.get(15)?,
+                        scores: AnswerScores {
+                            exact: row.get(9)?,
+                            edit_similarity: row.get(10)?,
+                            es_line: row.get(11)?,
+                            es_token: row.get(12)?,
+                            bleu: row.get(13)?,
+                            sari: row.get(14)?,
+                            stopped: row.get(15)?,
+                        },
                         complete_ms: row.get(16)?,
                         test_ms: row.get(17)?,
                     },

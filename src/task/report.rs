@@ -193,13 +193,13 @@ pub fn figures(tasks: &[&StoredTask], samples: u32) -> Figures {
         pass_at_k: (samples > 1)
             .then(|| pass_k(samples as usize).map(|v| (samples, v)))
             .flatten(),
-        exact: per_task(&|a| Some(bool_value(a.exact))),
-        edit_similarity: per_task(&|a| Some(a.edit_similarity)),
-        es_line: per_task(&|a| Some(a.es_line)),
-        es_token: per_task(&|a| Some(a.es_token)),
-        bleu: per_task(&|a| Some(a.bleu)),
-        sari: per_task(&|a| Some(a.sari)),
-        stopped: per_task(&|a| a.stopped.map(bool_value)),
+        exact: per_task(&|a| Some(bool_value(a.scores.exact))),
+        edit_similarity: per_task(&|a| Some(a.scores.edit_similarity)),
+        es_line: per_task(&|a| Some(a.scores.es_line)),
+        es_token: per_task(&|a| Some(a.scores.es_token)),
+        bleu: per_task(&|a| Some(a.scores.bleu)),
+        sari: per_task(&|a| Some(a.scores.sari)),
+        stopped: per_task(&|a| a.scores.stopped.map(bool_value)),
     }
 }
 
@@ -268,12 +268,12 @@ pub const CORRELATED: [&str; 6] = [
 
 fn metric(answer: &StoredAnswer, key: &str) -> f64 {
     match key {
-        "es_line" => answer.es_line,
-        "es_token" => answer.es_token,
-        "bleu" => answer.bleu,
-        "sari" => answer.sari,
-        "edit_similarity" => answer.edit_similarity,
-        _ => f64::from(u8::from(answer.exact)),
+        "es_line" => answer.scores.es_line,
+        "es_token" => answer.scores.es_token,
+        "bleu" => answer.scores.bleu,
+        "sari" => answer.scores.sari,
+        "edit_similarity" => answer.scores.edit_similarity,
+        _ => f64::from(u8::from(answer.scores.exact)),
     }
 }
 
