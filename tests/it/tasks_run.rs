@@ -630,6 +630,7 @@ fn copying_passes_only_with_head_context_and_the_report_shows_the_inflation() {
     insta::assert_snapshot!("evolution_report", report_text(&["tasks", "report", "1"]));
 
     // The correlation table over every answer of several suggesters on both fixtures.
+    let html = dir.path().join("correlation.html");
     let calc_repo = dir.path().join("calc");
     for suggester in ["builtin:noop", "builtin:oracle", "builtin:retrieve"] {
         run(&tasks, &repo, suggester);
@@ -655,9 +656,21 @@ fn copying_passes_only_with_head_context_and_the_report_shows_the_inflation() {
             "6",
             "7",
             "8",
-            "--correlation"
+            "--correlation",
+            "--html",
+            html.to_str().unwrap(),
         ])
     );
+    // The page holds the same correlation table, one escaped row per metric.
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert_eq!(page.matches("<table class=\"correlation\">").count(), 1);
+    for row in [
+        "<tr><td class=\"l\">es_line</td><td>24</td><td>1.000</td><td>–</td></tr>",
+        "<tr><td class=\"l\">es_token</td><td>24</td><td>0.990</td><td>[0.976, 0.996]</td></tr>",
+        "<tr><td class=\"l\">sari</td><td>24</td><td>0.834</td><td>[0.649, 0.926]</td></tr>",
+    ] {
+        assert!(page.contains(row), "{row} not in {page}");
+    }
 }
 
 /// The `average_price` task of `tasks_support::evolution_repo`'s first commit, cut by
