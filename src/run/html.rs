@@ -160,18 +160,24 @@ pub fn page_start(title: &str) -> String {
 pub const PAGE_END: &str = "</body>\n</html>\n";
 
 /// A table of plain-text cells (each escaped): `header` names the columns, the first
-/// column is left-aligned (row labels), the others right-aligned (figures).
-pub fn text_table(h: &mut String, class: &str, header: &[&str], rows: &[Vec<String>]) {
+/// `labels` columns are left-aligned (row labels), the others right-aligned (figures).
+pub fn text_table(
+    h: &mut String,
+    class: &str,
+    labels: usize,
+    header: &[&str],
+    rows: &[Vec<String>],
+) {
     let _ = write!(h, "<table class=\"{}\">\n<tr>", escape(class));
     for (i, name) in header.iter().enumerate() {
-        let align = if i == 0 { " class=\"l\"" } else { "" };
+        let align = if i < labels { " class=\"l\"" } else { "" };
         let _ = write!(h, "<th{align}>{}</th>", escape(name));
     }
     h.push_str("</tr>\n");
     for row in rows {
         h.push_str("<tr>");
         for (i, cell) in row.iter().enumerate() {
-            let align = if i == 0 { " class=\"l\"" } else { "" };
+            let align = if i < labels { " class=\"l\"" } else { "" };
             let _ = write!(h, "<td{align}>{}</td>", escape(cell));
         }
         h.push_str("</tr>\n");

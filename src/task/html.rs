@@ -79,10 +79,10 @@ fn run_section(h: &mut String, run: &RunFigures) {
     for (level, f) in &run.by_dependency {
         rows.push(figures_row(format!("dependency {level}"), f));
     }
-    text_table(h, "figures", &header, &rows);
+    text_table(h, "figures", 1, &header, &rows);
     if !run.invalid.is_empty() {
         h.push_str(
-            "<p class=\"warn\">Left out (their ground truth failed):</p>\n<ul class=\"invalid\">\n",
+            "<p class=\"warn\">Left out (invalid tasks, with why):</p>\n<ul class=\"invalid\">\n",
         );
         for (id, reason) in &run.invalid {
             let _ = writeln!(h, "<li>{}: {}</li>", escape(id), escape(reason));
@@ -121,6 +121,7 @@ fn evolution_section(h: &mut String, rows: &[EvolutionRow]) {
         text_table(
             h,
             "evolution",
+            2,
             &["dependency", "figure", "aware", "ignored", "inflation"],
             &table,
         );
@@ -142,7 +143,13 @@ fn correlation_section(h: &mut String, rows: &[MetricCorrelation]) {
             ]
         })
         .collect();
-    text_table(h, "correlation", &["metric", "n", "r", "95 % CI"], &table);
+    text_table(
+        h,
+        "correlation",
+        1,
+        &["metric", "n", "r", "95 % CI"],
+        &table,
+    );
 }
 
 #[cfg(test)]
@@ -191,7 +198,9 @@ mod tests {
         assert!(!page.contains("<script"));
         assert!(page.contains("cmd:&lt;script&gt;alert(1)&lt;/script&gt;"));
         assert!(page.contains("<li>t&lt;1&gt;: a &amp; b</li>"));
-        assert!(page.contains("<td>pass@1</td><td>0.000</td><td>1.000</td><td>+1.000</td>"));
+        assert!(
+            page.contains("<td class=\"l\">pass@1</td><td>0.000</td><td>1.000</td><td>+1.000</td>")
+        );
         assert!(!page.contains("id=\"correlation\""));
     }
 }

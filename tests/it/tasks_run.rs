@@ -802,8 +802,8 @@ fn tasks_page_renders(html: &Path) {
     for cell in [
         "<tr><td class=\"l\">all</td><td>2</td><td>2</td><td>2</td><td>0.500</td>",
         "<tr><td class=\"l\">dependency intra_file</td><td>2</td><td>2</td><td>2</td><td>0.500</td>",
-        "<tr><td class=\"l\">all</td><td>tasks</td><td>1/1</td><td>1/1</td><td></td></tr>",
-        "<tr><td class=\"l\"></td><td>pass@1</td><td>0.000</td><td>1.000</td><td>+1.000</td></tr>",
+        "<tr><td class=\"l\">all</td><td class=\"l\">tasks</td><td>1/1</td><td>1/1</td><td></td></tr>",
+        "<tr><td class=\"l\"></td><td class=\"l\">pass@1</td><td>0.000</td><td>1.000</td><td>+1.000</td></tr>",
     ] {
         assert!(dom.contains(cell), "{cell} not in {dom}");
     }
