@@ -127,21 +127,8 @@ pub fn render(runs: &[HtmlRun]) -> String {
 /// The whole page for some runs, with the "Live sessions" section (`live::html::section`,
 /// `report --live`) when given.
 pub fn render_with_live(runs: &[HtmlRun], live: Option<&str>) -> String {
-    let mut h = String::new();
-    h.push_str("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n");
-    h.push_str("<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'\">\n");
     let ids: Vec<String> = runs.iter().map(|r| r.report.info.id.to_string()).collect();
-    let _ = writeln!(
-        h,
-        "<title>nextedit report: run {}</title>",
-        escape(&ids.join(", "))
-    );
-    let _ = writeln!(h, "<style>\n{STYLE}</style>\n</head>\n<body>");
-    let _ = writeln!(
-        h,
-        "<h1>nextedit report: run {}</h1>",
-        escape(&ids.join(", "))
-    );
+    let mut h = page_start(&format!("nextedit report: run {}", ids.join(", ")));
     run_table(&mut h, runs);
     flow_bars(&mut h, runs);
     step_charts(&mut h, runs);
@@ -151,8 +138,51 @@ pub fn render_with_live(runs: &[HtmlRun], live: Option<&str>) -> String {
         None => h.push_str("<h2 id=\"live\">Live sessions</h2>\n<p class=\"muted\">Live-session figures are not part of this report yet.</p>\n"),
     }
     drill_down(&mut h, runs);
-    h.push_str("</body>\n</html>\n");
+    h.push_str(PAGE_END);
     h
+}
+
+/// The start of a page up to its `<h1>`: the Content-Security-Policy that forbids
+/// scripts and every fetch, the shared style, and `title` (escaped) as its title and
+/// heading. Pages built on it (`task::html` too) end with [`PAGE_END`].
+pub fn page_start(title: &str) -> String {
+    let mut h = String::new();
+    h.push_str("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n");
+    h.push_str("<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'\">\n");
+    let title = escape(title);
+    let _ = writeln!(h, "<title>{title}</title>");
+    let _ = writeln!(h, "<style>\n{STYLE}</style>\n</head>\n<body>");
+    let _ = writeln!(h, "<h1>{title}</h1>");
+    h
+}
+
+/// The end of a page begun by [`page_start`].
+pub const PAGE_END: &str = "</body>\n</html>\n";
+
+/// A table of plain-text cells (each escaped): `header` names the columns, the first
+/// `labels` columns are left-aligned (row labels), the others right-aligned (figures).
+pub fn text_table(
+    h: &mut String,
+    class: &str,
+    labels: usize,
+    header: &[&str],
+    rows: &[Vec<String>],
+) {
+    let _ = write!(h, "<table class=\"{}\">\n<tr>", escape(class));
+    for (i, name) in header.iter().enumerate() {
+        let align = if i < labels { " class=\"l\"" } else { "" };
+        let _ = write!(h, "<th{align}>{}</th>", escape(name));
+    }
+    h.push_str("</tr>\n");
+    for row in rows {
+        h.push_str("<tr>");
+        for (i, cell) in row.iter().enumerate() {
+            let align = if i < labels { " class=\"l\"" } else { "" };
+            let _ = write!(h, "<td{align}>{}</td>", escape(cell));
+        }
+        h.push_str("</tr>\n");
+    }
+    h.push_str("</table>\n");
 }
 
 /// `0.512`, or, when the run has repetitions, their mean with ` [0.401, 0.623]`: the

@@ -12,6 +12,7 @@ pub mod cut;
 pub mod dependency;
 pub mod execute;
 pub mod history;
+pub mod html;
 pub mod json;
 pub mod report;
 pub mod retrieval;

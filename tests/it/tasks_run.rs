@@ -630,6 +630,7 @@ fn copying_passes_only_with_head_context_and_the_report_shows_the_inflation() {
     insta::assert_snapshot!("evolution_report", report_text(&["tasks", "report", "1"]));
 
     // The correlation table over every answer of several suggesters on both fixtures.
+    let html = dir.path().join("correlation.html");
     let calc_repo = dir.path().join("calc");
     for suggester in ["builtin:noop", "builtin:oracle", "builtin:retrieve"] {
         run(&tasks, &repo, suggester);
@@ -655,9 +656,166 @@ fn copying_passes_only_with_head_context_and_the_report_shows_the_inflation() {
             "6",
             "7",
             "8",
-            "--correlation"
+            "--correlation",
+            "--html",
+            html.to_str().unwrap(),
         ])
     );
+    // The page holds the same correlation table, one escaped row per metric.
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert_eq!(page.matches("<table class=\"correlation\">").count(), 1);
+    for row in [
+        "<tr><td class=\"l\">es_line</td><td>24</td><td>1.000</td><td>–</td></tr>",
+        "<tr><td class=\"l\">es_token</td><td>24</td><td>0.990</td><td>[0.976, 0.996]</td></tr>",
+        "<tr><td class=\"l\">sari</td><td>24</td><td>0.834</td><td>[0.649, 0.926]</td></tr>",
+    ] {
+        assert!(page.contains(row), "{row} not in {page}");
+    }
+}
+
+/// The `average_price` task of `tasks_support::evolution_repo`'s first commit, cut by
+/// the real `tasks cut` with BM25 context from the state (`state`) or from the latest
+/// version (`head`), as a task file line.
+fn cut_average_price(built: &crate::tasks_support::BuiltRepo, from: &str) -> String {
+    let cut = Command::new(nextedit_bin())
+        .args(["tasks", "cut", "--repo"])
+        .arg(built.repo.path())
+        .args(["--quiet", "--scenario", "added_function", "--commit"])
+        .arg(&built.commits[0])
+        .args(["--context-from", from, "--context-k", "3"])
+        .output()
+        .unwrap();
+    assert!(
+        cut.status.success(),
+        "{}",
+        String::from_utf8_lossy(&cut.stderr)
+    );
+    String::from_utf8(cut.stdout)
+        .unwrap()
+        .lines()
+        .find(|l| serde_json::from_str::<Value>(l).unwrap()["enclosing"]["name"] == "average_price")
+        .expect("an average_price task")
+        .to_string()
+}
+
+/// HumanEvo's claim end to end: `tasks cut` itself retrieves the later `mean_price`
+/// (same logic) first only from HEAD, the copying suggester passes only with that
+/// context, and `tasks report` (text and `--html`) shows the inflation.
+#[test]
+fn cut_context_from_head_lets_copying_pass_and_the_report_shows_the_inflation() {
+    if !available(
+        "cut_context_from_head_lets_copying_pass_and_the_report_shows_the_inflation",
+        &[Server::Pytest],
+    ) {
+        return;
+    }
+    let built = crate::tasks_support::evolution_repo();
+    let dir = tempfile::tempdir().unwrap();
+    let (aware, ignored) = (
+        cut_average_price(&built, "state"),
+        cut_average_price(&built, "head"),
+    );
+    let top = |line: &str| {
+        let task: Value = serde_json::from_str(line).unwrap();
+        let chunk = task["context"]["chunks"][0].clone();
+        (chunk["file"].clone(), chunk["existed_at_state"].clone())
+    };
+    assert_eq!(top(&aware), (json!("prices.py"), json!(true)));
+    assert_eq!(top(&ignored), (json!("stats.py"), json!(false)));
+    let tasks = dir.path().join("evo.jsonl");
+    std::fs::write(&tasks, format!("{aware}\n{ignored}\n")).unwrap();
+    let db = dir.path().join("t.db");
+    let copy = format!(
+        "cmd:python3 {}",
+        repo_root()
+            .join("tests/suggesters/complete_copy.py")
+            .display()
+    );
+    let repo = built.repo.path().to_str().unwrap();
+    ok(
+        &[
+            "tasks",
+            "run",
+            tasks.to_str().unwrap(),
+            "--repo",
+            repo,
+            "--suggester",
+            &copy,
+            "-q",
+        ],
+        &db,
+    );
+    let passed: Vec<bool> = rusqlite::Connection::open(&db)
+        .unwrap()
+        .prepare("SELECT passed FROM task_answers ORDER BY task_index")
+        .unwrap()
+        .query_map([], |r| r.get(0))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    assert_eq!(passed, [false, true]);
+    let report = report_json(&["1"], &db);
+    let all = report["evolution"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["dependency"] == "all")
+        .unwrap()
+        .clone();
+    assert_eq!(all["inflation"]["pass@1"], json!(1.0));
+    let here = repo_root().display().to_string();
+    let html = dir.path().join("tasks.html");
+    let text = ok(
+        &["tasks", "report", "1", "--html", html.to_str().unwrap()],
+        &db,
+    );
+    insta::assert_snapshot!("evolution_cut_report", text.replace(&here, "[repo]"));
+    tasks_page_renders(&html);
+}
+
+/// The `tasks report --html` page in headless Chromium: the run's figures and the
+/// evolution table with its inflation are in the DOM, nothing is scripted, and the
+/// screenshot is a real picture.
+fn tasks_page_renders(html: &Path) {
+    if !available("tasks_page_renders", &[Server::Chromium]) {
+        return;
+    }
+    let page = std::fs::read_to_string(html).unwrap();
+    assert!(!page.contains("<script"));
+    assert!(page.contains("content=\"default-src 'none'; style-src 'unsafe-inline'\""));
+    let url = format!("file://{}", html.display());
+    let profile = tempfile::tempdir().unwrap();
+    let dom = crate::report_html::chromium(profile.path())
+        .args(["--dump-dom", &url])
+        .stderr(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    assert!(dom.status.success());
+    let dom = String::from_utf8(dom.stdout).unwrap();
+    assert_eq!(dom.matches("<script").count(), 0);
+    assert_eq!(dom.matches("<table class=\"figures\"").count(), 1, "{dom}");
+    assert_eq!(
+        dom.matches("<table class=\"evolution\"").count(),
+        1,
+        "{dom}"
+    );
+    for cell in [
+        "<tr><td class=\"l\">all</td><td>2</td><td>2</td><td>2</td><td>0.500</td>",
+        "<tr><td class=\"l\">dependency intra_file</td><td>2</td><td>2</td><td>2</td><td>0.500</td>",
+        "<tr><td class=\"l\">all</td><td class=\"l\">tasks</td><td>1/1</td><td>1/1</td><td></td></tr>",
+        "<tr><td class=\"l\"></td><td class=\"l\">pass@1</td><td>0.000</td><td>1.000</td><td>+1.000</td></tr>",
+    ] {
+        assert!(dom.contains(cell), "{cell} not in {dom}");
+    }
+    let png = html.with_extension("png");
+    crate::report_html::screenshot(profile.path(), &url, &png, "1200,700");
+    let (w, h, rgb) = crate::report_html::decode(&png);
+    assert_eq!((w, h), (1200, 700));
+    let dark = rgb
+        .iter()
+        .filter(|[r, g, b]| (*r as u32 + *g as u32 + *b as u32) < 384)
+        .count();
+    assert!(dark > 2000, "{dark} dark pixels");
 }
 
 #[test]

@@ -1,6 +1,6 @@
 """A `complete` suggester that copies: the body of the top context chunk (its lines
-after the `def` line), re-indented to the hole's indentation, its parameters renamed
-to the hole function's. With COMPLETE_COPY_ALTERNATE=1 every second answer is empty
+after the `def` line and its docstring), re-indented to the hole's indentation, its parameters renamed
+to the hole function's (the last `def` of the prefix). With COMPLETE_COPY_ALTERNATE=1 every second answer is empty
 (samples that differ, for pass@k). It has no idea whether
 the chunk existed when the task was cut; that is what the evolution test measures."""
 import json
@@ -17,6 +17,14 @@ def reply(msg_id, result):
 def body(chunk):
     lines = chunk.splitlines()[1:]
     lines = [l for l in lines if l.strip()]
+    # The hole's function has its own docstring in the prefix (added-function tasks).
+    first = lines[0].strip() if lines else ""
+    if first[:3] in ('"""', "'" * 3):
+        quote = first[:3]
+        end = 0
+        if not (len(first) > 3 and first.endswith(quote)):
+            end = next((i for i, l in enumerate(lines[1:], 1) if quote in l), len(lines) - 1)
+        lines = lines[end + 1:]
     if not lines:
         return []
     cut = min(len(l) - len(l.lstrip()) for l in lines)
@@ -33,7 +41,10 @@ def answer(params):
     if not params.get("context"):
         return ""
     prefix = params["prefix"]
-    last_def = prefix.rstrip("\n").splitlines()[-1]
+    defs = [l for l in prefix.splitlines() if l.lstrip().startswith("def ")]
+    if not defs:
+        return ""
+    last_def = defs[-1]
     indent = last_def[: len(last_def) - len(last_def.lstrip())] + "    "
     chunk = params["context"][0]["text"]
     text = "".join(indent + l + "\n" for l in body(chunk))

@@ -3,9 +3,10 @@
 
 use std::path::PathBuf;
 
+use anyhow::Context;
 use clap::Args;
 use nextedit::store::Database;
-use nextedit::task::{json, report, text};
+use nextedit::task::{html, json, report, text};
 
 /// Figures of task runs: per scenario and dependency level, evolution, correlation
 ///
@@ -24,8 +25,12 @@ use nextedit::task::{json, report, text};
 /// and exact match with pass/fail over every answer of the valid tasks of the runs
 /// given, with n and a 95 % interval (Fisher z).
 ///
+/// --html FILE also writes the same tables as one self-contained HTML page (no
+/// script, nothing fetched; open it in any browser).
+///
 /// Examples:
 ///   nextedit tasks report 3 --db t.db
+///   nextedit tasks report 3 4 --html tasks.html --db t.db
 ///   nextedit tasks report 3 4 --db t.db            # state vs head context
 ///   nextedit tasks report 3 4 5 6 --correlation --json --db t.db
 #[derive(Debug, Args)]
@@ -46,12 +51,20 @@ pub struct ReportArgs {
     /// Print JSON instead of tables
     #[arg(long)]
     json: bool,
+
+    /// Also write the report as one self-contained HTML page to FILE
+    #[arg(long, value_name = "FILE")]
+    html: Option<PathBuf>,
 }
 
 pub fn run(args: ReportArgs) -> anyhow::Result<i32> {
     let db_path = args.db.unwrap_or_else(nextedit::store::default_path);
     let db = Database::open_existing(&db_path)?;
     let report = report::build_report(&db, &args.runs, args.correlation)?;
+    if let Some(path) = &args.html {
+        std::fs::write(path, html::report_html(&report))
+            .with_context(|| format!("writing {}", path.display()))?;
+    }
     if args.json {
         println!(
             "{}",

@@ -85,16 +85,18 @@ pub fn go_repo() -> BuiltRepo {
     BuiltRepo { repo, commits }
 }
 
-/// The evolution fixture: commit 1 adds `average_price`, which sums prices by hand;
-/// commit 2 (later) adds `total_price`, a helper `average_price` could call. A task
-/// cut from commit 1 may only see commit 1's code: context from HEAD retrieves
-/// `total_price` and is flagged as a leak.
+/// The evolution fixture: commit 1 adds `average_price` (the mean of a price list);
+/// commit 2 (later) adds `stats.py` with `mean_price`, the same logic under another
+/// name, which a task cut from commit 1 could copy. That task may only see commit 1's
+/// code: BM25 context from HEAD retrieves `mean_price` first (above `count_prices`,
+/// kept short so that its text in the query does not outrank the helper) and is
+/// flagged as a leak; context from the state has `count_prices` first.
 pub fn evolution_repo() -> BuiltRepo {
     let mut repo = TestRepo::new();
     let mut commits = Vec::new();
     repo.write(
         "prices.py",
-        "\"\"\"Price lists.\"\"\"\n\n\ndef count_prices(prices):\n    \"\"\"How many prices there are.\"\"\"\n    return len(prices)\n\n\ndef average_price(prices):\n    \"\"\"The mean of the prices, 0 for none.\"\"\"\n    if not prices:\n        return 0\n    total = 0\n    for price in prices:\n        total += price\n    return total / count_prices(prices)\n",
+        "\"\"\"Price lists.\"\"\"\n\n\ndef count_prices(prices):\n    return len(prices)\n\n\ndef average_price(prices):\n    \"\"\"The mean of the prices, 0 for none.\"\"\"\n    if not prices:\n        return 0\n    total = 0\n    for price in prices:\n        total += price\n    return total / count_prices(prices)\n",
     );
     repo.write(
         "tests/test_prices.py",
@@ -102,9 +104,9 @@ pub fn evolution_repo() -> BuiltRepo {
     );
     commits.push(repo.commit("prices: average"));
     repo.write(
-        "totals.py",
-        "\"\"\"Totals of price lists.\"\"\"\n\n\ndef total_price(prices):\n    \"\"\"The sum of the prices of a price list.\"\"\"\n    total = 0\n    for price in prices:\n        total += price\n    return total\n",
+        "stats.py",
+        "\"\"\"Statistics of price lists.\"\"\"\n\n\ndef mean_price(prices):\n    \"\"\"The mean of the prices, 0 for none.\"\"\"\n    if not prices:\n        return 0\n    total = 0\n    for price in prices:\n        total += price\n    return total / len(prices)\n",
     );
-    commits.push(repo.commit("totals: total_price helper"));
+    commits.push(repo.commit("stats: mean_price"));
     BuiltRepo { repo, commits }
 }
