@@ -6,17 +6,7 @@
 use std::fmt::Write;
 
 use super::figures::{LiveFigures, SessionLive};
-use crate::run::html::escape;
-
-const STYLE: &str = "\
-body{font:14px/1.4 system-ui,sans-serif;margin:1.5em;color:#222;background:#fff}
-h1{font-size:1.5em}h2{font-size:1.2em;margin-top:2em;border-bottom:1px solid #ccc}
-table{border-collapse:collapse}td,th{padding:.25em .6em;border-bottom:1px solid #e5e5e5;text-align:right}
-th{background:#f3f3f3}td.l,th.l{text-align:left}.muted{color:#777}
-.o_accepted{fill:#2b8a3e;background:#2b8a3e}.o_partial{fill:#74b816;background:#74b816}
-.o_dismissed{fill:#c92a2a;background:#c92a2a}.o_superseded{fill:#868e96;background:#868e96}
-.key{display:inline-block;width:.8em;height:.8em;margin:0 .3em 0 1em}
-";
+use crate::run::html::{PAGE_END, escape, page_start};
 
 fn share(value: Option<f64>) -> String {
     value.map_or("–".into(), |v| format!("{:.1} %", v * 100.0))
@@ -103,16 +93,10 @@ pub fn section(groups: &[LiveFigures], sessions: &[SessionLive]) -> String {
     h
 }
 
-/// One self-contained page with the live-session figures.
+/// One self-contained page with the live-session figures (`run::html`'s page and style).
 pub fn page(groups: &[LiveFigures], sessions: &[SessionLive]) -> String {
-    let mut h = String::new();
-    h.push_str("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n");
-    h.push_str("<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'\">\n");
-    let _ = writeln!(
-        h,
-        "<title>nextedit live</title>\n<style>\n{STYLE}</style>\n</head>\n<body>\n<h1>nextedit live</h1>"
-    );
+    let mut h = page_start("nextedit live");
     h.push_str(&section(groups, sessions));
-    h.push_str("</body>\n</html>\n");
+    h.push_str(PAGE_END);
     h
 }

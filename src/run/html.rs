@@ -116,6 +116,8 @@ pre.diff{background:#f8f8f8;border:1px solid #e5e5e5;padding:.3em;margin:.3em 0;
 pre.diff span{display:block;white-space:pre}.add{background:#e6ffec}.del{background:#ffebe9}
 .flow_keeping{fill:#2b8a3e;background:#2b8a3e}.flow_jumping{fill:#1971c2;background:#1971c2}
 .flow_reverting{fill:#e8590c;background:#e8590c}.flow_breaking{fill:#c92a2a;background:#c92a2a}
+.o_accepted{fill:#2b8a3e;background:#2b8a3e}.o_partial{fill:#74b816;background:#74b816}
+.o_dismissed{fill:#c92a2a;background:#c92a2a}.o_superseded{fill:#868e96;background:#868e96}
 .key{display:inline-block;width:.8em;height:.8em;margin:0 .3em 0 1em}
 ";
 
@@ -144,7 +146,7 @@ pub fn render_with_live(runs: &[HtmlRun], live: Option<&str>) -> String {
 
 /// The start of a page up to its `<h1>`: the Content-Security-Policy that forbids
 /// scripts and every fetch, the shared style, and `title` (escaped) as its title and
-/// heading. Pages built on it (`task::html` too) end with [`PAGE_END`].
+/// heading. Pages built on it (`task::html` and `live::html` too) end with [`PAGE_END`].
 pub fn page_start(title: &str) -> String {
     let mut h = String::new();
     h.push_str("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n");
