@@ -8,6 +8,7 @@ use std::fmt::Write;
 
 use super::report::{EvolutionRow, Figures, MetricCorrelation, RunFigures, TasksReport};
 use super::text::EVOLUTION_FIGURES;
+use super::text::{figure_cells, num};
 use crate::run::html::{PAGE_END, escape, page_start, text_table};
 
 /// The whole page for a report.
@@ -27,26 +28,8 @@ pub fn report_html(report: &TasksReport) -> String {
     h
 }
 
-fn num(value: Option<f64>, decimals: usize) -> String {
-    value.map_or_else(|| "–".to_string(), |v| format!("{v:.decimals$}"))
-}
-
 fn figures_row(label: String, f: &Figures) -> Vec<String> {
-    vec![
-        label,
-        f.tasks.to_string(),
-        f.valid.to_string(),
-        f.answers.to_string(),
-        num(f.pass_at_1, 3),
-        num(f.pass_at_k.map(|(_, v)| v), 3),
-        num(f.exact, 2),
-        num(f.edit_similarity, 2),
-        num(f.es_line, 3),
-        num(f.es_token, 3),
-        num(f.bleu, 1),
-        num(f.sari, 2),
-        num(f.stopped, 2),
-    ]
+    std::iter::once(label).chain(figure_cells(f)).collect()
 }
 
 fn run_section(h: &mut String, run: &RunFigures) {

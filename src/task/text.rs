@@ -28,7 +28,8 @@ pub fn report_text(report: &TasksReport) -> String {
         .collect()
 }
 
-fn num(value: Option<f64>, decimals: usize) -> String {
+/// A figure with `decimals` decimals, or `–` when there is none.
+pub(super) fn num(value: Option<f64>, decimals: usize) -> String {
     value.map_or_else(|| "-".to_string(), |v| format!("{v:.decimals$}"))
 }
 
@@ -69,22 +70,11 @@ fn run_text(out: &mut String, run: &RunFigures) {
         "stopped"
     );
     let mut row = |label: String, f: &Figures| {
+        let c = figure_cells(f);
         let _ = writeln!(
             out,
             "  {:<26} {:>5} {:>5} {:>7} {:>6} {:>6} {:>5} {:>5} {:>7} {:>8} {:>6} {:>5} {:>7}",
-            label,
-            f.tasks,
-            f.valid,
-            f.answers,
-            num(f.pass_at_1, 3),
-            num(f.pass_at_k.map(|(_, v)| v), 3),
-            num(f.exact, 2),
-            num(f.edit_similarity, 2),
-            num(f.es_line, 3),
-            num(f.es_token, 3),
-            num(f.bleu, 1),
-            num(f.sari, 2),
-            num(f.stopped, 2),
+            label, c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7], c[8], c[9], c[10], c[11],
         );
     };
     row("all".to_string(), &run.total);
@@ -97,6 +87,26 @@ fn run_text(out: &mut String, run: &RunFigures) {
     for (id, reason) in &run.invalid {
         let _ = writeln!(out, "  invalid: {id}: {reason}");
     }
+}
+
+/// A figures row's cells after its label, as the text table and the HTML page show them:
+/// tasks, valid, answers, pass@1, pass@k, EM, edit similarity, ES-Line, ES-Token, BLEU,
+/// SARI, stopped.
+pub fn figure_cells(f: &Figures) -> [String; 12] {
+    [
+        f.tasks.to_string(),
+        f.valid.to_string(),
+        f.answers.to_string(),
+        num(f.pass_at_1, 3),
+        num(f.pass_at_k.map(|(_, v)| v), 3),
+        num(f.exact, 2),
+        num(f.edit_similarity, 2),
+        num(f.es_line, 3),
+        num(f.es_token, 3),
+        num(f.bleu, 1),
+        num(f.sari, 2),
+        num(f.stopped, 2),
+    ]
 }
 
 /// How a figure is read from [`Figures`].
