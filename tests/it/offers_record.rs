@@ -352,3 +352,113 @@ fn offers_about_excluded_files_keep_no_text() {
 fn memchr_find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
     haystack.windows(needle.len()).position(|w| w == needle)
 }
+
+/// famulus 0.0.6 (crates.io; `scripts/test` installs it into `.famulus`), or `None`
+/// after saying so; required under CI like every real server.
+fn famulus(test: &str) -> Option<std::path::PathBuf> {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(".famulus/bin/famulus");
+    if path.is_file() {
+        return Some(path);
+    }
+    let required = std::env::var("NEXTEDIT_REQUIRE_SERVERS").as_deref() == Ok("1")
+        || std::env::var("CI").as_deref() == Ok("true");
+    assert!(
+        !required,
+        "{test}: no {} (scripts/test installs famulus there)",
+        path.display()
+    );
+    eprintln!("SKIPPED {test}: no .famulus/bin/famulus (scripts/test installs it)");
+    None
+}
+
+/// Inline completions from a real server: famulus (a language server offering LSP 3.18
+/// `textDocument/inlineCompletion`) backed by the real llama-cpp-python server with the
+/// tests' tiny model, asked through the proxy by the test's LSP client. The offer row
+/// holds exactly the item famulus answered with, at the asked place.
+#[test]
+fn famulus_inline_completions_are_offers() {
+    let test = "famulus_inline_completions_are_offers";
+    let Some(python) = crate::suggester_openai::llama_python(test) else {
+        return;
+    };
+    let Some(famulus) = famulus(test) else {
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let model = crate::suggester_openai::tiny_model(&python, tmp.path());
+    let llama = crate::suggester_openai::LlamaServer::start(&python, &model, tmp.path());
+    let workspace = tmp.path().join("ws");
+    std::fs::create_dir(&workspace).unwrap();
+    let workspace = workspace.canonicalize().unwrap();
+    let text = "def add(a, b):\n    return \n";
+    // famulus reads an opened document from disk too.
+    std::fs::write(workspace.join("calc.py"), text).unwrap();
+    let db = tmp.path().join("rec.db");
+    let mut server = std::process::Command::new(&famulus);
+    server.env("NEXTEDIT_TEST_LLAMA_KEY", crate::suggester_openai::KEY);
+    let mut client = spawn_proxied(&db, &workspace, server, &[]);
+    let root = uri(&workspace);
+    let options = json!({"infill": {
+        "provider": "OpenAICompletions",
+        "config": {"url": format!("http://127.0.0.1:{}/v1/completions", llama.port),
+                   "api_key_env": "NEXTEDIT_TEST_LLAMA_KEY", "model": "tiny",
+                   "temperature": 0.0, "max_tokens": 8, "stop": [], "seed": 42},
+        "template": "<PRE>{{ prefix }}<SUF>{{ suffix }}<MID>"}});
+    let init = client
+        .request(
+            "initialize",
+            json!({"processId": null, "rootUri": root, "capabilities": {}, "initializationOptions": options}),
+            TIMEOUT,
+        )
+        .unwrap();
+    assert_eq!(
+        init["capabilities"]["inlineCompletionProvider"],
+        json!(true)
+    );
+    client.notify("initialized", json!({})).unwrap();
+    let file = uri(&workspace.join("calc.py"));
+    client
+        .notify("textDocument/didOpen", json!({"textDocument": {"uri": file, "languageId": "python", "version": 1, "text": text}}))
+        .unwrap();
+    let answer = client
+        .request(
+            "textDocument/inlineCompletion",
+            json!({"textDocument": {"uri": file}, "position": {"line": 1, "character": 11},
+                   "context": {"triggerKind": 1}}),
+            TIMEOUT,
+        )
+        .unwrap();
+    let items = answer.as_array().expect("famulus answers a list of items");
+    assert_eq!(items.len(), 1, "{answer}");
+    let inserted = items[0]["insertText"].as_str().unwrap().to_string();
+    // famulus 0.0.6 never answers `shutdown`: the editor closing its end is the exit
+    // the proxy supervises (grace period, then the server's tree ended; nothing lost).
+    client.close_stdin();
+    client.wait(TIMEOUT);
+
+    // The model was asked with the document's prefix and suffix around the cursor.
+    let asked: Vec<_> = llama
+        .requests()
+        .into_iter()
+        .filter(|r| r["path"] == "/v1/completions")
+        .collect();
+    assert_eq!(asked.len(), 1);
+    assert_eq!(
+        asked[0]["body"]["prompt"],
+        json!("<PRE>def add(a, b):\n    return <SUF>\n<MID>")
+    );
+
+    let database = Database::open_existing(&db).unwrap();
+    let session = database.sessions().unwrap()[0].id;
+    let offers = database.offers(session).unwrap();
+    check_requests(&db, session, &offers);
+    assert_eq!(offers.len(), 1);
+    let offer = &offers[0].offer;
+    assert_eq!(offer.kind.as_str(), "inline_completion");
+    assert_eq!(offer.method, "textDocument/inlineCompletion");
+    assert_eq!((offer.rank, offer.list_size), (0, 1));
+    assert_eq!(offer.position, Some((1, 11)));
+    assert_eq!(offer.text, inserted);
+    assert_eq!(offer.edits.len(), 1);
+    assert_eq!(offer.edits[0].text, inserted);
+}
