@@ -13,7 +13,7 @@
 //!    move edges between edits.
 //! 5. [`order`]: the partial order (`before`/`bi`), initial candidates and a
 //!    deterministic natural order; EditFlow and Historian orders can be imported.
-//! 6. [`derive`]: all of it as one [`crate::trajectory::Trajectory`].
+//! 6. [`derive`](mod@derive): all of it as one [`crate::trajectory::Trajectory`].
 //!
 //! [`recorded`] runs the same dependency analysis over a recorded session's sequential
 //! edits. [`evaluate`] scores a derived order against human annotations and [`editflow`]
