@@ -488,25 +488,55 @@ pub fn code_actions(result: &Value) -> Vec<Vec<ProposedEdits>> {
 /// The alternatives of one completion item in document `uri`: its `textEdit` (both
 /// ranges of an insert/replace edit) together with its `additionalTextEdits`.
 pub fn completion_item(uri: &str, item: &Value) -> Vec<Vec<ProposedEdits>> {
+    completion_item_with_defaults(uri, item, None)
+}
+
+/// [`completion_item`] for an item of a list whose `itemDefaults` are `defaults`: an
+/// item without `textEdit` writes its `textEditText` (else `insertText`, else label)
+/// over the list's default `editRange` (LSP 3.17; both ranges of an insert/replace one).
+fn completion_item_with_defaults(
+    uri: &str,
+    item: &Value,
+    defaults: Option<&Value>,
+) -> Vec<Vec<ProposedEdits>> {
     let additional = item
         .get("additionalTextEdits")
         .and_then(text_edits)
         .unwrap_or_default();
     let mut mains: Vec<LspTextEdit> = Vec::new();
-    if let Some(edit) = item.get("textEdit") {
-        if let Some(edit) = text_edit(edit) {
-            mains.push(edit);
-        } else if let Some(text) = edit.get("newText").and_then(Value::as_str) {
-            for key in ["insert", "replace"] {
-                if let Some(range) = edit
-                    .get(key)
-                    .and_then(|r| serde_json::from_value::<LspRange>(r.clone()).ok())
-                    && !mains.iter().any(|(r, _)| *r == range)
-                {
-                    mains.push((range, text.to_string()));
-                }
+    let mut push_ranges = |ranges: &Value, text: &str| {
+        for key in ["insert", "replace"] {
+            if let Some(range) = ranges
+                .get(key)
+                .and_then(|r| serde_json::from_value::<LspRange>(r.clone()).ok())
+                && !mains.iter().any(|(r, _)| *r == range)
+            {
+                mains.push((range, text.to_string()));
             }
         }
+    };
+    match (
+        item.get("textEdit"),
+        defaults.and_then(|d| d.get("editRange")),
+    ) {
+        (Some(edit), _) => {
+            if let Some(edit) = text_edit(edit) {
+                mains.push(edit);
+            } else if let Some(text) = edit.get("newText").and_then(Value::as_str) {
+                push_ranges(edit, text);
+            }
+        }
+        (None, Some(range)) => {
+            let text = ["textEditText", "insertText", "label"]
+                .into_iter()
+                .find_map(|key| item.get(key).and_then(Value::as_str))
+                .unwrap_or_default();
+            match serde_json::from_value::<LspRange>(range.clone()) {
+                Ok(range) => mains.push((range, text.to_string())),
+                Err(_) => push_ranges(range, text),
+            }
+        }
+        (None, None) => {}
     }
     let proposal = |edits: Vec<LspTextEdit>| {
         vec![ProposedEdits {
@@ -534,10 +564,10 @@ pub fn completion_item(uri: &str, item: &Value) -> Vec<Vec<ProposedEdits>> {
 
 /// The alternatives of a `textDocument/completion` answer (`CompletionItem[]` or a list).
 pub fn completion_list(uri: &str, result: &Value) -> Vec<Vec<ProposedEdits>> {
-    let items = match result {
-        Value::Array(items) => items,
+    let (items, defaults) = match result {
+        Value::Array(items) => (items, None),
         Value::Object(list) => match list.get("items").and_then(Value::as_array) {
-            Some(items) => items,
+            Some(items) => (items, list.get("itemDefaults")),
             None => return Vec::new(),
         },
         _ => return Vec::new(),
@@ -545,7 +575,7 @@ pub fn completion_list(uri: &str, result: &Value) -> Vec<Vec<ProposedEdits>> {
     items
         .iter()
         .take(MAX_ALTERNATIVES)
-        .flat_map(|item| completion_item(uri, item))
+        .flat_map(|item| completion_item_with_defaults(uri, item, defaults))
         .collect()
 }
 

@@ -1176,6 +1176,50 @@ mod tests {
     }
 
     #[test]
+    fn completion_items_without_an_edit_use_the_lists_default_range() {
+        let mut rec = recorder();
+        open(&mut rec, "a.py", "import os\nos.getc\n");
+        let mut params = doc("a.py");
+        params["position"] = serde_json::json!({"line": 1, "character": 7});
+        // LSP 3.17 `itemDefaults.editRange`: plain and insert/replace forms.
+        let items = serde_json::json!({"isIncomplete": false,
+            "itemDefaults": {"editRange": range(1, 3, 1, 7)},
+            "items": [{"label": "getcwd"}, {"label": "getcwdb", "textEditText": "getcwdb()"}]});
+        ask(
+            &mut rec,
+            1,
+            1,
+            "textDocument/completion",
+            params.clone(),
+            items,
+        );
+        let out = change(
+            &mut rec,
+            2,
+            "a.py",
+            serde_json::json!([{"range": range(1, 3, 1, 7), "text": "getcwdb()"}]),
+        );
+        assert_eq!(
+            origins(&out),
+            vec![tagged("a.py", "getcwdb()", Origin::Completion)]
+        );
+        let items = serde_json::json!({"isIncomplete": false,
+            "itemDefaults": {"editRange": {"insert": range(1, 3, 1, 12), "replace": range(1, 3, 1, 12)}},
+            "items": [{"label": "getpid", "insertText": "getpid"}]});
+        ask(&mut rec, 3, 2, "textDocument/completion", params, items);
+        let out = change(
+            &mut rec,
+            4,
+            "a.py",
+            serde_json::json!([{"range": range(1, 3, 1, 12), "text": "getpid"}]),
+        );
+        assert_eq!(
+            origins(&out),
+            vec![tagged("a.py", "getpid", Origin::Completion)]
+        );
+    }
+
+    #[test]
     fn changes_that_are_not_the_proposed_edits_stay_the_users() {
         let answer = serde_json::json!([edit(0, 0, 0, 1, "X")]);
         // Same place, other text; other place, same text.
