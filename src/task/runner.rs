@@ -307,7 +307,7 @@ struct Worker<'a> {
 enum TaskSuggester {
     Live(Box<dyn Suggester>),
     /// Each sample is keyed under its own 1-based index (the cache's repetition).
-    Cached(CachedSuggester, CacheLog),
+    Cached(Box<CachedSuggester>, CacheLog),
 }
 
 impl TaskSuggester {
@@ -317,7 +317,7 @@ impl TaskSuggester {
             TaskSuggester::Live(suggester) => suggester.as_mut(),
             TaskSuggester::Cached(cached, _) => {
                 cached.set_repetition(sample as u32 + 1);
-                cached
+                cached.as_mut()
             }
         }
     }
@@ -412,7 +412,7 @@ impl Shared<'_> {
                         cache,
                         log.clone(),
                     );
-                    TaskSuggester::Cached(cached, log)
+                    TaskSuggester::Cached(Box::new(cached), log)
                 },
             )
         };
