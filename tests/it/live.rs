@@ -428,3 +428,127 @@ fn live_names_bad_input() {
         &format!("session {} is not a recorded session", file.display()),
     );
 }
+
+/// An inline suggestion taken in real Neovim 0.12: `vim.lsp.inline_completion` asks
+/// famulus (backed by the real llama server with the tests' tiny model) through the
+/// plugin's proxy when insert mode starts, and the plugin's `inline_accept()` puts the
+/// item in and sends `$/nextedit/suggestion` `accepted`. The recording holds the offer,
+/// the signal and the text; `nextedit live` counts one accepted offer.
+#[test]
+fn an_inline_suggestion_accepted_in_neovim() {
+    let test = "an_inline_suggestion_accepted_in_neovim";
+    if !available(test, &[Server::Nvim]) {
+        return;
+    }
+    let Some(python) = crate::suggester_openai::llama_python(test) else {
+        return;
+    };
+    let Some(famulus) = crate::offers_record::famulus(test) else {
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let model = crate::suggester_openai::tiny_model(&python, tmp.path());
+    let llama = crate::suggester_openai::LlamaServer::start(&python, &model, tmp.path());
+    let root = env!("CARGO_MANIFEST_DIR");
+    let init = format!(
+        "vim.opt.rtp:append('{root}/editors/nvim')
+vim.lsp.config('famulus', {{ cmd = {{ '{famulus}' }}, filetypes = {{ 'python' }},
+  root_markers = {{ 'pyproject.toml' }},
+  cmd_env = {{ NEXTEDIT_TEST_LLAMA_KEY = '{key}' }},
+  init_options = {{ infill = {{ provider = 'OpenAICompletions',
+    config = {{ url = 'http://127.0.0.1:{port}/v1/completions', api_key_env = 'NEXTEDIT_TEST_LLAMA_KEY',
+                model = 'tiny', temperature = 0.0, max_tokens = 8, stop = {{}}, seed = 42 }},
+    template = '<PRE>{{{{ prefix }}}}<SUF>{{{{ suffix }}}}<MID>' }} }} }})
+require('nextedit').setup({{ servers = {{ 'famulus' }} }})
+vim.lsp.enable('famulus')
+vim.api.nvim_create_autocmd('LspAttach', {{ callback = function(ev)
+  vim.lsp.inline_completion.enable(true, {{ bufnr = ev.buf }})
+end }})
+",
+        famulus = famulus.display(),
+        key = crate::suggester_openai::KEY,
+        port = llama.port,
+    );
+    let text = "def add(a, b):\n    return \n";
+    let (mut nvim, main, db) = start(common::nvim(), tmp.path(), &init, text);
+    let uri = uri(&main);
+    nvim.wait_for(
+        "famulus to attach through the proxy",
+        "#vim.tbl_filter(function(c) return c.initialized and require('nextedit').is_wrapped(c) end, vim.lsp.get_clients({bufnr = 0})) == 1",
+    );
+    // Insert mode at the end of `    return `: Neovim asks for inline completions.
+    nvim.keys("2GA");
+    wait_until("the inline answer recorded", || {
+        db_count(
+            &db,
+            "SELECT count(*) FROM offers WHERE kind = 'inline_completion'",
+        ) >= 1
+    });
+    let offered: String = rusqlite::Connection::open(&db)
+        .unwrap()
+        .query_row(
+            "SELECT text FROM offers WHERE kind = 'inline_completion' ORDER BY request_seq LIMIT 1",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert!(!offered.is_empty(), "the tiny model offered nothing");
+    // The item is shown once Neovim has its answer; accept it through the plugin.
+    let expected = format!("def add(a, b):\n    return {offered}\n");
+    // The item shows once Neovim has the answer: press the accept key until the plugin
+    // has sent its signal (one press that takes an item, never a second one).
+    let sent = "table.concat(require('nextedit').status_lines(), ' '):find('suggestion 1', 1, true) ~= nil";
+    wait_until("the suggestion accepted", || {
+        nvim.keys("<Cmd>lua require('nextedit').inline_accept()<CR>");
+        std::thread::sleep(std::time::Duration::from_millis(200));
+        nvim.lua(sent) == Value::Bool(true)
+    });
+    wait_until("the accepted text recorded", || {
+        recorded_text(&db, &uri).as_deref() == Some(expected.as_str())
+    });
+    nvim.keys("<Esc>");
+    nvim.wait_for("normal mode", "vim.fn.mode() == 'n'");
+    let signals: Vec<Value> = {
+        let conn = rusqlite::Connection::open(&db).unwrap();
+        let mut stmt = conn
+            .prepare("SELECT payload FROM signals WHERE kind = 'suggestion' ORDER BY seq")
+            .unwrap();
+        stmt.query_map([], |r| r.get::<_, String>(0))
+            .unwrap()
+            .map(|p| serde_json::from_str(&p.unwrap()).unwrap())
+            .collect()
+    };
+    assert_eq!(signals.len(), 1, "{signals:?}");
+    assert_eq!(signals[0]["event"], "accepted");
+    assert_eq!(signals[0]["text"], offered.as_str());
+    assert_eq!(signals[0]["acceptedLength"], offered.encode_utf16().count());
+    assert_eq!(signals[0]["textDocument"]["uri"], uri.as_str());
+    // famulus never answers `shutdown`: Neovim gives up on it and the proxy's
+    // supervised exit ends the session with nothing lost.
+    let status = nvim.quit(":qa!<CR>");
+    assert!(status.success(), "nvim exited with {status}");
+    wait_until("the session to end", || {
+        db_count(
+            &db,
+            "SELECT count(*) FROM sessions WHERE status != 'running'",
+        ) == 1
+    });
+    let out = nextedit_with_db(&["live", "1", "--json"], &db);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let live: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let group = &live["groups"][0];
+    assert_eq!(group["accepted"], 1, "{live:#}");
+    let accepted = live["offers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|o| o["outcome"]["outcome"] == "accepted")
+        .expect("an accepted offer");
+    // The editor said so: the signal is the evidence.
+    assert_eq!(accepted["outcome"]["evidence"], "signal", "{accepted:#}");
+    assert_eq!(group["chars_accepted"], offered.chars().count());
+}
