@@ -196,9 +196,11 @@ fn live_figures_of_a_real_neovim_session() {
     let offers = live["offers"].as_array().unwrap();
     assert_eq!(offers[0]["outcome"]["outcome"], "accepted");
     assert_eq!(offers[0]["outcome"]["rank"], 0);
-    // Neovim deletes the typed word and types the item in again in one didChange: that
-    // (5 characters at once) is the evidence; the recorder could not tag its origin.
-    assert_eq!(offers[0]["outcome"]["evidence"], "text");
+    // Neovim deletes the typed word and types the item in again in one didChange;
+    // pyright's items carry no edit, so the recorder expects the item over the typed
+    // word and tags that didChange `completion`: the origin is the evidence.
+    assert_eq!(offers[0]["outcome"]["evidence"], "origin");
+    assert_eq!(offers[0]["outcome"]["origin"], "completion");
     assert_eq!(offers[1]["outcome"]["reason"], "typed_by_hand");
     assert_eq!(offers[1]["right_but_not_taken"]["rank"], 0);
 
@@ -322,25 +324,31 @@ fn check_replay(db: &Path) {
         ],
         db,
     ));
-    // The edits (pauses of 2.5 s cut them): e0 "gree", e1 "gree" → "greet(1)",
-    // e2 a new line "gr", e3 "gr" → "greet(2)", e4 "et" deleted. Steps 1–4 apply e1–e4.
+    // The edits (pauses of 2.5 s and a change of origin cut them): e0 "gree"; e1 the
+    // "e" Neovim takes back when the list opens; e2 the accepted item, "gre" → "greet"
+    // (tagged `completion`); e3 "(1)"; e4 a new line "gr"; e5 "gr" → "greet(2)"; e6
+    // "et" deleted. Steps 1–6 apply e1–e6.
     let steps = lines[1]["steps"].as_array().unwrap();
     let applied: Vec<&str> = steps
         .iter()
         .map(|s| s["applied"].as_str().unwrap())
         .collect();
-    assert_eq!(applied, ["e1", "e2", "e3", "e4"]);
+    assert_eq!(applied, ["e1", "e2", "e3", "e4", "e5", "e6"]);
     let predictions: Vec<usize> = steps
         .iter()
         .map(|s| s["predictions"].as_array().unwrap().len())
         .collect();
     let edits = distinct_edits(db);
-    // Before e1 the first list (answered after e0, before e1 began), before e3 the
-    // second; nothing was offered before e2 and e4.
-    assert_eq!(predictions, [edits[0] as usize, 0, edits[1] as usize, 0]);
+    // Before e1 the first list (answered after e0, before e1 began), before e5 the
+    // second; nothing was offered before the other steps.
+    assert_eq!(
+        predictions,
+        [edits[0] as usize, 0, 0, 0, edits[1] as usize, 0]
+    );
     // Rank 0 is `greet` on the line being typed (line 5, then line 6): the right place,
-    // but the developer's edit went on to "(1)" / "(2)", so no content match.
-    for (step, line) in [(0, 5), (2, 6)] {
+    // but the developer's next edit there was another one (taking back "e", then
+    // "(2)" after the name), so no content match.
+    for (step, line, bleu) in [(0, 5, 1.2213386697554703e-75), (4, 6, 22.313016014842983)] {
         let first = &steps[step]["predictions"][0];
         assert_eq!(
             (
@@ -350,15 +358,16 @@ fn check_replay(db: &Path) {
             ),
             (line.into(), (line + 1).into(), "flow_breaking".into())
         );
-        // generate: the offer for exactly those lines, "greet\n" against "greet(1)\n".
+        // generate: the offer for exactly those lines: "greet\n" against "gre\n",
+        // then against "greet(2)\n".
         let content = &steps[step]["content"];
         assert_eq!(
             (content["bleu"].clone(), content["es"].clone()),
-            (22.313016014842983.into(), 0.5.into())
+            (bleu.into(), 0.5.into())
         );
     }
     let summary = &lines[2]["summary"];
-    assert_eq!(summary["steps"], 4);
+    assert_eq!(summary["steps"], 6);
     assert_eq!(summary["micro"]["precision"], 0.0);
     assert_eq!(summary["shares"]["flow_breaking"], 1.0);
 }
