@@ -155,3 +155,114 @@ impl FileText {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::trajectory::Origin;
+    use crate::trajectory::recorded_for_tests::recorded;
+
+    /// 600 recorded edits of a Python file with long nested blocks — statements that
+    /// use earlier ones, renames, deleted lines, comment markers left of the
+    /// indentation, statements appended at a block's end, a header given a parameter
+    /// — give the same edges with windows as with a full reparse after every edit.
+    #[test]
+    fn windows_give_the_edges_of_full_reparses() {
+        let body = "        value = compute(value, 42)  # ordinary\n".repeat(40);
+        let base = format!(
+            "import os\n\n\nclass Totals(Base):\n    @staticmethod\n    def run(value, key=1):\n{body}        return value\n\n    def other(self):\n{body}        return self\n\n\ndef main(value):\n{}    return value\n\n\nLIMIT = main(3)\n",
+            body.replace("        ", "    ")
+        );
+        let mut doc = base.clone();
+        let mut changes: Vec<(f64, usize, usize, String, Origin)> = Vec::new();
+        let mut state = 5u64;
+        for step in 0..600usize {
+            state = state
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            let roll = (state >> 33) as usize;
+            let starts: Vec<usize> = std::iter::once(0)
+                .chain(doc.match_indices('\n').map(|(i, _)| i + 1))
+                .filter(|&i| i < doc.len())
+                .collect();
+            let at = starts[roll % starts.len()];
+            let end = doc[at..].find('\n').map_or(doc.len(), |i| at + i + 1);
+            let line = &doc[at..end];
+            let indent = &line[..line.len() - line.trim_start().len()];
+            let (range, text) = match roll % 7 {
+                // A statement that uses one typed earlier (a def→use edge).
+                0 | 1 => (
+                    at..at,
+                    format!(
+                        "{indent}total_{step} = compute(total_{}, key={step})\n",
+                        step.saturating_sub(1 + roll % 9)
+                    ),
+                ),
+                2 => match line.find("value") {
+                    Some(i) => (at + i..at + i + 5, "amount".to_string()),
+                    None => (at..at, format!("{indent}# note {step}\n")),
+                },
+                3 if !line.contains("def ")
+                    && !line.contains("class ")
+                    && !line.trim().is_empty() =>
+                {
+                    (at..end, String::new())
+                }
+                // A comment marker at the line's start, left of the indentation.
+                4 => (at..at, "# ".to_string()),
+                // A statement after the last one of the block the line is in.
+                5 => {
+                    let mut after = end;
+                    while let Some(next) = doc[after..].find('\n').map(|i| after + i + 1) {
+                        let next_line = &doc[after..next];
+                        if !next_line.starts_with(indent) || next_line.trim().is_empty() {
+                            break;
+                        }
+                        after = next;
+                    }
+                    (
+                        after..after,
+                        format!("{indent}print(total_{step}, value)\n"),
+                    )
+                }
+                _ => match line.find("):") {
+                    Some(i) if line.contains("def ") => {
+                        (at + i..at + i, format!(", extra_{step}=None"))
+                    }
+                    _ => (at..at, format!("{indent}value = total_{}\n", step / 2)),
+                },
+            };
+            doc.replace_range(range.clone(), &text);
+            changes.push((
+                step as f64 * 10_000.0,
+                range.start,
+                range.end,
+                text,
+                Origin::User,
+            ));
+        }
+        let changes: Vec<(f64, usize, usize, &str, Origin)> = changes
+            .iter()
+            .map(|(t, s, e, text, o)| (*t, *s, *e, text.as_str(), *o))
+            .collect();
+        let (trajectory, last) = recorded(&base, &changes);
+        assert_eq!(last, doc);
+        assert_eq!(trajectory.edits.len(), 600);
+        let windowed = recorded_order(&trajectory);
+        let full = recorded_order_by_full_parses(&trajectory);
+        let only = |a: &PartialOrder, b: &PartialOrder| {
+            a.edges
+                .iter()
+                .filter(|e| !b.edges.contains(e))
+                .map(|e| format!("{} {} {:?}", e.from, e.to, e.reasons))
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(
+            (only(&windowed, &full), only(&full, &windowed)),
+            (vec![], vec![]),
+            "edges only with windows, only with full reparses"
+        );
+        assert_eq!(windowed.edges, full.edges);
+        assert_eq!(windowed.edges.len(), 2214);
+    }
+}
