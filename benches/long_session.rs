@@ -20,7 +20,7 @@
 
 use std::time::Instant;
 
-use nextedit::history::{recorded_order, recorded_order_by_full_parses};
+use nextedit::history::{recorded_order_by_full_parses, recorded_order_with_counts};
 use nextedit::lsp::Direction;
 use nextedit::lsp::framing::encode_frame;
 use nextedit::record::privacy::PrivacyFilter;
@@ -83,10 +83,16 @@ fn analyze(file: &str, reference: bool) {
         serde_json::from_slice(&std::fs::read(file).unwrap()).expect("the parent wrote it");
     let resident = resident_mib();
     let t = Instant::now();
-    let order = recorded_order(&trajectory);
+    let (order, counts) = recorded_order_with_counts(&trajectory);
     let seconds = t.elapsed().as_secs_f64();
     let peak = peak_mib();
-    print!("{} {seconds:.3} {peak:.1} {resident:.1}", order.edges.len());
+    print!(
+        "{} {seconds:.3} {peak:.1} {resident:.1} {}/{}/{}",
+        order.edges.len(),
+        counts.windows,
+        counts.reparses,
+        counts.amortized
+    );
     if reference {
         let t = Instant::now();
         let full = recorded_order_by_full_parses(&trajectory);
@@ -327,10 +333,12 @@ fn main() {
         .unwrap_or(5_000);
     println!(
         "  dependency analysis by session length (one child process per length; peak: its VmHWM, \
-         loading included; resident: its memory before the analysis, the trajectory without events)"
+         loading included; resident: its memory before the analysis, the trajectory without events; \
+         × time: against the row above (× edits); windows/full/am.: queries a window answered, \
+         full reparses, of those amortized)"
     );
     println!(
-        "    {:>7} {:>9} {:>9} {:>9} {:>10} {:>9} {:>10}   {:>12} {:>9}",
+        "    {:>7} {:>9} {:>9} {:>9} {:>10} {:>9} {:>12} {:>17}   {:>12} {:>9}",
         "edits",
         "edges",
         "seconds",
@@ -338,6 +346,7 @@ fn main() {
         "peak MiB",
         "resident",
         "× time",
+        "windows/full/am.",
         "full reparse",
         "same edges"
     );
@@ -369,7 +378,7 @@ fn main() {
         print!("{}", String::from_utf8_lossy(&output.stderr));
         let answer = String::from_utf8(output.stdout).unwrap();
         let fields: Vec<&str> = answer.split_whitespace().collect();
-        let [edges, seconds, peak, resident, reference @ ..] = &fields[..] else {
+        let [edges, seconds, peak, resident, parses, reference @ ..] = &fields[..] else {
             panic!("the child's answer: {answer:?}");
         };
         let seconds: f64 = seconds.parse().unwrap();
@@ -385,7 +394,7 @@ fn main() {
             _ => ("-".to_string(), "-"),
         };
         println!(
-            "    {:>7} {:>9} {:>9.2} {:>9.0} {:>10} {:>9} {:>10}   {:>12} {:>9}",
+            "    {:>7} {:>9} {:>9.2} {:>9.0} {:>10} {:>9} {:>12} {:>17}   {:>12} {:>9}",
             length,
             edges,
             seconds,
@@ -393,6 +402,7 @@ fn main() {
             peak,
             resident,
             ratio,
+            parses,
             reference_seconds,
             same
         );

@@ -56,10 +56,30 @@ pub struct ParsedText {
     /// statements cannot know how error recovery shapes the text around it (a window
     /// inside a construct that parsed without errors can).
     parsed_clean: bool,
-    /// How many queries a window answered and how many full reparses were done.
-    counts: (usize, usize),
+    /// How many queries a window answered, how many full reparses were done, and how
+    /// many of those the amortization asked for.
+    counts: ParseCounts,
     /// False to reparse in full after every edit (the reference windows must match).
     windows: bool,
+}
+
+/// What a [`ParsedText`] did to answer its queries.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ParseCounts {
+    /// Queries a window answered.
+    pub windows: usize,
+    /// Full (incremental) reparses.
+    pub reparses: usize,
+    /// Of those, the ones the amortization asked for (budget spent, many edits).
+    pub amortized: usize,
+}
+
+impl std::ops::AddAssign for ParseCounts {
+    fn add_assign(&mut self, other: ParseCounts) {
+        self.windows += other.windows;
+        self.reparses += other.reparses;
+        self.amortized += other.amortized;
+    }
 }
 
 /// A full reparse once the edits left more dirty ranges than one per this many bytes
@@ -93,7 +113,7 @@ impl ParsedText {
             window_bytes: 0,
             unverified: (0..0, 0),
             parsed_clean,
-            counts: (0, 0),
+            counts: ParseCounts::default(),
             windows,
         }
     }
@@ -109,7 +129,7 @@ impl ParsedText {
     pub fn structure_of_lines(&mut self, lines: Range<usize>) -> FileStructure {
         if !self.dirty.is_empty() {
             if let Some(window) = self.window_tree(&lines) {
-                self.counts.0 += 1;
+                self.counts.windows += 1;
                 return analyze_tree(self.language, &window, &self.text, Some(lines));
             }
             self.reparse();
@@ -138,6 +158,7 @@ impl ParsedText {
         let amortized = self.window_bytes >= self.text.len()
             || self.dirty.len() * BYTES_PER_DIRTY > self.text.len();
         if !self.windows || self.language != Language::Python || amortized {
+            self.counts.amortized += usize::from(self.windows && amortized);
             self.reparse();
         }
     }
@@ -173,13 +194,13 @@ impl ParsedText {
     }
 
     /// Queries answered by a window and full reparses so far.
-    pub fn counts(&self) -> (usize, usize) {
+    pub fn counts(&self) -> ParseCounts {
         self.counts
     }
 
     /// Reparses the whole text with the edited tree as a guide.
     fn reparse(&mut self) {
-        self.counts.1 += 1;
+        self.counts.reparses += 1;
         self.parser
             .set_included_ranges(&[])
             .expect("an empty list of ranges is always valid");
@@ -201,8 +222,9 @@ impl ParsedText {
             return None;
         }
         let query_end = lines.end.max(lines.start + 1);
-        // One line of margin on each side, so the window's edges are whole statements.
-        let (low, high) = (lines.start.saturating_sub(1), query_end);
+        // The first and last row of the lines: the descent stops at the construct
+        // that holds them all (each edge then climbs out as far as it must).
+        let (low, high) = (lines.start, query_end - 1);
         let is_list = |n: &Node| matches!(n.kind(), "module" | "block");
         // The headers of the constructs above the lines, outermost first, and each
         // statement list on the way down with how many of those headers enclose it.
@@ -240,27 +262,36 @@ impl ParsedText {
             }
             node = child;
         }
-        // The window is a run of statements of a block (or the module): the innermost
-        // one whose headers no edit touched and that has clean statements around the
-        // lines, else the next one out.
+        // The window runs from a statement before the lines to one after them, each
+        // the nearest that no edit touched in the innermost statement list that has
+        // one (else the next list out; the module's start and end will do). It
+        // starts with the headers of the list its first statement is in, which no
+        // edit may have touched; past the lines it may run on out of blocks.
         let clean_headers = headers
             .iter()
             .position(|h| self.touches_dirty(h.start_byte, h.end_byte))
             .unwrap_or(headers.len());
-        let (depth, edges) = lists
+        // A run of the module's own statements only when no error is anywhere.
+        let usable = |depth: usize| depth > 0 || self.parsed_clean;
+        let (before_depth, (start_byte, start_point), before) = lists
             .iter()
             .enumerate()
             .rev()
-            .filter(|(depth, (_, enclosing))| {
-                // A run of the module's statements only when no error is anywhere.
-                *enclosing <= clean_headers && (*depth > 0 || self.parsed_clean)
-            })
-            .find_map(|(depth, &(list, enclosing))| {
-                let edges = self.edges(list, lines.start, query_end)?;
-                headers.truncate(enclosing);
-                Some((depth, edges))
+            .filter(|&(depth, &(_, enclosing))| enclosing <= clean_headers && usable(depth))
+            .find_map(|(depth, &(list, _))| {
+                let (edge, statement) = self.before_edge(list, lines.start)?;
+                Some((depth, edge, statement))
             })?;
-        let ((start_byte, start_point), (end_byte, end_point)) = (edges.start, edges.end);
+        let (after_depth, (end_byte, end_point), after) = lists
+            .iter()
+            .enumerate()
+            .rev()
+            .filter(|&(depth, _)| usable(depth))
+            .find_map(|(depth, &(list, _))| {
+                let (edge, statement) = self.after_edge(list, query_end)?;
+                Some((depth, edge, statement))
+            })?;
+        headers.truncate(lists[before_depth].1);
         if 2 * (end_byte - start_byte) > self.text.len() {
             // As dear as a full reparse, which also leaves the tree clean.
             return None;
@@ -294,15 +325,18 @@ impl ParsedText {
             }
             row += 1;
         }
-        if piece_byte >= end_byte {
+        if piece_byte < end_byte {
+            headers.push(tree_sitter::Range {
+                start_byte: piece_byte,
+                end_byte,
+                start_point: piece_point,
+                end_point,
+            });
+        }
+        if headers.last().is_none_or(|r| r.end_byte <= start_byte) {
+            // Nothing of the window's own statements is left.
             return None;
         }
-        headers.push(tree_sitter::Range {
-            start_byte: piece_byte,
-            end_byte,
-            start_point: piece_point,
-            end_point,
-        });
         self.window_bytes += headers
             .iter()
             .map(|r| r.end_byte - r.start_byte)
@@ -316,74 +350,69 @@ impl ParsedText {
         // The edit stayed inside the window: the statements at its edges are still
         // whole statements of the same list, at the same depth, as before.
         let root = window.root_node();
-        let same = |edge: Option<Range<usize>>| {
+        let same = |edge: Option<Range<usize>>, depth: usize| {
             edge.is_none_or(|edge| {
                 statement_at(root, edge.start).is_some_and(|(statement, lists)| {
                     statement.byte_range() == edge && lists == depth + 1
                 })
             })
         };
-        if !(same(edges.before) && same(edges.after)) {
+        if !(same(before, before_depth) && same(after, after_depth)) {
             return None;
         }
         self.unverified = (0..0, 0);
         Some(window)
     }
 
-    /// The window's edges in statement list `list`: the nearest statements before
-    /// and after rows `start..end` that no edit touched (all text between them is
-    /// parsed, edited or not); the module's start and end when there are none, else
-    /// `None`. Each edge as its byte and point.
-    fn edges(&self, list: Node, start: usize, end: usize) -> Option<Edges> {
-        // A comment cannot be an edge: at a window's start it would fall outside the block.
-        let clean = |c: &Node| !c.is_extra() && !self.touches_dirty(c.start_byte(), c.end_byte());
-        let count = list.child_count();
+    /// The window's start in statement list `list`: the nearest statement that ends
+    /// before row `start` and that no edit touched (all text from it on is parsed,
+    /// edited or not), with its bytes; the module's start when there is none, else
+    /// `None`.
+    fn before_edge(&self, list: Node, start: usize) -> Option<Edge> {
         // Children ending before the lines are those before the first ending on or after them.
+        let count = list.child_count();
         let ending_before = first_child_ending_at_or_after(list, start).unwrap_or(count);
         let before = (0..ending_before)
             .rev()
-            .map(|i| list.child(i))
-            .find(|c| c.as_ref().is_some_and(clean))
-            .flatten();
+            .filter_map(|i| list.child(i))
+            .find(|c| self.is_clean_statement(c));
+        match before {
+            Some(c) => Some(((c.start_byte(), c.start_position()), Some(c.byte_range()))),
+            None if list.kind() == "module" => Some(((0, Point::new(0, 0)), None)),
+            None => None,
+        }
+    }
+
+    /// The window's end in statement list `list`: the nearest statement that starts
+    /// on row `end` or later and that no edit touched, with its bytes; the module's
+    /// end when there is none, else `None`.
+    fn after_edge(&self, list: Node, end: usize) -> Option<Edge> {
         // The first child starting at or after `end` is the first ending there or the next.
+        let count = list.child_count();
         let from = first_child_ending_at_or_after(list, end).unwrap_or(count);
         let after = (from..count)
-            .map(|i| list.child(i))
-            .filter(|c| c.as_ref().is_some_and(|c| c.start_position().row >= end))
-            .find(|c| c.as_ref().is_some_and(clean))
-            .flatten();
-        let module = list.kind() == "module";
-        let statements = (
-            before.map(|c| c.byte_range()),
-            after.map(|c| c.byte_range()),
-        );
-        let start = match before {
-            Some(c) => (c.start_byte(), c.start_position()),
-            None if module => (0, Point::new(0, 0)),
-            None => return None,
-        };
-        let end = match after {
-            Some(c) => (c.end_byte(), c.end_position()),
-            None if module => (self.text.len(), self.lines.point(self.text.len())),
-            None => return None,
-        };
-        Some(Edges {
-            start,
-            end,
-            before: statements.0,
-            after: statements.1,
-        })
+            .filter_map(|i| list.child(i))
+            .filter(|c| c.start_position().row >= end)
+            .find(|c| self.is_clean_statement(c));
+        match after {
+            Some(c) => Some(((c.end_byte(), c.end_position()), Some(c.byte_range()))),
+            None if list.kind() == "module" => {
+                Some(((self.text.len(), self.lines.point(self.text.len())), None))
+            }
+            None => None,
+        }
+    }
+
+    /// True for a statement no edit touched. A comment cannot be an edge: at a
+    /// window's start it would fall outside the block.
+    fn is_clean_statement(&self, node: &Node) -> bool {
+        !node.is_extra() && !self.touches_dirty(node.start_byte(), node.end_byte())
     }
 }
 
-/// Where a window starts and ends (byte and point), and the statements at its edges
-/// (none at the module's start or end).
-struct Edges {
-    start: (usize, Point),
-    end: (usize, Point),
-    before: Option<Range<usize>>,
-    after: Option<Range<usize>>,
-}
+/// A window's edge (byte and point) and the statement there (none at the module's
+/// start or end).
+type Edge = ((usize, Point), Option<Range<usize>>);
 
 /// The statement of a window tree that starts at byte `start` (a child of a
 /// `module` or `block`), with how many statement lists hold it, its own included.
@@ -595,7 +624,11 @@ mod tests {
                 "after step {step}: {replacement:?}"
             );
         }
-        let (windows, full) = parsed.counts();
+        let ParseCounts {
+            windows,
+            reparses: full,
+            ..
+        } = parsed.counts();
         // 600 queries: the rest needed a full parse (an edit not shown local, a
         // window with an error, the class holding an error: a statement put between
         // `@staticmethod` and its `def` stays an error for the rest of the series).
