@@ -403,10 +403,12 @@ impl ParsedText {
         }
     }
 
-    /// True for a statement no edit touched. A comment cannot be an edge: at a
+    /// True for a statement no edit touched, nor its line before it (a `# ` or
+    /// indentation typed there changes what it is). A comment cannot be an edge: at a
     /// window's start it would fall outside the block.
     fn is_clean_statement(&self, node: &Node) -> bool {
-        !node.is_extra() && !self.touches_dirty(node.start_byte(), node.end_byte())
+        let line_start = node.start_byte() - node.start_position().column;
+        !node.is_extra() && !self.touches_dirty(line_start, node.end_byte())
     }
 }
 
@@ -417,7 +419,8 @@ type Edge = ((usize, Point), Option<Range<usize>>);
 /// The statement of a window tree that starts at byte `start` (a child of a
 /// `module` or `block`), with how many statement lists hold it, its own included.
 fn statement_at(root: Node, start: usize) -> Option<(Node, usize)> {
-    let mut node = root.descendant_for_byte_range(start, start)?;
+    // Its first byte (an empty range there may pick the node that ends there).
+    let mut node = root.descendant_for_byte_range(start, start + 1)?;
     // Up to the outermost node that still starts there and sits in a list.
     let mut statement = None;
     while let Some(parent) = node.parent() {
