@@ -504,6 +504,43 @@ mod tests {
         }
     }
 
+    /// Statements typed one after another at the end of a long function body, and a
+    /// `# ` typed before a statement of another function's body: the edits' lines
+    /// analyse as in a full parse, windows answer (each edge climbing out of the body
+    /// where it has no clean statement after the lines), and the only full reparses
+    /// are the amortized ones.
+    #[test]
+    fn a_block_grown_at_its_end_is_answered_by_windows() {
+        let body = "    value = compute(value, 42)\n".repeat(300);
+        let text = format!("def first(value):\n{body}\n\ndef last(value):\n{body}");
+        let mut parsed = ParsedText::new(Language::Python, text);
+        for step in 0..200 {
+            let (range, replacement) = if step % 10 == 9 {
+                // A comment marker before a statement in the middle of `first`.
+                let at = parsed.text().find("    value").unwrap() + 31 * (step % 250);
+                (at..at, "# ".to_string())
+            } else {
+                let end = parsed.text().len();
+                (end..end, format!("    total_{step} = compute(value, {step})\n"))
+            };
+            let line = parsed.text()[..range.start].matches('\n').count();
+            parsed.replace(range, &replacement);
+            let lines = line..line + 1;
+            let tree = crate::syntax::parse(Language::Python, parsed.text());
+            assert_eq!(
+                described(&parsed.structure_of_lines(lines.clone())),
+                described(&crate::syntax::structure::analyze_tree(
+                    Language::Python,
+                    &tree,
+                    parsed.text(),
+                    Some(lines)
+                )),
+                "after step {step}"
+            );
+        }
+        assert_eq!(parsed.counts(), ParseCounts { windows: 0, reparses: 0, amortized: 0 });
+    }
+
     /// Scopes (without `end_line`, which a window clips) and occurrences, comparable.
     fn described(s: &FileStructure) -> (Vec<String>, Vec<String>) {
         let scope = |i: Option<usize>| {
