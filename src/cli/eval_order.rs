@@ -224,6 +224,29 @@ fn print_cross_validation(cv: &CrossValidation) {
         "held out, pooled, 95 % intervals over repositories",
         &cv.held_out,
     );
+    println!();
+    println!("links per rule kind (a pair counts once per kind), annotated related:");
+    for rule in &cv.rules {
+        // The repositories where the kind links more unrelated pairs than related ones.
+        let weak: Vec<String> = rule
+            .by_repository
+            .iter()
+            .filter(|(_, [links, related])| related * 2 < *links)
+            .map(|(repo, [links, related])| format!("{repo} {related}/{links}"))
+            .collect();
+        println!(
+            "  {:<20} {:>4} links {:>4} related {:>6}%  below half: {}",
+            rule.kind,
+            rule.links,
+            rule.related,
+            percent(rule.precision()),
+            if weak.is_empty() {
+                "-".to_owned()
+            } else {
+                weak.join(", ")
+            }
+        );
+    }
 }
 
 fn percent(value: Option<f64>) -> String {
