@@ -27,6 +27,7 @@ use crate::syntax::structure::DefinitionKind;
 
 use super::similarity::{PrefixIndex, dice, may_reach};
 use super::symbols::{ChangedDefinition, EditSymbols, NameUse};
+use super::visibility::{Binding, UseSite, module_holds, package_holds, visible_from};
 
 /// Edits sharing one fact (a clone, a variable, a member, a key) are linked as a
 /// clique up to this many, beyond it as a chain in edit order; a use with more
@@ -132,6 +133,8 @@ pub enum DependencyKind {
     ArgumentParameter,
     /// A docstring or comment names what another edit of the function changed.
     DocImpl,
+    /// A pytest fixture changed, a test or fixture taking it as a parameter.
+    Fixture,
 }
 
 impl DependencyKind {
@@ -149,6 +152,7 @@ impl DependencyKind {
             DependencyKind::SharedName => "shared_name",
             DependencyKind::ArgumentParameter => "argument_parameter",
             DependencyKind::DocImpl => "doc_impl",
+            DependencyKind::Fixture => "fixture",
         }
     }
 
@@ -179,6 +183,29 @@ fn resolution_rank(
     use_path: &str,
 ) -> Option<u8> {
     let same_file = def.scope.file == use_.scope.file;
+    let module_level = def.scope.chain.is_empty()
+        && def.scope.class.is_none()
+        && matches!(
+            def.kind,
+            DefinitionKind::Function | DefinitionKind::Type | DefinitionKind::Variable
+        );
+    if module_level {
+        // `f(key=…)`: a keyword names a parameter, never a module-level definition.
+        if use_.keyword {
+            return None;
+        }
+        let site = UseSite {
+            path: use_path,
+            attribute: use_.attribute,
+            binding: use_.binding.as_ref(),
+            qualifier: use_.qualifier.as_ref(),
+        };
+        match visible_from(&def.name, def_path, site) {
+            Some(false) => return None,
+            Some(true) if !same_file => return Some(3),
+            _ => {}
+        }
+    }
     match def.kind {
         DefinitionKind::Parameter | DefinitionKind::Variable if def.scope.callable_depth > 0 => {
             // A local: visible only inside its callable.
@@ -302,7 +329,15 @@ fn definition_uses(edits: &[EditFacts], found: &mut BTreeSet<Dependency>) {
     }
     for (user, edit) in edits.iter().enumerate() {
         for use_ in &edit.symbols.uses {
-            let Some(candidates) = by_name.get(use_.name.as_str()) else {
+            // `from m import f as g`: a use of `g` is a use of `m`'s `f`.
+            let name = match &use_.binding {
+                Some(Binding::Imported {
+                    member: Some(member),
+                    ..
+                }) if member != "*" => member.as_str(),
+                _ => use_.name.as_str(),
+            };
+            let Some(candidates) = by_name.get(name) else {
                 continue;
             };
             // Ranked per definition (not per editing edit): cost follows the
@@ -333,7 +368,7 @@ fn definition_uses(edits: &[EditFacts], found: &mut BTreeSet<Dependency>) {
                     from: definer,
                     to: user,
                     kind,
-                    detail: use_.name.clone(),
+                    detail: name.to_string(),
                 });
             }
         }
@@ -516,6 +551,7 @@ fn imports(edits: &[EditFacts], found: &mut BTreeSet<Dependency>) {
                 .into_iter()
                 .flatten()
                 .filter(|(definer, path)| *definer != importer && *path != edit.path)
+                .filter(|(_, path)| imports_from(edit, name, path))
                 .map(|(definer, _)| *definer)
                 .collect();
             for (definer, ()) in nearest_holders(&[((), elsewhere.as_slice())], importer) {
@@ -528,6 +564,29 @@ fn imports(edits: &[EditFacts], found: &mut BTreeSet<Dependency>) {
             }
         }
     }
+}
+
+/// Whether the import of `name` on `edit`'s lines can bring in a definition of the
+/// file `path`: its module is that file or a package holding it (Python), or that
+/// file's package (Go). A name that is only part of a module path (`pkg` in
+/// `from pkg.m import f`) imports nothing. Other languages: by name alone.
+fn imports_from(edit: &EditFacts, name: &str, path: &str) -> bool {
+    let python = edit.path.ends_with(".py");
+    if !(python || edit.path.ends_with(".go")) {
+        return true;
+    }
+    edit.symbols
+        .import_modules
+        .get(name)
+        .is_some_and(|modules| {
+            modules.iter().any(|m| {
+                if python {
+                    module_holds(m, edit.path, path)
+                } else {
+                    package_holds(m, path)
+                }
+            })
+        })
 }
 
 /// Tokens of code: identifiers, numbers, string literals, single punctuation.
@@ -1345,6 +1404,8 @@ mod tests {
                 callee: None,
                 keyword: false,
                 scope,
+                binding: None,
+                qualifier: None,
             }],
             defined_after: BTreeSet::from(["value".to_string()]),
             used_after: BTreeSet::from(["value".to_string()]),

@@ -9,6 +9,8 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use crate::syntax::structure::{DefinitionKind, FileStructure, Occurrence, Role, ScopeKind};
 
+use super::visibility::{Binding, FileNames, Qualifier};
+
 /// Names that carry no dependency: receivers and placeholders.
 const IGNORED_NAMES: [&str; 6] = ["self", "cls", "this", "super", "_", "it"];
 
@@ -54,6 +56,11 @@ pub struct NameUse {
     pub keyword: bool,
     /// Where.
     pub scope: ScopeKey,
+    /// What a bare name is bound to in its file (`None`: not known, e.g. a recorded
+    /// session's window, or a language whose bindings are not modelled).
+    pub binding: Option<Binding>,
+    /// What the object of `q.name` is (`None`: not known or not an attribute).
+    pub qualifier: Option<Qualifier>,
 }
 
 /// The identifiers of one edit.
@@ -79,6 +86,13 @@ pub struct EditSymbols {
     pub uses: Vec<NameUse>,
     /// Imports added or removed.
     pub changed_imports: BTreeSet<String>,
+    /// Modules each name imported on the edit's lines comes from (Python, Go).
+    pub import_modules: BTreeMap<String, BTreeSet<String>>,
+    /// Callees whose calls on the after-lines pass more arguments than on the
+    /// before-lines (a call site given a new argument).
+    pub widened_calls: BTreeSet<String>,
+    /// Changed functions that are pytest fixtures.
+    pub fixtures: BTreeSet<String>,
 }
 
 fn scope_key(file: usize, structure: &FileStructure, scope: Option<usize>) -> ScopeKey {
@@ -151,6 +165,17 @@ pub struct Side<'a> {
 
 /// Collects the identifiers of one edit of file `file`.
 pub fn edit_symbols(file: usize, parent: Option<Side>, child: Option<Side>) -> EditSymbols {
+    edit_symbols_seen(file, parent, child, [None, None])
+}
+
+/// [`edit_symbols`] with what the whole file binds on each side (parent, child), so
+/// every use says what its name is bound to there.
+pub fn edit_symbols_seen(
+    file: usize,
+    parent: Option<Side>,
+    child: Option<Side>,
+    names: [Option<&FileNames>; 2],
+) -> EditSymbols {
     let mut symbols = EditSymbols::default();
     let empty = FileStructure::default();
     let (parent_structure, before) = match &parent {
@@ -167,7 +192,8 @@ pub fn edit_symbols(file: usize, parent: Option<Side>, child: Option<Side>) -> E
         ),
         None => (&empty, &[][..]),
     };
-    for (occurrences, structure, defined, used, imported) in [
+    let mut most_arguments: [BTreeMap<&str, usize>; 2] = [BTreeMap::new(), BTreeMap::new()];
+    for (side, (occurrences, structure, defined, used, imported)) in [
         (
             before,
             parent_structure,
@@ -182,8 +208,29 @@ pub fn edit_symbols(file: usize, parent: Option<Side>, child: Option<Side>) -> E
             &mut symbols.used_after,
             &mut symbols.imported_after,
         ),
-    ] {
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let file_names = names[side].filter(|n| n.modelled());
+        let lines = [&parent, &child][side].as_ref().map(|s| s.start..s.end);
+        for import in &structure.imports {
+            if lines.as_ref().is_some_and(|l| l.contains(&import.line)) {
+                let key = import.member.clone().unwrap_or_else(|| import.name.clone());
+                for name in [key, import.name.clone()] {
+                    symbols
+                        .import_modules
+                        .entry(name)
+                        .or_default()
+                        .insert(import.module.clone());
+                }
+            }
+        }
         for occurrence in occurrences {
+            if let (true, Some(count)) = (occurrence.call, occurrence.arguments) {
+                let most = most_arguments[side].entry(&occurrence.name).or_default();
+                *most = (*most).max(count);
+            }
             if occurrence.name == "cls" && occurrence.call && occurrence.role == Role::Use {
                 // `cls(...)` in a classmethod constructs the enclosing class.
                 let scope = scope_key(file, structure, occurrence.scope);
@@ -196,6 +243,8 @@ pub fn edit_symbols(file: usize, parent: Option<Side>, child: Option<Side>) -> E
                         callee: None,
                         keyword: false,
                         scope,
+                        binding: None,
+                        qualifier: None,
                     });
                 }
                 continue;
@@ -212,13 +261,27 @@ pub fn edit_symbols(file: usize, parent: Option<Side>, child: Option<Side>) -> E
                 }
                 Role::Use => {
                     used.insert(occurrence.name.clone());
+                    let scope = scope_key(file, structure, occurrence.scope);
+                    let binding = file_names
+                        .filter(|_| !occurrence.attribute && !occurrence.keyword)
+                        .map(|n| n.binding(&occurrence.name, &scope.chain, scope.callable_depth));
+                    let qualifier = file_names.filter(|_| occurrence.attribute).map(|n| {
+                        occurrence
+                            .qualifier
+                            .as_deref()
+                            .map_or(Qualifier::Other, |q| {
+                                n.qualifier(q, &scope.chain, scope.callable_depth)
+                            })
+                    });
                     symbols.uses.push(NameUse {
                         name: occurrence.name.clone(),
                         attribute: occurrence.attribute,
                         call: occurrence.call,
                         callee: occurrence.callee.clone(),
                         keyword: occurrence.keyword,
-                        scope: scope_key(file, structure, occurrence.scope),
+                        scope,
+                        binding,
+                        qualifier,
                     });
                 }
             }
@@ -226,6 +289,11 @@ pub fn edit_symbols(file: usize, parent: Option<Side>, child: Option<Side>) -> E
     }
     symbols.uses.sort();
     symbols.uses.dedup();
+    symbols.widened_calls = most_arguments[1]
+        .iter()
+        .filter(|(name, after)| most_arguments[0].get(*name).is_some_and(|before| before < after))
+        .map(|(name, _)| name.to_string())
+        .collect();
     symbols.changed_imports = symbols
         .imported_before
         .symmetric_difference(&symbols.imported_after)
@@ -366,6 +434,12 @@ pub fn edit_symbols(file: usize, parent: Option<Side>, child: Option<Side>) -> E
                 .push((old.0.clone(), same_place[0].0.clone()));
         }
     }
+    symbols.fixtures = changed
+        .iter()
+        .filter(|d| d.kind == DefinitionKind::Function)
+        .filter(|d| names.iter().flatten().any(|n| n.is_fixture(&d.name)))
+        .map(|d| d.name.clone())
+        .collect();
     symbols.changed = changed.into_iter().collect();
     symbols
 }

@@ -108,6 +108,26 @@ pub struct Occurrence {
     /// Name of the function called when the identifier sits in a call's arguments
     /// (`f(x, key=y)`: `x`, `key` and `y` have callee `f`).
     pub callee: Option<String>,
+    /// For an attribute (`a.b.name`), the object when it is a plain dotted name
+    /// (`a.b`); `None` for any other object (`f().name`) and for non-attributes.
+    pub qualifier: Option<String>,
+    /// For the callee of a call, how many arguments the call passes.
+    pub arguments: Option<usize>,
+}
+
+/// A name an import statement binds (Python and Go; other languages list none).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ImportBinding {
+    /// The name bound in the file (`c` in `from m import x as c`, `a` in `import a.b`,
+    /// `*` for `from m import *`, Go's package name or alias).
+    pub name: String,
+    /// The module as written (`pkg.m`, `.m`, `..`; Go: the import path).
+    pub module: String,
+    /// The member imported from the module (`x` in `from m import x as c`, `*`);
+    /// `None` when the name binds the module itself.
+    pub member: Option<String>,
+    /// Line (0-based).
+    pub line: usize,
 }
 
 /// Scopes and identifier occurrences of one text.
@@ -117,6 +137,8 @@ pub struct FileStructure {
     pub scopes: Vec<Scope>,
     /// Every identifier occurrence, in document order.
     pub occurrences: Vec<Occurrence>,
+    /// Every name an import binds, in document order.
+    pub imports: Vec<ImportBinding>,
 }
 
 impl FileStructure {
@@ -186,6 +208,7 @@ pub fn analyze_tree(
     walker.out.occurrences.sort_by_key(|o| o.line);
     if let Some(lines) = &walker.lines {
         walker.out.occurrences.retain(|o| lines.contains(&o.line));
+        walker.out.imports.retain(|i| lines.contains(&i.line));
     }
     walker.out
 }
@@ -258,10 +281,13 @@ impl<'tree> Walker<'_, 'tree> {
                         keyword: false,
                         scope,
                         callee: None,
+                        qualifier: None,
+                        arguments: None,
                     });
                 }
             }
         }
+        self.import_bindings(node);
         if is_identifier_kind(kind) && node.child_count() == 0 {
             self.record_identifier(node, cursor.field_name(), scope, in_import, callee);
         }
@@ -312,6 +338,91 @@ impl<'tree> Walker<'_, 'tree> {
             self.ancestors.pop();
             cursor.goto_parent();
         }
+    }
+
+    /// The names an import statement binds (Python `import`/`from … import`, Go's
+    /// import specs).
+    fn import_bindings(&mut self, node: tree_sitter::Node) {
+        // Each binding is on the line of the name it binds, so an edit of one line of
+        // a parenthesized `from m import (a,\n b)` holds only its own names.
+        let bind = |at: tree_sitter::Node, name: &str, module: &str, member: Option<&str>| {
+            ImportBinding {
+                name: name.to_string(),
+                module: module.to_string(),
+                member: member.map(str::to_string),
+                line: at.start_position().row,
+            }
+        };
+        let mut found = Vec::new();
+        match (self.language, node.kind()) {
+            (Language::Python, "import_statement") => {
+                let mut cursor = node.walk();
+                for name in node.children_by_field_name("name", &mut cursor) {
+                    if name.kind() == "aliased_import" {
+                        let (Some(module), Some(alias)) = (
+                            name.child_by_field_name("name"),
+                            name.child_by_field_name("alias"),
+                        ) else {
+                            continue;
+                        };
+                        found.push(bind(alias, self.text(alias), self.text(module), None));
+                    } else {
+                        // `import a.b` binds `a`, the top package.
+                        let module = self.text(name);
+                        let top = module.split('.').next().unwrap_or(module);
+                        found.push(bind(name, top, top, None));
+                    }
+                }
+            }
+            (Language::Python, "import_from_statement") => {
+                let Some(module) = node.child_by_field_name("module_name") else {
+                    return;
+                };
+                let module = self.text(module);
+                let mut cursor = node.walk();
+                for child in node.named_children(&mut cursor) {
+                    if child.kind() == "wildcard_import" {
+                        found.push(bind(child, "*", module, Some("*")));
+                    }
+                }
+                let mut cursor = node.walk();
+                for name in node.children_by_field_name("name", &mut cursor) {
+                    let (member, alias) = if name.kind() == "aliased_import" {
+                        match (
+                            name.child_by_field_name("name"),
+                            name.child_by_field_name("alias"),
+                        ) {
+                            (Some(member), Some(alias)) => (member, alias),
+                            _ => continue,
+                        }
+                    } else {
+                        (name, name)
+                    };
+                    found.push(bind(
+                        alias,
+                        self.text(alias),
+                        module,
+                        Some(self.text(member)),
+                    ));
+                }
+            }
+            (Language::Go, "import_spec") => {
+                let Some(path) = node.child_by_field_name("path") else {
+                    return;
+                };
+                let at = path;
+                let path = self.text(path).trim_matches(|c| c == '"' || c == '`');
+                let name = match node.child_by_field_name("name") {
+                    Some(alias) if alias.kind() == "dot" => "*",
+                    Some(alias) => self.text(alias),
+                    None => path.rsplit('/').next().unwrap_or(path),
+                };
+                let member = (name == "*").then_some("*");
+                found.push(bind(at, name, path, member));
+            }
+            _ => {}
+        }
+        self.out.imports.extend(found);
     }
 
     /// For a call node, the name of what it calls (the last identifier of the callee).
@@ -458,7 +569,46 @@ impl<'tree> Walker<'_, 'tree> {
             keyword: parent_kind == "keyword_argument" && field == Some("name"),
             scope,
             callee: callee.map(str::to_string),
+            qualifier: attribute
+                .then(|| self.qualifier(parent?))
+                .flatten(),
+            arguments: call.then(|| self.argument_count(parent?, grand)).flatten(),
         });
+    }
+
+    /// The object of an attribute node when it is a plain dotted name (`a.b` in
+    /// `a.b.name`).
+    fn qualifier(&self, member: tree_sitter::Node) -> Option<String> {
+        let object = member
+            .child_by_field_name("object")
+            .or_else(|| member.child_by_field_name("operand"))
+            .or_else(|| member.child_by_field_name("value"))?;
+        let text = self.text(object);
+        let plain = !text.is_empty()
+            && text
+                .split('.')
+                .all(|part| !part.is_empty() && part.chars().all(|c| c.is_alphanumeric() || c == '_'));
+        plain.then(|| text.to_string())
+    }
+
+    /// How many arguments the call whose callee is `parent` (or `grand`, for
+    /// `obj.name(...)`) passes.
+    fn argument_count(
+        &self,
+        parent: tree_sitter::Node,
+        grand: Option<tree_sitter::Node>,
+    ) -> Option<usize> {
+        let call = [Some(parent), grand]
+            .into_iter()
+            .flatten()
+            .find(|n| n.child_by_field_name("arguments").is_some())?;
+        let arguments = call.child_by_field_name("arguments")?;
+        let mut cursor = arguments.walk();
+        let count = arguments
+            .named_children(&mut cursor)
+            .filter(|a| a.kind() != "comment")
+            .count();
+        Some(count)
     }
 
     fn in_callable(&self, scope: Option<usize>) -> bool {

@@ -1,0 +1,339 @@
+//! Which definitions of other files a file can see: its imports, the names it binds
+//! itself, and which file a module name means.
+//!
+//! A use of `N` in file B reaches a module-level `N` of file A only when B can see
+//! it. Python: B binds `N` itself (a local, a parameter, its own module-level
+//! definition) or imports it from A (`from a import N [as M]`, `import a` + `a.N`,
+//! relative imports resolved against B's package, `from a import *`); a package that
+//! contains A may re-export it (`from pkg import N`). Go: a bare name is visible in
+//! its package (directory), `pkg.N` through an import whose path ends with A's
+//! directory. Other languages are not modelled: their uses carry no binding and the
+//! rules resolve them by scope alone.
+//!
+//! [`FileNames`] is built once per file and side from the whole text's structure (an
+//! edit's lines rarely hold the imports it relies on); [`module_holds`] and
+//! [`visible_from`] are pure.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use crate::syntax::Language;
+use crate::syntax::structure::{FileStructure, ImportBinding, Role};
+
+/// What a name used in a file is bound to there.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Binding {
+    /// A parameter, local or nested definition of an enclosing function.
+    Local,
+    /// A module-level definition of the file itself.
+    Module,
+    /// An import: `module` as written, `member` the name imported from it (`None`
+    /// when the import binds the module).
+    Imported {
+        /// Module as written (`pkg.m`, `.m`; Go: the import path).
+        module: String,
+        /// Name imported from the module.
+        member: Option<String>,
+    },
+    /// Not bound in the file: a builtin, or a name from one of these star imports.
+    Unbound {
+        /// Modules of `from m import *` (Go: dot imports).
+        star: Vec<String>,
+    },
+}
+
+/// What the object of an attribute use (`q.N`) is.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Qualifier {
+    /// A module (`import a.b` + `a.b.N`, `from pkg import mod` + `mod.N`): as written,
+    /// relative to the importing file when it starts with dots.
+    Module(String),
+    /// Anything else (an object, `self`, a call's result).
+    Other,
+}
+
+/// The names one side of one file binds, from its whole text.
+#[derive(Debug, Clone, Default)]
+pub struct FileNames {
+    language: Option<Language>,
+    /// Bound name → the last import binding it.
+    imports: BTreeMap<String, ImportBinding>,
+    /// Modules of star imports.
+    stars: Vec<String>,
+    /// Names defined at module level.
+    module_level: BTreeSet<String>,
+    /// Chain of scope names of a callable → names bound inside it.
+    locals: BTreeMap<Vec<String>, BTreeSet<String>>,
+    /// Functions decorated as pytest fixtures (`@pytest.fixture`, `@fixture(...)`).
+    fixtures: BTreeSet<String>,
+}
+
+impl FileNames {
+    /// The names `structure` (the whole text `text` of a file) binds.
+    pub fn new(language: Language, structure: &FileStructure, text: &str) -> Self {
+        let mut names = FileNames {
+            language: Some(language),
+            ..FileNames::default()
+        };
+        if !matches!(language, Language::Python | Language::Go) {
+            return names;
+        }
+        for import in &structure.imports {
+            if import.member.as_deref() == Some("*") {
+                names.stars.push(import.module.clone());
+            } else {
+                names.imports.insert(import.name.clone(), import.clone());
+            }
+        }
+        for occurrence in &structure.occurrences {
+            let Role::Definition(_) = occurrence.role else {
+                continue;
+            };
+            let chain: Vec<usize> = structure.chain(occurrence.scope);
+            let innermost_callable = chain
+                .iter()
+                .rposition(|&i| structure.scopes[i].kind.is_callable());
+            match innermost_callable {
+                None if occurrence.scope.is_none() => {
+                    names.module_level.insert(occurrence.name.clone());
+                }
+                None => {}
+                Some(depth) => {
+                    let key = chain[..=depth]
+                        .iter()
+                        .map(|&i| structure.scopes[i].name.clone())
+                        .collect();
+                    names
+                        .locals
+                        .entry(key)
+                        .or_default()
+                        .insert(occurrence.name.clone());
+                }
+            }
+        }
+        if language == Language::Python {
+            let lines: Vec<&str> = text.lines().collect();
+            for scope in &structure.scopes {
+                let decorated = lines[..scope.start_line.min(lines.len())]
+                    .iter()
+                    .rev()
+                    .take_while(|l| l.trim_start().starts_with('@'))
+                    .any(|l| l.contains("fixture"));
+                if decorated && scope.kind.is_callable() {
+                    names.fixtures.insert(scope.name.clone());
+                }
+            }
+        }
+        names
+    }
+
+    /// True when the language's bindings are modelled (Python, Go).
+    pub fn modelled(&self) -> bool {
+        matches!(self.language, Some(Language::Python | Language::Go))
+    }
+
+    /// What `name`, used inside the scopes `chain` (outermost first; `callable_depth`
+    /// the prefix that ends at the innermost callable), is bound to.
+    pub fn binding(&self, name: &str, chain: &[String], callable_depth: usize) -> Binding {
+        let local = (1..=callable_depth.min(chain.len()))
+            .any(|k| self.locals.get(&chain[..k]).is_some_and(|n| n.contains(name)));
+        if local {
+            return Binding::Local;
+        }
+        if let Some(import) = self.imports.get(name) {
+            // Imported and reassigned at module level (`N = wrap(N)`): still the import.
+            return Binding::Imported {
+                module: import.module.clone(),
+                member: import.member.clone(),
+            };
+        }
+        if self.module_level.contains(name) {
+            return Binding::Module;
+        }
+        Binding::Unbound {
+            star: self.stars.clone(),
+        }
+    }
+
+    /// What the object `qualifier` of an attribute use is (`a.b` → the module `a.b`
+    /// when `a` is `import a`).
+    pub fn qualifier(&self, qualifier: &str, chain: &[String], callable_depth: usize) -> Qualifier {
+        let (head, rest) = match qualifier.split_once('.') {
+            Some((head, rest)) => (head, Some(rest)),
+            None => (qualifier, None),
+        };
+        match self.binding(head, chain, callable_depth) {
+            Binding::Imported { module, member } => {
+                let mut module = match member {
+                    // `from pkg import mod`: `mod` may be the submodule `pkg.mod`.
+                    Some(member) if self.language == Some(Language::Python) => {
+                        if module.ends_with('.') {
+                            format!("{module}{member}")
+                        } else {
+                            format!("{module}.{member}")
+                        }
+                    }
+                    _ => module,
+                };
+                if let Some(rest) = rest
+                    && self.language == Some(Language::Python)
+                {
+                    module = format!("{module}.{rest}");
+                }
+                Qualifier::Module(module)
+            }
+            _ => Qualifier::Other,
+        }
+    }
+
+    /// True when `name` is a function decorated as a pytest fixture.
+    pub fn is_fixture(&self, name: &str) -> bool {
+        self.fixtures.contains(name)
+    }
+}
+
+fn segments(path: &str) -> Vec<&str> {
+    let stem = path.rsplit_once('.').map_or(path, |(stem, _)| stem);
+    let mut parts: Vec<&str> = stem.split('/').filter(|p| !p.is_empty()).collect();
+    if parts.last() == Some(&"__init__") {
+        parts.pop();
+    }
+    parts
+}
+
+fn directory(path: &str) -> Vec<&str> {
+    let mut parts: Vec<&str> = path.split('/').filter(|p| !p.is_empty()).collect();
+    parts.pop();
+    parts
+}
+
+/// True when the Python module `module`, imported by the file `importer`, is the
+/// file `path` or a package that contains it (and may re-export its names).
+/// Absolute modules match wherever the repository's root is (`pkg.m` is
+/// `src/pkg/m.py`); relative ones (`.m`, `..`) resolve against the importer's package.
+pub fn module_holds(module: &str, importer: &str, path: &str) -> bool {
+    let target = segments(path);
+    let dots = module.chars().take_while(|&c| c == '.').count();
+    if dots > 0 {
+        let mut full = directory(importer);
+        for _ in 1..dots {
+            if full.pop().is_none() {
+                return false;
+            }
+        }
+        full.extend(module[dots..].split('.').filter(|p| !p.is_empty()));
+        return target.starts_with(&full);
+    }
+    let wanted: Vec<&str> = module.split('.').collect();
+    !wanted.is_empty() && target.windows(wanted.len()).any(|run| run == wanted.as_slice())
+}
+
+/// True when the Go import path `import` names the package (directory) of `path`.
+pub fn package_holds(import: &str, path: &str) -> bool {
+    let dir = directory(path);
+    let wanted: Vec<&str> = import.split('/').collect();
+    // A file at the repository's root: its import path is the module's, unknown here.
+    dir.is_empty() || wanted.ends_with(&dir)
+}
+
+/// How a use of a module-level definition `name` of file `def_path` is reached.
+#[derive(Debug, Clone, Copy)]
+pub struct UseSite<'a> {
+    /// The file of the use.
+    pub path: &'a str,
+    /// `q.N` rather than a bare `N`.
+    pub attribute: bool,
+    /// What the bare name is bound to in the use's file, when known.
+    pub binding: Option<&'a Binding>,
+    /// What the attribute's object is, when known.
+    pub qualifier: Option<&'a Qualifier>,
+}
+
+/// Whether a use can see the module-level definition `name` of `def_path`; `None`
+/// when the language is not modelled (the caller falls back to scope alone).
+pub fn visible_from(name: &str, def_path: &str, site: UseSite) -> Option<bool> {
+    let python = def_path.ends_with(".py") && site.path.ends_with(".py");
+    let go = def_path.ends_with(".go") && site.path.ends_with(".go");
+    let same_file = def_path == site.path;
+    if go {
+        if site.attribute {
+            return match site.qualifier? {
+                Qualifier::Module(import) => Some(!same_file && package_holds(import, def_path)),
+                // A method of a value: Go methods are module-level definitions here.
+                Qualifier::Other => None,
+            };
+        }
+        return match site.binding? {
+            Binding::Local => Some(false),
+            _ => Some(directory(def_path) == directory(site.path)),
+        };
+    }
+    if !python {
+        return None;
+    }
+    if site.attribute {
+        return match site.qualifier? {
+            Qualifier::Module(module) => Some(module_holds(module, site.path, def_path)),
+            Qualifier::Other => Some(false),
+        };
+    }
+    Some(match site.binding? {
+        Binding::Local => false,
+        Binding::Module => same_file,
+        Binding::Imported { module, member } => match member {
+            Some(member) => member == name && module_holds(module, site.path, def_path),
+            None => false,
+        },
+        Binding::Unbound { star } => {
+            same_file || star.iter().any(|m| module_holds(m, site.path, def_path))
+        }
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::syntax::structure::analyze;
+
+    #[test]
+    fn modules_resolve_absolute_relative_and_through_packages() {
+        assert!(module_holds("pkg.geometry", "app/x.py", "src/pkg/geometry.py"));
+        assert!(module_holds("pkg", "app/x.py", "pkg/geometry.py"));
+        assert!(module_holds("pkg", "app/x.py", "pkg/__init__.py"));
+        assert!(!module_holds("other.geometry", "app/x.py", "pkg/geometry.py"));
+        assert!(module_holds(".geometry", "pkg/x.py", "pkg/geometry.py"));
+        assert!(module_holds("..geometry", "pkg/sub/x.py", "pkg/geometry.py"));
+        assert!(!module_holds(".geometry", "pkg/sub/x.py", "pkg/geometry.py"));
+        assert!(module_holds(".", "pkg/x.py", "pkg/geometry.py"));
+        assert!(package_holds("github.com/o/r/server", "server/listen.go"));
+        assert!(!package_holds("github.com/o/r/client", "server/listen.go"));
+    }
+
+    #[test]
+    fn bindings_come_from_the_whole_file() {
+        let text = "import os\nimport a.b as ab\nfrom .m import f as g, h\nfrom x import *\n\nN = 1\n\n\ndef run(p):\n    q = 2\n    return p, q, g, N, os, z\n";
+        let names = FileNames::new(Language::Python, &analyze(Language::Python, text), text);
+        let chain = ["run".to_string()];
+        let imported = |module: &str, member: Option<&str>| Binding::Imported {
+            module: module.into(),
+            member: member.map(str::to_string),
+        };
+        assert_eq!(names.binding("p", &chain, 1), Binding::Local);
+        assert_eq!(names.binding("q", &chain, 1), Binding::Local);
+        assert_eq!(names.binding("g", &chain, 1), imported(".m", Some("f")));
+        assert_eq!(names.binding("N", &chain, 1), Binding::Module);
+        assert_eq!(names.binding("os", &chain, 1), imported("os", None));
+        assert_eq!(
+            names.binding("z", &chain, 1),
+            Binding::Unbound {
+                star: vec!["x".into()]
+            }
+        );
+        assert_eq!(names.binding("q", &[], 0), Binding::Unbound { star: vec!["x".into()] });
+        assert_eq!(
+            names.qualifier("ab.c", &chain, 1),
+            Qualifier::Module("a.b.c".into())
+        );
+        assert_eq!(names.qualifier("h", &chain, 1), Qualifier::Module(".m.h".into()));
+        assert_eq!(names.qualifier("p", &chain, 1), Qualifier::Other);
+    }
+}
