@@ -271,6 +271,8 @@ fn header_mentions(header: &str, name: &str) -> bool {
 pub fn dependencies(edits: &[EditFacts]) -> Vec<Dependency> {
     let mut found = BTreeSet::new();
     definition_uses(edits, &mut found);
+    new_arguments(edits, &mut found);
+    fixtures(edits, &mut found);
     imports(edits, &mut found);
     clones(edits, &mut found);
     string_keys(edits, &mut found);
@@ -460,6 +462,158 @@ fn definition_uses(edits: &[EditFacts], found: &mut BTreeSet<Dependency>) {
                     to: user,
                     kind: DependencyKind::ArgumentParameter,
                     detail: format!("{callee}({})", use_.name),
+                });
+            }
+        }
+    }
+}
+
+/// The names a callable is called by: its own and, for a constructor, its class's.
+fn called_as(def: &ChangedDefinition, function: &str) -> Vec<String> {
+    let mut names = vec![function.to_string()];
+    if let Some((class, _)) = &def.scope.class
+        && (function == "__init__" || function == class || function == "constructor")
+    {
+        names.push(class.clone());
+    }
+    names
+}
+
+/// A call site that passes more arguments than before, of a callable whose signature
+/// gained parameters (the call already depends on the signature): it also goes with
+/// the body edits that read the new parameters — the call site, the signature and
+/// the body that uses the new argument are one change.
+fn new_arguments(edits: &[EditFacts], found: &mut BTreeSet<Dependency>) {
+    // Callee name → (signature edit, parameter added there).
+    let mut added: BTreeMap<String, Vec<(usize, &str)>> = BTreeMap::new();
+    // (file, callee name, parameter) → edits reading the bare parameter in the callable.
+    let mut readers: BTreeMap<(&str, String, &str), BTreeSet<usize>> = BTreeMap::new();
+    for (index, edit) in edits.iter().enumerate() {
+        let symbols = edit.symbols;
+        for def in &symbols.changed {
+            let depth = def.scope.callable_depth;
+            if def.kind != DefinitionKind::Parameter
+                || depth == 0
+                || !symbols.defined_after.contains(&def.name)
+                || symbols.defined_before.contains(&def.name)
+            {
+                continue;
+            }
+            for callee in called_as(def, &def.scope.chain[depth - 1]) {
+                added.entry(callee).or_default().push((index, &def.name));
+            }
+        }
+    }
+    if added.is_empty() {
+        return;
+    }
+    let wanted: BTreeSet<&str> = added
+        .values()
+        .flatten()
+        .map(|(_, parameter)| *parameter)
+        .collect();
+    for (index, edit) in edits.iter().enumerate() {
+        for use_ in &edit.symbols.uses {
+            let depth = use_.scope.callable_depth;
+            if use_.attribute || depth == 0 || !wanted.contains(use_.name.as_str()) {
+                continue;
+            }
+            let function = &use_.scope.chain[depth - 1];
+            let mut names = vec![function.clone()];
+            if let Some((class, _)) = &use_.scope.class
+                && (function == "__init__" || function == class || function == "constructor")
+            {
+                names.push(class.clone());
+            }
+            for name in names {
+                readers
+                    .entry((edit.path, name, use_.name.as_str()))
+                    .or_default()
+                    .insert(index);
+            }
+        }
+    }
+    let calls: Vec<(usize, usize, String)> = found
+        .iter()
+        .filter(|d| d.kind == DependencyKind::SignatureCall)
+        .filter(|d| edits[d.to].symbols.widened_calls.contains(&d.detail))
+        .map(|d| (d.from, d.to, d.detail.clone()))
+        .collect();
+    for (signature, call, callee) in calls {
+        let Some(parameters) = added.get(&callee) else {
+            continue;
+        };
+        for &(_, parameter) in parameters.iter().filter(|(s, _)| *s == signature) {
+            let Some(body) = readers.get(&(edits[signature].path, callee.clone(), parameter))
+            else {
+                continue;
+            };
+            let body: Vec<usize> = body.iter().copied().filter(|&b| b != signature).collect();
+            for (reader, ()) in nearest_holders(&[((), body.as_slice())], call) {
+                found.insert(Dependency {
+                    from: reader,
+                    to: call,
+                    kind: DependencyKind::ArgumentParameter,
+                    detail: format!("{callee}(+{parameter})"),
+                });
+            }
+        }
+    }
+}
+
+/// True for files that pytest reads fixtures from for the tests under their directory.
+fn is_conftest(path: &str) -> bool {
+    path.rsplit('/').next() == Some("conftest.py")
+}
+
+/// A pytest fixture added, removed or re-signed, and a test or fixture that starts or
+/// stops taking it as a parameter: pytest binds the parameter to the fixture by name.
+/// A fixture is visible in its own module and, from a `conftest.py`, under its
+/// directory.
+fn fixtures(edits: &[EditFacts], found: &mut BTreeSet<Dependency>) {
+    let mut definers: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
+    for (index, edit) in edits.iter().enumerate() {
+        for name in &edit.symbols.fixtures {
+            definers.entry(name.as_str()).or_default().push(index);
+        }
+    }
+    if definers.is_empty() {
+        return;
+    }
+    for (user, edit) in edits.iter().enumerate() {
+        if !(is_test_path(edit.path) || is_conftest(edit.path)) {
+            continue;
+        }
+        let symbols = edit.symbols;
+        let taken: BTreeSet<&str> = symbols
+            .changed
+            .iter()
+            .filter(|d| d.kind == DefinitionKind::Parameter && d.scope.callable_depth > 0)
+            .map(|d| d.name.as_str())
+            .filter(|n| symbols.defined_after.contains(*n) != symbols.defined_before.contains(*n))
+            .collect();
+        for name in taken {
+            let Some(list) = definers.get(name) else {
+                continue;
+            };
+            let visible: Vec<usize> = list
+                .iter()
+                .copied()
+                .filter(|&d| d != user)
+                .filter(|&d| {
+                    let path = edits[d].path;
+                    let dir = path.rsplit_once('/').map_or("", |(dir, _)| dir);
+                    path == edit.path
+                        || (is_conftest(path)
+                            && (dir.is_empty() || edit.path.starts_with(&format!("{dir}/"))))
+                })
+                .collect();
+            for (definer, ()) in nearest_holders(&[((), visible.as_slice())], user) {
+                found.insert(Dependency {
+                    from: definer,
+                    to: user,
+                    kind: DependencyKind::Fixture,
+                    detail: name.to_string(),
                 });
             }
         }
