@@ -288,6 +288,9 @@ impl<'tree> Walker<'_, 'tree> {
             }
         }
         self.import_bindings(node);
+        if kind == "string" && self.language == Language::Python {
+            self.dynamic_attribute(node, scope, callee);
+        }
         if is_identifier_kind(kind) && node.child_count() == 0 {
             self.record_identifier(node, cursor.field_name(), scope, in_import, callee);
         }
@@ -423,6 +426,45 @@ impl<'tree> Walker<'_, 'tree> {
             _ => {}
         }
         self.out.imports.extend(found);
+    }
+
+    /// `getattr(obj, "name")`, `hasattr`, `delattr` read the attribute `name` and
+    /// `setattr(obj, "name", v)` defines it: the string is the attribute's name.
+    fn dynamic_attribute(&mut self, node: tree_sitter::Node, scope: Option<usize>, callee: Option<&str>) {
+        let role = match callee {
+            Some("getattr" | "hasattr" | "delattr") => Role::Use,
+            Some("setattr") => Role::Definition(DefinitionKind::Field),
+            _ => return,
+        };
+        let Some(arguments) = self.ancestors.last().filter(|p| p.kind() == "argument_list") else {
+            return;
+        };
+        let mut cursor = arguments.walk();
+        if arguments.named_children(&mut cursor).nth(1) != Some(node) {
+            return;
+        }
+        let text = self.text(node);
+        let quoted = text.trim_start_matches(|c: char| c.is_ascii_alphabetic());
+        let name = quoted.trim_matches(|c| c == '"' || c == '\'');
+        let identifier = name.chars().next().is_some_and(|c| c.is_alphabetic() || c == '_')
+            && name.chars().all(|c| c.is_alphanumeric() || c == '_');
+        // An f-string or a prefix other than r/u is not a fixed name.
+        if !identifier || text.len() - quoted.len() > 1 || text.starts_with(['f', 'F', 'b', 'B']) {
+            return;
+        }
+        self.out.occurrences.push(Occurrence {
+            name: name.to_string(),
+            line: node.start_position().row,
+            column: node.start_position().column,
+            role,
+            attribute: true,
+            call: false,
+            keyword: false,
+            scope,
+            callee: callee.map(str::to_string),
+            qualifier: None,
+            arguments: None,
+        });
     }
 
     /// For a call node, the name of what it calls (the last identifier of the callee).
