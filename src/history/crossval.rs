@@ -351,7 +351,14 @@ mod tests {
         ];
         let rows: Vec<(String, usize, usize, Vec<(String, [usize; 2])>)> = rule_precision(&samples)
             .into_iter()
-            .map(|r| (r.kind, r.links, r.related, r.by_repository.into_iter().collect()))
+            .map(|r| {
+                (
+                    r.kind,
+                    r.links,
+                    r.related,
+                    r.by_repository.into_iter().collect(),
+                )
+            })
             .collect();
         assert_eq!(
             rows,

@@ -291,9 +291,27 @@ pub fn edit_symbols_seen(
     symbols.uses.dedup();
     symbols.widened_calls = most_arguments[1]
         .iter()
-        .filter(|(name, after)| most_arguments[0].get(*name).is_some_and(|before| before < after))
+        .filter(|(name, after)| {
+            most_arguments[0]
+                .get(*name)
+                .is_some_and(|before| before < after)
+        })
         .map(|(name, _)| name.to_string())
         .collect();
+    // `from m import f as g`: a widened call of `g` is a widened call of `f`.
+    let imported_as: Vec<String> = symbols
+        .uses
+        .iter()
+        .filter(|u| u.call && symbols.widened_calls.contains(&u.name))
+        .filter_map(|u| match &u.binding {
+            Some(Binding::Imported {
+                member: Some(member),
+                ..
+            }) => Some(member.clone()),
+            _ => None,
+        })
+        .collect();
+    symbols.widened_calls.extend(imported_as);
     symbols.changed_imports = symbols
         .imported_before
         .symmetric_difference(&symbols.imported_after)

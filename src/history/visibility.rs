@@ -134,8 +134,11 @@ impl FileNames {
     /// What `name`, used inside the scopes `chain` (outermost first; `callable_depth`
     /// the prefix that ends at the innermost callable), is bound to.
     pub fn binding(&self, name: &str, chain: &[String], callable_depth: usize) -> Binding {
-        let local = (1..=callable_depth.min(chain.len()))
-            .any(|k| self.locals.get(&chain[..k]).is_some_and(|n| n.contains(name)));
+        let local = (1..=callable_depth.min(chain.len())).any(|k| {
+            self.locals
+                .get(&chain[..k])
+                .is_some_and(|n| n.contains(name))
+        });
         if local {
             return Binding::Local;
         }
@@ -224,7 +227,10 @@ pub fn module_holds(module: &str, importer: &str, path: &str) -> bool {
         return target.starts_with(&full);
     }
     let wanted: Vec<&str> = module.split('.').collect();
-    !wanted.is_empty() && target.windows(wanted.len()).any(|run| run == wanted.as_slice())
+    !wanted.is_empty()
+        && target
+            .windows(wanted.len())
+            .any(|run| run == wanted.as_slice())
 }
 
 /// True when the Go import path `import` names the package (directory) of `path`.
@@ -296,13 +302,29 @@ mod tests {
 
     #[test]
     fn modules_resolve_absolute_relative_and_through_packages() {
-        assert!(module_holds("pkg.geometry", "app/x.py", "src/pkg/geometry.py"));
+        assert!(module_holds(
+            "pkg.geometry",
+            "app/x.py",
+            "src/pkg/geometry.py"
+        ));
         assert!(module_holds("pkg", "app/x.py", "pkg/geometry.py"));
         assert!(module_holds("pkg", "app/x.py", "pkg/__init__.py"));
-        assert!(!module_holds("other.geometry", "app/x.py", "pkg/geometry.py"));
+        assert!(!module_holds(
+            "other.geometry",
+            "app/x.py",
+            "pkg/geometry.py"
+        ));
         assert!(module_holds(".geometry", "pkg/x.py", "pkg/geometry.py"));
-        assert!(module_holds("..geometry", "pkg/sub/x.py", "pkg/geometry.py"));
-        assert!(!module_holds(".geometry", "pkg/sub/x.py", "pkg/geometry.py"));
+        assert!(module_holds(
+            "..geometry",
+            "pkg/sub/x.py",
+            "pkg/geometry.py"
+        ));
+        assert!(!module_holds(
+            ".geometry",
+            "pkg/sub/x.py",
+            "pkg/geometry.py"
+        ));
         assert!(module_holds(".", "pkg/x.py", "pkg/geometry.py"));
         assert!(package_holds("github.com/o/r/server", "server/listen.go"));
         assert!(!package_holds("github.com/o/r/client", "server/listen.go"));
@@ -328,12 +350,20 @@ mod tests {
                 star: vec!["x".into()]
             }
         );
-        assert_eq!(names.binding("q", &[], 0), Binding::Unbound { star: vec!["x".into()] });
+        assert_eq!(
+            names.binding("q", &[], 0),
+            Binding::Unbound {
+                star: vec!["x".into()]
+            }
+        );
         assert_eq!(
             names.qualifier("ab.c", &chain, 1),
             Qualifier::Module("a.b.c".into())
         );
-        assert_eq!(names.qualifier("h", &chain, 1), Qualifier::Module(".m.h".into()));
+        assert_eq!(
+            names.qualifier("h", &chain, 1),
+            Qualifier::Module(".m.h".into())
+        );
         assert_eq!(names.qualifier("p", &chain, 1), Qualifier::Other);
     }
 }

@@ -348,14 +348,13 @@ impl<'tree> Walker<'_, 'tree> {
     fn import_bindings(&mut self, node: tree_sitter::Node) {
         // Each binding is on the line of the name it binds, so an edit of one line of
         // a parenthesized `from m import (a,\n b)` holds only its own names.
-        let bind = |at: tree_sitter::Node, name: &str, module: &str, member: Option<&str>| {
-            ImportBinding {
+        let bind =
+            |at: tree_sitter::Node, name: &str, module: &str, member: Option<&str>| ImportBinding {
                 name: name.to_string(),
                 module: module.to_string(),
                 member: member.map(str::to_string),
                 line: at.start_position().row,
-            }
-        };
+            };
         let mut found = Vec::new();
         match (self.language, node.kind()) {
             (Language::Python, "import_statement") => {
@@ -430,13 +429,22 @@ impl<'tree> Walker<'_, 'tree> {
 
     /// `getattr(obj, "name")`, `hasattr`, `delattr` read the attribute `name` and
     /// `setattr(obj, "name", v)` defines it: the string is the attribute's name.
-    fn dynamic_attribute(&mut self, node: tree_sitter::Node, scope: Option<usize>, callee: Option<&str>) {
+    fn dynamic_attribute(
+        &mut self,
+        node: tree_sitter::Node,
+        scope: Option<usize>,
+        callee: Option<&str>,
+    ) {
         let role = match callee {
             Some("getattr" | "hasattr" | "delattr") => Role::Use,
             Some("setattr") => Role::Definition(DefinitionKind::Field),
             _ => return,
         };
-        let Some(arguments) = self.ancestors.last().filter(|p| p.kind() == "argument_list") else {
+        let Some(arguments) = self
+            .ancestors
+            .last()
+            .filter(|p| p.kind() == "argument_list")
+        else {
             return;
         };
         let mut cursor = arguments.walk();
@@ -446,7 +454,10 @@ impl<'tree> Walker<'_, 'tree> {
         let text = self.text(node);
         let quoted = text.trim_start_matches(|c: char| c.is_ascii_alphabetic());
         let name = quoted.trim_matches(|c| c == '"' || c == '\'');
-        let identifier = name.chars().next().is_some_and(|c| c.is_alphabetic() || c == '_')
+        let identifier = name
+            .chars()
+            .next()
+            .is_some_and(|c| c.is_alphabetic() || c == '_')
             && name.chars().all(|c| c.is_alphanumeric() || c == '_');
         // An f-string or a prefix other than r/u is not a fixed name.
         if !identifier || text.len() - quoted.len() > 1 || text.starts_with(['f', 'F', 'b', 'B']) {
@@ -611,9 +622,7 @@ impl<'tree> Walker<'_, 'tree> {
             keyword: parent_kind == "keyword_argument" && field == Some("name"),
             scope,
             callee: callee.map(str::to_string),
-            qualifier: attribute
-                .then(|| self.qualifier(parent?))
-                .flatten(),
+            qualifier: attribute.then(|| self.qualifier(parent?)).flatten(),
             arguments: call.then(|| self.argument_count(parent?, grand)).flatten(),
         });
     }
@@ -627,9 +636,9 @@ impl<'tree> Walker<'_, 'tree> {
             .or_else(|| member.child_by_field_name("value"))?;
         let text = self.text(object);
         let plain = !text.is_empty()
-            && text
-                .split('.')
-                .all(|part| !part.is_empty() && part.chars().all(|c| c.is_alphanumeric() || c == '_'));
+            && text.split('.').all(|part| {
+                !part.is_empty() && part.chars().all(|c| c.is_alphanumeric() || c == '_')
+            });
         plain.then(|| text.to_string())
     }
 

@@ -1,0 +1,241 @@
+//! Edit-order rules that must hold on commits nobody tuned them on: names resolved
+//! through what a file can see (imports, aliases, packages, shadowing), a call given
+//! a new argument, pytest fixtures and attributes named by strings. Each test commits
+//! a real git repository and derives the commit.
+
+use crate::derive_support;
+
+use derive_support::{TestRepo, assert_edits_rebuild_commit, edge_rows};
+
+/// Commits `before`, then `after` (files written over it), derives the second commit
+/// and checks which file each edit is in and every edge.
+fn check(before: &[(&str, &str)], after: &[(&str, &str)], edits: &[&str], edges: &[&str]) {
+    let mut repo = TestRepo::new();
+    for (path, text) in before {
+        repo.write(path, text);
+    }
+    repo.commit("base");
+    for (path, text) in after {
+        repo.write(path, text);
+    }
+    let sha = repo.commit("change");
+    let t = repo.derive(&sha).unwrap();
+    assert_edits_rebuild_commit(&t);
+    let files: Vec<String> = t
+        .edits
+        .iter()
+        .map(|e| format!("{} {}", e.id, e.file))
+        .collect();
+    assert_eq!(files, edits);
+    assert_eq!(edge_rows(&t), edges);
+}
+
+/// `load` changes in `pkg/a.py`; `pkg/b.py` has a `load` of its own. Only the calls
+/// that can see a.py's `load` (an aliased relative import, `import pkg.a` +
+/// `pkg.a.load`, a star import) link to it, and to the body that reads the new
+/// parameter, since each passes one more argument; the call through
+/// `from pkg.b import load` and the call of a parameter named `load` do not.
+#[test]
+fn python_uses_reach_only_the_definitions_their_file_can_see() {
+    let load = "def load(path):\n    \"\"\"Load a file.\"\"\"\n    return path\n";
+    check(
+        &[
+            ("pkg/a.py", load),
+            ("pkg/b.py", load),
+            (
+                "pkg/c.py",
+                "from pkg.b import load\n\n\ndef run():\n    first = load(1)\n",
+            ),
+            (
+                "pkg/d.py",
+                "from .a import load as fetch\n\n\ndef run(paths):\n    return [fetch(p) for p in paths]\n",
+            ),
+            (
+                "pkg/e.py",
+                "import pkg.a\n\n\ndef run(name):\n    print(pkg.a.load(name))\n",
+            ),
+            (
+                "pkg/f.py",
+                "from pkg.a import *\n\n\ndef run(x):\n    total += load(x)\n",
+            ),
+            (
+                "pkg/g.py",
+                "def run(load, limit):\n    return load(limit)\n",
+            ),
+        ],
+        &[
+            (
+                "pkg/a.py",
+                "def load(path, mode):\n    \"\"\"Load a file.\"\"\"\n    return open(path, mode)\n",
+            ),
+            (
+                "pkg/c.py",
+                "from pkg.b import load\n\n\ndef run():\n    first = load(1, \"text\")\n",
+            ),
+            (
+                "pkg/d.py",
+                "from .a import load as fetch\n\n\ndef run(paths):\n    return [fetch(p, \"rb\") for p in paths]\n",
+            ),
+            (
+                "pkg/e.py",
+                "import pkg.a\n\n\ndef run(name):\n    print(pkg.a.load(name, \"r\"))\n",
+            ),
+            (
+                "pkg/f.py",
+                "from pkg.a import *\n\n\ndef run(x):\n    total += load(x, \"w\")\n",
+            ),
+            (
+                "pkg/g.py",
+                "def run(load, limit):\n    return load(limit, \"ab\")\n",
+            ),
+        ],
+        &[
+            "e0 pkg/a.py",
+            "e1 pkg/a.py",
+            "e2 pkg/c.py",
+            "e3 pkg/d.py",
+            "e4 pkg/e.py",
+            "e5 pkg/f.py",
+            "e6 pkg/g.py",
+        ],
+        &[
+            "e0-e1 bi: def_use/mode, def_use/path",
+            "e0-e3 bi: signature_call/load",
+            "e0-e4 bi: signature_call/load",
+            "e0-e5 bi: signature_call/load",
+            "e1-e3 bi: argument_parameter/load(+mode)",
+            "e1-e4 bi: argument_parameter/load(+mode)",
+            "e1-e5 bi: argument_parameter/load(+mode)",
+        ],
+    );
+}
+
+/// Go: `Run` changes in package `a`. A bare `Run` reaches it from its own package
+/// (directory) only, and `x.Run` only when `x` imports a path ending in `a`: not
+/// package `b`'s own `Run`, nor package `b` imported under the alias `a`.
+#[test]
+fn go_uses_reach_their_package_or_an_import_of_it() {
+    check(
+        &[
+            (
+                "a/run.go",
+                "package a\n\nfunc Run(n int) int {\n\treturn n\n}\n",
+            ),
+            (
+                "a/use.go",
+                "package a\n\nfunc Twice() int {\n\treturn Run(2) * 2\n}\n",
+            ),
+            (
+                "b/run.go",
+                "package b\n\nfunc Run(s string) string {\n\treturn s\n}\n\nfunc Call() string {\n\treturn Run(\"x\")\n}\n",
+            ),
+            (
+                "c/main.go",
+                "package main\n\nimport \"example.com/m/a\"\n\nfunc main() {\n\tprintln(a.Run(3))\n}\n",
+            ),
+            (
+                "d/main.go",
+                "package main\n\nimport a \"example.com/m/b\"\n\nfunc main() {\n\tprintln(a.Run(\"y\"))\n}\n",
+            ),
+        ],
+        &[
+            (
+                "a/run.go",
+                "package a\n\nfunc Run(n int, m int) int {\n\treturn n * m\n}\n",
+            ),
+            (
+                "a/use.go",
+                "package a\n\nfunc Twice() int {\n\treturn Run(2, 1) * 2\n}\n",
+            ),
+            (
+                "b/run.go",
+                "package b\n\nfunc Run(s string) string {\n\treturn s\n}\n\nfunc Call() string {\n\treturn Run(\"x\") + \"!\"\n}\n",
+            ),
+            (
+                "c/main.go",
+                "package main\n\nimport \"example.com/m/a\"\n\nfunc main() {\n\tprintln(a.Run(3, 4))\n}\n",
+            ),
+            (
+                "d/main.go",
+                "package main\n\nimport a \"example.com/m/b\"\n\nfunc main() {\n\tprintln(a.Run(\"y\") + a.Run(\"z\"))\n}\n",
+            ),
+        ],
+        &[
+            "e0 a/run.go",
+            "e1 a/use.go",
+            "e2 b/run.go",
+            "e3 c/main.go",
+            "e4 d/main.go",
+        ],
+        &[
+            "e0-e1 bi: signature_call/Run",
+            "e0-e3 bi: signature_call/Run",
+        ],
+    );
+}
+
+/// A fixture added to `tests/conftest.py` and the tests that start taking it: pytest
+/// binds the parameter by name, for tests under `tests/` only.
+#[test]
+fn pytest_fixtures_bind_test_parameters_by_name() {
+    check(
+        &[
+            (
+                "tests/conftest.py",
+                "import pytest\n\n\n@pytest.fixture\ndef client():\n    return 1\n",
+            ),
+            (
+                "tests/api/test_users.py",
+                "def test_list(client):\n    assert client\n",
+            ),
+            ("other/test_jobs.py", "def test_jobs(client):\n    pass\n"),
+        ],
+        &[
+            (
+                "tests/conftest.py",
+                "import pytest\n\n\n@pytest.fixture\ndef client():\n    return 1\n\n\n@pytest.fixture\ndef db():\n    return {}\n",
+            ),
+            (
+                "tests/api/test_users.py",
+                "def test_list(client, db):\n    assert client\n",
+            ),
+            (
+                "other/test_jobs.py",
+                "def test_jobs(client, db):\n    pass\n",
+            ),
+        ],
+        &[
+            "e0 other/test_jobs.py",
+            "e1 tests/api/test_users.py",
+            "e2 tests/conftest.py",
+        ],
+        // The two tests add the same parameter: a clone, whatever the fixture.
+        &["e0-e1 bi: clone/- +, db", "e1-e2 bi: fixture/db"],
+    );
+}
+
+/// `getattr(settings, "verbose")` reads the attribute a constructor starts setting.
+#[test]
+fn getattr_strings_name_attributes() {
+    check(
+        &[
+            (
+                "app/config.py",
+                "class Settings:\n    def __init__(self):\n        self.debug = False\n",
+            ),
+            ("app/run.py", "def main(settings):\n    return settings\n"),
+        ],
+        &[
+            (
+                "app/config.py",
+                "class Settings:\n    def __init__(self):\n        self.debug = False\n        self.verbose = True\n",
+            ),
+            (
+                "app/run.py",
+                "def main(settings):\n    return getattr(settings, \"verbose\", False)\n",
+            ),
+        ],
+        &["e0 app/config.py", "e1 app/run.py"],
+        &["e0-e1 bi: def_use/verbose"],
+    );
+}
