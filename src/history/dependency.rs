@@ -27,7 +27,7 @@ use crate::syntax::structure::DefinitionKind;
 
 use super::similarity::{PrefixIndex, dice, may_reach};
 use super::symbols::{ChangedDefinition, EditSymbols, NameUse};
-use super::visibility::{Binding, UseSite, module_holds, package_holds, visible_from};
+use super::visibility::{Binding, Qualifier, UseSite, module_holds, package_holds, visible_from};
 
 /// Edits sharing one fact (a clone, a variable, a member, a key) are linked as a
 /// clique up to this many, beyond it as a chain in edit order; a use with more
@@ -189,6 +189,22 @@ fn resolution_rank(
             def.kind,
             DefinitionKind::Function | DefinitionKind::Type | DefinitionKind::Variable
         );
+    // `self.m` reaches `m` of the enclosing class, a base it names or a subclass that
+    // names it; `super().m` only a base's.
+    if let (Some((def_class, def_header)), Some(qualifier)) = (&def.scope.class, &use_.qualifier) {
+        let use_class = use_.scope.class.as_ref();
+        let own = use_class.is_some_and(|(name, _)| name == def_class);
+        let base = use_class.is_some_and(|(_, header)| header_mentions(header, def_class));
+        let derived = use_class.is_some_and(|(name, _)| header_mentions(def_header, name));
+        let reachable = match qualifier {
+            Qualifier::OwnObject => own || base || derived,
+            Qualifier::Super => base,
+            _ => true,
+        };
+        if !reachable {
+            return None;
+        }
+    }
     if module_level {
         // `f(key=…)`: a keyword names a parameter, never a module-level definition.
         if use_.keyword {
@@ -380,9 +396,9 @@ fn definition_uses(edits: &[EditFacts], found: &mut BTreeSet<Dependency>) {
             let Some(callee) = use_.callee.as_deref() else {
                 continue;
             };
-            let Some(candidates) = by_name.get(callee) else {
-                continue;
-            };
+            // The callee need not have changed: `T{Field: v}` or `T(field=v)` still
+            // names a member of `T` that another edit changed.
+            let candidates = by_name.get(callee).map_or(&[][..], Vec::as_slice);
             // When the callee's name is in this edit, it must resolve to the definition
             // (a bare `describe(x)` is not a call of some class's method `describe`).
             let callee_uses: Vec<&NameUse> = edit

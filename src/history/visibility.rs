@@ -47,7 +47,12 @@ pub enum Qualifier {
     /// A module (`import a.b` + `a.b.N`, `from pkg import mod` + `mod.N`): as written,
     /// relative to the importing file when it starts with dots.
     Module(String),
-    /// Anything else (an object, `self`, a call's result).
+    /// `self.name` or `cls.name` (Python): the enclosing class's own member, or one
+    /// it inherits or a subclass overrides.
+    OwnObject,
+    /// `super().name` (Python): a member of a base class.
+    Super,
+    /// Anything else (an object, a call's result).
     Other,
 }
 
@@ -160,6 +165,13 @@ impl FileNames {
     /// What the object `qualifier` of an attribute use is (`a.b` → the module `a.b`
     /// when `a` is `import a`).
     pub fn qualifier(&self, qualifier: &str, chain: &[String], callable_depth: usize) -> Qualifier {
+        if self.language == Some(Language::Python) {
+            match qualifier {
+                "self" | "cls" => return Qualifier::OwnObject,
+                "super()" => return Qualifier::Super,
+                _ => {}
+            }
+        }
         let (head, rest) = match qualifier.split_once('.') {
             Some((head, rest)) => (head, Some(rest)),
             None => (qualifier, None),
@@ -265,7 +277,7 @@ pub fn visible_from(name: &str, def_path: &str, site: UseSite) -> Option<bool> {
             return match site.qualifier? {
                 Qualifier::Module(import) => Some(!same_file && package_holds(import, def_path)),
                 // A method of a value: Go methods are module-level definitions here.
-                Qualifier::Other => None,
+                _ => None,
             };
         }
         return match site.binding? {
@@ -279,7 +291,7 @@ pub fn visible_from(name: &str, def_path: &str, site: UseSite) -> Option<bool> {
     if site.attribute {
         return match site.qualifier? {
             Qualifier::Module(module) => Some(module_holds(module, site.path, def_path)),
-            Qualifier::Other => Some(false),
+            _ => Some(false),
         };
     }
     Some(match site.binding? {
@@ -365,5 +377,7 @@ mod tests {
             Qualifier::Module(".m.h".into())
         );
         assert_eq!(names.qualifier("p", &chain, 1), Qualifier::Other);
+        assert_eq!(names.qualifier("self", &chain, 1), Qualifier::OwnObject);
+        assert_eq!(names.qualifier("super()", &chain, 1), Qualifier::Super);
     }
 }

@@ -315,6 +315,9 @@ impl<'tree> Walker<'_, 'tree> {
                 };
                 let child_callee = match (&own_callee, cursor.field_name()) {
                     (Some(name), Some("arguments")) => Some(name.as_str()),
+                    (Some(name), Some("body")) if kind == "composite_literal" => {
+                        Some(name.as_str())
+                    }
                     (Some(_), _) => None,
                     (None, _) => callee,
                 };
@@ -485,6 +488,8 @@ impl<'tree> Walker<'_, 'tree> {
             "method_invocation" => node.child_by_field_name("name")?,
             "object_creation_expression" => node.child_by_field_name("type")?,
             "new_expression" => node.child_by_field_name("constructor")?,
+            // Go's `T{Field: v}`: the keys name fields of `T`, like keyword arguments.
+            "composite_literal" => node.child_by_field_name("type")?,
             _ => return None,
         };
         let text = self.text(function);
@@ -619,7 +624,11 @@ impl<'tree> Walker<'_, 'tree> {
             role,
             attribute,
             call,
-            keyword: parent_kind == "keyword_argument" && field == Some("name"),
+            keyword: (parent_kind == "keyword_argument" && field == Some("name"))
+                || (parent_kind == "literal_element"
+                    && grand.is_some_and(|g| {
+                        g.kind() == "keyed_element" && g.child_by_field_name("key") == parent
+                    })),
             scope,
             callee: callee.map(str::to_string),
             qualifier: attribute.then(|| self.qualifier(parent?)).flatten(),
@@ -635,6 +644,13 @@ impl<'tree> Walker<'_, 'tree> {
             .or_else(|| member.child_by_field_name("operand"))
             .or_else(|| member.child_by_field_name("value"))?;
         let text = self.text(object);
+        if object.kind() == "call"
+            && object
+                .child_by_field_name("function")
+                .is_some_and(|f| self.text(f) == "super")
+        {
+            return Some("super()".to_string());
+        }
         let plain = !text.is_empty()
             && text.split('.').all(|part| {
                 !part.is_empty() && part.chars().all(|c| c.is_alphanumeric() || c == '_')

@@ -492,7 +492,7 @@ fn python_scopes_constructors_arguments_and_docstrings() {
         edge_rows(&t),
         vec![
             "e1-e5 bi: signature_call/scale, argument_parameter/scale(offset)",
-            "e1-e7 bi: argument_parameter/scale(offset)",
+            "e1-e7 bi: argument_parameter/scale(+offset), argument_parameter/scale(offset)",
             "e2-e3 bi: signature_call/Shape",
             "e5-e6 bi: doc_impl/offset",
             "e5-e7 bi: def_use/factor, def_use/offset, def_use/value",

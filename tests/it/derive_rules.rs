@@ -239,3 +239,73 @@ fn getattr_strings_name_attributes() {
         &["e0-e1 bi: def_use/verbose"],
     );
 }
+
+/// `self.describe()` reaches the enclosing class's (or a base's) `describe`, never an
+/// unrelated class's; `super().__init__(…)` reaches the base's constructor only.
+#[test]
+fn python_self_and_super_reach_their_class_hierarchy() {
+    check(
+        &[
+            (
+                "app/cart.py",
+                "class Cart:\n    def __init__(self, items):\n        self.items = items\n\n    def describe(self):\n        return \"cart\"\n\n    def show(self):\n        return self.describe()\n",
+            ),
+            (
+                "app/shapes.py",
+                "class Shape:\n    def __init__(self, size):\n        self.size = size\n\n    def describe(self):\n        return \"shape\"\n\n\nclass Square(Shape):\n    def __init__(self, size):\n        super().__init__(size)\n\n    def show(self):\n        return self.describe()\n",
+            ),
+        ],
+        &[
+            (
+                "app/cart.py",
+                "class Cart:\n    def __init__(self, items, owner=None, *, limit=3):\n        self.items = items\n\n    def describe(self):\n        return \"cart\"\n\n    def show(self):\n        return self.describe().upper()\n",
+            ),
+            (
+                "app/shapes.py",
+                "class Shape:\n    def __init__(self, size, color):\n        self.size = size\n\n    def describe(self, verbose=False):\n        return \"shape\"\n\n\nclass Square(Shape):\n    def __init__(self, size):\n        super().__init__(size, \"red\")\n\n    def show(self):\n        return self.describe() + \"!\"\n",
+            ),
+        ],
+        &[
+            "e0 app/cart.py",
+            "e1 app/cart.py",
+            "e2 app/shapes.py",
+            "e3 app/shapes.py",
+            "e4 app/shapes.py",
+            "e5 app/shapes.py",
+        ],
+        // Not e0 (Cart's constructor) with e4, nor e3 (Shape's describe) with e1.
+        &[
+            "e2-e4 bi: signature_call/__init__",
+            "e3-e5 bi: signature_call/describe",
+        ],
+    );
+}
+
+/// Go: `server.Server{Name: "a", Port: 80}` sets the field `Port` that the struct gains.
+#[test]
+fn go_struct_literal_keys_name_fields() {
+    check(
+        &[
+            (
+                "server/server.go",
+                "package server\n\ntype Server struct {\n\tName string\n}\n",
+            ),
+            (
+                "cmd/main.go",
+                "package main\n\nimport \"example.com/m/server\"\n\nfunc main() {\n\ts := server.Server{Name: \"a\"}\n\tprintln(s.Name)\n}\n",
+            ),
+        ],
+        &[
+            (
+                "server/server.go",
+                "package server\n\ntype Server struct {\n\tName string\n\tPort int\n}\n",
+            ),
+            (
+                "cmd/main.go",
+                "package main\n\nimport \"example.com/m/server\"\n\nfunc main() {\n\ts := server.Server{Name: \"a\", Port: 80}\n\tprintln(s.Name)\n}\n",
+            ),
+        ],
+        &["e0 cmd/main.go", "e1 server/server.go"],
+        &["e0-e1 bi: def_use/Server(Port)"],
+    );
+}
