@@ -419,6 +419,15 @@ fn definition_uses(edits: &[EditFacts], found: &mut BTreeSet<Dependency>) {
                 })
                 .map(|(_, holders)| ((), holders.as_slice()))
                 .collect();
+            // The call named here reaches a changed `callee` (not `session.get` for a
+            // module's `get`).
+            let reached = callee_uses.is_empty()
+                || candidates.iter().any(|((def, path), _)| {
+                    matches!(def.kind, DefinitionKind::Function | DefinitionKind::Type)
+                        && callee_uses
+                            .iter()
+                            .any(|u| resolution_rank(def, path, u, edit.path).is_some())
+                });
             for (definer, ()) in nearest_holders(&changed_callables, user) {
                 found.insert(Dependency {
                     from: definer,
@@ -456,7 +465,11 @@ fn definition_uses(edits: &[EditFacts], found: &mut BTreeSet<Dependency>) {
                 });
             }
             // `f(..., key=…)` where `f`'s own parameter `key` changed: the call site,
-            // the signature and the body that reads `key` are one change.
+            // the signature and the body that reads `key` are one change — when the
+            // call named here reaches that `f` (not `session.get` for a module's `get`).
+            if !reached {
+                continue;
+            }
             let parameter: Vec<((), &[usize])> = candidates
                 .iter()
                 .filter(|((def, _), _)| {
@@ -1123,10 +1136,56 @@ fn documentation(edits: &[EditFacts], found: &mut BTreeSet<Dependency>) {
                 .push(index);
         }
     }
-    for (doc, edit) in edits.iter().enumerate() {
-        if edit.scope.is_empty() {
-            continue;
+    // Parameters an edit adds or removes, (file, function chain, name); the edits
+    // reading those names inside the function; and public functions and classes an
+    // edit adds, by the scope they are defined in (a module or class docstring names
+    // them).
+    let mut new_parameters: BTreeSet<(&str, &[String], &str)> = BTreeSet::new();
+    let mut added: BTreeMap<(&str, &[String], &str), Vec<usize>> = BTreeMap::new();
+    for (index, edit) in edits.iter().enumerate() {
+        let symbols = edit.symbols;
+        for def in &symbols.changed {
+            let new = symbols.defined_after.contains(&def.name)
+                && !symbols.defined_before.contains(&def.name);
+            let depth = def.scope.callable_depth;
+            if def.kind == DefinitionKind::Parameter && depth > 0 {
+                let gone = symbols.defined_before.contains(&def.name)
+                    && !symbols.defined_after.contains(&def.name);
+                if new || gone {
+                    new_parameters.insert((edit.path, &def.scope.chain[..depth], &def.name));
+                }
+            }
+            if new
+                && matches!(def.kind, DefinitionKind::Function | DefinitionKind::Type)
+                && !def.name.starts_with('_')
+            {
+                added
+                    .entry((edit.path, def.scope.chain.as_slice(), def.name.as_str()))
+                    .or_default()
+                    .push(index);
+            }
         }
+    }
+    let mut readers: BTreeMap<(&str, &[String], &str), Vec<usize>> = BTreeMap::new();
+    if !new_parameters.is_empty() {
+        for (index, edit) in edits.iter().enumerate() {
+            let read: BTreeSet<(&[String], &str)> = edit
+                .symbols
+                .uses
+                .iter()
+                .filter(|u| !u.attribute && u.scope.callable_depth > 0)
+                .map(|u| (&u.scope.chain[..u.scope.callable_depth], u.name.as_str()))
+                .filter(|&(chain, name)| new_parameters.contains(&(edit.path, chain, name)))
+                .collect();
+            for (chain, name) in read {
+                readers
+                    .entry((edit.path, chain, name))
+                    .or_default()
+                    .push(index);
+            }
+        }
+    }
+    for (doc, edit) in edits.iter().enumerate() {
         let before = words(edit.before_text);
         let symbols = edit.symbols;
         // New words that are not code on the edit's lines: prose in a string or comment.
@@ -1137,16 +1196,24 @@ fn documentation(edits: &[EditFacts], found: &mut BTreeSet<Dependency>) {
                 && !symbols.imported_after.contains(*w)
         });
         for word in prose {
-            let Some(list) = changers.get(&(edit.path, edit.scope, word)) else {
-                continue;
-            };
-            for (other, ()) in nearest_holders(&[((), list.as_slice())], doc) {
-                found.insert(Dependency {
-                    from: other,
-                    to: doc,
-                    kind: DependencyKind::DocImpl,
-                    detail: word.to_string(),
-                });
+            let key = (edit.path, edit.scope, word);
+            // A function's docstring or comment: what the function's edits define and,
+            // for a parameter added or removed, the body edits that read it. Any
+            // docstring: a public function or class added in its scope.
+            let lists = [
+                changers.get(&key).filter(|_| !edit.scope.is_empty()),
+                readers.get(&key),
+                added.get(&key),
+            ];
+            for list in lists.into_iter().flatten() {
+                for (other, ()) in nearest_holders(&[((), list.as_slice())], doc) {
+                    found.insert(Dependency {
+                        from: other,
+                        to: doc,
+                        kind: DependencyKind::DocImpl,
+                        detail: word.to_string(),
+                    });
+                }
             }
         }
     }

@@ -309,3 +309,36 @@ fn go_struct_literal_keys_name_fields() {
         &["e0-e1 bi: def_use/Server(Port)"],
     );
 }
+
+/// A docstring entry for a new parameter goes with the signature that adds it and the
+/// body that reads it; a module docstring naming a new public function goes with its
+/// definition.
+#[test]
+fn docstrings_name_new_parameters_and_functions() {
+    check(
+        &[(
+            "net/client.py",
+            "\"\"\"HTTP helpers: get.\"\"\"\n\n\ndef get(url):\n    \"\"\"Fetch a page.\n\n    :param url: the address\n    \"\"\"\n    session = open_session()\n    return session.get(url)\n\n\ndef other():\n    return 1\n",
+        )],
+        &[(
+            "net/client.py",
+            "\"\"\"HTTP helpers: get, fetch_all.\"\"\"\n\n\ndef get(url, timeout):\n    \"\"\"Fetch a page.\n\n    :param url: the address\n    :param timeout: seconds to wait\n    \"\"\"\n    session = open_session()\n    return session.get(url, timeout=timeout)\n\n\ndef other():\n    return 1\n\n\ndef fetch_all(urls):\n    return [get(u, 5) for u in urls]\n",
+        )],
+        &[
+            "e0 net/client.py",
+            "e1 net/client.py",
+            "e2 net/client.py",
+            "e3 net/client.py",
+            "e4 net/client.py",
+        ],
+        // `session.get(url, timeout=timeout)` is no call of this `get`: e1-e3 is the
+        // parameter read, not an argument passed to it.
+        &[
+            "e0-e4 bi: doc_impl/fetch_all",
+            "e1-e2 bi: doc_impl/timeout",
+            "e1-e3 bi: def_use/timeout, def_use/url",
+            "e1-e4 bi: signature_call/get",
+            "e2-e3 bi: doc_impl/timeout",
+        ],
+    );
+}
