@@ -1297,20 +1297,20 @@ fn tests_and_implementations(edits: &[EditFacts], found: &mut BTreeSet<Dependenc
         }
         // The test starts using a name the implementation edit defines or changes:
         // it exercises what was just written. (Sharing any new word, a string key
-        // or an import alias linked unrelated edits on unseen commits.)
+        // or an import alias linked unrelated edits on unseen commits.) Only what a
+        // test can reach counts: module-level names and class members, not a
+        // function's parameters or locals.
         let written: BTreeSet<&str> = i
             .symbols
             .changed
             .iter()
+            .filter(|c| match c.kind {
+                DefinitionKind::Parameter => false,
+                DefinitionKind::Variable => c.scope.callable_depth == 0,
+                _ => true,
+            })
             .map(|c| c.name.as_str())
             .chain(i.symbols.renamed.iter().map(|(_, new)| new.as_str()))
-            .chain(
-                i.symbols
-                    .defined_after
-                    .iter()
-                    .filter(|d| added[implementation].contains(d))
-                    .map(String::as_str),
-            )
             .filter(|w| is_identifier_like(w))
             .collect();
         for word in written {
@@ -1325,10 +1325,20 @@ fn tests_and_implementations(edits: &[EditFacts], found: &mut BTreeSet<Dependenc
             continue;
         }
         let stem = tested_stem(t.path);
+        // A name the test binds itself (its own local or function) is not the
+        // implementation's.
+        let reaches_out = |w: &str| {
+            t.symbols.uses.iter().any(|u| {
+                u.name == w && !matches!(u.binding, Some(Binding::Local | Binding::Module))
+            })
+        };
         let exercised: BTreeSet<&str> = added[test]
             .iter()
             .map(String::as_str)
-            .filter(|w| t.symbols.used_after.contains(*w) || t.symbols.imported_after.contains(*w))
+            .filter(|w| {
+                (t.symbols.used_after.contains(*w) && reaches_out(w))
+                    || t.symbols.imported_after.contains(*w)
+            })
             .collect();
         // Each implementation edit once, for the first name (in order) it shares.
         let mut linked: BTreeMap<usize, &str> = BTreeMap::new();

@@ -342,3 +342,38 @@ fn docstrings_name_new_parameters_and_functions() {
         ],
     );
 }
+
+/// A test that starts calling a function its implementation file adds (test_impl);
+/// the test's own local `side` ties it to nothing.
+#[test]
+fn tests_link_to_the_implementation_they_start_exercising() {
+    check(
+        &[
+            ("pkg/shapes.py", "def area(r):\n    return r * r\n"),
+            (
+                "tests/test_shapes.py",
+                "from pkg.shapes import area\n\n\ndef test_area():\n    assert area(2) == 4\n",
+            ),
+        ],
+        &[
+            (
+                "pkg/shapes.py",
+                "def area(r):\n    return r * r\n\n\ndef perimeter(side):\n    return 4 * side\n",
+            ),
+            (
+                "tests/test_shapes.py",
+                "from pkg.shapes import area, perimeter\n\n\ndef test_area():\n    assert area(2) == 4\n\n\ndef test_perimeter():\n    side = 2\n    assert perimeter(side) == 8\n",
+            ),
+        ],
+        &[
+            "e0 pkg/shapes.py",
+            "e1 tests/test_shapes.py",
+            "e2 tests/test_shapes.py",
+        ],
+        &[
+            "e0-e1 bi: def_import/perimeter, test_impl/perimeter",
+            "e0-e2 bi: def_use/perimeter, test_impl/perimeter",
+            "e1-e2 bi: import_use/perimeter",
+        ],
+    );
+}
