@@ -67,7 +67,8 @@ pub struct EvalOrderArgs {
     /// Cross-validate by repository: for each repository, choose which rule kinds to
     /// trust on the other repositories' commits (dropping a kind while that raises
     /// all-pairs accuracy) and score the left-out repository with them; figures are
-    /// pooled over the left-out repositories
+    /// pooled over the left-out repositories. Also lists each rule kind's links and
+    /// how many of them are annotated related, per repository where below half
     #[arg(long, value_name = "UNIT", value_parser = ["repo"])]
     cv: Option<String>,
 
@@ -173,12 +174,8 @@ pub fn run(args: EvalOrderArgs) -> Result<i32> {
 
 /// `value [low, high]` in percent.
 fn interval(e: &Estimate) -> String {
-    format!(
-        "{}% [{}, {}]",
-        percent(e.value),
-        percent(e.low).trim(),
-        percent(e.high).trim()
-    )
+    let (low, high) = (percent(e.low), percent(e.high));
+    format!("{}% [{}, {}]", percent(e.value), low.trim(), high.trim())
 }
 
 fn print_intervals(title: &str, f: &Headline) {
@@ -227,25 +224,7 @@ fn print_cross_validation(cv: &CrossValidation) {
     println!();
     println!("links per rule kind (a pair counts once per kind), annotated related:");
     for rule in &cv.rules {
-        // The repositories where the kind links more unrelated pairs than related ones.
-        let weak: Vec<String> = rule
-            .by_repository
-            .iter()
-            .filter(|(_, [links, related])| related * 2 < *links)
-            .map(|(repo, [links, related])| format!("{repo} {related}/{links}"))
-            .collect();
-        println!(
-            "  {:<20} {:>4} links {:>4} related {:>6}%  below half: {}",
-            rule.kind,
-            rule.links,
-            rule.related,
-            percent(rule.precision()),
-            if weak.is_empty() {
-                "-".to_owned()
-            } else {
-                weak.join(", ")
-            }
-        );
+        println!("  {}", rule.row());
     }
 }
 

@@ -125,6 +125,32 @@ impl RulePrecision {
     pub fn precision(&self) -> Option<f64> {
         (self.links > 0).then(|| self.related as f64 / self.links as f64)
     }
+
+    /// One line of `eval-order`'s table: kind, links, related, precision and the
+    /// repositories where fewer than half of its links are related.
+    pub fn row(&self) -> String {
+        let weak: Vec<String> = self
+            .by_repository
+            .iter()
+            .filter(|(_, [links, related])| related * 2 < *links)
+            .map(|(repo, [links, related])| format!("{repo} {related}/{links}"))
+            .collect();
+        let precision = self
+            .precision()
+            .map_or("-".to_string(), |p| format!("{:.1}", p * 100.0));
+        format!(
+            "{:<20} {:>4} links {:>4} related {:>6}%  below half: {}",
+            self.kind,
+            self.links,
+            self.related,
+            precision,
+            if weak.is_empty() {
+                "-".to_string()
+            } else {
+                weak.join(", ")
+            }
+        )
+    }
 }
 
 /// Precision of every rule kind on `samples`, as the annotations judge its links.
@@ -349,26 +375,20 @@ mod tests {
             sample("a", true, vec![edge(0, 1, "good"), edge(1, 0, "noisy")]),
             sample("b", false, vec![edge(0, 1, "noisy")]),
         ];
-        let rows: Vec<(String, usize, usize, Vec<(String, [usize; 2])>)> = rule_precision(&samples)
-            .into_iter()
-            .map(|r| {
-                (
-                    r.kind,
-                    r.links,
-                    r.related,
-                    r.by_repository.into_iter().collect(),
-                )
-            })
+        let rows: Vec<String> = rule_precision(&samples)
+            .iter()
+            .map(RulePrecision::row)
             .collect();
         assert_eq!(
             rows,
             vec![
-                ("good".into(), 1, 1, vec![("a".into(), [1, 1])]),
-                (
-                    "noisy".into(),
-                    2,
-                    1,
-                    vec![("a".into(), [1, 1]), ("b".into(), [1, 0])]
+                format!(
+                    "{:<20} {:>4} links {:>4} related {:>6}%  below half: -",
+                    "good", 1, 1, "100.0"
+                ),
+                format!(
+                    "{:<20} {:>4} links {:>4} related {:>6}%  below half: b 0/1",
+                    "noisy", 2, 1, "50.0"
                 ),
             ]
         );

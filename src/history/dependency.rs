@@ -4,7 +4,7 @@
 //!
 //! | kind | rule |
 //! |---|---|
-//! | `def_use` | a definition changed in one edit, referenced in another (scope-aware: a local only inside its function, a field in its class or a subclass, a function or type anywhere, across files) |
+//! | `def_use` | a definition changed in one edit, referenced in another (scope-aware: a local only inside its function, a field in its class or a subclass, a module-level name only where the use's file can see it: [`super::visibility`]) |
 //! | `signature_call` | a callable whose parameters or header changed, called in another edit |
 //! | `import_use` | an import added or removed in one edit, the name used in another edit of the same file |
 //! | `def_import` | a definition changed in one file, its import changed in another |
@@ -12,8 +12,9 @@
 //! | `def_use` (reassignment) | the same local variable assigned in several edits of one function |
 //! | `shared_name` | two edits of the same function introduce the same new compound name (`sample_weight`), in code, a docstring or a comment |
 //! | `def_use` (class member) | a class attribute, constructor parameter or `self.x` changed by several edits of one class, or passed by name to that class's constructor (`Env(vcs_rev=…)`) |
-//! | `argument_parameter` | a call passes `key=…` to a callable whose parameter `key` another edit changed, or uses in that callable's body |
-//! | `doc_impl` | a docstring or comment of a function starts naming what another edit of that function defines or changes |
+//! | `argument_parameter` | a call passes `key=…` to a callable whose parameter `key` another edit changed, or uses in that callable's body; a call given more arguments, to the body reading the parameters its callee gained |
+//! | `fixture` | a pytest fixture changed, a test or fixture starting or stopping to take it as a parameter |
+//! | `doc_impl` | a docstring or comment of a function starts naming what another edit of that function defines or changes (or reads, for a new parameter); a module or class docstring names a public function or class added there |
 //! | `clone` | the same token change applied in several places, or before- and after-texts that are alike (token Dice ≥ 0.8) |
 //! | `test_impl` | a test file starts using (or importing) a name that an edit of the file it tests defines or changes |
 //! | `move` | lines deleted by a pure deletion and inserted (maybe touched up) by a pure insertion |

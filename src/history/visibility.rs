@@ -89,33 +89,43 @@ impl FileNames {
                 names.imports.insert(import.name.clone(), import.clone());
             }
         }
+        // Each scope's key (the chain of names up to its innermost callable), built
+        // once per scope rather than once per definition.
+        let mut keys: Vec<Option<Option<Vec<String>>>> = vec![None; structure.scopes.len()];
         for occurrence in &structure.occurrences {
             let Role::Definition(_) = occurrence.role else {
                 continue;
             };
-            let chain: Vec<usize> = structure.chain(occurrence.scope);
-            let innermost_callable = chain
-                .iter()
-                .rposition(|&i| structure.scopes[i].kind.is_callable());
-            match innermost_callable {
-                None if occurrence.scope.is_none() => {
-                    names.module_level.insert(occurrence.name.clone());
-                }
-                None => {}
-                Some(depth) => {
-                    let key = chain[..=depth]
+            let Some(scope) = occurrence.scope else {
+                names.module_level.insert(occurrence.name.clone());
+                continue;
+            };
+            let key = keys[scope].get_or_insert_with(|| {
+                let chain = structure.chain(Some(scope));
+                let depth = chain
+                    .iter()
+                    .rposition(|&i| structure.scopes[i].kind.is_callable())?;
+                Some(
+                    chain[..=depth]
                         .iter()
                         .map(|&i| structure.scopes[i].name.clone())
-                        .collect();
-                    names
-                        .locals
-                        .entry(key)
-                        .or_default()
-                        .insert(occurrence.name.clone());
+                        .collect(),
+                )
+            });
+            if let Some(key) = key {
+                match names.locals.get_mut(key.as_slice()) {
+                    Some(set) => {
+                        set.insert(occurrence.name.clone());
+                    }
+                    None => {
+                        names
+                            .locals
+                            .insert(key.clone(), BTreeSet::from([occurrence.name.clone()]));
+                    }
                 }
             }
         }
-        if language == Language::Python {
+        if language == Language::Python && text.contains("fixture") {
             let lines: Vec<&str> = text.lines().collect();
             for scope in &structure.scopes {
                 let decorated = lines[..scope.start_line.min(lines.len())]
