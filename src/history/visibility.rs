@@ -7,8 +7,9 @@
 //! relative imports resolved against B's package, `from a import *`); a package that
 //! contains A may re-export it (`from pkg import N`). Go: a bare name is visible in
 //! its package (directory), `pkg.N` through an import whose path ends with A's
-//! directory. Other languages are not modelled: their uses carry no binding and the
-//! rules resolve them by scope alone.
+//! directory. Java: a top-level type in its package or through an import of it or
+//! its package. Other languages are not modelled: their uses carry no binding and
+//! the rules resolve them by scope alone.
 //!
 //! [`FileNames`] is built once per file and side from the whole text's structure (an
 //! edit's lines rarely hold the imports it relies on); [`module_holds`] and
@@ -79,7 +80,7 @@ impl FileNames {
             language: Some(language),
             ..FileNames::default()
         };
-        if !matches!(language, Language::Python | Language::Go) {
+        if !matches!(language, Language::Python | Language::Go | Language::Java) {
             return names;
         }
         for import in &structure.imports {
@@ -141,9 +142,12 @@ impl FileNames {
         names
     }
 
-    /// True when the language's bindings are modelled (Python, Go).
+    /// True when the language's bindings are modelled (Python, Go, Java).
     pub fn modelled(&self) -> bool {
-        matches!(self.language, Some(Language::Python | Language::Go))
+        matches!(
+            self.language,
+            Some(Language::Python | Language::Go | Language::Java)
+        )
     }
 
     /// What `name`, used inside the scopes `chain` (outermost first; `callable_depth`
@@ -263,6 +267,13 @@ pub fn package_holds(import: &str, path: &str) -> bool {
     dir.is_empty() || wanted.ends_with(&dir)
 }
 
+/// True when the Java package `package` (dotted) is the directory of `path`, ending
+/// its source root (`src/main/java/a/b/C.java` is in `a.b`).
+fn java_package_holds(package: &str, path: &str) -> bool {
+    let wanted: Vec<&str> = package.split('.').collect();
+    directory(path).ends_with(&wanted)
+}
+
 /// How a use of a module-level definition `name` of file `def_path` is reached.
 #[derive(Debug, Clone, Copy)]
 pub struct UseSite<'a> {
@@ -293,6 +304,22 @@ pub fn visible_from(name: &str, def_path: &str, site: UseSite) -> Option<bool> {
         return match site.binding? {
             Binding::Local => Some(false),
             _ => Some(directory(def_path) == directory(site.path)),
+        };
+    }
+    if def_path.ends_with(".java") && site.path.ends_with(".java") {
+        // A top-level type: visible in its package (directory), through an import of
+        // it or of its package (`a.b.C`, `a.b.*`); a qualified `a.b.C` is not modelled.
+        if site.attribute {
+            return None;
+        }
+        return match site.binding? {
+            Binding::Local => Some(false),
+            _ if directory(def_path) == directory(site.path) => Some(true),
+            Binding::Imported { module, member } => {
+                Some(member.as_deref() == Some(name) && java_package_holds(module, def_path))
+            }
+            Binding::Unbound { star } => Some(star.iter().any(|m| java_package_holds(m, def_path))),
+            Binding::Module => Some(false),
         };
     }
     if !python {
@@ -349,6 +376,8 @@ mod tests {
         ));
         assert!(module_holds(".", "pkg/x.py", "pkg/geometry.py"));
         assert!(package_holds("github.com/o/r/server", "server/listen.go"));
+        assert!(java_package_holds("shop", "src/main/java/shop/Cart.java"));
+        assert!(!java_package_holds("other", "src/main/java/shop/Cart.java"));
         assert!(!package_holds("github.com/o/r/client", "server/listen.go"));
     }
 

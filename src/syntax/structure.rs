@@ -115,7 +115,7 @@ pub struct Occurrence {
     pub arguments: Option<usize>,
 }
 
-/// A name an import statement binds (Python and Go; other languages list none).
+/// A name an import statement binds (Python, Go and Java; other languages list none).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ImportBinding {
     /// The name bound in the file (`c` in `from m import x as c`, `a` in `import a.b`,
@@ -347,7 +347,7 @@ impl<'tree> Walker<'_, 'tree> {
     }
 
     /// The names an import statement binds (Python `import`/`from … import`, Go's
-    /// import specs).
+    /// import specs, Java imports).
     fn import_bindings(&mut self, node: tree_sitter::Node) {
         // Each binding is on the line of the name it binds, so an edit of one line of
         // a parenthesized `from m import (a,\n b)` holds only its own names.
@@ -409,6 +409,23 @@ impl<'tree> Walker<'_, 'tree> {
                         module,
                         Some(self.text(member)),
                     ));
+                }
+            }
+            (Language::Java, "import_declaration") => {
+                // `import a.b.C;` binds `C`; `import a.b.*;` every type of `a.b`;
+                // `import static a.b.C.m;` binds `m`.
+                let text = self.text(node);
+                let path: String = text
+                    .trim_start_matches("import")
+                    .trim()
+                    .trim_start_matches("static ")
+                    .trim_end_matches(';')
+                    .split_whitespace()
+                    .collect();
+                match path.rsplit_once('.') {
+                    Some((module, "*")) => found.push(bind(node, "*", module, Some("*"))),
+                    Some((module, name)) => found.push(bind(node, name, module, Some(name))),
+                    None => {}
                 }
             }
             (Language::Go, "import_spec") => {

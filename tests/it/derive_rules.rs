@@ -377,3 +377,56 @@ fn tests_link_to_the_implementation_they_start_exercising() {
         ],
     );
 }
+
+/// Java: `Cart`'s constructor changes in package `shop`. `new Cart(…)` reaches it from
+/// `shop` and through `import shop.Cart`, not from package `other`, which has a `Cart`
+/// of its own.
+#[test]
+fn java_types_reach_their_package_or_an_import_of_them() {
+    let cart = |package: &str, parameters: &str| {
+        format!(
+            "package {package};\n\npublic class Cart {{\n    public Cart({parameters}) {{\n    }}\n}}\n"
+        )
+    };
+    let user = |package: &str, import: &str, arguments: &str| {
+        format!(
+            "package {package};\n{import}\nclass Use {{\n    Object make() {{\n        return new Cart({arguments});\n    }}\n}}\n"
+        )
+    };
+    let before = [
+        ("src/main/java/shop/Cart.java", cart("shop", "int n")),
+        ("src/main/java/shop/Use.java", user("shop", "", "1")),
+        ("src/main/java/other/Cart.java", cart("other", "int n")),
+        ("src/main/java/other/Use.java", user("other", "", "3")),
+        (
+            "src/main/java/app/Use.java",
+            user("app", "import shop.Cart;\n", "5"),
+        ),
+    ];
+    let after = [
+        ("src/main/java/shop/Cart.java", cart("shop", "int n, int m")),
+        ("src/main/java/shop/Use.java", user("shop", "", "1, 2")),
+        ("src/main/java/other/Use.java", user("other", "", "3, 4")),
+        (
+            "src/main/java/app/Use.java",
+            user("app", "import shop.Cart;\n", "5, 6"),
+        ),
+    ];
+    let before: Vec<(&str, &str)> = before.iter().map(|(p, t)| (*p, t.as_str())).collect();
+    let after: Vec<(&str, &str)> = after.iter().map(|(p, t)| (*p, t.as_str())).collect();
+    check(
+        &before,
+        &after,
+        &[
+            "e0 src/main/java/app/Use.java",
+            "e1 src/main/java/other/Use.java",
+            "e2 src/main/java/shop/Cart.java",
+            "e3 src/main/java/shop/Use.java",
+        ],
+        // Not e1: package `other`'s `new Cart(3, 4)` is its own Cart.
+        &[
+            "e0-e2 bi: signature_call/Cart",
+            "e2-e3 bi: signature_call/Cart",
+        ],
+    );
+}
