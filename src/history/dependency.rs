@@ -200,6 +200,8 @@ fn resolution_rank(
         let reachable = match qualifier {
             Qualifier::OwnObject => own || base || derived,
             Qualifier::Super => base,
+            // `json.dumps`: an attribute of a module is no member of a class.
+            Qualifier::Module(_) => false,
             _ => true,
         };
         if !reachable {

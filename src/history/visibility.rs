@@ -48,6 +48,9 @@ pub enum Qualifier {
     /// A module (`import a.b` + `a.b.N`, `from pkg import mod` + `mod.N`): as written,
     /// relative to the importing file when it starts with dots.
     Module(String),
+    /// A name imported from a module (`from pkg import X` + `X.N`): a submodule
+    /// `pkg.X` (as written here) or a class or object of `pkg`.
+    ImportedName(String),
     /// `self.name` or `cls.name` (Python): the enclosing class's own member, or one
     /// it inherits or a subclass overrides.
     OwnObject,
@@ -192,6 +195,7 @@ impl FileNames {
         };
         match self.binding(head, chain, callable_depth) {
             Binding::Imported { module, member } => {
+                let certain = member.is_none();
                 let mut module = match member {
                     // `from pkg import mod`: `mod` may be the submodule `pkg.mod`.
                     Some(member) if self.language == Some(Language::Python) => {
@@ -208,7 +212,11 @@ impl FileNames {
                 {
                     module = format!("{module}.{rest}");
                 }
-                Qualifier::Module(module)
+                if certain {
+                    Qualifier::Module(module)
+                } else {
+                    Qualifier::ImportedName(module)
+                }
             }
             _ => Qualifier::Other,
         }
@@ -327,7 +335,9 @@ pub fn visible_from(name: &str, def_path: &str, site: UseSite) -> Option<bool> {
     }
     if site.attribute {
         return match site.qualifier? {
-            Qualifier::Module(module) => Some(module_holds(module, site.path, def_path)),
+            Qualifier::Module(module) | Qualifier::ImportedName(module) => {
+                Some(module_holds(module, site.path, def_path))
+            }
             _ => Some(false),
         };
     }
@@ -413,7 +423,7 @@ mod tests {
         );
         assert_eq!(
             names.qualifier("h", &chain, 1),
-            Qualifier::Module(".m.h".into())
+            Qualifier::ImportedName(".m.h".into())
         );
         assert_eq!(names.qualifier("p", &chain, 1), Qualifier::Other);
         assert_eq!(names.qualifier("self", &chain, 1), Qualifier::OwnObject);

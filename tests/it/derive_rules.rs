@@ -430,3 +430,41 @@ fn java_types_reach_their_package_or_an_import_of_them() {
         ],
     );
 }
+
+/// `json.dumps(…)` calls an attribute of a module, never the method `dumps` that a
+/// class of the commit changes; `Codec().dumps(…)` may be that method.
+#[test]
+fn a_module_attribute_is_no_class_member() {
+    check(
+        &[
+            (
+                "app/codec.py",
+                "class Codec:\n    def dumps(self, value):\n        return str(value)\n",
+            ),
+            (
+                "app/io.py",
+                "import json\n\n\ndef save(value):\n    return json.dumps(value)\n",
+            ),
+            (
+                "app/other.py",
+                "from app.codec import Codec\n\n\ndef encode(value):\n    return Codec().dumps(value)\n",
+            ),
+        ],
+        &[
+            (
+                "app/codec.py",
+                "class Codec:\n    def dumps(self, value, indent=0):\n        return str(value)\n",
+            ),
+            (
+                "app/io.py",
+                "import json\n\n\ndef save(value):\n    return json.dumps(value, indent=2)\n",
+            ),
+            (
+                "app/other.py",
+                "from app.codec import Codec\n\n\ndef encode(value):\n    return Codec().dumps(value, 4)\n",
+            ),
+        ],
+        &["e0 app/codec.py", "e1 app/io.py", "e2 app/other.py"],
+        &["e0-e2 bi: signature_call/dumps"],
+    );
+}
