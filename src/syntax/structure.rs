@@ -290,6 +290,7 @@ impl<'tree> Walker<'_, 'tree> {
         self.import_bindings(node);
         if kind == "string" && self.language == Language::Python {
             self.dynamic_attribute(node, scope, callee);
+            self.exported_name(node, scope);
         }
         if is_identifier_kind(kind) && node.child_count() == 0 {
             self.record_identifier(node, cursor.field_name(), scope, in_import, callee);
@@ -493,6 +494,47 @@ impl<'tree> Walker<'_, 'tree> {
             keyword: false,
             scope,
             callee: callee.map(str::to_string),
+            qualifier: None,
+            arguments: None,
+        });
+    }
+
+    /// `__all__ = ["name", …]` (or `+=`) at module level exports `name`: a use of the
+    /// module's own (or imported) `name`.
+    fn exported_name(&mut self, node: tree_sitter::Node, scope: Option<usize>) {
+        if scope.is_some() {
+            return;
+        }
+        let mut up = self.ancestors.iter().rev();
+        let in_sequence = up
+            .next()
+            .is_some_and(|p| matches!(p.kind(), "list" | "tuple"));
+        let exported = up.next().is_some_and(|a| {
+            matches!(a.kind(), "assignment" | "augmented_assignment")
+                && a.child_by_field_name("left").map(|l| self.text(l)) == Some("__all__")
+        });
+        if !(in_sequence && exported) {
+            return;
+        }
+        let name = self.text(node).trim_matches(|c| c == '"' || c == '\'');
+        let identifier = name
+            .chars()
+            .next()
+            .is_some_and(|c| c.is_alphabetic() || c == '_')
+            && name.chars().all(|c| c.is_alphanumeric() || c == '_');
+        if !identifier {
+            return;
+        }
+        self.out.occurrences.push(Occurrence {
+            name: name.to_string(),
+            line: node.start_position().row,
+            column: node.start_position().column,
+            role: Role::Use,
+            attribute: false,
+            call: false,
+            keyword: false,
+            scope,
+            callee: None,
             qualifier: None,
             arguments: None,
         });

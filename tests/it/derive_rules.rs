@@ -468,3 +468,34 @@ fn a_module_attribute_is_no_class_member() {
         &["e0-e2 bi: signature_call/dumps"],
     );
 }
+
+/// A package exports a new function: the definition, its import into the package and
+/// its name in `__all__` are one change.
+#[test]
+fn dunder_all_exports_a_name() {
+    check(
+        &[
+            (
+                "pkg/__init__.py",
+                "from .a import load\n\n__all__ = [\"load\"]\n",
+            ),
+            ("pkg/a.py", "def load():\n    return 1\n"),
+        ],
+        &[
+            (
+                "pkg/__init__.py",
+                "from .a import load, save\n\n__all__ = [\"load\", \"save\"]\n",
+            ),
+            (
+                "pkg/a.py",
+                "def load():\n    return 1\n\n\ndef save():\n    return 2\n",
+            ),
+        ],
+        &["e0 pkg/__init__.py", "e1 pkg/__init__.py", "e2 pkg/a.py"],
+        &[
+            "e0-e1 bi: import_use/save",
+            "e0-e2 bi: def_import/save",
+            "e1-e2 bi: def_use/save",
+        ],
+    );
+}
