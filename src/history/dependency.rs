@@ -208,11 +208,12 @@ fn resolution_rank(
             return None;
         }
     }
+    // `f(key=…)`: a keyword names a parameter of the callee (the keyword rules link
+    // those), never a variable, field or function in scope.
+    if use_.keyword {
+        return None;
+    }
     if module_level {
-        // `f(key=…)`: a keyword names a parameter, never a module-level definition.
-        if use_.keyword {
-            return None;
-        }
         let site = UseSite {
             path: use_path,
             attribute: use_.attribute,

@@ -277,7 +277,11 @@ pub fn edit_symbols_seen(
                         name: occurrence.name.clone(),
                         attribute: occurrence.attribute,
                         call: occurrence.call,
-                        callee: occurrence.callee.clone(),
+                        // `cls(key=…)` in a classmethod calls the enclosing class.
+                        callee: match occurrence.callee.as_deref() {
+                            Some("cls") => scope.class.as_ref().map(|(class, _)| class.clone()),
+                            _ => occurrence.callee.clone(),
+                        },
                         keyword: occurrence.keyword,
                         scope,
                         binding,

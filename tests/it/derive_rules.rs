@@ -499,3 +499,35 @@ fn dunder_all_exports_a_name() {
         ],
     );
 }
+
+/// A dataclass gains a field: the constructor calls that pass it by name, `Point(…)`
+/// and `cls(…)` in a classmethod, go with it.
+#[test]
+fn dataclass_fields_and_constructor_keywords() {
+    let point = |field: &str, call: &str| {
+        format!(
+            "from dataclasses import dataclass\n\n\n@dataclass\nclass Point:\n    x: int\n    y: int\n{field}\n    @classmethod\n    def origin(cls):\n        return cls({call})\n"
+        )
+    };
+    let before = point("", "x=0, y=0");
+    let after = point("    z: int = 0\n", "x=0, y=0, z=0");
+    check(
+        &[
+            ("app/point.py", &before),
+            (
+                "app/use.py",
+                "from app.point import Point\n\n\ndef make():\n    return Point(x=1, y=2)\n",
+            ),
+        ],
+        &[
+            ("app/point.py", &after),
+            (
+                "app/use.py",
+                "from app.point import Point\n\n\ndef make():\n    return Point(x=1, y=2, z=3)\n",
+            ),
+        ],
+        &["e0 app/point.py", "e1 app/point.py", "e2 app/use.py"],
+        // The keyword `z` is no reference to the field: only the member rule links it.
+        &["e0-e1 bi: def_use/Point(z)", "e0-e2 bi: def_use/Point(z)"],
+    );
+}
