@@ -12,7 +12,7 @@
 //! | `def_use` (reassignment) | the same local variable assigned in several edits of one function |
 //! | `shared_name` | two edits of the same function introduce the same new compound name (`sample_weight`), in code, a docstring or a comment |
 //! | `def_use` (class member) | a class attribute, constructor parameter or `self.x` changed by several edits of one class, or passed by name to that class's constructor (`Env(vcs_rev=…)`) |
-//! | `argument_parameter` | a call passes `key=…` to a callable whose parameter `key` another edit changed, or uses in that callable's body; a call given more arguments, to the body reading the parameters its callee gained |
+//! | `argument_parameter` | a call passes `key=…` to a callable whose parameter `key` another edit changed, or uses in that callable's body; a call given more arguments, to the body reading the parameters its callee gained, or to a new field of the record class it calls |
 //! | `fixture` | a pytest fixture changed, a test or fixture starting or stopping to take it as a parameter |
 //! | `doc_impl` | a docstring or comment of a function starts naming what another edit of that function defines or changes (or reads, for a new parameter); a module or class docstring names a public function or class added there |
 //! | `clone` | the same token change applied in several places, or before- and after-texts that are alike (token Dice ≥ 0.8) |
@@ -292,6 +292,7 @@ pub fn dependencies(edits: &[EditFacts]) -> Vec<Dependency> {
     let mut found = BTreeSet::new();
     definition_uses(edits, &mut found);
     new_arguments(edits, &mut found);
+    record_constructors(edits, &mut found);
     fixtures(edits, &mut found);
     imports(edits, &mut found);
     clones(edits, &mut found);
@@ -588,6 +589,50 @@ fn new_arguments(edits: &[EditFacts], found: &mut BTreeSet<Dependency>) {
                     to: call,
                     kind: DependencyKind::ArgumentParameter,
                     detail: format!("{callee}(+{parameter})"),
+                });
+            }
+        }
+    }
+}
+
+/// A record class (`@dataclass`, attrs, `NamedTuple`…) gains a field, and a call of
+/// the class passes more arguments than before where the class is visible: the new
+/// field is the new constructor parameter the call passes (by name, the class-member
+/// rule links it).
+fn record_constructors(edits: &[EditFacts], found: &mut BTreeSet<Dependency>) {
+    let mut fields: BTreeMap<&str, Vec<(usize, &str)>> = BTreeMap::new();
+    for (index, edit) in edits.iter().enumerate() {
+        for (class, field) in &edit.symbols.record_fields {
+            fields.entry(class).or_default().push((index, field));
+        }
+    }
+    if fields.is_empty() {
+        return;
+    }
+    for (call, edit) in edits.iter().enumerate() {
+        for use_ in edit.symbols.uses.iter().filter(|u| u.call && !u.attribute) {
+            let Some(list) = fields.get(use_.name.as_str()) else {
+                continue;
+            };
+            if !edit.symbols.widened_calls.contains(&use_.name) {
+                continue;
+            }
+            for &(definer, field) in list.iter().filter(|(d, _)| *d != call) {
+                let path = edits[definer].path;
+                let site = UseSite {
+                    path: edit.path,
+                    attribute: false,
+                    binding: use_.binding.as_ref(),
+                    qualifier: None,
+                };
+                if path != edit.path && visible_from(&use_.name, path, site) == Some(false) {
+                    continue;
+                }
+                found.insert(Dependency {
+                    from: definer,
+                    to: call,
+                    kind: DependencyKind::ArgumentParameter,
+                    detail: format!("{}(+{field})", use_.name),
                 });
             }
         }

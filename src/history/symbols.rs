@@ -93,6 +93,8 @@ pub struct EditSymbols {
     pub widened_calls: BTreeSet<String>,
     /// Changed functions that are pytest fixtures.
     pub fixtures: BTreeSet<String>,
+    /// Fields added to record classes, `(class, field)`: new constructor parameters.
+    pub record_fields: BTreeSet<(String, String)>,
 }
 
 fn scope_key(file: usize, structure: &FileStructure, scope: Option<usize>) -> ScopeKey {
@@ -461,6 +463,17 @@ pub fn edit_symbols_seen(
         .filter(|d| d.kind == DefinitionKind::Function)
         .filter(|d| names.iter().flatten().any(|n| n.is_fixture(&d.name)))
         .map(|d| d.name.clone())
+        .collect();
+    symbols.record_fields = changed
+        .iter()
+        .filter(|d| d.kind == DefinitionKind::Field && d.scope.callable_depth == 0)
+        .filter(|d| symbols.defined_after.contains(&d.name))
+        .filter_map(|d| {
+            let (class, _) = d.scope.class.as_ref()?;
+            names[1]
+                .is_some_and(|n| n.is_record(class))
+                .then(|| (class.clone(), d.name.clone()))
+        })
         .collect();
     symbols.changed = changed.into_iter().collect();
     symbols

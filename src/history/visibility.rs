@@ -18,7 +18,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use crate::syntax::Language;
-use crate::syntax::structure::{FileStructure, ImportBinding, Role};
+use crate::syntax::structure::{FileStructure, ImportBinding, Role, ScopeKind};
 
 /// What a name used in a file is bound to there.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -74,6 +74,9 @@ pub struct FileNames {
     locals: BTreeMap<Vec<String>, BTreeSet<String>>,
     /// Functions decorated as pytest fixtures (`@pytest.fixture`, `@fixture(...)`).
     fixtures: BTreeSet<String>,
+    /// Record classes, whose class-level fields are their constructor's parameters
+    /// (`@dataclass`, attrs, `NamedTuple`, `TypedDict`, pydantic's `BaseModel`).
+    records: BTreeSet<String>,
 }
 
 impl FileNames {
@@ -129,16 +132,36 @@ impl FileNames {
                 }
             }
         }
-        if language == Language::Python && text.contains("fixture") {
+        // Decorators are read from the text above a definition (tree-sitter keeps them
+        // outside the definition's node), only in files that can hold one.
+        let records = ["dataclass", "attr.s", "attrs.define", "@define", "@frozen"];
+        let may_decorate = text.contains("fixture") || records.iter().any(|r| text.contains(r));
+        if language == Language::Python && may_decorate {
             let lines: Vec<&str> = text.lines().collect();
             for scope in &structure.scopes {
-                let decorated = lines[..scope.start_line.min(lines.len())]
-                    .iter()
-                    .rev()
-                    .take_while(|l| l.trim_start().starts_with('@'))
-                    .any(|l| l.contains("fixture"));
-                if decorated && scope.kind.is_callable() {
+                let decorators = || {
+                    lines[..scope.start_line.min(lines.len())]
+                        .iter()
+                        .rev()
+                        .take_while(|l| l.trim_start().starts_with('@'))
+                };
+                if scope.kind.is_callable() && decorators().any(|l| l.contains("fixture")) {
                     names.fixtures.insert(scope.name.clone());
+                }
+                let record = decorators().any(|l| records.iter().any(|r| l.contains(r)));
+                if scope.kind == ScopeKind::Class && record {
+                    names.records.insert(scope.name.clone());
+                }
+            }
+        }
+        if language == Language::Python {
+            // Classes whose class-level fields are constructor parameters by their base.
+            let bases = ["NamedTuple", "TypedDict", "BaseModel"];
+            for scope in &structure.scopes {
+                if scope.kind == ScopeKind::Class
+                    && bases.iter().any(|b| header_names(&scope.signature, b))
+                {
+                    names.records.insert(scope.name.clone());
                 }
             }
         }
@@ -222,10 +245,24 @@ impl FileNames {
         }
     }
 
+    /// True when `name` is a record class (its fields are constructor parameters).
+    pub fn is_record(&self, name: &str) -> bool {
+        self.records.contains(name)
+    }
+
     /// True when `name` is a function decorated as a pytest fixture.
     pub fn is_fixture(&self, name: &str) -> bool {
         self.fixtures.contains(name)
     }
+}
+
+/// True when a class header names `base` among its words after the class's own name.
+fn header_names(header: &str, base: &str) -> bool {
+    header
+        .split(|c: char| !(c.is_alphanumeric() || c == '_'))
+        .filter(|w| !w.is_empty())
+        .skip(2)
+        .any(|w| w == base)
 }
 
 fn segments(path: &str) -> Vec<&str> {

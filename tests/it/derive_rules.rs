@@ -531,3 +531,41 @@ fn dataclass_fields_and_constructor_keywords() {
         &["e0-e1 bi: def_use/Point(z)", "e0-e2 bi: def_use/Point(z)"],
     );
 }
+
+/// A `NamedTuple` gains a field: a call that passes one more positional argument goes
+/// with it; a call of another module's `Pair` does not.
+#[test]
+fn record_fields_are_new_constructor_arguments() {
+    check(
+        &[
+            (
+                "geo/pair.py",
+                "from typing import NamedTuple\n\n\nclass Pair(NamedTuple):\n    left: int\n    right: int\n",
+            ),
+            (
+                "geo/use.py",
+                "from geo.pair import Pair\n\n\ndef make():\n    return Pair(1, 2)\n",
+            ),
+            (
+                "geo/other.py",
+                "from cards.pair import Pair\n\n\ndef deal():\n    return Pair(\"a\", \"b\")\n",
+            ),
+        ],
+        &[
+            (
+                "geo/pair.py",
+                "from typing import NamedTuple\n\n\nclass Pair(NamedTuple):\n    left: int\n    right: int\n    weight: float = 1.0\n",
+            ),
+            (
+                "geo/use.py",
+                "from geo.pair import Pair\n\n\ndef make():\n    return Pair(1, 2, 0.5)\n",
+            ),
+            (
+                "geo/other.py",
+                "from cards.pair import Pair\n\n\ndef deal():\n    return Pair(\"a\", \"b\", \"c\")\n",
+            ),
+        ],
+        &["e0 geo/other.py", "e1 geo/pair.py", "e2 geo/use.py"],
+        &["e1-e2 bi: argument_parameter/Pair(+weight)"],
+    );
+}
