@@ -4,6 +4,10 @@
 //! before-lines, the child's on its after-lines. A definition is *changed* by an
 //! edit when it appears on one side only (added, removed, renamed) or when its
 //! signature changed (a parameter added or removed, the header text differs).
+//!
+//! Given what the whole file binds on each side ([`FileNames`]), each use also says
+//! what its name is bound to there and what the object of `q.name` is, which
+//! [`super::visibility`] turns into "can this file see that definition".
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -86,7 +90,7 @@ pub struct EditSymbols {
     pub uses: Vec<NameUse>,
     /// Imports added or removed.
     pub changed_imports: BTreeSet<String>,
-    /// Modules each name imported on the edit's lines comes from (Python, Go).
+    /// Modules each name imported on the edit's lines comes from (Python, Go, Java).
     pub import_modules: BTreeMap<String, BTreeSet<String>>,
     /// Callees whose calls on the after-lines pass more arguments than on the
     /// before-lines (a call site given a new argument).
