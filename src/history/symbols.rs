@@ -199,6 +199,8 @@ pub fn edit_symbols_seen(
         None => (&empty, &[][..]),
     };
     let mut most_arguments: [BTreeMap<&str, usize>; 2] = [BTreeMap::new(), BTreeMap::new()];
+    // Classes `cls(...)` constructs on either side.
+    let mut constructed: BTreeSet<String> = BTreeSet::new();
     for (side, (occurrences, structure, defined, used, imported)) in [
         (
             before,
@@ -241,6 +243,7 @@ pub fn edit_symbols_seen(
                 // `cls(...)` in a classmethod constructs the enclosing class.
                 let scope = scope_key(file, structure, occurrence.scope);
                 if let Some((class, _)) = scope.class.clone() {
+                    constructed.insert(class.clone());
                     used.insert(class.clone());
                     symbols.uses.push(NameUse {
                         name: class,
@@ -322,6 +325,10 @@ pub fn edit_symbols_seen(
         })
         .collect();
     symbols.widened_calls.extend(imported_as);
+    // A widened `cls(...)` is a widened call of the enclosing class.
+    if symbols.widened_calls.contains("cls") {
+        symbols.widened_calls.extend(constructed);
+    }
     symbols.changed_imports = symbols
         .imported_before
         .symmetric_difference(&symbols.imported_after)

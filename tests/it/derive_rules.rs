@@ -529,7 +529,7 @@ fn dataclass_fields_and_constructor_keywords() {
         &["e0 app/point.py", "e1 app/point.py", "e2 app/use.py"],
         // The keyword `z` is no reference to the field: only the member rule links it.
         &[
-            "e0-e1 bi: def_use/Point(z)",
+            "e0-e1 bi: def_use/Point(z), argument_parameter/Point(+z)",
             "e0-e2 bi: def_use/Point(z), argument_parameter/Point(+z)",
         ],
     );
