@@ -475,6 +475,19 @@ pub fn edit_symbols_seen(
         .filter(|d| names.iter().flatten().any(|n| n.is_fixture(&d.name)))
         .map(|d| d.name.clone())
         .collect();
+    // `@pytest.mark.parametrize("name", …)` provides `name` to the test like a fixture.
+    let parametrized = |occurrences: &[Occurrence]| -> BTreeSet<String> {
+        occurrences
+            .iter()
+            .filter(|o| o.callee.as_deref() == Some("parametrize"))
+            .filter(|o| o.role == Role::Definition(DefinitionKind::Parameter))
+            .map(|o| o.name.clone())
+            .collect()
+    };
+    let (was, now) = (parametrized(before), parametrized(after));
+    symbols
+        .fixtures
+        .extend(was.symmetric_difference(&now).cloned());
     symbols.record_fields = changed
         .iter()
         .filter(|d| d.kind == DefinitionKind::Field && d.scope.callable_depth == 0)

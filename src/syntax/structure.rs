@@ -291,6 +291,9 @@ impl<'tree> Walker<'_, 'tree> {
         if kind == "string" && self.language == Language::Python {
             self.dynamic_attribute(node, scope, callee);
             self.exported_name(node, scope);
+            if callee == Some("parametrize") {
+                self.parametrized_names(node, scope);
+            }
         }
         if is_identifier_kind(kind) && node.child_count() == 0 {
             self.record_identifier(node, cursor.field_name(), scope, in_import, callee);
@@ -538,6 +541,51 @@ impl<'tree> Walker<'_, 'tree> {
             qualifier: None,
             arguments: None,
         });
+    }
+
+    /// `@pytest.mark.parametrize("a, b", …)` or `(("a", "b"), …)`: the argument
+    /// names are parameters pytest passes to the decorated test, defined here.
+    fn parametrized_names(&mut self, node: tree_sitter::Node, scope: Option<usize>) {
+        let Some(at) = self
+            .ancestors
+            .iter()
+            .rposition(|a| a.kind() == "argument_list")
+        else {
+            return;
+        };
+        let arguments = self.ancestors[at];
+        let argument = self.ancestors.get(at + 1).copied().unwrap_or(node);
+        if arguments.named_child(0) != Some(argument) {
+            return;
+        }
+        let text = self.text(node);
+        let names: Vec<String> = text
+            .trim_matches(|c| c == '"' || c == '\'')
+            .split(',')
+            .map(str::trim)
+            .filter(|n| {
+                n.chars()
+                    .next()
+                    .is_some_and(|c| c.is_alphabetic() || c == '_')
+                    && n.chars().all(|c| c.is_alphanumeric() || c == '_')
+            })
+            .map(str::to_string)
+            .collect();
+        for name in names {
+            self.out.occurrences.push(Occurrence {
+                name,
+                line: node.start_position().row,
+                column: node.start_position().column,
+                role: Role::Definition(DefinitionKind::Parameter),
+                attribute: false,
+                call: false,
+                keyword: false,
+                scope,
+                callee: Some("parametrize".to_string()),
+                qualifier: None,
+                arguments: None,
+            });
+        }
     }
 
     /// For a call node, the name of what it calls (the last identifier of the callee).

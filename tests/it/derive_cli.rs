@@ -417,11 +417,11 @@ fn eval_order_cross_validates_by_repository_with_intervals() {
     let s = |v: &str| v.to_string();
     assert_eq!(
         figure(&cv["held_out"]["accuracy_all_pairs"]),
-        (s("0.9193"), s("0.8964"), s("0.9417"))
+        (s("0.9202"), s("0.8967"), s("0.9419"))
     );
     assert_eq!(
         figure(&cv["held_out"]["related_f1"]),
-        (s("0.8701"), s("0.8275"), s("0.9169"))
+        (s("0.8717"), s("0.8298"), s("0.9169"))
     );
     // Links per rule kind and how many of them are annotated related (test_impl's
     // precision fell on unseen commits before; it must stay calibrated).
@@ -440,7 +440,7 @@ fn eval_order_cross_validates_by_repository_with_intervals() {
     assert!(rules.contains(&(s("test_impl"), 3, 3)), "{rules:?}");
     assert_eq!(
         figure(&report["overall"]["intervals"]["accuracy_all_pairs"]),
-        (s("0.9193"), s("0.8964"), s("0.9417"))
+        (s("0.9202"), s("0.8967"), s("0.9419"))
     );
 }
 

@@ -572,3 +572,28 @@ fn record_fields_are_new_constructor_arguments() {
         &["e1-e2 bi: argument_parameter/Pair(+weight)"],
     );
 }
+
+/// `@pytest.mark.parametrize("mode, size", …)` names parameters pytest passes to the
+/// test it decorates: the decorator and the signature that takes them are one change.
+#[test]
+fn pytest_parametrize_names_bind_test_parameters() {
+    check(
+        &[(
+            "tests/test_io.py",
+            "import pytest\n\n\n@pytest.mark.slow\ndef test_write(tmp_path):\n    assert tmp_path\n    print(tmp_path)\n",
+        )],
+        &[(
+            "tests/test_io.py",
+            "import pytest\n\n\n@pytest.mark.parametrize(\"mode, size\", [(\"w\", 1), (\"a\", 2)])\n@pytest.mark.slow\ndef test_write(tmp_path, mode, size):\n    assert tmp_path\n    print(tmp_path, mode * size)\n",
+        )],
+        &[
+            "e0 tests/test_io.py",
+            "e1 tests/test_io.py",
+            "e2 tests/test_io.py",
+        ],
+        &[
+            "e0-e1 bi: fixture/mode, fixture/size",
+            "e1-e2 bi: def_use/mode, def_use/size, def_use/tmp_path",
+        ],
+    );
+}
