@@ -13,7 +13,7 @@
 //! | `shared_name` | two edits of the same function introduce the same new compound name (`sample_weight`), in code, a docstring or a comment |
 //! | `def_use` (class member) | a class attribute, constructor parameter or `self.x` changed by several edits of one class, or passed by name to that class's constructor (`Env(vcs_rev=…)`) |
 //! | `argument_parameter` | a call passes `key=…` to a callable whose parameter `key` another edit changed, or uses in that callable's body; a call given more arguments, to the body reading the parameters its callee gained, or to a new field of the record class it calls |
-//! | `fixture` | a pytest fixture changed, a test or fixture starting or stopping to take it as a parameter |
+//! | `fixture` | a pytest fixture (or a `parametrize` name) changed, a test or fixture starting or stopping to take it as a parameter |
 //! | `doc_impl` | a docstring or comment of a function starts naming what another edit of that function defines or changes (or reads, for a new parameter); a module or class docstring names a public function or class added there |
 //! | `clone` | the same token change applied in several places, or before- and after-texts that are alike (token Dice ≥ 0.8) |
 //! | `test_impl` | a test file starts using (or importing) a name that an edit of the file it tests defines or changes |
