@@ -644,8 +644,9 @@ fn is_conftest(path: &str) -> bool {
     path.rsplit('/').next() == Some("conftest.py")
 }
 
-/// A pytest fixture added, removed or re-signed, and a test or fixture that starts or
-/// stops taking it as a parameter: pytest binds the parameter to the fixture by name.
+/// A pytest fixture added, removed or re-signed (or a `@pytest.mark.parametrize` name
+/// added or removed), and a test or fixture that starts or stops taking it as a
+/// parameter: pytest binds the parameter to the fixture by name.
 /// A fixture is visible in its own module and, from a `conftest.py`, under its
 /// directory.
 fn fixtures(edits: &[EditFacts], found: &mut BTreeSet<Dependency>) {
