@@ -429,6 +429,69 @@ mod tests {
     }
 
     #[test]
+    fn uses_see_definitions_through_their_bindings() {
+        let imported = |module: &str, member: Option<&str>| Binding::Imported {
+            module: module.into(),
+            member: member.map(str::to_string),
+        };
+        fn bare<'a>(path: &'a str, binding: &'a Binding) -> UseSite<'a> {
+            UseSite {
+                path,
+                attribute: false,
+                binding: Some(binding),
+                qualifier: None,
+            }
+        }
+        let from_a = imported("pkg.a", Some("load"));
+        let from_b = imported("pkg.b", Some("load"));
+        let unbound = Binding::Unbound { star: vec![] };
+        let star_a = Binding::Unbound {
+            star: vec![".a".into()],
+        };
+        let local = Binding::Local;
+        let cases = [
+            ("load", "pkg/a.py", bare("pkg/c.py", &from_a), Some(true)),
+            ("load", "pkg/a.py", bare("pkg/c.py", &from_b), Some(false)),
+            ("load", "pkg/a.py", bare("pkg/c.py", &unbound), Some(false)),
+            ("load", "pkg/a.py", bare("pkg/c.py", &star_a), Some(true)),
+            ("load", "pkg/a.py", bare("pkg/a.py", &local), Some(false)),
+            ("load", "pkg/a.py", bare("pkg/a.py", &unbound), Some(true)),
+            ("Run", "a/run.go", bare("a/use.go", &unbound), Some(true)),
+            ("Run", "a/run.go", bare("b/use.go", &unbound), Some(false)),
+            (
+                "Cart",
+                "src/shop/Cart.java",
+                bare("src/app/Use.java", &unbound),
+                Some(false),
+            ),
+            (
+                "Cart",
+                "src/shop/Cart.java",
+                bare("src/shop/Use.java", &unbound),
+                Some(true),
+            ),
+            ("load", "lib/a.js", bare("lib/b.js", &unbound), None),
+        ];
+        for (name, def_path, site, expected) in cases {
+            assert_eq!(
+                visible_from(name, def_path, site),
+                expected,
+                "{name} of {def_path} from {}",
+                site.path
+            );
+        }
+        let module = Qualifier::Module("pkg.a".into());
+        let attribute = UseSite {
+            path: "pkg/c.py",
+            attribute: true,
+            binding: None,
+            qualifier: Some(&module),
+        };
+        assert_eq!(visible_from("load", "pkg/a.py", attribute), Some(true));
+        assert_eq!(visible_from("load", "pkg/b.py", attribute), Some(false));
+    }
+
+    #[test]
     fn bindings_come_from_the_whole_file() {
         let text = "import os\nimport a.b as ab\nfrom .m import f as g, h\nfrom x import *\n\nN = 1\n\n\ndef run(p):\n    q = 2\n    return p, q, g, N, os, z\n";
         let names = FileNames::new(Language::Python, &analyze(Language::Python, text), text);
