@@ -3,7 +3,10 @@
 //! [`analyze`] walks a tree-sitter tree once and returns every named scope
 //! (class, function, method, interface…) with its line span and header, and every
 //! identifier occurrence with its role (definition, import or use), whether it is
-//! an attribute (`obj.name`) or the callee of a call, and its innermost scope.
+//! an attribute (`obj.name`, with its object when that is a dotted name) or the
+//! callee of a call (with its argument count), and its innermost scope; also the
+//! names a Python string stands for (`getattr(obj, "x")`, `__all__`, pytest's
+//! `parametrize`) and what each import binds (Python, Go, Java).
 //! Commit-derived sessions use this for the structural path of each edit and for
 //! the identifiers an edit defines, imports and uses, in the parent and the child.
 //!
