@@ -37,6 +37,7 @@ pub mod selection;
 pub mod similarity;
 pub mod source;
 pub mod symbols;
+pub mod visibility;
 
 pub use derive::{derive_commit, derive_commit_with_lsp};
 pub use recorded::{recorded_order, recorded_order_by_full_parses, recorded_order_with_counts};
