@@ -205,6 +205,7 @@ pub fn analyze_tree(
         out: FileStructure::default(),
         ancestors: Vec::new(),
         lines,
+        fields: HotFields::of(&tree.language()),
     };
     let mut cursor = tree.walk();
     walker.visit(&mut cursor, None, false, None);
@@ -228,6 +229,38 @@ struct Walker<'a, 'tree> {
     ancestors: Vec<tree_sitter::Node<'tree>>,
     /// The only lines wanted, if not all.
     lines: Option<std::ops::Range<usize>>,
+    /// Ids of the fields asked for at every identifier.
+    fields: HotFields,
+}
+
+/// Ids of the fields the walk asks for at every identifier, looked up once per walk:
+/// tree-sitter finds a field by name with a scan of string comparisons each time.
+struct HotFields {
+    object: Option<std::num::NonZeroU16>,
+    operand: Option<std::num::NonZeroU16>,
+    value: Option<std::num::NonZeroU16>,
+    function: Option<std::num::NonZeroU16>,
+    arguments: Option<std::num::NonZeroU16>,
+}
+
+impl HotFields {
+    fn of(language: &tree_sitter::Language) -> HotFields {
+        HotFields {
+            object: language.field_id_for_name("object"),
+            operand: language.field_id_for_name("operand"),
+            value: language.field_id_for_name("value"),
+            function: language.field_id_for_name("function"),
+            arguments: language.field_id_for_name("arguments"),
+        }
+    }
+}
+
+/// `node`'s child in the field with id `id` (none when the grammar has no such field).
+fn field_child(
+    node: tree_sitter::Node<'_>,
+    id: Option<std::num::NonZeroU16>,
+) -> Option<tree_sitter::Node<'_>> {
+    node.child_by_field_id(id?.get())
 }
 
 impl<'tree> Walker<'_, 'tree> {
@@ -290,7 +323,7 @@ impl<'tree> Walker<'_, 'tree> {
                 }
             }
         }
-        self.import_bindings(node);
+        self.import_bindings(node, kind);
         if kind == "string" && self.language == Language::Python {
             self.dynamic_attribute(node, scope, callee);
             self.exported_name(node, scope);
@@ -355,7 +388,14 @@ impl<'tree> Walker<'_, 'tree> {
 
     /// The names an import statement binds (Python `import`/`from … import`, Go's
     /// import specs, Java imports).
-    fn import_bindings(&mut self, node: tree_sitter::Node) {
+    fn import_bindings(&mut self, node: tree_sitter::Node, kind: &str) {
+        // Called for every node: nothing to do unless it is an import.
+        if !matches!(
+            kind,
+            "import_statement" | "import_from_statement" | "import_declaration" | "import_spec"
+        ) {
+            return;
+        }
         // Each binding is on the line of the name it binds, so an edit of one line of
         // a parenthesized `from m import (a,\n b)` holds only its own names.
         let bind =
@@ -366,7 +406,7 @@ impl<'tree> Walker<'_, 'tree> {
                 line: at.start_position().row,
             };
         let mut found = Vec::new();
-        match (self.language, node.kind()) {
+        match (self.language, kind) {
             (Language::Python, "import_statement") => {
                 let mut cursor = node.walk();
                 for name in node.children_by_field_name("name", &mut cursor) {
@@ -749,15 +789,12 @@ impl<'tree> Walker<'_, 'tree> {
     /// The object of an attribute node when it is a plain dotted name (`a.b` in
     /// `a.b.name`).
     fn qualifier(&self, member: tree_sitter::Node) -> Option<String> {
-        let object = member
-            .child_by_field_name("object")
-            .or_else(|| member.child_by_field_name("operand"))
-            .or_else(|| member.child_by_field_name("value"))?;
+        let object = field_child(member, self.fields.object)
+            .or_else(|| field_child(member, self.fields.operand))
+            .or_else(|| field_child(member, self.fields.value))?;
         let text = self.text(object);
         if object.kind() == "call"
-            && object
-                .child_by_field_name("function")
-                .is_some_and(|f| self.text(f) == "super")
+            && field_child(object, self.fields.function).is_some_and(|f| self.text(f) == "super")
         {
             return Some("super()".to_string());
         }
@@ -775,15 +812,16 @@ impl<'tree> Walker<'_, 'tree> {
         parent: tree_sitter::Node,
         grand: Option<tree_sitter::Node>,
     ) -> Option<usize> {
-        let call = [Some(parent), grand]
+        let arguments = [Some(parent), grand]
             .into_iter()
             .flatten()
-            .find(|n| n.child_by_field_name("arguments").is_some())?;
-        let arguments = call.child_by_field_name("arguments")?;
+            .find_map(|n| field_child(n, self.fields.arguments))?;
         let mut cursor = arguments.walk();
+        // Comments are extras in every grammar here: `is_extra` reads a flag where
+        // comparing `kind()` would measure and check a string per argument.
         let count = arguments
             .named_children(&mut cursor)
-            .filter(|a| a.kind() != "comment")
+            .filter(|a| !a.is_extra())
             .count();
         Some(count)
     }
