@@ -160,7 +160,8 @@ pub fn run(args: DeriveArgs) -> Result<i32> {
     let progress = Progress::new(ProgressMode::detect(args.quiet), "commits");
     progress.start(commits.len());
     let mut failed = 0usize;
-    let (mut lsp_seconds, mut lsp_requests, mut lsp_commits) = (0.0f64, 0usize, 0usize);
+    let (mut lsp_seconds, mut lsp_commits) = (0.0f64, 0usize);
+    let (mut lsp_requests, mut lsp_references, mut lsp_refuted) = (0usize, 0usize, 0usize);
     let mut stdout = std::io::stdout().lock();
     for sha in &commits {
         let failed_before = failed;
@@ -173,6 +174,8 @@ pub fn run(args: DeriveArgs) -> Result<i32> {
                 if let Some(stats) = stats {
                     lsp_seconds += stats.seconds;
                     lsp_requests += stats.requests;
+                    lsp_references += stats.reference_requests;
+                    lsp_refuted += stats.refuted;
                     lsp_commits += 1;
                 }
                 trajectory.session.workspace = Some(args.repo.display().to_string());
@@ -216,7 +219,7 @@ pub fn run(args: DeriveArgs) -> Result<i32> {
     );
     if lsp_commits > 0 {
         eprintln!(
-            "lsp: {lsp_requests} definition requests, {:.1} s per commit on average",
+            "lsp: {lsp_requests} definition and {lsp_references} references requests, {lsp_refuted} reasons refuted, {:.1} s per commit on average",
             lsp_seconds / lsp_commits as f64
         );
     }
@@ -225,11 +228,13 @@ pub fn run(args: DeriveArgs) -> Result<i32> {
 
 fn report_lsp(sha: &str, stats: &LspStats) {
     eprintln!(
-        "lsp {}: {} server(s), {} definition requests ({} failed) in {:.1} s",
+        "lsp {}: {} server(s), {} definition and {} references requests ({} failed), {} reasons refuted, in {:.1} s",
         &sha[..10.min(sha.len())],
         stats.servers_started,
         stats.requests,
+        stats.reference_requests,
         stats.failures,
+        stats.refuted,
         stats.seconds
     );
     for reason in &stats.unavailable {

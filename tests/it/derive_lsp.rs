@@ -136,7 +136,7 @@ fn gopls_confirms_a_signature_change_across_packages() {
     // main.go's call (e0) and Sum's new signature (e1): tree-sitter's reason confirmed by gopls.
     assert_eq!(
         edge_rows(&t),
-        vec!["e0-e1 bi: signature_call/Sum, lsp_def_use/Sum"]
+        vec!["e0-e1 bi: signature_call/Sum, lsp_def_use/Sum, lsp_reference/Sum"]
     );
     assert_eq!((stats.servers_started, stats.failures), (2, 0));
 }
