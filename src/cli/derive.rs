@@ -74,10 +74,13 @@ pub struct DeriveArgs {
     #[arg(long, value_name = "FILE", requires = "commit")]
     order_from: Option<PathBuf>,
 
-    /// Confirm and extend def/use edges with language servers run on the parent and
-    /// commit trees: pyright-langserver (Python), gopls (Go), jdtls (Java), found on
-    /// PATH or named by NEXTEDIT_PYRIGHT, NEXTEDIT_GOPLS, NEXTEDIT_JDTLS. A language
-    /// without a server keeps its tree-sitter edges. Costs seconds per commit
+    /// Check and extend the tree-sitter edges with language servers run on the parent
+    /// and commit trees: pyright-langserver (Python), gopls (Go), jdtls (Java), found on
+    /// PATH or named by NEXTEDIT_PYRIGHT, NEXTEDIT_GOPLS, NEXTEDIT_JDTLS. A name-based
+    /// reason whose use the server resolves elsewhere is dropped (kept in the dependent
+    /// edit's `lsp_refuted` annotation); references to a changed definition inside
+    /// another edit add `lsp_reference`. At most 2000 requests per side and language.
+    /// A language without a server keeps its tree-sitter edges. Costs seconds per commit
     #[arg(long)]
     lsp: bool,
 

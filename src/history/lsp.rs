@@ -23,11 +23,11 @@ use crate::syntax::structure::{FileStructure, Role, analyze};
 
 use super::dependency::Dependency;
 use super::extract::FileEdits;
-pub use super::lsp_evidence::{EditSpan, Refutation, SideStructures};
 use super::lsp_evidence::{
     CommitView, Position, ReferenceQuestion, SideAnswers, Target, TreeSide, definition_edges,
     definition_questions, reference_edges, reference_questions, refutations,
 };
+pub use super::lsp_evidence::{EditSpan, Refutation, SideStructures};
 
 /// How to start one language server.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -241,7 +241,13 @@ impl SideAsker<'_> {
             .map(|&p| json!({"textDocument": {"uri": self.uri(p.0)}, "position": self.lsp_position(p)}))
             .collect();
         stats.requests += params.len();
-        let results = ask_all(&mut client, "textDocument/definition", params, self.setup.timeout, stats);
+        let results = ask_all(
+            &mut client,
+            "textDocument/definition",
+            params,
+            self.setup.timeout,
+            stats,
+        );
         for (position, result) in definitions.into_iter().zip(results) {
             if let Some(result) = result {
                 answered
@@ -254,7 +260,13 @@ impl SideAsker<'_> {
             .map(|q| json!({"textDocument": {"uri": self.uri(q.position.0)}, "position": self.lsp_position(q.position), "context": {"includeDeclaration": false}}))
             .collect();
         stats.reference_requests += params.len();
-        let results = ask_all(&mut client, "textDocument/references", params, self.setup.timeout, stats);
+        let results = ask_all(
+            &mut client,
+            "textDocument/references",
+            params,
+            self.setup.timeout,
+            stats,
+        );
         for (question, result) in references.into_iter().zip(results) {
             if let Some(result) = result {
                 let found = targets.resolve(&result);
@@ -349,7 +361,9 @@ impl<'a> TargetResolver<'a> {
                         .view
                         .structure(f, self.asker.side)
                         .is_some_and(|s| is_import_line(s, line)),
-                    None => path.as_deref().is_some_and(|p| self.other_is_import(p, line)),
+                    None => path
+                        .as_deref()
+                        .is_some_and(|p| self.other_is_import(p, line)),
                 };
                 Target {
                     file,

@@ -216,7 +216,13 @@ fn is_identifier(text: &str) -> bool {
 
 fn probe(dependency: &Dependency) -> Option<Probe<'_>> {
     let detail = dependency.detail.as_str();
-    let plain = |roles| is_identifier(detail).then_some(Probe { name: detail, callee: None, roles });
+    let plain = |roles| {
+        is_identifier(detail).then_some(Probe {
+            name: detail,
+            callee: None,
+            roles,
+        })
+    };
     match dependency.kind {
         DependencyKind::DefUse | DependencyKind::SignatureCall | DependencyKind::ImportUse => {
             plain(&[RoleKind::Use])
@@ -282,9 +288,9 @@ fn linked_holds(view: &CommitView, name: &str, edit: usize, side: TreeSide) -> b
     }
     view.structure(view.edits[edit].file, side)
         .is_some_and(|s| {
-            s.scopes
-                .iter()
-                .any(|scope| scope.name == name && scope.start_line <= start && end <= scope.end_line + 1)
+            s.scopes.iter().any(|scope| {
+                scope.name == name && scope.start_line <= start && end <= scope.end_line + 1
+            })
         })
 }
 
@@ -378,17 +384,19 @@ pub fn reference_questions(view: &CommitView, side: TreeSide) -> Vec<ReferenceQu
             if !asked.insert(definition.name.as_str()) {
                 continue;
             }
-            let written = view.occurrences(edit, side).iter().find(|o| {
-                o.name == definition.name && o.role == Role::Definition(definition.kind)
-            });
+            let written = view
+                .occurrences(edit, side)
+                .iter()
+                .find(|o| o.name == definition.name && o.role == Role::Definition(definition.kind));
             let header = || {
                 // Innermost scope of that name around the edit; its name in the header.
                 let scope = structure.scopes.iter().rev().find(|s| {
                     s.name == definition.name && s.start_line <= start && end <= s.end_line + 1
                 })?;
-                structure.occurrences_in(scope.start_line, scope.end_line + 1).iter().find(|o| {
-                    o.name == definition.name && matches!(o.role, Role::Definition(_))
-                })
+                structure
+                    .occurrences_in(scope.start_line, scope.end_line + 1)
+                    .iter()
+                    .find(|o| o.name == definition.name && matches!(o.role, Role::Definition(_)))
             };
             let Some(occurrence) = written.or_else(|| definition.signature.then(header).flatten())
             else {
@@ -462,7 +470,11 @@ pub fn definition_edges(view: &CommitView, answers: &[SideAnswers; 2]) -> Vec<De
         let answered = &answers[side.index()].definitions;
         for user in 0..view.edits.len() {
             let file = view.edits[user].file;
-            for o in view.occurrences(user, side).iter().filter(|o| o.role == Role::Use) {
+            for o in view
+                .occurrences(user, side)
+                .iter()
+                .filter(|o| o.role == Role::Use)
+            {
                 let Some(targets) = answered.get(&(file, o.line, o.column)) else {
                     continue;
                 };
@@ -474,8 +486,11 @@ pub fn definition_edges(view: &CommitView, answers: &[SideAnswers; 2]) -> Vec<De
                         if !view.contains(definer, side, target_file, target.line) {
                             continue;
                         }
-                        let changed: BTreeSet<&str> =
-                            view.edits[definer].changed.iter().map(|d| d.name.as_str()).collect();
+                        let changed: BTreeSet<&str> = view.edits[definer]
+                            .changed
+                            .iter()
+                            .map(|d| d.name.as_str())
+                            .collect();
                         let defines_changed = view.occurrences(definer, side).iter().any(|d| {
                             d.line == target.line
                                 && matches!(d.role, Role::Definition(_))

@@ -8,8 +8,8 @@ use crate::derive_support;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use derive_support::{TestRepo, edge_rows};
 use common::Server;
+use derive_support::{TestRepo, edge_rows};
 use nextedit::history::lsp::{LspSetup, LspStats, ServerCommand, ServerSet};
 use nextedit::history::{CommitSource, GitRepository, derive_commit_with_lsp};
 use nextedit::trajectory::Trajectory;
@@ -259,11 +259,20 @@ fn pyright_refutes_a_call_of_another_modules_function_of_the_same_name() {
         base: &[
             ("a.py", "def load(path):\n    return open(path).read()\n"),
             ("b.py", "def load(path):\n    return path\n"),
-            ("c.py", "from b import load\n\n\ndef main():\n    return load(\"x\")\n"),
+            (
+                "c.py",
+                "from b import load\n\n\ndef main():\n    return load(\"x\")\n",
+            ),
         ],
         change: &[
-            ("a.py", "def load(path, mode):\n    return open(path, mode).read()\n"),
-            ("c.py", "from b import load\n\n\ndef main():\n    return load(\"x\") + \"!\"\n"),
+            (
+                "a.py",
+                "def load(path, mode):\n    return open(path, mode).read()\n",
+            ),
+            (
+                "c.py",
+                "from b import load\n\n\ndef main():\n    return load(\"x\") + \"!\"\n",
+            ),
         ],
         syntax: &["e0-e1 bi: signature_call/load"],
         lsp: &[],
@@ -280,12 +289,24 @@ fn gopls_moves_a_method_call_to_the_struct_of_its_receiver() {
         server: Server::Gopls,
         base: &[
             ("go.mod", "module example.com/shop\n\ngo 1.19\n"),
-            ("store.go", "package shop\n\ntype Store struct{ n int }\n\nfunc (s *Store) Flush() int {\n\treturn s.n\n}\n"),
-            ("run.go", "package shop\n\ntype Cache struct{ m int }\n\nfunc (c *Cache) Flush() int {\n\treturn c.m\n}\n\nfunc Run(s *Store) int {\n\treturn s.Flush()\n}\n"),
+            (
+                "store.go",
+                "package shop\n\ntype Store struct{ n int }\n\nfunc (s *Store) Flush() int {\n\treturn s.n\n}\n",
+            ),
+            (
+                "run.go",
+                "package shop\n\ntype Cache struct{ m int }\n\nfunc (c *Cache) Flush() int {\n\treturn c.m\n}\n\nfunc Run(s *Store) int {\n\treturn s.Flush()\n}\n",
+            ),
         ],
         change: &[
-            ("store.go", "package shop\n\ntype Store struct{ n int }\n\nfunc (s *Store) Flush(limit int) int {\n\treturn s.n + limit\n}\n"),
-            ("run.go", "package shop\n\ntype Cache struct{ m int }\n\nfunc (c *Cache) Flush(max int) int {\n\treturn c.m\n}\n\nfunc Run(s *Store) int {\n\treturn s.Flush(3)\n}\n"),
+            (
+                "store.go",
+                "package shop\n\ntype Store struct{ n int }\n\nfunc (s *Store) Flush(limit int) int {\n\treturn s.n + limit\n}\n",
+            ),
+            (
+                "run.go",
+                "package shop\n\ntype Cache struct{ m int }\n\nfunc (c *Cache) Flush(max int) int {\n\treturn c.m\n}\n\nfunc Run(s *Store) int {\n\treturn s.Flush(3)\n}\n",
+            ),
         ],
         syntax: &["e0-e1 bi: signature_call/Flush"],
         lsp: &["e1-e2 bi: lsp_def_use/Flush, lsp_reference/Flush"],
@@ -327,9 +348,27 @@ fn a_server_that_fails_or_answers_garbage_never_fails_the_derive() {
     };
     // (server, servers started, every request failed, servers unavailable)
     let rows = [
-        ("echoes its params as every answer", fake_pyright(""), 2, false, 0),
-        ("writes garbage between frames", fake_pyright("garbage"), 2, false, 0),
-        ("exits after `initialized`", fake_pyright("crash:2"), 2, true, 0),
+        (
+            "echoes its params as every answer",
+            fake_pyright(""),
+            2,
+            false,
+            0,
+        ),
+        (
+            "writes garbage between frames",
+            fake_pyright("garbage"),
+            2,
+            false,
+            0,
+        ),
+        (
+            "exits after `initialized`",
+            fake_pyright("crash:2"),
+            2,
+            true,
+            0,
+        ),
         ("cannot start", missing, 0, false, 2),
     ];
     for (why, server, started, all_failed, unavailable) in rows {
@@ -340,7 +379,11 @@ fn a_server_that_fails_or_answers_garbage_never_fails_the_derive() {
         };
         let (t, stats) = derive_with(&repo, servers, scratch.path());
         assert_eq!(edge_rows(&t), syntax, "a server that {why}");
-        assert_eq!(refuted_rows(&t), Vec::<String>::new(), "a server that {why}");
+        assert_eq!(
+            refuted_rows(&t),
+            Vec::<String>::new(),
+            "a server that {why}"
+        );
         let requests = stats.requests + stats.reference_requests;
         assert_eq!(
             (
