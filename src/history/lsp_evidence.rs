@@ -10,9 +10,9 @@
 //!   import or was never asked refutes nothing; one use site that lands in the linked
 //!   edit confirms the reason whatever the others say.
 //! - **find** (recall): `textDocument/references` on each definition an edit adds or
-//!   changes; a reference inside another edit that reads the name (not one that
-//!   assigns it again) gives an `lsp_reference` reason (a receiver whose type only
-//!   the server knows, an alias, a re-export).
+//!   changes; a reference inside another edit (not one that assigns the name again)
+//!   gives an `lsp_reference` reason: a receiver whose type only the server knows, an
+//!   alias, a name in `__all__` or `__slots__`.
 //! - **extend**: a use whose definition lands on a definition another edit changes
 //!   gives an `lsp_def_use` reason.
 
@@ -523,14 +523,16 @@ pub fn reference_edges(view: &CommitView, answers: &[SideAnswers; 2]) -> Vec<Dep
                     continue;
                 };
                 for user in (0..view.edits.len()).filter(|&u| u != question.edit) {
-                    // A reference that only assigns the name again (`self.x = …` in
-                    // another method) is another definition, not a use of this one.
-                    let reads = view.occurrences(user, side).iter().any(|o| {
+                    // A reference that assigns the name again (`self.x = …` in another
+                    // method) is another definition, not a use of this one. A reference
+                    // where syntax sees no name at all (`__all__`, `__slots__` strings)
+                    // is the server's knowledge and counts.
+                    let assigns = view.occurrences(user, side).iter().any(|o| {
                         o.line == target.line
                             && o.name == question.name
-                            && !matches!(o.role, Role::Definition(_))
+                            && matches!(o.role, Role::Definition(_))
                     });
-                    if reads && view.contains(user, side, file, target.line) {
+                    if !assigns && view.contains(user, side, file, target.line) {
                         out.push(Dependency {
                             from: question.edit,
                             to: user,
