@@ -24,8 +24,8 @@ use crate::syntax::structure::{FileStructure, Role, analyze};
 use super::dependency::Dependency;
 use super::extract::FileEdits;
 use super::lsp_evidence::{
-    CommitView, Position, ReferenceQuestion, SideAnswers, Target, TreeSide, definition_edges,
-    definition_questions, reference_edges, reference_questions, refutations,
+    CommitView, Position, ReferenceQuestion, SideAnswers, Target, TreeSide, class_at,
+    definition_edges, definition_questions, reference_edges, reference_questions, refutations,
 };
 pub use super::lsp_evidence::{EditSpan, Refutation, SideStructures};
 
@@ -355,28 +355,26 @@ impl<'a> TargetResolver<'a> {
                         Some(f) => self.asker.view.path(f, self.asker.side).to_string(),
                         None => rest.to_string(),
                     });
-                let import = match file {
-                    Some(f) => self
-                        .asker
-                        .view
-                        .structure(f, self.asker.side)
-                        .is_some_and(|s| is_import_line(s, line)),
-                    None => path
-                        .as_deref()
-                        .is_some_and(|p| self.other_is_import(p, line)),
+                let structure = match file {
+                    Some(f) => self.asker.view.structure(f, self.asker.side),
+                    None => path.as_deref().and_then(|p| self.other_structure(p)),
                 };
                 Target {
                     file,
+                    import: structure.is_some_and(|s| is_import_line(s, line)),
+                    class: structure
+                        .and_then(|s| class_at(s, line))
+                        .map(|scope| scope.name.clone()),
                     path,
                     uri,
                     line,
-                    import,
                 }
             })
             .collect()
     }
 
-    fn other_is_import(&mut self, relative: &str, line: usize) -> bool {
+    /// The structure of a file of the tree outside the commit, parsed once.
+    fn other_structure(&mut self, relative: &str) -> Option<&FileStructure> {
         let language = self.asker.language;
         let root = self.asker.root;
         self.others
@@ -388,7 +386,6 @@ impl<'a> TargetResolver<'a> {
                     .map(|text| analyze(language, &text))
             })
             .as_ref()
-            .is_some_and(|s| is_import_line(s, line))
     }
 }
 

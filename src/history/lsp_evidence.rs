@@ -18,7 +18,7 @@
 
 use std::collections::{BTreeSet, HashMap};
 
-use crate::syntax::structure::{DefinitionKind, FileStructure, Occurrence, Role};
+use crate::syntax::structure::{DefinitionKind, FileStructure, Occurrence, Role, Scope, ScopeKind};
 
 use super::dependency::{Dependency, DependencyKind};
 use super::extract::FileEdits;
@@ -146,6 +146,8 @@ pub struct Target {
     /// The line is an import statement: the server stopped at an alias, which says
     /// nothing about where the name is defined.
     pub import: bool,
+    /// The innermost class around the target line, when the file could be read.
+    pub class: Option<String>,
 }
 
 impl Target {
@@ -250,8 +252,14 @@ fn role_matches(occurrence: &Occurrence, roles: &[RoleKind]) -> bool {
     }
 }
 
-/// The use sites of `probe` in edit `edit` on `side`.
-fn use_sites(view: &CommitView, probe: &Probe, edit: usize, side: TreeSide) -> Vec<Position> {
+/// The use sites of `probe` in edit `edit` on `side`, each with whether it is a
+/// member access (`obj.name`).
+fn use_sites(
+    view: &CommitView,
+    probe: &Probe,
+    edit: usize,
+    side: TreeSide,
+) -> Vec<(Position, bool)> {
     let file = view.edits[edit].file;
     view.occurrences(edit, side)
         .iter()
@@ -260,8 +268,62 @@ fn use_sites(view: &CommitView, probe: &Probe, edit: usize, side: TreeSide) -> V
             Some(callee) => o.keyword && o.callee.as_deref() == Some(callee),
             None => true,
         })
-        .map(|o| (file, o.line, o.column))
+        .map(|o| ((file, o.line, o.column), o.attribute))
         .collect()
+}
+
+/// The innermost class scope around `line`.
+pub fn class_at(structure: &FileStructure, line: usize) -> Option<&Scope> {
+    structure
+        .path_at(line)
+        .into_iter()
+        .rev()
+        .map(|index| &structure.scopes[index])
+        .find(|scope| matches!(scope.kind, ScopeKind::Class | ScopeKind::Interface))
+}
+
+/// For a member access (`obj.name`): true when `target` may be the member the linked
+/// edit changes although it is not on its lines. The server names the declaration of
+/// the receiver's static type: a library's (the edit may override it), one of several
+/// declarations of one field (`x = …` in the class, `self.x = …` in methods), or the
+/// base class the edit's class derives from. Only a member of an unrelated class in
+/// the tree refutes.
+fn may_be_member(
+    view: &CommitView,
+    target: &Target,
+    name: &str,
+    edit: usize,
+    side: TreeSide,
+) -> bool {
+    if target.path.is_none() {
+        return true;
+    }
+    let file = view.edits[edit].file;
+    let Some(structure) = view.structure(file, side) else {
+        return false;
+    };
+    let (start, _) = view.span(edit, side);
+    let field_here = |structure: &FileStructure, line: usize| {
+        structure
+            .occurrences_in(line, line + 1)
+            .iter()
+            .any(|o| o.name == name && o.role == Role::Definition(DefinitionKind::Field))
+    };
+    let same_field = target.file == Some(file)
+        && field_here(structure, target.line)
+        && view
+            .occurrences(edit, side)
+            .iter()
+            .any(|o| o.name == name && o.role == Role::Definition(DefinitionKind::Field));
+    let derives = match (&target.class, class_at(structure, start)) {
+        (Some(base), Some(class)) => class
+            .signature
+            .split(|c: char| !(c.is_alphanumeric() || c == '_'))
+            .skip(2)
+            .any(|word| word == base),
+        _ => false,
+    };
+    same_field || derives
 }
 
 /// The import sites of `name` in edit `edit` on `side` (an `import_use` reason's
@@ -338,7 +400,7 @@ pub fn definition_questions(
         if !linked_holds(view, probe.name, dependency.from, side) {
             continue;
         }
-        for position in use_sites(view, &probe, dependency.to, side) {
+        for (position, _) in use_sites(view, &probe, dependency.to, side) {
             push(position, &mut out);
         }
         if dependency.kind == DependencyKind::ImportUse {
@@ -438,12 +500,16 @@ pub fn refutations(
             } else {
                 Vec::new()
             };
-            for site in use_sites(view, &probe, dependency.to, side) {
+            for (site, member) in use_sites(view, &probe, dependency.to, side) {
                 let Some(targets) = answered.get(&site) else {
                     continue;
                 };
                 for target in targets {
-                    if reaches(view, target, dependency.from, side) || imported.contains(&target) {
+                    if reaches(view, target, dependency.from, side)
+                        || imported.contains(&target)
+                        || (member
+                            && may_be_member(view, target, probe.name, dependency.from, side))
+                    {
                         continue 'dependencies;
                     }
                 }
