@@ -1,8 +1,8 @@
 //! `--lsp`: real language servers answer what syntax cannot know about a commit.
 //!
 //! For each language with edits and a server, one server is started per side (the
-//! parent and the commit trees, written to directories) and the changed files are
-//! opened. Then, pipelined, it is asked `textDocument/definition` at the use sites of
+//! parent and the commit trees, written to directories; both at once, each in its own
+//! thread) and the changed files are opened. Then, pipelined, it is asked `textDocument/definition` at the use sites of
 //! every name-based reason tree-sitter found and at every other use inside an edit,
 //! and `textDocument/references` at every definition an edit adds or changes; at
 //! most [`LspSetup::max_requests`] per side and language, in that order of
@@ -144,26 +144,54 @@ pub fn lsp_dependencies(
             .servers
             .for_language(language)
             .expect("filtered above");
-        for (side, answered) in TreeSide::BOTH.into_iter().zip(answers.iter_mut()) {
-            let root = match side {
-                TreeSide::Parent => setup.parent_root.as_deref(),
-                TreeSide::Commit => Some(setup.child_root.as_path()),
-            };
-            let Some(root) = root else { continue };
-            let asker = SideAsker {
-                setup,
-                view: &view,
-                root,
-                side,
-                language,
-            };
-            if let Err(reason) = asker.run(server, syntactic, answered, &mut stats) {
-                stats.unavailable.push(format!(
-                    "{} on the {}: {reason}",
-                    language.name(),
-                    side.name()
-                ));
-            }
+        // The two sides' servers run at once: each mostly waits for its own analysis.
+        let sides: Vec<(SideAnswers, LspStats)> = std::thread::scope(|scope| {
+            let handles: Vec<_> = TreeSide::BOTH
+                .into_iter()
+                .map(|side| {
+                    let view = &view;
+                    scope.spawn(move || {
+                        let mut answered = SideAnswers::default();
+                        let mut stats = LspStats::default();
+                        let root = match side {
+                            TreeSide::Parent => setup.parent_root.as_deref(),
+                            TreeSide::Commit => Some(setup.child_root.as_path()),
+                        };
+                        if let Some(root) = root {
+                            let asker = SideAsker {
+                                setup,
+                                view,
+                                root,
+                                side,
+                                language,
+                            };
+                            if let Err(reason) =
+                                asker.run(server, syntactic, &mut answered, &mut stats)
+                            {
+                                stats.unavailable.push(format!(
+                                    "{} on the {}: {reason}",
+                                    language.name(),
+                                    side.name()
+                                ));
+                            }
+                        }
+                        (answered, stats)
+                    })
+                })
+                .collect();
+            handles
+                .into_iter()
+                .map(|handle| handle.join().expect("an LSP side does not panic"))
+                .collect()
+        });
+        for ((answered, side_stats), into) in sides.into_iter().zip(answers.iter_mut()) {
+            into.definitions.extend(answered.definitions);
+            into.references.extend(answered.references);
+            stats.servers_started += side_stats.servers_started;
+            stats.requests += side_stats.requests;
+            stats.reference_requests += side_stats.reference_requests;
+            stats.failures += side_stats.failures;
+            stats.unavailable.extend(side_stats.unavailable);
         }
     }
     let refuted = refutations(&view, syntactic, &answers);
