@@ -435,6 +435,28 @@ fn referable(definition: &ChangedDefinition) -> bool {
 /// where its name is written on that side (a callable whose parameters changed: at
 /// the name in the header of the scope around the edit).
 pub fn reference_questions(view: &CommitView, side: TreeSide) -> Vec<ReferenceQuestion> {
+    // A reference is the name written somewhere: only a name another edit's lines
+    // hold on this side can give a link, so only those are asked (a references
+    // request makes the server search the whole tree).
+    let lines: Vec<Vec<&str>> = (0..view.files.len())
+        .map(|f| {
+            view.text(f, side)
+                .map_or_else(Vec::new, |t| t.split('\n').collect())
+        })
+        .collect();
+    let edit_texts: Vec<String> = (0..view.edits.len())
+        .map(|e| {
+            let (start, end) = view.span(e, side);
+            let file = &lines[view.edits[e].file];
+            file[start.min(file.len())..end.min(file.len())].join("\n")
+        })
+        .collect();
+    let written_elsewhere = |edit: usize, name: &str| {
+        edit_texts
+            .iter()
+            .enumerate()
+            .any(|(other, text)| other != edit && text.contains(name))
+    };
     let mut out = Vec::new();
     for (edit, span) in view.edits.iter().enumerate() {
         let Some(structure) = view.structure(span.file, side) else {
@@ -443,7 +465,8 @@ pub fn reference_questions(view: &CommitView, side: TreeSide) -> Vec<ReferenceQu
         let (start, end) = view.span(edit, side);
         let mut asked = BTreeSet::new();
         for definition in span.changed.iter().filter(|d| referable(d)) {
-            if !asked.insert(definition.name.as_str()) {
+            if !written_elsewhere(edit, &definition.name) || !asked.insert(definition.name.as_str())
+            {
                 continue;
             }
             let written = view
