@@ -40,7 +40,8 @@ pub fn derive_commit(
 }
 
 /// [`derive_commit`] plus the `--lsp` pass: language servers on the parent and
-/// child trees confirm and extend def/use edges.
+/// child trees refute name-based reasons that resolve elsewhere and add
+/// `lsp_def_use` and `lsp_reference` reasons (`history::lsp`).
 pub fn derive_commit_with_lsp(
     record: &CommitRecord,
     project: Option<&str>,
@@ -54,7 +55,7 @@ pub fn derive_commit_with_lsp(
 /// analysis of the tree).
 const LSP_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(60);
 
-/// Cap on definition requests per side and language in the `--lsp` pass.
+/// Cap on requests (definition and references) per side and language in the `--lsp` pass.
 const LSP_MAX_REQUESTS: usize = 2000;
 
 /// Why a commit could not be derived from its repository.
