@@ -10,7 +10,9 @@ use std::time::Duration;
 
 use common::Server;
 use derive_support::{TestRepo, edge_rows};
+use nextedit::history::agreement::disagreements;
 use nextedit::history::lsp::{LspSetup, LspStats, ServerCommand, ServerSet};
+use nextedit::history::order::AnnotatedPair;
 use nextedit::history::{CommitSource, GitRepository, derive_commit_with_lsp};
 use nextedit::trajectory::Trajectory;
 
@@ -249,6 +251,26 @@ fn pyright_moves_a_typed_receiver_call_to_the_class_it_calls() {
     });
 }
 
+/// Two modules define `load`; `c.py` imports b's (unchanged), a's signature changes.
+const COLLISION: &[(&str, &str)] = &[
+    ("a.py", "def load(path):\n    return open(path).read()\n"),
+    ("b.py", "def load(path):\n    return path\n"),
+    (
+        "c.py",
+        "from b import load\n\n\ndef main():\n    return load(\"x\")\n",
+    ),
+];
+const COLLISION_CHANGED: &[(&str, &str)] = &[
+    (
+        "a.py",
+        "def load(path, mode):\n    return open(path, mode).read()\n",
+    ),
+    (
+        "c.py",
+        "from b import load\n\n\ndef main():\n    return load(\"x\") + \"!\"\n",
+    ),
+];
+
 #[test]
 fn pyright_refutes_a_call_of_another_modules_function_of_the_same_name() {
     // Two modules define `load`; `c.py` imports b's (unchanged), tree-sitter links
@@ -256,24 +278,8 @@ fn pyright_refutes_a_call_of_another_modules_function_of_the_same_name() {
     check(Case {
         name: "pyright_refutes_a_call_of_another_modules_function_of_the_same_name",
         server: Server::Pyright,
-        base: &[
-            ("a.py", "def load(path):\n    return open(path).read()\n"),
-            ("b.py", "def load(path):\n    return path\n"),
-            (
-                "c.py",
-                "from b import load\n\n\ndef main():\n    return load(\"x\")\n",
-            ),
-        ],
-        change: &[
-            (
-                "a.py",
-                "def load(path, mode):\n    return open(path, mode).read()\n",
-            ),
-            (
-                "c.py",
-                "from b import load\n\n\ndef main():\n    return load(\"x\") + \"!\"\n",
-            ),
-        ],
+        base: COLLISION,
+        change: COLLISION_CHANGED,
         syntax: &["e0-e1 bi: signature_call/load"],
         lsp: &[],
         refuted: &["e0-e1 signature_call/load -> b.py:1"],
@@ -312,6 +318,46 @@ fn gopls_moves_a_method_call_to_the_struct_of_its_receiver() {
         lsp: &["e1-e2 bi: lsp_def_use/Flush, lsp_reference/Flush"],
         refuted: &["e0-e1 signature_call/Flush -> store.go:5"],
     });
+}
+
+#[test]
+fn explain_shows_the_reason_the_server_refuted() {
+    let name = "explain_shows_the_reason_the_server_refuted";
+    if !common::available(name, &[Server::Pyright]) {
+        return;
+    }
+    let case = Case {
+        name,
+        server: Server::Pyright,
+        base: COLLISION,
+        change: COLLISION_CHANGED,
+        syntax: &[],
+        lsp: &[],
+        refuted: &[],
+    };
+    let repo = case_repo(&case);
+    let scratch = tempfile::tempdir().unwrap();
+    let servers = ServerSet {
+        python: Some(pyright()),
+        ..ServerSet::default()
+    };
+    let (t, _) = derive_with(&repo, servers, scratch.path());
+    // Suppose an annotator had related the two edits: --explain says why they are not.
+    let pairs = [AnnotatedPair {
+        edit_hunk_pair: [0, 1],
+        edit_order: "bi-directional".into(),
+        reason: "def and use".into(),
+    }];
+    let lines: Vec<String> = disagreements("c", &t, &pairs)
+        .iter()
+        .map(ToString::to_string)
+        .collect();
+    assert_eq!(
+        lines,
+        vec![
+            "c e0-e1: annotated bi-directional (def and use), derived no relation [], refuted by --lsp [signature_call:load -> b.py:1]"
+        ]
+    );
 }
 
 /// A Python "server" that misbehaves (`tests/fake_server.py`, FAKE_MODE).
