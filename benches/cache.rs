@@ -18,6 +18,10 @@ use nextedit::suggest::protocol::{
 };
 use nextedit::suggest::{SuggestError, Suggester};
 
+#[path = "support/mod.rs"]
+mod support;
+use support::median;
+
 /// Answers every `suggest` with the same three edits, at once.
 struct Instant3;
 
@@ -74,11 +78,6 @@ fn request(step: usize) -> SuggestParams {
     }
 }
 
-fn median(values: &mut [f64]) -> f64 {
-    values.sort_by(f64::total_cmp);
-    values[values.len() / 2]
-}
-
 /// Median ms of `suggest` on `s` over the requests of steps 1..=n.
 fn per_call_ms(s: &mut dyn Suggester, requests: &[SuggestParams]) -> f64 {
     let mut times = Vec::new();
@@ -87,7 +86,7 @@ fn per_call_ms(s: &mut dyn Suggester, requests: &[SuggestParams]) -> f64 {
         s.suggest(params).expect("suggest");
         times.push(t.elapsed().as_secs_f64() * 1e3);
     }
-    median(&mut times)
+    median(&times)
 }
 
 fn main() {

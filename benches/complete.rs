@@ -20,55 +20,16 @@
 //! Run: `cargo bench --bench complete` (`-- --quick` for a short run).
 
 use std::path::Path;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use nextedit::suggest::prompt;
 use nextedit::suggest::protocol::{CompleteParams, InitializeParams, Revealed};
-use nextedit::suggest::sandbox::{Sandbox, availability};
-use nextedit::suggest::{
-    NoopSuggester, ProcessSuggester, RetrieveSuggester, Suggester, complete_call,
-};
+use nextedit::suggest::sandbox::availability;
+use nextedit::suggest::{NoopSuggester, RetrieveSuggester, Suggester, complete_call};
 
-/// Answers every request with an empty result (no JSON decoding in Python).
-const ECHO_SUGGESTER: &str = r#"python3 -c 'import re, sys
-for line in sys.stdin:
-    m = re.match(r"\{\"id\":(\d+)", line)
-    if m:
-        sys.stdout.write("{\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":{\"text\":\"\"}}\n" % m.group(1))
-        sys.stdout.flush()'"#;
-
-/// A fixed pseudo-random sequence (64-bit LCG): the same tasks on every run.
-struct Lcg(u64);
-
-impl Lcg {
-    fn below(&mut self, n: usize) -> usize {
-        self.0 = self
-            .0
-            .wrapping_mul(6364136223846793005)
-            .wrapping_add(1442695040888963407);
-        ((self.0 >> 33) as usize) % n.max(1)
-    }
-}
-
-/// The `.rs` files under `dir` (relative paths) and their texts, copied into `to`.
-fn copy_sources(from: &Path, to: &Path, rel: &Path, out: &mut Vec<(String, String)>) {
-    let mut entries: Vec<_> = std::fs::read_dir(from.join(rel))
-        .expect("read src")
-        .filter_map(Result::ok)
-        .collect();
-    entries.sort_by_key(|e| e.file_name());
-    for entry in entries {
-        let rel = rel.join(entry.file_name());
-        if entry.file_type().expect("file type").is_dir() {
-            std::fs::create_dir_all(to.join(&rel)).expect("mkdir");
-            copy_sources(from, to, &rel, out);
-        } else if rel.extension().is_some_and(|e| e == "rs") {
-            let text = std::fs::read_to_string(from.join(&rel)).expect("read");
-            std::fs::write(to.join(&rel), &text).expect("write");
-            out.push((rel.to_string_lossy().into_owned(), text));
-        }
-    }
-}
+#[path = "support/mod.rs"]
+mod support;
+use support::{Lcg, copy_rust_sources, echo_adapters, percentile};
 
 /// `n` tasks: the line after a random function header of a random file.
 fn tasks(root: &Path, files: &[(String, String)], n: usize) -> Vec<CompleteParams> {
@@ -101,25 +62,13 @@ fn tasks(root: &Path, files: &[(String, String)], n: usize) -> Vec<CompleteParam
     out
 }
 
-fn percentile(values: &[f64], p: f64) -> f64 {
-    let mut sorted = values.to_vec();
-    sorted.sort_by(f64::total_cmp);
-    sorted[((sorted.len() - 1) as f64 * p).round() as usize]
-}
-
 fn main() {
     let quick = std::env::args().any(|a| a == "--quick");
     let n = if quick { 20 } else { 100 };
     let scratch = tempfile::tempdir().expect("scratch");
     let root = scratch.path().join("worktree");
     std::fs::create_dir_all(&root).expect("mkdir");
-    let mut files = Vec::new();
-    copy_sources(
-        &Path::new(env!("CARGO_MANIFEST_DIR")).join("src"),
-        &root,
-        Path::new(""),
-        &mut files,
-    );
+    let files = copy_rust_sources(&Path::new(env!("CARGO_MANIFEST_DIR")).join("src"), &root);
     let tasks = tasks(&root, &files, n);
     let init = InitializeParams {
         protocol_version: 1,
@@ -135,30 +84,8 @@ fn main() {
             "builtin:retrieve".into(),
             Box::new(RetrieveSuggester::default()),
         ),
-        (
-            "cmd: (python3, --sandbox off)".into(),
-            Box::new(ProcessSuggester::from_shell(
-                ECHO_SUGGESTER,
-                Duration::from_secs(10),
-            )),
-        ),
     ];
-    let sandboxed = availability().is_ok();
-    if sandboxed {
-        let sandbox = Sandbox {
-            scratch: scratch.path().to_path_buf(),
-            read_only: Vec::new(),
-            writable: Vec::new(),
-            network: false,
-        };
-        adapters.push((
-            "cmd: (python3, bwrap)".into(),
-            Box::new(
-                ProcessSuggester::from_shell(ECHO_SUGGESTER, Duration::from_secs(10))
-                    .with_sandbox(sandbox),
-            ),
-        ));
-    }
+    adapters.extend(echo_adapters(scratch.path()));
     println!(
         "complete call cost: {n} tasks (the line after a function header) in a copy of src/ ({} Rust files)",
         files.len()
@@ -215,7 +142,7 @@ fn main() {
         "-",
         "-"
     );
-    if !sandboxed {
+    if availability().is_err() {
         println!("(bwrap unavailable here: cmd: measured unsandboxed only)");
     }
     println!("(times in ms)");

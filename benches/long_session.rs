@@ -1,4 +1,4 @@
-//! Very long recorded sessions: 100,000 content changes through the whole recorded
+//! Very long recorded sessions: 410,000 content changes through the whole recorded
 //! path — the recorder (LSP frames → records), SQLite (one transaction per 20 ms
 //! burst's worth, as the proxy's tap does), the export that rebuilds every text and
 //! coalesces the changes into edits, the dependency analysis, and the replay state —
@@ -9,21 +9,25 @@
 //! and typing, lines deleted, comment markers at three cursors in one didChange;
 //! pauses between bursts, switches between 4 files of about 400 lines.
 //!
-//! Run: `cargo bench --bench long_session` (`-- --changes N` for another size,
-//! `--lengths 1000,5000,20000` for the dependency analysis on the session's first N
-//! edits, for each N, with the time of the reference analysis that reparses in full
-//! after every edit and whether its edges are the same, up to 5,000 edits;
-//! 400,000 changes make about 20,000 edits).
+//! Run: `cargo bench --bench long_session`. `-- --changes N` records another size
+//! (default 410,000 changes: about 20,000 edits); `--lengths 1000,5000,20000` (the
+//! default; `all` is the whole session) runs the dependency analysis on the
+//! session's first N edits for each N, each in a child process of its own so each
+//! peak is its size's, and prints a table of cost against session length with the
+//! growth of the time from one length to the next; up to `--reference-up-to`
+//! edits (default 5,000) the child also runs the reference analysis that reparses
+//! in full after every edit and says whether its edges are the same.
 
 use std::time::Instant;
 
-use nextedit::history::{recorded_order, recorded_order_by_full_parses};
+use nextedit::history::{recorded_order_by_full_parses, recorded_order_with_counts};
 use nextedit::lsp::Direction;
 use nextedit::lsp::framing::encode_frame;
 use nextedit::record::privacy::PrivacyFilter;
 use nextedit::record::{RecorderConfig, SessionRecorder};
 use nextedit::replay::state::ReplayState;
 use nextedit::store::{Database, NewSession, SessionEnd};
+use nextedit::trajectory::Trajectory;
 use serde_json::json;
 
 /// The process's peak resident memory so far (VmHWM), in MiB.
@@ -36,12 +40,6 @@ fn peak_mib() -> f64 {
                 .and_then(|l| l.split_whitespace().nth(1)?.parse::<f64>().ok())
         })
         .map_or(f64::NAN, |kb| kb / 1024.0)
-}
-
-/// Resets the peak (VmHWM) to the current resident memory, so the next peak is
-/// one stage's own (Linux: `/proc/self/clear_refs`; elsewhere nothing happens).
-fn reset_peak() {
-    let _ = std::fs::write("/proc/self/clear_refs", "5");
 }
 
 /// A deterministic pseudo-random source (PCG-style LCG), so every run types the same.
@@ -64,13 +62,68 @@ fn position(text: &str, byte: usize) -> serde_json::Value {
     json!({"line": line, "character": col})
 }
 
+/// The process's resident memory now (VmRSS), in MiB.
+fn resident_mib() -> f64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("VmRSS:"))
+                .and_then(|l| l.split_whitespace().nth(1)?.parse::<f64>().ok())
+        })
+        .map_or(f64::NAN, |kb| kb / 1024.0)
+}
+
+/// The child's part: the dependency analysis of the trajectory in `file`; prints
+/// `edges seconds peak resident` and, with `reference`, the seconds of the analysis
+/// that reparses in full after every edit and whether its edges are the same
+/// (the differing edges on stderr).
+fn analyze(file: &str, reference: bool) {
+    let trajectory: Trajectory =
+        serde_json::from_slice(&std::fs::read(file).unwrap()).expect("the parent wrote it");
+    let resident = resident_mib();
+    let t = Instant::now();
+    let (order, counts) = recorded_order_with_counts(&trajectory);
+    let seconds = t.elapsed().as_secs_f64();
+    let peak = peak_mib();
+    print!(
+        "{} {seconds:.3} {peak:.1} {resident:.1} {}/{}/{}",
+        order.edges.len(),
+        counts.windows,
+        counts.reparses,
+        counts.amortized
+    );
+    if reference {
+        let t = Instant::now();
+        let full = recorded_order_by_full_parses(&trajectory);
+        let full_seconds = t.elapsed().as_secs_f64();
+        for edge in full.edges.iter().filter(|e| !order.edges.contains(e)) {
+            eprintln!("      only with full reparses: {edge:?}");
+        }
+        for edge in order.edges.iter().filter(|e| !full.edges.contains(e)) {
+            eprintln!("      only with windows: {edge:?}");
+        }
+        let same = if full.edges == order.edges {
+            "yes"
+        } else {
+            "NO"
+        };
+        print!(" {full_seconds:.2} {same}");
+    }
+    println!();
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().collect();
+    if let Some(i) = args.iter().position(|a| a == "--analyze") {
+        analyze(&args[i + 1], args.iter().any(|a| a == "--reference"));
+        return;
+    }
     let changes: usize = args
         .iter()
         .position(|a| a == "--changes")
         .and_then(|i| args.get(i + 1)?.parse().ok())
-        .unwrap_or(100_000);
+        .unwrap_or(410_000);
     let dir = tempfile::tempdir().unwrap();
     let mut db = Database::open(&dir.path().join("long.db")).unwrap();
     let session = db
@@ -255,79 +308,105 @@ fn main() {
             .and_then(|x| x.final_text.clone());
         assert_eq!(final_text.as_deref(), Some(doc.as_str()), "{path} rebuilt");
     }
-    // The dependency analysis over the whole session (incremental parsing, symbol
-    // indexes, look-alike edits chained), then, with `--lengths`, over its first N
-    // edits for each N: how the cost grows with the session.
-    reset_peak();
-    let t = Instant::now();
-    let order = recorded_order(&trajectory);
-    println!(
-        "  dependency edges {:8.2} s  (all {} edits: {} edges)                  peak {:7.1} MiB",
-        t.elapsed().as_secs_f64(),
-        trajectory.edits.len(),
-        order.edges.len(),
-        peak_mib()
-    );
-    drop(order);
+    // The dependency analysis (incremental parsing, symbol indexes, look-alike edits
+    // chained) over the session's first N edits for each N, each in a child process
+    // of its own so each size's peak memory is its own: how the cost grows.
+    let all = trajectory.edits.len();
     let lengths: Vec<usize> = args
         .iter()
         .position(|a| a == "--lengths")
         .and_then(|i| args.get(i + 1))
-        .map(|list| list.split(',').filter_map(|n| n.parse().ok()).collect())
-        .unwrap_or_default();
-    if !lengths.is_empty() {
-        println!(
-            "  dependency analysis by session length (peak: the analysis alone, VmHWM reset before)"
-        );
-        println!(
-            "    {:>7} {:>9} {:>9} {:>9} {:>10}   {:>12} {:>9}",
-            "edits", "edges", "seconds", "µs/edit", "peak MiB", "full reparse", "same edges"
-        );
-    }
+        .map_or("1000,5000,20000", String::as_str)
+        .split(',')
+        .filter_map(|n| {
+            if n == "all" {
+                Some(all)
+            } else {
+                n.parse().ok()
+            }
+        })
+        .collect();
+    let reference_up_to: usize = args
+        .iter()
+        .position(|a| a == "--reference-up-to")
+        .and_then(|i| args.get(i + 1)?.parse().ok())
+        .unwrap_or(5_000);
+    println!(
+        "  dependency analysis by session length (one child process per length; peak: its VmHWM, \
+         loading included; resident: its memory before the analysis, the trajectory without events; \
+         × time: against the row above (× edits); windows/full/am.: queries a window answered, \
+         full reparses, of those amortized)"
+    );
+    println!(
+        "    {:>7} {:>9} {:>9} {:>9} {:>10} {:>9} {:>12} {:>17}   {:>12} {:>9}",
+        "edits",
+        "edges",
+        "seconds",
+        "µs/edit",
+        "peak MiB",
+        "resident",
+        "× time",
+        "windows/full/am.",
+        "full reparse",
+        "same edges"
+    );
+    let mut previous: Option<(usize, f64)> = None;
     for length in lengths {
-        if length > trajectory.edits.len() {
+        if length > all {
             println!(
-                "    {length:>7} (the session has only {} edits: record more with --changes)",
-                trajectory.edits.len()
+                "    {length:>7} (the session has only {all} edits: record more with --changes)"
             );
             continue;
         }
         let mut head = trajectory.clone();
         head.edits.truncate(length);
-        reset_peak();
-        let t = Instant::now();
-        let order = recorded_order(&head);
-        let seconds = t.elapsed().as_secs_f64();
-        let peak = peak_mib();
-        // The reference: a full (incremental) reparse after every edit, no windows.
-        // It grows with the square of the session, so only up to 5,000 edits.
-        let (reference_seconds, same) = if length <= 5_000 {
-            let t = Instant::now();
-            let reference = recorded_order_by_full_parses(&head);
-            let reference_seconds = format!("{:.2} s", t.elapsed().as_secs_f64());
-            let same = reference.edges == order.edges;
-            if !same {
-                for edge in reference.edges.iter().filter(|e| !order.edges.contains(e)) {
-                    println!("      only with full reparses: {edge:?}");
-                }
-                for edge in order.edges.iter().filter(|e| !reference.edges.contains(e)) {
-                    println!("      only with windows: {edge:?}");
-                }
-            }
-            (reference_seconds, if same { "yes" } else { "NO" })
-        } else {
-            ("-".to_string(), "-")
+        // The analysis reads the files and edits only; the raw events stay home.
+        head.events.clear();
+        let file = dir.path().join(format!("head-{length}.json"));
+        std::fs::write(&file, serde_json::to_vec(&head).unwrap()).unwrap();
+        drop(head);
+        let mut child = std::process::Command::new(std::env::current_exe().unwrap());
+        child.arg("--analyze").arg(&file);
+        if length <= reference_up_to {
+            child.arg("--reference");
+        }
+        let output = child.output().expect("the bench runs itself as a child");
+        assert!(
+            output.status.success(),
+            "analysis of {length} edits: {output:?}"
+        );
+        print!("{}", String::from_utf8_lossy(&output.stderr));
+        let answer = String::from_utf8(output.stdout).unwrap();
+        let fields: Vec<&str> = answer.split_whitespace().collect();
+        let [edges, seconds, peak, resident, parses, reference @ ..] = &fields[..] else {
+            panic!("the child's answer: {answer:?}");
+        };
+        let seconds: f64 = seconds.parse().unwrap();
+        let ratio = previous.map_or("-".to_string(), |(edits, time)| {
+            format!(
+                "{:.2} ({:.1}×)",
+                seconds / time,
+                length as f64 / edits as f64
+            )
+        });
+        let (reference_seconds, same) = match reference {
+            [time, same] => (format!("{time} s"), *same),
+            _ => ("-".to_string(), "-"),
         };
         println!(
-            "    {:>7} {:>9} {:>9.2} {:>9.0} {:>10.1}   {:>12} {:>9}",
+            "    {:>7} {:>9} {:>9.2} {:>9.0} {:>10} {:>9} {:>12} {:>17}   {:>12} {:>9}",
             length,
-            order.edges.len(),
+            edges,
             seconds,
             seconds * 1e6 / length as f64,
             peak,
+            resident,
+            ratio,
+            parses,
             reference_seconds,
             same
         );
+        previous = Some((length, seconds));
     }
     let t = Instant::now();
     let mut state = ReplayState::new(&trajectory).unwrap();

@@ -133,6 +133,57 @@ fn main() {
         "  burst: {messages} as fast as possible ({achieved:.0}/s), {recorded} recorded, {dropped} dropped"
     );
     println!("  target ≥ 50000/s with 0 lost");
+
+    let rounds = if quick { 20 } else { 100 };
+    let lag = commit_lag(echo(), tmp.path(), rounds);
+    println!(
+        "\ncommit lag: from a burst's last answer reaching the editor to the burst in the database\n\
+         (what a SIGKILL of the proxy at that moment loses), {rounds} bursts of 50 hovers"
+    );
+    println!(
+        "  p50 {:.1} ms   p95 {:.1} ms   max {:.1} ms   target ≤ 100 ms",
+        percentile(&lag, 0.5) / 1000.0,
+        percentile(&lag, 0.95) / 1000.0,
+        percentile(&lag, 1.0) / 1000.0
+    );
+}
+
+/// Per burst of 50 hovers through a recording proxy: the time from the last answer's
+/// arrival until the database holds the burst (polled every 0.2 ms).
+fn commit_lag(server: Command, dir: &Path, rounds: usize) -> Vec<Duration> {
+    let db = dir.join("lag.db");
+    let mut client = start(server, Some(&db));
+    client.initialize(dir, TIMEOUT).expect("initialize");
+    let count = |conn: &rusqlite::Connection| -> i64 {
+        conn.query_row("SELECT count(*) FROM messages", [], |r| r.get(0))
+            .unwrap_or(0)
+    };
+    // Settled: the handshake is in the database before the first burst.
+    std::thread::sleep(Duration::from_millis(500));
+    let conn = rusqlite::Connection::open(&db).expect("open the recording");
+    let mut expected = count(&conn);
+    let params =
+        json!({"textDocument": {"uri": "file:///x.py"}, "position": {"line": 0, "character": 0}});
+    let mut lags = Vec::with_capacity(rounds);
+    for _ in 0..rounds {
+        for _ in 0..50 {
+            client
+                .request("textDocument/hover", params.clone(), TIMEOUT)
+                .expect("hover");
+        }
+        let answered = Instant::now();
+        expected += 100;
+        while count(&conn) < expected {
+            assert!(
+                answered.elapsed() < TIMEOUT,
+                "the burst never reached the database"
+            );
+            std::thread::sleep(Duration::from_micros(200));
+        }
+        lags.push(answered.elapsed());
+    }
+    client.shutdown(TIMEOUT).expect("shutdown");
+    lags
 }
 
 fn print_latency(label: &str, samples: &[Duration]) {

@@ -15,6 +15,10 @@ use nextedit::suggest::protocol::{InitializeParams, Revealed, SuggestParams};
 use nextedit::suggest::sandbox::{Sandbox, availability};
 use nextedit::suggest::{ProcessSuggester, Suggester};
 
+#[path = "support/mod.rs"]
+mod support;
+use support::median;
+
 /// Answers every request with an empty result that fits each method.
 const SED_SUGGESTER: &str = r#"sed -u -n 's/.*"id":\([0-9]*\),.*/{"jsonrpc":"2.0","id":\1,"result":{"edits":[],"text":""}}/p'"#;
 
@@ -37,11 +41,6 @@ fn init(worktree: &Path) -> InitializeParams {
     }
 }
 
-fn median(values: &mut [f64]) -> f64 {
-    values.sort_by(f64::total_cmp);
-    values[values.len() / 2]
-}
-
 /// Median ms from spawn to `initialize`'s answer, over `n` fresh processes.
 fn start_ms(sandbox: Option<&Sandbox>, worktree: &Path, n: usize) -> f64 {
     let mut times = Vec::new();
@@ -52,7 +51,7 @@ fn start_ms(sandbox: Option<&Sandbox>, worktree: &Path, n: usize) -> f64 {
         times.push(t.elapsed().as_secs_f64() * 1e3);
         s.shutdown();
     }
-    median(&mut times)
+    median(&times)
 }
 
 /// Median ms of one `suggest` round trip on a running process, over `n` steps.
@@ -73,7 +72,7 @@ fn step_ms(sandbox: Option<&Sandbox>, worktree: &Path, n: usize) -> f64 {
         times.push(t.elapsed().as_secs_f64() * 1e3);
     }
     s.shutdown();
-    median(&mut times)
+    median(&times)
 }
 
 fn main() {

@@ -23,62 +23,30 @@
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpListener;
 use std::path::Path;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use nextedit::suggest::openai::OpenAiSuggester;
 use nextedit::suggest::prompt::{self, PromptInput, Template};
 use nextedit::suggest::protocol::{
     AppliedEdit, FileContent, InitializeParams, Revealed, SuggestParams,
 };
-use nextedit::suggest::sandbox::{Sandbox, availability};
-use nextedit::suggest::{
-    NoopSuggester, ProcessSuggester, PropagateSuggester, RetrieveSuggester, Suggester,
-};
+use nextedit::suggest::sandbox::availability;
+use nextedit::suggest::{NoopSuggester, PropagateSuggester, RetrieveSuggester, Suggester};
 
-/// Answers every request with an empty result that fits each method. Python reads
-/// its input in buffered lines and finds the id with a regex (no JSON decoding), so
-/// the figure is nextedit's (JSON, pipes, the reader thread) and the kernel's; `sed
-/// -u` would read a step's 100 KB line one byte per system call.
-const ECHO_SUGGESTER: &str = r#"python3 -c 'import re, sys
-for line in sys.stdin:
-    m = re.match(r"\{\"id\":(\d+)", line)
-    if m:
-        sys.stdout.write("{\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":{\"edits\":[],\"text\":\"\"}}\n" % m.group(1))
-        sys.stdout.flush()'"#;
+#[path = "support/mod.rs"]
+mod support;
+use support::{Lcg, copy_rust_sources, echo_adapters, percentile};
 
 /// Steps per trajectory (a large commit); `initialize` starts each trajectory.
 const STEPS_PER_TRAJECTORY: usize = 20;
 
-/// A fixed pseudo-random sequence (64-bit LCG): the same steps on every run.
-struct Lcg(u64);
-
-impl Lcg {
-    fn below(&mut self, n: usize) -> usize {
-        self.0 = self
-            .0
-            .wrapping_mul(6364136223846793005)
-            .wrapping_add(1442695040888963407);
-        ((self.0 >> 33) as usize) % n.max(1)
-    }
-}
-
-/// Copies the `.rs` files under `from` into `to`; their paths relative to `to`.
-fn copy_sources(from: &Path, to: &Path, rel: &Path, out: &mut Vec<String>) {
-    let mut entries: Vec<_> = std::fs::read_dir(from.join(rel))
-        .expect("read src")
-        .filter_map(Result::ok)
-        .collect();
-    entries.sort_by_key(|e| e.file_name());
-    for entry in entries {
-        let rel = rel.join(entry.file_name());
-        if entry.file_type().expect("file type").is_dir() {
-            std::fs::create_dir_all(to.join(&rel)).expect("mkdir");
-            copy_sources(from, to, &rel, out);
-        } else if rel.extension().is_some_and(|e| e == "rs") {
-            std::fs::copy(from.join(&rel), to.join(&rel)).expect("copy");
-            out.push(rel.to_string_lossy().into_owned());
-        }
-    }
+/// A fresh copy of this crate's `src/` in `root`: the copied files' relative paths.
+fn source_paths(root: &Path) -> Vec<String> {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    copy_rust_sources(&src, root)
+        .into_iter()
+        .map(|(path, _)| path)
+        .collect()
 }
 
 /// One step: rename the first identifier of 4+ letters on a random line of a random
@@ -149,13 +117,7 @@ struct Figures {
 fn run(s: &mut dyn Suggester, steps: usize, parent: &Path) -> Figures {
     let scratch = tempfile::tempdir_in(parent).expect("scratch");
     let root = scratch.path().to_path_buf();
-    let mut files = Vec::new();
-    copy_sources(
-        &Path::new(env!("CARGO_MANIFEST_DIR")).join("src"),
-        &root,
-        Path::new(""),
-        &mut files,
-    );
+    let files = source_paths(&root);
     let mut rng = Lcg(16);
     let mut figures = Figures {
         steps: Vec::new(),
@@ -186,15 +148,6 @@ fn run(s: &mut dyn Suggester, steps: usize, parent: &Path) -> Figures {
     }
     s.shutdown();
     figures
-}
-
-fn percentile(values: &[f64], p: f64) -> f64 {
-    if values.is_empty() {
-        return f64::NAN;
-    }
-    let mut sorted = values.to_vec();
-    sorted.sort_by(f64::total_cmp);
-    sorted[((sorted.len() - 1) as f64 * p).round() as usize]
 }
 
 /// A loopback stand-in for an OpenAI-compatible server: `GET /models` lists `tiny`,
@@ -274,13 +227,7 @@ fn model_answer() -> String {
 fn prompt_and_parse(template: Template, steps: usize) -> Vec<f64> {
     let scratch = tempfile::tempdir().expect("scratch");
     let root = scratch.path().to_path_buf();
-    let mut files = Vec::new();
-    copy_sources(
-        &Path::new(env!("CARGO_MANIFEST_DIR")).join("src"),
-        &root,
-        Path::new(""),
-        &mut files,
-    );
+    let files = source_paths(&root);
     let mut rng = Lcg(16);
     let answer = model_answer();
     let mut prior = Vec::new();
@@ -331,31 +278,10 @@ fn main() {
             Box::new(OpenAiSuggester::from_spec(&spec).expect("spec")),
         ));
     }
-    adapters.push((
-        "cmd: (python3, --sandbox off)".into(),
-        Box::new(ProcessSuggester::from_shell(
-            ECHO_SUGGESTER,
-            Duration::from_secs(10),
-        )),
-    ));
     // Every worktree is made in one scratch directory, the one a sandbox binds.
     let scratch = tempfile::tempdir().expect("scratch");
     let sandboxed = availability().is_ok();
-    if sandboxed {
-        let sandbox = Sandbox {
-            scratch: scratch.path().to_path_buf(),
-            read_only: Vec::new(),
-            writable: Vec::new(),
-            network: false,
-        };
-        adapters.push((
-            "cmd: (python3, bwrap)".into(),
-            Box::new(
-                ProcessSuggester::from_shell(ECHO_SUGGESTER, Duration::from_secs(10))
-                    .with_sandbox(sandbox),
-            ),
-        ));
-    }
+    adapters.extend(echo_adapters(scratch.path()));
     for (name, mut suggester) in adapters {
         // One short warm-up trajectory (page cache, connections, lazy statics).
         run(suggester.as_mut(), STEPS_PER_TRAJECTORY, scratch.path());

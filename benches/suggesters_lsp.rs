@@ -22,6 +22,10 @@ use nextedit::suggest::protocol::{
     AppliedEdit, FileContent, InitializeParams, Revealed, SuggestParams,
 };
 
+#[path = "support/mod.rs"]
+mod support;
+use support::percentile;
+
 const LINES: usize = 400;
 
 /// The file at step `step`: functions whose bodies change with the step.
@@ -38,11 +42,6 @@ fn file_text(step: usize, name: &str) -> String {
         ));
     }
     text
-}
-
-fn percentile(values: &mut [f64], p: f64) -> f64 {
-    values.sort_by(f64::total_cmp);
-    values[((values.len() - 1) as f64 * p).round() as usize]
 }
 
 /// Per-step (total, waiting, overhead) in ms over `steps` steps of `spec`.
@@ -163,17 +162,17 @@ fn main() {
             continue;
         }
         let spec = format!("lsp:{} {arg}", program.display());
-        let Some([mut total, mut waiting, mut overhead]) = measure(&spec, steps) else {
+        let Some([total, waiting, overhead]) = measure(&spec, steps) else {
             println!("{label:<12}  skipped: {spec} is not usable");
             continue;
         };
         println!(
             "{:<12}  {:>9.2}  {:>9.2}  {:>11.3}  {:>11.3}  {:>11.3}   (target: ≤ 5 ms)",
             label,
-            percentile(&mut total, 0.5),
-            percentile(&mut waiting, 0.5),
-            percentile(&mut overhead.clone(), 0.5),
-            percentile(&mut overhead, 0.95),
+            percentile(&total, 0.5),
+            percentile(&waiting, 0.5),
+            percentile(&overhead.clone(), 0.5),
+            percentile(&overhead, 0.95),
             overhead.iter().copied().fold(0.0, f64::max),
         );
     }

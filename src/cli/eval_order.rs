@@ -68,7 +68,8 @@ pub struct EvalOrderArgs {
     /// Cross-validate by repository: for each repository, choose which rule kinds to
     /// trust on the other repositories' commits (dropping a kind while that raises
     /// all-pairs accuracy) and score the left-out repository with them; figures are
-    /// pooled over the left-out repositories
+    /// pooled over the left-out repositories. Also lists each rule kind's links and
+    /// how many of them are annotated related, per repository where below half
     #[arg(long, value_name = "UNIT", value_parser = ["repo"])]
     cv: Option<String>,
 
@@ -166,12 +167,8 @@ pub fn run(args: EvalOrderArgs) -> Result<i32> {
 
 /// `value [low, high]` in percent.
 fn interval(e: &Estimate) -> String {
-    format!(
-        "{}% [{}, {}]",
-        percent(e.value),
-        percent(e.low).trim(),
-        percent(e.high).trim()
-    )
+    let (low, high) = (percent(e.low), percent(e.high));
+    format!("{}% [{}, {}]", percent(e.value), low.trim(), high.trim())
 }
 
 fn print_intervals(title: &str, f: &Headline) {
@@ -217,6 +214,11 @@ fn print_cross_validation(cv: &CrossValidation) {
         "held out, pooled, 95 % intervals over repositories",
         &cv.held_out,
     );
+    println!();
+    println!("links per rule kind (a pair counts once per kind), annotated related:");
+    for rule in &cv.rules {
+        println!("  {}", rule.row());
+    }
 }
 
 fn percent(value: Option<f64>) -> String {

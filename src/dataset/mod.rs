@@ -9,7 +9,7 @@
 //!   repositories to splits (pure).
 //! - [`card`]: the dataset card, `README.md` with the YAML header Hugging Face reads
 //!   (pure).
-//! - [`write`]: the output directory: one file per split, JSON Lines or Parquet, and
+//! - [`write`](mod@write): the output directory: one file per split, JSON Lines or Parquet, and
 //!   the card.
 //!
 //! The columns are the same in both formats, so a dataset loads the same either way;

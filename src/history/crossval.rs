@@ -103,6 +103,86 @@ pub struct CrossValidation {
     pub held_out: Headline,
     /// The same rules without any selection, for comparison.
     pub all_rules: Headline,
+    /// How often each rule kind's links are annotated as related, per repository.
+    pub rules: Vec<RulePrecision>,
+}
+
+/// The links one rule kind gave and how many of them the annotators call related.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct RulePrecision {
+    /// Rule kind (`test_impl`, `clone`…).
+    pub kind: String,
+    /// Pairs linked by a reason of this kind (a pair with several reasons counts for each).
+    pub links: usize,
+    /// Of those, pairs the annotation labels related (any order).
+    pub related: usize,
+    /// `[links, related]` per repository: the precision each held-out fold sees.
+    pub by_repository: BTreeMap<String, [usize; 2]>,
+}
+
+impl RulePrecision {
+    /// `related / links`.
+    pub fn precision(&self) -> Option<f64> {
+        (self.links > 0).then(|| self.related as f64 / self.links as f64)
+    }
+
+    /// One line of `eval-order`'s table: kind, links, related, precision and the
+    /// repositories where fewer than half of its links are related.
+    pub fn row(&self) -> String {
+        let weak: Vec<String> = self
+            .by_repository
+            .iter()
+            .filter(|(_, [links, related])| related * 2 < *links)
+            .map(|(repo, [links, related])| format!("{repo} {related}/{links}"))
+            .collect();
+        let precision = self
+            .precision()
+            .map_or("-".to_string(), |p| format!("{:.1}", p * 100.0));
+        format!(
+            "{:<20} {:>4} links {:>4} related {:>6}%  below half: {}",
+            self.kind,
+            self.links,
+            self.related,
+            precision,
+            if weak.is_empty() {
+                "-".to_string()
+            } else {
+                weak.join(", ")
+            }
+        )
+    }
+}
+
+/// Precision of every rule kind on `samples`, as the annotations judge its links.
+pub fn rule_precision(samples: &[CommitSample]) -> Vec<RulePrecision> {
+    let mut out: BTreeMap<String, RulePrecision> = BTreeMap::new();
+    let index = |id: &str| id.strip_prefix('e').and_then(|n| n.parse::<usize>().ok());
+    for s in samples {
+        for edge in &s.edges {
+            let (Some(a), Some(b)) = (index(&edge.from), index(&edge.to)) else {
+                continue;
+            };
+            let related = s
+                .gold
+                .get(&(a.min(b), a.max(b)))
+                .is_some_and(|label| *label != PairLabel::None);
+            let kinds: BTreeSet<&str> = edge.reasons.iter().map(|r| r.kind.as_str()).collect();
+            for kind in kinds {
+                let entry = out.entry(kind.to_owned()).or_insert_with(|| RulePrecision {
+                    kind: kind.to_owned(),
+                    links: 0,
+                    related: 0,
+                    by_repository: BTreeMap::new(),
+                });
+                entry.links += 1;
+                entry.related += usize::from(related);
+                let repo = entry.by_repository.entry(s.repository.clone()).or_default();
+                repo[0] += 1;
+                repo[1] += usize::from(related);
+            }
+        }
+    }
+    out.into_values().collect()
 }
 
 /// Rule kinds that appear in any sample's edges.
@@ -254,6 +334,7 @@ pub fn leave_one_repository_out(samples: &[CommitSample], seed: u64) -> CrossVal
             seed,
         ),
         all_rules: with_intervals(samples, seed),
+        rules: rule_precision(samples),
     }
 }
 
@@ -286,6 +367,31 @@ mod tests {
             gold,
             edges,
         }
+    }
+
+    #[test]
+    fn rule_precision_counts_related_links_per_repository() {
+        let samples = vec![
+            sample("a", true, vec![edge(0, 1, "good"), edge(1, 0, "noisy")]),
+            sample("b", false, vec![edge(0, 1, "noisy")]),
+        ];
+        let rows: Vec<String> = rule_precision(&samples)
+            .iter()
+            .map(RulePrecision::row)
+            .collect();
+        assert_eq!(
+            rows,
+            vec![
+                format!(
+                    "{:<20} {:>4} links {:>4} related {:>6}%  below half: -",
+                    "good", 1, 1, "100.0"
+                ),
+                format!(
+                    "{:<20} {:>4} links {:>4} related {:>6}%  below half: b 0/1",
+                    "noisy", 2, 1, "50.0"
+                ),
+            ]
+        );
     }
 
     #[test]

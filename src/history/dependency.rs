@@ -4,7 +4,7 @@
 //!
 //! | kind | rule |
 //! |---|---|
-//! | `def_use` | a definition changed in one edit, referenced in another (scope-aware: a local only inside its function, a field in its class or a subclass, a function or type anywhere, across files) |
+//! | `def_use` | a definition changed in one edit, referenced in another (scope-aware: a local only inside its function, a field in its class or a subclass, a module-level name only where the use's file can see it: [`super::visibility`]) |
 //! | `signature_call` | a callable whose parameters or header changed, called in another edit |
 //! | `import_use` | an import added or removed in one edit, the name used in another edit of the same file |
 //! | `def_import` | a definition changed in one file, its import changed in another |
@@ -12,8 +12,9 @@
 //! | `def_use` (reassignment) | the same local variable assigned in several edits of one function |
 //! | `shared_name` | two edits of the same function introduce the same new compound name (`sample_weight`), in code, a docstring or a comment |
 //! | `def_use` (class member) | a class attribute, constructor parameter or `self.x` changed by several edits of one class, or passed by name to that class's constructor (`Env(vcs_rev=…)`) |
-//! | `argument_parameter` | a call passes `key=…` to a callable whose parameter `key` another edit changed, or uses in that callable's body |
-//! | `doc_impl` | a docstring or comment of a function starts naming what another edit of that function defines or changes |
+//! | `argument_parameter` | a call passes `key=…` to a callable whose parameter `key` another edit changed, or uses in that callable's body; a call given more arguments, to the body reading the parameters its callee gained, or to a new field of the record class it calls |
+//! | `fixture` | a pytest fixture (or a `parametrize` name) changed, a test or fixture starting or stopping to take it as a parameter |
+//! | `doc_impl` | a docstring or comment of a function starts naming what another edit of that function defines or changes (or reads, for a new parameter); a module or class docstring names a public function or class added there |
 //! | `clone` | the same token change applied in several places, or before- and after-texts that are alike (token Dice ≥ 0.8) |
 //! | `test_impl` | a test file starts using (or importing) a name that an edit of the file it tests defines or changes |
 //! | `move` | lines deleted by a pure deletion and inserted (maybe touched up) by a pure insertion |
@@ -27,6 +28,7 @@ use crate::syntax::structure::DefinitionKind;
 
 use super::similarity::{PrefixIndex, dice, may_reach};
 use super::symbols::{ChangedDefinition, EditSymbols, NameUse};
+use super::visibility::{Binding, Qualifier, UseSite, module_holds, package_holds, visible_from};
 
 /// Edits sharing one fact (a clone, a variable, a member, a key) are linked as a
 /// clique up to this many, beyond it as a chain in edit order; a use with more
@@ -135,6 +137,8 @@ pub enum DependencyKind {
     ArgumentParameter,
     /// A docstring or comment names what another edit of the function changed.
     DocImpl,
+    /// A pytest fixture changed, a test or fixture taking it as a parameter.
+    Fixture,
 }
 
 impl DependencyKind {
@@ -153,6 +157,7 @@ impl DependencyKind {
             DependencyKind::SharedName => "shared_name",
             DependencyKind::ArgumentParameter => "argument_parameter",
             DependencyKind::DocImpl => "doc_impl",
+            DependencyKind::Fixture => "fixture",
         }
     }
 
@@ -183,6 +188,48 @@ fn resolution_rank(
     use_path: &str,
 ) -> Option<u8> {
     let same_file = def.scope.file == use_.scope.file;
+    let module_level = def.scope.chain.is_empty()
+        && def.scope.class.is_none()
+        && matches!(
+            def.kind,
+            DefinitionKind::Function | DefinitionKind::Type | DefinitionKind::Variable
+        );
+    // `self.m` reaches `m` of the enclosing class, a base it names or a subclass that
+    // names it; `super().m` only a base's.
+    if let (Some((def_class, def_header)), Some(qualifier)) = (&def.scope.class, &use_.qualifier) {
+        let use_class = use_.scope.class.as_ref();
+        let own = use_class.is_some_and(|(name, _)| name == def_class);
+        let base = use_class.is_some_and(|(_, header)| header_mentions(header, def_class));
+        let derived = use_class.is_some_and(|(name, _)| header_mentions(def_header, name));
+        let reachable = match qualifier {
+            Qualifier::OwnObject => own || base || derived,
+            Qualifier::Super => base,
+            // `json.dumps`: an attribute of a module is no member of a class.
+            Qualifier::Module(_) => false,
+            _ => true,
+        };
+        if !reachable {
+            return None;
+        }
+    }
+    // `f(key=…)`: a keyword names a parameter of the callee (the keyword rules link
+    // those), never a variable, field or function in scope.
+    if use_.keyword {
+        return None;
+    }
+    if module_level {
+        let site = UseSite {
+            path: use_path,
+            attribute: use_.attribute,
+            binding: use_.binding.as_ref(),
+            qualifier: use_.qualifier.as_ref(),
+        };
+        match visible_from(&def.name, def_path, site) {
+            Some(false) => return None,
+            Some(true) if !same_file => return Some(3),
+            _ => {}
+        }
+    }
     match def.kind {
         DefinitionKind::Parameter | DefinitionKind::Variable if def.scope.callable_depth > 0 => {
             // A local: visible only inside its callable.
@@ -248,6 +295,9 @@ fn header_mentions(header: &str, name: &str) -> bool {
 pub fn dependencies(edits: &[EditFacts]) -> Vec<Dependency> {
     let mut found = BTreeSet::new();
     definition_uses(edits, &mut found);
+    new_arguments(edits, &mut found);
+    record_constructors(edits, &mut found);
+    fixtures(edits, &mut found);
     imports(edits, &mut found);
     clones(edits, &mut found);
     string_keys(edits, &mut found);
@@ -306,7 +356,15 @@ fn definition_uses(edits: &[EditFacts], found: &mut BTreeSet<Dependency>) {
     }
     for (user, edit) in edits.iter().enumerate() {
         for use_ in &edit.symbols.uses {
-            let Some(candidates) = by_name.get(use_.name.as_str()) else {
+            // `from m import f as g`: a use of `g` is a use of `m`'s `f`.
+            let name = match &use_.binding {
+                Some(Binding::Imported {
+                    member: Some(member),
+                    ..
+                }) if member != "*" => member.as_str(),
+                _ => use_.name.as_str(),
+            };
+            let Some(candidates) = by_name.get(name) else {
                 continue;
             };
             // Ranked per definition (not per editing edit): cost follows the
@@ -337,7 +395,7 @@ fn definition_uses(edits: &[EditFacts], found: &mut BTreeSet<Dependency>) {
                     from: definer,
                     to: user,
                     kind,
-                    detail: use_.name.clone(),
+                    detail: name.to_string(),
                 });
             }
         }
@@ -347,9 +405,9 @@ fn definition_uses(edits: &[EditFacts], found: &mut BTreeSet<Dependency>) {
             let Some(callee) = use_.callee.as_deref() else {
                 continue;
             };
-            let Some(candidates) = by_name.get(callee) else {
-                continue;
-            };
+            // The callee need not have changed: `T{Field: v}` or `T(field=v)` still
+            // names a member of `T` that another edit changed.
+            let candidates = by_name.get(callee).map_or(&[][..], Vec::as_slice);
             // When the callee's name is in this edit, it must resolve to the definition
             // (a bare `describe(x)` is not a call of some class's method `describe`).
             let callee_uses: Vec<&NameUse> = edit
@@ -370,6 +428,15 @@ fn definition_uses(edits: &[EditFacts], found: &mut BTreeSet<Dependency>) {
                 })
                 .map(|(_, holders)| ((), holders.as_slice()))
                 .collect();
+            // The call named here reaches a changed `callee` (not `session.get` for a
+            // module's `get`).
+            let reached = callee_uses.is_empty()
+                || candidates.iter().any(|((def, path), _)| {
+                    matches!(def.kind, DefinitionKind::Function | DefinitionKind::Type)
+                        && callee_uses
+                            .iter()
+                            .any(|u| resolution_rank(def, path, u, edit.path).is_some())
+                });
             for (definer, ()) in nearest_holders(&changed_callables, user) {
                 found.insert(Dependency {
                     from: definer,
@@ -407,7 +474,11 @@ fn definition_uses(edits: &[EditFacts], found: &mut BTreeSet<Dependency>) {
                 });
             }
             // `f(..., key=…)` where `f`'s own parameter `key` changed: the call site,
-            // the signature and the body that reads `key` are one change.
+            // the signature and the body that reads `key` are one change — when the
+            // call named here reaches that `f` (not `session.get` for a module's `get`).
+            if !reached {
+                continue;
+            }
             let parameter: Vec<((), &[usize])> = candidates
                 .iter()
                 .filter(|((def, _), _)| {
@@ -429,6 +500,203 @@ fn definition_uses(edits: &[EditFacts], found: &mut BTreeSet<Dependency>) {
                     to: user,
                     kind: DependencyKind::ArgumentParameter,
                     detail: format!("{callee}({})", use_.name),
+                });
+            }
+        }
+    }
+}
+
+/// The names a callable is called by: its own and, for a constructor, its class's.
+fn called_as(def: &ChangedDefinition, function: &str) -> Vec<String> {
+    let mut names = vec![function.to_string()];
+    if let Some((class, _)) = &def.scope.class
+        && (function == "__init__" || function == class || function == "constructor")
+    {
+        names.push(class.clone());
+    }
+    names
+}
+
+/// A call site that passes more arguments than before, of a callable whose signature
+/// gained parameters (the call already depends on the signature): it also goes with
+/// the body edits that read the new parameters — the call site, the signature and
+/// the body that uses the new argument are one change.
+fn new_arguments(edits: &[EditFacts], found: &mut BTreeSet<Dependency>) {
+    // Callee name → (signature edit, parameter added there).
+    let mut added: BTreeMap<String, Vec<(usize, &str)>> = BTreeMap::new();
+    // (file, callee name, parameter) → edits reading the bare parameter in the callable.
+    let mut readers: BTreeMap<(&str, String, &str), BTreeSet<usize>> = BTreeMap::new();
+    for (index, edit) in edits.iter().enumerate() {
+        let symbols = edit.symbols;
+        for def in &symbols.changed {
+            let depth = def.scope.callable_depth;
+            if def.kind != DefinitionKind::Parameter
+                || depth == 0
+                || !symbols.defined_after.contains(&def.name)
+                || symbols.defined_before.contains(&def.name)
+            {
+                continue;
+            }
+            for callee in called_as(def, &def.scope.chain[depth - 1]) {
+                added.entry(callee).or_default().push((index, &def.name));
+            }
+        }
+    }
+    if added.is_empty() {
+        return;
+    }
+    let wanted: BTreeSet<&str> = added
+        .values()
+        .flatten()
+        .map(|(_, parameter)| *parameter)
+        .collect();
+    for (index, edit) in edits.iter().enumerate() {
+        for use_ in &edit.symbols.uses {
+            let depth = use_.scope.callable_depth;
+            if use_.attribute || depth == 0 || !wanted.contains(use_.name.as_str()) {
+                continue;
+            }
+            let function = &use_.scope.chain[depth - 1];
+            let mut names = vec![function.clone()];
+            if let Some((class, _)) = &use_.scope.class
+                && (function == "__init__" || function == class || function == "constructor")
+            {
+                names.push(class.clone());
+            }
+            for name in names {
+                readers
+                    .entry((edit.path, name, use_.name.as_str()))
+                    .or_default()
+                    .insert(index);
+            }
+        }
+    }
+    let calls: Vec<(usize, usize, String)> = found
+        .iter()
+        .filter(|d| d.kind == DependencyKind::SignatureCall)
+        .filter(|d| edits[d.to].symbols.widened_calls.contains(&d.detail))
+        .map(|d| (d.from, d.to, d.detail.clone()))
+        .collect();
+    for (signature, call, callee) in calls {
+        let Some(parameters) = added.get(&callee) else {
+            continue;
+        };
+        for &(_, parameter) in parameters.iter().filter(|(s, _)| *s == signature) {
+            let Some(body) = readers.get(&(edits[signature].path, callee.clone(), parameter))
+            else {
+                continue;
+            };
+            let body: Vec<usize> = body.iter().copied().filter(|&b| b != signature).collect();
+            for (reader, ()) in nearest_holders(&[((), body.as_slice())], call) {
+                found.insert(Dependency {
+                    from: reader,
+                    to: call,
+                    kind: DependencyKind::ArgumentParameter,
+                    detail: format!("{callee}(+{parameter})"),
+                });
+            }
+        }
+    }
+}
+
+/// A record class (`@dataclass`, attrs, `NamedTuple`…) gains a field, and a call of
+/// the class passes more arguments than before where the class is visible: the new
+/// field is the new constructor parameter the call passes (by name, the class-member
+/// rule links it).
+fn record_constructors(edits: &[EditFacts], found: &mut BTreeSet<Dependency>) {
+    let mut fields: BTreeMap<&str, Vec<(usize, &str)>> = BTreeMap::new();
+    for (index, edit) in edits.iter().enumerate() {
+        for (class, field) in &edit.symbols.record_fields {
+            fields.entry(class).or_default().push((index, field));
+        }
+    }
+    if fields.is_empty() {
+        return;
+    }
+    for (call, edit) in edits.iter().enumerate() {
+        for use_ in edit.symbols.uses.iter().filter(|u| u.call && !u.attribute) {
+            let Some(list) = fields.get(use_.name.as_str()) else {
+                continue;
+            };
+            if !edit.symbols.widened_calls.contains(&use_.name) {
+                continue;
+            }
+            for &(definer, field) in list.iter().filter(|(d, _)| *d != call) {
+                let path = edits[definer].path;
+                let site = UseSite {
+                    path: edit.path,
+                    attribute: false,
+                    binding: use_.binding.as_ref(),
+                    qualifier: None,
+                };
+                if path != edit.path && visible_from(&use_.name, path, site) == Some(false) {
+                    continue;
+                }
+                found.insert(Dependency {
+                    from: definer,
+                    to: call,
+                    kind: DependencyKind::ArgumentParameter,
+                    detail: format!("{}(+{field})", use_.name),
+                });
+            }
+        }
+    }
+}
+
+/// True for files that pytest reads fixtures from for the tests under their directory.
+fn is_conftest(path: &str) -> bool {
+    path.rsplit('/').next() == Some("conftest.py")
+}
+
+/// A pytest fixture added, removed or re-signed (or a `@pytest.mark.parametrize` name
+/// added or removed), and a test or fixture that starts or stops taking it as a
+/// parameter: pytest binds the parameter to the fixture by name.
+/// A fixture is visible in its own module and, from a `conftest.py`, under its
+/// directory.
+fn fixtures(edits: &[EditFacts], found: &mut BTreeSet<Dependency>) {
+    let mut definers: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
+    for (index, edit) in edits.iter().enumerate() {
+        for name in &edit.symbols.fixtures {
+            definers.entry(name.as_str()).or_default().push(index);
+        }
+    }
+    if definers.is_empty() {
+        return;
+    }
+    for (user, edit) in edits.iter().enumerate() {
+        if !(is_test_path(edit.path) || is_conftest(edit.path)) {
+            continue;
+        }
+        let symbols = edit.symbols;
+        let taken: BTreeSet<&str> = symbols
+            .changed
+            .iter()
+            .filter(|d| d.kind == DefinitionKind::Parameter && d.scope.callable_depth > 0)
+            .map(|d| d.name.as_str())
+            .filter(|n| symbols.defined_after.contains(*n) != symbols.defined_before.contains(*n))
+            .collect();
+        for name in taken {
+            let Some(list) = definers.get(name) else {
+                continue;
+            };
+            let visible: Vec<usize> = list
+                .iter()
+                .copied()
+                .filter(|&d| d != user)
+                .filter(|&d| {
+                    let path = edits[d].path;
+                    let dir = path.rsplit_once('/').map_or("", |(dir, _)| dir);
+                    path == edit.path
+                        || (is_conftest(path)
+                            && (dir.is_empty() || edit.path.starts_with(&format!("{dir}/"))))
+                })
+                .collect();
+            for (definer, ()) in nearest_holders(&[((), visible.as_slice())], user) {
+                found.insert(Dependency {
+                    from: definer,
+                    to: user,
+                    kind: DependencyKind::Fixture,
+                    detail: name.to_string(),
                 });
             }
         }
@@ -520,6 +788,7 @@ fn imports(edits: &[EditFacts], found: &mut BTreeSet<Dependency>) {
                 .into_iter()
                 .flatten()
                 .filter(|(definer, path)| *definer != importer && *path != edit.path)
+                .filter(|(_, path)| imports_from(edit, name, path))
                 .map(|(definer, _)| *definer)
                 .collect();
             for (definer, ()) in nearest_holders(&[((), elsewhere.as_slice())], importer) {
@@ -532,6 +801,29 @@ fn imports(edits: &[EditFacts], found: &mut BTreeSet<Dependency>) {
             }
         }
     }
+}
+
+/// Whether the import of `name` on `edit`'s lines can bring in a definition of the
+/// file `path`: its module is that file or a package holding it (Python), or that
+/// file's package (Go). A name that is only part of a module path (`pkg` in
+/// `from pkg.m import f`) imports nothing. Other languages: by name alone.
+fn imports_from(edit: &EditFacts, name: &str, path: &str) -> bool {
+    let python = edit.path.ends_with(".py");
+    if !(python || edit.path.ends_with(".go")) {
+        return true;
+    }
+    edit.symbols
+        .import_modules
+        .get(name)
+        .is_some_and(|modules| {
+            modules.iter().any(|m| {
+                if python {
+                    module_holds(m, edit.path, path)
+                } else {
+                    package_holds(m, path)
+                }
+            })
+        })
 }
 
 /// Tokens of code: identifiers, numbers, string literals, single punctuation.
@@ -898,10 +1190,56 @@ fn documentation(edits: &[EditFacts], found: &mut BTreeSet<Dependency>) {
                 .push(index);
         }
     }
-    for (doc, edit) in edits.iter().enumerate() {
-        if edit.scope.is_empty() {
-            continue;
+    // Parameters an edit adds or removes, (file, function chain, name); the edits
+    // reading those names inside the function; and public functions and classes an
+    // edit adds, by the scope they are defined in (a module or class docstring names
+    // them).
+    let mut new_parameters: BTreeSet<(&str, &[String], &str)> = BTreeSet::new();
+    let mut added: BTreeMap<(&str, &[String], &str), Vec<usize>> = BTreeMap::new();
+    for (index, edit) in edits.iter().enumerate() {
+        let symbols = edit.symbols;
+        for def in &symbols.changed {
+            let new = symbols.defined_after.contains(&def.name)
+                && !symbols.defined_before.contains(&def.name);
+            let depth = def.scope.callable_depth;
+            if def.kind == DefinitionKind::Parameter && depth > 0 {
+                let gone = symbols.defined_before.contains(&def.name)
+                    && !symbols.defined_after.contains(&def.name);
+                if new || gone {
+                    new_parameters.insert((edit.path, &def.scope.chain[..depth], &def.name));
+                }
+            }
+            if new
+                && matches!(def.kind, DefinitionKind::Function | DefinitionKind::Type)
+                && !def.name.starts_with('_')
+            {
+                added
+                    .entry((edit.path, def.scope.chain.as_slice(), def.name.as_str()))
+                    .or_default()
+                    .push(index);
+            }
         }
+    }
+    let mut readers: BTreeMap<(&str, &[String], &str), Vec<usize>> = BTreeMap::new();
+    if !new_parameters.is_empty() {
+        for (index, edit) in edits.iter().enumerate() {
+            let read: BTreeSet<(&[String], &str)> = edit
+                .symbols
+                .uses
+                .iter()
+                .filter(|u| !u.attribute && u.scope.callable_depth > 0)
+                .map(|u| (&u.scope.chain[..u.scope.callable_depth], u.name.as_str()))
+                .filter(|&(chain, name)| new_parameters.contains(&(edit.path, chain, name)))
+                .collect();
+            for (chain, name) in read {
+                readers
+                    .entry((edit.path, chain, name))
+                    .or_default()
+                    .push(index);
+            }
+        }
+    }
+    for (doc, edit) in edits.iter().enumerate() {
         let before = words(edit.before_text);
         let symbols = edit.symbols;
         // New words that are not code on the edit's lines: prose in a string or comment.
@@ -912,16 +1250,24 @@ fn documentation(edits: &[EditFacts], found: &mut BTreeSet<Dependency>) {
                 && !symbols.imported_after.contains(*w)
         });
         for word in prose {
-            let Some(list) = changers.get(&(edit.path, edit.scope, word)) else {
-                continue;
-            };
-            for (other, ()) in nearest_holders(&[((), list.as_slice())], doc) {
-                found.insert(Dependency {
-                    from: other,
-                    to: doc,
-                    kind: DependencyKind::DocImpl,
-                    detail: word.to_string(),
-                });
+            let key = (edit.path, edit.scope, word);
+            // A function's docstring or comment: what the function's edits define and,
+            // for a parameter added or removed, the body edits that read it. Any
+            // docstring: a public function or class added in its scope.
+            let lists = [
+                changers.get(&key).filter(|_| !edit.scope.is_empty()),
+                readers.get(&key),
+                added.get(&key),
+            ];
+            for list in lists.into_iter().flatten() {
+                for (other, ()) in nearest_holders(&[((), list.as_slice())], doc) {
+                    found.insert(Dependency {
+                        from: other,
+                        to: doc,
+                        kind: DependencyKind::DocImpl,
+                        detail: word.to_string(),
+                    });
+                }
             }
         }
     }
@@ -1005,20 +1351,20 @@ fn tests_and_implementations(edits: &[EditFacts], found: &mut BTreeSet<Dependenc
         }
         // The test starts using a name the implementation edit defines or changes:
         // it exercises what was just written. (Sharing any new word, a string key
-        // or an import alias linked unrelated edits on unseen commits.)
+        // or an import alias linked unrelated edits on unseen commits.) Only what a
+        // test can reach counts: module-level names and class members, not a
+        // function's parameters or locals.
         let written: BTreeSet<&str> = i
             .symbols
             .changed
             .iter()
+            .filter(|c| match c.kind {
+                DefinitionKind::Parameter => false,
+                DefinitionKind::Variable => c.scope.callable_depth == 0,
+                _ => true,
+            })
             .map(|c| c.name.as_str())
             .chain(i.symbols.renamed.iter().map(|(_, new)| new.as_str()))
-            .chain(
-                i.symbols
-                    .defined_after
-                    .iter()
-                    .filter(|d| added[implementation].contains(d))
-                    .map(String::as_str),
-            )
             .filter(|w| is_identifier_like(w))
             .collect();
         for word in written {
@@ -1033,10 +1379,20 @@ fn tests_and_implementations(edits: &[EditFacts], found: &mut BTreeSet<Dependenc
             continue;
         }
         let stem = tested_stem(t.path);
+        // A name the test binds itself (its own local or function) is not the
+        // implementation's.
+        let reaches_out = |w: &str| {
+            t.symbols.uses.iter().any(|u| {
+                u.name == w && !matches!(u.binding, Some(Binding::Local | Binding::Module))
+            })
+        };
         let exercised: BTreeSet<&str> = added[test]
             .iter()
             .map(String::as_str)
-            .filter(|w| t.symbols.used_after.contains(*w) || t.symbols.imported_after.contains(*w))
+            .filter(|w| {
+                (t.symbols.used_after.contains(*w) && reaches_out(w))
+                    || t.symbols.imported_after.contains(*w)
+            })
             .collect();
         // Each implementation edit once, for the first name (in order) it shares.
         let mut linked: BTreeMap<usize, &str> = BTreeMap::new();
@@ -1349,6 +1705,8 @@ mod tests {
                 callee: None,
                 keyword: false,
                 scope,
+                binding: None,
+                qualifier: None,
             }],
             defined_after: BTreeSet::from(["value".to_string()]),
             used_after: BTreeSet::from(["value".to_string()]),

@@ -17,7 +17,8 @@ use super::lsp::{
 };
 use super::order::{edit_id, order_from_dependencies};
 use super::source::{CommitRecord, CommitSource};
-use super::symbols::{EditSymbols, Side, edit_symbols};
+use super::symbols::{EditSymbols, Side, edit_symbols_seen};
+use super::visibility::FileNames;
 
 /// A derived edit with the file it belongs to.
 struct Located<'a> {
@@ -135,6 +136,21 @@ fn derive(
         })
         .collect();
 
+    // What each file binds on each side, from its whole text: an edit's lines rarely
+    // hold the imports its uses rely on.
+    let file_names: Vec<[Option<FileNames>; 2]> = files
+        .iter()
+        .zip(&structures)
+        .map(|(file, (parent, child))| {
+            let names = |structure: Option<&FileStructure>, text: Option<&String>| {
+                Some(FileNames::new(file.language?, structure?, text?))
+            };
+            [
+                names(parent.as_ref(), file.old_text.as_ref()),
+                names(child.as_ref(), file.new_text.as_ref()),
+            ]
+        })
+        .collect();
     let mut located = Vec::new();
     for (file_index, file) in files.iter().enumerate() {
         let (parent, child) = (
@@ -142,7 +158,8 @@ fn derive(
             structures[file_index].1.as_ref(),
         );
         for edit in &file.edits {
-            let symbols = edit_symbols(
+            let [parent_names, child_names] = &file_names[file_index];
+            let symbols = edit_symbols_seen(
                 file_index,
                 parent.map(|s| Side {
                     structure: s,
@@ -154,6 +171,7 @@ fn derive(
                     start: edit.after.start,
                     end: edit.after.end,
                 }),
+                [parent_names.as_ref(), child_names.as_ref()],
             );
             let path = structural_path(edit, parent, child);
             let scope = path

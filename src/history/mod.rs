@@ -13,7 +13,7 @@
 //!    move edges between edits.
 //! 5. [`order`]: the partial order (`before`/`bi`), initial candidates and a
 //!    deterministic natural order; EditFlow and Historian orders can be imported.
-//! 6. [`derive`]: all of it as one [`crate::trajectory::Trajectory`].
+//! 6. [`derive`](mod@derive): all of it as one [`crate::trajectory::Trajectory`].
 //!
 //! [`recorded`] runs the same dependency analysis over a recorded session's sequential
 //! edits. [`evaluate`] scores a derived order against human annotations and [`editflow`]
@@ -38,9 +38,10 @@ pub mod selection;
 pub mod similarity;
 pub mod source;
 pub mod symbols;
+pub mod visibility;
 
 pub use derive::{derive_commit, derive_commit_with_lsp};
-pub use recorded::{recorded_order, recorded_order_by_full_parses};
+pub use recorded::{recorded_order, recorded_order_by_full_parses, recorded_order_with_counts};
 pub use source::{CommitRecord, CommitSource, GitError, GitRepository, Merges, Selection, select};
 
 use thiserror::Error;

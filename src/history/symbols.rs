@@ -4,10 +4,16 @@
 //! before-lines, the child's on its after-lines. A definition is *changed* by an
 //! edit when it appears on one side only (added, removed, renamed) or when its
 //! signature changed (a parameter added or removed, the header text differs).
+//!
+//! Given what the whole file binds on each side ([`FileNames`]), each use also says
+//! what its name is bound to there and what the object of `q.name` is, which
+//! [`super::visibility`] turns into "can this file see that definition".
 
 use std::collections::{BTreeMap, BTreeSet};
 
 use crate::syntax::structure::{DefinitionKind, FileStructure, Occurrence, Role, ScopeKind};
+
+use super::visibility::{Binding, FileNames, Qualifier};
 
 /// Names that carry no dependency: receivers and placeholders.
 const IGNORED_NAMES: [&str; 6] = ["self", "cls", "this", "super", "_", "it"];
@@ -54,6 +60,11 @@ pub struct NameUse {
     pub keyword: bool,
     /// Where.
     pub scope: ScopeKey,
+    /// What a bare name is bound to in its file (`None`: not known, e.g. a recorded
+    /// session's window, or a language whose bindings are not modelled).
+    pub binding: Option<Binding>,
+    /// What the object of `q.name` is (`None`: not known or not an attribute).
+    pub qualifier: Option<Qualifier>,
 }
 
 /// The identifiers of one edit.
@@ -79,6 +90,15 @@ pub struct EditSymbols {
     pub uses: Vec<NameUse>,
     /// Imports added or removed.
     pub changed_imports: BTreeSet<String>,
+    /// Modules each name imported on the edit's lines comes from (Python, Go, Java).
+    pub import_modules: BTreeMap<String, BTreeSet<String>>,
+    /// Callees whose calls on the after-lines pass more arguments than on the
+    /// before-lines (a call site given a new argument).
+    pub widened_calls: BTreeSet<String>,
+    /// Changed functions that are pytest fixtures.
+    pub fixtures: BTreeSet<String>,
+    /// Fields added to record classes, `(class, field)`: new constructor parameters.
+    pub record_fields: BTreeSet<(String, String)>,
 }
 
 fn scope_key(file: usize, structure: &FileStructure, scope: Option<usize>) -> ScopeKey {
@@ -151,6 +171,17 @@ pub struct Side<'a> {
 
 /// Collects the identifiers of one edit of file `file`.
 pub fn edit_symbols(file: usize, parent: Option<Side>, child: Option<Side>) -> EditSymbols {
+    edit_symbols_seen(file, parent, child, [None, None])
+}
+
+/// [`edit_symbols`] with what the whole file binds on each side (parent, child), so
+/// every use says what its name is bound to there.
+pub fn edit_symbols_seen(
+    file: usize,
+    parent: Option<Side>,
+    child: Option<Side>,
+    names: [Option<&FileNames>; 2],
+) -> EditSymbols {
     let mut symbols = EditSymbols::default();
     let empty = FileStructure::default();
     let (parent_structure, before) = match &parent {
@@ -167,7 +198,10 @@ pub fn edit_symbols(file: usize, parent: Option<Side>, child: Option<Side>) -> E
         ),
         None => (&empty, &[][..]),
     };
-    for (occurrences, structure, defined, used, imported) in [
+    let mut most_arguments: [BTreeMap<&str, usize>; 2] = [BTreeMap::new(), BTreeMap::new()];
+    // Classes `cls(...)` constructs on either side.
+    let mut constructed: BTreeSet<String> = BTreeSet::new();
+    for (side, (occurrences, structure, defined, used, imported)) in [
         (
             before,
             parent_structure,
@@ -182,12 +216,34 @@ pub fn edit_symbols(file: usize, parent: Option<Side>, child: Option<Side>) -> E
             &mut symbols.used_after,
             &mut symbols.imported_after,
         ),
-    ] {
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let file_names = names[side].filter(|n| n.modelled());
+        let lines = [&parent, &child][side].as_ref().map(|s| s.start..s.end);
+        for import in &structure.imports {
+            if lines.as_ref().is_some_and(|l| l.contains(&import.line)) {
+                let key = import.member.clone().unwrap_or_else(|| import.name.clone());
+                for name in [key, import.name.clone()] {
+                    symbols
+                        .import_modules
+                        .entry(name)
+                        .or_default()
+                        .insert(import.module.clone());
+                }
+            }
+        }
         for occurrence in occurrences {
+            if let (true, Some(count)) = (occurrence.call, occurrence.arguments) {
+                let most = most_arguments[side].entry(&occurrence.name).or_default();
+                *most = (*most).max(count);
+            }
             if occurrence.name == "cls" && occurrence.call && occurrence.role == Role::Use {
                 // `cls(...)` in a classmethod constructs the enclosing class.
                 let scope = scope_key(file, structure, occurrence.scope);
                 if let Some((class, _)) = scope.class.clone() {
+                    constructed.insert(class.clone());
                     used.insert(class.clone());
                     symbols.uses.push(NameUse {
                         name: class,
@@ -196,6 +252,8 @@ pub fn edit_symbols(file: usize, parent: Option<Side>, child: Option<Side>) -> E
                         callee: None,
                         keyword: false,
                         scope,
+                        binding: None,
+                        qualifier: None,
                     });
                 }
                 continue;
@@ -212,13 +270,31 @@ pub fn edit_symbols(file: usize, parent: Option<Side>, child: Option<Side>) -> E
                 }
                 Role::Use => {
                     used.insert(occurrence.name.clone());
+                    let scope = scope_key(file, structure, occurrence.scope);
+                    let binding = file_names
+                        .filter(|_| !occurrence.attribute && !occurrence.keyword)
+                        .map(|n| n.binding(&occurrence.name, &scope.chain, scope.callable_depth));
+                    let qualifier = file_names.filter(|_| occurrence.attribute).map(|n| {
+                        occurrence
+                            .qualifier
+                            .as_deref()
+                            .map_or(Qualifier::Other, |q| {
+                                n.qualifier(q, &scope.chain, scope.callable_depth)
+                            })
+                    });
                     symbols.uses.push(NameUse {
                         name: occurrence.name.clone(),
                         attribute: occurrence.attribute,
                         call: occurrence.call,
-                        callee: occurrence.callee.clone(),
+                        // `cls(key=…)` in a classmethod calls the enclosing class.
+                        callee: match occurrence.callee.as_deref() {
+                            Some("cls") => scope.class.as_ref().map(|(class, _)| class.clone()),
+                            _ => occurrence.callee.clone(),
+                        },
                         keyword: occurrence.keyword,
-                        scope: scope_key(file, structure, occurrence.scope),
+                        scope,
+                        binding,
+                        qualifier,
                     });
                 }
             }
@@ -226,6 +302,33 @@ pub fn edit_symbols(file: usize, parent: Option<Side>, child: Option<Side>) -> E
     }
     symbols.uses.sort();
     symbols.uses.dedup();
+    symbols.widened_calls = most_arguments[1]
+        .iter()
+        .filter(|(name, after)| {
+            most_arguments[0]
+                .get(*name)
+                .is_some_and(|before| before < after)
+        })
+        .map(|(name, _)| name.to_string())
+        .collect();
+    // `from m import f as g`: a widened call of `g` is a widened call of `f`.
+    let imported_as: Vec<String> = symbols
+        .uses
+        .iter()
+        .filter(|u| u.call && symbols.widened_calls.contains(&u.name))
+        .filter_map(|u| match &u.binding {
+            Some(Binding::Imported {
+                member: Some(member),
+                ..
+            }) => Some(member.clone()),
+            _ => None,
+        })
+        .collect();
+    symbols.widened_calls.extend(imported_as);
+    // A widened `cls(...)` is a widened call of the enclosing class.
+    if symbols.widened_calls.contains("cls") {
+        symbols.widened_calls.extend(constructed);
+    }
     symbols.changed_imports = symbols
         .imported_before
         .symmetric_difference(&symbols.imported_after)
@@ -366,6 +469,36 @@ pub fn edit_symbols(file: usize, parent: Option<Side>, child: Option<Side>) -> E
                 .push((old.0.clone(), same_place[0].0.clone()));
         }
     }
+    symbols.fixtures = changed
+        .iter()
+        .filter(|d| d.kind == DefinitionKind::Function)
+        .filter(|d| names.iter().flatten().any(|n| n.is_fixture(&d.name)))
+        .map(|d| d.name.clone())
+        .collect();
+    // `@pytest.mark.parametrize("name", …)` provides `name` to the test like a fixture.
+    let parametrized = |occurrences: &[Occurrence]| -> BTreeSet<String> {
+        occurrences
+            .iter()
+            .filter(|o| o.callee.as_deref() == Some("parametrize"))
+            .filter(|o| o.role == Role::Definition(DefinitionKind::Parameter))
+            .map(|o| o.name.clone())
+            .collect()
+    };
+    let (was, now) = (parametrized(before), parametrized(after));
+    symbols
+        .fixtures
+        .extend(was.symmetric_difference(&now).cloned());
+    symbols.record_fields = changed
+        .iter()
+        .filter(|d| d.kind == DefinitionKind::Field && d.scope.callable_depth == 0)
+        .filter(|d| symbols.defined_after.contains(&d.name))
+        .filter_map(|d| {
+            let (class, _) = d.scope.class.as_ref()?;
+            names[1]
+                .is_some_and(|n| n.is_record(class))
+                .then(|| (class.clone(), d.name.clone()))
+        })
+        .collect();
     symbols.changed = changed.into_iter().collect();
     symbols
 }

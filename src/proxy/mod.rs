@@ -3,7 +3,7 @@
 //! Three threads move bytes: editor→server, server→editor and (inherited) server
 //! stderr. Each reads a chunk, writes the exact bytes to the other side, then
 //! offers a copy to the recorder thread with a non-blocking send. The recorder
-//! ([`tap`]) parses, tracks documents and batches SQLite transactions; when it is
+//! (`tap`) parses, tracks documents and batches SQLite transactions; when it is
 //! slow or broken, copies are dropped and counted, never the forwarding.
 //!
 //! Architecture invariant: the bytes written to each side are exactly the bytes

@@ -152,6 +152,44 @@ impl ShadowDocument {
         self.rope.char_to_byte(at)
     }
 
+    /// The range of the word around `position` (letters, digits and `_` on either
+    /// side): what an editor replaces with a completion item that has no edit of its
+    /// own. In LSP coordinates of `encoding`, on the position's line.
+    pub fn word_range(&self, position: LspPosition, encoding: PositionEncoding) -> LspRange {
+        let byte = self.position_to_byte(position, encoding);
+        let start = self.word_start(byte);
+        let at = self.rope.byte_to_char(byte);
+        let end_char = at
+            + self
+                .rope
+                .chars_at(at)
+                .take_while(|c| c.is_alphanumeric() || *c == '_')
+                .count();
+        let end = self.rope.char_to_byte(end_char);
+        let units = |from: usize, to: usize| -> u32 {
+            let text = self.rope.byte_slice(from..to).to_string();
+            (match encoding {
+                PositionEncoding::Utf8 => text.len(),
+                PositionEncoding::Utf16 => text.encode_utf16().count(),
+                PositionEncoding::Utf32 => text.chars().count(),
+            }) as u32
+        };
+        // Counted from the line's start: a position past the line's end is clamped.
+        let line = self.byte_to_line(byte);
+        let line_start = self.rope.line_to_byte(line);
+        let line = line as u32;
+        LspRange {
+            start: LspPosition {
+                line,
+                character: units(line_start, start),
+            },
+            end: LspPosition {
+                line,
+                character: units(line_start, end),
+            },
+        }
+    }
+
     /// Line containing a byte offset.
     pub fn byte_to_line(&self, byte: usize) -> usize {
         self.rope.byte_to_line(byte.min(self.rope.len_bytes()))

@@ -135,11 +135,14 @@ impl Expectation {
                 return true;
             }
             let (prefix, old_end, new_end) = minimal_replacement(&e.before, &e.after);
-            (
-                e.start + prefix,
-                e.start + old_end,
-                &e.after[prefix..new_end],
-            ) == (span.start_byte, span.end_byte, span.after.as_str())
+            let trimmed = &e.after[prefix..new_end];
+            // A completion's last missing character typed by hand is the same change
+            // as the editor writing it: only a longer remainder tells a tool did it.
+            if self.grows() && old_end == prefix && trimmed.chars().count() < 2 {
+                return false;
+            }
+            (e.start + prefix, e.start + old_end, trimmed)
+                == (span.start_byte, span.end_byte, span.after.as_str())
         })
     }
 
@@ -324,8 +327,15 @@ impl OriginTracker {
         let mut chosen: Vec<(u64, usize)> = Vec::new();
         // The whole didChange is one alternative's edits (any form, any order).
         let (mut before_text, mut after_text) = (None, None);
+        // One typed character that completes an item is the developer's (see
+        // `matching_edit`), whichever way it is matched.
+        let one_typed_char = spans.iter().all(|s| s.start_byte == s.end_byte)
+            && spans.iter().map(|s| s.after.chars().count()).sum::<usize>() < 2;
         let whole = pending.iter().position(|e| {
-            if spans.is_empty() || e.expected_len(before.len_bytes()) != after.len_bytes() {
+            if spans.is_empty()
+                || (e.grows() && one_typed_char)
+                || e.expected_len(before.len_bytes()) != after.len_bytes()
+            {
                 return false;
             }
             let before_text = before_text.get_or_insert_with(|| before.text());
@@ -488,23 +498,62 @@ pub fn code_actions(result: &Value) -> Vec<Vec<ProposedEdits>> {
 /// The alternatives of one completion item in document `uri`: its `textEdit` (both
 /// ranges of an insert/replace edit) together with its `additionalTextEdits`.
 pub fn completion_item(uri: &str, item: &Value) -> Vec<Vec<ProposedEdits>> {
+    completion_item_with_defaults(uri, item, None, None)
+}
+
+/// [`completion_item`] for an item of a list whose `itemDefaults` are `defaults`: an
+/// item without `textEdit` writes its `textEditText` (else `insertText`, else label)
+/// over the list's default `editRange` (LSP 3.17; both ranges of an insert/replace one),
+/// else over `typed_word`, the word the editor replaces (pyright's items have no edit).
+fn completion_item_with_defaults(
+    uri: &str,
+    item: &Value,
+    defaults: Option<&Value>,
+    typed_word: Option<LspRange>,
+) -> Vec<Vec<ProposedEdits>> {
     let additional = item
         .get("additionalTextEdits")
         .and_then(text_edits)
         .unwrap_or_default();
     let mut mains: Vec<LspTextEdit> = Vec::new();
-    if let Some(edit) = item.get("textEdit") {
-        if let Some(edit) = text_edit(edit) {
-            mains.push(edit);
-        } else if let Some(text) = edit.get("newText").and_then(Value::as_str) {
-            for key in ["insert", "replace"] {
-                if let Some(range) = edit
-                    .get(key)
-                    .and_then(|r| serde_json::from_value::<LspRange>(r.clone()).ok())
-                    && !mains.iter().any(|(r, _)| *r == range)
-                {
-                    mains.push((range, text.to_string()));
-                }
+    let mut push_ranges = |ranges: &Value, text: &str| {
+        for key in ["insert", "replace"] {
+            if let Some(range) = ranges
+                .get(key)
+                .and_then(|r| serde_json::from_value::<LspRange>(r.clone()).ok())
+                && !mains.iter().any(|(r, _)| *r == range)
+            {
+                mains.push((range, text.to_string()));
+            }
+        }
+    };
+    match (
+        item.get("textEdit"),
+        defaults.and_then(|d| d.get("editRange")),
+    ) {
+        (Some(edit), _) => {
+            if let Some(edit) = text_edit(edit) {
+                mains.push(edit);
+            } else if let Some(text) = edit.get("newText").and_then(Value::as_str) {
+                push_ranges(edit, text);
+            }
+        }
+        (None, Some(range)) => {
+            let text = item_text(item);
+            match serde_json::from_value::<LspRange>(range.clone()) {
+                Ok(range) => mains.push((range, text.to_string())),
+                Err(_) => push_ranges(range, text),
+            }
+        }
+        (None, None) => {
+            // A snippet's text is not what the editor writes: no expectation then.
+            let snippet = item.get("insertTextFormat").and_then(Value::as_u64) == Some(2)
+                || defaults
+                    .and_then(|d| d.get("insertTextFormat"))
+                    .and_then(Value::as_u64)
+                    == Some(2);
+            if let Some(word) = typed_word.filter(|_| !snippet) {
+                mains.push((word, item_text(item).to_string()));
             }
         }
     }
@@ -532,12 +581,26 @@ pub fn completion_item(uri: &str, item: &Value) -> Vec<Vec<ProposedEdits>> {
         .collect()
 }
 
-/// The alternatives of a `textDocument/completion` answer (`CompletionItem[]` or a list).
-pub fn completion_list(uri: &str, result: &Value) -> Vec<Vec<ProposedEdits>> {
-    let items = match result {
-        Value::Array(items) => items,
+/// What an item without an edit writes: `textEditText`, else `insertText`, else label.
+fn item_text(item: &Value) -> &str {
+    ["textEditText", "insertText", "label"]
+        .into_iter()
+        .find_map(|key| item.get(key).and_then(Value::as_str))
+        .unwrap_or_default()
+}
+
+/// The alternatives of a `textDocument/completion` answer (`CompletionItem[]` or a
+/// list); `typed_word` is the word at the request's position (see
+/// [`completion_item_with_defaults`]).
+pub fn completion_list(
+    uri: &str,
+    result: &Value,
+    typed_word: Option<LspRange>,
+) -> Vec<Vec<ProposedEdits>> {
+    let (items, defaults) = match result {
+        Value::Array(items) => (items, None),
         Value::Object(list) => match list.get("items").and_then(Value::as_array) {
-            Some(items) => items,
+            Some(items) => (items, list.get("itemDefaults")),
             None => return Vec::new(),
         },
         _ => return Vec::new(),
@@ -545,7 +608,7 @@ pub fn completion_list(uri: &str, result: &Value) -> Vec<Vec<ProposedEdits>> {
     items
         .iter()
         .take(MAX_ALTERNATIVES)
-        .flat_map(|item| completion_item(uri, item))
+        .flat_map(|item| completion_item_with_defaults(uri, item, defaults, typed_word))
         .collect()
 }
 
@@ -568,12 +631,13 @@ pub fn answer_proposals(
     result: &Value,
     request_uri: Option<&str>,
     completion_uri: Option<&str>,
+    typed_word: Option<LspRange>,
 ) -> Option<(bool, Vec<Vec<ProposedEdits>>)> {
     Some(match answer {
         AnswerEdits::WorkspaceEdit => (false, vec![workspace_edit(result)]),
         AnswerEdits::CodeActions => (true, code_actions(result)),
         AnswerEdits::ResolvedCodeAction => (false, vec![workspace_edit(result.get("edit")?)]),
-        AnswerEdits::CompletionItems => (true, completion_list(request_uri?, result)),
+        AnswerEdits::CompletionItems => (true, completion_list(request_uri?, result, typed_word)),
         AnswerEdits::ResolvedCompletionItem => (false, completion_item(completion_uri?, result)),
         AnswerEdits::TextEdits => {
             let edits = text_edits(result);

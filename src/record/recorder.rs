@@ -10,6 +10,7 @@
 
 use std::collections::{HashMap, HashSet};
 
+use crate::lsp::AnswerEdits;
 use serde_json::Value;
 
 use super::document::{LspPosition, PositionEncoding, ShadowDocument};
@@ -513,11 +514,22 @@ impl SessionRecorder {
         let Some(answer) = answer else {
             return;
         };
+        // The word at a completion request's place, in the text as it is now (typing
+        // since the request made it longer): what the editor replaces with an item
+        // that has no edit.
+        let typed_word = match (answer, &request.uri, request.position) {
+            (AnswerEdits::CompletionItems, Some(uri), Some(at)) => self
+                .documents
+                .get(uri)
+                .map(|doc| doc.word_range(at, self.encoding)),
+            _ => None,
+        };
         let Some((list, alternatives)) = origin::answer_proposals(
             answer,
             &result,
             request.uri.as_deref(),
             self.completion_uri.as_deref(),
+            typed_word,
         ) else {
             return;
         };
@@ -1172,6 +1184,86 @@ mod tests {
         assert_eq!(
             origins(&out),
             vec![tagged("a.go", "// x\n", Origin::Completion)]
+        );
+    }
+
+    #[test]
+    fn completion_items_without_an_edit_use_the_lists_default_range() {
+        let mut rec = recorder();
+        open(&mut rec, "a.py", "import os\nos.getc\n");
+        let mut params = doc("a.py");
+        params["position"] = serde_json::json!({"line": 1, "character": 7});
+        // LSP 3.17 `itemDefaults.editRange`: plain and insert/replace forms.
+        let items = serde_json::json!({"isIncomplete": false,
+            "itemDefaults": {"editRange": range(1, 3, 1, 7)},
+            "items": [{"label": "getcwd"}, {"label": "getcwdb", "textEditText": "getcwdb()"}]});
+        ask(
+            &mut rec,
+            1,
+            1,
+            "textDocument/completion",
+            params.clone(),
+            items,
+        );
+        let out = change(
+            &mut rec,
+            2,
+            "a.py",
+            serde_json::json!([{"range": range(1, 3, 1, 7), "text": "getcwdb()"}]),
+        );
+        assert_eq!(
+            origins(&out),
+            vec![tagged("a.py", "getcwdb()", Origin::Completion)]
+        );
+        let items = serde_json::json!({"isIncomplete": false,
+            "itemDefaults": {"editRange": {"insert": range(1, 3, 1, 12), "replace": range(1, 3, 1, 12)}},
+            "items": [{"label": "getpid", "insertText": "getpid"}]});
+        ask(&mut rec, 3, 2, "textDocument/completion", params, items);
+        let out = change(
+            &mut rec,
+            4,
+            "a.py",
+            serde_json::json!([{"range": range(1, 3, 1, 12), "text": "getpid"}]),
+        );
+        assert_eq!(
+            origins(&out),
+            vec![tagged("a.py", "getpid", Origin::Completion)]
+        );
+    }
+
+    #[test]
+    fn completion_items_without_any_edit_replace_the_typed_word() {
+        // pyright's items carry no edit: the editor replaces the word typed so far.
+        let mut rec = recorder();
+        open(&mut rec, "a.py", "import os\nx = \"é\" + os.getc\n");
+        let mut params = doc("a.py");
+        // UTF-16: "é" is one unit; the cursor is after "getc".
+        params["position"] = serde_json::json!({"line": 1, "character": 17});
+        let items = serde_json::json!([{"label": "getcwd"}, {"label": "getcwdb"}]);
+        ask(&mut rec, 1, 1, "textDocument/completion", params, items);
+        // One more letter typed while the list is open …
+        let out = change(
+            &mut rec,
+            2,
+            "a.py",
+            serde_json::json!([{"range": range(1, 17, 1, 17), "text": "w"}]),
+        );
+        assert_eq!(origins(&out), vec![tagged("a.py", "w", Origin::User)]);
+        // … then Neovim's way of accepting: the word deleted and the item typed in, in
+        // one didChange.
+        let out = change(
+            &mut rec,
+            3,
+            "a.py",
+            serde_json::json!([{"range": range(1, 13, 1, 18), "text": ""},
+                               {"range": range(1, 13, 1, 13), "text": "getcwd"}]),
+        );
+        assert_eq!(
+            origins(&out),
+            vec![
+                tagged("a.py", "", Origin::Completion),
+                tagged("a.py", "getcwd", Origin::Completion)
+            ]
         );
     }
 

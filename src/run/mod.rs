@@ -1,5 +1,5 @@
 //! Replay runs as a library service: [`plan`] (which trajectories, in which order,
-//! with which settings), [`execute`] (workers, resume, the observer that stores each
+//! with which settings), [`execute`](mod@execute) (workers, resume, the observer that stores each
 //! step, clean-up on signals; repetition groups), [`report`] (the figures a report
 //! shows, computed from the store), [`figures`] (those figures as named numbers, their
 //! intervals over repetitions and the comparison with a baseline run), [`json`] (the

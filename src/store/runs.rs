@@ -183,7 +183,7 @@ pub(super) fn now() -> String {
 
 impl Database {
     /// Creates a run with its trajectories (key, trajectory JSON) in order; returns its id.
-    /// The privacy rules apply to the stored trajectories ([`protected_json`]).
+    /// The privacy rules apply to the stored trajectories (`protected_json`).
     pub fn create_run(
         &mut self,
         suggester: &str,

@@ -192,6 +192,12 @@ impl CachedSuggester {
         }
     }
 
+    /// Keys the calls from now on under `repetition` (1-based): `tasks run` asks each
+    /// sample of a task under its own, so N samples are N answers, each reproducible.
+    pub fn set_repetition(&mut self, repetition: u32) {
+        self.repetition = repetition;
+    }
+
     /// One call through the cache; `at` (` of step N`, ` of task ID`) names it in a
     /// read-only miss.
     fn call<P: Serialize, R: Serialize + DeserializeOwned>(

@@ -9,7 +9,7 @@
 //! suggester is scored on and ranks what comes back (docs/suggesters.md, "lsp:"):
 //! renames of the identifier the last edit renamed, quick fixes for the diagnostics
 //! near the recent edits, fix-all, then inline completions or completions at the
-//! cursor. One call's requests are [`super::lsp_step`]'s, turning answers into edits
+//! cursor. One call's requests are `lsp_step`'s, turning answers into edits
 //! [`super::lsp_edits`]'s; this file is the server, its start and stop, the requests'
 //! transport and their failures.
 

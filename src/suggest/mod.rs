@@ -108,6 +108,8 @@ pub enum FailureKind {
     GaveUp,
     /// [`SuggestError::NotCached`].
     NotCached,
+    /// [`SuggestError::Unsupported`]: the suggester does not implement the call.
+    Unsupported,
 }
 
 impl FailureKind {
@@ -124,11 +126,12 @@ impl FailureKind {
             FailureKind::Unreachable => "unreachable",
             FailureKind::GaveUp => "gave_up",
             FailureKind::NotCached => "not_cached",
+            FailureKind::Unsupported => "unsupported",
         }
     }
 
     /// Every kind, in declaration order.
-    pub const ALL: [FailureKind; 10] = [
+    pub const ALL: [FailureKind; 11] = [
         FailureKind::Spawn,
         FailureKind::Timeout,
         FailureKind::Crash,
@@ -139,6 +142,7 @@ impl FailureKind {
         FailureKind::Unreachable,
         FailureKind::GaveUp,
         FailureKind::NotCached,
+        FailureKind::Unsupported,
     ];
 
     /// The kind named `key`, if it is one.
@@ -376,7 +380,7 @@ impl SuggestError {
             SuggestError::HugeOutput { .. } => FailureKind::HugeOutput,
             SuggestError::Response { .. } => FailureKind::ErrorResponse,
             SuggestError::BadResult { .. } => FailureKind::BadResult,
-            SuggestError::Unsupported { .. } => FailureKind::ErrorResponse,
+            SuggestError::Unsupported { .. } => FailureKind::Unsupported,
             SuggestError::Unreachable { .. } => FailureKind::Unreachable,
             SuggestError::GaveUp { .. } => FailureKind::GaveUp,
             SuggestError::NotCached { .. } => FailureKind::NotCached,

@@ -3,7 +3,10 @@
 //! [`analyze`] walks a tree-sitter tree once and returns every named scope
 //! (class, function, method, interface…) with its line span and header, and every
 //! identifier occurrence with its role (definition, import or use), whether it is
-//! an attribute (`obj.name`) or the callee of a call, and its innermost scope.
+//! an attribute (`obj.name`, with its object when that is a dotted name) or the
+//! callee of a call (with its argument count), and its innermost scope; also the
+//! names a Python string stands for (`getattr(obj, "x")`, `__all__`, pytest's
+//! `parametrize`) and what each import binds (Python, Go, Java).
 //! Commit-derived sessions use this for the structural path of each edit and for
 //! the identifiers an edit defines, imports and uses, in the parent and the child.
 //!
@@ -108,6 +111,26 @@ pub struct Occurrence {
     /// Name of the function called when the identifier sits in a call's arguments
     /// (`f(x, key=y)`: `x`, `key` and `y` have callee `f`).
     pub callee: Option<String>,
+    /// For an attribute (`a.b.name`), the object when it is a plain dotted name
+    /// (`a.b`); `None` for any other object (`f().name`) and for non-attributes.
+    pub qualifier: Option<String>,
+    /// For the callee of a call, how many arguments the call passes.
+    pub arguments: Option<usize>,
+}
+
+/// A name an import statement binds (Python, Go and Java; other languages list none).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ImportBinding {
+    /// The name bound in the file (`c` in `from m import x as c`, `a` in `import a.b`,
+    /// `*` for `from m import *`, Go's package name or alias).
+    pub name: String,
+    /// The module as written (`pkg.m`, `.m`, `..`; Go: the import path).
+    pub module: String,
+    /// The member imported from the module (`x` in `from m import x as c`, `*`);
+    /// `None` when the name binds the module itself.
+    pub member: Option<String>,
+    /// Line (0-based).
+    pub line: usize,
 }
 
 /// Scopes and identifier occurrences of one text.
@@ -117,6 +140,8 @@ pub struct FileStructure {
     pub scopes: Vec<Scope>,
     /// Every identifier occurrence, in document order.
     pub occurrences: Vec<Occurrence>,
+    /// Every name an import binds, in document order.
+    pub imports: Vec<ImportBinding>,
 }
 
 impl FileStructure {
@@ -186,6 +211,7 @@ pub fn analyze_tree(
     walker.out.occurrences.sort_by_key(|o| o.line);
     if let Some(lines) = &walker.lines {
         walker.out.occurrences.retain(|o| lines.contains(&o.line));
+        walker.out.imports.retain(|i| lines.contains(&i.line));
     }
     walker.out
 }
@@ -258,8 +284,18 @@ impl<'tree> Walker<'_, 'tree> {
                         keyword: false,
                         scope,
                         callee: None,
+                        qualifier: None,
+                        arguments: None,
                     });
                 }
+            }
+        }
+        self.import_bindings(node);
+        if kind == "string" && self.language == Language::Python {
+            self.dynamic_attribute(node, scope, callee);
+            self.exported_name(node, scope);
+            if callee == Some("parametrize") {
+                self.parametrized_names(node, scope);
             }
         }
         if is_identifier_kind(kind) && node.child_count() == 0 {
@@ -286,6 +322,9 @@ impl<'tree> Walker<'_, 'tree> {
                 };
                 let child_callee = match (&own_callee, cursor.field_name()) {
                     (Some(name), Some("arguments")) => Some(name.as_str()),
+                    (Some(name), Some("body")) if kind == "composite_literal" => {
+                        Some(name.as_str())
+                    }
                     (Some(_), _) => None,
                     (None, _) => callee,
                 };
@@ -314,6 +353,244 @@ impl<'tree> Walker<'_, 'tree> {
         }
     }
 
+    /// The names an import statement binds (Python `import`/`from … import`, Go's
+    /// import specs, Java imports).
+    fn import_bindings(&mut self, node: tree_sitter::Node) {
+        // Each binding is on the line of the name it binds, so an edit of one line of
+        // a parenthesized `from m import (a,\n b)` holds only its own names.
+        let bind =
+            |at: tree_sitter::Node, name: &str, module: &str, member: Option<&str>| ImportBinding {
+                name: name.to_string(),
+                module: module.to_string(),
+                member: member.map(str::to_string),
+                line: at.start_position().row,
+            };
+        let mut found = Vec::new();
+        match (self.language, node.kind()) {
+            (Language::Python, "import_statement") => {
+                let mut cursor = node.walk();
+                for name in node.children_by_field_name("name", &mut cursor) {
+                    if name.kind() == "aliased_import" {
+                        let (Some(module), Some(alias)) = (
+                            name.child_by_field_name("name"),
+                            name.child_by_field_name("alias"),
+                        ) else {
+                            continue;
+                        };
+                        found.push(bind(alias, self.text(alias), self.text(module), None));
+                    } else {
+                        // `import a.b` binds `a`, the top package.
+                        let module = self.text(name);
+                        let top = module.split('.').next().unwrap_or(module);
+                        found.push(bind(name, top, top, None));
+                    }
+                }
+            }
+            (Language::Python, "import_from_statement") => {
+                let Some(module) = node.child_by_field_name("module_name") else {
+                    return;
+                };
+                let module = self.text(module);
+                let mut cursor = node.walk();
+                for child in node.named_children(&mut cursor) {
+                    if child.kind() == "wildcard_import" {
+                        found.push(bind(child, "*", module, Some("*")));
+                    }
+                }
+                let mut cursor = node.walk();
+                for name in node.children_by_field_name("name", &mut cursor) {
+                    let (member, alias) = if name.kind() == "aliased_import" {
+                        match (
+                            name.child_by_field_name("name"),
+                            name.child_by_field_name("alias"),
+                        ) {
+                            (Some(member), Some(alias)) => (member, alias),
+                            _ => continue,
+                        }
+                    } else {
+                        (name, name)
+                    };
+                    found.push(bind(
+                        alias,
+                        self.text(alias),
+                        module,
+                        Some(self.text(member)),
+                    ));
+                }
+            }
+            (Language::Java, "import_declaration") => {
+                // `import a.b.C;` binds `C`; `import a.b.*;` every type of `a.b`;
+                // `import static a.b.C.m;` binds `m`.
+                let text = self.text(node);
+                let path: String = text
+                    .trim_start_matches("import")
+                    .trim()
+                    .trim_start_matches("static ")
+                    .trim_end_matches(';')
+                    .split_whitespace()
+                    .collect();
+                match path.rsplit_once('.') {
+                    Some((module, "*")) => found.push(bind(node, "*", module, Some("*"))),
+                    Some((module, name)) => found.push(bind(node, name, module, Some(name))),
+                    None => {}
+                }
+            }
+            (Language::Go, "import_spec") => {
+                let Some(path) = node.child_by_field_name("path") else {
+                    return;
+                };
+                let at = path;
+                let path = self.text(path).trim_matches(|c| c == '"' || c == '`');
+                let name = match node.child_by_field_name("name") {
+                    Some(alias) if alias.kind() == "dot" => "*",
+                    Some(alias) => self.text(alias),
+                    None => path.rsplit('/').next().unwrap_or(path),
+                };
+                let member = (name == "*").then_some("*");
+                found.push(bind(at, name, path, member));
+            }
+            _ => {}
+        }
+        self.out.imports.extend(found);
+    }
+
+    /// `getattr(obj, "name")`, `hasattr`, `delattr` read the attribute `name` and
+    /// `setattr(obj, "name", v)` defines it: the string is the attribute's name.
+    fn dynamic_attribute(
+        &mut self,
+        node: tree_sitter::Node,
+        scope: Option<usize>,
+        callee: Option<&str>,
+    ) {
+        let role = match callee {
+            Some("getattr" | "hasattr" | "delattr") => Role::Use,
+            Some("setattr") => Role::Definition(DefinitionKind::Field),
+            _ => return,
+        };
+        let Some(arguments) = self
+            .ancestors
+            .last()
+            .filter(|p| p.kind() == "argument_list")
+        else {
+            return;
+        };
+        let mut cursor = arguments.walk();
+        if arguments.named_children(&mut cursor).nth(1) != Some(node) {
+            return;
+        }
+        let text = self.text(node);
+        let quoted = text.trim_start_matches(|c: char| c.is_ascii_alphabetic());
+        let name = quoted.trim_matches(|c| c == '"' || c == '\'');
+        let identifier = name
+            .chars()
+            .next()
+            .is_some_and(|c| c.is_alphabetic() || c == '_')
+            && name.chars().all(|c| c.is_alphanumeric() || c == '_');
+        // An f-string or a prefix other than r/u is not a fixed name.
+        if !identifier || text.len() - quoted.len() > 1 || text.starts_with(['f', 'F', 'b', 'B']) {
+            return;
+        }
+        self.out.occurrences.push(Occurrence {
+            name: name.to_string(),
+            line: node.start_position().row,
+            column: node.start_position().column,
+            role,
+            attribute: true,
+            call: false,
+            keyword: false,
+            scope,
+            callee: callee.map(str::to_string),
+            qualifier: None,
+            arguments: None,
+        });
+    }
+
+    /// `__all__ = ["name", …]` (or `+=`) at module level exports `name`: a use of the
+    /// module's own (or imported) `name`.
+    fn exported_name(&mut self, node: tree_sitter::Node, scope: Option<usize>) {
+        if scope.is_some() {
+            return;
+        }
+        let mut up = self.ancestors.iter().rev();
+        let in_sequence = up
+            .next()
+            .is_some_and(|p| matches!(p.kind(), "list" | "tuple"));
+        let exported = up.next().is_some_and(|a| {
+            matches!(a.kind(), "assignment" | "augmented_assignment")
+                && a.child_by_field_name("left").map(|l| self.text(l)) == Some("__all__")
+        });
+        if !(in_sequence && exported) {
+            return;
+        }
+        let name = self.text(node).trim_matches(|c| c == '"' || c == '\'');
+        let identifier = name
+            .chars()
+            .next()
+            .is_some_and(|c| c.is_alphabetic() || c == '_')
+            && name.chars().all(|c| c.is_alphanumeric() || c == '_');
+        if !identifier {
+            return;
+        }
+        self.out.occurrences.push(Occurrence {
+            name: name.to_string(),
+            line: node.start_position().row,
+            column: node.start_position().column,
+            role: Role::Use,
+            attribute: false,
+            call: false,
+            keyword: false,
+            scope,
+            callee: None,
+            qualifier: None,
+            arguments: None,
+        });
+    }
+
+    /// `@pytest.mark.parametrize("a, b", …)` or `(("a", "b"), …)`: the argument
+    /// names are parameters pytest passes to the decorated test, defined here.
+    fn parametrized_names(&mut self, node: tree_sitter::Node, scope: Option<usize>) {
+        let Some(at) = self
+            .ancestors
+            .iter()
+            .rposition(|a| a.kind() == "argument_list")
+        else {
+            return;
+        };
+        let arguments = self.ancestors[at];
+        let argument = self.ancestors.get(at + 1).copied().unwrap_or(node);
+        if arguments.named_child(0) != Some(argument) {
+            return;
+        }
+        let text = self.text(node);
+        let names: Vec<String> = text
+            .trim_matches(|c| c == '"' || c == '\'')
+            .split(',')
+            .map(str::trim)
+            .filter(|n| {
+                n.chars()
+                    .next()
+                    .is_some_and(|c| c.is_alphabetic() || c == '_')
+                    && n.chars().all(|c| c.is_alphanumeric() || c == '_')
+            })
+            .map(str::to_string)
+            .collect();
+        for name in names {
+            self.out.occurrences.push(Occurrence {
+                name,
+                line: node.start_position().row,
+                column: node.start_position().column,
+                role: Role::Definition(DefinitionKind::Parameter),
+                attribute: false,
+                call: false,
+                keyword: false,
+                scope,
+                callee: Some("parametrize".to_string()),
+                qualifier: None,
+                arguments: None,
+            });
+        }
+    }
+
     /// For a call node, the name of what it calls (the last identifier of the callee).
     fn callee_name(&self, node: tree_sitter::Node) -> Option<String> {
         let function = match node.kind() {
@@ -321,6 +598,8 @@ impl<'tree> Walker<'_, 'tree> {
             "method_invocation" => node.child_by_field_name("name")?,
             "object_creation_expression" => node.child_by_field_name("type")?,
             "new_expression" => node.child_by_field_name("constructor")?,
+            // Go's `T{Field: v}`: the keys name fields of `T`, like keyword arguments.
+            "composite_literal" => node.child_by_field_name("type")?,
             _ => return None,
         };
         let text = self.text(function);
@@ -455,10 +734,58 @@ impl<'tree> Walker<'_, 'tree> {
             role,
             attribute,
             call,
-            keyword: parent_kind == "keyword_argument" && field == Some("name"),
+            keyword: (parent_kind == "keyword_argument" && field == Some("name"))
+                || (parent_kind == "literal_element"
+                    && grand.is_some_and(|g| {
+                        g.kind() == "keyed_element" && g.child_by_field_name("key") == parent
+                    })),
             scope,
             callee: callee.map(str::to_string),
+            qualifier: attribute.then(|| self.qualifier(parent?)).flatten(),
+            arguments: call.then(|| self.argument_count(parent?, grand)).flatten(),
         });
+    }
+
+    /// The object of an attribute node when it is a plain dotted name (`a.b` in
+    /// `a.b.name`).
+    fn qualifier(&self, member: tree_sitter::Node) -> Option<String> {
+        let object = member
+            .child_by_field_name("object")
+            .or_else(|| member.child_by_field_name("operand"))
+            .or_else(|| member.child_by_field_name("value"))?;
+        let text = self.text(object);
+        if object.kind() == "call"
+            && object
+                .child_by_field_name("function")
+                .is_some_and(|f| self.text(f) == "super")
+        {
+            return Some("super()".to_string());
+        }
+        let plain = !text.is_empty()
+            && text.split('.').all(|part| {
+                !part.is_empty() && part.chars().all(|c| c.is_alphanumeric() || c == '_')
+            });
+        plain.then(|| text.to_string())
+    }
+
+    /// How many arguments the call whose callee is `parent` (or `grand`, for
+    /// `obj.name(...)`) passes.
+    fn argument_count(
+        &self,
+        parent: tree_sitter::Node,
+        grand: Option<tree_sitter::Node>,
+    ) -> Option<usize> {
+        let call = [Some(parent), grand]
+            .into_iter()
+            .flatten()
+            .find(|n| n.child_by_field_name("arguments").is_some())?;
+        let arguments = call.child_by_field_name("arguments")?;
+        let mut cursor = arguments.walk();
+        let count = arguments
+            .named_children(&mut cursor)
+            .filter(|a| a.kind() != "comment")
+            .count();
+        Some(count)
     }
 
     fn in_callable(&self, scope: Option<usize>) -> bool {

@@ -4,23 +4,32 @@
 //! Request (nextedit → command, one line): `{"query": TEXT, "candidates": [{"file":
 //! PATH, "start_line": N, "end_line": N, "text": TEXT}, …]}`. Answer (one line):
 //! `{"scores": [NUMBER, …]}`, one score per candidate in the same order, higher is
-//! more similar. Anything else (a closed stdout, bad JSON, a wrong count) fails the cut
-//! with the command named. docs/tasks.md has an example.
+//! more similar. Anything else (a closed stdout, bad JSON, a wrong count, no answer
+//! within the time limit) fails the cut with the command named. docs/tasks.md has an
+//! example.
 
 use std::io::{BufRead, BufReader, Write};
-use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::mpsc::{Receiver, RecvTimeoutError};
+use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
 use super::retrieval::{Candidate, RetrieveError, Retriever};
 use crate::suggest::retrieve::index::ChunkIndex;
 
+/// How long a query waits for its answer unless told otherwise.
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(60);
+
 /// A running retriever command.
 pub struct CommandRetriever {
     spec: String,
     child: Child,
     stdin: ChildStdin,
-    stdout: BufReader<ChildStdout>,
+    /// The command's output lines, read by a thread so that a query can time out
+    /// (a blocking read on the pipe cannot).
+    lines: Receiver<std::io::Result<String>>,
+    timeout: Duration,
 }
 
 #[derive(Serialize)]
@@ -44,7 +53,12 @@ struct Answer {
 
 impl CommandRetriever {
     /// Starts `argv` (program, then arguments); `spec` names it in errors and tasks.
-    pub fn start(spec: &str, argv: &[String]) -> Result<CommandRetriever, RetrieveError> {
+    /// A query not answered within `timeout` ends the command and fails.
+    pub fn start(
+        spec: &str,
+        argv: &[String],
+        timeout: Duration,
+    ) -> Result<CommandRetriever, RetrieveError> {
         let fail = |message: String| RetrieveError::Command {
             command: spec.to_string(),
             message,
@@ -61,11 +75,21 @@ impl CommandRetriever {
             .map_err(|e| fail(format!("cannot start {program}: {e}")))?;
         let stdin = child.stdin.take().expect("stdin is piped");
         let stdout = BufReader::new(child.stdout.take().expect("stdout is piped"));
+        let (send, lines) = std::sync::mpsc::channel();
+        // Ends when the command closes its output (or is killed on drop).
+        std::thread::spawn(move || {
+            for line in stdout.lines() {
+                if send.send(line).is_err() {
+                    break;
+                }
+            }
+        });
         Ok(CommandRetriever {
             spec: spec.to_string(),
             child,
             stdin,
-            stdout,
+            lines,
+            timeout,
         })
     }
 
@@ -106,14 +130,20 @@ impl Retriever for CommandRetriever {
             .write_all(line.as_bytes())
             .and_then(|()| self.stdin.flush())
             .map_err(|e| self.fail(format!("writing a query: {e}")))?;
-        let mut answer = String::new();
-        let read = self
-            .stdout
-            .read_line(&mut answer)
-            .map_err(|e| self.fail(format!("reading scores: {e}")))?;
-        if read == 0 {
-            return Err(self.fail("closed its output without answering".to_string()));
-        }
+        let answer = match self.lines.recv_timeout(self.timeout) {
+            Ok(Ok(line)) => line,
+            Ok(Err(e)) => return Err(self.fail(format!("reading scores: {e}"))),
+            Err(RecvTimeoutError::Disconnected) => {
+                return Err(self.fail("closed its output without answering".to_string()));
+            }
+            Err(RecvTimeoutError::Timeout) => {
+                let _ = self.child.kill();
+                return Err(self.fail(format!(
+                    "did not answer a query within {} s (--retriever-timeout); ended it",
+                    self.timeout.as_secs_f64()
+                )));
+            }
+        };
         let answer: Answer = serde_json::from_str(&answer)
             .map_err(|e| self.fail(format!("answer is not {{\"scores\": [...]}}: {e}")))?;
         if answer.scores.len() != candidates.len() {

@@ -16,11 +16,12 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 use crate::history::source::GitRepository;
-use crate::store::{CachedExecution, Database, StoredAnswer, StoredTask};
+use crate::store::{CachedExecution, Database, ResponseCache, StoredAnswer, StoredTask};
 use crate::suggest::build::{BuildOptions, build};
-use crate::suggest::complete_call;
+use crate::suggest::cache::{CacheLog, CacheMode, CachedSuggester};
 use crate::suggest::protocol::{CompleteContext, CompleteParams, InitializeParams};
 use crate::suggest::sandbox::{Sandbox, command_paths};
+use crate::suggest::{Call, complete_call};
 use crate::suggest::{Suggester, protocol::PROTOCOL_VERSION};
 
 use super::execute::{
@@ -52,6 +53,17 @@ pub struct TaskRunSettings {
     pub sandbox: String,
     /// Limit of one `complete` call, seconds.
     pub call_timeout: f64,
+    /// How `complete` answers go through the response cache (built-ins never do).
+    /// Runs stored before the cache existed used none.
+    #[serde(default = "no_cache")]
+    pub cache: CacheMode,
+    /// The database holding the response cache, when not the run's own.
+    #[serde(default)]
+    pub cache_db: Option<PathBuf>,
+}
+
+fn no_cache() -> CacheMode {
+    CacheMode::Off
 }
 
 impl TaskRunSettings {
@@ -115,6 +127,8 @@ pub struct TaskRunSummary {
     pub valid: usize,
     /// Answers asked in this invocation, and of those the failed calls.
     pub answers: (usize, usize),
+    /// `complete` calls served from the response cache, and asked live, in this invocation.
+    pub calls: (usize, usize),
 }
 
 /// Runs `tasks` (from `task_file`) into the database at `db_path`: a new run with
@@ -193,6 +207,7 @@ pub fn run_tasks(
         forbidden: &forbidden,
         queue: Mutex::new(todo.into_iter()),
         counts: Mutex::new((0, 0)),
+        calls: Mutex::new((0, 0)),
     };
     let (sender, receiver) = crossbeam_channel::unbounded::<Result<StoredTask, TaskRunError>>();
     let mut done_now = 0;
@@ -236,6 +251,7 @@ pub fn run_tasks(
     }
     db.finish_task_run(run)?;
     let (cached, executed) = *shared.counts.lock().expect("counts lock");
+    let calls = *shared.calls.lock().expect("calls lock");
     Ok(TaskRunSummary {
         run,
         done: done_now,
@@ -243,6 +259,7 @@ pub fn run_tasks(
         executed,
         valid,
         answers,
+        calls,
     })
 }
 
@@ -274,14 +291,53 @@ struct Shared<'a> {
     queue: Mutex<std::vec::IntoIter<usize>>,
     /// Executions served by the cache, executions run.
     counts: Mutex<(usize, usize)>,
+    /// `complete` calls served from the response cache, asked live.
+    calls: Mutex<(usize, usize)>,
 }
 
 struct Worker<'a> {
     shared: &'a Shared<'a>,
     db: Database,
     repos: Vec<(String, GitRepository)>,
-    suggester: Option<Box<dyn Suggester>>,
+    suggester: Option<TaskSuggester>,
     dir: PathBuf,
+}
+
+/// A worker's suggester, live or behind the response cache.
+enum TaskSuggester {
+    Live(Box<dyn Suggester>),
+    /// Each sample is keyed under its own 1-based index (the cache's repetition).
+    Cached(Box<CachedSuggester>, CacheLog),
+}
+
+impl TaskSuggester {
+    /// The suggester, keyed for sample `sample` (0-based) when cached.
+    fn for_sample(&mut self, sample: usize) -> &mut dyn Suggester {
+        match self {
+            TaskSuggester::Live(suggester) => suggester.as_mut(),
+            TaskSuggester::Cached(cached, _) => {
+                cached.set_repetition(sample as u32 + 1);
+                cached.as_mut()
+            }
+        }
+    }
+
+    /// `complete` calls served from the cache and asked live since the last call.
+    fn take_calls(&mut self) -> (usize, usize) {
+        let TaskSuggester::Cached(_, log) = self else {
+            return (0, 0);
+        };
+        log.take()
+            .iter()
+            .filter(|o| o.call == Call::Complete)
+            .fold((0, 0), |(served, asked), o| {
+                if o.cached {
+                    (served + 1, asked)
+                } else {
+                    (served, asked + 1)
+                }
+            })
+    }
 }
 
 impl Shared<'_> {
@@ -306,7 +362,7 @@ impl Shared<'_> {
             }
         }
         if let Some(suggester) = &mut worker.suggester {
-            suggester.shutdown();
+            suggester.for_sample(0).shutdown();
         }
     }
 
@@ -337,9 +393,27 @@ impl Shared<'_> {
                 sandbox,
                 ..BuildOptions::default()
             };
+            let live = build(&self.settings.suggester, &options)
+                .map_err(|e| TaskRunError::Settings(e.to_string()))?;
+            let cache = self.settings.cache;
             Some(
-                build(&self.settings.suggester, &options)
-                    .map_err(|e| TaskRunError::Settings(e.to_string()))?,
+                if cache == CacheMode::Off || self.settings.suggester.starts_with("builtin:") {
+                    TaskSuggester::Live(live)
+                } else {
+                    let path = self.settings.cache_db.as_deref().unwrap_or(self.db_path);
+                    // Entries stored by a task run belong to no replay run (run id 0).
+                    let store = ResponseCache::new(Database::open(path)?, 0);
+                    let log = CacheLog::default();
+                    let cached = CachedSuggester::new(
+                        live,
+                        Box::new(store),
+                        &self.settings.suggester,
+                        1,
+                        cache,
+                        log.clone(),
+                    );
+                    TaskSuggester::Cached(Box::new(cached), log)
+                },
             )
         };
         Ok(Worker {
@@ -486,18 +560,22 @@ impl Worker<'_> {
             revealed: Default::default(),
         };
         let mut answers = Vec::with_capacity(samples);
-        if let Err(e) = suggester.initialize(&init) {
+        if let Err(e) = suggester.for_sample(0).initialize(&init) {
             let error = format!("initialize: {e}");
             return Ok(vec![(String::new(), Some(error), 0.0); samples]);
         }
         let params = complete_params(task, &worktree);
-        for _ in 0..samples {
-            answers.push(match complete_call(suggester.as_mut(), &params) {
+        for sample in 0..samples {
+            answers.push(match complete_call(suggester.for_sample(sample), &params) {
                 Ok((result, elapsed)) => (result.text, None, elapsed.as_secs_f64() * 1000.0),
                 Err(e) => (String::new(), Some(e.to_string()), 0.0),
             });
         }
-        suggester.shutdown();
+        suggester.for_sample(0).shutdown();
+        let (served, asked) = suggester.take_calls();
+        let mut calls = self.shared.calls.lock().expect("calls lock");
+        calls.0 += served;
+        calls.1 += asked;
         Ok(answers)
     }
 

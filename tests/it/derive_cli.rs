@@ -417,15 +417,30 @@ fn eval_order_cross_validates_by_repository_with_intervals() {
     let s = |v: &str| v.to_string();
     assert_eq!(
         figure(&cv["held_out"]["accuracy_all_pairs"]),
-        (s("0.9158"), s("0.8914"), s("0.9379"))
+        (s("0.9202"), s("0.8967"), s("0.9419"))
     );
     assert_eq!(
         figure(&cv["held_out"]["related_f1"]),
-        (s("0.8638"), s("0.8212"), s("0.9101"))
+        (s("0.8717"), s("0.8298"), s("0.9169"))
     );
+    // Links per rule kind and how many of them are annotated related (test_impl's
+    // precision fell on unseen commits before; it must stay calibrated).
+    let rules: Vec<(String, u64, u64)> = cv["rules"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            (
+                r["kind"].as_str().unwrap().to_string(),
+                r["links"].as_u64().unwrap(),
+                r["related"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    assert!(rules.contains(&(s("test_impl"), 3, 3)), "{rules:?}");
     assert_eq!(
         figure(&report["overall"]["intervals"]["accuracy_all_pairs"]),
-        (s("0.9158"), s("0.8914"), s("0.9379"))
+        (s("0.9202"), s("0.8967"), s("0.9419"))
     );
 }
 

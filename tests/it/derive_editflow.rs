@@ -143,9 +143,9 @@ fn all_editflow_samples_line_up_and_score_deterministically() {
     // Rows gold, columns derived: bi, lower first, higher first, no relation.
     assert_eq!(
         all.counts,
-        [[284, 0, 1, 62], [2, 4, 0, 0], [0, 0, 4, 0], [29, 1, 1, 752]]
+        [[288, 0, 1, 58], [2, 4, 0, 0], [0, 0, 4, 0], [28, 1, 1, 753]]
     );
-    assert_eq!(annotated.related_counts(), (295, 1, 62));
-    assert_eq!(format!("{:.4}", all.accuracy().unwrap()), "0.9158");
-    assert_eq!(format!("{:.4}", all.related_f1().unwrap()), "0.8638");
+    assert_eq!(annotated.related_counts(), (299, 1, 58));
+    assert_eq!(format!("{:.4}", all.accuracy().unwrap()), "0.9202");
+    assert_eq!(format!("{:.4}", all.related_f1().unwrap()), "0.8717");
 }

@@ -196,9 +196,11 @@ fn live_figures_of_a_real_neovim_session() {
     let offers = live["offers"].as_array().unwrap();
     assert_eq!(offers[0]["outcome"]["outcome"], "accepted");
     assert_eq!(offers[0]["outcome"]["rank"], 0);
-    // Neovim deletes the typed word and types the item in again in one didChange: that
-    // (5 characters at once) is the evidence; the recorder could not tag its origin.
-    assert_eq!(offers[0]["outcome"]["evidence"], "text");
+    // Neovim deletes the typed word and types the item in again in one didChange;
+    // pyright's items carry no edit, so the recorder expects the item over the typed
+    // word and tags that didChange `completion`: the origin is the evidence.
+    assert_eq!(offers[0]["outcome"]["evidence"], "origin");
+    assert_eq!(offers[0]["outcome"]["origin"], "completion");
     assert_eq!(offers[1]["outcome"]["reason"], "typed_by_hand");
     assert_eq!(offers[1]["right_but_not_taken"]["rank"], 0);
 
@@ -322,25 +324,31 @@ fn check_replay(db: &Path) {
         ],
         db,
     ));
-    // The edits (pauses of 2.5 s cut them): e0 "gree", e1 "gree" → "greet(1)",
-    // e2 a new line "gr", e3 "gr" → "greet(2)", e4 "et" deleted. Steps 1–4 apply e1–e4.
+    // The edits (pauses of 2.5 s and a change of origin cut them): e0 "gree"; e1 the
+    // "e" Neovim takes back when the list opens; e2 the accepted item, "gre" → "greet"
+    // (tagged `completion`); e3 "(1)"; e4 a new line "gr"; e5 "gr" → "greet(2)"; e6
+    // "et" deleted. Steps 1–6 apply e1–e6.
     let steps = lines[1]["steps"].as_array().unwrap();
     let applied: Vec<&str> = steps
         .iter()
         .map(|s| s["applied"].as_str().unwrap())
         .collect();
-    assert_eq!(applied, ["e1", "e2", "e3", "e4"]);
+    assert_eq!(applied, ["e1", "e2", "e3", "e4", "e5", "e6"]);
     let predictions: Vec<usize> = steps
         .iter()
         .map(|s| s["predictions"].as_array().unwrap().len())
         .collect();
     let edits = distinct_edits(db);
-    // Before e1 the first list (answered after e0, before e1 began), before e3 the
-    // second; nothing was offered before e2 and e4.
-    assert_eq!(predictions, [edits[0] as usize, 0, edits[1] as usize, 0]);
+    // Before e1 the first list (answered after e0, before e1 began), before e5 the
+    // second; nothing was offered before the other steps.
+    assert_eq!(
+        predictions,
+        [edits[0] as usize, 0, 0, 0, edits[1] as usize, 0]
+    );
     // Rank 0 is `greet` on the line being typed (line 5, then line 6): the right place,
-    // but the developer's edit went on to "(1)" / "(2)", so no content match.
-    for (step, line) in [(0, 5), (2, 6)] {
+    // but the developer's next edit there was another one (taking back "e", then
+    // "(2)" after the name), so no content match.
+    for (step, line, bleu) in [(0, 5, 1.2213386697554703e-75), (4, 6, 22.313016014842983)] {
         let first = &steps[step]["predictions"][0];
         assert_eq!(
             (
@@ -350,15 +358,16 @@ fn check_replay(db: &Path) {
             ),
             (line.into(), (line + 1).into(), "flow_breaking".into())
         );
-        // generate: the offer for exactly those lines, "greet\n" against "greet(1)\n".
+        // generate: the offer for exactly those lines: "greet\n" against "gre\n",
+        // then against "greet(2)\n".
         let content = &steps[step]["content"];
         assert_eq!(
             (content["bleu"].clone(), content["es"].clone()),
-            (22.313016014842983.into(), 0.5.into())
+            (bleu.into(), 0.5.into())
         );
     }
     let summary = &lines[2]["summary"];
-    assert_eq!(summary["steps"], 4);
+    assert_eq!(summary["steps"], 6);
     assert_eq!(summary["micro"]["precision"], 0.0);
     assert_eq!(summary["shares"]["flow_breaking"], 1.0);
 }
@@ -427,4 +436,128 @@ fn live_names_bad_input() {
         &["live", file.to_str().unwrap()],
         &format!("session {} is not a recorded session", file.display()),
     );
+}
+
+/// An inline suggestion taken in real Neovim 0.12: `vim.lsp.inline_completion` asks
+/// famulus (backed by the real llama server with the tests' tiny model) through the
+/// plugin's proxy when insert mode starts, and the plugin's `inline_accept()` puts the
+/// item in and sends `$/nextedit/suggestion` `accepted`. The recording holds the offer,
+/// the signal and the text; `nextedit live` counts one accepted offer.
+#[test]
+fn an_inline_suggestion_accepted_in_neovim() {
+    let test = "an_inline_suggestion_accepted_in_neovim";
+    if !available(test, &[Server::Nvim]) {
+        return;
+    }
+    let Some(python) = crate::suggester_openai::llama_python(test) else {
+        return;
+    };
+    let Some(famulus) = crate::offers_record::famulus(test) else {
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let model = crate::suggester_openai::tiny_model(&python, tmp.path());
+    let llama = crate::suggester_openai::LlamaServer::start(&python, &model, tmp.path());
+    let root = env!("CARGO_MANIFEST_DIR");
+    let init = format!(
+        "vim.opt.rtp:append('{root}/editors/nvim')
+vim.lsp.config('famulus', {{ cmd = {{ '{famulus}' }}, filetypes = {{ 'python' }},
+  root_markers = {{ 'pyproject.toml' }},
+  cmd_env = {{ NEXTEDIT_TEST_LLAMA_KEY = '{key}' }},
+  init_options = {{ infill = {{ provider = 'OpenAICompletions',
+    config = {{ url = 'http://127.0.0.1:{port}/v1/completions', api_key_env = 'NEXTEDIT_TEST_LLAMA_KEY',
+                model = 'tiny', temperature = 0.0, max_tokens = 8, stop = {{}}, seed = 42 }},
+    template = '<PRE>{{{{ prefix }}}}<SUF>{{{{ suffix }}}}<MID>' }} }} }})
+require('nextedit').setup({{ servers = {{ 'famulus' }} }})
+vim.lsp.enable('famulus')
+vim.api.nvim_create_autocmd('LspAttach', {{ callback = function(ev)
+  vim.lsp.inline_completion.enable(true, {{ bufnr = ev.buf }})
+end }})
+",
+        famulus = famulus.display(),
+        key = crate::suggester_openai::KEY,
+        port = llama.port,
+    );
+    let text = "def add(a, b):\n    return \n";
+    let (mut nvim, main, db) = start(common::nvim(), tmp.path(), &init, text);
+    let uri = uri(&main);
+    nvim.wait_for(
+        "famulus to attach through the proxy",
+        "#vim.tbl_filter(function(c) return c.initialized and require('nextedit').is_wrapped(c) end, vim.lsp.get_clients({bufnr = 0})) == 1",
+    );
+    // Insert mode at the end of `    return `: Neovim asks for inline completions.
+    nvim.keys("2GA");
+    wait_until("the inline answer recorded", || {
+        db_count(
+            &db,
+            "SELECT count(*) FROM offers WHERE kind = 'inline_completion'",
+        ) >= 1
+    });
+    let offered: String = rusqlite::Connection::open(&db)
+        .unwrap()
+        .query_row(
+            "SELECT text FROM offers WHERE kind = 'inline_completion' ORDER BY request_seq LIMIT 1",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert!(!offered.is_empty(), "the tiny model offered nothing");
+    // The item is shown once Neovim has its answer; accept it through the plugin.
+    let expected = format!("def add(a, b):\n    return {offered}\n");
+    // The item shows once Neovim has the answer: press the accept key until the plugin
+    // has sent its signal (one press that takes an item, never a second one).
+    let sent = "table.concat(require('nextedit').status_lines(), ' '):find('suggestion 1', 1, true) ~= nil";
+    wait_until("the suggestion accepted", || {
+        nvim.keys("<Cmd>lua require('nextedit').inline_accept()<CR>");
+        std::thread::sleep(std::time::Duration::from_millis(200));
+        nvim.lua(sent) == Value::Bool(true)
+    });
+    wait_until("the accepted text recorded", || {
+        recorded_text(&db, &uri).as_deref() == Some(expected.as_str())
+    });
+    nvim.keys("<Esc>");
+    nvim.wait_for("normal mode", "vim.fn.mode() == 'n'");
+    let signals: Vec<Value> = {
+        let conn = rusqlite::Connection::open(&db).unwrap();
+        let mut stmt = conn
+            .prepare("SELECT payload FROM signals WHERE kind = 'suggestion' ORDER BY seq")
+            .unwrap();
+        stmt.query_map([], |r| r.get::<_, String>(0))
+            .unwrap()
+            .map(|p| serde_json::from_str(&p.unwrap()).unwrap())
+            .collect()
+    };
+    assert_eq!(signals.len(), 1, "{signals:?}");
+    assert_eq!(signals[0]["event"], "accepted");
+    assert_eq!(signals[0]["text"], offered.as_str());
+    assert_eq!(signals[0]["acceptedLength"], offered.encode_utf16().count());
+    assert_eq!(signals[0]["textDocument"]["uri"], uri.as_str());
+    // famulus never answers `shutdown`: Neovim gives up on it and the proxy's
+    // supervised exit ends the session with nothing lost.
+    let status = nvim.quit(":qa!<CR>");
+    assert!(status.success(), "nvim exited with {status}");
+    wait_until("the session to end", || {
+        db_count(
+            &db,
+            "SELECT count(*) FROM sessions WHERE status != 'running'",
+        ) == 1
+    });
+    let out = nextedit_with_db(&["live", "1", "--json"], &db);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let live: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let group = &live["groups"][0];
+    assert_eq!(group["accepted"], 1, "{live:#}");
+    let accepted = live["offers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|o| o["outcome"]["outcome"] == "accepted")
+        .expect("an accepted offer");
+    // The editor said so: the signal is the evidence.
+    assert_eq!(accepted["outcome"]["evidence"], "signal", "{accepted:#}");
+    assert_eq!(group["chars_accepted"], offered.chars().count());
 }

@@ -355,7 +355,7 @@ fn memchr_find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
 
 /// famulus 0.0.6 (crates.io; `scripts/test` installs it into `.famulus`), or `None`
 /// after saying so; required under CI like every real server.
-fn famulus(test: &str) -> Option<std::path::PathBuf> {
+pub(crate) fn famulus(test: &str) -> Option<std::path::PathBuf> {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(".famulus/bin/famulus");
     if path.is_file() {
         return Some(path);

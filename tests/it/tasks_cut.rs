@@ -294,6 +294,26 @@ fn a_command_retriever_ranks_the_context() {
         stderr.contains("retriever `cmd:/nonexistent/retriever`"),
         "{stderr}"
     );
+    // One that never answers is ended after --retriever-timeout (fault injection).
+    let out = cut(
+        built.repo.path(),
+        &[
+            "--commit",
+            "HEAD",
+            "--retriever",
+            "cmd:sleep 600",
+            "--retriever-timeout",
+            "0.5",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains(
+            "retriever `cmd:sleep 600`: did not answer a query within 0.5 s (--retriever-timeout); ended it"
+        ),
+        "{stderr}"
+    );
 }
 
 #[test]

@@ -852,8 +852,37 @@ fn samples_give_pass_at_k() {
     // of the 16 executions (4 ground truths, 12 answers) come from the cache.
     assert_eq!(
         out,
-        "task run 1: 4 tasks done, 6 test runs, 10 from the cache\n"
+        "task run 1: 4 tasks done, 6 test runs, 10 from the cache\n\
+         complete calls: 12 asked, 0 from the response cache\n"
     );
+    // Read-only: every answer comes from the response cache (the script is never
+    // started), each sample's under its own index, so the figures are run 1's.
+    let again = ok(
+        &[
+            "tasks",
+            "run",
+            tasks.to_str().unwrap(),
+            "--repo",
+            repo.to_str().unwrap(),
+            "--suggester",
+            &copy,
+            "--samples",
+            "3",
+            "--cache",
+            "read-only",
+        ],
+        &db,
+    );
+    assert_eq!(
+        again,
+        "task run 2: 4 tasks done, 0 test runs, 16 from the cache\n\
+         complete calls: 0 asked, 12 from the response cache\n"
+    );
+    let figures = |run: &str| {
+        let mut report = report_json(&[run], &db);
+        report["evolution"].take()
+    };
+    assert_eq!(figures("1"), figures("2"));
     let report = report_json(&["1"], &db);
     let by_from = |level: &str, side: &str| {
         report["evolution"]

@@ -8,6 +8,7 @@ use anyhow::Context;
 use clap::{Args, ValueEnum};
 use nextedit::progress::{Progress, ProgressMode};
 use nextedit::store::StoredTask;
+use nextedit::suggest::cache::CacheMode;
 use nextedit::task::runner::{TaskRunEvents, TaskRunSettings, parse_task_file, run_tasks};
 
 /// Run a suggester on completion tasks and score its answers by their tests
@@ -88,6 +89,18 @@ pub struct RunArgs {
     #[arg(long, value_name = "S", default_value_t = 60.0)]
     call_timeout: f64,
 
+    /// How `complete` answers are cached (cmd:, openai: and lsp: suggesters; built-ins
+    /// never are): read-write (serve what was asked before, ask and store the rest),
+    /// read-only (serve only; a call not in the cache fails that answer, and the model
+    /// need not be running: re-score a published run), or off. Keyed by the spec, the
+    /// sample's index and the request (the checkout's path left out)
+    #[arg(long, value_enum, value_name = "MODE", default_value_t = CacheArg::ReadWrite)]
+    cache: CacheArg,
+
+    /// Keep the response cache in this database instead of --db's
+    #[arg(long, value_name = "PATH")]
+    cache_db: Option<PathBuf>,
+
     /// No progress lines
     #[arg(short, long)]
     quiet: bool,
@@ -98,6 +111,14 @@ pub struct RunArgs {
 enum SandboxArg {
     Auto,
     Bwrap,
+    Off,
+}
+
+/// `--cache`.
+#[derive(Debug, Clone, Copy, ValueEnum)]
+enum CacheArg {
+    ReadWrite,
+    ReadOnly,
     Off,
 }
 
@@ -148,6 +169,12 @@ pub fn run(args: RunArgs) -> anyhow::Result<i32> {
         }
         .to_string(),
         call_timeout: args.call_timeout,
+        cache: match args.cache {
+            CacheArg::ReadWrite => CacheMode::ReadWrite,
+            CacheArg::ReadOnly => CacheMode::ReadOnly,
+            CacheArg::Off => CacheMode::Off,
+        },
+        cache_db: args.cache_db.clone(),
     });
     let mut printer = Printer {
         progress: Progress::new(ProgressMode::detect(args.quiet), "tasks"),
@@ -168,6 +195,10 @@ pub fn run(args: RunArgs) -> anyhow::Result<i32> {
         "task run {}: {} tasks done, {} test runs, {} from the cache",
         summary.run, summary.done, summary.executed, summary.cached
     );
+    let (served, asked) = summary.calls;
+    if served + asked > 0 {
+        println!("complete calls: {asked} asked, {served} from the response cache");
+    }
     // Nothing measured is a failure, said loudly (invalid tasks alone are not).
     if summary.valid == 0 {
         eprintln!(

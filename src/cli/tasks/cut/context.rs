@@ -11,7 +11,7 @@ use nextedit::task::ContextFrom;
 use nextedit::task::cut::ContextOptions;
 use nextedit::task::history::head_index;
 use nextedit::task::retrieval::{Bm25, Retriever};
-use nextedit::task::retriever_command::CommandRetriever;
+use nextedit::task::retriever_command::{CommandRetriever, DEFAULT_TIMEOUT};
 
 /// Which version context is retrieved from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -40,6 +40,9 @@ pub struct ContextArgs {
     /// one JSON line per query each way, e.g. an embedding model: docs/tasks.md)
     #[arg(long, default_value = "bm25", value_name = "SPEC")]
     pub retriever: String,
+    /// Seconds a `cmd:` retriever may take to answer one query before the cut fails
+    #[arg(long, default_value_t = DEFAULT_TIMEOUT.as_secs_f64(), value_name = "SECS")]
+    pub retriever_timeout: f64,
 }
 
 impl ContextArgs {
@@ -66,7 +69,18 @@ impl ContextArgs {
             );
         };
         let argv: Vec<String> = command.split_whitespace().map(str::to_string).collect();
-        Ok(Box::new(CommandRetriever::start(&self.retriever, &argv)?))
+        if !(self.retriever_timeout.is_finite() && self.retriever_timeout > 0.0) {
+            anyhow::bail!(
+                "--retriever-timeout {}: give a positive number of seconds",
+                self.retriever_timeout
+            );
+        }
+        let timeout = std::time::Duration::from_secs_f64(self.retriever_timeout);
+        Ok(Box::new(CommandRetriever::start(
+            &self.retriever,
+            &argv,
+            timeout,
+        )?))
     }
 
     /// The latest version's index when context comes from it.
