@@ -15,6 +15,9 @@
 //!   alias, a name in `__all__` or `__slots__`.
 //! - **extend**: a use whose definition lands on a definition another edit changes
 //!   gives an `lsp_def_use` reason.
+//!
+//! A `definition` answer naming several places (a star import and a later rebinding)
+//! adds nothing, and keeps a reference on that line from adding anything either.
 
 use std::collections::{BTreeSet, HashMap};
 
@@ -567,6 +570,11 @@ pub fn definition_edges(view: &CommitView, answers: &[SideAnswers; 2]) -> Vec<De
                 let Some(targets) = answered.get(&(file, o.line, o.column)) else {
                     continue;
                 };
+                // Several places (a star import and a later rebinding, branches
+                // defining one name) are the server not knowing which: no new link.
+                if targets.iter().filter(|t| !t.import).count() != 1 {
+                    continue;
+                }
                 for target in targets.iter().filter(|t| !t.import) {
                     let Some(target_file) = target.file else {
                         continue;
@@ -621,7 +629,21 @@ pub fn reference_edges(view: &CommitView, answers: &[SideAnswers; 2]) -> Vec<Dep
                             && o.name == question.name
                             && matches!(o.role, Role::Definition(_))
                     });
-                    if !assigns && view.contains(user, side, file, target.line) {
+                    // Where the server also answered `definition` for the name on that
+                    // line, it must say this definition and nothing else.
+                    let user_file = view.edits[user].file;
+                    let ambiguous = view.occurrences(user, side).iter().any(|o| {
+                        o.line == target.line
+                            && o.name == question.name
+                            && answered_definitions(answers, side, (user_file, o.line, o.column))
+                                .is_some_and(|targets| {
+                                    targets
+                                        .iter()
+                                        .filter(|t| !t.import)
+                                        .any(|t| !reaches(view, t, question.edit, side))
+                                })
+                    });
+                    if !assigns && !ambiguous && view.contains(user, side, file, target.line) {
                         out.push(Dependency {
                             from: question.edit,
                             to: user,
@@ -634,4 +656,12 @@ pub fn reference_edges(view: &CommitView, answers: &[SideAnswers; 2]) -> Vec<Dep
         }
     }
     out
+}
+
+fn answered_definitions(
+    answers: &[SideAnswers; 2],
+    side: TreeSide,
+    position: Position,
+) -> Option<&Vec<Target>> {
+    answers[side.index()].definitions.get(&position)
 }

@@ -293,6 +293,38 @@ fn pyright_refutes_a_local_named_like_a_field_of_another_file() {
 }
 
 #[test]
+fn pyright_adds_nothing_where_it_names_several_definitions() {
+    // `from a import *` then `load = len`: pyright names both the star import's
+    // `a.load` and the rebinding for `load` in `main`, so neither `lsp_def_use` nor
+    // `lsp_reference` links the call to a's changed `load` (the rebinding wins at
+    // run time, and tree-sitter's rules see it).
+    check(Case {
+        name: "pyright_adds_nothing_where_it_names_several_definitions",
+        server: Server::Pyright,
+        base: &[
+            ("a.py", "def load(path):\n    return open(path).read()\n"),
+            (
+                "c.py",
+                "from a import *\n\nload = len\n\n\ndef main():\n    return load(\"x\")\n",
+            ),
+        ],
+        change: &[
+            (
+                "a.py",
+                "def load(path, mode):\n    return open(path, mode).read()\n",
+            ),
+            (
+                "c.py",
+                "from a import *\n\nload = len\n\n\ndef main():\n    return load(\"x\") + 1\n",
+            ),
+        ],
+        syntax: &[],
+        lsp: &[],
+        refuted: &[],
+    });
+}
+
+#[test]
 fn gopls_moves_a_method_call_to_the_struct_of_its_receiver() {
     // Go: `s.Flush()` with `s *Store` (store.go); run.go's own Cache.Flush changed too
     // and is the closest `Flush` by name.
