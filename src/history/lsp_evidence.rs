@@ -535,6 +535,7 @@ pub fn refutations(
                         || imported.contains(&target)
                         || (member
                             && may_be_member(view, target, probe.name, dependency.from, side))
+                        || defines_in_file(view, target, probe.name, dependency.from, side)
                     {
                         continue 'dependencies;
                     }
@@ -664,4 +665,23 @@ fn answered_definitions(
     position: Position,
 ) -> Option<&Vec<Target>> {
     answers[side.index()].definitions.get(&position)
+}
+
+/// True when `target` is another definition of `name` in the linked edit's file
+/// (branches of an `if` defining one function, overloads): the server picked one
+/// declaration of the same symbol, which says nothing against the linked one.
+fn defines_in_file(
+    view: &CommitView,
+    target: &Target,
+    name: &str,
+    edit: usize,
+    side: TreeSide,
+) -> bool {
+    let file = view.edits[edit].file;
+    target.file == Some(file)
+        && view.structure(file, side).is_some_and(|s| {
+            s.occurrences_in(target.line, target.line + 1)
+                .iter()
+                .any(|o| o.name == name && matches!(o.role, Role::Definition(_)))
+        })
 }
