@@ -74,10 +74,13 @@ pub struct DeriveArgs {
     #[arg(long, value_name = "FILE", requires = "commit")]
     order_from: Option<PathBuf>,
 
-    /// Confirm and extend def/use edges with language servers run on the parent and
-    /// commit trees: pyright-langserver (Python), gopls (Go), jdtls (Java), found on
-    /// PATH or named by NEXTEDIT_PYRIGHT, NEXTEDIT_GOPLS, NEXTEDIT_JDTLS. A language
-    /// without a server keeps its tree-sitter edges. Costs seconds per commit
+    /// Check and extend the tree-sitter edges with language servers run on the parent
+    /// and commit trees: pyright-langserver (Python), gopls (Go), jdtls (Java), found on
+    /// PATH or named by NEXTEDIT_PYRIGHT, NEXTEDIT_GOPLS, NEXTEDIT_JDTLS. A name-based
+    /// reason whose use the server resolves elsewhere is dropped (kept in the dependent
+    /// edit's `lsp_refuted` annotation); references to a changed definition inside
+    /// another edit add `lsp_reference`. At most 2000 requests per side and language.
+    /// A language without a server keeps its tree-sitter edges. Costs seconds per commit
     #[arg(long)]
     lsp: bool,
 
@@ -160,7 +163,8 @@ pub fn run(args: DeriveArgs) -> Result<i32> {
     let progress = Progress::new(ProgressMode::detect(args.quiet), "commits");
     progress.start(commits.len());
     let mut failed = 0usize;
-    let (mut lsp_seconds, mut lsp_requests, mut lsp_commits) = (0.0f64, 0usize, 0usize);
+    let (mut lsp_seconds, mut lsp_commits) = (0.0f64, 0usize);
+    let (mut lsp_requests, mut lsp_references, mut lsp_refuted) = (0usize, 0usize, 0usize);
     let mut stdout = std::io::stdout().lock();
     for sha in &commits {
         let failed_before = failed;
@@ -173,6 +177,8 @@ pub fn run(args: DeriveArgs) -> Result<i32> {
                 if let Some(stats) = stats {
                     lsp_seconds += stats.seconds;
                     lsp_requests += stats.requests;
+                    lsp_references += stats.reference_requests;
+                    lsp_refuted += stats.refuted;
                     lsp_commits += 1;
                 }
                 trajectory.session.workspace = Some(args.repo.display().to_string());
@@ -216,7 +222,7 @@ pub fn run(args: DeriveArgs) -> Result<i32> {
     );
     if lsp_commits > 0 {
         eprintln!(
-            "lsp: {lsp_requests} definition requests, {:.1} s per commit on average",
+            "lsp: {lsp_requests} definition and {lsp_references} references requests, {lsp_refuted} reasons refuted, {:.1} s per commit on average",
             lsp_seconds / lsp_commits as f64
         );
     }
@@ -225,11 +231,13 @@ pub fn run(args: DeriveArgs) -> Result<i32> {
 
 fn report_lsp(sha: &str, stats: &LspStats) {
     eprintln!(
-        "lsp {}: {} server(s), {} definition requests ({} failed) in {:.1} s",
+        "lsp {}: {} server(s), {} definition and {} references requests ({} failed), {} reasons refuted, in {:.1} s",
         &sha[..10.min(sha.len())],
         stats.servers_started,
         stats.requests,
+        stats.reference_requests,
         stats.failures,
+        stats.refuted,
         stats.seconds
     );
     for reason in &stats.unavailable {

@@ -60,7 +60,8 @@ pub struct EvalOrderArgs {
     lsp: bool,
 
     /// Also list every pair where the derived label differs from the annotation,
-    /// with the annotator's reason and the derived edge's reasons
+    /// with the annotator's reason, the derived edge's reasons and, with --lsp, the
+    /// reasons the language server refuted (and where it resolved the use instead)
     #[arg(long)]
     explain: bool,
 
@@ -150,15 +151,7 @@ pub fn run(args: EvalOrderArgs) -> Result<i32> {
         println!("{}", serde_json::to_string_pretty(&report)?);
     } else {
         for d in &disagreements {
-            println!(
-                "{} {}: annotated {} ({}), derived {} [{}]",
-                d.commit,
-                d.pair,
-                d.annotated,
-                d.reason,
-                d.derived,
-                d.derived_reasons.join(", ")
-            );
+            println!("{d}");
         }
         if !disagreements.is_empty() {
             println!();

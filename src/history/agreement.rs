@@ -56,6 +56,35 @@ pub struct Disagreement {
     pub derived: &'static str,
     /// `kind:detail` of every derived edge between the two edits.
     pub derived_reasons: Vec<String>,
+    /// `kind:detail -> where` of every reason between the two edits that `--lsp`
+    /// refuted (the server resolved the use elsewhere); absent without `--lsp`.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub refuted_reasons: Vec<String>,
+}
+
+/// One `--explain` line: `COMMIT eI-eJ: annotated LABEL (REASON), derived LABEL
+/// [REASONS]`, then `, refuted by --lsp [REASONS]` when the server refuted any.
+impl std::fmt::Display for Disagreement {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{} {}: annotated {} ({}), derived {} [{}]",
+            self.commit,
+            self.pair,
+            self.annotated,
+            self.reason,
+            self.derived,
+            self.derived_reasons.join(", ")
+        )?;
+        if !self.refuted_reasons.is_empty() {
+            write!(
+                f,
+                ", refuted by --lsp [{}]",
+                self.refuted_reasons.join(", ")
+            )?;
+        }
+        Ok(())
+    }
 }
 
 /// Everything `eval-order` reports, per commit.
@@ -213,8 +242,36 @@ pub fn disagreements(
                 reason,
                 derived: p.as_str(),
                 derived_reasons,
+                refuted_reasons: refuted_between(trajectory, &ids),
             });
         }
     }
     out
+}
+
+/// The reasons between two edits that `--lsp` refuted, from the dependent edit's
+/// `lsp_refuted` annotation (`kind:detail -> where the server resolved the use`).
+fn refuted_between(trajectory: &Trajectory, ids: &[String; 2]) -> Vec<String> {
+    trajectory
+        .edits
+        .iter()
+        .filter(|edit| ids.contains(&edit.id))
+        .flat_map(|edit| {
+            let other = if edit.id == ids[0] { &ids[1] } else { &ids[0] };
+            edit.annotations
+                .get("lsp_refuted")
+                .and_then(|list| list.as_array())
+                .into_iter()
+                .flatten()
+                .filter(move |r| r["from"].as_str() == Some(other.as_str()))
+                .map(|r| {
+                    format!(
+                        "{}:{} -> {}",
+                        r["kind"].as_str().unwrap_or_default(),
+                        r["detail"].as_str().unwrap_or_default(),
+                        r["resolved"].as_str().unwrap_or_default()
+                    )
+                })
+        })
+        .collect()
 }

@@ -128,6 +128,9 @@ pub enum DependencyKind {
     Move,
     /// A language server resolved a use in one edit to a definition in another.
     LspDefUse,
+    /// A language server found a reference, in one edit, to a definition another edit
+    /// adds or changes (`textDocument/references`).
+    LspReference,
     /// Two edits of one function introduce the same new compound name.
     SharedName,
     /// A call passes a keyword argument whose parameter another edit changed or uses.
@@ -150,6 +153,7 @@ impl DependencyKind {
             DependencyKind::TestImpl => "test_impl",
             DependencyKind::Move => "move",
             DependencyKind::LspDefUse => "lsp_def_use",
+            DependencyKind::LspReference => "lsp_reference",
             DependencyKind::SharedName => "shared_name",
             DependencyKind::ArgumentParameter => "argument_parameter",
             DependencyKind::DocImpl => "doc_impl",

@@ -12,7 +12,9 @@ use crate::trajectory::{
 use super::HistoryError;
 use super::dependency::{EditFacts, dependencies};
 use super::extract::{FileEdits, LineEdit, extract_file, split_lines};
-use super::lsp::{EditSpan, LspSetup, LspStats, ServerSet, SideStructures, lsp_dependencies};
+use super::lsp::{
+    EditSpan, LspSetup, LspStats, Refutation, ServerSet, SideStructures, lsp_dependencies,
+};
 use super::order::{edit_id, order_from_dependencies};
 use super::source::{CommitRecord, CommitSource};
 use super::symbols::{EditSymbols, Side, edit_symbols_seen};
@@ -39,7 +41,8 @@ pub fn derive_commit(
 }
 
 /// [`derive_commit`] plus the `--lsp` pass: language servers on the parent and
-/// child trees confirm and extend def/use edges.
+/// child trees refute name-based reasons that resolve elsewhere and add
+/// `lsp_def_use` and `lsp_reference` reasons (`history::lsp`).
 pub fn derive_commit_with_lsp(
     record: &CommitRecord,
     project: Option<&str>,
@@ -53,7 +56,7 @@ pub fn derive_commit_with_lsp(
 /// analysis of the tree).
 const LSP_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(60);
 
-/// Cap on definition requests per side and language in the `--lsp` pass.
+/// Cap on requests (definition and references) per side and language in the `--lsp` pass.
 const LSP_MAX_REQUESTS: usize = 2000;
 
 /// Why a commit could not be derived from its repository.
@@ -196,6 +199,7 @@ fn derive(
         })
         .collect();
     let mut found = dependencies(&facts);
+    let mut refuted: Vec<Refutation> = Vec::new();
     let stats = lsp.map(|setup| {
         let spans: Vec<EditSpan> = located
             .iter()
@@ -203,10 +207,14 @@ fn derive(
                 file: l.file,
                 before: (l.edit.before.start, l.edit.before.end),
                 after: (l.edit.after.start, l.edit.after.end),
+                changed: &l.symbols.changed,
             })
             .collect();
-        let (mut extra, stats) = lsp_dependencies(setup, &files, &structures, &spans);
-        found.append(&mut extra);
+        let (findings, stats) = lsp_dependencies(setup, &files, &structures, &spans, &found);
+        // A refuted reason leaves the order; an edge with no reason left goes with it.
+        found.retain(|d| !findings.refuted.iter().any(|r| &r.dependency == d));
+        found.extend(findings.added);
+        refuted = findings.refuted;
         stats
     });
     found.sort();
@@ -248,6 +256,7 @@ fn derive(
         .enumerate()
         .map(|(index, l)| to_edit(index, &files[l.file].path, l))
         .collect();
+    record_refutations(&mut trajectory.edits, &refuted);
     let natural: Vec<usize> = order
         .natural
         .iter()
@@ -256,6 +265,26 @@ fn derive(
     trajectory.events = replay_events(&record.sha, &files, &located, &natural)?;
     trajectory.order = order;
     Ok((trajectory, stats))
+}
+
+/// Keeps each refuted reason on the dependent edit (`annotations.lsp_refuted`: the
+/// providing edit, the reason and where the server resolved the use instead), so
+/// `eval-order --explain` and readers of the trajectory see what `--lsp` removed.
+fn record_refutations(edits: &mut [Edit], refuted: &[Refutation]) {
+    for refutation in refuted {
+        let d = &refutation.dependency;
+        let Some(edit) = edits.get_mut(d.to) else {
+            continue;
+        };
+        let entry = json!({"from": edit_id(d.from), "kind": d.kind.as_str(), "detail": d.detail, "resolved": refutation.resolved});
+        match edit.annotations.get_mut("lsp_refuted") {
+            Some(Value::Array(list)) => list.push(entry),
+            _ => {
+                edit.annotations
+                    .insert("lsp_refuted".into(), Value::Array(vec![entry]));
+            }
+        }
+    }
 }
 
 fn structural_path(

@@ -29,6 +29,7 @@ pub mod evaluate;
 pub mod extract;
 pub mod link;
 pub mod lsp;
+pub mod lsp_evidence;
 pub mod odb;
 pub mod order;
 pub mod order_file;

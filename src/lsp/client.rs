@@ -56,7 +56,15 @@ pub enum ClientError {
     },
 }
 
-type Pending = Arc<Mutex<HashMap<RequestId, Sender<Response>>>>;
+/// Requests waiting for their answers, and whether the server's output has ended (then
+/// no request may wait: nothing would ever answer or wake it).
+#[derive(Default)]
+struct Waiting {
+    senders: HashMap<RequestId, Sender<Response>>,
+    closed: bool,
+}
+
+type Pending = Arc<Mutex<Waiting>>;
 
 /// Everything the client saw, for byte-exactness checks.
 #[derive(Debug, Default, Clone)]
@@ -141,7 +149,13 @@ impl LspClient {
     ) -> Result<(RequestId, Receiver<Response>), ClientError> {
         let id = self.ids.next_id();
         let (tx, rx) = crossbeam_channel::bounded(1);
-        self.pending.lock().expect("pending lock").insert(id, tx);
+        {
+            let mut pending = self.pending.lock().expect("pending lock");
+            if pending.closed {
+                return Err(ClientError::Closed(method.to_string()));
+            }
+            pending.senders.insert(id, tx);
+        }
         self.send_raw(&encode_frame(&jsonrpc::request(id, method, params)))?;
         Ok((id, rx))
     }
@@ -344,7 +358,7 @@ fn read_loop(
                 }
                 Incoming::Response(response) => {
                     if let Some(id) = response.request_id()
-                        && let Some(tx) = pending.lock().expect("pending lock").remove(&id)
+                        && let Some(tx) = pending.lock().expect("pending lock").senders.remove(&id)
                     {
                         let _ = tx.send(response);
                     }
@@ -353,8 +367,11 @@ fn read_loop(
             }
         }
     }
-    // Dropping the senders wakes every waiter with `Disconnected`.
-    pending.lock().expect("pending lock").clear();
+    // Dropping the senders wakes every waiter with `Disconnected`; later requests fail
+    // at once.
+    let mut pending = pending.lock().expect("pending lock");
+    pending.senders.clear();
+    pending.closed = true;
 }
 
 /// Neutral answers to server→client requests, so servers never wait on us.

@@ -1,6 +1,6 @@
-//! `--lsp`: real pyright and gopls confirm and extend the tree-sitter edges.
+//! `--lsp`: real pyright and gopls confirm, refute and extend the tree-sitter edges.
 //! Needs the servers of `scripts/test` (pyright via `npm ci --prefix tests/servers`,
-//! Debian's gopls with Go 1.19).
+//! Debian's gopls with Go 1.19). Fault injection uses `tests/fake_server.py`.
 
 use crate::common;
 use crate::derive_support;
@@ -8,8 +8,11 @@ use crate::derive_support;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use common::Server;
 use derive_support::{TestRepo, edge_rows};
+use nextedit::history::agreement::disagreements;
 use nextedit::history::lsp::{LspSetup, LspStats, ServerCommand, ServerSet};
+use nextedit::history::order::AnnotatedPair;
 use nextedit::history::{CommitSource, GitRepository, derive_commit_with_lsp};
 use nextedit::trajectory::Trajectory;
 
@@ -140,7 +143,340 @@ fn gopls_confirms_a_signature_change_across_packages() {
     // main.go's call (e0) and Sum's new signature (e1): tree-sitter's reason confirmed by gopls.
     assert_eq!(
         edge_rows(&t),
-        vec!["e0-e1 bi: signature_call/Sum, lsp_def_use/Sum"]
+        vec!["e0-e1 bi: signature_call/Sum, lsp_def_use/Sum, lsp_reference/Sum"]
     );
     assert_eq!((stats.servers_started, stats.failures), (2, 0));
+}
+
+/// One `--lsp` case: a base commit and a change; the edges tree-sitter derives alone,
+/// then the edges with the servers and the reasons they refuted
+/// (`FROM-TO kind/detail -> where the server resolved the use`).
+struct Case<'a> {
+    name: &'a str,
+    server: Server,
+    base: &'a [(&'a str, &'a str)],
+    change: &'a [(&'a str, &'a str)],
+    syntax: &'a [&'a str],
+    lsp: &'a [&'a str],
+    refuted: &'a [&'a str],
+}
+
+/// The reasons `--lsp` refuted, from the dependent edits' `lsp_refuted` annotations.
+fn refuted_rows(t: &Trajectory) -> Vec<String> {
+    t.edits
+        .iter()
+        .flat_map(|e| {
+            e.annotations
+                .get("lsp_refuted")
+                .and_then(|v| v.as_array())
+                .into_iter()
+                .flatten()
+                .map(move |r| {
+                    format!(
+                        "{}-{} {}/{} -> {}",
+                        r["from"].as_str().unwrap(),
+                        e.id,
+                        r["kind"].as_str().unwrap(),
+                        r["detail"].as_str().unwrap(),
+                        r["resolved"].as_str().unwrap()
+                    )
+                })
+        })
+        .collect()
+}
+
+fn case_repo(case: &Case) -> TestRepo {
+    let mut repo = TestRepo::new();
+    for (path, text) in case.base {
+        repo.write(path, text);
+    }
+    repo.commit("base");
+    for (path, text) in case.change {
+        repo.write(path, text);
+    }
+    repo.commit("change");
+    repo
+}
+
+fn check(case: Case) {
+    if !common::available(case.name, &[case.server]) {
+        return;
+    }
+    let repo = case_repo(&case);
+    assert_eq!(
+        edge_rows(&repo.derive("HEAD").unwrap()),
+        case.syntax,
+        "{}: tree-sitter alone",
+        case.name
+    );
+    let scratch = tempfile::tempdir().unwrap();
+    let servers = match case.server {
+        Server::Pyright => ServerSet {
+            python: Some(pyright()),
+            ..ServerSet::default()
+        },
+        Server::Gopls => ServerSet {
+            go: Some(gopls(scratch.path())),
+            ..ServerSet::default()
+        },
+        other => panic!("no --lsp server for {other:?}"),
+    };
+    let (t, stats) = derive_with(&repo, servers, scratch.path());
+    assert_eq!(edge_rows(&t), case.lsp, "{}: with --lsp", case.name);
+    assert_eq!(refuted_rows(&t), case.refuted, "{}: refuted", case.name);
+    assert_eq!(
+        (stats.servers_started, stats.failures, stats.refuted),
+        (2, 0, case.refuted.len()),
+        "{}: {:?}",
+        case.name,
+        stats.unavailable
+    );
+}
+
+const STORE_PY: &str = "class Store:\n    def flush(self):\n        return 0\n";
+const STORE_PY_CHANGED: &str =
+    "class Store:\n    def flush(self, force):\n        return 1 if force else 0\n";
+const APP_PY: &str = "from store import Store\n\n\nclass Cache:\n    def flush(self):\n        return 0\n\n\ndef run(s: Store):\n    return s.flush()\n";
+const APP_PY_CHANGED: &str = "from store import Store\n\n\nclass Cache:\n    def flush(self, limit):\n        return 0\n\n\ndef run(s: Store):\n    return s.flush(True)\n";
+
+#[test]
+fn pyright_moves_a_typed_receiver_call_to_the_class_it_calls() {
+    // `s.flush()` with `s: Store`: tree-sitter links it to the closest `flush` that
+    // changed (Cache's, same file); pyright says it is Store's (another file):
+    // the link is refuted, and Store.flush's references link the call instead.
+    check(Case {
+        name: "pyright_moves_a_typed_receiver_call_to_the_class_it_calls",
+        server: Server::Pyright,
+        base: &[("store.py", STORE_PY), ("app.py", APP_PY)],
+        change: &[("store.py", STORE_PY_CHANGED), ("app.py", APP_PY_CHANGED)],
+        syntax: &["e0-e1 bi: signature_call/flush"],
+        lsp: &["e1-e2 bi: lsp_def_use/flush, lsp_reference/flush"],
+        refuted: &["e0-e1 signature_call/flush -> store.py:2"],
+    });
+}
+
+/// A field `Env.vcs_rev` added in one file; in another, a new local of the same name
+/// read as a bare name (next to an unrelated `args.vcs_rev`).
+const COLLISION: &[(&str, &str)] = &[
+    ("env.py", "class Env:\n    name: str = \"\"\n"),
+    (
+        "setup.py",
+        "def build(args):\n    flags = [args.x]\n    return flags\n",
+    ),
+];
+const COLLISION_CHANGED: &[(&str, &str)] = &[
+    (
+        "env.py",
+        "class Env:\n    name: str = \"\"\n    vcs_rev: str = \"\"\n",
+    ),
+    (
+        "setup.py",
+        "def build(args):\n    vcs_rev = args.vcs_rev or \"-\"\n    flags = [vcs_rev]\n    return flags\n",
+    ),
+];
+
+#[test]
+fn pyright_refutes_a_local_named_like_a_field_of_another_file() {
+    // Tree-sitter links the local `vcs_rev` to the new field by name (the kitty-935a36f
+    // sample); pyright resolves the read to the local's own assignment. (Two modules
+    // defining `load`, the use importing the other one, are told apart without a
+    // server since `history::visibility`.)
+    check(Case {
+        name: "pyright_refutes_a_local_named_like_a_field_of_another_file",
+        server: Server::Pyright,
+        base: COLLISION,
+        change: COLLISION_CHANGED,
+        syntax: &["e0-e1 bi: def_use/vcs_rev"],
+        lsp: &[],
+        refuted: &["e0-e1 def_use/vcs_rev -> setup.py:2"],
+    });
+}
+
+#[test]
+fn pyright_adds_nothing_where_it_names_several_definitions() {
+    // `from a import *` then `load = len`: pyright names both the star import's
+    // `a.load` and the rebinding for `load` in `main`, so neither `lsp_def_use` nor
+    // `lsp_reference` links the call to a's changed `load` (the rebinding wins at
+    // run time, and tree-sitter's rules see it).
+    check(Case {
+        name: "pyright_adds_nothing_where_it_names_several_definitions",
+        server: Server::Pyright,
+        base: &[
+            ("a.py", "def load(path):\n    return open(path).read()\n"),
+            (
+                "c.py",
+                "from a import *\n\nload = len\n\n\ndef main():\n    return load(\"x\")\n",
+            ),
+        ],
+        change: &[
+            (
+                "a.py",
+                "def load(path, mode):\n    return open(path, mode).read()\n",
+            ),
+            (
+                "c.py",
+                "from a import *\n\nload = len\n\n\ndef main():\n    return load(\"x\") + 1\n",
+            ),
+        ],
+        syntax: &[],
+        lsp: &[],
+        refuted: &[],
+    });
+}
+
+#[test]
+fn gopls_moves_a_method_call_to_the_struct_of_its_receiver() {
+    // Go: `s.Flush()` with `s *Store` (store.go); run.go's own Cache.Flush changed too
+    // and is the closest `Flush` by name.
+    check(Case {
+        name: "gopls_moves_a_method_call_to_the_struct_of_its_receiver",
+        server: Server::Gopls,
+        base: &[
+            ("go.mod", "module example.com/shop\n\ngo 1.19\n"),
+            (
+                "store.go",
+                "package shop\n\ntype Store struct{ n int }\n\nfunc (s *Store) Flush() int {\n\treturn s.n\n}\n",
+            ),
+            (
+                "run.go",
+                "package shop\n\ntype Cache struct{ m int }\n\nfunc (c *Cache) Flush() int {\n\treturn c.m\n}\n\nfunc Run(s *Store) int {\n\treturn s.Flush()\n}\n",
+            ),
+        ],
+        change: &[
+            (
+                "store.go",
+                "package shop\n\ntype Store struct{ n int }\n\nfunc (s *Store) Flush(limit int) int {\n\treturn s.n + limit\n}\n",
+            ),
+            (
+                "run.go",
+                "package shop\n\ntype Cache struct{ m int }\n\nfunc (c *Cache) Flush(max int) int {\n\treturn c.m\n}\n\nfunc Run(s *Store) int {\n\treturn s.Flush(3)\n}\n",
+            ),
+        ],
+        syntax: &["e0-e1 bi: signature_call/Flush"],
+        lsp: &["e1-e2 bi: lsp_def_use/Flush, lsp_reference/Flush"],
+        refuted: &["e0-e1 signature_call/Flush -> store.go:5"],
+    });
+}
+
+#[test]
+fn explain_shows_the_reason_the_server_refuted() {
+    let name = "explain_shows_the_reason_the_server_refuted";
+    if !common::available(name, &[Server::Pyright]) {
+        return;
+    }
+    let case = Case {
+        name,
+        server: Server::Pyright,
+        base: COLLISION,
+        change: COLLISION_CHANGED,
+        syntax: &[],
+        lsp: &[],
+        refuted: &[],
+    };
+    let repo = case_repo(&case);
+    let scratch = tempfile::tempdir().unwrap();
+    let servers = ServerSet {
+        python: Some(pyright()),
+        ..ServerSet::default()
+    };
+    let (t, _) = derive_with(&repo, servers, scratch.path());
+    // Suppose an annotator had related the two edits: --explain says why they are not.
+    let pairs = [AnnotatedPair {
+        edit_hunk_pair: [0, 1],
+        edit_order: "bi-directional".into(),
+        reason: "def and use".into(),
+    }];
+    let lines: Vec<String> = disagreements("c", &t, &pairs)
+        .iter()
+        .map(ToString::to_string)
+        .collect();
+    assert_eq!(
+        lines,
+        vec![
+            "c e0-e1: annotated bi-directional (def and use), derived no relation [], refuted by --lsp [def_use:vcs_rev -> setup.py:2]"
+        ]
+    );
+}
+
+/// A Python "server" that misbehaves (`tests/fake_server.py`, FAKE_MODE).
+fn fake_pyright(mode: &str) -> ServerCommand {
+    ServerCommand {
+        program: PathBuf::from("python3"),
+        args: vec![
+            Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("tests/fake_server.py")
+                .display()
+                .to_string(),
+        ],
+        env: vec![("FAKE_MODE".into(), mode.into())],
+    }
+}
+
+#[test]
+fn a_server_that_fails_or_answers_garbage_never_fails_the_derive() {
+    let case = Case {
+        name: "faults",
+        server: Server::Pyright,
+        base: &[("store.py", STORE_PY), ("app.py", APP_PY)],
+        change: &[("store.py", STORE_PY_CHANGED), ("app.py", APP_PY_CHANGED)],
+        syntax: &[],
+        lsp: &[],
+        refuted: &[],
+    };
+    let repo = case_repo(&case);
+    let syntax = edge_rows(&repo.derive("HEAD").unwrap());
+    let missing = ServerCommand {
+        program: PathBuf::from("/nonexistent/pyright-langserver"),
+        args: Vec::new(),
+        env: Vec::new(),
+    };
+    // (server, servers started, every request failed, servers unavailable)
+    let rows = [
+        (
+            "echoes its params as every answer",
+            fake_pyright(""),
+            2,
+            false,
+            0,
+        ),
+        (
+            "writes garbage between frames",
+            fake_pyright("garbage"),
+            2,
+            false,
+            0,
+        ),
+        (
+            "exits after `initialized`",
+            fake_pyright("crash:2"),
+            2,
+            true,
+            0,
+        ),
+        ("cannot start", missing, 0, false, 2),
+    ];
+    for (why, server, started, all_failed, unavailable) in rows {
+        let scratch = tempfile::tempdir().unwrap();
+        let servers = ServerSet {
+            python: Some(server),
+            ..ServerSet::default()
+        };
+        let (t, stats) = derive_with(&repo, servers, scratch.path());
+        assert_eq!(edge_rows(&t), syntax, "a server that {why}");
+        assert_eq!(
+            refuted_rows(&t),
+            Vec::<String>::new(),
+            "a server that {why}"
+        );
+        let requests = stats.requests + stats.reference_requests;
+        assert_eq!(
+            (
+                stats.servers_started,
+                requests > 0 && stats.failures == requests,
+                stats.unavailable.len()
+            ),
+            (started, all_failed, unavailable),
+            "a server that {why}: {stats:?}"
+        );
+    }
 }
