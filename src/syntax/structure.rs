@@ -816,9 +816,13 @@ impl<'tree> Walker<'_, 'tree> {
             .into_iter()
             .flatten()
             .find_map(|n| field_child(n, self.fields.arguments))?;
+        // Comments (extras in every grammar here) are not arguments; without a
+        // comment marker in the list there is none to leave out, and no walk.
+        let text = self.text(arguments).as_bytes();
+        if !text.contains(&b'#') && !text.windows(2).any(|w| w == b"//" || w == b"/*") {
+            return Some(arguments.named_child_count());
+        }
         let mut cursor = arguments.walk();
-        // Comments are extras in every grammar here: `is_extra` reads a flag where
-        // comparing `kind()` would measure and check a string per argument.
         let count = arguments
             .named_children(&mut cursor)
             .filter(|a| !a.is_extra())
