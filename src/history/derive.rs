@@ -3,7 +3,7 @@
 
 use serde_json::{Value, json};
 
-use crate::syntax::structure::{FileStructure, analyze};
+use crate::syntax::structure::{FileStructure, analyze_pair};
 use crate::trajectory::{
     Change, CommitInfo, Edit, Event, EventBody, FileEntry, Origin, SessionInfo, SessionKind,
     Trajectory, apply_byte_edit,
@@ -128,10 +128,9 @@ fn derive(
     let structures: Vec<SideStructures> = files
         .iter()
         .map(|file| match file.language {
-            Some(language) if !file.edits.is_empty() => (
-                file.old_text.as_deref().map(|t| analyze(language, t)),
-                file.new_text.as_deref().map(|t| analyze(language, t)),
-            ),
+            Some(language) if !file.edits.is_empty() => {
+                analyze_pair(language, file.old_text.as_deref(), file.new_text.as_deref())
+            }
             _ => (None, None),
         })
         .collect();

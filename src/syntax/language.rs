@@ -100,9 +100,74 @@ pub fn parse(language: Language, text: &str) -> tree_sitter::Tree {
         .expect("parsing without a timeout or cancellation flag always yields a tree")
 }
 
+/// `new_text` parsed with `old` (the tree of `old_text`) told where the two texts
+/// differ: one edit from the first byte that differs to the last, so tree-sitter
+/// reuses what lies outside it instead of parsing the whole file again. The tree is
+/// the one a fresh parse of `new_text` gives (tree-sitter's incremental contract).
+pub fn reparse(
+    language: Language,
+    old: &tree_sitter::Tree,
+    old_text: &str,
+    new_text: &str,
+) -> tree_sitter::Tree {
+    let (a, b) = (old_text.as_bytes(), new_text.as_bytes());
+    let prefix = a.iter().zip(b).take_while(|(x, y)| x == y).count();
+    let suffix = a[prefix..]
+        .iter()
+        .rev()
+        .zip(b[prefix..].iter().rev())
+        .take_while(|(x, y)| x == y)
+        .count();
+    let point = |text: &[u8], byte: usize| {
+        let row = text[..byte].iter().filter(|&&c| c == b'\n').count();
+        let line_start = text[..byte]
+            .iter()
+            .rposition(|&c| c == b'\n')
+            .map_or(0, |i| i + 1);
+        tree_sitter::Point::new(row, byte - line_start)
+    };
+    let edit = tree_sitter::InputEdit {
+        start_byte: prefix,
+        old_end_byte: a.len() - suffix,
+        new_end_byte: b.len() - suffix,
+        start_position: point(a, prefix),
+        old_end_position: point(a, a.len() - suffix),
+        new_end_position: point(b, b.len() - suffix),
+    };
+    let mut tree = old.clone();
+    tree.edit(&edit);
+    let mut parser = tree_sitter::Parser::new();
+    parser
+        .set_language(&language.grammar())
+        .expect("grammar ABI is compatible with the linked tree-sitter (checked by tests)");
+    parser
+        .parse(new_text, Some(&tree))
+        .expect("parsing without a timeout or cancellation flag always yields a tree")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_reparse_gives_the_tree_of_a_fresh_parse() {
+        let old = "import os\n\ndef f(a):\n    return a\n\nclass C:\n    x = 1\n";
+        for new in [
+            "import os\n\ndef f(a, b):\n    return a + b\n\nclass C:\n    x = 1\n",
+            "import os, sys\n\ndef f(a):\n    return a\n\nclass C:\n    x = 2\n    y = 3\n",
+            "def g():\n    pass\n",
+            "",
+            old,
+        ] {
+            let tree = parse(Language::Python, old);
+            let reparsed = reparse(Language::Python, &tree, old, new);
+            assert_eq!(
+                reparsed.root_node().to_sexp(),
+                parse(Language::Python, new).root_node().to_sexp(),
+                "{new:?}"
+            );
+        }
+    }
 
     #[test]
     fn every_grammar_loads_and_parses() {

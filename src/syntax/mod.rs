@@ -12,5 +12,5 @@ pub mod structure;
 mod tokens;
 
 pub use definitions::{Definition, DefinitionSet, definition_kinds, definitions};
-pub use language::{Language, parse};
+pub use language::{Language, parse, reparse};
 pub use tokens::{leaf_ranges, lexical_ranges, revision_leaf_ranges, token_ranges, tokens};

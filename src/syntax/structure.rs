@@ -188,6 +188,30 @@ pub fn analyze(language: Language, text: &str) -> FileStructure {
     analyze_tree(language, &super::parse(language, text), text, None)
 }
 
+/// [`analyze`] of both sides of a change; the new side is parsed reusing the old
+/// side's tree ([`super::reparse`]), which a commit's small changes make
+/// much cheaper than a second whole parse.
+pub fn analyze_pair(
+    language: Language,
+    old: Option<&str>,
+    new: Option<&str>,
+) -> (Option<FileStructure>, Option<FileStructure>) {
+    match (old, new) {
+        (Some(old), Some(new)) => {
+            let old_tree = super::parse(language, old);
+            let new_tree = super::reparse(language, &old_tree, old, new);
+            (
+                Some(analyze_tree(language, &old_tree, old, None)),
+                Some(analyze_tree(language, &new_tree, new, None)),
+            )
+        }
+        (old, new) => (
+            old.map(|t| analyze(language, t)),
+            new.map(|t| analyze(language, t)),
+        ),
+    }
+}
+
 /// Collects the scopes and occurrences of an already parsed `text`; with `lines`
 /// (0-based, end exclusive), only what those lines need: their occurrences and the
 /// scopes that enclose or start on them, skipping the rest of the tree, so
