@@ -118,6 +118,31 @@ pub struct Occurrence {
     pub arguments: Option<usize>,
 }
 
+impl Occurrence {
+    /// `name` at `node`'s start, in `role`: not an attribute, a call or a keyword,
+    /// with no callee, qualifier or argument count (the caller sets what differs).
+    fn plain(
+        name: String,
+        node: tree_sitter::Node,
+        role: Role,
+        scope: Option<usize>,
+    ) -> Occurrence {
+        Occurrence {
+            name,
+            line: node.start_position().row,
+            column: node.start_position().column,
+            role,
+            attribute: false,
+            call: false,
+            keyword: false,
+            scope,
+            callee: None,
+            qualifier: None,
+            arguments: None,
+        }
+    }
+}
+
 /// A name an import statement binds (Python, Go and Java; other languages list none).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ImportBinding {
@@ -331,19 +356,12 @@ impl<'tree> Walker<'_, 'tree> {
                     .unwrap_or("")
                     .to_string();
                 if !package.is_empty() {
-                    self.out.occurrences.push(Occurrence {
-                        name: package,
-                        line: path.start_position().row,
-                        column: path.start_position().column,
-                        role: Role::Import,
-                        attribute: false,
-                        call: false,
-                        keyword: false,
+                    self.out.occurrences.push(Occurrence::plain(
+                        package,
+                        path,
+                        Role::Import,
                         scope,
-                        callee: None,
-                        qualifier: None,
-                        arguments: None,
-                    });
+                    ));
                 }
             }
         }
@@ -555,17 +573,9 @@ impl<'tree> Walker<'_, 'tree> {
             return;
         }
         self.out.occurrences.push(Occurrence {
-            name: name.to_string(),
-            line: node.start_position().row,
-            column: node.start_position().column,
-            role,
             attribute: true,
-            call: false,
-            keyword: false,
-            scope,
             callee: callee.map(str::to_string),
-            qualifier: None,
-            arguments: None,
+            ..Occurrence::plain(name.to_string(), node, role, scope)
         });
     }
 
@@ -595,19 +605,9 @@ impl<'tree> Walker<'_, 'tree> {
         if !identifier {
             return;
         }
-        self.out.occurrences.push(Occurrence {
-            name: name.to_string(),
-            line: node.start_position().row,
-            column: node.start_position().column,
-            role: Role::Use,
-            attribute: false,
-            call: false,
-            keyword: false,
-            scope,
-            callee: None,
-            qualifier: None,
-            arguments: None,
-        });
+        self.out
+            .occurrences
+            .push(Occurrence::plain(name.to_string(), node, Role::Use, scope));
     }
 
     /// `@pytest.mark.parametrize("a, b", …)` or `(("a", "b"), …)`: the argument
@@ -640,17 +640,13 @@ impl<'tree> Walker<'_, 'tree> {
             .collect();
         for name in names {
             self.out.occurrences.push(Occurrence {
-                name,
-                line: node.start_position().row,
-                column: node.start_position().column,
-                role: Role::Definition(DefinitionKind::Parameter),
-                attribute: false,
-                call: false,
-                keyword: false,
-                scope,
                 callee: Some("parametrize".to_string()),
-                qualifier: None,
-                arguments: None,
+                ..Occurrence::plain(
+                    name,
+                    node,
+                    Role::Definition(DefinitionKind::Parameter),
+                    scope,
+                )
             });
         }
     }

@@ -154,14 +154,7 @@ fn neovim_plugin_records_a_real_session() {
     wait_until("the save to be recorded", || {
         db_count(&db, "SELECT count(*) FROM snapshots WHERE kind = 'save'") > 0
     });
-    let status = nvim.quit(":qa<CR>");
-    assert!(status.success(), "nvim exited with {status}");
-    wait_until("the session to end", || {
-        db_count(
-            &db,
-            "SELECT count(*) FROM sessions WHERE status != 'running'",
-        ) == 1
-    });
+    nvim.quit_and_wait_for_the_session(":qa<CR>", &db);
 
     // The recording.
     let on_disk = std::fs::read_to_string(&main).unwrap();

@@ -108,14 +108,7 @@ fn record(dir: &Path) -> std::path::PathBuf {
     );
     nvim.keys(":w<CR>");
     nvim.wait_for("the save", "not vim.bo.modified");
-    let status = nvim.quit(":qa<CR>");
-    assert!(status.success(), "nvim exited with {status}");
-    wait_until("the session to end", || {
-        db_count(
-            &db,
-            "SELECT count(*) FROM sessions WHERE status != 'running'",
-        ) == 1
-    });
+    nvim.quit_and_wait_for_the_session(":qa<CR>", &db);
     db
 }
 
@@ -534,14 +527,7 @@ end }})
     assert_eq!(signals[0]["textDocument"]["uri"], uri.as_str());
     // famulus never answers `shutdown`: Neovim gives up on it and the proxy's
     // supervised exit ends the session with nothing lost.
-    let status = nvim.quit(":qa!<CR>");
-    assert!(status.success(), "nvim exited with {status}");
-    wait_until("the session to end", || {
-        db_count(
-            &db,
-            "SELECT count(*) FROM sessions WHERE status != 'running'",
-        ) == 1
-    });
+    nvim.quit_and_wait_for_the_session(":qa!<CR>", &db);
     let out = nextedit_with_db(&["live", "1", "--json"], &db);
     assert!(
         out.status.success(),

@@ -167,13 +167,7 @@ end }})
         "vim.api.nvim_buf_get_lines(0, 4, 5, true)[1] == 'class Spot:'",
     );
     wait_until("the rename offer", || offers_of("rename") == 1);
-    assert!(nvim.quit(":qa!<CR>").success());
-    wait_until("the session to end", || {
-        db_count(
-            &db,
-            "SELECT count(*) FROM sessions WHERE status != 'running'",
-        ) == 1
-    });
+    nvim.quit_and_wait_for_the_session(":qa!<CR>", &db);
     assert_eq!(
         db_count(&db, "SELECT count(*) FROM sessions WHERE status = 'ended'"),
         1,

@@ -68,6 +68,19 @@ impl Nvim {
         self.child.wait().unwrap()
     }
 
+    /// Quits with `command` (`:qa<CR>`), checks Neovim exited cleanly and waits until
+    /// the recording in `db` says its one session ended.
+    pub fn quit_and_wait_for_the_session(&mut self, command: &str, db: &Path) {
+        let status = self.quit(command);
+        assert!(status.success(), "nvim exited with {status}");
+        wait_until("the session to end", || {
+            db_count(
+                db,
+                "SELECT count(*) FROM sessions WHERE status != 'running'",
+            ) == 1
+        });
+    }
+
     /// Evaluates a Vim expression.
     pub fn eval(&self, expr: &str) -> String {
         self.remote("--remote-expr", expr)
