@@ -254,7 +254,7 @@ pub fn analyze_tree(
         out: FileStructure::default(),
         ancestors: Vec::new(),
         lines,
-        fields: HotFields::of(&tree.language()),
+        fields: HotFields::of(language),
     };
     let mut cursor = tree.walk();
     walker.visit(&mut cursor, None, false, None);
@@ -279,7 +279,7 @@ struct Walker<'a, 'tree> {
     /// The only lines wanted, if not all.
     lines: Option<std::ops::Range<usize>>,
     /// Ids of the fields asked for at every identifier.
-    fields: HotFields,
+    fields: &'static HotFields,
 }
 
 /// Ids of the fields the walk asks for at every identifier, looked up once per walk:
@@ -293,7 +293,21 @@ struct HotFields {
 }
 
 impl HotFields {
-    fn of(language: &tree_sitter::Language) -> HotFields {
+    /// The ids for `language`, looked up once per process (a recorded session's
+    /// windows walk a small tree per query: a lookup per walk would cost as much).
+    fn of(language: Language) -> &'static HotFields {
+        static IDS: std::sync::OnceLock<Vec<HotFields>> = std::sync::OnceLock::new();
+        let all = IDS.get_or_init(|| {
+            Language::ALL
+                .iter()
+                .map(|l| HotFields::lookup(&l.grammar()))
+                .collect()
+        });
+        let index = Language::ALL.iter().position(|l| *l == language);
+        &all[index.expect("every language is in Language::ALL")]
+    }
+
+    fn lookup(language: &tree_sitter::Language) -> HotFields {
         HotFields {
             object: language.field_id_for_name("object"),
             operand: language.field_id_for_name("operand"),
