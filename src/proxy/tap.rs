@@ -1,4 +1,5 @@
-//! The recorder thread: copies of frames in, batched SQLite transactions out.
+//! The recorder thread: frames off the session's timeline in, batched SQLite
+//! transactions out.
 //!
 //! Failures never reach the forwarding threads. When the database cannot be
 //! opened or written, one line goes to stderr; records are kept in memory, then in
@@ -9,47 +10,15 @@
 //! session is marked `incomplete` and one line goes to stderr.
 
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-use crossbeam_channel::{Receiver, TryRecvError};
-
-use crate::lsp::Direction;
 use crate::lsp::framing::Chunk;
 use crate::record::privacy::{IGNORE_FILE, PrivacyFilter};
 use crate::record::{Record, RecorderConfig, SessionFact, SessionRecorder};
 
 use super::spill::{self, Spill};
+use super::timeline::{Stamped, Timeline};
 use crate::store::{Database, NewSession, SessionEnd};
-
-/// What the forwarding threads hand to the recorder.
-#[derive(Debug)]
-pub enum TapItem {
-    /// A piece of the stream, already forwarded (or consumed).
-    Chunk {
-        /// Direction.
-        dir: Direction,
-        /// Nanoseconds since the proxy started.
-        t_ns: u64,
-        /// The bytes.
-        chunk: Chunk,
-        /// An editor signal the proxy did not forward.
-        consumed: bool,
-    },
-    /// The session is over.
-    End(SessionEnd),
-}
-
-impl TapItem {
-    /// Bytes this item holds (for the in-flight budget).
-    pub fn size(&self) -> usize {
-        match self {
-            TapItem::Chunk { chunk, .. } => chunk.bytes().len(),
-            TapItem::End(_) => 0,
-        }
-    }
-}
 
 /// Recorder settings.
 #[derive(Debug, Clone)]
@@ -66,10 +35,6 @@ pub struct TapSettings {
     pub record_server_raw: bool,
     /// Privacy filter before the workspace's ignore file is read.
     pub privacy: PrivacyFilter,
-    /// Frames the forwarding threads could not hand over.
-    pub dropped: Arc<AtomicU64>,
-    /// Bytes handed over but not yet processed (shared with the forwarding threads).
-    pub in_flight: Arc<AtomicUsize>,
 }
 
 /// How long a burst gathers before it is processed and committed (so a SIGKILL loses
@@ -310,7 +275,7 @@ impl Sink {
 
     /// At exit: write everything, retrying an unavailable database for a while,
     /// then leave what is left in the spill file. Returns the frames lost.
-    fn finish(&mut self, end: SessionEnd) -> u64 {
+    fn finish(&mut self, end: SessionEnd, dropped: u64) -> u64 {
         let patience = std::env::var("NEXTEDIT_EXIT_PATIENCE_MS")
             .ok()
             .and_then(|v| v.parse().ok())
@@ -335,7 +300,6 @@ impl Sink {
             }
             std::thread::sleep(Duration::from_millis(100));
         }
-        let dropped = self.settings.dropped.load(Ordering::Relaxed);
         if self.pending() || self.session.is_none() {
             // The database is still unavailable: keep everything on disk for the
             // next proxy when it may come back, else count it lost.
@@ -371,8 +335,8 @@ impl Sink {
     }
 }
 
-/// Runs until the channel closes or an [`TapItem::End`] arrives.
-pub fn run_recorder(settings: TapSettings, rx: Receiver<TapItem>) {
+/// Runs until the session's end is on the timeline and everything before it is written.
+pub fn run_recorder(settings: TapSettings, timeline: &Timeline) {
     lower_priority();
     let mut privacy = settings.privacy.clone();
     let mut git_head = None;
@@ -405,86 +369,28 @@ pub fn run_recorder(settings: TapSettings, rx: Receiver<TapItem>) {
     };
     // Create the session row right away so even an idle session is listed.
     sink.ensure_session(false);
-    let mut end = SessionEnd::Exited(None);
-    let mut done = false;
-    while !done {
-        // Idle: block until something arrives, so an idle session costs no wakeups.
+    let mut spare = Vec::new();
+    let end = loop {
+        // Idle: sleep until something arrives, so an idle session costs no wakeups.
         // With records waiting for a retry, poll instead.
-        let mut next = if sink.pending() {
-            None
-        } else {
-            match rx.recv() {
-                Ok(item) => Some(item),
-                Err(_) => break,
-            }
-        };
+        if !sink.pending() {
+            timeline.wait();
+        }
         // Then let the burst gather for one window and take all of it at once: one
         // wakeup per burst instead of one per message, so on a small machine the
         // recorder does not compete with the editor and the server message by message.
         std::thread::sleep(FLUSH_INTERVAL);
-        loop {
-            let item = match next.take() {
-                Some(item) => item,
-                None => match rx.try_recv() {
-                    Ok(item) => item,
-                    Err(TryRecvError::Empty) => break,
-                    Err(TryRecvError::Disconnected) => {
-                        done = true;
-                        break;
-                    }
-                },
-            };
-            match item {
-                TapItem::End(how) => {
-                    end = how;
-                    done = true;
-                }
-                TapItem::Chunk {
-                    dir,
-                    t_ns,
-                    chunk,
-                    consumed,
-                } => {
-                    sink.settings
-                        .in_flight
-                        .fetch_sub(chunk.bytes().len(), Ordering::Relaxed);
-                    let records = observe(&mut recorder, dir, t_ns, &chunk, consumed);
-                    for record in &records {
-                        if let Record::Session(SessionFact::Root { dir, prefix }) = record {
-                            let privacy =
-                                load_ignore_file_under(Path::new(dir), prefix, recorder.privacy());
-                            recorder.set_privacy(privacy);
-                        }
-                        if let Record::Session(SessionFact::Workspace(root)) = record {
-                            let root = Path::new(root);
-                            recorder.set_privacy(load_ignore_file(root, recorder.privacy()));
-                            if let Some(head) = crate::history::source::head_of(root) {
-                                sink.git_head = Some(head.clone());
-                                if let (Some(db), Some(session)) = (sink.db.as_mut(), sink.session)
-                                {
-                                    let _ = db.set_git_head(session, &head);
-                                }
-                            }
-                        }
-                    }
-                    sink.push(records);
-                }
-            }
-        }
+        let batch = timeline.take(spare);
+        spare = observe_all(&mut recorder, &mut sink, timeline, batch.frames);
         sink.flush(false);
-    }
-    // Whatever is still queued (frames after the end marker), then everything to disk.
-    while let Ok(TapItem::Chunk {
-        dir,
-        t_ns,
-        chunk,
-        consumed,
-    }) = rx.try_recv()
-    {
-        let records = observe(&mut recorder, dir, t_ns, &chunk, consumed);
-        sink.push(records);
-    }
-    let dropped = sink.finish(end);
+        if let Some(end) = batch.end {
+            break end;
+        }
+    };
+    // Frames read after the end marker (the server's last words), then everything to disk.
+    let batch = timeline.take(spare);
+    observe_all(&mut recorder, &mut sink, timeline, batch.frames);
+    let dropped = sink.finish(end, timeline.dropped());
     if dropped > 0 {
         eprintln!(
             "nextedit: {dropped} frames of this session were not recorded in {}; the session is marked incomplete",
@@ -501,6 +407,37 @@ pub fn run_recorder(settings: TapSettings, rx: Receiver<TapItem>) {
     }
 }
 
+/// Records a batch of frames in order; returns the emptied vector for reuse.
+fn observe_all(
+    recorder: &mut SessionRecorder,
+    sink: &mut Sink,
+    timeline: &Timeline,
+    mut frames: Vec<Stamped>,
+) -> Vec<Stamped> {
+    for stamped in frames.drain(..) {
+        let records = observe(recorder, &stamped);
+        timeline.processed(stamped.chunk.bytes().len());
+        for record in &records {
+            if let Record::Session(SessionFact::Root { dir, prefix }) = record {
+                let privacy = load_ignore_file_under(Path::new(dir), prefix, recorder.privacy());
+                recorder.set_privacy(privacy);
+            }
+            if let Record::Session(SessionFact::Workspace(root)) = record {
+                let root = Path::new(root);
+                recorder.set_privacy(load_ignore_file(root, recorder.privacy()));
+                if let Some(head) = crate::history::source::head_of(root) {
+                    sink.git_head = Some(head.clone());
+                    if let (Some(db), Some(session)) = (sink.db.as_mut(), sink.session) {
+                        let _ = db.set_git_head(session, &head);
+                    }
+                }
+            }
+        }
+        sink.push(records);
+    }
+    frames
+}
+
 /// A recording is never urgent: let forwarding, the editor and the server go first.
 fn lower_priority() {
     #[cfg(target_os = "linux")]
@@ -512,14 +449,14 @@ fn lower_priority() {
     }
 }
 
-fn observe(
-    recorder: &mut SessionRecorder,
-    dir: Direction,
-    t_ns: u64,
-    chunk: &Chunk,
-    consumed: bool,
-) -> Vec<Record> {
-    match chunk {
+fn observe(recorder: &mut SessionRecorder, stamped: &Stamped) -> Vec<Record> {
+    let Stamped {
+        dir,
+        t_ns,
+        consumed,
+        ..
+    } = *stamped;
+    match &*stamped.chunk {
         Chunk::Frame { bytes, header_len } => {
             recorder.observe_frame(dir, t_ns, bytes, *header_len, consumed)
         }

@@ -95,6 +95,53 @@ pub fn spawn_proxied(db: &Path, workspace: &Path, server: Command, extra: &[&str
     LspClient::spawn(command).expect("spawn proxy")
 }
 
+/// `tests/fake_server.py` in `mode` (FAKE_MODE; "" behaves).
+pub fn fake_server(mode: &str) -> Command {
+    let mut command = Command::new("python3");
+    command
+        .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fake_server.py"))
+        .env("FAKE_MODE", mode);
+    command
+}
+
+/// The machine loaded while it lives: one busy loop per core, at normal priority, so
+/// the proxy's threads, the server and the editor are preempted as on a busy machine.
+pub struct Load {
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    threads: Vec<std::thread::JoinHandle<()>>,
+}
+
+impl Load {
+    /// Starts the busy loops.
+    pub fn start() -> Load {
+        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
+        let threads = (0..cores)
+            .map(|_| {
+                let stop = stop.clone();
+                std::thread::spawn(move || {
+                    let mut x = 0u64;
+                    while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                        for i in 0..10_000u64 {
+                            x = std::hint::black_box(x.wrapping_mul(31).wrapping_add(i));
+                        }
+                    }
+                })
+            })
+            .collect();
+        Load { stop, threads }
+    }
+}
+
+impl Drop for Load {
+    fn drop(&mut self) {
+        self.stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        for thread in self.threads.drain(..) {
+            let _ = thread.join();
+        }
+    }
+}
+
 /// Silences a child's stderr unless NEXTEDIT_TEST_STDERR is set.
 pub fn quiet(command: &mut Command) {
     if std::env::var_os("NEXTEDIT_TEST_STDERR").is_none() {
