@@ -475,8 +475,8 @@ fn causalities(proxies: &Proxies, echo: impl Fn() -> Command, dir: &Path) {
          reactions recorded before their cause (in sequence, in time)"
     );
     println!(
-        "{:<28} {:>14} {:>14} {:>14} {:>10}",
-        "", "unattributed", "seq before", "time before", "seconds"
+        "{:<26} {:>13} {:>13} {:>13} {:>8} {:>7}",
+        "", "unattributed", "seq before", "time before", "rt µs", "exit s"
     );
     for (label, proxy) in proxies.each() {
         for loaded in [false, true] {
@@ -486,12 +486,13 @@ fn causalities(proxies: &Proxies, echo: impl Fn() -> Command, dir: &Path) {
             let c = causality(proxy, server, dir, rounds);
             drop(load);
             println!(
-                "{:<28} {:>9} / {rounds} {:>7} / {rounds} {:>7} / {rounds} {:>10.2}",
+                "{:<26} {:>6} / {rounds} {:>6} / {rounds} {:>6} / {rounds} {:>8.1} {:>7.2}",
                 format!("{label}, {}", if loaded { "loaded" } else { "quiet" }),
                 c.unattributed,
                 c.sequenced_before,
                 c.stamped_before,
-                c.seconds
+                c.round_trip_us,
+                c.exit_seconds
             );
         }
     }
@@ -503,7 +504,10 @@ struct Causality {
     unattributed: usize,
     sequenced_before: usize,
     stamped_before: usize,
-    seconds: f64,
+    /// The round trips' mean, microseconds.
+    round_trip_us: f64,
+    /// From the editor's `exit` to the proxy's exit (the recording written), seconds.
+    exit_seconds: f64,
 }
 
 /// The fast editor through `proxy`: it reads the proxy's output itself and writes the
@@ -558,6 +562,7 @@ fn causality(proxy: &Path, server: Command, dir: &Path, rounds: u64) -> Causalit
         json!({"jsonrpc": "2.0", "method": "textDocument/didOpen", "params": {"textDocument": {"uri": uri, "languageId": "python", "version": 1, "text": ""}}}),
         completion(1, 0),
     ]);
+    let t = Instant::now();
     for k in 1..=rounds {
         answer(k);
         let change = json!({"jsonrpc": "2.0", "method": "textDocument/didChange", "params": {
@@ -569,13 +574,15 @@ fn causality(proxy: &Path, server: Command, dir: &Path, rounds: u64) -> Causalit
             send(&[change]);
         }
     }
+    let round_trip_us = t.elapsed().as_secs_f64() * 1e6 / rounds as f64;
     send(&[json!({"jsonrpc": "2.0", "id": rounds + 1, "method": "shutdown"})]);
     answer(rounds + 1);
+    let t = Instant::now();
     send(&[json!({"jsonrpc": "2.0", "method": "exit"})]);
     drop(send);
     drop(stdin);
     child.wait().unwrap();
-    let seconds = t.elapsed().as_secs_f64();
+    let exit_seconds = t.elapsed().as_secs_f64();
     let conn = rusqlite::Connection::open(&db).unwrap();
     let rows = |sql: &str| -> Vec<(i64, i64, Option<String>)> {
         conn.prepare(sql)
@@ -612,7 +619,8 @@ fn causality(proxy: &Path, server: Command, dir: &Path, rounds: u64) -> Causalit
             .zip(&changes)
             .filter(|(a, c)| c.1 < a.1)
             .count(),
-        seconds,
+        round_trip_us,
+        exit_seconds,
     }
 }
 

@@ -5,12 +5,13 @@
 //! Why before: whatever the other side does in reaction to a frame (an editor's
 //! didChange after a completion answer, a server's answer to a request) can only
 //! start once the frame is forwarded, so it is read, stamped and queued after it.
-//! Stamping and queueing happen in one short critical section shared by both
-//! directions, so the queue's order is the stamps' order and the recorder's
-//! sequence numbers and times follow cause and effect by construction.
+//! Stamping and queueing happen under one lock that only the two forwarding threads
+//! take (a clock read and a lock-free send), so the queue's order is the stamps'
+//! order and the recorder's sequence numbers and times follow cause and effect by
+//! construction. The recorder never takes that lock: a low-priority thread preempted
+//! while holding it would stall forwarding.
 //!
-//! Forwarding never waits for the recorder: queueing is a push under a lock held
-//! for a clock read and a push; waking the recorder is done after the bytes went
+//! Forwarding never waits for the recorder: waking it is done after the bytes went
 //! out (and costs a system call only when it sleeps). When the recorder is that far
 //! behind (items or bytes), frames are dropped and counted, never the forwarding.
 
@@ -18,6 +19,8 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::thread::Thread;
 use std::time::Instant;
+
+use crossbeam_channel::{Receiver, Sender};
 
 use crate::lsp::Direction;
 use crate::lsp::framing::Chunk;
@@ -48,20 +51,20 @@ pub struct Stamped {
 pub struct Batch {
     /// Frames, in the order they were read.
     pub frames: Vec<Stamped>,
-    /// The session ended (set once; frames read after the end may follow in later batches).
+    /// The session ended (frames read after the end may follow in later batches).
     pub end: Option<SessionEnd>,
-}
-
-#[derive(Default)]
-struct Queue {
-    frames: Vec<Stamped>,
-    end: Option<SessionEnd>,
 }
 
 /// The shared timeline: the forwarding threads' side and the recorder's.
 pub struct Timeline {
     start: Instant,
-    queue: Mutex<Queue>,
+    /// Taken by the forwarding threads only, around the clock read and the send.
+    order: Mutex<()>,
+    /// Unbounded and lock-free; nobody ever blocks on its receiving end (the recorder
+    /// parks instead), so a send never wakes anyone.
+    tx: Sender<Stamped>,
+    rx: Receiver<Stamped>,
+    end: OnceLock<SessionEnd>,
     /// The recorder thread, woken after frames were queued.
     recorder: OnceLock<Thread>,
     /// Frames queued or being processed.
@@ -75,9 +78,13 @@ pub struct Timeline {
 impl Timeline {
     /// A timeline whose times count from `start`.
     pub fn new(start: Instant) -> Timeline {
+        let (tx, rx) = crossbeam_channel::unbounded();
         Timeline {
             start,
-            queue: Mutex::new(Queue::default()),
+            order: Mutex::new(()),
+            tx,
+            rx,
+            end: OnceLock::new(),
             recorder: OnceLock::new(),
             frames: AtomicUsize::new(0),
             bytes: AtomicUsize::new(0),
@@ -104,13 +111,15 @@ impl Timeline {
             return;
         }
         self.frames.fetch_add(1, Ordering::Relaxed);
-        let mut queue = self.queue.lock().unwrap_or_else(|e| e.into_inner());
+        let chunk = chunk.clone();
+        let _order = self.order.lock().unwrap_or_else(|e| e.into_inner());
         // The clock is read under the lock: times rise in queue order.
         let t_ns = self.start.elapsed().as_nanos() as u64;
-        queue.frames.push(Stamped {
+        // The receiver lives as long as `self`: the send cannot fail.
+        let _ = self.tx.send(Stamped {
             dir,
             t_ns,
-            chunk: chunk.clone(),
+            chunk,
             consumed,
         });
     }
@@ -124,38 +133,27 @@ impl Timeline {
 
     /// Marks the end of the session and wakes the recorder.
     pub fn end(&self, end: SessionEnd) {
-        self.queue
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .end
-            .get_or_insert(end);
+        let _ = self.end.set(end);
         self.wake();
     }
 
     /// The recorder's side: sleeps until frames or the end are there (the thread
     /// calling it must be the one given to [`Timeline::set_recorder`]).
     pub fn wait(&self) {
-        loop {
-            {
-                let queue = self.queue.lock().unwrap_or_else(|e| e.into_inner());
-                if !queue.frames.is_empty() || queue.end.is_some() {
-                    return;
-                }
-            }
+        while self.rx.is_empty() && self.end.get().is_none() {
             std::thread::park();
         }
     }
 
-    /// Takes everything queued, in order; `spare` (emptied) becomes the new queue,
-    /// so its capacity is reused and the lock is held for a swap.
-    pub fn take(&self, spare: Vec<Stamped>) -> Batch {
+    /// Takes everything queued, in order, into `spare` (emptied; its capacity is reused).
+    pub fn take(&self, mut spare: Vec<Stamped>) -> Batch {
         debug_assert!(spare.is_empty());
-        let mut queue = self.queue.lock().unwrap_or_else(|e| e.into_inner());
-        let frames = std::mem::replace(&mut queue.frames, spare);
-        Batch {
-            frames,
-            end: queue.end,
-        }
+        // The end first: a frame queued after it is taken now or in the next batch.
+        let end = self.end.get().copied();
+        // What is there now, not what keeps arriving while it is taken.
+        let queued = self.rx.len();
+        spare.extend(self.rx.try_iter().take(queued));
+        Batch { frames: spare, end }
     }
 
     /// The recorder processed a frame of `size` bytes.

@@ -61,6 +61,13 @@ pub struct LspRange {
     pub end: LspPosition,
 }
 
+impl LspRange {
+    /// A range read from JSON without copying it (`None` when it is not one).
+    pub fn from_json(value: &serde_json::Value) -> Option<LspRange> {
+        serde::Deserialize::deserialize(value).ok()
+    }
+}
+
 /// What one content change did, in canonical coordinates.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ChangeSpan {
@@ -100,6 +107,11 @@ impl ShadowDocument {
     /// The current text.
     pub fn text(&self) -> String {
         self.rope.to_string()
+    }
+
+    /// The text between two byte offsets (on char boundaries), without the rest.
+    pub fn slice(&self, start: usize, end: usize) -> String {
+        self.rope.byte_slice(start..end).to_string()
     }
 
     /// Length in bytes.

@@ -247,8 +247,7 @@ impl SessionRecorder {
             None => match defaults.and_then(|d| d.get("editRange")) {
                 Some(range) => {
                     let range = range.get("insert").unwrap_or(range);
-                    serde_json::from_value::<LspRange>(range.clone())
-                        .ok()
+                    LspRange::from_json(range)
                         .map(|range| self.offer_edit(uri, range, text.clone()))
                 }
                 // The editor replaces the word typed so far (its own notion of a word;
@@ -293,7 +292,7 @@ impl SessionRecorder {
         };
         let range = item
             .get("range")
-            .and_then(|r| serde_json::from_value::<LspRange>(r.clone()).ok())
+            .and_then(LspRange::from_json)
             .or_else(|| request.position.map(point));
         let main = range.map(|range| self.offer_edit(uri, range, text.clone()));
         let label = item
@@ -349,7 +348,7 @@ impl SessionRecorder {
     /// A completion item's `textEdit` (`TextEdit`, or `InsertReplaceEdit` by its insert range).
     fn main_edit(&self, uri: &str, edit: &Value) -> Option<OfferEdit> {
         let (range, text) = origin::text_edit(edit).or_else(|| {
-            let range = serde_json::from_value::<LspRange>(edit.get("insert")?.clone()).ok()?;
+            let range = LspRange::from_json(edit.get("insert")?)?;
             Some((range, edit.get("newText")?.as_str()?.to_string()))
         })?;
         Some(self.offer_edit(uri, range, text))

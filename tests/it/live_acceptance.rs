@@ -167,7 +167,6 @@ fn completion_items_accepted_the_ways_editors_accept_them() {
     let ws = tmp.path().join("ws");
     std::fs::create_dir_all(&ws).unwrap();
     std::fs::write(ws.join("pyproject.toml"), "").unwrap();
-    std::fs::write(ws.join("helpers.py"), "def frobnicate(x):\n    return x\n").unwrap();
     let db = tmp.path().join("rec.db");
     let mut pyright = Command::new(common::pyright());
     pyright.arg("--stdio");
@@ -211,48 +210,48 @@ fn completion_items_accepted_the_ways_editors_accept_them() {
     ]);
     expected.push(accepted("origin", rank_of(&items, "path"), 4));
 
-    // 5. An auto-import: the item and its `additionalTextEdits` in one didChange, the
-    //    lower change first (VS Code), then the import first. pyright offers it once
-    //    it has indexed helpers.py: earlier answers on the line are superseded.
-    for import_first in [false, true] {
-        editor.append("\nfrobn");
-        let asking = std::time::Instant::now();
-        let (items, rank) = loop {
-            assert!(
-                asking.elapsed() < TIMEOUT,
-                "pyright never offered the import"
-            );
-            let items = editor.ask("textDocument/completion");
-            if let Some(rank) = items
-                .iter()
-                .position(|i| i["label"] == "frobnicate" && i.get("additionalTextEdits").is_some())
-            {
-                break (items, rank);
-            }
-            std::thread::sleep(std::time::Duration::from_millis(200));
-        };
-        let Pos(line, _) = editor.end();
-        let main = (Pos(line, 0), Pos(line, 5), "frobnicate");
-        let import = &items[rank]["additionalTextEdits"][0];
-        let (start, end) = (&import["range"]["start"], &import["range"]["end"]);
+    // 5. An auto-import: the item (its `textEdit`) and its `additionalTextEdits` (the
+    //    import, on the first line) in one didChange: the lower change first (VS Code),
+    //    then the import first (its line moves the item's down).
+    for (import_first, typed, name) in [
+        (false, "OrderedDi", "OrderedDict"),
+        (true, "Iterabl", "Iterable"),
+    ] {
+        editor.append(&format!("\n{typed}"));
+        let items = editor.ask("textDocument/completion");
+        let rank = items
+            .iter()
+            .position(|i| i["label"] == name && i.get("additionalTextEdits").is_some())
+            .unwrap_or_else(|| panic!("no auto-import of {name} in {items:?}"));
         let pos = |p: &Value| {
             Pos(
                 p["line"].as_u64().unwrap() as u32,
                 p["character"].as_u64().unwrap() as u32,
             )
         };
-        let import_text = import["newText"].as_str().unwrap().to_string();
-        assert!(pos(start).0 < line, "{import}");
-        let import = (pos(start), pos(end), import_text.as_str());
+        let edit = |e: &Value| {
+            (
+                pos(&e["range"]["start"]),
+                pos(&e["range"]["end"]),
+                e["newText"].as_str().unwrap().to_string(),
+            )
+        };
+        let (start, end, text) = edit(&items[rank]["textEdit"]);
+        let (import_start, import_end, import_text) = edit(&items[rank]["additionalTextEdits"][0]);
+        assert!(import_start.0 < start.0, "{items:?}");
+        let import = (import_start, import_end, import_text.as_str());
         if import_first {
-            // The item's line moved down by the lines the import added.
             let added = import_text.matches('\n').count() as u32;
-            let main = (Pos(line + added, 0), Pos(line + added, 5), "frobnicate");
+            let main = (
+                Pos(start.0 + added, start.1),
+                Pos(end.0 + added, end.1),
+                text.as_str(),
+            );
             editor.change(&[import, main]);
         } else {
-            editor.change(&[main, import]);
+            editor.change(&[(start, end, text.as_str()), import]);
         }
-        expected.push(accepted("origin", rank, "frobnicate".len()));
+        expected.push(accepted("origin", rank, name.len()));
     }
     editor.append("\n");
     editor.close();
