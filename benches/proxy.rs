@@ -634,9 +634,9 @@ fn bursts(proxies: &Proxies, echo: impl Fn() -> Command, dir: &Path) {
     for (label, proxy) in proxies.each() {
         let mut server = echo();
         server.env(ITEMS, items.to_string());
-        let (sent, drained, offers) = burst(proxy, server, dir, answers);
+        let (sent, drained, offers, cpu) = burst(proxy, server, dir, answers);
         println!(
-            "  {label:<12} answered in {sent:.2} s, in the database {drained:.2} s after the editor closed, {offers} offers"
+            "  {label:<12} answered in {sent:.2} s, in the database {drained:.2} s after the editor closed, {offers} offers, proxy CPU {cpu:.2} s"
         );
     }
     println!("  target ≤ 2 s, {} offers", answers * items);
@@ -644,8 +644,9 @@ fn bursts(proxies: &Proxies, echo: impl Fn() -> Command, dir: &Path) {
 
 /// Sends `answers` completion requests at once through `proxy`, reads every answer, closes
 /// the editor's side; returns the seconds to the last answer, the seconds from closing to
-/// the proxy's exit, and the offers recorded.
-fn burst(proxy: &Path, server: Command, dir: &Path, answers: usize) -> (f64, f64, i64) {
+/// the proxy's exit, the offers recorded and the CPU seconds of the proxy (its echo server
+/// included: a few per cent).
+fn burst(proxy: &Path, server: Command, dir: &Path, answers: usize) -> (f64, f64, i64, f64) {
     let db = dir.join("burst.db");
     let _ = std::fs::remove_file(&db);
     let mut command = through(proxy, server, &db);
@@ -695,14 +696,27 @@ fn burst(proxy: &Path, server: Command, dir: &Path, answers: usize) -> (f64, f64
     let sent = t.elapsed().as_secs_f64();
     let closed = Instant::now();
     drop(stdin);
-    child.wait().unwrap();
+    let cpu = wait_with_cpu(&mut child);
     let drained = closed.elapsed().as_secs_f64();
     reader.join().unwrap();
     let conn = rusqlite::Connection::open(&db).unwrap();
     let offers: i64 = conn
         .query_row("SELECT count(*) FROM offers", [], |r| r.get(0))
         .unwrap();
-    (sent, drained, offers)
+    (sent, drained, offers, cpu)
+}
+
+/// Waits for `child`; returns the CPU seconds (user + system) it used, its threads'
+/// together (on a loaded machine the wall time says more about the others).
+fn wait_with_cpu(child: &mut std::process::Child) -> f64 {
+    let mut status = 0;
+    // SAFETY: an all-zero rusage is valid; wait4 on our own child, which nothing else
+    // waits for, fills it in.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    let pid = unsafe { libc::wait4(child.id() as libc::pid_t, &mut status, 0, &mut usage) };
+    assert_eq!(pid, child.id() as libc::pid_t, "wait4");
+    let seconds = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
+    seconds(usage.ru_utime) + seconds(usage.ru_stime)
 }
 
 /// A minimal server: answers `initialize`, every other request with a small

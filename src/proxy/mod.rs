@@ -11,6 +11,7 @@
 //! read from the other, in order, except `$/nextedit/*` notifications from the
 //! editor, which the proxy consumes.
 
+mod sink;
 mod spill;
 mod tap;
 pub mod timeline;
