@@ -286,8 +286,26 @@ fn mean(samples: &[Duration]) -> f64 {
     samples.iter().map(|d| d.as_secs_f64() * 1e6).sum::<f64>() / samples.len() as f64
 }
 
-fn through_proxy(server: Command, db: &Path) -> Command {
-    through(Path::new(env!("CARGO_BIN_EXE_nextedit")), server, db)
+/// `server` behind `proxy` recording into a new `db`, its stdin and stdout piped to us.
+fn spawn_piped(
+    proxy: &Path,
+    server: Command,
+    db: &Path,
+) -> (
+    std::process::Child,
+    std::process::ChildStdin,
+    std::process::ChildStdout,
+) {
+    let _ = std::fs::remove_file(db);
+    let mut command = through(proxy, server, db);
+    command
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null());
+    let mut child = command.spawn().expect("spawn the proxy");
+    let stdin = child.stdin.take().unwrap();
+    let stdout = child.stdout.take().unwrap();
+    (child, stdin, stdout)
 }
 
 /// `server` behind the proxy of the `nextedit` binary `proxy`, recording into `db`.
@@ -414,15 +432,8 @@ fn throughput(server: Command, dir: &Path, frames: usize, size: usize, db: Optio
 /// recording proxy; returns the send rate achieved, messages recorded and copies dropped.
 fn capacity(server: Command, dir: &Path, messages: usize, rate: Option<f64>) -> (f64, i64, i64) {
     let db = dir.join(format!("capacity-{}.db", rate.map_or(0, |r| r as u64)));
-    let _ = std::fs::remove_file(&db);
-    let mut command = through_proxy(server, &db);
-    command
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null());
-    let mut child = command.spawn().unwrap();
-    let mut stdin = child.stdin.take().unwrap();
-    let mut stdout = child.stdout.take().unwrap();
+    let (mut child, mut stdin, mut stdout) =
+        spawn_piped(Path::new(env!("CARGO_BIN_EXE_nextedit")), server, &db);
     let drain = std::thread::spawn(move || {
         let mut sink = Vec::new();
         let _ = stdout.read_to_end(&mut sink);
@@ -514,15 +525,7 @@ struct Causality {
 /// didChange and the next request the moment an answer arrives.
 fn causality(proxy: &Path, server: Command, dir: &Path, rounds: u64) -> Causality {
     let db = dir.join("causality.db");
-    let _ = std::fs::remove_file(&db);
-    let mut command = through(proxy, server, &db);
-    command
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null());
-    let mut child = command.spawn().expect("spawn the proxy");
-    let mut stdin = child.stdin.take().unwrap();
-    let mut stdout = child.stdout.take().unwrap();
+    let (mut child, mut stdin, mut stdout) = spawn_piped(proxy, server, &db);
     let mut decoder = FrameDecoder::new();
     let mut buf = vec![0u8; 64 * 1024];
     let mut send = |messages: &[serde_json::Value]| {
@@ -552,7 +555,6 @@ fn causality(proxy: &Path, server: Command, dir: &Path, rounds: u64) -> Causalit
         json!({"jsonrpc": "2.0", "id": id, "method": "textDocument/completion",
                "params": {"textDocument": {"uri": uri}, "position": {"line": 0, "character": column}}})
     };
-    let t = Instant::now();
     send(&[
         json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"capabilities": {}}}),
     ]);
@@ -579,7 +581,6 @@ fn causality(proxy: &Path, server: Command, dir: &Path, rounds: u64) -> Causalit
     answer(rounds + 1);
     let t = Instant::now();
     send(&[json!({"jsonrpc": "2.0", "method": "exit"})]);
-    drop(send);
     drop(stdin);
     child.wait().unwrap();
     let exit_seconds = t.elapsed().as_secs_f64();
@@ -648,15 +649,7 @@ fn bursts(proxies: &Proxies, echo: impl Fn() -> Command, dir: &Path) {
 /// included: a few per cent).
 fn burst(proxy: &Path, server: Command, dir: &Path, answers: usize) -> (f64, f64, i64, f64) {
     let db = dir.join("burst.db");
-    let _ = std::fs::remove_file(&db);
-    let mut command = through(proxy, server, &db);
-    command
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null());
-    let mut child = command.spawn().expect("spawn the proxy");
-    let mut stdin = child.stdin.take().unwrap();
-    let mut stdout = child.stdout.take().unwrap();
+    let (mut child, mut stdin, mut stdout) = spawn_piped(proxy, server, &db);
     let (done_tx, done_rx) = std::sync::mpsc::channel();
     let reader = std::thread::spawn(move || {
         let mut decoder = FrameDecoder::new();

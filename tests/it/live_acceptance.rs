@@ -19,12 +19,10 @@ use common::*;
 use nextedit::lsp::client::LspClient;
 use serde_json::{Value, json};
 
-/// A scripted editor on one document, keeping its own copy of the text.
+/// A scripted editor on one document (`common::Doc` keeps its text).
 struct Editor {
     client: LspClient,
-    uri: String,
-    text: String,
-    version: i64,
+    doc: Doc,
 }
 
 impl Editor {
@@ -34,55 +32,41 @@ impl Editor {
         std::fs::write(&path, text).unwrap();
         let mut client = spawn_proxied(db, ws, server, &[]);
         client.initialize(ws, TIMEOUT).expect("initialize");
-        let uri = uri(&path);
-        client
-            .notify(
-                "textDocument/didOpen",
-                json!({"textDocument": {"uri": uri, "languageId": "python", "version": 1, "text": text}}),
-            )
-            .unwrap();
-        Editor {
-            client,
-            uri,
-            text: text.to_string(),
-            version: 1,
-        }
+        let doc = Doc::open(&mut client, path);
+        Editor { client, doc }
+    }
+
+    /// Real pyright on `dir/ws/main.py` holding "import os\n", recording into `dir/rec.db`.
+    fn pyright(dir: &Path) -> (Editor, std::path::PathBuf) {
+        let ws = dir.join("ws");
+        std::fs::create_dir_all(&ws).unwrap();
+        std::fs::write(ws.join("pyproject.toml"), "").unwrap();
+        let db = dir.join("rec.db");
+        let mut pyright = Command::new(common::pyright());
+        pyright.arg("--stdio");
+        (Editor::open(&db, &ws, pyright, "import os\n"), db)
     }
 
     /// One didChange of `changes` ((start, end, text) in UTF-16 positions, each in the
     /// text the earlier ones left).
     fn change(&mut self, changes: &[(Pos, Pos, &str)]) {
-        self.version += 1;
-        let mut content = Vec::new();
-        for (start, end, text) in changes {
-            content.push(
-                json!({"range": {"start": {"line": start.0, "character": start.1},
-                                          "end": {"line": end.0, "character": end.1}},
-                                "text": text}),
-            );
-            // The model takes a `&'static str`: the test's few texts are leaked.
-            let text: &'static str = Box::leak(text.to_string().into_boxed_str());
-            self.text = apply_utf16(
-                &self.text,
-                &TextChange {
-                    start: *start,
-                    end: *end,
-                    text,
-                },
-            );
-        }
-        self.client
-            .notify(
-                "textDocument/didChange",
-                json!({"textDocument": {"uri": self.uri, "version": self.version}, "contentChanges": content}),
-            )
-            .unwrap();
+        let changes: Vec<TextChange> = changes
+            .iter()
+            .map(|(start, end, text)| TextChange {
+                start: *start,
+                end: *end,
+                // The model takes a `&'static str`: the test's few texts are leaked.
+                text: Box::leak(text.to_string().into_boxed_str()),
+            })
+            .collect();
+        self.doc.change_many(&mut self.client, &changes);
     }
 
     /// Where the text ends (the documents here are ASCII).
     fn end(&self) -> Pos {
-        let line = self.text.matches('\n').count() as u32;
-        let column = self.text.rsplit('\n').next().unwrap_or("").len() as u32;
+        let text = &self.doc.text;
+        let line = text.matches('\n').count() as u32;
+        let column = text.rsplit('\n').next().unwrap_or("").len() as u32;
         Pos(line, column)
     }
 
@@ -96,7 +80,7 @@ impl Editor {
     fn ask(&mut self, method: &str) -> Vec<Value> {
         let answer = self
             .client
-            .request(method, at(&self.uri, self.end()), TIMEOUT)
+            .request(method, at(&self.doc.uri, self.end()), TIMEOUT)
             .expect(method);
         answer
             .get("items")
@@ -164,51 +148,37 @@ fn completion_items_accepted_the_ways_editors_accept_them() {
         return;
     }
     let tmp = tempfile::tempdir().unwrap();
-    let ws = tmp.path().join("ws");
-    std::fs::create_dir_all(&ws).unwrap();
-    std::fs::write(ws.join("pyproject.toml"), "").unwrap();
-    let db = tmp.path().join("rec.db");
-    let mut pyright = Command::new(common::pyright());
-    pyright.arg("--stdio");
-    let mut editor = Editor::open(&db, &ws, pyright, "import os\n");
+    let (mut editor, db) = Editor::pyright(tmp.path());
     let mut expected = Vec::new();
 
-    // 1. The rest of the word in one change: "pa" + "th".
-    editor.append("\nos.pa");
-    let items = editor.ask("textDocument/completion");
-    let end = editor.end();
-    editor.change(&[(end, end, "th")]);
-    expected.push(accepted("origin", rank_of(&items, "path"), 4));
-
-    // 2. The typed word replaced by the item (VS Code; Neovim with a `textEdit`).
-    editor.append("\nos.pa");
-    let items = editor.ask("textDocument/completion");
-    let Pos(line, _) = editor.end();
-    editor.change(&[(Pos(line, 3), Pos(line, 5), "path")]);
-    expected.push(accepted("origin", rank_of(&items, "path"), 4));
-
-    // 3. Deleted and typed in again in one didChange (Neovim's built-in completion).
-    editor.append("\nos.pa");
-    let items = editor.ask("textDocument/completion");
-    let Pos(line, _) = editor.end();
-    editor.change(&[
-        (Pos(line, 3), Pos(line, 5), ""),
-        (Pos(line, 3), Pos(line, 3), "path"),
-    ]);
-    expected.push(accepted("origin", rank_of(&items, "path"), 4));
-
-    // 4. The same keystroke by keystroke, all in one didChange.
-    editor.append("\nos.pa");
-    let items = editor.ask("textDocument/completion");
-    let Pos(line, _) = editor.end();
-    editor.change(&[
-        (Pos(line, 3), Pos(line, 5), ""),
-        (Pos(line, 3), Pos(line, 3), "p"),
-        (Pos(line, 4), Pos(line, 4), "a"),
-        (Pos(line, 5), Pos(line, 5), "t"),
-        (Pos(line, 6), Pos(line, 6), "h"),
-    ]);
-    expected.push(accepted("origin", rank_of(&items, "path"), 4));
+    // "os.pa" taken as "os.path" four ways: (start column, end column, text) on its line.
+    let ways: [&[(u32, u32, &str)]; 4] = [
+        // The rest of the word in one change.
+        &[(5, 5, "th")],
+        // The typed word replaced by the item (VS Code; Neovim with a `textEdit`).
+        &[(3, 5, "path")],
+        // Deleted and typed in again in one didChange (Neovim's built-in completion).
+        &[(3, 5, ""), (3, 3, "path")],
+        // The same keystroke by keystroke, all in one didChange.
+        &[
+            (3, 5, ""),
+            (3, 3, "p"),
+            (4, 4, "a"),
+            (5, 5, "t"),
+            (6, 6, "h"),
+        ],
+    ];
+    for way in ways {
+        editor.append("\nos.pa");
+        let items = editor.ask("textDocument/completion");
+        let Pos(line, _) = editor.end();
+        let changes: Vec<(Pos, Pos, &str)> = way
+            .iter()
+            .map(|(from, to, text)| (Pos(line, *from), Pos(line, *to), *text))
+            .collect();
+        editor.change(&changes);
+        expected.push(accepted("origin", rank_of(&items, "path"), 4));
+    }
 
     // 5. An auto-import: the item (its `textEdit`) and its `additionalTextEdits` (the
     //    import, on the first line) in one didChange: the lower change first (VS Code),
@@ -324,13 +294,7 @@ fn a_word_replaced_at_once_counts_one_accepted_of_two_in_every_run_under_load() 
     let _load = Load::start();
     for run in 0..3 {
         let tmp = tempfile::tempdir().unwrap();
-        let ws = tmp.path().join("ws");
-        std::fs::create_dir_all(&ws).unwrap();
-        std::fs::write(ws.join("pyproject.toml"), "").unwrap();
-        let db = tmp.path().join("rec.db");
-        let mut pyright = Command::new(common::pyright());
-        pyright.arg("--stdio");
-        let mut editor = Editor::open(&db, &ws, pyright, "import os\n");
+        let (mut editor, db) = Editor::pyright(tmp.path());
         // "pa" replaced by "path" the moment the list arrives, as VS Code does.
         editor.append("\nos.pa");
         let items = editor.ask("textDocument/completion");

@@ -3,8 +3,13 @@
 //! sessions through the real proxy binary.
 #![allow(dead_code)]
 
+// The busy loops of the benches' loaded runs.
+#[path = "../../../benches/support/load.rs"]
+mod load;
 pub mod nvim;
 mod servers;
+
+pub use load::Load;
 
 // Not every test binary that includes this module needs a server.
 #[allow(unused_imports)]
@@ -104,44 +109,6 @@ pub fn fake_server(mode: &str) -> Command {
     command
 }
 
-/// The machine loaded while it lives: one busy loop per core, at normal priority, so
-/// the proxy's threads, the server and the editor are preempted as on a busy machine.
-pub struct Load {
-    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
-    threads: Vec<std::thread::JoinHandle<()>>,
-}
-
-impl Load {
-    /// Starts the busy loops.
-    pub fn start() -> Load {
-        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
-        let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
-        let threads = (0..cores)
-            .map(|_| {
-                let stop = stop.clone();
-                std::thread::spawn(move || {
-                    let mut x = 0u64;
-                    while !stop.load(std::sync::atomic::Ordering::Relaxed) {
-                        for i in 0..10_000u64 {
-                            x = std::hint::black_box(x.wrapping_mul(31).wrapping_add(i));
-                        }
-                    }
-                })
-            })
-            .collect();
-        Load { stop, threads }
-    }
-}
-
-impl Drop for Load {
-    fn drop(&mut self) {
-        self.stop.store(true, std::sync::atomic::Ordering::Relaxed);
-        for thread in self.threads.drain(..) {
-            let _ = thread.join();
-        }
-    }
-}
-
 /// Silences a child's stderr unless NEXTEDIT_TEST_STDERR is set.
 pub fn quiet(command: &mut Command) {
     if std::env::var_os("NEXTEDIT_TEST_STDERR").is_none() {
@@ -184,6 +151,88 @@ pub fn did_change(uri: &str, version: i64, change: &TextChange) -> Value {
             "text": change.text
         }]
     })
+}
+
+/// One open document the scripted developer types into.
+pub struct Doc {
+    pub uri: String,
+    pub path: std::path::PathBuf,
+    pub text: String,
+    pub version: i64,
+}
+
+impl Doc {
+    pub fn open(client: &mut LspClient, path: std::path::PathBuf) -> Doc {
+        let text = std::fs::read_to_string(&path).unwrap();
+        let uri = uri(&path);
+        client
+            .notify(
+                "textDocument/didOpen",
+                json!({"textDocument": {"uri": uri, "languageId": "python", "version": 1, "text": text}}),
+            )
+            .unwrap();
+        Doc {
+            uri,
+            path,
+            text,
+            version: 1,
+        }
+    }
+
+    pub fn change(&mut self, client: &mut LspClient, change: TextChange) {
+        self.change_many(client, &[change]);
+    }
+
+    /// One didChange of several changes, each in the text the earlier ones left.
+    pub fn change_many(&mut self, client: &mut LspClient, changes: &[TextChange]) {
+        self.version += 1;
+        let mut params = did_change(&self.uri, self.version, &changes[0]);
+        params["contentChanges"] = changes
+            .iter()
+            .map(|c| did_change(&self.uri, self.version, c)["contentChanges"][0].clone())
+            .collect();
+        client.notify("textDocument/didChange", params).unwrap();
+        for change in changes {
+            self.text = apply_utf16(&self.text, change);
+        }
+    }
+
+    /// Selects `[from, to)` on `line` and types `text` over it key by key.
+    pub fn retype(
+        &mut self,
+        client: &mut LspClient,
+        line: u32,
+        from: u32,
+        to: u32,
+        text: &'static str,
+    ) {
+        for (i, _) in text.char_indices() {
+            let (start, end) = if i == 0 {
+                (from, to)
+            } else {
+                (from + i as u32, from + i as u32)
+            };
+            self.change(
+                client,
+                TextChange {
+                    start: Pos(line, start),
+                    end: Pos(line, end),
+                    text: &text[i..i + 1],
+                },
+            );
+        }
+    }
+
+    /// Saves (which also ends the edit being typed).
+    pub fn save(&mut self, client: &mut LspClient) {
+        std::fs::write(&self.path, &self.text).unwrap();
+        client
+            .notify(
+                "textDocument/didSave",
+                json!({"textDocument": {"uri": self.uri}}),
+            )
+            .unwrap();
+    }
 }
 
 /// `{textDocument, position}` params.
