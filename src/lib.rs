@@ -22,6 +22,7 @@
 //! - [`text_inputs`]: the texts `score` compares, read from files or standard input.
 //! - [`syntax`]: tree-sitter languages, structural paths, identifiers.
 //! - [`task`]: completion tasks cut from history, run and scored by executing tests.
+//! - [`sys`]: how untrusted processes run: sandbox, seccomp, environment, limits, process trees.
 
 #![warn(missing_docs)]
 #![forbid(unsafe_op_in_unsafe_fn)]
@@ -46,6 +47,7 @@ pub mod setup_check;
 pub mod store;
 pub mod suggest;
 pub mod syntax;
+pub mod sys;
 pub mod task;
 pub mod text_inputs;
 pub mod trajectory;

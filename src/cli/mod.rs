@@ -137,6 +137,49 @@ fn exit_quietly_on_broken_stdout() {
     }));
 }
 
+/// What untrusted processes (suggesters, tests) get besides the sandbox: the
+/// variables passed beyond the allow-list, and the limits of each process tree
+/// (`replay`, `complete`, `tasks run`; `--memory` is each command's own).
+#[derive(Debug, clap::Args)]
+struct JailArgs {
+    /// Pass this variable of nextedit's environment on (repeatable); untrusted code
+    /// otherwise gets only PATH, LANG, LC_ALL, LC_CTYPE, TERM, a HOME in its scratch
+    /// directory and TMPDIR=/tmp (no API key, no token)
+    #[arg(long = "env", value_name = "NAME")]
+    env: Vec<String>,
+
+    /// Processes and threads one process tree (a suggester with all it starts, one
+    /// test run) may run at once; a fork past it kills the tree (limit: pids)
+    #[arg(long, value_name = "N", default_value_t = nextedit::sys::limits::DEFAULT_PIDS,
+          value_parser = clap::value_parser!(u32).range(1..=4_194_304))]
+    pids: u32,
+
+    /// MiB one process tree may write: its scratch directory, its private /tmp and
+    /// any one file (limit: disk)
+    #[arg(long, value_name = "MIB", default_value_t = nextedit::sys::limits::DEFAULT_DISK_MIB,
+          value_parser = clap::value_parser!(u64).range(1..=16_777_216))]
+    disk: u64,
+}
+
+impl JailArgs {
+    /// The limits, with the command's own `--memory`.
+    fn limits(&self, memory_mib: u64) -> nextedit::sys::limits::Limits {
+        nextedit::sys::limits::Limits {
+            pids: self.pids,
+            memory_mib,
+            disk_mib: self.disk,
+        }
+    }
+}
+
+/// Where no cgroup can be made, the limits hold per process only: said once on
+/// stderr by the commands that start untrusted processes.
+fn note_per_process_limits() {
+    if let Some(note) = nextedit::sys::cgroup::per_process_note() {
+        eprintln!("nextedit: {note}");
+    }
+}
+
 /// `--merges skip|first-parent` (derive and replay ranges).
 fn parse_merges(value: &str) -> Result<nextedit::history::Merges, String> {
     match value {

@@ -25,8 +25,8 @@ use crate::suggest::protocol::{
     GenerateParams, GenerateResult, InitializeParams, InitializeResult, Revealed, SuggestParams,
     SuggestResult,
 };
-use crate::suggest::sandbox::Sandbox;
 use crate::suggest::{Call, CallFailure, FailureKind, GoldFeed, StepRead, SuggestError, Suggester};
+use crate::sys::sandbox::Sandbox;
 use crate::trajectory::{EditIndex, SessionKind, Trajectory};
 
 /// What an executed run leaves for its caller to judge.
@@ -43,7 +43,7 @@ pub struct Executed {
 pub fn install_process_guards() -> Result<(), RunError> {
     clean_up_on_signals()?;
     // This process's only children are suggesters: it adopts their orphans to kill them.
-    crate::suggest::become_subreaper();
+    crate::sys::jail::become_subreaper();
     Ok(())
 }
 
@@ -278,7 +278,7 @@ fn clean_up_on_signals() -> Result<(), RunError> {
         .map_err(RunError::io("cannot install signal handlers"))?;
     std::thread::spawn(move || {
         if let Some(signal) = signals.forever().next() {
-            crate::suggest::kill_all();
+            crate::sys::jail::kill_all();
             // Workers may still be writing a checkout into a directory being removed
             // (and so re-create parts of it): remove until nothing is left. The lock
             // is held so no new scratch directory appears meanwhile.

@@ -11,6 +11,7 @@ use crate::replay::OrderMode;
 use crate::replay::matching::MatchRule;
 use crate::store::Database;
 use crate::suggest::cache::CacheMode;
+use crate::sys::limits::Limits;
 use crate::trajectory::{Origin, SliceSpec, Trajectory};
 
 /// Which edit comes next.
@@ -177,6 +178,13 @@ pub struct RunSettings {
     /// How many times every trajectory is replayed (each repetition is a run).
     #[serde(default = "default_repetitions")]
     pub repetitions: u32,
+    /// Limits of each suggester process's tree (`--pids`, `--memory`, `--disk`).
+    #[serde(default)]
+    pub limits: Limits,
+    /// Variables of nextedit's environment passed to suggester processes beyond the
+    /// allow-list (`--env`), by name: their values are never stored.
+    #[serde(default)]
+    pub env: Vec<String>,
 }
 
 impl RunSettings {
@@ -216,14 +224,16 @@ impl RunSettings {
         if self.sandbox != SandboxState::Bwrap {
             return Ok(());
         }
-        crate::suggest::sandbox::availability().map_err(|reason| {
+        crate::sys::sandbox::availability().map_err(|reason| {
             RunError::Other(format!("run {run} ran its suggester sandboxed: {reason}"))
         })
     }
 
-    /// Checks new settings (positive timeouts, a known suggester) and settles how the
-    /// suggester is isolated: `bwrap` when asked for and bubblewrap works here (else
-    /// said once and `unsandboxed`), `in-process` for built-ins.
+    /// Checks new settings (positive timeouts, a known suggester, `--env` names set
+    /// here) and settles how the suggester is isolated: `bwrap` when asked for and the
+    /// sandbox works here (else an error naming the cause and the fix: the run does not
+    /// start), `unsandboxed` with `--sandbox off` (said on stderr), `in-process` for
+    /// built-ins.
     pub fn checked(
         mut self,
         mode: SandboxMode,
@@ -248,18 +258,30 @@ impl RunSettings {
         if self.suggester.starts_with("builtin:") {
             self.cache = CacheMode::Off;
         }
+        crate::sys::env::check_names(&self.env).map_err(RunError::Other)?;
+        if self.is_process()
+            && let Some(note) = crate::sys::cgroup::per_process_note()
+        {
+            events.note(&note);
+        }
         self.sandbox = if !self.is_process() {
             SandboxState::InProcess
         } else {
             match mode {
-                SandboxMode::Off => SandboxState::Unsandboxed,
-                SandboxMode::Bwrap => match crate::suggest::sandbox::availability() {
+                SandboxMode::Off => {
+                    // The user chose it: said even under --quiet.
+                    events.note(
+                        "suggesters run UNSANDBOXED (--sandbox off): they can read the repository, the database and the network",
+                    );
+                    SandboxState::Unsandboxed
+                }
+                // No sandbox, no run: the suggester is never started unsandboxed.
+                SandboxMode::Bwrap => match crate::sys::sandbox::availability() {
                     Ok(()) => SandboxState::Bwrap,
                     Err(reason) => {
-                        events.note(&format!(
-                            "suggesters run UNSANDBOXED (they can read the repository, the database and the network): {reason}"
-                        ));
-                        SandboxState::Unsandboxed
+                        return Err(RunError::Other(format!(
+                            "cannot sandbox the suggester: {reason}; or pass --sandbox off to run it unsandboxed (it can then read the repository, the database and the network)"
+                        )));
                     }
                 },
             }

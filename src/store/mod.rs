@@ -46,7 +46,7 @@ const SESSION_TABLES: [&str; 7] = [
 ];
 
 /// Version of the schema this build writes (`PRAGMA user_version`).
-pub const SCHEMA_VERSION: i64 = 7;
+pub const SCHEMA_VERSION: i64 = 8;
 
 /// Errors of the store.
 #[derive(Debug, thiserror::Error)]
@@ -289,6 +289,10 @@ impl Database {
         }
         if version < 7 {
             tx.execute_batch(include_str!("v7.sql"))
+                .map_err(|source| sqlite(&path, source))?;
+        }
+        if version < 8 {
+            tx.execute_batch(include_str!("v8.sql"))
                 .map_err(|source| sqlite(&path, source))?;
         }
         tx.execute_batch(&format!("PRAGMA user_version = {SCHEMA_VERSION}"))

@@ -1,11 +1,12 @@
 //! Completion task runs (`nextedit tasks run`, schema v6): the run, each task's
 //! validity (its ground truth's test run) and answers, written as each task finishes,
 //! read back for `--resume` and `nextedit tasks report`; and the execution cache keyed
-//! by (state hash, answer hash, command).
+//! by (state hash, answer hash, command); the limit a test run hit (schema v8).
 
 use rusqlite::{OptionalExtension, params};
 
 use super::{Database, StoreError, sqlite};
+use crate::sys::limits::Limit;
 use crate::task::score::AnswerScores;
 
 /// A task run as stored.
@@ -69,6 +70,8 @@ pub struct StoredAnswer {
     pub exit_code: Option<i32>,
     /// The time limit was hit.
     pub timed_out: bool,
+    /// The limit the test run hit (its processes were killed for it).
+    pub limit: Option<Limit>,
     /// The execution came from the cache.
     pub cached: bool,
     /// Tail of the test output.
@@ -90,10 +93,17 @@ pub struct CachedExecution {
     pub exit_code: Option<i32>,
     /// The time limit was hit.
     pub timed_out: bool,
+    /// The limit it hit.
+    pub limit: Option<Limit>,
     /// Tail of the output.
     pub output_tail: String,
     /// Wall time of the original run, ms.
     pub duration_ms: f64,
+}
+
+/// A stored `limit_hit` (an unknown name reads as none).
+fn limit_of(key: Option<String>) -> Option<Limit> {
+    key.as_deref().and_then(Limit::from_key)
 }
 
 fn now_ns() -> i64 {
@@ -182,9 +192,9 @@ impl Database {
                 tx.execute(
                     "INSERT INTO task_answers (run_id, task_index, sample, text, error, passed,
                          exit_code, timed_out, cached, output_tail, exact, edit_sim, es_line,
-                         es_token, bleu, sari, stopped, complete_ms, test_ms)
+                         es_token, bleu, sari, stopped, complete_ms, test_ms, limit_hit)
                      VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15,
-                         ?16, ?17, ?18, ?19)",
+                         ?16, ?17, ?18, ?19, ?20)",
                     params![
                         run,
                         task.index as i64,
@@ -204,7 +214,8 @@ impl Database {
                         a.scores.sari,
                         a.scores.stopped,
                         a.complete_ms,
-                        a.test_ms
+                        a.test_ms,
+                        a.limit.map(Limit::key)
                     ],
                 )?;
             }
@@ -240,7 +251,7 @@ impl Database {
         let answers = self.rows(
             "SELECT task_index, sample, text, error, passed, exit_code, timed_out, cached,
                     output_tail, exact, edit_sim, es_line, es_token, bleu, sari, stopped,
-                    complete_ms, test_ms
+                    complete_ms, test_ms, limit_hit
              FROM task_answers WHERE run_id = ?1 ORDER BY task_index, sample",
             [run],
             |row| {
@@ -266,6 +277,7 @@ impl Database {
                         },
                         complete_ms: row.get(16)?,
                         test_ms: row.get(17)?,
+                        limit: limit_of(row.get(18)?),
                     },
                 ))
             },
@@ -287,7 +299,7 @@ impl Database {
     ) -> Result<Option<CachedExecution>, StoreError> {
         self.conn
             .query_row(
-                "SELECT passed, exit_code, timed_out, output_tail, duration_ms
+                "SELECT passed, exit_code, timed_out, output_tail, duration_ms, limit_hit
                  FROM task_executions
                  WHERE state_hash = ?1 AND answer_hash = ?2 AND command = ?3",
                 params![state_hash, answer_hash, command],
@@ -298,6 +310,7 @@ impl Database {
                         timed_out: row.get(2)?,
                         output_tail: row.get(3)?,
                         duration_ms: row.get(4)?,
+                        limit: limit_of(row.get(5)?),
                     })
                 },
             )
@@ -316,8 +329,8 @@ impl Database {
         self.conn
             .execute(
                 "INSERT OR IGNORE INTO task_executions (state_hash, answer_hash, command, passed,
-                     exit_code, timed_out, output_tail, duration_ms, created_ns)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+                     exit_code, timed_out, output_tail, duration_ms, created_ns, limit_hit)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
                 params![
                     state_hash,
                     answer_hash,
@@ -327,7 +340,8 @@ impl Database {
                     execution.timed_out,
                     execution.output_tail,
                     execution.duration_ms,
-                    now_ns()
+                    now_ns(),
+                    execution.limit.map(Limit::key)
                 ],
             )
             .map(|_| ())

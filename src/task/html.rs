@@ -46,6 +46,20 @@ fn run_section(h: &mut String, run: &RunFigures) {
         samples = run.samples,
         s = if run.samples == 1 { "" } else { "s" },
     );
+    if run.unsandboxed {
+        let _ = writeln!(
+            h,
+            "<p class=\"warn\">Unsandboxed (sandbox {}): its tests and suggester could read the repository, the database and the network.</p>",
+            escape(&run.sandbox)
+        );
+    }
+    if !run.limits_hit.is_empty() {
+        let _ = writeln!(
+            h,
+            "<p class=\"warn\">Limits hit: {}.</p>",
+            escape(&super::text::limits_hit(run))
+        );
+    }
     let k = if run.samples > 1 {
         format!("pass@{}", run.samples)
     } else {
@@ -168,6 +182,9 @@ mod tests {
                 by_scenario: vec![],
                 by_dependency: vec![],
                 invalid: vec![("t<1>".to_string(), "a & b".to_string())],
+                sandbox: "<off>".to_string(),
+                unsandboxed: true,
+                limits_hit: vec![(crate::sys::limits::Limit::Pids, 2)],
             }],
             evolution: vec![EvolutionRow {
                 level: "all".to_string(),
@@ -181,6 +198,8 @@ mod tests {
         assert!(!page.contains("<script"));
         assert!(page.contains("cmd:&lt;script&gt;alert(1)&lt;/script&gt;"));
         assert!(page.contains("<li>t&lt;1&gt;: a &amp; b</li>"));
+        assert!(page.contains("<p class=\"warn\">Unsandboxed (sandbox &lt;off&gt;)"));
+        assert!(page.contains("<p class=\"warn\">Limits hit: pids 2 answers.</p>"));
         assert!(
             page.contains("<td class=\"l\">pass@1</td><td>0.000</td><td>1.000</td><td>+1.000</td>")
         );

@@ -48,6 +48,9 @@ fn run_json(run: &RunFigures) -> Value {
         "by_scenario": groups(&run.by_scenario),
         "by_dependency": groups(&run.by_dependency),
         "invalid": run.invalid.iter().map(|(id, reason)| json!({"task": id, "reason": reason})).collect::<Vec<_>>(),
+        "sandbox": run.sandbox,
+        "unsandboxed": run.unsandboxed,
+        "limits_hit": run.limits_hit.iter().map(|(l, n)| (l.key().to_string(), json!(n))).collect::<serde_json::Map<_, _>>(),
     })
 }
 

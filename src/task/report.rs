@@ -10,6 +10,7 @@
 use std::collections::BTreeMap;
 
 use crate::store::{Database, StoreError, StoredAnswer, StoredTask, TaskRunRow};
+use crate::sys::limits::Limit;
 
 use super::score::{Correlation, pass_at_k, pearson};
 
@@ -61,6 +62,13 @@ pub struct RunFigures {
     pub by_dependency: Vec<(String, Figures)>,
     /// Invalid tasks: id and reason.
     pub invalid: Vec<(String, String)>,
+    /// How its tests and suggester were isolated, as stored (`bwrap`, `off`; `auto`
+    /// from older versions, which fell back to none when bubblewrap did not work).
+    pub sandbox: String,
+    /// Whether they may have run unsandboxed (anything but `bwrap`).
+    pub unsandboxed: bool,
+    /// Answers whose test run hit a limit, per limit (only those hit).
+    pub limits_hit: Vec<(Limit, usize)>,
 }
 
 /// One row of the evolution table: a dependency level's figures with context from the
@@ -134,6 +142,18 @@ pub fn build_report(
 }
 
 fn run_figures(row: &TaskRunRow, tasks: &[StoredTask]) -> RunFigures {
+    let sandbox = serde_json::from_str::<serde_json::Value>(&row.settings)
+        .ok()
+        .and_then(|v| v.get("sandbox")?.as_str().map(str::to_string))
+        .unwrap_or_else(|| "unknown".to_string());
+    let limits_hit = Limit::ALL
+        .into_iter()
+        .map(|limit| {
+            let answers = tasks.iter().flat_map(|t| &t.answers);
+            (limit, answers.filter(|a| a.limit == Some(limit)).count())
+        })
+        .filter(|(_, n)| *n > 0)
+        .collect();
     let group = |key: &dyn Fn(&StoredTask) -> String| -> Vec<(String, Figures)> {
         let mut groups: BTreeMap<String, Vec<&StoredTask>> = BTreeMap::new();
         for task in tasks {
@@ -162,6 +182,9 @@ fn run_figures(row: &TaskRunRow, tasks: &[StoredTask]) -> RunFigures {
                 )
             })
             .collect(),
+        unsandboxed: sandbox != "bwrap",
+        sandbox,
+        limits_hit,
     }
 }
 

@@ -20,9 +20,12 @@ use crate::store::{CachedExecution, Database, ResponseCache, StoredAnswer, Store
 use crate::suggest::build::{BuildOptions, build};
 use crate::suggest::cache::{CacheLog, CacheMode, CachedSuggester};
 use crate::suggest::protocol::{CompleteContext, CompleteParams, InitializeParams};
-use crate::suggest::sandbox::{Sandbox, command_paths};
 use crate::suggest::{Call, complete_call};
 use crate::suggest::{Suggester, protocol::PROTOCOL_VERSION};
+use crate::sys::env::Environment;
+use crate::sys::jail::Jail;
+use crate::sys::limits::{DEFAULT_DISK_MIB, DEFAULT_PIDS, Limits};
+use crate::sys::sandbox::{Sandbox, command_paths};
 
 use super::execute::{
     Checkout, ExecError, ExecLimits, Execution, SandboxMode, answer_hash, sandbox_for, state_hash,
@@ -47,9 +50,20 @@ pub struct TaskRunSettings {
     pub test_command: Option<String>,
     /// Time limit of one test run, seconds.
     pub timeout: f64,
-    /// Address-space limit of one test run, MiB.
+    /// Memory limit of one test run's (and the suggester's) process tree, MiB.
     pub memory_mib: u64,
-    /// `auto`, `bwrap` or `off`.
+    /// Processes and threads one tree may run at once (runs stored before the limit
+    /// existed get the default).
+    #[serde(default = "default_pids")]
+    pub pids: u32,
+    /// What one tree may write (scratch, `/tmp`, one file), MiB.
+    #[serde(default = "default_disk_mib")]
+    pub disk_mib: u64,
+    /// Variables of nextedit's environment passed to the tests and the suggester
+    /// beyond the allow-list (`--env`), by name.
+    #[serde(default)]
+    pub env: Vec<String>,
+    /// `bwrap` or `off` (`auto`, stored by older versions, is taken as `bwrap`).
     pub sandbox: String,
     /// Limit of one `complete` call, seconds.
     pub call_timeout: f64,
@@ -66,15 +80,32 @@ fn no_cache() -> CacheMode {
     CacheMode::Off
 }
 
+fn default_pids() -> u32 {
+    DEFAULT_PIDS
+}
+
+fn default_disk_mib() -> u64 {
+    DEFAULT_DISK_MIB
+}
+
 impl TaskRunSettings {
     fn sandbox_mode(&self) -> Result<SandboxMode, TaskRunError> {
         match self.sandbox.as_str() {
-            "auto" => Ok(SandboxMode::Auto),
-            "bwrap" => Ok(SandboxMode::Bwrap),
+            // `auto` fell back to no sandbox; it now means the sandbox or no run.
+            "bwrap" | "auto" => Ok(SandboxMode::Bwrap),
             "off" => Ok(SandboxMode::Off),
             other => Err(TaskRunError::Settings(format!(
-                "unknown sandbox mode {other:?}: use auto, bwrap or off"
+                "unknown sandbox mode {other:?}: use bwrap or off"
             ))),
+        }
+    }
+
+    /// The limits of each process tree (a test run, the suggester).
+    pub fn limits(&self) -> Limits {
+        Limits {
+            pids: self.pids,
+            memory_mib: self.memory_mib,
+            disk_mib: self.disk_mib,
         }
     }
 }
@@ -176,7 +207,13 @@ pub fn run_tasks(
             (id, settings, Vec::new(), 0)
         }
     };
-    let sandboxed = sandbox_for(settings.sandbox_mode()?).map_err(TaskRunError::Settings)?;
+    crate::sys::env::check_names(&settings.env).map_err(TaskRunError::Settings)?;
+    // No sandbox, no run: neither the tests nor the suggester start unsandboxed.
+    let sandboxed = sandbox_for(settings.sandbox_mode()?).map_err(|reason| {
+        TaskRunError::Settings(format!(
+            "cannot sandbox the tests and the suggester: {reason}; or pass --sandbox off to run them unsandboxed (they can then read the repository, the database and the network)"
+        ))
+    })?;
     // Opened here to fail early; each worker opens its own (libgit2 handles are not shared).
     open_repos(&settings.repos)?;
     // Fails early on a spec that cannot work, before any task runs.
@@ -390,7 +427,12 @@ impl Shared<'_> {
             });
             let options = BuildOptions {
                 timeout: Duration::from_secs_f64(self.settings.call_timeout),
-                sandbox,
+                jail: Jail::in_scratch(
+                    sandbox,
+                    &ask,
+                    self.settings.limits(),
+                    Environment::passing(&self.settings.env),
+                ),
                 ..BuildOptions::default()
             };
             let live = build(&self.settings.suggester, &options)
@@ -476,15 +518,19 @@ impl Worker<'_> {
         let checkout = Checkout::create(task, repo_for(&self.repos, task), exec_dir)?;
         let limits = ExecLimits {
             timeout: Duration::from_secs_f64(settings.timeout),
-            memory_mib: settings.memory_mib,
+            limits: settings.limits(),
             sandbox: self.shared.sandboxed,
+            env: settings.env.clone(),
         };
+        // Everything that may change the outcome: the command, its limits, the
+        // sandbox and the variables passed.
         let command_key = format!(
-            "{} [timeout {} s, memory {} MiB, sandbox {}]",
+            "{} [timeout {} s, {}, sandbox {}, env {}]",
             shlex::try_join(argv.iter().map(String::as_str)).unwrap_or_default(),
             settings.timeout,
-            settings.memory_mib,
-            self.shared.sandboxed
+            settings.limits().describe(),
+            self.shared.sandboxed,
+            settings.env.join(" ")
         );
         let state = state_hash(task);
         let (truth, truth_cached) = self.execute(
@@ -504,6 +550,8 @@ impl Worker<'_> {
                     "the ground truth's tests timed out after {} s",
                     settings.timeout
                 )
+            } else if let Some(limit) = truth.limit {
+                format!("the ground truth's tests hit their {limit}")
             } else {
                 format!(
                     "the ground truth fails its tests (exit {})",
@@ -528,6 +576,7 @@ impl Worker<'_> {
                 passed: execution.passed,
                 exit_code: execution.exit_code,
                 timed_out: execution.timed_out,
+                limit: execution.limit,
                 cached,
                 output_tail: execution.output_tail,
                 scores,
@@ -598,6 +647,7 @@ impl Worker<'_> {
                     passed: hit.passed,
                     exit_code: hit.exit_code,
                     timed_out: hit.timed_out,
+                    limit: hit.limit,
                     output_tail: hit.output_tail,
                     duration_ms: hit.duration_ms,
                 },
@@ -616,6 +666,7 @@ impl Worker<'_> {
                 passed: execution.passed,
                 exit_code: execution.exit_code,
                 timed_out: execution.timed_out,
+                limit: execution.limit,
                 output_tail: execution.output_tail.clone(),
                 duration_ms: execution.duration_ms,
             },

@@ -28,6 +28,21 @@ pub fn report_text(report: &TasksReport) -> String {
         .collect()
 }
 
+/// `pids 2 answers, memory 1 answer`: how many answers' test runs hit each limit.
+pub(super) fn limits_hit(run: &RunFigures) -> String {
+    run.limits_hit
+        .iter()
+        .map(|(limit, n)| {
+            format!(
+                "{} {n} answer{}",
+                limit.key(),
+                if *n == 1 { "" } else { "s" }
+            )
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
 /// A figure with `decimals` decimals, or `–` when there is none.
 pub(super) fn num(value: Option<f64>, decimals: usize) -> String {
     value.map_or_else(|| "-".to_string(), |v| format!("{v:.decimals$}"))
@@ -47,6 +62,16 @@ fn run_text(out: &mut String, run: &RunFigures) {
         run.samples,
         if run.samples == 1 { "" } else { "s" }
     );
+    if run.unsandboxed {
+        let _ = writeln!(
+            out,
+            "  UNSANDBOXED (sandbox {}): its tests and suggester could read the repository, the database and the network",
+            run.sandbox
+        );
+    }
+    if !run.limits_hit.is_empty() {
+        let _ = writeln!(out, "  limits hit: {}", limits_hit(run));
+    }
     let k = if run.samples > 1 {
         format!("pass@{}", run.samples)
     } else {

@@ -1,9 +1,10 @@
 //! `nextedit replay`: walk trajectories through a next-edit suggester and score it.
 //! Parses the arguments into the library's run plan, calls [`nextedit::run`], prints
 //! (`settings`: the arguments as the library's settings; `printer`: what a run says;
-//! `shard`: the scale-out arguments, plans and shards; `repro`: cache and repetitions;
-//! `session_slice`: which part of a stored session).
+//! `shard`: scale-out; `repro`: cache and repetitions; `limits`: the suggester's
+//! limits and `--env`; `session_slice`: which part of a stored session).
 
+mod limits;
 mod printer;
 mod repro;
 mod session_slice;
@@ -133,8 +134,9 @@ pub struct ReplayArgs {
     #[arg(long, default_value_t = 3, value_name = "N")]
     give_up_after: u32,
 
-    /// How cmd: suggesters are isolated: bwrap (only their worktree, their program and
-    /// the system's read-only directories are visible; no network) or off
+    /// How cmd: and lsp: suggesters are isolated: bwrap (only their worktree, program and
+    /// the system's read-only directories visible; no network, no capability; no run
+    /// when it cannot be made) or off (they can read everything; said on stderr)
     #[arg(long, value_enum, default_value_t = SandboxArg::Bwrap)]
     sandbox: SandboxArg,
 
@@ -149,6 +151,9 @@ pub struct ReplayArgs {
     /// An existing path sandboxed suggesters may write (a log or cache; can be repeated)
     #[arg(long, value_name = "PATH")]
     sandbox_rw: Vec<PathBuf>,
+
+    #[command(flatten)]
+    limits: limits::LimitArgs,
 
     /// Database for the run [default: $NEXTEDIT_DB, else $XDG_DATA_HOME/nextedit/nextedit.db]
     #[arg(long, value_name = "PATH")]
@@ -241,8 +246,8 @@ pub fn run(args: ReplayArgs) -> anyhow::Result<i32> {
                 SandboxArg::Off => SandboxMode::Off,
             };
             let settings = args
-                .repro
-                .apply(args.settings())
+                .limits
+                .apply(args.repro.apply(args.settings()))
                 .checked(sandbox, &printer)?;
             if let Some(path) = args.scale.plan() {
                 return shard::write_plan(path, &settings, &args.request(), &db, &printer);

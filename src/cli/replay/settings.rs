@@ -57,6 +57,9 @@ impl ReplayArgs {
             cache: CacheMode::Off,
             cache_db: None,
             repetitions: 1,
+            // Set by `LimitArgs::apply`.
+            limits: Default::default(),
+            env: Vec::new(),
         }
     }
 

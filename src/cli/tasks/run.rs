@@ -18,9 +18,12 @@ use nextedit::task::runner::{TaskRunEvents, TaskRunSettings, parse_task_file, ru
 /// state's files), the ground truth's covering tests are run first (a task whose
 /// tests fail on it, or that names none, is invalid: reported, never counted), then
 /// the suggester's `complete` answers (--samples N for pass@k) are tested one by one.
-/// Tests run in bubblewrap without network, under --timeout and --memory. A test run
-/// is cached in the database by (state, answer, command): an identical answer is not
-/// run twice, in this run or a later one.
+/// Tests and the suggester run in the sandbox (bubblewrap, no network, no capability,
+/// seccomp; without it the run refuses to start unless --sandbox off), with only the
+/// allowed environment (--env adds to it), each test run's process tree under
+/// --timeout, --memory, --pids and --disk (a tree past one is killed: limit: time,
+/// memory, pids, disk). A test run is cached in the database by (state, answer,
+/// command and limits): an identical answer is not run twice, in this run or a later one.
 ///
 /// Default test commands: Python `python3 -m pytest -q -p no:cacheprovider FILE::NAME…`,
 /// Go `go test -count=1 -run '^(A|B)$' ./PKG…`. --test-command replaces them with a
@@ -76,13 +79,17 @@ pub struct RunArgs {
     #[arg(long, value_name = "S", default_value_t = 120.0)]
     timeout: f64,
 
-    /// Address-space limit of one test run (RLIMIT_AS), MiB
+    /// Memory of one test run's process tree (and the suggester's), MiB (a cgroup's
+    /// limit; RLIMIT_AS per process where no cgroup can be made)
     #[arg(long, value_name = "MIB", default_value_t = 4096)]
     memory: u64,
 
+    #[command(flatten)]
+    jail: super::super::JailArgs,
+
     /// Where tests and the suggester run: bwrap (no network, only the checkout
-    /// writable), off, or auto (bwrap when it works here)
-    #[arg(long, value_enum, default_value_t = SandboxArg::Auto)]
+    /// writable; the run refuses to start when it cannot be made) or off
+    #[arg(long, value_enum, default_value_t = SandboxArg::Bwrap)]
     sandbox: SandboxArg,
 
     /// Limit of one `complete` call, seconds
@@ -106,10 +113,9 @@ pub struct RunArgs {
     quiet: bool,
 }
 
-/// `--sandbox`.
+/// `--sandbox` (`auto`, which fell back to no sandbox, is gone).
 #[derive(Debug, Clone, Copy, ValueEnum)]
 enum SandboxArg {
-    Auto,
     Bwrap,
     Off,
 }
@@ -129,9 +135,14 @@ struct Printer {
 
 impl TaskRunEvents for Printer {
     fn started(&mut self, run: i64, total: usize, todo: usize, sandboxed: bool) {
-        let sandbox = if sandboxed { "" } else { " (unsandboxed)" };
         self.progress.suspend(|| {
-            eprintln!("nextedit: task run {run}: {todo} of {total} tasks to do{sandbox}")
+            eprintln!("nextedit: task run {run}: {todo} of {total} tasks to do");
+            // Said even with --quiet: the user chose it.
+            if !sandboxed {
+                eprintln!(
+                    "nextedit: tests and suggester run UNSANDBOXED (--sandbox off): they can read the repository, the database and the network"
+                );
+            }
         });
         self.progress.start(todo);
     }
@@ -155,6 +166,9 @@ pub fn run(args: RunArgs) -> anyhow::Result<i32> {
     let tasks =
         parse_task_file(&text).with_context(|| format!("task file {}", args.tasks.display()))?;
     let db_path = args.db.unwrap_or_else(nextedit::store::default_path);
+    // Daemons of unsandboxed tests are adopted, to be killed with their test run.
+    nextedit::sys::jail::become_subreaper();
+    super::super::note_per_process_limits();
     let settings = args.suggester.map(|suggester| TaskRunSettings {
         suggester,
         samples: args.samples.max(1),
@@ -162,8 +176,10 @@ pub fn run(args: RunArgs) -> anyhow::Result<i32> {
         test_command: args.test_command.clone(),
         timeout: args.timeout,
         memory_mib: args.memory,
+        pids: args.jail.pids,
+        disk_mib: args.jail.disk,
+        env: args.jail.env.clone(),
         sandbox: match args.sandbox {
-            SandboxArg::Auto => "auto",
             SandboxArg::Bwrap => "bwrap",
             SandboxArg::Off => "off",
         }

@@ -1,26 +1,53 @@
-//! The sandbox suggester processes run in: bubblewrap (`bwrap`) with every namespace
-//! unshared, so a suggester sees only its scratch directory (read-write), its own
-//! program and the system's read-only directories — no `.git`, no original
-//! repository, no nextedit database, no home directory, no network (unless allowed),
-//! no other process.
+//! The sandbox every untrusted process runs in (suggester processes, `lsp:` servers
+//! with their proxy, `complete`, the tests of `tasks run`): bubblewrap (`bwrap`) with
+//! every namespace unshared, so the process sees only its scratch directory
+//! (read-write), its own program and the system's read-only directories — no `.git`,
+//! no original repository, no nextedit database, no home directory, no network
+//! (unless allowed), no other process.
+//!
+//! The profile, also for root (as CI containers run): `--unshare-all --unshare-user
+//! --disable-userns` (no namespace inside; a nested user namespace would give back
+//! capabilities), `--cap-drop ALL` (root inside keeps none: a read-only bind cannot be
+//! remounted read-write, nothing unmounted), the seccomp filters of
+//! [`super::seccomp`] (`mount`, `umount2`, `pivot_root`, `unshare`, `setns`, `keyctl`,
+//! `ptrace`, … fail with `EPERM`), `--new-session` (no `TIOCSTI` into nextedit's
+//! terminal), `--die-with-parent`, a private `/tmp` of `--disk` bytes, `/proc` and
+//! `/dev` of its own, and the machine's secrets hidden: `/etc/shadow`, `/etc/ssh`,
+//! `/etc/sudoers` and every entry of `/etc` that others may not read (a private
+//! key in `/etc/ssl/private`), which uid 0 inside could otherwise read as their owner.
 //!
 //! Paths keep their real names inside: the scratch directory is bound at the same
 //! path, so `initialize.worktree`, the files' paths and what a `nextedit proxy` in
 //! front of a language server records are the same inside and outside.
+//!
+//! No sandbox, no run: [`availability`] starts the whole profile once per process,
+//! and a command that would run untrusted code refuses (exit 2) with the cause and
+//! the fix when it fails, unless `--sandbox off` was given. `NEXTEDIT_BWRAP` names
+//! another bubblewrap program (a test or packaging hook).
 
+use std::os::fd::RawFd;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 use std::sync::OnceLock;
 
-/// The bubblewrap executable.
+/// The bubblewrap executable, unless `NEXTEDIT_BWRAP` names another.
 const BWRAP: &str = "bwrap";
+
+/// The bubblewrap program this process runs (`NEXTEDIT_BWRAP`, else `bwrap`).
+pub fn bwrap_program() -> String {
+    std::env::var("NEXTEDIT_BWRAP")
+        .ok()
+        .filter(|p| !p.is_empty())
+        .unwrap_or_else(|| BWRAP.to_string())
+}
 
 /// System directories visible read-only in every sandbox (when they exist).
 const SYSTEM_DIRS: &[&str] = &[
     "/usr", "/etc", "/opt", "/bin", "/sbin", "/lib", "/lib32", "/lib64",
 ];
 
-/// Files of `/etc` replaced by an empty file in the sandbox (secrets of the machine).
+/// Files of `/etc` replaced by an empty file (or directory) in the sandbox, whatever
+/// their mode: the machine's secrets.
 const MASKED_FILES: &[&str] = &[
     "/etc/shadow",
     "/etc/gshadow",
@@ -28,7 +55,52 @@ const MASKED_FILES: &[&str] = &[
     "/etc/gshadow-",
     "/etc/sudoers",
     "/etc/ssh",
+    "/etc/ssl/private",
 ];
+
+/// Every entry of `/etc` to hide: [`MASKED_FILES`] and whatever others may not read
+/// (a directory's content is hidden whole), found once per process.
+fn masked() -> &'static [PathBuf] {
+    static MASKED: OnceLock<Vec<PathBuf>> = OnceLock::new();
+    MASKED.get_or_init(|| {
+        let mut found: Vec<PathBuf> = MASKED_FILES
+            .iter()
+            .map(PathBuf::from)
+            .filter(|p| p.symlink_metadata().is_ok())
+            .collect();
+        private_entries(Path::new("/etc"), &mut found, 0);
+        found.sort();
+        found.dedup();
+        // A hidden directory hides what is inside it.
+        let all = found.clone();
+        found.retain(|p| !all.iter().any(|q| q != p && p.starts_with(q)));
+        found
+    })
+}
+
+/// The entries under `dir` that others may not read (not followed through symlinks,
+/// at most 8 levels deep).
+fn private_entries(dir: &Path, found: &mut Vec<PathBuf>, depth: usize) {
+    use std::os::unix::fs::PermissionsExt;
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let Ok(meta) = entry.path().symlink_metadata() else {
+            continue;
+        };
+        let others = meta.permissions().mode() & 0o007;
+        if meta.is_dir() {
+            if others & 0o5 != 0o5 {
+                found.push(entry.path());
+            } else if depth < 8 {
+                private_entries(&entry.path(), found, depth + 1);
+            }
+        } else if meta.is_file() && others & 0o4 == 0 {
+            found.push(entry.path());
+        }
+    }
+}
 
 /// How a suggester process is isolated.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -47,11 +119,24 @@ pub struct Sandbox {
 
 impl Sandbox {
     /// The `bwrap` command line that runs `argv` in this sandbox with working
-    /// directory `cwd` (which must be inside [`Sandbox::scratch`]).
-    pub fn wrap(&self, argv: &[String], cwd: &Path) -> Vec<String> {
+    /// directory `cwd` (which must be inside [`Sandbox::scratch`]), loading the
+    /// seccomp filters from `seccomp` (descriptors the child inherits) and with a
+    /// `/tmp` of `tmp_bytes`.
+    pub fn wrap(
+        &self,
+        argv: &[String],
+        cwd: &Path,
+        seccomp: &[RawFd],
+        tmp_bytes: u64,
+    ) -> Vec<String> {
         let mut args: Vec<String> = vec![
-            BWRAP.into(),
+            bwrap_program(),
             "--unshare-all".into(),
+            // Explicit, so that --disable-userns holds for root too.
+            "--unshare-user".into(),
+            "--disable-userns".into(),
+            "--cap-drop".into(),
+            "ALL".into(),
             "--die-with-parent".into(),
             // No TIOCSTI into the terminal nextedit runs in.
             "--new-session".into(),
@@ -68,17 +153,20 @@ impl Sandbox {
                 Err(_) => {}
             }
         }
-        for file in MASKED_FILES {
-            let path = Path::new(file);
+        for path in masked() {
+            let file = lossy(path);
             if path.is_dir() {
-                push_all(&mut args, &["--tmpfs", file]);
-            } else if path.exists() {
-                push_all(&mut args, &["--ro-bind", "/dev/null", file]);
+                push_all(&mut args, &["--tmpfs", &file]);
+            } else {
+                push_all(&mut args, &["--ro-bind", "/dev/null", &file]);
             }
         }
+        let size = tmp_bytes.max(1 << 20).to_string();
         push_all(
             &mut args,
-            &["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp"],
+            &[
+                "--proc", "/proc", "--dev", "/dev", "--size", &size, "--tmpfs", "/tmp",
+            ],
         );
         for path in &self.read_only {
             let path = lossy(path);
@@ -90,6 +178,9 @@ impl Sandbox {
         }
         let scratch = lossy(&self.scratch);
         push_all(&mut args, &["--bind", &scratch, &scratch]);
+        for fd in seccomp {
+            push_all(&mut args, &["--add-seccomp-fd", &fd.to_string()]);
+        }
         push_all(&mut args, &["--chdir", &lossy(cwd), "--"]);
         args.extend(argv.iter().cloned());
         args
@@ -104,38 +195,89 @@ fn lossy(path: &Path) -> String {
     path.to_string_lossy().into_owned()
 }
 
-/// Whether bubblewrap can start a sandbox here (installed, and user namespaces
-/// allowed); the reason when not. Checked once per process.
-pub fn availability() -> Result<(), String> {
-    static CHECK: OnceLock<Result<(), String>> = OnceLock::new();
-    CHECK
-        .get_or_init(|| {
-            let scratch = std::env::temp_dir();
-            let sandbox = Sandbox {
-                scratch: scratch.clone(),
-                read_only: Vec::new(),
-                writable: Vec::new(),
-                network: false,
-            };
-            let argv = sandbox.wrap(&["true".to_string()], &scratch);
-            let output = Command::new(&argv[0])
-                .args(&argv[1..])
-                .stdin(Stdio::null())
-                .stdout(Stdio::null())
-                .stderr(Stdio::piped())
-                .output()
-                .map_err(|e| format!("cannot run {BWRAP}: {e}"))?;
-            if output.status.success() {
-                Ok(())
+/// Why no sandbox can be made here: the cause, and the fix.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{cause}; {fix}")]
+pub struct Unavailable {
+    /// What failed.
+    pub cause: String,
+    /// What makes it work.
+    pub fix: String,
+}
+
+/// Whether the sandbox profile starts here (bubblewrap installed, user namespaces
+/// allowed, the seccomp filters loaded): `true` is run inside it once per process.
+pub fn availability() -> Result<(), Unavailable> {
+    static CHECK: OnceLock<Result<(), Unavailable>> = OnceLock::new();
+    CHECK.get_or_init(probe).clone()
+}
+
+fn probe() -> Result<(), Unavailable> {
+    let program = bwrap_program();
+    let unavailable = |cause: String, fix: &str| Unavailable {
+        cause,
+        fix: fix.to_string(),
+    };
+    let dir = tempfile::Builder::new()
+        .prefix("nextedit-probe-")
+        .tempdir()
+        .map_err(|e| {
+            unavailable(
+                format!("cannot create a scratch directory: {e}"),
+                "check TMPDIR",
+            )
+        })?;
+    let scratch = dir.path().to_path_buf();
+    let sandbox = Sandbox {
+        scratch: scratch.clone(),
+        read_only: Vec::new(),
+        writable: Vec::new(),
+        network: false,
+    };
+    let jail = super::jail::Jail {
+        limits: super::limits::Limits::TEST,
+        ..super::jail::Jail::default()
+    }
+    .with_sandbox(sandbox);
+    let (mut command, pending) = jail
+        .command(&["true".to_string()], &scratch)
+        .map_err(|e| unavailable(e.to_string(), "report this as a nextedit bug"))?;
+    command
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped());
+    let (child, _tree) = pending.spawn(&mut command).map_err(|e| {
+        if e.kind() == std::io::ErrorKind::NotFound {
+            unavailable(
+                format!("bubblewrap ({program}) is not installed"),
+                "install it (Debian and Ubuntu: apt-get install bubblewrap; Fedora: dnf install bubblewrap)",
+            )
+        } else {
+            unavailable(format!("cannot run {program}: {e}"), "check that it is an executable bubblewrap")
+        }
+    })?;
+    let output = child.wait_with_output().map_err(|e| {
+        unavailable(
+            format!("{program}: {e}"),
+            "check that it is an executable bubblewrap",
+        )
+    })?;
+    if output.status.success() {
+        return Ok(());
+    }
+    let said = String::from_utf8_lossy(&output.stderr).trim().to_string();
+    Err(unavailable(
+        format!(
+            "{program} cannot make a sandbox here ({}){}",
+            output.status,
+            if said.is_empty() {
+                String::new()
             } else {
-                Err(format!(
-                    "{BWRAP} cannot create a sandbox here ({}): {}",
-                    output.status,
-                    String::from_utf8_lossy(&output.stderr).trim()
-                ))
+                format!(": {said}")
             }
-        })
-        .clone()
+        ),
+        "allow user namespaces (sysctl kernel.unprivileged_userns_clone=1 and a non-zero user.max_user_namespaces; on Ubuntu 24.04 also kernel.apparmor_restrict_unprivileged_userns=0), and use bubblewrap 0.8 or newer",
+    ))
 }
 
 /// The paths a `cmd:` command line needs read-only besides the system directories:
@@ -292,20 +434,38 @@ mod tests {
         let args = sandbox.wrap(
             &["sh".into(), "-c".into(), "x".into()],
             Path::new("/tmp/s/1"),
+            &[7, 8],
+            64 << 20,
         );
         let joined = args.join(" ");
-        assert!(joined.starts_with("bwrap --unshare-all --die-with-parent --new-session "));
+        assert!(joined.starts_with(&format!(
+            "{} --unshare-all --unshare-user --disable-userns --cap-drop ALL --die-with-parent --new-session ",
+            bwrap_program()
+        )));
         assert!(!joined.contains("--share-net"));
         assert!(joined.contains("--ro-bind-try /models/m /models/m"));
-        assert!(joined.ends_with("--tmpfs /tmp --ro-bind-try /models/m /models/m --bind /tmp/s /tmp/s --chdir /tmp/s/1 -- sh -c x"));
+        assert!(joined.contains("--ro-bind /dev/null /etc/shadow"));
+        assert!(joined.ends_with("--proc /proc --dev /dev --size 67108864 --tmpfs /tmp --ro-bind-try /models/m /models/m --bind /tmp/s /tmp/s --add-seccomp-fd 7 --add-seccomp-fd 8 --chdir /tmp/s/1 -- sh -c x"));
         let with_net = Sandbox {
             network: true,
             ..sandbox
         };
         assert!(
             with_net
-                .wrap(&[], Path::new("/"))
+                .wrap(&[], Path::new("/"), &[], 1 << 20)
                 .contains(&"--share-net".to_string())
         );
+    }
+
+    #[test]
+    fn entries_of_etc_others_cannot_read_are_hidden() {
+        let hidden = masked();
+        // Debian's snake-oil key directory and shadow file are 0700 / 0640.
+        for path in ["/etc/ssl/private", "/etc/shadow"] {
+            if Path::new(path).exists() {
+                assert!(hidden.contains(&PathBuf::from(path)), "{path}: {hidden:?}");
+            }
+        }
+        assert!(!hidden.iter().any(|p| p == Path::new("/etc/passwd")));
     }
 }
