@@ -8,7 +8,7 @@
 //! otherwise: one cgroup in the `pids` hierarchy and one in the `memory` hierarchy
 //! (with `memory.memsw` when the kernel has it). Where none is writable (an
 //! unprivileged user without delegation) [`layout`] says why, and the caller falls
-//! back to per-process rlimits. The child joins in `pre_exec` (writing `0` to the
+//! back to per-process rlimits (`NEXTEDIT_CGROUP=off` forces that, for tests). The child joins in `pre_exec` (writing `0` to the
 //! `cgroup.procs` files opened here), so nothing it starts escapes.
 
 use std::fs::File;
@@ -52,10 +52,17 @@ impl std::fmt::Display for Layout {
 }
 
 /// The cgroup layout of this machine, found once per process; why there is none.
+/// `NEXTEDIT_CGROUP=off` makes none (a test hook: the rlimit fallback, on a machine
+/// that has cgroups).
 pub fn layout() -> Result<&'static Layout, &'static str> {
     static LAYOUT: OnceLock<Result<Layout, String>> = OnceLock::new();
     LAYOUT
-        .get_or_init(discover)
+        .get_or_init(|| {
+            if std::env::var_os("NEXTEDIT_CGROUP").is_some_and(|v| v == "off") {
+                return Err("no cgroup (NEXTEDIT_CGROUP=off)".to_string());
+            }
+            discover()
+        })
         .as_ref()
         .map_err(String::as_str)
 }

@@ -328,9 +328,17 @@ pub fn command_paths(command_line: &str, forbidden: &[PathBuf]) -> Vec<PathBuf> 
     kept
 }
 
-/// Whether `path` is already visible through [`SYSTEM_DIRS`].
+/// Directories the sandbox has its own of: a command's `/dev/zero` or
+/// `/proc/self/status` is the sandbox's (the host's device, bound into the sandbox's
+/// user namespace, could not even be opened).
+const OWN_DIRS: &[&str] = &["/dev", "/proc", "/sys"];
+
+/// Whether `path` is already visible through [`SYSTEM_DIRS`], or the sandbox's own.
 fn is_system(path: &Path) -> bool {
-    SYSTEM_DIRS.iter().any(|dir| path.starts_with(dir))
+    SYSTEM_DIRS
+        .iter()
+        .chain(OWN_DIRS)
+        .any(|dir| path.starts_with(dir))
 }
 
 /// Whether one of `a`, `b` contains the other.
@@ -412,6 +420,8 @@ mod tests {
         assert!(paths.contains(&venv));
         assert!(paths.contains(&script));
         assert!(paths.contains(&real(&script)));
+        // The sandbox's own /dev and /proc, never the host's.
+        assert!(command_paths("head -c 1 /dev/zero /proc/self/status", &[]).is_empty());
         // The script lives in the replayed repository: it is never bound.
         let repo = vec![dir.path().join("repo"), real(&dir.path().join("repo"))];
         let paths = command_paths(&line, &repo);

@@ -119,13 +119,14 @@ fn compile(rules: BTreeMap<i64, Vec<SeccompRule>>, errno: i32) -> Result<Vec<u8>
     Ok(bytes)
 }
 
-/// Each number of `calls`, and on x86-64 its x32 twin too.
+/// Each number of `calls`, and on x86-64 its x32 twin too (`c_long` is `i64` on the
+/// 64-bit architectures seccompiler compiles for).
 fn with_abis(calls: impl Iterator<Item = libc::c_long>) -> Vec<i64> {
     let mut numbers = Vec::new();
     for call in calls {
-        numbers.push(call as i64);
+        numbers.push(call);
         #[cfg(target_arch = "x86_64")]
-        numbers.push((call | X32) as i64);
+        numbers.push(call | X32);
     }
     numbers
 }

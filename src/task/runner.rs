@@ -202,18 +202,14 @@ pub fn run_tasks(
         }
         None => {
             let settings = settings.ok_or_else(|| TaskRunError::Settings("no settings".into()))?;
+            // A run that cannot start is not stored.
+            confinement(&settings)?;
             let json = serde_json::to_string(&settings).expect("settings serialize");
             let id = db.create_task_run(&settings.suggester, settings.samples, task_file, &json)?;
             (id, settings, Vec::new(), 0)
         }
     };
-    crate::sys::env::check_names(&settings.env).map_err(TaskRunError::Settings)?;
-    // No sandbox, no run: neither the tests nor the suggester start unsandboxed.
-    let sandboxed = sandbox_for(settings.sandbox_mode()?).map_err(|reason| {
-        TaskRunError::Settings(format!(
-            "cannot sandbox the tests and the suggester: {reason}; or pass --sandbox off to run them unsandboxed (they can then read the repository, the database and the network)"
-        ))
-    })?;
+    let sandboxed = confinement(&settings)?;
     // Opened here to fail early; each worker opens its own (libgit2 handles are not shared).
     open_repos(&settings.repos)?;
     // Fails early on a spec that cannot work, before any task runs.
@@ -297,6 +293,18 @@ pub fn run_tasks(
         valid,
         answers,
         calls,
+    })
+}
+
+/// Checks what the run's untrusted code would get (the `--env` names are set here)
+/// and whether it is sandboxed: no sandbox, no run (unless `--sandbox off`), neither
+/// the tests nor the suggester start unsandboxed.
+fn confinement(settings: &TaskRunSettings) -> Result<bool, TaskRunError> {
+    crate::sys::env::check_names(&settings.env).map_err(TaskRunError::Settings)?;
+    sandbox_for(settings.sandbox_mode()?).map_err(|reason| {
+        TaskRunError::Settings(format!(
+            "cannot sandbox the tests and the suggester: {reason}; or pass --sandbox off to run them unsandboxed (they can then read the repository, the database and the network)"
+        ))
     })
 }
 

@@ -45,6 +45,8 @@ mod replay_sandbox;
 mod replay_scoring;
 mod replay_shards;
 mod report_html;
+mod sandbox_holds;
+mod sandbox_limits;
 mod sessions_cli;
 mod sessions_link;
 mod suggester_complete;

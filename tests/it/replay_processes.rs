@@ -39,9 +39,11 @@ fn scripted(mode: &str, state: &Path) -> String {
     )
 }
 
+/// `nextedit replay ARGS` with `ORPHAN_TAG` set and passed on to the suggester.
 fn nextedit(args: &[&str], tmpdir: &Path) -> std::process::Output {
     std::process::Command::new(env!("CARGO_BIN_EXE_nextedit"))
         .args(args)
+        .args(["--env", "ORPHAN_TAG"])
         .env("TMPDIR", tmpdir)
         .env("ORPHAN_TAG", "3017.25")
         .output()

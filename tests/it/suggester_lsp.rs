@@ -38,6 +38,8 @@ fn nextedit_replay(case: &Case, db: &Path, sandbox: &str, extra: &[&str]) -> Out
         .arg("--db")
         .arg(db)
         .args(extra)
+        // The server sees only the variables passed on by name.
+        .args(case.env.iter().flat_map(|(k, _)| ["--env", k]))
         .envs(case.env.iter().map(|(k, v)| (k, v)));
     command.output().unwrap()
 }

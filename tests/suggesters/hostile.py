@@ -15,8 +15,11 @@ JSON line as its text (if it is still alive):
 - fork: 5,000 `sleep HOSTILE_TAG` children, one after the other.
 - disk: a 4 GiB file in its working directory.
 - files: 1 MiB files in its working directory, up to 4,096 of them.
-- memory: 4 children that each write 700 MB of memory, then sleep.
+- memory: 4 children that each write 700 MB of memory, then sleep HOSTILE_TAG seconds.
 - daemon: a `sleep HOSTILE_TAG` that leaves its process group (setsid, double fork).
+
+Imported (a test copies it into a task's repository), its functions are a model answer's
+attack, run by the task's tests.
 """
 import ctypes
 import errno
@@ -115,7 +118,7 @@ def files():
 
 
 def memory():
-    grab = "x = bytearray(b'\\x01') * (700 * 1000 * 1000); import time; time.sleep(60)"
+    grab = f"x = bytearray(b'\\x01') * (700 * 1000 * 1000); import time; time.sleep({TAG})"
     children = [subprocess.Popen([sys.executable, "-c", grab]) for _ in range(4)]
     for child in children:
         child.wait()
@@ -136,28 +139,33 @@ def send(message):
     sys.stdout.flush()
 
 
-acted = False
-report = ""
-for line in sys.stdin:
-    message = json.loads(line)
-    method, msg_id = message.get("method"), message.get("id")
-    if method in ("suggest", "complete") and not acted:
-        acted = True
-        found = ACTIONS[ACTION]() if ACTION else {}
-        report = json.dumps({"action": ACTION, "found": found})
-        if LOG:
-            with open(LOG, "a") as f:
-                f.write(report + "\n")
-    if method == "initialize":
-        send({"jsonrpc": "2.0", "id": msg_id, "result": {"name": "hostile", "version": "1"}})
-    elif method == "suggest":
-        send({"jsonrpc": "2.0", "id": msg_id, "result": {"edits": []}})
-    elif method == "generate":
-        send({"jsonrpc": "2.0", "id": msg_id, "result": {"text": ""}})
-    elif method == "complete":
-        send({"jsonrpc": "2.0", "id": msg_id, "result": {"text": report, "reads": []}})
-    elif method == "shutdown":
-        send({"jsonrpc": "2.0", "id": msg_id, "result": None})
-        break
-    elif msg_id is not None:
-        send({"jsonrpc": "2.0", "id": msg_id, "error": {"code": -32601, "message": method}})
+def serve():
+    acted = False
+    report = ""
+    for line in sys.stdin:
+        message = json.loads(line)
+        method, msg_id = message.get("method"), message.get("id")
+        if method in ("suggest", "complete") and not acted:
+            acted = True
+            found = ACTIONS[ACTION]() if ACTION else {}
+            report = json.dumps({"action": ACTION, "found": found})
+            if LOG:
+                with open(LOG, "a") as f:
+                    f.write(report + "\n")
+        if method == "initialize":
+            send({"jsonrpc": "2.0", "id": msg_id, "result": {"name": "hostile", "version": "1"}})
+        elif method == "suggest":
+            send({"jsonrpc": "2.0", "id": msg_id, "result": {"edits": []}})
+        elif method == "generate":
+            send({"jsonrpc": "2.0", "id": msg_id, "result": {"text": ""}})
+        elif method == "complete":
+            send({"jsonrpc": "2.0", "id": msg_id, "result": {"text": report, "reads": []}})
+        elif method == "shutdown":
+            send({"jsonrpc": "2.0", "id": msg_id, "result": None})
+            break
+        elif msg_id is not None:
+            send({"jsonrpc": "2.0", "id": msg_id, "error": {"code": -32601, "message": method}})
+
+
+if __name__ == "__main__":
+    serve()

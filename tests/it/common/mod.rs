@@ -3,6 +3,7 @@
 //! sessions through the real proxy binary.
 #![allow(dead_code)]
 
+pub mod hostile;
 pub mod nvim;
 mod servers;
 
