@@ -218,16 +218,9 @@ fn probe() -> Result<(), Unavailable> {
         cause,
         fix: fix.to_string(),
     };
-    let dir = tempfile::Builder::new()
-        .prefix("nextedit-probe-")
-        .tempdir()
-        .map_err(|e| {
-            unavailable(
-                format!("cannot create a scratch directory: {e}"),
-                "check TMPDIR",
-            )
-        })?;
-    let scratch = dir.path().to_path_buf();
+    // Nothing is written anywhere (no HOME, no scratch of its own): a run interrupted
+    // while it probes leaves nothing behind.
+    let scratch = std::env::temp_dir();
     let sandbox = Sandbox {
         scratch: scratch.clone(),
         read_only: Vec::new(),
@@ -235,10 +228,10 @@ fn probe() -> Result<(), Unavailable> {
         network: false,
     };
     let jail = super::jail::Jail {
+        sandbox: Some(sandbox),
         limits: super::limits::Limits::TEST,
         ..super::jail::Jail::default()
-    }
-    .with_sandbox(sandbox);
+    };
     let (mut command, pending) = jail
         .command(&["true".to_string()], &scratch)
         .map_err(|e| unavailable(e.to_string(), "report this as a nextedit bug"))?;
