@@ -561,7 +561,9 @@ mod tests {
                 "historian_json": null, "init_timeout": 120.0, "match": "es", "order": "adaptive",
                 "reveal": ["message", "commit"], "sandbox": sandbox, "sandbox_ro": ["/m"],
                 "sandbox_rw": [], "seed": 42, "suggester": "cmd:x", "timeout": 60.0,
-                "cache": "read-only", "cache_db": null, "repetitions": 3});
+                "cache": "read-only", "cache_db": null, "repetitions": 3,
+                "limits": {"pids": 64, "memory_mib": 512, "disk_mib": 100},
+                "env": ["HF_HOME"]});
             let settings: RunSettings = serde_json::from_value(stored.clone()).unwrap();
             assert_eq!(serde_json::to_value(&settings).unwrap(), stored);
         }
@@ -573,12 +575,16 @@ mod tests {
             (
                 settings.sandbox,
                 settings.init_timeout,
-                settings.give_up_after
+                settings.give_up_after,
+                settings.limits,
+                settings.env
             ),
             (
                 SandboxState::Unsandboxed,
                 crate::suggest::DEFAULT_INIT_TIMEOUT.as_secs_f64(),
-                crate::suggest::DEFAULT_GIVE_UP_AFTER
+                crate::suggest::DEFAULT_GIVE_UP_AFTER,
+                crate::sys::limits::Limits::SUGGESTER,
+                Vec::<String>::new()
             )
         );
     }
