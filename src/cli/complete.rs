@@ -180,8 +180,8 @@ pub fn run(args: CompleteArgs) -> Result<i32> {
         .iter()
         .any(|p| args.suggester.starts_with(p))
     {
-        // Its daemons are adopted, to be killed with it.
-        nextedit::sys::jail::become_subreaper();
+        // Ctrl-C ends its tree; its daemons are adopted, to be killed with it.
+        nextedit::run::install_process_guards()?;
         super::note_per_process_limits();
         if !sandboxed {
             eprintln!(

@@ -38,11 +38,12 @@ pub struct Executed {
     pub never_answered: Option<String>,
 }
 
-/// Readies this process for suggester processes: Ctrl-C and SIGTERM stop them and
-/// remove the scratch directories; orphans of suggesters are adopted to be killed.
+/// Readies this process for untrusted process trees (replay's suggesters, `tasks
+/// run`'s tests, `complete`'s suggester): Ctrl-C and SIGTERM kill them (their cgroups
+/// too) and remove replay's scratch directories; their orphans are adopted to be killed.
 pub fn install_process_guards() -> Result<(), RunError> {
     clean_up_on_signals()?;
-    // This process's only children are suggesters: it adopts their orphans to kill them.
+    // This process's only children are such trees: it adopts their orphans to kill them.
     crate::sys::jail::become_subreaper();
     Ok(())
 }

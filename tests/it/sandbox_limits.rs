@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use crate::common::hostile::{World, hostile, leftovers, run, run_errors, task_report};
+use crate::common::hostile::{Ran, World, hostile, leftovers, run, run_errors, task_report};
 
 /// One limit to hit: the hostile action (replay) or test command (tasks run), the
 /// flags that make it small, and the limit's key.
@@ -57,8 +57,14 @@ fn hits(tag: &str) -> Vec<Hit> {
 }
 
 /// Generous bound on a run that hits a limit: it stops at the limit, not when the
-/// bomb is done (5,000 processes, 4 GiB, a minute of sleep).
+/// bomb is done (5,000 processes, 4 GiB, ten minutes of sleep).
 const QUICK: Duration = Duration::from_secs(30);
+
+/// The run stopped at the limit, quickly, and left nothing: no tagged process, no cgroup.
+fn stopped_clean(ran: &Ran, took: Duration, tag: &str, what: &str) {
+    assert!(took < QUICK, "{what}: {took:?}");
+    assert_eq!(leftovers(ran.pid, tag), Vec::<String>::new(), "{what}");
+}
 
 #[test]
 fn a_suggester_past_a_limit_is_killed_and_its_call_fails_as_that_limit() {
@@ -73,8 +79,7 @@ fn a_suggester_past_a_limit_is_killed_and_its_call_fails_as_that_limit() {
         let ran = run(&world.replay_args(&db, &flags), &[]);
         let took = started.elapsed();
         let kind = format!("limit_{}", hit.limit);
-        // The step's call fails as the limit; the next call's restart hits it again
-        // only if it acts again (it acts once), so the run goes on.
+        // The trajectory's one `suggest` fails as the limit; the run goes on.
         assert_eq!(
             run_errors(&world.path(&db)),
             [("suggest".to_string(), kind)],
@@ -82,13 +87,7 @@ fn a_suggester_past_a_limit_is_killed_and_its_call_fails_as_that_limit() {
             hit.action,
             ran.stderr()
         );
-        assert!(took < QUICK, "{}: {took:?}", hit.action);
-        assert_eq!(
-            leftovers(ran.pid, TAG),
-            Vec::<String>::new(),
-            "{}",
-            hit.action
-        );
+        stopped_clean(&ran, took, TAG, hit.action);
     }
 }
 
@@ -105,14 +104,7 @@ fn a_test_run_past_a_limit_is_killed_and_recorded_as_that_limit() {
         flags.extend(hit.flags);
         let started = Instant::now();
         let ran = run(&world.tasks_args(&db, &flags), &[]);
-        let took = started.elapsed();
-        assert!(took < QUICK, "{}: {took:?}", hit.action);
-        assert_eq!(
-            leftovers(ran.pid, TAG),
-            Vec::<String>::new(),
-            "{}",
-            hit.action
-        );
+        stopped_clean(&ran, started.elapsed(), TAG, hit.action);
         let report = task_report(&world.path(&db));
         let conn = rusqlite::Connection::open(world.path(&db)).unwrap();
         let (passed, limit, tail): (bool, Option<String>, String) = conn

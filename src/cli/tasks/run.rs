@@ -166,8 +166,9 @@ pub fn run(args: RunArgs) -> anyhow::Result<i32> {
     let tasks =
         parse_task_file(&text).with_context(|| format!("task file {}", args.tasks.display()))?;
     let db_path = args.db.unwrap_or_else(nextedit::store::default_path);
-    // Daemons of unsandboxed tests are adopted, to be killed with their test run.
-    nextedit::sys::jail::become_subreaper();
+    // Ctrl-C and SIGTERM end every test run's and suggester's tree; daemons of
+    // unsandboxed tests are adopted, to be killed with their test run.
+    nextedit::run::install_process_guards()?;
     super::super::note_per_process_limits();
     let settings = args.suggester.map(|suggester| TaskRunSettings {
         suggester,

@@ -192,11 +192,7 @@ pub fn run_errors(db: &Path) -> Vec<(String, String)> {
 
 /// `tasks report --json` of run 1 in `db`: the run's object.
 pub fn task_report(db: &Path) -> Value {
-    let out = Command::new(env!("CARGO_BIN_EXE_nextedit"))
-        .args(["tasks", "report", "--json", "1", "--db"])
-        .arg(db)
-        .output()
-        .unwrap();
+    let out = super::nextedit_with_db(&["tasks", "report", "--json", "1"], db);
     assert!(
         out.status.success(),
         "{}",
