@@ -13,7 +13,7 @@ use std::path::Path;
 use serde_json::{Value, json};
 
 use crate::common::hostile::{World, hostile, run, task_report};
-use crate::common::{Server, available};
+use crate::common::{Server, available, nextedit_with_db};
 
 /// What the escape attempts of hostile.py find in the default sandbox: no capability,
 /// both seccomp filters, every remount, unmount and new namespace refused, the
@@ -421,5 +421,44 @@ fn untrusted_code_gets_only_the_allowed_environment() {
             .contains("--env NOT_SET_HERE: NOT_SET_HERE is not set in nextedit's environment"),
         "{}",
         ran.stderr()
+    );
+}
+
+#[test]
+fn an_unsandboxed_task_run_is_marked_in_every_report_format() {
+    let world = World::new();
+    let flags = [
+        "--suggester",
+        "builtin:oracle",
+        "--test-command",
+        "true",
+        "--sandbox",
+        "off",
+    ];
+    let ran = run(&world.tasks_args("t.db", &flags), &[]);
+    assert_eq!(ran.output.status.code(), Some(0), "{}", ran.stderr());
+    let db = world.path("t.db");
+    let page = world.path("report.html");
+    let out = nextedit_with_db(
+        &["tasks", "report", "1", "--html", page.to_str().unwrap()],
+        &db,
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(
+        text.lines().nth(1),
+        Some(
+            "  UNSANDBOXED (sandbox off): its tests and suggester could read the repository, the database and the network"
+        ),
+        "{text}"
+    );
+    let report = task_report(&db);
+    assert_eq!(
+        (&report["sandbox"], &report["unsandboxed"]),
+        (&json!("off"), &json!(true))
+    );
+    assert!(
+        std::fs::read_to_string(&page).unwrap().contains(
+            "<p class=\"warn\">Unsandboxed (sandbox off): its tests and suggester could read the repository, the database and the network.</p>"
+        )
     );
 }

@@ -1,6 +1,7 @@
 //! The limits of an untrusted process tree, as root (where `RLIMIT_NPROC` does not
 //! hold): a fork bomb (5,000 `sleep`s, one after the other), a 4 GiB file, a flood of
-//! 1 MiB files and 4 children of 700 MB each hit `--pids`, `--disk` and `--memory`,
+//! 1 MiB files, a full `/tmp` and 4 children of 700 MB each hit `--pids`, `--disk` and
+//! `--memory`,
 //! in a `cmd:` suggester of `replay` (the call fails as `limit_pids`, `limit_disk`,
 //! `limit_memory`) and in a test run of `tasks run` (the answer's run is recorded as
 //! `limit: pids`, … and counted in `tasks report`); the tree is killed at once, and
@@ -42,6 +43,14 @@ fn hits(tag: &str) -> Vec<Hit> {
         Hit {
             action: "files",
             test: "for i in $(seq 4096); do head -c 1048576 /dev/zero > f$i; done".into(),
+            flags: ["--disk", "64"],
+            limit: "disk",
+        },
+        Hit {
+            action: "tmp",
+            test: format!(
+                "for i in $(seq 4096); do head -c 1048576 /dev/zero > /tmp/f$i || break; done; sleep {tag}"
+            ),
             flags: ["--disk", "64"],
             limit: "disk",
         },

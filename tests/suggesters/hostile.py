@@ -15,6 +15,8 @@ JSON line as its text (if it is still alive):
 - fork: 5,000 `sleep HOSTILE_TAG` children, one after the other.
 - disk: a 4 GiB file in its working directory.
 - files: 1 MiB files in its working directory, up to 4,096 of them.
+- tmp: 1 MiB files in /tmp until it is full (or 4,096 of them), then sleep HOSTILE_TAG
+  seconds.
 - memory: 4 children that each write 700 MB of memory, then sleep HOSTILE_TAG seconds.
 - daemon: a `sleep HOSTILE_TAG` that leaves its process group (setsid, double fork).
 
@@ -117,6 +119,20 @@ def files():
     return {"written": 4096}
 
 
+def tmp():
+    chunk = b"x" * (1 << 20)
+    written = 0
+    try:
+        for i in range(4096):
+            with open(f"/tmp/file-{i}", "wb") as f:
+                f.write(chunk)
+            written += 1
+    except OSError as e:
+        written = errno.errorcode.get(e.errno, str(e.errno))
+    time.sleep(float(TAG))
+    return {"written": written}
+
+
 def memory():
     grab = f"x = bytearray(b'\\x01') * (700 * 1000 * 1000); import time; time.sleep({TAG})"
     children = [subprocess.Popen([sys.executable, "-c", grab]) for _ in range(4)]
@@ -131,7 +147,7 @@ def daemon():
 
 
 ACTIONS = {"escape": escape, "env": environment, "fork": fork, "disk": disk, "files": files,
-           "memory": memory, "daemon": daemon}
+           "tmp": tmp, "memory": memory, "daemon": daemon}
 
 
 def send(message):
