@@ -82,7 +82,7 @@ pub struct CompleteArgs {
     sandbox: String,
 
     /// MiB of memory the suggester's process tree may use (limit: memory)
-    #[arg(long, value_name = "MIB", default_value_t = nextedit::sys::limits::DEFAULT_SUGGESTER_MEMORY_MIB,
+    #[arg(long, value_name = "MIB", default_value_t = nextedit::sys::limits::DEFAULT_MEMORY_MIB,
           value_parser = clap::value_parser!(u64).range(16..=16_777_216))]
     memory: u64,
 

@@ -583,7 +583,7 @@ mod tests {
                 SandboxState::Unsandboxed,
                 crate::suggest::DEFAULT_INIT_TIMEOUT.as_secs_f64(),
                 crate::suggest::DEFAULT_GIVE_UP_AFTER,
-                crate::sys::limits::Limits::SUGGESTER,
+                crate::sys::limits::Limits::DEFAULT,
                 Vec::<String>::new()
             )
         );

@@ -72,12 +72,12 @@ pub struct Jail {
 }
 
 impl Default for Jail {
-    /// Unsandboxed, [`Limits::SUGGESTER`], the allow-list alone, no home of its own
+    /// Unsandboxed, [`Limits::DEFAULT`], the allow-list alone, no home of its own
     /// (`HOME=/nonexistent`), no directory watched.
     fn default() -> Jail {
         Jail {
             sandbox: None,
-            limits: Limits::SUGGESTER,
+            limits: Limits::DEFAULT,
             env: Environment::default(),
             home: PathBuf::from(NO_HOME),
             disk: None,

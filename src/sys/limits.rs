@@ -10,13 +10,11 @@ use serde::{Deserialize, Serialize};
 /// threads and a test suite a few processes; 1,024 stops a fork bomb while the
 /// machine is still responsive.
 pub const DEFAULT_PIDS: u32 = 1024;
-/// Default `--memory` of a suggester's tree, MiB: room for a language server on a
-/// large project or a small local model, while two replay workers still fit a
-/// 24 GiB machine.
-pub const DEFAULT_SUGGESTER_MEMORY_MIB: u64 = 8192;
-/// Default `--memory` of one test run's tree, MiB (the per-process limit `tasks run`
-/// had before, now for the whole tree).
-pub const DEFAULT_TEST_MEMORY_MIB: u64 = 4096;
+/// Default `--memory` of one tree, MiB: a language server on a large project or a test
+/// suite fits; a suggester that loads a model asks for more (`--memory`). Two replay
+/// workers or test runs leave most of a 24 GiB machine free, and a runaway allocation
+/// stops long before it swaps the machine. `tasks run` had this as a per-process limit.
+pub const DEFAULT_MEMORY_MIB: u64 = 4096;
 /// Default `--disk`, MiB: what a tree may write into its scratch directory, the size
 /// of its private `/tmp` and the largest single file. A checkout, a virtualenv's
 /// caches or a language server's index take far less.
@@ -34,17 +32,10 @@ pub struct Limits {
 }
 
 impl Limits {
-    /// The defaults for a suggester's tree.
-    pub const SUGGESTER: Limits = Limits {
+    /// The defaults.
+    pub const DEFAULT: Limits = Limits {
         pids: DEFAULT_PIDS,
-        memory_mib: DEFAULT_SUGGESTER_MEMORY_MIB,
-        disk_mib: DEFAULT_DISK_MIB,
-    };
-
-    /// The defaults for one test run.
-    pub const TEST: Limits = Limits {
-        pids: DEFAULT_PIDS,
-        memory_mib: DEFAULT_TEST_MEMORY_MIB,
+        memory_mib: DEFAULT_MEMORY_MIB,
         disk_mib: DEFAULT_DISK_MIB,
     };
 
@@ -69,9 +60,9 @@ impl Limits {
 }
 
 impl Default for Limits {
-    /// [`Limits::SUGGESTER`].
+    /// [`Limits::DEFAULT`].
     fn default() -> Limits {
-        Limits::SUGGESTER
+        Limits::DEFAULT
     }
 }
 
@@ -138,7 +129,7 @@ mod tests {
         assert_eq!(Limit::from_key("cpu"), None);
         assert_eq!(Limit::Pids.to_string(), "limit: pids");
         assert_eq!(
-            Limits::TEST.describe(),
+            Limits::DEFAULT.describe(),
             "pids 1024, memory 4096 MiB, disk 4096 MiB"
         );
     }

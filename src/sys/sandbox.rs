@@ -229,7 +229,6 @@ fn probe() -> Result<(), Unavailable> {
     };
     let jail = super::jail::Jail {
         sandbox: Some(sandbox),
-        limits: super::limits::Limits::TEST,
         ..super::jail::Jail::default()
     };
     let (mut command, pending) = jail

@@ -262,7 +262,7 @@ fn no_sandbox_no_run_unless_sandbox_off_is_given() {
         ] {
             let prefix = match name {
                 "complete" => {
-                    format!("nextedit: error: cmd:touch 'DIR/ran' at calc.py:0:0 of REPO: ")
+                    "nextedit: error: cmd:touch 'DIR/ran' at calc.py:0:0 of REPO: ".to_string()
                 }
                 "tasks run" => "nextedit: error: task run into DIR/t.db: ".to_string(),
                 _ => "nextedit: error: ".to_string(),

@@ -9,7 +9,7 @@ use nextedit::run::RunSettings;
 pub(super) struct LimitArgs {
     /// MiB of memory one suggester process tree (a cmd: process or an lsp: server,
     /// with all it starts) may use; past it the kernel kills it (limit: memory)
-    #[arg(long, value_name = "MIB", default_value_t = nextedit::sys::limits::DEFAULT_SUGGESTER_MEMORY_MIB,
+    #[arg(long, value_name = "MIB", default_value_t = nextedit::sys::limits::DEFAULT_MEMORY_MIB,
           value_parser = clap::value_parser!(u64).range(16..=16_777_216))]
     memory: u64,
 
