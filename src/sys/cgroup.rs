@@ -214,8 +214,18 @@ fn discover() -> Result<Layout, String> {
     )
 }
 
-/// The directories of the cgroups alive in this process, for [`kill_all`].
-static LIVE: Mutex<Vec<Vec<PathBuf>>> = Mutex::new(Vec::new());
+/// The cgroups of this process, for [`kill_all`].
+struct Live {
+    /// Each cgroup's directories, registered before they are made.
+    cgroups: Vec<Vec<PathBuf>>,
+    /// Set by [`kill_all`]: no cgroup is made after it.
+    closed: bool,
+}
+
+static LIVE: Mutex<Live> = Mutex::new(Live {
+    cgroups: Vec::new(),
+    closed: false,
+});
 /// Numbers the cgroups this process makes.
 static NEXT: AtomicU64 = AtomicU64::new(0);
 
@@ -245,14 +255,22 @@ impl Cgroup {
             Layout::V2 { parent } => (true, vec![parent.join(&name)]),
             Layout::V1 { pids, memory } => (false, vec![pids.join(&name), memory.join(&name)]),
         };
+        {
+            // Registered before it exists, so a signal's clean-up never misses it.
+            let mut live = LIVE.lock().unwrap_or_else(|e| e.into_inner());
+            if live.closed {
+                return Err(std::io::Error::other("nextedit is stopping"));
+            }
+            live.cgroups.push(dirs.clone());
+        }
+        // Dropped on an error below: what was made is removed, the registration too.
         let mut made = Cgroup {
             v2,
-            dirs: Vec::new(),
+            dirs,
             procs: Vec::new(),
         };
-        for dir in dirs {
-            std::fs::create_dir(&dir)?;
-            made.dirs.push(dir);
+        for dir in &made.dirs {
+            std::fs::create_dir(dir)?;
         }
         let memory = limits.memory_bytes().to_string();
         let write = |dir: &Path, file: &str, value: &str| std::fs::write(dir.join(file), value);
@@ -275,9 +293,6 @@ impl Cgroup {
                     .write(true)
                     .open(dir.join("cgroup.procs"))?,
             );
-        }
-        if let Ok(mut live) = LIVE.lock() {
-            live.push(made.dirs.clone());
         }
         Ok(Some(made))
     }
@@ -380,15 +395,20 @@ impl Drop for Cgroup {
         self.procs.clear();
         remove(&self.dirs);
         if let Ok(mut live) = LIVE.lock() {
-            live.retain(|dirs| *dirs != self.dirs);
+            live.cgroups.retain(|dirs| *dirs != self.dirs);
         }
     }
 }
 
-/// Kills every process of every live cgroup of this process and removes them (for a
-/// signal's clean-up, which exits without running destructors).
+/// Kills every process of every live cgroup of this process and removes them, and
+/// makes no cgroup after (for a signal's clean-up, which exits without running
+/// destructors).
 pub fn kill_all() {
-    let all = LIVE.lock().map(|l| l.clone()).unwrap_or_default();
+    let all = {
+        let mut live = LIVE.lock().unwrap_or_else(|e| e.into_inner());
+        live.closed = true;
+        live.cgroups.clone()
+    };
     for dirs in all {
         kill_members(&dirs);
         remove(&dirs);

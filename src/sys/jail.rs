@@ -45,6 +45,9 @@ pub enum JailError {
     /// The seccomp filters.
     #[error(transparent)]
     Seccomp(#[from] super::seccomp::SeccompError),
+    /// The tree's cgroup (where cgroups can be made).
+    #[error("cannot make the process tree's cgroup: {0}")]
+    Cgroup(#[source] std::io::Error),
     /// The scratch's home directory.
     #[error("cannot create {path}: {source}")]
     Home {
@@ -142,8 +145,8 @@ impl Jail {
             command.current_dir(cwd);
         }
         self.env.apply(&mut command, &self.home);
-        // A cgroup that cannot be made leaves the rlimits alone to limit the tree.
-        let cgroup = Cgroup::create(&self.limits).ok().flatten();
+        // Where cgroups exist, the tree gets one or does not start; elsewhere rlimits.
+        let cgroup = Cgroup::create(&self.limits).map_err(JailError::Cgroup)?;
         let join: Vec<RawFd> = cgroup.as_ref().map(Cgroup::join_fds).unwrap_or_default();
         let fallback = cgroup.is_none().then(|| {
             (

@@ -256,5 +256,8 @@ fn an_interrupted_replay_never_leaves_its_scratch_checkout() {
             0,
             "scratch left after {delay_ms} ms"
         );
+        // Nor a cgroup of its suggester's tree (the hanging process killed with it).
+        let left = crate::common::hostile::leftovers(child.id(), &state.display().to_string());
+        assert_eq!(left, Vec::<String>::new(), "after {delay_ms} ms");
     }
 }
