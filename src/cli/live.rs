@@ -49,7 +49,7 @@ pub struct LiveArgs {
     by: Option<ByArg>,
 
     /// Seconds after a dismissed answer in which typing its text counts as right but not taken
-    #[arg(long, value_name = "S", default_value_t = 30.0)]
+    #[arg(long, value_name = "S", default_value_t = 30.0, allow_negative_numbers = true, value_parser = nextedit::ranges::seconds_or_zero)]
     within: f64,
 
     /// Print one JSON object (groups and every answer's outcome) instead of text

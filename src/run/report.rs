@@ -63,6 +63,27 @@ impl RunReport {
     }
 }
 
+/// `runs` split into those whose reports can be read and those that cannot (an
+/// out-of-range or mistyped value in one of their rows), each with why: a bad run
+/// is reported as such and skipped, never fatal for the others.
+pub fn readable_runs(store: &dyn RunStore, runs: &[i64]) -> (Vec<i64>, Vec<(i64, String)>) {
+    let mut readable = Vec::new();
+    let mut unreadable = Vec::new();
+    for &run in runs {
+        let group = store.run_repetitions(run).map_err(RunError::from);
+        let check = group.and_then(|group| {
+            group
+                .iter()
+                .try_for_each(|&r| RunReport::of(store, r).map(drop))
+        });
+        match check {
+            Ok(()) => readable.push(run),
+            Err(e) => unreadable.push((run, super::error_chain(&e))),
+        }
+    }
+    (readable, unreadable)
+}
+
 /// What `builtin:noop` scores on a run's scored steps: mean BLEU-4 and ES of an empty
 /// answer and of the unchanged current text, against the same gold edits, under the
 /// run's rule.
