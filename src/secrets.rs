@@ -28,11 +28,12 @@ static MESSAGE_SECRETS: LazyLock<Vec<Regex>> = LazyLock::new(|| {
     [
         // A URL's user information: `http://user:KEY@host`, `https://KEY@host`.
         r"(?i)\b[a-z][a-z0-9+.-]*://([^/\s@]+)@",
-        // `Authorization: Bearer KEY`, `"Bearer KEY"`.
-        r"(?i)\bbearer\s+([A-Za-z0-9._~+/=-]+)",
+        // `Authorization: Bearer KEY`, `"Bearer KEY"` (8 characters or more, so prose
+        // that names a parameter is left alone).
+        r"(?i)\bbearer\s+([A-Za-z0-9._~+/=-]{8,})",
         // `api_key=KEY`, `"api-key": "KEY"`, `access_token: KEY`, `password=KEY` (not a
         // bare `token:`, which parse errors say of source code).
-        r#"(?i)(?:api[_-]?key|(?:access|auth|api)[_-]?token|client[_-]?secret|passw(?:or)?d)["']?\s*[:=]\s*["']?([^\s"',;&}]+)"#,
+        r#"(?i)(?:api[_-]?key|(?:access|auth|api)[_-]?token|client[_-]?secret|passw(?:or)?d)["']?\s*[:=]\s*["']?([^\s"',;&}]{8,})"#,
     ]
     .iter()
     .map(|re| Regex::new(re).expect("valid secret regex"))
@@ -169,11 +170,14 @@ mod tests {
     #[test]
     fn masks_remembered_keys_credentials_and_bearer_tokens() {
         remember("plain-words-key-1234");
-        let text = "401 for Bearer abc.def-123: key plain-words-key-1234 refused; see http://me:pw@host/v1 and api_key=zzz";
+        let text = "401 for Bearer abc.def-123: key plain-words-key-1234 refused; see http://me:pw@host/v1 and api_key=zzzzzzzz";
         assert_eq!(
             mask(text),
-            "401 for Bearer ***********: key ******************** refused; see http://*****@host/v1 and api_key=***"
+            "401 for Bearer ***********: key ******************** refused; see http://*****@host/v1 and api_key=********"
         );
+        // A message that only names the parameter keeps its words.
+        let named = "parameter \"api_key\": a key in the spec would be stored";
+        assert_eq!(mask(named), named);
         assert_eq!(mask("nothing here"), "nothing here");
         // Privacy's own patterns still apply.
         let github = format!("token ghp_{}", "a".repeat(36));

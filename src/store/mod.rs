@@ -264,6 +264,12 @@ impl Database {
             })
         };
         let version = read("PRAGMA user_version")?;
+        if version > SCHEMA_VERSION {
+            return Err(StoreError::SchemaTooNew {
+                path: self.path.clone(),
+                found: version,
+            });
+        }
         let objects = read("SELECT count(*) FROM sqlite_master")?;
         if version == 0 && objects == 0 {
             return match empty_ok {
@@ -402,12 +408,14 @@ fn sqlite(path: &Path, source: rusqlite::Error) -> StoreError {
     }
 }
 
-/// Creates the directory (0700) and an empty file (0600) if they do not exist.
-/// Refuses a symbolic link at `path` (SQLite would follow it and create the file
-/// with the umask's mode); makes an existing file (and its `-wal`/`-shm`) 0600 if
-/// others could read it, returning its former mode.
+/// Creates the directory (0700) and the database (0600, migrated) if they do not
+/// exist: built in a private temporary file next to it and put in place in one step,
+/// so no process ever sees a half-made database (an empty file is never nextedit's:
+/// reading commands refuse one). Refuses a symbolic link at `path` (SQLite would
+/// follow it and create the file with the umask's mode); makes an existing file (and
+/// its `-wal`/`-shm`) 0600 if others could read it, returning its former mode.
 fn create_private(path: &Path) -> Result<Option<u32>, StoreError> {
-    use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt, PermissionsExt};
+    use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
     if let Ok(meta) = std::fs::symlink_metadata(path) {
         if meta.file_type().is_symlink() {
             return Err(StoreError::Create {
@@ -449,14 +457,27 @@ fn create_private(path: &Path) -> Result<Option<u32>, StoreError> {
             .create(dir)
             .map_err(err)?;
     }
-    match std::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .mode(0o600)
-        .open(path)
-    {
+    let dir = match path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        Some(dir) => dir,
+        None => Path::new("."),
+    };
+    // tempfile creates it 0600.
+    let new = tempfile::Builder::new()
+        .prefix(".nextedit-new-")
+        .suffix(".db")
+        .tempfile_in(dir)
+        .map_err(err)?;
+    let mut db = Database {
+        conn: Connection::open(new.path()).map_err(|source| sqlite(path, source))?,
+        path: path.to_path_buf(),
+        fixed: None,
+    };
+    db.migrate()?;
+    drop(db);
+    match new.persist_noclobber(path) {
         Ok(_) => Ok(None),
-        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(None),
-        Err(e) => Err(err(e)),
+        // Another process made it first: theirs is as good.
+        Err(e) if e.error.kind() == std::io::ErrorKind::AlreadyExists => Ok(None),
+        Err(e) => Err(err(e.error)),
     }
 }

@@ -69,12 +69,6 @@ impl ContextArgs {
             );
         };
         let argv: Vec<String> = command.split_whitespace().map(str::to_string).collect();
-        if !(self.retriever_timeout.is_finite() && self.retriever_timeout > 0.0) {
-            anyhow::bail!(
-                "--retriever-timeout {}: give a positive number of seconds",
-                self.retriever_timeout
-            );
-        }
         let timeout = std::time::Duration::from_secs_f64(self.retriever_timeout);
         Ok(Box::new(CommandRetriever::start(
             &self.retriever,
