@@ -105,9 +105,8 @@ fn a_command_planted_in_a_run_database_never_runs_on_resume() {
         // `unsandboxed` is only compared, never obeyed.
         (
             &["replay", "--resume", "1", "--suggester", &planted],
-            format!(
-                "nextedit: error: run 1 was made with --sandbox off, not --sandbox bwrap: resume it with the same --sandbox\n"
-            ),
+            "nextedit: error: run 1 was made with --sandbox off, not --sandbox bwrap: resume it with the same --sandbox\n"
+                .to_string(),
         ),
         (
             &[
