@@ -4,7 +4,7 @@
 use std::io::Write;
 use std::path::PathBuf;
 
-use anyhow::{Context, bail};
+use anyhow::Context;
 use clap::{Args, ValueEnum};
 use nextedit::live::{GroupBy, LiveConfig, figures, json, text};
 use nextedit::sessions::load_live_sessions;
@@ -70,12 +70,6 @@ enum ByArg {
 
 /// Runs `nextedit live`.
 pub fn run(args: LiveArgs) -> anyhow::Result<i32> {
-    if !(args.within.is_finite() && args.within >= 0.0) {
-        bail!(
-            "--within must be a number of seconds ≥ 0, not {}",
-            args.within
-        );
-    }
     let config = LiveConfig {
         within_ms: args.within * 1000.0,
     };
