@@ -318,18 +318,19 @@ fn a_key_the_server_reflects_is_masked_in_every_output_and_every_column() {
         "the page shows no failure"
     );
     // A URL with credentials is refused without repeating them.
-    let with_key = format!("openai:http://me:{KEY}@127.0.0.1:9/v1?model=m");
-    let out = nextedit(
-        &["replay", "--suggester", &with_key, "--trajectory", &t],
-        &tmp.path().join("other.db"),
-    );
-    assert_eq!(out.status.code(), Some(2));
-    assert!(
-        stderr(&out).contains("credentials in the URL would be stored")
-            && !stderr(&out).contains(KEY),
-        "{}",
-        stderr(&out)
-    );
+    for (scheme, why) in [
+        ("http", "credentials in the URL would be stored"),
+        ("https", "https is not supported"),
+    ] {
+        let with_key = format!("openai:{scheme}://me:{KEY}@127.0.0.1:9/v1?model=m");
+        let out = nextedit(
+            &["replay", "--suggester", &with_key, "--trajectory", &t],
+            &tmp.path().join("other.db"),
+        );
+        assert_eq!(out.status.code(), Some(2));
+        let err = stderr(&out);
+        assert!(err.contains(why) && !err.contains(KEY), "{err}");
+    }
     // `complete` says the same failure, masked.
     std::fs::write(tmp.path().join("a.py"), "x = 1\n").unwrap();
     let complete = Command::new(nextedit_bin())
