@@ -69,11 +69,11 @@ pub struct CompleteArgs {
     context: Option<PathBuf>,
 
     /// Seconds the `complete` call may take
-    #[arg(long, default_value_t = 60.0)]
+    #[arg(long, default_value_t = 60.0, allow_negative_numbers = true, value_parser = nextedit::ranges::seconds)]
     timeout: f64,
 
     /// Seconds `initialize` may take (a process may load a model)
-    #[arg(long, default_value_t = 120.0)]
+    #[arg(long, default_value_t = 120.0, allow_negative_numbers = true, value_parser = nextedit::ranges::seconds)]
     init_timeout: f64,
 
     /// bwrap: run cmd: and lsp: suggesters in the replay sandbox (no call when it

@@ -150,7 +150,11 @@ pub fn run(command: ExportCommand) -> Result<i32> {
         .parse()
         .map_err(|e: String| anyhow::anyhow!("--split {}: {e}", args.split))?;
     for item in &skipped {
-        eprintln!("skipped {}: {}", item.item, item.reason);
+        eprintln!(
+            "skipped {}: {}",
+            item.item,
+            nextedit::secrets::scrub(&item.reason)
+        );
     }
     let facts = CardFacts {
         kind,

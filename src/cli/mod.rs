@@ -113,7 +113,9 @@ pub fn run() -> i32 {
             if is_broken_pipe(&error) {
                 return 0;
             }
-            eprintln!("nextedit: error: {error:#}");
+            // The chain may quote a server, a file or a test: masked and cut.
+            let message = format!("{error:#}");
+            eprintln!("nextedit: error: {}", nextedit::secrets::scrub(&message));
             2
         }
     }

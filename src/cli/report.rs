@@ -21,6 +21,9 @@ use nextedit::store::Database;
 /// (p50/p95) and the failed calls by kind. Unsandboxed runs are marked; runs that
 /// used the response cache say how many calls it served.
 ///
+/// A run whose rows cannot be read (a value out of range or of the wrong type) is
+/// skipped with why, the others are reported, and the exit status is 1.
+///
 /// A run replayed with --repetitions N (name its first run) shows a line per
 /// repetition, then every figure's mean and 95 % t-interval over the repetitions.
 /// --baseline RUN shows each figure beside the baseline run's, the difference, and
@@ -72,11 +75,23 @@ pub fn run(args: ReportArgs) -> anyhow::Result<i32> {
     let db = Database::open_existing(&db_path)?;
     let mut out = std::io::stdout().lock();
     if args.runs.is_empty() {
-        text::print_run_list(&mut out, &db, db.path(), args.json)?;
-        return Ok(0);
+        let unreadable = text::print_run_list(&mut out, &db, db.path(), args.json)?;
+        return Ok(i32::from(unreadable > 0));
     }
+    // A run whose rows cannot be read is skipped with why; the others are reported.
+    let (runs, unreadable) = nextedit::run::report::readable_runs(&db, &args.runs);
+    for (run, why) in &unreadable {
+        eprintln!(
+            "nextedit: skipping run {run}: {}",
+            nextedit::secrets::scrub(why)
+        );
+    }
+    if runs.is_empty() {
+        anyhow::bail!("no run of {:?} could be read", args.runs);
+    }
+    let skipped = i32::from(!unreadable.is_empty());
     if let Some(path) = &args.html {
-        let runs = (args.runs.iter())
+        let runs = (runs.iter())
             .map(|&run| HtmlRun::of(&db, run).with_context(|| format!("reading run {run}")))
             .collect::<anyhow::Result<Vec<_>>>()?;
         let live = if args.live.is_empty() {
@@ -90,14 +105,14 @@ pub fn run(args: ReportArgs) -> anyhow::Result<i32> {
         std::fs::write(path, html::render_with_live(&runs, live.as_deref()))
             .with_context(|| format!("writing {}", path.display()))?;
         eprintln!("nextedit: wrote {}", path.display());
-        return Ok(0);
+        return Ok(skipped);
     }
     if args.json {
         let baseline = match args.baseline {
             Some(b) => Some(GroupFigures::of(&db, b)?),
             None => None,
         };
-        for &run in &args.runs {
+        for &run in &runs {
             let report = RunReport::of(&db, run)?;
             let figures = GroupFigures::of(&db, run)?;
             writeln!(
@@ -106,8 +121,8 @@ pub fn run(args: ReportArgs) -> anyhow::Result<i32> {
                 json::report_with_figures(&report, &figures, baseline.as_ref())
             )?;
         }
-        return Ok(0);
+        return Ok(skipped);
     }
-    text::print_report_against(&mut out, &db, &args.runs, args.baseline)?;
-    Ok(0)
+    text::print_report_against(&mut out, &db, &runs, args.baseline)?;
+    Ok(skipped)
 }

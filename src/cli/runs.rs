@@ -15,7 +15,10 @@ pub fn run(command: RunsCommand) -> anyhow::Result<i32> {
     match command {
         RunsCommand::List { db, json } => {
             let db = open(db)?;
-            text::print_run_list(&mut out, &db, db.path(), json)?;
+            if text::print_run_list(&mut out, &db, db.path(), json)? > 0 {
+                eprintln!("nextedit: some runs could not be read (listed as unreadable)");
+                return Ok(1);
+            }
         }
         RunsCommand::Show { db, run } => {
             let db = open(db)?;
@@ -85,7 +88,8 @@ pub fn run(command: RunsCommand) -> anyhow::Result<i32> {
 #[derive(Debug, clap::Subcommand)]
 pub enum RunsCommand {
     /// List the replay runs, newest first (id, start, status, trajectories, micro F1,
-    /// suggester)
+    /// suggester); a run whose rows cannot be read is listed as unreadable, with why
+    /// (exit status 1)
     List {
         /// Database [default: $NEXTEDIT_DB, else $XDG_DATA_HOME/nextedit/nextedit.db]
         #[arg(long, value_name = "PATH")]

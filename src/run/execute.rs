@@ -49,12 +49,14 @@ pub fn install_process_guards() -> Result<(), RunError> {
 }
 
 /// Replays every unfinished run of the repetition group run `first` starts (just that
-/// run when it has no repetitions), each with its stored settings, in repetition
+/// run when it has no repetitions), each with its stored settings confirmed by what
+/// the command line gives (`given`: [`RunSettings::confirmed_by`]), in repetition
 /// order: [`execute`] for each.
 pub fn execute_group(
     store: &mut dyn RunStore,
     db_path: &Path,
     first: i64,
+    given: &super::Reasserted,
     jobs: usize,
     events: &dyn RunEvents,
 ) -> Result<Executed, RunError> {
@@ -67,7 +69,8 @@ pub fn execute_group(
         if store.run(run)?.status == "done" {
             continue;
         }
-        let settings = super::RunSettings::of(&*store, run)?;
+        // Every run of the group is checked: a database may hold any settings in any row.
+        let settings = RunSettings::resumed(&*store, run, given)?;
         if runs.len() > 1 {
             let repetition = store.run(run)?.repetition;
             events.note(&format!(

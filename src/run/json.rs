@@ -58,6 +58,11 @@ pub fn run_list_entry(info: &RunSummary, summary: &FlowSummary) -> Value {
            "repetition": info.repetition, "repetition_of": info.repetition_of})
 }
 
+/// A run of `runs list --json` whose rows could not be read, and why.
+pub fn unreadable_run(id: i64, why: &str) -> Value {
+    json!({"id": id, "unreadable": crate::secrets::scrub(why)})
+}
+
 /// One run of `report --json`.
 pub fn report(r: &RunReport) -> Value {
     let m = &r.measurements;

@@ -25,7 +25,8 @@ mod worker;
 
 pub use execute::{Executed, execute, execute_group, install_process_guards};
 pub use plan::{
-    Collected, MatchKind, Order, Reveal, RunRequest, RunSettings, SandboxMode, SandboxState,
+    Collected, MatchKind, Order, Reasserted, Reveal, RunRequest, RunSettings, SandboxMode,
+    SandboxState,
 };
 pub use report::RunReport;
 pub use store::RunStore;
@@ -122,6 +123,9 @@ pub enum RunError {
     /// Shard runs could not be merged.
     #[error(transparent)]
     Merge(#[from] shard::MergeError),
+    /// A resumed run's command line does not repeat what the run was made with.
+    #[error(transparent)]
+    Resume(#[from] crate::resume::ResumeError),
     /// The results could not be printed.
     #[error("cannot print the results")]
     Print(#[source] std::io::Error),

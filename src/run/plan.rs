@@ -14,6 +14,30 @@ use crate::suggest::cache::CacheMode;
 use crate::sys::limits::Limits;
 use crate::trajectory::{Origin, SliceSpec, Trajectory};
 
+/// What the command line of `replay --resume` gives again: every setting of the run
+/// that runs or exposes something ([`RunSettings::confirmed_by`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Reasserted {
+    /// `--suggester` (`None`: not given).
+    pub suggester: Option<String>,
+    /// `--sandbox`.
+    pub sandbox: SandboxMode,
+    /// `--allow-network`.
+    pub allow_network: bool,
+    /// `--sandbox-ro`.
+    pub sandbox_ro: Vec<PathBuf>,
+    /// `--sandbox-rw`.
+    pub sandbox_rw: Vec<PathBuf>,
+    /// `--cache-db`.
+    pub cache_db: Option<PathBuf>,
+    /// `--historian-json`.
+    pub historian_json: Option<PathBuf>,
+    /// `--env` (variables passed to the suggester: compared, they expose something).
+    pub env: Vec<String>,
+    /// `--pids`, `--memory`, `--disk` (the command line's, never the database's).
+    pub limits: Limits,
+}
+
 /// Which edit comes next.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -83,6 +107,14 @@ impl SandboxState {
             SandboxState::Unsandboxed => "unsandboxed",
             SandboxState::InProcess => "in-process",
             SandboxState::Other(name) => name,
+        }
+    }
+
+    /// The `--sandbox` value that gives this state (`off` for `unsandboxed`).
+    pub fn flag_value(&self) -> &str {
+        match self {
+            SandboxState::Unsandboxed => "off",
+            other => other.key(),
         }
     }
 }
@@ -219,17 +251,145 @@ impl RunSettings {
         self.suggester.starts_with("cmd:") || self.suggester.starts_with("lsp:")
     }
 
-    /// A resumed run whose suggester ran sandboxed must sandbox it again.
-    pub fn check_resumable(&self, run: i64) -> Result<(), RunError> {
-        if self.sandbox != SandboxState::Bwrap {
-            return Ok(());
+    /// What the command line of a run made with these settings says (a new run's own).
+    pub fn reasserted(&self) -> Reasserted {
+        Reasserted {
+            suggester: Some(self.suggester.clone()),
+            sandbox: match self.sandbox {
+                SandboxState::Unsandboxed => SandboxMode::Off,
+                _ => SandboxMode::Bwrap,
+            },
+            allow_network: self.allow_network,
+            sandbox_ro: self.sandbox_ro.clone(),
+            sandbox_rw: self.sandbox_rw.clone(),
+            cache_db: self.cache_db.clone(),
+            historian_json: self.historian_json.clone(),
+            env: self.env.clone(),
+            limits: self.limits,
         }
-        crate::sys::sandbox::availability().map_err(|reason| {
-            RunError::Other(format!("run {run} ran its suggester sandboxed: {reason}"))
+    }
+
+    /// Run `run`'s stored settings, confirmed by what the command line gives again
+    /// ([`crate::resume`]): the suggester, the sandbox and what it shows, the network,
+    /// the cache database and the results directory must be given as stored (else
+    /// [`RunError::Resume`] says what to pass), and are then the command line's; the
+    /// stored numbers must lie in their ranges; a run that sandboxed its suggester
+    /// must be able to sandbox it here.
+    pub fn resumed(
+        store: &dyn RunStore,
+        run: i64,
+        given: &Reasserted,
+    ) -> Result<RunSettings, RunError> {
+        RunSettings::of(store, run)?.confirmed_by(run, given)
+    }
+
+    /// These settings (run `run`'s, as stored) confirmed by `given`.
+    pub fn confirmed_by(self, run: i64, given: &Reasserted) -> Result<RunSettings, RunError> {
+        use crate::resume::{confirm, paths, quoted};
+        let label = format!("run {run}");
+        let run_label = label.as_str();
+        confirm(
+            run_label,
+            "--suggester",
+            &self.suggester,
+            given.suggester.as_ref(),
+            |s| quoted("--suggester", s),
+        )?;
+        let sandbox = match given.sandbox {
+            SandboxMode::Bwrap => SandboxState::Bwrap,
+            SandboxMode::Off => SandboxState::Unsandboxed,
+        };
+        if self.is_process() {
+            confirm(run_label, "--sandbox", &self.sandbox, Some(&sandbox), |s| {
+                format!("--sandbox {}", s.flag_value())
+            })?;
+        }
+        confirm(
+            run_label,
+            "--allow-network",
+            &self.allow_network,
+            Some(&given.allow_network),
+            |&on| {
+                if on {
+                    "--allow-network"
+                } else {
+                    "no --allow-network"
+                }
+                .to_string()
+            },
+        )?;
+        for (flag, stored, given) in [
+            ("--sandbox-ro", &self.sandbox_ro, &given.sandbox_ro),
+            ("--sandbox-rw", &self.sandbox_rw, &given.sandbox_rw),
+        ] {
+            confirm(run_label, flag, stored, Some(given), |p| paths(flag, p))?;
+        }
+        for (flag, stored, given) in [
+            ("--cache-db", &self.cache_db, &given.cache_db),
+            (
+                "--historian-json",
+                &self.historian_json,
+                &given.historian_json,
+            ),
+        ] {
+            confirm(run_label, flag, stored, Some(given), |p| {
+                paths(flag, p.as_slice())
+            })?;
+        }
+        confirm(run_label, "--env", &self.env, Some(&given.env), |names| {
+            if names.is_empty() {
+                "no --env".to_string()
+            } else {
+                names
+                    .iter()
+                    .map(|n| format!("--env {n}"))
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            }
+        })?;
+        crate::sys::env::check_names(&given.env).map_err(RunError::Other)?;
+        self.check_numbers()?;
+        if self.sandbox == SandboxState::Bwrap {
+            crate::sys::sandbox::availability().map_err(|reason| {
+                RunError::Other(format!("run {run} ran its suggester sandboxed: {reason}"))
+            })?;
+        }
+        // Equal to the stored ones, but the command line's from here on.
+        Ok(RunSettings {
+            suggester: given.suggester.clone().unwrap_or_default(),
+            allow_network: given.allow_network,
+            sandbox_ro: given.sandbox_ro.clone(),
+            sandbox_rw: given.sandbox_rw.clone(),
+            cache_db: given.cache_db.clone(),
+            historian_json: given.historian_json.clone(),
+            env: given.env.clone(),
+            limits: given.limits,
+            ..self
         })
     }
 
-    /// Checks new settings (positive timeouts, a known suggester, `--env` names set
+    /// The numbers lie in the ranges their flags take ([`crate::ranges`]): a run
+    /// read back from a database is checked like a command line.
+    fn check_numbers(&self) -> Result<(), RunError> {
+        use crate::ranges::{FRACTION, GIVE_UP_AFTER, REPETITIONS, SECONDS};
+        let bad = |flag: &'static str| move |why: String| RunError::Other(format!("{flag}: {why}"));
+        SECONDS.check(self.timeout).map_err(bad("--timeout"))?;
+        SECONDS
+            .check(self.init_timeout)
+            .map_err(bad("--init-timeout"))?;
+        FRACTION
+            .check(self.es_threshold)
+            .map_err(bad("--es-threshold"))?;
+        GIVE_UP_AFTER
+            .check(self.give_up_after.into())
+            .map_err(bad("--give-up-after"))?;
+        REPETITIONS
+            .check(self.repetitions.into())
+            .map_err(bad("--repetitions"))?;
+        Ok(())
+    }
+
+    /// Checks new settings (numbers in range, a known suggester, `--env` names set
     /// here) and settles how the suggester is isolated: `bwrap` when asked for and the
     /// sandbox works here (else an error naming the cause and the fix: the run does not
     /// start), `unsandboxed` with `--sandbox off` (said on stderr), `in-process` for
@@ -239,19 +399,7 @@ impl RunSettings {
         mode: SandboxMode,
         events: &dyn RunEvents,
     ) -> Result<RunSettings, RunError> {
-        for (flag, value) in [
-            ("--timeout", self.timeout),
-            ("--init-timeout", self.init_timeout),
-        ] {
-            if !(value.is_finite() && value > 0.0) {
-                return Err(RunError::Other(format!(
-                    "{flag} must be a positive number of seconds"
-                )));
-            }
-        }
-        if self.repetitions == 0 {
-            return Err(RunError::Other("--repetitions must be at least 1".into()));
-        }
+        self.check_numbers()?;
         super::worker::build_suggester(&self, None)?;
         // Built-ins are in-process and deterministic (the fed ones take gold through
         // another channel): nothing to cache.

@@ -63,6 +63,32 @@ impl RunReport {
     }
 }
 
+/// `runs` split into those whose rows can be read and those that cannot (an
+/// out-of-range or mistyped value in the run's row, its settings, its steps or its
+/// measurements), each with why: a bad run is reported as such and skipped, never
+/// fatal for the others. Reads what a report reads of each run (and its
+/// repetitions) but the costly context scores.
+pub fn readable_runs(store: &dyn RunStore, runs: &[i64]) -> (Vec<i64>, Vec<(i64, String)>) {
+    let readable_run = |run: i64| -> Result<(), RunError> {
+        RunSettings::of(store, run)?;
+        store.run(run)?;
+        flow_summary(store, run)?;
+        store.run_measurements(run)?;
+        Ok(())
+    };
+    let mut readable = Vec::new();
+    let mut unreadable = Vec::new();
+    for &run in runs {
+        let group = store.run_repetitions(run).map_err(RunError::from);
+        let check = group.and_then(|group| group.into_iter().try_for_each(readable_run));
+        match check {
+            Ok(()) => readable.push(run),
+            Err(e) => unreadable.push((run, super::error_chain(&e))),
+        }
+    }
+    (readable, unreadable)
+}
+
 /// What `builtin:noop` scores on a run's scored steps: mean BLEU-4 and ES of an empty
 /// answer and of the unchanged current text, against the same gold edits, under the
 /// run's rule.

@@ -253,7 +253,7 @@ pub enum MergeError {
         found: usize,
     },
     /// A shard run did not finish.
-    #[error("{db}: shard {shard} (run {run}) is {status}, not done: finish it with `nextedit replay --resume {run} --db {db}`", db = .db.display())]
+    #[error("{db}: shard {shard} (run {run}) is {status}, not done: finish it with `nextedit replay --resume {run} --db {db}` and the shard's --suggester", db = .db.display())]
     Unfinished {
         /// The database.
         db: PathBuf,

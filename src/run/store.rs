@@ -72,6 +72,8 @@ pub trait RunStore {
     ) -> Result<(), StoreError>;
     /// Every run's summary, newest first.
     fn runs(&self) -> Result<Vec<RunSummary>, StoreError>;
+    /// Every run's id, newest first.
+    fn run_ids(&self) -> Result<Vec<i64>, StoreError>;
     /// A run's summary.
     fn run(&self, run: i64) -> Result<RunSummary, StoreError>;
     /// A run's trajectories in order.
@@ -173,6 +175,10 @@ impl RunStore for Database {
 
     fn runs(&self) -> Result<Vec<RunSummary>, StoreError> {
         Database::runs(self)
+    }
+
+    fn run_ids(&self) -> Result<Vec<i64>, StoreError> {
+        Database::run_ids(self)
     }
 
     fn run(&self, run: i64) -> Result<RunSummary, StoreError> {

@@ -313,25 +313,43 @@ fn print_context(out: &mut impl Write, reports: &[RunReport]) -> std::io::Result
 
 /// The runs of a database, newest first, one line each (like `git log --oneline`):
 /// id, start, status, trajectories done/all, micro F1, and the suggester in full; or
-/// one JSON object per run.
+/// one JSON object per run. A run whose rows cannot be read is listed as unreadable,
+/// with why; returns how many were.
 pub fn print_run_list(
     out: &mut impl Write,
     store: &dyn RunStore,
     db_path: &Path,
     as_json: bool,
-) -> Result<(), RunError> {
+) -> Result<usize, RunError> {
     let print = RunError::Print;
-    let runs = store.runs()?;
+    // A run whose rows cannot be read (an out-of-range or mistyped value) is listed
+    // as unreadable, with why; the others are listed as ever.
+    let mut unreadable = 0;
+    let runs: Vec<Result<_, (i64, String)>> = (store.run_ids()?.into_iter())
+        .map(|id| {
+            store
+                .run(id)
+                .map_err(RunError::from)
+                .and_then(|info| Ok((flow_summary(store, id)?, info)))
+                .map_err(|e| (id, super::error_chain(&e)))
+        })
+        .collect();
     if as_json {
-        for info in &runs {
-            let s = flow_summary(store, info.id)?;
-            writeln!(out, "{}", json::run_list_entry(info, &s)).map_err(print)?;
+        for run in &runs {
+            let line = match run {
+                Ok((s, info)) => json::run_list_entry(info, s),
+                Err((id, why)) => {
+                    unreadable += 1;
+                    json::unreadable_run(*id, why)
+                }
+            };
+            writeln!(out, "{line}").map_err(print)?;
         }
-        return Ok(());
+        return Ok(unreadable);
     }
     if runs.is_empty() {
         writeln!(out, "no replay runs in {}", db_path.display()).map_err(print)?;
-        return Ok(());
+        return Ok(0);
     }
     writeln!(
         out,
@@ -339,8 +357,16 @@ pub fn print_run_list(
         "RUN", "STARTED", "STATUS", "TRAJ", "MICRO F1"
     )
     .map_err(print)?;
-    for info in &runs {
-        let s = flow_summary(store, info.id)?;
+    for run in &runs {
+        let (s, info) = match run {
+            Ok(run) => run,
+            Err((id, why)) => {
+                unreadable += 1;
+                let why = crate::secrets::scrub(why);
+                writeln!(out, "{id:>4}  unreadable: {why}").map_err(print)?;
+                continue;
+            }
+        };
         writeln!(
             out,
             "{:>4}  {:<24}  {:<11}  {:>9}  {:>8.3}  {}",
@@ -353,7 +379,7 @@ pub fn print_run_list(
         )
         .map_err(print)?;
     }
-    Ok(())
+    Ok(unreadable)
 }
 
 /// The suggester spec in full (never cut: two specs may share a long prefix), with

@@ -248,6 +248,8 @@ impl Database {
         initial: Option<&str>,
         error: Option<&str>,
     ) -> Result<(), StoreError> {
+        let error = crate::secrets::scrub_option(error);
+        let error = error.as_deref();
         self.conn
             .execute(
                 "UPDATE run_trajectories SET status = ?3, initial = coalesce(?4, initial), error = ?5
@@ -277,7 +279,13 @@ impl Database {
         self.conn
             .execute(
                 "INSERT INTO run_errors (run_id, key, step, call, kind, message) VALUES (?1, ?2, NULL, ?3, ?4, ?5)",
-                params![run, key, call.key(), failure.kind.key(), failure.message],
+                params![
+                    run,
+                    key,
+                    call.key(),
+                    failure.kind.key(),
+                    crate::secrets::scrub(&failure.message)
+                ],
             )
             .map_err(|source| sqlite(&self.path, source))?;
         Ok(())
@@ -344,7 +352,7 @@ impl Database {
                     p.file,
                     p.start_line as i64,
                     p.end_line as i64,
-                    p.text,
+                    crate::secrets::mask_known(&p.text),
                     p.confidence,
                     p.matched,
                     p.class.key()
@@ -380,7 +388,7 @@ impl Database {
                     step.step as i64,
                     f.call.key(),
                     f.failure.kind.key(),
-                    f.failure.message
+                    crate::secrets::scrub(&f.failure.message)
                 ],
             )
             .map_err(e)?;
@@ -448,8 +456,12 @@ impl Database {
 
     /// Every run's summary, newest first.
     pub fn runs(&self) -> Result<Vec<RunSummary>, StoreError> {
-        let ids = self.rows("SELECT id FROM runs ORDER BY id DESC", [], |r| r.get(0))?;
-        ids.into_iter().map(|id| self.run(id)).collect()
+        self.run_ids()?.into_iter().map(|id| self.run(id)).collect()
+    }
+
+    /// Every run's id, newest first.
+    pub fn run_ids(&self) -> Result<Vec<i64>, StoreError> {
+        self.rows("SELECT id FROM runs ORDER BY id DESC", [], |r| r.get(0))
     }
 
     /// A run's summary.
@@ -576,7 +588,8 @@ impl Database {
                     (row.get(1)?, row.get(2)?, row.get(3)?);
                 Ok((
                     row.get::<_, i64>(0)? as usize,
-                    format!("{call} {kind}: {message}"),
+                    // A database made elsewhere may hold what this one never stores.
+                    format!("{call} {kind}: {}", crate::secrets::scrub(&message)),
                 ))
             },
         )?;

@@ -106,6 +106,28 @@ fn limit_of(key: Option<String>) -> Option<Limit> {
     key.as_deref().and_then(Limit::from_key)
 }
 
+impl StoredTask {
+    /// This task with what its tests and suggester said masked and cut
+    /// ([`crate::secrets::scrub`]) and known keys masked in its answers: the form that
+    /// is stored and printed.
+    pub fn scrubbed(&self) -> StoredTask {
+        let scrub = |text: &str| crate::secrets::scrub(text).into_owned();
+        StoredTask {
+            invalid_reason: self.invalid_reason.as_deref().map(scrub),
+            truth_output: self.truth_output.as_deref().map(scrub),
+            answers: (self.answers.iter())
+                .map(|a| StoredAnswer {
+                    text: crate::secrets::mask_known(&a.text).into_owned(),
+                    error: a.error.as_deref().map(scrub),
+                    output_tail: scrub(&a.output_tail),
+                    ..a.clone()
+                })
+                .collect(),
+            ..self.clone()
+        }
+    }
+}
+
 fn now_ns() -> i64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
@@ -167,6 +189,7 @@ impl Database {
 
     /// Stores one finished task and its answers in one transaction.
     pub fn store_task(&self, run: i64, task: &StoredTask) -> Result<(), StoreError> {
+        let task = &task.scrubbed();
         let write = || -> rusqlite::Result<()> {
             let tx = self.conn.unchecked_transaction()?;
             tx.execute(
@@ -287,7 +310,8 @@ impl Database {
                 task.answers.push(answer);
             }
         }
-        Ok(tasks)
+        // A database made elsewhere may hold what this one never stores.
+        Ok(tasks.iter().map(StoredTask::scrubbed).collect())
     }
 
     /// The cached execution for (state, answer, command), if any.
@@ -308,7 +332,7 @@ impl Database {
                         passed: row.get(0)?,
                         exit_code: row.get(1)?,
                         timed_out: row.get(2)?,
-                        output_tail: row.get(3)?,
+                        output_tail: crate::secrets::scrub(&row.get::<_, String>(3)?).into_owned(),
                         duration_ms: row.get(4)?,
                         limit: limit_of(row.get(5)?),
                     })
@@ -338,7 +362,7 @@ impl Database {
                     execution.passed,
                     execution.exit_code,
                     execution.timed_out,
-                    execution.output_tail,
+                    crate::secrets::scrub(&execution.output_tail),
                     execution.duration_ms,
                     now_ns(),
                     execution.limit.map(Limit::key)

@@ -177,7 +177,8 @@ impl From<&SuggestError> for CallFailure {
     fn from(error: &SuggestError) -> CallFailure {
         CallFailure {
             kind: error.failure_kind(),
-            message: error.to_string(),
+            // What a suggester or its server said: printed and stored, so masked and cut.
+            message: crate::secrets::scrub(&error.to_string()).into_owned(),
         }
     }
 }

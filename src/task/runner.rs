@@ -88,7 +88,135 @@ fn default_disk_mib() -> u64 {
     DEFAULT_DISK_MIB
 }
 
+/// How a task run starts: new with its settings, or resumed.
+#[derive(Debug, Clone, PartialEq)]
+pub enum TaskRunStart {
+    /// A new run with these settings.
+    New(TaskRunSettings),
+    /// Stored run `run`, with what the command line gives again.
+    Resume {
+        /// The run id.
+        run: i64,
+        /// The command line's settings; `suggester` is `None` when not given.
+        given: TaskRunGiven,
+    },
+}
+
+/// What the command line of `tasks run --resume` gives: the settings that run
+/// something are compared with the stored ones ([`crate::resume`]), never taken from
+/// the database; the others come from the database.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TaskRunGiven {
+    /// `--suggester` (`None`: not given).
+    pub suggester: Option<String>,
+    /// `--repo` (their tests run).
+    pub repos: Vec<PathBuf>,
+    /// `--test-command`.
+    pub test_command: Option<String>,
+    /// `--sandbox`.
+    pub sandbox: String,
+    /// `--cache-db`.
+    pub cache_db: Option<PathBuf>,
+    /// `--env` (variables passed to untrusted code: compared, they expose something).
+    pub env: Vec<String>,
+    /// `--memory` (limits are the command line's, never the database's).
+    pub memory_mib: u64,
+    /// `--pids`.
+    pub pids: u32,
+    /// `--disk`.
+    pub disk_mib: u64,
+}
+
 impl TaskRunSettings {
+    /// Task run `run`'s stored settings confirmed by `given`: the suggester, the
+    /// repositories, the test command, the sandbox and the cache database must be
+    /// given as stored, and are then the command line's; the numbers must lie in
+    /// their flags' ranges.
+    fn confirmed_by(self, run: i64, given: &TaskRunGiven) -> Result<TaskRunSettings, TaskRunError> {
+        use crate::resume::{confirm, paths, quoted, resolved};
+        let label = format!("task run {run}");
+        let label = label.as_str();
+        confirm(
+            label,
+            "--suggester",
+            &self.suggester,
+            given.suggester.as_ref(),
+            |s| quoted("--suggester", s),
+        )?;
+        confirm(
+            label,
+            "--repo",
+            &resolved(&self.repos),
+            Some(&resolved(&given.repos)),
+            |p| paths("--repo", p),
+        )?;
+        confirm(
+            label,
+            "--test-command",
+            &self.test_command,
+            Some(&given.test_command),
+            |c| match c {
+                Some(c) => quoted("--test-command", c),
+                None => "no --test-command".to_string(),
+            },
+        )?;
+        // A run stored with the old `auto` ran sandboxed when it could: `bwrap` now.
+        let stored_sandbox = match self.sandbox.as_str() {
+            "auto" => "bwrap".to_string(),
+            other => other.to_string(),
+        };
+        confirm(
+            label,
+            "--sandbox",
+            &stored_sandbox,
+            Some(&given.sandbox),
+            |s| format!("--sandbox {s}"),
+        )?;
+        confirm(label, "--env", &self.env, Some(&given.env), |names| {
+            if names.is_empty() {
+                "no --env".to_string()
+            } else {
+                names.iter().map(|n| format!("--env {n}")).collect::<Vec<_>>().join(" ")
+            }
+        })?;
+        confirm(
+            label,
+            "--cache-db",
+            &self.cache_db,
+            Some(&given.cache_db),
+            |p| paths("--cache-db", p.as_slice()),
+        )?;
+        self.check_numbers()
+            .map_err(|why| TaskRunError::Resume(format!("{label}: stored settings: {why}")))?;
+        Ok(TaskRunSettings {
+            suggester: given.suggester.clone().unwrap_or_default(),
+            repos: given.repos.clone(),
+            test_command: given.test_command.clone(),
+            sandbox: given.sandbox.clone(),
+            cache_db: given.cache_db.clone(),
+            env: given.env.clone(),
+            memory_mib: given.memory_mib,
+            pids: given.pids,
+            disk_mib: given.disk_mib,
+            ..self
+        })
+    }
+
+    /// The numbers lie in the ranges their flags take ([`crate::ranges`]).
+    fn check_numbers(&self) -> Result<(), String> {
+        use crate::ranges::{MEMORY, SAMPLES, SECONDS};
+        let flag = |flag: &'static str| move |why: String| format!("{flag}: {why}");
+        SAMPLES
+            .check(self.samples.into())
+            .map_err(flag("--samples"))?;
+        SECONDS.check(self.timeout).map_err(flag("--timeout"))?;
+        SECONDS
+            .check(self.call_timeout)
+            .map_err(flag("--call-timeout"))?;
+        MEMORY.check(self.memory_mib).map_err(flag("--memory"))?;
+        Ok(())
+    }
+
     fn sandbox_mode(&self) -> Result<SandboxMode, TaskRunError> {
         match self.sandbox.as_str() {
             // `auto` fell back to no sandbox; it now means the sandbox or no run.
@@ -130,6 +258,9 @@ pub enum TaskRunError {
     /// `--resume` of a run that is not there or does not fit the task file.
     #[error("{0}")]
     Resume(String),
+    /// `--resume` without the settings the run was made with.
+    #[error(transparent)]
+    Reassert(#[from] crate::resume::ResumeError),
     /// The scratch directory.
     #[error("scratch directory: {0}")]
     Scratch(std::io::Error),
@@ -162,26 +293,27 @@ pub struct TaskRunSummary {
     pub calls: (usize, usize),
 }
 
-/// Runs `tasks` (from `task_file`) into the database at `db_path`: a new run with
-/// `settings`, or `resume`'s with its stored settings. `jobs` workers.
+/// Runs `tasks` (from `task_file`) into the database at `db_path`: a new run, or a
+/// stored one resumed with its stored settings confirmed by the command line's
+/// ([`TaskRunStart`]). `jobs` workers, never more than tasks left.
 pub fn run_tasks(
     db_path: &Path,
     task_file: &str,
     tasks: &[Task],
-    settings: Option<TaskRunSettings>,
-    resume: Option<i64>,
+    start: TaskRunStart,
     jobs: usize,
     events: &mut dyn TaskRunEvents,
 ) -> Result<TaskRunSummary, TaskRunError> {
     let db = Database::open(db_path)?;
-    let (run, settings, done, valid_before) = match resume {
-        Some(id) => {
+    let (run, settings, done, valid_before) = match start {
+        TaskRunStart::Resume { run: id, given } => {
             let row = db.task_run(id)?.ok_or_else(|| {
                 TaskRunError::Resume(format!("no task run {id} in {}", db_path.display()))
             })?;
-            let settings: TaskRunSettings = serde_json::from_str(&row.settings).map_err(|e| {
+            let stored: TaskRunSettings = serde_json::from_str(&row.settings).map_err(|e| {
                 TaskRunError::Resume(format!("task run {id}: stored settings: {e}"))
             })?;
+            let settings = stored.confirmed_by(id, &given)?;
             let stored = db.task_run_tasks(id)?;
             for s in &stored {
                 if tasks.get(s.index).map(|t| t.id.as_str()) != Some(s.task_id.as_str()) {
@@ -200,8 +332,8 @@ pub fn run_tasks(
                 stored.iter().filter(|s| s.valid).count(),
             )
         }
-        None => {
-            let settings = settings.ok_or_else(|| TaskRunError::Settings("no settings".into()))?;
+        TaskRunStart::New(settings) => {
+            settings.check_numbers().map_err(TaskRunError::Settings)?;
             // A run that cannot start is not stored.
             confinement(&settings)?;
             let json = serde_json::to_string(&settings).expect("settings serialize");
@@ -218,6 +350,8 @@ pub fn run_tasks(
             .map_err(|e| TaskRunError::Settings(e.to_string()))?;
     }
     let todo: Vec<usize> = (0..tasks.len()).filter(|i| !done.contains(i)).collect();
+    // Never more workers (each a thread, a scratch directory and a suggester) than tasks.
+    let workers = jobs.clamp(1, todo.len().max(1));
     events.started(run, tasks.len(), todo.len(), sandboxed);
     let scratch = tempfile::Builder::new()
         .prefix("nextedit-tasks-")
@@ -248,7 +382,7 @@ pub fn run_tasks(
     let mut answers = (0, 0);
     let mut failure = None;
     std::thread::scope(|scope| {
-        for worker in 0..jobs.max(1) {
+        for worker in 0..workers {
             let sender = sender.clone();
             let shared = &shared;
             scope.spawn(move || shared.work(worker, &sender));
@@ -264,7 +398,7 @@ pub fn run_tasks(
                     valid += usize::from(task.valid);
                     answers.0 += task.answers.len();
                     answers.1 += task.answers.iter().filter(|a| a.error.is_some()).count();
-                    events.task_done(&task);
+                    events.task_done(&task.scrubbed());
                 }
                 Err(e) => {
                     failure.get_or_insert(e);

@@ -57,3 +57,4 @@ mod suggester_retrieve;
 mod tasks_cut;
 mod tasks_run;
 mod tidy;
+mod untrusted_inputs;

@@ -571,7 +571,21 @@ fn a_killed_run_resumes_where_it_stopped() {
         }
     }
     assert_eq!(steps_stored(), 2);
-    let resumed = json_lines(&nextedit(&["replay", "--json", "--resume", "1"], &db));
+    // The suggester and its sandbox flags are given again (never taken from the database).
+    let state_arg = state.to_str().unwrap();
+    let resumed = json_lines(&nextedit(
+        &[
+            "replay",
+            "--json",
+            "--resume",
+            "1",
+            "--suggester",
+            &spec,
+            "--sandbox-rw",
+            state_arg,
+        ],
+        &db,
+    ));
     let steps: Vec<i64> = resumed[1]["steps"]
         .as_array()
         .unwrap()

@@ -386,7 +386,7 @@ fn merge_refuses_shards_of_other_settings_or_plans_twice_the_same_or_missing_one
     check_refused(
         &[&out, &s0, &unfinished],
         &format!(
-            "{db}: shard 1/3 (run 1) is interrupted, not done: finish it with `nextedit replay --resume 1 --db {db}`",
+            "{db}: shard 1/3 (run 1) is interrupted, not done: finish it with `nextedit replay --resume 1 --db {db}` and the shard's --suggester",
             db = unfinished.display()
         ),
     );
@@ -512,6 +512,8 @@ fn the_ray_driver_runs_the_shards_on_two_nodes_retries_a_killed_worker_and_merge
         .args(["--nextedit", nextedit_bin().to_str().unwrap()])
         .args(["--local-nodes", "2", "--max-retries", "2"])
         .args(["--ray-temp-dir", ray_tmp.path().to_str().unwrap()])
+        // The plan's suggester, said again: a plan is data.
+        .args(["--", "--suggester", "builtin:propagate"])
         .env("RAY_REPLAY_KILL_ONCE", &marker)
         .output()
         .unwrap();

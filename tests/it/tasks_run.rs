@@ -418,7 +418,11 @@ fn resume_runs_only_the_tasks_left() {
         ok(&["tasks", "report", "1"], &db)
             .starts_with("task run 1: builtin:oracle (1 sample, unfinished)\n")
     );
-    let out = nextedit(&["tasks", "run", tasks, "--resume", "1"], &db);
+    let again = ["--repo", repo, "--suggester", "builtin:oracle"];
+    let out = nextedit(
+        &[&["tasks", "run", tasks, "--resume", "1"][..], &again].concat(),
+        &db,
+    );
     assert!(out.status.success());
     assert_eq!(
         String::from_utf8(out.stdout).unwrap(),
@@ -435,7 +439,11 @@ fn resume_runs_only_the_tasks_left() {
     std::fs::write(dir.path().join("other.jsonl"), "").unwrap();
     let other = dir.path().join("other.jsonl");
     let out = nextedit(
-        &["tasks", "run", other.to_str().unwrap(), "--resume", "1"],
+        &[
+            &["tasks", "run", other.to_str().unwrap(), "--resume", "1"][..],
+            &again,
+        ]
+        .concat(),
         &db,
     );
     assert_eq!(out.status.code(), Some(2));
@@ -1139,4 +1147,111 @@ fn test_commands_run_without_network_under_time_and_memory_limits() {
     assert_eq!(outcome(allocate, &["--memory", "256"]), over);
     assert_eq!(outcome(allocate, &["--memory", "2048"]), "valid");
     drop(listener);
+}
+
+#[test]
+fn a_command_planted_in_a_task_run_database_never_runs_and_keys_are_masked() {
+    let dir = tempfile::tempdir().unwrap();
+    let tasks = python_fixture(dir.path());
+    let (tasks, repo) = (tasks.to_str().unwrap(), dir.path().join("calc"));
+    let repo = repo.to_str().unwrap();
+    let db = dir.path().join("t.db");
+    let key = crate::untrusted_inputs::KEY;
+    // The tests print the environment's secret; the suggester's server reflects its key.
+    let spec = format!(
+        "openai:{}?model=m&key_env=NEXTEDIT_TEST_MODEL_CREDENTIAL",
+        crate::untrusted_inputs::reflecting_server()
+    );
+    let print_key = "echo \"test sees $NEXTEDIT_TEST_MODEL_CREDENTIAL\"";
+    let run = |args: &[&str]| {
+        Command::new(nextedit_bin())
+            .args(args)
+            .arg("--db")
+            .arg(&db)
+            .env("NEXTEDIT_TEST_MODEL_CREDENTIAL", key)
+            .output()
+            .unwrap()
+    };
+    let first = run(&[
+        "tasks",
+        "run",
+        tasks,
+        "--repo",
+        repo,
+        "--suggester",
+        &spec,
+        "--test-command",
+        print_key,
+        "--cache",
+        "off",
+    ]);
+    let said = format!(
+        "{}{}",
+        String::from_utf8_lossy(&first.stdout),
+        String::from_utf8_lossy(&first.stderr)
+    );
+    assert!(!said.contains(key), "{said}");
+    crate::untrusted_inputs::assert_masked(&db, &["task_answers.error"]);
+    let report = ok(&["tasks", "report", "1", "--json"], &db);
+    assert!(!report.contains(key));
+    // An interrupted run, then planted: its suggester and test command now touch markers.
+    let marker = dir.path().join("planted-ran");
+    let planted = format!("touch {}", marker.display());
+    let conn = rusqlite::Connection::open(&db).unwrap();
+    conn.execute(
+        "UPDATE task_runs SET finished_ns = NULL, suggester = ?1,
+             settings = json_set(settings, '$.suggester', ?1, '$.test_command', ?2, '$.sandbox', 'off')",
+        [format!("cmd:{planted}"), planted.clone()],
+    )
+    .unwrap();
+    conn.execute_batch(
+        "DELETE FROM task_answers WHERE task_index >= 2; DELETE FROM task_run_tasks WHERE task_index >= 2;",
+    )
+    .unwrap();
+    let resume = |given: &[&str]| {
+        let out = run(&[&["tasks", "run", tasks, "--resume", "1"][..], given].concat());
+        assert!(!marker.exists(), "the planted command ran: {given:?}");
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    let suggester = format!("cmd:{planted}");
+    assert_eq!(
+        resume(&[]),
+        (
+            Some(2),
+            format!(
+                "nextedit: error: task run into {}: task run 1 was made with --suggester `{suggester}`: resume it with the same --suggester (nextedit never runs what a database names)\n",
+                db.display()
+            )
+        )
+    );
+    assert_eq!(
+        resume(&["--suggester", &suggester, "--repo", repo]),
+        (
+            Some(2),
+            format!(
+                "nextedit: error: task run into {}: task run 1 was made with --test-command `{planted}`, not no --test-command: resume it with the same --test-command\n",
+                db.display()
+            )
+        )
+    );
+    assert_eq!(
+        resume(&[
+            "--suggester",
+            &suggester,
+            "--repo",
+            repo,
+            "--test-command",
+            &planted
+        ]),
+        (
+            Some(2),
+            format!(
+                "nextedit: error: task run into {}: task run 1 was made with --sandbox off, not --sandbox auto: resume it with the same --sandbox\n",
+                db.display()
+            )
+        )
+    );
 }

@@ -18,11 +18,21 @@ pub(super) struct LimitArgs {
 }
 
 impl LimitArgs {
+    /// `--pids`, `--memory`, `--disk`.
+    pub(super) fn limits(&self) -> nextedit::sys::limits::Limits {
+        self.jail.limits(self.memory)
+    }
+
+    /// The `--env` names.
+    pub(super) fn env(&self) -> Vec<String> {
+        self.jail.env.clone()
+    }
+
     /// `settings` with these limits and variables.
     pub(super) fn apply(&self, settings: RunSettings) -> RunSettings {
         RunSettings {
-            limits: self.jail.limits(self.memory),
-            env: self.jail.env.clone(),
+            limits: self.limits(),
+            env: self.env(),
             ..settings
         }
     }

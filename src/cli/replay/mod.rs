@@ -16,7 +16,7 @@ use std::path::PathBuf;
 
 use clap::{Args, ValueEnum};
 use nextedit::progress::{Progress, ProgressMode};
-use nextedit::run::{self, RunSettings, SandboxMode, json, plan, text};
+use nextedit::run::{self, RunSettings, json, plan, text};
 use nextedit::store::Database;
 use printer::Printer;
 
@@ -30,7 +30,9 @@ use printer::Printer;
 /// location, scored with BLEU-4 and ES. Then the gold edit is applied.
 ///
 /// Every step is stored in the database as it finishes (a run id is printed first);
-/// `--resume RUN` continues an interrupted run where it stopped, with its settings.
+/// `--resume RUN` continues an interrupted run where it stopped, with its settings,
+/// given the same --suggester and sandbox flags again (they are compared with the
+/// stored ones, never taken from the database).
 ///
 /// Suggesters: builtin:noop (never suggests; scores 0), builtin:propagate (repeats
 /// each applied rename or one-line change at the other places it applies, nearest
@@ -46,7 +48,7 @@ use printer::Printer;
 ///   nextedit replay --trajectory commit.json --suggester builtin:propagate
 ///   nextedit replay --trajectory a.json --trajectory b.json --suggester "cmd:python3 my_suggester.py" --json
 ///   nextedit replay --repo . --range HEAD~5..HEAD --suggester "lsp:ruff server"
-///   nextedit replay --resume 7
+///   nextedit replay --resume 7 --suggester "cmd:python3 my_suggester.py"
 ///   nextedit replay --repo . --range HEAD~50..HEAD --suggester builtin:propagate --plan plan.jsonl
 #[derive(Debug, Args)]
 #[command(verbatim_doc_comment)]
@@ -88,8 +90,9 @@ pub struct ReplayArgs {
     #[arg(long, value_name = "SPEC", required_unless_present = "resume")]
     suggester: Option<String>,
 
-    /// Continue an interrupted run (its trajectories and settings come from the database)
-    #[arg(long, value_name = "RUN", conflicts_with_all = ["trajectory", "session", "repo", "suggester"])]
+    /// Continue an interrupted run: its trajectories and settings come from the database,
+    /// but --suggester and the sandbox flags must be given again as the run was made
+    #[arg(long, value_name = "RUN", conflicts_with_all = ["trajectory", "session", "repo"])]
     resume: Option<i64>,
 
     /// Which edit comes next: the natural order (fixed) or the suggester's best kept match (adaptive)
@@ -105,7 +108,7 @@ pub struct ReplayArgs {
     match_rule: MatchArg,
 
     /// Minimum ES for --match es
-    #[arg(long, default_value_t = 0.5, value_name = "ES")]
+    #[arg(long, default_value_t = 0.5, value_name = "ES", allow_negative_numbers = true, value_parser = nextedit::ranges::fraction)]
     es_threshold: f64,
 
     /// What the suggester may see beyond the current state: message, files, commit (comma-separated)
@@ -122,16 +125,16 @@ pub struct ReplayArgs {
     seed: u64,
 
     /// Seconds a suggester may take per call
-    #[arg(long, default_value_t = 60.0, value_name = "S")]
+    #[arg(long, default_value_t = 60.0, value_name = "S", allow_negative_numbers = true, value_parser = nextedit::ranges::seconds)]
     timeout: f64,
 
     /// Seconds a suggester may take to answer `initialize` (loading a model)
-    #[arg(long, default_value_t = 120.0, value_name = "S")]
+    #[arg(long, default_value_t = 120.0, value_name = "S", allow_negative_numbers = true, value_parser = nextedit::ranges::seconds)]
     init_timeout: f64,
 
     /// After this many process failures in a row (crash, time-out, garbage) a
     /// trajectory stops asking the suggester; its remaining steps record why
-    #[arg(long, default_value_t = 3, value_name = "N")]
+    #[arg(long, default_value_t = 3, value_name = "N", allow_negative_numbers = true, value_parser = nextedit::ranges::give_up_after)]
     give_up_after: u32,
 
     /// How cmd: and lsp: suggesters are isolated: bwrap (only their worktree, program and
@@ -165,7 +168,7 @@ pub struct ReplayArgs {
     historian_json: Option<PathBuf>,
 
     /// Trajectories replayed in parallel, each with its own suggester process
-    #[arg(long, default_value_t = 1, value_name = "N")]
+    #[arg(long, default_value_t = 1, value_name = "N", allow_negative_numbers = true, value_parser = nextedit::ranges::jobs)]
     jobs: usize,
 
     /// Print JSON (one object per trajectory, then the summary) instead of tables
@@ -235,20 +238,12 @@ pub fn run(args: ReplayArgs) -> anyhow::Result<i32> {
     };
     let mut failed = 0;
     let (run_id, settings) = match args.resume {
-        Some(run) => {
-            let settings = RunSettings::of(&db, run)?;
-            settings.check_resumable(run)?;
-            (run, settings)
-        }
+        Some(run) => (run, RunSettings::resumed(&db, run, &args.reasserted())?),
         None => {
-            let sandbox = match args.sandbox {
-                SandboxArg::Bwrap => SandboxMode::Bwrap,
-                SandboxArg::Off => SandboxMode::Off,
-            };
             let settings = args
                 .limits
                 .apply(args.repro.apply(args.settings()))
-                .checked(sandbox, &printer)?;
+                .checked(args.sandbox_mode(), &printer)?;
             if let Some(path) = args.scale.plan() {
                 return shard::write_plan(path, &settings, &args.request(), &db, &printer);
             }
@@ -277,7 +272,8 @@ pub fn run(args: ReplayArgs) -> anyhow::Result<i32> {
             )?;
         }
     }
-    let executed = run::execute_group(&mut db, &db_path, run_id, args.jobs, &printer)?;
+    let reasserted = settings.reasserted();
+    let executed = run::execute_group(&mut db, &db_path, run_id, &reasserted, args.jobs, &printer)?;
     printer.progress.finish();
     failed += executed.failed;
     let mut out = std::io::stdout().lock();

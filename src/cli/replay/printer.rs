@@ -15,6 +15,7 @@ pub(super) struct Printer {
 
 impl RunEvents for Printer {
     fn note(&self, message: &str) {
+        let message = nextedit::secrets::scrub(message);
         self.progress.suspend(|| eprintln!("nextedit: {message}"));
     }
 

@@ -1,11 +1,13 @@
 //! `nextedit replay`'s arguments as the library's run settings and request: the clap
 //! enums stop here and never reach the library or the database.
 
-use nextedit::run::{self, MatchKind, Order, Reveal, RunRequest, RunSettings};
+use nextedit::run::{
+    self, MatchKind, Order, Reasserted, Reveal, RunRequest, RunSettings, SandboxMode,
+};
 use nextedit::suggest::cache::CacheMode;
 use nextedit::trajectory::{Origin, SliceSpec};
 
-use super::{MatchArg, OrderArg, OriginArg, ReplayArgs, RevealArg};
+use super::{MatchArg, OrderArg, OriginArg, ReplayArgs, RevealArg, SandboxArg};
 
 impl ReplayArgs {
     /// The settings of a new run, as given (checked by [`RunSettings::checked`]).
@@ -60,6 +62,30 @@ impl ReplayArgs {
             // Set by `LimitArgs::apply`.
             limits: Default::default(),
             env: Vec::new(),
+        }
+    }
+
+    /// How `--sandbox` asks suggester processes to be isolated.
+    pub(super) fn sandbox_mode(&self) -> SandboxMode {
+        match self.sandbox {
+            SandboxArg::Bwrap => SandboxMode::Bwrap,
+            SandboxArg::Off => SandboxMode::Off,
+        }
+    }
+
+    /// What the command line gives again to `--resume` a run: compared with the
+    /// stored settings, never taken from them.
+    pub(super) fn reasserted(&self) -> Reasserted {
+        Reasserted {
+            suggester: self.suggester.clone(),
+            sandbox: self.sandbox_mode(),
+            allow_network: self.allow_network,
+            sandbox_ro: self.sandbox_ro.clone(),
+            sandbox_rw: self.sandbox_rw.clone(),
+            cache_db: self.repro.cache_db().map(Into::into),
+            historian_json: self.historian_json.clone(),
+            env: self.limits.env(),
+            limits: self.limits.limits(),
         }
     }
 

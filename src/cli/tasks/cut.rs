@@ -66,7 +66,7 @@ pub struct CutArgs {
     #[arg(long, value_delimiter = ',', value_name = "NAMES")]
     scenario: Vec<String>,
     /// Most tasks per commit (or session) and scenario, a seeded sample
-    #[arg(long, default_value_t = 10, value_name = "N")]
+    #[arg(long, default_value_t = 10, value_name = "N", allow_negative_numbers = true, value_parser = nextedit::ranges::count)]
     max_per_commit: usize,
     /// Seed of the sample and of the inner blocks left complete
     #[arg(long, default_value_t = 0)]
@@ -75,7 +75,7 @@ pub struct CutArgs {
     #[arg(long)]
     all_functions: bool,
     /// With --session: milliseconds without typing that make a pause
-    #[arg(long, default_value_t = DEFAULT_PAUSE_MS, value_name = "MS")]
+    #[arg(long, default_value_t = DEFAULT_PAUSE_MS, value_name = "MS", allow_negative_numbers = true, value_parser = nextedit::ranges::pause_ms)]
     pause_ms: f64,
     #[command(flatten)]
     context: ContextArgs,
@@ -200,7 +200,10 @@ pub fn run(args: CutArgs) -> anyhow::Result<i32> {
         .with_context(|| format!("cutting tasks from {}", dir.display()))?;
         progress.finish();
         for (sha, reason) in &outcome.skipped {
-            eprintln!("skipped {sha}: {reason}");
+            eprintln!(
+                "skipped {sha}: {}",
+                nextedit::secrets::scrub(&reason.to_string())
+            );
         }
         if outcome.tasks.is_empty() {
             anyhow::bail!(

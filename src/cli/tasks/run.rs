@@ -9,7 +9,9 @@ use clap::{Args, ValueEnum};
 use nextedit::progress::{Progress, ProgressMode};
 use nextedit::store::StoredTask;
 use nextedit::suggest::cache::CacheMode;
-use nextedit::task::runner::{TaskRunEvents, TaskRunSettings, parse_task_file, run_tasks};
+use nextedit::task::runner::{
+    TaskRunEvents, TaskRunGiven, TaskRunSettings, TaskRunStart, parse_task_file, run_tasks,
+};
 
 /// Run a suggester on completion tasks and score its answers by their tests
 ///
@@ -31,13 +33,15 @@ use nextedit::task::runner::{TaskRunEvents, TaskRunSettings, parse_task_file, ru
 /// and {files} are substituted.
 ///
 /// builtin:oracle answers each task's ground truth (pass@1 = 1 on valid tasks).
-/// Figures: `nextedit tasks report RUN`. Interrupted: --resume RUN.
+/// Figures: `nextedit tasks report RUN`. Interrupted: --resume RUN, with the same
+/// --suggester, --repo, --test-command, --sandbox and --cache-db (compared with the
+/// stored ones: nothing a database names is run on its word).
 ///
 /// Examples:
 ///   nextedit tasks run tasks.jsonl --repo ~/src/proj --suggester builtin:oracle --db t.db
 ///   nextedit tasks run tasks.jsonl --repo ~/src/proj --suggester 'cmd:python3 /opt/s.py' \
 ///       --samples 5 --jobs 2 --db t.db
-///   nextedit tasks run tasks.jsonl --repo ~/src/proj --resume 3 --db t.db
+///   nextedit tasks run tasks.jsonl --repo ~/src/proj --suggester builtin:oracle --resume 3 --db t.db
 #[derive(Debug, Args)]
 #[command(verbatim_doc_comment)]
 pub struct RunArgs {
@@ -46,7 +50,7 @@ pub struct RunArgs {
     tasks: PathBuf,
 
     /// builtin:oracle, builtin:noop, builtin:retrieve, openai:<URL>?model=<NAME>,
-    /// lsp:<command> or cmd:<command line> (required unless --resume)
+    /// lsp:<command> or cmd:<command line> (with --resume: the run's, again)
     #[arg(long, value_name = "SPEC", required_unless_present = "resume")]
     suggester: Option<String>,
 
@@ -56,7 +60,7 @@ pub struct RunArgs {
     repo: Vec<PathBuf>,
 
     /// Answers asked per task (pass@k's n)
-    #[arg(long, value_name = "N", default_value_t = 1)]
+    #[arg(long, value_name = "N", default_value_t = 1, allow_negative_numbers = true, value_parser = nextedit::ranges::samples)]
     samples: u32,
 
     /// Database [default: $NEXTEDIT_DB, else $XDG_DATA_HOME/nextedit/nextedit.db]
@@ -64,10 +68,11 @@ pub struct RunArgs {
     db: Option<PathBuf>,
 
     /// Tasks run at once
-    #[arg(long, value_name = "J", default_value_t = 1)]
+    #[arg(long, value_name = "J", default_value_t = 1, allow_negative_numbers = true, value_parser = nextedit::ranges::jobs)]
     jobs: usize,
 
-    /// Continue task run RUN with its stored settings (the same task file)
+    /// Continue task run RUN with its stored settings (the same task file; the same
+    /// --suggester, --repo, --test-command, --sandbox and --cache-db again)
     #[arg(long, value_name = "RUN")]
     resume: Option<i64>,
 
@@ -76,12 +81,12 @@ pub struct RunArgs {
     test_command: Option<String>,
 
     /// Time limit of one test run, seconds
-    #[arg(long, value_name = "S", default_value_t = 120.0)]
+    #[arg(long, value_name = "S", default_value_t = 120.0, allow_negative_numbers = true, value_parser = nextedit::ranges::seconds)]
     timeout: f64,
 
     /// Memory of one test run's process tree (and the suggester's), MiB (a cgroup's
     /// limit; RLIMIT_AS per process where no cgroup can be made)
-    #[arg(long, value_name = "MIB", default_value_t = 4096)]
+    #[arg(long, value_name = "MIB", default_value_t = 4096, allow_negative_numbers = true, value_parser = nextedit::ranges::memory_mib)]
     memory: u64,
 
     #[command(flatten)]
@@ -93,7 +98,7 @@ pub struct RunArgs {
     sandbox: SandboxArg,
 
     /// Limit of one `complete` call, seconds
-    #[arg(long, value_name = "S", default_value_t = 60.0)]
+    #[arg(long, value_name = "S", default_value_t = 60.0, allow_negative_numbers = true, value_parser = nextedit::ranges::seconds)]
     call_timeout: f64,
 
     /// How `complete` answers are cached (cmd:, openai: and lsp: suggesters; built-ins
@@ -170,29 +175,46 @@ pub fn run(args: RunArgs) -> anyhow::Result<i32> {
     // unsandboxed tests are adopted, to be killed with their test run.
     nextedit::run::install_process_guards()?;
     super::super::note_per_process_limits();
-    let settings = args.suggester.map(|suggester| TaskRunSettings {
-        suggester,
-        samples: args.samples.max(1),
-        repos: args.repo.clone(),
-        test_command: args.test_command.clone(),
-        timeout: args.timeout,
-        memory_mib: args.memory,
-        pids: args.jail.pids,
-        disk_mib: args.jail.disk,
-        env: args.jail.env.clone(),
-        sandbox: match args.sandbox {
-            SandboxArg::Bwrap => "bwrap",
-            SandboxArg::Off => "off",
-        }
-        .to_string(),
-        call_timeout: args.call_timeout,
-        cache: match args.cache {
-            CacheArg::ReadWrite => CacheMode::ReadWrite,
-            CacheArg::ReadOnly => CacheMode::ReadOnly,
-            CacheArg::Off => CacheMode::Off,
+    let sandbox = match args.sandbox {
+        SandboxArg::Bwrap => "bwrap",
+        SandboxArg::Off => "off",
+    }
+    .to_string();
+    let start = match (args.resume, args.suggester.clone()) {
+        (Some(run), suggester) => TaskRunStart::Resume {
+            run,
+            given: TaskRunGiven {
+                suggester,
+                repos: args.repo.clone(),
+                test_command: args.test_command.clone(),
+                sandbox,
+                cache_db: args.cache_db.clone(),
+                env: args.jail.env.clone(),
+                memory_mib: args.memory,
+                pids: args.jail.pids,
+                disk_mib: args.jail.disk,
+            },
         },
-        cache_db: args.cache_db.clone(),
-    });
+        (None, suggester) => TaskRunStart::New(TaskRunSettings {
+            suggester: suggester.expect("clap requires it"),
+            samples: args.samples,
+            repos: args.repo.clone(),
+            test_command: args.test_command.clone(),
+            timeout: args.timeout,
+            memory_mib: args.memory,
+            pids: args.jail.pids,
+            disk_mib: args.jail.disk,
+            env: args.jail.env.clone(),
+            sandbox,
+            call_timeout: args.call_timeout,
+            cache: match args.cache {
+                CacheArg::ReadWrite => CacheMode::ReadWrite,
+                CacheArg::ReadOnly => CacheMode::ReadOnly,
+                CacheArg::Off => CacheMode::Off,
+            },
+            cache_db: args.cache_db.clone(),
+        }),
+    };
     let mut printer = Printer {
         progress: Progress::new(ProgressMode::detect(args.quiet), "tasks"),
         tasks: tasks.iter().map(|t| t.id.clone()).collect(),
@@ -201,8 +223,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<i32> {
         &db_path,
         &args.tasks.to_string_lossy(),
         &tasks,
-        settings,
-        args.resume,
+        start,
         args.jobs,
         &mut printer,
     )
