@@ -154,3 +154,27 @@ fn is_broken_pipe(error: &anyhow::Error) -> bool {
             .is_some_and(|e| e.kind() == std::io::ErrorKind::BrokenPipe)
     })
 }
+
+/// `--json` (one document) or `--jsonl` (one object per line) instead of a table: the
+/// pair every command that prints runs as JSON takes.
+#[derive(Debug, Clone, Copy, clap::Args)]
+struct JsonArgs {
+    /// Print one JSON document instead of the table
+    #[arg(long, conflicts_with = "jsonl")]
+    json: bool,
+    /// Print JSON Lines instead of the table: one JSON object per line
+    #[arg(long)]
+    jsonl: bool,
+}
+
+impl JsonArgs {
+    /// The JSON layout asked for; `None`: the table.
+    fn layout(self) -> Option<nextedit::run::json::Layout> {
+        use nextedit::run::json::Layout;
+        match (self.json, self.jsonl) {
+            (true, _) => Some(Layout::Document),
+            (_, true) => Some(Layout::Lines),
+            _ => None,
+        }
+    }
+}

@@ -352,6 +352,10 @@ fn read_loop(
                         &transcript,
                         &encode_frame(&jsonrpc::result_response(&id, reply)),
                     );
+                    // Answered; what the server registered is for its user to read.
+                    if method == "client/registerCapability" {
+                        let _ = notifications.send(message);
+                    }
                 }
                 Incoming::Notification { message, .. } => {
                     let _ = notifications.send(message);

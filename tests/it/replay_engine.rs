@@ -390,7 +390,7 @@ fn replay_command_with_builtin_and_process_suggesters() {
     let oracle = json_lines(&nextedit(
         &[
             "replay",
-            "--json",
+            "--jsonl",
             "--suggester",
             "builtin:oracle",
             "--trajectory",
@@ -414,7 +414,7 @@ fn replay_command_with_builtin_and_process_suggesters() {
     let noop = json_lines(&nextedit(
         &[
             "replay",
-            "--json",
+            "--jsonl",
             "--suggester",
             "builtin:noop",
             "--trajectory",
@@ -432,7 +432,7 @@ fn replay_command_with_builtin_and_process_suggesters() {
     let crashing = json_lines(&nextedit(
         &[
             "replay",
-            "--json",
+            "--jsonl",
             "--sandbox-rw",
             state.to_str().unwrap(),
             "--suggester",
@@ -522,7 +522,7 @@ fn a_killed_run_resumes_where_it_stopped() {
     // Hangs at step 3 the first time only.
     let spec = scripted_suggester(Some("hang-once-at-3"), &state);
     let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_nextedit"))
-        .args(["replay", "--json", "--suggester", &spec, "--sandbox-rw"])
+        .args(["replay", "--jsonl", "--suggester", &spec, "--sandbox-rw"])
         .arg(&state)
         .arg("--trajectory")
         .arg(&path)
@@ -571,7 +571,7 @@ fn a_killed_run_resumes_where_it_stopped() {
         }
     }
     assert_eq!(steps_stored(), 2);
-    let resumed = json_lines(&nextedit(&["replay", "--json", "--resume", "1"], &db));
+    let resumed = json_lines(&nextedit(&["replay", "--jsonl", "--resume", "1"], &db));
     let steps: Vec<i64> = resumed[1]["steps"]
         .as_array()
         .unwrap()
@@ -699,7 +699,7 @@ fn historian_sut_through_the_shim() {
     let out = json_lines(&nextedit(
         &[
             "replay",
-            "--json",
+            "--jsonl",
             "--order",
             "adaptive",
             "--sandbox-rw",
@@ -787,7 +787,7 @@ fn parallel_jobs_give_the_same_numbers() {
     let db = dir.path().join("runs.db");
     let mut args: Vec<String> = vec![
         "replay".into(),
-        "--json".into(),
+        "--jsonl".into(),
         "--suggester".into(),
         "builtin:propagate".into(),
     ];
@@ -817,6 +817,7 @@ fn parallel_jobs_give_the_same_numbers() {
 #[test]
 fn historian_results_file() {
     let dir = tempfile::tempdir().unwrap();
+    let dir_path = dir.path().to_path_buf();
     let db = dir.path().join("runs.db");
     let path = dir.path().join("commit.json");
     let mut t = worked_example();
@@ -835,42 +836,64 @@ fn historian_results_file() {
         root.join("tests/suggesters/historian_sut/main.py")
             .display()
     );
-    let out_dir = dir.path().join("historian");
-    json_lines(&nextedit(
-        &[
-            "replay",
-            "--json",
-            "--order",
-            "adaptive",
-            "--suggester",
-            &spec,
-            "--trajectory",
-            path.to_str().unwrap(),
-            "--historian-json",
-            out_dir.to_str().unwrap(),
-        ],
-        &db,
-    ));
-    let names: Vec<String> = std::fs::read_dir(&out_dir)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .collect();
-    assert_eq!(names.len(), 1);
+    // --historian-json writes the plain JSON Historian's analysis reads;
+    // --historian-json-xz the same, compressed.
+    let write = |flag: &str, dir: &str| {
+        let out_dir = dir_path.join(dir);
+        json_lines(&nextedit(
+            &[
+                "replay",
+                "--jsonl",
+                "--order",
+                "adaptive",
+                "--suggester",
+                &spec,
+                "--trajectory",
+                path.to_str().unwrap(),
+                flag,
+                out_dir.to_str().unwrap(),
+            ],
+            &db,
+        ));
+        let names: Vec<String> = std::fs::read_dir(&out_dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        assert_eq!(names.len(), 1);
+        let file = out_dir.join(&names[0]);
+        use std::os::unix::fs::PermissionsExt;
+        assert_eq!(
+            std::fs::metadata(&file).unwrap().permissions().mode() & 0o777,
+            0o600
+        );
+        (names[0].clone(), file)
+    };
+    let (name, file) = write("--historian-json", "historian");
     assert!(
-        names[0].starts_with("demo-06e9be95b7-cmd-python3-")
-            && names[0].ends_with("-simulation-results.json.xz"),
-        "{names:?}"
+        name.starts_with("demo-06e9be95b7-cmd-python3-")
+            && name.ends_with("-simulation-results.json"),
+        "{name}"
     );
-    let file = out_dir.join(&names[0]);
-    use std::os::unix::fs::PermissionsExt;
-    assert_eq!(
-        std::fs::metadata(&file).unwrap().permissions().mode() & 0o777,
-        0o600
-    );
-    let results: serde_json::Value = serde_json::from_reader(liblzma::read::XzDecoder::new(
-        std::fs::File::open(&file).unwrap(),
+    let results: serde_json::Value =
+        serde_json::from_reader(std::fs::File::open(&file).unwrap()).unwrap();
+    let (xz_name, xz_file) = write("--historian-json-xz", "historian-xz");
+    assert_eq!(xz_name, format!("{name}.xz"));
+    let compressed: serde_json::Value = serde_json::from_reader(liblzma::read::XzDecoder::new(
+        std::fs::File::open(&xz_file).unwrap(),
     ))
     .unwrap();
+    // The same replay but for the run's worktree and latencies.
+    let comparable = |r: &serde_json::Value| {
+        let mut r = r.clone();
+        r.as_object_mut().unwrap().remove("repo_dir");
+        for record in r["SUT_prediction_records"].as_array_mut().unwrap() {
+            record["evaluations"]
+                .as_object_mut()
+                .map(|e| e.remove("latency"));
+        }
+        r
+    };
+    assert_eq!(comparable(&results), comparable(&compressed));
     assert_eq!(results["commit_sha"], "06e9be95b7");
     assert_eq!(results["commit_message"], "Add scale parameter to compute");
     assert_eq!(
@@ -964,7 +987,7 @@ fn a_stored_commit_session_replays_by_id() {
     let out = json_lines(&nextedit(
         &[
             "replay",
-            "--json",
+            "--jsonl",
             "--suggester",
             "builtin:oracle",
             "--session",
@@ -984,7 +1007,7 @@ fn one_suggester_process_serves_every_trajectory_of_a_worker() {
     let spec = scripted_suggester(None, &state);
     let mut args = vec![
         "replay".to_string(),
-        "--json".into(),
+        "--jsonl".into(),
         "--sandbox-rw".into(),
         state.display().to_string(),
         "--suggester".into(),

@@ -91,7 +91,7 @@ fn a_crashed_suggesters_background_children_are_killed_with_it() {
         let out = nextedit(
             &[
                 "replay",
-                "--json",
+                "--jsonl",
                 "--sandbox",
                 sandbox,
                 "--sandbox-rw",

@@ -95,7 +95,7 @@ fn comparable_report(db: &Path, run: i64) -> Value {
         db.to_str().unwrap(),
         &run.to_string(),
     ]));
-    let mut report: Value = serde_json::from_str(out.trim()).unwrap();
+    let mut report = serde_json::from_str::<Value>(out.trim()).unwrap()["runs"][0].take();
     let run = report["run"].as_object_mut().unwrap();
     run.remove("id");
     run.remove("started_at");

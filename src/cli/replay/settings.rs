@@ -12,7 +12,9 @@ impl ReplayArgs {
     pub(super) fn settings(&self) -> RunSettings {
         RunSettings {
             suggester: self.suggester.clone().expect("clap requires it"),
-            historian_json: self.historian_json.clone(),
+            // Set by `OutputArgs::apply`.
+            historian_json: None,
+            historian_xz: false,
             order: match self.order {
                 OrderArg::Fixed => Order::Fixed,
                 OrderArg::Adaptive => Order::Adaptive,
@@ -57,6 +59,7 @@ impl ReplayArgs {
             cache: CacheMode::Off,
             cache_db: None,
             repetitions: 1,
+            max_failed_share: nextedit::run::verdict::DEFAULT_MAX_FAILED_SHARE,
         }
     }
 
