@@ -115,7 +115,8 @@ impl Definition {
 }
 
 /// Where some runs' definitions differ, one line per field: `match: run 3 bleu>50,
-/// run 4 exact`; empty when they agree.
+/// run 4 exact`; empty when they agree. Their trajectory sets are left to
+/// [`super::common`], which names what one run has and another lacks.
 pub fn differences(runs: &[(i64, &Definition)]) -> Vec<String> {
     let Some((_, first)) = runs.first() else {
         return Vec::new();
@@ -123,6 +124,9 @@ pub fn differences(runs: &[(i64, &Definition)]) -> Vec<String> {
     let fields: Vec<Vec<(&'static str, String)>> = runs.iter().map(|(_, d)| d.scoring()).collect();
     let mut lines = Vec::new();
     for (i, (name, _)) in first.scoring().iter().enumerate() {
+        if *name == "trajectories" {
+            continue;
+        }
         let values: Vec<&String> = fields.iter().map(|f| &f[i].1).collect();
         if values.iter().all(|v| *v == values[0]) {
             continue;

@@ -75,10 +75,35 @@ pub fn run_summary(
            "failed": failed, "verdicts": verdicts})
 }
 
-/// `replay --json`: its lines as one document (`run`: the header, `trajectories`:
-/// each trajectory's steps, `summary`).
-pub fn replay_document(header: Value, trajectories: Vec<Value>, summary: Value) -> Value {
-    json!({"run": header, "trajectories": trajectories, "summary": summary})
+/// `replay --json`: its lines gathered while the run goes (worker threads add to it),
+/// printed as one document at the end (`run`: the header, `trajectories`: each
+/// trajectory's steps, `summary`).
+#[derive(Debug, Default)]
+pub struct ReplayDocument {
+    header: std::sync::Mutex<Option<Value>>,
+    trajectories: std::sync::Mutex<Vec<Value>>,
+}
+
+impl ReplayDocument {
+    /// Keeps the header ([`run_header`]).
+    pub fn set_header(&self, header: Value) {
+        *self.header.lock().expect("header lock") = Some(header);
+    }
+
+    /// Adds a trajectory's steps ([`trajectory_steps`]).
+    pub fn push(&self, trajectory: Value) {
+        self.trajectories
+            .lock()
+            .expect("trajectories lock")
+            .push(trajectory);
+    }
+
+    /// The document, with the summary ([`run_summary`]).
+    pub fn finish(&self, summary: Value) -> Value {
+        let header = self.header.lock().expect("header lock").take();
+        let trajectories = std::mem::take(&mut *self.trajectories.lock().expect("lock"));
+        json!({"run": header, "trajectories": trajectories, "summary": summary})
+    }
 }
 
 /// A run's scoring definition.

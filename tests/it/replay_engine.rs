@@ -1,8 +1,8 @@
 //! The replay engine on Historian's worked example (reference §14), with a scripted
 //! suggester, plus the oracle and noop baselines and the leak sentinel.
 
-use crate::common::json_lines;
 use crate::common::nextedit_with_db as nextedit;
+use crate::common::{failed_run_json_lines, json_lines};
 use std::collections::HashMap;
 
 use nextedit::metrics::flow::{FlowClass, aggregate};
@@ -429,19 +429,24 @@ fn replay_command_with_builtin_and_process_suggesters() {
     // A process suggester that crashes once: that step records the failure, the run goes on.
     let state = dir.path().join("state");
     let spec = scripted_suggester(Some("crash-once"), &state);
-    let crashing = json_lines(&nextedit(
-        &[
-            "replay",
-            "--jsonl",
-            "--sandbox-rw",
-            state.to_str().unwrap(),
-            "--suggester",
-            &spec,
-            "--trajectory",
-            path,
-        ],
-        &db,
-    ));
+    // Its other answers name a file the trajectory does not have: no suggest call
+    // worked, so the run FAILED.
+    let crashing = failed_run_json_lines(
+        &nextedit(
+            &[
+                "replay",
+                "--jsonl",
+                "--sandbox-rw",
+                state.to_str().unwrap(),
+                "--suggester",
+                &spec,
+                "--trajectory",
+                path,
+            ],
+            &db,
+        ),
+        "all 4 suggest calls failed (bad_result 3, crash 1)",
+    );
     let steps = crashing[1]["steps"].as_array().unwrap();
     assert_eq!(steps.len(), 4);
     assert!(
@@ -472,18 +477,23 @@ fn replay_command_with_builtin_and_process_suggesters() {
     let report = nextedit(&["report", "1", "2"], &db);
     let report = String::from_utf8(report.stdout).unwrap();
     let lines: Vec<&str> = report.lines().collect();
-    assert_eq!(lines.len(), 7, "{report}");
+    // The flow table, how each run was scored, then the content table.
+    assert_eq!(lines.len(), 11, "{report}");
+    assert_eq!(
+        lines[5],
+        "   1  bleu>50    fixed     -                     -                 in-process   1 · a6315bf25503     ok"
+    );
     // Beside each content score, what doing nothing scores on the same steps: an empty
     // answer (ES 0.5: it removes the lines the gold edit replaces) and the unchanged text.
     assert!(
-        lines[5].starts_with("   1      100.0    1.000               0.0/0.0         0.500/0.000"),
+        lines[9].starts_with("   1      100.0    1.000               0.0/0.0         0.500/0.000"),
         "{report}"
     );
-    assert!(lines[5].ends_with("none"), "{report}");
+    assert!(lines[9].ends_with("none"), "{report}");
     // Doing nothing keeps most tokens (Historian's BLEU 32.5), but an unchanged answer is
     // no change: BLEU 0 and ES 0 under the default rule (issue 11).
     assert!(
-        lines[6].starts_with("   2        0.0    0.000               0.0/0.0         0.500/0.000"),
+        lines[10].starts_with("   2        0.0    0.000               0.0/0.0         0.500/0.000"),
         "{report}"
     );
     assert_eq!(
@@ -571,7 +581,11 @@ fn a_killed_run_resumes_where_it_stopped() {
         }
     }
     assert_eq!(steps_stored(), 2);
-    let resumed = json_lines(&nextedit(&["replay", "--jsonl", "--resume", "1"], &db));
+    // Every answer names a file the trajectory does not have: the run FAILED.
+    let resumed = failed_run_json_lines(
+        &nextedit(&["replay", "--jsonl", "--resume", "1"], &db),
+        "all 4 suggest calls failed (bad_result 4)",
+    );
     let steps: Vec<i64> = resumed[1]["steps"]
         .as_array()
         .unwrap()
@@ -1019,7 +1033,11 @@ fn one_suggester_process_serves_every_trajectory_of_a_worker() {
         args.extend(["--trajectory".into(), path.display().to_string()]);
     }
     let a: Vec<&str> = args.iter().map(String::as_str).collect();
-    json_lines(&nextedit(&a, &db));
+    // Its answers name a file the trajectories do not have: the run FAILED.
+    failed_run_json_lines(
+        &nextedit(&a, &db),
+        "all 12 suggest calls failed (bad_result 12)",
+    );
     let state: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&state).unwrap()).unwrap();
     assert_eq!(

@@ -105,10 +105,16 @@ fn a_crashed_suggesters_background_children_are_killed_with_it() {
             ],
             dir.path(),
         );
-        // Every suggest crashed; generate (after a restart) answered.
+        // Every suggest crashed; generate (after a restart) answered: the run FAILED.
         assert_eq!(
             out.status.code(),
-            Some(0),
+            Some(1),
+            "{sandbox}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(
+            String::from_utf8_lossy(&out.stderr)
+                .ends_with("nextedit: run 1 FAILED: all 2 suggest calls failed (crash 2)\n"),
             "{sandbox}: {}",
             String::from_utf8_lossy(&out.stderr)
         );

@@ -182,17 +182,20 @@ fn report_without_runs_lists_them_and_runs_show_and_delete_work() {
             "TRAJ",
             "MICRO",
             "F1",
+            "MATCH",
             "SUGGESTER"
         ]
     );
     assert_eq!(rows.len(), 3, "{listed}");
     assert_eq!(
-        (rows[1][0], rows[1][2], rows[1][3], rows[1][4], rows[1][5]),
-        ("2", "done", "1/1", "1.000", "builtin:oracle")
+        (
+            rows[1][0], rows[1][2], rows[1][3], rows[1][4], rows[1][5], rows[1][6]
+        ),
+        ("2", "done", "1/1", "1.000", "bleu>50", "builtin:oracle")
     );
     assert_eq!(
-        (rows[2][0], rows[2][4], rows[2][5]),
-        ("1", "0.000", unchanged)
+        (rows[2][0], rows[2][4], rows[2][5], rows[2][6]),
+        ("1", "0.000", "bleu>50", unchanged)
     );
     assert_eq!(stdout(&["runs", "list"]), listed);
     let show = stdout(&["runs", "show", "2"]);

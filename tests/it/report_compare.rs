@@ -79,7 +79,20 @@ fn python_loads(output: &Output) -> bool {
 
 #[test]
 fn a_run_whose_every_suggest_call_failed_exits_1_and_every_report_format_marks_it() {
-    let repo = derive_support::rename_repo();
+    // scripted.py's good answer rewrites line 0 of `a.py`: a file of this commit.
+    let mut repo = TestRepo::new();
+    repo.write("a.py", "x = 0\ny = 0\nz = 0\n");
+    repo.write(
+        "b.py",
+        "def f():\n    return 1\n\n\ndef g():\n    return 2\n",
+    );
+    repo.commit("base");
+    repo.write("a.py", "x = 1\ny = 0\nz = 1\n");
+    repo.write(
+        "b.py",
+        "def f():\n    return 3\n\n\ndef g():\n    return 4\n",
+    );
+    repo.commit("four edits");
     let tmp = tempfile::tempdir().unwrap();
     let db = tmp.path().join("runs.db");
     let state = tmp.path().join("state.json");
@@ -216,6 +229,7 @@ fn a_bleu_and_an_exact_run_over_different_commits_are_marked_and_compared_on_com
             .replace(&sets[1], "<set of run 2>")
     };
     let report = masked(text(&nextedit(&["report", "1", "2"], &db)));
+    let report = crate::cli_snapshots::masked_text(&report, &db);
     insta::assert_snapshot!("bleu_and_exact_report", report);
     // Without --common each run's figures cover its own steps (run 1: both commits).
     let whole = text(&nextedit(&["report", "1", "2", "--common", "false"], &db));

@@ -244,13 +244,14 @@ pub fn run(args: ReplayArgs) -> anyhow::Result<i32> {
             (run, settings)
         }
     };
-    output::start(&printer, run_id, &db_path, &settings)?;
+    let json = (printer.layout, &printer.document);
+    output::start(json, run_id, &db_path, &settings)?;
     let executed = run::execute_group(&mut db, &db_path, run_id, args.jobs, &printer)?;
     printer.progress.finish();
     failed += executed.failed;
     output::finish(
         &db,
-        &printer,
+        json,
         run_id,
         &settings,
         failed,

@@ -7,12 +7,10 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use clap::Args;
-use nextedit::run::json::{self, Layout};
+use nextedit::run::json::{self, Layout, ReplayDocument};
 use nextedit::run::verdict::Verdict;
 use nextedit::run::{RunSettings, text};
 use nextedit::store::Database;
-
-use super::printer::Printer;
 
 /// What a replay writes besides the database, and when it counts as failed.
 #[derive(Debug, Args)]
@@ -65,13 +63,13 @@ impl OutputArgs {
 /// The run's first words: its id and database (the header line of `--jsonl`, kept for
 /// the document of `--json`).
 pub(super) fn start(
-    printer: &Printer,
+    (layout, document): (Option<Layout>, &ReplayDocument),
     run: i64,
     db_path: &Path,
     settings: &RunSettings,
 ) -> anyhow::Result<()> {
     let mut out = std::io::stdout().lock();
-    match printer.layout {
+    match layout {
         None => writeln!(
             out,
             "run {run} in {} ({})",
@@ -82,7 +80,7 @@ pub(super) fn start(
             let header = json::run_header(run, db_path, &settings.sandbox);
             match layout {
                 Layout::Lines => writeln!(out, "{header}")?,
-                Layout::Document => *printer.header.lock().expect("header lock") = Some(header),
+                Layout::Document => document.set_header(header),
             }
         }
     }
@@ -94,7 +92,7 @@ pub(super) fn start(
 /// answered or too many calls of one kind failed.
 pub(super) fn finish(
     db: &Database,
-    printer: &Printer,
+    (layout, document): (Option<Layout>, &ReplayDocument),
     run: i64,
     settings: &RunSettings,
     failed: usize,
@@ -104,20 +102,14 @@ pub(super) fn finish(
         .map(|r| Ok((r, Verdict::of(db, r)?)))
         .collect::<anyhow::Result<Vec<_>>>()?;
     let mut out = std::io::stdout().lock();
-    match printer.layout {
+    match layout {
         None => text::print_report(&mut out, db, &[run])?,
         Some(layout) => {
             let summary = nextedit::run::report::flow_summary(db, run)?;
             let summary = json::run_summary(run, &settings.suggester, &summary, failed, &verdicts);
             match layout {
                 Layout::Lines => writeln!(out, "{summary}")?,
-                Layout::Document => {
-                    let header = printer.header.lock().expect("header lock").take();
-                    let trajectories = std::mem::take(&mut *printer.steps.lock().expect("lock"));
-                    let document =
-                        json::replay_document(header.unwrap_or_default(), trajectories, summary);
-                    writeln!(out, "{document}")?;
-                }
+                Layout::Document => writeln!(out, "{}", document.finish(summary))?,
             }
         }
     }

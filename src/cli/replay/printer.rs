@@ -3,10 +3,9 @@
 //! over its trajectories.
 
 use std::io::Write;
-use std::sync::Mutex;
 
 use nextedit::progress::Progress;
-use nextedit::run::json::Layout;
+use nextedit::run::json::{Layout, ReplayDocument};
 use nextedit::run::{RunEvents, json, text};
 use nextedit::store::StoredStep;
 
@@ -15,10 +14,8 @@ pub(super) struct Printer {
     /// JSON (a document or lines) instead of tables.
     pub(super) layout: Option<Layout>,
     pub(super) progress: Progress,
-    /// `--json`: the header, printed in the document at the end.
-    pub(super) header: Mutex<Option<serde_json::Value>>,
-    /// `--json`: each trajectory's steps, printed in the document at the end.
-    pub(super) steps: Mutex<Vec<serde_json::Value>>,
+    /// `--json`: what is printed as one document at the end.
+    pub(super) document: ReplayDocument,
 }
 
 impl Printer {
@@ -27,8 +24,7 @@ impl Printer {
         Printer {
             layout,
             progress,
-            header: Mutex::new(None),
-            steps: Mutex::new(Vec::new()),
+            document: ReplayDocument::default(),
         }
     }
 }
@@ -45,9 +41,7 @@ impl RunEvents for Printer {
 
     fn replayed(&self, key: &str, steps: &[StoredStep]) -> std::io::Result<()> {
         match self.layout {
-            Some(Layout::Document) => {
-                (self.steps.lock().expect("steps lock")).push(json::trajectory_steps(key, steps))
-            }
+            Some(Layout::Document) => self.document.push(json::trajectory_steps(key, steps)),
             Some(Layout::Lines) => self.progress.suspend(|| {
                 writeln!(
                     std::io::stdout().lock(),

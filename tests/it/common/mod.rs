@@ -234,6 +234,25 @@ pub fn json_lines(output: &Output) -> Vec<Value> {
         "{}",
         String::from_utf8_lossy(&output.stderr)
     );
+    lines_of(output)
+}
+
+/// The JSON lines of a replay whose run FAILED for `reason` (exit status 1, the
+/// verdict as stderr's last line): a suggester none of whose calls of one kind worked.
+pub fn failed_run_json_lines(output: &Output, reason: &str) -> Vec<Value> {
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr
+            .lines()
+            .last()
+            .is_some_and(|l| l.ends_with(&format!(" FAILED: {reason}"))),
+        "{stderr}"
+    );
+    lines_of(output)
+}
+
+fn lines_of(output: &Output) -> Vec<Value> {
     String::from_utf8(output.stdout.clone())
         .unwrap()
         .lines()
