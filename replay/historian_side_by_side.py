@@ -674,11 +674,12 @@ def main():
     if len(ne_traj) != len(commits):
         problems.append(f"nextedit replayed {len(ne_traj)} of {len(commits)} commits")
     for c, h, n in zip(commits, hist["commits"], ne_traj):
-        for step in n["steps"]:
-            for call in ("suggest_error", "generate_error"):
-                if step.get(call):
-                    problems.append(f"nextedit {c['project']} step {step['step']}: "
-                                    f"{call.split('_')[0]} failed: {step[call]}")
+        failed = [(step["step"], call.split("_")[0], step[call]) for step in n["steps"]
+                  for call in ("suggest_error", "generate_error") if step.get(call)]
+        if failed:
+            first = failed[0]
+            problems.append(f"nextedit {c['project']}: {len(failed)} calls failed in {len(n['steps'])} steps "
+                            f"(the first, step {first[0]} {first[1]}: {first[2]})")
         n_steps = [{"predictions": [[p["file"], p["start_line"], p["end_line"], p["class"]] for p in s["predictions"]],
                     "applied": int(s["applied"].lstrip("e")),
                     "bleu": (s.get("content") or {}).get("bleu"),

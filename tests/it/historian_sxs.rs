@@ -2,8 +2,8 @@
 //! (tests/fake_historian: its `simulation.main.rq3_origin` speaks the protocol the script
 //! uses, nothing more), so the script cannot rot unseen: it replays the same commits
 //! through the real binary, sandboxed, and compares. Faults are injected where the issue
-//! found them: a nextedit whose SUT cannot read its side file (the script's
-//! `--sandbox-ro` dropped), a Historian commit that fails, a difference no bug explains.
+//! found them: a nextedit whose SUT cannot read its side file, one whose SUT is not told
+//! the commit, a Historian commit that fails, a difference no bug explains.
 
 use std::path::{Path, PathBuf};
 use std::process::Output;
@@ -31,16 +31,19 @@ fn side_by_side(nextedit: &Path, fake: &str, work: &Path) -> (Option<i32>, Strin
     )
 }
 
-/// A `nextedit` that drops every `--sandbox-ro PATH` of a replay: the SUT's side file
-/// is then outside its sandbox, as before the script mounted it.
-fn without_sandbox_ro(dir: &Path) -> PathBuf {
-    let path = dir.join("nextedit-without-ro");
+/// A `nextedit` that breaks the script's replay as the issue found it broken: `target`
+/// names the SUT's side file where the sandbox has none (every call fails), `reveal`
+/// drops `--reveal commit` (the SUT, keyed on the commit, predicts nothing).
+fn broken_nextedit(dir: &Path, how: &str) -> PathBuf {
+    let path = dir.join(format!("nextedit-{how}"));
     std::fs::write(
         &path,
         format!(
-            "#!/bin/sh\nbin='{}'\nfor a in \"$@\"; do shift; if [ \"$skip\" = 1 ]; then skip=0; continue; fi\n\
-             if [ \"$a\" = --sandbox-ro ]; then skip=1; continue; fi; set -- \"$@\" \"$a\"; done\nexec \"$bin\" \"$@\"\n",
-            env!("CARGO_BIN_EXE_nextedit")
+            "#!/usr/bin/env python3\nimport os, re, sys\nbin, args = {bin:?}, sys.argv[1:]\n\
+             if {how:?} == 'target':\n    args = [re.sub(r'SXS_TARGET=\\S+', 'SXS_TARGET=/nonexistent/target.json', a) for a in args]\n\
+             elif 'commit' in args:\n    i = args.index('commit')\n    del args[i - 1:i + 1]\n\
+             os.execv(bin, [bin] + args)\n",
+            bin = env!("CARGO_BIN_EXE_nextedit"),
         ),
     )
     .unwrap();
@@ -60,8 +63,8 @@ fn the_side_by_side_compares_explains_every_difference_and_fails_when_it_measure
     // line 0 sits on an applied edit), the ratios printed.
     let summary: Vec<&str> = out
         .lines()
-        .filter(|l| l.starts_with("steps differing:") || l.starts_with("   "))
-        .filter(|l| !l.starts_with("            "))
+        .skip_while(|l| !l.starts_with("steps differing:"))
+        .take_while(|l| !l.starts_with("wall time"))
         .collect();
     insta::assert_snapshot!("sxs_fake_summary", summary.join("\n"));
     assert!(!out.contains("UNEXPLAINED"), "{out}");
@@ -69,12 +72,35 @@ fn the_side_by_side_compares_explains_every_difference_and_fails_when_it_measure
 
     // nextedit's SUT cannot read its side file: every step fails there, the script
     // says so and prints no speed-up.
-    let fake_bin = without_sandbox_ro(tmp.path());
-    let (code, out, err) = side_by_side(&fake_bin, "", &tmp.path().join("no-ro"));
+    let (code, out, err) = side_by_side(
+        &broken_nextedit(tmp.path(), "target"),
+        "",
+        &tmp.path().join("t"),
+    );
     assert_eq!(code, Some(1), "{out}\n{err}");
     assert!(!out.contains("ratio"), "{out}");
-    assert!(out.contains("FAILED: nextedit run FAILED: all "), "{out}");
-    assert!(out.contains("FileNotFoundError"), "{out}");
+    assert!(
+        out.contains(
+            "FAILED: nextedit run FAILED: all 19 suggest calls failed (error_response 19)"
+        ),
+        "{out}"
+    );
+    assert!(
+        out.contains("FAILED: nextedit demo: 4 calls failed in 4 steps (the first, step 1 suggest: error_response: suggester failed `suggest` with code -32000: FileNotFoundError: [Errno 2] No such file or directory: '/nonexistent/target.json')"),
+        "{out}"
+    );
+    // Its SUT does not learn the commit: it predicts nothing, which no bug explains.
+    let (code, out, err) = side_by_side(
+        &broken_nextedit(tmp.path(), "reveal"),
+        "",
+        &tmp.path().join("r"),
+    );
+    assert_eq!(code, Some(1), "{out}\n{err}");
+    assert!(
+        out.contains("why: UNEXPLAINED: nextedit predicted nothing"),
+        "{out}"
+    );
+    assert!(!out.contains("ratio"), "{out}");
 
     // A Historian commit that fails, and a difference no bug explains.
     let (code, out, err) = side_by_side(bin, "crash", &tmp.path().join("crash"));
@@ -86,8 +112,9 @@ fn the_side_by_side_compares_explains_every_difference_and_fails_when_it_measure
         "{out}"
     );
     assert!(!out.contains("ratio"), "{out}");
-    let (code, out, err) = side_by_side(bin, "shift", &tmp.path().join("shift"));
+    let (code, out, err) = side_by_side(bin, "jump", &tmp.path().join("jump"));
     assert_eq!(code, Some(1), "{out}\n{err}");
+    assert!(out.contains("J/K: UNEXPLAINED"), "{out}");
     assert!(out.contains("differing steps are UNEXPLAINED"), "{out}");
     assert!(!out.contains("ratio"), "{out}");
 }

@@ -21,7 +21,7 @@ module `systemUnderTest.<sut>.main` and writes OUTPUT_DIR/<project>-<sha10>-<sut
     computed (None).
 
 FAKE_HISTORIAN=crash makes rq3_origin raise for the project `rename` (a commit that fails);
-FAKE_HISTORIAN=shift moves every prediction of Historian's one line down (a difference no
+FAKE_HISTORIAN=jump calls every match flow_jumping, which HEAD never does (a difference no
 bug explains).
 """
 import importlib
@@ -144,9 +144,6 @@ def rq3_origin(url, sut_name, language):
     while len(order) < len(edits):
         pred = call("suggestion(location+content)") or {}
         locations = _locations(pred)
-        if mode == "shift":
-            for loc in locations:
-                loc["lines"] = [n + 1 for n in loc["lines"]]
         remaining = [e for e in edits if not e["simulated"]]
         classes = {"flow_keeping": [], "flow_jumping": [], "flow_breaking": [], "flow_reverting": []}
         first_keep = None
@@ -162,7 +159,7 @@ def rq3_origin(url, sut_name, language):
                     match = g
                     break
             if match is not None:
-                classes["flow_keeping"].append(loc["idx"])
+                classes["flow_jumping" if mode == "jump" else "flow_keeping"].append(loc["idx"])
                 first_keep = first_keep if first_keep is not None else match["idx"]
                 continue
             reverted = False
