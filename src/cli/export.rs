@@ -115,12 +115,15 @@ pub fn run(command: ExportCommand) -> Result<i32> {
             .with_context(|| format!("opening database {}", path.display()))
     };
     // Refused before any work: a full export of a large database takes minutes.
-    let (ExportCommand::Trajectories { dataset, .. }
-    | ExportCommand::Results { dataset, .. }
-    | ExportCommand::Tasks { dataset, .. }) = &command;
+    let (kind, dataset) = match &command {
+        ExportCommand::Trajectories { dataset, .. } => (DatasetKind::Trajectories, dataset),
+        ExportCommand::Results { dataset, .. } => (DatasetKind::Results, dataset),
+        ExportCommand::Tasks { dataset, .. } => (DatasetKind::Tasks, dataset),
+    };
     let spec: SplitSpec = (dataset.split.parse())
         .map_err(|e: String| anyhow::anyhow!("--split {}: {e}", dataset.split))?;
-    check_empty(&dataset.out).with_context(|| format!("exporting to {}", dataset.out.display()))?;
+    check_empty(&dataset.out)
+        .with_context(|| format!("exporting {} to {}", kind.name(), dataset.out.display()))?;
     let (table, skipped, args): (Table, _, DatasetArgs) = match command {
         ExportCommand::Trajectories {
             sessions,

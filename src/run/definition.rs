@@ -128,7 +128,13 @@ pub fn differences(runs: &[(i64, &Definition)]) -> Vec<String> {
             continue;
         }
         let values: Vec<&String> = fields.iter().map(|f| &f[i].1).collect();
-        if values.iter().all(|v| *v == values[0]) {
+        // A built-in runs in-process, a process in bubblewrap: both see only the
+        // replay's state. Only a run that could read more scores differently.
+        let compared = |v: &String| match *name {
+            "sandbox" => (v.as_str() == "unsandboxed").to_string(),
+            _ => v.clone(),
+        };
+        if values.iter().all(|v| compared(v) == compared(values[0])) {
             continue;
         }
         let each: Vec<String> = (runs.iter().zip(&values))
