@@ -1,7 +1,8 @@
 //! The steps some runs have in common, and a read-only view of the store that holds
 //! only those ([`CommonSteps`]), so `report` compares runs on the same steps
 //! (`--common`, the default). A trajectory is the same in two runs when its stored
-//! text is ([`super::definition::trajectory_digest`]), whatever its key; a step is
+//! text is (but for where it was checked out: [`super::definition::trajectory_digest`]),
+//! whatever its key; a step is
 //! common when every run stored it. What is left out is named ([`LeftOut`]).
 
 use std::collections::{BTreeMap, BTreeSet};

@@ -146,14 +146,17 @@ pub fn differences(runs: &[(i64, &Definition)]) -> Vec<String> {
 }
 
 /// A trajectory's identity across runs: SHA-256 (hex) of its stored JSON without
-/// `session.workspace` (where the scratch checkout happened to be), or of its key when
-/// the run stored no text.
+/// `session.workspace` and `session.commit.project` (where the repository happened to
+/// be checked out, and its directory's name), or of its key when the run stored no text.
 pub fn trajectory_digest(key: &str, text: Option<&str>) -> String {
     let canonical = text
         .and_then(|t| serde_json::from_str::<serde_json::Value>(t).ok())
         .map(|mut value| {
             if let Some(session) = value.get_mut("session").and_then(|s| s.as_object_mut()) {
                 session.remove("workspace");
+                if let Some(commit) = session.get_mut("commit").and_then(|c| c.as_object_mut()) {
+                    commit.remove("project");
+                }
             }
             value.to_string()
         })
