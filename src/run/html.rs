@@ -214,6 +214,8 @@ fn run_table(h: &mut String, runs: &[HtmlRun]) {
         let r = &run.report;
         let (s, m, b, ci) = (&r.summary, &r.measurements, &r.baseline, &run.intervals);
         let hit = |k: usize| s.hit_at.iter().find(|(kk, _)| *kk == k).map(|(_, v)| *v);
+        // A run without steps has no figures (not zeros).
+        let stepped = |v: f64| (s.steps > 0).then_some(v);
         let pair = |x: Option<f64>, y: Option<f64>, d: usize| match (x, y) {
             (Some(x), Some(y)) => format!("{x:.d$} / {y:.d$}"),
             _ => "–".to_string(),
@@ -233,19 +235,19 @@ fn run_table(h: &mut String, runs: &[HtmlRun]) {
         let _ = writeln!(
             h,
             "<tr class=\"run\" id=\"run-{id}\"><td>{id}</td><td class=\"l\">{suggester}</td><td>{done}/{all}</td><td>{steps}</td>\
-<td>{mp:.3}</td><td>{mr:.3}</td><td>{mf}</td><td>{af}</td><td>{h1}</td><td>{h3}</td><td>{mrr}</td><td>{bleu}</td><td>{es}</td>\
+<td>{mp}</td><td>{mr}</td><td>{mf}</td><td>{af}</td><td>{h1}</td><td>{h3}</td><td>{mrr}</td><td>{bleu}</td><td>{es}</td>\
 <td>{nb}</td><td>{ne}</td><td class=\"latency\">{latency}</td><td class=\"l\">{errors}</td></tr>",
             id = r.info.id,
             done = r.info.done,
             all = r.info.trajectories,
             steps = s.steps,
-            mp = s.micro.precision,
-            mr = s.micro.recall,
-            mf = figure(Some(s.micro.f1), ci.micro_f1, 3),
-            af = figure(Some(s.macro_.f1), ci.macro_f1, 3),
-            h1 = figure(hit(1), ci.hit1, 3),
-            h3 = figure(hit(3), None, 3),
-            mrr = figure(Some(s.mrr), ci.mrr, 3),
+            mp = figure(stepped(s.micro.precision), None, 3),
+            mr = figure(stepped(s.micro.recall), None, 3),
+            mf = figure(stepped(s.micro.f1), ci.micro_f1, 3),
+            af = figure(stepped(s.macro_.f1), ci.macro_f1, 3),
+            h1 = figure(hit(1).filter(|_| s.steps > 0), ci.hit1, 3),
+            h3 = figure(hit(3).filter(|_| s.steps > 0), None, 3),
+            mrr = figure(stepped(s.mrr), ci.mrr, 3),
             bleu = figure(mean(&m.bleu), ci.mean_bleu, 1),
             es = figure(mean(&m.es), ci.mean_es, 3),
             nb = pair(b.empty_bleu, b.unchanged_bleu, 1),

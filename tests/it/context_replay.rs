@@ -201,6 +201,14 @@ fn reported_reads_are_stored_and_scored_in_the_report() {
         text.contains("1.000/1.000    1.000/1.000    1.000/0.833    1.000/0.750"),
         "{text}"
     );
+    // Its STEPS are the trajectory's steps (ContextBench's own count is of the calls
+    // that read: `num_steps` above).
+    let row = text
+        .lines()
+        .skip_while(|l| !l.starts_with("CONTEXT"))
+        .nth(2)
+        .unwrap();
+    assert_eq!(row.split_whitespace().nth(2), Some("2"), "{text}");
 }
 
 #[test]

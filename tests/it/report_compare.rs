@@ -287,3 +287,36 @@ fn json_is_one_document_and_jsonl_one_object_per_line() {
     let refused = nextedit(&["report", "--json", "--jsonl", "1"], &db);
     assert_eq!(refused.status.code(), Some(2));
 }
+
+#[test]
+fn a_run_without_steps_shows_no_figures_rather_than_zeros() {
+    // One changed line: one edit, applied first, so nothing is ever asked.
+    let mut repo = TestRepo::new();
+    repo.write("a.py", "x = 0\n");
+    repo.commit("base");
+    repo.write("a.py", "x = 1\n");
+    repo.commit("one edit");
+    let tmp = tempfile::tempdir().unwrap();
+    let db = tmp.path().join("runs.db");
+    let out = replay(&repo, &db, &["HEAD"], "builtin:oracle", &[]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let report = text(&nextedit(&["report", "1"], &db));
+    assert_eq!(
+        report.lines().nth(1),
+        Some(
+            "   1     1/1       0                  -        -       -       -      -                        -  builtin:oracle"
+        ),
+        "{report}"
+    );
+    let list = text(&nextedit(&["runs", "list"], &db));
+    let row: Vec<&str> = list.lines().nth(1).unwrap().split_whitespace().collect();
+    assert_eq!(row[4..], ["-", "bleu>50", "builtin:oracle"], "{list}");
+    let page = tmp.path().join("report.html");
+    let html = nextedit(&["report", "1", "--html", page.to_str().unwrap()], &db);
+    assert!(html.status.success(), "{}", stderr(&html));
+    let page = std::fs::read_to_string(&page).unwrap();
+    assert!(
+        page.contains("<td>1/1</td><td>0</td><td>–</td><td>–</td><td>–</td><td>–</td><td>–</td><td>–</td><td>–</td>"),
+        "{page}"
+    );
+}
