@@ -233,7 +233,7 @@ impl RunRead for Database {
 
 #[cfg(test)]
 mod tests {
-    use super::{RunRead, RunStore};
+    use super::RunStore;
     use crate::metrics::flow::{FlowClass, FlowStep, Prf, RankedPrediction, StepCounts};
     use crate::run::report::flow_summary;
     use crate::store::{

@@ -2,7 +2,7 @@
 //! suggester, plus the oracle and noop baselines and the leak sentinel.
 
 use crate::common::nextedit_with_db as nextedit;
-use crate::common::{failed_run_json_lines, json_lines};
+use crate::common::{failed_run_json_lines, json_lines, scripted_suggester};
 use std::collections::HashMap;
 
 use nextedit::metrics::flow::{FlowClass, aggregate};
@@ -359,25 +359,6 @@ fn the_future_never_reaches_the_suggester() {
             .unwrap()
             .contains(sentinel)
     );
-}
-
-/// `cmd:` spec of tests/suggesters/scripted.py in `mode` (default: good), counting
-/// its starts and calls in `state` (created here: the replay names it with
-/// `--sandbox-rw`, the only place outside its worktree the suggester may write).
-fn scripted_suggester(mode: Option<&str>, state: &std::path::Path) -> String {
-    if !state.exists() {
-        std::fs::write(state, "{}").unwrap();
-    }
-    let script =
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/suggesters/scripted.py");
-    let mode = mode
-        .map(|m| format!("SUGGESTER_MODE={m} "))
-        .unwrap_or_default();
-    format!(
-        "cmd:{mode}SUGGESTER_STATE='{}' python3 '{}'",
-        state.display(),
-        script.display()
-    )
 }
 
 #[test]

@@ -30,13 +30,7 @@ fn trajectory(dir: &Path) -> (TestRepo, PathBuf) {
 }
 
 fn scripted(mode: &str, state: &Path) -> String {
-    std::fs::write(state, "{}").unwrap();
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/suggesters/scripted.py");
-    format!(
-        "cmd:SUGGESTER_MODE={mode} SUGGESTER_STATE='{}' python3 '{}'",
-        state.display(),
-        script.display()
-    )
+    crate::common::scripted_suggester(Some(mode), state)
 }
 
 fn nextedit(args: &[&str], tmpdir: &Path) -> std::process::Output {

@@ -27,18 +27,8 @@ fn two_commit_repo() -> TestRepo {
     repo
 }
 
-/// `tests/suggesters/scripted.py` in `mode`, counting its calls in `state` (which the
-/// sandbox must let it write: `--sandbox-rw`).
 fn scripted(mode: &str, state: &Path) -> String {
-    if !state.exists() {
-        std::fs::write(state, "{}").unwrap();
-    }
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/suggesters/scripted.py");
-    format!(
-        "cmd:SUGGESTER_MODE={mode} SUGGESTER_STATE='{}' python3 '{}'",
-        state.display(),
-        script.display()
-    )
+    crate::common::scripted_suggester(Some(mode), state)
 }
 
 fn text(output: &Output) -> String {

@@ -259,3 +259,22 @@ fn lines_of(output: &Output) -> Vec<Value> {
         .map(|l| serde_json::from_str(l).unwrap())
         .collect()
 }
+
+/// `cmd:` spec of tests/suggesters/scripted.py in `mode` (default: good), counting
+/// its starts and calls in `state` (created here: the replay names it with
+/// `--sandbox-rw`, the only place outside its worktree the suggester may write).
+pub fn scripted_suggester(mode: Option<&str>, state: &std::path::Path) -> String {
+    if !state.exists() {
+        std::fs::write(state, "{}").unwrap();
+    }
+    let script =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/suggesters/scripted.py");
+    let mode = mode
+        .map(|m| format!("SUGGESTER_MODE={m} "))
+        .unwrap_or_default();
+    format!(
+        "cmd:{mode}SUGGESTER_STATE='{}' python3 '{}'",
+        state.display(),
+        script.display()
+    )
+}
