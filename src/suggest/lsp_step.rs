@@ -534,3 +534,43 @@ pub(super) fn location_after(
     let end = (end_line + new_lines.len()).checked_sub(old_lines)?;
     Some(new_lines.get(start_line..end)?.concat())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::{filter_takes, language_id};
+    use serde_json::json;
+    use std::path::Path;
+
+    #[test]
+    fn a_file_is_served_by_its_extension_or_by_the_filters_a_server_registered() {
+        assert_eq!(language_id("docs/templating.rst"), "plaintext");
+        assert_eq!(language_id("pkg/app.py"), "python");
+        assert_eq!(language_id("ui/view.tsx"), "typescriptreact");
+        let full = Path::new("/w/docs/conf.py");
+        // By language, by pattern, both; another scheme or an empty filter takes nothing.
+        assert!(filter_takes(&json!({"language": "python"}), "python", full));
+        assert!(!filter_takes(
+            &json!({"language": "python"}),
+            "plaintext",
+            full
+        ));
+        assert!(filter_takes(&json!({"pattern": "**/*.py"}), "python", full));
+        assert!(!filter_takes(
+            &json!({"pattern": "**/*.rst"}),
+            "python",
+            full
+        ));
+        assert!(filter_takes(
+            &json!({"language": "python", "scheme": "file", "pattern": "**/docs/*.py"}),
+            "python",
+            full
+        ));
+        assert!(!filter_takes(
+            &json!({"language": "python", "scheme": "untitled"}),
+            "python",
+            full
+        ));
+        assert!(!filter_takes(&json!({"scheme": "file"}), "python", full));
+        assert!(filter_takes(&json!("python"), "python", full));
+    }
+}
