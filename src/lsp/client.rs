@@ -216,7 +216,8 @@ impl LspClient {
         Ok(result)
     }
 
-    /// The next server notification, waiting up to `timeout`.
+    /// The next server notification (or `client/registerCapability` request, already
+    /// answered: what a server registers is for its user to read), waiting up to `timeout`.
     pub fn next_notification(&self, timeout: Duration) -> Option<Value> {
         self.notifications.recv_timeout(timeout).ok()
     }
