@@ -1,7 +1,9 @@
 //! The figures `nextedit report` shows, computed from the store as typed values:
 //! flow aggregation (P/R/F1, hit@k, MRR, flow shares), content scores beside the
-//! do-nothing baselines, latencies, failed calls by kind, and ContextBench scores of
-//! what the suggester read. The CLI only formats them.
+//! do-nothing baselines, latencies, failed calls by kind, ContextBench scores of
+//! what the suggester read, how the run was scored and its verdict; and, for several
+//! runs, what the report must say before comparing them ([`Compared`]: definitions
+//! that differ, the common steps). The CLI only formats them.
 
 use std::collections::HashMap;
 
