@@ -19,7 +19,7 @@ and the plan's repository, trajectory files or database at the same paths (a sha
 file system, or the same checkout on every node). A task whose worker dies (a node
 lost, a process killed) is run again, up to `--max-retries` times; each attempt writes
 a fresh database, so a half-written one is never merged. When every shard is done,
-`nextedit runs merge --into OUT SHARD.db...` joins them into one run whose report
+`nextedit runs merge --db OUT SHARD.db...` joins them into one run whose report
 equals the single-machine run's (run id, times and latencies aside).
 
 Where it runs:
@@ -287,7 +287,7 @@ def main():
             if not done:
                 print(f"ray_replay: error: no shard of {path} finished", file=sys.stderr)
                 return 2
-            merge = [nextedit, "runs", "merge", "--into", out, *sorted(done)]
+            merge = [nextedit, "runs", "merge", "--db", out, *sorted(done)]
             if args.allow_partial:
                 merge.append("--allow-partial")
             merged = subprocess.run(merge, capture_output=True, text=True)

@@ -4,9 +4,9 @@
 //! Exit codes ([`EXIT_CODES`], also in `nextedit --help`): 0 success, also when stdout
 //! was closed early (`nextedit … | head`); 1 the command ran but something it judges
 //! failed (items of a batch skipped, `doctor` found an error, `sessions link` found no
-//! commit, a replay's or `tasks run`'s suggester never answered, `tasks run` found no
-//! valid task); 2 an error ended the command (its
-//! chain is printed on stderr) or the arguments are invalid.
+//! commit, a replay's or `tasks run`'s suggester never answered, a replay FAILED (too
+//! many of one kind of its calls failed), `tasks run` found no valid task); 2 an error
+//! ended the command (its chain is printed on stderr) or the arguments are invalid.
 
 mod complete;
 mod context;
@@ -81,8 +81,8 @@ Exit status:
   0  success (also when standard output was closed early, as by `nextedit … | head`)
   1  the command ran, but something it judges failed: items of a batch were skipped
      (derive --range, import, eval-order, replay), doctor found an error, sessions link
-     found no commit, a replay's (or tasks run's) suggester never answered, tasks run
-     found no valid task
+     found no commit, a replay's (or tasks run's) suggester never answered, a replay
+     FAILED (too many of one kind of its calls failed), tasks run found no valid task
   2  an error ended the command (printed on standard error), or the arguments are invalid";
 
 /// Parses arguments, runs the command and returns the process exit code
@@ -198,4 +198,28 @@ fn is_broken_pipe(error: &anyhow::Error) -> bool {
             .downcast_ref::<std::io::Error>()
             .is_some_and(|e| e.kind() == std::io::ErrorKind::BrokenPipe)
     })
+}
+
+/// `--json` (one document) or `--jsonl` (one object per line) instead of a table: the
+/// pair every command that prints runs as JSON takes.
+#[derive(Debug, Clone, Copy, clap::Args)]
+struct JsonArgs {
+    /// Print one JSON document instead of the table
+    #[arg(long, conflicts_with = "jsonl")]
+    json: bool,
+    /// Print JSON Lines instead of the table: one JSON object per line
+    #[arg(long)]
+    jsonl: bool,
+}
+
+impl JsonArgs {
+    /// The JSON layout asked for; `None`: the table.
+    fn layout(self) -> Option<nextedit::run::json::Layout> {
+        use nextedit::run::json::Layout;
+        match (self.json, self.jsonl) {
+            (true, _) => Some(Layout::Document),
+            (_, true) => Some(Layout::Lines),
+            _ => None,
+        }
+    }
 }

@@ -221,7 +221,8 @@ impl LspClient {
         Ok(result)
     }
 
-    /// The next server notification, waiting up to `timeout`.
+    /// The next server notification (or `client/registerCapability` request, already
+    /// answered: what a server registers is for its user to read), waiting up to `timeout`.
     pub fn next_notification(&self, timeout: Duration) -> Option<Value> {
         self.notifications.recv_timeout(timeout).ok()
     }
@@ -357,6 +358,10 @@ fn read_loop(
                         &transcript,
                         &encode_frame(&jsonrpc::result_response(&id, reply)),
                     );
+                    // Answered; what the server registered is for its user to read.
+                    if method == "client/registerCapability" {
+                        let _ = notifications.send(message);
+                    }
                 }
                 Incoming::Notification { message, .. } => {
                     let _ = notifications.send(message);

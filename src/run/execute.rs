@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use super::plan::SandboxState;
 use super::worker::{WorkerPlace, build_suggester, forbidden_paths, sandbox_paths};
-use super::{RunError, RunEvents, RunSettings, RunStore, error_chain};
+use super::{RunError, RunEvents, RunRead, RunSettings, RunStore, error_chain};
 use crate::history::{CommitSource, GitRepository};
 use crate::replay::context::attribute_lsp_reads;
 use crate::replay::state::ReplayState;
@@ -368,7 +368,7 @@ struct Job<'a> {
 /// The edits already applied by a trajectory's stored steps (initial first): where a
 /// resumed replay starts.
 fn resume_order(
-    store: &dyn RunStore,
+    store: &dyn RunRead,
     run: i64,
     key: &str,
     trajectory: &Trajectory,
@@ -502,12 +502,14 @@ fn replay_one(
     if let (Some(dir), Some(log)) = (&settings.historian_json, &recorder.historian) {
         std::fs::create_dir_all(dir)
             .map_err(RunError::io(format!("cannot create {}", dir.display())))?;
-        let path = dir.join(format!(
-            "{}.xz",
-            HistorianLog::file_name(&trajectory, &settings.suggester)
-        ));
+        let name = HistorianLog::file_name(&trajectory, &settings.suggester);
+        let path = dir.join(if settings.historian_xz {
+            format!("{name}.xz")
+        } else {
+            name
+        });
         let results = log.finish(&trajectory, &scratch.0.as_path().to_string_lossy());
-        HistorianLog::write_xz(&results, &path)
+        HistorianLog::write(&results, &path, settings.historian_xz)
             .map_err(RunError::io(format!("cannot write {}", path.display())))?;
     } else if settings.historian_json.is_some() && !sequential {
         events.note(&format!(

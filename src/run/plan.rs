@@ -5,7 +5,7 @@
 use std::path::PathBuf;
 
 use super::shard::{Select, ShardOf, Source};
-use super::{RunError, RunEvents, RunStore};
+use super::{RunError, RunEvents, RunRead, RunStore};
 use crate::history::{CommitSource, GitRepository, Merges, derive_commit};
 use crate::replay::OrderMode;
 use crate::replay::matching::MatchRule;
@@ -158,6 +158,10 @@ fn default_repetitions() -> u32 {
     1
 }
 
+fn default_max_failed_share() -> f64 {
+    super::verdict::DEFAULT_MAX_FAILED_SHARE
+}
+
 /// The settings of a run, stored with it (as JSON, a wire format) so `--resume`
 /// replays the same way.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
@@ -167,6 +171,10 @@ pub struct RunSettings {
     /// Where Historian-compatible results files go, if anywhere.
     #[serde(default)]
     pub historian_json: Option<PathBuf>,
+    /// Whether they are xz-compressed (`….json.xz`) rather than the plain JSON
+    /// Historian reads.
+    #[serde(default)]
+    pub historian_xz: bool,
     /// Which edit comes next.
     pub order: Order,
     /// How predictions match gold edits.
@@ -217,11 +225,15 @@ pub struct RunSettings {
     /// allow-list (`--env`), by name: their values are never stored.
     #[serde(default)]
     pub env: Vec<String>,
+    /// More than this share of one kind's calls failing fails the run (all of them
+    /// failing always does; [`super::verdict`]).
+    #[serde(default = "default_max_failed_share")]
+    pub max_failed_share: f64,
 }
 
 impl RunSettings {
     /// The settings stored with run `run`.
-    pub fn of(store: &dyn RunStore, run: i64) -> Result<RunSettings, RunError> {
+    pub fn of(store: &dyn RunRead, run: i64) -> Result<RunSettings, RunError> {
         serde_json::from_value(store.run(run)?.config)
             .map_err(|source| RunError::Settings { run, source })
     }
@@ -386,6 +398,9 @@ impl RunSettings {
         REPETITIONS
             .check(self.repetitions.into())
             .map_err(bad("--repetitions"))?;
+        FRACTION
+            .check(self.max_failed_share)
+            .map_err(bad("--max-failed-share"))?;
         Ok(())
     }
 
@@ -706,12 +721,13 @@ mod tests {
         for sandbox in ["bwrap", "unsandboxed", "in-process", "off"] {
             let stored = json!({"allow_network": false, "es_threshold": 0.5,
                 "exclude_origin": ["code_action", "format"], "give_up_after": 3,
-                "historian_json": null, "init_timeout": 120.0, "match": "es", "order": "adaptive",
+                "historian_json": null, "historian_xz": false, "init_timeout": 120.0, "match": "es", "order": "adaptive",
                 "reveal": ["message", "commit"], "sandbox": sandbox, "sandbox_ro": ["/m"],
                 "sandbox_rw": [], "seed": 42, "suggester": "cmd:x", "timeout": 60.0,
                 "cache": "read-only", "cache_db": null, "repetitions": 3,
                 "limits": {"pids": 64, "memory_mib": 512, "disk_mib": 100},
-                "env": ["HF_HOME"]});
+                "env": ["HF_HOME"],
+                "max_failed_share": 0.25});
             let settings: RunSettings = serde_json::from_value(stored.clone()).unwrap();
             assert_eq!(serde_json::to_value(&settings).unwrap(), stored);
         }

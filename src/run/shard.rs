@@ -420,7 +420,7 @@ fn read_shard(db: &Path) -> Result<ShardDb, RunError> {
             }
             .into());
         }
-        let keys = crate::run::RunStore::run_trajectories(&database, info.id)?
+        let keys = crate::run::RunRead::run_trajectories(&database, info.id)?
             .into_iter()
             .map(|t| (t.position, t.key))
             .collect();

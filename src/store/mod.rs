@@ -23,8 +23,8 @@ pub use merge::{MergedRun, RunRows};
 pub use offers::StoredOffer;
 pub use results::{ResultPrediction, ResultStep};
 pub use runs::{
-    RunMeasurements, RunSummary, RunTrajectory, StepDetail, StepFailure, StepFlow, StoredContent,
-    StoredPrediction, StoredStep,
+    CallTally, RunMeasurements, RunSummary, RunTrajectory, StepDetail, StepFailure, StepFlow,
+    StepSet, StoredContent, StoredPrediction, StoredStep,
 };
 pub use tasks::{CachedExecution, StoredAnswer, StoredTask, TaskRunRow};
 pub use write::{NewSession, SessionEnd};

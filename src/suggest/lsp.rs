@@ -102,6 +102,9 @@ pub(super) struct Server {
     pub(super) diagnostics: HashMap<String, Vec<Value>>,
     /// URIs whose diagnostics are for the text last synced.
     pub(super) fresh: HashSet<String>,
+    /// The document filters the server registered for `textDocument/…` methods
+    /// (`client/registerCapability`); empty: it serves the trajectory's language.
+    pub(super) selectors: Vec<Value>,
     pub(super) stderr: std::fs::File,
     /// The proxy's and server's whole process tree (dropped last: kills what is left).
     pub(super) tree: Tree,
@@ -244,6 +247,7 @@ impl LspSuggester {
             documents: HashMap::new(),
             diagnostics: HashMap::new(),
             fresh: HashSet::new(),
+            selectors: Vec::new(),
             stderr,
             tree,
         };

@@ -176,7 +176,11 @@ impl TaskRunSettings {
             if names.is_empty() {
                 "no --env".to_string()
             } else {
-                names.iter().map(|n| format!("--env {n}")).collect::<Vec<_>>().join(" ")
+                names
+                    .iter()
+                    .map(|n| format!("--env {n}"))
+                    .collect::<Vec<_>>()
+                    .join(" ")
             }
         })?;
         confirm(

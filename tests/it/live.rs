@@ -309,7 +309,7 @@ fn check_replay(db: &Path) {
     let lines = json_lines(&nextedit_with_db(
         &[
             "replay",
-            "--json",
+            "--jsonl",
             "--session",
             "1",
             "--suggester",

@@ -297,7 +297,7 @@ fn a_recorded_pyright_session_replays_with_oracle_and_propagate() {
     // The oracle in the recorded order: every step kept, P = R = 1.
     let oracle = json_lines(&nextedit(&[
         "replay",
-        "--json",
+        "--jsonl",
         "--session",
         "1",
         "--suggester",
@@ -341,7 +341,7 @@ fn a_recorded_pyright_session_replays_with_oracle_and_propagate() {
     // kept; recall is over the allowed edits (e1, e2, e3, e5 at the first step).
     let propagate = json_lines(&nextedit(&[
         "replay",
-        "--json",
+        "--jsonl",
         "--session",
         "1",
         "--suggester",
@@ -407,7 +407,7 @@ fn a_recorded_pyright_session_replays_with_oracle_and_propagate() {
     // Adaptive order follows the suggester; same result for the oracle.
     let adaptive = json_lines(&nextedit(&[
         "replay",
-        "--json",
+        "--jsonl",
         "--session",
         "1",
         "--suggester",

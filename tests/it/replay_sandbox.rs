@@ -125,7 +125,7 @@ impl Probe {
         );
         let mut args = vec![
             "replay",
-            "--json",
+            "--jsonl",
             "--jobs",
             "2",
             // The first walk of the file system takes seconds on a loaded machine.
@@ -249,7 +249,7 @@ fn without_the_sandbox_the_probe_finds_the_future_and_the_run_says_unsandboxed()
     );
     let json = p.nextedit(&["report", "--json", "1"]);
     let json: Value = serde_json::from_slice(&json.stdout).unwrap();
-    assert_eq!(json["run"]["config"]["sandbox"], "unsandboxed");
+    assert_eq!(json["runs"][0]["run"]["config"]["sandbox"], "unsandboxed");
     drop(p.dir);
 }
 

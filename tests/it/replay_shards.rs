@@ -95,7 +95,7 @@ fn comparable_report(db: &Path, run: i64) -> Value {
         db.to_str().unwrap(),
         &run.to_string(),
     ]));
-    let mut report: Value = serde_json::from_str(out.trim()).unwrap();
+    let mut report = serde_json::from_str::<Value>(out.trim()).unwrap()["runs"][0].take();
     let run = report["run"].as_object_mut().unwrap();
     run.remove("id");
     run.remove("started_at");
@@ -278,15 +278,24 @@ fn a_plan_run_in_shards_and_merged_reports_what_the_single_machine_run_reports()
     );
     let f1 = report["summary"]["micro"]["f1"].as_f64().unwrap();
     assert!(f1 > 0.0 && f1 < 1.0, "{report}");
-    // `--into` adds a run to an existing database.
+    // `--db` adds a run to an existing database, as every other command's `--db` names
+    // the database it works on (`--into`, its earlier name, still does).
     let merged = tmp.path().join("merged.db");
+    let said = ok(&merge(
+        &[&shards[0], &shards[1]],
+        &["--db", merged.to_str().unwrap()],
+    ));
+    assert_eq!(
+        said,
+        format!("merged 2 of 2 shards into run 2 in {}\n", merged.display())
+    );
     let said = ok(&merge(
         &[&shards[0], &shards[1]],
         &["--into", merged.to_str().unwrap()],
     ));
     assert_eq!(
         said,
-        format!("merged 2 of 2 shards into run 2 in {}\n", merged.display())
+        format!("merged 2 of 2 shards into run 3 in {}\n", merged.display())
     );
 }
 

@@ -1,22 +1,24 @@
 //! `nextedit replay`: walk trajectories through a next-edit suggester and score it.
 //! Parses the arguments into the library's run plan, calls [`nextedit::run`], prints
 //! (`settings`: the arguments as the library's settings; `printer`: what a run says;
-//! `shard`: scale-out; `repro`: cache and repetitions; `limits`: the suggester's
-//! limits and `--env`; `session_slice`: which part of a stored session).
+//! `output`: JSON, Historian's files, the verdict and the run's last words;
+//! `shard`: the scale-out arguments, plans and shards; `repro`: cache and repetitions;
+//! `limits`: the suggester's limits and `--env`; `session_slice`: which part of a
+//! stored session).
 
 mod limits;
+mod output;
 mod printer;
 mod repro;
 mod session_slice;
 mod settings;
 mod shard;
 
-use std::io::Write;
 use std::path::PathBuf;
 
 use clap::{Args, ValueEnum};
 use nextedit::progress::{Progress, ProgressMode};
-use nextedit::run::{self, RunSettings, json, plan, text};
+use nextedit::run::{self, RunSettings, plan};
 use nextedit::store::Database;
 use printer::Printer;
 
@@ -162,29 +164,18 @@ pub struct ReplayArgs {
     #[arg(long, value_name = "PATH")]
     db: Option<PathBuf>,
 
-    /// Also write Historian-compatible results files into this directory
-    /// ({project}-{sha10}-{suggester}-simulation-results.json)
-    #[arg(long, value_name = "DIR")]
-    historian_json: Option<PathBuf>,
-
     /// Trajectories replayed in parallel, each with its own suggester process
     #[arg(long, default_value_t = 1, value_name = "N", allow_negative_numbers = true, value_parser = nextedit::ranges::jobs)]
     jobs: usize,
 
-    /// Print JSON (one object per trajectory, then the summary) instead of tables
-    #[arg(long)]
-    json: bool,
+    #[command(flatten)]
+    output: output::OutputArgs,
 
     #[command(flatten)]
     repro: repro::ReproArgs,
 
     #[command(flatten)]
     scale: shard::ShardArgs,
-
-    /// Show no progress on stderr (else a bar with count, rate and ETA on a terminal,
-    /// one line per trajectory otherwise)
-    #[arg(long, short)]
-    quiet: bool,
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -232,17 +223,17 @@ pub fn run(args: ReplayArgs) -> anyhow::Result<i32> {
         .clone()
         .unwrap_or_else(nextedit::store::default_path);
     let mut db = Database::open(&db_path)?;
-    let printer = Printer {
-        json: args.json,
-        progress: Progress::new(ProgressMode::detect(args.quiet), "trajectories"),
-    };
+    let printer = Printer::new(
+        args.output.layout(),
+        Progress::new(ProgressMode::detect(args.output.quiet), "trajectories"),
+    );
     let mut failed = 0;
     let (run_id, settings) = match args.resume {
         Some(run) => (run, RunSettings::resumed(&db, run, &args.reasserted())?),
         None => {
             let settings = args
                 .limits
-                .apply(args.repro.apply(args.settings()))
+                .apply(args.output.apply(args.repro.apply(args.settings())))
                 .checked(args.sandbox_mode(), &printer)?;
             if let Some(path) = args.scale.plan() {
                 return shard::write_plan(path, &settings, &args.request(), &db, &printer);
@@ -255,41 +246,18 @@ pub fn run(args: ReplayArgs) -> anyhow::Result<i32> {
             (run, settings)
         }
     };
-    {
-        let mut out = std::io::stdout().lock();
-        if args.json {
-            writeln!(
-                out,
-                "{}",
-                json::run_header(run_id, &db_path, &settings.sandbox)
-            )?;
-        } else {
-            writeln!(
-                out,
-                "run {run_id} in {} ({})",
-                db_path.display(),
-                settings.suggester
-            )?;
-        }
-    }
+    let json = (printer.layout, &printer.document);
+    output::start(json, run_id, &db_path, &settings)?;
     let reasserted = settings.reasserted();
     let executed = run::execute_group(&mut db, &db_path, run_id, &reasserted, args.jobs, &printer)?;
     printer.progress.finish();
     failed += executed.failed;
-    let mut out = std::io::stdout().lock();
-    if args.json {
-        let summary = run::report::flow_summary(&db, run_id)?;
-        writeln!(
-            out,
-            "{}",
-            json::run_summary(run_id, &settings.suggester, &summary, failed)
-        )?;
-    } else {
-        text::print_report(&mut out, &db, &[run_id])?;
-    }
-    if let Some(summary) = executed.never_answered {
-        eprintln!("nextedit: run {run_id} FAILED: the suggester never answered: {summary}");
-        return Ok(1);
-    }
-    Ok(if failed > 0 { 1 } else { 0 })
+    output::finish(
+        &db,
+        json,
+        run_id,
+        &settings,
+        failed,
+        executed.never_answered,
+    )
 }

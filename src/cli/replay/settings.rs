@@ -14,7 +14,9 @@ impl ReplayArgs {
     pub(super) fn settings(&self) -> RunSettings {
         RunSettings {
             suggester: self.suggester.clone().expect("clap requires it"),
-            historian_json: self.historian_json.clone(),
+            // Set by `OutputArgs::apply`.
+            historian_json: None,
+            historian_xz: false,
             order: match self.order {
                 OrderArg::Fixed => Order::Fixed,
                 OrderArg::Adaptive => Order::Adaptive,
@@ -59,9 +61,10 @@ impl ReplayArgs {
             cache: CacheMode::Off,
             cache_db: None,
             repetitions: 1,
-            // Set by `LimitArgs::apply`.
+            // Set by `LimitArgs::apply` and `OutputArgs::apply`.
             limits: Default::default(),
             env: Vec::new(),
+            max_failed_share: nextedit::run::verdict::DEFAULT_MAX_FAILED_SHARE,
         }
     }
 
@@ -83,7 +86,7 @@ impl ReplayArgs {
             sandbox_ro: self.sandbox_ro.clone(),
             sandbox_rw: self.sandbox_rw.clone(),
             cache_db: self.repro.cache_db().map(Into::into),
-            historian_json: self.historian_json.clone(),
+            historian_json: self.output.historian_dir(),
             env: self.limits.env(),
             limits: self.limits.limits(),
         }
