@@ -126,7 +126,9 @@ fn a_run_whose_every_suggest_call_failed_exits_1_and_every_report_format_marks_i
     );
     assert_eq!(bad.status.code(), Some(2));
     assert!(
-        stderr(&bad).contains("--max-failed-share must be a share between 0 and 1"),
+        stderr(&bad).contains(
+            "invalid value '1.5' for '--max-failed-share <SHARE>': 1.5 is not a number from 0 to 1"
+        ),
         "{}",
         stderr(&bad)
     );

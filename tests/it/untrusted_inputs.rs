@@ -743,9 +743,9 @@ fn a_bad_row_makes_its_run_unreadable_and_the_others_are_still_listed() {
     assert!(lines[3].starts_with("   1  unreadable: "), "{listed}");
     let json = nextedit(&["runs", "list", "--json"], &db);
     assert_eq!(json.status.code(), Some(1));
-    let ids: Vec<(Value, bool)> = stdout(&json)
-        .lines()
-        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+    // One JSON document: an array of runs, the unreadable ones among them.
+    let listed: Value = serde_json::from_str(&stdout(&json)).unwrap();
+    let ids: Vec<(Value, bool)> = (listed.as_array().unwrap().iter())
         .map(|v| (v["id"].clone(), v.get("unreadable").is_some()))
         .collect();
     assert_eq!(ids, [(json!(3), false), (json!(2), true), (json!(1), true)]);
