@@ -1249,7 +1249,7 @@ fn a_command_planted_in_a_task_run_database_never_runs_and_keys_are_masked() {
         (
             Some(2),
             format!(
-                "nextedit: error: task run into {}: task run 1 was made with --sandbox off, not --sandbox auto: resume it with the same --sandbox\n",
+                "nextedit: error: task run into {}: task run 1 was made with --sandbox off, not --sandbox bwrap: resume it with the same --sandbox\n",
                 db.display()
             )
         )
