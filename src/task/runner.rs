@@ -1,7 +1,10 @@
 //! `nextedit tasks run` as a library service: every task's ground truth is run first
 //! (a task whose covering tests fail on it, or that names none, is invalid: stored
-//! with the reason, left out of every figure); then the suggester is asked for N
-//! samples and each answer's tests run, through the execution cache. Workers take
+//! with the reason, left out of every figure); then its do-nothing answers (the empty
+//! hole, and the file as cut when the task hides part of it): a task one of them
+//! passes is non-discriminating, stored with which and left out too. Only then is the
+//! suggester asked for N samples and each answer's tests run, through the execution
+//! cache. Workers take
 //! tasks in file order; each finished task is stored at once (`--resume` skips them).
 //!
 //! The suggester never sees the ground truth: it is asked in a checkout of its own
@@ -28,7 +31,7 @@ use crate::sys::limits::{DEFAULT_DISK_MIB, DEFAULT_PIDS, Limits};
 use crate::sys::sandbox::{Sandbox, command_paths};
 
 use super::execute::{
-    Checkout, ExecError, ExecLimits, Execution, SandboxMode, answer_hash, sandbox_for, state_hash,
+    Checkout, ExecError, ExecLimits, Execution, Filling, SandboxMode, sandbox_for, state_hash,
     test_command,
 };
 use super::score::score_answer;
@@ -635,6 +638,8 @@ impl Worker<'_> {
             invalid_reason: None,
             truth_output: None,
             truth_ms: None,
+            excluded: None,
+            excluded_output: None,
             answers: Vec::new(),
         };
         let exec_dir = self.dir.join("exec").join(format!("task-{index}"));
@@ -682,7 +687,7 @@ impl Worker<'_> {
         let (truth, truth_cached) = self.execute(
             &checkout,
             task,
-            &task.ground_truth,
+            Filling::Answer(&task.ground_truth),
             &argv,
             &limits,
             &state,
@@ -709,11 +714,36 @@ impl Worker<'_> {
             });
             return Ok(());
         }
+        // Fail before, pass after: tests that a do-nothing answer passes cannot tell a
+        // right answer from none, so the task is left out (non-discriminating).
+        for (filling, what) in do_nothing(task) {
+            let (execution, _) = self.execute(
+                &checkout,
+                task,
+                filling,
+                &argv,
+                &limits,
+                &state,
+                &command_key,
+            )?;
+            if execution.passed {
+                stored.excluded = Some(format!("{what} passes its tests"));
+                stored.excluded_output = Some(execution.output_tail);
+                return Ok(());
+            }
+        }
         stored.valid = true;
         let answers = self.ask(task, stored.index)?;
         for (sample, (text, error, complete_ms)) in answers.into_iter().enumerate() {
-            let (execution, cached) =
-                self.execute(&checkout, task, &text, &argv, &limits, &state, &command_key)?;
+            let (execution, cached) = self.execute(
+                &checkout,
+                task,
+                Filling::Answer(&text),
+                &argv,
+                &limits,
+                &state,
+                &command_key,
+            )?;
             let scores = score_answer(task, &text);
             stored.answers.push(StoredAnswer {
                 sample: sample as u32,
@@ -779,13 +809,13 @@ impl Worker<'_> {
         &self,
         checkout: &Checkout,
         task: &Task,
-        answer: &str,
+        filling: Filling,
         argv: &[String],
         limits: &ExecLimits,
         state: &str,
         command_key: &str,
     ) -> Result<(Execution, bool), TaskError> {
-        let answer_key = answer_hash(answer);
+        let answer_key = filling.key(task);
         if let Some(hit) = self.db.cached_execution(state, &answer_key, command_key)? {
             self.shared.counts.lock().expect("counts lock").0 += 1;
             return Ok((
@@ -800,7 +830,7 @@ impl Worker<'_> {
                 true,
             ));
         }
-        checkout.fill(task, answer)?;
+        checkout.fill(task, filling)?;
         let cache = self.shared.scratch.join("cache");
         let execution = checkout.run(argv, limits, &cache)?;
         self.shared.counts.lock().expect("counts lock").1 += 1;
@@ -819,6 +849,17 @@ impl Worker<'_> {
         )?;
         Ok((execution, false))
     }
+}
+
+/// The do-nothing answers of `task`, each with how a reason names it: the empty hole
+/// and, when the task hides part of the file (incomplete suffix), the file as cut. (An
+/// inner-block task as cut is its empty hole.)
+fn do_nothing(task: &Task) -> Vec<(Filling<'static>, &'static str)> {
+    let mut fillings = vec![(Filling::Answer(""), "the empty answer")];
+    if task.state_suffix.is_some() {
+        fillings.push((Filling::AsCut, "the state as cut"));
+    }
+    fillings
 }
 
 /// The repository of `task`: the one named like it, else the only one given.

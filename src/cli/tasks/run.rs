@@ -157,6 +157,8 @@ impl TaskRunEvents for Printer {
             let passed = task.answers.iter().filter(|a| a.passed).count();
             let cached = task.answers.iter().filter(|a| a.cached).count();
             format!("{passed}/{} passed, {cached} cached", task.answers.len())
+        } else if let Some(why) = &task.excluded {
+            format!("non-discriminating: {why}")
         } else {
             format!("invalid: {}", task.invalid_reason.as_deref().unwrap_or(""))
         };
@@ -240,7 +242,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<i32> {
     // Nothing measured is a failure, said loudly (invalid tasks alone are not).
     if summary.valid == 0 {
         eprintln!(
-            "nextedit: no valid task: every task's ground truth failed its tests or it named none (tasks report {} lists why)",
+            "nextedit: no valid task: every task's ground truth failed its tests, it named none, or a do-nothing answer passed them too (tasks report {} lists why)",
             summary.run
         );
         return Ok(1);
