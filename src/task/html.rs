@@ -66,7 +66,7 @@ fn run_section(h: &mut String, run: &RunFigures) {
         "pass@k".to_string()
     };
     let header = [
-        "", "tasks", "valid", "nodis", "answers", "pass@1", &k, "EM", "EdSim", "ES-Line",
+        "", "tasks", "valid", "nodis", "answers", "failed", "pass@1", &k, "EM", "EdSim", "ES-Line",
         "ES-Token", "BLEU", "SARI", "stopped",
     ];
     let mut rows = vec![figures_row("all".to_string(), &run.total)];
@@ -172,6 +172,7 @@ mod tests {
             valid: 2,
             excluded: 1,
             answers: 2,
+            failed: 0,
             pass_at_1: Some(pass),
             pass_at_k: None,
             exact: None,

@@ -21,6 +21,7 @@ fn figures_json(f: &Figures) -> Value {
         "valid": f.valid,
         "non_discriminating": f.excluded,
         "answers": f.answers,
+        "failed_answers": f.failed,
         "pass_at_1": f.pass_at_1,
         "pass_at_k": f.pass_at_k.map(|(k, v)| json!({"k": k, "value": v})),
         "exact_match": f.exact,

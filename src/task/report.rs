@@ -27,6 +27,9 @@ pub struct Figures {
     pub excluded: usize,
     /// Answers of the valid tasks.
     pub answers: usize,
+    /// Of which failed calls (no answer; each counts as a failing answer in the pass
+    /// rates, shown beside them).
+    pub failed: usize,
     /// pass@1 (mean over valid tasks of the unbiased estimator).
     pub pass_at_1: Option<f64>,
     /// pass@k with k = the run's samples, when it asked more than one.
@@ -271,6 +274,9 @@ pub fn figures(tasks: &[&StoredTask], samples: u32) -> Figures {
         valid: valid.len(),
         excluded: tasks.iter().filter(|t| t.excluded.is_some()).count(),
         answers: valid.iter().map(|t| t.answers.len()).sum(),
+        failed: (valid.iter().flat_map(|t| &t.answers))
+            .filter(|a| a.error.is_some())
+            .count(),
         pass_at_1: pass_k(1),
         pass_at_k: (samples > 1)
             .then(|| pass_k(samples as usize).map(|v| (samples, v)))

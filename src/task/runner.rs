@@ -23,7 +23,7 @@ use crate::store::{CachedExecution, Database, ResponseCache, StoredAnswer, Store
 use crate::suggest::build::{BuildOptions, build};
 use crate::suggest::cache::{CacheLog, CacheMode, CachedSuggester};
 use crate::suggest::protocol::{CompleteContext, CompleteParams, InitializeParams};
-use crate::suggest::{Call, complete_call};
+use crate::suggest::{Call, SuggestError, complete_call};
 use crate::suggest::{Suggester, protocol::PROTOCOL_VERSION};
 use crate::sys::env::Environment;
 use crate::sys::jail::Jail;
@@ -333,7 +333,7 @@ pub fn run_tasks(
             }
             let indices = stored.iter().map(|s| s.index).collect::<Vec<_>>();
             (
-                id,
+                Some(id),
                 settings,
                 indices,
                 stored.iter().filter(|s| s.valid).count(),
@@ -341,11 +341,9 @@ pub fn run_tasks(
         }
         TaskRunStart::New(settings) => {
             settings.check_numbers().map_err(TaskRunError::Settings)?;
-            // A run that cannot start is not stored.
+            // A run that cannot start is not stored: it is created once the checks pass.
             confinement(&settings)?;
-            let json = serde_json::to_string(&settings).expect("settings serialize");
-            let id = db.create_task_run(&settings.suggester, settings.samples, task_file, &json)?;
-            (id, settings, Vec::new(), 0)
+            (None, settings, Vec::new(), 0)
         }
     };
     let sandboxed = confinement(&settings)?;
@@ -359,7 +357,6 @@ pub fn run_tasks(
     let todo: Vec<usize> = (0..tasks.len()).filter(|i| !done.contains(i)).collect();
     // Never more workers (each a thread, a scratch directory and a suggester) than tasks.
     let workers = jobs.clamp(1, todo.len().max(1));
-    events.started(run, tasks.len(), todo.len(), sandboxed);
     let scratch = tempfile::Builder::new()
         .prefix("nextedit-tasks-")
         .tempdir()
@@ -383,6 +380,22 @@ pub fn run_tasks(
         counts: Mutex::new((0, 0)),
         calls: Mutex::new((0, 0)),
     };
+    if let Some(&first) = shared.queue.lock().expect("queue lock").as_slice().first() {
+        shared.probe_complete(&tasks[first])?;
+    }
+    let run = match run {
+        Some(id) => id,
+        None => {
+            let json = serde_json::to_string(&settings).expect("settings serialize");
+            db.create_task_run(&settings.suggester, settings.samples, task_file, &json)?
+        }
+    };
+    events.started(
+        run,
+        tasks.len(),
+        shared.queue.lock().expect("queue lock").len(),
+        sandboxed,
+    );
     let (sender, receiver) = crossbeam_channel::unbounded::<Result<StoredTask, TaskRunError>>();
     let mut done_now = 0;
     let mut valid = valid_before;
@@ -559,33 +572,7 @@ impl Shared<'_> {
         let suggester = if self.settings.suggester == ORACLE {
             None
         } else {
-            let sandbox = self.sandboxed.then(|| {
-                let command = (self.settings.suggester.strip_prefix("cmd:"))
-                    .or_else(|| self.settings.suggester.strip_prefix("lsp:"))
-                    .unwrap_or("");
-                let mut read_only = command_paths(command, self.forbidden);
-                if let Ok(exe) = std::env::current_exe() {
-                    read_only.push(exe);
-                }
-                Sandbox {
-                    scratch: ask.clone(),
-                    read_only,
-                    writable: Vec::new(),
-                    network: false,
-                }
-            });
-            let options = BuildOptions {
-                timeout: Duration::from_secs_f64(self.settings.call_timeout),
-                jail: Jail::in_scratch(
-                    sandbox,
-                    &ask,
-                    self.settings.limits(),
-                    Environment::passing(&self.settings.env),
-                ),
-                ..BuildOptions::default()
-            };
-            let live = build(&self.settings.suggester, &options)
-                .map_err(|e| TaskRunError::Settings(e.to_string()))?;
+            let live = self.live_suggester(&ask)?;
             let cache = self.settings.cache;
             Some(
                 if cache == CacheMode::Off || self.settings.suggester.starts_with("builtin:") {
@@ -614,6 +601,75 @@ impl Shared<'_> {
             suggester,
             dir,
         })
+    }
+
+    /// The run's suggester, never cached, asked in `ask` (inside its sandbox when the
+    /// run has one).
+    fn live_suggester(&self, ask: &Path) -> Result<Box<dyn Suggester>, TaskRunError> {
+        let sandbox = self.sandboxed.then(|| {
+            let command = (self.settings.suggester.strip_prefix("cmd:"))
+                .or_else(|| self.settings.suggester.strip_prefix("lsp:"))
+                .unwrap_or("");
+            let mut read_only = command_paths(command, self.forbidden);
+            if let Ok(exe) = std::env::current_exe() {
+                read_only.push(exe);
+            }
+            Sandbox {
+                scratch: ask.to_path_buf(),
+                read_only,
+                writable: Vec::new(),
+                network: false,
+            }
+        });
+        let options = BuildOptions {
+            timeout: Duration::from_secs_f64(self.settings.call_timeout),
+            jail: Jail::in_scratch(
+                sandbox,
+                ask,
+                self.settings.limits(),
+                Environment::passing(&self.settings.env),
+            ),
+            ..BuildOptions::default()
+        };
+        build(&self.settings.suggester, &options).map_err(|e| TaskRunError::Settings(e.to_string()))
+    }
+
+    /// Refuses, before the first task, a suggester that does not answer `complete`:
+    /// one call for `task` in an empty worktree, never cached, its answer dropped.
+    /// `openai:` and `lsp:` suggesters implement the call and are not asked (a model's
+    /// call costs; a language server is slow to start); with `--cache read-only`
+    /// nothing is started.
+    fn probe_complete(&self, task: &Task) -> Result<(), TaskRunError> {
+        let spec = self.settings.suggester.as_str();
+        let implemented = ["openai:", "lsp:"].iter().any(|p| spec.starts_with(p));
+        if spec == ORACLE || implemented || self.settings.cache == CacheMode::ReadOnly {
+            return Ok(());
+        }
+        let ask = self.scratch.join("probe");
+        std::fs::create_dir_all(&ask).map_err(TaskRunError::Scratch)?;
+        let mut live = self.live_suggester(&ask)?;
+        let worktree = ask.to_string_lossy().into_owned();
+        let init = InitializeParams {
+            protocol_version: PROTOCOL_VERSION,
+            worktree: worktree.clone(),
+            language: Some(task.language.clone()),
+            project: None,
+            trajectory: "probe".to_string(),
+            revealed: Default::default(),
+        };
+        // Any other failure is the tasks' to record, call by call.
+        let answered = match live.initialize(&init) {
+            Ok(_) => live.complete(&complete_params(task, &worktree)),
+            Err(e) => Err(e),
+        };
+        live.shutdown();
+        let _ = std::fs::remove_dir_all(&ask);
+        match answered {
+            Err(SuggestError::Unsupported { .. }) => Err(TaskRunError::Settings(format!(
+                "suggester {spec} does not answer `complete`, the call tasks run asks: use one that fills a hole (builtin:noop, builtin:retrieve, builtin:oracle, openai:, lsp:, or a cmd: process implementing `complete`)"
+            ))),
+            _ => Ok(()),
+        }
     }
 }
 

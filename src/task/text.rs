@@ -81,12 +81,13 @@ fn run_text(out: &mut String, run: &RunFigures) {
     };
     let _ = writeln!(
         out,
-        "  {:<26} {:>5} {:>5} {:>5} {:>7} {:>6} {:>6} {:>5} {:>5} {:>7} {:>8} {:>6} {:>5} {:>7}",
+        "  {:<26} {:>5} {:>5} {:>5} {:>7} {:>6} {:>6} {:>6} {:>5} {:>5} {:>7} {:>8} {:>6} {:>5} {:>7}",
         "",
         "tasks",
         "valid",
         "nodis",
         "answers",
+        "failed",
         "pass@1",
         k,
         "EM",
@@ -101,8 +102,22 @@ fn run_text(out: &mut String, run: &RunFigures) {
         let c = figure_cells(f);
         let _ = writeln!(
             out,
-            "  {:<26} {:>5} {:>5} {:>5} {:>7} {:>6} {:>6} {:>5} {:>5} {:>7} {:>8} {:>6} {:>5} {:>7}",
-            label, c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7], c[8], c[9], c[10], c[11], c[12],
+            "  {:<26} {:>5} {:>5} {:>5} {:>7} {:>6} {:>6} {:>6} {:>5} {:>5} {:>7} {:>8} {:>6} {:>5} {:>7}",
+            label,
+            c[0],
+            c[1],
+            c[2],
+            c[3],
+            c[4],
+            c[5],
+            c[6],
+            c[7],
+            c[8],
+            c[9],
+            c[10],
+            c[11],
+            c[12],
+            c[13],
         );
     };
     row("all".to_string(), &run.total);
@@ -151,14 +166,15 @@ pub(super) fn task_ids(group: &LeftOut) -> String {
 const IDS_SHOWN: usize = 5;
 
 /// A figures row's cells after its label, as the text table and the HTML page show them:
-/// tasks, valid, non-discriminating, answers, pass@1, pass@k, EM, edit similarity, ES-Line, ES-Token, BLEU,
+/// tasks, valid, non-discriminating, answers, failed calls, pass@1, pass@k, EM, edit similarity, ES-Line, ES-Token, BLEU,
 /// SARI, stopped.
-pub fn figure_cells(f: &Figures) -> [String; 13] {
+pub fn figure_cells(f: &Figures) -> [String; 14] {
     [
         f.tasks.to_string(),
         f.valid.to_string(),
         f.excluded.to_string(),
         f.answers.to_string(),
+        f.failed.to_string(),
         num(f.pass_at_1, 3),
         num(f.pass_at_k.map(|(_, v)| v), 3),
         num(f.exact, 2),

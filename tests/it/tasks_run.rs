@@ -830,8 +830,8 @@ fn tasks_page_renders(html: &Path) {
         "{dom}"
     );
     for cell in [
-        "<tr><td class=\"l\">all</td><td>2</td><td>2</td><td>0</td><td>2</td><td>0.500</td>",
-        "<tr><td class=\"l\">dependency intra_file</td><td>2</td><td>2</td><td>0</td><td>2</td><td>0.500</td>",
+        "<tr><td class=\"l\">all</td><td>2</td><td>2</td><td>0</td><td>2</td><td>0</td><td>0.500</td>",
+        "<tr><td class=\"l\">dependency intra_file</td><td>2</td><td>2</td><td>0</td><td>2</td><td>0</td><td>0.500</td>",
         "<tr><td class=\"l\">all</td><td class=\"l\">tasks</td><td>1/1</td><td>1/1</td><td></td></tr>",
         "<tr><td class=\"l\"></td><td class=\"l\">pass@1</td><td>0.000</td><td>1.000</td><td>+1.000</td></tr>",
     ] {
@@ -1016,8 +1016,11 @@ fn cut_go_tasks_run_with_the_oracle_noop_and_retrieve() {
 }
 
 #[test]
-fn nothing_valid_or_no_answer_fails_loudly() {
-    if !available("nothing_valid_or_no_answer_fails_loudly", &[Server::Pytest]) {
+fn nothing_valid_fails_loudly_and_a_suggester_without_complete_is_refused() {
+    if !available(
+        "nothing_valid_fails_loudly_and_a_suggester_without_complete_is_refused",
+        &[Server::Pytest],
+    ) {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
@@ -1056,44 +1059,40 @@ fn nothing_valid_or_no_answer_fails_loudly() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    // A process that does not implement `complete` (method not found → unsupported).
+    // A process that does not implement `complete` (method not found → unsupported)
+    // is refused before the first task, and no run is stored.
     let scripted = format!(
         "cmd:python3 {}",
         repo_root().join("tests/suggesters/scripted.py").display()
     );
-    let out = nextedit(
-        &[
-            "tasks",
-            "run",
-            tasks.to_str().unwrap(),
-            "--repo",
-            repo.to_str().unwrap(),
-            "--suggester",
-            &scripted,
-            "-q",
-        ],
-        &db,
-    );
-    assert_eq!(out.status.code(), Some(1));
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        stderr.ends_with("nextedit: the suggester answered no call (2 failed; tasks report 2 shows the runs, task_answers.error why)\n"),
-        "{stderr}"
-    );
-    let errors: Vec<String> = rusqlite::Connection::open(&db)
+    for suggester in [scripted.as_str(), "builtin:propagate"] {
+        let out = nextedit(
+            &[
+                "tasks",
+                "run",
+                tasks.to_str().unwrap(),
+                "--repo",
+                repo.to_str().unwrap(),
+                "--suggester",
+                suggester,
+                "-q",
+            ],
+            &db,
+        );
+        assert_eq!(out.status.code(), Some(2));
+        assert_eq!(
+            String::from_utf8_lossy(&out.stderr),
+            format!(
+                "nextedit: error: task run into {}: suggester {suggester} does not answer `complete`, the call tasks run asks: use one that fills a hole (builtin:noop, builtin:retrieve, builtin:oracle, openai:, lsp:, or a cmd: process implementing `complete`)\n",
+                db.display()
+            )
+        );
+    }
+    let runs: i64 = rusqlite::Connection::open(&db)
         .unwrap()
-        .prepare("SELECT error FROM task_answers WHERE run_id = 2 ORDER BY task_index")
-        .unwrap()
-        .query_map([], |r| r.get(0))
-        .unwrap()
-        .map(Result::unwrap)
-        .collect();
-    assert_eq!(errors.len(), 2);
-    assert!(
-        errors[0].contains("does not answer `complete`"),
-        "{}",
-        errors[0]
-    );
+        .query_row("SELECT count(*) FROM task_runs", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(runs, 1);
 }
 
 #[test]

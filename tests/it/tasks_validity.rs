@@ -164,3 +164,44 @@ fn a_task_a_do_nothing_answer_passes_is_non_discriminating() {
         ok(&["tasks", "report", "1", "2"], &db)
     );
 }
+
+#[test]
+fn failed_calls_are_their_own_column() {
+    if !available("failed_calls_are_their_own_column", &[Server::Pytest]) {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let tasks = fixture(dir.path());
+    let repo = dir.path().join("lib");
+    let db = dir.path().join("t.db");
+    // A process that exits at once: it answers `complete` with nothing, each call fails.
+    let out = crate::tasks_run::nextedit(
+        &[
+            "tasks",
+            "run",
+            tasks.to_str().unwrap(),
+            "--repo",
+            repo.to_str().unwrap(),
+            "--suggester",
+            "cmd:python3 -c 'import sys; sys.exit(1)'",
+            "-q",
+        ],
+        &db,
+    );
+    assert_eq!(out.status.code(), Some(1));
+    let all = report_json(&["1"], &db)["runs"][0]["all"].clone();
+    assert_eq!(
+        (
+            all["valid"].clone(),
+            all["answers"].clone(),
+            all["failed_answers"].clone(),
+            all["pass_at_1"].clone()
+        ),
+        (json!(1), json!(1), json!(1), json!(0.0))
+    );
+    let text = ok(&["tasks", "report", "1"], &db);
+    let header = text.lines().nth(1).unwrap();
+    let all_row = text.lines().nth(2).unwrap();
+    let failed_at = header.find("failed").unwrap() + "failed".len();
+    assert_eq!(&all_row[failed_at - 1..failed_at], "1", "{text}");
+}
