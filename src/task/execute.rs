@@ -218,6 +218,51 @@ pub fn answer_hash(answer: &str) -> String {
     hex(&Sha256::digest(answer.as_bytes()))
 }
 
+/// Prints the interpreter, its version and a sha256 of its installed distributions
+/// (name and version, sorted): what a Python test run's outcome depends on beyond the
+/// checkout.
+const PYTHON_PROBE: &str = "import sys, hashlib, importlib.metadata as m; \
+ds = sorted('%s==%s' % (d.metadata['Name'], d.version) for d in m.distributions()); \
+print(sys.executable); print(sys.version.replace(chr(10), ' ')); \
+print(len(ds), hashlib.sha256(chr(10).join(ds).encode()).hexdigest())";
+
+/// The environment fingerprint of `language`'s test runs, for the execution cache's
+/// key: what its interpreter or toolchain says of itself, run like a test (in `dir`,
+/// under `limits`, in the sandbox when they say so). Python: the interpreter (the
+/// custom command's first word when it is one, else `python3`), its version and
+/// installed distributions; Go: `go version`; other languages: none. A probe that
+/// cannot run gives its failure, which is a fingerprint too.
+pub fn environment_fingerprint(
+    language: &str,
+    custom: Option<&str>,
+    dir: &Path,
+    limits: &ExecLimits,
+    cache: &Path,
+) -> Result<String, ExecError> {
+    let argv: Vec<String> = match language {
+        "python" => {
+            let first = custom
+                .and_then(shlex::split)
+                .and_then(|words| words.into_iter().next())
+                .filter(|w| {
+                    let name = w.rsplit('/').next().unwrap_or(w);
+                    name.starts_with("python")
+                })
+                .unwrap_or_else(|| "python3".to_string());
+            vec![first, "-c".into(), PYTHON_PROBE.into()]
+        }
+        "go" => vec!["go".into(), "version".into()],
+        _ => return Ok("none".to_string()),
+    };
+    std::fs::create_dir_all(dir).map_err(|source| ExecError::Io {
+        what: format!("creating {}", dir.display()),
+        source,
+    })?;
+    let probe = run_limited(&argv, dir, limits, cache)?;
+    let said = format!("{:?} {}", probe.exit_code, probe.output_tail);
+    Ok(hex(&Sha256::digest(said.as_bytes()))[..16].to_string())
+}
+
 /// What fills a task's file for one test run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Filling<'a> {

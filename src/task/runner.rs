@@ -12,6 +12,7 @@
 //! write into; `builtin:oracle` is answered here from the task, never through the
 //! protocol. Must not print: progress goes through [`TaskRunEvents`].
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::time::Duration;
@@ -31,8 +32,8 @@ use crate::sys::limits::{DEFAULT_DISK_MIB, DEFAULT_PIDS, Limits};
 use crate::sys::sandbox::{Sandbox, command_paths};
 
 use super::execute::{
-    Checkout, ExecError, ExecLimits, Execution, Filling, SandboxMode, sandbox_for, state_hash,
-    test_command,
+    Checkout, ExecError, ExecLimits, Execution, Filling, SandboxMode, environment_fingerprint,
+    sandbox_for, state_hash, test_command,
 };
 use super::score::score_answer;
 use super::{ContextFrom, Task};
@@ -77,6 +78,23 @@ pub struct TaskRunSettings {
     /// The database holding the response cache, when not the run's own.
     #[serde(default)]
     pub cache_db: Option<PathBuf>,
+    /// Whether test runs are served from and stored in the execution cache.
+    #[serde(default = "exec_cache_default")]
+    pub exec_cache: ExecCache,
+}
+
+/// How test runs go through the execution cache (`--exec-cache`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ExecCache {
+    /// Every test run runs; none is stored.
+    Off,
+    /// A run with the same key is served; every new run is stored.
+    ReadWrite,
+}
+
+fn exec_cache_default() -> ExecCache {
+    ExecCache::ReadWrite
 }
 
 fn no_cache() -> CacheMode {
@@ -128,6 +146,8 @@ pub struct TaskRunGiven {
     pub pids: u32,
     /// `--disk`.
     pub disk_mib: u64,
+    /// `--exec-cache` (the command line's: it changes no outcome).
+    pub exec_cache: ExecCache,
 }
 
 impl TaskRunSettings {
@@ -205,6 +225,7 @@ impl TaskRunSettings {
             memory_mib: given.memory_mib,
             pids: given.pids,
             disk_mib: given.disk_mib,
+            exec_cache: given.exec_cache,
             ..self
         })
     }
@@ -369,7 +390,7 @@ pub fn run_tasks(
     forbidden.push(db_path.to_path_buf());
     forbidden.push(scratch_root.join("exec"));
     forbidden.push(scratch_root.join("cache"));
-    let shared = Shared {
+    let mut shared = Shared {
         db_path,
         tasks,
         settings: &settings,
@@ -379,10 +400,12 @@ pub fn run_tasks(
         queue: Mutex::new(todo.into_iter()),
         counts: Mutex::new((0, 0)),
         calls: Mutex::new((0, 0)),
+        fingerprints: BTreeMap::new(),
     };
     if let Some(&first) = shared.queue.lock().expect("queue lock").as_slice().first() {
         shared.probe_complete(&tasks[first])?;
     }
+    shared.fingerprints = shared.environment()?;
     let run = match run {
         Some(id) => id,
         None => {
@@ -492,6 +515,9 @@ struct Shared<'a> {
     counts: Mutex<(usize, usize)>,
     /// `complete` calls served from the response cache, asked live.
     calls: Mutex<(usize, usize)>,
+    /// The environment fingerprint of each language's test runs (part of the
+    /// execution cache's key).
+    fingerprints: BTreeMap<String, String>,
 }
 
 struct Worker<'a> {
@@ -634,6 +660,46 @@ impl Shared<'_> {
         build(&self.settings.suggester, &options).map_err(|e| TaskRunError::Settings(e.to_string()))
     }
 
+    /// The limits and sandbox of every test run.
+    fn exec_limits(&self) -> ExecLimits {
+        ExecLimits {
+            timeout: Duration::from_secs_f64(self.settings.timeout),
+            limits: self.settings.limits(),
+            sandbox: self.sandboxed,
+            env: self.settings.env.clone(),
+        }
+    }
+
+    /// The environment fingerprint of each language of the tasks left, probed once
+    /// per run like a test run.
+    fn environment(&self) -> Result<BTreeMap<String, String>, TaskRunError> {
+        let left: Vec<usize> = self.queue.lock().expect("queue lock").as_slice().to_vec();
+        let mut languages: Vec<&str> = left
+            .iter()
+            .map(|&i| self.tasks[i].language.as_str())
+            .collect();
+        languages.sort_unstable();
+        languages.dedup();
+        let limits = self.exec_limits();
+        let mut fingerprints = BTreeMap::new();
+        for language in languages {
+            let dir = self.scratch.join("probe-env").join(language);
+            let fingerprint = environment_fingerprint(
+                language,
+                self.settings.test_command.as_deref(),
+                &dir,
+                &limits,
+                &self.scratch.join("cache"),
+            )
+            .map_err(|e| {
+                TaskRunError::Settings(format!("probing the {language} test environment: {e}"))
+            })?;
+            let _ = std::fs::remove_dir_all(&dir);
+            fingerprints.insert(language.to_string(), fingerprint);
+        }
+        Ok(fingerprints)
+    }
+
     /// Refuses, before the first task, a suggester that does not answer `complete`:
     /// one call for `task` in an empty worktree, never cached, its answer dropped.
     /// `openai:` and `lsp:` suggesters implement the call and are not asked (a model's
@@ -723,21 +789,17 @@ impl Worker<'_> {
         let settings = self.shared.settings;
         let argv = test_command(task, settings.test_command.as_deref())?;
         let checkout = Checkout::create(task, repo_for(&self.repos, task), exec_dir)?;
-        let limits = ExecLimits {
-            timeout: Duration::from_secs_f64(settings.timeout),
-            limits: settings.limits(),
-            sandbox: self.shared.sandboxed,
-            env: settings.env.clone(),
-        };
+        let limits = self.shared.exec_limits();
         // Everything that may change the outcome: the command, its limits, the
-        // sandbox and the variables passed.
+        // sandbox, the variables passed and the environment's fingerprint.
         let command_key = format!(
-            "{} [timeout {} s, {}, sandbox {}, env {}]",
+            "{} [timeout {} s, {}, sandbox {}, env {}, environment {}]",
             shlex::try_join(argv.iter().map(String::as_str)).unwrap_or_default(),
             settings.timeout,
             settings.limits().describe(),
             self.shared.sandboxed,
-            settings.env.join(" ")
+            settings.env.join(" "),
+            (self.shared.fingerprints.get(&task.language)).map_or("none", String::as_str)
         );
         let state = state_hash(task);
         let (truth, truth_cached) = self.execute(
@@ -872,7 +934,13 @@ impl Worker<'_> {
         command_key: &str,
     ) -> Result<(Execution, bool), TaskError> {
         let answer_key = filling.key(task);
-        if let Some(hit) = self.db.cached_execution(state, &answer_key, command_key)? {
+        let use_cache = self.shared.settings.exec_cache == ExecCache::ReadWrite;
+        let hit = if use_cache {
+            self.db.cached_execution(state, &answer_key, command_key)?
+        } else {
+            None
+        };
+        if let Some(hit) = hit {
             self.shared.counts.lock().expect("counts lock").0 += 1;
             return Ok((
                 Execution {
@@ -890,6 +958,9 @@ impl Worker<'_> {
         let cache = self.shared.scratch.join("cache");
         let execution = checkout.run(argv, limits, &cache)?;
         self.shared.counts.lock().expect("counts lock").1 += 1;
+        if !use_cache {
+            return Ok((execution, false));
+        }
         self.db.store_execution(
             state,
             &answer_key,

@@ -205,3 +205,90 @@ fn failed_calls_are_their_own_column() {
     let failed_at = header.find("failed").unwrap() + "failed".len();
     assert_eq!(&all_row[failed_at - 1..failed_at], "1", "{text}");
 }
+
+#[test]
+fn a_changed_environment_misses_the_execution_cache() {
+    if !available(
+        "a_changed_environment_misses_the_execution_cache",
+        &[Server::Pytest],
+    ) {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let tasks = fixture(dir.path());
+    let repo = dir.path().join("lib");
+    let db = dir.path().join("t.db");
+    // PYTHONPATH (passed by name with --env; unsandboxed, so the directory is seen)
+    // holds nothing, then one more installed distribution: the same tests, another
+    // environment.
+    let site = dir.path().join("site");
+    std::fs::create_dir_all(&site).unwrap();
+    let run = |extra: &[&str]| {
+        let mut args = vec![
+            "tasks",
+            "run",
+            tasks.to_str().unwrap(),
+            "--repo",
+            repo.to_str().unwrap(),
+            "--suggester",
+            "builtin:oracle",
+            "--sandbox",
+            "off",
+            "--env",
+            "PYTHONPATH",
+            "-q",
+        ];
+        args.extend(extra);
+        let out = std::process::Command::new(crate::common::nextedit_bin())
+            .args(&args)
+            .arg("--db")
+            .arg(&db)
+            .env(
+                "PATH",
+                format!(
+                    "{}:/usr/bin:/bin",
+                    crate::tasks_run::repo_root()
+                        .join(".venv-pytest/bin")
+                        .display()
+                ),
+            )
+            .env("PYTHONPATH", &site)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).unwrap()
+    };
+    assert_eq!(
+        run(&[]),
+        "task run 1: 3 tasks done, 7 test runs, 1 from the cache\n"
+    );
+    assert_eq!(
+        run(&[]),
+        "task run 2: 3 tasks done, 0 test runs, 8 from the cache\n"
+    );
+    let info = site.join("extra-1.0.dist-info");
+    std::fs::create_dir_all(&info).unwrap();
+    std::fs::write(
+        info.join("METADATA"),
+        "Metadata-Version: 2.1\nName: extra\nVersion: 1.0\n",
+    )
+    .unwrap();
+    assert_eq!(
+        run(&[]),
+        "task run 3: 3 tasks done, 7 test runs, 1 from the cache\n"
+    );
+    // Off: every test runs, even the oracle's answer just run as the ground truth.
+    assert_eq!(
+        run(&["--exec-cache", "off"]),
+        "task run 4: 3 tasks done, 8 test runs, 0 from the cache\n"
+    );
+    let cached: i64 = rusqlite::Connection::open(&db)
+        .unwrap()
+        .query_row("SELECT count(*) FROM task_executions", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(cached, 14);
+}
