@@ -105,6 +105,28 @@ pub(crate) fn nextedit(args: &[&str], db: &Path) -> Output {
         .unwrap()
 }
 
+/// `tasks run TASKS --repo REPO --suggester SPEC -q EXTRA… --db DB`.
+pub(crate) fn tasks_run(
+    tasks: &Path,
+    repo: &Path,
+    suggester: &str,
+    extra: &[&str],
+    db: &Path,
+) -> Output {
+    let mut args = vec![
+        "tasks",
+        "run",
+        tasks.to_str().unwrap(),
+        "--repo",
+        repo.to_str().unwrap(),
+        "--suggester",
+        suggester,
+        "-q",
+    ];
+    args.extend(extra);
+    nextedit(&args, db)
+}
+
 /// Runs `args` and returns its stdout; fails the test with stderr if it failed.
 pub(crate) fn ok(args: &[&str], db: &Path) -> String {
     let out = nextedit(args, db);
@@ -1066,19 +1088,7 @@ fn nothing_valid_fails_loudly_and_a_suggester_without_complete_is_refused() {
         repo_root().join("tests/suggesters/scripted.py").display()
     );
     for suggester in [scripted.as_str(), "builtin:propagate"] {
-        let out = nextedit(
-            &[
-                "tasks",
-                "run",
-                tasks.to_str().unwrap(),
-                "--repo",
-                repo.to_str().unwrap(),
-                "--suggester",
-                suggester,
-                "-q",
-            ],
-            &db,
-        );
+        let out = tasks_run(&tasks, &repo, suggester, &[], &db);
         assert_eq!(out.status.code(), Some(2));
         assert_eq!(
             String::from_utf8_lossy(&out.stderr),

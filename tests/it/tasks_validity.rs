@@ -9,7 +9,7 @@ use std::path::Path;
 use serde_json::{Value, json};
 
 use crate::common::{Server, available};
-use crate::tasks_run::{commit, ok, report_json, task, write_tasks};
+use crate::tasks_run::{commit, ok, report_json, task, tasks_run, write_tasks};
 
 const LIB: &str = "\
 def clamp(x):
@@ -96,19 +96,9 @@ fn a_task_a_do_nothing_answer_passes_is_non_discriminating() {
     let repo = dir.path().join("lib");
     let db = dir.path().join("t.db");
     let run = |suggester: &str| {
-        ok(
-            &[
-                "tasks",
-                "run",
-                tasks.to_str().unwrap(),
-                "--repo",
-                repo.to_str().unwrap(),
-                "--suggester",
-                suggester,
-                "-q",
-            ],
-            &db,
-        )
+        let out = tasks_run(&tasks, &repo, suggester, &[], &db);
+        assert!(out.status.success(), "{out:?}");
+        String::from_utf8(out.stdout).unwrap()
     };
     // Ground truth, then the empty answer of each (and `check` as cut): 7 test runs;
     // the oracle's one answer is the ground truth's run, cached.
@@ -175,19 +165,8 @@ fn failed_calls_are_their_own_column() {
     let repo = dir.path().join("lib");
     let db = dir.path().join("t.db");
     // A process that exits at once: it answers `complete` with nothing, each call fails.
-    let out = crate::tasks_run::nextedit(
-        &[
-            "tasks",
-            "run",
-            tasks.to_str().unwrap(),
-            "--repo",
-            repo.to_str().unwrap(),
-            "--suggester",
-            "cmd:python3 -c 'import sys; sys.exit(1)'",
-            "-q",
-        ],
-        &db,
-    );
+    let suggester = "cmd:python3 -c 'import sys; sys.exit(1)'";
+    let out = tasks_run(&tasks, &repo, suggester, &[], &db);
     assert_eq!(out.status.code(), Some(1));
     let all = report_json(&["1"], &db)["runs"][0]["all"].clone();
     assert_eq!(
