@@ -1,7 +1,8 @@
 //! Completion task runs (`nextedit tasks run`, schema v6): the run, each task's
 //! validity (its ground truth's test run) and answers, written as each task finishes,
 //! read back for `--resume` and `nextedit tasks report`; and the execution cache keyed
-//! by (state hash, answer hash, command); the limit a test run hit (schema v8).
+//! by (state hash, answer hash, command); the limit a test run hit (schema v8); why a
+//! task is non-discriminating (schema v9).
 
 use rusqlite::{OptionalExtension, params};
 
@@ -43,12 +44,18 @@ pub struct StoredTask {
     pub leaked: bool,
     /// Language.
     pub language: String,
-    /// The ground truth passed the covering tests.
+    /// The task counts: the ground truth passed its covering tests and no do-nothing
+    /// answer did.
     pub valid: bool,
     /// Why the task is invalid.
     pub invalid_reason: Option<String>,
     /// Tail of the ground truth's test output.
     pub truth_output: Option<String>,
+    /// Why the task is non-discriminating (its ground truth passes, and so does a
+    /// do-nothing answer: the empty hole or the file as cut); such a task is not valid.
+    pub excluded: Option<String>,
+    /// Tail of the passing do-nothing answer's test output.
+    pub excluded_output: Option<String>,
     /// The ground truth's test duration, ms (0 when cached).
     pub truth_ms: Option<f64>,
     /// Its answers, by sample.
@@ -115,6 +122,7 @@ impl StoredTask {
         StoredTask {
             invalid_reason: self.invalid_reason.as_deref().map(scrub),
             truth_output: self.truth_output.as_deref().map(scrub),
+            excluded_output: self.excluded_output.as_deref().map(scrub),
             answers: (self.answers.iter())
                 .map(|a| StoredAnswer {
                     text: crate::secrets::mask_known(&a.text).into_owned(),
@@ -194,8 +202,9 @@ impl Database {
             let tx = self.conn.unchecked_transaction()?;
             tx.execute(
                 "INSERT INTO task_run_tasks (run_id, task_index, task_id, scenario, dependency,
-                     context_from, leaked, language, valid, invalid_reason, truth_output, truth_ms)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
+                     context_from, leaked, language, valid, invalid_reason, truth_output, truth_ms,
+                     excluded, excluded_output)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)",
                 params![
                     run,
                     task.index as i64,
@@ -208,7 +217,9 @@ impl Database {
                     task.valid,
                     task.invalid_reason,
                     task.truth_output,
-                    task.truth_ms
+                    task.truth_ms,
+                    task.excluded,
+                    task.excluded_output
                 ],
             )?;
             for a in &task.answers {
@@ -251,7 +262,7 @@ impl Database {
     pub fn task_run_tasks(&self, run: i64) -> Result<Vec<StoredTask>, StoreError> {
         let mut tasks = self.rows(
             "SELECT task_index, task_id, scenario, dependency, context_from, leaked, language,
-                    valid, invalid_reason, truth_output, truth_ms
+                    valid, invalid_reason, truth_output, truth_ms, excluded, excluded_output
              FROM task_run_tasks WHERE run_id = ?1 ORDER BY task_index",
             [run],
             |row| {
@@ -267,6 +278,8 @@ impl Database {
                     invalid_reason: row.get(8)?,
                     truth_output: row.get(9)?,
                     truth_ms: row.get(10)?,
+                    excluded: row.get(11)?,
+                    excluded_output: row.get(12)?,
                     answers: Vec::new(),
                 })
             },

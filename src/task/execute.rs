@@ -35,8 +35,8 @@ pub const OUTPUT_TAIL_LINES: usize = 40;
 #[derive(Debug, thiserror::Error)]
 pub enum ExecError {
     /// The task names no covering test.
-    #[error("task {0} names no covering test")]
-    NoTests(String),
+    #[error("the task names no covering test")]
+    NoTests,
     /// No default test command for the language and no `--test-command`.
     #[error("no default test command for language {language:?} (task {task}): pass --test-command")]
     NoCommand {
@@ -120,7 +120,7 @@ pub struct Execution {
 /// `{tests}`, `{names}`, `{packages}`, `{files}` substituted) or the language's default.
 pub fn test_command(task: &Task, custom: Option<&str>) -> Result<Vec<String>, ExecError> {
     if task.tests.is_empty() {
-        return Err(ExecError::NoTests(task.id.clone()));
+        return Err(ExecError::NoTests);
     }
     let mut ids: Vec<String> = Vec::new();
     let mut names: Vec<String> = Vec::new();
@@ -218,6 +218,72 @@ pub fn answer_hash(answer: &str) -> String {
     hex(&Sha256::digest(answer.as_bytes()))
 }
 
+/// Prints the interpreter, its version and a sha256 of its installed distributions
+/// (name and version, sorted): what a Python test run's outcome depends on beyond the
+/// checkout.
+const PYTHON_PROBE: &str = "import sys, hashlib, importlib.metadata as m; \
+ds = sorted('%s==%s' % (d.metadata['Name'], d.version) for d in m.distributions()); \
+print(sys.executable); print(sys.version.replace(chr(10), ' ')); \
+print(len(ds), hashlib.sha256(chr(10).join(ds).encode()).hexdigest())";
+
+/// The environment fingerprint of `language`'s test runs, for the execution cache's
+/// key: what its interpreter or toolchain says of itself, run like a test (in `dir`,
+/// under `limits`, in the sandbox when they say so). Python: the interpreter (the
+/// custom command's first word when it is one, else `python3`), its version and
+/// installed distributions; Go: `go version`; other languages: none. A probe that
+/// cannot run gives its failure, which is a fingerprint too.
+pub fn environment_fingerprint(
+    language: &str,
+    custom: Option<&str>,
+    dir: &Path,
+    limits: &ExecLimits,
+    cache: &Path,
+) -> Result<String, ExecError> {
+    let argv: Vec<String> = match language {
+        "python" => {
+            let first = custom
+                .and_then(shlex::split)
+                .and_then(|words| words.into_iter().next())
+                .filter(|w| {
+                    let name = w.rsplit('/').next().unwrap_or(w);
+                    name.starts_with("python")
+                })
+                .unwrap_or_else(|| "python3".to_string());
+            vec![first, "-c".into(), PYTHON_PROBE.into()]
+        }
+        "go" => vec!["go".into(), "version".into()],
+        _ => return Ok("none".to_string()),
+    };
+    std::fs::create_dir_all(dir).map_err(|source| ExecError::Io {
+        what: format!("creating {}", dir.display()),
+        source,
+    })?;
+    let probe = run_limited(&argv, dir, limits, cache)?;
+    let said = format!("{:?} {}", probe.exit_code, probe.output_tail);
+    Ok(hex(&Sha256::digest(said.as_bytes()))[..16].to_string())
+}
+
+/// What fills a task's file for one test run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Filling<'a> {
+    /// An answer at the hole, the file's real text after it.
+    Answer(&'a str),
+    /// The file as the task shows it, prefix then the shown suffix: an incomplete-suffix
+    /// task's state as cut (the rest of its function or file gone).
+    AsCut,
+}
+
+impl Filling<'_> {
+    /// This filling's key in the execution cache (the state hash covers the rest).
+    pub fn key(&self, task: &Task) -> String {
+        match self {
+            Filling::Answer(answer) => answer_hash(answer),
+            // Never the hash of an answer: an answer is hashed alone, this with a tag.
+            Filling::AsCut => format!("as-cut:{}", answer_hash(&task.suffix)),
+        }
+    }
+}
+
 fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
@@ -283,13 +349,14 @@ impl Checkout {
         &self.root
     }
 
-    /// Writes the task's file as the state holds it with `answer` in the hole:
-    /// `prefix + answer + ` the real rest of the file ([`real_suffix`]).
-    pub fn fill(&self, task: &Task, answer: &str) -> Result<(), ExecError> {
-        self.write(
-            task,
-            &format!("{}{answer}{}", task.prefix, real_suffix(task)),
-        )
+    /// Writes the task's file: as the state holds it with an answer in the hole
+    /// (`prefix + answer + ` the real rest of the file, [`real_suffix`]), or as cut.
+    pub fn fill(&self, task: &Task, filling: Filling) -> Result<(), ExecError> {
+        let text = match filling {
+            Filling::Answer(answer) => format!("{}{answer}{}", task.prefix, real_suffix(task)),
+            Filling::AsCut => format!("{}{}", task.prefix, task.suffix),
+        };
+        self.write(task, &text)
     }
 
     fn write(&self, task: &Task, text: &str) -> Result<(), ExecError> {

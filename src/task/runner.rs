@@ -1,7 +1,10 @@
 //! `nextedit tasks run` as a library service: every task's ground truth is run first
 //! (a task whose covering tests fail on it, or that names none, is invalid: stored
-//! with the reason, left out of every figure); then the suggester is asked for N
-//! samples and each answer's tests run, through the execution cache. Workers take
+//! with the reason, left out of every figure); then its do-nothing answers (the empty
+//! hole, and the file as cut when the task hides part of it): a task one of them
+//! passes is non-discriminating, stored with which and left out too. Only then is the
+//! suggester asked for N samples and each answer's tests run, through the execution
+//! cache. Workers take
 //! tasks in file order; each finished task is stored at once (`--resume` skips them).
 //!
 //! The suggester never sees the ground truth: it is asked in a checkout of its own
@@ -9,6 +12,7 @@
 //! write into; `builtin:oracle` is answered here from the task, never through the
 //! protocol. Must not print: progress goes through [`TaskRunEvents`].
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::time::Duration;
@@ -20,7 +24,7 @@ use crate::store::{CachedExecution, Database, ResponseCache, StoredAnswer, Store
 use crate::suggest::build::{BuildOptions, build};
 use crate::suggest::cache::{CacheLog, CacheMode, CachedSuggester};
 use crate::suggest::protocol::{CompleteContext, CompleteParams, InitializeParams};
-use crate::suggest::{Call, complete_call};
+use crate::suggest::{Call, SuggestError, complete_call};
 use crate::suggest::{Suggester, protocol::PROTOCOL_VERSION};
 use crate::sys::env::Environment;
 use crate::sys::jail::Jail;
@@ -28,8 +32,8 @@ use crate::sys::limits::{DEFAULT_DISK_MIB, DEFAULT_PIDS, Limits};
 use crate::sys::sandbox::{Sandbox, command_paths};
 
 use super::execute::{
-    Checkout, ExecError, ExecLimits, Execution, SandboxMode, answer_hash, sandbox_for, state_hash,
-    test_command,
+    Checkout, ExecError, ExecLimits, Execution, Filling, SandboxMode, environment_fingerprint,
+    sandbox_for, state_hash, test_command,
 };
 use super::score::score_answer;
 use super::{ContextFrom, Task};
@@ -74,6 +78,23 @@ pub struct TaskRunSettings {
     /// The database holding the response cache, when not the run's own.
     #[serde(default)]
     pub cache_db: Option<PathBuf>,
+    /// Whether test runs are served from and stored in the execution cache.
+    #[serde(default = "exec_cache_default")]
+    pub exec_cache: ExecCache,
+}
+
+/// How test runs go through the execution cache (`--exec-cache`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ExecCache {
+    /// Every test run runs; none is stored.
+    Off,
+    /// A run with the same key is served; every new run is stored.
+    ReadWrite,
+}
+
+fn exec_cache_default() -> ExecCache {
+    ExecCache::ReadWrite
 }
 
 fn no_cache() -> CacheMode {
@@ -125,6 +146,8 @@ pub struct TaskRunGiven {
     pub pids: u32,
     /// `--disk`.
     pub disk_mib: u64,
+    /// `--exec-cache` (the command line's: it changes no outcome).
+    pub exec_cache: ExecCache,
 }
 
 impl TaskRunSettings {
@@ -202,6 +225,7 @@ impl TaskRunSettings {
             memory_mib: given.memory_mib,
             pids: given.pids,
             disk_mib: given.disk_mib,
+            exec_cache: given.exec_cache,
             ..self
         })
     }
@@ -330,7 +354,7 @@ pub fn run_tasks(
             }
             let indices = stored.iter().map(|s| s.index).collect::<Vec<_>>();
             (
-                id,
+                Some(id),
                 settings,
                 indices,
                 stored.iter().filter(|s| s.valid).count(),
@@ -338,11 +362,9 @@ pub fn run_tasks(
         }
         TaskRunStart::New(settings) => {
             settings.check_numbers().map_err(TaskRunError::Settings)?;
-            // A run that cannot start is not stored.
+            // A run that cannot start is not stored: it is created once the checks pass.
             confinement(&settings)?;
-            let json = serde_json::to_string(&settings).expect("settings serialize");
-            let id = db.create_task_run(&settings.suggester, settings.samples, task_file, &json)?;
-            (id, settings, Vec::new(), 0)
+            (None, settings, Vec::new(), 0)
         }
     };
     let sandboxed = confinement(&settings)?;
@@ -356,7 +378,6 @@ pub fn run_tasks(
     let todo: Vec<usize> = (0..tasks.len()).filter(|i| !done.contains(i)).collect();
     // Never more workers (each a thread, a scratch directory and a suggester) than tasks.
     let workers = jobs.clamp(1, todo.len().max(1));
-    events.started(run, tasks.len(), todo.len(), sandboxed);
     let scratch = tempfile::Builder::new()
         .prefix("nextedit-tasks-")
         .tempdir()
@@ -369,7 +390,7 @@ pub fn run_tasks(
     forbidden.push(db_path.to_path_buf());
     forbidden.push(scratch_root.join("exec"));
     forbidden.push(scratch_root.join("cache"));
-    let shared = Shared {
+    let mut shared = Shared {
         db_path,
         tasks,
         settings: &settings,
@@ -379,7 +400,25 @@ pub fn run_tasks(
         queue: Mutex::new(todo.into_iter()),
         counts: Mutex::new((0, 0)),
         calls: Mutex::new((0, 0)),
+        fingerprints: BTreeMap::new(),
     };
+    if let Some(&first) = shared.queue.lock().expect("queue lock").as_slice().first() {
+        shared.probe_complete(&tasks[first])?;
+    }
+    shared.fingerprints = shared.environment()?;
+    let run = match run {
+        Some(id) => id,
+        None => {
+            let json = serde_json::to_string(&settings).expect("settings serialize");
+            db.create_task_run(&settings.suggester, settings.samples, task_file, &json)?
+        }
+    };
+    events.started(
+        run,
+        tasks.len(),
+        shared.queue.lock().expect("queue lock").len(),
+        sandboxed,
+    );
     let (sender, receiver) = crossbeam_channel::unbounded::<Result<StoredTask, TaskRunError>>();
     let mut done_now = 0;
     let mut valid = valid_before;
@@ -476,6 +515,9 @@ struct Shared<'a> {
     counts: Mutex<(usize, usize)>,
     /// `complete` calls served from the response cache, asked live.
     calls: Mutex<(usize, usize)>,
+    /// The environment fingerprint of each language's test runs (part of the
+    /// execution cache's key).
+    fingerprints: BTreeMap<String, String>,
 }
 
 struct Worker<'a> {
@@ -556,33 +598,7 @@ impl Shared<'_> {
         let suggester = if self.settings.suggester == ORACLE {
             None
         } else {
-            let sandbox = self.sandboxed.then(|| {
-                let command = (self.settings.suggester.strip_prefix("cmd:"))
-                    .or_else(|| self.settings.suggester.strip_prefix("lsp:"))
-                    .unwrap_or("");
-                let mut read_only = command_paths(command, self.forbidden);
-                if let Ok(exe) = std::env::current_exe() {
-                    read_only.push(exe);
-                }
-                Sandbox {
-                    scratch: ask.clone(),
-                    read_only,
-                    writable: Vec::new(),
-                    network: false,
-                }
-            });
-            let options = BuildOptions {
-                timeout: Duration::from_secs_f64(self.settings.call_timeout),
-                jail: Jail::in_scratch(
-                    sandbox,
-                    &ask,
-                    self.settings.limits(),
-                    Environment::passing(&self.settings.env),
-                ),
-                ..BuildOptions::default()
-            };
-            let live = build(&self.settings.suggester, &options)
-                .map_err(|e| TaskRunError::Settings(e.to_string()))?;
+            let live = self.live_suggester(&ask)?;
             let cache = self.settings.cache;
             Some(
                 if cache == CacheMode::Off || self.settings.suggester.starts_with("builtin:") {
@@ -612,6 +628,115 @@ impl Shared<'_> {
             dir,
         })
     }
+
+    /// The run's suggester, never cached, asked in `ask` (inside its sandbox when the
+    /// run has one).
+    fn live_suggester(&self, ask: &Path) -> Result<Box<dyn Suggester>, TaskRunError> {
+        let sandbox = self.sandboxed.then(|| {
+            let command = (self.settings.suggester.strip_prefix("cmd:"))
+                .or_else(|| self.settings.suggester.strip_prefix("lsp:"))
+                .unwrap_or("");
+            let mut read_only = command_paths(command, self.forbidden);
+            if let Ok(exe) = std::env::current_exe() {
+                read_only.push(exe);
+            }
+            Sandbox {
+                scratch: ask.to_path_buf(),
+                read_only,
+                writable: Vec::new(),
+                network: false,
+            }
+        });
+        let options = BuildOptions {
+            timeout: Duration::from_secs_f64(self.settings.call_timeout),
+            jail: Jail::in_scratch(
+                sandbox,
+                ask,
+                self.settings.limits(),
+                Environment::passing(&self.settings.env),
+            ),
+            ..BuildOptions::default()
+        };
+        build(&self.settings.suggester, &options).map_err(|e| TaskRunError::Settings(e.to_string()))
+    }
+
+    /// The limits and sandbox of every test run.
+    fn exec_limits(&self) -> ExecLimits {
+        ExecLimits {
+            timeout: Duration::from_secs_f64(self.settings.timeout),
+            limits: self.settings.limits(),
+            sandbox: self.sandboxed,
+            env: self.settings.env.clone(),
+        }
+    }
+
+    /// The environment fingerprint of each language of the tasks left, probed once
+    /// per run like a test run.
+    fn environment(&self) -> Result<BTreeMap<String, String>, TaskRunError> {
+        let left: Vec<usize> = self.queue.lock().expect("queue lock").as_slice().to_vec();
+        let mut languages: Vec<&str> = left
+            .iter()
+            .map(|&i| self.tasks[i].language.as_str())
+            .collect();
+        languages.sort_unstable();
+        languages.dedup();
+        let limits = self.exec_limits();
+        let mut fingerprints = BTreeMap::new();
+        for language in languages {
+            let dir = self.scratch.join("probe-env").join(language);
+            let fingerprint = environment_fingerprint(
+                language,
+                self.settings.test_command.as_deref(),
+                &dir,
+                &limits,
+                &self.scratch.join("cache"),
+            )
+            .map_err(|e| {
+                TaskRunError::Settings(format!("probing the {language} test environment: {e}"))
+            })?;
+            let _ = std::fs::remove_dir_all(&dir);
+            fingerprints.insert(language.to_string(), fingerprint);
+        }
+        Ok(fingerprints)
+    }
+
+    /// Refuses, before the first task, a suggester that does not answer `complete`:
+    /// one call for `task` in an empty worktree, never cached, its answer dropped.
+    /// `openai:` and `lsp:` suggesters implement the call and are not asked (a model's
+    /// call costs; a language server is slow to start); with `--cache read-only`
+    /// nothing is started.
+    fn probe_complete(&self, task: &Task) -> Result<(), TaskRunError> {
+        let spec = self.settings.suggester.as_str();
+        let implemented = ["openai:", "lsp:"].iter().any(|p| spec.starts_with(p));
+        if spec == ORACLE || implemented || self.settings.cache == CacheMode::ReadOnly {
+            return Ok(());
+        }
+        let ask = self.scratch.join("probe");
+        std::fs::create_dir_all(&ask).map_err(TaskRunError::Scratch)?;
+        let mut live = self.live_suggester(&ask)?;
+        let worktree = ask.to_string_lossy().into_owned();
+        let init = InitializeParams {
+            protocol_version: PROTOCOL_VERSION,
+            worktree: worktree.clone(),
+            language: Some(task.language.clone()),
+            project: None,
+            trajectory: "probe".to_string(),
+            revealed: Default::default(),
+        };
+        // Any other failure is the tasks' to record, call by call.
+        let answered = match live.initialize(&init) {
+            Ok(_) => live.complete(&complete_params(task, &worktree)),
+            Err(e) => Err(e),
+        };
+        live.shutdown();
+        let _ = std::fs::remove_dir_all(&ask);
+        match answered {
+            Err(SuggestError::Unsupported { .. }) => Err(TaskRunError::Settings(format!(
+                "suggester {spec} does not answer `complete`, the call tasks run asks: use one that fills a hole (builtin:noop, builtin:retrieve, builtin:oracle, openai:, lsp:, or a cmd: process implementing `complete`)"
+            ))),
+            _ => Ok(()),
+        }
+    }
 }
 
 impl Worker<'_> {
@@ -635,6 +760,8 @@ impl Worker<'_> {
             invalid_reason: None,
             truth_output: None,
             truth_ms: None,
+            excluded: None,
+            excluded_output: None,
             answers: Vec::new(),
         };
         let exec_dir = self.dir.join("exec").join(format!("task-{index}"));
@@ -662,27 +789,23 @@ impl Worker<'_> {
         let settings = self.shared.settings;
         let argv = test_command(task, settings.test_command.as_deref())?;
         let checkout = Checkout::create(task, repo_for(&self.repos, task), exec_dir)?;
-        let limits = ExecLimits {
-            timeout: Duration::from_secs_f64(settings.timeout),
-            limits: settings.limits(),
-            sandbox: self.shared.sandboxed,
-            env: settings.env.clone(),
-        };
+        let limits = self.shared.exec_limits();
         // Everything that may change the outcome: the command, its limits, the
-        // sandbox and the variables passed.
+        // sandbox, the variables passed and the environment's fingerprint.
         let command_key = format!(
-            "{} [timeout {} s, {}, sandbox {}, env {}]",
+            "{} [timeout {} s, {}, sandbox {}, env {}, environment {}]",
             shlex::try_join(argv.iter().map(String::as_str)).unwrap_or_default(),
             settings.timeout,
             settings.limits().describe(),
             self.shared.sandboxed,
-            settings.env.join(" ")
+            settings.env.join(" "),
+            (self.shared.fingerprints.get(&task.language)).map_or("none", String::as_str)
         );
         let state = state_hash(task);
         let (truth, truth_cached) = self.execute(
             &checkout,
             task,
-            &task.ground_truth,
+            Filling::Answer(&task.ground_truth),
             &argv,
             &limits,
             &state,
@@ -709,11 +832,36 @@ impl Worker<'_> {
             });
             return Ok(());
         }
+        // Fail before, pass after: tests that a do-nothing answer passes cannot tell a
+        // right answer from none, so the task is left out (non-discriminating).
+        for (filling, what) in do_nothing(task) {
+            let (execution, _) = self.execute(
+                &checkout,
+                task,
+                filling,
+                &argv,
+                &limits,
+                &state,
+                &command_key,
+            )?;
+            if execution.passed {
+                stored.excluded = Some(format!("{what} passes its tests"));
+                stored.excluded_output = Some(execution.output_tail);
+                return Ok(());
+            }
+        }
         stored.valid = true;
         let answers = self.ask(task, stored.index)?;
         for (sample, (text, error, complete_ms)) in answers.into_iter().enumerate() {
-            let (execution, cached) =
-                self.execute(&checkout, task, &text, &argv, &limits, &state, &command_key)?;
+            let (execution, cached) = self.execute(
+                &checkout,
+                task,
+                Filling::Answer(&text),
+                &argv,
+                &limits,
+                &state,
+                &command_key,
+            )?;
             let scores = score_answer(task, &text);
             stored.answers.push(StoredAnswer {
                 sample: sample as u32,
@@ -779,14 +927,20 @@ impl Worker<'_> {
         &self,
         checkout: &Checkout,
         task: &Task,
-        answer: &str,
+        filling: Filling,
         argv: &[String],
         limits: &ExecLimits,
         state: &str,
         command_key: &str,
     ) -> Result<(Execution, bool), TaskError> {
-        let answer_key = answer_hash(answer);
-        if let Some(hit) = self.db.cached_execution(state, &answer_key, command_key)? {
+        let answer_key = filling.key(task);
+        let use_cache = self.shared.settings.exec_cache == ExecCache::ReadWrite;
+        let hit = if use_cache {
+            self.db.cached_execution(state, &answer_key, command_key)?
+        } else {
+            None
+        };
+        if let Some(hit) = hit {
             self.shared.counts.lock().expect("counts lock").0 += 1;
             return Ok((
                 Execution {
@@ -800,10 +954,13 @@ impl Worker<'_> {
                 true,
             ));
         }
-        checkout.fill(task, answer)?;
+        checkout.fill(task, filling)?;
         let cache = self.shared.scratch.join("cache");
         let execution = checkout.run(argv, limits, &cache)?;
         self.shared.counts.lock().expect("counts lock").1 += 1;
+        if !use_cache {
+            return Ok((execution, false));
+        }
         self.db.store_execution(
             state,
             &answer_key,
@@ -819,6 +976,17 @@ impl Worker<'_> {
         )?;
         Ok((execution, false))
     }
+}
+
+/// The do-nothing answers of `task`, each with how a reason names it: the empty hole
+/// and, when the task hides part of the file (incomplete suffix), the file as cut. (An
+/// inner-block task as cut is its empty hole.)
+fn do_nothing(task: &Task) -> Vec<(Filling<'static>, &'static str)> {
+    let mut fillings = vec![(Filling::Answer(""), "the empty answer")];
+    if task.state_suffix.is_some() {
+        fillings.push((Filling::AsCut, "the state as cut"));
+    }
+    fillings
 }
 
 /// The repository of `task`: the one named like it, else the only one given.

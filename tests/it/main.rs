@@ -58,5 +58,6 @@ mod suggester_process;
 mod suggester_retrieve;
 mod tasks_cut;
 mod tasks_run;
+mod tasks_validity;
 mod tidy;
 mod untrusted_inputs;

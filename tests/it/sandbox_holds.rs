@@ -384,8 +384,8 @@ fn untrusted_code_gets_only_the_allowed_environment() {
     let found = suggester_environment(&world, &["--env", "OPENAI_API_KEY"]);
     assert_eq!(found["OPENAI_API_KEY"], true);
     // A test run likewise: valid only when the key is not there.
-    let check =
-        "python3 -c 'import os, sys; sys.exit(3 if \"OPENAI_API_KEY\" in os.environ else 0)'";
+    // (The grep fails on the empty answer: the task discriminates.)
+    let check = "grep -q hostile.escape calc.py && python3 -c 'import os, sys; sys.exit(3 if \"OPENAI_API_KEY\" in os.environ else 0)'";
     let mut reasons = Vec::new();
     for (db, extra) in [
         ("t1.db", vec![]),
@@ -398,7 +398,7 @@ fn untrusted_code_gets_only_the_allowed_environment() {
             &[("OPENAI_API_KEY", "sk-test-5b1f")],
         );
         let report = task_report(&world.path(db));
-        reasons.push(report["invalid"][0]["reason"].clone());
+        reasons.push(report["left_out"][0]["reason"].clone());
     }
     assert_eq!(
         reasons,
@@ -431,7 +431,8 @@ fn an_unsandboxed_task_run_is_marked_in_every_report_format() {
         "--suggester",
         "builtin:oracle",
         "--test-command",
-        "true",
+        // Passes with the ground truth only, not with the empty answer.
+        "grep -q hostile.escape calc.py",
         "--sandbox",
         "off",
     ];

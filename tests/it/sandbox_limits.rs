@@ -176,7 +176,10 @@ fn a_daemon_of_an_unsandboxed_run_does_not_outlive_it() {
     let world = World::new();
     let tag = "600.4418";
     let spec = hostile("daemon", &[format!("HOSTILE_TAG={tag}")]);
-    let daemon = format!("setsid sh -c 'sleep {tag} >/dev/null 2>&1 &'; sleep 0.2");
+    // It passes with the ground truth only (the empty answer fails: the task counts).
+    let daemon = format!(
+        "setsid sh -c 'sleep {tag} >/dev/null 2>&1 &'; sleep 0.2; grep -q hostile.escape calc.py"
+    );
     // With a cgroup, and with the subreaper alone.
     for (i, cgroup) in ["on", "off"].into_iter().enumerate() {
         let env = [("NEXTEDIT_CGROUP", cgroup)];

@@ -10,7 +10,8 @@ use nextedit::progress::{Progress, ProgressMode};
 use nextedit::store::StoredTask;
 use nextedit::suggest::cache::CacheMode;
 use nextedit::task::runner::{
-    TaskRunEvents, TaskRunGiven, TaskRunSettings, TaskRunStart, parse_task_file, run_tasks,
+    ExecCache, TaskRunEvents, TaskRunGiven, TaskRunSettings, TaskRunStart, parse_task_file,
+    run_tasks,
 };
 
 /// Run a suggester on completion tasks and score its answers by their tests
@@ -19,13 +20,18 @@ use nextedit::task::runner::{
 /// written to a private scratch checkout (the commit's tree from --repo, then the
 /// state's files), the ground truth's covering tests are run first (a task whose
 /// tests fail on it, or that names none, is invalid: reported, never counted), then
+/// its do-nothing answers (the empty hole; for an incomplete suffix, the file as cut:
+/// a task one of them passes is non-discriminating, reported, never counted), then
 /// the suggester's `complete` answers (--samples N for pass@k) are tested one by one.
+/// A suggester that does not answer `complete` is refused before the first task.
 /// Tests and the suggester run in the sandbox (bubblewrap, no network, no capability,
 /// seccomp; without it the run refuses to start unless --sandbox off), with only the
 /// allowed environment (--env adds to it), each test run's process tree under
 /// --timeout, --memory, --pids and --disk (a tree past one is killed: limit: time,
 /// memory, pids, disk). A test run is cached in the database by (state, answer,
-/// command and limits): an identical answer is not run twice, in this run or a later one.
+/// command, limits, sandbox and the test environment's fingerprint: the interpreter,
+/// its version and installed packages, or `go version`): an identical answer is not
+/// run twice, in this run or a later one (--exec-cache off: every test runs).
 ///
 /// Default test commands: Python `python3 -m pytest -q -p no:cacheprovider FILE::NAME…`,
 /// Go `go test -count=1 -run '^(A|B)$' ./PKG…`. --test-command replaces them with a
@@ -109,6 +115,12 @@ pub struct RunArgs {
     #[arg(long, value_enum, value_name = "MODE", default_value_t = CacheArg::ReadWrite)]
     cache: CacheArg,
 
+    /// How test runs go through the execution cache: read-write (serve a run with the
+    /// same state, answer, command, limits, sandbox and test environment; store new
+    /// ones) or off (run every test, store none)
+    #[arg(long, value_enum, value_name = "MODE", default_value_t = ExecCacheArg::ReadWrite)]
+    exec_cache: ExecCacheArg,
+
     /// Keep the response cache in this database instead of --db's
     #[arg(long, value_name = "PATH")]
     cache_db: Option<PathBuf>,
@@ -122,6 +134,13 @@ pub struct RunArgs {
 #[derive(Debug, Clone, Copy, ValueEnum)]
 enum SandboxArg {
     Bwrap,
+    Off,
+}
+
+/// `--exec-cache`.
+#[derive(Debug, Clone, Copy, ValueEnum)]
+enum ExecCacheArg {
+    ReadWrite,
     Off,
 }
 
@@ -157,6 +176,8 @@ impl TaskRunEvents for Printer {
             let passed = task.answers.iter().filter(|a| a.passed).count();
             let cached = task.answers.iter().filter(|a| a.cached).count();
             format!("{passed}/{} passed, {cached} cached", task.answers.len())
+        } else if let Some(why) = &task.excluded {
+            format!("non-discriminating: {why}")
         } else {
             format!("invalid: {}", task.invalid_reason.as_deref().unwrap_or(""))
         };
@@ -180,6 +201,10 @@ pub fn run(args: RunArgs) -> anyhow::Result<i32> {
         SandboxArg::Off => "off",
     }
     .to_string();
+    let exec_cache = match args.exec_cache {
+        ExecCacheArg::ReadWrite => ExecCache::ReadWrite,
+        ExecCacheArg::Off => ExecCache::Off,
+    };
     let start = match (args.resume, args.suggester.clone()) {
         (Some(run), suggester) => TaskRunStart::Resume {
             run,
@@ -193,6 +218,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<i32> {
                 memory_mib: args.memory,
                 pids: args.jail.pids,
                 disk_mib: args.jail.disk,
+                exec_cache,
             },
         },
         (None, suggester) => TaskRunStart::New(TaskRunSettings {
@@ -213,6 +239,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<i32> {
                 CacheArg::Off => CacheMode::Off,
             },
             cache_db: args.cache_db.clone(),
+            exec_cache,
         }),
     };
     let mut printer = Printer {
@@ -240,7 +267,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<i32> {
     // Nothing measured is a failure, said loudly (invalid tasks alone are not).
     if summary.valid == 0 {
         eprintln!(
-            "nextedit: no valid task: every task's ground truth failed its tests or it named none (tasks report {} lists why)",
+            "nextedit: no valid task: every task's ground truth failed its tests, it named none, or a do-nothing answer passed them too (tasks report {} lists why)",
             summary.run
         );
         return Ok(1);
