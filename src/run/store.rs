@@ -1,14 +1,16 @@
-//! The narrow store the run service needs: create runs, write steps as they finish,
-//! read them back for resume and reports. [`crate::store::Database`] implements it.
+//! The narrow store the run service needs: create runs, write steps as they finish
+//! ([`RunStore`]), read them back for resume and reports ([`RunRead`]).
+//! [`crate::store::Database`] implements both; [`super::common::CommonSteps`] is a
+//! read-only view of some runs' common steps.
 
 use crate::store::{
-    Database, RunMeasurements, RunSummary, RunTrajectory, StepDetail, StepFlow, StoreError,
-    StoredStep,
+    CallTally, Database, RunMeasurements, RunSummary, RunTrajectory, StepDetail, StepFlow, StepSet,
+    StoreError, StoredStep,
 };
 use crate::suggest::{Call, CallFailure, StepRead};
 
-/// Where replay runs live.
-pub trait RunStore {
+/// Where replay runs live: written as they run, read through [`RunRead`].
+pub trait RunStore: RunRead {
     /// Creates a run with its trajectories (key, trajectory JSON) in order; returns its id.
     fn create_run(
         &mut self,
@@ -61,8 +63,6 @@ pub trait RunStore {
         repetition: u32,
         of: Option<i64>,
     ) -> Result<(), StoreError>;
-    /// The runs of the repetition group run `run` starts, in repetition order.
-    fn run_repetitions(&self, run: i64) -> Result<Vec<i64>, StoreError>;
     /// Records whether a trajectory's `initialize` came from the response cache.
     fn set_initialize_cached(
         &mut self,
@@ -70,8 +70,16 @@ pub trait RunStore {
         key: &str,
         cached: bool,
     ) -> Result<(), StoreError>;
+}
+
+/// Reading replay runs back (resume, reports).
+pub trait RunRead {
+    /// The runs of the repetition group run `run` starts, in repetition order.
+    fn run_repetitions(&self, run: i64) -> Result<Vec<i64>, StoreError>;
     /// Every run's summary, newest first.
     fn runs(&self) -> Result<Vec<RunSummary>, StoreError>;
+    /// Every run's id, newest first.
+    fn run_ids(&self) -> Result<Vec<i64>, StoreError>;
     /// A run's summary.
     fn run(&self, run: i64) -> Result<RunSummary, StoreError>;
     /// A run's trajectories in order.
@@ -84,10 +92,17 @@ pub trait RunStore {
     fn run_initial(&self, run: i64, key: &str) -> Result<Option<String>, StoreError>;
     /// What the suggester read in a trajectory: (step, read) in order.
     fn run_reads(&self, run: i64, key: &str) -> Result<Vec<(usize, StepRead)>, StoreError>;
-    /// Content scores, latencies and failures of every step of a run.
-    fn run_measurements(&self, run: i64) -> Result<RunMeasurements, StoreError>;
-    /// (key, edit id) each scored step's content was scored against, in order.
-    fn run_content_edits(&self, run: i64) -> Result<Vec<(String, String)>, StoreError>;
+    /// Content scores, latencies and failures of the steps of a run `keep` holds (all
+    /// without it).
+    fn run_measurements(
+        &self,
+        run: i64,
+        keep: Option<&StepSet>,
+    ) -> Result<RunMeasurements, StoreError>;
+    /// (key, step, edit id) each scored step's content was scored against, in order.
+    fn run_content_edits(&self, run: i64) -> Result<Vec<(String, usize, String)>, StoreError>;
+    /// The calls of each kind a run made and how many failed (every step's).
+    fn run_call_tallies(&self, run: i64) -> Result<Vec<CallTally>, StoreError>;
 }
 
 impl RunStore for Database {
@@ -158,10 +173,6 @@ impl RunStore for Database {
         Database::set_run_repetition(self, run, repetition, of)
     }
 
-    fn run_repetitions(&self, run: i64) -> Result<Vec<i64>, StoreError> {
-        Database::run_repetitions(self, run)
-    }
-
     fn set_initialize_cached(
         &mut self,
         run: i64,
@@ -170,9 +181,19 @@ impl RunStore for Database {
     ) -> Result<(), StoreError> {
         Database::set_initialize_cached(self, run, key, cached)
     }
+}
+
+impl RunRead for Database {
+    fn run_repetitions(&self, run: i64) -> Result<Vec<i64>, StoreError> {
+        Database::run_repetitions(self, run)
+    }
 
     fn runs(&self) -> Result<Vec<RunSummary>, StoreError> {
         Database::runs(self)
+    }
+
+    fn run_ids(&self) -> Result<Vec<i64>, StoreError> {
+        Database::run_ids(self)
     }
 
     fn run(&self, run: i64) -> Result<RunSummary, StoreError> {
@@ -199,12 +220,20 @@ impl RunStore for Database {
         Database::run_reads(self, run, key)
     }
 
-    fn run_measurements(&self, run: i64) -> Result<RunMeasurements, StoreError> {
-        Database::run_measurements(self, run)
+    fn run_measurements(
+        &self,
+        run: i64,
+        keep: Option<&StepSet>,
+    ) -> Result<RunMeasurements, StoreError> {
+        Database::run_measurements(self, run, keep)
     }
 
-    fn run_content_edits(&self, run: i64) -> Result<Vec<(String, String)>, StoreError> {
+    fn run_content_edits(&self, run: i64) -> Result<Vec<(String, usize, String)>, StoreError> {
         Database::run_content_edits(self, run)
+    }
+
+    fn run_call_tallies(&self, run: i64) -> Result<Vec<CallTally>, StoreError> {
+        Database::run_call_tallies(self, run)
     }
 }
 
@@ -331,7 +360,7 @@ mod tests {
             .map(|r| (1, r.clone()))
             .collect();
         assert_eq!(store.run_reads(run, "k").unwrap(), reads);
-        let m = store.run_measurements(run).unwrap();
+        let m = store.run_measurements(run, None).unwrap();
         assert_eq!(
             (m.bleu, m.es, m.suggest_ms, m.generate_ms, m.errors),
             (
@@ -343,11 +372,11 @@ mod tests {
             )
         );
         store.set_initialize_cached(run, "k", true).unwrap();
-        let m = store.run_measurements(run).unwrap();
+        let m = store.run_measurements(run, None).unwrap();
         assert_eq!((m.cache_served, m.cache_live), (2, 1));
         assert_eq!(
             store.run_content_edits(run).unwrap(),
-            vec![("k".to_string(), "e2".to_string())]
+            vec![("k".to_string(), 1, "e2".to_string())]
         );
         assert_eq!(
             store.run_step_details(run, "k").unwrap(),

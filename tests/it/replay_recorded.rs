@@ -208,7 +208,11 @@ fn a_recorded_pyright_session_replays_with_oracle_and_propagate() {
     assert_eq!(long_pause["edits"], export["edits"]);
     let bad = nextedit(&["sessions", "export", "1", "--db", db, "--pause-ms=-5"]);
     assert_eq!(bad.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&bad.stderr).contains("--pause-ms must be"));
+    assert!(
+        String::from_utf8_lossy(&bad.stderr).contains(
+            "invalid value '-5' for '--pause-ms <MS>': -5 is not a number of milliseconds from 0 to 86400000"
+        )
+    );
     assert_eq!(
         export["order"]["natural"],
         json!(["e0", "e1", "e2", "e3", "e4", "e5", "e6", "e7"])
@@ -217,7 +221,7 @@ fn a_recorded_pyright_session_replays_with_oracle_and_propagate() {
     // The oracle in the recorded order: every step kept, P = R = 1.
     let oracle = json_lines(&nextedit(&[
         "replay",
-        "--json",
+        "--jsonl",
         "--session",
         "1",
         "--suggester",
@@ -261,7 +265,7 @@ fn a_recorded_pyright_session_replays_with_oracle_and_propagate() {
     // kept; recall is over the allowed edits (e1, e2, e3, e5 at the first step).
     let propagate = json_lines(&nextedit(&[
         "replay",
-        "--json",
+        "--jsonl",
         "--session",
         "1",
         "--suggester",
@@ -327,7 +331,7 @@ fn a_recorded_pyright_session_replays_with_oracle_and_propagate() {
     // Adaptive order follows the suggester; same result for the oracle.
     let adaptive = json_lines(&nextedit(&[
         "replay",
-        "--json",
+        "--jsonl",
         "--session",
         "1",
         "--suggester",

@@ -3,6 +3,7 @@
 //! sessions through the real proxy binary.
 #![allow(dead_code)]
 
+pub mod hostile;
 // The busy loops of the benches' loaded runs.
 #[path = "../../../benches/support/load.rs"]
 mod load;
@@ -330,9 +331,47 @@ pub fn json_lines(output: &Output) -> Vec<Value> {
         "{}",
         String::from_utf8_lossy(&output.stderr)
     );
+    lines_of(output)
+}
+
+/// The JSON lines of a replay whose run FAILED for `reason` (exit status 1, the
+/// verdict as stderr's last line): a suggester none of whose calls of one kind worked.
+pub fn failed_run_json_lines(output: &Output, reason: &str) -> Vec<Value> {
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr
+            .lines()
+            .last()
+            .is_some_and(|l| l.ends_with(&format!(" FAILED: {reason}"))),
+        "{stderr}"
+    );
+    lines_of(output)
+}
+
+fn lines_of(output: &Output) -> Vec<Value> {
     String::from_utf8(output.stdout.clone())
         .unwrap()
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())
         .collect()
+}
+
+/// `cmd:` spec of tests/suggesters/scripted.py in `mode` (default: good), counting
+/// its starts and calls in `state` (created here: the replay names it with
+/// `--sandbox-rw`, the only place outside its worktree the suggester may write).
+pub fn scripted_suggester(mode: Option<&str>, state: &std::path::Path) -> String {
+    if !state.exists() {
+        std::fs::write(state, "{}").unwrap();
+    }
+    let script =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/suggesters/scripted.py");
+    let mode = mode
+        .map(|m| format!("SUGGESTER_MODE={m} "))
+        .unwrap_or_default();
+    format!(
+        "cmd:{mode}SUGGESTER_STATE='{}' python3 '{}'",
+        state.display(),
+        script.display()
+    )
 }
