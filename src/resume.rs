@@ -62,6 +62,15 @@ pub fn confirm<T: PartialEq>(
     }
 }
 
+/// `--env A --env B`, or `no --env` (the variables a run passes to untrusted code).
+pub fn env_flags(names: &[String]) -> String {
+    if names.is_empty() {
+        return "no --env".to_string();
+    }
+    let flags: Vec<String> = names.iter().map(|n| format!("--env {n}")).collect();
+    flags.join(" ")
+}
+
 /// `flag `value`` (a spec or command as the message shows it).
 pub fn quoted(flag: &str, value: &str) -> String {
     format!("{flag} `{value}`")

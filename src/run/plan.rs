@@ -349,15 +349,7 @@ impl RunSettings {
             })?;
         }
         confirm(run_label, "--env", &self.env, Some(&given.env), |names| {
-            if names.is_empty() {
-                "no --env".to_string()
-            } else {
-                names
-                    .iter()
-                    .map(|n| format!("--env {n}"))
-                    .collect::<Vec<_>>()
-                    .join(" ")
-            }
+            crate::resume::env_flags(names)
         })?;
         crate::sys::env::check_names(&given.env).map_err(RunError::Other)?;
         self.check_numbers()?;

@@ -196,15 +196,7 @@ impl TaskRunSettings {
             |s| format!("--sandbox {s}"),
         )?;
         confirm(label, "--env", &self.env, Some(&given.env), |names| {
-            if names.is_empty() {
-                "no --env".to_string()
-            } else {
-                names
-                    .iter()
-                    .map(|n| format!("--env {n}"))
-                    .collect::<Vec<_>>()
-                    .join(" ")
-            }
+            crate::resume::env_flags(names)
         })?;
         confirm(
             label,
