@@ -42,6 +42,7 @@ const FLUSH_INTERVAL: Duration = Duration::from_millis(20);
 const HANDOFF_RECORDS: usize = 2_000;
 /// Hand-offs the writer may have waiting.
 const WRITES_IN_FLIGHT: usize = 16;
+
 /// Runs until the session's end is on the timeline and everything before it is written.
 pub fn run_recorder(settings: TapSettings, timeline: &Timeline) {
     lower_priority();
