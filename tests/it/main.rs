@@ -53,6 +53,7 @@ mod sandbox_holds;
 mod sandbox_limits;
 mod sessions_cli;
 mod sessions_link;
+mod structure;
 mod suggester_complete;
 mod suggester_lsp;
 mod suggester_openai;

@@ -1,0 +1,481 @@
+//! The crate's structure in figures, read from `src/` itself: which module uses which
+//! (from `use crate::…`, `use super::…` and inline `crate::` paths outside test code),
+//! circles between folders and between sibling files, library functions over 100 lines,
+//! `Result<_, String>` in the library, files with `unsafe`, and the `pub` modules at the
+//! top. `cargo test --test it structure -- --nocapture` prints them; the test is a
+//! ratchet: each figure may go down, never up (lower the bound when it does).
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+const ROOT: &str = env!("CARGO_MANIFEST_DIR");
+
+/// Upper bounds of the figures (main 8dcaa6c); lower them as the figures fall.
+const BOUNDS: Figures = Figures {
+    folder_circles: 1,
+    sibling_circles: 6,
+    long_functions: 32,
+    string_errors: 56,
+    unsafe_files: 9,
+    top_modules: 27,
+};
+
+/// What the test measures.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Figures {
+    /// Strongly connected groups of more than one top-level module.
+    folder_circles: usize,
+    /// Strongly connected groups of more than one sibling file inside a folder.
+    sibling_circles: usize,
+    /// Functions (library and CLI) longer than 100 lines (from `fn` to its closing brace).
+    long_functions: usize,
+    /// `Result<…, String>` written outside tests.
+    string_errors: usize,
+    /// Files that write `unsafe`.
+    unsafe_files: usize,
+    /// `pub mod` declarations in `lib.rs`.
+    top_modules: usize,
+}
+
+/// One source file: its module path (`replay::engine`) and its code outside tests.
+struct Source {
+    module: Vec<String>,
+    /// `true` for `mod.rs`/`lib.rs`: the file is its folder's own module.
+    is_folder: bool,
+    /// `true` for `main.rs` and `cli/`: they sit on top of everything, use the library
+    /// and nothing uses them, so they are left out of the graph.
+    is_binary: bool,
+    rel: String,
+    code: Vec<String>,
+}
+
+fn rust_files(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for entry in std::fs::read_dir(&d).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                stack.push(path);
+            } else if path.extension().is_some_and(|e| e == "rs") {
+                out.push(path);
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+/// The lines of `text` outside `#[cfg(test)]` items (rustfmt'd code: an item ends at
+/// the first `}` line at its own indentation, or on its own line when it ends with `;`).
+fn non_test_lines(text: &str) -> Vec<String> {
+    let lines: Vec<&str> = text.lines().collect();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < lines.len() {
+        let line = lines[i];
+        if line.trim() == "#[cfg(test)]" {
+            let indent = indentation(line);
+            i += 1;
+            while i < lines.len() && lines[i].trim_start().starts_with("#[") {
+                i += 1;
+            }
+            if i < lines.len() && !lines[i].trim_end().ends_with(';') {
+                while i < lines.len()
+                    && !(indentation(lines[i]) == indent && lines[i].trim_start().starts_with('}'))
+                {
+                    i += 1;
+                }
+            }
+            i += 1;
+            continue;
+        }
+        if !line.trim_start().starts_with("//") {
+            out.push(line.to_string());
+        }
+        i += 1;
+    }
+    out
+}
+
+fn indentation(line: &str) -> usize {
+    line.len() - line.trim_start().len()
+}
+
+fn sources() -> Vec<Source> {
+    let src = Path::new(ROOT).join("src");
+    rust_files(&src)
+        .into_iter()
+        .map(|path| {
+            let rel = path
+                .strip_prefix(&src)
+                .unwrap()
+                .to_string_lossy()
+                .replace('\\', "/");
+            let mut module: Vec<String> = rel
+                .trim_end_matches(".rs")
+                .split('/')
+                .map(String::from)
+                .collect();
+            let last = module.last().unwrap().clone();
+            let is_folder = last == "mod" || last == "lib";
+            if is_folder {
+                module.pop();
+            }
+            let text = std::fs::read_to_string(&path).unwrap();
+            let is_binary = rel == "main.rs" || rel.starts_with("cli/");
+            Source {
+                module,
+                is_folder,
+                is_binary,
+                rel,
+                code: non_test_lines(&text),
+            }
+        })
+        .collect()
+}
+
+/// The paths a `use` tree names, each as its segments (`a::{b, c::d}` → `a::b`,
+/// `a::c::d`; `self` in a group names the group's prefix).
+fn use_paths(tree: &str) -> Vec<Vec<String>> {
+    fn expand(prefix: &[String], tree: &str, out: &mut Vec<Vec<String>>) {
+        let tree = tree.trim();
+        if tree.is_empty() {
+            return;
+        }
+        if let Some(open) = tree.find('{') {
+            let head = tree[..open].trim().trim_end_matches("::");
+            let close = tree.rfind('}').filter(|&c| c > open).unwrap_or(tree.len());
+            let inner = &tree[open + 1..close];
+            let mut path = prefix.to_vec();
+            path.extend(head.split("::").filter(|s| !s.is_empty()).map(String::from));
+            let mut depth = 0;
+            let mut start = 0;
+            for (i, c) in inner.char_indices() {
+                match c {
+                    '{' => depth += 1,
+                    '}' => depth -= 1,
+                    ',' if depth == 0 => {
+                        expand(&path, &inner[start..i], out);
+                        start = i + 1;
+                    }
+                    _ => {}
+                }
+            }
+            expand(&path, &inner[start..], out);
+            return;
+        }
+        let name = tree.split(" as ").next().unwrap().trim();
+        let mut path = prefix.to_vec();
+        for segment in name.split("::") {
+            match segment {
+                "self" | "*" => {}
+                s => path.push(s.to_string()),
+            }
+        }
+        out.push(path);
+    }
+    let mut out = Vec::new();
+    expand(&[], tree, &mut out);
+    out
+}
+
+/// Every module path `source` refers to, absolute (`crate::` and `super::` resolved).
+fn references(source: &Source) -> Vec<Vec<String>> {
+    let inline = regex::Regex::new(r"\b((?:crate|super)(?:::\w+)+)").unwrap();
+    let text = source.code.join("\n");
+    let mut paths: Vec<String> = Vec::new();
+    // `use` items, possibly over several lines.
+    let uses = regex::Regex::new(r"(?ms)^\s*(?:pub(?:\([^)]*\))?\s+)?use\s+([^;]+);").unwrap();
+    for c in uses.captures_iter(&text) {
+        for p in use_paths(&c[1]) {
+            paths.push(p.join("::"));
+        }
+    }
+    let without_uses = uses.replace_all(&text, "");
+    for c in inline.captures_iter(&without_uses) {
+        paths.push(c[1].to_string());
+    }
+    paths
+        .into_iter()
+        .filter_map(|p| {
+            let mut segments = p.split("::").map(String::from).peekable();
+            let mut base: Vec<String> = match segments.peek().map(String::as_str) {
+                Some("crate") => {
+                    segments.next();
+                    Vec::new()
+                }
+                Some("super") => {
+                    // Each `super` names the parent of the module before it.
+                    let mut base = source.module.clone();
+                    while segments.peek().map(String::as_str) == Some("super") {
+                        segments.next();
+                        base.pop()?;
+                    }
+                    base
+                }
+                _ => return None,
+            };
+            base.extend(segments);
+            Some(base)
+        })
+        .collect()
+}
+
+/// The longest prefix of `path` that is a module of `modules`.
+fn module_of(path: &[String], modules: &BTreeSet<Vec<String>>) -> Option<Vec<String>> {
+    (1..=path.len())
+        .rev()
+        .map(|n| path[..n].to_vec())
+        .find(|m| modules.contains(m))
+}
+
+/// Strongly connected groups of more than one node (Tarjan).
+fn circles(edges: &BTreeMap<String, BTreeSet<String>>) -> Vec<Vec<String>> {
+    struct State<'a> {
+        edges: &'a BTreeMap<String, BTreeSet<String>>,
+        index: BTreeMap<&'a str, usize>,
+        low: BTreeMap<&'a str, usize>,
+        stack: Vec<&'a str>,
+        on_stack: BTreeSet<&'a str>,
+        found: Vec<Vec<String>>,
+    }
+    fn visit<'a>(s: &mut State<'a>, node: &'a str) {
+        let n = s.index.len();
+        s.index.insert(node, n);
+        s.low.insert(node, n);
+        s.stack.push(node);
+        s.on_stack.insert(node);
+        if let Some(targets) = s.edges.get(node) {
+            for target in targets {
+                let target = target.as_str();
+                if !s.index.contains_key(target) {
+                    visit(s, target);
+                    let low = s.low[target].min(s.low[node]);
+                    s.low.insert(node, low);
+                } else if s.on_stack.contains(target) {
+                    let low = s.index[target].min(s.low[node]);
+                    s.low.insert(node, low);
+                }
+            }
+        }
+        if s.low[node] == s.index[node] {
+            let mut group = Vec::new();
+            while let Some(top) = s.stack.pop() {
+                s.on_stack.remove(top);
+                group.push(top.to_string());
+                if top == node {
+                    break;
+                }
+            }
+            if group.len() > 1 {
+                group.sort();
+                s.found.push(group);
+            }
+        }
+    }
+    let mut state = State {
+        edges,
+        index: BTreeMap::new(),
+        low: BTreeMap::new(),
+        stack: Vec::new(),
+        on_stack: BTreeSet::new(),
+        found: Vec::new(),
+    };
+    for node in edges.keys() {
+        if !state.index.contains_key(node.as_str()) {
+            visit(&mut state, node);
+        }
+    }
+    state.found
+}
+
+/// Functions of `lines` longer than `limit` lines, as `name (n lines)`.
+fn long_functions(lines: &[String], limit: usize) -> Vec<(String, usize)> {
+    let signature = regex::Regex::new(r"^\s*(?:pub(?:\([^)]*\))?\s+)?(?:const\s+)?(?:async\s+)?(?:unsafe\s+)?(?:extern\s+\S+\s+)?fn\s+(\w+)").unwrap();
+    let mut out = Vec::new();
+    for (start, line) in lines.iter().enumerate() {
+        let Some(c) = signature.captures(line) else {
+            continue;
+        };
+        let indent = indentation(line);
+        let end = lines[start..].iter().position(|l| {
+            let t = l.trim_end();
+            indentation(l) == indent && (t.trim_start() == "}" || t.ends_with(';'))
+        });
+        if let Some(end) = end {
+            let length = end + 1;
+            if length > limit {
+                out.push((c[1].to_string(), length));
+            }
+        }
+    }
+    out
+}
+
+/// Measures the tree and prints what it found.
+fn measure() -> Figures {
+    let sources = sources();
+    let modules: BTreeSet<Vec<String>> = sources.iter().map(|s| s.module.clone()).collect();
+    let mut folders: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    let mut siblings: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    for source in &sources {
+        let Some(top) = source.module.first().filter(|_| !source.is_binary) else {
+            continue;
+        };
+        folders.entry(top.clone()).or_default();
+        for path in references(source) {
+            let Some(target) = module_of(&path, &modules) else {
+                continue;
+            };
+            let Some(target_top) = target.first() else {
+                continue;
+            };
+            if target_top != top {
+                folders
+                    .entry(top.clone())
+                    .or_default()
+                    .insert(target_top.clone());
+            } else if !source.is_folder
+                && target.len() == source.module.len()
+                && target[..target.len() - 1] == source.module[..source.module.len() - 1]
+                && target != source.module
+            {
+                siblings
+                    .entry(source.module.join("::"))
+                    .or_default()
+                    .insert(target.join("::"));
+            }
+        }
+    }
+    let folder_circles = circles(&folders);
+    let sibling_circles = circles(&siblings);
+    let mut long = Vec::new();
+    let mut string_errors = Vec::new();
+    let mut unsafe_files = Vec::new();
+    let string_error = regex::Regex::new(r"Result<[^;{]*,\s*String>").unwrap();
+    for source in &sources {
+        for (name, length) in long_functions(&source.code, 100) {
+            long.push(format!("{}::{name} ({length})", source.rel));
+        }
+        let text = source.code.join("\n");
+        for _ in string_error.find_iter(&text) {
+            string_errors.push(source.rel.clone());
+        }
+        if text.contains("unsafe ") || text.contains("unsafe{") {
+            unsafe_files.push(source.rel.clone());
+        }
+    }
+    let lib = std::fs::read_to_string(Path::new(ROOT).join("src/lib.rs")).unwrap();
+    let top_modules = lib
+        .lines()
+        .filter(|l| l.trim_start().starts_with("pub mod "))
+        .count();
+    println!("uses between top-level modules:");
+    for (from, to) in &folders {
+        println!(
+            "  {from} -> {}",
+            to.iter().cloned().collect::<Vec<_>>().join(", ")
+        );
+    }
+    println!("circles between folders: {folder_circles:?}");
+    println!("circles between sibling files: {sibling_circles:?}");
+    println!("functions over 100 lines ({}):", long.len());
+    for f in &long {
+        println!("  {f}");
+    }
+    println!(
+        "Result<_, String> ({}): {string_errors:?}",
+        string_errors.len()
+    );
+    println!(
+        "files with unsafe ({}): {unsafe_files:?}",
+        unsafe_files.len()
+    );
+    println!("pub modules in lib.rs: {top_modules}");
+    Figures {
+        folder_circles: folder_circles.len(),
+        sibling_circles: sibling_circles.len(),
+        long_functions: long.len(),
+        string_errors: string_errors.len(),
+        unsafe_files: unsafe_files.len(),
+        top_modules,
+    }
+}
+
+#[test]
+fn structure_figures_never_grow() {
+    let figures = measure();
+    println!("{figures:#?}");
+    let grew: Vec<String> = [
+        (
+            "folder circles",
+            figures.folder_circles,
+            BOUNDS.folder_circles,
+        ),
+        (
+            "sibling circles",
+            figures.sibling_circles,
+            BOUNDS.sibling_circles,
+        ),
+        (
+            "functions over 100 lines",
+            figures.long_functions,
+            BOUNDS.long_functions,
+        ),
+        (
+            "Result<_, String>",
+            figures.string_errors,
+            BOUNDS.string_errors,
+        ),
+        (
+            "files with unsafe",
+            figures.unsafe_files,
+            BOUNDS.unsafe_files,
+        ),
+        (
+            "pub modules in lib.rs",
+            figures.top_modules,
+            BOUNDS.top_modules,
+        ),
+    ]
+    .into_iter()
+    .filter(|(_, now, bound)| now > bound)
+    .map(|(what, now, bound)| format!("{what}: {now} > {bound}"))
+    .collect();
+    assert!(grew.is_empty(), "the structure got worse: {grew:?}");
+}
+
+#[test]
+fn use_trees_and_relative_paths_resolve() {
+    let paths = |t: &str| -> Vec<String> { use_paths(t).iter().map(|p| p.join("::")).collect() };
+    assert_eq!(
+        paths("crate::{a::{b, c::D}, e as f, g::*}"),
+        ["crate::a::b", "crate::a::c::D", "crate::e", "crate::g"]
+    );
+    assert_eq!(paths("super::{self, x}"), ["super", "super::x"]);
+    let leaf = Source {
+        module: vec!["replay".into(), "engine".into()],
+        is_folder: false,
+        is_binary: false,
+        rel: "replay/engine.rs".into(),
+        code: vec![
+            "use super::worktree::write;".into(),
+            "let x = crate::store::Database::open(p);".into(),
+        ],
+    };
+    let found: Vec<String> = references(&leaf).iter().map(|p| p.join("::")).collect();
+    assert_eq!(found, ["replay::worktree::write", "store::Database::open"]);
+    let folder = Source {
+        module: vec!["replay".into()],
+        is_folder: true,
+        is_binary: false,
+        rel: "replay/mod.rs".into(),
+        code: vec!["use super::trajectory::Edit;".into()],
+    };
+    let found: Vec<String> = references(&folder).iter().map(|p| p.join("::")).collect();
+    assert_eq!(found, ["trajectory::Edit"]);
+    let code =
+        non_test_lines("fn a() {}\n#[cfg(test)]\nmod tests {\n    fn b() {}\n}\nfn c() {}\n");
+    assert_eq!(code, ["fn a() {}", "fn c() {}"]);
+}
