@@ -29,6 +29,47 @@ fn sorted_tokens(text: &str) -> Vec<&str> {
 /// Removed tokens, added tokens and, for one-sided changes, the normalized lines.
 type CloneKey<'a> = (&'a [String], &'a [String], Option<&'a (String, String)>);
 
+/// How a clone edge names its change: the tokens removed and added.
+fn change_detail((removed, added): &(Vec<String>, Vec<String>)) -> String {
+    format!("-{} +{}", removed.join(" "), added.join(" "))
+}
+
+/// Identical changes: the same removed and added tokens (and, for a pure insertion or
+/// deletion, the same lines) are linked; returns each edit's group (`usize::MAX`: none).
+fn identical_changes(
+    changes: &[(Vec<String>, Vec<String>)],
+    normal: &[(String, String)],
+    found: &mut BTreeSet<Dependency>,
+) -> Vec<usize> {
+    let mut groups: BTreeMap<CloneKey, Vec<usize>> = BTreeMap::new();
+    for (index, (removed, added)) in changes.iter().enumerate() {
+        if !(has_word(removed) || has_word(added)) {
+            continue;
+        }
+        let both_sides = !removed.is_empty() && !added.is_empty();
+        let lines = (!both_sides).then_some(&normal[index]);
+        groups
+            .entry((removed, added, lines))
+            .or_default()
+            .push(index);
+    }
+    let mut group_of = vec![usize::MAX; changes.len()];
+    for (number, members) in groups.values().enumerate() {
+        for &member in members {
+            group_of[member] = number;
+        }
+        link_holders(members, |a, b| {
+            found.insert(Dependency {
+                from: a,
+                to: b,
+                kind: DependencyKind::Clone,
+                detail: change_detail(&changes[a]),
+            });
+        });
+    }
+    group_of
+}
+
 pub(super) fn clones(edits: &[EditFacts], found: &mut BTreeSet<Dependency>) {
     // Below this many tokens a change is too small to call two of them clones by
     // similarity alone (`)` → `),`), but an identical token change still counts.
@@ -50,39 +91,9 @@ pub(super) fn clones(edits: &[EditFacts], found: &mut BTreeSet<Dependency>) {
         .iter()
         .map(|e| (normalized(e.before_text), normalized(e.after_text)))
         .collect();
-    let detail = |index: usize| {
-        let (removed, added) = &changes[index];
-        format!("-{} +{}", removed.join(" "), added.join(" "))
-    };
+    let detail = |index: usize| change_detail(&changes[index]);
 
-    // Identical changes: the same removed and added tokens (and, for a pure
-    // insertion or deletion, the same lines).
-    let mut groups: BTreeMap<CloneKey, Vec<usize>> = BTreeMap::new();
-    for (index, (removed, added)) in changes.iter().enumerate() {
-        if !(has_word(removed) || has_word(added)) {
-            continue;
-        }
-        let both_sides = !removed.is_empty() && !added.is_empty();
-        let lines = (!both_sides).then_some(&normal[index]);
-        groups
-            .entry((removed, added, lines))
-            .or_default()
-            .push(index);
-    }
-    let mut group_of = vec![usize::MAX; edits.len()];
-    for (number, members) in groups.values().enumerate() {
-        for &member in members {
-            group_of[member] = number;
-        }
-        link_holders(members, |a, b| {
-            found.insert(Dependency {
-                from: a,
-                to: b,
-                kind: DependencyKind::Clone,
-                detail: detail(a),
-            });
-        });
-    }
+    let group_of = identical_changes(&changes, &normal, found);
 
     // Alike changes: before- and after-texts similar as token multisets. Each edit
     // is compared only with earlier edits that share one of its rarest tokens

@@ -147,7 +147,15 @@ fn definition_index<'e>(edits: &[EditFacts<'e>]) -> DefinitionIndex<'e> {
 
 pub(super) fn definition_uses(edits: &[EditFacts], found: &mut BTreeSet<Dependency>) {
     let by_name = definition_index(edits);
-    // (function, name) → edits reading a bare `name` inside that function.
+    let parameter_users = parameter_readers(edits);
+    for (user, edit) in edits.iter().enumerate() {
+        uses_of_changed_definitions(&by_name, user, edit, found);
+        call_arguments(&by_name, &parameter_users, user, edit, found);
+    }
+}
+
+/// (function, name) → the edits reading a bare `name` inside that function.
+fn parameter_readers<'e>(edits: &[EditFacts<'e>]) -> BTreeMap<(&'e str, &'e str), Vec<usize>> {
     let mut parameter_users: BTreeMap<(&str, &str), Vec<usize>> = BTreeMap::new();
     for (index, edit) in edits.iter().enumerate() {
         let read: BTreeSet<(&str, &str)> = edit
@@ -166,154 +174,175 @@ pub(super) fn definition_uses(edits: &[EditFacts], found: &mut BTreeSet<Dependen
             parameter_users.entry(key).or_default().push(index);
         }
     }
-    for (user, edit) in edits.iter().enumerate() {
-        for use_ in &edit.symbols.uses {
-            // `from m import f as g`: a use of `g` is a use of `m`'s `f`.
-            let name = match &use_.binding {
-                Some(Binding::Imported {
-                    member: Some(member),
-                    ..
-                }) if member != "*" => member.as_str(),
-                _ => use_.name.as_str(),
+    parameter_users
+}
+
+/// `def_use` and `signature_call`: each use in edit `user` to the changed definitions
+/// of its closest scope rank.
+fn uses_of_changed_definitions(
+    by_name: &DefinitionIndex,
+    user: usize,
+    edit: &EditFacts,
+    found: &mut BTreeSet<Dependency>,
+) {
+    for use_ in &edit.symbols.uses {
+        // `from m import f as g`: a use of `g` is a use of `m`'s `f`.
+        let name = match &use_.binding {
+            Some(Binding::Imported {
+                member: Some(member),
+                ..
+            }) if member != "*" => member.as_str(),
+            _ => use_.name.as_str(),
+        };
+        let Some(candidates) = by_name.get(name) else {
+            continue;
+        };
+        // Ranked per definition (not per editing edit): cost follows the
+        // distinct definitions of a name, not how many edits touched it.
+        let ranked: Vec<(u8, &ChangedDefinition, &[usize])> = candidates
+            .iter()
+            .filter(|(_, holders)| holders.iter().any(|&h| h != user))
+            .filter_map(|((def, path), holders)| {
+                resolution_rank(def, path, use_, edit.path)
+                    .map(|rank| (rank, *def, holders.as_slice()))
+            })
+            .collect();
+        let Some(best) = ranked.iter().map(|r| r.0).min() else {
+            continue;
+        };
+        let groups: Vec<(&ChangedDefinition, &[usize])> = ranked
+            .into_iter()
+            .filter(|r| r.0 == best)
+            .map(|(_, def, holders)| (def, holders))
+            .collect();
+        for (definer, def) in nearest_holders(&groups, user) {
+            let kind = if def.signature && use_.call {
+                DependencyKind::SignatureCall
+            } else {
+                DependencyKind::DefUse
             };
-            let Some(candidates) = by_name.get(name) else {
-                continue;
-            };
-            // Ranked per definition (not per editing edit): cost follows the
-            // distinct definitions of a name, not how many edits touched it.
-            let ranked: Vec<(u8, &ChangedDefinition, &[usize])> = candidates
-                .iter()
-                .filter(|(_, holders)| holders.iter().any(|&h| h != user))
-                .filter_map(|((def, path), holders)| {
-                    resolution_rank(def, path, use_, edit.path)
-                        .map(|rank| (rank, *def, holders.as_slice()))
-                })
-                .collect();
-            let Some(best) = ranked.iter().map(|r| r.0).min() else {
-                continue;
-            };
-            let groups: Vec<(&ChangedDefinition, &[usize])> = ranked
-                .into_iter()
-                .filter(|r| r.0 == best)
-                .map(|(_, def, holders)| (def, holders))
-                .collect();
-            for (definer, def) in nearest_holders(&groups, user) {
-                let kind = if def.signature && use_.call {
-                    DependencyKind::SignatureCall
-                } else {
-                    DependencyKind::DefUse
-                };
-                found.insert(Dependency {
-                    from: definer,
-                    to: user,
-                    kind,
-                    detail: name.to_string(),
-                });
-            }
+            found.insert(Dependency {
+                from: definer,
+                to: user,
+                kind,
+                detail: name.to_string(),
+            });
         }
-        // Arguments of a call to a callable whose signature changed (`f(x, key=y)`
-        // spread over lines that do not name `f`).
-        for use_ in &edit.symbols.uses {
-            let Some(callee) = use_.callee.as_deref() else {
-                continue;
-            };
-            // The callee need not have changed: `T{Field: v}` or `T(field=v)` still
-            // names a member of `T` that another edit changed.
-            let candidates = by_name.get(callee).map_or(&[][..], Vec::as_slice);
-            // When the callee's name is in this edit, it must resolve to the definition
-            // (a bare `describe(x)` is not a call of some class's method `describe`).
-            let callee_uses: Vec<&NameUse> = edit
-                .symbols
-                .uses
-                .iter()
-                .filter(|u| u.name == callee)
-                .collect();
-            let changed_callables: Vec<((), &[usize])> = candidates
-                .iter()
-                .filter(|((def, path), _)| {
-                    def.signature
-                        && matches!(def.kind, DefinitionKind::Function | DefinitionKind::Type)
-                        && (callee_uses.is_empty()
-                            || callee_uses
-                                .iter()
-                                .any(|u| resolution_rank(def, path, u, edit.path).is_some()))
-                })
-                .map(|(_, holders)| ((), holders.as_slice()))
-                .collect();
-            // The call named here reaches a changed `callee` (not `session.get` for a
-            // module's `get`).
-            let reached = callee_uses.is_empty()
-                || candidates.iter().any(|((def, path), _)| {
-                    matches!(def.kind, DefinitionKind::Function | DefinitionKind::Type)
-                        && callee_uses
+    }
+}
+
+/// The arguments of the calls in edit `user`: to a callable whose signature changed
+/// (`signature_call`), to a changed member of the class called (`def_use`), and to a
+/// changed parameter of the callee and the body reading it (`argument_parameter`).
+fn call_arguments(
+    by_name: &DefinitionIndex,
+    parameter_users: &BTreeMap<(&str, &str), Vec<usize>>,
+    user: usize,
+    edit: &EditFacts,
+    found: &mut BTreeSet<Dependency>,
+) {
+    // Arguments of a call to a callable whose signature changed (`f(x, key=y)`
+    // spread over lines that do not name `f`).
+    for use_ in &edit.symbols.uses {
+        let Some(callee) = use_.callee.as_deref() else {
+            continue;
+        };
+        // The callee need not have changed: `T{Field: v}` or `T(field=v)` still
+        // names a member of `T` that another edit changed.
+        let candidates = by_name.get(callee).map_or(&[][..], Vec::as_slice);
+        // When the callee's name is in this edit, it must resolve to the definition
+        // (a bare `describe(x)` is not a call of some class's method `describe`).
+        let callee_uses: Vec<&NameUse> = edit
+            .symbols
+            .uses
+            .iter()
+            .filter(|u| u.name == callee)
+            .collect();
+        let changed_callables: Vec<((), &[usize])> = candidates
+            .iter()
+            .filter(|((def, path), _)| {
+                def.signature
+                    && matches!(def.kind, DefinitionKind::Function | DefinitionKind::Type)
+                    && (callee_uses.is_empty()
+                        || callee_uses
                             .iter()
-                            .any(|u| resolution_rank(def, path, u, edit.path).is_some())
-                });
-            for (definer, ()) in nearest_holders(&changed_callables, user) {
-                found.insert(Dependency {
-                    from: definer,
-                    to: user,
-                    kind: DependencyKind::SignatureCall,
-                    detail: callee.to_string(),
-                });
-            }
-            // `Env(..., vcs_rev=vcs_rev)`: a keyword argument named like a field or
-            // constructor parameter that an edit of class `Env` changed.
-            if !use_.keyword {
-                continue;
-            }
-            let Some(candidates) = by_name.get(use_.name.as_str()) else {
-                continue;
-            };
-            let members: Vec<((), &[usize])> = candidates
-                .iter()
-                .filter(|((def, _), _)| {
-                    matches!(def.kind, DefinitionKind::Field | DefinitionKind::Parameter)
-                        && def
-                            .scope
-                            .class
-                            .as_ref()
-                            .is_some_and(|(class, _)| class == callee)
-                })
-                .map(|(_, holders)| ((), holders.as_slice()))
-                .collect();
-            for (definer, ()) in nearest_holders(&members, user) {
-                found.insert(Dependency {
-                    from: definer,
-                    to: user,
-                    kind: DependencyKind::DefUse,
-                    detail: format!("{callee}({})", use_.name),
-                });
-            }
-            // `f(..., key=…)` where `f`'s own parameter `key` changed: the call site,
-            // the signature and the body that reads `key` are one change — when the
-            // call named here reaches that `f` (not `session.get` for a module's `get`).
-            if !reached {
-                continue;
-            }
-            let parameter: Vec<((), &[usize])> = candidates
-                .iter()
-                .filter(|((def, _), _)| {
-                    def.kind == DefinitionKind::Parameter
-                        && def.scope.chain.last().map(String::as_str) == Some(callee)
-                })
-                .map(|(_, holders)| ((), holders.as_slice()))
-                .collect();
-            if parameter.is_empty() {
-                continue;
-            }
-            let body = parameter_users
-                .get(&(callee, use_.name.as_str()))
-                .map_or(&[][..], Vec::as_slice);
-            let groups = [parameter, vec![((), body)]].concat();
-            for (other, ()) in nearest_holders(&groups, user) {
-                found.insert(Dependency {
-                    from: other,
-                    to: user,
-                    kind: DependencyKind::ArgumentParameter,
-                    detail: format!("{callee}({})", use_.name),
-                });
-            }
+                            .any(|u| resolution_rank(def, path, u, edit.path).is_some()))
+            })
+            .map(|(_, holders)| ((), holders.as_slice()))
+            .collect();
+        // The call named here reaches a changed `callee` (not `session.get` for a
+        // module's `get`).
+        let reached = callee_uses.is_empty()
+            || candidates.iter().any(|((def, path), _)| {
+                matches!(def.kind, DefinitionKind::Function | DefinitionKind::Type)
+                    && callee_uses
+                        .iter()
+                        .any(|u| resolution_rank(def, path, u, edit.path).is_some())
+            });
+        for (definer, ()) in nearest_holders(&changed_callables, user) {
+            found.insert(Dependency {
+                from: definer,
+                to: user,
+                kind: DependencyKind::SignatureCall,
+                detail: callee.to_string(),
+            });
+        }
+        // `Env(..., vcs_rev=vcs_rev)`: a keyword argument named like a field or
+        // constructor parameter that an edit of class `Env` changed.
+        if !use_.keyword {
+            continue;
+        }
+        let Some(candidates) = by_name.get(use_.name.as_str()) else {
+            continue;
+        };
+        let members: Vec<((), &[usize])> = candidates
+            .iter()
+            .filter(|((def, _), _)| {
+                matches!(def.kind, DefinitionKind::Field | DefinitionKind::Parameter)
+                    && def
+                        .scope
+                        .class
+                        .as_ref()
+                        .is_some_and(|(class, _)| class == callee)
+            })
+            .map(|(_, holders)| ((), holders.as_slice()))
+            .collect();
+        for (definer, ()) in nearest_holders(&members, user) {
+            found.insert(Dependency {
+                from: definer,
+                to: user,
+                kind: DependencyKind::DefUse,
+                detail: format!("{callee}({})", use_.name),
+            });
+        }
+        // `f(..., key=…)` where `f`'s own parameter `key` changed: the call site,
+        // the signature and the body that reads `key` are one change — when the
+        // call named here reaches that `f` (not `session.get` for a module's `get`).
+        if !reached {
+            continue;
+        }
+        let parameter: Vec<((), &[usize])> = candidates
+            .iter()
+            .filter(|((def, _), _)| {
+                def.kind == DefinitionKind::Parameter
+                    && def.scope.chain.last().map(String::as_str) == Some(callee)
+            })
+            .map(|(_, holders)| ((), holders.as_slice()))
+            .collect();
+        if parameter.is_empty() {
+            continue;
+        }
+        let body = parameter_users
+            .get(&(callee, use_.name.as_str()))
+            .map_or(&[][..], Vec::as_slice);
+        let groups = [parameter, vec![((), body)]].concat();
+        for (other, ()) in nearest_holders(&groups, user) {
+            found.insert(Dependency {
+                from: other,
+                to: user,
+                kind: DependencyKind::ArgumentParameter,
+                detail: format!("{callee}({})", use_.name),
+            });
         }
     }
 }
