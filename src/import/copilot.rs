@@ -373,6 +373,68 @@ impl Importer {
         });
     }
 
+    /// A `changed` entry: its replacements (UTF-16 offsets of the text before) as change events, last first.
+    fn changed(&mut self, entry: &Value) -> Result<(), String> {
+        let path = self.path_of(entry)?;
+        let reps = replacements(&entry["edit"])?;
+        let text = self
+            .texts
+            .get_mut(&path)
+            .ok_or("a change to a document whose content was never set")?;
+        let version = int(&entry["v"]).unwrap_or(text.shadow.version + 1);
+        let bytes = to_bytes(&text.shadow.text(), &reps)?;
+        let mut changes = Vec::with_capacity(bytes.len());
+        for (s, e, t) in bytes.iter().rev() {
+            let span = text.shadow.replace(*s, *e, t);
+            changes.push(change(&path, version, span, Origin::User));
+        }
+        text.shadow.version = version;
+        for (s, e, t) in reps.iter().rev() {
+            text.units.splice(*s..*e, t.encode_utf16());
+        }
+        for c in changes {
+            self.push(EventBody::Change(c));
+        }
+        Ok(())
+    }
+
+    /// A `selectionChanged` entry: the selections as a `selection` signal in LSP positions.
+    fn selection_changed(&mut self, entry: &Value) -> Result<(), String> {
+        let file = self.path_of(entry)?;
+        let units = &self
+            .texts
+            .get(&file)
+            .ok_or("a selection in a document whose content was never set")?
+            .units;
+        let list = entry["selection"]
+            .as_array()
+            .ok_or("\"selection\" is not a list")?;
+        let mut selections = Vec::with_capacity(list.len());
+        for r in list {
+            let pair = r.as_array().filter(|p| p.len() == 2);
+            let range = pair.and_then(|p| {
+                Some((
+                    usize::try_from(int(&p[0])?).ok()?,
+                    usize::try_from(int(&p[1])?).ok()?,
+                ))
+            });
+            let Some((s, e)) = range.filter(|(s, e)| s <= e && *e <= units.len()) else {
+                return Err(format!(
+                    "selection {r} is not [start, endExclusive] within the text ({} UTF-16 units)",
+                    units.len()
+                ));
+            };
+            selections.push(json!({"start": position(units, s), "end": position(units, e)}));
+        }
+        let payload = json!({"textDocument": {"uri": self.uri(&file)}, "selections": selections});
+        self.push(EventBody::Signal(Signal {
+            kind: "selection".into(),
+            file: Some(file),
+            payload,
+        }));
+        Ok(())
+    }
+
     fn entry(&mut self, entry: &Value, kind: &str) -> Result<(), String> {
         if let Some(time) = entry.get("time").and_then(Value::as_f64) {
             let t0 = *self.t0.get_or_insert(time);
@@ -434,28 +496,7 @@ impl Importer {
                 let version = int(&entry["v"]).unwrap_or(0);
                 self.set_content(&path, &content, version);
             }
-            "changed" => {
-                let path = self.path_of(entry)?;
-                let reps = replacements(&entry["edit"])?;
-                let text = self
-                    .texts
-                    .get_mut(&path)
-                    .ok_or("a change to a document whose content was never set")?;
-                let version = int(&entry["v"]).unwrap_or(text.shadow.version + 1);
-                let bytes = to_bytes(&text.shadow.text(), &reps)?;
-                let mut changes = Vec::with_capacity(bytes.len());
-                for (s, e, t) in bytes.iter().rev() {
-                    let span = text.shadow.replace(*s, *e, t);
-                    changes.push(change(&path, version, span, Origin::User));
-                }
-                text.shadow.version = version;
-                for (s, e, t) in reps.iter().rev() {
-                    text.units.splice(*s..*e, t.encode_utf16());
-                }
-                for c in changes {
-                    self.push(EventBody::Change(c));
-                }
-            }
+            "changed" => self.changed(entry)?,
             "opened" => {
                 let file = self.path_of(entry)?;
                 let (version, lines) = self
@@ -488,42 +529,7 @@ impl Importer {
                     payload,
                 }));
             }
-            "selectionChanged" => {
-                let file = self.path_of(entry)?;
-                let units = &self
-                    .texts
-                    .get(&file)
-                    .ok_or("a selection in a document whose content was never set")?
-                    .units;
-                let list = entry["selection"]
-                    .as_array()
-                    .ok_or("\"selection\" is not a list")?;
-                let mut selections = Vec::with_capacity(list.len());
-                for r in list {
-                    let pair = r.as_array().filter(|p| p.len() == 2);
-                    let range = pair.and_then(|p| {
-                        Some((
-                            usize::try_from(int(&p[0])?).ok()?,
-                            usize::try_from(int(&p[1])?).ok()?,
-                        ))
-                    });
-                    let Some((s, e)) = range.filter(|(s, e)| s <= e && *e <= units.len()) else {
-                        return Err(format!(
-                            "selection {r} is not [start, endExclusive] within the text ({} UTF-16 units)",
-                            units.len()
-                        ));
-                    };
-                    selections
-                        .push(json!({"start": position(units, s), "end": position(units, e)}));
-                }
-                let payload =
-                    json!({"textDocument": {"uri": self.uri(&file)}, "selections": selections});
-                self.push(EventBody::Signal(Signal {
-                    kind: "selection".into(),
-                    file: Some(file),
-                    payload,
-                }));
-            }
+            "selectionChanged" => self.selection_changed(entry)?,
             other => {
                 let name = if other.is_empty() { "(no kind)" } else { other };
                 *self.ignored.entry(name.to_owned()).or_default() += 1;
