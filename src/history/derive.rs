@@ -125,21 +125,77 @@ fn derive(
         .iter()
         .map(|change| extract_file(&record.sha, change))
         .collect::<Result<_, _>>()?;
-    let structures: Vec<SideStructures> = files
+    let structures: Vec<SideStructures> = files.iter().map(structures_of).collect();
+    let located = locate_edits(&files, &structures);
+
+    let facts: Vec<EditFacts> = located
         .iter()
-        .map(|file| match file.language {
-            Some(language) if !file.edits.is_empty() => {
-                analyze_pair(language, file.old_text.as_deref(), file.new_text.as_deref())
-            }
-            _ => (None, None),
+        .map(|l| EditFacts {
+            path: &files[l.file].path,
+            symbols: &l.symbols,
+            before_text: &l.edit.before_text,
+            after_text: &l.edit.after_text,
+            scope: &l.scope,
         })
         .collect();
+    let mut found = dependencies(&facts);
+    let mut refuted: Vec<Refutation> = Vec::new();
+    let stats = lsp.map(|setup| {
+        let spans: Vec<EditSpan> = located
+            .iter()
+            .map(|l| EditSpan {
+                file: l.file,
+                before: (l.edit.before.start, l.edit.before.end),
+                after: (l.edit.after.start, l.edit.after.end),
+                changed: &l.symbols.changed,
+            })
+            .collect();
+        let (findings, stats) = lsp_dependencies(setup, &files, &structures, &spans, &found);
+        // A refuted reason leaves the order; an edge with no reason left goes with it.
+        found.retain(|d| !findings.refuted.iter().any(|r| &r.dependency == d));
+        found.extend(findings.added);
+        refuted = findings.refuted;
+        stats
+    });
+    found.sort();
+    found.dedup();
+    let order = order_from_dependencies(located.len(), &found);
 
+    let mut trajectory = Trajectory::new(commit_session(record, project));
+    trajectory.files = files.iter().map(file_entry).collect();
+    trajectory.edits = located
+        .iter()
+        .enumerate()
+        .map(|(index, l)| to_edit(index, &files[l.file].path, l))
+        .collect();
+    record_refutations(&mut trajectory.edits, &refuted);
+    let natural: Vec<usize> = order
+        .natural
+        .iter()
+        .filter_map(|id| id.strip_prefix('e').and_then(|n| n.parse().ok()))
+        .collect();
+    trajectory.events = replay_events(&record.sha, &files, &located, &natural)?;
+    trajectory.order = order;
+    Ok((trajectory, stats))
+}
+
+/// Each side's syntax structure of a changed file with edits in a language we parse.
+fn structures_of(file: &FileEdits) -> SideStructures {
+    match file.language {
+        Some(language) if !file.edits.is_empty() => {
+            analyze_pair(language, file.old_text.as_deref(), file.new_text.as_deref())
+        }
+        _ => (None, None),
+    }
+}
+
+/// Every edit of every file with its identifiers, structural path and scope names.
+fn locate_edits<'f>(files: &'f [FileEdits], structures: &[SideStructures]) -> Vec<Located<'f>> {
     // What each file binds on each side, from its whole text: an edit's lines rarely
     // hold the imports its uses rely on.
     let file_names: Vec<[Option<FileNames>; 2]> = files
         .iter()
-        .zip(&structures)
+        .zip(structures)
         .map(|(file, (parent, child))| {
             let names = |structure: Option<&FileStructure>, text: Option<&String>| {
                 Some(FileNames::new(file.language?, structure?, text?))
@@ -186,41 +242,12 @@ fn derive(
             });
         }
     }
+    located
+}
 
-    let facts: Vec<EditFacts> = located
-        .iter()
-        .map(|l| EditFacts {
-            path: &files[l.file].path,
-            symbols: &l.symbols,
-            before_text: &l.edit.before_text,
-            after_text: &l.edit.after_text,
-            scope: &l.scope,
-        })
-        .collect();
-    let mut found = dependencies(&facts);
-    let mut refuted: Vec<Refutation> = Vec::new();
-    let stats = lsp.map(|setup| {
-        let spans: Vec<EditSpan> = located
-            .iter()
-            .map(|l| EditSpan {
-                file: l.file,
-                before: (l.edit.before.start, l.edit.before.end),
-                after: (l.edit.after.start, l.edit.after.end),
-                changed: &l.symbols.changed,
-            })
-            .collect();
-        let (findings, stats) = lsp_dependencies(setup, &files, &structures, &spans, &found);
-        // A refuted reason leaves the order; an edge with no reason left goes with it.
-        found.retain(|d| !findings.refuted.iter().any(|r| &r.dependency == d));
-        found.extend(findings.added);
-        refuted = findings.refuted;
-        stats
-    });
-    found.sort();
-    found.dedup();
-    let order = order_from_dependencies(located.len(), &found);
-
-    let mut trajectory = Trajectory::new(SessionInfo {
+/// The session of a commit's trajectory.
+fn commit_session(record: &CommitRecord, project: Option<&str>) -> SessionInfo {
+    SessionInfo {
         id: record.sha.clone(),
         kind: SessionKind::Commit,
         workspace: None,
@@ -235,35 +262,22 @@ fn derive(
         position_encoding: None,
         started_at: None,
         ended_at: None,
-    });
-    trajectory.files = files
-        .iter()
-        .map(|f| FileEntry {
-            path: f.path.clone(),
-            uri: None,
-            language: f.language.map(|l| l.name().to_string()),
-            base_text: f.old_text.clone(),
-            final_text: f.new_text.clone(),
-            excluded: false,
-            status: Some(f.status.as_str().to_string()),
-            old_path: f.old_path.clone(),
-            skipped: f.skipped.as_ref().map(|r| r.to_string()),
-        })
-        .collect();
-    trajectory.edits = located
-        .iter()
-        .enumerate()
-        .map(|(index, l)| to_edit(index, &files[l.file].path, l))
-        .collect();
-    record_refutations(&mut trajectory.edits, &refuted);
-    let natural: Vec<usize> = order
-        .natural
-        .iter()
-        .filter_map(|id| id.strip_prefix('e').and_then(|n| n.parse().ok()))
-        .collect();
-    trajectory.events = replay_events(&record.sha, &files, &located, &natural)?;
-    trajectory.order = order;
-    Ok((trajectory, stats))
+    }
+}
+
+/// A changed file as the trajectory lists it.
+fn file_entry(f: &FileEdits) -> FileEntry {
+    FileEntry {
+        path: f.path.clone(),
+        uri: None,
+        language: f.language.map(|l| l.name().to_string()),
+        base_text: f.old_text.clone(),
+        final_text: f.new_text.clone(),
+        excluded: false,
+        status: Some(f.status.as_str().to_string()),
+        old_path: f.old_path.clone(),
+        skipped: f.skipped.as_ref().map(|r| r.to_string()),
+    }
 }
 
 /// Keeps each refuted reason on the dependent edit (`annotations.lsp_refuted`: the

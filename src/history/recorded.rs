@@ -17,7 +17,7 @@ use super::order::order_edges;
 use super::symbols::{EditSymbols, Side, edit_symbols};
 use crate::syntax::Language;
 use crate::syntax::incremental::{ParseCounts, ParsedText};
-use crate::trajectory::{PartialOrder, Trajectory};
+use crate::trajectory::{Edit, PartialOrder, Trajectory};
 
 /// The partial order of a trajectory's sequential edits: dependency edges (def→use,
 /// clone, import→use…), the recorded order as natural order, the first edit as initial.
@@ -40,6 +40,77 @@ pub fn recorded_order_by_full_parses(trajectory: &Trajectory) -> PartialOrder {
     order_of(trajectory, false).0
 }
 
+/// A file's text before the session's first edit of it, parsed when its language
+/// is known.
+fn initial_text(trajectory: &Trajectory, path: &str, windows: bool) -> FileText {
+    let text = trajectory
+        .files
+        .iter()
+        .find(|f| f.path == path)
+        .and_then(|f| f.base_text.clone())
+        .unwrap_or_default();
+    match Language::from_path(Path::new(path)) {
+        Some(language) => FileText::Parsed(ParsedText::with_windows(language, text, windows)),
+        None => FileText::Plain(text),
+    }
+}
+
+/// Applies `edit` (of file number `file`) to its file's text and reads its identifiers
+/// and the names of the scopes around its first line; an edit that does not apply
+/// where it says has no facts, so no edges.
+fn apply_and_read(entry: &mut FileText, edit: &Edit, file: usize) -> (EditSymbols, Vec<String>) {
+    let range = edit.start_byte.and_then(|start| {
+        let end = start.saturating_add(edit.before_text.len());
+        let text = entry.text();
+        let applies = end <= text.len()
+            && text.is_char_boundary(start)
+            && text.is_char_boundary(end)
+            && text[start..end] == *edit.before_text;
+        applies.then_some(start..end)
+    });
+    let Some(range) = range else {
+        // Not a sequential edit of this text: no facts, so no edges.
+        return (EditSymbols::default(), Vec::new());
+    };
+    let (before, after) = match entry {
+        FileText::Plain(text) => {
+            text.replace_range(range, &edit.after_text);
+            (None, None)
+        }
+        FileText::Parsed(parsed) => {
+            // The before side needs the edit's lines and the scopes at its first line.
+            let lines = &edit.before_lines;
+            let before = parsed.structure_of_lines(lines.start..lines.end.max(lines.start + 1));
+            parsed.replace(range, &edit.after_text);
+            let after = parsed.structure_of_lines(edit.after_lines.start..edit.after_lines.end);
+            (Some(before), Some(after))
+        }
+    };
+    let symbols = edit_symbols(
+        file,
+        before.as_ref().map(|s| Side {
+            structure: s,
+            start: edit.before_lines.start,
+            end: edit.before_lines.end,
+        }),
+        after.as_ref().map(|s| Side {
+            structure: s,
+            start: edit.after_lines.start,
+            end: edit.after_lines.end,
+        }),
+    );
+    let scope = before
+        .as_ref()
+        .map(|s| {
+            s.path_at(edit.before_lines.start)
+                .into_iter()
+                .map(|i| s.scopes[i].name.clone())
+                .collect()
+        })
+        .unwrap_or_default();
+    (symbols, scope)
+}
+
 fn order_of(trajectory: &Trajectory, windows: bool) -> (PartialOrder, ParseCounts) {
     let edits = &trajectory.edits;
     // Each file's current text, kept parsed (incrementally) when its language is known.
@@ -53,77 +124,16 @@ fn order_of(trajectory: &Trajectory, windows: bool) -> (PartialOrder, ParseCount
     let mut symbols: Vec<EditSymbols> = Vec::with_capacity(edits.len());
     let mut scopes: Vec<Vec<String>> = Vec::with_capacity(edits.len());
     for edit in edits {
-        let entry = texts.entry(edit.file.as_str()).or_insert_with(|| {
-            let text = trajectory
-                .files
-                .iter()
-                .find(|f| f.path == edit.file)
-                .and_then(|f| f.base_text.clone())
-                .unwrap_or_default();
-            match Language::from_path(Path::new(&edit.file)) {
-                Some(language) => {
-                    FileText::Parsed(ParsedText::with_windows(language, text, windows))
-                }
-                None => FileText::Plain(text),
-            }
-        });
-        let range = edit.start_byte.and_then(|start| {
-            let end = start.saturating_add(edit.before_text.len());
-            let text = entry.text();
-            let applies = end <= text.len()
-                && text.is_char_boundary(start)
-                && text.is_char_boundary(end)
-                && text[start..end] == *edit.before_text;
-            applies.then_some(start..end)
-        });
-        let Some(range) = range else {
-            // Not a sequential edit of this text: no facts, so no edges.
-            symbols.push(EditSymbols::default());
-            scopes.push(Vec::new());
-            continue;
-        };
+        let entry = texts
+            .entry(edit.file.as_str())
+            .or_insert_with(|| initial_text(trajectory, &edit.file, windows));
         let file = file_index
             .get(edit.file.as_str())
             .copied()
             .unwrap_or(trajectory.files.len());
-        let (before, after) = match entry {
-            FileText::Plain(text) => {
-                text.replace_range(range, &edit.after_text);
-                (None, None)
-            }
-            FileText::Parsed(parsed) => {
-                // The before side needs the edit's lines and the scopes at its first line.
-                let lines = &edit.before_lines;
-                let before = parsed.structure_of_lines(lines.start..lines.end.max(lines.start + 1));
-                parsed.replace(range, &edit.after_text);
-                let after = parsed.structure_of_lines(edit.after_lines.start..edit.after_lines.end);
-                (Some(before), Some(after))
-            }
-        };
-        symbols.push(edit_symbols(
-            file,
-            before.as_ref().map(|s| Side {
-                structure: s,
-                start: edit.before_lines.start,
-                end: edit.before_lines.end,
-            }),
-            after.as_ref().map(|s| Side {
-                structure: s,
-                start: edit.after_lines.start,
-                end: edit.after_lines.end,
-            }),
-        ));
-        scopes.push(
-            before
-                .as_ref()
-                .map(|s| {
-                    s.path_at(edit.before_lines.start)
-                        .into_iter()
-                        .map(|i| s.scopes[i].name.clone())
-                        .collect()
-                })
-                .unwrap_or_default(),
-        );
+        let (edit_symbols, scope) = apply_and_read(entry, edit, file);
+        symbols.push(edit_symbols);
+        scopes.push(scope);
     }
     let facts: Vec<EditFacts> = edits
         .iter()

@@ -182,153 +182,28 @@ pub fn edit_symbols_seen(
     child: Option<Side>,
     names: [Option<&FileNames>; 2],
 ) -> EditSymbols {
-    let mut symbols = EditSymbols::default();
     let empty = FileStructure::default();
-    let (parent_structure, before) = match &parent {
-        Some(side) => (
-            side.structure,
-            side.structure.occurrences_in(side.start, side.end),
-        ),
-        None => (&empty, &[][..]),
-    };
-    let (child_structure, after) = match &child {
-        Some(side) => (
-            side.structure,
-            side.structure.occurrences_in(side.start, side.end),
-        ),
-        None => (&empty, &[][..]),
-    };
-    let mut most_arguments: [BTreeMap<&str, usize>; 2] = [BTreeMap::new(), BTreeMap::new()];
-    // Classes `cls(...)` constructs on either side.
-    let mut constructed: BTreeSet<String> = BTreeSet::new();
-    for (side, (occurrences, structure, defined, used, imported)) in [
-        (
-            before,
-            parent_structure,
-            &mut symbols.defined_before,
-            &mut symbols.used_before,
-            &mut symbols.imported_before,
-        ),
-        (
-            after,
-            child_structure,
-            &mut symbols.defined_after,
-            &mut symbols.used_after,
-            &mut symbols.imported_after,
-        ),
-    ]
-    .into_iter()
-    .enumerate()
-    {
+    let (parent_structure, before, parent_lines) = side_seen(&parent, &empty);
+    let (child_structure, after, child_lines) = side_seen(&child, &empty);
+    let mut symbols = EditSymbols::default();
+    let mut calls = CallsSeen::default();
+    for (side, structure, occurrences, lines) in [
+        (0, parent_structure, before, parent_lines),
+        (1, child_structure, after, child_lines),
+    ] {
         let file_names = names[side].filter(|n| n.modelled());
-        let lines = [&parent, &child][side].as_ref().map(|s| s.start..s.end);
-        for import in &structure.imports {
-            if lines.as_ref().is_some_and(|l| l.contains(&import.line)) {
-                let key = import.member.clone().unwrap_or_else(|| import.name.clone());
-                for name in [key, import.name.clone()] {
-                    symbols
-                        .import_modules
-                        .entry(name)
-                        .or_default()
-                        .insert(import.module.clone());
-                }
-            }
-        }
-        for occurrence in occurrences {
-            if let (true, Some(count)) = (occurrence.call, occurrence.arguments) {
-                let most = most_arguments[side].entry(&occurrence.name).or_default();
-                *most = (*most).max(count);
-            }
-            if occurrence.name == "cls" && occurrence.call && occurrence.role == Role::Use {
-                // `cls(...)` in a classmethod constructs the enclosing class.
-                let scope = scope_key(file, structure, occurrence.scope);
-                if let Some((class, _)) = scope.class.clone() {
-                    constructed.insert(class.clone());
-                    used.insert(class.clone());
-                    symbols.uses.push(NameUse {
-                        name: class,
-                        attribute: false,
-                        call: true,
-                        callee: None,
-                        keyword: false,
-                        scope,
-                        binding: None,
-                        qualifier: None,
-                    });
-                }
-                continue;
-            }
-            if IGNORED_NAMES.contains(&occurrence.name.as_str()) {
-                continue;
-            }
-            match occurrence.role {
-                Role::Definition(_) => {
-                    defined.insert(occurrence.name.clone());
-                }
-                Role::Import => {
-                    imported.insert(occurrence.name.clone());
-                }
-                Role::Use => {
-                    used.insert(occurrence.name.clone());
-                    let scope = scope_key(file, structure, occurrence.scope);
-                    let binding = file_names
-                        .filter(|_| !occurrence.attribute && !occurrence.keyword)
-                        .map(|n| n.binding(&occurrence.name, &scope.chain, scope.callable_depth));
-                    let qualifier = file_names.filter(|_| occurrence.attribute).map(|n| {
-                        occurrence
-                            .qualifier
-                            .as_deref()
-                            .map_or(Qualifier::Other, |q| {
-                                n.qualifier(q, &scope.chain, scope.callable_depth)
-                            })
-                    });
-                    symbols.uses.push(NameUse {
-                        name: occurrence.name.clone(),
-                        attribute: occurrence.attribute,
-                        call: occurrence.call,
-                        // `cls(key=…)` in a classmethod calls the enclosing class.
-                        callee: match occurrence.callee.as_deref() {
-                            Some("cls") => scope.class.as_ref().map(|(class, _)| class.clone()),
-                            _ => occurrence.callee.clone(),
-                        },
-                        keyword: occurrence.keyword,
-                        scope,
-                        binding,
-                        qualifier,
-                    });
-                }
-            }
-        }
+        let seen = SideSeen {
+            file,
+            structure,
+            occurrences,
+            lines,
+            names: file_names,
+        };
+        seen.record(side, &mut symbols, &mut calls);
     }
     symbols.uses.sort();
     symbols.uses.dedup();
-    symbols.widened_calls = most_arguments[1]
-        .iter()
-        .filter(|(name, after)| {
-            most_arguments[0]
-                .get(*name)
-                .is_some_and(|before| before < after)
-        })
-        .map(|(name, _)| name.to_string())
-        .collect();
-    // `from m import f as g`: a widened call of `g` is a widened call of `f`.
-    let imported_as: Vec<String> = symbols
-        .uses
-        .iter()
-        .filter(|u| u.call && symbols.widened_calls.contains(&u.name))
-        .filter_map(|u| match &u.binding {
-            Some(Binding::Imported {
-                member: Some(member),
-                ..
-            }) => Some(member.clone()),
-            _ => None,
-        })
-        .collect();
-    symbols.widened_calls.extend(imported_as);
-    // A widened `cls(...)` is a widened call of the enclosing class.
-    if symbols.widened_calls.contains("cls") {
-        symbols.widened_calls.extend(constructed);
-    }
+    symbols.widened_calls = calls.widened(&symbols.uses);
     symbols.changed_imports = symbols
         .imported_before
         .symmetric_difference(&symbols.imported_after)
@@ -337,138 +212,14 @@ pub fn edit_symbols_seen(
 
     let defs_before = definitions(file, parent_structure, before);
     let defs_after = definitions(file, child_structure, after);
-    let mut changed = BTreeSet::new();
-    let mut removed = Vec::new();
-    let mut added = Vec::new();
-    for (id, signature) in &defs_before {
-        match defs_after.get(id) {
-            None => {
-                removed.push(id.clone());
-                changed.insert(ChangedDefinition {
-                    name: id.0.clone(),
-                    kind: id.1,
-                    scope: id.2.clone(),
-                    signature: false,
-                });
-            }
-            Some(after_signature) if after_signature != signature => {
-                changed.insert(ChangedDefinition {
-                    name: id.0.clone(),
-                    kind: id.1,
-                    scope: id.2.clone(),
-                    signature: true,
-                });
-            }
-            Some(_) => {}
-        }
-    }
-    for id in defs_after.keys() {
-        if !defs_before.contains_key(id) {
-            added.push(id.clone());
-            changed.insert(ChangedDefinition {
-                name: id.0.clone(),
-                kind: id.1,
-                scope: id.2.clone(),
-                signature: false,
-            });
-        }
-    }
-    // A parameter added or removed changes its callable's signature.
-    // (A callable added or removed as a whole has no "changed" signature.)
-    let whole: BTreeSet<(Vec<String>, String)> = removed
-        .iter()
-        .chain(&added)
-        .filter(|id| id.1 == DefinitionKind::Function)
-        .map(|id| (id.2.chain.clone(), id.0.clone()))
-        .collect();
-    let signature_scopes: BTreeSet<ScopeKey> = removed
-        .iter()
-        .chain(&added)
-        .filter(|id| id.1 == DefinitionKind::Parameter && id.2.callable_depth > 0)
-        .filter(|id| {
-            let depth = id.2.callable_depth;
-            !whole.contains(&(
-                id.2.chain[..depth - 1].to_vec(),
-                id.2.chain[depth - 1].clone(),
-            ))
-        })
-        .map(|id| id.2.clone())
-        .collect();
-    for scope in signature_scopes {
-        let depth = scope.callable_depth;
-        let name = scope.chain[depth - 1].clone();
-        let outer = ScopeKey {
-            file: scope.file,
-            chain: scope.chain[..depth - 1].to_vec(),
-            callable_depth: 0,
-            class: scope.class.clone().filter(|_| depth >= 2),
-        };
-        changed.insert(ChangedDefinition {
-            name,
-            kind: DefinitionKind::Function,
-            scope: outer,
-            signature: true,
-        });
-    }
-    // Every parameter of a callable whose signature changed is part of the change:
-    // the body's uses of it follow the new signature.
-    let changed_callables: BTreeSet<(Vec<String>, String)> = changed
-        .iter()
-        .filter(|d| d.signature && d.kind == DefinitionKind::Function)
-        .map(|d| (d.scope.chain.clone(), d.name.clone()))
-        .collect();
-    for (id, _) in defs_before.iter().chain(&defs_after) {
-        let Some((function, outer)) = id.2.chain.split_last() else {
-            continue;
-        };
-        if id.1 == DefinitionKind::Parameter
-            && changed_callables.contains(&(outer.to_vec(), function.clone()))
-        {
-            changed.insert(ChangedDefinition {
-                name: id.0.clone(),
-                kind: id.1,
-                scope: id.2.clone(),
-                signature: false,
-            });
-        }
-    }
-    // Constructors: a changed `__init__`/constructor changes how `ClassName(...)` is called.
-    let constructors: Vec<ChangedDefinition> = changed
-        .iter()
-        .filter(|d| d.signature && d.kind == DefinitionKind::Function)
-        .filter_map(|d| {
-            let (class, _) = d.scope.class.as_ref()?;
-            let is_constructor =
-                d.name == "__init__" || d.name == *class || d.name == "constructor";
-            is_constructor.then(|| ChangedDefinition {
-                name: class.clone(),
-                kind: DefinitionKind::Type,
-                scope: ScopeKey {
-                    file: d.scope.file,
-                    chain: Vec::new(),
-                    callable_depth: 0,
-                    class: None,
-                },
-                signature: true,
-            })
-        })
-        .collect();
-    changed.extend(constructors);
-    for old in &removed {
-        let same_place: Vec<_> = added
-            .iter()
-            .filter(|new| new.1 == old.1 && new.2 == old.2)
-            .collect();
-        let removed_here = removed
-            .iter()
-            .filter(|r| r.1 == old.1 && r.2 == old.2)
-            .count();
-        if same_place.len() == 1 && removed_here == 1 {
-            symbols
-                .renamed
-                .push((old.0.clone(), same_place[0].0.clone()));
-        }
-    }
+    let (mut changed, removed, added) = changed_definitions(&defs_before, &defs_after);
+    changed.extend(changed_signatures(&removed, &added));
+    changed.extend(parameters_of_changed_callables(
+        &changed,
+        defs_before.keys().chain(defs_after.keys()),
+    ));
+    changed.extend(changed_constructors(&changed));
+    symbols.renamed = renames(&removed, &added);
     symbols.fixtures = changed
         .iter()
         .filter(|d| d.kind == DefinitionKind::Function)
@@ -501,4 +252,335 @@ pub fn edit_symbols_seen(
         .collect();
     symbols.changed = changed.into_iter().collect();
     symbols
+}
+
+/// One side's structure, its occurrences in the edit's lines and those lines (an
+/// empty structure when the side does not exist).
+fn side_seen<'a>(
+    side: &Option<Side<'a>>,
+    empty: &'a FileStructure,
+) -> (
+    &'a FileStructure,
+    &'a [Occurrence],
+    Option<std::ops::Range<usize>>,
+) {
+    match side {
+        Some(side) => (
+            side.structure,
+            side.structure.occurrences_in(side.start, side.end),
+            Some(side.start..side.end),
+        ),
+        None => (empty, &[][..], None),
+    }
+}
+
+/// What calls the occurrences of both sides make: the most arguments each name is
+/// called with per side, and the classes `cls(...)` constructs.
+#[derive(Default)]
+struct CallsSeen<'a> {
+    most_arguments: [BTreeMap<&'a str, usize>; 2],
+    constructed: BTreeSet<String>,
+}
+
+impl CallsSeen<'_> {
+    /// Names called with more arguments after the edit than before (through an
+    /// import alias too, and the enclosing class for a widened `cls(...)`).
+    fn widened(self, uses: &[NameUse]) -> BTreeSet<String> {
+        let [before, after] = &self.most_arguments;
+        let mut widened: BTreeSet<String> = after
+            .iter()
+            .filter(|(name, after)| before.get(*name).is_some_and(|before| before < *after))
+            .map(|(name, _)| name.to_string())
+            .collect();
+        // `from m import f as g`: a widened call of `g` is a widened call of `f`.
+        let imported_as: Vec<String> = uses
+            .iter()
+            .filter(|u| u.call && widened.contains(&u.name))
+            .filter_map(|u| match &u.binding {
+                Some(Binding::Imported {
+                    member: Some(member),
+                    ..
+                }) => Some(member.clone()),
+                _ => None,
+            })
+            .collect();
+        widened.extend(imported_as);
+        // A widened `cls(...)` is a widened call of the enclosing class.
+        if widened.contains("cls") {
+            widened.extend(self.constructed);
+        }
+        widened
+    }
+}
+
+/// One side of an edit as its occurrences are recorded.
+struct SideSeen<'a> {
+    file: usize,
+    structure: &'a FileStructure,
+    occurrences: &'a [Occurrence],
+    /// The edit's lines on this side (`None`: the side does not exist).
+    lines: Option<std::ops::Range<usize>>,
+    /// What the whole file binds on this side, when modelled.
+    names: Option<&'a FileNames>,
+}
+
+impl<'a> SideSeen<'a> {
+    /// Records this side's imports, definitions and uses into `symbols` (`side` 0 is
+    /// before the edit, 1 after) and its calls into `calls`.
+    fn record(&self, side: usize, symbols: &mut EditSymbols, calls: &mut CallsSeen<'a>) {
+        for import in &self.structure.imports {
+            if self
+                .lines
+                .as_ref()
+                .is_some_and(|l| l.contains(&import.line))
+            {
+                let key = import.member.clone().unwrap_or_else(|| import.name.clone());
+                for name in [key, import.name.clone()] {
+                    symbols
+                        .import_modules
+                        .entry(name)
+                        .or_default()
+                        .insert(import.module.clone());
+                }
+            }
+        }
+        let (defined, used, imported) = if side == 0 {
+            (
+                &mut symbols.defined_before,
+                &mut symbols.used_before,
+                &mut symbols.imported_before,
+            )
+        } else {
+            (
+                &mut symbols.defined_after,
+                &mut symbols.used_after,
+                &mut symbols.imported_after,
+            )
+        };
+        for occurrence in self.occurrences {
+            if let (true, Some(count)) = (occurrence.call, occurrence.arguments) {
+                let most = calls.most_arguments[side]
+                    .entry(&occurrence.name)
+                    .or_default();
+                *most = (*most).max(count);
+            }
+            if occurrence.name == "cls" && occurrence.call && occurrence.role == Role::Use {
+                // `cls(...)` in a classmethod constructs the enclosing class.
+                let scope = scope_key(self.file, self.structure, occurrence.scope);
+                if let Some((class, _)) = scope.class.clone() {
+                    calls.constructed.insert(class.clone());
+                    used.insert(class.clone());
+                    symbols.uses.push(NameUse {
+                        name: class,
+                        attribute: false,
+                        call: true,
+                        callee: None,
+                        keyword: false,
+                        scope,
+                        binding: None,
+                        qualifier: None,
+                    });
+                }
+                continue;
+            }
+            if IGNORED_NAMES.contains(&occurrence.name.as_str()) {
+                continue;
+            }
+            match occurrence.role {
+                Role::Definition(_) => {
+                    defined.insert(occurrence.name.clone());
+                }
+                Role::Import => {
+                    imported.insert(occurrence.name.clone());
+                }
+                Role::Use => {
+                    used.insert(occurrence.name.clone());
+                    symbols.uses.push(self.name_use(occurrence));
+                }
+            }
+        }
+    }
+
+    /// The use `occurrence` makes, with what its name is bound to here.
+    fn name_use(&self, occurrence: &Occurrence) -> NameUse {
+        let scope = scope_key(self.file, self.structure, occurrence.scope);
+        let binding = self
+            .names
+            .filter(|_| !occurrence.attribute && !occurrence.keyword)
+            .map(|n| n.binding(&occurrence.name, &scope.chain, scope.callable_depth));
+        let qualifier = self.names.filter(|_| occurrence.attribute).map(|n| {
+            occurrence
+                .qualifier
+                .as_deref()
+                .map_or(Qualifier::Other, |q| {
+                    n.qualifier(q, &scope.chain, scope.callable_depth)
+                })
+        });
+        NameUse {
+            name: occurrence.name.clone(),
+            attribute: occurrence.attribute,
+            call: occurrence.call,
+            // `cls(key=…)` in a classmethod calls the enclosing class.
+            callee: match occurrence.callee.as_deref() {
+                Some("cls") => scope.class.as_ref().map(|(class, _)| class.clone()),
+                _ => occurrence.callee.clone(),
+            },
+            keyword: occurrence.keyword,
+            scope,
+            binding,
+            qualifier,
+        }
+    }
+}
+
+/// The definition `id` as changed (`signature`: its header changed, it still exists).
+fn changed_definition(id: &DefinitionId, signature: bool) -> ChangedDefinition {
+    ChangedDefinition {
+        name: id.0.clone(),
+        kind: id.1,
+        scope: id.2.clone(),
+        signature,
+    }
+}
+
+/// Definitions removed, added or whose signature changed between the two sides, and
+/// the removed and added ones by themselves.
+fn changed_definitions(
+    before: &BTreeMap<DefinitionId, String>,
+    after: &BTreeMap<DefinitionId, String>,
+) -> (
+    BTreeSet<ChangedDefinition>,
+    Vec<DefinitionId>,
+    Vec<DefinitionId>,
+) {
+    let mut changed = BTreeSet::new();
+    let mut removed = Vec::new();
+    let mut added = Vec::new();
+    for (id, signature) in before {
+        match after.get(id) {
+            None => {
+                removed.push(id.clone());
+                changed.insert(changed_definition(id, false));
+            }
+            Some(after_signature) if after_signature != signature => {
+                changed.insert(changed_definition(id, true));
+            }
+            Some(_) => {}
+        }
+    }
+    for id in after.keys() {
+        if !before.contains_key(id) {
+            added.push(id.clone());
+            changed.insert(changed_definition(id, false));
+        }
+    }
+    (changed, removed, added)
+}
+
+/// Callables whose signature changed because a parameter was added or removed (a
+/// callable added or removed as a whole has no "changed" signature).
+fn changed_signatures(removed: &[DefinitionId], added: &[DefinitionId]) -> Vec<ChangedDefinition> {
+    let whole: BTreeSet<(Vec<String>, String)> = removed
+        .iter()
+        .chain(added)
+        .filter(|id| id.1 == DefinitionKind::Function)
+        .map(|id| (id.2.chain.clone(), id.0.clone()))
+        .collect();
+    let signature_scopes: BTreeSet<ScopeKey> = removed
+        .iter()
+        .chain(added)
+        .filter(|id| id.1 == DefinitionKind::Parameter && id.2.callable_depth > 0)
+        .filter(|id| {
+            let depth = id.2.callable_depth;
+            !whole.contains(&(
+                id.2.chain[..depth - 1].to_vec(),
+                id.2.chain[depth - 1].clone(),
+            ))
+        })
+        .map(|id| id.2.clone())
+        .collect();
+    signature_scopes
+        .into_iter()
+        .map(|scope| {
+            let depth = scope.callable_depth;
+            let name = scope.chain[depth - 1].clone();
+            let outer = ScopeKey {
+                file: scope.file,
+                chain: scope.chain[..depth - 1].to_vec(),
+                callable_depth: 0,
+                class: scope.class.clone().filter(|_| depth >= 2),
+            };
+            ChangedDefinition {
+                name,
+                kind: DefinitionKind::Function,
+                scope: outer,
+                signature: true,
+            }
+        })
+        .collect()
+}
+
+/// Every parameter (among `ids`) of a callable whose signature changed is part of the
+/// change: the body's uses of it follow the new signature.
+fn parameters_of_changed_callables<'i>(
+    changed: &BTreeSet<ChangedDefinition>,
+    ids: impl Iterator<Item = &'i DefinitionId>,
+) -> Vec<ChangedDefinition> {
+    let changed_callables: BTreeSet<(Vec<String>, String)> = changed
+        .iter()
+        .filter(|d| d.signature && d.kind == DefinitionKind::Function)
+        .map(|d| (d.scope.chain.clone(), d.name.clone()))
+        .collect();
+    ids.filter(|id| {
+        id.1 == DefinitionKind::Parameter
+            && id.2.chain.split_last().is_some_and(|(function, outer)| {
+                changed_callables.contains(&(outer.to_vec(), function.clone()))
+            })
+    })
+    .map(|id| changed_definition(id, false))
+    .collect()
+}
+
+/// Constructors: a changed `__init__`/constructor changes how `ClassName(...)` is called.
+fn changed_constructors(changed: &BTreeSet<ChangedDefinition>) -> Vec<ChangedDefinition> {
+    changed
+        .iter()
+        .filter(|d| d.signature && d.kind == DefinitionKind::Function)
+        .filter_map(|d| {
+            let (class, _) = d.scope.class.as_ref()?;
+            let is_constructor =
+                d.name == "__init__" || d.name == *class || d.name == "constructor";
+            is_constructor.then(|| ChangedDefinition {
+                name: class.clone(),
+                kind: DefinitionKind::Type,
+                scope: ScopeKey {
+                    file: d.scope.file,
+                    chain: Vec::new(),
+                    callable_depth: 0,
+                    class: None,
+                },
+                signature: true,
+            })
+        })
+        .collect()
+}
+
+/// A definition removed and one of the same kind added in the same place, each the
+/// only one there: a rename, `(old, new)`.
+fn renames(removed: &[DefinitionId], added: &[DefinitionId]) -> Vec<(String, String)> {
+    removed
+        .iter()
+        .filter_map(|old| {
+            let same_place: Vec<_> = added
+                .iter()
+                .filter(|new| new.1 == old.1 && new.2 == old.2)
+                .collect();
+            let removed_here = removed
+                .iter()
+                .filter(|r| r.1 == old.1 && r.2 == old.2)
+                .count();
+            (same_place.len() == 1 && removed_here == 1)
+                .then(|| (old.0.clone(), same_place[0].0.clone()))
+        })
+        .collect()
 }

@@ -189,6 +189,49 @@ fn repo_path(raw: &str, repo: &dyn RepoView) -> Option<(String, String)> {
     })
 }
 
+/// Adds the files `named` to the trajectory once each, with their text from `repo`
+/// when given; returns those the repository does not have (or whose path leaves it).
+fn add_named_files(
+    trajectory: &mut Trajectory,
+    named: &[String],
+    repo: Option<&dyn RepoView>,
+) -> Vec<String> {
+    let mut missing_files = Vec::new();
+    for raw in named {
+        let entry = match repo {
+            Some(repo) => match repo_path(raw, repo) {
+                Some((path, text)) => FileEntry::new(path, Some(text)),
+                None => {
+                    if !missing_files.contains(raw) {
+                        missing_files.push(raw.clone());
+                    }
+                    continue;
+                }
+            },
+            None => FileEntry::new(normalize_gold_path(raw, Mode::Fixed), None),
+        };
+        // Files are what replay and `context` write or read under a root: a path that
+        // is still absolute or climbs out after normalisation is left out like a file
+        // the repository does not have (reads and gold keep the path as written).
+        let entry = match RelPath::parse(&entry.path) {
+            Ok(rel) => FileEntry {
+                path: rel.as_str().to_owned(),
+                ..entry
+            },
+            Err(_) => {
+                if !missing_files.contains(raw) {
+                    missing_files.push(raw.clone());
+                }
+                continue;
+            }
+        };
+        if !trajectory.files.iter().any(|f| f.path == entry.path) {
+            trajectory.files.push(entry);
+        }
+    }
+    missing_files
+}
+
 /// Builds the trajectory of one task: gold context, one step of reads per step, and
 /// the files named (with their text from `repo` when given).
 pub fn import_task(
@@ -269,39 +312,7 @@ pub fn import_task(
         }
     }
 
-    let mut missing_files = Vec::new();
-    for raw in &named {
-        let entry = match repo {
-            Some(repo) => match repo_path(raw, repo) {
-                Some((path, text)) => FileEntry::new(path, Some(text)),
-                None => {
-                    if !missing_files.contains(raw) {
-                        missing_files.push(raw.clone());
-                    }
-                    continue;
-                }
-            },
-            None => FileEntry::new(normalize_gold_path(raw, Mode::Fixed), None),
-        };
-        // Files are what replay and `context` write or read under a root: a path that
-        // is still absolute or climbs out after normalisation is left out like a file
-        // the repository does not have (reads and gold keep the path as written).
-        let entry = match RelPath::parse(&entry.path) {
-            Ok(rel) => FileEntry {
-                path: rel.as_str().to_owned(),
-                ..entry
-            },
-            Err(_) => {
-                if !missing_files.contains(raw) {
-                    missing_files.push(raw.clone());
-                }
-                continue;
-            }
-        };
-        if !trajectory.files.iter().any(|f| f.path == entry.path) {
-            trajectory.files.push(entry);
-        }
-    }
+    let missing_files = add_named_files(&mut trajectory, &named, repo);
     Ok(ImportedTask {
         trajectory,
         missing_files,

@@ -44,7 +44,7 @@ pub enum CopilotError {
         /// The entry's `kind`.
         kind: String,
         /// What is wrong.
-        what: String,
+        what: LogError,
     },
     /// `nextUserEdit` is malformed or does not fit the final state.
     #[error("nextUserEdit: {0}")]
@@ -56,6 +56,84 @@ pub enum CopilotError {
         file: String,
         /// How it differs.
         what: String,
+    },
+}
+
+/// What is wrong with one entry of the log (or with `nextUserEdit`).
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum LogError {
+    /// A field the entry must have is missing or of another type.
+    #[error("no {0}")]
+    Missing(&'static str),
+    /// A field has the wrong shape.
+    #[error("{0}")]
+    Shape(&'static str),
+    /// The entry acts on a document whose content no entry set.
+    #[error("{0} whose content was never set")]
+    NeverSet(&'static str),
+    /// The entry names a document id no `documentEncountered` gave.
+    #[error("document {0} was never encountered")]
+    UnknownDocument(i64),
+    /// `restoreContent` of a content id no `storeContent` stored.
+    #[error("content {0} was never stored")]
+    NeverStored(String),
+    /// A `relativePath` that is no path inside the workspace.
+    #[error("relativePath {raw:?}: {source}")]
+    Path {
+        /// The path as written.
+        raw: String,
+        /// Why it is refused.
+        source: crate::trajectory::PathError,
+    },
+    /// A UTF-16 offset inside a surrogate pair.
+    #[error("offset {0} splits a surrogate pair")]
+    SplitsSurrogate(usize),
+    /// A UTF-16 offset past the end of the text.
+    #[error("offset {offset} is past the end of the text ({units} UTF-16 units)")]
+    PastEnd {
+        /// The offset.
+        offset: usize,
+        /// The text's length in UTF-16 units.
+        units: usize,
+    },
+    /// A replacement that is not `[start, endExclusive, text]`.
+    #[error("replacement {0} is not [start, endExclusive, text]")]
+    NotAReplacement(usize),
+    /// A replacement ending before it starts.
+    #[error("replacement {index} ends ({end}) before it starts ({start})")]
+    Backwards {
+        /// Its place in the list.
+        index: usize,
+        /// Its start.
+        start: usize,
+        /// Its end.
+        end: usize,
+    },
+    /// A replacement before or overlapping the previous one.
+    #[error(
+        "replacement {index} ({start}..{end}) is not sorted after, or overlaps, {previous_start}..{previous_end}"
+    )]
+    Overlaps {
+        /// Its place in the list.
+        index: usize,
+        /// Its start.
+        start: usize,
+        /// Its end.
+        end: usize,
+        /// The previous replacement's start.
+        previous_start: usize,
+        /// The previous replacement's end.
+        previous_end: usize,
+    },
+    /// A selection that is not a range within the text.
+    #[error(
+        "selection {selection} is not [start, endExclusive] within the text ({units} UTF-16 units)"
+    )]
+    Selection {
+        /// The selection as written.
+        selection: String,
+        /// The text's length in UTF-16 units.
+        units: usize,
     },
 }
 
@@ -207,9 +285,12 @@ pub const PARENT_SEGMENT: &str = "_up_";
 /// drive, a NUL) is an error, and the recording is skipped: replay writes every file
 /// under its scratch root. Also returns the collapsed path with its leading `..`
 /// kept, which the file's URI is made from.
-pub fn normalize_path(raw: &str) -> Result<(String, String), String> {
+pub fn normalize_path(raw: &str) -> Result<(String, String), LogError> {
     let unix = raw.replace('\\', "/");
-    let refused = |e: crate::trajectory::PathError| format!("relativePath {raw:?}: {e}");
+    let refused = |source| LogError::Path {
+        raw: raw.to_string(),
+        source,
+    };
     let mut parts: Vec<&str> = Vec::new();
     if !unix.starts_with('/') {
         for seg in unix.split('/') {
@@ -238,7 +319,7 @@ pub fn normalize_path(raw: &str) -> Result<(String, String), String> {
 }
 
 /// Byte offset of a UTF-16 offset into `text`.
-fn utf16_to_byte(text: &str, offset: usize) -> Result<usize, String> {
+fn utf16_to_byte(text: &str, offset: usize) -> Result<usize, LogError> {
     let mut units = 0usize;
     for (byte, c) in text.char_indices() {
         if units == offset {
@@ -246,23 +327,21 @@ fn utf16_to_byte(text: &str, offset: usize) -> Result<usize, String> {
         }
         units += c.len_utf16();
         if units > offset {
-            return Err(format!("offset {offset} splits a surrogate pair"));
+            return Err(LogError::SplitsSurrogate(offset));
         }
     }
     if units == offset {
         Ok(text.len())
     } else {
-        Err(format!(
-            "offset {offset} is past the end of the text ({units} UTF-16 units)"
-        ))
+        Err(LogError::PastEnd { offset, units })
     }
 }
 
 /// Parses `[[start, endExclusive, text], …]`, checking order and overlap.
-fn replacements(v: &Value) -> Result<Vec<(usize, usize, String)>, String> {
+fn replacements(v: &Value) -> Result<Vec<(usize, usize, String)>, LogError> {
     let list = v
         .as_array()
-        .ok_or("\"edit\" is not a list of replacements")?;
+        .ok_or(LogError::Shape("\"edit\" is not a list of replacements"))?;
     let mut out: Vec<(usize, usize, String)> = Vec::with_capacity(list.len());
     for (i, r) in list.iter().enumerate() {
         let parts = r.as_array().filter(|p| p.len() == 3);
@@ -272,20 +351,25 @@ fn replacements(v: &Value) -> Result<Vec<(usize, usize, String)>, String> {
             Some((s, e, p[2].as_str()?.to_owned()))
         });
         let Some((s, e, text)) = parsed else {
-            return Err(format!(
-                "replacement {i} is not [start, endExclusive, text]"
-            ));
+            return Err(LogError::NotAReplacement(i));
         };
         if e < s {
-            return Err(format!("replacement {i} ends ({e}) before it starts ({s})"));
+            return Err(LogError::Backwards {
+                index: i,
+                start: s,
+                end: e,
+            });
         }
         if let Some(prev) = out.last()
             && s < prev.1
         {
-            return Err(format!(
-                "replacement {i} ({s}..{e}) is not sorted after, or overlaps, {}..{}",
-                prev.0, prev.1
-            ));
+            return Err(LogError::Overlaps {
+                index: i,
+                start: s,
+                end: e,
+                previous_start: prev.0,
+                previous_end: prev.1,
+            });
         }
         out.push((s, e, text));
     }
@@ -296,7 +380,7 @@ fn replacements(v: &Value) -> Result<Vec<(usize, usize, String)>, String> {
 fn to_bytes(
     text: &str,
     reps: &[(usize, usize, String)],
-) -> Result<Vec<(usize, usize, String)>, String> {
+) -> Result<Vec<(usize, usize, String)>, LogError> {
     reps.iter()
         .map(|(s, e, t)| {
             Ok((
@@ -346,12 +430,12 @@ fn position(units: &[u16], offset: usize) -> Value {
 }
 
 impl Importer {
-    fn path_of(&self, entry: &Value) -> Result<String, String> {
-        let id = int(&entry["id"]).ok_or("no integer \"id\"")?;
+    fn path_of(&self, entry: &Value) -> Result<String, LogError> {
+        let id = int(&entry["id"]).ok_or(LogError::Missing("integer \"id\""))?;
         self.docs
             .get(&id)
             .cloned()
-            .ok_or_else(|| format!("document {id} was never encountered"))
+            .ok_or(LogError::UnknownDocument(id))
     }
 
     fn uri(&self, path: &str) -> String {
@@ -373,7 +457,86 @@ impl Importer {
         });
     }
 
-    fn entry(&mut self, entry: &Value, kind: &str) -> Result<(), String> {
+    /// A `changed` entry: its replacements (UTF-16 offsets of the text before) as change events, last first.
+    fn changed(&mut self, entry: &Value) -> Result<(), LogError> {
+        let path = self.path_of(entry)?;
+        let reps = replacements(&entry["edit"])?;
+        let text = self
+            .texts
+            .get_mut(&path)
+            .ok_or(LogError::NeverSet("a change to a document"))?;
+        let version = int(&entry["v"]).unwrap_or(text.shadow.version + 1);
+        let bytes = to_bytes(&text.shadow.text(), &reps)?;
+        let mut changes = Vec::with_capacity(bytes.len());
+        for (s, e, t) in bytes.iter().rev() {
+            let span = text.shadow.replace(*s, *e, t);
+            changes.push(change(&path, version, span, Origin::User));
+        }
+        text.shadow.version = version;
+        for (s, e, t) in reps.iter().rev() {
+            text.units.splice(*s..*e, t.encode_utf16());
+        }
+        for c in changes {
+            self.push(EventBody::Change(c));
+        }
+        Ok(())
+    }
+
+    /// A `selectionChanged` entry: the selections as a `selection` signal in LSP positions.
+    fn selection_changed(&mut self, entry: &Value) -> Result<(), LogError> {
+        let file = self.path_of(entry)?;
+        let units = &self
+            .texts
+            .get(&file)
+            .ok_or(LogError::NeverSet("a selection in a document"))?
+            .units;
+        let list = entry["selection"]
+            .as_array()
+            .ok_or(LogError::Shape("\"selection\" is not a list"))?;
+        let mut selections = Vec::with_capacity(list.len());
+        for r in list {
+            let pair = r.as_array().filter(|p| p.len() == 2);
+            let range = pair.and_then(|p| {
+                Some((
+                    usize::try_from(int(&p[0])?).ok()?,
+                    usize::try_from(int(&p[1])?).ok()?,
+                ))
+            });
+            let Some((s, e)) = range.filter(|(s, e)| s <= e && *e <= units.len()) else {
+                return Err(LogError::Selection {
+                    selection: r.to_string(),
+                    units: units.len(),
+                });
+            };
+            selections.push(json!({"start": position(units, s), "end": position(units, e)}));
+        }
+        let payload = json!({"textDocument": {"uri": self.uri(&file)}, "selections": selections});
+        self.push(EventBody::Signal(Signal {
+            kind: "selection".into(),
+            file: Some(file),
+            payload,
+        }));
+        Ok(())
+    }
+
+    /// A `documentEncountered` entry: the document's id and (normalized) path.
+    fn encountered(&mut self, entry: &Value) -> Result<(), LogError> {
+        let id = int(&entry["id"]).ok_or(LogError::Missing("integer \"id\""))?;
+        let raw = entry["relativePath"]
+            .as_str()
+            .ok_or(LogError::Missing("\"relativePath\" string"))?;
+        let (path, original) = normalize_path(raw)?;
+        if original != path {
+            self.originals.insert(path.clone(), original);
+        }
+        if !self.paths.contains(&path) {
+            self.paths.push(path.clone());
+        }
+        self.docs.insert(id, path);
+        Ok(())
+    }
+
+    fn entry(&mut self, entry: &Value, kind: &str) -> Result<(), LogError> {
         if let Some(time) = entry.get("time").and_then(Value::as_f64) {
             let t0 = *self.t0.get_or_insert(time);
             // Log order is the truth; a time going backwards keeps the previous one.
@@ -392,70 +555,42 @@ impl Importer {
             "applicationStart" => {
                 self.git_head = entry["commitHash"].as_str().map(str::to_owned);
             }
-            "documentEncountered" => {
-                let id = int(&entry["id"]).ok_or("no integer \"id\"")?;
-                let raw = entry["relativePath"]
-                    .as_str()
-                    .ok_or("no \"relativePath\" string")?;
-                let (path, original) = normalize_path(raw)?;
-                if original != path {
-                    self.originals.insert(path.clone(), original);
-                }
-                if !self.paths.contains(&path) {
-                    self.paths.push(path.clone());
-                }
-                self.docs.insert(id, path);
-            }
+            "documentEncountered" => self.encountered(entry)?,
             "setContent" => {
                 let path = self.path_of(entry)?;
-                let content = entry["content"].as_str().ok_or("no \"content\" string")?;
+                let content = entry["content"]
+                    .as_str()
+                    .ok_or(LogError::Missing("\"content\" string"))?;
                 let version = int(&entry["v"]).unwrap_or(0);
                 self.set_content(&path, content, version);
             }
             "storeContent" => {
                 let path = self.path_of(entry)?;
-                let id = entry.get("contentId").ok_or("no \"contentId\"")?;
+                let id = entry
+                    .get("contentId")
+                    .ok_or(LogError::Missing("\"contentId\""))?;
                 let text = self
                     .texts
                     .get(&path)
-                    .ok_or("storing a document whose content was never set")?
+                    .ok_or(LogError::NeverSet("storing a document"))?
                     .shadow
                     .text();
                 self.stored.insert(id.to_string(), text);
             }
             "restoreContent" => {
                 let path = self.path_of(entry)?;
-                let id = entry.get("contentId").ok_or("no \"contentId\"")?;
+                let id = entry
+                    .get("contentId")
+                    .ok_or(LogError::Missing("\"contentId\""))?;
                 let content = self
                     .stored
                     .get(&id.to_string())
                     .cloned()
-                    .ok_or_else(|| format!("content {id} was never stored"))?;
+                    .ok_or_else(|| LogError::NeverStored(id.to_string()))?;
                 let version = int(&entry["v"]).unwrap_or(0);
                 self.set_content(&path, &content, version);
             }
-            "changed" => {
-                let path = self.path_of(entry)?;
-                let reps = replacements(&entry["edit"])?;
-                let text = self
-                    .texts
-                    .get_mut(&path)
-                    .ok_or("a change to a document whose content was never set")?;
-                let version = int(&entry["v"]).unwrap_or(text.shadow.version + 1);
-                let bytes = to_bytes(&text.shadow.text(), &reps)?;
-                let mut changes = Vec::with_capacity(bytes.len());
-                for (s, e, t) in bytes.iter().rev() {
-                    let span = text.shadow.replace(*s, *e, t);
-                    changes.push(change(&path, version, span, Origin::User));
-                }
-                text.shadow.version = version;
-                for (s, e, t) in reps.iter().rev() {
-                    text.units.splice(*s..*e, t.encode_utf16());
-                }
-                for c in changes {
-                    self.push(EventBody::Change(c));
-                }
-            }
+            "changed" => self.changed(entry)?,
             "opened" => {
                 let file = self.path_of(entry)?;
                 let (version, lines) = self
@@ -488,42 +623,7 @@ impl Importer {
                     payload,
                 }));
             }
-            "selectionChanged" => {
-                let file = self.path_of(entry)?;
-                let units = &self
-                    .texts
-                    .get(&file)
-                    .ok_or("a selection in a document whose content was never set")?
-                    .units;
-                let list = entry["selection"]
-                    .as_array()
-                    .ok_or("\"selection\" is not a list")?;
-                let mut selections = Vec::with_capacity(list.len());
-                for r in list {
-                    let pair = r.as_array().filter(|p| p.len() == 2);
-                    let range = pair.and_then(|p| {
-                        Some((
-                            usize::try_from(int(&p[0])?).ok()?,
-                            usize::try_from(int(&p[1])?).ok()?,
-                        ))
-                    });
-                    let Some((s, e)) = range.filter(|(s, e)| s <= e && *e <= units.len()) else {
-                        return Err(format!(
-                            "selection {r} is not [start, endExclusive] within the text ({} UTF-16 units)",
-                            units.len()
-                        ));
-                    };
-                    selections
-                        .push(json!({"start": position(units, s), "end": position(units, e)}));
-                }
-                let payload =
-                    json!({"textDocument": {"uri": self.uri(&file)}, "selections": selections});
-                self.push(EventBody::Signal(Signal {
-                    kind: "selection".into(),
-                    file: Some(file),
-                    payload,
-                }));
-            }
+            "selectionChanged" => self.selection_changed(entry)?,
             other => {
                 let name = if other.is_empty() { "(no kind)" } else { other };
                 *self.ignored.entry(name.to_owned()).or_default() += 1;
@@ -619,14 +719,14 @@ fn next_user_edit(
     let raw = next["relativePath"]
         .as_str()
         .ok_or_else(|| err("no \"relativePath\" string".into()))?;
-    let path = document_for(&normalize_path(raw).map_err(err)?.0, im)
+    let path = document_for(&normalize_path(raw).map_err(|e| err(e.to_string()))?.0, im)
         .ok_or_else(|| err(format!("{raw:?} is not a document of the log with content")))?;
     let text = &im.texts[&path];
-    let reps = replacements(edit).map_err(err)?;
+    let reps = replacements(edit).map_err(|e| err(e.to_string()))?;
     if reps.is_empty() {
         return Ok(None);
     }
-    let bytes = to_bytes(&text.shadow.text(), &reps).map_err(err)?;
+    let bytes = to_bytes(&text.shadow.text(), &reps).map_err(|e| err(e.to_string()))?;
     // Left to right in the text of its own moment, like recorded edits.
     let mut shadow = text.shadow.clone();
     let version = shadow.version + 1;
@@ -677,11 +777,11 @@ mod tests {
         assert_eq!(utf16_to_byte(text, 4), Ok(6));
         assert_eq!(utf16_to_byte(text, 5), Ok(9));
         assert_eq!(
-            utf16_to_byte(text, 2),
+            utf16_to_byte(text, 2).map_err(|e| e.to_string()),
             Err("offset 2 splits a surrogate pair".into())
         );
         assert_eq!(
-            utf16_to_byte(text, 6),
+            utf16_to_byte(text, 6).map_err(|e| e.to_string()),
             Err("offset 6 is past the end of the text (5 UTF-16 units)".into())
         );
     }
@@ -706,11 +806,11 @@ mod tests {
             ("_up_/b.ts".into(), "../b.ts".into())
         );
         assert_eq!(
-            normalize_path("/r/a/../b.ts").unwrap_err(),
+            normalize_path("/r/a/../b.ts").unwrap_err().to_string(),
             r#"relativePath "/r/a/../b.ts": path "/r/a/../b.ts" is absolute; only paths relative to the workspace are allowed"#
         );
         assert_eq!(
-            normalize_path("C:\\x.ts").unwrap_err(),
+            normalize_path("C:\\x.ts").unwrap_err().to_string(),
             r#"relativePath "C:\\x.ts": path "C:/x.ts" has a backslash or a drive prefix; use `/`-separated relative paths"#
         );
         assert!(normalize_path("./.").is_err());
@@ -814,7 +914,7 @@ mod tests {
     fn overlapping_replacements_are_refused() {
         let v = json!([[0, 4, "x"], [3, 5, "y"]]);
         assert_eq!(
-            replacements(&v),
+            replacements(&v).map_err(|e| e.to_string()),
             Err("replacement 1 (3..5) is not sorted after, or overlaps, 0..4".into())
         );
     }

@@ -214,6 +214,47 @@ impl ParsedText {
         self.parsed_clean = !self.tree.root_node().has_error();
     }
 
+    /// Pushes the window's text from `start` to `end` (byte, point) onto `headers` as
+    /// included ranges. A comment left of the block's indentation would end the block
+    /// in a window (in the whole text the scanner looks past it): such lines are left
+    /// out, so the statements on both sides stay one block.
+    fn push_window_pieces(
+        &self,
+        headers: &mut Vec<tree_sitter::Range>,
+        (start_byte, start_point): (usize, Point),
+        (end_byte, end_point): (usize, Point),
+    ) {
+        let indent = start_point.column;
+        let (mut piece_byte, mut piece_point) = (start_byte, start_point);
+        let mut row = start_point.row + 1;
+        while let Some(line_byte) = self.lines.start(row).filter(|&b| b < end_byte) {
+            let line_end = self.lines.start(row + 1).unwrap_or(self.text.len());
+            let line = &self.text[line_byte..line_end];
+            let code = line.trim_start();
+            if code.starts_with('#') && line.len() - code.len() < indent {
+                if piece_byte < line_byte {
+                    headers.push(tree_sitter::Range {
+                        start_byte: piece_byte,
+                        end_byte: line_byte,
+                        start_point: piece_point,
+                        end_point: Point::new(row, 0),
+                    });
+                }
+                piece_byte = line_end;
+                piece_point = Point::new(row + 1, 0);
+            }
+            row += 1;
+        }
+        if piece_byte < end_byte {
+            headers.push(tree_sitter::Range {
+                start_byte: piece_byte,
+                end_byte,
+                start_point: piece_point,
+                end_point,
+            });
+        }
+    }
+
     /// A tree of the window around `lines` (Python), or `None` when no clean window
     /// exists, it would cover more than half the text, or it does not parse without
     /// errors. Its bytes count towards the next full reparse.
@@ -277,38 +318,11 @@ impl ParsedText {
             // The last edit is not in the window: nothing would show it local.
             return None;
         }
-        // A comment left of the block's indentation would end the block in a window
-        // (in the whole text the scanner looks past it): the window leaves such
-        // lines out, so the statements on both sides stay one block.
-        let indent = start_point.column;
-        let (mut piece_byte, mut piece_point) = (start_byte, start_point);
-        let mut row = start_point.row + 1;
-        while let Some(line_byte) = self.lines.start(row).filter(|&b| b < end_byte) {
-            let line_end = self.lines.start(row + 1).unwrap_or(self.text.len());
-            let line = &self.text[line_byte..line_end];
-            let code = line.trim_start();
-            if code.starts_with('#') && line.len() - code.len() < indent {
-                if piece_byte < line_byte {
-                    headers.push(tree_sitter::Range {
-                        start_byte: piece_byte,
-                        end_byte: line_byte,
-                        start_point: piece_point,
-                        end_point: Point::new(row, 0),
-                    });
-                }
-                piece_byte = line_end;
-                piece_point = Point::new(row + 1, 0);
-            }
-            row += 1;
-        }
-        if piece_byte < end_byte {
-            headers.push(tree_sitter::Range {
-                start_byte: piece_byte,
-                end_byte,
-                start_point: piece_point,
-                end_point,
-            });
-        }
+        self.push_window_pieces(
+            &mut headers,
+            (start_byte, start_point),
+            (end_byte, end_point),
+        );
         if headers.last().is_none_or(|r| r.end_byte <= start_byte) {
             // Nothing of the window's own statements is left.
             return None;

@@ -331,6 +331,42 @@ impl<'tree> Walker<'_, 'tree> {
         node.utf8_text(self.source).unwrap_or("")
     }
 
+    /// Records the scope `node` opens, if any (a named function, class…), and
+    /// returns its index.
+    fn open_scope(&mut self, node: tree_sitter::Node, scope: Option<usize>) -> Option<usize> {
+        let scope_kind = self.scope_kind(node, scope)?;
+        let name = self.scope_name(node)?;
+        let signature = self.signature(node);
+        self.out.scopes.push(Scope {
+            kind: scope_kind,
+            name,
+            signature,
+            start_line: node.start_position().row,
+            end_line: node.end_position().row,
+            parent: scope,
+        });
+        Some(self.out.scopes.len() - 1)
+    }
+
+    /// `import "net/http"` binds `http`: the path's last segment, no identifier node.
+    fn go_package_import(&mut self, node: tree_sitter::Node, scope: Option<usize>) {
+        let Some(path) = node.child_by_field_name("path") else {
+            return;
+        };
+        let package = self
+            .text(path)
+            .trim_matches('"')
+            .rsplit('/')
+            .next()
+            .unwrap_or("")
+            .to_string();
+        if !package.is_empty() {
+            self.out
+                .occurrences
+                .push(Occurrence::plain(package, path, Role::Import, scope));
+        }
+    }
+
     fn visit(
         &mut self,
         cursor: &mut tree_sitter::TreeCursor<'tree>,
@@ -340,44 +376,13 @@ impl<'tree> Walker<'_, 'tree> {
     ) {
         let node = cursor.node();
         let kind = node.kind();
-        let mut inner_scope = scope;
-        if let Some(scope_kind) = self.scope_kind(node, scope) {
-            if let Some(name) = self.scope_name(node) {
-                let signature = self.signature(node);
-                self.out.scopes.push(Scope {
-                    kind: scope_kind,
-                    name,
-                    signature,
-                    start_line: node.start_position().row,
-                    end_line: node.end_position().row,
-                    parent: scope,
-                });
-                inner_scope = Some(self.out.scopes.len() - 1);
-            }
-        }
+        let inner_scope = self.open_scope(node, scope).or(scope);
         let in_import = in_import || is_import_node(self.language, kind);
         if self.language == Language::Go
             && kind == "import_spec"
             && node.child_by_field_name("name").is_none()
         {
-            // `import "net/http"` binds `http`: the path's last segment, no identifier node.
-            if let Some(path) = node.child_by_field_name("path") {
-                let package = self
-                    .text(path)
-                    .trim_matches('"')
-                    .rsplit('/')
-                    .next()
-                    .unwrap_or("")
-                    .to_string();
-                if !package.is_empty() {
-                    self.out.occurrences.push(Occurrence::plain(
-                        package,
-                        path,
-                        Role::Import,
-                        scope,
-                    ));
-                }
-            }
+            self.go_package_import(node, scope);
         }
         self.import_bindings(node, kind);
         if kind == "string" && self.language == Language::Python {
@@ -885,11 +890,15 @@ impl<'tree> Walker<'_, 'tree> {
         } else {
             DefinitionKind::Field
         };
-        let lang = self.language;
-        match (lang, parent_kind, field) {
-            // Declarations named through their `name` field.
+        Self::declared(parent_kind, field)
+            .or_else(|| self.parameter(node, parent, field))
+            .or_else(|| self.assigned(parent, grand, field, variable_or_field))
+    }
+
+    /// A function or type named through its declaration's `name` field.
+    fn declared(parent_kind: &str, field: Option<&str>) -> Option<DefinitionKind> {
+        match (parent_kind, field) {
             (
-                _,
                 "function_definition"
                 | "function_declaration"
                 | "method_declaration"
@@ -900,7 +909,6 @@ impl<'tree> Walker<'_, 'tree> {
                 Some("name"),
             ) => Some(DefinitionKind::Function),
             (
-                _,
                 "class_definition"
                 | "class_declaration"
                 | "interface_declaration"
@@ -915,7 +923,18 @@ impl<'tree> Walker<'_, 'tree> {
                 | "type_item",
                 Some("name"),
             ) => Some(DefinitionKind::Type),
-            // Parameters.
+            _ => None,
+        }
+    }
+
+    /// A parameter of a function, method or lambda, in each language's grammar.
+    fn parameter(
+        &self,
+        node: tree_sitter::Node,
+        parent: tree_sitter::Node,
+        field: Option<&str>,
+    ) -> Option<DefinitionKind> {
+        match (self.language, parent.kind(), field) {
             (Language::Python, "parameters" | "lambda_parameters", _) => {
                 Some(DefinitionKind::Parameter)
             }
@@ -949,7 +968,20 @@ impl<'tree> Walker<'_, 'tree> {
                 Some("pattern"),
             ) => Some(DefinitionKind::Parameter),
             (Language::Rust, "parameter", Some("pattern")) => Some(DefinitionKind::Parameter),
-            // Assignments and variable declarations.
+            _ => None,
+        }
+    }
+
+    /// A variable or field defined by an assignment or a declaration (`self.x = …`
+    /// defines a field, `other.x = …` does not).
+    fn assigned(
+        &self,
+        parent: tree_sitter::Node,
+        grand: Option<tree_sitter::Node>,
+        field: Option<&str>,
+        variable_or_field: DefinitionKind,
+    ) -> Option<DefinitionKind> {
+        match (self.language, parent.kind(), field) {
             (Language::Python, "assignment" | "augmented_assignment", Some("left")) => {
                 Some(variable_or_field)
             }

@@ -144,6 +144,13 @@ pub fn coalesce(
         }
     }
     close_where(&mut open, &mut done, |_| true);
+    sequential_edits(done, base)
+}
+
+/// The finished edits as sequential edits, in the order they began: each placed where
+/// it lands once the edits before it are applied (the texts rebuilt as they go), typed
+/// and erased ones left out, one undoing an earlier edit marked as its revert.
+fn sequential_edits(mut done: Vec<Open>, base: &HashMap<String, String>) -> Vec<Edit> {
     done.sort_by_key(|o| o.index);
     let final_delta: HashMap<usize, isize> = done.iter().map(|o| (o.index, net_delta(o))).collect();
     // The files' texts as the sequential edits rebuild them.

@@ -158,13 +158,13 @@ pub enum SliceError {
     },
 }
 
-/// The part of `trajectory` that `spec` selects, as a trajectory of its own.
-pub fn slice(trajectory: &Trajectory, spec: &SliceSpec) -> Result<Trajectory, SliceError> {
-    if trajectory.session.kind == SessionKind::Commit {
-        return Err(SliceError::NotRecorded(SessionKind::Commit.as_str()));
-    }
+/// The paths of the files `names` (paths or URIs) name; none named means every file.
+fn chosen_files<'t>(
+    trajectory: &'t Trajectory,
+    names: &[String],
+) -> Result<Vec<&'t str>, SliceError> {
     let mut chosen: Vec<&str> = Vec::new();
-    for name in &spec.files {
+    for name in names {
         let file = trajectory
             .files
             .iter()
@@ -180,6 +180,50 @@ pub fn slice(trajectory: &Trajectory, spec: &SliceSpec) -> Result<Trajectory, Sl
             })?;
         chosen.push(&file.path);
     }
+    Ok(chosen)
+}
+
+/// Brings `texts` (each file's text, by path) past `event`: a change applied, a file
+/// re-opened with other text (changed outside the editor) taken as it is.
+fn follow(texts: &mut HashMap<&str, Option<String>>, event: &Event) -> Result<(), SliceError> {
+    match &event.body {
+        EventBody::Change(change) => {
+            if let Some(Some(text)) = texts.get_mut(change.file.as_str()) {
+                apply_byte_edit(
+                    text,
+                    change.start_byte,
+                    change.end_byte,
+                    &change.before,
+                    &change.after,
+                )
+                .map_err(|source| SliceError::Inconsistent {
+                    file: change.file.clone(),
+                    seq: event.seq,
+                    source,
+                })?;
+            }
+        }
+        EventBody::Open {
+            file,
+            text: Some(reopened),
+            ..
+        } => {
+            // Re-opened with other text (changed outside the editor).
+            if let Some(text) = texts.get_mut(file.as_str()) {
+                *text = Some(reopened.clone());
+            }
+        }
+        _ => {}
+    }
+    Ok(())
+}
+
+/// The part of `trajectory` that `spec` selects, as a trajectory of its own.
+pub fn slice(trajectory: &Trajectory, spec: &SliceSpec) -> Result<Trajectory, SliceError> {
+    if trajectory.session.kind == SessionKind::Commit {
+        return Err(SliceError::NotRecorded(SessionKind::Commit.as_str()));
+    }
+    let chosen = chosen_files(trajectory, &spec.files)?;
     let wanted = |file: Option<&str>| match file {
         Some(file) => chosen.is_empty() || chosen.contains(&file),
         None => chosen.is_empty(),
@@ -217,35 +261,7 @@ pub fn slice(trajectory: &Trajectory, spec: &SliceSpec) -> Result<Trajectory, Sl
         {
             seen_by_end.push(file);
         }
-        match &event.body {
-            EventBody::Change(change) => {
-                if let Some(Some(text)) = texts.get_mut(change.file.as_str()) {
-                    apply_byte_edit(
-                        text,
-                        change.start_byte,
-                        change.end_byte,
-                        &change.before,
-                        &change.after,
-                    )
-                    .map_err(|source| SliceError::Inconsistent {
-                        file: change.file.clone(),
-                        seq: event.seq,
-                        source,
-                    })?;
-                }
-            }
-            EventBody::Open {
-                file,
-                text: Some(reopened),
-                ..
-            } => {
-                // Re-opened with other text (changed outside the editor).
-                if let Some(text) = texts.get_mut(file.as_str()) {
-                    *text = Some(reopened.clone());
-                }
-            }
-            _ => {}
-        }
+        follow(&mut texts, event)?;
     }
     if events.is_empty() {
         let show =

@@ -552,26 +552,11 @@ fn ratio(num: u64, den: u64, mode: Mode, empty: f64) -> Option<f64> {
     }
 }
 
-/// Scores one instance. `repo` must show the repository at the instance's base commit.
-pub fn evaluate(
-    gold: &Gold,
-    pred: &Prediction,
-    repo: &dyn RepoView,
-    config: &ContextBenchConfig,
-) -> Result<InstanceResult, InstanceError> {
-    let mode = config.mode;
-    let mut files = Files {
-        repo,
-        cache: HashMap::new(),
-        config: *config,
-    };
-    let (g, unreachable_gold, clipped_gold) = gold_repr(gold, &mut files);
-    let fin = resolve_step(&pred.final_context, &mut files);
-    if fin.files.is_empty() && fin.lines.is_empty() && fin.bytes.is_empty() {
-        return Err(InstanceError::NoContextExtracted);
-    }
-    let final_scores = PerGranularity::from_fn(|gr| {
-        let inter = fin.inter(&g, gr);
+/// Coverage, precision and F1 of the final context `fin` against the gold `g`, per
+/// granularity.
+fn final_scores(fin: &Repr, g: &Repr, mode: Mode) -> PerGranularity<GranularityScore> {
+    PerGranularity::from_fn(|gr| {
+        let inter = fin.inter(g, gr);
         let gold_size = g.size(gr);
         let pred_size = fin.size(gr);
         let coverage = ratio(inter, gold_size, mode, 1.0);
@@ -592,7 +577,47 @@ pub fn evaluate(
             gold_size,
             pred_size,
         }
-    });
+    })
+}
+
+/// The mean of the cumulative coverage over the steps, per granularity (`None` in
+/// fixed mode where a step's coverage is undefined or there are no steps).
+fn auc_coverage(steps: &[StepCoverage], mode: Mode) -> PerGranularity<Option<f64>> {
+    let t = steps.len();
+    PerGranularity::from_fn(|gr| {
+        if t == 0 {
+            return match mode {
+                Mode::Compat => Some(0.0),
+                Mode::Fixed => None,
+            };
+        }
+        let mut sum = 0.0;
+        for s in steps {
+            sum += (*s.coverage.get(gr))?;
+        }
+        Some(sum / t as f64)
+    })
+}
+
+/// Scores one instance. `repo` must show the repository at the instance's base commit.
+pub fn evaluate(
+    gold: &Gold,
+    pred: &Prediction,
+    repo: &dyn RepoView,
+    config: &ContextBenchConfig,
+) -> Result<InstanceResult, InstanceError> {
+    let mode = config.mode;
+    let mut files = Files {
+        repo,
+        cache: HashMap::new(),
+        config: *config,
+    };
+    let (g, unreachable_gold, clipped_gold) = gold_repr(gold, &mut files);
+    let fin = resolve_step(&pred.final_context, &mut files);
+    if fin.files.is_empty() && fin.lines.is_empty() && fin.bytes.is_empty() {
+        return Err(InstanceError::NoContextExtracted);
+    }
+    let final_scores = final_scores(&fin, &g, mode);
 
     let raw_steps: Vec<&Step> = if pred.steps.is_empty() {
         vec![&pred.final_context]
@@ -625,19 +650,7 @@ pub fn evaluate(
         });
     }
     let t = steps.len();
-    let auc_coverage = PerGranularity::from_fn(|gr| {
-        if t == 0 {
-            return match mode {
-                Mode::Compat => Some(0.0),
-                Mode::Fixed => None,
-            };
-        }
-        let mut sum = 0.0;
-        for s in &steps {
-            sum += (*s.coverage.get(gr))?;
-        }
-        Some(sum / t as f64)
-    });
+    let auc_coverage = auc_coverage(&steps, mode);
     let redundancy = PerGranularity::from_fn(|gr| {
         let total = *sums.get(gr);
         if total == 0 {
