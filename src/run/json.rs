@@ -1,10 +1,12 @@
 //! The JSON `nextedit replay`, `report` and `runs` print, built from typed values in
 //! this one module (the serialized forms are a wire format: field names never change).
 
+use std::io::Write;
 use std::path::Path;
 
 use serde_json::{Value, json};
 
+use super::RunError;
 use super::figures::{Estimate, GroupFigures, compare};
 use super::plan::SandboxState;
 use super::report::{RunReport, quantile};
@@ -17,9 +19,26 @@ pub fn run_header(run: i64, db: &Path, sandbox: &SandboxState) -> Value {
     json!({"type": "run", "run": run, "db": db, "sandbox": sandbox.key()})
 }
 
-/// A replayed trajectory's new steps.
-pub fn trajectory_steps(key: &str, steps: &[StoredStep]) -> Value {
-    json!({"type": "trajectory", "key": key, "steps": steps.iter().map(step).collect::<Vec<_>>()})
+/// Writes a replayed trajectory's new steps as one line, step by step as they come:
+/// `{"key": …, "steps": [step, …], "type": "trajectory"}` (the keys in the order every
+/// other line has them: sorted). Returns how many steps it wrote.
+pub fn write_trajectory_steps(
+    out: &mut impl Write,
+    key: &str,
+    steps: &mut dyn Iterator<Item = Result<StoredStep, RunError>>,
+) -> Result<usize, RunError> {
+    let print = RunError::Print;
+    write!(out, "{{\"key\":{},\"steps\":[", json!(key)).map_err(print)?;
+    let mut count = 0;
+    for s in steps {
+        if count > 0 {
+            out.write_all(b",").map_err(print)?;
+        }
+        write!(out, "{}", step(&s?)).map_err(print)?;
+        count += 1;
+    }
+    writeln!(out, "],\"type\":\"trajectory\"}}").map_err(print)?;
+    Ok(count)
 }
 
 /// One step.

@@ -13,7 +13,7 @@ use crate::replay::content_scores;
 use crate::replay::context::score_replay_reads;
 use crate::store::{RunMeasurements, RunSummary};
 use crate::suggest::StepRead;
-use crate::trajectory::Trajectory;
+use crate::trajectory::{EditIndex, Trajectory};
 
 /// Everything a report says about one run.
 #[derive(Debug, Clone)]
@@ -162,16 +162,23 @@ fn noop_baseline(
         .map(|t| (t.key, t.text))
         .collect();
     let mut parsed: HashMap<String, Trajectory> = HashMap::new();
+    // Each trajectory's edits by id, built once: one content step per step of a run.
+    let mut indices: HashMap<String, HashMap<String, EditIndex>> = HashMap::new();
     let (mut eb, mut ee, mut ub, mut ue) = (vec![], vec![], vec![], vec![]);
     for (key, edit) in store.run_content_edits(run)? {
         if !parsed.contains_key(&key) {
             let Some(Some(text)) = texts.get(&key) else {
                 continue;
             };
-            parsed.insert(key.clone(), stored_trajectory(run, &key, text)?);
+            let trajectory = stored_trajectory(run, &key, text)?;
+            let ids = (trajectory.edit_indices().into_iter())
+                .map(|(id, i)| (id.to_string(), i))
+                .collect();
+            indices.insert(key.clone(), ids);
+            parsed.insert(key.clone(), trajectory);
         }
         let trajectory = &parsed[&key];
-        let Some(gold) = trajectory.edit_index(&edit).map(|i| trajectory.edit(i)) else {
+        let Some(gold) = indices[&key].get(&edit).map(|&i| trajectory.edit(i)) else {
             continue;
         };
         // When a gold edit is next, its lines hold its before-text (commit edits share

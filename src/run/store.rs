@@ -1,6 +1,7 @@
 //! The narrow store the run service needs: create runs, write steps as they finish,
 //! read them back for resume and reports. [`crate::store::Database`] implements it.
 
+use super::RunError;
 use crate::store::{
     Database, RunMeasurements, RunSummary, RunTrajectory, StepDetail, StepFlow, StoreError,
     StoredStep,
@@ -54,6 +55,11 @@ pub trait RunStore {
     ) -> Result<(), StoreError>;
     /// Marks a run finished.
     fn finish_run(&mut self, run: i64, status: &str) -> Result<(), StoreError>;
+    /// Marks a run interrupted if it is still running, its trajectories in progress
+    /// with `reason`; returns whether it was running.
+    fn interrupt_run(&mut self, run: i64, reason: &str) -> Result<bool, StoreError>;
+    /// Marks a run running again (resumed).
+    fn reopen_run(&mut self, run: i64) -> Result<(), StoreError>;
     /// Marks a run as repetition `repetition` of the group run `of` starts.
     fn set_run_repetition(
         &mut self,
@@ -78,6 +84,15 @@ pub trait RunStore {
     fn run_trajectories(&self, run: i64) -> Result<Vec<RunTrajectory>, StoreError>;
     /// A trajectory's stored steps, in step order.
     fn run_steps(&self, run: i64, key: &str) -> Result<Vec<StepFlow>, StoreError>;
+    /// A trajectory's stored steps numbered above `after` (all with `None`), at most
+    /// `limit`, whole and in step order.
+    fn stored_steps(
+        &self,
+        run: i64,
+        key: &str,
+        after: Option<usize>,
+        limit: usize,
+    ) -> Result<Vec<StoredStep>, StoreError>;
     /// A trajectory's stored steps in full (predictions with their text, failed calls).
     fn run_step_details(&self, run: i64, key: &str) -> Result<Vec<StepDetail>, StoreError>;
     /// The initial edit id of a trajectory of a run.
@@ -88,6 +103,62 @@ pub trait RunStore {
     fn run_measurements(&self, run: i64) -> Result<RunMeasurements, StoreError>;
     /// (key, edit id) each scored step's content was scored against, in order.
     fn run_content_edits(&self, run: i64) -> Result<Vec<(String, String)>, StoreError>;
+}
+
+/// A trajectory's steps from a given one on, read from the store a page at a time:
+/// how a finished trajectory's steps are printed, whatever its length.
+pub struct StepPages<'a> {
+    store: &'a dyn RunStore,
+    run: i64,
+    key: &'a str,
+    /// The last step read (`None`: none yet); `done` once the store has no more.
+    after: Option<usize>,
+    page: std::vec::IntoIter<StoredStep>,
+    done: bool,
+}
+
+impl<'a> StepPages<'a> {
+    /// Steps per read: a page of a long trajectory's steps, not the trajectory.
+    const PAGE: usize = 256;
+
+    /// The steps of trajectory `key` of run `run` from step `first` on (none with `None`).
+    pub fn new(store: &'a dyn RunStore, run: i64, key: &'a str, first: Option<usize>) -> Self {
+        StepPages {
+            store,
+            run,
+            key,
+            after: first.and_then(|f| f.checked_sub(1)),
+            page: Vec::new().into_iter(),
+            done: first.is_none(),
+        }
+    }
+}
+
+impl Iterator for StepPages<'_> {
+    type Item = Result<StoredStep, RunError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if let Some(step) = self.page.next() {
+            self.after = Some(step.step);
+            return Some(Ok(step));
+        }
+        if self.done {
+            return None;
+        }
+        match (self.store).stored_steps(self.run, self.key, self.after, Self::PAGE) {
+            Ok(page) => {
+                self.done = page.len() < Self::PAGE;
+                self.page = page.into_iter();
+                let step = self.page.next()?;
+                self.after = Some(step.step);
+                Some(Ok(step))
+            }
+            Err(error) => {
+                self.done = true;
+                Some(Err(error.into()))
+            }
+        }
+    }
 }
 
 impl RunStore for Database {
@@ -149,6 +220,14 @@ impl RunStore for Database {
         Database::finish_run(self, run, status)
     }
 
+    fn interrupt_run(&mut self, run: i64, reason: &str) -> Result<bool, StoreError> {
+        Database::interrupt_run(self, run, reason)
+    }
+
+    fn reopen_run(&mut self, run: i64) -> Result<(), StoreError> {
+        Database::reopen_run(self, run)
+    }
+
     fn set_run_repetition(
         &mut self,
         run: i64,
@@ -185,6 +264,16 @@ impl RunStore for Database {
 
     fn run_steps(&self, run: i64, key: &str) -> Result<Vec<StepFlow>, StoreError> {
         Database::run_steps(self, run, key)
+    }
+
+    fn stored_steps(
+        &self,
+        run: i64,
+        key: &str,
+        after: Option<usize>,
+        limit: usize,
+    ) -> Result<Vec<StoredStep>, StoreError> {
+        Database::stored_steps(self, run, key, after, limit)
     }
 
     fn run_step_details(&self, run: i64, key: &str) -> Result<Vec<StepDetail>, StoreError> {
@@ -362,6 +451,81 @@ mod tests {
                 ],
             }]
         );
+    }
+
+    #[test]
+    fn steps_come_back_as_recorded_a_page_at_a_time() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut db = Database::open(&dir.path().join("runs.db")).unwrap();
+        let store: &mut dyn RunStore = &mut db;
+        let run = store
+            .create_run(
+                "builtin:noop",
+                &serde_json::json!({}),
+                &[("k".into(), None)],
+            )
+            .unwrap();
+        // More steps than a page, each with a prediction, a failure and a read of its own.
+        let steps: Vec<StoredStep> = (1..=600)
+            .map(|n| StoredStep {
+                step: n,
+                applied: format!("e{n}"),
+                allowed: vec![format!("e{n}"), format!("e{}", n + 1)],
+                remaining: 601 - n,
+                prf: Prf {
+                    precision: 0.0,
+                    recall: 0.0,
+                    f1: 0.0,
+                },
+                counts: StepCounts {
+                    tp: 0,
+                    fp: 1,
+                    fn_: 2,
+                },
+                content: None,
+                suggest_ms: n as f64 / 4.0,
+                generate_ms: None,
+                flow: FlowStep {
+                    predictions: vec![RankedPrediction {
+                        rank: 0,
+                        matched_gold: None,
+                        class: FlowClass::Breaking,
+                    }],
+                    allowed_gold: 2,
+                },
+                predictions: vec![StoredPrediction {
+                    rank: 0,
+                    file: "a.py".into(),
+                    start_line: n,
+                    end_line: n + 1,
+                    text: format!("line {n}\n"),
+                    confidence: None,
+                    matched: None,
+                    class: FlowClass::Breaking,
+                }],
+                failures: vec![StepFailure {
+                    call: Call::Generate,
+                    failure: CallFailure {
+                        kind: FailureKind::Crash,
+                        message: format!("exit {n}"),
+                    },
+                }],
+                reads: vec![read(Call::Suggest, ReadSource::Reported, "a.py", Some(n))],
+                suggest_cached: None,
+                generate_cached: None,
+            })
+            .collect();
+        for step in &steps {
+            store.record_step(run, "k", step).unwrap();
+        }
+        let read_back = |first| {
+            super::StepPages::new(&*store, run, "k", first)
+                .collect::<Result<Vec<_>, _>>()
+                .unwrap()
+        };
+        assert_eq!(read_back(Some(3)), steps[2..]);
+        assert_eq!(read_back(Some(1)), steps);
+        assert_eq!(read_back(None), []);
     }
 
     #[test]

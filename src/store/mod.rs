@@ -13,6 +13,7 @@ mod merge;
 mod offers;
 mod results;
 mod runs;
+mod step_pages;
 mod tasks;
 mod write;
 

@@ -94,6 +94,16 @@ impl Trajectory {
         self.edits.iter().position(|e| e.id == id).map(EditIndex)
     }
 
+    /// [`Trajectory::edit_index`] for many ids: every edit's position by id (the
+    /// first, when ids repeat), built once (a lookup per id would scan every edit).
+    pub fn edit_indices(&self) -> std::collections::HashMap<&str, EditIndex> {
+        let mut indices = std::collections::HashMap::with_capacity(self.edits.len());
+        for (i, edit) in self.edits.iter().enumerate() {
+            indices.entry(edit.id.as_str()).or_insert(EditIndex(i));
+        }
+        indices
+    }
+
     /// The edit at a position.
     pub fn edit(&self, index: EditIndex) -> &Edit {
         &self.edits[index.0]

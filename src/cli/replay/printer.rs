@@ -1,10 +1,8 @@
 //! What a replay run says, printed: notes on stderr, each trajectory's steps on stdout
 //! (a JSON line or a table), and the progress over its trajectories.
 
-use std::io::Write;
-
 use nextedit::progress::Progress;
-use nextedit::run::{RunEvents, json, text};
+use nextedit::run::{RunError, RunEvents, json, text};
 use nextedit::store::StoredStep;
 
 /// Prints what a run says: messages on stderr, each trajectory's steps on stdout.
@@ -23,17 +21,21 @@ impl RunEvents for Printer {
         self.progress.suspend(|| eprintln!("nextedit: {line}"));
     }
 
-    fn replayed(&self, key: &str, steps: &[StoredStep]) -> std::io::Result<()> {
-        self.progress.suspend(|| {
+    fn replayed(
+        &self,
+        key: &str,
+        steps: &mut dyn Iterator<Item = Result<StoredStep, RunError>>,
+    ) -> Result<(), RunError> {
+        let count = self.progress.suspend(|| {
             let mut out = std::io::stdout().lock();
             if self.json {
-                writeln!(out, "{}", json::trajectory_steps(key, steps))
+                json::write_trajectory_steps(&mut out, key, steps)
             } else {
                 text::print_steps(&mut out, key, steps)
             }
         })?;
-        let s = if steps.len() == 1 { "" } else { "s" };
-        self.progress.item(key, &format!("{} step{s}", steps.len()));
+        let s = if count == 1 { "" } else { "s" };
+        self.progress.item(key, &format!("{count} step{s}"));
         Ok(())
     }
 
