@@ -121,6 +121,7 @@ pub fn execute(
     };
     let repetition = store.run(run)?.repetition;
     let cache_db = settings.cache_db.as_deref().unwrap_or(db_path);
+    let sandboxed = settings.sandbox == SandboxState::Bwrap;
     let mut forbidden = forbidden_paths(
         db_path,
         &scratch_root,
@@ -128,18 +129,21 @@ pub fn execute(
             .iter()
             .map(|(_, k, _)| k.as_str())
             .collect::<Vec<_>>(),
+        // (Each trajectory parsed to find its workspace: only a sandbox needs it.)
         &pending
             .iter()
-            .filter_map(|(_, _, t)| t.as_deref())
+            .filter_map(|(_, _, t)| t.as_deref().filter(|_| sandboxed))
             .collect::<Vec<_>>(),
     );
+    // The texts are read again by the worker that replays each one: a run's
+    // trajectories are not all held while it runs.
+    let pending: Vec<(usize, String)> = pending.into_iter().map(|(p, k, _)| (p, k)).collect();
     // A separate cache database holds the answers of other runs: never shown either.
     if settings.cache_db.is_some() {
         forbidden.extend(forbidden_paths(cache_db, &scratch_root, &[], &[]));
         forbidden.sort();
         forbidden.dedup();
     }
-    let sandboxed = settings.sandbox == SandboxState::Bwrap;
     let (read_only, writable) = if sandboxed {
         sandbox_paths(settings, &forbidden)?
     } else {
@@ -207,7 +211,7 @@ pub fn execute(
                 };
                 loop {
                     let i = next.fetch_add(1, SeqCst);
-                    let Some((position, key, text)) = pending.get(i) else {
+                    let Some((position, key)) = pending.get(i) else {
                         suggester.shutdown();
                         return;
                     };
@@ -215,7 +219,6 @@ pub fn execute(
                         run,
                         position: *position,
                         key,
-                        text: text.as_deref(),
                         settings,
                         place: &place,
                         db_path,
@@ -350,7 +353,6 @@ struct Job<'a> {
     /// 1-based position in the run (the trajectory's name for the suggester).
     position: usize,
     key: &'a str,
-    text: Option<&'a str>,
     settings: &'a RunSettings,
     place: &'a WorkerPlace,
     /// The run's database (a failed `initialize` is stored through a connection of its own).
@@ -406,7 +408,6 @@ fn replay_one(
         run,
         position,
         key,
-        text,
         settings,
         place,
         db_path,
@@ -415,12 +416,14 @@ fn replay_one(
         events,
         cache,
     } = job;
-    let text = text.ok_or_else(|| RunError::Other(format!("cannot read {key}")))?;
+    let text = (db.run_trajectory_text(run, key)?)
+        .ok_or_else(|| RunError::Other(format!("cannot read {key}")))?;
     let mut trajectory: Trajectory =
-        serde_json::from_str(text).map_err(|source| RunError::NotATrajectory {
+        serde_json::from_str(&text).map_err(|source| RunError::NotATrajectory {
             what: key.to_string(),
             source,
         })?;
+    drop(text);
     // Checked when the run was created; again for runs stored by older builds.
     trajectory
         .normalize_paths()
@@ -454,10 +457,15 @@ fn replay_one(
     // Historian's file needs every step in one go: not written for a resumed trajectory.
     let historian = (settings.historian_json.is_some() && resume.is_empty() && !sequential)
         .then(HistorianLog::default);
+    // The suggester knows the trajectory by an opaque run-local name: a commit's sha
+    // (or a session's id) only with `--reveal commit`. (Renamed in place, and back
+    // after: a long trajectory is not copied for its name.)
+    let own_id = (!reveal_commit)
+        .then(|| std::mem::replace(&mut trajectory.session.id, format!("trajectory-{position}")));
     // Built-ins always answer; processes and endpoints may never do.
     let counted = (!settings.suggester.starts_with("builtin:")).then_some(calls);
     let mut recorder = RunRecorder {
-        store: db,
+        store: &mut *db,
         run,
         key,
         trajectory: &trajectory,
@@ -467,12 +475,6 @@ fn replay_one(
         cache,
         calls: counted,
     };
-    // The suggester knows the trajectory by an opaque run-local name: a commit's sha
-    // (or a session's id) only with `--reveal commit`.
-    let mut sent = trajectory.clone();
-    if !reveal_commit {
-        sent.session.id = format!("trajectory-{position}");
-    }
     let mut suggester = RecordInitialize {
         inner: suggester,
         db_path,
@@ -482,7 +484,7 @@ fn replay_one(
         calls: counted,
     };
     let outcome = replay(
-        &sent,
+        &trajectory,
         &mut suggester,
         &mut DirWorkspace::new(scratch.0.as_path()),
         &config,
@@ -493,8 +495,13 @@ fn replay_one(
     )?;
     // A trajectory without steps still had its `initialize`.
     recorder.record_cache_use(None).map_err(RunError::Other)?;
-    let first = recorder.first;
-    if let (Some(dir), Some(log)) = (&settings.historian_json, &recorder.historian) {
+    let RunRecorder {
+        first, historian, ..
+    } = recorder;
+    if let Some(id) = own_id {
+        trajectory.session.id = id;
+    }
+    if let (Some(dir), Some(log)) = (&settings.historian_json, &historian) {
         std::fs::create_dir_all(dir)
             .map_err(RunError::io(format!("cannot create {}", dir.display())))?;
         let path = dir.join(format!(
@@ -509,9 +516,7 @@ fn replay_one(
             "{key}: resumed, so no Historian results file (it needs every step of one replay)"
         ));
     }
-    recorder
-        .store
-        .set_run_trajectory(run, key, "done", None, None)?;
+    db.set_run_trajectory(run, key, "done", None, None)?;
     if let Some(error) = &outcome.initialize_error {
         events.note(&format!("{key}: initialize failed: {error}"));
     }

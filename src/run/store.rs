@@ -82,6 +82,8 @@ pub trait RunStore {
     fn run(&self, run: i64) -> Result<RunSummary, StoreError>;
     /// A run's trajectories in order.
     fn run_trajectories(&self, run: i64) -> Result<Vec<RunTrajectory>, StoreError>;
+    /// The JSON of one trajectory of a run (`None`: it could not be read).
+    fn run_trajectory_text(&self, run: i64, key: &str) -> Result<Option<String>, StoreError>;
     /// A trajectory's stored steps, in step order.
     fn run_steps(&self, run: i64, key: &str) -> Result<Vec<StepFlow>, StoreError>;
     /// A trajectory's stored steps numbered above `after` (all with `None`), at most
@@ -260,6 +262,10 @@ impl RunStore for Database {
 
     fn run_trajectories(&self, run: i64) -> Result<Vec<RunTrajectory>, StoreError> {
         Database::run_trajectories(self, run)
+    }
+
+    fn run_trajectory_text(&self, run: i64, key: &str) -> Result<Option<String>, StoreError> {
+        Database::run_trajectory_text(self, run, key)
     }
 
     fn run_steps(&self, run: i64, key: &str) -> Result<Vec<StepFlow>, StoreError> {

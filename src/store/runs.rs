@@ -540,6 +540,19 @@ impl Database {
         )
     }
 
+    /// The JSON of trajectory `key` of run `run` (`None`: it could not be read).
+    pub fn run_trajectory_text(&self, run: i64, key: &str) -> Result<Option<String>, StoreError> {
+        self.conn
+            .query_row(
+                "SELECT trajectory FROM run_trajectories WHERE run_id = ?1 AND key = ?2",
+                params![run, key],
+                |r| r.get(0),
+            )
+            .optional()
+            .map(Option::flatten)
+            .map_err(|source| sqlite(&self.path, source))
+    }
+
     /// The applied edit and flow of a trajectory's recorded steps, in step order.
     pub fn run_steps(&self, run: i64, key: &str) -> Result<Vec<StepFlow>, StoreError> {
         self.rows("SELECT step, applied, flow FROM run_steps WHERE run_id = ?1 AND key = ?2 ORDER BY step", params![run, key], |row| {
