@@ -2,6 +2,7 @@
 //! match them one to one, classify their flow, fall back to content generation
 //! when nothing kept the flow, apply the gold edit, repeat.
 
+use std::cell::Cell;
 use std::collections::BTreeSet;
 use std::time::{Duration, Instant};
 
@@ -222,6 +223,9 @@ struct Graph {
     natural: Vec<usize>,
     /// `natural` without the background edits.
     asked_natural: Vec<usize>,
+    /// Where in `asked_natural` the first edit not applied may be: every edit before it
+    /// is applied (edits never come undone, and in fixed order they go in this order).
+    first_unapplied: Cell<usize>,
     /// Edits applied silently, never asked for (excluded origins).
     background: Vec<bool>,
     /// How many edits are asked for (not background).
@@ -274,6 +278,7 @@ impl Graph {
                 .copied()
                 .filter(|&e| !background[e])
                 .collect(),
+            first_unapplied: Cell::new(0),
             asked_for: background.iter().filter(|&&b| !b).count(),
             has_edges: successors.iter().any(|s| !s.is_empty()),
             successors,
@@ -293,8 +298,13 @@ impl Graph {
         // Every step lists them all (without edges, all are allowed): one tight pass.
         let applied = state.applied();
         let sequential = state.is_sequential();
-        let mut open = Vec::with_capacity(self.asked_for);
-        for &e in &self.asked_natural {
+        let mut from = self.first_unapplied.get();
+        while from < self.asked_natural.len() && applied[self.asked_natural[from]] {
+            from += 1;
+        }
+        self.first_unapplied.set(from);
+        let mut open = Vec::with_capacity(self.asked_natural.len() - from);
+        for &e in &self.asked_natural[from..] {
             if !applied[e] && (!sequential || state.is_ready(e)) {
                 open.push(e);
             }

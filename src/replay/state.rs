@@ -378,15 +378,24 @@ impl ReplayState {
         let file = self.edits[idx].file.clone();
         debug_assert_eq!(self.files[&file][start..end], self.edits[idx].before[..]);
         self.applied[idx] = true;
-        // The file is its line sequence filtered to the lines alive now. (Not a splice:
-        // a later edit applied earlier may have typed inside this edit's new lines.)
-        let lines: Vec<String> = self.sequences[&file]
-            .slots
-            .iter()
-            .filter(|slot| self.alive(slot))
-            .map(|slot| slot.text.clone())
-            .collect();
-        self.files.insert(file.clone(), lines);
+        if self.sequential {
+            // The file is its line sequence filtered to the lines alive now. (Not a
+            // splice: a later edit applied earlier may have typed inside this edit's
+            // new lines.)
+            let lines: Vec<String> = self.sequences[&file]
+                .slots
+                .iter()
+                .filter(|slot| self.alive(slot))
+                .map(|slot| slot.text.clone())
+                .collect();
+            self.files.insert(file.clone(), lines);
+        } else {
+            // Edits on one base never overlap: the new lines replace the old ones in
+            // place (a long file's lines are moved, not copied, at every step).
+            let after = self.edits[idx].after.iter().cloned();
+            let lines = self.files.get_mut(&file).expect("known file");
+            lines.splice(start..end, after);
+        }
         self.absent.insert(file.clone(), false);
         self.order.push(idx);
         self.recount(&file);
