@@ -318,6 +318,8 @@ fn replay_binary(
         }
     }
     let started = Instant::now();
+    // Reaped by wait4 below, which also gives its resource usage.
+    #[allow(clippy::zombie_processes)]
     let child = command.spawn().unwrap();
     let pid = child.id() as libc::pid_t;
     let (mut status, mut timed_out) = (0, false);
@@ -364,8 +366,8 @@ fn long_trajectories(sizes: &[usize]) {
 long trajectories: nextedit replay builtin:noop, one-line edits without order edges (100 per file)"
     );
     println!(
-        "  {:>7}  {:>7} {:>9} {:>9}  {}",
-        "edits", "steps", "seconds", "peak MiB", "build"
+        "  {:>7}  {:>7} {:>9} {:>9}  build",
+        "edits", "steps", "seconds", "peak MiB"
     );
     let dir = tempfile::tempdir().unwrap();
     for &edits in sizes {

@@ -26,14 +26,16 @@ impl RunEvents for Printer {
         key: &str,
         steps: &mut dyn Iterator<Item = Result<StoredStep, RunError>>,
     ) -> Result<(), RunError> {
-        let count = self.progress.suspend(|| {
+        let mut printed = Ok(0);
+        self.progress.suspend(|| {
             let mut out = std::io::stdout().lock();
-            if self.json {
+            printed = if self.json {
                 json::write_trajectory_steps(&mut out, key, steps)
             } else {
                 text::print_steps(&mut out, key, steps)
-            }
-        })?;
+            };
+        });
+        let count = printed?;
         let s = if count == 1 { "" } else { "s" };
         self.progress.item(key, &format!("{count} step{s}"));
         Ok(())
