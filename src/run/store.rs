@@ -324,18 +324,20 @@ mod tests {
         }
     }
 
-    #[test]
-    fn a_typed_step_round_trips_through_the_store() {
+    /// A new database with one run of `suggester` of one trajectory, `k`.
+    fn one_run(suggester: &str) -> (tempfile::TempDir, Database, i64) {
         let dir = tempfile::tempdir().unwrap();
         let mut db = Database::open(&dir.path().join("runs.db")).unwrap();
-        let store: &mut dyn RunStore = &mut db;
-        let run = store
-            .create_run(
-                "builtin:oracle",
-                &serde_json::json!({}),
-                &[("k".into(), None)],
-            )
+        let run = db
+            .create_run(suggester, &serde_json::json!({}), &[("k".into(), None)])
             .unwrap();
+        (dir, db, run)
+    }
+
+    #[test]
+    fn a_typed_step_round_trips_through_the_store() {
+        let (_dir, mut db, run) = one_run("builtin:oracle");
+        let store: &mut dyn RunStore = &mut db;
         store
             .set_run_trajectory(run, "k", "running", Some("e0"), None)
             .unwrap();
@@ -461,16 +463,8 @@ mod tests {
 
     #[test]
     fn steps_come_back_as_recorded_a_page_at_a_time() {
-        let dir = tempfile::tempdir().unwrap();
-        let mut db = Database::open(&dir.path().join("runs.db")).unwrap();
+        let (_dir, mut db, run) = one_run("builtin:noop");
         let store: &mut dyn RunStore = &mut db;
-        let run = store
-            .create_run(
-                "builtin:noop",
-                &serde_json::json!({}),
-                &[("k".into(), None)],
-            )
-            .unwrap();
         // More steps than a page, each with a prediction, a failure and a read of its own.
         let steps: Vec<StoredStep> = (1..=600)
             .map(|n| StoredStep {
@@ -497,7 +491,8 @@ mod tests {
                         matched_gold: None,
                         class: FlowClass::Breaking,
                     }],
-                    allowed_gold: 2,
+                    // More than the step names (it names the first ones only).
+                    allowed_gold: 150,
                 },
                 predictions: vec![StoredPrediction {
                     rank: 0,
@@ -532,6 +527,12 @@ mod tests {
         assert_eq!(read_back(Some(3)), steps[2..]);
         assert_eq!(read_back(Some(1)), steps);
         assert_eq!(read_back(None), []);
+        // `export results` counts them all.
+        let results = db.result_steps(run).unwrap();
+        assert_eq!(
+            (results.len(), results[0].allowed, results[599].allowed),
+            (600, 150, 150)
+        );
     }
 
     #[test]
