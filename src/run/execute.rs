@@ -96,6 +96,13 @@ pub fn execute(
     jobs: usize,
     events: &dyn RunEvents,
 ) -> Result<Executed, RunError> {
+    store.reopen_run(run)?;
+    // Whatever stops this run before it is done (an error, a panic) marks it
+    // interrupted; a finished run disarms it.
+    let mut unfinished = Unfinished {
+        db_path,
+        run: Some(run),
+    };
     // (position in the run, key, trajectory JSON): the position names the trajectory
     // to the suggester unless `--reveal commit`.
     let pending: Vec<(usize, String, Option<String>)> = store
@@ -112,13 +119,6 @@ pub fn execute(
     // it; each worker gets a private directory inside (its sandbox sees only that).
     let scratch = RunScratch::create(db_path, run)?;
     let scratch_root = scratch.path().to_path_buf();
-    store.reopen_run(run)?;
-    // Whatever stops this run before it is done (an error, a panic) marks it
-    // interrupted; a finished run disarms it.
-    let mut unfinished = Unfinished {
-        db_path,
-        run: Some(run),
-    };
     let repetition = store.run(run)?.repetition;
     let cache_db = settings.cache_db.as_deref().unwrap_or(db_path);
     let sandboxed = settings.sandbox == SandboxState::Bwrap;
