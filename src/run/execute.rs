@@ -418,8 +418,9 @@ fn replay_one(
     } = job;
     let text = (db.run_trajectory_text(run, key)?)
         .ok_or_else(|| RunError::Other(format!("cannot read {key}")))?;
-    let mut trajectory: Trajectory =
-        serde_json::from_str(&text).map_err(|source| RunError::NotATrajectory {
+    // Without its edits' analysis, which no step reads (a long derived commit's bulk).
+    let mut trajectory =
+        Trajectory::from_json_lean(&text).map_err(|source| RunError::NotATrajectory {
             what: key.to_string(),
             source,
         })?;

@@ -335,7 +335,11 @@ pub fn collect(
         }
         let text = std::fs::read_to_string(path).ok();
         match text.as_deref().map(serde_json::from_str::<Trajectory>) {
-            Some(Ok(trajectory)) => collected.add(key, Ok(trajectory), events),
+            Some(Ok(trajectory)) => {
+                // The text is not needed once parsed (a long trajectory's is large).
+                drop(text);
+                collected.add(key, Ok(trajectory), events)
+            }
             _ => collected.push(key, text),
         }
     }

@@ -96,9 +96,14 @@ pub fn flow_summary(store: &dyn RunStore, run: i64) -> Result<FlowSummary, RunEr
     Ok(aggregate(&steps, &HISTORIAN_KS))
 }
 
-/// The trajectory a run stored under `key`.
-fn stored_trajectory(run: i64, key: &str, text: &str) -> Result<Trajectory, RunError> {
-    serde_json::from_str(text).map_err(|source| RunError::NotATrajectory {
+/// The trajectory a run stored under `key`; `lean`: without its edits' analysis
+/// ([`Trajectory::from_json_lean`]).
+fn stored_trajectory(run: i64, key: &str, text: &str, lean: bool) -> Result<Trajectory, RunError> {
+    let parsed = match lean {
+        true => Trajectory::from_json_lean(text),
+        false => serde_json::from_str(text),
+    };
+    parsed.map_err(|source| RunError::NotATrajectory {
         what: format!("run {run}: {key}"),
         source,
     })
@@ -119,7 +124,7 @@ fn run_context(
         else {
             continue;
         };
-        let trajectory = stored_trajectory(run, &t.key, &text)?;
+        let trajectory = stored_trajectory(run, &t.key, &text, false)?;
         let mut applied = vec![initial];
         applied.extend(store.run_steps(run, &t.key)?.into_iter().map(|s| s.applied));
         let mut reads: Vec<(usize, Vec<StepRead>)> = Vec::new();
@@ -170,7 +175,8 @@ fn noop_baseline(
             let Some(Some(text)) = texts.get(&key) else {
                 continue;
             };
-            let trajectory = stored_trajectory(run, &key, text)?;
+            // Only its edits' texts are read.
+            let trajectory = stored_trajectory(run, &key, text, true)?;
             let ids = (trajectory.edit_indices().into_iter())
                 .map(|(id, i)| (id.to_string(), i))
                 .collect();

@@ -828,19 +828,18 @@ pub(super) fn flow_from_json(text: &str) -> FlowStep {
 }
 
 /// A trajectory's JSON as it may be stored: [`crate::record::privacy::protect_trajectory`]
-/// with the default rules (unchanged when it changes nothing); text that is not a
-/// trajectory still has its secrets masked.
+/// with the default rules, serialized again (the same text when it changes nothing in
+/// this type's own serialization); text that is not a trajectory still has its secrets
+/// masked.
 fn protected_json(json: &str) -> String {
     use crate::record::privacy::{PrivacyFilter, mask, protect_trajectory};
     match serde_json::from_str::<crate::trajectory::Trajectory>(json) {
-        Ok(trajectory) => {
-            let mut protected = trajectory.clone();
-            protect_trajectory(&PrivacyFilter::with_defaults(), &mut protected);
-            if protected == trajectory {
-                json.to_string()
-            } else {
-                serde_json::to_string(&protected).expect("trajectories serialise")
-            }
+        Ok(mut trajectory) => {
+            // Protected in place, no copy kept to compare with (a long trajectory is
+            // large): what a run stores is this type's own serialization already, so
+            // nothing to protect gives the same text back.
+            protect_trajectory(&PrivacyFilter::with_defaults(), &mut trajectory);
+            serde_json::to_string(&trajectory).expect("trajectories serialise")
         }
         Err(_) => mask(json).into_owned(),
     }
