@@ -492,29 +492,23 @@ pub fn create(
         .shard_of()
         .map(|s| serde_json::to_value(s).expect("plain data serialises"));
     let repetitions = settings.repetitions.max(1);
-    let per_repetition: Vec<Vec<(usize, String, Option<String>)>> = (0..repetitions)
-        .map(|repetition| {
-            collected
-                .entries
-                .iter()
-                .filter(|(position, _, _)| {
-                    collected
-                        .select
-                        .takes_unit(*position, repetition, repetitions)
-                })
-                .cloned()
-                .collect()
-        })
-        .collect();
+    let takes = |repetition: u32, position: usize| {
+        (collected.select).takes_unit(position, repetition, repetitions)
+    };
     // A shard has runs only of the repetitions it has units of.
-    let any = per_repetition.iter().any(|entries| !entries.is_empty());
+    let any = (0..repetitions).any(|r| collected.entries.iter().any(|e| takes(r, e.0)));
     let mut first = None;
     let mut said = std::collections::BTreeSet::new();
-    for (repetition, entries) in (1..).zip(&per_repetition) {
+    for repetition in 1..=repetitions {
+        // One repetition's copy of the trajectories at a time (a long one's JSON is large).
+        let entries: Vec<(usize, String, Option<String>)> = (collected.entries.iter())
+            .filter(|e| takes(repetition - 1, e.0))
+            .cloned()
+            .collect();
         if any && entries.is_empty() {
             continue;
         }
-        let run = store.create_run_at(&settings.suggester, &config, entries, shard.as_ref())?;
+        let run = store.create_run_at(&settings.suggester, &config, &entries, shard.as_ref())?;
         store.set_run_repetition(run, repetition, first)?;
         for (key, error) in &collected.failures {
             if !entries.iter().any(|(_, k, _)| k == key) {
