@@ -24,8 +24,8 @@ use std::time::Instant;
 
 use nextedit::suggest::prompt;
 use nextedit::suggest::protocol::{CompleteParams, InitializeParams, Revealed};
-use nextedit::suggest::sandbox::availability;
 use nextedit::suggest::{NoopSuggester, RetrieveSuggester, Suggester, complete_call};
+use nextedit::sys::sandbox::availability;
 
 #[path = "support/mod.rs"]
 mod support;

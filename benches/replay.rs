@@ -10,12 +10,14 @@
 //! Long trajectories (issue 26): `nextedit replay builtin:noop` itself, the binary
 //! built with this bench, on commits of 1,000 and 10,000 one-line edits (`--long`: and
 //! 100,000) without order edges, so every remaining edit is allowed at every step;
-//! steps, seconds and the process's peak resident set. With `NEXTEDIT_BENCH_BEFORE=`
-//! another build's binary (an older commit's), that one runs beside it on the same
-//! trajectories, under a 4 GiB address-space limit and a 10-minute budget each.
+//! steps, seconds and the process's peak resident set, printing tables and then
+//! `--json`'s one document. With `NEXTEDIT_BENCH_BEFORE=` another build's binary (an
+//! older commit's), that one runs beside it on the same trajectories, under a 4 GiB
+//! address-space limit and a 10-minute budget each.
 //!
 //! Run: `cargo bench --bench replay` (`-- --quick` for a short run, without the long
-//! trajectories). Target (issue #5): ≤ 5 ms per step of engine overhead.
+//! trajectories; `-- --long-only`: only the long trajectories, 100,000 edits
+//! included). Target (issue #5): ≤ 5 ms per step of engine overhead.
 
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -274,12 +276,13 @@ struct Measured {
     stopped: Option<String>,
 }
 
-/// Runs `binary replay builtin:noop` on `trajectory` (a file) into a fresh database,
-/// limited (for a build whose memory grows) to `limit_gib` of address space and
-/// `budget` of wall time.
+/// Runs `binary replay builtin:noop` on `trajectory` (a file) into a fresh database
+/// (with `json`: `--json`, its one document written to /dev/null), limited (for a
+/// build whose memory grows) to `limit_gib` of address space and `budget` of wall time.
 fn replay_binary(
     binary: &str,
     trajectory: &Path,
+    json: bool,
     limit_gib: Option<u64>,
     budget: Duration,
 ) -> Measured {
@@ -298,6 +301,7 @@ fn replay_binary(
         .arg(trajectory)
         .arg("--db")
         .arg(&db)
+        .args(json.then_some("--json"))
         .env("TMPDIR", dir.path())
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null());
@@ -381,10 +385,13 @@ long trajectories: nextedit replay builtin:noop, one-line edits without order ed
         if let Some(before) = &before {
             builds.push(("before", before.clone(), Some(4)));
         }
-        for (label, binary, limit) in builds {
-            let m = replay_binary(&binary, &path, limit, Duration::from_secs(600));
+        for ((label, binary, limit), json) in
+            (builds.iter()).flat_map(|build| [(build, false), (build, true)])
+        {
+            let m = replay_binary(binary, &path, json, *limit, Duration::from_secs(600));
+            let json = if json { " --json" } else { "" };
             println!(
-                "  {edits:>7}  {:>7} {:>9.1} {:>9.0}  {label}{}",
+                "  {edits:>7}  {:>7} {:>9.1} {:>9.0}  {label}{json}{}",
                 m.steps,
                 m.seconds,
                 m.peak_mib,
@@ -395,6 +402,9 @@ long trajectories: nextedit replay builtin:noop, one-line edits without order ed
 }
 
 fn main() {
+    if std::env::args().any(|a| a == "--long-only") {
+        return long_trajectories(&[1_000, 10_000, 100_000]);
+    }
     let quick = std::env::args().any(|a| a == "--quick");
     let repeats = if quick { 3 } else { 10 };
     println!(

@@ -12,8 +12,8 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use nextedit::suggest::protocol::{InitializeParams, Revealed, SuggestParams};
-use nextedit::suggest::sandbox::{Sandbox, availability};
 use nextedit::suggest::{ProcessSuggester, Suggester};
+use nextedit::sys::sandbox::{Sandbox, availability};
 
 #[path = "support/mod.rs"]
 mod support;

@@ -30,8 +30,8 @@ use nextedit::suggest::prompt::{self, PromptInput, Template};
 use nextedit::suggest::protocol::{
     AppliedEdit, FileContent, InitializeParams, Revealed, SuggestParams,
 };
-use nextedit::suggest::sandbox::availability;
 use nextedit::suggest::{NoopSuggester, PropagateSuggester, RetrieveSuggester, Suggester};
+use nextedit::sys::sandbox::availability;
 
 #[path = "support/mod.rs"]
 mod support;

@@ -29,14 +29,23 @@ What it does, without network:
      commit (`nextedit derive` when the binary has it, else built here from
      `git diff -U<huge>` exactly like Historian's edit extraction, minus its newline
      bug), order.initial = [e0], no order edges, --order adaptive --match historian,
-     the same SUT through replay/historian_sut.py;
+     the same SUT through replay/historian_sut.py, sandboxed as replay always is: the
+     SUT's side file is mounted read-only (--sandbox-ro) and named to it with the shim's
+     --env, and --reveal commit gives it the project and commit it keys on (Historian
+     sends both to every SUT);
   4. prints per commit and step both tools' flow lists (predictions as file:start-end,
      current coordinates) and applied edit, the differences, and the wall times.
 
 Every differing step is explained by the §15 bug of historian.md that causes it (bug 19:
 reverting by line overlap only; bug 8: first match in list order instead of best-ranked;
 bug 14: random fallback), or marked UNEXPLAINED; steps after the two tools applied
-different edits are reported as such (different states, not comparable).
+different edits are reported as such (different states, not comparable). A step where
+one tool predicted nothing, or a location only one tool predicted, is UNEXPLAINED.
+
+Exit status 1, with no speed-up printed, when the comparison measured nothing or did not
+hold: a step of either tool failed (a Historian commit raised, a nextedit call failed,
+the nextedit run FAILED), a commit has steps in one tool only, or a difference is
+UNEXPLAINED. Only a run where both tools replayed every commit prints the ratios.
 
 Wall times: whole process of each tool (Historian: Python start, its imports, replay;
 nextedit: the binary, one SUT process per commit), plus Historian's replay alone and
@@ -489,10 +498,15 @@ def fmt(preds):
 
 
 def explain(hs, ns, diverged):
-    """Why one step differs, in terms of historian.md §15 bug numbers."""
+    """Why one step differs, in terms of historian.md §15 bug numbers (or UNEXPLAINED)."""
     if diverged:
         return ["state differs: an earlier step applied a different edit"]
     why = []
+    for tool, step in (("Historian", hs), ("nextedit", ns)):
+        if not step["predictions"] and (hs["predictions"] or ns["predictions"]):
+            why.append(f"UNEXPLAINED: {tool} predicted nothing")
+    if why:
+        return why
     hp = {tuple(p[:3]): p[3] for p in hs["predictions"]}
     np_ = {tuple(p[:3]): p[3] for p in ns["predictions"]}
     for loc in sorted(set(hp) | set(np_)):
@@ -501,7 +515,8 @@ def explain(hs, ns, diverged):
         if h == n:
             continue
         if h is None or n is None:
-            why.append(f"{where}: predicted in one tool only (SUT saw different files; bug 12?)")
+            tool = "Historian" if n is None else "nextedit"
+            why.append(f"{where}: UNEXPLAINED: predicted by {tool} only (the SUT saw different files)")
         elif (h, n) == ("flow_reverting", "flow_breaking"):
             why.append(f"{where} R/B: bug 19 (Historian: reverting = line overlap > 0.5 with an applied edit, "
                        "content ignored; nextedit: overlap and text moves back toward the before-text)")
@@ -528,6 +543,12 @@ def metrics(step):
         return ""
     f = lambda x: "-" if x is None else f"{x:.2f}"
     return f"P {f(step['precision'])} R {f(step['recall'])} BLEU {f(step['bleu'])}"
+
+
+def metrics_differ(hs, ns):
+    """Whether P, R or BLEU differ where both tools computed them."""
+    return any(hs[k] is not None and ns[k] is not None and abs(hs[k] - ns[k]) > 5e-3
+               for k in ("precision", "recall", "bleu"))
 
 
 def main():
@@ -599,25 +620,33 @@ def main():
         db = os.path.join(work, "nextedit.db")
         if os.path.exists(db):
             os.remove(db)
+        # The SUT reads its side file inside the sandbox: mounted read-only and named with
+        # the shim's --env (the sandbox passes an allow-listed environment only).
+        shim = (f"{sys.executable} {os.path.join(HERE, 'historian_sut.py')} --env SXS_TARGET={target_path} "
+                f"--env SXS_WRONG={args.wrong} {SUT_FILE}")
         cmd = [args.nextedit, "replay", *sum((["--trajectory", t] for t in trajectories), []),
-               "--suggester", f"cmd:{sys.executable} {os.path.join(HERE, 'historian_sut.py')} {SUT_FILE}",
-               "--order", "adaptive", "--match", "historian", "--json", "--db", db]
+               "--suggester", f"cmd:{shim}", "--sandbox-ro", target_path, "--reveal", "commit",
+               "--order", "adaptive", "--match", "historian", "--json", "--quiet", "--db", db]
         t0 = time.perf_counter()
         r = subprocess.run(cmd, capture_output=True, text=True, env=dict(os.environ, SXS_TARGET=target_path))
         wall = time.perf_counter() - t0
-        if r.returncode != 0:
+        if r.returncode not in (0, 1) or not r.stdout.strip():
             sys.stderr.write(r.stderr[-4000:])
-            raise SystemExit("nextedit replay failed")
-        out = [json.loads(l) for l in r.stdout.splitlines() if l.strip().startswith("{")]
+            raise SystemExit(f"nextedit replay failed (exit status {r.returncode})")
+        out = json.loads(r.stdout)
         import sqlite3
         with sqlite3.connect(db) as con:
             sut_ms = con.execute("select coalesce(sum(suggest_ms),0)+coalesce(sum(generate_ms),0) from run_steps").fetchone()[0]
-        return wall, sut_ms / 1000.0, [o for o in out if o.get("type") == "trajectory"]
+        verdicts = [v["verdict"]["reason"] for v in out["summary"].get("verdicts", []) if v["verdict"]["failed"]]
+        problems = [f"nextedit run FAILED: {reason}" for reason in verdicts]
+        if r.returncode != 0 and not problems:
+            problems.append("nextedit replay exited 1: " + (r.stderr.strip().splitlines() or ["?"])[-1])
+        return wall, sut_ms / 1000.0, out["trajectories"], problems
 
     hist_runs = [run_historian() for _ in range(args.repeat)]
     ne_runs = [run_nextedit() for _ in range(args.repeat)]
     hist_wall, hist = min(hist_runs, key=lambda r: r[0])
-    ne_wall, ne_sut, ne_traj = min(ne_runs, key=lambda r: r[0])
+    ne_wall, ne_sut, ne_traj, ne_problems = min(ne_runs, key=lambda r: r[0])
     # What one SUT process start costs nextedit (the shim reads EOF and exits): Historian calls
     # its SUT in-process, nextedit starts one suggester process per commit.
     starts = []
@@ -638,7 +667,19 @@ def main():
               "nextedit_framework_s": ne_framework, "nextedit_binary": args.nextedit,
               "walls": {"historian": [r[0] for r in hist_runs], "nextedit": [r[0] for r in ne_runs]}}
     total_diff = 0
+    problems = list(ne_problems)
+    for h in hist["commits"]:
+        if h["error"]:
+            problems.append(f"Historian failed on {h['project']}: {h['error']}")
+    if len(ne_traj) != len(commits):
+        problems.append(f"nextedit replayed {len(ne_traj)} of {len(commits)} commits")
     for c, h, n in zip(commits, hist["commits"], ne_traj):
+        failed = [(step["step"], call.split("_")[0], step[call]) for step in n["steps"]
+                  for call in ("suggest_error", "generate_error") if step.get(call)]
+        if failed:
+            first = failed[0]
+            problems.append(f"nextedit {c['project']}: {len(failed)} calls failed in {len(n['steps'])} steps "
+                            f"(the first, step {first[0]} {first[1]}: {first[2]})")
         n_steps = [{"predictions": [[p["file"], p["start_line"], p["end_line"], p["class"]] for p in s["predictions"]],
                     "applied": int(s["applied"].lstrip("e")),
                     "bleu": (s.get("content") or {}).get("bleu"),
@@ -657,12 +698,12 @@ def main():
             same = hs and ns and sorted(map(tuple, hs["predictions"])) == sorted(map(tuple, ns["predictions"])) and ha == na
             mark = "  " if same else "!="
             hm_, nm_ = metrics(hs), metrics(ns)
-            if same and hm_ != nm_:
+            if same and metrics_differ(hs, ns):
                 mark = "~="
             print(f" {mark} step {i + 1}: historian [{hp}] -> e{ha}  {hm_}")
             print(f"            nextedit  [{np_}] -> e{na}  {nm_}")
             if not same:
-                why = explain(hs, ns, diverged) if hs and ns else ["step missing in one tool"]
+                why = explain(hs, ns, diverged) if hs and ns else ["UNEXPLAINED: step missing in one tool"]
                 for w in why:
                     print(f"            why: {w}")
                 diffs.append({"step": i + 1, "why": why})
@@ -682,21 +723,32 @@ def main():
                 reasons[key] = reasons.get(key, 0) + 1
     for key, count in sorted(reasons.items(), key=lambda kv: -kv[1]):
         print(f"  {count:4d} x {key}")
+    unexplained = sum(1 for c in report["commits"] for d in c["differing_steps"]
+                      if any("UNEXPLAINED" in w for w in d["why"]))
+    if unexplained:
+        problems.append(f"{unexplained} differing steps are UNEXPLAINED")
+    report["problems"] = problems
     print(f"wall time (fastest of {args.repeat}; whole process, same SUT):")
     print(f"  Historian {hist_wall:.3f}s  (imports {hist['import_seconds']:.3f}s, replay {hist_replay:.3f}s "
           f"of which SUT calls {hist_sut:.3f}s)")
     print(f"  nextedit  {ne_wall:.3f}s  (SUT calls {ne_sut:.3f}s, {len(commits)} SUT process starts "
           f"at ~{sut_start:.3f}s; framework ~{ne_framework:.3f}s)  [{args.nextedit}]")
-    framework = (f"{(hist_replay - hist_sut) / ne_framework:.1f}x" if ne_framework > 0.01
-                 else "n/a (nextedit's framework time is below the noise of the start-up estimate)")
-    print(f"  ratio end to end: {hist_wall / ne_wall:.1f}x; replay only (Historian without its imports): "
-          f"{hist_replay / ne_wall:.1f}x; framework only (both without SUT calls and process starts): {framework}")
+    if problems:
+        # A run that measured nothing (or compared badly) has no speed-up to print.
+        for problem in problems:
+            print(f"FAILED: {problem}")
+    else:
+        framework = (f"{(hist_replay - hist_sut) / ne_framework:.1f}x" if ne_framework > 0.01
+                     else "n/a (nextedit's framework time is below the noise of the start-up estimate)")
+        print(f"  ratio end to end: {hist_wall / ne_wall:.1f}x; replay only (Historian without its imports): "
+              f"{hist_replay / ne_wall:.1f}x; framework only (both without SUT calls and process starts): {framework}")
     if args.json_out:
         with open(args.json_out, "w") as f:
             json.dump(report, f, indent=1)
     if not args.keep and not args.workdir:
         shutil.rmtree(work, ignore_errors=True)
+    return 1 if problems else 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -2,7 +2,11 @@
 """Run an unmodified Historian SUT as a nextedit suggester.
 
 Usage (as a nextedit suggester):
-    nextedit replay ... --suggester 'cmd:python3 replay/historian_sut.py path/to/sut_main.py'
+    nextedit replay ... --suggester 'cmd:python3 replay/historian_sut.py [--env NAME=VALUE]... path/to/sut_main.py'
+
+--env sets an environment variable for the SUT before it is loaded (a sandboxed suggester
+gets only an allow-listed environment; a file it names must be readable there too, e.g.
+with `--sandbox-ro FILE`).
 
 The SUT module must define `main(json_input)` (plain or async) as Historian's
 `systemUnderTest/<SUT>/main.py` does. This shim speaks nextedit's suggester protocol
@@ -154,9 +158,14 @@ class Shim:
 
 
 def main():
-    if len(sys.argv) != 2:
-        raise SystemExit("usage: historian_sut.py path/to/sut/main.py")
-    shim = Shim(load_sut(sys.argv[1]))
+    args = sys.argv[1:]
+    while len(args) > 1 and args[0] == "--env":
+        name, _, value = args[1].partition("=")
+        os.environ[name] = value
+        args = args[2:]
+    if len(args) != 1:
+        raise SystemExit("usage: historian_sut.py [--env NAME=VALUE]... path/to/sut/main.py")
+    shim = Shim(load_sut(args[0]))
     for line in sys.stdin:
         if not line.strip():
             continue

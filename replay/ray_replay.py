@@ -2,8 +2,14 @@
 """Run a nextedit replay plan on a Ray cluster, then merge the shards into one run.
 
     nextedit replay --repo . --range HEAD~50..HEAD --suggester builtin:propagate --plan plan.jsonl
-    python3 replay/ray_replay.py plan.jsonl --out results.db
+    python3 replay/ray_replay.py plan.jsonl --out results.db -- --suggester builtin:propagate
     nextedit report --db results.db 1
+
+A plan file is data (it may come from another machine): the flags of its replay command
+that run or expose something (--suggester, --sandbox, --allow-network, --sandbox-ro,
+--sandbox-rw, --env, --cache-db, --historian-json) must be given again after `--`, the
+same and in the same order; a plan whose command says otherwise is refused (exit 2)
+before anything runs.
 
 Each shard of the plan (one line of `nextedit replay ... --plan FILE`, or `--shards K`
 groups of them) runs as one Ray task. The task invokes the `nextedit` binary with the
@@ -13,7 +19,7 @@ and the plan's repository, trajectory files or database at the same paths (a sha
 file system, or the same checkout on every node). A task whose worker dies (a node
 lost, a process killed) is run again, up to `--max-retries` times; each attempt writes
 a fresh database, so a half-written one is never merged. When every shard is done,
-`nextedit runs merge --into OUT SHARD.db...` joins them into one run whose report
+`nextedit runs merge --db OUT SHARD.db...` joins them into one run whose report
 equals the single-machine run's (run id, times and latencies aside).
 
 Where it runs:
@@ -69,6 +75,59 @@ def fail(message):
     """Ends the driver with exit status 2."""
     print(f"ray_replay: error: {message}", file=sys.stderr)
     sys.exit(2)
+
+
+# The replay flags that run or expose something, and whether each takes a value.
+GUARDED = {
+    "--suggester": True,
+    "--sandbox": True,
+    "--allow-network": False,
+    "--sandbox-ro": True,
+    "--sandbox-rw": True,
+    "--env": True,
+    "--cache-db": True,
+    "--historian-json": True,
+}
+
+
+def guarded_flags(args):
+    """The (flag, value) pairs of the guarded flags in a replay command line, in order
+    (`--flag value` and `--flag=value` alike; None for a flag without a value)."""
+    found = []
+    rest = iter(args)
+    for arg in rest:
+        name, eq, value = arg.partition("=")
+        if name not in GUARDED:
+            continue
+        if not GUARDED[name]:
+            found.append((name, value if eq else None))
+        elif eq:
+            found.append((name, value))
+        else:
+            found.append((name, next(rest, None)))
+    return found
+
+
+def check_command(path, command, given):
+    """Refuses a plan whose replay command runs or exposes anything the command line
+    of this driver does not say again (`given`: the arguments after `--`)."""
+    args = command.get("args")
+    if not isinstance(args, list) or not all(isinstance(a, str) for a in args) or args[:1] != ["replay"]:
+        fail(f"{path}: its command is not a nextedit replay command line")
+    if "--" in args:
+        fail(f"{path}: its command holds `--`")
+    planned = guarded_flags(args)
+    asserted = guarded_flags(given)
+    if planned != asserted:
+
+        def show(pairs):
+            return " ".join(f + ("" if v is None else f" {v}") for f, v in pairs) or "nothing"
+
+        fail(
+            f"{path} runs its shards with {show(planned)}, but this command line gives "
+            f"{show(asserted)} after `--`: give the same flags to run it "
+            "(a plan is data: nothing it names is run on its word)"
+        )
 
 
 def read_plan(path):
@@ -168,6 +227,7 @@ def start_ray(args):
 def main():
     parser = argparse.ArgumentParser(
         description="Run nextedit replay plans on Ray and merge the shards (see the module doc).",
+        usage="%(prog)s PLAN... --out DB [options] -- --suggester SPEC [sandbox flags of the plan]",
         formatter_class=argparse.RawDescriptionHelpFormatter,
         epilog=__doc__,
     )
@@ -182,7 +242,12 @@ def main():
     parser.add_argument("--num-cpus", type=int, metavar="N", help="CPUs of the local instance (or of each --local-nodes node)")
     parser.add_argument("--local-nodes", type=int, metavar="K", help="start K local Ray nodes (ray.cluster_utils.Cluster)")
     parser.add_argument("--ray-temp-dir", metavar="DIR", help="Ray's session directory for a local instance")
-    args = parser.parse_args()
+    argv = sys.argv[1:]
+    given = []
+    if "--" in argv:
+        at = argv.index("--")
+        argv, given = argv[:at], argv[at + 1 :]
+    args = parser.parse_args(argv)
 
     nextedit = args.nextedit
     if os.sep in nextedit:
@@ -190,6 +255,8 @@ def main():
     out = os.path.abspath(args.out)
     shards_dir = os.path.abspath(args.shards_dir or os.path.join(os.path.dirname(out), "shards"))
     plans = [read_plan(p) for p in args.plans]
+    for path, lines in zip(args.plans, plans):
+        check_command(path, lines[0]["command"], given)
 
     wall = time.monotonic()
     cluster = start_ray(args)
@@ -220,7 +287,7 @@ def main():
             if not done:
                 print(f"ray_replay: error: no shard of {path} finished", file=sys.stderr)
                 return 2
-            merge = [nextedit, "runs", "merge", "--into", out, *sorted(done)]
+            merge = [nextedit, "runs", "merge", "--db", out, *sorted(done)]
             if args.allow_partial:
                 merge.append("--allow-partial")
             merged = subprocess.run(merge, capture_output=True, text=True)

@@ -22,6 +22,10 @@
 //! - [`text_inputs`]: the texts `score` compares, read from files or standard input.
 //! - [`syntax`]: tree-sitter languages, structural paths, identifiers.
 //! - [`task`]: completion tasks cut from history, run and scored by executing tests.
+//! - [`sys`]: how untrusted processes run: sandbox, seccomp, environment, limits, process trees.
+//! - [`ranges`]: the ranges every numeric flag (and stored setting) must lie in.
+//! - [`secrets`]: secrets masked and long texts cut in whatever is printed or stored.
+//! - [`resume`]: a resumed run's commands come from the command line, never the database.
 
 #![warn(missing_docs)]
 #![forbid(unsafe_op_in_unsafe_fn)]
@@ -38,14 +42,18 @@ pub mod lsp;
 pub mod metrics;
 pub mod progress;
 pub mod proxy;
+pub mod ranges;
 pub mod record;
 pub mod replay;
+pub mod resume;
 pub mod run;
+pub mod secrets;
 pub mod sessions;
 pub mod setup_check;
 pub mod store;
 pub mod suggest;
 pub mod syntax;
+pub mod sys;
 pub mod task;
 pub mod text_inputs;
 pub mod trajectory;

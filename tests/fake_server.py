@@ -1,7 +1,9 @@
 """A fake language server for fault-injection tests of the nextedit proxy.
 
-Answers `initialize`, echoes every other request's params back as its result,
-handles shutdown/exit, and misbehaves on demand (FAKE_MODE):
+Answers `initialize`, echoes every other request's params back as its result
+(or, for a method named in FAKE_RESULTS, a JSON object method -> result, answers
+with that result at once: a fast server for the causality tests), handles
+shutdown/exit, and misbehaves on demand (FAKE_MODE):
   crash:N    exit with code 3 after the N-th message
   garbage    write a non-frame line before every response
   stdout-log write a plain log line to stdout first
@@ -11,6 +13,9 @@ import os
 import sys
 
 MODE = os.environ.get("FAKE_MODE", "")
+# Pre-encoded, so an answer costs a write.
+RESULTS = {method: json.dumps(result)
+           for method, result in json.loads(os.environ.get("FAKE_RESULTS", "{}")).items()}
 out = sys.stdout.buffer
 inp = sys.stdin.buffer
 
@@ -69,6 +74,11 @@ def main():
             if method == "initialize":
                 send({"jsonrpc": "2.0", "id": message["id"],
                       "result": {"capabilities": {"textDocumentSync": 2, "hoverProvider": True}}})
+            elif method in RESULTS:
+                body = ('{"jsonrpc":"2.0","id":%s,"result":%s}'
+                        % (json.dumps(message["id"]), RESULTS[method])).encode()
+                out.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
+                out.flush()
             elif method == "shutdown":
                 shutdown = True
                 send({"jsonrpc": "2.0", "id": message["id"], "result": None})

@@ -1,5 +1,6 @@
 //! What several benches share: a fixed pseudo-random sequence, percentiles, a copy of
-//! this crate's own sources as a worktree, and the trivial `cmd:` suggester process.
+//! this crate's own sources as a worktree, the trivial `cmd:` suggester process, and
+//! a machine loaded on purpose.
 //!
 //! Included with `#[path = "support/mod.rs"] mod support;` (cargo builds only
 //! `benches/*.rs` as benches, so this folder is not one). Each bench uses a part of it.
@@ -8,8 +9,13 @@
 use std::path::Path;
 use std::time::Duration;
 
-use nextedit::suggest::sandbox::{Sandbox, availability};
+mod load;
+// Only the benches with loaded runs use it.
+#[allow(unused_imports)]
+pub use load::Load;
+
 use nextedit::suggest::{ProcessSuggester, Suggester};
+use nextedit::sys::sandbox::{Sandbox, availability};
 
 /// Answers every request with an empty result that fits `suggest` and `complete`.
 /// Python reads its input in buffered lines and finds the id with a regex (no JSON

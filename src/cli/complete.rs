@@ -9,6 +9,8 @@ use nextedit::suggest::build::BuildOptions;
 use nextedit::suggest::cache::CacheMode;
 use nextedit::suggest::complete_once::{OnceCache, OnceRequest, complete_once};
 use nextedit::suggest::protocol::CompleteContext;
+use nextedit::sys::env::Environment;
+use nextedit::sys::jail::Jail;
 use serde_json::json;
 
 /// Ask a suggester to fill a hole once (the protocol's `complete` call)
@@ -67,16 +69,25 @@ pub struct CompleteArgs {
     context: Option<PathBuf>,
 
     /// Seconds the `complete` call may take
-    #[arg(long, default_value_t = 60.0)]
+    #[arg(long, default_value_t = 60.0, allow_negative_numbers = true, value_parser = nextedit::ranges::seconds)]
     timeout: f64,
 
     /// Seconds `initialize` may take (a process may load a model)
-    #[arg(long, default_value_t = 120.0)]
+    #[arg(long, default_value_t = 120.0, allow_negative_numbers = true, value_parser = nextedit::ranges::seconds)]
     init_timeout: f64,
 
-    /// bwrap: run cmd: and lsp: suggesters in the replay sandbox; off: unsandboxed
+    /// bwrap: run cmd: and lsp: suggesters in the replay sandbox (no call when it
+    /// cannot be made); off: unsandboxed (said on stderr)
     #[arg(long, default_value = "bwrap", value_parser = ["bwrap", "off"])]
     sandbox: String,
+
+    /// MiB of memory the suggester's process tree may use (limit: memory)
+    #[arg(long, value_name = "MIB", default_value_t = nextedit::sys::limits::DEFAULT_MEMORY_MIB,
+          value_parser = clap::value_parser!(u64).range(16..=16_777_216))]
+    memory: u64,
+
+    #[command(flatten)]
+    jail: super::JailArgs,
 
     /// A database whose response cache answers the call when it holds it (the same
     /// spec, request and repetition 1); else the suggester is asked and its answer
@@ -128,10 +139,16 @@ pub fn run(args: CompleteArgs) -> Result<i32> {
         }
         None => Vec::new(),
     };
+    nextedit::sys::env::check_names(&args.jail.env).map_err(anyhow::Error::msg)?;
     let options = BuildOptions {
         timeout: Duration::from_secs_f64(args.timeout),
         init_timeout: Duration::from_secs_f64(args.init_timeout),
         allow_network: args.allow_network,
+        jail: Jail {
+            limits: args.jail.limits(args.memory),
+            env: Environment::passing(&args.jail.env),
+            ..Jail::default()
+        },
         ..BuildOptions::default()
     };
     let request = OnceRequest {
@@ -159,6 +176,19 @@ pub fn run(args: CompleteArgs) -> Result<i32> {
         None => None,
     };
     let sandboxed = args.sandbox == "bwrap";
+    if ["cmd:", "lsp:"]
+        .iter()
+        .any(|p| args.suggester.starts_with(p))
+    {
+        // Ctrl-C ends its tree; its daemons are adopted, to be killed with it.
+        nextedit::run::install_process_guards()?;
+        super::note_per_process_limits();
+        if !sandboxed {
+            eprintln!(
+                "nextedit: the suggester runs UNSANDBOXED (--sandbox off): it can read --dir's repository, your files and the network"
+            );
+        }
+    }
     let answer = complete_once(&args.suggester, &options, sandboxed, cache, &request)
         .with_context(|| {
             format!(

@@ -204,7 +204,9 @@ pub fn run(args: DeriveArgs) -> Result<i32> {
             }
             Err(error) => {
                 failed += 1;
-                progress.suspend(|| eprintln!("skipped {sha}: {error:#}"));
+                let error = format!("{error:#}");
+                progress
+                    .suspend(|| eprintln!("skipped {sha}: {}", nextedit::secrets::scrub(&error)));
             }
         }
         let outcome = if failed > failed_before {
@@ -241,6 +243,10 @@ fn report_lsp(sha: &str, stats: &LspStats) {
         stats.seconds
     );
     for reason in &stats.unavailable {
-        eprintln!("lsp {}: {reason}", &sha[..10.min(sha.len())]);
+        eprintln!(
+            "lsp {}: {}",
+            &sha[..10.min(sha.len())],
+            nextedit::secrets::scrub(reason)
+        );
     }
 }

@@ -115,7 +115,8 @@ pub fn run(args: EvalOrderArgs) -> Result<i32> {
         evaluate_annotations(&commits, trees, args.explain, |outcome| {
             progress.item(outcome.name(), &outcome.summary());
             if let CommitOutcome::Skipped(skipped) = outcome {
-                progress.suspend(|| eprintln!("skipped {}: {}", skipped.name, skipped.reason));
+                let reason = nextedit::secrets::scrub(&skipped.reason);
+                progress.suspend(|| eprintln!("skipped {}: {reason}", skipped.name));
             }
         })
     };

@@ -9,7 +9,7 @@ use nextedit::dataset::card::CardFacts;
 use nextedit::dataset::split::SplitSpec;
 use nextedit::dataset::tables::{result_table, trajectory_table};
 use nextedit::dataset::tasks::task_table;
-use nextedit::dataset::write::{FileFormat, write_dataset};
+use nextedit::dataset::write::{FileFormat, check_empty, write_dataset};
 use nextedit::dataset::{DatasetKind, Table};
 use nextedit::progress::{Progress, ProgressMode};
 use nextedit::store::Database;
@@ -114,6 +114,16 @@ pub fn run(command: ExportCommand) -> Result<i32> {
         Database::open_existing(&path)
             .with_context(|| format!("opening database {}", path.display()))
     };
+    // Refused before any work: a full export of a large database takes minutes.
+    let (kind, dataset) = match &command {
+        ExportCommand::Trajectories { dataset, .. } => (DatasetKind::Trajectories, dataset),
+        ExportCommand::Results { dataset, .. } => (DatasetKind::Results, dataset),
+        ExportCommand::Tasks { dataset, .. } => (DatasetKind::Tasks, dataset),
+    };
+    let spec: SplitSpec = (dataset.split.parse())
+        .map_err(|e: String| anyhow::anyhow!("--split {}: {e}", dataset.split))?;
+    check_empty(&dataset.out)
+        .with_context(|| format!("exporting {} to {}", kind.name(), dataset.out.display()))?;
     let (table, skipped, args): (Table, _, DatasetArgs) = match command {
         ExportCommand::Trajectories {
             sessions,
@@ -145,12 +155,12 @@ pub fn run(command: ExportCommand) -> Result<i32> {
     };
     let kind = table.kind;
     let ByArg::Repo = args.by;
-    let spec: SplitSpec = args
-        .split
-        .parse()
-        .map_err(|e: String| anyhow::anyhow!("--split {}: {e}", args.split))?;
     for item in &skipped {
-        eprintln!("skipped {}: {}", item.item, item.reason);
+        eprintln!(
+            "skipped {}: {}",
+            item.item,
+            nextedit::secrets::scrub(&item.reason)
+        );
     }
     let facts = CardFacts {
         kind,

@@ -4,7 +4,7 @@
 use std::io::Write;
 use std::path::PathBuf;
 
-use anyhow::{Context, bail};
+use anyhow::Context;
 use clap::{Args, ValueEnum};
 use nextedit::live::{GroupBy, LiveConfig, figures, json, text};
 use nextedit::sessions::load_live_sessions;
@@ -49,7 +49,7 @@ pub struct LiveArgs {
     by: Option<ByArg>,
 
     /// Seconds after a dismissed answer in which typing its text counts as right but not taken
-    #[arg(long, value_name = "S", default_value_t = 30.0)]
+    #[arg(long, value_name = "S", default_value_t = 30.0, allow_negative_numbers = true, value_parser = nextedit::ranges::seconds_or_zero)]
     within: f64,
 
     /// Print one JSON object (groups and every answer's outcome) instead of text
@@ -70,12 +70,6 @@ enum ByArg {
 
 /// Runs `nextedit live`.
 pub fn run(args: LiveArgs) -> anyhow::Result<i32> {
-    if !(args.within.is_finite() && args.within >= 0.0) {
-        bail!(
-            "--within must be a number of seconds ≥ 0, not {}",
-            args.within
-        );
-    }
     let config = LiveConfig {
         within_ms: args.within * 1000.0,
     };

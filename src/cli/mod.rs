@@ -4,9 +4,9 @@
 //! Exit codes ([`EXIT_CODES`], also in `nextedit --help`): 0 success, also when stdout
 //! was closed early (`nextedit … | head`); 1 the command ran but something it judges
 //! failed (items of a batch skipped, `doctor` found an error, `sessions link` found no
-//! commit, a replay's or `tasks run`'s suggester never answered, `tasks run` found no
-//! valid task); 2 an error ended the command (its
-//! chain is printed on stderr) or the arguments are invalid.
+//! commit, a replay's or `tasks run`'s suggester never answered, a replay FAILED (too
+//! many of one kind of its calls failed), `tasks run` found no valid task); 2 an error
+//! ended the command (its chain is printed on stderr) or the arguments are invalid.
 
 mod complete;
 mod context;
@@ -81,8 +81,8 @@ Exit status:
   0  success (also when standard output was closed early, as by `nextedit … | head`)
   1  the command ran, but something it judges failed: items of a batch were skipped
      (derive --range, import, eval-order, replay), doctor found an error, sessions link
-     found no commit, a replay's (or tasks run's) suggester never answered, tasks run
-     found no valid task
+     found no commit, a replay's (or tasks run's) suggester never answered, a replay
+     FAILED (too many of one kind of its calls failed), tasks run found no valid task
   2  an error ended the command (printed on standard error), or the arguments are invalid";
 
 /// Parses arguments, runs the command and returns the process exit code
@@ -113,7 +113,9 @@ pub fn run() -> i32 {
             if is_broken_pipe(&error) {
                 return 0;
             }
-            eprintln!("nextedit: error: {error:#}");
+            // The chain may quote a server, a file or a test: masked and cut.
+            let message = format!("{error:#}");
+            eprintln!("nextedit: error: {}", nextedit::secrets::scrub(&message));
             2
         }
     }
@@ -137,6 +139,49 @@ fn exit_quietly_on_broken_stdout() {
     }));
 }
 
+/// What untrusted processes (suggesters, tests) get besides the sandbox: the
+/// variables passed beyond the allow-list, and the limits of each process tree
+/// (`replay`, `complete`, `tasks run`; `--memory` is each command's own).
+#[derive(Debug, clap::Args)]
+struct JailArgs {
+    /// Pass this variable of nextedit's environment on (repeatable); untrusted code
+    /// otherwise gets only PATH, LANG, LC_ALL, LC_CTYPE, TERM, a HOME in its scratch
+    /// directory and TMPDIR=/tmp (no API key, no token)
+    #[arg(long = "env", value_name = "NAME")]
+    env: Vec<String>,
+
+    /// Processes and threads one process tree (a suggester with all it starts, one
+    /// test run) may run at once; a fork past it kills the tree (limit: pids)
+    #[arg(long, value_name = "N", default_value_t = nextedit::sys::limits::DEFAULT_PIDS,
+          value_parser = clap::value_parser!(u32).range(1..=4_194_304))]
+    pids: u32,
+
+    /// MiB one process tree may write: its scratch directory, its private /tmp and
+    /// any one file (limit: disk)
+    #[arg(long, value_name = "MIB", default_value_t = nextedit::sys::limits::DEFAULT_DISK_MIB,
+          value_parser = clap::value_parser!(u64).range(1..=16_777_216))]
+    disk: u64,
+}
+
+impl JailArgs {
+    /// The limits, with the command's own `--memory`.
+    fn limits(&self, memory_mib: u64) -> nextedit::sys::limits::Limits {
+        nextedit::sys::limits::Limits {
+            pids: self.pids,
+            memory_mib,
+            disk_mib: self.disk,
+        }
+    }
+}
+
+/// Where no cgroup can be made, the limits hold per process only: said once on
+/// stderr by the commands that start untrusted processes.
+fn note_per_process_limits() {
+    if let Some(note) = nextedit::sys::cgroup::per_process_note() {
+        eprintln!("nextedit: {note}");
+    }
+}
+
 /// `--merges skip|first-parent` (derive and replay ranges).
 fn parse_merges(value: &str) -> Result<nextedit::history::Merges, String> {
     match value {
@@ -153,4 +198,28 @@ fn is_broken_pipe(error: &anyhow::Error) -> bool {
             .downcast_ref::<std::io::Error>()
             .is_some_and(|e| e.kind() == std::io::ErrorKind::BrokenPipe)
     })
+}
+
+/// `--json` (one document) or `--jsonl` (one object per line) instead of a table: the
+/// pair every command that prints runs as JSON takes.
+#[derive(Debug, Clone, Copy, clap::Args)]
+struct JsonArgs {
+    /// Print one JSON document instead of the table
+    #[arg(long, conflicts_with = "jsonl")]
+    json: bool,
+    /// Print JSON Lines instead of the table: one JSON object per line
+    #[arg(long)]
+    jsonl: bool,
+}
+
+impl JsonArgs {
+    /// The JSON layout asked for; `None`: the table.
+    fn layout(self) -> Option<nextedit::run::json::Layout> {
+        use nextedit::run::json::Layout;
+        match (self.json, self.jsonl) {
+            (true, _) => Some(Layout::Document),
+            (_, true) => Some(Layout::Lines),
+            _ => None,
+        }
+    }
 }

@@ -59,7 +59,7 @@ pub struct ProxyArgs {
     no_default_excludes: bool,
 
     /// Seconds the server may take to exit after the editor closes the pipe
-    #[arg(long, value_name = "SECONDS", default_value_t = 5.0)]
+    #[arg(long, value_name = "SECONDS", default_value_t = 5.0, allow_negative_numbers = true, value_parser = nextedit::ranges::seconds_or_zero)]
     exit_timeout: f64,
 
     /// Remove a trailing --stdio that the editor appended (for servers like gopls that reject it)

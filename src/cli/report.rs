@@ -9,7 +9,7 @@ use clap::Args;
 use nextedit::live::{GroupBy, LiveConfig};
 use nextedit::run::figures::GroupFigures;
 use nextedit::run::html::{self, HtmlRun};
-use nextedit::run::{RunReport, json, text};
+use nextedit::run::{Compared, RunRead, RunReport, json, text};
 use nextedit::sessions::load_live_sessions;
 use nextedit::store::Database;
 
@@ -20,6 +20,16 @@ use nextedit::store::Database;
 /// answer / the unchanged text) scores on the same steps, latency of both calls
 /// (p50/p95) and the failed calls by kind. Unsandboxed runs are marked; runs that
 /// used the response cache say how many calls it served.
+///
+/// Each run says how it was scored (match rule and threshold, order, what was
+/// revealed, origins applied silently, sandbox, and its trajectory set: how many and a
+/// digest of their texts) and whether it FAILED: more than its --max-failed-share of
+/// one kind of call failed (by default: all of them), so its figures measure nothing.
+/// Runs scored differently are said to be; runs over different trajectories or steps
+/// are compared on the steps every run has (--common, the default), naming what was
+/// left out (--common false: each run's own steps).
+/// A run whose rows cannot be read (a value out of range or of the wrong type) is
+/// skipped with why, the others are reported, and the exit status is 1.
 ///
 /// A run replayed with --repetitions N (name its first run) shows a line per
 /// repetition, then every figure's mean and 95 % t-interval over the repetitions.
@@ -36,6 +46,7 @@ use nextedit::store::Database;
 /// Examples:
 ///   nextedit report 7
 ///   nextedit report 7 --baseline 4 --json
+///   nextedit report 3 4 --jsonl
 ///   nextedit report 3 4 5 --html report.html
 ///   nextedit report 7 --html report.html --live 12 13
 #[derive(Debug, Args)]
@@ -49,9 +60,13 @@ pub struct ReportArgs {
     #[arg(long, value_name = "PATH")]
     db: Option<PathBuf>,
 
-    /// Print JSON instead of a table
-    #[arg(long, conflicts_with = "html")]
-    json: bool,
+    #[command(flatten)]
+    json: super::JsonArgs,
+
+    /// Compare the runs on the steps every one of them has (same trajectory text, same
+    /// step), naming what is left out; false: each run's figures over all its steps
+    #[arg(long, value_name = "BOOL", default_value_t = true, action = clap::ArgAction::Set, num_args = 0..=1, default_missing_value = "true")]
+    common: bool,
 
     /// Compare each run's figures with this run's (with its repetitions)
     #[arg(long, value_name = "RUN", requires = "runs")]
@@ -59,7 +74,7 @@ pub struct ReportArgs {
 
     /// Write the report of the runs as one self-contained HTML page to FILE (no table
     /// is printed)
-    #[arg(long, value_name = "FILE", requires = "runs")]
+    #[arg(long, value_name = "FILE", requires = "runs", conflicts_with_all = ["json", "jsonl"])]
     html: Option<PathBuf>,
 
     /// Recorded sessions whose live figures (`nextedit live`) the --html page shows
@@ -71,13 +86,33 @@ pub fn run(args: ReportArgs) -> anyhow::Result<i32> {
     let db_path = args.db.unwrap_or_else(nextedit::store::default_path);
     let db = Database::open_existing(&db_path)?;
     let mut out = std::io::stdout().lock();
+    let layout = args.json.layout();
     if args.runs.is_empty() {
-        text::print_run_list(&mut out, &db, db.path(), args.json)?;
-        return Ok(0);
+        let unreadable = text::print_run_list(&mut out, &db, db.path(), layout)?;
+        return Ok(i32::from(unreadable > 0));
     }
+    // A run whose rows cannot be read is skipped with why; the others are reported.
+    let (runs, unreadable) = nextedit::run::report::readable_runs(&db, &args.runs);
+    for (run, why) in &unreadable {
+        eprintln!(
+            "nextedit: skipping run {run}: {}",
+            nextedit::secrets::scrub(why)
+        );
+    }
+    if runs.is_empty() {
+        anyhow::bail!("no run of {:?} could be read", args.runs);
+    }
+    let skipped = i32::from(!unreadable.is_empty());
+    if layout.is_none() && args.html.is_none() {
+        text::print_report_against(&mut out, &db, &runs, args.baseline, args.common)?;
+        return Ok(skipped);
+    }
+    let compared = Compared::of(&db, &runs, args.baseline, args.common)?;
+    let view = compared.common.view(&db);
+    let store: &dyn RunRead = if args.common { &view } else { &db };
     if let Some(path) = &args.html {
-        let runs = (args.runs.iter())
-            .map(|&run| HtmlRun::of(&db, run).with_context(|| format!("reading run {run}")))
+        let runs = (runs.iter())
+            .map(|&run| HtmlRun::of(store, run).with_context(|| format!("reading run {run}")))
             .collect::<anyhow::Result<Vec<_>>>()?;
         let live = if args.live.is_empty() {
             None
@@ -87,27 +122,36 @@ pub fn run(args: ReportArgs) -> anyhow::Result<i32> {
             let groups = nextedit::live::figures(&sessions, GroupBy::Nothing);
             Some(nextedit::live::html::section(&groups, &sessions))
         };
-        std::fs::write(path, html::render_with_live(&runs, live.as_deref()))
-            .with_context(|| format!("writing {}", path.display()))?;
+        let page = html::render_with_live(&runs, &compared.notes(), live.as_deref());
+        std::fs::write(path, page).with_context(|| format!("writing {}", path.display()))?;
         eprintln!("nextedit: wrote {}", path.display());
-        return Ok(0);
+        return Ok(skipped);
     }
-    if args.json {
-        let baseline = match args.baseline {
-            Some(b) => Some(GroupFigures::of(&db, b)?),
-            None => None,
-        };
-        for &run in &args.runs {
-            let report = RunReport::of(&db, run)?;
-            let figures = GroupFigures::of(&db, run)?;
-            writeln!(
-                out,
-                "{}",
-                json::report_with_figures(&report, &figures, baseline.as_ref())
-            )?;
+    let baseline = match args.baseline {
+        Some(b) => Some(GroupFigures::of(store, b)?),
+        None => None,
+    };
+    let mut reports = Vec::new();
+    for &run in &runs {
+        let report = RunReport::of(store, run)?;
+        let figures = GroupFigures::of(store, run)?;
+        reports.push(json::report_with_figures(
+            &report,
+            &figures,
+            baseline.as_ref(),
+        ));
+    }
+    if layout == Some(json::Layout::Lines) {
+        for report in reports {
+            writeln!(out, "{report}")?;
         }
-        return Ok(0);
+        writeln!(
+            out,
+            "{}",
+            serde_json::json!({"comparison": json::comparison(&compared)})
+        )?;
+    } else {
+        writeln!(out, "{}", json::report_document(reports, &compared))?;
     }
-    text::print_report_against(&mut out, &db, &args.runs, args.baseline)?;
-    Ok(0)
+    Ok(skipped)
 }

@@ -3,7 +3,7 @@
 use std::io::Write;
 use std::path::PathBuf;
 
-use nextedit::run::{RunStore, shard, text};
+use nextedit::run::{RunRead, shard, text};
 use nextedit::store::Database;
 
 /// `nextedit runs`: list, show, delete or merge replay runs.
@@ -15,13 +15,16 @@ pub fn run(command: RunsCommand) -> anyhow::Result<i32> {
     match command {
         RunsCommand::List { db, json } => {
             let db = open(db)?;
-            text::print_run_list(&mut out, &db, db.path(), json)?;
+            if text::print_run_list(&mut out, &db, db.path(), json.layout())? > 0 {
+                eprintln!("nextedit: some runs could not be read (listed as unreadable)");
+                return Ok(1);
+            }
         }
         RunsCommand::Show { db, run } => {
             let db = open(db)?;
             text::print_report(&mut out, &db, &[run])?;
             writeln!(out)?;
-            for t in RunStore::run_trajectories(&db, run)? {
+            for t in RunRead::run_trajectories(&db, run)? {
                 writeln!(out, "  {:<8} {}", t.status, t.key)?;
             }
         }
@@ -43,11 +46,11 @@ pub fn run(command: RunsCommand) -> anyhow::Result<i32> {
             }
         }
         RunsCommand::Merge {
-            into,
+            db,
             mut dbs,
             allow_partial,
         } => {
-            let out_path = match into {
+            let out_path = match db {
                 Some(path) => path,
                 None => dbs.remove(0),
             };
@@ -85,14 +88,14 @@ pub fn run(command: RunsCommand) -> anyhow::Result<i32> {
 #[derive(Debug, clap::Subcommand)]
 pub enum RunsCommand {
     /// List the replay runs, newest first (id, start, status, trajectories, micro F1,
-    /// suggester)
+    /// match rule, suggester; FAILED when too many of its calls failed); a run whose
+    /// rows cannot be read is listed as unreadable, with why (exit status 1)
     List {
         /// Database [default: $NEXTEDIT_DB, else $XDG_DATA_HOME/nextedit/nextedit.db]
         #[arg(long, value_name = "PATH")]
         db: Option<PathBuf>,
-        /// One JSON object per run
-        #[arg(long)]
-        json: bool,
+        #[command(flatten)]
+        json: super::JsonArgs,
     },
     /// One run's report and the status of each of its trajectories
     Show {
@@ -127,13 +130,13 @@ pub enum RunsCommand {
     ///
     /// Examples:
     ///   nextedit runs merge all.db shard-0.db shard-1.db
-    ///   nextedit runs merge --into all.db shard-*.db
+    ///   nextedit runs merge --db all.db shard-*.db
     #[command(verbatim_doc_comment)]
     Merge {
         /// The database to add the merged run to (created if needed); without it, the
         /// first DB argument is that database
-        #[arg(long, value_name = "OUT")]
-        into: Option<PathBuf>,
+        #[arg(long, alias = "into", value_name = "OUT")]
+        db: Option<PathBuf>,
         /// [OUT] then the shard databases
         #[arg(value_name = "DB", required = true, num_args = 1..)]
         dbs: Vec<PathBuf>,

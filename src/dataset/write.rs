@@ -79,6 +79,21 @@ pub struct Written {
     pub empty: Vec<String>,
 }
 
+/// Refuses an output directory that holds anything (an export never overwrites): the
+/// CLI asks before it reads a single row, [`write_dataset`] again before it writes.
+pub fn check_empty(out: &Path) -> Result<(), WriteError> {
+    if out.exists() {
+        let mut entries = std::fs::read_dir(out).map_err(|source| WriteError::Io {
+            path: out.to_path_buf(),
+            source,
+        })?;
+        if entries.next().is_some() {
+            return Err(WriteError::NotEmpty(out.to_path_buf()));
+        }
+    }
+    Ok(())
+}
+
 /// Writes `table` into `out`, split by repository, with its card.
 pub fn write_dataset(
     out: &Path,
@@ -94,12 +109,7 @@ pub fn write_dataset(
         let path = path.to_path_buf();
         move |source| WriteError::Io { path, source }
     };
-    if out.exists() {
-        let mut entries = std::fs::read_dir(out).map_err(io(out))?;
-        if entries.next().is_some() {
-            return Err(WriteError::NotEmpty(out.to_path_buf()));
-        }
-    }
+    check_empty(out)?;
     let data = out.join("data");
     std::fs::create_dir_all(&data).map_err(io(&data))?;
     let repositories: Vec<&str> = table.rows.iter().map(|r| r.repository.as_str()).collect();

@@ -452,9 +452,18 @@ fn decide(
     let mut outcome = None;
     let mut partial: Option<(usize, usize, f64, u64)> = None; // rank, bytes, t, seq
     let mut decided_at = steps.len();
-    let (mut group_chars, mut group_seqs, mut taken_seqs) = (0, Vec::new(), Vec::new());
+    let mut taken_seqs = Vec::new();
     let mut later_iter = later.iter().map(|l| &l[0]).peekable();
-    for (k, step) in steps.iter().enumerate() {
+    let as_partial = |(rank, bytes, pt, pseq): (usize, usize, f64, u64),
+                      targets: &[(usize, String)]| Outcome::Partial {
+        rank,
+        chars: targets[rank].1[..bytes].chars().count(),
+        after_ms: pt - first.t_ms,
+        seq: pseq,
+    };
+    let mut k = 0;
+    while k < steps.len() {
+        let step = &steps[k];
         // A later request about the same line, made before this step.
         while let Some(other) = later_iter.peek() {
             if other.request_seq > step_seq(step) {
@@ -477,6 +486,9 @@ fn decide(
             decided_at = k;
             break;
         }
+        // Where the deciding step is, if this one decides (see below for a didChange).
+        decided_at = k;
+        let mut next = k + 1;
         match step {
             Step::Signal(seq, t, signal_file, payload) => {
                 match signal_about(*signal_file, payload, items)
@@ -506,12 +518,7 @@ fn decide(
                     }
                     Some(("hidden", ..)) => {
                         outcome = Some(match partial {
-                            Some((rank, bytes, pt, pseq)) => Outcome::Partial {
-                                rank,
-                                chars: targets[rank].1[..bytes].chars().count(),
-                                after_ms: pt - first.t_ms,
-                                seq: pseq,
-                            },
+                            Some(part) => as_partial(part, &targets),
                             None => Outcome::Dismissed(DismissReason::Hidden { signal_seq: *seq }),
                         })
                     }
@@ -523,101 +530,86 @@ fn decide(
                     change_seq: *seq,
                 }));
             }
-            Step::Change(seq, t, c) => {
-                let anchor_now = targets.first().map_or(anchor, |t| t.0);
-                let same_line = c.file == file
-                    && c.start_byte >= anchor_now
-                    && line_of(&text, c.start_byte) == line_of(&text, anchor_now)
-                    && !c.before.contains('\n');
-                let tool = matches!(
-                    c.origin,
-                    Origin::Completion | Origin::CodeAction | Origin::Rename
+            Step::Change(..) => {
+                // The changes of one didChange are judged together, after the last one:
+                // an editor may replace the typed word in two changes (Neovim), put an
+                // import at the top beside the item (`additionalTextEdits`, in any
+                // order), or type the item in keystroke by keystroke.
+                next = group_end(steps, k);
+                let group = Group::apply(
+                    &steps[k..next],
+                    file,
+                    first.kind,
+                    partial.map(|p| (p.0, p.1)),
+                    &mut text,
+                    &mut targets,
                 );
-                if c.file != file || (!same_line && !tool) {
-                    outcome = Some(match partial {
-                        Some((rank, bytes, pt, pseq)) => Outcome::Partial {
-                            rank,
-                            chars: targets[rank].1[..bytes].chars().count(),
-                            after_ms: pt - first.t_ms,
-                            seq: pseq,
-                        },
-                        None => {
-                            Outcome::Dismissed(DismissReason::TypedElsewhere { change_seq: *seq })
+                let (last_seq, t) = match steps[next - 1] {
+                    Step::Change(seq, t, _) => (seq, t),
+                    _ => unreachable!("a group holds changes only"),
+                };
+                let found = present(&text, &targets).filter(|r| Some(*r) != already);
+                match (found, group.elsewhere) {
+                    (Some(rank), _) => {
+                        let taken = group.tool || group.inserted >= 2;
+                        if taken {
+                            taken_seqs.extend(&group.seqs);
                         }
-                    });
-                } else {
-                    apply_to(&mut text, c.start_byte, c.end_byte, &c.after);
-                    for target in &mut targets {
-                        target.0 = carry(target.0, c.start_byte, c.end_byte, c.after.len());
-                    }
-                    // One didChange may carry several changes (an editor replacing a
-                    // word keystroke by keystroke): judged once, after its last one.
-                    group_chars += c.after.chars().count();
-                    group_seqs.push(*seq);
-                    let last_in_group = !matches!(steps.get(k + 1), Some(Step::Change(_, _, next)) if next.file == c.file && next.version == c.version);
-                    if !last_in_group {
-                        continue;
-                    }
-                    let inserted = std::mem::take(&mut group_chars);
-                    let seqs = std::mem::take(&mut group_seqs);
-                    if let Some(rank) = present(&text, &targets).filter(|r| Some(*r) != already) {
-                        let at_once = inserted >= 2;
-                        if tool || at_once {
-                            taken_seqs = seqs.clone();
-                        }
-                        outcome = Some(if tool || at_once {
+                        outcome = Some(if taken {
                             Outcome::Accepted {
                                 rank,
                                 after_ms: t - first.t_ms,
-                                seq: *seq,
-                                evidence: if tool {
+                                seq: last_seq,
+                                evidence: if group.tool {
                                     Evidence::Origin
                                 } else {
                                     Evidence::Text
                                 },
-                                origin: c.origin,
+                                origin: group.origin,
                             }
                         } else {
-                            Outcome::Dismissed(DismissReason::TypedByHand { change_seq: *seq })
+                            Outcome::Dismissed(DismissReason::TypedByHand {
+                                change_seq: last_seq,
+                            })
                         });
-                    } else if first.kind == OfferKind::InlineCompletion && inserted >= 2 {
-                        // The leading words of an inline item, inserted at once.
-                        for (rank, (at, want)) in targets.iter().enumerate() {
-                            let have = text.get(*at..).unwrap_or("");
-                            let common = want
-                                .char_indices()
-                                .map(|(i, ch)| i + ch.len_utf8())
-                                .take_while(|&end| have.get(..end) == want.get(..end))
-                                .last()
-                                .unwrap_or(0);
-                            let at_word_end =
-                                want[common..].chars().next().is_none_or(|ch| !is_word(ch))
-                                    || want[..common]
-                                        .chars()
-                                        .next_back()
-                                        .is_some_and(|ch| !is_word(ch));
-                            if common > 0 && at_word_end && partial.is_none_or(|p| p.1 < common) {
-                                partial = Some((rank, common, *t, *seq));
-                                taken_seqs.extend(&seqs);
-                                break;
+                        // Its changes are in `text`: what follows starts after them.
+                        decided_at = next - 1;
+                    }
+                    (None, Some(change_seq)) => {
+                        // The list closed: the group is the rest of the session's.
+                        group.undo(&mut text, &mut targets);
+                        outcome = Some(match partial {
+                            Some(part) => as_partial(part, &targets),
+                            None => {
+                                Outcome::Dismissed(DismissReason::TypedElsewhere { change_seq })
                             }
+                        });
+                    }
+                    (None, None)
+                        if first.kind == OfferKind::InlineCompletion && group.inserted >= 2 =>
+                    {
+                        // The leading words of an inline item, inserted at once.
+                        if let Some((rank, common)) =
+                            leading_words(&text, &targets, partial.map_or(0, |p| p.1), group.reach)
+                        {
+                            partial = Some((rank, common, t, last_seq));
+                            taken_seqs.extend(&group.seqs);
                         }
                     }
+                    (None, None) => {}
                 }
             }
         }
         if outcome.is_some() {
-            decided_at = k;
             break;
         }
+        k = next;
+    }
+    if outcome.is_none() {
+        decided_at = steps.len();
     }
     let outcome = outcome.unwrap_or(match partial {
-        Some((rank, bytes, pt, pseq)) => Outcome::Partial {
-            rank,
-            chars: targets[rank].1[..bytes].chars().count(),
-            after_ms: pt - first.t_ms,
-            seq: pseq,
-        },
+        Some(part) => as_partial(part, &targets),
         None => Outcome::Dismissed(DismissReason::SessionEnded),
     });
     let rest = &steps[(decided_at + 1).min(steps.len())..];
@@ -692,6 +684,141 @@ fn decide(
         context_before,
         taken_seqs,
     }
+}
+
+/// The end of the didChange whose first change is `steps[k]`: its changes share the
+/// file and the version.
+fn group_end(steps: &[Step], k: usize) -> usize {
+    let Step::Change(_, _, head) = &steps[k] else {
+        return k + 1;
+    };
+    k + steps[k..]
+        .iter()
+        .take_while(|s| matches!(s, Step::Change(_, _, c) if c.file == head.file && c.version == head.version))
+        .count()
+}
+
+/// One didChange's changes, applied to the analysis's text and targets in order (each
+/// judged against the text the earlier ones left), and what they say about an answer.
+struct Group {
+    /// Seqs of its changes.
+    seqs: Vec<u64>,
+    /// Characters they inserted.
+    inserted: usize,
+    /// A tool made one of them (origin `completion`, `code_action`, `rename`).
+    tool: bool,
+    /// A tool's origin, else the last change's.
+    origin: Origin,
+    /// The first change that went elsewhere: another file, another line, before the
+    /// anchor, or (an inline item) not at the place its taken part ends.
+    elsewhere: Option<u64>,
+    /// What it replaced, to undo it: (start, length inserted, text replaced).
+    replaced: Vec<(usize, usize, String)>,
+    /// The targets' places before it.
+    places: Vec<usize>,
+    /// Where the text it inserted ends.
+    reach: usize,
+}
+
+impl Group {
+    fn apply(
+        steps: &[Step],
+        file: &str,
+        kind: OfferKind,
+        taken: Option<(usize, usize)>,
+        text: &mut String,
+        targets: &mut [(usize, String)],
+    ) -> Group {
+        let mut group = Group {
+            seqs: Vec::with_capacity(steps.len()),
+            inserted: 0,
+            tool: false,
+            origin: Origin::User,
+            elsewhere: None,
+            replaced: Vec::new(),
+            places: targets.iter().map(|t| t.0).collect(),
+            reach: 0,
+        };
+        for step in steps {
+            let Step::Change(seq, _, c) = step else {
+                continue;
+            };
+            let anchor = targets[0].0;
+            let tool = matches!(
+                c.origin,
+                Origin::Completion | Origin::CodeAction | Origin::Rename
+            );
+            let same_line = c.start_byte >= anchor
+                && line_of(text, c.start_byte) == line_of(text, anchor)
+                && !c.before.contains('\n');
+            // An inline item taken in parts (word, line): the next part goes where the
+            // last one ended, whatever the line.
+            let part_end = taken.map_or(anchor, |(rank, bytes)| targets[rank].0 + bytes);
+            let next_part = kind == OfferKind::InlineCompletion
+                && c.start_byte == c.end_byte
+                && c.start_byte == part_end;
+            if c.file != file || !(same_line || tool || next_part) {
+                group.elsewhere.get_or_insert(*seq);
+            }
+            group.seqs.push(*seq);
+            group.inserted += c.after.chars().count();
+            if tool {
+                group.tool = true;
+                group.origin = c.origin;
+            } else if !group.tool {
+                group.origin = c.origin;
+            }
+            if c.file != file {
+                continue;
+            }
+            if let Some(before) = text.get(c.start_byte..c.end_byte).map(str::to_string) {
+                apply_to(text, c.start_byte, c.end_byte, &c.after);
+                group.replaced.push((c.start_byte, c.after.len(), before));
+            }
+            for target in targets.iter_mut() {
+                target.0 = carry(target.0, c.start_byte, c.end_byte, c.after.len());
+            }
+            group.reach = carry(group.reach, c.start_byte, c.end_byte, c.after.len())
+                .max(c.start_byte + c.after.len());
+        }
+        group
+    }
+
+    /// Takes its changes back out of `text` and `targets`.
+    fn undo(&self, text: &mut String, targets: &mut [(usize, String)]) {
+        for (start, len, before) in self.replaced.iter().rev() {
+            text.replace_range(*start..start + len, before);
+        }
+        for (target, place) in targets.iter_mut().zip(&self.places) {
+            target.0 = *place;
+        }
+    }
+}
+
+/// The first item whose leading words (ending at a word boundary), more than `min`
+/// bytes of them, are at its place, before `reach` (what was there already is not
+/// taken): its rank and their length in bytes.
+fn leading_words(
+    text: &str,
+    targets: &[(usize, String)],
+    min: usize,
+    reach: usize,
+) -> Option<(usize, usize)> {
+    targets.iter().enumerate().find_map(|(rank, (at, want))| {
+        let have = text.get(*at..reach.max(*at)).unwrap_or("");
+        let common = want
+            .char_indices()
+            .map(|(i, ch)| i + ch.len_utf8())
+            .take_while(|&end| have.get(..end) == want.get(..end))
+            .last()
+            .unwrap_or(0);
+        let at_word_end = want[common..].chars().next().is_none_or(|ch| !is_word(ch))
+            || want[..common]
+                .chars()
+                .next_back()
+                .is_some_and(|ch| !is_word(ch));
+        (common > min && at_word_end).then_some((rank, common))
+    })
 }
 
 /// Follows taken text through the rest of the session.
@@ -836,6 +963,23 @@ mod tests {
                 }),
             });
             self.text.replace_range(start..end, new);
+            self.seq
+        }
+
+        /// One didChange of several changes at time `t`: each `(from, old, new)` replaces
+        /// the first `old` after byte `from` in the text the earlier ones left.
+        fn did_change(&mut self, t: f64, changes: &[(usize, &str, &str)], origin: Origin) -> u64 {
+            let version = self.seq as i64 + 1_000;
+            for (from, old, new) in changes {
+                self.change(t, *from, old, new, origin);
+                if let Some(Event {
+                    body: EventBody::Change(c),
+                    ..
+                }) = self.trajectory.events.last_mut()
+                {
+                    c.version = version;
+                }
+            }
             self.seq
         }
 
@@ -1084,5 +1228,93 @@ mod tests {
         );
         assert_eq!(outcomes[1].outcome.key(), "accepted");
         assert_eq!(outcomes[1].outcome.taken_rank(), Some(0));
+    }
+
+    #[test]
+    fn an_item_with_an_import_is_accepted_whatever_the_order_of_its_changes() {
+        // "pa" replaced by "path" and an import put at the top, in one didChange: VS
+        // Code sends the lower change first, another editor the import first.
+        for import_first in [false, true] {
+            let mut s = Session::new("import sys\n\nos.pa\n");
+            let offers = s.offer(1_000.0, 2, 5, 2, &["pardir", "path"], OfferKind::Completion);
+            let changes: [(usize, &str, &str); 2] = [(15, "pa", "path"), (0, "", "import os\n")];
+            let order: Vec<(usize, &str, &str)> = if import_first {
+                vec![changes[1], (25, "pa", "path")]
+            } else {
+                changes.to_vec()
+            };
+            let seq = s.did_change(1_050.0, &order, Origin::User);
+            s.change(3_000.0, 0, "import sys", "import sys, re", Origin::User);
+            let outcomes = analyse(&s.trajectory, &offers, LiveConfig::default());
+            assert_eq!(
+                outcomes[0].outcome,
+                Outcome::Accepted {
+                    rank: 1,
+                    after_ms: 50.0,
+                    seq,
+                    evidence: Evidence::Text,
+                    origin: Origin::User
+                },
+                "import first: {import_first}"
+            );
+            assert_eq!(outcomes[0].taken_seqs, vec![seq - 1, seq]);
+            assert_eq!(
+                outcomes[0].aftermath.as_ref().map(|a| a.kept_end),
+                Some(1.0)
+            );
+        }
+    }
+
+    #[test]
+    fn a_change_elsewhere_in_the_same_did_change_as_typing_dismisses() {
+        // One letter at the place and one on another line: the list closed.
+        let mut s = Session::new("x = 1\nos.pa\n");
+        let offers = s.offer(1_000.0, 1, 5, 2, &["path"], OfferKind::Completion);
+        let seq = s.did_change(1_100.0, &[(11, "", "t"), (0, "x", "y")], Origin::User);
+        let outcomes = analyse(&s.trajectory, &offers, LiveConfig::default());
+        assert_eq!(
+            outcomes[0].outcome,
+            Outcome::Dismissed(DismissReason::TypedElsewhere { change_seq: seq })
+        );
+        // The group was taken back: what was written instead starts at the anchor.
+        assert_eq!(outcomes[0].written_instead.as_deref(), Some("pat"));
+    }
+
+    #[test]
+    fn an_inline_item_taken_line_by_line_is_accepted_and_one_line_is_partial() {
+        let item = "total = a + b\n    return total";
+        // Whole, in two parts: the first line, then the rest on the next line.
+        let mut s = Session::new("def f(a, b):\n    \nx = 1\n");
+        let offers = s.offer(1_000.0, 1, 4, 0, &[item], OfferKind::InlineCompletion);
+        s.change(1_500.0, 17, "", "total = a + b", Origin::User);
+        let last = s.change(2_000.0, 30, "", "\n    return total", Origin::User);
+        s.change(3_000.0, 48, "x", "y", Origin::User);
+        let outcomes = analyse(&s.trajectory, &offers, LiveConfig::default());
+        assert_eq!(
+            outcomes[0].outcome,
+            Outcome::Accepted {
+                rank: 0,
+                after_ms: 1_000.0,
+                seq: last,
+                evidence: Evidence::Text,
+                origin: Origin::User
+            }
+        );
+        assert_eq!(outcomes[0].taken_seqs, vec![last - 1, last]);
+        // The first line only, then a change on another line.
+        let mut s = Session::new("def f(a, b):\n    \nx = 1\n");
+        let offers = s.offer(1_000.0, 1, 4, 0, &[item], OfferKind::InlineCompletion);
+        let part = s.change(1_500.0, 17, "", "total = a + b", Origin::User);
+        s.change(3_000.0, 31, "x", "y", Origin::User);
+        let outcomes = analyse(&s.trajectory, &offers, LiveConfig::default());
+        assert_eq!(
+            outcomes[0].outcome,
+            Outcome::Partial {
+                rank: 0,
+                chars: 13,
+                after_ms: 500.0,
+                seq: part
+            }
+        );
     }
 }

@@ -93,15 +93,16 @@ impl LspClient {
         LspClient::spawn_with(command, true)
     }
 
-    /// Like [`LspClient::spawn`], but keeps no transcript, so memory stays flat however
-    /// long the server runs (the `lsp:` suggester).
-    pub fn spawn_without_transcript(command: Command) -> Result<LspClient, ClientError> {
-        LspClient::spawn_with(command, false)
+    /// A client of a server already started with piped stdin and stdout (the `lsp:`
+    /// suggester starts it confined, `sys::jail`); keeps no transcript, so memory stays
+    /// flat however long the server runs.
+    pub fn from_child(child: Child) -> LspClient {
+        LspClient::attach(child, false)
     }
 
     fn spawn_with(mut command: Command, keep_transcript: bool) -> Result<LspClient, ClientError> {
         let program = command.get_program().to_string_lossy().into_owned();
-        let mut child = command
+        let child = command
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .spawn()
@@ -109,6 +110,10 @@ impl LspClient {
                 command: program,
                 source,
             })?;
+        Ok(LspClient::attach(child, keep_transcript))
+    }
+
+    fn attach(mut child: Child, keep_transcript: bool) -> LspClient {
         let stdin = Arc::new(Mutex::new(child.stdin.take()));
         let stdout = child.stdout.take().expect("stdout is piped");
         let pending: Pending = Arc::default();
@@ -120,7 +125,7 @@ impl LspClient {
             let transcript = transcript.clone();
             std::thread::spawn(move || read_loop(stdout, stdin, pending, note_tx, transcript))
         };
-        Ok(LspClient {
+        LspClient {
             child,
             stdin,
             ids: RequestIds::default(),
@@ -128,7 +133,7 @@ impl LspClient {
             notifications,
             transcript,
             reader: Some(reader),
-        })
+        }
     }
 
     /// Writes exact bytes to the server (for tests of odd framing).
@@ -216,7 +221,8 @@ impl LspClient {
         Ok(result)
     }
 
-    /// The next server notification, waiting up to `timeout`.
+    /// The next server notification (or `client/registerCapability` request, already
+    /// answered: what a server registers is for its user to read), waiting up to `timeout`.
     pub fn next_notification(&self, timeout: Duration) -> Option<Value> {
         self.notifications.recv_timeout(timeout).ok()
     }
@@ -352,6 +358,10 @@ fn read_loop(
                         &transcript,
                         &encode_frame(&jsonrpc::result_response(&id, reply)),
                     );
+                    // Answered; what the server registered is for its user to read.
+                    if method == "client/registerCapability" {
+                        let _ = notifications.send(message);
+                    }
                 }
                 Incoming::Notification { message, .. } => {
                     let _ = notifications.send(message);

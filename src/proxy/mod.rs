@@ -1,33 +1,37 @@
 //! The recording proxy: editor ⇄ nextedit ⇄ language server over stdio.
 //!
 //! Three threads move bytes: editor→server, server→editor and (inherited) server
-//! stderr. Each reads a chunk, writes the exact bytes to the other side, then
-//! offers a copy to the recorder thread with a non-blocking send. The recorder
-//! (`tap`) parses, tracks documents and batches SQLite transactions; when it is
-//! slow or broken, copies are dropped and counted, never the forwarding.
+//! stderr. Each reads a chunk, puts each frame on the session's [`timeline`]
+//! (stamped as it is read, so the record is causal), writes the exact bytes to the
+//! other side, then wakes the recorder thread. The recorder (`tap`) parses, tracks
+//! documents and batches SQLite transactions; when it is slow or broken, copies are
+//! dropped and counted, never the forwarding.
 //!
 //! Architecture invariant: the bytes written to each side are exactly the bytes
 //! read from the other, in order, except `$/nextedit/*` notifications from the
 //! editor, which the proxy consumes.
 
+mod sink;
 mod spill;
 mod tap;
+pub mod timeline;
 
 use std::io::{Read, Write};
 use std::path::PathBuf;
 use std::process::{ChildStdin, Command, ExitStatus, Stdio};
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use crossbeam_channel::{Receiver, Sender, TrySendError};
+use crossbeam_channel::{Receiver, Sender};
 
 use crate::lsp::Direction;
 use crate::lsp::framing::{Chunk, FrameDecoder};
 use crate::record::SIGNAL_PREFIX;
 use crate::record::privacy::PrivacyFilter;
 
-pub use tap::{TapItem, TapSettings, run_recorder};
+pub use tap::{TapSettings, run_recorder};
+use timeline::Timeline;
 
 /// Everything the proxy needs to run.
 #[derive(Debug, Clone)]
@@ -47,13 +51,6 @@ pub struct ProxyConfig {
     /// How long the server may take to exit after the editor closed the pipe.
     pub exit_grace: Duration,
 }
-
-/// Capacity of the tap channel in items; when full, copies are dropped (and counted).
-/// Large, because memory is bounded by [`TAP_MAX_BYTES`]: a burst of small messages
-/// waits for the recorder instead of being dropped.
-pub const TAP_CAPACITY: usize = 1 << 21;
-/// Bytes the tap may hold in flight before copies are dropped (and counted).
-pub const TAP_MAX_BYTES: usize = 512 * 1024 * 1024;
 
 enum Lifecycle {
     EditorClosed,
@@ -104,13 +101,9 @@ pub fn run(config: ProxyConfig) -> Result<i32, ProxyError> {
     let child_stdin = Arc::new(Mutex::new(child.stdin.take()));
     let child_stdout = child.stdout.take().expect("stdout is piped");
 
-    let dropped = Arc::new(AtomicU64::new(0));
-    let in_flight = Arc::new(AtomicUsize::new(0));
-    let (tap_tx, recorder) = match &config.db {
+    let (timeline, recorder) = match &config.db {
         Some(db) => {
-            // Unbounded channel, bounded by `Tap::offer` (items and bytes): a bounded
-            // crossbeam channel would allocate all its slots up front.
-            let (tx, rx) = crossbeam_channel::unbounded();
+            let timeline = Arc::new(Timeline::new(start));
             let settings = TapSettings {
                 db: db.clone(),
                 workspace: config.workspace.clone(),
@@ -118,26 +111,23 @@ pub fn run(config: ProxyConfig) -> Result<i32, ProxyError> {
                 record_raw: config.record_raw,
                 record_server_raw: config.record_server_raw,
                 privacy: config.privacy.clone(),
-                dropped: dropped.clone(),
-                in_flight: in_flight.clone(),
             };
-            let handle = std::thread::Builder::new()
-                .name("nextedit-recorder".into())
-                .spawn(move || tap::run_recorder(settings, rx))
-                .expect("spawn recorder thread");
-            (Some(tx), Some(handle))
+            let handle = {
+                let timeline = timeline.clone();
+                std::thread::Builder::new()
+                    .name("nextedit-recorder".into())
+                    .spawn(move || tap::run_recorder(settings, &timeline))
+                    .expect("spawn recorder thread")
+            };
+            timeline.set_recorder(handle.thread().clone());
+            (Some(timeline), Some(handle))
         }
         None => (None, None),
     };
 
     let (life_tx, life_rx) = crossbeam_channel::unbounded::<Lifecycle>();
-    let tap = Tap {
-        tx: tap_tx.clone(),
-        dropped: dropped.clone(),
-        in_flight: in_flight.clone(),
-    };
     {
-        let tap = tap.clone();
+        let timeline = timeline.clone();
         let stdin = child_stdin.clone();
         let life = life_tx.clone();
         std::thread::Builder::new()
@@ -148,8 +138,7 @@ pub fn run(config: ProxyConfig) -> Result<i32, ProxyError> {
                     std::io::stdin().lock(),
                     &mut writer,
                     Direction::ClientToServer,
-                    start,
-                    &tap,
+                    timeline.as_deref(),
                 );
                 // The editor is gone: closing the server's stdin lets it finish on its own.
                 stdin.lock().expect("stdin lock").take();
@@ -158,7 +147,7 @@ pub fn run(config: ProxyConfig) -> Result<i32, ProxyError> {
             .expect("spawn forwarding thread");
     }
     let server_to_editor = {
-        let tap = tap.clone();
+        let timeline = timeline.clone();
         let stdin = child_stdin.clone();
         let life = life_tx.clone();
         std::thread::Builder::new()
@@ -168,8 +157,7 @@ pub fn run(config: ProxyConfig) -> Result<i32, ProxyError> {
                     child_stdout,
                     &mut std::io::stdout().lock(),
                     Direction::ServerToClient,
-                    start,
-                    &tap,
+                    timeline.as_deref(),
                 );
                 if broken {
                     // The editor stopped reading: treat it like the editor closing.
@@ -206,7 +194,7 @@ pub fn run(config: ProxyConfig) -> Result<i32, ProxyError> {
     // Let the last server output reach the editor, however slowly it reads
     // (bounded, for an editor that stopped reading without closing).
     join_with_timeout(server_to_editor, Duration::from_secs(30));
-    if let (Some(tap), Some(recorder)) = (tap_tx, recorder) {
+    if let (Some(timeline), Some(recorder)) = (timeline, recorder) {
         let end = match signalled {
             Some(signal) => crate::store::SessionEnd::Signalled {
                 signal,
@@ -214,7 +202,7 @@ pub fn run(config: ProxyConfig) -> Result<i32, ProxyError> {
             },
             None => crate::store::SessionEnd::Exited(status.and_then(|s| exit_code(&s))),
         };
-        let _ = tap.send(TapItem::End(end));
+        timeline.end(end);
         // The editor has its answers: the recording is written completely before
         // exit, however long that takes, with progress after a second.
         let waiting = Instant::now();
@@ -224,13 +212,12 @@ pub fn run(config: ProxyConfig) -> Result<i32, ProxyError> {
             if waiting.elapsed() >= next_note {
                 eprintln!(
                     "nextedit: writing the recording: {} frames still queued ({:.0}s)",
-                    tap.len(),
+                    timeline.queued(),
                     waiting.elapsed().as_secs_f64()
                 );
                 next_note += Duration::from_secs(5);
             }
         }
-        drop(tap);
         let _ = recorder.join();
     }
     Ok(match (status, signalled) {
@@ -450,52 +437,18 @@ impl Write for SharedStdin {
     }
 }
 
-/// The forwarding side of the recorder channel: never blocks.
-#[derive(Clone)]
-struct Tap {
-    tx: Option<Sender<TapItem>>,
-    dropped: Arc<AtomicU64>,
-    in_flight: Arc<AtomicUsize>,
-}
-
-impl Tap {
-    fn enabled(&self) -> bool {
-        self.tx.is_some()
-    }
-
-    /// Hands a copy to the recorder, or counts it as dropped when the recorder is behind.
-    fn offer(&self, item: TapItem) {
-        let Some(tx) = &self.tx else { return };
-        let size = item.size();
-        if tx.len() >= TAP_CAPACITY {
-            self.dropped.fetch_add(1, Ordering::Relaxed);
-            return;
-        }
-        if self.in_flight.fetch_add(size, Ordering::Relaxed) + size > TAP_MAX_BYTES {
-            self.in_flight.fetch_sub(size, Ordering::Relaxed);
-            self.dropped.fetch_add(1, Ordering::Relaxed);
-            return;
-        }
-        if let Err(TrySendError::Full(_) | TrySendError::Disconnected(_)) = tx.try_send(item) {
-            self.in_flight.fetch_sub(size, Ordering::Relaxed);
-            self.dropped.fetch_add(1, Ordering::Relaxed);
-        }
-    }
-}
-
 /// Moves bytes from `input` to `output` chunk by chunk until EOF; returns true if
-/// `output` broke (the reader on the other side went away).
+/// `output` broke (the reader on the other side went away). Each frame goes on the
+/// `timeline` (when recording) as it is read, before it is forwarded.
 fn pump(
     mut input: impl Read,
     output: &mut impl Write,
     dir: Direction,
-    start: Instant,
-    tap: &Tap,
+    timeline: Option<&Timeline>,
 ) -> bool {
     let mut decoder = FrameDecoder::new();
     let mut buf = vec![0u8; 256 * 1024];
     let mut broken = false;
-    let offer = |item: TapItem| tap.offer(item);
     loop {
         let n = match input.read(&mut buf) {
             Ok(0) => break,
@@ -506,21 +459,19 @@ fn pump(
         decoder.feed(&buf[..n]);
         while let Some(chunk) = decoder.next_chunk() {
             let consumed = dir == Direction::ClientToServer && is_editor_signal(&chunk);
+            let chunk = Arc::new(chunk);
+            if let Some(timeline) = timeline {
+                timeline.stamp(dir, &chunk, consumed);
+            }
             if !consumed && !broken && output.write_all(chunk.bytes()).is_err() {
                 broken = true;
-            }
-            if tap.enabled() {
-                let t_ns = start.elapsed().as_nanos() as u64;
-                offer(TapItem::Chunk {
-                    dir,
-                    t_ns,
-                    chunk,
-                    consumed,
-                });
             }
         }
         if !broken && output.flush().is_err() {
             broken = true;
+        }
+        if let Some(timeline) = timeline {
+            timeline.wake();
         }
         if broken && dir == Direction::ServerToClient {
             // Nobody reads the server's output any more.
@@ -528,17 +479,15 @@ fn pump(
         }
     }
     if let Some(rest) = decoder.finish() {
+        let rest = Arc::new(rest);
+        if let Some(timeline) = timeline {
+            timeline.stamp(dir, &rest, false);
+        }
         if !broken {
             let _ = output.write_all(rest.bytes()).and_then(|()| output.flush());
         }
-        if tap.enabled() {
-            let t_ns = start.elapsed().as_nanos() as u64;
-            offer(TapItem::Chunk {
-                dir,
-                t_ns,
-                chunk: rest,
-                consumed: false,
-            });
+        if let Some(timeline) = timeline {
+            timeline.wake();
         }
     }
     broken

@@ -1,5 +1,7 @@
 //! Shadow copies of open documents, kept in step with the editor's content changes.
 
+use std::cell::Cell;
+
 use ropey::Rope;
 
 /// How LSP `Position.character` counts (negotiated per session).
@@ -61,6 +63,13 @@ pub struct LspRange {
     pub end: LspPosition,
 }
 
+impl LspRange {
+    /// A range read from JSON without copying it (`None` when it is not one).
+    pub fn from_json(value: &serde_json::Value) -> Option<LspRange> {
+        serde::Deserialize::deserialize(value).ok()
+    }
+}
+
 /// What one content change did, in canonical coordinates.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ChangeSpan {
@@ -80,12 +89,18 @@ pub struct ChangeSpan {
     pub after: String,
 }
 
+/// A position converted to a byte offset, remembered until the text changes.
+type Converted = Option<(LspPosition, PositionEncoding, usize)>;
+
 /// The editor's view of one document, rebuilt from didOpen + didChange.
 #[derive(Debug, Clone)]
 pub struct ShadowDocument {
     rope: Rope,
     /// Version from the latest didOpen/didChange.
     pub version: i64,
+    /// The last two positions converted: the items of a completion answer (up to a
+    /// hundred, each read twice) share one range.
+    converted: Cell<[Converted; 2]>,
 }
 
 impl ShadowDocument {
@@ -94,12 +109,18 @@ impl ShadowDocument {
         ShadowDocument {
             rope: Rope::from_str(text),
             version,
+            converted: Cell::new([None; 2]),
         }
     }
 
     /// The current text.
     pub fn text(&self) -> String {
         self.rope.to_string()
+    }
+
+    /// The text between two byte offsets (on char boundaries), without the rest.
+    pub fn slice(&self, start: usize, end: usize) -> String {
+        self.rope.byte_slice(start..end).to_string()
     }
 
     /// Length in bytes.
@@ -115,15 +136,30 @@ impl ShadowDocument {
     /// Byte offset of an LSP position; characters past the line end clamp to the
     /// end of the line (LSP rule), lines past the end clamp to the end of the text.
     pub fn position_to_byte(&self, position: LspPosition, encoding: PositionEncoding) -> usize {
-        let line = position.line as usize;
-        if line >= self.rope.len_lines() {
-            return self.rope.len_bytes();
+        let converted = self.converted.get();
+        if let Some((_, _, byte)) = converted
+            .iter()
+            .flatten()
+            .find(|(p, e, _)| *p == position && *e == encoding)
+        {
+            return *byte;
         }
+        let byte = self.convert(position, encoding);
+        self.converted
+            .set([Some((position, encoding, byte)), converted[0]]);
+        byte
+    }
+
+    fn convert(&self, position: LspPosition, encoding: PositionEncoding) -> usize {
+        let line = position.line as usize;
+        let Some(text) = self.rope.get_line(line) else {
+            return self.rope.len_bytes();
+        };
         let line_start_char = self.rope.line_to_char(line);
         let mut units = 0usize;
         let mut chars = 0usize;
         let target = position.character as usize;
-        for c in self.rope.line(line).chars() {
+        for c in text.chars() {
             if c == '\n' || c == '\r' || units >= target {
                 break;
             }
@@ -226,6 +262,7 @@ impl ShadowDocument {
     /// Replaces the bytes `start..end` (on char boundaries) by `text`; importers use it
     /// for formats that address text by offset rather than by LSP position.
     pub fn replace(&mut self, start: usize, end: usize, text: &str) -> ChangeSpan {
+        self.converted.set([None; 2]);
         let start_char = self.rope.byte_to_char(start);
         let end_char = self.rope.byte_to_char(end);
         let before = self.rope.slice(start_char..end_char).to_string();

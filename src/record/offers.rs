@@ -29,11 +29,14 @@ use crate::lsp::OfferKind;
 /// Items of one answer recorded as offers (completion lists can hold thousands).
 pub const MAX_OFFERS: usize = 100;
 
-/// The latest completion answer's offers, for `completionItem/resolve`.
+/// The latest completion answer's offers, for `completionItem/resolve`: what they
+/// were made from (the records themselves went to the store).
 #[derive(Debug, Default)]
 pub(super) struct LatestCompletion {
-    /// Each recorded item's offer and what it was decoded from.
-    items: Vec<(OfferRecord, Item)>,
+    /// The answer: its seq and time, its request, its size and `isIncomplete`.
+    answer: Option<(u64, u64, PendingRequest, usize, bool)>,
+    /// Each recorded item, in rank order.
+    items: Vec<Item>,
 }
 
 /// What one item offers before its place in the answer is known.
@@ -80,7 +83,10 @@ impl SessionRecorder {
         };
         let defaults = result.get("itemDefaults");
         let list_size = values.len();
-        let mut completion = LatestCompletion::default();
+        let mut completion = LatestCompletion {
+            answer: Some((seq, t_ns, request.clone(), list_size, incomplete)),
+            items: Vec::new(),
+        };
         for (rank, value) in values.into_iter().take(MAX_OFFERS).enumerate() {
             let item = match kind {
                 OfferKind::Completion => self.completion_item(&uri, request, value, defaults),
@@ -99,10 +105,10 @@ impl SessionRecorder {
                 incomplete,
                 &item,
             );
-            if kind == OfferKind::Completion && !excluded {
-                completion.items.push((offer.clone(), item));
-            }
             out.push(Record::Offer(offer));
+            if kind == OfferKind::Completion && !excluded {
+                completion.items.push(item);
+            }
         }
         if kind == OfferKind::Completion {
             self.latest_completion = completion;
@@ -157,16 +163,18 @@ impl SessionRecorder {
         let Some(label) = result.get("label").and_then(Value::as_str) else {
             return;
         };
-        let Some(i) = self
-            .latest_completion
-            .items
-            .iter()
-            .position(|(o, _)| o.label.as_deref() == Some(label))
-        else {
+        let latest = &self.latest_completion;
+        let (Some((seq, t_ns, request, list_size, incomplete)), Some(rank)) = (
+            &latest.answer,
+            latest
+                .items
+                .iter()
+                .position(|item| item.label.as_deref() == Some(label)),
+        ) else {
             return;
         };
-        let (offer, item) = &self.latest_completion.items[i];
-        let uri = offer.uri.clone();
+        let item = &latest.items[rank];
+        let uri = request.uri.clone().unwrap_or_default();
         let mut resolved = item.clone();
         if result.get("textEdit").is_some() || result.get("insertText").is_some() {
             resolved.text = completion_text(result, None);
@@ -183,14 +191,19 @@ impl SessionRecorder {
         {
             resolved.additional = self.lsp_edits(&uri, &additional);
         }
-        let edits = resolved.edits();
-        if edits == offer.edits && resolved.text == offer.text {
+        if resolved.edits() == item.edits() && resolved.text == item.text {
             return;
         }
-        let mut updated = offer.clone();
-        updated.edits = edits;
-        updated.text = resolved.text.clone();
-        self.latest_completion.items[i] = (updated.clone(), resolved);
+        let updated = self.offer(
+            *seq,
+            *t_ns,
+            request,
+            OfferKind::Completion,
+            (rank, *list_size),
+            *incomplete,
+            &resolved,
+        );
+        self.latest_completion.items[rank] = resolved;
         out.push(Record::Offer(updated));
     }
 
@@ -247,8 +260,7 @@ impl SessionRecorder {
             None => match defaults.and_then(|d| d.get("editRange")) {
                 Some(range) => {
                     let range = range.get("insert").unwrap_or(range);
-                    serde_json::from_value::<LspRange>(range.clone())
-                        .ok()
+                    LspRange::from_json(range)
                         .map(|range| self.offer_edit(uri, range, text.clone()))
                 }
                 // The editor replaces the word typed so far (its own notion of a word;
@@ -293,7 +305,7 @@ impl SessionRecorder {
         };
         let range = item
             .get("range")
-            .and_then(|r| serde_json::from_value::<LspRange>(r.clone()).ok())
+            .and_then(LspRange::from_json)
             .or_else(|| request.position.map(point));
         let main = range.map(|range| self.offer_edit(uri, range, text.clone()));
         let label = item
@@ -349,7 +361,7 @@ impl SessionRecorder {
     /// A completion item's `textEdit` (`TextEdit`, or `InsertReplaceEdit` by its insert range).
     fn main_edit(&self, uri: &str, edit: &Value) -> Option<OfferEdit> {
         let (range, text) = origin::text_edit(edit).or_else(|| {
-            let range = serde_json::from_value::<LspRange>(edit.get("insert")?.clone()).ok()?;
+            let range = LspRange::from_json(edit.get("insert")?)?;
             Some((range, edit.get("newText")?.as_str()?.to_string()))
         })?;
         Some(self.offer_edit(uri, range, text))
@@ -420,7 +432,8 @@ fn point(at: LspPosition) -> LspRange {
 /// else the label; snippets expanded (the item's or the list's default format).
 fn completion_text(item: &Value, defaults: Option<&Value>) -> String {
     let text = item
-        .pointer("/textEdit/newText")
+        .get("textEdit")
+        .and_then(|edit| edit.get("newText"))
         .or_else(|| item.get("textEditText"))
         .or_else(|| item.get("insertText"))
         .or_else(|| item.get("label"))

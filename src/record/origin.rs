@@ -409,7 +409,6 @@ fn resolve(
     doc: &ShadowDocument,
     encoding: PositionEncoding,
 ) -> Option<Expectation> {
-    let text = doc.text();
     let mut resolved: Vec<ExpectedEdit> = edits
         .iter()
         .map(|(range, after)| {
@@ -421,7 +420,7 @@ fn resolve(
             ExpectedEdit {
                 start,
                 end,
-                before: text[start..end].to_string(),
+                before: doc.slice(start, end),
                 after: after.clone(),
             }
         })
@@ -443,7 +442,7 @@ pub fn text_edits(value: &Value) -> Option<Vec<LspTextEdit>> {
 
 /// One LSP `TextEdit` (also `AnnotatedTextEdit`); `None` when the value is not one.
 pub fn text_edit(value: &Value) -> Option<LspTextEdit> {
-    let range = serde_json::from_value::<LspRange>(value.get("range")?.clone()).ok()?;
+    let range = LspRange::from_json(value.get("range")?)?;
     let text = value.get("newText")?.as_str()?;
     Some((range, text.to_string()))
 }
@@ -518,9 +517,7 @@ fn completion_item_with_defaults(
     let mut mains: Vec<LspTextEdit> = Vec::new();
     let mut push_ranges = |ranges: &Value, text: &str| {
         for key in ["insert", "replace"] {
-            if let Some(range) = ranges
-                .get(key)
-                .and_then(|r| serde_json::from_value::<LspRange>(r.clone()).ok())
+            if let Some(range) = ranges.get(key).and_then(LspRange::from_json)
                 && !mains.iter().any(|(r, _)| *r == range)
             {
                 mains.push((range, text.to_string()));
@@ -540,9 +537,9 @@ fn completion_item_with_defaults(
         }
         (None, Some(range)) => {
             let text = item_text(item);
-            match serde_json::from_value::<LspRange>(range.clone()) {
-                Ok(range) => mains.push((range, text.to_string())),
-                Err(_) => push_ranges(range, text),
+            match LspRange::from_json(range) {
+                Some(range) => mains.push((range, text.to_string())),
+                None => push_ranges(range, text),
             }
         }
         (None, None) => {

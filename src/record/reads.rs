@@ -185,7 +185,7 @@ fn collect_targets(
     result: &Value,
     out: &mut Vec<(String, LineRange)>,
 ) {
-    let range_of = |v: &Value| serde_json::from_value::<LspRange>(v.clone()).ok();
+    let range_of = LspRange::from_json;
     match reads {
         AnswerReads::Locations => {
             let items: Vec<&Value> = match result {

@@ -318,11 +318,12 @@ impl HistorianLog {
         })
     }
 
-    /// Writes `results` (from [`HistorianLog::finish`]) to `path` as xz-compressed JSON,
-    /// readable only by its owner (it holds the repository's code). Every step's
-    /// snapshots repeat the changed files whole, which is Historian's format; xz's window
-    /// folds the repeats (a 4.2 MB file becomes 28 KB), gzip's would not.
-    pub fn write_xz(results: &Value, path: &std::path::Path) -> std::io::Result<()> {
+    /// Writes `results` (from [`HistorianLog::finish`]) to `path` as the plain JSON
+    /// Historian's own analysis reads, or xz-compressed (`xz`), readable only by its
+    /// owner (it holds the repository's code). Every step's snapshots repeat the changed
+    /// files whole, which is Historian's format; xz's window folds the repeats (a 4.2 MB
+    /// file becomes 28 KB), gzip's would not.
+    pub fn write(results: &Value, path: &std::path::Path, xz: bool) -> std::io::Result<()> {
         use std::io::Write;
         use std::os::unix::fs::OpenOptionsExt;
         let file = std::fs::OpenOptions::new()
@@ -331,15 +332,21 @@ impl HistorianLog {
             .truncate(true)
             .mode(0o600)
             .open(path)?;
+        let out = std::io::BufWriter::new(file);
+        if !xz {
+            let mut out = out;
+            serde_json::to_writer(&mut out, results)?;
+            return out.flush();
+        }
         // Preset 1: the window (1 MiB dictionary) covers a step's files; higher presets
         // are slower for little gain on these files.
-        let mut xz = liblzma::write::XzEncoder::new(std::io::BufWriter::new(file), 1);
+        let mut xz = liblzma::write::XzEncoder::new(out, 1);
         serde_json::to_writer(&mut xz, results)?;
         xz.finish()?.flush()
     }
 
     /// Historian's file name for this trajectory and suggester (without the `.xz` that
-    /// [`HistorianLog::write_xz`]'s files add).
+    /// [`HistorianLog::write`]'s compressed files add).
     pub fn file_name(trajectory: &Trajectory, suggester: &str) -> String {
         let commit = trajectory.session.commit.as_ref();
         let project = commit

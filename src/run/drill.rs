@@ -1,11 +1,11 @@
 //! The per-step drill-down of a run (the HTML report's `<details>`): every stored step
 //! re-applied over its trajectory ([`crate::replay::reapply`]), so the gold edit and
 //! each prediction show as a line diff against the lines they replace in the state the
-//! step was asked in. Reads the store only through [`RunStore`]; no I/O of its own.
+//! step was asked in. Reads the store only through [`RunRead`]; no I/O of its own.
 
 use similar::{ChangeTag, TextDiff};
 
-use super::{RunError, RunSettings, RunStore};
+use super::{RunError, RunRead, RunSettings};
 use crate::metrics::flow::FlowClass;
 use crate::replay::reapply;
 use crate::replay::state::ReplayState;
@@ -98,7 +98,7 @@ pub enum DiffLine {
 }
 
 /// The drill-down of every trajectory of `run` that has stored steps.
-pub fn run_steps(store: &dyn RunStore, run: i64) -> Result<Vec<TrajectorySteps>, RunError> {
+pub fn run_steps(store: &dyn RunRead, run: i64) -> Result<Vec<TrajectorySteps>, RunError> {
     let settings = RunSettings::of(store, run)?;
     let mut out = Vec::new();
     for t in store.run_trajectories(run)? {

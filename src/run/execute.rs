@@ -10,9 +10,9 @@ use std::time::Duration;
 
 use super::plan::SandboxState;
 use super::scratch::RunScratch;
-use super::store::StepPages;
+use super::store::NewSteps;
 use super::worker::{WorkerPlace, build_suggester, forbidden_paths, sandbox_paths};
-use super::{RunError, RunEvents, RunSettings, RunStore, error_chain};
+use super::{RunError, RunEvents, RunRead, RunSettings, RunStore, error_chain};
 use crate::history::{CommitSource, GitRepository};
 use crate::replay::context::attribute_lsp_reads;
 use crate::replay::state::ReplayState;
@@ -27,8 +27,8 @@ use crate::suggest::protocol::{
     GenerateParams, GenerateResult, InitializeParams, InitializeResult, Revealed, SuggestParams,
     SuggestResult,
 };
-use crate::suggest::sandbox::Sandbox;
 use crate::suggest::{Call, CallFailure, FailureKind, GoldFeed, StepRead, SuggestError, Suggester};
+use crate::sys::sandbox::Sandbox;
 use crate::trajectory::{EditIndex, SessionKind, Trajectory};
 
 /// What an executed run leaves for its caller to judge.
@@ -40,22 +40,25 @@ pub struct Executed {
     pub never_answered: Option<String>,
 }
 
-/// Readies this process for suggester processes: Ctrl-C and SIGTERM stop them and
-/// remove the scratch directories; orphans of suggesters are adopted to be killed.
+/// Readies this process for untrusted process trees (replay's suggesters, `tasks
+/// run`'s tests, `complete`'s suggester): Ctrl-C and SIGTERM kill them (their cgroups
+/// too) and remove replay's scratch directories; their orphans are adopted to be killed.
 pub fn install_process_guards() -> Result<(), RunError> {
     super::scratch::clean_up_on_signals()?;
-    // This process's only children are suggesters: it adopts their orphans to kill them.
-    crate::suggest::become_subreaper();
+    // This process's only children are such trees: it adopts their orphans to kill them.
+    crate::sys::jail::become_subreaper();
     Ok(())
 }
 
 /// Replays every unfinished run of the repetition group run `first` starts (just that
-/// run when it has no repetitions), each with its stored settings, in repetition
+/// run when it has no repetitions), each with its stored settings confirmed by what
+/// the command line gives (`given`: [`RunSettings::confirmed_by`]), in repetition
 /// order: [`execute`] for each.
 pub fn execute_group(
     store: &mut dyn RunStore,
     db_path: &Path,
     first: i64,
+    given: &super::Reasserted,
     jobs: usize,
     events: &dyn RunEvents,
 ) -> Result<Executed, RunError> {
@@ -68,7 +71,8 @@ pub fn execute_group(
         if store.run(run)?.status == "done" {
             continue;
         }
-        let settings = super::RunSettings::of(&*store, run)?;
+        // Every run of the group is checked: a database may hold any settings in any row.
+        let settings = RunSettings::resumed(&*store, run, given)?;
         if runs.len() > 1 {
             let repetition = store.run(run)?.repetition;
             events.note(&format!(
@@ -252,7 +256,8 @@ pub fn execute(
             match result {
                 // Printed from the store, a page at a time (never all in memory).
                 Ok(first) => {
-                    events.replayed(&key, &mut StepPages::new(&*store, run, &key, first))?
+                    let new = NewSteps { run, key, first };
+                    events.replayed(&new, &mut new.pages(&*store))?
                 }
                 Err(error) => {
                     events.failed(&key, &error_chain(&error));
@@ -368,7 +373,7 @@ struct Job<'a> {
 /// The edits already applied by a trajectory's stored steps (initial first): where a
 /// resumed replay starts.
 fn resume_order(
-    store: &dyn RunStore,
+    store: &dyn RunRead,
     run: i64,
     key: &str,
     trajectory: &Trajectory,
@@ -505,12 +510,14 @@ fn replay_one(
     if let (Some(dir), Some(log)) = (&settings.historian_json, &historian) {
         std::fs::create_dir_all(dir)
             .map_err(RunError::io(format!("cannot create {}", dir.display())))?;
-        let path = dir.join(format!(
-            "{}.xz",
-            HistorianLog::file_name(&trajectory, &settings.suggester)
-        ));
+        let name = HistorianLog::file_name(&trajectory, &settings.suggester);
+        let path = dir.join(if settings.historian_xz {
+            format!("{name}.xz")
+        } else {
+            name
+        });
         let results = log.finish(&trajectory, &scratch.0.as_path().to_string_lossy());
-        HistorianLog::write_xz(&results, &path)
+        HistorianLog::write(&results, &path, settings.historian_xz)
             .map_err(RunError::io(format!("cannot write {}", path.display())))?;
     } else if settings.historian_json.is_some() && !sequential {
         events.note(&format!(

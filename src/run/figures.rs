@@ -12,7 +12,7 @@
 use statrs::distribution::{ContinuousCDF, StudentsT};
 
 use super::report::{RunReport, quantile};
-use super::{RunError, RunStore};
+use super::{RunError, RunRead};
 
 /// The figures of a run, in report order: (name, value; `None` when the run has none,
 /// e.g. no content steps).
@@ -99,7 +99,7 @@ pub struct GroupFigures {
 impl GroupFigures {
     /// The figures of run `run` over its repetitions (the runs its group holds when it
     /// is a group's first run; else just it).
-    pub fn of(store: &dyn RunStore, run: i64) -> Result<GroupFigures, RunError> {
+    pub fn of(store: &dyn RunRead, run: i64) -> Result<GroupFigures, RunError> {
         let runs = store.run_repetitions(run)?;
         let per_run = runs
             .iter()

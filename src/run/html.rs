@@ -17,7 +17,7 @@ use std::fmt::Write;
 
 use super::drill::{DiffLine, LineDiff, StepView, TrajectorySteps};
 use super::report::{RunReport, mean, quantile};
-use super::{RunError, RunStore};
+use super::{RunError, RunRead};
 use crate::metrics::flow::FlowClass;
 
 /// One run of the page: its report figures, optional confidence intervals and the
@@ -35,7 +35,7 @@ pub struct HtmlRun {
 
 impl HtmlRun {
     /// The figures of run `run`, read from the store.
-    pub fn of(store: &dyn RunStore, run: i64) -> Result<HtmlRun, RunError> {
+    pub fn of(store: &dyn RunRead, run: i64) -> Result<HtmlRun, RunError> {
         Ok(HtmlRun {
             report: RunReport::of(store, run)?,
             intervals: Intervals::of(&super::figures::GroupFigures::of(store, run)?),
@@ -123,15 +123,17 @@ pre.diff span{display:block;white-space:pre}.add{background:#e6ffec}.del{backgro
 
 /// The whole page for some runs.
 pub fn render(runs: &[HtmlRun]) -> String {
-    render_with_live(runs, None)
+    render_with_live(runs, &[], None)
 }
 
-/// The whole page for some runs, with the "Live sessions" section (`live::html::section`,
-/// `report --live`) when given.
-pub fn render_with_live(runs: &[HtmlRun], live: Option<&str>) -> String {
+/// The whole page for some runs, with what a reader must know before comparing them
+/// (`notes`: [`super::Compared::notes`]) and the "Live sessions" section
+/// (`live::html::section`, `report --live`) when given.
+pub fn render_with_live(runs: &[HtmlRun], notes: &[String], live: Option<&str>) -> String {
     let ids: Vec<String> = runs.iter().map(|r| r.report.info.id.to_string()).collect();
     let mut h = page_start(&format!("nextedit report: run {}", ids.join(", ")));
     run_table(&mut h, runs);
+    scoring_table(&mut h, runs, notes);
     flow_bars(&mut h, runs);
     step_charts(&mut h, runs);
     coverage_charts(&mut h, runs);
@@ -212,6 +214,8 @@ fn run_table(h: &mut String, runs: &[HtmlRun]) {
         let r = &run.report;
         let (s, m, b, ci) = (&r.summary, &r.measurements, &r.baseline, &run.intervals);
         let hit = |k: usize| s.hit_at.iter().find(|(kk, _)| *kk == k).map(|(_, v)| *v);
+        // A run without steps has no figures (not zeros).
+        let stepped = |v: f64| (s.steps > 0).then_some(v);
         let pair = |x: Option<f64>, y: Option<f64>, d: usize| match (x, y) {
             (Some(x), Some(y)) => format!("{x:.d$} / {y:.d$}"),
             _ => "–".to_string(),
@@ -225,22 +229,25 @@ fn run_table(h: &mut String, runs: &[HtmlRun]) {
         if r.unsandboxed_process || r.unsandboxed() == Some(true) {
             suggester.push_str(" <span class=\"warn\">unsandboxed</span>");
         }
+        if r.verdict.failed() {
+            suggester.push_str(" <span class=\"warn failed\">FAILED</span>");
+        }
         let _ = writeln!(
             h,
             "<tr class=\"run\" id=\"run-{id}\"><td>{id}</td><td class=\"l\">{suggester}</td><td>{done}/{all}</td><td>{steps}</td>\
-<td>{mp:.3}</td><td>{mr:.3}</td><td>{mf}</td><td>{af}</td><td>{h1}</td><td>{h3}</td><td>{mrr}</td><td>{bleu}</td><td>{es}</td>\
+<td>{mp}</td><td>{mr}</td><td>{mf}</td><td>{af}</td><td>{h1}</td><td>{h3}</td><td>{mrr}</td><td>{bleu}</td><td>{es}</td>\
 <td>{nb}</td><td>{ne}</td><td class=\"latency\">{latency}</td><td class=\"l\">{errors}</td></tr>",
             id = r.info.id,
             done = r.info.done,
             all = r.info.trajectories,
             steps = s.steps,
-            mp = s.micro.precision,
-            mr = s.micro.recall,
-            mf = figure(Some(s.micro.f1), ci.micro_f1, 3),
-            af = figure(Some(s.macro_.f1), ci.macro_f1, 3),
-            h1 = figure(hit(1), ci.hit1, 3),
-            h3 = figure(hit(3), None, 3),
-            mrr = figure(Some(s.mrr), ci.mrr, 3),
+            mp = figure(stepped(s.micro.precision), None, 3),
+            mr = figure(stepped(s.micro.recall), None, 3),
+            mf = figure(stepped(s.micro.f1), ci.micro_f1, 3),
+            af = figure(stepped(s.macro_.f1), ci.macro_f1, 3),
+            h1 = figure(hit(1).filter(|_| s.steps > 0), ci.hit1, 3),
+            h3 = figure(hit(3).filter(|_| s.steps > 0), None, 3),
+            mrr = figure(stepped(s.mrr), ci.mrr, 3),
             bleu = figure(mean(&m.bleu), ci.mean_bleu, 1),
             es = figure(mean(&m.es), ci.mean_es, 3),
             nb = pair(b.empty_bleu, b.unchanged_bleu, 1),
@@ -255,6 +262,52 @@ fn run_table(h: &mut String, runs: &[HtmlRun]) {
     h.push_str("</table>\n<p class=\"muted\">Micro/macro precision, recall and F1 of the predicted locations; hit@k and MRR of the first keeping prediction; \
 BLEU-4 (0–100) and ES (0–1) of the content beside what doing nothing scores on the same steps (an empty answer / the unchanged text). \
 For a run replayed with repetitions, a figure with a bracketed range is the mean over its repetitions and its 95 % t-interval; the row's other figures are its first repetition's.</p>\n");
+}
+
+/// How each run was scored and whether it failed, then what a reader must know before
+/// comparing the runs (definitions that differ, the steps left out).
+fn scoring_table(h: &mut String, runs: &[HtmlRun], notes: &[String]) {
+    h.push_str("<h2 id=\"scoring\">How each run was scored</h2>\n");
+    let rows: Vec<Vec<String>> = (runs.iter())
+        .map(|run| {
+            let (d, v) = (&run.report.definition, &run.report.verdict);
+            vec![
+                run.report.info.id.to_string(),
+                d.match_label(),
+                d.order_label().to_string(),
+                d.reveal_label(),
+                d.exclude_label(),
+                d.sandbox.clone(),
+                d.set_label(),
+                v.reason()
+                    .map_or("ok".to_string(), |reason| format!("FAILED: {reason}")),
+            ]
+        })
+        .collect();
+    text_table(
+        h,
+        "scoring",
+        8,
+        &[
+            "Run",
+            "Match",
+            "Order",
+            "Reveal",
+            "Exclude origin",
+            "Sandbox",
+            "Trajectory set",
+            "Verdict",
+        ],
+        &rows,
+    );
+    if !notes.is_empty() {
+        h.push_str("<pre class=\"notes warn\">");
+        for note in notes {
+            h.push_str(&escape(note));
+            h.push('\n');
+        }
+        h.push_str("</pre>\n");
+    }
 }
 
 const CLASSES: [(FlowClass, &str); 4] = [
@@ -581,10 +634,13 @@ fn diff(h: &mut String, class: &str, d: &LineDiff) {
 mod tests {
     use super::{HtmlRun, Intervals, render};
     use crate::metrics::flow::{FlowClass, HISTORIAN_KS, aggregate};
+    use crate::run::definition::Definition;
     use crate::run::drill::{
         DiffLine, GoldView, LineDiff, PredictionView, StepView, TrajectorySteps,
     };
+    use crate::run::plan::{MatchKind, Order};
     use crate::run::report::{Baseline, RunReport};
+    use crate::run::verdict::Verdict;
     use crate::store::{RunMeasurements, RunSummary};
 
     const HOSTILE: &str = "<script>alert(1)</script>";
@@ -624,6 +680,21 @@ mod tests {
                 baseline: Baseline::default(),
                 context: vec![],
                 unsandboxed_process: false,
+                definition: Definition {
+                    suggester: format!("cmd:echo \"{HOSTILE}\""),
+                    match_rule: MatchKind::Bleu,
+                    es_threshold: None,
+                    order: Order::Fixed,
+                    reveal: vec![],
+                    exclude_origin: vec![HOSTILE.into()],
+                    sandbox: "bwrap".into(),
+                    trajectories: 1,
+                    trajectory_set: "0123456789ab".into(),
+                },
+                verdict: Verdict {
+                    tallies: vec![],
+                    max_failed_share: 1.0,
+                },
             },
             intervals,
             trajectories: vec![TrajectorySteps {
@@ -658,10 +729,11 @@ mod tests {
         assert!(!page.contains("<img"), "{page}");
         assert!(page.contains("&lt;/pre&gt;&lt;img src=x onerror=alert(1)&gt;"));
         assert!(page.contains("+&#39;&amp;amp;&#39; &quot;q&quot;"));
+        // The scoring table's excluded origins carry it too.
         assert_eq!(
             page.matches("&lt;script&gt;alert(1)&lt;/script&gt;")
                 .count(),
-            10
+            11
         );
     }
 

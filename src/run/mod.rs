@@ -5,12 +5,16 @@
 //! intervals over repetitions and the comparison with a baseline run), [`json`] (the
 //! one place their printed JSON is built), [`shard`] (a run as a plan of shards for
 //! many machines, and shard runs merged into one), [`drill`] (each step's gold edit
-//! and predictions as diffs) and [`html`] (the self-contained HTML page of
-//! `report --html`).
+//! and predictions as diffs), [`html`] (the self-contained HTML page of
+//! `report --html`), [`definition`] (how a run was scored, over which trajectories),
+//! [`common`] (the steps compared runs share, and a view of the store holding only
+//! those) and [`verdict`] (whether too many of a run's calls failed).
 //!
 //! Architecture invariant: the service never prints. What it has to say goes through
-//! [`RunEvents`]; runs are written and read only through the narrow [`RunStore`].
+//! [`RunEvents`]; runs are written only through the narrow [`RunStore`] and read through [`RunRead`].
 
+pub mod common;
+pub mod definition;
 pub mod drill;
 pub mod execute;
 pub mod figures;
@@ -22,14 +26,16 @@ mod scratch;
 pub mod shard;
 mod store;
 pub mod text;
+pub mod verdict;
 mod worker;
 
 pub use execute::{ALLOWED_IDS_KEPT, Executed, execute, execute_group, install_process_guards};
 pub use plan::{
-    Collected, MatchKind, Order, Reveal, RunRequest, RunSettings, SandboxMode, SandboxState,
+    Collected, MatchKind, Order, Reasserted, Reveal, RunRequest, RunSettings, SandboxMode,
+    SandboxState,
 };
-pub use report::RunReport;
-pub use store::RunStore;
+pub use report::{Compared, RunReport};
+pub use store::{NewSteps, RunRead, RunStore, StepPages};
 
 use crate::history::HistoryError;
 use crate::replay::ReplayError;
@@ -42,11 +48,12 @@ pub trait RunEvents: Sync {
     fn note(&self, message: &str);
     /// What `--range` selected, before any work starts.
     fn selected(&self, range: &str, selection: &crate::history::Selection);
-    /// A trajectory was replayed (or resumed): its new steps, in order, read back from
-    /// the store as they are taken (a long trajectory's steps are never all in memory).
+    /// A trajectory was replayed (or resumed): which steps it added (`new`, to read
+    /// them again later) and those steps, in order, read back from the store as they
+    /// are taken (a long trajectory's steps are never all in memory).
     fn replayed(
         &self,
-        key: &str,
+        new: &NewSteps,
         steps: &mut dyn Iterator<Item = Result<StoredStep, RunError>>,
     ) -> Result<(), RunError>;
     /// The workers start on `trajectories` trajectories (progress counts towards it).
@@ -128,6 +135,9 @@ pub enum RunError {
     /// Shard runs could not be merged.
     #[error(transparent)]
     Merge(#[from] shard::MergeError),
+    /// A resumed run's command line does not repeat what the run was made with.
+    #[error(transparent)]
+    Resume(#[from] crate::resume::ResumeError),
     /// The results could not be printed.
     #[error("cannot print the results")]
     Print(#[source] std::io::Error),

@@ -5,13 +5,38 @@
 use std::path::PathBuf;
 
 use super::shard::{Select, ShardOf, Source};
-use super::{RunError, RunEvents, RunStore};
+use super::{RunError, RunEvents, RunRead, RunStore};
 use crate::history::{CommitSource, GitRepository, Merges, derive_commit};
 use crate::replay::OrderMode;
 use crate::replay::matching::MatchRule;
 use crate::store::Database;
 use crate::suggest::cache::CacheMode;
+use crate::sys::limits::Limits;
 use crate::trajectory::{Origin, SliceSpec, Trajectory};
+
+/// What the command line of `replay --resume` gives again: every setting of the run
+/// that runs or exposes something ([`RunSettings::confirmed_by`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Reasserted {
+    /// `--suggester` (`None`: not given).
+    pub suggester: Option<String>,
+    /// `--sandbox`.
+    pub sandbox: SandboxMode,
+    /// `--allow-network`.
+    pub allow_network: bool,
+    /// `--sandbox-ro`.
+    pub sandbox_ro: Vec<PathBuf>,
+    /// `--sandbox-rw`.
+    pub sandbox_rw: Vec<PathBuf>,
+    /// `--cache-db`.
+    pub cache_db: Option<PathBuf>,
+    /// `--historian-json`.
+    pub historian_json: Option<PathBuf>,
+    /// `--env` (variables passed to the suggester: compared, they expose something).
+    pub env: Vec<String>,
+    /// `--pids`, `--memory`, `--disk` (the command line's, never the database's).
+    pub limits: Limits,
+}
 
 /// Which edit comes next.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -84,6 +109,14 @@ impl SandboxState {
             SandboxState::Other(name) => name,
         }
     }
+
+    /// The `--sandbox` value that gives this state (`off` for `unsandboxed`).
+    pub fn flag_value(&self) -> &str {
+        match self {
+            SandboxState::Unsandboxed => "off",
+            other => other.key(),
+        }
+    }
 }
 
 impl From<String> for SandboxState {
@@ -125,6 +158,10 @@ fn default_repetitions() -> u32 {
     1
 }
 
+fn default_max_failed_share() -> f64 {
+    super::verdict::DEFAULT_MAX_FAILED_SHARE
+}
+
 /// The settings of a run, stored with it (as JSON, a wire format) so `--resume`
 /// replays the same way.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
@@ -134,6 +171,10 @@ pub struct RunSettings {
     /// Where Historian-compatible results files go, if anywhere.
     #[serde(default)]
     pub historian_json: Option<PathBuf>,
+    /// Whether they are xz-compressed (`….json.xz`) rather than the plain JSON
+    /// Historian reads.
+    #[serde(default)]
+    pub historian_xz: bool,
     /// Which edit comes next.
     pub order: Order,
     /// How predictions match gold edits.
@@ -177,11 +218,22 @@ pub struct RunSettings {
     /// How many times every trajectory is replayed (each repetition is a run).
     #[serde(default = "default_repetitions")]
     pub repetitions: u32,
+    /// Limits of each suggester process's tree (`--pids`, `--memory`, `--disk`).
+    #[serde(default)]
+    pub limits: Limits,
+    /// Variables of nextedit's environment passed to suggester processes beyond the
+    /// allow-list (`--env`), by name: their values are never stored.
+    #[serde(default)]
+    pub env: Vec<String>,
+    /// More than this share of one kind's calls failing fails the run (all of them
+    /// failing always does; [`super::verdict`]).
+    #[serde(default = "default_max_failed_share")]
+    pub max_failed_share: f64,
 }
 
 impl RunSettings {
     /// The settings stored with run `run`.
-    pub fn of(store: &dyn RunStore, run: i64) -> Result<RunSettings, RunError> {
+    pub fn of(store: &dyn RunRead, run: i64) -> Result<RunSettings, RunError> {
         serde_json::from_value(store.run(run)?.config)
             .map_err(|source| RunError::Settings { run, source })
     }
@@ -211,55 +263,180 @@ impl RunSettings {
         self.suggester.starts_with("cmd:") || self.suggester.starts_with("lsp:")
     }
 
-    /// A resumed run whose suggester ran sandboxed must sandbox it again.
-    pub fn check_resumable(&self, run: i64) -> Result<(), RunError> {
-        if self.sandbox != SandboxState::Bwrap {
-            return Ok(());
+    /// What the command line of a run made with these settings says (a new run's own).
+    pub fn reasserted(&self) -> Reasserted {
+        Reasserted {
+            suggester: Some(self.suggester.clone()),
+            sandbox: match self.sandbox {
+                SandboxState::Unsandboxed => SandboxMode::Off,
+                _ => SandboxMode::Bwrap,
+            },
+            allow_network: self.allow_network,
+            sandbox_ro: self.sandbox_ro.clone(),
+            sandbox_rw: self.sandbox_rw.clone(),
+            cache_db: self.cache_db.clone(),
+            historian_json: self.historian_json.clone(),
+            env: self.env.clone(),
+            limits: self.limits,
         }
-        crate::suggest::sandbox::availability().map_err(|reason| {
-            RunError::Other(format!("run {run} ran its suggester sandboxed: {reason}"))
+    }
+
+    /// Run `run`'s stored settings, confirmed by what the command line gives again
+    /// ([`crate::resume`]): the suggester, the sandbox and what it shows, the network,
+    /// the cache database and the results directory must be given as stored (else
+    /// [`RunError::Resume`] says what to pass), and are then the command line's; the
+    /// stored numbers must lie in their ranges; a run that sandboxed its suggester
+    /// must be able to sandbox it here.
+    pub fn resumed(
+        store: &dyn RunStore,
+        run: i64,
+        given: &Reasserted,
+    ) -> Result<RunSettings, RunError> {
+        RunSettings::of(store, run)?.confirmed_by(run, given)
+    }
+
+    /// These settings (run `run`'s, as stored) confirmed by `given`.
+    pub fn confirmed_by(self, run: i64, given: &Reasserted) -> Result<RunSettings, RunError> {
+        use crate::resume::{confirm, paths, quoted};
+        let label = format!("run {run}");
+        let run_label = label.as_str();
+        confirm(
+            run_label,
+            "--suggester",
+            &self.suggester,
+            given.suggester.as_ref(),
+            |s| quoted("--suggester", s),
+        )?;
+        let sandbox = match given.sandbox {
+            SandboxMode::Bwrap => SandboxState::Bwrap,
+            SandboxMode::Off => SandboxState::Unsandboxed,
+        };
+        if self.is_process() {
+            confirm(run_label, "--sandbox", &self.sandbox, Some(&sandbox), |s| {
+                format!("--sandbox {}", s.flag_value())
+            })?;
+        }
+        confirm(
+            run_label,
+            "--allow-network",
+            &self.allow_network,
+            Some(&given.allow_network),
+            |&on| {
+                if on {
+                    "--allow-network"
+                } else {
+                    "no --allow-network"
+                }
+                .to_string()
+            },
+        )?;
+        for (flag, stored, given) in [
+            ("--sandbox-ro", &self.sandbox_ro, &given.sandbox_ro),
+            ("--sandbox-rw", &self.sandbox_rw, &given.sandbox_rw),
+        ] {
+            confirm(run_label, flag, stored, Some(given), |p| paths(flag, p))?;
+        }
+        for (flag, stored, given) in [
+            ("--cache-db", &self.cache_db, &given.cache_db),
+            (
+                "--historian-json",
+                &self.historian_json,
+                &given.historian_json,
+            ),
+        ] {
+            confirm(run_label, flag, stored, Some(given), |p| {
+                paths(flag, p.as_slice())
+            })?;
+        }
+        confirm(run_label, "--env", &self.env, Some(&given.env), |names| {
+            crate::resume::env_flags(names)
+        })?;
+        crate::sys::env::check_names(&given.env).map_err(RunError::Other)?;
+        self.check_numbers()?;
+        if self.sandbox == SandboxState::Bwrap {
+            crate::sys::sandbox::availability().map_err(|reason| {
+                RunError::Other(format!("run {run} ran its suggester sandboxed: {reason}"))
+            })?;
+        }
+        // Equal to the stored ones, but the command line's from here on.
+        Ok(RunSettings {
+            suggester: given.suggester.clone().unwrap_or_default(),
+            allow_network: given.allow_network,
+            sandbox_ro: given.sandbox_ro.clone(),
+            sandbox_rw: given.sandbox_rw.clone(),
+            cache_db: given.cache_db.clone(),
+            historian_json: given.historian_json.clone(),
+            env: given.env.clone(),
+            limits: given.limits,
+            ..self
         })
     }
 
-    /// Checks new settings (positive timeouts, a known suggester) and settles how the
-    /// suggester is isolated: `bwrap` when asked for and bubblewrap works here (else
-    /// said once and `unsandboxed`), `in-process` for built-ins.
+    /// The numbers lie in the ranges their flags take ([`crate::ranges`]): a run
+    /// read back from a database is checked like a command line.
+    fn check_numbers(&self) -> Result<(), RunError> {
+        use crate::ranges::{FRACTION, GIVE_UP_AFTER, REPETITIONS, SECONDS};
+        let bad = |flag: &'static str| move |why: String| RunError::Other(format!("{flag}: {why}"));
+        SECONDS.check(self.timeout).map_err(bad("--timeout"))?;
+        SECONDS
+            .check(self.init_timeout)
+            .map_err(bad("--init-timeout"))?;
+        FRACTION
+            .check(self.es_threshold)
+            .map_err(bad("--es-threshold"))?;
+        GIVE_UP_AFTER
+            .check(self.give_up_after.into())
+            .map_err(bad("--give-up-after"))?;
+        REPETITIONS
+            .check(self.repetitions.into())
+            .map_err(bad("--repetitions"))?;
+        FRACTION
+            .check(self.max_failed_share)
+            .map_err(bad("--max-failed-share"))?;
+        Ok(())
+    }
+
+    /// Checks new settings (numbers in range, a known suggester, `--env` names set
+    /// here) and settles how the suggester is isolated: `bwrap` when asked for and the
+    /// sandbox works here (else an error naming the cause and the fix: the run does not
+    /// start), `unsandboxed` with `--sandbox off` (said on stderr), `in-process` for
+    /// built-ins.
     pub fn checked(
         mut self,
         mode: SandboxMode,
         events: &dyn RunEvents,
     ) -> Result<RunSettings, RunError> {
-        for (flag, value) in [
-            ("--timeout", self.timeout),
-            ("--init-timeout", self.init_timeout),
-        ] {
-            if !(value.is_finite() && value > 0.0) {
-                return Err(RunError::Other(format!(
-                    "{flag} must be a positive number of seconds"
-                )));
-            }
-        }
-        if self.repetitions == 0 {
-            return Err(RunError::Other("--repetitions must be at least 1".into()));
-        }
+        self.check_numbers()?;
         super::worker::build_suggester(&self, None)?;
         // Built-ins are in-process and deterministic (the fed ones take gold through
         // another channel): nothing to cache.
         if self.suggester.starts_with("builtin:") {
             self.cache = CacheMode::Off;
         }
+        crate::sys::env::check_names(&self.env).map_err(RunError::Other)?;
+        if self.is_process()
+            && let Some(note) = crate::sys::cgroup::per_process_note()
+        {
+            events.note(&note);
+        }
         self.sandbox = if !self.is_process() {
             SandboxState::InProcess
         } else {
             match mode {
-                SandboxMode::Off => SandboxState::Unsandboxed,
-                SandboxMode::Bwrap => match crate::suggest::sandbox::availability() {
+                SandboxMode::Off => {
+                    // The user chose it: said even under --quiet.
+                    events.note(
+                        "suggesters run UNSANDBOXED (--sandbox off): they can read the repository, the database and the network",
+                    );
+                    SandboxState::Unsandboxed
+                }
+                // No sandbox, no run: the suggester is never started unsandboxed.
+                SandboxMode::Bwrap => match crate::sys::sandbox::availability() {
                     Ok(()) => SandboxState::Bwrap,
                     Err(reason) => {
-                        events.note(&format!(
-                            "suggesters run UNSANDBOXED (they can read the repository, the database and the network): {reason}"
-                        ));
-                        SandboxState::Unsandboxed
+                        return Err(RunError::Other(format!(
+                            "cannot sandbox the suggester: {reason}; or pass --sandbox off to run it unsandboxed (it can then read the repository, the database and the network)"
+                        )));
                     }
                 },
             }
@@ -534,10 +711,13 @@ mod tests {
         for sandbox in ["bwrap", "unsandboxed", "in-process", "off"] {
             let stored = json!({"allow_network": false, "es_threshold": 0.5,
                 "exclude_origin": ["code_action", "format"], "give_up_after": 3,
-                "historian_json": null, "init_timeout": 120.0, "match": "es", "order": "adaptive",
+                "historian_json": null, "historian_xz": false, "init_timeout": 120.0, "match": "es", "order": "adaptive",
                 "reveal": ["message", "commit"], "sandbox": sandbox, "sandbox_ro": ["/m"],
                 "sandbox_rw": [], "seed": 42, "suggester": "cmd:x", "timeout": 60.0,
-                "cache": "read-only", "cache_db": null, "repetitions": 3});
+                "cache": "read-only", "cache_db": null, "repetitions": 3,
+                "limits": {"pids": 64, "memory_mib": 512, "disk_mib": 100},
+                "env": ["HF_HOME"],
+                "max_failed_share": 0.25});
             let settings: RunSettings = serde_json::from_value(stored.clone()).unwrap();
             assert_eq!(serde_json::to_value(&settings).unwrap(), stored);
         }
@@ -549,12 +729,16 @@ mod tests {
             (
                 settings.sandbox,
                 settings.init_timeout,
-                settings.give_up_after
+                settings.give_up_after,
+                settings.limits,
+                settings.env
             ),
             (
                 SandboxState::Unsandboxed,
                 crate::suggest::DEFAULT_INIT_TIMEOUT.as_secs_f64(),
-                crate::suggest::DEFAULT_GIVE_UP_AFTER
+                crate::suggest::DEFAULT_GIVE_UP_AFTER,
+                crate::sys::limits::Limits::DEFAULT,
+                Vec::<String>::new()
             )
         );
     }

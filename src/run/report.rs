@@ -1,12 +1,17 @@
 //! The figures `nextedit report` shows, computed from the store as typed values:
 //! flow aggregation (P/R/F1, hit@k, MRR, flow shares), content scores beside the
-//! do-nothing baselines, latencies, failed calls by kind, and ContextBench scores of
-//! what the suggester read. The CLI only formats them.
+//! do-nothing baselines, latencies, failed calls by kind, ContextBench scores of
+//! what the suggester read, how the run was scored and its verdict; and, for several
+//! runs, what the report must say before comparing them ([`Compared`]: definitions
+//! that differ, the common steps). The CLI only formats them.
 
 use std::collections::HashMap;
 
+use super::common::Common;
+use super::definition::{Definition, differences};
 use super::plan::SandboxState;
-use super::{RunError, RunSettings, RunStore};
+use super::verdict::Verdict;
+use super::{RunError, RunRead, RunSettings};
 use crate::metrics::contextbench::{ContextBenchConfig, SessionScores};
 use crate::metrics::flow::{FlowStep, FlowSummary, HISTORIAN_KS, aggregate};
 use crate::replay::content_scores;
@@ -30,19 +35,25 @@ pub struct RunReport {
     pub context: Vec<ContextScore>,
     /// Whether the run's suggester process ran outside the sandbox.
     pub unsandboxed_process: bool,
+    /// How the run was scored, over which trajectories.
+    pub definition: Definition,
+    /// Whether too many of its calls failed for its figures to mean anything.
+    pub verdict: Verdict,
 }
 
 impl RunReport {
     /// The report of run `run`.
-    pub fn of(store: &dyn RunStore, run: i64) -> Result<RunReport, RunError> {
+    pub fn of(store: &dyn RunRead, run: i64) -> Result<RunReport, RunError> {
         let settings = RunSettings::of(store, run)?;
         Ok(RunReport {
             info: store.run(run)?,
             summary: flow_summary(store, run)?,
-            measurements: store.run_measurements(run)?,
+            measurements: store.run_measurements(run, None)?,
             baseline: noop_baseline(store, run, &settings)?,
             context: run_context(store, run, &settings)?,
             unsandboxed_process: settings.is_process() && settings.sandbox != SandboxState::Bwrap,
+            definition: Definition::from_settings(&settings, &store.run_trajectories(run)?),
+            verdict: Verdict::of(store, run)?,
         })
     }
 
@@ -60,6 +71,107 @@ impl RunReport {
     /// the run predates the setting.
     pub fn unsandboxed(&self) -> Option<bool> {
         unsandboxed(&self.info.config)
+    }
+}
+
+/// `runs` split into those whose rows can be read and those that cannot (an
+/// out-of-range or mistyped value in the run's row, its settings, its steps or its
+/// measurements), each with why: a bad run is reported as such and skipped, never
+/// fatal for the others. Reads what a report reads of each run (and its
+/// repetitions) but the costly context scores.
+pub fn readable_runs(store: &dyn RunRead, runs: &[i64]) -> (Vec<i64>, Vec<(i64, String)>) {
+    let readable_run = |run: i64| -> Result<(), RunError> {
+        RunSettings::of(store, run)?;
+        store.run(run)?;
+        flow_summary(store, run)?;
+        store.run_measurements(run, None)?;
+        Ok(())
+    };
+    let mut readable = Vec::new();
+    let mut unreadable = Vec::new();
+    for &run in runs {
+        let group = store.run_repetitions(run).map_err(RunError::from);
+        let check = group.and_then(|group| group.into_iter().try_for_each(readable_run));
+        match check {
+            Ok(()) => readable.push(run),
+            Err(e) => unreadable.push((run, super::error_chain(&e))),
+        }
+    }
+    (readable, unreadable)
+}
+
+/// What a report over several runs compares: every run (repetition groups and the
+/// baseline's included), where their definitions differ, and their common steps.
+#[derive(Debug, Clone)]
+pub struct Compared {
+    /// Every run compared, in report order.
+    pub runs: Vec<i64>,
+    /// Where their definitions differ (one line per field; empty when they agree).
+    pub differences: Vec<String>,
+    /// Their common steps.
+    pub common: Common,
+    /// Whether the figures are computed over the common steps only (`--common`).
+    pub restricted: bool,
+}
+
+impl Compared {
+    /// The comparison of the `requested` runs (each with its repetitions) and the
+    /// `baseline` run's group; `restrict`: figures over the common steps only.
+    pub fn of(
+        store: &dyn RunRead,
+        requested: &[i64],
+        baseline: Option<i64>,
+        restrict: bool,
+    ) -> Result<Compared, RunError> {
+        let mut runs: Vec<i64> = Vec::new();
+        for &run in requested.iter().chain(&baseline) {
+            for r in store.run_repetitions(run)? {
+                if !runs.contains(&r) {
+                    runs.push(r);
+                }
+            }
+        }
+        let definitions = (runs.iter())
+            .map(|&r| Ok((r, Definition::of(store, r)?)))
+            .collect::<Result<Vec<_>, RunError>>()?;
+        let pairs: Vec<(i64, &Definition)> = definitions.iter().map(|(r, d)| (*r, d)).collect();
+        Ok(Compared {
+            differences: differences(&pairs),
+            common: Common::of(store, &runs)?,
+            runs,
+            restricted: restrict,
+        })
+    }
+
+    /// What a reader must know before comparing the figures, one line each (none when
+    /// the runs were scored alike over the same steps).
+    pub fn notes(&self) -> Vec<String> {
+        let mut notes = Vec::new();
+        if !self.differences.is_empty() {
+            notes.push(
+                "the runs were scored differently, so their figures do not compare as they stand:"
+                    .to_string(),
+            );
+            notes.extend(self.differences.iter().map(|d| format!("  {d}")));
+        }
+        if !self.common.is_whole() {
+            let counts: Vec<String> = (self.runs.iter())
+                .map(|&r| format!("run {r} {}", self.common.steps(r)))
+                .collect();
+            notes.push(if self.restricted {
+                format!(
+                    "compared on the steps every run has (--common): {}",
+                    counts.join(", ")
+                )
+            } else {
+                "each run's figures cover all its steps (--common false), though the runs do not share them all:"
+                    .to_string()
+            });
+            notes.extend(
+                (self.common.left_out_lines(10).into_iter()).map(|line| format!("  {line}")),
+            );
+        }
+        notes
     }
 }
 
@@ -83,12 +195,14 @@ pub struct Baseline {
 pub struct ContextScore {
     /// The trajectory's key.
     pub key: String,
+    /// How many steps the trajectory has in the run (read or not).
+    pub steps: usize,
     /// Its scores.
     pub scores: Result<SessionScores, String>,
 }
 
 /// Flow aggregation over every stored step of a run.
-pub fn flow_summary(store: &dyn RunStore, run: i64) -> Result<FlowSummary, RunError> {
+pub fn flow_summary(store: &dyn RunRead, run: i64) -> Result<FlowSummary, RunError> {
     let mut steps: Vec<FlowStep> = Vec::new();
     for t in store.run_trajectories(run)? {
         steps.extend(store.run_steps(run, &t.key)?.into_iter().map(|s| s.flow));
@@ -112,7 +226,7 @@ fn stored_trajectory(run: i64, key: &str, text: &str, lean: bool) -> Result<Traj
 /// What the suggester read in each trajectory of a run, scored with ContextBench (fixed
 /// mode) against the trajectory's edited lines plus the definitions they use.
 fn run_context(
-    store: &dyn RunStore,
+    store: &dyn RunRead,
     run: i64,
     settings: &RunSettings,
 ) -> Result<Vec<ContextScore>, RunError> {
@@ -126,7 +240,9 @@ fn run_context(
         };
         let trajectory = stored_trajectory(run, &t.key, &text, false)?;
         let mut applied = vec![initial];
-        applied.extend(store.run_steps(run, &t.key)?.into_iter().map(|s| s.applied));
+        let steps = store.run_steps(run, &t.key)?;
+        let count = steps.len();
+        applied.extend(steps.into_iter().map(|s| s.applied));
         let mut reads: Vec<(usize, Vec<StepRead>)> = Vec::new();
         for (step, read) in stored {
             match reads.last_mut() {
@@ -143,11 +259,13 @@ fn run_context(
         ) {
             Ok(Some(scores)) => out.push(ContextScore {
                 key: t.key,
+                steps: count,
                 scores: Ok(scores),
             }),
             Ok(None) => {}
             Err(e) => out.push(ContextScore {
                 key: t.key,
+                steps: count,
                 scores: Err(e.to_string()),
             }),
         }
@@ -156,7 +274,7 @@ fn run_context(
 }
 
 fn noop_baseline(
-    store: &dyn RunStore,
+    store: &dyn RunRead,
     run: i64,
     settings: &RunSettings,
 ) -> Result<Baseline, RunError> {
@@ -170,7 +288,7 @@ fn noop_baseline(
     // Each trajectory's edits by id, built once: one content step per step of a run.
     let mut indices: HashMap<String, HashMap<String, EditIndex>> = HashMap::new();
     let (mut eb, mut ee, mut ub, mut ue) = (vec![], vec![], vec![], vec![]);
-    for (key, edit) in store.run_content_edits(run)? {
+    for (key, _, edit) in store.run_content_edits(run)? {
         if !parsed.contains_key(&key) {
             let Some(Some(text)) = texts.get(&key) else {
                 continue;

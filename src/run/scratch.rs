@@ -119,7 +119,7 @@ pub(super) fn clean_up_on_signals() -> Result<(), RunError> {
         .map_err(RunError::io("cannot install signal handlers"))?;
     std::thread::spawn(move || {
         if let Some(signal) = signals.forever().next() {
-            crate::suggest::kill_all();
+            crate::sys::jail::kill_all();
             // The lock is held so no new scratch directory appears meanwhile.
             let registered = SCRATCH.lock();
             let registered: Vec<(PathBuf, Owner)> =

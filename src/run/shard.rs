@@ -253,7 +253,7 @@ pub enum MergeError {
         found: usize,
     },
     /// A shard run did not finish.
-    #[error("{db}: shard {shard} (run {run}) is {status}, not done: finish it with `nextedit replay --resume {run} --db {db}`", db = .db.display())]
+    #[error("{db}: shard {shard} (run {run}) is {status}, not done: finish it with `nextedit replay --resume {run} --db {db}` and the shard's --suggester", db = .db.display())]
     Unfinished {
         /// The database.
         db: PathBuf,
@@ -420,7 +420,7 @@ fn read_shard(db: &Path) -> Result<ShardDb, RunError> {
             }
             .into());
         }
-        let keys = crate::run::RunStore::run_trajectories(&database, info.id)?
+        let keys = crate::run::RunRead::run_trajectories(&database, info.id)?
             .into_iter()
             .map(|t| (t.position, t.key))
             .collect();

@@ -1,15 +1,17 @@
-//! The narrow store the run service needs: create runs, write steps as they finish,
-//! read them back for resume and reports. [`crate::store::Database`] implements it.
+//! The narrow store the run service needs: create runs, write steps as they finish
+//! ([`RunStore`]), read them back for resume and reports ([`RunRead`]).
+//! [`crate::store::Database`] implements both; [`super::common::CommonSteps`] is a
+//! read-only view of some runs' common steps.
 
 use super::RunError;
 use crate::store::{
-    Database, RunMeasurements, RunSummary, RunTrajectory, StepDetail, StepFlow, StoreError,
-    StoredStep,
+    CallTally, Database, RunMeasurements, RunSummary, RunTrajectory, StepDetail, StepFlow, StepSet,
+    StoreError, StoredStep,
 };
 use crate::suggest::{Call, CallFailure, StepRead};
 
-/// Where replay runs live.
-pub trait RunStore {
+/// Where replay runs live: written as they run, read through [`RunRead`].
+pub trait RunStore: RunRead {
     /// Creates a run with its trajectories (key, trajectory JSON) in order; returns its id.
     fn create_run(
         &mut self,
@@ -67,8 +69,6 @@ pub trait RunStore {
         repetition: u32,
         of: Option<i64>,
     ) -> Result<(), StoreError>;
-    /// The runs of the repetition group run `run` starts, in repetition order.
-    fn run_repetitions(&self, run: i64) -> Result<Vec<i64>, StoreError>;
     /// Records whether a trajectory's `initialize` came from the response cache.
     fn set_initialize_cached(
         &mut self,
@@ -76,8 +76,16 @@ pub trait RunStore {
         key: &str,
         cached: bool,
     ) -> Result<(), StoreError>;
+}
+
+/// Reading replay runs back (resume, reports).
+pub trait RunRead {
+    /// The runs of the repetition group run `run` starts, in repetition order.
+    fn run_repetitions(&self, run: i64) -> Result<Vec<i64>, StoreError>;
     /// Every run's summary, newest first.
     fn runs(&self) -> Result<Vec<RunSummary>, StoreError>;
+    /// Every run's id, newest first.
+    fn run_ids(&self) -> Result<Vec<i64>, StoreError>;
     /// A run's summary.
     fn run(&self, run: i64) -> Result<RunSummary, StoreError>;
     /// A run's trajectories in order.
@@ -101,39 +109,59 @@ pub trait RunStore {
     fn run_initial(&self, run: i64, key: &str) -> Result<Option<String>, StoreError>;
     /// What the suggester read in a trajectory: (step, read) in order.
     fn run_reads(&self, run: i64, key: &str) -> Result<Vec<(usize, StepRead)>, StoreError>;
-    /// Content scores, latencies and failures of every step of a run.
-    fn run_measurements(&self, run: i64) -> Result<RunMeasurements, StoreError>;
-    /// (key, edit id) each scored step's content was scored against, in order.
-    fn run_content_edits(&self, run: i64) -> Result<Vec<(String, String)>, StoreError>;
+    /// Content scores, latencies and failures of the steps of a run `keep` holds (all
+    /// without it).
+    fn run_measurements(
+        &self,
+        run: i64,
+        keep: Option<&StepSet>,
+    ) -> Result<RunMeasurements, StoreError>;
+    /// (key, step, edit id) each scored step's content was scored against, in order.
+    fn run_content_edits(&self, run: i64) -> Result<Vec<(String, usize, String)>, StoreError>;
+    /// The calls of each kind a run made and how many failed (every step's).
+    fn run_call_tallies(&self, run: i64) -> Result<Vec<CallTally>, StoreError>;
+}
+
+/// The steps a replayed (or resumed) trajectory added to the store: trajectory `key`
+/// of run `run` from step `first` on (none with `None`). Small, so it can be kept to
+/// read them again ([`StepPages`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NewSteps {
+    /// The run.
+    pub run: i64,
+    /// The trajectory's key in the run.
+    pub key: String,
+    /// The first new step (`None`: it added none).
+    pub first: Option<usize>,
+}
+
+impl NewSteps {
+    /// Its steps, read from `store` a page at a time.
+    pub fn pages<'a>(&'a self, store: &'a dyn RunRead) -> StepPages<'a> {
+        StepPages {
+            store,
+            new: self,
+            after: self.first.and_then(|f| f.checked_sub(1)),
+            page: Vec::new().into_iter(),
+            done: self.first.is_none(),
+        }
+    }
 }
 
 /// A trajectory's steps from a given one on, read from the store a page at a time:
 /// how a finished trajectory's steps are printed, whatever its length.
 pub struct StepPages<'a> {
-    store: &'a dyn RunStore,
-    run: i64,
-    key: &'a str,
+    store: &'a dyn RunRead,
+    new: &'a NewSteps,
     /// The last step read (`None`: none yet); `done` once the store has no more.
     after: Option<usize>,
     page: std::vec::IntoIter<StoredStep>,
     done: bool,
 }
 
-impl<'a> StepPages<'a> {
+impl StepPages<'_> {
     /// Steps per read: a page of a long trajectory's steps, not the trajectory.
     const PAGE: usize = 256;
-
-    /// The steps of trajectory `key` of run `run` from step `first` on (none with `None`).
-    pub fn new(store: &'a dyn RunStore, run: i64, key: &'a str, first: Option<usize>) -> Self {
-        StepPages {
-            store,
-            run,
-            key,
-            after: first.and_then(|f| f.checked_sub(1)),
-            page: Vec::new().into_iter(),
-            done: first.is_none(),
-        }
-    }
 }
 
 impl Iterator for StepPages<'_> {
@@ -147,7 +175,7 @@ impl Iterator for StepPages<'_> {
         if self.done {
             return None;
         }
-        match (self.store).stored_steps(self.run, self.key, self.after, Self::PAGE) {
+        match (self.store).stored_steps(self.new.run, &self.new.key, self.after, Self::PAGE) {
             Ok(page) => {
                 self.done = page.len() < Self::PAGE;
                 self.page = page.into_iter();
@@ -239,10 +267,6 @@ impl RunStore for Database {
         Database::set_run_repetition(self, run, repetition, of)
     }
 
-    fn run_repetitions(&self, run: i64) -> Result<Vec<i64>, StoreError> {
-        Database::run_repetitions(self, run)
-    }
-
     fn set_initialize_cached(
         &mut self,
         run: i64,
@@ -251,9 +275,19 @@ impl RunStore for Database {
     ) -> Result<(), StoreError> {
         Database::set_initialize_cached(self, run, key, cached)
     }
+}
+
+impl RunRead for Database {
+    fn run_repetitions(&self, run: i64) -> Result<Vec<i64>, StoreError> {
+        Database::run_repetitions(self, run)
+    }
 
     fn runs(&self) -> Result<Vec<RunSummary>, StoreError> {
         Database::runs(self)
+    }
+
+    fn run_ids(&self) -> Result<Vec<i64>, StoreError> {
+        Database::run_ids(self)
     }
 
     fn run(&self, run: i64) -> Result<RunSummary, StoreError> {
@@ -294,12 +328,20 @@ impl RunStore for Database {
         Database::run_reads(self, run, key)
     }
 
-    fn run_measurements(&self, run: i64) -> Result<RunMeasurements, StoreError> {
-        Database::run_measurements(self, run)
+    fn run_measurements(
+        &self,
+        run: i64,
+        keep: Option<&StepSet>,
+    ) -> Result<RunMeasurements, StoreError> {
+        Database::run_measurements(self, run, keep)
     }
 
-    fn run_content_edits(&self, run: i64) -> Result<Vec<(String, String)>, StoreError> {
+    fn run_content_edits(&self, run: i64) -> Result<Vec<(String, usize, String)>, StoreError> {
         Database::run_content_edits(self, run)
+    }
+
+    fn run_call_tallies(&self, run: i64) -> Result<Vec<CallTally>, StoreError> {
+        Database::run_call_tallies(self, run)
     }
 }
 
@@ -428,7 +470,7 @@ mod tests {
             .map(|r| (1, r.clone()))
             .collect();
         assert_eq!(store.run_reads(run, "k").unwrap(), reads);
-        let m = store.run_measurements(run).unwrap();
+        let m = store.run_measurements(run, None).unwrap();
         assert_eq!(
             (m.bleu, m.es, m.suggest_ms, m.generate_ms, m.errors),
             (
@@ -440,11 +482,11 @@ mod tests {
             )
         );
         store.set_initialize_cached(run, "k", true).unwrap();
-        let m = store.run_measurements(run).unwrap();
+        let m = store.run_measurements(run, None).unwrap();
         assert_eq!((m.cache_served, m.cache_live), (2, 1));
         assert_eq!(
             store.run_content_edits(run).unwrap(),
-            vec![("k".to_string(), "e2".to_string())]
+            vec![("k".to_string(), 1, "e2".to_string())]
         );
         assert_eq!(
             store.run_step_details(run, "k").unwrap(),
@@ -520,13 +562,38 @@ mod tests {
             store.record_step(run, "k", step).unwrap();
         }
         let read_back = |first| {
-            super::StepPages::new(&*store, run, "k", first)
-                .collect::<Result<Vec<_>, _>>()
-                .unwrap()
+            let new = super::NewSteps {
+                run,
+                key: "k".into(),
+                first,
+            };
+            new.pages(&*store).collect::<Result<Vec<_>, _>>().unwrap()
         };
         assert_eq!(read_back(Some(3)), steps[2..]);
         assert_eq!(read_back(Some(1)), steps);
         assert_eq!(read_back(None), []);
+        // `replay --json`'s document, written a page at a time, is serde_json's document
+        // of the same values, byte for byte.
+        let document = crate::run::json::ReplayDocument::default();
+        let header = serde_json::json!({"type": "run", "run": run, "db": "runs.db"});
+        document.set_header(header.clone());
+        for first in [Some(3), None] {
+            document.push(super::NewSteps {
+                run,
+                key: "k".into(),
+                first,
+            });
+        }
+        let summary = serde_json::json!({"type": "summary", "run": run, "failed": 0});
+        let mut written = Vec::new();
+        document.write(&mut written, &*store, &summary).unwrap();
+        let trajectory = |steps: &[StoredStep]| {
+            let steps: Vec<_> = steps.iter().map(crate::run::json::step).collect();
+            serde_json::json!({"type": "trajectory", "key": "k", "steps": steps})
+        };
+        let whole = serde_json::json!({"run": header, "summary": summary,
+            "trajectories": [trajectory(&steps[2..]), trajectory(&[])]});
+        assert_eq!(String::from_utf8(written).unwrap(), format!("{whole}\n"));
         // `export results` counts them all.
         let results = db.result_steps(run).unwrap();
         assert_eq!(

@@ -4,9 +4,11 @@
 use std::io::Write;
 use std::path::Path;
 
+use super::definition::Definition;
 use super::figures::{GroupFigures, compare};
-use super::report::{RunReport, flow_summary, mean};
-use super::{RunError, RunStore, json};
+use super::report::{Compared, RunReport, flow_summary, mean};
+use super::verdict::Verdict;
+use super::{RunError, RunRead, json};
 use crate::metrics::contextbench::GranularityScore;
 use crate::store::{RunSummary, StoredStep};
 use crate::suggest::Call;
@@ -56,26 +58,33 @@ pub fn print_steps(
     Ok(count)
 }
 
-/// The report of some runs: flow figures, then content, baselines, latencies and
-/// failed calls, then what the suggesters read; unsandboxed runs are marked. A run
-/// with repetitions shows a line per repetition and its figures' intervals.
+/// The report of some runs: flow figures, how each run was scored, then content,
+/// baselines, latencies and failed calls, then what the suggesters read; unsandboxed
+/// and failed runs are marked. A run with repetitions shows a line per repetition and
+/// its figures' intervals. Runs scored differently or over different steps are
+/// compared on their common steps, and the report says so.
 pub fn print_report(
     out: &mut impl Write,
-    store: &dyn RunStore,
+    store: &dyn RunRead,
     runs: &[i64],
 ) -> Result<(), RunError> {
-    print_report_against(out, store, runs, None)
+    print_report_against(out, store, runs, None, true)
 }
 
 /// [`print_report`], and each run's figures beside those of run `baseline` (marked
-/// where they moved beyond an interval), if given.
+/// where they moved beyond an interval), if given; `common`: figures over the steps
+/// every run has (else each run's own).
 pub fn print_report_against(
     out: &mut impl Write,
-    store: &dyn RunStore,
+    store: &dyn RunRead,
     requested: &[i64],
     baseline: Option<i64>,
+    common: bool,
 ) -> Result<(), RunError> {
     let print = RunError::Print;
+    let compared = Compared::of(store, requested, baseline, common)?;
+    let view = compared.common.view(store);
+    let store: &dyn RunRead = if common { &view } else { store };
     let mut groups = Vec::new();
     let mut runs = Vec::new();
     for &run in requested {
@@ -101,39 +110,11 @@ pub fn print_report_against(
     .map_err(print)?;
     let mut reports = Vec::new();
     for &run in &runs {
-        let info = store.run(run)?;
-        let s = flow_summary(store, run)?;
-        let hit = |k: usize| {
-            s.hit_at
-                .iter()
-                .find(|(kk, _)| *kk == k)
-                .map_or(0.0, |(_, v)| *v)
-        };
-        writeln!(
-            out,
-            "{:>4}  {:>6}  {:>6}  {:>5.3}/{:.3}/{:.3}  {:>7.3}  {:>6.3}  {:>6.3}  {:>5.3}  {:>23}  {}",
-            run,
-            format!("{}/{}", info.done, info.trajectories),
-            s.steps,
-            s.micro.precision,
-            s.micro.recall,
-            s.micro.f1,
-            s.macro_.f1,
-            hit(1),
-            hit(3),
-            s.mrr,
-            format!(
-                "{:.2}/{:.2}/{:.2}/{:.2}",
-                s.shares.flow_keeping,
-                s.shares.flow_jumping,
-                s.shares.flow_reverting,
-                s.shares.flow_breaking
-            ),
-            suggester_label(&info)
-        )
-        .map_err(print)?;
-        reports.push(RunReport::of(store, run)?);
+        let report = RunReport::of(store, run)?;
+        flow_row(out, &report).map_err(print)?;
+        reports.push(report);
     }
+    print_definitions(out, &reports).map_err(print)?;
     writeln!(
         out,
         "\n{:>4}  {:>9}  {:>7}  {:>20}  {:>18}  {:>21}  {:>21}  FAILED CALLS",
@@ -209,6 +190,88 @@ pub fn print_report_against(
             )
             .map_err(print)?;
         }
+    }
+    for r in &reports {
+        if let Some(reason) = r.verdict.reason() {
+            writeln!(out, "\nrun {} FAILED: {reason}", r.info.id).map_err(print)?;
+        }
+    }
+    let notes = compared.notes();
+    if !notes.is_empty() {
+        writeln!(out).map_err(print)?;
+        for note in notes {
+            writeln!(out, "{note}").map_err(print)?;
+        }
+    }
+    Ok(())
+}
+
+/// One run's line of the flow table; a run without steps shows `-` for its figures.
+fn flow_row(out: &mut impl Write, r: &RunReport) -> std::io::Result<()> {
+    let (info, s) = (&r.info, &r.summary);
+    let hit = |k: usize| {
+        s.hit_at
+            .iter()
+            .find(|(kk, _)| *kk == k)
+            .map_or(0.0, |(_, v)| *v)
+    };
+    let figures = if s.steps == 0 {
+        format!(
+            "{:>17}  {:>7}  {:>6}  {:>6}  {:>5}  {:>23}",
+            "-", "-", "-", "-", "-", "-"
+        )
+    } else {
+        format!(
+            "{:>5.3}/{:.3}/{:.3}  {:>7.3}  {:>6.3}  {:>6.3}  {:>5.3}  {:>23}",
+            s.micro.precision,
+            s.micro.recall,
+            s.micro.f1,
+            s.macro_.f1,
+            hit(1),
+            hit(3),
+            s.mrr,
+            format!(
+                "{:.2}/{:.2}/{:.2}/{:.2}",
+                s.shares.flow_keeping,
+                s.shares.flow_jumping,
+                s.shares.flow_reverting,
+                s.shares.flow_breaking
+            ),
+        )
+    };
+    let failed = if r.verdict.failed() { " FAILED" } else { "" };
+    writeln!(
+        out,
+        "{:>4}  {:>6}  {:>6}  {figures}  {}{failed}",
+        info.id,
+        format!("{}/{}", info.done, info.trajectories),
+        s.steps,
+        suggester_label(info)
+    )
+}
+
+/// How each run was scored: match rule, order, what it revealed, the origins applied
+/// silently, the sandbox, the trajectory set, and whether it failed.
+fn print_definitions(out: &mut impl Write, reports: &[RunReport]) -> std::io::Result<()> {
+    writeln!(
+        out,
+        "\n{:>4}  {:<9}  {:<8}  {:<20}  {:<16}  {:<11}  {:<19}  VERDICT",
+        "RUN", "MATCH", "ORDER", "REVEAL", "EXCLUDE ORIGIN", "SANDBOX", "TRAJECTORY SET"
+    )?;
+    for r in reports {
+        let d = &r.definition;
+        writeln!(
+            out,
+            "{:>4}  {:<9}  {:<8}  {:<20}  {:<16}  {:<11}  {:<19}  {}",
+            r.info.id,
+            d.match_label(),
+            d.order_label(),
+            d.reveal_label(),
+            d.exclude_label(),
+            d.sandbox,
+            d.set_label(),
+            if r.verdict.failed() { "FAILED" } else { "ok" }
+        )?;
     }
     Ok(())
 }
@@ -307,7 +370,7 @@ fn print_context(out: &mut impl Write, reports: &[RunReport]) -> std::io::Result
                     writeln!(
                         out,
                         "{run:>4}  {key:<28}  {:>5}  {:>13}  {:>13}  {:>13}  {:>13}  {:>8}  {:>11.3}",
-                        r.num_steps,
+                        c.steps,
                         cp(&r.final_scores.file),
                         cp(&r.final_scores.symbol),
                         cp(&r.final_scores.span),
@@ -323,48 +386,99 @@ fn print_context(out: &mut impl Write, reports: &[RunReport]) -> std::io::Result
 }
 
 /// The runs of a database, newest first, one line each (like `git log --oneline`):
-/// id, start, status, trajectories done/all, micro F1, and the suggester in full; or
-/// one JSON object per run.
+/// id, start, status, trajectories done/all, micro F1, match rule, and the suggester
+/// in full (marked when the run failed); or their JSON, as one array or one object per
+/// line. A run whose rows cannot be read is listed as unreadable, with why; returns
+/// how many were.
 pub fn print_run_list(
     out: &mut impl Write,
-    store: &dyn RunStore,
+    store: &dyn RunRead,
     db_path: &Path,
-    as_json: bool,
-) -> Result<(), RunError> {
+    as_json: Option<json::Layout>,
+) -> Result<usize, RunError> {
     let print = RunError::Print;
-    let runs = store.runs()?;
-    if as_json {
-        for info in &runs {
-            let s = flow_summary(store, info.id)?;
-            writeln!(out, "{}", json::run_list_entry(info, &s)).map_err(print)?;
+    // A run whose rows cannot be read (an out-of-range or mistyped value) is listed
+    // as unreadable, with why; the others are listed as ever.
+    let mut unreadable = 0;
+    let runs: Vec<Result<_, (i64, String)>> = (store.run_ids()?.into_iter())
+        .map(|id| {
+            store
+                .run(id)
+                .map_err(RunError::from)
+                .and_then(|info| {
+                    Ok((
+                        info,
+                        flow_summary(store, id)?,
+                        Definition::of(store, id)?,
+                        Verdict::of(store, id)?,
+                    ))
+                })
+                .map_err(|e| (id, super::error_chain(&e)))
+        })
+        .collect();
+    if let Some(layout) = as_json {
+        let entries: Vec<serde_json::Value> = (runs.iter())
+            .map(|run| match run {
+                Ok((info, s, d, v)) => json::run_list_entry(info, s, d, v),
+                Err((id, why)) => {
+                    unreadable += 1;
+                    json::unreadable_run(*id, why)
+                }
+            })
+            .collect();
+        match layout {
+            json::Layout::Document => {
+                let all = serde_json::Value::Array(entries);
+                writeln!(out, "{all}").map_err(print)?;
+            }
+            json::Layout::Lines => {
+                for entry in entries {
+                    writeln!(out, "{entry}").map_err(print)?;
+                }
+            }
         }
-        return Ok(());
+        return Ok(unreadable);
     }
     if runs.is_empty() {
         writeln!(out, "no replay runs in {}", db_path.display()).map_err(print)?;
-        return Ok(());
+        return Ok(0);
     }
     writeln!(
         out,
-        "{:>4}  {:<24}  {:<11}  {:>9}  {:>8}  SUGGESTER",
-        "RUN", "STARTED", "STATUS", "TRAJ", "MICRO F1"
+        "{:>4}  {:<24}  {:<11}  {:>9}  {:>8}  {:<9}  SUGGESTER",
+        "RUN", "STARTED", "STATUS", "TRAJ", "MICRO F1", "MATCH"
     )
     .map_err(print)?;
-    for info in &runs {
-        let s = flow_summary(store, info.id)?;
+    for run in &runs {
+        let (info, s, d, v) = match run {
+            Ok(run) => run,
+            Err((id, why)) => {
+                unreadable += 1;
+                let why = crate::secrets::scrub(why);
+                writeln!(out, "{id:>4}  unreadable: {why}").map_err(print)?;
+                continue;
+            }
+        };
+        let f1 = if s.steps == 0 {
+            "-".to_string()
+        } else {
+            format!("{:.3}", s.micro.f1)
+        };
         writeln!(
             out,
-            "{:>4}  {:<24}  {:<11}  {:>9}  {:>8.3}  {}",
+            "{:>4}  {:<24}  {:<11}  {:>9}  {:>8}  {:<9}  {}{}",
             info.id,
             info.started_at,
             info.status,
             format!("{}/{}", info.done, info.trajectories),
-            s.micro.f1,
-            suggester_label(info)
+            f1,
+            d.match_label(),
+            suggester_label(info),
+            if v.failed() { " FAILED" } else { "" }
         )
         .map_err(print)?;
     }
-    Ok(())
+    Ok(unreadable)
 }
 
 /// The suggester spec in full (never cut: two specs may share a long prefix), with

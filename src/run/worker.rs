@@ -8,8 +8,10 @@ use std::time::Duration;
 use super::{RunError, RunSettings};
 use crate::replay::FedSuggester;
 use crate::suggest::build::BuildOptions;
-use crate::suggest::sandbox::Sandbox;
 use crate::suggest::{RecordedSuggester, Suggester};
+use crate::sys::env::Environment;
+use crate::sys::jail::Jail;
+use crate::sys::sandbox::Sandbox;
 use crate::trajectory::Trajectory;
 
 /// Where a worker's suggester process lives: a private scratch directory holding the
@@ -30,9 +32,10 @@ impl WorkerPlace {
 }
 
 /// The suggester of a run's settings ([`crate::suggest::build`], plus the gold-fed
-/// built-ins only replay's engine feeds); a process suggester runs in `place` and gets
-/// `NEXTEDIT_REPLAY_DB` (its reads-only database); an `lsp:` server runs there
-/// behind `nextedit proxy` recording into that database.
+/// built-ins only replay's engine feeds); a process suggester runs in `place` (its
+/// sandbox, `HOME` and disk limit in the worker's scratch directory, the run's limits
+/// and `--env` names) and gets `NEXTEDIT_REPLAY_DB` (its reads-only database); an
+/// `lsp:` server runs there behind `nextedit proxy` recording into that database.
 pub(super) fn build_suggester(
     settings: &RunSettings,
     place: Option<&WorkerPlace>,
@@ -52,7 +55,15 @@ pub(super) fn build_suggester(
                 give_up_after: settings.give_up_after,
                 allow_network: settings.allow_network,
                 reads_db: place.map(WorkerPlace::reads_db),
-                sandbox: place.and_then(|p| p.sandbox.clone()),
+                jail: match place {
+                    Some(place) => Jail::in_scratch(
+                        place.sandbox.clone(),
+                        &place.dir,
+                        settings.limits,
+                        Environment::passing(&settings.env),
+                    ),
+                    None => Jail::default(),
+                },
             };
             crate::suggest::build::build(spec, &options)
                 .map_err(|e| RunError::Other(e.to_string()))?
@@ -71,7 +82,7 @@ pub(super) fn sandbox_paths(
     let command = (settings.suggester.strip_prefix("cmd:"))
         .or_else(|| settings.suggester.strip_prefix("lsp:"))
         .unwrap_or("");
-    let mut paths = crate::suggest::sandbox::command_paths(command, forbidden);
+    let mut paths = crate::sys::sandbox::command_paths(command, forbidden);
     if let Ok(exe) = std::env::current_exe() {
         paths.push(exe);
     }

@@ -47,7 +47,7 @@ impl Database {
                 // A kind this build does not know is no answer it can reproduce.
                 (None, Some(kind)) => Err(CallFailure {
                     kind: FailureKind::from_key(&kind)?,
-                    message: message.unwrap_or_default(),
+                    message: crate::secrets::scrub(&message.unwrap_or_default()).into_owned(),
                 }),
                 (None, None) => return None,
             };
@@ -63,8 +63,16 @@ impl Database {
         run: i64,
     ) -> Result<(), StoreError> {
         let (result, kind, message) = match &answer.result {
-            Ok(json) => (Some(json.to_string()), None, None),
-            Err(f) => (None, Some(f.kind.key()), Some(f.message.as_str())),
+            Ok(json) => (
+                Some(crate::secrets::mask_known(&json.to_string()).into_owned()),
+                None,
+                None,
+            ),
+            Err(f) => (
+                None,
+                Some(f.kind.key()),
+                Some(crate::secrets::scrub(&f.message).into_owned()),
+            ),
         };
         self.conn
             .execute(

@@ -1,6 +1,9 @@
 //! A run's rows copied between databases, every column as stored (the later
 //! migrations' columns too), for `nextedit runs merge`: shard runs read out whole,
 //! then written as one run per repetition (a repetition group) in one transaction.
+//! A shard is data from another machine: its columns must be ones this build's schema
+//! has (a column it does not know is refused, never spliced into SQL), and every
+//! identifier is quoted.
 
 use rusqlite::params;
 use rusqlite::types::Value;
@@ -49,13 +52,53 @@ pub struct MergedRun<'a> {
     pub repetition: u32,
 }
 
+/// The columns of each run table in the schema this build creates (every
+/// migration's), read once from a database made in memory.
+static KNOWN_COLUMNS: std::sync::LazyLock<Vec<(&'static str, Vec<String>)>> =
+    std::sync::LazyLock::new(|| {
+        let mut db = Database {
+            conn: rusqlite::Connection::open_in_memory().expect("an in-memory database opens"),
+            path: ":memory:".into(),
+            fixed: None,
+        };
+        db.migrate()
+            .expect("the schema applies to an empty database");
+        RUN_TABLES
+            .iter()
+            .map(|&table| (table, db.table_columns(table).expect("schema tables read")))
+            .collect()
+    });
+
+/// `name` as an SQL identifier, quoted.
+fn quoted(name: &str) -> String {
+    format!("\"{}\"", name.replace('"', "\"\""))
+}
+
 impl Database {
-    /// The columns of a table but `run_id`, in table order.
-    fn run_columns(&self, table: &str) -> Result<Vec<String>, StoreError> {
-        self.rows(&format!("PRAGMA table_info({table})"), [], |row| {
-            row.get::<_, String>(1)
+    /// The columns of `table` in this database, in table order.
+    fn table_columns(&self, table: &str) -> Result<Vec<String>, StoreError> {
+        self.rows("SELECT name FROM pragma_table_info(?1)", [table], |row| {
+            row.get::<_, String>(0)
         })
-        .map(|columns| columns.into_iter().filter(|c| c != "run_id").collect())
+    }
+
+    /// The columns of a run table but `run_id`, in table order; each must be one the
+    /// schema this build creates has.
+    fn run_columns(&self, table: &'static str) -> Result<Vec<String>, StoreError> {
+        let known = &KNOWN_COLUMNS
+            .iter()
+            .find(|(t, _)| *t == table)
+            .expect("a run table")
+            .1;
+        let columns = self.table_columns(table)?;
+        if let Some(odd) = columns.iter().find(|c| !known.contains(c)) {
+            return Err(StoreError::UnknownColumn {
+                path: self.path.clone(),
+                table: table.to_string(),
+                column: crate::secrets::scrub(odd).into_owned(),
+            });
+        }
+        Ok(columns.into_iter().filter(|c| c != "run_id").collect())
     }
 
     /// Every row of run `run`, as stored.
@@ -65,8 +108,13 @@ impl Database {
             let columns = self.run_columns(table)?;
             let width = columns.len();
             let sql = format!(
-                "SELECT {} FROM {table} WHERE run_id = ?1 ORDER BY rowid",
-                columns.join(", ")
+                "SELECT {} FROM {} WHERE run_id = ?1 ORDER BY rowid",
+                columns
+                    .iter()
+                    .map(|c| quoted(c))
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                quoted(table)
             );
             let values = self.rows(&sql, [run], |row| {
                 (0..width).map(|i| row.get::<_, Value>(i)).collect()
@@ -133,8 +181,13 @@ fn insert_merged_run(
         } in &part.tables
         {
             let sql = format!(
-                "INSERT INTO {table} (run_id, {}) VALUES (?1{})",
-                columns.join(", "),
+                "INSERT INTO {} (run_id, {}) VALUES (?1{})",
+                quoted(table),
+                columns
+                    .iter()
+                    .map(|c| quoted(c))
+                    .collect::<Vec<_>>()
+                    .join(", "),
                 (0..columns.len())
                     .map(|i| format!(", ?{}", i + 2))
                     .collect::<String>()

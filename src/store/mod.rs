@@ -1,6 +1,6 @@
 //! The SQLite database: schema, migrations, batched writes, queries.
 //!
-//! The schema (`schema.sql`, then `runs.sql`, `v3.sql`, `v4.sql`, `v5.sql`, `v6.sql` and `v7.sql`; version [`SCHEMA_VERSION`]) is a wire format: other
+//! The schema (`schema.sql`, then `runs.sql`, `v3.sql`, `v4.sql`, `v5.sql`, `v6.sql`, `v7.sql`, `v8.sql` and `v9.sql`; version [`SCHEMA_VERSION`]) is a wire format: other
 //! tools may query it, so columns are only ever added by numbered migrations.
 //! The database file is created with mode 0600 in a 0700 directory; SQLite gives
 //! its `-wal` and `-shm` files the same mode. Many processes (several proxies) may
@@ -24,8 +24,8 @@ pub use merge::{MergedRun, RunRows};
 pub use offers::StoredOffer;
 pub use results::{ResultPrediction, ResultStep};
 pub use runs::{
-    RunMeasurements, RunSummary, RunTrajectory, StepDetail, StepFailure, StepFlow, StoredContent,
-    StoredPrediction, StoredStep,
+    CallTally, RunMeasurements, RunSummary, RunTrajectory, StepDetail, StepFailure, StepFlow,
+    StepSet, StoredContent, StoredPrediction, StoredStep,
 };
 pub use tasks::{CachedExecution, StoredAnswer, StoredTask, TaskRunRow};
 pub use write::{NewSession, SessionEnd};
@@ -47,7 +47,7 @@ const SESSION_TABLES: [&str; 7] = [
 ];
 
 /// Version of the schema this build writes (`PRAGMA user_version`).
-pub const SCHEMA_VERSION: i64 = 7;
+pub const SCHEMA_VERSION: i64 = 9;
 
 /// Errors of the store.
 #[derive(Debug, thiserror::Error)]
@@ -83,6 +83,38 @@ pub enum StoreError {
     /// The database file does not exist (read-only commands never create one).
     #[error("no database at {0} (record a session first, or pass --db)")]
     Missing(PathBuf),
+    /// The file is not a nextedit database; nothing was written to it.
+    #[error(
+        "{path} is not a nextedit database: {why} (nothing was written to it; pass the database nextedit wrote with --db)"
+    )]
+    NotNextedit {
+        /// The file.
+        path: PathBuf,
+        /// What it is instead.
+        why: String,
+    },
+    /// The database holds triggers, which nextedit never creates: they would run on
+    /// every row nextedit writes.
+    #[error(
+        "database {path} holds triggers nextedit did not create ({names}): they would fire on the rows nextedit writes; use another database, or drop them (DROP TRIGGER name) if they are yours"
+    )]
+    ForeignTriggers {
+        /// The database file.
+        path: PathBuf,
+        /// The triggers' names.
+        names: String,
+    },
+    /// A table has a column this nextedit does not know (a database made by something
+    /// else, or by a newer nextedit).
+    #[error("database {path}: table {table} has a column {column:?} this nextedit does not know")]
+    UnknownColumn {
+        /// The database file.
+        path: PathBuf,
+        /// The table.
+        table: String,
+        /// The column.
+        column: String,
+    },
     /// No session with this id.
     #[error("no session {0} in the database")]
     NoSession(i64),
@@ -149,7 +181,7 @@ impl Database {
             fixed: None,
         };
         db.fixed = fixed;
-        db.configure()?;
+        db.configure(true)?;
         db.migrate()?;
         Ok(db)
     }
@@ -171,7 +203,7 @@ impl Database {
             path: path.to_path_buf(),
             fixed: None,
         };
-        db.configure()?;
+        db.configure(false)?;
         db.migrate()?;
         Ok(db)
     }
@@ -213,7 +245,63 @@ impl Database {
         &self.conn
     }
 
-    fn configure(&mut self) -> Result<(), StoreError> {
+    /// Before anything is written (switching to WAL writes the header, migrating
+    /// writes the schema): the file is a nextedit database, or an empty file a new one
+    /// may be created in (`empty_ok`); it holds no trigger (nextedit creates none, and
+    /// one would run on the rows nextedit writes).
+    fn check_ours(&self, empty_ok: bool) -> Result<(), StoreError> {
+        let not_ours = |why: &str| StoreError::NotNextedit {
+            path: self.path.clone(),
+            why: why.to_string(),
+        };
+        let read = |sql: &str| -> Result<i64, StoreError> {
+            self.conn.query_row(sql, [], |row| row.get(0)).map_err(|e| {
+                match e.sqlite_error_code() {
+                    Some(rusqlite::ErrorCode::NotADatabase) => {
+                        not_ours("it is not a SQLite database")
+                    }
+                    _ => sqlite(&self.path, e),
+                }
+            })
+        };
+        let version = read("PRAGMA user_version")?;
+        if version > SCHEMA_VERSION {
+            return Err(StoreError::SchemaTooNew {
+                path: self.path.clone(),
+                found: version,
+            });
+        }
+        let objects = read("SELECT count(*) FROM sqlite_master")?;
+        if version == 0 && objects == 0 {
+            return match empty_ok {
+                true => Ok(()),
+                false => Err(not_ours("it is empty")),
+            };
+        }
+        let has_sessions =
+            read("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'sessions'")?;
+        if version == 0 || has_sessions == 0 {
+            return Err(not_ours(
+                "it is a SQLite database without nextedit's tables",
+            ));
+        }
+        let triggers = self.rows(
+            "SELECT name FROM sqlite_master WHERE type = 'trigger' ORDER BY name",
+            [],
+            |row| row.get::<_, String>(0),
+        )?;
+        if !triggers.is_empty() {
+            return Err(StoreError::ForeignTriggers {
+                path: self.path.clone(),
+                names: crate::secrets::scrub(&triggers.join(", ")).into_owned(),
+            });
+        }
+        Ok(())
+    }
+
+    /// Waits for other processes' locks, checks the file is ours ([`Self::check_ours`]:
+    /// `empty_ok` for a database that may be created), then switches to WAL.
+    fn configure(&mut self, empty_ok: bool) -> Result<(), StoreError> {
         let busy_ms = std::env::var("NEXTEDIT_BUSY_TIMEOUT_MS")
             .ok()
             .and_then(|v| v.parse().ok())
@@ -221,6 +309,7 @@ impl Database {
         self.conn
             .busy_timeout(Duration::from_millis(busy_ms))
             .map_err(|source| sqlite(&self.path, source))?;
+        self.check_ours(empty_ok)?;
         // Switching to WAL needs a moment alone with the file, and the busy handler
         // does not cover it: retry while another process holds it.
         let mut attempts = 0;
@@ -292,6 +381,14 @@ impl Database {
             tx.execute_batch(include_str!("v7.sql"))
                 .map_err(|source| sqlite(&path, source))?;
         }
+        if version < 8 {
+            tx.execute_batch(include_str!("v8.sql"))
+                .map_err(|source| sqlite(&path, source))?;
+        }
+        if version < 9 {
+            tx.execute_batch(include_str!("v9.sql"))
+                .map_err(|source| sqlite(&path, source))?;
+        }
         tx.execute_batch(&format!("PRAGMA user_version = {SCHEMA_VERSION}"))
             .map_err(|source| sqlite(&path, source))?;
         tx.commit().map_err(|source| sqlite(&path, source))
@@ -320,12 +417,14 @@ fn sqlite(path: &Path, source: rusqlite::Error) -> StoreError {
     }
 }
 
-/// Creates the directory (0700) and an empty file (0600) if they do not exist.
-/// Refuses a symbolic link at `path` (SQLite would follow it and create the file
-/// with the umask's mode); makes an existing file (and its `-wal`/`-shm`) 0600 if
-/// others could read it, returning its former mode.
+/// Creates the directory (0700) and the database (0600, migrated) if they do not
+/// exist: built in a private temporary file next to it and put in place in one step,
+/// so no process ever sees a half-made database (an empty file is never nextedit's:
+/// reading commands refuse one). Refuses a symbolic link at `path` (SQLite would
+/// follow it and create the file with the umask's mode); makes an existing file (and
+/// its `-wal`/`-shm`) 0600 if others could read it, returning its former mode.
 fn create_private(path: &Path) -> Result<Option<u32>, StoreError> {
-    use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt, PermissionsExt};
+    use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
     if let Ok(meta) = std::fs::symlink_metadata(path) {
         if meta.file_type().is_symlink() {
             return Err(StoreError::Create {
@@ -367,14 +466,27 @@ fn create_private(path: &Path) -> Result<Option<u32>, StoreError> {
             .create(dir)
             .map_err(err)?;
     }
-    match std::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .mode(0o600)
-        .open(path)
-    {
+    let dir = match path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        Some(dir) => dir,
+        None => Path::new("."),
+    };
+    // tempfile creates it 0600.
+    let new = tempfile::Builder::new()
+        .prefix(".nextedit-new-")
+        .suffix(".db")
+        .tempfile_in(dir)
+        .map_err(err)?;
+    let mut db = Database {
+        conn: Connection::open(new.path()).map_err(|source| sqlite(path, source))?,
+        path: path.to_path_buf(),
+        fixed: None,
+    };
+    db.migrate()?;
+    drop(db);
+    match new.persist_noclobber(path) {
         Ok(_) => Ok(None),
-        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(None),
-        Err(e) => Err(err(e)),
+        // Another process made it first: theirs is as good.
+        Err(e) if e.error.kind() == std::io::ErrorKind::AlreadyExists => Ok(None),
+        Err(e) => Err(err(e.error)),
     }
 }

@@ -178,6 +178,39 @@ pub struct RunMeasurements {
     pub cache_live: i64,
 }
 
+/// How many calls of one kind a run made and how many of them failed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CallTally {
+    /// The kind of call.
+    pub call: Call,
+    /// Calls made (a call given up on is not made).
+    pub made: usize,
+    /// Calls that failed.
+    pub failed: usize,
+    /// The failures by kind (`error_response`, `timeout`, …), sorted by kind.
+    pub kinds: Vec<(String, usize)>,
+}
+
+/// The steps of some trajectories of a run (a report's common steps): per trajectory
+/// key, its step numbers. A trajectory it does not name is left out whole.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct StepSet {
+    /// Trajectory key → its step numbers kept.
+    pub steps: std::collections::BTreeMap<String, std::collections::BTreeSet<usize>>,
+}
+
+impl StepSet {
+    /// Whether step `step` of trajectory `key` is kept; `None` asks about the
+    /// trajectory (its `initialize`, its failure).
+    pub fn holds(&self, key: &str, step: Option<usize>) -> bool {
+        match (self.steps.get(key), step) {
+            (None, _) => false,
+            (Some(_), None) => true,
+            (Some(steps), Some(step)) => steps.contains(&step),
+        }
+    }
+}
+
 pub(super) fn now() -> String {
     humantime::format_rfc3339_millis(std::time::SystemTime::now()).to_string()
 }
@@ -249,6 +282,8 @@ impl Database {
         initial: Option<&str>,
         error: Option<&str>,
     ) -> Result<(), StoreError> {
+        let error = crate::secrets::scrub_option(error);
+        let error = error.as_deref();
         self.conn
             .execute(
                 "UPDATE run_trajectories SET status = ?3, initial = coalesce(?4, initial), error = ?5
@@ -278,7 +313,13 @@ impl Database {
         self.conn
             .execute(
                 "INSERT INTO run_errors (run_id, key, step, call, kind, message) VALUES (?1, ?2, NULL, ?3, ?4, ?5)",
-                params![run, key, call.key(), failure.kind.key(), failure.message],
+                params![
+                    run,
+                    key,
+                    call.key(),
+                    failure.kind.key(),
+                    crate::secrets::scrub(&failure.message)
+                ],
             )
             .map_err(|source| sqlite(&self.path, source))?;
         Ok(())
@@ -345,7 +386,7 @@ impl Database {
                     p.file,
                     p.start_line as i64,
                     p.end_line as i64,
-                    p.text,
+                    crate::secrets::mask_known(&p.text),
                     p.confidence,
                     p.matched,
                     p.class.key()
@@ -381,7 +422,7 @@ impl Database {
                     step.step as i64,
                     f.call.key(),
                     f.failure.kind.key(),
-                    f.failure.message
+                    crate::secrets::scrub(&f.failure.message)
                 ],
             )
             .map_err(e)?;
@@ -486,8 +527,12 @@ impl Database {
 
     /// Every run's summary, newest first.
     pub fn runs(&self) -> Result<Vec<RunSummary>, StoreError> {
-        let ids = self.rows("SELECT id FROM runs ORDER BY id DESC", [], |r| r.get(0))?;
-        ids.into_iter().map(|id| self.run(id)).collect()
+        self.run_ids()?.into_iter().map(|id| self.run(id)).collect()
+    }
+
+    /// Every run's id, newest first.
+    pub fn run_ids(&self) -> Result<Vec<i64>, StoreError> {
+        self.rows("SELECT id FROM runs ORDER BY id DESC", [], |r| r.get(0))
     }
 
     /// A run's summary.
@@ -611,7 +656,8 @@ impl Database {
                     (row.get(1)?, row.get(2)?, row.get(3)?);
                 Ok((
                     row.get::<_, i64>(0)? as usize,
-                    format!("{call} {kind}: {message}"),
+                    // A database made elsewhere may hold what this one never stores.
+                    format!("{call} {kind}: {}", crate::secrets::scrub(&message)),
                 ))
             },
         )?;
@@ -679,59 +725,165 @@ impl Database {
         )
     }
 
-    /// Content scores, latencies and failures of every step of a run.
-    pub fn run_measurements(&self, run: i64) -> Result<RunMeasurements, StoreError> {
+    /// Content scores, latencies and failures of the steps of a run `keep` holds (every
+    /// step without it); failures outside a step count with their trajectory.
+    pub fn run_measurements(
+        &self,
+        run: i64,
+        keep: Option<&StepSet>,
+    ) -> Result<RunMeasurements, StoreError> {
+        let kept = |key: &str, step: Option<i64>| {
+            keep.is_none_or(|k| k.holds(key, step.map(|s| s as usize)))
+        };
         let rows = self.rows(
             // In key and step order whatever the query plan: a merged run's means and
             // quantiles then add up exactly as the single-machine run's.
-            "SELECT content_bleu, content_es, suggest_ms, generate_ms FROM run_steps WHERE run_id = ?1 ORDER BY key, step",
+            "SELECT key, step, content_bleu, content_es, suggest_ms, generate_ms,
+                    coalesce(suggest_cached, 0) + coalesce(generate_cached, 0),
+                    (suggest_cached = 0) + coalesce(generate_cached = 0, 0)
+               FROM run_steps WHERE run_id = ?1 ORDER BY key, step",
             [run],
             |row| {
                 Ok((
-                    row.get::<_, Option<f64>>(0)?,
-                    row.get::<_, Option<f64>>(1)?,
-                    row.get::<_, f64>(2)?,
+                    (row.get::<_, String>(0)?, row.get::<_, i64>(1)?),
+                    row.get::<_, Option<f64>>(2)?,
                     row.get::<_, Option<f64>>(3)?,
+                    row.get::<_, f64>(4)?,
+                    row.get::<_, Option<f64>>(5)?,
+                    (
+                        row.get::<_, Option<i64>>(6)?.unwrap_or(0),
+                        row.get::<_, Option<i64>>(7)?.unwrap_or(0),
+                    ),
                 ))
             },
         )?;
         let mut m = RunMeasurements::default();
-        for (bleu, es, suggest, generate) in rows {
+        for ((key, step), bleu, es, suggest, generate, (served, live)) in rows {
+            if !kept(&key, Some(step)) {
+                continue;
+            }
             m.bleu.extend(bleu);
             m.es.extend(es);
             m.suggest_ms.push(suggest);
             m.generate_ms.extend(generate);
+            m.cache_served += served;
+            m.cache_live += live;
         }
-        (m.cache_served, m.cache_live) = self
-            .conn
-            .query_row(
-                "SELECT (SELECT coalesce(sum(coalesce(suggest_cached, 0) + coalesce(generate_cached, 0)), 0)
-                           FROM run_steps WHERE run_id = ?1)
-                      + (SELECT coalesce(sum(initialize_cached), 0) FROM run_trajectories WHERE run_id = ?1),
-                        (SELECT coalesce(sum((suggest_cached = 0) + coalesce(generate_cached = 0, 0)), 0)
-                           FROM run_steps WHERE run_id = ?1)
-                      + (SELECT coalesce(sum(initialize_cached = 0), 0) FROM run_trajectories WHERE run_id = ?1)",
-                [run],
-                |r| Ok((r.get(0)?, r.get(1)?)),
-            )
-            .map_err(|source| sqlite(&self.path, source))?;
-        m.errors = self.rows(
-            "SELECT kind, count(*) FROM run_errors WHERE run_id = ?1 GROUP BY kind ORDER BY kind",
+        let initialized = self.rows(
+            "SELECT key, coalesce(initialize_cached, 0), coalesce(initialize_cached = 0, 0)
+               FROM run_trajectories WHERE run_id = ?1",
             [run],
-            |row| Ok((row.get(0)?, row.get(1)?)),
+            |row| {
+                Ok((
+                    row.get::<_, String>(0)?,
+                    row.get::<_, i64>(1)?,
+                    row.get::<_, i64>(2)?,
+                ))
+            },
         )?;
+        for (key, served, live) in initialized {
+            if kept(&key, None) {
+                m.cache_served += served;
+                m.cache_live += live;
+            }
+        }
+        let errors = self.rows(
+            "SELECT key, step, kind FROM run_errors WHERE run_id = ?1",
+            [run],
+            |row| {
+                Ok((
+                    row.get::<_, String>(0)?,
+                    row.get::<_, Option<i64>>(1)?,
+                    row.get::<_, String>(2)?,
+                ))
+            },
+        )?;
+        let mut by_kind: std::collections::BTreeMap<String, i64> = Default::default();
+        for (key, step, kind) in errors {
+            if kept(&key, step) {
+                *by_kind.entry(kind).or_default() += 1;
+            }
+        }
+        m.errors = by_kind.into_iter().collect();
         Ok(m)
     }
 
-    /// The gold edit each scored step's content was scored against: (key, edit id), in
-    /// trajectory and step order (for the do-nothing baselines of `report`).
-    pub fn run_content_edits(&self, run: i64) -> Result<Vec<(String, String)>, StoreError> {
+    /// The calls a run made of each kind (`initialize`, `suggest`, `generate`) and how
+    /// many failed, by failure kind; a call given up on (`gave_up`) was not made.
+    pub fn run_call_tallies(&self, run: i64) -> Result<Vec<CallTally>, StoreError> {
+        let count = |sql: &str| -> Result<usize, StoreError> {
+            self.conn
+                .query_row(sql, [run], |r| r.get::<_, i64>(0))
+                .map(|n| n.max(0) as usize)
+                .map_err(|source| sqlite(&self.path, source))
+        };
+        let given_up = |call: &str| {
+            format!(
+                "SELECT count(*) FROM run_errors WHERE run_id = ?1 AND call = '{call}' AND kind = 'gave_up'"
+            )
+        };
+        // A trajectory asked `initialize` when it got steps, finished or failed the call.
+        let made = [
+            (
+                Call::Initialize,
+                count(
+                    "SELECT count(*) FROM run_trajectories t WHERE t.run_id = ?1 AND (t.status = 'done'
+                        OR EXISTS (SELECT 1 FROM run_steps s WHERE s.run_id = t.run_id AND s.key = t.key)
+                        OR EXISTS (SELECT 1 FROM run_errors e WHERE e.run_id = t.run_id AND e.key = t.key
+                                   AND e.call = 'initialize'))",
+                )?,
+            ),
+            (
+                Call::Suggest,
+                count("SELECT count(*) FROM run_steps WHERE run_id = ?1")?
+                    .saturating_sub(count(&given_up("suggest"))?),
+            ),
+            (
+                Call::Generate,
+                count("SELECT count(*) FROM run_steps WHERE run_id = ?1 AND generate_ms IS NOT NULL")?
+                    .saturating_sub(count(&given_up("generate"))?),
+            ),
+        ];
+        let failures = self.rows(
+            "SELECT call, kind, count(*) FROM run_errors
+              WHERE run_id = ?1 AND kind != 'gave_up' GROUP BY call, kind ORDER BY call, kind",
+            [run],
+            |row| {
+                Ok((
+                    row.get::<_, String>(0)?,
+                    row.get::<_, String>(1)?,
+                    row.get::<_, i64>(2)?,
+                ))
+            },
+        )?;
+        Ok(made
+            .into_iter()
+            .map(|(call, made)| {
+                let kinds: Vec<(String, usize)> = (failures.iter())
+                    .filter(|(c, _, _)| c == call.key())
+                    .map(|(_, kind, n)| (kind.clone(), *n as usize))
+                    .collect();
+                let failed = kinds.iter().map(|(_, n)| n).sum::<usize>();
+                // A resumed trajectory asks `initialize` again.
+                CallTally {
+                    call,
+                    made: made.max(failed),
+                    failed,
+                    kinds,
+                }
+            })
+            .collect())
+    }
+
+    /// The gold edit each scored step's content was scored against: (key, step, edit
+    /// id), in trajectory and step order (for the do-nothing baselines of `report`).
+    pub fn run_content_edits(&self, run: i64) -> Result<Vec<(String, usize, String)>, StoreError> {
         self.rows(
-            "SELECT s.key, s.content_edit FROM run_steps s
+            "SELECT s.key, s.step, s.content_edit FROM run_steps s
                JOIN run_trajectories t ON t.run_id = s.run_id AND t.key = s.key
               WHERE s.run_id = ?1 AND s.content_edit IS NOT NULL ORDER BY t.position, s.step",
             [run],
-            |row| Ok((row.get(0)?, row.get(1)?)),
+            |row| Ok((row.get(0)?, row.get::<_, i64>(1)? as usize, row.get(2)?)),
         )
     }
 

@@ -1,11 +1,13 @@
 //! Completion task runs (`nextedit tasks run`, schema v6): the run, each task's
 //! validity (its ground truth's test run) and answers, written as each task finishes,
 //! read back for `--resume` and `nextedit tasks report`; and the execution cache keyed
-//! by (state hash, answer hash, command).
+//! by (state hash, answer hash, command); the limit a test run hit (schema v8); why a
+//! task is non-discriminating (schema v9).
 
 use rusqlite::{OptionalExtension, params};
 
 use super::{Database, StoreError, sqlite};
+use crate::sys::limits::Limit;
 use crate::task::score::AnswerScores;
 
 /// A task run as stored.
@@ -42,12 +44,18 @@ pub struct StoredTask {
     pub leaked: bool,
     /// Language.
     pub language: String,
-    /// The ground truth passed the covering tests.
+    /// The task counts: the ground truth passed its covering tests and no do-nothing
+    /// answer did.
     pub valid: bool,
     /// Why the task is invalid.
     pub invalid_reason: Option<String>,
     /// Tail of the ground truth's test output.
     pub truth_output: Option<String>,
+    /// Why the task is non-discriminating (its ground truth passes, and so does a
+    /// do-nothing answer: the empty hole or the file as cut); such a task is not valid.
+    pub excluded: Option<String>,
+    /// Tail of the passing do-nothing answer's test output.
+    pub excluded_output: Option<String>,
     /// The ground truth's test duration, ms (0 when cached).
     pub truth_ms: Option<f64>,
     /// Its answers, by sample.
@@ -69,6 +77,8 @@ pub struct StoredAnswer {
     pub exit_code: Option<i32>,
     /// The time limit was hit.
     pub timed_out: bool,
+    /// The limit the test run hit (its processes were killed for it).
+    pub limit: Option<Limit>,
     /// The execution came from the cache.
     pub cached: bool,
     /// Tail of the test output.
@@ -90,10 +100,40 @@ pub struct CachedExecution {
     pub exit_code: Option<i32>,
     /// The time limit was hit.
     pub timed_out: bool,
+    /// The limit it hit.
+    pub limit: Option<Limit>,
     /// Tail of the output.
     pub output_tail: String,
     /// Wall time of the original run, ms.
     pub duration_ms: f64,
+}
+
+/// A stored `limit_hit` (an unknown name reads as none).
+fn limit_of(key: Option<String>) -> Option<Limit> {
+    key.as_deref().and_then(Limit::from_key)
+}
+
+impl StoredTask {
+    /// This task with what its tests and suggester said masked and cut
+    /// ([`crate::secrets::scrub`]) and known keys masked in its answers: the form that
+    /// is stored and printed.
+    pub fn scrubbed(&self) -> StoredTask {
+        let scrub = |text: &str| crate::secrets::scrub(text).into_owned();
+        StoredTask {
+            invalid_reason: self.invalid_reason.as_deref().map(scrub),
+            truth_output: self.truth_output.as_deref().map(scrub),
+            excluded_output: self.excluded_output.as_deref().map(scrub),
+            answers: (self.answers.iter())
+                .map(|a| StoredAnswer {
+                    text: crate::secrets::mask_known(&a.text).into_owned(),
+                    error: a.error.as_deref().map(scrub),
+                    output_tail: scrub(&a.output_tail),
+                    ..a.clone()
+                })
+                .collect(),
+            ..self.clone()
+        }
+    }
 }
 
 fn now_ns() -> i64 {
@@ -157,12 +197,14 @@ impl Database {
 
     /// Stores one finished task and its answers in one transaction.
     pub fn store_task(&self, run: i64, task: &StoredTask) -> Result<(), StoreError> {
+        let task = &task.scrubbed();
         let write = || -> rusqlite::Result<()> {
             let tx = self.conn.unchecked_transaction()?;
             tx.execute(
                 "INSERT INTO task_run_tasks (run_id, task_index, task_id, scenario, dependency,
-                     context_from, leaked, language, valid, invalid_reason, truth_output, truth_ms)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
+                     context_from, leaked, language, valid, invalid_reason, truth_output, truth_ms,
+                     excluded, excluded_output)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)",
                 params![
                     run,
                     task.index as i64,
@@ -175,16 +217,18 @@ impl Database {
                     task.valid,
                     task.invalid_reason,
                     task.truth_output,
-                    task.truth_ms
+                    task.truth_ms,
+                    task.excluded,
+                    task.excluded_output
                 ],
             )?;
             for a in &task.answers {
                 tx.execute(
                     "INSERT INTO task_answers (run_id, task_index, sample, text, error, passed,
                          exit_code, timed_out, cached, output_tail, exact, edit_sim, es_line,
-                         es_token, bleu, sari, stopped, complete_ms, test_ms)
+                         es_token, bleu, sari, stopped, complete_ms, test_ms, limit_hit)
                      VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15,
-                         ?16, ?17, ?18, ?19)",
+                         ?16, ?17, ?18, ?19, ?20)",
                     params![
                         run,
                         task.index as i64,
@@ -204,7 +248,8 @@ impl Database {
                         a.scores.sari,
                         a.scores.stopped,
                         a.complete_ms,
-                        a.test_ms
+                        a.test_ms,
+                        a.limit.map(Limit::key)
                     ],
                 )?;
             }
@@ -217,7 +262,7 @@ impl Database {
     pub fn task_run_tasks(&self, run: i64) -> Result<Vec<StoredTask>, StoreError> {
         let mut tasks = self.rows(
             "SELECT task_index, task_id, scenario, dependency, context_from, leaked, language,
-                    valid, invalid_reason, truth_output, truth_ms
+                    valid, invalid_reason, truth_output, truth_ms, excluded, excluded_output
              FROM task_run_tasks WHERE run_id = ?1 ORDER BY task_index",
             [run],
             |row| {
@@ -233,6 +278,8 @@ impl Database {
                     invalid_reason: row.get(8)?,
                     truth_output: row.get(9)?,
                     truth_ms: row.get(10)?,
+                    excluded: row.get(11)?,
+                    excluded_output: row.get(12)?,
                     answers: Vec::new(),
                 })
             },
@@ -240,7 +287,7 @@ impl Database {
         let answers = self.rows(
             "SELECT task_index, sample, text, error, passed, exit_code, timed_out, cached,
                     output_tail, exact, edit_sim, es_line, es_token, bleu, sari, stopped,
-                    complete_ms, test_ms
+                    complete_ms, test_ms, limit_hit
              FROM task_answers WHERE run_id = ?1 ORDER BY task_index, sample",
             [run],
             |row| {
@@ -266,6 +313,7 @@ impl Database {
                         },
                         complete_ms: row.get(16)?,
                         test_ms: row.get(17)?,
+                        limit: limit_of(row.get(18)?),
                     },
                 ))
             },
@@ -275,7 +323,8 @@ impl Database {
                 task.answers.push(answer);
             }
         }
-        Ok(tasks)
+        // A database made elsewhere may hold what this one never stores.
+        Ok(tasks.iter().map(StoredTask::scrubbed).collect())
     }
 
     /// The cached execution for (state, answer, command), if any.
@@ -287,7 +336,7 @@ impl Database {
     ) -> Result<Option<CachedExecution>, StoreError> {
         self.conn
             .query_row(
-                "SELECT passed, exit_code, timed_out, output_tail, duration_ms
+                "SELECT passed, exit_code, timed_out, output_tail, duration_ms, limit_hit
                  FROM task_executions
                  WHERE state_hash = ?1 AND answer_hash = ?2 AND command = ?3",
                 params![state_hash, answer_hash, command],
@@ -296,8 +345,9 @@ impl Database {
                         passed: row.get(0)?,
                         exit_code: row.get(1)?,
                         timed_out: row.get(2)?,
-                        output_tail: row.get(3)?,
+                        output_tail: crate::secrets::scrub(&row.get::<_, String>(3)?).into_owned(),
                         duration_ms: row.get(4)?,
+                        limit: limit_of(row.get(5)?),
                     })
                 },
             )
@@ -316,8 +366,8 @@ impl Database {
         self.conn
             .execute(
                 "INSERT OR IGNORE INTO task_executions (state_hash, answer_hash, command, passed,
-                     exit_code, timed_out, output_tail, duration_ms, created_ns)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+                     exit_code, timed_out, output_tail, duration_ms, created_ns, limit_hit)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
                 params![
                     state_hash,
                     answer_hash,
@@ -325,9 +375,10 @@ impl Database {
                     execution.passed,
                     execution.exit_code,
                     execution.timed_out,
-                    execution.output_tail,
+                    crate::secrets::scrub(&execution.output_tail),
                     execution.duration_ms,
-                    now_ns()
+                    now_ns(),
+                    execution.limit.map(Limit::key)
                 ],
             )
             .map(|_| ())

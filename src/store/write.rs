@@ -1,10 +1,12 @@
 //! Writing sessions and recorded rows.
 
+use std::sync::LazyLock;
+
 use rusqlite::params;
 
 use super::{Database, StoreError, sqlite};
 use crate::record::privacy::{mask, mask_argv};
-use crate::record::{Record, SessionFact};
+use crate::record::{OfferRecord, Record, SessionFact};
 use crate::trajectory::Trajectory;
 
 /// What is known about a session when it starts.
@@ -120,7 +122,10 @@ impl Database {
         let path = self.path.clone();
         let e = |source| sqlite(&path, source);
         let tx = self.conn.transaction().map_err(e)?;
-        for record in records {
+        let mut i = 0;
+        while i < records.len() {
+            let record = &records[i];
+            i += 1;
             match record {
                 Record::Message(m) => {
                     tx.prepare_cached(
@@ -254,35 +259,14 @@ impl Database {
                     })
                     .map_err(e)?;
                 }
-                Record::Offer(o) => {
-                    // A resolved completion item rewrites its offer: same answer, same rank.
-                    tx.prepare_cached(
-                        "INSERT OR REPLACE INTO offers (session_id, seq, rank, request_seq, t_ns, latency_ns, kind,
-                                                        method, uri, line, col_byte, label, text, edits,
-                                                        list_size, incomplete)
-                         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)",
-                    )
-                    .and_then(|mut st| {
-                        st.execute(params![
-                            session,
-                            o.seq as i64,
-                            o.rank as i64,
-                            o.request_seq as i64,
-                            o.t_ns as i64,
-                            o.latency_ns as i64,
-                            o.kind.as_str(),
-                            mask(&o.method),
-                            mask(&o.uri),
-                            o.position.map(|(line, _)| line as i64),
-                            o.position.map(|(_, col)| col as i64),
-                            o.label.as_deref().map(mask),
-                            mask(&o.text),
-                            mask(&super::offers::edits_json(&o.edits)),
-                            o.list_size as i64,
-                            o.incomplete
-                        ])
-                    })
-                    .map_err(e)?;
+                Record::Offer(_) => {
+                    // An answer's offers come together: many rows per statement.
+                    let run = records[i - 1..]
+                        .iter()
+                        .take_while(|r| matches!(r, Record::Offer(_)))
+                        .count();
+                    insert_offers(&tx, session, &records[i - 1..i - 1 + run]).map_err(e)?;
+                    i += run - 1;
                 }
             }
         }
@@ -346,6 +330,100 @@ impl Database {
         detached?;
         Ok(id)
     }
+}
+
+/// Offers inserted by one statement ([`OFFER_COLUMNS`] values each: 400 parameters).
+const OFFERS_PER_INSERT: usize = 25;
+/// Values of one `offers` row.
+/// `INSERT OR REPLACE` of `rows` offers: a resolved completion item rewrites its offer
+/// (same answer, same rank).
+fn offers_insert(rows: usize) -> String {
+    let row = format!("({})", vec!["?"; OFFER_COLUMNS].join(", "));
+    format!(
+        "INSERT OR REPLACE INTO offers (session_id, seq, rank, request_seq, t_ns, latency_ns, kind,
+                                        method, uri, line, col_byte, label, text, edits,
+                                        list_size, incomplete)
+         VALUES {}",
+        vec![row; rows].join(", ")
+    )
+}
+
+const OFFER_COLUMNS: usize = 16;
+
+/// Inserts a run of offer records, [`OFFERS_PER_INSERT`] per statement (each
+/// statement's SQL is prepared once per connection), the rest one by one.
+fn insert_offers(
+    tx: &rusqlite::Transaction,
+    session: i64,
+    records: &[Record],
+) -> rusqlite::Result<()> {
+    static FULL: LazyLock<String> = LazyLock::new(|| offers_insert(OFFERS_PER_INSERT));
+    static ONE: LazyLock<String> = LazyLock::new(|| offers_insert(1));
+    let offers: Vec<&OfferRecord> = records
+        .iter()
+        .filter_map(|r| match r {
+            Record::Offer(o) => Some(o),
+            _ => None,
+        })
+        .collect();
+    // An answer's items share their method and document: masked once.
+    let mut shared: Option<(&str, &str, String, String)> = None;
+    for chunk in offers.chunks(OFFERS_PER_INSERT) {
+        if chunk.len() == OFFERS_PER_INSERT {
+            let mut stmt = tx.prepare_cached(&FULL)?;
+            for (row, o) in chunk.iter().enumerate() {
+                bind_offer(&mut stmt, row, session, o, &mut shared)?;
+            }
+            stmt.raw_execute()?;
+        } else {
+            let mut stmt = tx.prepare_cached(&ONE)?;
+            for o in chunk {
+                bind_offer(&mut stmt, 0, session, o, &mut shared)?;
+                stmt.raw_execute()?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Binds offer `o` as row `row` of an insert; `shared` keeps the last method and
+/// document masked.
+fn bind_offer<'a>(
+    stmt: &mut rusqlite::CachedStatement,
+    row: usize,
+    session: i64,
+    o: &'a OfferRecord,
+    shared: &mut Option<(&'a str, &'a str, String, String)>,
+) -> rusqlite::Result<()> {
+    if shared
+        .as_ref()
+        .is_none_or(|(m, u, ..)| *m != o.method || *u != o.uri)
+    {
+        *shared = Some((
+            o.method.as_str(),
+            o.uri.as_str(),
+            mask(&o.method).into_owned(),
+            mask(&o.uri).into_owned(),
+        ));
+    }
+    let (.., method, uri) = shared.as_ref().expect("set above");
+    let at = row * OFFER_COLUMNS;
+    stmt.raw_bind_parameter(at + 1, session)?;
+    stmt.raw_bind_parameter(at + 2, o.seq as i64)?;
+    stmt.raw_bind_parameter(at + 3, o.rank as i64)?;
+    stmt.raw_bind_parameter(at + 4, o.request_seq as i64)?;
+    stmt.raw_bind_parameter(at + 5, o.t_ns as i64)?;
+    stmt.raw_bind_parameter(at + 6, o.latency_ns as i64)?;
+    stmt.raw_bind_parameter(at + 7, o.kind.as_str())?;
+    stmt.raw_bind_parameter(at + 8, method.as_str())?;
+    stmt.raw_bind_parameter(at + 9, uri.as_str())?;
+    stmt.raw_bind_parameter(at + 10, o.position.map(|(line, _)| line as i64))?;
+    stmt.raw_bind_parameter(at + 11, o.position.map(|(_, col)| col as i64))?;
+    stmt.raw_bind_parameter(at + 12, o.label.as_deref().map(mask))?;
+    stmt.raw_bind_parameter(at + 13, mask(&o.text))?;
+    stmt.raw_bind_parameter(at + 14, mask(&super::offers::edits_json(&o.edits)))?;
+    stmt.raw_bind_parameter(at + 15, o.list_size as i64)?;
+    stmt.raw_bind_parameter(at + 16, o.incomplete)
 }
 
 /// Column names of a table in the main database, but `skip`.

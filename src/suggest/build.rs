@@ -2,18 +2,18 @@
 //! place that turns a spec and its limits into a [`Suggester`], shared by replay's
 //! workers (`run::worker`, which adds the gold-fed built-ins) and by `nextedit tasks
 //! run`, so neither duplicates the other's rules (the network check, the proxy in
-//! front of a language server, the sandbox around a process).
+//! front of a language server, the jail around a process).
 
 use std::path::PathBuf;
 use std::time::Duration;
 
 use super::lsp::LspSuggester;
 use super::openai::OpenAiSuggester;
-use super::sandbox::Sandbox;
 use super::{
     DEFAULT_GIVE_UP_AFTER, DEFAULT_INIT_TIMEOUT, NoopSuggester, ProcessSuggester,
     PropagateSuggester, RetrieveSuggester, Suggester,
 };
+use crate::sys::jail::Jail;
 
 /// The specs [`build`] knows, for error messages and `--help`.
 pub const KNOWN_SPECS: &str = "builtin:noop, builtin:propagate, builtin:retrieve, builtin:oracle, openai:<URL>?model=<NAME>, lsp:<language server command>, recorded:<server> or cmd:<command line>";
@@ -32,13 +32,14 @@ pub struct BuildOptions {
     /// The database a `nextedit proxy` in front of an `lsp:` server records reads into,
     /// also given to a `cmd:` process as `NEXTEDIT_REPLAY_DB`; `None`: no proxy.
     pub reads_db: Option<PathBuf>,
-    /// The sandbox `cmd:` processes and `lsp:` servers run in; `None`: unsandboxed.
-    pub sandbox: Option<Sandbox>,
+    /// Where and under what `cmd:` processes and `lsp:` servers run: the sandbox
+    /// (`None`: unsandboxed), the environment allow-list and the limits of their trees.
+    pub jail: Jail,
 }
 
 impl Default for BuildOptions {
     /// Replay's defaults: 60 s per call, [`DEFAULT_INIT_TIMEOUT`], give up after
-    /// [`DEFAULT_GIVE_UP_AFTER`], loopback only, no proxy, no sandbox.
+    /// [`DEFAULT_GIVE_UP_AFTER`], loopback only, no proxy, no sandbox ([`Jail::default`]).
     fn default() -> BuildOptions {
         BuildOptions {
             timeout: Duration::from_secs(60),
@@ -46,7 +47,7 @@ impl Default for BuildOptions {
             give_up_after: DEFAULT_GIVE_UP_AFTER,
             allow_network: false,
             reads_db: None,
-            sandbox: None,
+            jail: Jail::default(),
         }
     }
 }
@@ -113,21 +114,16 @@ pub fn build(spec: &str, options: &BuildOptions) -> Result<Box<dyn Suggester>, B
                 let nextedit = std::env::current_exe().map_err(BuildError::OwnExecutable)?;
                 suggester = suggester.with_proxy(&nextedit, reads_db);
             }
-            if let Some(sandbox) = &options.sandbox {
-                suggester = suggester.with_sandbox(sandbox.clone());
-            }
-            Box::new(suggester)
+            Box::new(suggester.with_jail(options.jail.clone()))
         }
         _ => match spec.strip_prefix("cmd:") {
             Some(command) if !command.trim().is_empty() => {
                 let mut process = ProcessSuggester::from_shell(command, options.timeout)
                     .with_init_timeout(options.init_timeout)
-                    .with_give_up_after(options.give_up_after);
+                    .with_give_up_after(options.give_up_after)
+                    .with_jail(options.jail.clone());
                 if let Some(reads_db) = &options.reads_db {
                     process = process.with_env("NEXTEDIT_REPLAY_DB", &reads_db.to_string_lossy());
-                }
-                if let Some(sandbox) = &options.sandbox {
-                    process = process.with_sandbox(sandbox.clone());
                 }
                 Box::new(process)
             }

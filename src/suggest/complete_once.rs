@@ -12,8 +12,9 @@ use super::cache::{CacheLog, CacheMode, CachedSuggester, ResponseStore};
 use super::protocol::{
     CompleteContext, CompleteParams, CompleteResult, InitializeParams, PROTOCOL_VERSION, Revealed,
 };
-use super::sandbox::{Sandbox, availability, command_paths};
 use super::{Call, SuggestError, Suggester, complete_call};
+use crate::sys::jail::Jail;
+use crate::sys::sandbox::{Sandbox, Unavailable, availability, command_paths};
 use crate::trajectory::RelPath;
 
 /// What to ask: a cursor in a file of a directory, and what the call carries besides.
@@ -75,9 +76,9 @@ pub enum OnceError {
     /// The spec gives no suggester.
     #[error(transparent)]
     Build(#[from] BuildError),
-    /// `bwrap` cannot sandbox here.
-    #[error("{0} (pass --sandbox off to run the suggester unsandboxed)")]
-    NoSandbox(String),
+    /// The sandbox cannot be made here: the suggester is not started.
+    #[error("cannot sandbox the suggester: {0}; or pass --sandbox off to run it unsandboxed")]
+    NoSandbox(Unavailable),
     /// The suggester failed `initialize` or `complete`.
     #[error("{}", .0.kind())]
     Call(#[from] SuggestError),
@@ -133,8 +134,9 @@ fn copy_tree(from: &Path, to: &Path) -> std::io::Result<()> {
 }
 
 /// Asks `spec` to fill the hole of `request` (see the module doc), through `cache`
-/// when given (keyed by the spec, repetition 1); `options.sandbox` is ignored
-/// (`sandboxed` says whether to make one around the scratch copy).
+/// when given (keyed by the spec, repetition 1); of `options.jail` only the limits
+/// and the environment count (`sandboxed` says whether to make a sandbox around the
+/// scratch copy, which holds the process's `HOME` and counts against `--disk`).
 pub fn complete_once(
     spec: &str,
     options: &BuildOptions,
@@ -164,7 +166,7 @@ pub fn complete_once(
     let worktree = scratch_root.join("worktree");
     copy_tree(&dir, &worktree).map_err(io(format!("cannot copy {}", dir.display())))?;
     let mut options = options.clone();
-    options.sandbox = None;
+    let mut sandbox = None;
     // Only processes and language servers run outside nextedit: built-ins and
     // `openai:` need no sandbox (and no bwrap).
     let command = spec
@@ -184,13 +186,19 @@ pub fn complete_once(
         {
             read_only.push(exe);
         }
-        options.sandbox = Some(Sandbox {
+        sandbox = Some(Sandbox {
             scratch: scratch_root.clone(),
             read_only,
             writable: Vec::new(),
             network: options.allow_network,
         });
     }
+    options.jail = Jail::in_scratch(
+        sandbox,
+        &scratch_root,
+        options.jail.limits,
+        options.jail.env.clone(),
+    );
     let log = CacheLog::default();
     let mut suggester: Box<dyn Suggester> = match cache {
         Some(cache) if cache.mode != CacheMode::Off => Box::new(CachedSuggester::new(

@@ -16,7 +16,7 @@
 use std::collections::{HashMap, HashSet};
 use std::io::{Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
@@ -27,9 +27,10 @@ use super::protocol::{
     CompleteParams, CompleteResult, FileContent, GenerateParams, GenerateResult, InitializeParams,
     InitializeResult, PROTOCOL_VERSION, Revealed, SuggestParams, SuggestResult,
 };
-use super::sandbox::Sandbox;
 use super::{DEFAULT_GIVE_UP_AFTER, DEFAULT_INIT_TIMEOUT, FailureStreak, SuggestError, Suggester};
 use crate::lsp::client::{ClientError, LspClient, path_to_uri};
+use crate::sys::jail::{Jail, Tree};
+use crate::sys::sandbox::Sandbox;
 
 /// Longest wait for the diagnostics of the text just synced (a server that publishes
 /// none for it costs this much per step; pyright takes ~0.4 s a step here).
@@ -101,7 +102,12 @@ pub(super) struct Server {
     pub(super) diagnostics: HashMap<String, Vec<Value>>,
     /// URIs whose diagnostics are for the text last synced.
     pub(super) fresh: HashSet<String>,
+    /// The document filters the server registered for `textDocument/…` methods
+    /// (`client/registerCapability`); empty: it serves the trajectory's language.
+    pub(super) selectors: Vec<Value>,
     pub(super) stderr: std::fs::File,
+    /// The proxy's and server's whole process tree (dropped last: kills what is left).
+    pub(super) tree: Tree,
 }
 
 /// What a request came to: an answer, or an error answer (the server works; that
@@ -116,7 +122,8 @@ pub struct LspSuggester {
     argv: Vec<String>,
     /// `nextedit` and the reads-only database, when the server runs behind the proxy.
     proxy: Option<(PathBuf, PathBuf)>,
-    sandbox: Option<Sandbox>,
+    /// Where and under what the proxy and server run.
+    jail: Jail,
     timeout: Duration,
     init_timeout: Duration,
     failures: FailureStreak,
@@ -135,7 +142,7 @@ impl LspSuggester {
             spec: spec.to_string(),
         })?;
         let program = argv.first().ok_or(LspSpecError::Empty)?;
-        if super::sandbox::resolve_program(program).is_none() {
+        if crate::sys::sandbox::resolve_program(program).is_none() {
             return Err(LspSpecError::NotFound {
                 spec: spec.to_string(),
                 program: program.clone(),
@@ -144,7 +151,7 @@ impl LspSuggester {
         Ok(LspSuggester {
             argv,
             proxy: None,
-            sandbox: None,
+            jail: Jail::default(),
             timeout: Duration::from_secs(60),
             init_timeout: DEFAULT_INIT_TIMEOUT,
             failures: FailureStreak::new(DEFAULT_GIVE_UP_AFTER),
@@ -164,7 +171,13 @@ impl LspSuggester {
 
     /// Runs the proxy and server in `sandbox`.
     pub fn with_sandbox(mut self, sandbox: Sandbox) -> LspSuggester {
-        self.sandbox = Some(sandbox);
+        self.jail = self.jail.with_sandbox(sandbox);
+        self
+    }
+
+    /// Runs the proxy and server in `jail` (sandbox, environment, limits).
+    pub fn with_jail(mut self, jail: Jail) -> LspSuggester {
+        self.jail = jail;
         self
     }
 
@@ -212,32 +225,21 @@ impl LspSuggester {
             ]);
         }
         argv.extend(self.argv.iter().cloned());
-        let argv = match &self.sandbox {
-            Some(sandbox) => sandbox.wrap(&argv, &root),
-            None => argv,
-        };
-        let stderr = tempfile::tempfile().map_err(|source| SuggestError::Spawn {
-            command: argv.join(" "),
-            source,
-        })?;
-        let mut command = Command::new(&argv[0]);
-        command.args(&argv[1..]).current_dir(&root);
-        // Nothing of nextedit's own context, as for `cmd:` suggesters.
-        for (key, _) in std::env::vars_os() {
-            if key.to_string_lossy().starts_with("NEXTEDIT_") {
-                command.env_remove(key);
-            }
-        }
-        command.env_remove("PWD").env_remove("OLDPWD");
         let spawn_error = |source| SuggestError::Spawn {
             command: argv.join(" "),
             source,
         };
-        command.stderr(Stdio::from(stderr.try_clone().map_err(spawn_error)?));
-        let client = LspClient::spawn_without_transcript(command).map_err(|e| match e {
-            ClientError::Spawn { source, .. } => spawn_error(source),
-            other => spawn_error(std::io::Error::other(other.to_string())),
-        })?;
+        let stderr = tempfile::tempfile().map_err(spawn_error)?;
+        let (mut command, pending) = self
+            .jail
+            .command(&argv, &root)
+            .map_err(|e| spawn_error(std::io::Error::other(e.to_string())))?;
+        command
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::from(stderr.try_clone().map_err(spawn_error)?));
+        let (child, tree) = pending.spawn(&mut command).map_err(spawn_error)?;
+        let client = LspClient::from_child(child);
         let mut server = Server {
             client,
             root,
@@ -245,7 +247,9 @@ impl LspSuggester {
             documents: HashMap::new(),
             diagnostics: HashMap::new(),
             fresh: HashSet::new(),
+            selectors: Vec::new(),
             stderr,
+            tree,
         };
         let deadline = Instant::now() + self.init_timeout;
         let params = initialize_params(&server.root);
@@ -359,6 +363,15 @@ fn stderr_tail(server: &mut Server) -> String {
 /// A transport failure as the call's error: a time-out, or a crash (with the exit
 /// status and stderr).
 pub(super) fn failure(server: &mut Server, call: &str, error: ClientError) -> SuggestError {
+    // A tree killed for a limit fails as that limit, whatever the transport saw.
+    if !matches!(error, ClientError::Response { .. })
+        && let Some(limit) = server.tree.limit()
+    {
+        return SuggestError::Limit {
+            method: call.to_string(),
+            limit,
+        };
+    }
     match error {
         ClientError::Timeout { method, timeout } => SuggestError::Timeout {
             method: format!("{call} ({method})"),

@@ -22,16 +22,37 @@ use crate::lsp::client::path_to_uri;
 use crate::record::uri::uri_to_path;
 use crate::syntax::Language;
 
-/// The LSP `languageId` of a file.
-fn language_id(path: &str, fallback: Option<&str>) -> String {
-    Language::from_path(Path::new(path))
-        .map(|l| match l {
-            Language::Tsx => "typescriptreact",
-            other => other.name(),
-        })
-        .or(fallback)
-        .unwrap_or("plaintext")
-        .to_string()
+/// The LSP `languageId` of a file, from its extension (`plaintext` when nextedit
+/// knows none).
+fn language_id(path: &str) -> &'static str {
+    Language::from_path(Path::new(path)).map_or("plaintext", |l| match l {
+        Language::Tsx => "typescriptreact",
+        other => other.name(),
+    })
+}
+
+/// Languages one server handles alike (a TypeScript server serves TSX).
+fn family(language: Language) -> Language {
+    match language {
+        Language::Tsx => Language::TypeScript,
+        other => other,
+    }
+}
+
+/// Whether a registered document filter (`{language, scheme, pattern}`, or a bare
+/// language id) takes the file at `full` whose `languageId` is `id`.
+fn filter_takes(filter: &Value, id: &str, full: &Path) -> bool {
+    if let Some(language) = filter.as_str() {
+        return language == id;
+    }
+    let field = |name: &str| filter.get(name).and_then(Value::as_str);
+    let pattern_takes = |pattern: &str| {
+        globset::Glob::new(pattern).is_ok_and(|g| g.compile_matcher().is_match(full))
+    };
+    (field("language").is_some() || field("pattern").is_some())
+        && field("language").is_none_or(|l| l == id)
+        && field("scheme").is_none_or(|s| s == "file")
+        && field("pattern").is_none_or(pattern_takes)
 }
 
 /// One step's conversation with the server: what it was asked and how long it waited.
@@ -68,6 +89,26 @@ impl<'a> Step<'a> {
 }
 
 impl Step<'_> {
+    /// Whether the server was started for `path`'s language, so it may be told about
+    /// the file and asked in it: a document filter the server registered takes it, else
+    /// its extension names the trajectory's language (any language nextedit knows when
+    /// the trajectory names none). A reStructuredText page of a Python project is no
+    /// Python file, whatever the trajectory's language.
+    fn serves(&self, path: &str) -> bool {
+        if !self.server.selectors.is_empty() {
+            let full = self.server.root.join(path);
+            let id = language_id(path);
+            return (self.server.selectors.iter()).any(|f| filter_takes(f, id, &full));
+        }
+        let Some(file) = Language::from_path(Path::new(path)) else {
+            return false;
+        };
+        match self.language {
+            Some(name) => Language::from_name(name).is_some_and(|l| family(l) == family(file)),
+            None => true,
+        }
+    }
+
     /// A request; `None` for an error answer (kept in `last_error`).
     fn ask(&mut self, method: &str, params: Value) -> Result<Option<Value>, SuggestError> {
         let started = Instant::now();
@@ -93,15 +134,20 @@ impl Step<'_> {
             .map_err(|e| failure(self.server, call, e))
     }
 
-    /// Opens or updates every file of the step; returns the paths whose text changed.
+    /// Opens or updates every file of the step the server serves ([`Step::serves`]: the
+    /// others are never opened, so nothing is asked in them); returns the paths whose
+    /// text changed.
     pub(super) fn sync(&mut self, files: &[FileContent]) -> Result<HashSet<String>, SuggestError> {
+        // Registrations the server sent since the last call decide what it serves.
+        self.take_notifications();
         let mut changed = HashSet::new();
         for file in files {
-            if self
-                .server
-                .documents
-                .get(&file.path)
-                .is_some_and(|d| d.text == file.text)
+            if !self.serves(&file.path)
+                || self
+                    .server
+                    .documents
+                    .get(&file.path)
+                    .is_some_and(|d| d.text == file.text)
             {
                 continue;
             }
@@ -123,7 +169,7 @@ impl Step<'_> {
             }
             None => {
                 let uri = path_to_uri(&self.server.root.join(path));
-                let params = json!({"textDocument": {"uri": uri, "languageId": language_id(path, self.language),
+                let params = json!({"textDocument": {"uri": uri, "languageId": language_id(path),
                                                      "version": 1, "text": text}});
                 self.server.documents.insert(
                     path.to_string(),
@@ -161,32 +207,7 @@ impl Step<'_> {
             let Some(note) = self.server.client.next_notification(timeout) else {
                 break;
             };
-            if note.get("method").and_then(Value::as_str) != Some("textDocument/publishDiagnostics")
-            {
-                continue;
-            }
-            let Some(params) = note.get("params") else {
-                continue;
-            };
-            let Some(for_uri) = params.get("uri").and_then(Value::as_str) else {
-                continue;
-            };
-            let list = params
-                .get("diagnostics")
-                .and_then(Value::as_array)
-                .cloned()
-                .unwrap_or_default();
-            let current = self
-                .server
-                .documents
-                .values()
-                .find(|d| d.uri == for_uri)
-                .map(|d| d.version);
-            let of_version = params.get("version").and_then(Value::as_i64);
-            if of_version.is_none() || of_version == current {
-                self.server.fresh.insert(for_uri.to_string());
-            }
-            self.server.diagnostics.insert(for_uri.to_string(), list);
+            self.absorb(&note);
         }
         *self.waiting += started.elapsed();
         self.server
@@ -194,6 +215,59 @@ impl Step<'_> {
             .get(&uri)
             .cloned()
             .unwrap_or_default()
+    }
+
+    /// Takes in the notifications that came (diagnostics, registrations) without waiting.
+    fn take_notifications(&mut self) {
+        while let Some(note) = self.server.client.next_notification(Duration::ZERO) {
+            self.absorb(&note);
+        }
+    }
+
+    /// Takes in one message from the server: a `publishDiagnostics` notification (fresh
+    /// when it is for the document's current version), or a `client/registerCapability`
+    /// request (the client answered it) whose document filters for `textDocument/…`
+    /// methods say which files the server serves; anything else is passed over.
+    fn absorb(&mut self, note: &Value) {
+        match note.get("method").and_then(Value::as_str) {
+            Some("textDocument/publishDiagnostics") => {
+                let Some(params) = note.get("params") else {
+                    return;
+                };
+                let Some(for_uri) = params.get("uri").and_then(Value::as_str) else {
+                    return;
+                };
+                let list = (params.get("diagnostics").and_then(Value::as_array))
+                    .cloned()
+                    .unwrap_or_default();
+                let current = (self.server.documents.values())
+                    .find(|d| d.uri == for_uri)
+                    .map(|d| d.version);
+                let of_version = params.get("version").and_then(Value::as_i64);
+                if of_version.is_none() || of_version == current {
+                    self.server.fresh.insert(for_uri.to_string());
+                }
+                self.server.diagnostics.insert(for_uri.to_string(), list);
+            }
+            Some("client/registerCapability") => {
+                let registrations = (note.pointer("/params/registrations"))
+                    .and_then(Value::as_array)
+                    .cloned()
+                    .unwrap_or_default();
+                for registration in registrations {
+                    let method = registration.get("method").and_then(Value::as_str);
+                    let selector = registration
+                        .pointer("/registerOptions/documentSelector")
+                        .and_then(Value::as_array);
+                    if let (Some(method), Some(selector)) = (method, selector)
+                        && method.starts_with("textDocument/")
+                    {
+                        self.server.selectors.extend(selector.iter().cloned());
+                    }
+                }
+            }
+            _ => {}
+        }
     }
 
     /// The current text of `path`: the synced document, else the worktree's file.
@@ -459,4 +533,44 @@ pub(super) fn location_after(
     let new_lines: Vec<&str> = new.split_inclusive('\n').collect();
     let end = (end_line + new_lines.len()).checked_sub(old_lines)?;
     Some(new_lines.get(start_line..end)?.concat())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{filter_takes, language_id};
+    use serde_json::json;
+    use std::path::Path;
+
+    #[test]
+    fn a_file_is_served_by_its_extension_or_by_the_filters_a_server_registered() {
+        assert_eq!(language_id("docs/templating.rst"), "plaintext");
+        assert_eq!(language_id("pkg/app.py"), "python");
+        assert_eq!(language_id("ui/view.tsx"), "typescriptreact");
+        let full = Path::new("/w/docs/conf.py");
+        // By language, by pattern, both; another scheme or an empty filter takes nothing.
+        assert!(filter_takes(&json!({"language": "python"}), "python", full));
+        assert!(!filter_takes(
+            &json!({"language": "python"}),
+            "plaintext",
+            full
+        ));
+        assert!(filter_takes(&json!({"pattern": "**/*.py"}), "python", full));
+        assert!(!filter_takes(
+            &json!({"pattern": "**/*.rst"}),
+            "python",
+            full
+        ));
+        assert!(filter_takes(
+            &json!({"language": "python", "scheme": "file", "pattern": "**/docs/*.py"}),
+            "python",
+            full
+        ));
+        assert!(!filter_takes(
+            &json!({"language": "python", "scheme": "untitled"}),
+            "python",
+            full
+        ));
+        assert!(!filter_takes(&json!({"scheme": "file"}), "python", full));
+        assert!(filter_takes(&json!("python"), "python", full));
+    }
 }

@@ -23,20 +23,17 @@ pub mod propagate;
 pub mod protocol;
 pub mod recorded;
 pub mod retrieve;
-pub mod sandbox;
 
 pub use builtin::NoopSuggester;
 pub use complete::complete_call;
-pub use process::{
-    DEFAULT_GIVE_UP_AFTER, DEFAULT_INIT_TIMEOUT, MAX_LINE_BYTES, ProcessSuggester,
-    become_subreaper, kill_all,
-};
+pub use process::{DEFAULT_GIVE_UP_AFTER, DEFAULT_INIT_TIMEOUT, MAX_LINE_BYTES, ProcessSuggester};
 pub use propagate::PropagateSuggester;
 pub use recorded::RecordedSuggester;
 pub use retrieve::RetrieveSuggester;
 
 use std::time::Duration;
 
+use crate::sys::limits::Limit;
 use protocol::{
     CompleteParams, CompleteResult, GenerateParams, GenerateResult, InitializeParams,
     InitializeResult, SuggestParams, SuggestResult, SuggestedEdit,
@@ -110,6 +107,8 @@ pub enum FailureKind {
     NotCached,
     /// [`SuggestError::Unsupported`]: the suggester does not implement the call.
     Unsupported,
+    /// [`SuggestError::Limit`]: its process tree hit a limit and was killed.
+    Limit(Limit),
 }
 
 impl FailureKind {
@@ -127,11 +126,16 @@ impl FailureKind {
             FailureKind::GaveUp => "gave_up",
             FailureKind::NotCached => "not_cached",
             FailureKind::Unsupported => "unsupported",
+            FailureKind::Limit(Limit::Pids) => "limit_pids",
+            FailureKind::Limit(Limit::Memory) => "limit_memory",
+            FailureKind::Limit(Limit::Disk) => "limit_disk",
+            // Suggesters' time limits are their calls' time-outs.
+            FailureKind::Limit(Limit::Time) => "timeout",
         }
     }
 
     /// Every kind, in declaration order.
-    pub const ALL: [FailureKind; 11] = [
+    pub const ALL: [FailureKind; 14] = [
         FailureKind::Spawn,
         FailureKind::Timeout,
         FailureKind::Crash,
@@ -143,6 +147,9 @@ impl FailureKind {
         FailureKind::GaveUp,
         FailureKind::NotCached,
         FailureKind::Unsupported,
+        FailureKind::Limit(Limit::Pids),
+        FailureKind::Limit(Limit::Memory),
+        FailureKind::Limit(Limit::Disk),
     ];
 
     /// The kind named `key`, if it is one.
@@ -170,7 +177,8 @@ impl From<&SuggestError> for CallFailure {
     fn from(error: &SuggestError) -> CallFailure {
         CallFailure {
             kind: error.failure_kind(),
-            message: error.to_string(),
+            // What a suggester or its server said: printed and stored, so masked and cut.
+            message: crate::secrets::scrub(&error.to_string()).into_owned(),
         }
     }
 }
@@ -341,6 +349,14 @@ pub enum SuggestError {
         /// The suggester's name.
         suggester: String,
     },
+    /// Its process tree hit a limit (`--pids`, `--memory`, `--disk`) and was killed.
+    #[error("{limit} ({}): the suggester's processes were killed during `{method}`", .limit.flag())]
+    Limit {
+        /// Method.
+        method: String,
+        /// The limit.
+        limit: Limit,
+    },
     /// Its result does not have the protocol's shape, or names impossible locations.
     #[error("suggester's `{method}` result is invalid: {reason}")]
     BadResult {
@@ -385,6 +401,7 @@ impl SuggestError {
             SuggestError::GaveUp { .. } => FailureKind::GaveUp,
             SuggestError::NotCached { .. } => FailureKind::NotCached,
             SuggestError::Cached(failure) => failure.kind,
+            SuggestError::Limit { limit, .. } => FailureKind::Limit(*limit),
         }
     }
 }

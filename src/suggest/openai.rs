@@ -89,7 +89,8 @@ impl OpenAiSpec {
             .ok_or_else(|| SpecError::NotOpenAi(spec.to_string()))?;
         let (url, query) = rest.split_once('?').unwrap_or((rest, ""));
         let bad_url = |reason| SpecError::BadUrl {
-            url: url.to_string(),
+            // A URL may carry credentials (refused below): never repeated.
+            url: crate::secrets::mask(url).into_owned(),
             reason,
         };
         if url.starts_with("https://") {
@@ -205,7 +206,11 @@ impl OpenAiSuggester {
         let spec = OpenAiSpec::parse(spec)?;
         let api_key = match &spec.key_env {
             Some(var) => match std::env::var(var) {
-                Ok(key) if !key.is_empty() => Some(key),
+                Ok(key) if !key.is_empty() => {
+                    // Whatever a server reflects of it is masked wherever it is printed or stored.
+                    crate::secrets::remember(&key);
+                    Some(key)
+                }
                 _ if spec.key_env_explicit => return Err(SpecError::KeyNotSet(var.clone())),
                 _ => None,
             },

@@ -6,16 +6,16 @@
 //! re-initialized) on the next call, so one bad step never ends a run. After
 //! [`DEFAULT_GIVE_UP_AFTER`] such failures in a row the rest of the trajectory is not
 //! asked. Reads are bounded (a flood of lines waits on the pipe), writes never block
-//! a call past its deadline, and a sandbox ([`super::sandbox`]) may wrap the process.
+//! a call past its deadline, and the process runs in its [`Jail`] (the sandbox, the
+//! environment allow-list, the limits of its whole tree): a call that ends because
+//! the tree hit a limit fails as [`SuggestError::Limit`].
 //! Messages are built and answers decoded by [`crate::jsonrpc`]; this file is the
 //! transport (one message per line) and the process.
 
 use std::collections::VecDeque;
 use std::io::{BufRead, BufReader, Read, Write};
-use std::os::unix::process::CommandExt;
-use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -28,9 +28,10 @@ use super::protocol::{
     CompleteParams, CompleteResult, GenerateParams, GenerateResult, InitializeParams,
     InitializeResult, SuggestParams, SuggestResult,
 };
-use super::sandbox::Sandbox;
 use super::{FailureStreak, SuggestError, Suggester};
 use crate::jsonrpc::{self, RequestIds, Response};
+use crate::sys::jail::{Jail, Tree};
+use crate::sys::sandbox::Sandbox;
 
 /// Longest line accepted from a suggester.
 pub const MAX_LINE_BYTES: usize = 16 * 1024 * 1024;
@@ -41,98 +42,6 @@ const LINES_AHEAD: usize = 16;
 const EXIT_POLL: Duration = Duration::from_millis(50);
 /// Process failures in a row after which a trajectory stops asking the suggester.
 pub const DEFAULT_GIVE_UP_AFTER: u32 = 3;
-/// Process groups of the suggesters alive in this process, for [`kill_all`]; also held
-/// while spawning, so [`reap_orphans`] never mistakes a new suggester for an orphan.
-static LIVE_GROUPS: std::sync::Mutex<Vec<u32>> = std::sync::Mutex::new(Vec::new());
-/// Whether this process adopts its suggesters' orphans ([`become_subreaper`]).
-static SUBREAPER: AtomicBool = AtomicBool::new(false);
-
-/// Kills every suggester process group still alive (for signal handlers, which exit
-/// without running destructors).
-pub fn kill_all() {
-    for pgid in LIVE_GROUPS.lock().map(|g| g.clone()).unwrap_or_default() {
-        // SAFETY: kill(2) on process groups this process created and has not reaped.
-        unsafe {
-            libc::kill(-(pgid as libc::pid_t), libc::SIGKILL);
-        }
-    }
-}
-
-/// Makes this process the reaper of its suggesters' orphans (`PR_SET_CHILD_SUBREAPER`),
-/// so a background child that left the suggester's process group (or outlived it) is
-/// re-parented here and killed with its suggester. Unsandboxed suggesters need it; in
-/// the sandbox the PID namespace ends with its first process. Only for programs whose
-/// other children are all [`ProcessSuggester`]s (`nextedit replay`).
-pub fn become_subreaper() {
-    // SAFETY: prctl(2) with an integer argument; no memory is passed.
-    let ok = unsafe { libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) } == 0;
-    SUBREAPER.store(ok, Ordering::SeqCst);
-}
-
-/// Kills and reaps every child of this process that is not a live suggester: the
-/// orphans re-parented here by [`become_subreaper`]. Repeats until none is left (an
-/// orphan's own children are re-parented when it dies).
-fn reap_orphans() {
-    if !SUBREAPER.load(Ordering::SeqCst) {
-        return;
-    }
-    // SAFETY: getpid(2) cannot fail.
-    let me = unsafe { libc::getpid() };
-    for _ in 0..20 {
-        // The lock is held from the listing to the kill, so a suggester another thread
-        // is starting (it holds the lock from spawn to registration) is never taken for
-        // an orphan.
-        let orphans: Vec<libc::pid_t> = {
-            let Ok(live) = LIVE_GROUPS.lock() else {
-                return;
-            };
-            let orphans: Vec<libc::pid_t> = children_of(me)
-                .into_iter()
-                .filter(|pid| !live.contains(&(*pid as u32)))
-                .collect();
-            for &pid in &orphans {
-                // SAFETY: kill(2) on a child of this process that no `Child` handle
-                // owns (it was re-parented here).
-                unsafe {
-                    libc::kill(pid, libc::SIGKILL);
-                }
-            }
-            orphans
-        };
-        if orphans.is_empty() {
-            return;
-        }
-        for pid in orphans {
-            // SAFETY: waitpid(2) on a killed child no `Child` handle owns.
-            unsafe {
-                libc::waitpid(pid, std::ptr::null_mut(), 0);
-            }
-        }
-    }
-}
-
-/// The processes whose parent is `parent` (from `/proc/*/stat`).
-fn children_of(parent: libc::pid_t) -> Vec<libc::pid_t> {
-    let Ok(entries) = std::fs::read_dir("/proc") else {
-        return Vec::new();
-    };
-    entries
-        .filter_map(|entry| {
-            let pid: libc::pid_t = entry.ok()?.file_name().to_str()?.parse().ok()?;
-            let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-            // `pid (comm) state ppid …`; comm may hold spaces and parentheses.
-            let ppid: libc::pid_t = stat
-                .rsplit_once(')')?
-                .1
-                .split_whitespace()
-                .nth(1)?
-                .parse()
-                .ok()?;
-            (ppid == parent).then_some(pid)
-        })
-        .collect()
-}
-
 /// JSON-RPC's error code for a method the receiver does not implement.
 const METHOD_NOT_FOUND: i64 = -32601;
 /// Default limit for `initialize` (`--init-timeout`).
@@ -148,6 +57,8 @@ enum Line {
 
 struct Running {
     child: Child,
+    /// Its whole process tree (dropped after `child` is reaped: kills what is left).
+    tree: Tree,
     /// Lines to write, handed to a writer thread: a suggester that stops reading its
     /// stdin blocks that thread, never the call, which waits with its deadline.
     writer: Sender<Vec<u8>>,
@@ -159,21 +70,12 @@ struct Running {
 
 impl Drop for Running {
     fn drop(&mut self) {
-        let pgid = self.child.id();
-        // The suggester runs in its own process group (a shell and what it started):
-        // end all of it, not just the shell, and even when the shell already exited
-        // (its background children keep the group).
-        // SAFETY: kill(2) on the process group of a child whose pid is not reaped
-        // yet or whose group may still hold its background children.
-        unsafe {
-            libc::kill(-(pgid as libc::pid_t), libc::SIGKILL);
-        }
+        // The suggester runs in its own process group and cgroup (a shell and what it
+        // started): end all of it, not just the shell, and even when the shell already
+        // exited (its background children keep the group).
+        self.tree.kill();
         let _ = self.child.kill();
         let _ = self.child.wait();
-        if let Ok(mut groups) = LIVE_GROUPS.lock() {
-            groups.retain(|&g| g != pgid);
-        }
-        reap_orphans();
     }
 }
 
@@ -187,10 +89,8 @@ pub struct ProcessSuggester {
     initialized_with: Option<InitializeParams>,
     ids: RequestIds,
     restarts: u32,
-    /// Extra environment for the process (e.g. `NEXTEDIT_REPLAY_DB`).
-    env: Vec<(String, String)>,
-    /// Where the process runs; `None` runs it unsandboxed.
-    sandbox: Option<Sandbox>,
+    /// Where and under what the process runs (sandbox, environment, limits).
+    jail: Jail,
     /// Process failures in a row in this trajectory, and when to stop asking.
     failures: FailureStreak,
 }
@@ -206,15 +106,14 @@ impl ProcessSuggester {
             initialized_with: None,
             ids: RequestIds::default(),
             restarts: 0,
-            env: Vec::new(),
-            sandbox: None,
+            jail: Jail::default(),
             failures: FailureStreak::new(DEFAULT_GIVE_UP_AFTER),
         }
     }
 
     /// Adds an environment variable for the process (and its restarts).
     pub fn with_env(mut self, key: &str, value: &str) -> ProcessSuggester {
-        self.env.push((key.to_string(), value.to_string()));
+        self.jail.env = self.jail.env.with(key, value);
         self
     }
 
@@ -226,7 +125,15 @@ impl ProcessSuggester {
 
     /// Runs the process (and its restarts) in `sandbox`.
     pub fn with_sandbox(mut self, sandbox: Sandbox) -> ProcessSuggester {
-        self.sandbox = Some(sandbox);
+        self.jail = self.jail.with_sandbox(sandbox);
+        self
+    }
+
+    /// Runs the process (and its restarts) in `jail`, keeping the variables set so far.
+    pub fn with_jail(mut self, jail: Jail) -> ProcessSuggester {
+        let set = std::mem::take(&mut self.jail.env.set);
+        self.jail = jail;
+        self.jail.env.set.extend(set);
         self
     }
 
@@ -249,41 +156,26 @@ impl ProcessSuggester {
     }
 
     fn spawn(&mut self, worktree: Option<&str>) -> Result<(), SuggestError> {
-        let cwd = worktree.map(PathBuf::from);
-        let argv = match (&self.sandbox, &cwd) {
-            (Some(sandbox), Some(cwd)) => sandbox.wrap(&self.command, cwd),
-            (Some(sandbox), None) => sandbox.wrap(&self.command, &sandbox.scratch),
-            (None, _) => self.command.clone(),
+        // Before `initialize` names a worktree: the sandbox's scratch, or the root
+        // (never nextedit's own directory, which may be the repository).
+        let cwd = match (worktree, &self.jail.sandbox) {
+            (Some(worktree), _) => PathBuf::from(worktree),
+            (None, Some(sandbox)) => sandbox.scratch.clone(),
+            (None, None) => PathBuf::from("/"),
         };
-        let mut command = Command::new(&argv[0]);
-        command.args(&argv[1..]);
-        // Nothing of nextedit's own context: its database (`NEXTEDIT_DB`) and the
-        // directory it was started in (the repository, with `--repo .`).
-        for (key, _) in std::env::vars_os() {
-            if key.to_string_lossy().starts_with("NEXTEDIT_") {
-                command.env_remove(key);
-            }
-        }
+        let spawn_error = |source| SuggestError::Spawn {
+            command: self.command.join(" "),
+            source,
+        };
+        let (mut command, pending) = self
+            .jail
+            .command(&self.command, Path::new(&cwd))
+            .map_err(|e| spawn_error(std::io::Error::other(e.to_string())))?;
         command
-            .env_remove("PWD")
-            .env_remove("OLDPWD")
-            .envs(self.env.iter().map(|(k, v)| (k, v)));
-        if let Some(cwd) = cwd.as_ref().filter(|d| d.is_dir()) {
-            command.current_dir(cwd);
-        }
-        let mut groups = LIVE_GROUPS.lock().expect("live groups lock");
-        let mut child = command
-            .process_group(0)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .map_err(|source| SuggestError::Spawn {
-                command: argv.join(" "),
-                source,
-            })?;
-        groups.push(child.id());
-        drop(groups);
+            .stderr(Stdio::piped());
+        let (mut child, tree) = pending.spawn(&mut command).map_err(spawn_error)?;
         let mut stdin = child.stdin.take().expect("piped");
         let stdout = child.stdout.take().expect("piped");
         let stderr = child.stderr.take().expect("piped");
@@ -314,6 +206,7 @@ impl ProcessSuggester {
         }
         self.running = Some(Running {
             child,
+            tree,
             writer,
             written,
             lines,
@@ -341,10 +234,17 @@ impl ProcessSuggester {
         method: &str,
         params: &P,
     ) -> Result<R, SuggestError> {
-        let result = self.exchange(method, params);
+        let mut result = self.exchange(method, params);
         if let Err(error) = &result
             && error.kills_process()
         {
+            // A tree killed for a limit fails as that limit, whatever the call saw.
+            if let Some(limit) = self.running.as_ref().and_then(|r| r.tree.limit()) {
+                result = Err(SuggestError::Limit {
+                    method: method.to_string(),
+                    limit,
+                });
+            }
             // Whatever state it is in, it cannot be trusted any more.
             self.running = None;
         }

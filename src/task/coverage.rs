@@ -3,7 +3,9 @@
 //!
 //! Test files: Python `test_*.py`, `*_test.py` and any `.py` under a `tests/` directory
 //! (test functions `test*`, methods `test*` of `Test*` classes, named
-//! `Class::method`, as pytest selects them); Go `*_test.go` (functions `TestXxx`).
+//! `Class::method`, as pytest selects them; never a `conftest.py`, which pytest
+//! collects no test from, nor a function decorated as a fixture, which pytest refuses
+//! to run as a test); Go `*_test.go` (functions `TestXxx`).
 //! Pure: texts in, test references out.
 
 use std::collections::BTreeMap;
@@ -53,8 +55,15 @@ impl TestIndex {
             if !matches!(language, Language::Python | Language::Go) {
                 continue;
             }
+            if path.rsplit('/').next() == Some("conftest.py") {
+                continue;
+            }
+            let lines: Vec<&str> = text.lines().collect();
             let structure = analyze(language, text);
             for (index, scope) in structure.scopes.iter().enumerate() {
+                if language == Language::Python && is_fixture(&lines, scope.start_line) {
+                    continue;
+                }
                 if let Some(name) = test_name(language, &structure, index) {
                     let calls = structure
                         .occurrences_in(scope.start_line, scope.end_line + 1)
@@ -84,6 +93,20 @@ impl TestIndex {
             .map(|t| t.test.clone())
             .collect()
     }
+}
+
+/// Whether the definition at 0-based line `line` is decorated as a pytest fixture
+/// (`@pytest.fixture`, `@fixture(...)`): its decorator lines, above it or starting it.
+fn is_fixture(lines: &[&str], line: usize) -> bool {
+    fn decorator(l: &&&str) -> bool {
+        l.trim_start().starts_with('@')
+    }
+    let above = lines[..line.min(lines.len())]
+        .iter()
+        .rev()
+        .take_while(decorator);
+    let from = lines.iter().skip(line).take_while(decorator);
+    above.chain(from).any(|l| l.contains("fixture"))
 }
 
 /// The runner's name for scope `index` when it is a test function.
@@ -156,5 +179,27 @@ mod tests {
         assert_eq!(names("Add"), ["calc_test.go::TestAdd"]);
         assert!(names("missing").is_empty());
         assert!(is_test_file("pkg/x_test.go") && !is_test_file("pkg/x.go"));
+    }
+
+    #[test]
+    fn conftest_and_fixtures_are_never_tests() {
+        let files: BTreeMap<String, String> = [
+            (
+                "tests/conftest.py",
+                "import pytest\n\n@pytest.fixture\ndef test_apps():\n    return total(1)\n",
+            ),
+            (
+                "tests/test_lib.py",
+                "import pytest\n\n@pytest.fixture(scope=\"module\")\ndef test_data():\n    return total(0)\n\n@pytest.mark.slow\ndef test_total(test_data):\n    assert total(1) == 1\n",
+            ),
+        ]
+        .iter()
+        .map(|(p, t)| (p.to_string(), t.to_string()))
+        .collect();
+        let index = TestIndex::build(&files);
+        let names: Vec<String> = (index.covering("total").into_iter())
+            .map(|t| format!("{}::{}", t.file, t.name))
+            .collect();
+        assert_eq!(names, ["tests/test_lib.py::test_total"]);
     }
 }

@@ -1,7 +1,9 @@
 //! Running a task's covering tests on an answer: the scratch checkout of the task's
 //! state, the test command of its language (or the user's), and the run itself in
-//! bubblewrap without network, under a time limit (the process group is killed) and
-//! an address-space limit (`RLIMIT_AS`, set in the child before it starts).
+//! the sandbox without network (`sys`: bubblewrap, seccomp, the environment
+//! allow-list with a fresh `HOME` per run), under the limits of its whole process
+//! tree (processes, memory, disk; `sys::jail`) and a wall clock, the tree killed at
+//! the first one it hits and the run failed as that [`Limit`].
 //!
 //! The checkout is written once per task ([`Checkout::create`]): the commit's tree,
 //! then the state's own files, each through `replay::worktree` (only inside the
@@ -10,16 +12,18 @@
 //! answer never runs twice (the cache lives in the database, `store::tasks`).
 
 use std::io::Read;
-use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use sha2::{Digest, Sha256};
 
 use crate::history::source::{CommitSource, GitRepository};
 use crate::replay::write_inside;
-use crate::suggest::sandbox::{Sandbox, command_paths};
+use crate::sys::env::Environment;
+use crate::sys::jail::Jail;
+use crate::sys::limits::{Limit, Limits};
+use crate::sys::sandbox::{Sandbox, Unavailable, command_paths};
 use crate::trajectory::RelPath;
 
 use super::Task;
@@ -31,8 +35,8 @@ pub const OUTPUT_TAIL_LINES: usize = 40;
 #[derive(Debug, thiserror::Error)]
 pub enum ExecError {
     /// The task names no covering test.
-    #[error("task {0} names no covering test")]
-    NoTests(String),
+    #[error("the task names no covering test")]
+    NoTests,
     /// No default test command for the language and no `--test-command`.
     #[error("no default test command for language {language:?} (task {task}): pass --test-command")]
     NoCommand {
@@ -75,9 +79,7 @@ pub enum ExecError {
 /// Where the tests run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SandboxMode {
-    /// bubblewrap when it works here, else no sandbox (the run's settings say which).
-    Auto,
-    /// bubblewrap, or fail.
+    /// The sandbox, or no run at all.
     Bwrap,
     /// No sandbox (the network stays reachable).
     Off,
@@ -86,12 +88,14 @@ pub enum SandboxMode {
 /// The limits of one test run.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ExecLimits {
-    /// Wall-clock limit; the process group is killed after it.
+    /// Wall-clock limit; the whole tree is killed after it.
     pub timeout: Duration,
-    /// Address-space limit in MiB (`RLIMIT_AS`).
-    pub memory_mib: u64,
-    /// Run inside bubblewrap (no network, only the checkout writable).
+    /// Processes, memory and disk of the whole tree.
+    pub limits: Limits,
+    /// Run inside the sandbox (no network, only the checkout writable).
     pub sandbox: bool,
+    /// Variables of nextedit's environment passed beyond the allow-list (`--env`).
+    pub env: Vec<String>,
 }
 
 /// The outcome of one test run.
@@ -103,6 +107,9 @@ pub struct Execution {
     pub exit_code: Option<i32>,
     /// The time limit was hit.
     pub timed_out: bool,
+    /// The limit the run hit (its tree was killed for it): [`Limit::Time`] when it
+    /// timed out.
+    pub limit: Option<Limit>,
     /// The last [`OUTPUT_TAIL_LINES`] lines of stdout and stderr together.
     pub output_tail: String,
     /// Wall time of the run, ms.
@@ -113,7 +120,7 @@ pub struct Execution {
 /// `{tests}`, `{names}`, `{packages}`, `{files}` substituted) or the language's default.
 pub fn test_command(task: &Task, custom: Option<&str>) -> Result<Vec<String>, ExecError> {
     if task.tests.is_empty() {
-        return Err(ExecError::NoTests(task.id.clone()));
+        return Err(ExecError::NoTests);
     }
     let mut ids: Vec<String> = Vec::new();
     let mut names: Vec<String> = Vec::new();
@@ -211,6 +218,72 @@ pub fn answer_hash(answer: &str) -> String {
     hex(&Sha256::digest(answer.as_bytes()))
 }
 
+/// Prints the interpreter, its version and a sha256 of its installed distributions
+/// (name and version, sorted): what a Python test run's outcome depends on beyond the
+/// checkout.
+const PYTHON_PROBE: &str = "import sys, hashlib, importlib.metadata as m; \
+ds = sorted('%s==%s' % (d.metadata['Name'], d.version) for d in m.distributions()); \
+print(sys.executable); print(sys.version.replace(chr(10), ' ')); \
+print(len(ds), hashlib.sha256(chr(10).join(ds).encode()).hexdigest())";
+
+/// The environment fingerprint of `language`'s test runs, for the execution cache's
+/// key: what its interpreter or toolchain says of itself, run like a test (in `dir`,
+/// under `limits`, in the sandbox when they say so). Python: the interpreter (the
+/// custom command's first word when it is one, else `python3`), its version and
+/// installed distributions; Go: `go version`; other languages: none. A probe that
+/// cannot run gives its failure, which is a fingerprint too.
+pub fn environment_fingerprint(
+    language: &str,
+    custom: Option<&str>,
+    dir: &Path,
+    limits: &ExecLimits,
+    cache: &Path,
+) -> Result<String, ExecError> {
+    let argv: Vec<String> = match language {
+        "python" => {
+            let first = custom
+                .and_then(shlex::split)
+                .and_then(|words| words.into_iter().next())
+                .filter(|w| {
+                    let name = w.rsplit('/').next().unwrap_or(w);
+                    name.starts_with("python")
+                })
+                .unwrap_or_else(|| "python3".to_string());
+            vec![first, "-c".into(), PYTHON_PROBE.into()]
+        }
+        "go" => vec!["go".into(), "version".into()],
+        _ => return Ok("none".to_string()),
+    };
+    std::fs::create_dir_all(dir).map_err(|source| ExecError::Io {
+        what: format!("creating {}", dir.display()),
+        source,
+    })?;
+    let probe = run_limited(&argv, dir, limits, cache)?;
+    let said = format!("{:?} {}", probe.exit_code, probe.output_tail);
+    Ok(hex(&Sha256::digest(said.as_bytes()))[..16].to_string())
+}
+
+/// What fills a task's file for one test run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Filling<'a> {
+    /// An answer at the hole, the file's real text after it.
+    Answer(&'a str),
+    /// The file as the task shows it, prefix then the shown suffix: an incomplete-suffix
+    /// task's state as cut (the rest of its function or file gone).
+    AsCut,
+}
+
+impl Filling<'_> {
+    /// This filling's key in the execution cache (the state hash covers the rest).
+    pub fn key(&self, task: &Task) -> String {
+        match self {
+            Filling::Answer(answer) => answer_hash(answer),
+            // Never the hash of an answer: an answer is hashed alone, this with a tag.
+            Filling::AsCut => format!("as-cut:{}", answer_hash(&task.suffix)),
+        }
+    }
+}
+
 fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
@@ -276,13 +349,14 @@ impl Checkout {
         &self.root
     }
 
-    /// Writes the task's file as the state holds it with `answer` in the hole:
-    /// `prefix + answer + ` the real rest of the file ([`real_suffix`]).
-    pub fn fill(&self, task: &Task, answer: &str) -> Result<(), ExecError> {
-        self.write(
-            task,
-            &format!("{}{answer}{}", task.prefix, real_suffix(task)),
-        )
+    /// Writes the task's file: as the state holds it with an answer in the hole
+    /// (`prefix + answer + ` the real rest of the file, [`real_suffix`]), or as cut.
+    pub fn fill(&self, task: &Task, filling: Filling) -> Result<(), ExecError> {
+        let text = match filling {
+            Filling::Answer(answer) => format!("{}{answer}{}", task.prefix, real_suffix(task)),
+            Filling::AsCut => format!("{}{}", task.prefix, task.suffix),
+        };
+        self.write(task, &text)
     }
 
     fn write(&self, task: &Task, text: &str) -> Result<(), ExecError> {
@@ -341,51 +415,43 @@ fn run_limited(
 ) -> Result<Execution, ExecError> {
     let io = |what: String| move |source| ExecError::Io { what, source };
     std::fs::create_dir_all(cache).map_err(io(format!("creating {}", cache.display())))?;
-    let full: Vec<String> = if limits.sandbox {
-        let sandbox = Sandbox {
-            scratch: root.to_path_buf(),
-            read_only: read_only_paths(argv, &[root.to_path_buf()]),
-            writable: vec![cache.to_path_buf()],
-            network: false,
-        };
-        sandbox.wrap(argv, root)
-    } else {
-        argv.to_vec()
+    // A fresh HOME per run, beside the checkout: nothing one answer's tests leave in
+    // it (a `.pth` in the user site, a config) reaches the next answer's.
+    let mut name = root.file_name().unwrap_or_default().to_owned();
+    name.push(".home");
+    let home = root.with_file_name(name);
+    let _ = std::fs::remove_dir_all(&home);
+    let sandbox = limits.sandbox.then(|| Sandbox {
+        scratch: root.to_path_buf(),
+        read_only: read_only_paths(argv, &[root.to_path_buf()]),
+        writable: vec![cache.to_path_buf(), home.clone()],
+        network: false,
+    });
+    let env = Environment::passing(&limits.env)
+        .with("PYTHONDONTWRITEBYTECODE", "1")
+        .with("GOCACHE", &cache.join("go-build").to_string_lossy())
+        .with("GOPATH", &cache.join("gopath").to_string_lossy())
+        .with("GOPROXY", "off")
+        .with("GOFLAGS", "-mod=mod")
+        .with("GOTOOLCHAIN", "local");
+    let jail = Jail {
+        sandbox,
+        limits: limits.limits,
+        env,
+        home: home.clone(),
+        // The checkout and its HOME.
+        disk: root.parent().map(Path::to_path_buf),
     };
-    let mut command = Command::new(&full[0]);
+    let starting = || format!("starting {:?} in {}", argv[0], root.display());
+    let (mut command, pending) = jail
+        .command(argv, root)
+        .map_err(|e| io(starting())(std::io::Error::other(e.to_string())))?;
     command
-        .args(&full[1..])
-        .current_dir(root)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .env("HOME", root)
-        .env("PYTHONDONTWRITEBYTECODE", "1")
-        .env("GOCACHE", cache.join("go-build"))
-        .env("GOPATH", cache.join("gopath"))
-        .env("GOPROXY", "off")
-        .env("GOFLAGS", "-mod=mod")
-        .env("GOTOOLCHAIN", "local")
-        .process_group(0);
-    let memory = limits.memory_mib.saturating_mul(1024 * 1024);
-    // SAFETY: setrlimit is async-signal-safe; nothing else runs between fork and exec.
-    unsafe {
-        command.pre_exec(move || {
-            let limit = libc::rlimit {
-                rlim_cur: memory as libc::rlim_t,
-                rlim_max: memory as libc::rlim_t,
-            };
-            if libc::setrlimit(libc::RLIMIT_AS, &limit) != 0 {
-                return Err(std::io::Error::last_os_error());
-            }
-            Ok(())
-        });
-    }
+        .stderr(Stdio::piped());
     let started = Instant::now();
-    let mut child =
-        command
-            .spawn()
-            .map_err(io(format!("starting {:?} in {}", full[0], root.display())))?;
+    let (mut child, tree) = pending.spawn(&mut command).map_err(io(starting()))?;
     // Both pipes drained on their own threads, so a chatty test cannot block on a full pipe.
     let drain = |pipe: Option<Box<dyn Read + Send>>| {
         std::thread::spawn(move || {
@@ -408,15 +474,11 @@ fn run_limited(
             .take()
             .map(|p| Box::new(p) as Box<dyn Read + Send>),
     );
-    let pid = child.id() as libc::pid_t;
-    let mut timed_out = false;
     let status = loop {
         match child.try_wait() {
             Ok(Some(status)) => break Some(status),
             Ok(None) if started.elapsed() >= limits.timeout => {
-                timed_out = true;
-                // SAFETY: kill on our own child's process group.
-                unsafe { libc::kill(-pid, libc::SIGKILL) };
+                tree.time_out();
                 break child.wait().ok();
             }
             Ok(None) => std::thread::sleep(Duration::from_millis(5)),
@@ -424,16 +486,42 @@ fn run_limited(
         }
     };
     let duration_ms = started.elapsed().as_secs_f64() * 1000.0;
+    let limit = tree.limit();
+    // Whatever the command left running (a daemon, a background job) ends here, so
+    // it neither outlives the run nor holds the output pipes open.
+    drop(tree);
     let mut output = out.join().unwrap_or_default();
     output.extend(err.join().unwrap_or_default());
+    let _ = std::fs::remove_dir_all(&home);
     let exit_code = status.and_then(|s| s.code());
+    let timed_out = limit == Some(Limit::Time);
+    let mut output_tail = tail(&String::from_utf8_lossy(&output), OUTPUT_TAIL_LINES);
+    if let Some(limit) = limit {
+        // Said where the output is read, after what the tests printed.
+        output_tail.push_str(&format!(
+            "\n[nextedit: {limit} ({}): the tests' processes were killed]",
+            limit_value(limit, limits)
+        ));
+    }
     Ok(Execution {
-        passed: !timed_out && exit_code == Some(0),
-        exit_code: if timed_out { None } else { exit_code },
+        passed: limit.is_none() && exit_code == Some(0),
+        exit_code: if limit.is_some() { None } else { exit_code },
         timed_out,
-        output_tail: tail(&String::from_utf8_lossy(&output), OUTPUT_TAIL_LINES),
+        limit,
+        output_tail,
         duration_ms,
     })
+}
+
+/// The value of `limit` for messages: `--pids 1024`.
+fn limit_value(limit: Limit, limits: &ExecLimits) -> String {
+    let value = match limit {
+        Limit::Pids => limits.limits.pids.to_string(),
+        Limit::Memory => format!("{} MiB", limits.limits.memory_mib),
+        Limit::Disk => format!("{} MiB", limits.limits.disk_mib),
+        Limit::Time => format!("{} s", limits.timeout.as_secs_f64()),
+    };
+    format!("{} {value}", limit.flag())
 }
 
 /// The last `lines` lines of `text`.
@@ -442,11 +530,11 @@ fn tail(text: &str, lines: usize) -> String {
     all[all.len().saturating_sub(lines)..].join("\n")
 }
 
-/// Whether bubblewrap can be used for `mode`; `Err` when `Bwrap` was asked and it cannot.
-pub fn sandbox_for(mode: SandboxMode) -> Result<bool, String> {
+/// Whether the tests run sandboxed for `mode`; `Err` when the sandbox was asked for
+/// and cannot be made here (nothing runs then).
+pub fn sandbox_for(mode: SandboxMode) -> Result<bool, Unavailable> {
     match mode {
         SandboxMode::Off => Ok(false),
-        SandboxMode::Auto => Ok(crate::suggest::sandbox::availability().is_ok()),
-        SandboxMode::Bwrap => crate::suggest::sandbox::availability().map(|()| true),
+        SandboxMode::Bwrap => crate::sys::sandbox::availability().map(|()| true),
     }
 }

@@ -49,8 +49,11 @@ pub enum TaskCutError {
 pub struct CutOutcome {
     /// The tasks, commit by commit.
     pub tasks: Vec<Task>,
-    /// Commits left out, with why.
+    /// Commits that could not be cut (unreadable), with why: a failure.
     pub skipped: Vec<(String, String)>,
+    /// Commits that simply had nothing to cut (a merge, no code of a supported
+    /// language touched, no block in the lines touched), with why: not a failure.
+    pub nothing: Vec<(String, String)>,
 }
 
 /// The repository's name: its root directory's.
@@ -153,9 +156,9 @@ pub fn cut_commits(
             }
         };
         if parents > 1 {
-            let reason = "a merge commit: no single change to cut from".to_string();
+            let reason = "nothing to cut: a merge commit, no single change".to_string();
             on_commit(short, &reason);
-            outcome.skipped.push((sha.clone(), reason));
+            outcome.nothing.push((sha.clone(), reason));
             continue;
         }
         let files: BTreeMap<String, String> = files.into_iter().collect();
@@ -167,10 +170,17 @@ pub fn cut_commits(
         };
         let tasks = cut_commit(&input, options, retriever, head.as_deref_mut())?;
         if tasks.is_empty() {
-            let reason = "nothing to cut: no block of a supported language in the code it touched"
-                .to_string();
+            let code = changed
+                .iter()
+                .any(|c| super::cut::cuttable(&c.path).is_some());
+            let reason = if code {
+                "nothing to cut: no block in the lines it touched"
+            } else {
+                "nothing to cut: it touched no code of a supported language (only tests, docs or other files)"
+            }
+            .to_string();
             on_commit(short, &reason);
-            outcome.skipped.push((sha.clone(), reason));
+            outcome.nothing.push((sha.clone(), reason));
         } else {
             on_commit(short, &format!("{} tasks", tasks.len()));
             outcome.tasks.extend(tasks);

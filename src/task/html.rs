@@ -46,14 +46,28 @@ fn run_section(h: &mut String, run: &RunFigures) {
         samples = run.samples,
         s = if run.samples == 1 { "" } else { "s" },
     );
+    if run.unsandboxed {
+        let _ = writeln!(
+            h,
+            "<p class=\"warn\">Unsandboxed (sandbox {}): its tests and suggester could read the repository, the database and the network.</p>",
+            escape(&run.sandbox)
+        );
+    }
+    if !run.limits_hit.is_empty() {
+        let _ = writeln!(
+            h,
+            "<p class=\"warn\">Limits hit: {}.</p>",
+            escape(&super::text::limits_hit(run))
+        );
+    }
     let k = if run.samples > 1 {
         format!("pass@{}", run.samples)
     } else {
         "pass@k".to_string()
     };
     let header = [
-        "", "tasks", "valid", "answers", "pass@1", &k, "EM", "EdSim", "ES-Line", "ES-Token",
-        "BLEU", "SARI", "stopped",
+        "", "tasks", "valid", "nodis", "answers", "failed", "pass@1", &k, "EM", "EdSim", "ES-Line",
+        "ES-Token", "BLEU", "SARI", "stopped",
     ];
     let mut rows = vec![figures_row("all".to_string(), &run.total)];
     for (scenario, f) in &run.by_scenario {
@@ -63,14 +77,26 @@ fn run_section(h: &mut String, run: &RunFigures) {
         rows.push(figures_row(format!("dependency {level}"), f));
     }
     text_table(h, "figures", 1, &header, &rows);
-    if !run.invalid.is_empty() {
-        h.push_str(
-            "<p class=\"warn\">Left out (invalid tasks, with why):</p>\n<ul class=\"invalid\">\n",
-        );
-        for (id, reason) in &run.invalid {
-            let _ = writeln!(h, "<li>{}: {}</li>", escape(id), escape(reason));
+    if !run.left_out.is_empty() {
+        h.push_str("<p class=\"warn\">Left out, by reason (nodis: non-discriminating, a do-nothing answer passes the tests):</p>\n");
+        for group in &run.left_out {
+            let _ = writeln!(
+                h,
+                "<details class=\"left-out\"><summary>{} ({}): {}</summary>",
+                group.kind.key().replace('_', "-"),
+                group.tasks.len(),
+                escape(&group.reason)
+            );
+            for (id, output) in &group.tasks {
+                let _ = writeln!(
+                    h,
+                    "<details><summary>{}</summary><pre>{}</pre></details>",
+                    escape(id),
+                    escape(output)
+                );
+            }
+            h.push_str("</details>\n");
         }
-        h.push_str("</ul>\n");
     }
 }
 
@@ -138,12 +164,15 @@ fn correlation_section(h: &mut String, rows: &[MetricCorrelation]) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::task::report::{LeftOut, LeftOutKind};
 
     fn figures(pass: f64) -> Figures {
         Figures {
             tasks: 2,
             valid: 2,
+            excluded: 1,
             answers: 2,
+            failed: 0,
             pass_at_1: Some(pass),
             pass_at_k: None,
             exact: None,
@@ -167,7 +196,14 @@ mod tests {
                 total: figures(0.5),
                 by_scenario: vec![],
                 by_dependency: vec![],
-                invalid: vec![("t<1>".to_string(), "a & b".to_string())],
+                left_out: vec![LeftOut {
+                    kind: LeftOutKind::NonDiscriminating,
+                    reason: "a & b".to_string(),
+                    tasks: vec![("t<1>".to_string(), "<out>".to_string())],
+                }],
+                sandbox: "<off>".to_string(),
+                unsandboxed: true,
+                limits_hit: vec![(crate::sys::limits::Limit::Pids, 2)],
             }],
             evolution: vec![EvolutionRow {
                 level: "all".to_string(),
@@ -180,7 +216,11 @@ mod tests {
         let page = report_html(&report);
         assert!(!page.contains("<script"));
         assert!(page.contains("cmd:&lt;script&gt;alert(1)&lt;/script&gt;"));
-        assert!(page.contains("<li>t&lt;1&gt;: a &amp; b</li>"));
+        assert!(page.contains(
+            "<details class=\"left-out\"><summary>non-discriminating (1): a &amp; b</summary>\n<details><summary>t&lt;1&gt;</summary><pre>&lt;out&gt;</pre></details>\n</details>"
+        ));
+        assert!(page.contains("<p class=\"warn\">Unsandboxed (sandbox &lt;off&gt;)"));
+        assert!(page.contains("<p class=\"warn\">Limits hit: pids 2 answers.</p>"));
         assert!(
             page.contains("<td class=\"l\">pass@1</td><td>0.000</td><td>1.000</td><td>+1.000</td>")
         );

@@ -19,7 +19,9 @@ fn figures_json(f: &Figures) -> Value {
     json!({
         "tasks": f.tasks,
         "valid": f.valid,
+        "non_discriminating": f.excluded,
         "answers": f.answers,
+        "failed_answers": f.failed,
         "pass_at_1": f.pass_at_1,
         "pass_at_k": f.pass_at_k.map(|(k, v)| json!({"k": k, "value": v})),
         "exact_match": f.exact,
@@ -47,7 +49,15 @@ fn run_json(run: &RunFigures) -> Value {
         "all": figures_json(&run.total),
         "by_scenario": groups(&run.by_scenario),
         "by_dependency": groups(&run.by_dependency),
-        "invalid": run.invalid.iter().map(|(id, reason)| json!({"task": id, "reason": reason})).collect::<Vec<_>>(),
+        "left_out": run.left_out.iter().map(|g| json!({
+            "kind": g.kind.key(),
+            "reason": g.reason,
+            "count": g.tasks.len(),
+            "tasks": g.tasks.iter().map(|(id, output)| json!({"task": id, "output": output})).collect::<Vec<_>>(),
+        })).collect::<Vec<_>>(),
+        "sandbox": run.sandbox,
+        "unsandboxed": run.unsandboxed,
+        "limits_hit": run.limits_hit.iter().map(|(l, n)| (l.key().to_string(), json!(n))).collect::<serde_json::Map<_, _>>(),
     })
 }
 

@@ -3,13 +3,15 @@
 //! level; HumanEvo's evolution-aware vs -ignored table with each figure's inflation;
 //! the correlation of each text metric with pass/fail.
 //!
-//! Only valid tasks count (their ground truth passed its tests); invalid ones are
-//! listed with their reason. Each task weighs the same: a figure is the mean over
+//! Only valid tasks count (their ground truth passed its tests and no do-nothing answer
+//! did); invalid and non-discriminating ones are counted beside every figure and
+//! summarized by reason, each task's output tail kept. Each task weighs the same: a figure is the mean over
 //! tasks of the task's mean over its answers; pass@k is the unbiased estimator per task.
 
 use std::collections::BTreeMap;
 
 use crate::store::{Database, StoreError, StoredAnswer, StoredTask, TaskRunRow};
+use crate::sys::limits::Limit;
 
 use super::score::{Correlation, pass_at_k, pearson};
 
@@ -20,8 +22,14 @@ pub struct Figures {
     pub tasks: usize,
     /// Of which valid (counted below).
     pub valid: usize,
+    /// Of which non-discriminating: the ground truth passes, and so does a do-nothing
+    /// answer (left out).
+    pub excluded: usize,
     /// Answers of the valid tasks.
     pub answers: usize,
+    /// Of which failed calls (no answer; each counts as a failing answer in the pass
+    /// rates, shown beside them).
+    pub failed: usize,
     /// pass@1 (mean over valid tasks of the unbiased estimator).
     pub pass_at_1: Option<f64>,
     /// pass@k with k = the run's samples, when it asked more than one.
@@ -59,8 +67,45 @@ pub struct RunFigures {
     pub by_scenario: Vec<(String, Figures)>,
     /// By dependency level key (`none` for tasks without one).
     pub by_dependency: Vec<(String, Figures)>,
-    /// Invalid tasks: id and reason.
-    pub invalid: Vec<(String, String)>,
+    /// The tasks left out, by kind and reason.
+    pub left_out: Vec<LeftOut>,
+    /// How its tests and suggester were isolated, as stored (`bwrap`, `off`; `auto`
+    /// from older versions, which fell back to none when bubblewrap did not work).
+    pub sandbox: String,
+    /// Whether they may have run unsandboxed (anything but `bwrap`).
+    pub unsandboxed: bool,
+    /// Answers whose test run hit a limit, per limit (only those hit).
+    pub limits_hit: Vec<(Limit, usize)>,
+}
+
+/// Why a task left out of the figures is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum LeftOutKind {
+    /// Its ground truth fails its tests, or they could not run.
+    Invalid,
+    /// A do-nothing answer passes its tests.
+    NonDiscriminating,
+}
+
+impl LeftOutKind {
+    /// The kind's key in JSON and its name in text.
+    pub fn key(self) -> &'static str {
+        match self {
+            LeftOutKind::Invalid => "invalid",
+            LeftOutKind::NonDiscriminating => "non_discriminating",
+        }
+    }
+}
+
+/// The tasks left out for one reason.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LeftOut {
+    /// Invalid or non-discriminating.
+    pub kind: LeftOutKind,
+    /// The reason, as stored.
+    pub reason: String,
+    /// Each task's id and the tail of the test output that decided it.
+    pub tasks: Vec<(String, String)>,
 }
 
 /// One row of the evolution table: a dependency level's figures with context from the
@@ -134,6 +179,18 @@ pub fn build_report(
 }
 
 fn run_figures(row: &TaskRunRow, tasks: &[StoredTask]) -> RunFigures {
+    let sandbox = serde_json::from_str::<serde_json::Value>(&row.settings)
+        .ok()
+        .and_then(|v| v.get("sandbox")?.as_str().map(str::to_string))
+        .unwrap_or_else(|| "unknown".to_string());
+    let limits_hit = Limit::ALL
+        .into_iter()
+        .map(|limit| {
+            let answers = tasks.iter().flat_map(|t| &t.answers);
+            (limit, answers.filter(|a| a.limit == Some(limit)).count())
+        })
+        .filter(|(_, n)| *n > 0)
+        .collect();
     let group = |key: &dyn Fn(&StoredTask) -> String| -> Vec<(String, Figures)> {
         let mut groups: BTreeMap<String, Vec<&StoredTask>> = BTreeMap::new();
         for task in tasks {
@@ -152,17 +209,44 @@ fn run_figures(row: &TaskRunRow, tasks: &[StoredTask]) -> RunFigures {
         total: figures(&tasks.iter().collect::<Vec<_>>(), row.samples),
         by_scenario: group(&|t| t.scenario.clone()),
         by_dependency: group(&|t| t.dependency.clone().unwrap_or_else(|| "none".into())),
-        invalid: tasks
-            .iter()
-            .filter(|t| !t.valid)
-            .map(|t| {
-                (
-                    t.task_id.clone(),
-                    t.invalid_reason.clone().unwrap_or_default(),
-                )
-            })
-            .collect(),
+        left_out: left_out(tasks),
+        unsandboxed: sandbox != "bwrap",
+        sandbox,
+        limits_hit,
     }
+}
+
+/// The tasks of a run left out, grouped by kind and reason in the order first met.
+fn left_out(tasks: &[StoredTask]) -> Vec<LeftOut> {
+    let mut groups: Vec<LeftOut> = Vec::new();
+    for task in tasks.iter().filter(|t| !t.valid) {
+        let (kind, reason, output) = match &task.excluded {
+            Some(why) => (
+                LeftOutKind::NonDiscriminating,
+                why.clone(),
+                task.excluded_output.clone(),
+            ),
+            None => (
+                LeftOutKind::Invalid,
+                task.invalid_reason.clone().unwrap_or_default(),
+                task.truth_output.clone(),
+            ),
+        };
+        let entry = (task.task_id.clone(), output.unwrap_or_default());
+        match groups
+            .iter_mut()
+            .find(|g| g.kind == kind && g.reason == reason)
+        {
+            Some(group) => group.tasks.push(entry),
+            None => groups.push(LeftOut {
+                kind,
+                reason,
+                tasks: vec![entry],
+            }),
+        }
+    }
+    groups.sort_by_key(|g| g.kind);
+    groups
 }
 
 /// The figures of `tasks` (valid ones counted) for runs of `samples` samples.
@@ -188,7 +272,11 @@ pub fn figures(tasks: &[&StoredTask], samples: u32) -> Figures {
     Figures {
         tasks: tasks.len(),
         valid: valid.len(),
+        excluded: tasks.iter().filter(|t| t.excluded.is_some()).count(),
         answers: valid.iter().map(|t| t.answers.len()).sum(),
+        failed: (valid.iter().flat_map(|t| &t.answers))
+            .filter(|a| a.error.is_some())
+            .count(),
         pass_at_1: pass_k(1),
         pass_at_k: (samples > 1)
             .then(|| pass_k(samples as usize).map(|v| (samples, v)))

@@ -1,7 +1,10 @@
 //! `nextedit tasks run` as a library service: every task's ground truth is run first
 //! (a task whose covering tests fail on it, or that names none, is invalid: stored
-//! with the reason, left out of every figure); then the suggester is asked for N
-//! samples and each answer's tests run, through the execution cache. Workers take
+//! with the reason, left out of every figure); then its do-nothing answers (the empty
+//! hole, and the file as cut when the task hides part of it): a task one of them
+//! passes is non-discriminating, stored with which and left out too. Only then is the
+//! suggester asked for N samples and each answer's tests run, through the execution
+//! cache. Workers take
 //! tasks in file order; each finished task is stored at once (`--resume` skips them).
 //!
 //! The suggester never sees the ground truth: it is asked in a checkout of its own
@@ -9,6 +12,7 @@
 //! write into; `builtin:oracle` is answered here from the task, never through the
 //! protocol. Must not print: progress goes through [`TaskRunEvents`].
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::time::Duration;
@@ -20,13 +24,16 @@ use crate::store::{CachedExecution, Database, ResponseCache, StoredAnswer, Store
 use crate::suggest::build::{BuildOptions, build};
 use crate::suggest::cache::{CacheLog, CacheMode, CachedSuggester};
 use crate::suggest::protocol::{CompleteContext, CompleteParams, InitializeParams};
-use crate::suggest::sandbox::{Sandbox, command_paths};
-use crate::suggest::{Call, complete_call};
+use crate::suggest::{Call, SuggestError, complete_call};
 use crate::suggest::{Suggester, protocol::PROTOCOL_VERSION};
+use crate::sys::env::Environment;
+use crate::sys::jail::Jail;
+use crate::sys::limits::{DEFAULT_DISK_MIB, DEFAULT_PIDS, Limits};
+use crate::sys::sandbox::{Sandbox, command_paths};
 
 use super::execute::{
-    Checkout, ExecError, ExecLimits, Execution, SandboxMode, answer_hash, sandbox_for, state_hash,
-    test_command,
+    Checkout, ExecError, ExecLimits, Execution, Filling, SandboxMode, environment_fingerprint,
+    sandbox_for, state_hash, test_command,
 };
 use super::score::score_answer;
 use super::{ContextFrom, Task};
@@ -47,9 +54,20 @@ pub struct TaskRunSettings {
     pub test_command: Option<String>,
     /// Time limit of one test run, seconds.
     pub timeout: f64,
-    /// Address-space limit of one test run, MiB.
+    /// Memory limit of one test run's (and the suggester's) process tree, MiB.
     pub memory_mib: u64,
-    /// `auto`, `bwrap` or `off`.
+    /// Processes and threads one tree may run at once (runs stored before the limit
+    /// existed get the default).
+    #[serde(default = "default_pids")]
+    pub pids: u32,
+    /// What one tree may write (scratch, `/tmp`, one file), MiB.
+    #[serde(default = "default_disk_mib")]
+    pub disk_mib: u64,
+    /// Variables of nextedit's environment passed to the tests and the suggester
+    /// beyond the allow-list (`--env`), by name.
+    #[serde(default)]
+    pub env: Vec<String>,
+    /// `bwrap` or `off` (`auto`, stored by older versions, is taken as `bwrap`).
     pub sandbox: String,
     /// Limit of one `complete` call, seconds.
     pub call_timeout: f64,
@@ -60,21 +78,182 @@ pub struct TaskRunSettings {
     /// The database holding the response cache, when not the run's own.
     #[serde(default)]
     pub cache_db: Option<PathBuf>,
+    /// Whether test runs are served from and stored in the execution cache.
+    #[serde(default = "exec_cache_default")]
+    pub exec_cache: ExecCache,
+}
+
+/// How test runs go through the execution cache (`--exec-cache`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ExecCache {
+    /// Every test run runs; none is stored.
+    Off,
+    /// A run with the same key is served; every new run is stored.
+    ReadWrite,
+}
+
+fn exec_cache_default() -> ExecCache {
+    ExecCache::ReadWrite
 }
 
 fn no_cache() -> CacheMode {
     CacheMode::Off
 }
 
+fn default_pids() -> u32 {
+    DEFAULT_PIDS
+}
+
+fn default_disk_mib() -> u64 {
+    DEFAULT_DISK_MIB
+}
+
+/// How a task run starts: new with its settings, or resumed.
+#[derive(Debug, Clone, PartialEq)]
+pub enum TaskRunStart {
+    /// A new run with these settings.
+    New(TaskRunSettings),
+    /// Stored run `run`, with what the command line gives again.
+    Resume {
+        /// The run id.
+        run: i64,
+        /// The command line's settings; `suggester` is `None` when not given.
+        given: TaskRunGiven,
+    },
+}
+
+/// What the command line of `tasks run --resume` gives: the settings that run
+/// something are compared with the stored ones ([`crate::resume`]), never taken from
+/// the database; the others come from the database.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TaskRunGiven {
+    /// `--suggester` (`None`: not given).
+    pub suggester: Option<String>,
+    /// `--repo` (their tests run).
+    pub repos: Vec<PathBuf>,
+    /// `--test-command`.
+    pub test_command: Option<String>,
+    /// `--sandbox`.
+    pub sandbox: String,
+    /// `--cache-db`.
+    pub cache_db: Option<PathBuf>,
+    /// `--env` (variables passed to untrusted code: compared, they expose something).
+    pub env: Vec<String>,
+    /// `--memory` (limits are the command line's, never the database's).
+    pub memory_mib: u64,
+    /// `--pids`.
+    pub pids: u32,
+    /// `--disk`.
+    pub disk_mib: u64,
+    /// `--exec-cache` (the command line's: it changes no outcome).
+    pub exec_cache: ExecCache,
+}
+
 impl TaskRunSettings {
+    /// Task run `run`'s stored settings confirmed by `given`: the suggester, the
+    /// repositories, the test command, the sandbox and the cache database must be
+    /// given as stored, and are then the command line's; the numbers must lie in
+    /// their flags' ranges.
+    fn confirmed_by(self, run: i64, given: &TaskRunGiven) -> Result<TaskRunSettings, TaskRunError> {
+        use crate::resume::{confirm, paths, quoted, resolved};
+        let label = format!("task run {run}");
+        let label = label.as_str();
+        confirm(
+            label,
+            "--suggester",
+            &self.suggester,
+            given.suggester.as_ref(),
+            |s| quoted("--suggester", s),
+        )?;
+        confirm(
+            label,
+            "--repo",
+            &resolved(&self.repos),
+            Some(&resolved(&given.repos)),
+            |p| paths("--repo", p),
+        )?;
+        confirm(
+            label,
+            "--test-command",
+            &self.test_command,
+            Some(&given.test_command),
+            |c| match c {
+                Some(c) => quoted("--test-command", c),
+                None => "no --test-command".to_string(),
+            },
+        )?;
+        // A run stored with the old `auto` ran sandboxed when it could: `bwrap` now.
+        let stored_sandbox = match self.sandbox.as_str() {
+            "auto" => "bwrap".to_string(),
+            other => other.to_string(),
+        };
+        confirm(
+            label,
+            "--sandbox",
+            &stored_sandbox,
+            Some(&given.sandbox),
+            |s| format!("--sandbox {s}"),
+        )?;
+        confirm(label, "--env", &self.env, Some(&given.env), |names| {
+            crate::resume::env_flags(names)
+        })?;
+        confirm(
+            label,
+            "--cache-db",
+            &self.cache_db,
+            Some(&given.cache_db),
+            |p| paths("--cache-db", p.as_slice()),
+        )?;
+        self.check_numbers()
+            .map_err(|why| TaskRunError::Resume(format!("{label}: stored settings: {why}")))?;
+        Ok(TaskRunSettings {
+            suggester: given.suggester.clone().unwrap_or_default(),
+            repos: given.repos.clone(),
+            test_command: given.test_command.clone(),
+            sandbox: given.sandbox.clone(),
+            cache_db: given.cache_db.clone(),
+            env: given.env.clone(),
+            memory_mib: given.memory_mib,
+            pids: given.pids,
+            disk_mib: given.disk_mib,
+            exec_cache: given.exec_cache,
+            ..self
+        })
+    }
+
+    /// The numbers lie in the ranges their flags take ([`crate::ranges`]).
+    fn check_numbers(&self) -> Result<(), String> {
+        use crate::ranges::{MEMORY, SAMPLES, SECONDS};
+        let flag = |flag: &'static str| move |why: String| format!("{flag}: {why}");
+        SAMPLES
+            .check(self.samples.into())
+            .map_err(flag("--samples"))?;
+        SECONDS.check(self.timeout).map_err(flag("--timeout"))?;
+        SECONDS
+            .check(self.call_timeout)
+            .map_err(flag("--call-timeout"))?;
+        MEMORY.check(self.memory_mib).map_err(flag("--memory"))?;
+        Ok(())
+    }
+
     fn sandbox_mode(&self) -> Result<SandboxMode, TaskRunError> {
         match self.sandbox.as_str() {
-            "auto" => Ok(SandboxMode::Auto),
-            "bwrap" => Ok(SandboxMode::Bwrap),
+            // `auto` fell back to no sandbox; it now means the sandbox or no run.
+            "bwrap" | "auto" => Ok(SandboxMode::Bwrap),
             "off" => Ok(SandboxMode::Off),
             other => Err(TaskRunError::Settings(format!(
-                "unknown sandbox mode {other:?}: use auto, bwrap or off"
+                "unknown sandbox mode {other:?}: use bwrap or off"
             ))),
+        }
+    }
+
+    /// The limits of each process tree (a test run, the suggester).
+    pub fn limits(&self) -> Limits {
+        Limits {
+            pids: self.pids,
+            memory_mib: self.memory_mib,
+            disk_mib: self.disk_mib,
         }
     }
 }
@@ -99,6 +278,9 @@ pub enum TaskRunError {
     /// `--resume` of a run that is not there or does not fit the task file.
     #[error("{0}")]
     Resume(String),
+    /// `--resume` without the settings the run was made with.
+    #[error(transparent)]
+    Reassert(#[from] crate::resume::ResumeError),
     /// The scratch directory.
     #[error("scratch directory: {0}")]
     Scratch(std::io::Error),
@@ -131,26 +313,27 @@ pub struct TaskRunSummary {
     pub calls: (usize, usize),
 }
 
-/// Runs `tasks` (from `task_file`) into the database at `db_path`: a new run with
-/// `settings`, or `resume`'s with its stored settings. `jobs` workers.
+/// Runs `tasks` (from `task_file`) into the database at `db_path`: a new run, or a
+/// stored one resumed with its stored settings confirmed by the command line's
+/// ([`TaskRunStart`]). `jobs` workers, never more than tasks left.
 pub fn run_tasks(
     db_path: &Path,
     task_file: &str,
     tasks: &[Task],
-    settings: Option<TaskRunSettings>,
-    resume: Option<i64>,
+    start: TaskRunStart,
     jobs: usize,
     events: &mut dyn TaskRunEvents,
 ) -> Result<TaskRunSummary, TaskRunError> {
     let db = Database::open(db_path)?;
-    let (run, settings, done, valid_before) = match resume {
-        Some(id) => {
+    let (run, settings, done, valid_before) = match start {
+        TaskRunStart::Resume { run: id, given } => {
             let row = db.task_run(id)?.ok_or_else(|| {
                 TaskRunError::Resume(format!("no task run {id} in {}", db_path.display()))
             })?;
-            let settings: TaskRunSettings = serde_json::from_str(&row.settings).map_err(|e| {
+            let stored: TaskRunSettings = serde_json::from_str(&row.settings).map_err(|e| {
                 TaskRunError::Resume(format!("task run {id}: stored settings: {e}"))
             })?;
+            let settings = stored.confirmed_by(id, &given)?;
             let stored = db.task_run_tasks(id)?;
             for s in &stored {
                 if tasks.get(s.index).map(|t| t.id.as_str()) != Some(s.task_id.as_str()) {
@@ -163,20 +346,20 @@ pub fn run_tasks(
             }
             let indices = stored.iter().map(|s| s.index).collect::<Vec<_>>();
             (
-                id,
+                Some(id),
                 settings,
                 indices,
                 stored.iter().filter(|s| s.valid).count(),
             )
         }
-        None => {
-            let settings = settings.ok_or_else(|| TaskRunError::Settings("no settings".into()))?;
-            let json = serde_json::to_string(&settings).expect("settings serialize");
-            let id = db.create_task_run(&settings.suggester, settings.samples, task_file, &json)?;
-            (id, settings, Vec::new(), 0)
+        TaskRunStart::New(settings) => {
+            settings.check_numbers().map_err(TaskRunError::Settings)?;
+            // A run that cannot start is not stored: it is created once the checks pass.
+            confinement(&settings)?;
+            (None, settings, Vec::new(), 0)
         }
     };
-    let sandboxed = sandbox_for(settings.sandbox_mode()?).map_err(TaskRunError::Settings)?;
+    let sandboxed = confinement(&settings)?;
     // Opened here to fail early; each worker opens its own (libgit2 handles are not shared).
     open_repos(&settings.repos)?;
     // Fails early on a spec that cannot work, before any task runs.
@@ -185,7 +368,8 @@ pub fn run_tasks(
             .map_err(|e| TaskRunError::Settings(e.to_string()))?;
     }
     let todo: Vec<usize> = (0..tasks.len()).filter(|i| !done.contains(i)).collect();
-    events.started(run, tasks.len(), todo.len(), sandboxed);
+    // Never more workers (each a thread, a scratch directory and a suggester) than tasks.
+    let workers = jobs.clamp(1, todo.len().max(1));
     let scratch = tempfile::Builder::new()
         .prefix("nextedit-tasks-")
         .tempdir()
@@ -198,7 +382,7 @@ pub fn run_tasks(
     forbidden.push(db_path.to_path_buf());
     forbidden.push(scratch_root.join("exec"));
     forbidden.push(scratch_root.join("cache"));
-    let shared = Shared {
+    let mut shared = Shared {
         db_path,
         tasks,
         settings: &settings,
@@ -208,14 +392,32 @@ pub fn run_tasks(
         queue: Mutex::new(todo.into_iter()),
         counts: Mutex::new((0, 0)),
         calls: Mutex::new((0, 0)),
+        fingerprints: BTreeMap::new(),
     };
+    if let Some(&first) = shared.queue.lock().expect("queue lock").as_slice().first() {
+        shared.probe_complete(&tasks[first])?;
+    }
+    shared.fingerprints = shared.environment()?;
+    let run = match run {
+        Some(id) => id,
+        None => {
+            let json = serde_json::to_string(&settings).expect("settings serialize");
+            db.create_task_run(&settings.suggester, settings.samples, task_file, &json)?
+        }
+    };
+    events.started(
+        run,
+        tasks.len(),
+        shared.queue.lock().expect("queue lock").len(),
+        sandboxed,
+    );
     let (sender, receiver) = crossbeam_channel::unbounded::<Result<StoredTask, TaskRunError>>();
     let mut done_now = 0;
     let mut valid = valid_before;
     let mut answers = (0, 0);
     let mut failure = None;
     std::thread::scope(|scope| {
-        for worker in 0..jobs.max(1) {
+        for worker in 0..workers {
             let sender = sender.clone();
             let shared = &shared;
             scope.spawn(move || shared.work(worker, &sender));
@@ -231,7 +433,7 @@ pub fn run_tasks(
                     valid += usize::from(task.valid);
                     answers.0 += task.answers.len();
                     answers.1 += task.answers.iter().filter(|a| a.error.is_some()).count();
-                    events.task_done(&task);
+                    events.task_done(&task.scrubbed());
                 }
                 Err(e) => {
                     failure.get_or_insert(e);
@@ -260,6 +462,18 @@ pub fn run_tasks(
         valid,
         answers,
         calls,
+    })
+}
+
+/// Checks what the run's untrusted code would get (the `--env` names are set here)
+/// and whether it is sandboxed: no sandbox, no run (unless `--sandbox off`), neither
+/// the tests nor the suggester start unsandboxed.
+fn confinement(settings: &TaskRunSettings) -> Result<bool, TaskRunError> {
+    crate::sys::env::check_names(&settings.env).map_err(TaskRunError::Settings)?;
+    sandbox_for(settings.sandbox_mode()?).map_err(|reason| {
+        TaskRunError::Settings(format!(
+            "cannot sandbox the tests and the suggester: {reason}; or pass --sandbox off to run them unsandboxed (they can then read the repository, the database and the network)"
+        ))
     })
 }
 
@@ -293,6 +507,9 @@ struct Shared<'a> {
     counts: Mutex<(usize, usize)>,
     /// `complete` calls served from the response cache, asked live.
     calls: Mutex<(usize, usize)>,
+    /// The environment fingerprint of each language's test runs (part of the
+    /// execution cache's key).
+    fingerprints: BTreeMap<String, String>,
 }
 
 struct Worker<'a> {
@@ -373,28 +590,7 @@ impl Shared<'_> {
         let suggester = if self.settings.suggester == ORACLE {
             None
         } else {
-            let sandbox = self.sandboxed.then(|| {
-                let command = (self.settings.suggester.strip_prefix("cmd:"))
-                    .or_else(|| self.settings.suggester.strip_prefix("lsp:"))
-                    .unwrap_or("");
-                let mut read_only = command_paths(command, self.forbidden);
-                if let Ok(exe) = std::env::current_exe() {
-                    read_only.push(exe);
-                }
-                Sandbox {
-                    scratch: ask.clone(),
-                    read_only,
-                    writable: Vec::new(),
-                    network: false,
-                }
-            });
-            let options = BuildOptions {
-                timeout: Duration::from_secs_f64(self.settings.call_timeout),
-                sandbox,
-                ..BuildOptions::default()
-            };
-            let live = build(&self.settings.suggester, &options)
-                .map_err(|e| TaskRunError::Settings(e.to_string()))?;
+            let live = self.live_suggester(&ask)?;
             let cache = self.settings.cache;
             Some(
                 if cache == CacheMode::Off || self.settings.suggester.starts_with("builtin:") {
@@ -424,6 +620,115 @@ impl Shared<'_> {
             dir,
         })
     }
+
+    /// The run's suggester, never cached, asked in `ask` (inside its sandbox when the
+    /// run has one).
+    fn live_suggester(&self, ask: &Path) -> Result<Box<dyn Suggester>, TaskRunError> {
+        let sandbox = self.sandboxed.then(|| {
+            let command = (self.settings.suggester.strip_prefix("cmd:"))
+                .or_else(|| self.settings.suggester.strip_prefix("lsp:"))
+                .unwrap_or("");
+            let mut read_only = command_paths(command, self.forbidden);
+            if let Ok(exe) = std::env::current_exe() {
+                read_only.push(exe);
+            }
+            Sandbox {
+                scratch: ask.to_path_buf(),
+                read_only,
+                writable: Vec::new(),
+                network: false,
+            }
+        });
+        let options = BuildOptions {
+            timeout: Duration::from_secs_f64(self.settings.call_timeout),
+            jail: Jail::in_scratch(
+                sandbox,
+                ask,
+                self.settings.limits(),
+                Environment::passing(&self.settings.env),
+            ),
+            ..BuildOptions::default()
+        };
+        build(&self.settings.suggester, &options).map_err(|e| TaskRunError::Settings(e.to_string()))
+    }
+
+    /// The limits and sandbox of every test run.
+    fn exec_limits(&self) -> ExecLimits {
+        ExecLimits {
+            timeout: Duration::from_secs_f64(self.settings.timeout),
+            limits: self.settings.limits(),
+            sandbox: self.sandboxed,
+            env: self.settings.env.clone(),
+        }
+    }
+
+    /// The environment fingerprint of each language of the tasks left, probed once
+    /// per run like a test run.
+    fn environment(&self) -> Result<BTreeMap<String, String>, TaskRunError> {
+        let left: Vec<usize> = self.queue.lock().expect("queue lock").as_slice().to_vec();
+        let mut languages: Vec<&str> = left
+            .iter()
+            .map(|&i| self.tasks[i].language.as_str())
+            .collect();
+        languages.sort_unstable();
+        languages.dedup();
+        let limits = self.exec_limits();
+        let mut fingerprints = BTreeMap::new();
+        for language in languages {
+            let dir = self.scratch.join("probe-env").join(language);
+            let fingerprint = environment_fingerprint(
+                language,
+                self.settings.test_command.as_deref(),
+                &dir,
+                &limits,
+                &self.scratch.join("cache"),
+            )
+            .map_err(|e| {
+                TaskRunError::Settings(format!("probing the {language} test environment: {e}"))
+            })?;
+            let _ = std::fs::remove_dir_all(&dir);
+            fingerprints.insert(language.to_string(), fingerprint);
+        }
+        Ok(fingerprints)
+    }
+
+    /// Refuses, before the first task, a suggester that does not answer `complete`:
+    /// one call for `task` in an empty worktree, never cached, its answer dropped.
+    /// `openai:` and `lsp:` suggesters implement the call and are not asked (a model's
+    /// call costs; a language server is slow to start); with `--cache read-only`
+    /// nothing is started.
+    fn probe_complete(&self, task: &Task) -> Result<(), TaskRunError> {
+        let spec = self.settings.suggester.as_str();
+        let implemented = ["openai:", "lsp:"].iter().any(|p| spec.starts_with(p));
+        if spec == ORACLE || implemented || self.settings.cache == CacheMode::ReadOnly {
+            return Ok(());
+        }
+        let ask = self.scratch.join("probe");
+        std::fs::create_dir_all(&ask).map_err(TaskRunError::Scratch)?;
+        let mut live = self.live_suggester(&ask)?;
+        let worktree = ask.to_string_lossy().into_owned();
+        let init = InitializeParams {
+            protocol_version: PROTOCOL_VERSION,
+            worktree: worktree.clone(),
+            language: Some(task.language.clone()),
+            project: None,
+            trajectory: "probe".to_string(),
+            revealed: Default::default(),
+        };
+        // Any other failure is the tasks' to record, call by call.
+        let answered = match live.initialize(&init) {
+            Ok(_) => live.complete(&complete_params(task, &worktree)),
+            Err(e) => Err(e),
+        };
+        live.shutdown();
+        let _ = std::fs::remove_dir_all(&ask);
+        match answered {
+            Err(SuggestError::Unsupported { .. }) => Err(TaskRunError::Settings(format!(
+                "suggester {spec} does not answer `complete`, the call tasks run asks: use one that fills a hole (builtin:noop, builtin:retrieve, builtin:oracle, openai:, lsp:, or a cmd: process implementing `complete`)"
+            ))),
+            _ => Ok(()),
+        }
+    }
 }
 
 impl Worker<'_> {
@@ -447,6 +752,8 @@ impl Worker<'_> {
             invalid_reason: None,
             truth_output: None,
             truth_ms: None,
+            excluded: None,
+            excluded_output: None,
             answers: Vec::new(),
         };
         let exec_dir = self.dir.join("exec").join(format!("task-{index}"));
@@ -474,23 +781,23 @@ impl Worker<'_> {
         let settings = self.shared.settings;
         let argv = test_command(task, settings.test_command.as_deref())?;
         let checkout = Checkout::create(task, repo_for(&self.repos, task), exec_dir)?;
-        let limits = ExecLimits {
-            timeout: Duration::from_secs_f64(settings.timeout),
-            memory_mib: settings.memory_mib,
-            sandbox: self.shared.sandboxed,
-        };
+        let limits = self.shared.exec_limits();
+        // Everything that may change the outcome: the command, its limits, the
+        // sandbox, the variables passed and the environment's fingerprint.
         let command_key = format!(
-            "{} [timeout {} s, memory {} MiB, sandbox {}]",
+            "{} [timeout {} s, {}, sandbox {}, env {}, environment {}]",
             shlex::try_join(argv.iter().map(String::as_str)).unwrap_or_default(),
             settings.timeout,
-            settings.memory_mib,
-            self.shared.sandboxed
+            settings.limits().describe(),
+            self.shared.sandboxed,
+            settings.env.join(" "),
+            (self.shared.fingerprints.get(&task.language)).map_or("none", String::as_str)
         );
         let state = state_hash(task);
         let (truth, truth_cached) = self.execute(
             &checkout,
             task,
-            &task.ground_truth,
+            Filling::Answer(&task.ground_truth),
             &argv,
             &limits,
             &state,
@@ -504,6 +811,8 @@ impl Worker<'_> {
                     "the ground truth's tests timed out after {} s",
                     settings.timeout
                 )
+            } else if let Some(limit) = truth.limit {
+                format!("the ground truth's tests hit their {limit}")
             } else {
                 format!(
                     "the ground truth fails its tests (exit {})",
@@ -515,11 +824,36 @@ impl Worker<'_> {
             });
             return Ok(());
         }
+        // Fail before, pass after: tests that a do-nothing answer passes cannot tell a
+        // right answer from none, so the task is left out (non-discriminating).
+        for (filling, what) in do_nothing(task) {
+            let (execution, _) = self.execute(
+                &checkout,
+                task,
+                filling,
+                &argv,
+                &limits,
+                &state,
+                &command_key,
+            )?;
+            if execution.passed {
+                stored.excluded = Some(format!("{what} passes its tests"));
+                stored.excluded_output = Some(execution.output_tail);
+                return Ok(());
+            }
+        }
         stored.valid = true;
         let answers = self.ask(task, stored.index)?;
         for (sample, (text, error, complete_ms)) in answers.into_iter().enumerate() {
-            let (execution, cached) =
-                self.execute(&checkout, task, &text, &argv, &limits, &state, &command_key)?;
+            let (execution, cached) = self.execute(
+                &checkout,
+                task,
+                Filling::Answer(&text),
+                &argv,
+                &limits,
+                &state,
+                &command_key,
+            )?;
             let scores = score_answer(task, &text);
             stored.answers.push(StoredAnswer {
                 sample: sample as u32,
@@ -528,6 +862,7 @@ impl Worker<'_> {
                 passed: execution.passed,
                 exit_code: execution.exit_code,
                 timed_out: execution.timed_out,
+                limit: execution.limit,
                 cached,
                 output_tail: execution.output_tail,
                 scores,
@@ -584,30 +919,40 @@ impl Worker<'_> {
         &self,
         checkout: &Checkout,
         task: &Task,
-        answer: &str,
+        filling: Filling,
         argv: &[String],
         limits: &ExecLimits,
         state: &str,
         command_key: &str,
     ) -> Result<(Execution, bool), TaskError> {
-        let answer_key = answer_hash(answer);
-        if let Some(hit) = self.db.cached_execution(state, &answer_key, command_key)? {
+        let answer_key = filling.key(task);
+        let use_cache = self.shared.settings.exec_cache == ExecCache::ReadWrite;
+        let hit = if use_cache {
+            self.db.cached_execution(state, &answer_key, command_key)?
+        } else {
+            None
+        };
+        if let Some(hit) = hit {
             self.shared.counts.lock().expect("counts lock").0 += 1;
             return Ok((
                 Execution {
                     passed: hit.passed,
                     exit_code: hit.exit_code,
                     timed_out: hit.timed_out,
+                    limit: hit.limit,
                     output_tail: hit.output_tail,
                     duration_ms: hit.duration_ms,
                 },
                 true,
             ));
         }
-        checkout.fill(task, answer)?;
+        checkout.fill(task, filling)?;
         let cache = self.shared.scratch.join("cache");
         let execution = checkout.run(argv, limits, &cache)?;
         self.shared.counts.lock().expect("counts lock").1 += 1;
+        if !use_cache {
+            return Ok((execution, false));
+        }
         self.db.store_execution(
             state,
             &answer_key,
@@ -616,12 +961,24 @@ impl Worker<'_> {
                 passed: execution.passed,
                 exit_code: execution.exit_code,
                 timed_out: execution.timed_out,
+                limit: execution.limit,
                 output_tail: execution.output_tail.clone(),
                 duration_ms: execution.duration_ms,
             },
         )?;
         Ok((execution, false))
     }
+}
+
+/// The do-nothing answers of `task`, each with how a reason names it: the empty hole
+/// and, when the task hides part of the file (incomplete suffix), the file as cut. (An
+/// inner-block task as cut is its empty hole.)
+fn do_nothing(task: &Task) -> Vec<(Filling<'static>, &'static str)> {
+    let mut fillings = vec![(Filling::Answer(""), "the empty answer")];
+    if task.state_suffix.is_some() {
+        fillings.push((Filling::AsCut, "the state as cut"));
+    }
+    fillings
 }
 
 /// The repository of `task`: the one named like it, else the only one given.

@@ -3,7 +3,9 @@
 
 use std::fmt::Write;
 
-use super::report::{EvolutionRow, Figures, MetricCorrelation, RunFigures, TasksReport};
+use super::report::{
+    EvolutionRow, Figures, LeftOut, LeftOutKind, MetricCorrelation, RunFigures, TasksReport,
+};
 
 /// The whole report as text.
 pub fn report_text(report: &TasksReport) -> String {
@@ -28,6 +30,21 @@ pub fn report_text(report: &TasksReport) -> String {
         .collect()
 }
 
+/// `pids 2 answers, memory 1 answer`: how many answers' test runs hit each limit.
+pub(super) fn limits_hit(run: &RunFigures) -> String {
+    run.limits_hit
+        .iter()
+        .map(|(limit, n)| {
+            format!(
+                "{} {n} answer{}",
+                limit.key(),
+                if *n == 1 { "" } else { "s" }
+            )
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
 /// A figure with `decimals` decimals, or `–` when there is none.
 pub(super) fn num(value: Option<f64>, decimals: usize) -> String {
     value.map_or_else(|| "-".to_string(), |v| format!("{v:.decimals$}"))
@@ -47,6 +64,16 @@ fn run_text(out: &mut String, run: &RunFigures) {
         run.samples,
         if run.samples == 1 { "" } else { "s" }
     );
+    if run.unsandboxed {
+        let _ = writeln!(
+            out,
+            "  UNSANDBOXED (sandbox {}): its tests and suggester could read the repository, the database and the network",
+            run.sandbox
+        );
+    }
+    if !run.limits_hit.is_empty() {
+        let _ = writeln!(out, "  limits hit: {}", limits_hit(run));
+    }
     let k = if run.samples > 1 {
         format!("pass@{}", run.samples)
     } else {
@@ -54,11 +81,13 @@ fn run_text(out: &mut String, run: &RunFigures) {
     };
     let _ = writeln!(
         out,
-        "  {:<26} {:>5} {:>5} {:>7} {:>6} {:>6} {:>5} {:>5} {:>7} {:>8} {:>6} {:>5} {:>7}",
+        "  {:<26} {:>5} {:>5} {:>5} {:>7} {:>6} {:>6} {:>6} {:>5} {:>5} {:>7} {:>8} {:>6} {:>5} {:>7}",
         "",
         "tasks",
         "valid",
+        "nodis",
         "answers",
+        "failed",
         "pass@1",
         k,
         "EM",
@@ -73,8 +102,22 @@ fn run_text(out: &mut String, run: &RunFigures) {
         let c = figure_cells(f);
         let _ = writeln!(
             out,
-            "  {:<26} {:>5} {:>5} {:>7} {:>6} {:>6} {:>5} {:>5} {:>7} {:>8} {:>6} {:>5} {:>7}",
-            label, c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7], c[8], c[9], c[10], c[11],
+            "  {:<26} {:>5} {:>5} {:>5} {:>7} {:>6} {:>6} {:>6} {:>5} {:>5} {:>7} {:>8} {:>6} {:>5} {:>7}",
+            label,
+            c[0],
+            c[1],
+            c[2],
+            c[3],
+            c[4],
+            c[5],
+            c[6],
+            c[7],
+            c[8],
+            c[9],
+            c[10],
+            c[11],
+            c[12],
+            c[13],
         );
     };
     row("all".to_string(), &run.total);
@@ -84,19 +127,54 @@ fn run_text(out: &mut String, run: &RunFigures) {
     for (level, f) in &run.by_dependency {
         row(format!("dependency {level}"), f);
     }
-    for (id, reason) in &run.invalid {
-        let _ = writeln!(out, "  invalid: {id}: {reason}");
+    if run
+        .left_out
+        .iter()
+        .any(|g| g.kind == LeftOutKind::NonDiscriminating)
+    {
+        let _ = writeln!(
+            out,
+            "  nodis: non-discriminating tasks, a do-nothing answer passes their tests (left out)"
+        );
+    }
+    for group in &run.left_out {
+        let _ = writeln!(
+            out,
+            "  {} ({}): {}: {}",
+            group.kind.key().replace('_', "-"),
+            group.tasks.len(),
+            group.reason,
+            task_ids(group)
+        );
     }
 }
 
+/// Up to [`IDS_SHOWN`] task ids of a left-out group, then how many more.
+pub(super) fn task_ids(group: &LeftOut) -> String {
+    let mut ids: Vec<&str> = (group.tasks.iter().take(IDS_SHOWN))
+        .map(|(id, _)| id.as_str())
+        .collect();
+    let more = group.tasks.len().saturating_sub(IDS_SHOWN);
+    let more = format!("and {more} more");
+    if group.tasks.len() > IDS_SHOWN {
+        ids.push(&more);
+    }
+    ids.join(", ")
+}
+
+/// Task ids a reason's line names before it only counts the rest.
+const IDS_SHOWN: usize = 5;
+
 /// A figures row's cells after its label, as the text table and the HTML page show them:
-/// tasks, valid, answers, pass@1, pass@k, EM, edit similarity, ES-Line, ES-Token, BLEU,
+/// tasks, valid, non-discriminating, answers, failed calls, pass@1, pass@k, EM, edit similarity, ES-Line, ES-Token, BLEU,
 /// SARI, stopped.
-pub fn figure_cells(f: &Figures) -> [String; 12] {
+pub fn figure_cells(f: &Figures) -> [String; 14] {
     [
         f.tasks.to_string(),
         f.valid.to_string(),
+        f.excluded.to_string(),
         f.answers.to_string(),
+        f.failed.to_string(),
         num(f.pass_at_1, 3),
         num(f.pass_at_k.map(|(_, v)| v), 3),
         num(f.exact, 2),

@@ -87,7 +87,11 @@ impl FromStr for SliceBound {
         let value: f64 = number
             .parse()
             .map_err(|_| bad("expected a number before the unit"))?;
-        Ok(SliceBound::Time(value * factor))
+        let ms = value * factor;
+        if !ms.is_finite() {
+            return Err(bad("too large"));
+        }
+        Ok(SliceBound::Time(ms))
     }
 }
 

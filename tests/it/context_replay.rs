@@ -97,7 +97,7 @@ fn reported_reads_are_stored_and_scored_in_the_report() {
         "replay",
         "--db",
         db_s,
-        "--json",
+        "--jsonl",
         "--suggester",
         &spec,
         "--trajectory",
@@ -128,7 +128,7 @@ fn reported_reads_are_stored_and_scored_in_the_report() {
     );
 
     let out = nextedit(&["report", "1", "--db", db_s, "--json"]);
-    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let report = serde_json::from_slice::<Value>(&out.stdout).unwrap()["runs"][0].clone();
     let cb = &report["contextbench"];
     assert_eq!(cb.as_array().unwrap().len(), 1);
     assert_eq!(cb[0]["key"], path.display().to_string());
@@ -201,6 +201,14 @@ fn reported_reads_are_stored_and_scored_in_the_report() {
         text.contains("1.000/1.000    1.000/1.000    1.000/0.833    1.000/0.750"),
         "{text}"
     );
+    // Its STEPS are the trajectory's steps (ContextBench's own count is of the calls
+    // that read: `num_steps` above).
+    let row = text
+        .lines()
+        .skip_while(|l| !l.starts_with("CONTEXT"))
+        .nth(2)
+        .unwrap();
+    assert_eq!(row.split_whitespace().nth(2), Some("2"), "{text}");
 }
 
 #[test]
@@ -239,7 +247,7 @@ fn reads_of_a_proxied_language_server_are_attributed_to_steps() {
         "replay",
         "--db",
         db_s,
-        "--json",
+        "--jsonl",
         "--suggester",
         &spec,
         // The sandbox shows the suggester its program and the paths its command line
@@ -278,7 +286,7 @@ fn reads_of_a_proxied_language_server_are_attributed_to_steps() {
         ]
     );
     let out = nextedit(&["report", "1", "--db", db_s, "--json"]);
-    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let report = serde_json::from_slice::<Value>(&out.stdout).unwrap()["runs"][0].clone();
     let s = &report["contextbench"][0]["scores"];
     // Final coordinates (e0, unapplied at step 1, turns current line 5 into two): step 1
     // suggest reads m.py 1–12 (clipped to its 11 lines: all 106 bytes, helper, f, g),
@@ -357,7 +365,7 @@ fn reads_of_a_recorded_session_with_excluded_origins_are_scored() {
         "replay",
         "--db",
         db_s,
-        "--json",
+        "--jsonl",
         "--suggester",
         &spec,
         "--exclude-origin",
@@ -379,8 +387,10 @@ fn reads_of_a_recorded_session_with_excluded_origins_are_scored() {
             .collect::<Vec<_>>(),
         vec![json!("e2")]
     );
-    let report: Value =
-        serde_json::from_slice(&nextedit(&["report", "1", "--db", db_s, "--json"]).stdout).unwrap();
+    let report =
+        serde_json::from_slice::<Value>(&nextedit(&["report", "1", "--db", db_s, "--json"]).stdout)
+            .unwrap()["runs"][0]
+            .clone();
     let s = &report["contextbench"][0]["scores"];
     assert_eq!(s["num_steps"], 1);
     // Gold: the one line the session finally changed (line 1, "    a = 2"); the read

@@ -511,13 +511,14 @@ fn exported_trajectories_and_results_load_in_hugging_face_datasets() {
         "---\nlicense: other\npretty_name: nextedit results\ntags:\n- code\n- next-edit-suggestion\nconfigs:\n- config_name: default\n  data_files:\n  - split: train\n    path: data/train.jsonl\n  - split: eval\n    path: data/eval.jsonl\n"
     ), "{card}");
 
-    // The directory now holds a dataset: a second export refuses to write into it.
+    // The directory now holds a dataset: a second export refuses to write into it,
+    // before it reads a single run.
     let out = run(&["export", "results", "--out", s(&results)], &db);
     assert_eq!(out.status.code(), Some(2));
     assert_eq!(
         text(&out.stderr),
         format!(
-            "nextedit: [1/1] run 1: 4 steps\nnextedit: error: exporting results to {0}: {0}: not empty (an export writes only into a new or empty directory)\n",
+            "nextedit: error: exporting results to {0}: {0}: not empty (an export writes only into a new or empty directory)\n",
             results.display()
         )
     );

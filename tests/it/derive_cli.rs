@@ -171,7 +171,7 @@ fn single_commit_to_stdout_and_store_is_not_wired_yet() {
     );
     let replayed = nextedit(&[
         "replay",
-        "--json",
+        "--jsonl",
         "--suggester",
         "builtin:oracle",
         "--session",

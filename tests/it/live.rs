@@ -309,7 +309,7 @@ fn check_replay(db: &Path) {
     let lines = json_lines(&nextedit_with_db(
         &[
             "replay",
-            "--json",
+            "--jsonl",
             "--session",
             "1",
             "--suggester",
@@ -416,7 +416,7 @@ fn live_names_bad_input() {
     );
     check(
         &["live", "5", "--within=-1"],
-        "--within must be a number of seconds ≥ 0, not -1",
+        "invalid value '-1' for '--within <S>': -1 is not a number of seconds from 0 to 604800",
     );
     // A commit-derived trajectory has no offers.
     let file = dir.path().join("commit.json");

@@ -165,7 +165,7 @@ fn crafted_trajectories_cannot_write_or_delete_outside_the_scratch_directory() {
     let out = run(
         &[
             "replay",
-            "--json",
+            "--jsonl",
             "--suggester",
             "builtin:noop",
             "--trajectory",

@@ -138,7 +138,7 @@ fn replay_range_progress_in_a_pipe_on_a_terminal_and_quiet() {
     let args = |quiet: bool| {
         let mut a = vec![
             "replay",
-            "--json",
+            "--jsonl",
             "--suggester",
             "builtin:oracle",
             "--repo",

@@ -12,14 +12,6 @@ use nextedit::lsp::client::LspClient;
 use nextedit::store::Database;
 use serde_json::json;
 
-fn fake_server(mode: &str) -> Command {
-    let mut command = Command::new("python3");
-    command
-        .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fake_server.py"))
-        .env("FAKE_MODE", mode);
-    command
-}
-
 fn proxy_command(db: &Path, server: &Command) -> Command {
     let mut command = Command::new(nextedit_bin());
     command.arg("proxy").arg("--db").arg(db).arg("--");

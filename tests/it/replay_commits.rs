@@ -64,7 +64,7 @@ fn a_commit_replays_in_a_checkout_of_its_parent_without_leaks() {
     std::fs::write(&path, trajectory.to_string()).unwrap();
     let out = nextedit(&[
         "replay",
-        "--json",
+        "--jsonl",
         "--trajectory",
         path.to_str().unwrap(),
         "--suggester",
@@ -117,7 +117,7 @@ fn a_commit_replays_in_a_checkout_of_its_parent_without_leaks() {
     // propagate follows the rename to the other sites.
     let out = nextedit(&[
         "replay",
-        "--json",
+        "--jsonl",
         "--repo",
         repo_path,
         "--commit",
@@ -162,7 +162,7 @@ fn a_range_with_a_merge_says_so_once_and_replays_the_rest() {
     let range = format!("{base}..HEAD");
     let out = nextedit(&[
         "replay",
-        "--json",
+        "--jsonl",
         "--repo",
         repo.path().to_str().unwrap(),
         "--range",

@@ -1,8 +1,8 @@
 //! The replay engine on Historian's worked example (reference §14), with a scripted
 //! suggester, plus the oracle and noop baselines and the leak sentinel.
 
-use crate::common::json_lines;
 use crate::common::nextedit_with_db as nextedit;
+use crate::common::{failed_run_json_lines, json_lines, scripted_suggester};
 use std::collections::HashMap;
 
 use nextedit::metrics::flow::{FlowClass, aggregate};
@@ -352,25 +352,6 @@ fn the_future_never_reaches_the_suggester() {
     );
 }
 
-/// `cmd:` spec of tests/suggesters/scripted.py in `mode` (default: good), counting
-/// its starts and calls in `state` (created here: the replay names it with
-/// `--sandbox-rw`, the only place outside its worktree the suggester may write).
-fn scripted_suggester(mode: Option<&str>, state: &std::path::Path) -> String {
-    if !state.exists() {
-        std::fs::write(state, "{}").unwrap();
-    }
-    let script =
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/suggesters/scripted.py");
-    let mode = mode
-        .map(|m| format!("SUGGESTER_MODE={m} "))
-        .unwrap_or_default();
-    format!(
-        "cmd:{mode}SUGGESTER_STATE='{}' python3 '{}'",
-        state.display(),
-        script.display()
-    )
-}
-
 #[test]
 fn replay_command_with_builtin_and_process_suggesters() {
     let dir = tempfile::tempdir().unwrap();
@@ -381,7 +362,7 @@ fn replay_command_with_builtin_and_process_suggesters() {
     let oracle = json_lines(&nextedit(
         &[
             "replay",
-            "--json",
+            "--jsonl",
             "--suggester",
             "builtin:oracle",
             "--trajectory",
@@ -405,7 +386,7 @@ fn replay_command_with_builtin_and_process_suggesters() {
     let noop = json_lines(&nextedit(
         &[
             "replay",
-            "--json",
+            "--jsonl",
             "--suggester",
             "builtin:noop",
             "--trajectory",
@@ -420,19 +401,24 @@ fn replay_command_with_builtin_and_process_suggesters() {
     // A process suggester that crashes once: that step records the failure, the run goes on.
     let state = dir.path().join("state");
     let spec = scripted_suggester(Some("crash-once"), &state);
-    let crashing = json_lines(&nextedit(
-        &[
-            "replay",
-            "--json",
-            "--sandbox-rw",
-            state.to_str().unwrap(),
-            "--suggester",
-            &spec,
-            "--trajectory",
-            path,
-        ],
-        &db,
-    ));
+    // Its other answers name a file the trajectory does not have: no suggest call
+    // worked, so the run FAILED.
+    let crashing = failed_run_json_lines(
+        &nextedit(
+            &[
+                "replay",
+                "--jsonl",
+                "--sandbox-rw",
+                state.to_str().unwrap(),
+                "--suggester",
+                &spec,
+                "--trajectory",
+                path,
+            ],
+            &db,
+        ),
+        "all 4 suggest calls failed (bad_result 3, crash 1)",
+    );
     let steps = crashing[1]["steps"].as_array().unwrap();
     assert_eq!(steps.len(), 4);
     assert!(
@@ -463,18 +449,23 @@ fn replay_command_with_builtin_and_process_suggesters() {
     let report = nextedit(&["report", "1", "2"], &db);
     let report = String::from_utf8(report.stdout).unwrap();
     let lines: Vec<&str> = report.lines().collect();
-    assert_eq!(lines.len(), 7, "{report}");
+    // The flow table, how each run was scored, then the content table.
+    assert_eq!(lines.len(), 11, "{report}");
+    assert_eq!(
+        lines[5],
+        "   1  bleu>50    fixed     -                     -                 in-process   1 · a6315bf25503     ok"
+    );
     // Beside each content score, what doing nothing scores on the same steps: an empty
     // answer (ES 0.5: it removes the lines the gold edit replaces) and the unchanged text.
     assert!(
-        lines[5].starts_with("   1      100.0    1.000               0.0/0.0         0.500/0.000"),
+        lines[9].starts_with("   1      100.0    1.000               0.0/0.0         0.500/0.000"),
         "{report}"
     );
-    assert!(lines[5].ends_with("none"), "{report}");
+    assert!(lines[9].ends_with("none"), "{report}");
     // Doing nothing keeps most tokens (Historian's BLEU 32.5), but an unchanged answer is
     // no change: BLEU 0 and ES 0 under the default rule (issue 11).
     assert!(
-        lines[6].starts_with("   2        0.0    0.000               0.0/0.0         0.500/0.000"),
+        lines[10].starts_with("   2        0.0    0.000               0.0/0.0         0.500/0.000"),
         "{report}"
     );
     assert_eq!(
@@ -517,7 +508,7 @@ fn a_killed_run_resumes_where_it_stopped() {
     // Hangs at step 3 the first time only.
     let spec = scripted_suggester(Some("hang-once-at-3"), &state);
     let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_nextedit"))
-        .args(["replay", "--json", "--suggester", &spec, "--sandbox-rw"])
+        .args(["replay", "--jsonl", "--suggester", &spec, "--sandbox-rw"])
         .arg(&state)
         .arg("--trajectory")
         .arg(&path)
@@ -546,13 +537,19 @@ fn a_killed_run_resumes_where_it_stopped() {
     child.wait().unwrap();
     kill_suggesters(&state);
     assert_eq!(steps_stored(), 2);
-    let resumed = json_lines(
+    // The suggester and its sandbox flags are given again (never taken from the database).
+    // Every answer names a file the trajectory does not have: the run FAILED.
+    let resumed = failed_run_json_lines(
         &std::process::Command::new(env!("CARGO_BIN_EXE_nextedit"))
-            .args(["replay", "--json", "--resume", "1", "--db"])
+            .args(["replay", "--jsonl", "--resume", "1", "--suggester", &spec])
+            .arg("--sandbox-rw")
+            .arg(&state)
+            .arg("--db")
             .arg(&db)
             .env("TMPDIR", &tmpdir)
             .output()
             .unwrap(),
+        "all 4 suggest calls failed (bad_result 4)",
     );
     assert_eq!(std::fs::read_dir(&tmpdir).unwrap().count(), 0);
     let steps: Vec<i64> = resumed[1]["steps"]
@@ -704,7 +701,7 @@ fn historian_sut_through_the_shim() {
     let out = json_lines(&nextedit(
         &[
             "replay",
-            "--json",
+            "--jsonl",
             "--order",
             "adaptive",
             "--sandbox-rw",
@@ -792,7 +789,7 @@ fn parallel_jobs_give_the_same_numbers() {
     let db = dir.path().join("runs.db");
     let mut args: Vec<String> = vec![
         "replay".into(),
-        "--json".into(),
+        "--jsonl".into(),
         "--suggester".into(),
         "builtin:propagate".into(),
     ];
@@ -822,6 +819,7 @@ fn parallel_jobs_give_the_same_numbers() {
 #[test]
 fn historian_results_file() {
     let dir = tempfile::tempdir().unwrap();
+    let dir_path = dir.path().to_path_buf();
     let db = dir.path().join("runs.db");
     let path = dir.path().join("commit.json");
     let mut t = worked_example();
@@ -840,42 +838,64 @@ fn historian_results_file() {
         root.join("tests/suggesters/historian_sut/main.py")
             .display()
     );
-    let out_dir = dir.path().join("historian");
-    json_lines(&nextedit(
-        &[
-            "replay",
-            "--json",
-            "--order",
-            "adaptive",
-            "--suggester",
-            &spec,
-            "--trajectory",
-            path.to_str().unwrap(),
-            "--historian-json",
-            out_dir.to_str().unwrap(),
-        ],
-        &db,
-    ));
-    let names: Vec<String> = std::fs::read_dir(&out_dir)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .collect();
-    assert_eq!(names.len(), 1);
+    // --historian-json writes the plain JSON Historian's analysis reads;
+    // --historian-json-xz the same, compressed.
+    let write = |flag: &str, dir: &str| {
+        let out_dir = dir_path.join(dir);
+        json_lines(&nextedit(
+            &[
+                "replay",
+                "--jsonl",
+                "--order",
+                "adaptive",
+                "--suggester",
+                &spec,
+                "--trajectory",
+                path.to_str().unwrap(),
+                flag,
+                out_dir.to_str().unwrap(),
+            ],
+            &db,
+        ));
+        let names: Vec<String> = std::fs::read_dir(&out_dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        assert_eq!(names.len(), 1);
+        let file = out_dir.join(&names[0]);
+        use std::os::unix::fs::PermissionsExt;
+        assert_eq!(
+            std::fs::metadata(&file).unwrap().permissions().mode() & 0o777,
+            0o600
+        );
+        (names[0].clone(), file)
+    };
+    let (name, file) = write("--historian-json", "historian");
     assert!(
-        names[0].starts_with("demo-06e9be95b7-cmd-python3-")
-            && names[0].ends_with("-simulation-results.json.xz"),
-        "{names:?}"
+        name.starts_with("demo-06e9be95b7-cmd-python3-")
+            && name.ends_with("-simulation-results.json"),
+        "{name}"
     );
-    let file = out_dir.join(&names[0]);
-    use std::os::unix::fs::PermissionsExt;
-    assert_eq!(
-        std::fs::metadata(&file).unwrap().permissions().mode() & 0o777,
-        0o600
-    );
-    let results: serde_json::Value = serde_json::from_reader(liblzma::read::XzDecoder::new(
-        std::fs::File::open(&file).unwrap(),
+    let results: serde_json::Value =
+        serde_json::from_reader(std::fs::File::open(&file).unwrap()).unwrap();
+    let (xz_name, xz_file) = write("--historian-json-xz", "historian-xz");
+    assert_eq!(xz_name, format!("{name}.xz"));
+    let compressed: serde_json::Value = serde_json::from_reader(liblzma::read::XzDecoder::new(
+        std::fs::File::open(&xz_file).unwrap(),
     ))
     .unwrap();
+    // The same replay but for the run's worktree and latencies.
+    let comparable = |r: &serde_json::Value| {
+        let mut r = r.clone();
+        r.as_object_mut().unwrap().remove("repo_dir");
+        for record in r["SUT_prediction_records"].as_array_mut().unwrap() {
+            record["evaluations"]
+                .as_object_mut()
+                .map(|e| e.remove("latency"));
+        }
+        r
+    };
+    assert_eq!(comparable(&results), comparable(&compressed));
     assert_eq!(results["commit_sha"], "06e9be95b7");
     assert_eq!(results["commit_message"], "Add scale parameter to compute");
     assert_eq!(
@@ -969,7 +989,7 @@ fn a_stored_commit_session_replays_by_id() {
     let out = json_lines(&nextedit(
         &[
             "replay",
-            "--json",
+            "--jsonl",
             "--suggester",
             "builtin:oracle",
             "--session",
@@ -989,7 +1009,7 @@ fn one_suggester_process_serves_every_trajectory_of_a_worker() {
     let spec = scripted_suggester(None, &state);
     let mut args = vec![
         "replay".to_string(),
-        "--json".into(),
+        "--jsonl".into(),
         "--sandbox-rw".into(),
         state.display().to_string(),
         "--suggester".into(),
@@ -1001,7 +1021,11 @@ fn one_suggester_process_serves_every_trajectory_of_a_worker() {
         args.extend(["--trajectory".into(), path.display().to_string()]);
     }
     let a: Vec<&str> = args.iter().map(String::as_str).collect();
-    json_lines(&nextedit(&a, &db));
+    // Its answers name a file the trajectories do not have: the run FAILED.
+    failed_run_json_lines(
+        &nextedit(&a, &db),
+        "all 12 suggest calls failed (bad_result 12)",
+    );
     let state: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&state).unwrap()).unwrap();
     assert_eq!(

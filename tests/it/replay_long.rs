@@ -1,6 +1,7 @@
 //! Long trajectories: a replay's memory stays bounded however many steps it makes
 //! (each step goes to the database as it finishes and is printed back from there a
-//! page at a time), measured as the real binary's peak resident set.
+//! page at a time, `--json`'s one document too), measured as the real binary's peak
+//! resident set.
 
 use std::path::Path;
 use std::process::{Command, ExitStatus, Stdio};
@@ -67,7 +68,7 @@ fn a_20000_edit_commit_replays_in_bounded_memory() {
     let (path, db, out) = (
         dir.path().join("wide.json"),
         dir.path().join("runs.db"),
-        dir.path().join("out.jsonl"),
+        dir.path().join("out.json"),
     );
     std::fs::write(&path, wide_commit(20_000).to_string()).unwrap();
     let (status, peak_kib) = run_measured(
@@ -88,13 +89,11 @@ fn a_20000_edit_commit_replays_in_bounded_memory() {
     // Measured 165 MiB (debug build). Before, every step's allowed edits were
     // kept to the end: gigabytes by step 2,000.
     assert!(peak_kib < 400 * 1024, "peak resident set {peak_kib} KiB");
-    let lines: Vec<Value> = std::fs::read_to_string(&out)
-        .unwrap()
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
-    assert_eq!(lines.len(), 3);
-    let steps = lines[1]["steps"].as_array().unwrap();
+    // One document (`--json`): its steps are read back from the database as written.
+    let document: Value = serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+    let trajectories = document["trajectories"].as_array().unwrap();
+    assert_eq!(trajectories.len(), 1);
+    let steps = trajectories[0]["steps"].as_array().unwrap();
     assert_eq!(steps.len(), 19_999);
     // Fixed order: e0 first, then one edit per step, each step allowing all the rest
     // (the first 100 of them named).
@@ -105,8 +104,8 @@ fn a_20000_edit_commit_replays_in_bounded_memory() {
         let want: Vec<String> = (i + 1..i + 1 + named).map(|e| format!("e{e}")).collect();
         assert_eq!(step["allowed"], json!(want), "step {}", i + 1);
     }
-    assert_eq!(lines[2]["failed"], 0);
-    assert_eq!(lines[2]["summary"]["steps"], 19_999);
+    assert_eq!(document["summary"]["failed"], 0);
+    assert_eq!(document["summary"]["summary"]["steps"], 19_999);
     let conn = rusqlite::Connection::open(&db).unwrap();
     let (status, stored): (String, i64) = conn
         .query_row(

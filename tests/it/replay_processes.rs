@@ -30,18 +30,14 @@ fn trajectory(dir: &Path) -> (TestRepo, PathBuf) {
 }
 
 fn scripted(mode: &str, state: &Path) -> String {
-    std::fs::write(state, "{}").unwrap();
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/suggesters/scripted.py");
-    format!(
-        "cmd:SUGGESTER_MODE={mode} SUGGESTER_STATE='{}' python3 '{}'",
-        state.display(),
-        script.display()
-    )
+    crate::common::scripted_suggester(Some(mode), state)
 }
 
+/// `nextedit replay ARGS` with `ORPHAN_TAG` set and passed on to the suggester.
 fn nextedit(args: &[&str], tmpdir: &Path) -> std::process::Output {
     std::process::Command::new(env!("CARGO_BIN_EXE_nextedit"))
         .args(args)
+        .args(["--env", "ORPHAN_TAG"])
         .env("TMPDIR", tmpdir)
         .env("ORPHAN_TAG", "3017.25")
         .output()
@@ -91,7 +87,7 @@ fn a_crashed_suggesters_background_children_are_killed_with_it() {
         let out = nextedit(
             &[
                 "replay",
-                "--json",
+                "--jsonl",
                 "--sandbox",
                 sandbox,
                 "--sandbox-rw",
@@ -105,10 +101,16 @@ fn a_crashed_suggesters_background_children_are_killed_with_it() {
             ],
             dir.path(),
         );
-        // Every suggest crashed; generate (after a restart) answered.
+        // Every suggest crashed; generate (after a restart) answered: the run FAILED.
         assert_eq!(
             out.status.code(),
-            Some(0),
+            Some(1),
+            "{sandbox}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(
+            String::from_utf8_lossy(&out.stderr)
+                .ends_with("nextedit: run 1 FAILED: all 2 suggest calls failed (crash 2)\n"),
             "{sandbox}: {}",
             String::from_utf8_lossy(&out.stderr)
         );
@@ -254,5 +256,8 @@ fn an_interrupted_replay_never_leaves_its_scratch_checkout() {
             0,
             "scratch left after {delay_ms} ms"
         );
+        // Nor a cgroup of its suggester's tree (the hanging process killed with it).
+        let left = crate::common::hostile::leftovers(child.id(), &state.display().to_string());
+        assert_eq!(left, Vec::<String>::new(), "after {delay_ms} ms");
     }
 }

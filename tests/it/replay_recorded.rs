@@ -8,87 +8,11 @@ use crate::common::nextedit_output as nextedit;
 
 use std::path::Path;
 
-use common::{Pos, TIMEOUT, TextChange, apply_utf16, did_change, pyright, spawn_proxied, uri};
-use nextedit::lsp::client::LspClient;
+use common::{Doc, Pos, TIMEOUT, TextChange, pyright, spawn_proxied};
 use serde_json::{Value, json};
 
 const LIB: &str = "def compute_total(items):\n    return sum(items)\n\n\ndef average(items):\n    \"\"\"Avrage of the items.\"\"\"\n    return compute_total(items) / len(items)\n";
 const MAIN: &str = "from lib import average, compute_total\n\nprint(compute_total([1, 2, 3]))\nprint(average([1, 2, 3]))\n";
-
-/// One open document the scripted developer types into.
-struct Doc {
-    uri: String,
-    path: std::path::PathBuf,
-    text: String,
-    version: i64,
-}
-
-impl Doc {
-    fn open(client: &mut LspClient, path: std::path::PathBuf) -> Doc {
-        let text = std::fs::read_to_string(&path).unwrap();
-        let uri = uri(&path);
-        client
-            .notify(
-                "textDocument/didOpen",
-                json!({"textDocument": {"uri": uri, "languageId": "python", "version": 1, "text": text}}),
-            )
-            .unwrap();
-        Doc {
-            uri,
-            path,
-            text,
-            version: 1,
-        }
-    }
-
-    fn change(&mut self, client: &mut LspClient, change: TextChange) {
-        self.version += 1;
-        client
-            .notify(
-                "textDocument/didChange",
-                did_change(&self.uri, self.version, &change),
-            )
-            .unwrap();
-        self.text = apply_utf16(&self.text, &change);
-    }
-
-    /// Selects `[from, to)` on `line` and types `text` over it key by key.
-    fn retype(
-        &mut self,
-        client: &mut LspClient,
-        line: u32,
-        from: u32,
-        to: u32,
-        text: &'static str,
-    ) {
-        for (i, _) in text.char_indices() {
-            let (start, end) = if i == 0 {
-                (from, to)
-            } else {
-                (from + i as u32, from + i as u32)
-            };
-            self.change(
-                client,
-                TextChange {
-                    start: Pos(line, start),
-                    end: Pos(line, end),
-                    text: &text[i..i + 1],
-                },
-            );
-        }
-    }
-
-    /// Saves (which also ends the edit being typed).
-    fn save(&mut self, client: &mut LspClient) {
-        std::fs::write(&self.path, &self.text).unwrap();
-        client
-            .notify(
-                "textDocument/didSave",
-                json!({"textDocument": {"uri": self.uri}}),
-            )
-            .unwrap();
-    }
-}
 
 /// Records the session; returns the database and the final texts.
 fn record(workspace: &Path, db: &Path) -> (String, String) {
@@ -284,7 +208,11 @@ fn a_recorded_pyright_session_replays_with_oracle_and_propagate() {
     assert_eq!(long_pause["edits"], export["edits"]);
     let bad = nextedit(&["sessions", "export", "1", "--db", db, "--pause-ms=-5"]);
     assert_eq!(bad.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&bad.stderr).contains("--pause-ms must be"));
+    assert!(
+        String::from_utf8_lossy(&bad.stderr).contains(
+            "invalid value '-5' for '--pause-ms <MS>': -5 is not a number of milliseconds from 0 to 86400000"
+        )
+    );
     assert_eq!(
         export["order"]["natural"],
         json!(["e0", "e1", "e2", "e3", "e4", "e5", "e6", "e7"])
@@ -293,7 +221,7 @@ fn a_recorded_pyright_session_replays_with_oracle_and_propagate() {
     // The oracle in the recorded order: every step kept, P = R = 1.
     let oracle = json_lines(&nextedit(&[
         "replay",
-        "--json",
+        "--jsonl",
         "--session",
         "1",
         "--suggester",
@@ -337,7 +265,7 @@ fn a_recorded_pyright_session_replays_with_oracle_and_propagate() {
     // kept; recall is over the allowed edits (e1, e2, e3, e5 at the first step).
     let propagate = json_lines(&nextedit(&[
         "replay",
-        "--json",
+        "--jsonl",
         "--session",
         "1",
         "--suggester",
@@ -403,7 +331,7 @@ fn a_recorded_pyright_session_replays_with_oracle_and_propagate() {
     // Adaptive order follows the suggester; same result for the oracle.
     let adaptive = json_lines(&nextedit(&[
         "replay",
-        "--json",
+        "--jsonl",
         "--session",
         "1",
         "--suggester",

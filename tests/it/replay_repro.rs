@@ -126,8 +126,11 @@ fn masked_json(value: &Value, spec: &str) -> Value {
     }
 }
 
+/// The first run's object of `report --json` (one document: `runs`, `comparison`).
 fn report_json(setup: &Setup, args: &[&str]) -> Value {
-    serde_json::from_str(setup.report(&[&["--json"], args].concat()).trim()).unwrap()
+    let document: Value =
+        serde_json::from_str(setup.report(&[&["--json"], args].concat()).trim()).unwrap();
+    document["runs"][0].clone()
 }
 
 #[test]
@@ -209,7 +212,7 @@ fn runs(setup: &Setup, args: &[&str]) -> String {
 
 /// (id, repetition, repetition_of) of every run, from `runs list --json`, by id.
 fn groups(setup: &Setup) -> Vec<(i64, i64, Option<i64>)> {
-    let mut runs: Vec<(i64, i64, Option<i64>)> = runs(setup, &["list", "--json"])
+    let mut runs: Vec<(i64, i64, Option<i64>)> = runs(setup, &["list", "--jsonl"])
         .lines()
         .map(|l| {
             let run: Value = serde_json::from_str(l).unwrap();

@@ -12,6 +12,17 @@ use serde_json::Value;
 
 const MARKER: &str = "FUTURE_MARKER_7f3a9c";
 
+/// The probe's settings, set for nextedit (`Probe::nextedit`) and passed on with `--env`.
+const PROBE_VARIABLES: [&str; 7] = [
+    "PROBE_MARKER_REVERSED",
+    "PROBE_REPO",
+    "PROBE_DB",
+    "PROBE_TRAJECTORIES",
+    "PROBE_SHA",
+    "PROBE_PORT",
+    "PROBE_LOG",
+];
+
 /// base → c1 (a rename in a.py) → c2 (a rename in a.py, then the marker in z.py).
 fn repo() -> (TestRepo, String, String) {
     let mut repo = TestRepo::new();
@@ -114,7 +125,7 @@ impl Probe {
         );
         let mut args = vec![
             "replay",
-            "--json",
+            "--jsonl",
             "--jobs",
             "2",
             // The first walk of the file system takes seconds on a loaded machine.
@@ -126,6 +137,10 @@ impl Probe {
             self.log.to_str().unwrap(),
         ];
         args.extend_from_slice(extra);
+        // The probe's settings reach it only passed on by name.
+        for name in PROBE_VARIABLES {
+            args.extend(["--env", name]);
+        }
         for t in &self.trajectories {
             args.extend(["--trajectory", t.to_str().unwrap()]);
         }
@@ -234,7 +249,7 @@ fn without_the_sandbox_the_probe_finds_the_future_and_the_run_says_unsandboxed()
     );
     let json = p.nextedit(&["report", "--json", "1"]);
     let json: Value = serde_json::from_slice(&json.stdout).unwrap();
-    assert_eq!(json["run"]["config"]["sandbox"], "unsandboxed");
+    assert_eq!(json["runs"][0]["run"]["config"]["sandbox"], "unsandboxed");
     drop(p.dir);
 }
 

@@ -13,7 +13,7 @@ fn replay(repo: &TestRepo, db: &std::path::Path, suggester: &str, rule: &str) ->
     let lines = json_lines(&nextedit(
         &[
             "replay",
-            "--json",
+            "--jsonl",
             "--repo",
             repo.path().to_str().unwrap(),
             "--commit",
@@ -51,7 +51,7 @@ fn doing_nothing_at_gold_is_a_hit_only_in_historian_compat() {
     );
     // The default run is the first: its report shows its content score (0: every answer
     // was unchanged) beside the floor, and its results in JSON.
-    let report = json_lines(&nextedit(&["report", "--json", "1", "4"], &db));
+    let report = json_lines(&nextedit(&["report", "--jsonl", "1", "4"], &db));
     let default = &report[0]["results"];
     assert_eq!(default["mean_bleu"], 0.0);
     assert_eq!(default["mean_es"], 0.0);
@@ -138,7 +138,7 @@ fn a_run_stored_without_sandbox_is_marked_unsandboxed_in_the_report() {
         [],
     )
     .unwrap();
-    let report = json_lines(&nextedit(&["report", "--json", "1", "2"], &db));
+    let report = json_lines(&nextedit(&["report", "--jsonl", "1", "2"], &db));
     assert_eq!(report[0]["sandbox"], "off");
     assert_eq!(report[0]["unsandboxed"], true);
     assert_eq!(report[1]["sandbox"], "bwrap");
@@ -182,17 +182,20 @@ fn report_without_runs_lists_them_and_runs_show_and_delete_work() {
             "TRAJ",
             "MICRO",
             "F1",
+            "MATCH",
             "SUGGESTER"
         ]
     );
     assert_eq!(rows.len(), 3, "{listed}");
     assert_eq!(
-        (rows[1][0], rows[1][2], rows[1][3], rows[1][4], rows[1][5]),
-        ("2", "done", "1/1", "1.000", "builtin:oracle")
+        (
+            rows[1][0], rows[1][2], rows[1][3], rows[1][4], rows[1][5], rows[1][6]
+        ),
+        ("2", "done", "1/1", "1.000", "bleu>50", "builtin:oracle")
     );
     assert_eq!(
-        (rows[2][0], rows[2][4], rows[2][5]),
-        ("1", "0.000", unchanged)
+        (rows[2][0], rows[2][4], rows[2][5], rows[2][6]),
+        ("1", "0.000", "bleu>50", unchanged)
     );
     assert_eq!(stdout(&["runs", "list"]), listed);
     let show = stdout(&["runs", "show", "2"]);

@@ -95,7 +95,7 @@ fn comparable_report(db: &Path, run: i64) -> Value {
         db.to_str().unwrap(),
         &run.to_string(),
     ]));
-    let mut report: Value = serde_json::from_str(out.trim()).unwrap();
+    let mut report = serde_json::from_str::<Value>(out.trim()).unwrap()["runs"][0].take();
     let run = report["run"].as_object_mut().unwrap();
     run.remove("id");
     run.remove("started_at");
@@ -278,15 +278,24 @@ fn a_plan_run_in_shards_and_merged_reports_what_the_single_machine_run_reports()
     );
     let f1 = report["summary"]["micro"]["f1"].as_f64().unwrap();
     assert!(f1 > 0.0 && f1 < 1.0, "{report}");
-    // `--into` adds a run to an existing database.
+    // `--db` adds a run to an existing database, as every other command's `--db` names
+    // the database it works on (`--into`, its earlier name, still does).
     let merged = tmp.path().join("merged.db");
+    let said = ok(&merge(
+        &[&shards[0], &shards[1]],
+        &["--db", merged.to_str().unwrap()],
+    ));
+    assert_eq!(
+        said,
+        format!("merged 2 of 2 shards into run 2 in {}\n", merged.display())
+    );
     let said = ok(&merge(
         &[&shards[0], &shards[1]],
         &["--into", merged.to_str().unwrap()],
     ));
     assert_eq!(
         said,
-        format!("merged 2 of 2 shards into run 2 in {}\n", merged.display())
+        format!("merged 2 of 2 shards into run 3 in {}\n", merged.display())
     );
 }
 
@@ -386,7 +395,7 @@ fn merge_refuses_shards_of_other_settings_or_plans_twice_the_same_or_missing_one
     check_refused(
         &[&out, &s0, &unfinished],
         &format!(
-            "{db}: shard 1/3 (run 1) is interrupted, not done: finish it with `nextedit replay --resume 1 --db {db}`",
+            "{db}: shard 1/3 (run 1) is interrupted, not done: finish it with `nextedit replay --resume 1 --db {db}` and the shard's --suggester",
             db = unfinished.display()
         ),
     );
@@ -512,6 +521,8 @@ fn the_ray_driver_runs_the_shards_on_two_nodes_retries_a_killed_worker_and_merge
         .args(["--nextedit", nextedit_bin().to_str().unwrap()])
         .args(["--local-nodes", "2", "--max-retries", "2"])
         .args(["--ray-temp-dir", ray_tmp.path().to_str().unwrap()])
+        // The plan's suggester, said again: a plan is data.
+        .args(["--", "--suggester", "builtin:propagate"])
         .env("RAY_REPLAY_KILL_ONCE", &marker)
         .output()
         .unwrap();

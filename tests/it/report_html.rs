@@ -28,7 +28,7 @@ fn nextedit(args: &[&str]) -> Output {
 
 /// The run id `replay --json` printed first.
 fn replay(db: &Path, args: &[&str]) -> i64 {
-    let mut all = vec!["replay", "--json", "--db", db.to_str().unwrap()];
+    let mut all = vec!["replay", "--jsonl", "--db", db.to_str().unwrap()];
     all.extend_from_slice(args);
     let out = nextedit(&all);
     let first: Value =

@@ -54,6 +54,8 @@ impl<'a> Call<'a> {
             .arg(dir)
             .args(["--file", self.file, "--at", self.at])
             .args(&self.extra)
+            // The suggester sees only the variables passed on by name.
+            .args(self.env.iter().flat_map(|(k, _)| ["--env", k]))
             .envs(self.env.iter().map(|(k, v)| (k, v)))
             .output()
             .unwrap()

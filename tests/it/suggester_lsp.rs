@@ -25,7 +25,7 @@ struct Case {
 fn nextedit_replay(case: &Case, db: &Path, sandbox: &str, extra: &[&str]) -> Output {
     let mut command = Command::new(env!("CARGO_BIN_EXE_nextedit"));
     command
-        .args(["replay", "--json", "--repo"])
+        .args(["replay", "--jsonl", "--repo"])
         .arg(case.repo.path())
         .args([
             "--range",
@@ -38,6 +38,8 @@ fn nextedit_replay(case: &Case, db: &Path, sandbox: &str, extra: &[&str]) -> Out
         .arg("--db")
         .arg(db)
         .args(extra)
+        // The server sees only the variables passed on by name.
+        .args(case.env.iter().flat_map(|(k, _)| ["--env", k]))
         .envs(case.env.iter().map(|(k, v)| (k, v)));
     command.output().unwrap()
 }
@@ -301,4 +303,97 @@ fn a_missing_server_is_an_error_naming_it_and_a_failing_one_is_recorded_per_call
             .collect();
         assert_eq!(found.join(", "), kinds, "{spec}");
     }
+}
+
+/// A Python project whose commit edits a reStructuredText page first (in natural
+/// order) and then the code.
+fn docs_repo() -> TestRepo {
+    let mut repo = TestRepo::new();
+    repo.write(
+        "docs/templating.rst",
+        "Templating\n==========\n\nCall ``render`` with a set of names::\n\n    names = set()\n    names\n",
+    );
+    repo.write(
+        "pkg/app.py",
+        "def render(names):\n    return sorted(names)\n\n\nprint(render({'a'}))\n",
+    );
+    repo.commit("base");
+    repo.write(
+        "docs/templating.rst",
+        "Templating\n==========\n\nCall ``render`` with a set of names::\n\n    names = set()\n    names.add\n",
+    );
+    repo.write(
+        "pkg/app.py",
+        "def render(names, reverse=False):\n    return sorted(names, reverse=reverse)\n\n\nprint(render({'a'}, reverse=True))\n",
+    );
+    repo.commit("render takes reverse");
+    repo
+}
+
+#[test]
+fn lsp_asks_only_in_files_of_the_language_its_server_was_started_for() {
+    if !available("lsp_rst", &[Server::Pyright]) {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let log = tmp.path().join("server-in.log");
+    // What the server receives, byte for byte (through the proxy nextedit puts in front).
+    let spec = format!(
+        "lsp:sh -c 'tee {} | {} --stdio'",
+        log.display(),
+        Server::Pyright.find().unwrap().display()
+    );
+    let case = Case {
+        name: "lsp_rst",
+        servers: &[Server::Pyright],
+        spec,
+        repo: docs_repo(),
+        env: Vec::new(),
+    };
+    let db = tmp.path().join("rst.db");
+    let out = nextedit_replay(&case, &db, "off", &[]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // Not vacuous: the page's edit came first, so a step was asked right after it.
+    let conn = rusqlite::Connection::open(&db).unwrap();
+    let initial: String = conn
+        .query_row("SELECT initial FROM run_trajectories", [], |r| r.get(0))
+        .unwrap();
+    let trajectory: String = conn
+        .query_row("SELECT trajectory FROM run_trajectories", [], |r| r.get(0))
+        .unwrap();
+    let trajectory: serde_json::Value = serde_json::from_str(&trajectory).unwrap();
+    let first = trajectory["edits"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["id"] == initial.as_str())
+        .unwrap();
+    assert_eq!(first["file"], "docs/templating.rst");
+    let received = std::fs::read(&log).unwrap();
+    let messages: Vec<serde_json::Value> = crate::common::frames(&received)
+        .iter()
+        .filter_map(|frame| {
+            let body = frame.split(|&b| b == b'\n').next_back()?;
+            serde_json::from_slice(body).ok()
+        })
+        .collect();
+    let asked: Vec<(String, String)> = messages
+        .iter()
+        .filter_map(|m| {
+            let uri = m.pointer("/params/textDocument/uri")?.as_str()?;
+            Some((
+                m["method"].as_str()?.to_string(),
+                uri.rsplit('/').next()?.to_string(),
+            ))
+        })
+        .collect();
+    assert!(asked.iter().all(|(_, file)| file == "app.py"), "{asked:?}");
+    assert!(
+        asked.contains(&("textDocument/didOpen".into(), "app.py".into())),
+        "{asked:?}"
+    );
 }

@@ -138,7 +138,7 @@ pub(crate) fn tiny_model(python: &Path, dir: &Path) -> PathBuf {
 fn replay(repo: &TestRepo, spec: &str, db: &Path, key: Option<&str>) -> Output {
     let mut command = Command::new(env!("CARGO_BIN_EXE_nextedit"));
     command
-        .args(["replay", "--json", "--repo"])
+        .args(["replay", "--jsonl", "--repo"])
         .arg(repo.path())
         .args(["--range", "HEAD~1..HEAD", "--suggester", spec, "--db"])
         .arg(db)
@@ -449,7 +449,7 @@ fn a_cached_rerun_of_the_llama_server_gives_the_same_numbers_without_a_request()
     // Read-only, without the key: served from the cache, not one request.
     let mut command = Command::new(env!("CARGO_BIN_EXE_nextedit"));
     command
-        .args(["replay", "--json", "--cache", "read-only", "--repo"])
+        .args(["replay", "--jsonl", "--cache", "read-only", "--repo"])
         .arg(repo.path())
         .args(["--range", "HEAD~1..HEAD", "--suggester", &spec, "--db"])
         .arg(&db)

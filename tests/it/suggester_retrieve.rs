@@ -80,7 +80,7 @@ fn retrieve_repeats_the_change_in_the_most_similar_functions() {
     let replay = |suggester: &str| {
         json_lines(&nextedit(&[
             "replay",
-            "--json",
+            "--jsonl",
             "--repo",
             repo.path().to_str().unwrap(),
             "--commit",

@@ -13,7 +13,7 @@ use crate::common::nextedit_bin;
 use crate::common::{Server, available, go_path_var};
 
 /// Runs a git command in `dir` with a fixed identity and dates.
-fn git(dir: &Path, args: &[&str]) -> String {
+pub(crate) fn git(dir: &Path, args: &[&str]) -> String {
     let out = Command::new("git")
         .args(["-c", "user.name=t", "-c", "user.email=t@example.com"])
         .args(args)
@@ -31,7 +31,7 @@ fn git(dir: &Path, args: &[&str]) -> String {
 }
 
 /// Writes `files` into the repository at `dir` (created on first use) and commits them.
-fn commit(dir: &Path, files: &[(&str, &str)], message: &str) -> String {
+pub(crate) fn commit(dir: &Path, files: &[(&str, &str)], message: &str) -> String {
     if !dir.join(".git").exists() {
         std::fs::create_dir_all(dir).unwrap();
         git(dir, &["init", "-q", "-b", "main"]);
@@ -48,7 +48,7 @@ fn commit(dir: &Path, files: &[(&str, &str)], message: &str) -> String {
 
 /// A task whose hole is the one occurrence of `truth` in `text` (file `file` of `commit`).
 #[allow(clippy::too_many_arguments)]
-fn task(
+pub(crate) fn task(
     id: &str,
     repo: &str,
     commit: &str,
@@ -80,17 +80,17 @@ fn task(
     })
 }
 
-fn write_tasks(path: &Path, tasks: &[Value]) {
+pub(crate) fn write_tasks(path: &Path, tasks: &[Value]) {
     let lines: Vec<String> = tasks.iter().map(|t| t.to_string() + "\n").collect();
     std::fs::write(path, lines.concat()).unwrap();
 }
 
-fn repo_root() -> PathBuf {
+pub(crate) fn repo_root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
 /// `nextedit ARGS --db DB` with pytest's venv and Go on PATH, progress lines on stderr.
-fn nextedit(args: &[&str], db: &Path) -> Output {
+pub(crate) fn nextedit(args: &[&str], db: &Path) -> Output {
     let path = format!(
         "{}:{}",
         repo_root().join(".venv-pytest/bin").display(),
@@ -105,8 +105,30 @@ fn nextedit(args: &[&str], db: &Path) -> Output {
         .unwrap()
 }
 
+/// `tasks run TASKS --repo REPO --suggester SPEC -q EXTRA… --db DB`.
+pub(crate) fn tasks_run(
+    tasks: &Path,
+    repo: &Path,
+    suggester: &str,
+    extra: &[&str],
+    db: &Path,
+) -> Output {
+    let mut args = vec![
+        "tasks",
+        "run",
+        tasks.to_str().unwrap(),
+        "--repo",
+        repo.to_str().unwrap(),
+        "--suggester",
+        suggester,
+        "-q",
+    ];
+    args.extend(extra);
+    nextedit(&args, db)
+}
+
 /// Runs `args` and returns its stdout; fails the test with stderr if it failed.
-fn ok(args: &[&str], db: &Path) -> String {
+pub(crate) fn ok(args: &[&str], db: &Path) -> String {
     let out = nextedit(args, db);
     assert!(
         out.status.success(),
@@ -116,7 +138,7 @@ fn ok(args: &[&str], db: &Path) -> String {
     String::from_utf8(out.stdout).unwrap()
 }
 
-fn report_json(runs: &[&str], db: &Path) -> Value {
+pub(crate) fn report_json(runs: &[&str], db: &Path) -> Value {
     let mut args = vec!["tasks", "report", "--json"];
     args.extend(runs);
     serde_json::from_str(&ok(&args, db)).unwrap()
@@ -213,23 +235,25 @@ fn python_oracle_passes_noop_fails_and_invalid_tasks_are_left_out() {
             &db,
         )
     };
-    // The ground truth runs first; the oracle's answers are the same texts: cached.
+    // The ground truth runs first, then the empty answer of each task it passes; the
+    // oracle's answers are the ground truths: cached.
     assert_eq!(
         run("builtin:oracle"),
-        "task run 1: 4 tasks done, 3 test runs, 2 from the cache\n"
+        "task run 1: 4 tasks done, 5 test runs, 2 from the cache\n"
     );
+    // The noop's answers are the empty answers, already run.
     assert_eq!(
         run("builtin:noop"),
-        "task run 2: 4 tasks done, 2 test runs, 3 from the cache\n"
+        "task run 2: 4 tasks done, 0 test runs, 7 from the cache\n"
     );
     // A second run of both: every test run comes from the cache, none is run again.
     assert_eq!(
         run("builtin:oracle"),
-        "task run 3: 4 tasks done, 0 test runs, 5 from the cache\n"
+        "task run 3: 4 tasks done, 0 test runs, 7 from the cache\n"
     );
     assert_eq!(
         run("builtin:noop"),
-        "task run 4: 4 tasks done, 0 test runs, 5 from the cache\n"
+        "task run 4: 4 tasks done, 0 test runs, 7 from the cache\n"
     );
     let report = report_json(&["1", "2"], &db);
     let all = |run: usize| report["runs"][run]["all"].clone();
@@ -237,12 +261,31 @@ fn python_oracle_passes_noop_fails_and_invalid_tasks_are_left_out() {
     assert_eq!(all(0)["valid"], json!(2));
     assert_eq!(all(0)["exact_match"], json!(1.0));
     assert_eq!(all(1)["pass_at_1"], json!(0.0));
+    let reasons: Vec<(Value, Value, Value)> = (report["runs"][0]["left_out"].as_array())
+        .unwrap()
+        .iter()
+        .map(|g| {
+            (
+                g["kind"].clone(),
+                g["reason"].clone(),
+                g["tasks"][0]["task"].clone(),
+            )
+        })
+        .collect();
     assert_eq!(
-        report["runs"][0]["invalid"],
-        json!([
-            {"task": "untested", "reason": "task untested names no covering test"},
-            {"task": "neg", "reason": "the ground truth fails its tests (exit 1)"},
-        ])
+        reasons,
+        [
+            (
+                json!("invalid"),
+                json!("the task names no covering test"),
+                json!("untested")
+            ),
+            (
+                json!("invalid"),
+                json!("the ground truth fails its tests (exit 1)"),
+                json!("neg")
+            ),
+        ]
     );
     // What the test output said, stored per task and answer.
     let db_conn = rusqlite::Connection::open(&db).unwrap();
@@ -359,11 +402,12 @@ fn go_oracle_passes_and_noop_fails() {
     };
     assert_eq!(
         run("builtin:oracle"),
-        "task run 1: 2 tasks done, 2 test runs, 2 from the cache\n"
+        "task run 1: 2 tasks done, 4 test runs, 2 from the cache\n"
     );
+    // The empty answer is each task's do-nothing answer, already run.
     assert_eq!(
         run("builtin:noop"),
-        "task run 2: 2 tasks done, 2 test runs, 2 from the cache\n"
+        "task run 2: 2 tasks done, 0 test runs, 6 from the cache\n"
     );
     let report = report_json(&["1", "2"], &db);
     assert_eq!(report["runs"][0]["all"]["pass_at_1"], json!(1.0));
@@ -418,7 +462,11 @@ fn resume_runs_only_the_tasks_left() {
         ok(&["tasks", "report", "1"], &db)
             .starts_with("task run 1: builtin:oracle (1 sample, unfinished)\n")
     );
-    let out = nextedit(&["tasks", "run", tasks, "--resume", "1"], &db);
+    let again = ["--repo", repo, "--suggester", "builtin:oracle"];
+    let out = nextedit(
+        &[&["tasks", "run", tasks, "--resume", "1"][..], &again].concat(),
+        &db,
+    );
     assert!(out.status.success());
     assert_eq!(
         String::from_utf8(out.stdout).unwrap(),
@@ -427,7 +475,7 @@ fn resume_runs_only_the_tasks_left() {
     assert_eq!(
         String::from_utf8(out.stderr).unwrap(),
         "nextedit: task run 1: 2 of 4 tasks to do\n\
-         nextedit: [1/2] untested: invalid: task untested names no covering test\n\
+         nextedit: [1/2] untested: invalid: the task names no covering test\n\
          nextedit: [2/2] neg: invalid: the ground truth fails its tests (exit 1)\n"
     );
     assert_eq!(ok(&["tasks", "report", "1"], &db), before);
@@ -435,7 +483,11 @@ fn resume_runs_only_the_tasks_left() {
     std::fs::write(dir.path().join("other.jsonl"), "").unwrap();
     let other = dir.path().join("other.jsonl");
     let out = nextedit(
-        &["tasks", "run", other.to_str().unwrap(), "--resume", "1"],
+        &[
+            &["tasks", "run", other.to_str().unwrap(), "--resume", "1"][..],
+            &again,
+        ]
+        .concat(),
         &db,
     );
     assert_eq!(out.status.code(), Some(2));
@@ -800,8 +852,8 @@ fn tasks_page_renders(html: &Path) {
         "{dom}"
     );
     for cell in [
-        "<tr><td class=\"l\">all</td><td>2</td><td>2</td><td>2</td><td>0.500</td>",
-        "<tr><td class=\"l\">dependency intra_file</td><td>2</td><td>2</td><td>2</td><td>0.500</td>",
+        "<tr><td class=\"l\">all</td><td>2</td><td>2</td><td>0</td><td>2</td><td>0</td><td>0.500</td>",
+        "<tr><td class=\"l\">dependency intra_file</td><td>2</td><td>2</td><td>0</td><td>2</td><td>0</td><td>0.500</td>",
         "<tr><td class=\"l\">all</td><td class=\"l\">tasks</td><td>1/1</td><td>1/1</td><td></td></tr>",
         "<tr><td class=\"l\"></td><td class=\"l\">pass@1</td><td>0.000</td><td>1.000</td><td>+1.000</td></tr>",
     ] {
@@ -848,11 +900,13 @@ fn samples_give_pass_at_k() {
         &db,
     );
     // A task's @state and @head forms share their state (context does not change a
-    // test run; one job, so the second always finds the first's runs in the cache): 2 ground truths, 2 wrong copies and 2 empty answers run; the other 10
-    // of the 16 executions (4 ground truths, 12 answers) come from the cache.
+    // test run; one job, so the second always finds the first's runs in the cache): 2
+    // ground truths, 2 do-nothing (empty) answers and 2 wrong copies run; the other 14
+    // of the 20 executions (4 ground truths, 4 empty answers, 12 answers) come from
+    // the cache.
     assert_eq!(
         out,
-        "task run 1: 4 tasks done, 6 test runs, 10 from the cache\n\
+        "task run 1: 4 tasks done, 6 test runs, 14 from the cache\n\
          complete calls: 12 asked, 0 from the response cache\n"
     );
     // Read-only: every answer comes from the response cache (the script is never
@@ -875,7 +929,7 @@ fn samples_give_pass_at_k() {
     );
     assert_eq!(
         again,
-        "task run 2: 4 tasks done, 0 test runs, 16 from the cache\n\
+        "task run 2: 4 tasks done, 0 test runs, 20 from the cache\n\
          complete calls: 0 asked, 12 from the response cache\n"
     );
     let figures = |run: &str| {
@@ -984,8 +1038,11 @@ fn cut_go_tasks_run_with_the_oracle_noop_and_retrieve() {
 }
 
 #[test]
-fn nothing_valid_or_no_answer_fails_loudly() {
-    if !available("nothing_valid_or_no_answer_fails_loudly", &[Server::Pytest]) {
+fn nothing_valid_fails_loudly_and_a_suggester_without_complete_is_refused() {
+    if !available(
+        "nothing_valid_fails_loudly_and_a_suggester_without_complete_is_refused",
+        &[Server::Pytest],
+    ) {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
@@ -1019,49 +1076,33 @@ fn nothing_valid_or_no_answer_fails_loudly() {
     assert_eq!(out.status.code(), Some(1));
     assert!(
         String::from_utf8_lossy(&out.stderr).ends_with(
-            "nextedit: no valid task: every task's ground truth failed its tests or it named none (tasks report 1 lists why)\n"
+            "nextedit: no valid task: every task's ground truth failed its tests, it named none, or a do-nothing answer passed them too (tasks report 1 lists why)\n"
         ),
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    // A process that does not implement `complete` (method not found → unsupported).
+    // A process that does not implement `complete` (method not found → unsupported)
+    // is refused before the first task, and no run is stored.
     let scripted = format!(
         "cmd:python3 {}",
         repo_root().join("tests/suggesters/scripted.py").display()
     );
-    let out = nextedit(
-        &[
-            "tasks",
-            "run",
-            tasks.to_str().unwrap(),
-            "--repo",
-            repo.to_str().unwrap(),
-            "--suggester",
-            &scripted,
-            "-q",
-        ],
-        &db,
-    );
-    assert_eq!(out.status.code(), Some(1));
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        stderr.ends_with("nextedit: the suggester answered no call (2 failed; tasks report 2 shows the runs, task_answers.error why)\n"),
-        "{stderr}"
-    );
-    let errors: Vec<String> = rusqlite::Connection::open(&db)
+    for suggester in [scripted.as_str(), "builtin:propagate"] {
+        let out = tasks_run(&tasks, &repo, suggester, &[], &db);
+        assert_eq!(out.status.code(), Some(2));
+        assert_eq!(
+            String::from_utf8_lossy(&out.stderr),
+            format!(
+                "nextedit: error: task run into {}: suggester {suggester} does not answer `complete`, the call tasks run asks: use one that fills a hole (builtin:noop, builtin:retrieve, builtin:oracle, openai:, lsp:, or a cmd: process implementing `complete`)\n",
+                db.display()
+            )
+        );
+    }
+    let runs: i64 = rusqlite::Connection::open(&db)
         .unwrap()
-        .prepare("SELECT error FROM task_answers WHERE run_id = 2 ORDER BY task_index")
-        .unwrap()
-        .query_map([], |r| r.get(0))
-        .unwrap()
-        .map(Result::unwrap)
-        .collect();
-    assert_eq!(errors.len(), 2);
-    assert!(
-        errors[0].contains("does not answer `complete`"),
-        "{}",
-        errors[0]
-    );
+        .query_row("SELECT count(*) FROM task_runs", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(runs, 1);
 }
 
 #[test]
@@ -1101,7 +1142,7 @@ fn test_commands_run_without_network_under_time_and_memory_limits() {
         nextedit(&args, &db);
         run += 1;
         let report = report_json(&[&run.to_string()], &db);
-        match report["runs"][0]["invalid"][0]["reason"].as_str() {
+        match report["runs"][0]["left_out"][0]["reason"].as_str() {
             Some(reason) => reason.to_string(),
             None => "valid".to_string(),
         }
@@ -1123,16 +1164,136 @@ fn test_commands_run_without_network_under_time_and_memory_limits() {
         outcome(&connect, &["--sandbox", "bwrap"]),
         "the ground truth fails its tests (exit 1)"
     );
-    assert_eq!(outcome(&connect, &["--sandbox", "off"]), "valid");
+    // Unsandboxed it connects, whatever the answer: the empty one passes as well.
+    assert_eq!(
+        outcome(&connect, &["--sandbox", "off"]),
+        "the empty answer passes its tests"
+    );
     assert_eq!(
         outcome("sleep 30", &["--timeout", "1"]),
         "the ground truth's tests timed out after 1 s"
     );
     let allocate = "python3 -c 'x = bytearray(512 * 1024 * 1024)'";
-    assert_eq!(
-        outcome(allocate, &["--memory", "256"]),
+    // The whole tree's limit in a cgroup (its OOM kill is the limit's); where none can
+    // be made, RLIMIT_AS per process (Python's MemoryError).
+    let over = if nextedit::sys::cgroup::layout().is_ok() {
+        "the ground truth's tests hit their limit: memory"
+    } else {
         "the ground truth fails its tests (exit 1)"
+    };
+    assert_eq!(outcome(allocate, &["--memory", "256"]), over);
+    assert_eq!(
+        outcome(allocate, &["--memory", "2048"]),
+        "the empty answer passes its tests"
     );
-    assert_eq!(outcome(allocate, &["--memory", "2048"]), "valid");
     drop(listener);
+}
+
+#[test]
+fn a_command_planted_in_a_task_run_database_never_runs_and_keys_are_masked() {
+    let dir = tempfile::tempdir().unwrap();
+    let tasks = python_fixture(dir.path());
+    let (tasks, repo) = (tasks.to_str().unwrap(), dir.path().join("calc"));
+    let repo = repo.to_str().unwrap();
+    let db = dir.path().join("t.db");
+    let key = crate::untrusted_inputs::KEY;
+    // The tests print the environment's secret; the suggester's server reflects its key.
+    let spec = format!(
+        "openai:{}?model=m&key_env=NEXTEDIT_TEST_MODEL_CREDENTIAL",
+        crate::untrusted_inputs::reflecting_server()
+    );
+    // It passes only with `add`'s body, so `add`'s empty answer fails (the task counts
+    // and its suggester is asked).
+    let print_key = "echo \"test sees $NEXTEDIT_TEST_MODEL_CREDENTIAL\"; grep -q 'a + b' calc.py";
+    let run = |args: &[&str]| {
+        Command::new(nextedit_bin())
+            .args(args)
+            .arg("--db")
+            .arg(&db)
+            .env("NEXTEDIT_TEST_MODEL_CREDENTIAL", key)
+            .output()
+            .unwrap()
+    };
+    let first = run(&[
+        "tasks",
+        "run",
+        tasks,
+        "--repo",
+        repo,
+        "--suggester",
+        &spec,
+        "--test-command",
+        print_key,
+        "--cache",
+        "off",
+    ]);
+    let said = format!(
+        "{}{}",
+        String::from_utf8_lossy(&first.stdout),
+        String::from_utf8_lossy(&first.stderr)
+    );
+    assert!(!said.contains(key), "{said}");
+    crate::untrusted_inputs::assert_masked(&db, &["task_answers.error"]);
+    let report = ok(&["tasks", "report", "1", "--json"], &db);
+    assert!(!report.contains(key));
+    // An interrupted run, then planted: its suggester and test command now touch markers.
+    let marker = dir.path().join("planted-ran");
+    let planted = format!("touch {}", marker.display());
+    let conn = rusqlite::Connection::open(&db).unwrap();
+    conn.execute(
+        "UPDATE task_runs SET finished_ns = NULL, suggester = ?1,
+             settings = json_set(settings, '$.suggester', ?1, '$.test_command', ?2, '$.sandbox', 'off')",
+        [format!("cmd:{planted}"), planted.clone()],
+    )
+    .unwrap();
+    conn.execute_batch(
+        "DELETE FROM task_answers WHERE task_index >= 2; DELETE FROM task_run_tasks WHERE task_index >= 2;",
+    )
+    .unwrap();
+    let resume = |given: &[&str]| {
+        let out = run(&[&["tasks", "run", tasks, "--resume", "1"][..], given].concat());
+        assert!(!marker.exists(), "the planted command ran: {given:?}");
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    let suggester = format!("cmd:{planted}");
+    assert_eq!(
+        resume(&[]),
+        (
+            Some(2),
+            format!(
+                "nextedit: error: task run into {}: task run 1 was made with --suggester `{suggester}`: resume it with the same --suggester (nextedit never runs what a database names)\n",
+                db.display()
+            )
+        )
+    );
+    assert_eq!(
+        resume(&["--suggester", &suggester, "--repo", repo]),
+        (
+            Some(2),
+            format!(
+                "nextedit: error: task run into {}: task run 1 was made with --test-command `{planted}`, not no --test-command: resume it with the same --test-command\n",
+                db.display()
+            )
+        )
+    );
+    assert_eq!(
+        resume(&[
+            "--suggester",
+            &suggester,
+            "--repo",
+            repo,
+            "--test-command",
+            &planted
+        ]),
+        (
+            Some(2),
+            format!(
+                "nextedit: error: task run into {}: task run 1 was made with --sandbox off, not --sandbox bwrap: resume it with the same --sandbox\n",
+                db.display()
+            )
+        )
+    );
 }

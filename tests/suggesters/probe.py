@@ -151,8 +151,10 @@ def paths(worktree):
             if not any(o == full or o.startswith(full + "/") for o in OWN):
                 found.append(f"home entry {entry}")
     parent = os.path.dirname(worktree.rstrip("/"))
+    # Its own: the worktree, the reads-only database and its HOME.
+    own = {worktree.rstrip("/"), os.path.join(parent, "reads.db"), home}
     for entry in os.listdir(parent):
-        if os.path.join(parent, entry) != worktree.rstrip("/") and entry != "reads.db":
+        if os.path.join(parent, entry) not in own:
             found.append(f"next to the worktree: {entry}")
     return found
 

@@ -149,7 +149,8 @@ fn run_copilot(args: CopilotArgs) -> Result<i32> {
             }
             Err(error) => {
                 failed += 1;
-                progress.suspend(|| eprintln!("skipped {error:#}"));
+                let error = format!("{error:#}");
+                progress.suspend(|| eprintln!("skipped {}", nextedit::secrets::scrub(&error)));
                 progress.item(&recording_name(path), "skipped");
             }
         }
@@ -181,7 +182,11 @@ fn run_contextbench(args: ContextBenchArgs) -> Result<i32> {
             Ok(task) => tasks.push(task),
             Err(error) => {
                 failed += 1;
-                eprintln!("skipped {}: {error}", args.gold.display());
+                eprintln!(
+                    "skipped {}: {}",
+                    args.gold.display(),
+                    nextedit::secrets::scrub(&error.to_string())
+                );
             }
         }
     }
@@ -194,7 +199,11 @@ fn run_contextbench(args: ContextBenchArgs) -> Result<i32> {
                 Ok(r) => reads.push(r),
                 Err(error) => {
                     failed += 1;
-                    eprintln!("skipped {}: {error}", path.display());
+                    eprintln!(
+                        "skipped {}: {}",
+                        path.display(),
+                        nextedit::secrets::scrub(&error.to_string())
+                    );
                 }
             }
         }
@@ -245,7 +254,8 @@ fn run_contextbench(args: ContextBenchArgs) -> Result<i32> {
             }
             Err(error) => {
                 failed += 1;
-                progress.suspend(|| eprintln!("skipped {error}"));
+                let error = error.to_string();
+                progress.suspend(|| eprintln!("skipped {}", nextedit::secrets::scrub(&error)));
                 progress.item(id, "skipped");
             }
         }

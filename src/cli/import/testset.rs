@@ -54,7 +54,11 @@ pub fn run(args: HistorianTestsetArgs) -> Result<i32> {
         .with_context(|| format!("{} is not JSON", args.file.display()))?;
     let testset = parse_testset(&document).with_context(|| args.file.display().to_string())?;
     for problem in &testset.problems {
-        eprintln!("skipped {}: {problem}", args.file.display());
+        eprintln!(
+            "skipped {}: {}",
+            args.file.display(),
+            nextedit::secrets::scrub(&problem.to_string())
+        );
     }
     if testset.repositories.is_empty() {
         bail!("{}: no usable commit URL", args.file.display());
@@ -107,14 +111,20 @@ pub fn run(args: HistorianTestsetArgs) -> Result<i32> {
         failed += outcome.failed.len();
         match &outcome.error {
             Some(error) => eprintln!(
-                "failed {} ({}, all {} commits): {error}",
+                "failed {} ({}, all {} commits): {}",
                 repository.name,
-                repository.url,
-                outcome.failed.len()
+                nextedit::secrets::scrub(&repository.url),
+                outcome.failed.len(),
+                nextedit::secrets::scrub(&error.to_string())
             ),
             None => {
                 for (commit, reason) in &outcome.failed {
-                    eprintln!("failed {} {}: {reason}", repository.name, commit.sha);
+                    eprintln!(
+                        "failed {} {}: {}",
+                        repository.name,
+                        commit.sha,
+                        nextedit::secrets::scrub(&reason.to_string())
+                    );
                 }
             }
         }

@@ -1,21 +1,24 @@
 //! `nextedit replay`: walk trajectories through a next-edit suggester and score it.
 //! Parses the arguments into the library's run plan, calls [`nextedit::run`], prints
 //! (`settings`: the arguments as the library's settings; `printer`: what a run says;
+//! `output`: JSON, Historian's files, the verdict and the run's last words;
 //! `shard`: the scale-out arguments, plans and shards; `repro`: cache and repetitions;
-//! `session_slice`: which part of a stored session).
+//! `limits`: the suggester's limits and `--env`; `session_slice`: which part of a
+//! stored session).
 
+mod limits;
+mod output;
 mod printer;
 mod repro;
 mod session_slice;
 mod settings;
 mod shard;
 
-use std::io::Write;
 use std::path::PathBuf;
 
 use clap::{Args, ValueEnum};
 use nextedit::progress::{Progress, ProgressMode};
-use nextedit::run::{self, RunSettings, SandboxMode, json, plan, text};
+use nextedit::run::{self, RunSettings, plan};
 use nextedit::store::Database;
 use printer::Printer;
 
@@ -29,7 +32,9 @@ use printer::Printer;
 /// location, scored with BLEU-4 and ES. Then the gold edit is applied.
 ///
 /// Every step is stored in the database as it finishes (a run id is printed first);
-/// `--resume RUN` continues an interrupted run where it stopped, with its settings.
+/// `--resume RUN` continues an interrupted run where it stopped, with its settings,
+/// given the same --suggester and sandbox flags again (they are compared with the
+/// stored ones, never taken from the database).
 ///
 /// Suggesters: builtin:noop (never suggests; scores 0), builtin:propagate (repeats
 /// each applied rename or one-line change at the other places it applies, nearest
@@ -45,7 +50,7 @@ use printer::Printer;
 ///   nextedit replay --trajectory commit.json --suggester builtin:propagate
 ///   nextedit replay --trajectory a.json --trajectory b.json --suggester "cmd:python3 my_suggester.py" --json
 ///   nextedit replay --repo . --range HEAD~5..HEAD --suggester "lsp:ruff server"
-///   nextedit replay --resume 7
+///   nextedit replay --resume 7 --suggester "cmd:python3 my_suggester.py"
 ///   nextedit replay --repo . --range HEAD~50..HEAD --suggester builtin:propagate --plan plan.jsonl
 #[derive(Debug, Args)]
 #[command(verbatim_doc_comment)]
@@ -87,8 +92,9 @@ pub struct ReplayArgs {
     #[arg(long, value_name = "SPEC", required_unless_present = "resume")]
     suggester: Option<String>,
 
-    /// Continue an interrupted run (its trajectories and settings come from the database)
-    #[arg(long, value_name = "RUN", conflicts_with_all = ["trajectory", "session", "repo", "suggester"])]
+    /// Continue an interrupted run: its trajectories and settings come from the database,
+    /// but --suggester and the sandbox flags must be given again as the run was made
+    #[arg(long, value_name = "RUN", conflicts_with_all = ["trajectory", "session", "repo"])]
     resume: Option<i64>,
 
     /// Which edit comes next: the natural order (fixed) or the suggester's best kept match (adaptive)
@@ -104,7 +110,7 @@ pub struct ReplayArgs {
     match_rule: MatchArg,
 
     /// Minimum ES for --match es
-    #[arg(long, default_value_t = 0.5, value_name = "ES")]
+    #[arg(long, default_value_t = 0.5, value_name = "ES", allow_negative_numbers = true, value_parser = nextedit::ranges::fraction)]
     es_threshold: f64,
 
     /// What the suggester may see beyond the current state: message, files, commit (comma-separated)
@@ -121,20 +127,21 @@ pub struct ReplayArgs {
     seed: u64,
 
     /// Seconds a suggester may take per call
-    #[arg(long, default_value_t = 60.0, value_name = "S")]
+    #[arg(long, default_value_t = 60.0, value_name = "S", allow_negative_numbers = true, value_parser = nextedit::ranges::seconds)]
     timeout: f64,
 
     /// Seconds a suggester may take to answer `initialize` (loading a model)
-    #[arg(long, default_value_t = 120.0, value_name = "S")]
+    #[arg(long, default_value_t = 120.0, value_name = "S", allow_negative_numbers = true, value_parser = nextedit::ranges::seconds)]
     init_timeout: f64,
 
     /// After this many process failures in a row (crash, time-out, garbage) a
     /// trajectory stops asking the suggester; its remaining steps record why
-    #[arg(long, default_value_t = 3, value_name = "N")]
+    #[arg(long, default_value_t = 3, value_name = "N", allow_negative_numbers = true, value_parser = nextedit::ranges::give_up_after)]
     give_up_after: u32,
 
-    /// How cmd: suggesters are isolated: bwrap (only their worktree, their program and
-    /// the system's read-only directories are visible; no network) or off
+    /// How cmd: and lsp: suggesters are isolated: bwrap (only their worktree, program and
+    /// the system's read-only directories visible; no network, no capability; no run
+    /// when it cannot be made) or off (they can read everything; said on stderr)
     #[arg(long, value_enum, default_value_t = SandboxArg::Bwrap)]
     sandbox: SandboxArg,
 
@@ -150,33 +157,25 @@ pub struct ReplayArgs {
     #[arg(long, value_name = "PATH")]
     sandbox_rw: Vec<PathBuf>,
 
+    #[command(flatten)]
+    limits: limits::LimitArgs,
+
     /// Database for the run [default: $NEXTEDIT_DB, else $XDG_DATA_HOME/nextedit/nextedit.db]
     #[arg(long, value_name = "PATH")]
     db: Option<PathBuf>,
 
-    /// Also write Historian-compatible results files into this directory
-    /// ({project}-{sha10}-{suggester}-simulation-results.json)
-    #[arg(long, value_name = "DIR")]
-    historian_json: Option<PathBuf>,
-
     /// Trajectories replayed in parallel, each with its own suggester process
-    #[arg(long, default_value_t = 1, value_name = "N")]
+    #[arg(long, default_value_t = 1, value_name = "N", allow_negative_numbers = true, value_parser = nextedit::ranges::jobs)]
     jobs: usize,
 
-    /// Print JSON (one object per trajectory, then the summary) instead of tables
-    #[arg(long)]
-    json: bool,
+    #[command(flatten)]
+    output: output::OutputArgs,
 
     #[command(flatten)]
     repro: repro::ReproArgs,
 
     #[command(flatten)]
     scale: shard::ShardArgs,
-
-    /// Show no progress on stderr (else a bar with count, rate and ETA on a terminal,
-    /// one line per trajectory otherwise)
-    #[arg(long, short)]
-    quiet: bool,
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -224,26 +223,18 @@ pub fn run(args: ReplayArgs) -> anyhow::Result<i32> {
         .clone()
         .unwrap_or_else(nextedit::store::default_path);
     let mut db = Database::open(&db_path)?;
-    let printer = Printer {
-        json: args.json,
-        progress: Progress::new(ProgressMode::detect(args.quiet), "trajectories"),
-    };
+    let printer = Printer::new(
+        args.output.layout(),
+        Progress::new(ProgressMode::detect(args.output.quiet), "trajectories"),
+    );
     let mut failed = 0;
     let (run_id, settings) = match args.resume {
-        Some(run) => {
-            let settings = RunSettings::of(&db, run)?;
-            settings.check_resumable(run)?;
-            (run, settings)
-        }
+        Some(run) => (run, RunSettings::resumed(&db, run, &args.reasserted())?),
         None => {
-            let sandbox = match args.sandbox {
-                SandboxArg::Bwrap => SandboxMode::Bwrap,
-                SandboxArg::Off => SandboxMode::Off,
-            };
             let settings = args
-                .repro
-                .apply(args.settings())
-                .checked(sandbox, &printer)?;
+                .limits
+                .apply(args.output.apply(args.repro.apply(args.settings())))
+                .checked(args.sandbox_mode(), &printer)?;
             if let Some(path) = args.scale.plan() {
                 return shard::write_plan(path, &settings, &args.request(), &db, &printer);
             }
@@ -255,40 +246,18 @@ pub fn run(args: ReplayArgs) -> anyhow::Result<i32> {
             (run, settings)
         }
     };
-    {
-        let mut out = std::io::stdout().lock();
-        if args.json {
-            writeln!(
-                out,
-                "{}",
-                json::run_header(run_id, &db_path, &settings.sandbox)
-            )?;
-        } else {
-            writeln!(
-                out,
-                "run {run_id} in {} ({})",
-                db_path.display(),
-                settings.suggester
-            )?;
-        }
-    }
-    let executed = run::execute_group(&mut db, &db_path, run_id, args.jobs, &printer)?;
+    let json = (printer.layout, &printer.document);
+    output::start(json, run_id, &db_path, &settings)?;
+    let reasserted = settings.reasserted();
+    let executed = run::execute_group(&mut db, &db_path, run_id, &reasserted, args.jobs, &printer)?;
     printer.progress.finish();
     failed += executed.failed;
-    let mut out = std::io::stdout().lock();
-    if args.json {
-        let summary = run::report::flow_summary(&db, run_id)?;
-        writeln!(
-            out,
-            "{}",
-            json::run_summary(run_id, &settings.suggester, &summary, failed)
-        )?;
-    } else {
-        text::print_report(&mut out, &db, &[run_id])?;
-    }
-    if let Some(summary) = executed.never_answered {
-        eprintln!("nextedit: run {run_id} FAILED: the suggester never answered: {summary}");
-        return Ok(1);
-    }
-    Ok(if failed > 0 { 1 } else { 0 })
+    output::finish(
+        &db,
+        json,
+        run_id,
+        &settings,
+        failed,
+        executed.never_answered,
+    )
 }

@@ -1,18 +1,37 @@
 //! What a replay run says, printed: notes on stderr, each trajectory's steps on stdout
-//! (a JSON line or a table), and the progress over its trajectories.
+//! (a table or a JSON line; for the one document of `--json`, which steps it will read
+//! back and write at the end), and the progress over its trajectories.
+
+use std::io::Write;
 
 use nextedit::progress::Progress;
-use nextedit::run::{RunError, RunEvents, json, text};
+use nextedit::run::json::{Layout, ReplayDocument};
+use nextedit::run::{NewSteps, RunError, RunEvents, json, text};
 use nextedit::store::StoredStep;
 
 /// Prints what a run says: messages on stderr, each trajectory's steps on stdout.
 pub(super) struct Printer {
-    pub(super) json: bool,
+    /// JSON (a document or lines) instead of tables.
+    pub(super) layout: Option<Layout>,
     pub(super) progress: Progress,
+    /// `--json`: what is printed as one document at the end.
+    pub(super) document: ReplayDocument,
+}
+
+impl Printer {
+    /// A printer of this layout with this progress.
+    pub(super) fn new(layout: Option<Layout>, progress: Progress) -> Printer {
+        Printer {
+            layout,
+            progress,
+            document: ReplayDocument::default(),
+        }
+    }
 }
 
 impl RunEvents for Printer {
     fn note(&self, message: &str) {
+        let message = nextedit::secrets::scrub(message);
         self.progress.suspend(|| eprintln!("nextedit: {message}"));
     }
 
@@ -23,19 +42,31 @@ impl RunEvents for Printer {
 
     fn replayed(
         &self,
-        key: &str,
+        new: &NewSteps,
         steps: &mut dyn Iterator<Item = Result<StoredStep, RunError>>,
     ) -> Result<(), RunError> {
-        let mut printed = Ok(0);
-        self.progress.suspend(|| {
-            let mut out = std::io::stdout().lock();
-            printed = if self.json {
-                json::write_trajectory_steps(&mut out, key, steps)
-            } else {
-                text::print_steps(&mut out, key, steps)
-            };
-        });
-        let count = printed?;
+        let key = new.key.as_str();
+        let count = match self.layout {
+            // Written at the end, after the summary: counted now, read again then.
+            Some(Layout::Document) => {
+                let mut count = 0;
+                for step in steps {
+                    step?;
+                    count += 1;
+                }
+                self.document.push(new.clone());
+                count
+            }
+            Some(Layout::Lines) => self.progress.suspend(|| {
+                let mut out = std::io::stdout().lock();
+                let count = json::write_trajectory_steps(&mut out, key, steps)?;
+                writeln!(out).map_err(RunError::Print)?;
+                Ok::<_, RunError>(count)
+            })?,
+            None => self
+                .progress
+                .suspend(|| text::print_steps(&mut std::io::stdout().lock(), key, steps))?,
+        };
         let s = if count == 1 { "" } else { "s" };
         self.progress.item(key, &format!("{count} step{s}"));
         Ok(())

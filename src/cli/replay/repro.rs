@@ -20,8 +20,9 @@ pub(super) struct ReproArgs {
     cache: Option<CacheArg>,
 
     /// Keep the response cache in this database instead of the run's (--db), e.g. to
-    /// share it between run databases or ship it with a published run
-    #[arg(long, value_name = "PATH", conflicts_with = "resume")]
+    /// share it between run databases or ship it with a published run (given again to
+    /// --resume such a run)
+    #[arg(long, value_name = "PATH")]
     cache_db: Option<PathBuf>,
 
     /// Replay every trajectory N times, each repetition a run of its own (the first
@@ -29,7 +30,7 @@ pub(super) struct ReproArgs {
     /// mean and 95 % interval over the repetitions. Each repetition has its own cache
     /// entries, so a cached re-run reproduces every repetition. With --plan, every
     /// trajectory × repetition is a shard of its own
-    #[arg(long, default_value_t = 1, value_name = "N", conflicts_with = "resume")]
+    #[arg(long, default_value_t = 1, value_name = "N", conflicts_with = "resume", allow_negative_numbers = true, value_parser = nextedit::ranges::repetitions)]
     repetitions: u32,
 }
 
@@ -41,6 +42,11 @@ enum CacheArg {
 }
 
 impl ReproArgs {
+    /// `--cache-db`.
+    pub(super) fn cache_db(&self) -> Option<&std::path::Path> {
+        self.cache_db.as_deref()
+    }
+
     /// How many repetitions each trajectory has.
     pub(super) fn repetitions(&self) -> u32 {
         self.repetitions

@@ -1,18 +1,22 @@
 //! `nextedit replay`'s arguments as the library's run settings and request: the clap
 //! enums stop here and never reach the library or the database.
 
-use nextedit::run::{self, MatchKind, Order, Reveal, RunRequest, RunSettings};
+use nextedit::run::{
+    self, MatchKind, Order, Reasserted, Reveal, RunRequest, RunSettings, SandboxMode,
+};
 use nextedit::suggest::cache::CacheMode;
 use nextedit::trajectory::{Origin, SliceSpec};
 
-use super::{MatchArg, OrderArg, OriginArg, ReplayArgs, RevealArg};
+use super::{MatchArg, OrderArg, OriginArg, ReplayArgs, RevealArg, SandboxArg};
 
 impl ReplayArgs {
     /// The settings of a new run, as given (checked by [`RunSettings::checked`]).
     pub(super) fn settings(&self) -> RunSettings {
         RunSettings {
             suggester: self.suggester.clone().expect("clap requires it"),
-            historian_json: self.historian_json.clone(),
+            // Set by `OutputArgs::apply`.
+            historian_json: None,
+            historian_xz: false,
             order: match self.order {
                 OrderArg::Fixed => Order::Fixed,
                 OrderArg::Adaptive => Order::Adaptive,
@@ -57,6 +61,34 @@ impl ReplayArgs {
             cache: CacheMode::Off,
             cache_db: None,
             repetitions: 1,
+            // Set by `LimitArgs::apply` and `OutputArgs::apply`.
+            limits: Default::default(),
+            env: Vec::new(),
+            max_failed_share: nextedit::run::verdict::DEFAULT_MAX_FAILED_SHARE,
+        }
+    }
+
+    /// How `--sandbox` asks suggester processes to be isolated.
+    pub(super) fn sandbox_mode(&self) -> SandboxMode {
+        match self.sandbox {
+            SandboxArg::Bwrap => SandboxMode::Bwrap,
+            SandboxArg::Off => SandboxMode::Off,
+        }
+    }
+
+    /// What the command line gives again to `--resume` a run: compared with the
+    /// stored settings, never taken from them.
+    pub(super) fn reasserted(&self) -> Reasserted {
+        Reasserted {
+            suggester: self.suggester.clone(),
+            sandbox: self.sandbox_mode(),
+            allow_network: self.allow_network,
+            sandbox_ro: self.sandbox_ro.clone(),
+            sandbox_rw: self.sandbox_rw.clone(),
+            cache_db: self.repro.cache_db().map(Into::into),
+            historian_json: self.output.historian_dir(),
+            env: self.limits.env(),
+            limits: self.limits.limits(),
         }
     }
 

@@ -37,7 +37,7 @@ pub struct BleuArgs {
     #[arg(long, value_name = "METHOD")]
     smoothing: Option<String>,
     /// The value of sacrebleu's floor (default 0.1) or add-k (default 1) smoothing
-    #[arg(long, value_name = "X", requires = "smoothing")]
+    #[arg(long, value_name = "X", requires = "smoothing", allow_negative_numbers = true, value_parser = nextedit::ranges::smoothing)]
     smooth_value: Option<f64>,
     /// sacrebleu only: use all four orders even when the hypothesis is shorter
     /// (sacrebleu's `use_effective_order=False`)

@@ -73,7 +73,7 @@ pub enum SessionsCommand {
         #[arg(long = "file", value_name = "PATH")]
         files: Vec<String>,
         /// A pause longer than this ends an edit when coalescing changes [default: 2000]
-        #[arg(long, value_name = "MS")]
+        #[arg(long, value_name = "MS", allow_negative_numbers = true, value_parser = nextedit::ranges::pause_ms)]
         pause_ms: Option<f64>,
         /// Write the session's offers with their outcomes instead of the trajectory
         #[arg(long)]
@@ -95,7 +95,7 @@ pub enum SessionsCommand {
         #[arg(long, value_name = "DIR")]
         repo: Option<PathBuf>,
         /// Most commits to examine
-        #[arg(long, default_value_t = nextedit::history::link::DEFAULT_LIMIT)]
+        #[arg(long, default_value_t = nextedit::history::link::DEFAULT_LIMIT, allow_negative_numbers = true, value_parser = nextedit::ranges::count)]
         limit: usize,
     },
     /// Delete a session and everything recorded in it, for good
@@ -125,8 +125,8 @@ pub enum SessionsCommand {
     Purge {
         #[command(flatten)]
         db: DbArg,
-        /// Glob over workspace-relative paths (repeatable)
-        #[arg(long = "file", value_name = "GLOB", required = true)]
+        /// Glob over workspace-relative paths (repeatable; an empty one is refused)
+        #[arg(long = "file", value_name = "GLOB", required = true, value_parser = nextedit::ranges::not_blank)]
         files: Vec<String>,
     },
     /// Print the reconstructed final text of a document of a session

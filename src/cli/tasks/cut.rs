@@ -34,8 +34,9 @@ use context::ContextArgs;
 /// (a function the commit added: its body, signature and docstring given),
 /// session_pause (with --session: what the developer typed next after a pause).
 ///
-/// A commit that cannot be cut is skipped with its reason (exit status 1); nothing
-/// cut at all is an error.
+/// A commit with nothing to cut (a merge, only tests or docs touched, no block in
+/// the lines touched) is named on stderr and is no failure; a commit that cannot be
+/// read is skipped with its reason (exit status 1); nothing cut at all is an error.
 ///
 /// Examples:
 ///   nextedit tasks cut --repo . --range HEAD~50..HEAD --out tasks.jsonl
@@ -66,7 +67,7 @@ pub struct CutArgs {
     #[arg(long, value_delimiter = ',', value_name = "NAMES")]
     scenario: Vec<String>,
     /// Most tasks per commit (or session) and scenario, a seeded sample
-    #[arg(long, default_value_t = 10, value_name = "N")]
+    #[arg(long, default_value_t = 10, value_name = "N", allow_negative_numbers = true, value_parser = nextedit::ranges::count)]
     max_per_commit: usize,
     /// Seed of the sample and of the inner blocks left complete
     #[arg(long, default_value_t = 0)]
@@ -75,7 +76,7 @@ pub struct CutArgs {
     #[arg(long)]
     all_functions: bool,
     /// With --session: milliseconds without typing that make a pause
-    #[arg(long, default_value_t = DEFAULT_PAUSE_MS, value_name = "MS")]
+    #[arg(long, default_value_t = DEFAULT_PAUSE_MS, value_name = "MS", allow_negative_numbers = true, value_parser = nextedit::ranges::pause_ms)]
     pause_ms: f64,
     #[command(flatten)]
     context: ContextArgs,
@@ -122,7 +123,7 @@ fn scenarios(names: &[String], session: bool) -> anyhow::Result<BTreeSet<Scenari
     Ok(out)
 }
 
-/// Runs `tasks cut`; returns 1 when commits were skipped.
+/// Runs `tasks cut`; returns 1 when commits could not be read.
 pub fn run(args: CutArgs) -> anyhow::Result<i32> {
     let options = CutOptions {
         scenarios: scenarios(&args.scenario, args.session.is_some())?,
@@ -199,8 +200,14 @@ pub fn run(args: CutArgs) -> anyhow::Result<i32> {
         )
         .with_context(|| format!("cutting tasks from {}", dir.display()))?;
         progress.finish();
+        for (sha, reason) in &outcome.nothing {
+            eprintln!("{sha}: {reason}");
+        }
         for (sha, reason) in &outcome.skipped {
-            eprintln!("skipped {sha}: {reason}");
+            eprintln!(
+                "skipped {sha}: {}",
+                nextedit::secrets::scrub(&reason.to_string())
+            );
         }
         if outcome.tasks.is_empty() {
             anyhow::bail!(

@@ -9,7 +9,10 @@ use clap::{Args, ValueEnum};
 use nextedit::progress::{Progress, ProgressMode};
 use nextedit::store::StoredTask;
 use nextedit::suggest::cache::CacheMode;
-use nextedit::task::runner::{TaskRunEvents, TaskRunSettings, parse_task_file, run_tasks};
+use nextedit::task::runner::{
+    ExecCache, TaskRunEvents, TaskRunGiven, TaskRunSettings, TaskRunStart, parse_task_file,
+    run_tasks,
+};
 
 /// Run a suggester on completion tasks and score its answers by their tests
 ///
@@ -17,10 +20,18 @@ use nextedit::task::runner::{TaskRunEvents, TaskRunSettings, parse_task_file, ru
 /// written to a private scratch checkout (the commit's tree from --repo, then the
 /// state's files), the ground truth's covering tests are run first (a task whose
 /// tests fail on it, or that names none, is invalid: reported, never counted), then
+/// its do-nothing answers (the empty hole; for an incomplete suffix, the file as cut:
+/// a task one of them passes is non-discriminating, reported, never counted), then
 /// the suggester's `complete` answers (--samples N for pass@k) are tested one by one.
-/// Tests run in bubblewrap without network, under --timeout and --memory. A test run
-/// is cached in the database by (state, answer, command): an identical answer is not
-/// run twice, in this run or a later one.
+/// A suggester that does not answer `complete` is refused before the first task.
+/// Tests and the suggester run in the sandbox (bubblewrap, no network, no capability,
+/// seccomp; without it the run refuses to start unless --sandbox off), with only the
+/// allowed environment (--env adds to it), each test run's process tree under
+/// --timeout, --memory, --pids and --disk (a tree past one is killed: limit: time,
+/// memory, pids, disk). A test run is cached in the database by (state, answer,
+/// command, limits, sandbox and the test environment's fingerprint: the interpreter,
+/// its version and installed packages, or `go version`): an identical answer is not
+/// run twice, in this run or a later one (--exec-cache off: every test runs).
 ///
 /// Default test commands: Python `python3 -m pytest -q -p no:cacheprovider FILE::NAME…`,
 /// Go `go test -count=1 -run '^(A|B)$' ./PKG…`. --test-command replaces them with a
@@ -28,13 +39,15 @@ use nextedit::task::runner::{TaskRunEvents, TaskRunSettings, parse_task_file, ru
 /// and {files} are substituted.
 ///
 /// builtin:oracle answers each task's ground truth (pass@1 = 1 on valid tasks).
-/// Figures: `nextedit tasks report RUN`. Interrupted: --resume RUN.
+/// Figures: `nextedit tasks report RUN`. Interrupted: --resume RUN, with the same
+/// --suggester, --repo, --test-command, --sandbox and --cache-db (compared with the
+/// stored ones: nothing a database names is run on its word).
 ///
 /// Examples:
 ///   nextedit tasks run tasks.jsonl --repo ~/src/proj --suggester builtin:oracle --db t.db
 ///   nextedit tasks run tasks.jsonl --repo ~/src/proj --suggester 'cmd:python3 /opt/s.py' \
 ///       --samples 5 --jobs 2 --db t.db
-///   nextedit tasks run tasks.jsonl --repo ~/src/proj --resume 3 --db t.db
+///   nextedit tasks run tasks.jsonl --repo ~/src/proj --suggester builtin:oracle --resume 3 --db t.db
 #[derive(Debug, Args)]
 #[command(verbatim_doc_comment)]
 pub struct RunArgs {
@@ -43,7 +56,7 @@ pub struct RunArgs {
     tasks: PathBuf,
 
     /// builtin:oracle, builtin:noop, builtin:retrieve, openai:<URL>?model=<NAME>,
-    /// lsp:<command> or cmd:<command line> (required unless --resume)
+    /// lsp:<command> or cmd:<command line> (with --resume: the run's, again)
     #[arg(long, value_name = "SPEC", required_unless_present = "resume")]
     suggester: Option<String>,
 
@@ -53,7 +66,7 @@ pub struct RunArgs {
     repo: Vec<PathBuf>,
 
     /// Answers asked per task (pass@k's n)
-    #[arg(long, value_name = "N", default_value_t = 1)]
+    #[arg(long, value_name = "N", default_value_t = 1, allow_negative_numbers = true, value_parser = nextedit::ranges::samples)]
     samples: u32,
 
     /// Database [default: $NEXTEDIT_DB, else $XDG_DATA_HOME/nextedit/nextedit.db]
@@ -61,10 +74,11 @@ pub struct RunArgs {
     db: Option<PathBuf>,
 
     /// Tasks run at once
-    #[arg(long, value_name = "J", default_value_t = 1)]
+    #[arg(long, value_name = "J", default_value_t = 1, allow_negative_numbers = true, value_parser = nextedit::ranges::jobs)]
     jobs: usize,
 
-    /// Continue task run RUN with its stored settings (the same task file)
+    /// Continue task run RUN with its stored settings (the same task file; the same
+    /// --suggester, --repo, --test-command, --sandbox and --cache-db again)
     #[arg(long, value_name = "RUN")]
     resume: Option<i64>,
 
@@ -73,20 +87,24 @@ pub struct RunArgs {
     test_command: Option<String>,
 
     /// Time limit of one test run, seconds
-    #[arg(long, value_name = "S", default_value_t = 120.0)]
+    #[arg(long, value_name = "S", default_value_t = 120.0, allow_negative_numbers = true, value_parser = nextedit::ranges::seconds)]
     timeout: f64,
 
-    /// Address-space limit of one test run (RLIMIT_AS), MiB
-    #[arg(long, value_name = "MIB", default_value_t = 4096)]
+    /// Memory of one test run's process tree (and the suggester's), MiB (a cgroup's
+    /// limit; RLIMIT_AS per process where no cgroup can be made)
+    #[arg(long, value_name = "MIB", default_value_t = 4096, allow_negative_numbers = true, value_parser = nextedit::ranges::memory_mib)]
     memory: u64,
 
+    #[command(flatten)]
+    jail: super::super::JailArgs,
+
     /// Where tests and the suggester run: bwrap (no network, only the checkout
-    /// writable), off, or auto (bwrap when it works here)
-    #[arg(long, value_enum, default_value_t = SandboxArg::Auto)]
+    /// writable; the run refuses to start when it cannot be made) or off
+    #[arg(long, value_enum, default_value_t = SandboxArg::Bwrap)]
     sandbox: SandboxArg,
 
     /// Limit of one `complete` call, seconds
-    #[arg(long, value_name = "S", default_value_t = 60.0)]
+    #[arg(long, value_name = "S", default_value_t = 60.0, allow_negative_numbers = true, value_parser = nextedit::ranges::seconds)]
     call_timeout: f64,
 
     /// How `complete` answers are cached (cmd:, openai: and lsp: suggesters; built-ins
@@ -97,6 +115,12 @@ pub struct RunArgs {
     #[arg(long, value_enum, value_name = "MODE", default_value_t = CacheArg::ReadWrite)]
     cache: CacheArg,
 
+    /// How test runs go through the execution cache: read-write (serve a run with the
+    /// same state, answer, command, limits, sandbox and test environment; store new
+    /// ones) or off (run every test, store none)
+    #[arg(long, value_enum, value_name = "MODE", default_value_t = ExecCacheArg::ReadWrite)]
+    exec_cache: ExecCacheArg,
+
     /// Keep the response cache in this database instead of --db's
     #[arg(long, value_name = "PATH")]
     cache_db: Option<PathBuf>,
@@ -106,11 +130,17 @@ pub struct RunArgs {
     quiet: bool,
 }
 
-/// `--sandbox`.
+/// `--sandbox` (`auto`, which fell back to no sandbox, is gone).
 #[derive(Debug, Clone, Copy, ValueEnum)]
 enum SandboxArg {
-    Auto,
     Bwrap,
+    Off,
+}
+
+/// `--exec-cache`.
+#[derive(Debug, Clone, Copy, ValueEnum)]
+enum ExecCacheArg {
+    ReadWrite,
     Off,
 }
 
@@ -129,9 +159,14 @@ struct Printer {
 
 impl TaskRunEvents for Printer {
     fn started(&mut self, run: i64, total: usize, todo: usize, sandboxed: bool) {
-        let sandbox = if sandboxed { "" } else { " (unsandboxed)" };
         self.progress.suspend(|| {
-            eprintln!("nextedit: task run {run}: {todo} of {total} tasks to do{sandbox}")
+            eprintln!("nextedit: task run {run}: {todo} of {total} tasks to do");
+            // Said even with --quiet: the user chose it.
+            if !sandboxed {
+                eprintln!(
+                    "nextedit: tests and suggester run UNSANDBOXED (--sandbox off): they can read the repository, the database and the network"
+                );
+            }
         });
         self.progress.start(todo);
     }
@@ -141,6 +176,8 @@ impl TaskRunEvents for Printer {
             let passed = task.answers.iter().filter(|a| a.passed).count();
             let cached = task.answers.iter().filter(|a| a.cached).count();
             format!("{passed}/{} passed, {cached} cached", task.answers.len())
+        } else if let Some(why) = &task.excluded {
+            format!("non-discriminating: {why}")
         } else {
             format!("invalid: {}", task.invalid_reason.as_deref().unwrap_or(""))
         };
@@ -155,27 +192,56 @@ pub fn run(args: RunArgs) -> anyhow::Result<i32> {
     let tasks =
         parse_task_file(&text).with_context(|| format!("task file {}", args.tasks.display()))?;
     let db_path = args.db.unwrap_or_else(nextedit::store::default_path);
-    let settings = args.suggester.map(|suggester| TaskRunSettings {
-        suggester,
-        samples: args.samples.max(1),
-        repos: args.repo.clone(),
-        test_command: args.test_command.clone(),
-        timeout: args.timeout,
-        memory_mib: args.memory,
-        sandbox: match args.sandbox {
-            SandboxArg::Auto => "auto",
-            SandboxArg::Bwrap => "bwrap",
-            SandboxArg::Off => "off",
-        }
-        .to_string(),
-        call_timeout: args.call_timeout,
-        cache: match args.cache {
-            CacheArg::ReadWrite => CacheMode::ReadWrite,
-            CacheArg::ReadOnly => CacheMode::ReadOnly,
-            CacheArg::Off => CacheMode::Off,
+    // Ctrl-C and SIGTERM end every test run's and suggester's tree; daemons of
+    // unsandboxed tests are adopted, to be killed with their test run.
+    nextedit::run::install_process_guards()?;
+    super::super::note_per_process_limits();
+    let sandbox = match args.sandbox {
+        SandboxArg::Bwrap => "bwrap",
+        SandboxArg::Off => "off",
+    }
+    .to_string();
+    let exec_cache = match args.exec_cache {
+        ExecCacheArg::ReadWrite => ExecCache::ReadWrite,
+        ExecCacheArg::Off => ExecCache::Off,
+    };
+    let start = match (args.resume, args.suggester.clone()) {
+        (Some(run), suggester) => TaskRunStart::Resume {
+            run,
+            given: TaskRunGiven {
+                suggester,
+                repos: args.repo.clone(),
+                test_command: args.test_command.clone(),
+                sandbox,
+                cache_db: args.cache_db.clone(),
+                env: args.jail.env.clone(),
+                memory_mib: args.memory,
+                pids: args.jail.pids,
+                disk_mib: args.jail.disk,
+                exec_cache,
+            },
         },
-        cache_db: args.cache_db.clone(),
-    });
+        (None, suggester) => TaskRunStart::New(TaskRunSettings {
+            suggester: suggester.expect("clap requires it"),
+            samples: args.samples,
+            repos: args.repo.clone(),
+            test_command: args.test_command.clone(),
+            timeout: args.timeout,
+            memory_mib: args.memory,
+            pids: args.jail.pids,
+            disk_mib: args.jail.disk,
+            env: args.jail.env.clone(),
+            sandbox,
+            call_timeout: args.call_timeout,
+            cache: match args.cache {
+                CacheArg::ReadWrite => CacheMode::ReadWrite,
+                CacheArg::ReadOnly => CacheMode::ReadOnly,
+                CacheArg::Off => CacheMode::Off,
+            },
+            cache_db: args.cache_db.clone(),
+            exec_cache,
+        }),
+    };
     let mut printer = Printer {
         progress: Progress::new(ProgressMode::detect(args.quiet), "tasks"),
         tasks: tasks.iter().map(|t| t.id.clone()).collect(),
@@ -184,8 +250,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<i32> {
         &db_path,
         &args.tasks.to_string_lossy(),
         &tasks,
-        settings,
-        args.resume,
+        start,
         args.jobs,
         &mut printer,
     )
@@ -202,7 +267,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<i32> {
     // Nothing measured is a failure, said loudly (invalid tasks alone are not).
     if summary.valid == 0 {
         eprintln!(
-            "nextedit: no valid task: every task's ground truth failed its tests or it named none (tasks report {} lists why)",
+            "nextedit: no valid task: every task's ground truth failed its tests, it named none, or a do-nothing answer passed them too (tasks report {} lists why)",
             summary.run
         );
         return Ok(1);

@@ -3,8 +3,14 @@
 //! sessions through the real proxy binary.
 #![allow(dead_code)]
 
+pub mod hostile;
+// The busy loops of the benches' loaded runs.
+#[path = "../../../benches/support/load.rs"]
+mod load;
 pub mod nvim;
 mod servers;
+
+pub use load::Load;
 
 // Not every test binary that includes this module needs a server.
 #[allow(unused_imports)]
@@ -95,6 +101,15 @@ pub fn spawn_proxied(db: &Path, workspace: &Path, server: Command, extra: &[&str
     LspClient::spawn(command).expect("spawn proxy")
 }
 
+/// `tests/fake_server.py` in `mode` (FAKE_MODE; "" behaves).
+pub fn fake_server(mode: &str) -> Command {
+    let mut command = Command::new("python3");
+    command
+        .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fake_server.py"))
+        .env("FAKE_MODE", mode);
+    command
+}
+
 /// Silences a child's stderr unless NEXTEDIT_TEST_STDERR is set.
 pub fn quiet(command: &mut Command) {
     if std::env::var_os("NEXTEDIT_TEST_STDERR").is_none() {
@@ -137,6 +152,88 @@ pub fn did_change(uri: &str, version: i64, change: &TextChange) -> Value {
             "text": change.text
         }]
     })
+}
+
+/// One open document the scripted developer types into.
+pub struct Doc {
+    pub uri: String,
+    pub path: std::path::PathBuf,
+    pub text: String,
+    pub version: i64,
+}
+
+impl Doc {
+    pub fn open(client: &mut LspClient, path: std::path::PathBuf) -> Doc {
+        let text = std::fs::read_to_string(&path).unwrap();
+        let uri = uri(&path);
+        client
+            .notify(
+                "textDocument/didOpen",
+                json!({"textDocument": {"uri": uri, "languageId": "python", "version": 1, "text": text}}),
+            )
+            .unwrap();
+        Doc {
+            uri,
+            path,
+            text,
+            version: 1,
+        }
+    }
+
+    pub fn change(&mut self, client: &mut LspClient, change: TextChange) {
+        self.change_many(client, &[change]);
+    }
+
+    /// One didChange of several changes, each in the text the earlier ones left.
+    pub fn change_many(&mut self, client: &mut LspClient, changes: &[TextChange]) {
+        self.version += 1;
+        let mut params = did_change(&self.uri, self.version, &changes[0]);
+        params["contentChanges"] = changes
+            .iter()
+            .map(|c| did_change(&self.uri, self.version, c)["contentChanges"][0].clone())
+            .collect();
+        client.notify("textDocument/didChange", params).unwrap();
+        for change in changes {
+            self.text = apply_utf16(&self.text, change);
+        }
+    }
+
+    /// Selects `[from, to)` on `line` and types `text` over it key by key.
+    pub fn retype(
+        &mut self,
+        client: &mut LspClient,
+        line: u32,
+        from: u32,
+        to: u32,
+        text: &'static str,
+    ) {
+        for (i, _) in text.char_indices() {
+            let (start, end) = if i == 0 {
+                (from, to)
+            } else {
+                (from + i as u32, from + i as u32)
+            };
+            self.change(
+                client,
+                TextChange {
+                    start: Pos(line, start),
+                    end: Pos(line, end),
+                    text: &text[i..i + 1],
+                },
+            );
+        }
+    }
+
+    /// Saves (which also ends the edit being typed).
+    pub fn save(&mut self, client: &mut LspClient) {
+        std::fs::write(&self.path, &self.text).unwrap();
+        client
+            .notify(
+                "textDocument/didSave",
+                json!({"textDocument": {"uri": self.uri}}),
+            )
+            .unwrap();
+    }
 }
 
 /// `{textDocument, position}` params.
@@ -234,9 +331,47 @@ pub fn json_lines(output: &Output) -> Vec<Value> {
         "{}",
         String::from_utf8_lossy(&output.stderr)
     );
+    lines_of(output)
+}
+
+/// The JSON lines of a replay whose run FAILED for `reason` (exit status 1, the
+/// verdict as stderr's last line): a suggester none of whose calls of one kind worked.
+pub fn failed_run_json_lines(output: &Output, reason: &str) -> Vec<Value> {
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr
+            .lines()
+            .last()
+            .is_some_and(|l| l.ends_with(&format!(" FAILED: {reason}"))),
+        "{stderr}"
+    );
+    lines_of(output)
+}
+
+fn lines_of(output: &Output) -> Vec<Value> {
     String::from_utf8(output.stdout.clone())
         .unwrap()
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())
         .collect()
+}
+
+/// `cmd:` spec of tests/suggesters/scripted.py in `mode` (default: good), counting
+/// its starts and calls in `state` (created here: the replay names it with
+/// `--sandbox-rw`, the only place outside its worktree the suggester may write).
+pub fn scripted_suggester(mode: Option<&str>, state: &std::path::Path) -> String {
+    if !state.exists() {
+        std::fs::write(state, "{}").unwrap();
+    }
+    let script =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/suggesters/scripted.py");
+    let mode = mode
+        .map(|m| format!("SUGGESTER_MODE={m} "))
+        .unwrap_or_default();
+    format!(
+        "cmd:{mode}SUGGESTER_STATE='{}' python3 '{}'",
+        state.display(),
+        script.display()
+    )
 }

@@ -31,7 +31,7 @@ pub struct ContextArgs {
     #[arg(long, value_enum, default_value_t = From::State)]
     pub context_from: From,
     /// How many function chunks of context per task (0: none)
-    #[arg(long, default_value_t = 5, value_name = "K")]
+    #[arg(long, default_value_t = 5, value_name = "K", allow_negative_numbers = true, value_parser = nextedit::ranges::count_or_none)]
     pub context_k: usize,
     /// The latest version for --context-from head [default: HEAD]
     #[arg(long, value_name = "REV")]
@@ -41,7 +41,7 @@ pub struct ContextArgs {
     #[arg(long, default_value = "bm25", value_name = "SPEC")]
     pub retriever: String,
     /// Seconds a `cmd:` retriever may take to answer one query before the cut fails
-    #[arg(long, default_value_t = DEFAULT_TIMEOUT.as_secs_f64(), value_name = "SECS")]
+    #[arg(long, default_value_t = DEFAULT_TIMEOUT.as_secs_f64(), value_name = "SECS", allow_negative_numbers = true, value_parser = nextedit::ranges::seconds)]
     pub retriever_timeout: f64,
 }
 
@@ -69,12 +69,6 @@ impl ContextArgs {
             );
         };
         let argv: Vec<String> = command.split_whitespace().map(str::to_string).collect();
-        if !(self.retriever_timeout.is_finite() && self.retriever_timeout > 0.0) {
-            anyhow::bail!(
-                "--retriever-timeout {}: give a positive number of seconds",
-                self.retriever_timeout
-            );
-        }
         let timeout = std::time::Duration::from_secs_f64(self.retriever_timeout);
         Ok(Box::new(CommandRetriever::start(
             &self.retriever,
