@@ -29,6 +29,14 @@ impl Printer {
     }
 }
 
+impl Printer {
+    /// Progress: trajectory `key` added `count` steps.
+    fn said(&self, key: &str, count: usize) {
+        let s = if count == 1 { "" } else { "s" };
+        self.progress.item(key, &format!("{count} step{s}"));
+    }
+}
+
 impl RunEvents for Printer {
     fn note(&self, message: &str) {
         let message = nextedit::secrets::scrub(message);
@@ -46,29 +54,34 @@ impl RunEvents for Printer {
         steps: &mut dyn Iterator<Item = Result<StoredStep, RunError>>,
     ) -> Result<(), RunError> {
         let key = new.key.as_str();
-        let count = match self.layout {
-            // Written at the end, after the summary: counted now, read again then.
-            Some(Layout::Document) => {
-                let mut count = 0;
-                for step in steps {
-                    step?;
-                    count += 1;
-                }
-                self.document.push(new.clone());
-                count
+        // Written at the end, after the summary: counted now, read again then.
+        if self.layout == Some(Layout::Document) {
+            let mut count = 0;
+            for step in steps {
+                step?;
+                count += 1;
             }
-            Some(Layout::Lines) => self.progress.suspend(|| {
-                let mut out = std::io::stdout().lock();
-                let count = json::write_trajectory_steps(&mut out, key, steps)?;
-                writeln!(out).map_err(RunError::Print)?;
-                Ok::<_, RunError>(count)
-            })?,
-            None => self
-                .progress
-                .suspend(|| text::print_steps(&mut std::io::stdout().lock(), key, steps))?,
-        };
-        let s = if count == 1 { "" } else { "s" };
-        self.progress.item(key, &format!("{count} step{s}"));
+            self.document.push(new.clone());
+            self.said(key, count);
+            return Ok(());
+        }
+        let mut printed = Ok(0);
+        self.progress.suspend(|| {
+            let mut out = std::io::stdout().lock();
+            printed = match self.layout {
+                Some(_) => json::write_trajectory_steps(&mut out, key, steps),
+                None => text::print_steps(&mut out, key, steps),
+            };
+            // A JSON line's end.
+            if self.layout.is_some()
+                && printed.is_ok()
+                && let Err(error) = writeln!(out)
+            {
+                printed = Err(RunError::Print(error));
+            }
+        });
+        let count = printed?;
+        self.said(key, count);
         Ok(())
     }
 
