@@ -300,11 +300,16 @@ impl RunSettings {
         use crate::resume::{confirm, paths, quoted};
         let label = format!("run {run}");
         let run_label = label.as_str();
+        // Stored masked ([`crate::secrets::stored_spec`]): compared masked.
         confirm(
             run_label,
             "--suggester",
             &self.suggester,
-            given.suggester.as_ref(),
+            given
+                .suggester
+                .as_deref()
+                .map(crate::secrets::stored_spec)
+                .as_ref(),
             |s| quoted("--suggester", s),
         )?;
         let sandbox = match given.sandbox {
@@ -664,7 +669,12 @@ pub fn create(
     collected: &Collected,
     events: &dyn RunEvents,
 ) -> Result<i64, RunError> {
-    let config = serde_json::to_value(settings).map_err(|e| RunError::Other(e.to_string()))?;
+    // A key the spec carries is never stored (a resume compares the masked spec).
+    let stored = RunSettings {
+        suggester: crate::secrets::stored_spec(&settings.suggester),
+        ..settings.clone()
+    };
+    let config = serde_json::to_value(&stored).map_err(|e| RunError::Other(e.to_string()))?;
     let shard = collected
         .shard_of()
         .map(|s| serde_json::to_value(s).expect("plain data serialises"));
@@ -685,7 +695,7 @@ pub fn create(
         if any && entries.is_empty() {
             continue;
         }
-        let run = store.create_run_at(&settings.suggester, &config, &entries, shard.as_ref())?;
+        let run = store.create_run_at(&stored.suggester, &config, &entries, shard.as_ref())?;
         store.set_run_repetition(run, repetition, first)?;
         for (key, error) in &collected.failures {
             if !entries.iter().any(|(_, k, _)| k == key) {

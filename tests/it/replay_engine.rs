@@ -1150,18 +1150,7 @@ fn the_next_run_cleans_up_after_a_killed_one() {
     // Any later replay (here another database's) removes the directory and marks the
     // dead run interrupted, saying so.
     let path = dir.path().join("commit.json");
-    let other = std::process::Command::new(env!("CARGO_BIN_EXE_nextedit"))
-        .env("TMPDIR", &tmpdir)
-        .args([
-            "replay",
-            "-q",
-            "--suggester",
-            "builtin:noop",
-            "--trajectory",
-        ])
-        .arg(&path)
-        .arg("--db")
-        .arg(dir.path().join("other.db"))
+    let other = crate::common::noop_replay(&path, &dir.path().join("other.db"), &tmpdir)
         .output()
         .unwrap();
     assert!(other.status.success());
