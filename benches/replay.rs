@@ -7,9 +7,19 @@
 //! (`NEXTEDIT_BENCH_COMMITS` changes the count) with builtin:propagate, each in a
 //! scratch checkout of its parent, as `nextedit replay --repo` does.
 //!
-//! Run: `cargo bench --bench replay` (`-- --quick` for a short run). Target (issue #5):
-//! ≤ 5 ms per step of engine overhead.
+//! Long trajectories (issue 26): `nextedit replay builtin:noop` itself, the binary
+//! built with this bench, on commits of 1,000 and 10,000 one-line edits (`--long`: and
+//! 100,000) without order edges, so every remaining edit is allowed at every step;
+//! steps, seconds and the process's peak resident set, printing tables and then
+//! `--json`'s one document. With `NEXTEDIT_BENCH_BEFORE=` another build's binary (an
+//! older commit's), that one runs beside it on the same trajectories, under a 4 GiB
+//! address-space limit and a 10-minute budget each.
+//!
+//! Run: `cargo bench --bench replay` (`-- --quick` for a short run, without the long
+//! trajectories; `-- --long-only`: only the long trajectories, 100,000 edits
+//! included). Target (issue #5): ≤ 5 ms per step of engine overhead.
 
+use std::path::Path;
 use std::time::{Duration, Instant};
 
 use nextedit::replay::matching::MatchRule;
@@ -126,8 +136,8 @@ fn run<S: Suggester>(label: &str, trajectory: &Trajectory, suggester: S, repeats
         .unwrap();
         let wall = t.elapsed();
         total += wall;
-        steps += outcome.steps.len();
-        per_step.push((wall - timed.spent).as_secs_f64() * 1e3 / outcome.steps.len() as f64);
+        steps += outcome.steps;
+        per_step.push((wall - timed.spent).as_secs_f64() * 1e3 / outcome.steps as f64);
     }
     per_step.sort_by(f64::total_cmp);
     println!(
@@ -207,10 +217,10 @@ fn real_repository(path: &str, count: usize) {
         };
         let own = wall.saturating_sub(timed.spent);
         engine += own;
-        if !outcome.steps.is_empty() {
-            per_step.push(own.as_secs_f64() * 1e3 / outcome.steps.len() as f64);
+        if outcome.steps > 0 {
+            per_step.push(own.as_secs_f64() * 1e3 / outcome.steps as f64);
         }
-        steps += outcome.steps.len();
+        steps += outcome.steps;
     }
     per_step.sort_by(f64::total_cmp);
     let pick = |q: f64| {
@@ -233,7 +243,168 @@ fn real_repository(path: &str, count: usize) {
     );
 }
 
+/// A commit of `edits` one-line edits, 100 per file of 300 lines, without order edges.
+fn wide_commit(edits: usize) -> Trajectory {
+    let mut t = Trajectory::new(SessionInfo::new(
+        format!("wide-{edits}"),
+        SessionKind::Commit,
+    ));
+    for f in 0..edits.div_ceil(100) {
+        let path = format!("pkg/m{f}.py");
+        let lines: Vec<String> = (0..300)
+            .map(|l| format!("    v{l} = compute({l}, {f})\n"))
+            .collect();
+        for k in 0..100.min(edits - t.edits.len()) {
+            let before = &lines[3 * k + 1];
+            let id = format!("e{}", t.edits.len());
+            let after = before.replace("compute", "evaluate");
+            t.edits
+                .push(Edit::lines(id, &path, 3 * k + 1, before, &after));
+        }
+        t.files.push(FileEntry::new(path, Some(lines.concat())));
+    }
+    t.order.natural = t.edits.iter().map(|e| e.id.clone()).collect();
+    t
+}
+
+/// How one `nextedit replay` went: its steps stored, wall seconds, peak resident MiB,
+/// and why it stopped when it did not finish.
+struct Measured {
+    steps: i64,
+    seconds: f64,
+    peak_mib: f64,
+    stopped: Option<String>,
+}
+
+/// Runs `binary replay builtin:noop` on `trajectory` (a file) into a fresh database
+/// (with `json`: `--json`, its one document written to /dev/null), limited (for a
+/// build whose memory grows) to `limit_gib` of address space and `budget` of wall time.
+fn replay_binary(
+    binary: &str,
+    trajectory: &Path,
+    json: bool,
+    limit_gib: Option<u64>,
+    budget: Duration,
+) -> Measured {
+    use std::os::unix::process::{CommandExt, ExitStatusExt};
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("runs.db");
+    let mut command = std::process::Command::new(binary);
+    command
+        .args([
+            "replay",
+            "-q",
+            "--suggester",
+            "builtin:noop",
+            "--trajectory",
+        ])
+        .arg(trajectory)
+        .arg("--db")
+        .arg(&db)
+        .args(json.then_some("--json"))
+        .env("TMPDIR", dir.path())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null());
+    if let Some(gib) = limit_gib {
+        let bytes = gib << 30;
+        // SAFETY: only setrlimit(2) runs between fork and exec.
+        unsafe {
+            command.pre_exec(move || {
+                let limit = libc::rlimit {
+                    rlim_cur: bytes,
+                    rlim_max: bytes,
+                };
+                if libc::setrlimit(libc::RLIMIT_AS, &limit) != 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                Ok(())
+            });
+        }
+    }
+    let started = Instant::now();
+    // Reaped by wait4 below, which also gives its resource usage.
+    #[allow(clippy::zombie_processes)]
+    let child = command.spawn().unwrap();
+    let pid = child.id() as libc::pid_t;
+    let (mut status, mut timed_out) = (0, false);
+    // SAFETY: an all-zero rusage is a valid value for wait4 to fill.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    loop {
+        // SAFETY: wait4(2) on the child spawned here (std never waits for it).
+        let done = unsafe { libc::wait4(pid, &mut status, libc::WNOHANG, &mut usage) };
+        if done == pid {
+            break;
+        }
+        if started.elapsed() > budget && !timed_out {
+            timed_out = true;
+            // SAFETY: kill(2) on the child spawned here.
+            unsafe { libc::kill(pid, libc::SIGKILL) };
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let seconds = started.elapsed().as_secs_f64();
+    let steps = rusqlite::Connection::open(&db)
+        .and_then(|c| c.query_row("SELECT count(*) FROM run_steps", [], |r| r.get(0)))
+        .unwrap_or(0);
+    let status = std::process::ExitStatus::from_raw(status);
+    let stopped = if timed_out {
+        Some(format!("stopped after {} s", budget.as_secs()))
+    } else if !status.success() {
+        Some(format!("failed: {status}"))
+    } else {
+        None
+    };
+    Measured {
+        steps,
+        seconds,
+        peak_mib: usage.ru_maxrss as f64 / 1024.0,
+        stopped,
+    }
+}
+
+/// The long-trajectory table: this build, and another beside it when given.
+fn long_trajectories(sizes: &[usize]) {
+    let before = std::env::var("NEXTEDIT_BENCH_BEFORE").ok();
+    println!(
+        "
+long trajectories: nextedit replay builtin:noop, one-line edits without order edges (100 per file)"
+    );
+    println!(
+        "  {:>7}  {:>7} {:>9} {:>9}  build",
+        "edits", "steps", "seconds", "peak MiB"
+    );
+    let dir = tempfile::tempdir().unwrap();
+    for &edits in sizes {
+        let path = dir.path().join(format!("wide-{edits}.json"));
+        std::fs::write(&path, serde_json::to_string(&wide_commit(edits)).unwrap()).unwrap();
+        let mut builds = vec![(
+            "this build",
+            env!("CARGO_BIN_EXE_nextedit").to_string(),
+            None,
+        )];
+        if let Some(before) = &before {
+            builds.push(("before", before.clone(), Some(4)));
+        }
+        for ((label, binary, limit), json) in
+            (builds.iter()).flat_map(|build| [(build, false), (build, true)])
+        {
+            let m = replay_binary(binary, &path, json, *limit, Duration::from_secs(600));
+            let json = if json { " --json" } else { "" };
+            println!(
+                "  {edits:>7}  {:>7} {:>9.1} {:>9.0}  {label}{json}{}",
+                m.steps,
+                m.seconds,
+                m.peak_mib,
+                m.stopped.map(|s| format!(" ({s})")).unwrap_or_default()
+            );
+        }
+    }
+}
+
 fn main() {
+    if std::env::args().any(|a| a == "--long-only") {
+        return long_trajectories(&[1_000, 10_000, 100_000]);
+    }
     let quick = std::env::args().any(|a| a == "--quick");
     let repeats = if quick { 3 } else { 10 };
     println!(
@@ -271,5 +442,13 @@ fn main() {
         None => println!(
             "\n(real-repository replay skipped: set NEXTEDIT_BENCH_REPO or pass --repo PATH)"
         ),
+    }
+    if !quick {
+        let long = args.iter().any(|a| a == "--long");
+        long_trajectories(if long {
+            &[1_000, 10_000, 100_000]
+        } else {
+            &[1_000, 10_000]
+        });
     }
 }

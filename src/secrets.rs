@@ -143,6 +143,14 @@ pub fn scrub(text: &str) -> Cow<'_, str> {
     ))
 }
 
+/// A suggester's or retriever's spec as a database keeps it, and as a resume compares
+/// the one given again with it: [`mask`]ed, so a spec that carries a key
+/// (`openai:…?api_key=…`, `cmd:… --token …`) never leaves it in a database or a
+/// task file. Masks keep the length: the same spec given again compares equal.
+pub fn stored_spec(spec: &str) -> String {
+    mask(spec).into_owned()
+}
+
 /// [`scrub`] of an optional text, as an owned one.
 pub fn scrub_option(text: Option<&str>) -> Option<String> {
     text.map(|t| scrub(t).into_owned())

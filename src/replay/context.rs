@@ -100,10 +100,9 @@ pub fn replay_context_steps(
     applied: &[String],
     reads: &[(usize, Vec<StepRead>)],
 ) -> Result<Vec<ContextStep>, ContextError> {
+    let indices = trajectory.edit_indices();
     let index = |id: &String| {
-        trajectory
-            .edit_index(id)
-            .ok_or_else(|| ContextError::UnknownEdit(id.clone()))
+        (indices.get(id.as_str()).copied()).ok_or_else(|| ContextError::UnknownEdit(id.clone()))
     };
     let order: Vec<EditIndex> = applied.iter().map(index).collect::<Result<_, _>>()?;
     let mut finished = reapply(trajectory, exclude_origins, &order, |_, _| {})?;

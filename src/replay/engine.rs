@@ -2,6 +2,7 @@
 //! match them one to one, classify their flow, fall back to content generation
 //! when nothing kept the flow, apply the gold edit, repeat.
 
+use std::cell::Cell;
 use std::collections::BTreeSet;
 use std::time::{Duration, Instant};
 
@@ -95,10 +96,10 @@ pub struct ContentScore {
 pub struct StepRecord {
     /// Step number (1-based).
     pub step: usize,
-    /// Gold edits allowed next before this step.
+    /// Gold edits allowed next before this step, in natural order.
     pub allowed: Vec<EditIndex>,
-    /// Gold edits not applied before this step.
-    pub remaining: Vec<EditIndex>,
+    /// How many gold edits (to ask for) were not applied before this step.
+    pub remaining: usize,
     /// The ranked predictions.
     pub predictions: Vec<PredictionRecord>,
     /// Why `suggest` failed, if it did.
@@ -122,13 +123,15 @@ pub struct StepRecord {
     pub dropped_reads: Vec<String>,
 }
 
-/// A finished replay.
+/// A finished replay. Its steps went to the [`ReplayObserver`] one by one, and are not
+/// kept here: a long trajectory's steps would hold memory in proportion to its length
+/// ([`KeepSteps`] keeps them, for short replays).
 #[derive(Debug, Clone, PartialEq)]
 pub struct ReplayOutcome {
     /// The initial edit.
     pub initial: EditIndex,
-    /// Every step.
-    pub steps: Vec<StepRecord>,
+    /// How many steps this replay made (a resumed one: the steps after the resumed ones).
+    pub steps: usize,
     /// Edits in the order they were applied.
     pub order: Vec<EditIndex>,
     /// Why `initialize` failed, if it did (the run still goes on).
@@ -153,6 +156,24 @@ impl ReplayObserver for IgnoreProgress {
     }
 
     fn step(&mut self, _: &StepRecord, _: &ReplayState) -> Result<(), String> {
+        Ok(())
+    }
+}
+
+/// An observer that keeps every step, in order (tests, benchmarks, short replays).
+#[derive(Debug, Default)]
+pub struct KeepSteps {
+    /// The steps so far.
+    pub steps: Vec<StepRecord>,
+}
+
+impl ReplayObserver for KeepSteps {
+    fn started(&mut self, _: EditIndex, _: &ReplayState) -> Result<(), String> {
+        Ok(())
+    }
+
+    fn step(&mut self, record: &StepRecord, _: &ReplayState) -> Result<(), String> {
+        self.steps.push(record.clone());
         Ok(())
     }
 }
@@ -200,14 +221,25 @@ struct Graph {
     successors: Vec<BTreeSet<usize>>,
     in_degree: Vec<usize>,
     natural: Vec<usize>,
+    /// `natural` without the background edits.
+    asked_natural: Vec<usize>,
+    /// Where in `asked_natural` the first edit not applied may be: every edit before it
+    /// is applied (edits never come undone, and in fixed order they go in this order).
+    first_unapplied: Cell<usize>,
     /// Edits applied silently, never asked for (excluded origins).
     background: Vec<bool>,
+    /// How many edits are asked for (not background).
+    asked_for: usize,
+    /// Whether any edge exists (else every open edit is allowed, at every step).
+    has_edges: bool,
 }
 
 impl Graph {
     fn new(trajectory: &Trajectory, exclude_origins: &[Origin]) -> Graph {
         let n = trajectory.edits.len();
-        let index = |id: &str| trajectory.edit_index(id).map(|i| i.0);
+        // A long trajectory names every edit in its natural order and edges.
+        let ids = trajectory.edit_indices();
+        let index = |id: &str| ids.get(id).map(|i| i.0);
         let mut successors = vec![BTreeSet::new(); n];
         for edge in &trajectory.order.edges {
             let (Some(a), Some(b)) = (index(&edge.from), index(&edge.to)) else {
@@ -230,17 +262,25 @@ impl Graph {
             .iter()
             .filter_map(|id| index(id))
             .collect();
-        for i in 0..n {
-            if !natural.contains(&i) {
-                natural.push(i);
-            }
+        let mut listed = vec![false; n];
+        for &i in &natural {
+            listed[i] = true;
         }
-        let background = trajectory
+        natural.extend((0..n).filter(|&i| !listed[i]));
+        let background: Vec<bool> = trajectory
             .edits
             .iter()
             .map(|e| exclude_origins.contains(&e.origin))
             .collect();
         Graph {
+            asked_natural: natural
+                .iter()
+                .copied()
+                .filter(|&e| !background[e])
+                .collect(),
+            first_unapplied: Cell::new(0),
+            asked_for: background.iter().filter(|&&b| !b).count(),
+            has_edges: successors.iter().any(|s| !s.is_empty()),
             successors,
             in_degree,
             natural,
@@ -248,28 +288,28 @@ impl Graph {
         }
     }
 
-    /// Edits the suggester is asked for that can be applied now, in natural order.
-    fn open(&self, state: &ReplayState) -> Vec<usize> {
-        self.natural
-            .iter()
-            .copied()
-            .filter(|&e| !self.background[e] && !state.is_applied(e) && state.is_ready(e))
-            .collect()
+    /// Whether edit `e` is asked for and can be applied now.
+    fn is_open(&self, state: &ReplayState, e: usize) -> bool {
+        !self.background[e] && !state.is_applied(e) && state.is_ready(e)
     }
 
-    /// The `open` edits that are one-hop successors of applied edits; all of them if none.
-    fn allowed(&self, state: &ReplayState, open: Vec<usize>) -> Vec<usize> {
-        // Mark the successors of the applied edits once (edges + edits), rather than
-        // scanning every applied edit for every open one: that was open × applied per
-        // step, cubic over a replay with few edges (10,000 edits took hours).
-        let mut follows = vec![false; self.successors.len()];
-        for &a in state.applied_order() {
-            for &b in &self.successors[a] {
-                follows[b] = true;
+    /// Edits the suggester is asked for that can be applied now, in natural order.
+    fn open(&self, state: &ReplayState) -> Vec<usize> {
+        // Every step lists them all (without edges, all are allowed): one tight pass.
+        let applied = state.applied();
+        let sequential = state.is_sequential();
+        let mut from = self.first_unapplied.get();
+        while from < self.asked_natural.len() && applied[self.asked_natural[from]] {
+            from += 1;
+        }
+        self.first_unapplied.set(from);
+        let mut open = Vec::with_capacity(self.asked_natural.len() - from);
+        for &e in &self.asked_natural[from..] {
+            if !applied[e] && (!sequential || state.is_ready(e)) {
+                open.push(e);
             }
         }
-        let allowed: Vec<usize> = open.iter().copied().filter(|&e| follows[e]).collect();
-        if allowed.is_empty() { open } else { allowed }
+        open
     }
 
     /// Edits still to ask for (not applied, not background).
@@ -279,6 +319,15 @@ impl Graph {
             .into_iter()
             .filter(|&e| !self.background[e])
             .collect()
+    }
+
+    /// How many edits asked for were applied.
+    fn asked(&self, state: &ReplayState) -> usize {
+        state
+            .applied_order()
+            .iter()
+            .filter(|&&e| !self.background[e])
+            .count()
     }
 
     /// Applies an edit a replay applied (initial or a step's), then the background
@@ -295,6 +344,10 @@ impl Graph {
     /// Applies every background edit whose predecessors in natural order are all applied,
     /// and more in natural order while the edits left to ask for all wait on them.
     fn settle(&self, state: &mut ReplayState) {
+        // Only background edits are ever applied here (and this runs after every step).
+        if self.asked_for == self.background.len() {
+            return;
+        }
         let mut all_before_applied = true;
         for &e in &self.natural {
             if !state.is_applied(e) {
@@ -305,7 +358,10 @@ impl Graph {
                 }
             }
         }
-        while self.open(state).is_empty() && !self.remaining(state).is_empty() {
+        // (Counted, not listed: this runs after every step.)
+        while self.asked(state) < self.asked_for
+            && !self.natural.iter().any(|&e| self.is_open(state, e))
+        {
             let Some(&e) = self
                 .natural
                 .iter()
@@ -315,6 +371,38 @@ impl Graph {
             };
             state.apply(e);
         }
+    }
+}
+
+/// The successors of the applied edits, marked as edits are applied (they never
+/// come undone), so a step costs its new edges, not every edge applied so far.
+struct Follows {
+    marked: Vec<bool>,
+    /// How many edits of the applied order are marked.
+    seen: usize,
+}
+
+impl Follows {
+    fn new(n: usize) -> Follows {
+        Follows {
+            marked: vec![false; n],
+            seen: 0,
+        }
+    }
+
+    /// The `open` edits that are one-hop successors of applied edits; all of them if none.
+    fn allowed(&mut self, graph: &Graph, state: &ReplayState, open: Vec<usize>) -> Vec<usize> {
+        if !graph.has_edges {
+            return open;
+        }
+        for &a in &state.applied_order()[self.seen..] {
+            for &b in &graph.successors[a] {
+                self.marked[b] = true;
+            }
+        }
+        self.seen = state.applied_order().len();
+        let allowed: Vec<usize> = open.iter().copied().filter(|&e| self.marked[e]).collect();
+        if allowed.is_empty() { open } else { allowed }
     }
 }
 
@@ -442,35 +530,40 @@ pub fn replay(
     if let Some(feed) = suggester.offers_feed() {
         feed.session(&trajectory.offers);
     }
-    let mut steps = Vec::new();
-    while !graph.remaining(&state).is_empty() {
+    // Per step, only what the step needs: counts instead of lists, the history and
+    // files only for a suggester that reads them, the remaining edits only when there
+    // are predictions to match. Nothing accumulates: the observer has each step.
+    let history = suggester.needs_history();
+    let mut follows = Follows::new(trajectory.edits.len());
+    let mut asked = graph.asked(&state);
+    let mut steps = 0;
+    while asked < graph.asked_for {
         // Step n applies the (n+1)-th edit asked for; resumed replays continue the numbering.
-        let step = state
-            .applied_order()
-            .iter()
-            .filter(|&&e| !graph.background[e])
-            .count();
-        let remaining = graph.remaining(&state);
+        let step = asked;
+        let remaining = graph.asked_for - asked;
         let open = graph.open(&state);
         let Some(&fixed_next) = open.first() else {
             return Err(ReplayError::Stuck(trajectory.session.id.clone()));
         };
-        // Edits waiting for others (sequential edits) have no place in the text yet.
-        let candidates: Vec<usize> = remaining
-            .iter()
-            .copied()
-            .filter(|&e| state.is_ready(e))
-            .collect();
-        let allowed = graph.allowed(&state, open);
-        let prior_edits = applied_edits(&state);
-        let files = step_files(&state, &prior_edits);
+        let allowed = follows.allowed(&graph, &state, open);
+        let prior_edits = if history {
+            applied_edits(&state)
+        } else {
+            Vec::new()
+        };
+        let files = if history {
+            step_files(&state, &prior_edits)
+        } else {
+            Vec::new()
+        };
         if let Some(feed) = suggester.offers_feed() {
             let since = state
                 .applied_order()
                 .iter()
                 .map(|&e| edit_times[e].1)
                 .fold(0.0, f64::max);
-            let until = remaining
+            let until = graph
+                .remaining(&state)
                 .iter()
                 .map(|&e| edit_times[e].0)
                 .fold(f64::INFINITY, f64::min);
@@ -511,7 +604,17 @@ pub fn replay(
                 Ok(edits) => (edits, None),
                 Err(e) => (Vec::new(), Some(CallFailure::from(&e))),
             };
-        let predictions = classify(&state, &edits, &candidates, &allowed, config.rule);
+        let predictions = if edits.is_empty() {
+            Vec::new()
+        } else {
+            // Edits waiting for others (sequential edits) have no place in the text yet.
+            let candidates: Vec<usize> = graph
+                .remaining(&state)
+                .into_iter()
+                .filter(|&e| state.is_ready(e))
+                .collect();
+            classify(&state, &edits, &candidates, &allowed, config.rule)
+        };
         let flow = FlowStep {
             predictions: predictions
                 .iter()
@@ -582,7 +685,7 @@ pub fn replay(
         let record = StepRecord {
             step,
             allowed: allowed.into_iter().map(EditIndex).collect(),
-            remaining: remaining.into_iter().map(EditIndex).collect(),
+            remaining,
             predictions,
             suggest_error,
             suggest_latency,
@@ -598,7 +701,9 @@ pub fn replay(
             .observer
             .step(&record, &state)
             .map_err(|message| ReplayError::Hook { step, message })?;
-        steps.push(record);
+        // `next` is asked for; settling applies background edits only.
+        asked += 1;
+        steps += 1;
     }
     // No shutdown here: the caller may reuse the suggester for the next trajectory.
     Ok(ReplayOutcome {
@@ -983,6 +1088,7 @@ mod tests {
             project: None,
             exclude_origins: vec![Format],
         };
+        let mut kept = KeepSteps::default();
         let outcome = replay(
             &trajectory,
             &mut oracle,
@@ -990,21 +1096,21 @@ mod tests {
             &config,
             ReplayHooks {
                 resume: &[],
-                observer: &mut IgnoreProgress,
+                observer: &mut kept,
             },
         )
         .unwrap();
         // e1 is applied right after e0 without a step; e2 (which rewrites e1's line) follows.
         assert_eq!(outcome.order, [0, 1, 2, 3].map(EditIndex));
         assert_eq!(
-            outcome.steps.iter().map(|s| s.applied).collect::<Vec<_>>(),
+            kept.steps.iter().map(|s| s.applied).collect::<Vec<_>>(),
             [2, 3].map(EditIndex)
         );
         assert_eq!(
             std::fs::read_to_string(dir.path().join("a.py")).unwrap(),
             "def g(x):\n    y = 2 * x\n    return x\n"
         );
-        for step in &outcome.steps {
+        for step in &kept.steps {
             assert!(step.allowed.iter().all(|&g| g != EditIndex(1)));
             let prf = step.flow.prf();
             assert_eq!((prf.precision, prf.recall), (1.0, 1.0));

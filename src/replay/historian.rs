@@ -293,7 +293,8 @@ impl HistorianLog {
     pub fn finish(&self, trajectory: &Trajectory, repo_dir: &str) -> Value {
         let commit = trajectory.session.commit.as_ref();
         let sha = commit.map_or(trajectory.session.id.as_str(), |c| c.sha.as_str());
-        let index = |id: &str| trajectory.edit_index(id).map(|i| i.0);
+        let indices = trajectory.edit_indices();
+        let index = |id: &str| indices.get(id).map(|i| i.0);
         let partial_orders: Vec<Value> = trajectory
             .order
             .edges

@@ -107,6 +107,11 @@ impl Suggester for FedSuggester {
 
     fn shutdown(&mut self) {}
 
+    fn needs_history(&self) -> bool {
+        // Its answers come from the gold feed; `generate`'s from its own location.
+        false
+    }
+
     fn gold_feed(&self) -> Option<&dyn GoldFeed> {
         Some(&self.feed)
     }

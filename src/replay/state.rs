@@ -139,8 +139,6 @@ pub struct ReplayState {
     sequential: bool,
     applied: Vec<bool>,
     order: Vec<usize>,
-    /// Bumped each time an edit changes the file, so writers can skip unchanged files.
-    versions: BTreeMap<String, u64>,
 }
 
 impl ReplayState {
@@ -285,7 +283,6 @@ impl ReplayState {
             sequential,
             applied: vec![false; n],
             order: Vec::new(),
-            versions: BTreeMap::new(),
         };
         let paths: Vec<String> = state.sequences.keys().cloned().collect();
         for path in paths {
@@ -327,6 +324,11 @@ impl ReplayState {
     /// Whether edit `idx` was applied.
     pub fn is_applied(&self, idx: usize) -> bool {
         self.applied[idx]
+    }
+
+    /// Which edits are applied, by index.
+    pub fn applied(&self) -> &[bool] {
+        &self.applied
     }
 
     /// Whether edit `idx` can be applied now: every edit whose lines it rewrites is applied.
@@ -376,18 +378,26 @@ impl ReplayState {
         let file = self.edits[idx].file.clone();
         debug_assert_eq!(self.files[&file][start..end], self.edits[idx].before[..]);
         self.applied[idx] = true;
-        // The file is its line sequence filtered to the lines alive now. (Not a splice:
-        // a later edit applied earlier may have typed inside this edit's new lines.)
-        let lines: Vec<String> = self.sequences[&file]
-            .slots
-            .iter()
-            .filter(|slot| self.alive(slot))
-            .map(|slot| slot.text.clone())
-            .collect();
-        self.files.insert(file.clone(), lines);
+        if self.sequential {
+            // The file is its line sequence filtered to the lines alive now. (Not a
+            // splice: a later edit applied earlier may have typed inside this edit's
+            // new lines.)
+            let lines: Vec<String> = self.sequences[&file]
+                .slots
+                .iter()
+                .filter(|slot| self.alive(slot))
+                .map(|slot| slot.text.clone())
+                .collect();
+            self.files.insert(file.clone(), lines);
+        } else {
+            // Edits on one base never overlap: the new lines replace the old ones in
+            // place (a long file's lines are moved, not copied, at every step).
+            let after = self.edits[idx].after.iter().cloned();
+            let lines = self.files.get_mut(&file).expect("known file");
+            lines.splice(start..end, after);
+        }
         self.absent.insert(file.clone(), false);
         self.order.push(idx);
-        *self.versions.entry(file.clone()).or_default() += 1;
         self.recount(&file);
     }
 
@@ -403,11 +413,6 @@ impl ReplayState {
             .collect();
         idx.sort_by_key(|&i| self.anchors[i]);
         idx
-    }
-
-    /// How many edits have changed a file so far (0 for an untouched one).
-    pub fn version(&self, file: &str) -> u64 {
-        self.versions.get(file).copied().unwrap_or(0)
     }
 
     /// Current text of a file.
@@ -446,6 +451,12 @@ fn check_shared_base(
                 line: edit.base_start,
             });
         }
+    }
+    // Every pair is compared (to name the first overlapping one) only when a sweep
+    // over the edits sorted by place found an overlap: a long trajectory has
+    // n² / 2 pairs.
+    if !any_overlap(edits) {
+        return Ok(());
     }
     for (i, a) in edits.iter().enumerate() {
         for b in &edits[i + 1..] {
@@ -527,6 +538,37 @@ fn sequential_line_edits(
         });
     }
     Ok(out)
+}
+
+/// Whether two edits of one file overlap ([`overlaps`]), found by one sweep over the
+/// edits sorted by file, start and end: an edit overlaps an earlier one exactly when an
+/// earlier replacement ends after it starts, or (an insertion) the edit just before it
+/// is an insertion at the same line.
+fn any_overlap(edits: &[GoldEdit]) -> bool {
+    let mut spans: Vec<(&str, usize, usize)> = edits
+        .iter()
+        .map(|e| (e.file.as_str(), e.base_start, e.base_start + e.before.len()))
+        .collect();
+    spans.sort_unstable();
+    let mut previous: Option<(&str, usize, usize)> = None;
+    // The furthest end of the replacements (non-empty ranges) seen so far in this file.
+    let mut reach = 0;
+    for &(file, start, end) in &spans {
+        match previous {
+            Some((f, s, e)) if f == file => {
+                let insertion_twice = start == end && s == start && e == start;
+                if reach > start || insertion_twice {
+                    return true;
+                }
+            }
+            _ => reach = 0,
+        }
+        if end > start {
+            reach = reach.max(end);
+        }
+        previous = Some((file, start, end));
+    }
+    false
 }
 
 fn overlaps(a: &GoldEdit, b: &GoldEdit) -> bool {
@@ -679,6 +721,42 @@ mod tests {
             }
             assert_eq!(state.text("a.py").unwrap(), want, "session {session}");
         }
+    }
+
+    #[test]
+    fn the_overlap_sweep_agrees_with_every_pair() {
+        let mut rng = 0x5EED_u64;
+        let mut next = |n: usize| {
+            rng = rng
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            ((rng >> 33) as usize) % n
+        };
+        let (mut found, mut clear) = (0, 0);
+        for _ in 0..2000 {
+            // A few edits in two files: insertions, one-line and longer replacements.
+            let edits: Vec<GoldEdit> = (0..next(6) + 1)
+                .map(|i| GoldEdit {
+                    id: format!("e{i}"),
+                    file: ["a.py", "b.py"][next(2)].into(),
+                    base_start: next(8),
+                    before: vec!["x\n".into(); [0, 0, 1, 1, 2, 3][next(6)]],
+                    after: vec![],
+                })
+                .collect();
+            let pairwise = edits.iter().enumerate().any(|(i, a)| {
+                edits[i + 1..]
+                    .iter()
+                    .any(|b| a.file == b.file && overlaps(a, b))
+            });
+            assert_eq!(any_overlap(&edits), pairwise, "{edits:?}");
+            if pairwise { found += 1 } else { clear += 1 }
+        }
+        // Both answers were exercised.
+        assert!(
+            found > 100 && clear > 100,
+            "{found} overlapping, {clear} not"
+        );
     }
 
     #[test]

@@ -7,7 +7,6 @@
 //! component is opened with `O_NOFOLLOW`, which also closes the gap between the
 //! check and the open for it.
 
-use std::collections::HashMap;
 use std::io::{self, Write};
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
@@ -21,8 +20,9 @@ use crate::trajectory::RelPath;
 #[derive(Debug)]
 pub struct DirWorkspace {
     root: PathBuf,
-    /// File → the state version last written (files are rewritten only when it moves).
-    written: HashMap<String, u64>,
+    /// How many applied edits the files on disk hold (`None` before the first sync):
+    /// later syncs write only the files of the edits applied since, not every file.
+    synced: Option<usize>,
 }
 
 impl DirWorkspace {
@@ -30,7 +30,7 @@ impl DirWorkspace {
     pub fn new(root: &Path) -> DirWorkspace {
         DirWorkspace {
             root: root.to_path_buf(),
-            written: HashMap::new(),
+            synced: None,
         }
     }
 }
@@ -41,19 +41,28 @@ impl Workspace for DirWorkspace {
     }
 
     fn sync(&mut self, state: &ReplayState) -> io::Result<()> {
-        for file in state.files() {
-            let version = state.version(file);
-            if self.written.get(file) == Some(&version) {
-                continue;
+        let applied = state.applied_order();
+        let changed: Vec<&str> = match self.synced {
+            None => state.files().collect(),
+            Some(synced) => {
+                let mut files: Vec<&str> = applied[synced..]
+                    .iter()
+                    .map(|&e| state.edits()[e].file.as_str())
+                    .collect();
+                files.sort_unstable();
+                files.dedup();
+                files
             }
+        };
+        for file in changed {
             let rel = RelPath::parse(file)
                 .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e.to_string()))?;
             match state.exists(file) {
                 true => write_inside(&self.root, &rel, &state.text(file).unwrap_or_default())?,
                 false => remove_inside(&self.root, &rel)?,
             }
-            self.written.insert(file.to_string(), version);
         }
+        self.synced = Some(applied.len());
         Ok(())
     }
 }
@@ -100,14 +109,18 @@ pub fn write_inside(root: &Path, rel: &RelPath, text: &str) -> io::Result<()> {
     {
         return Err(refused(&path, "it is a symbolic link"));
     }
+    // Overwritten, then cut to length, not truncated to zero first: ext4 flushes a file
+    // truncated to zero and rewritten when it is closed, and replay rewrites a file at
+    // every step.
     let mut file = std::fs::OpenOptions::new()
         .write(true)
         .create(true)
-        .truncate(true)
+        .truncate(false)
         .custom_flags(libc::O_NOFOLLOW)
         .open(&path)
         .map_err(|e| io::Error::new(e.kind(), format!("writing {}: {e}", path.display())))?;
-    file.write_all(text.as_bytes())
+    file.write_all(text.as_bytes())?;
+    file.set_len(text.len() as u64)
 }
 
 /// Removes `root/rel` if it exists; a symlink on the way is an error, a symlink as

@@ -11,7 +11,7 @@ use super::definition::trajectory_digest;
 use super::{RunError, RunRead};
 use crate::store::{
     CallTally, RunMeasurements, RunSummary, RunTrajectory, StepDetail, StepFlow, StepSet,
-    StoreError,
+    StoreError, StoredStep,
 };
 use crate::suggest::StepRead;
 
@@ -193,6 +193,33 @@ impl RunRead for CommonSteps<'_> {
 
     fn run_trajectories(&self, run: i64) -> Result<Vec<RunTrajectory>, StoreError> {
         self.store.run_trajectories(run)
+    }
+
+    fn run_trajectory_text(&self, run: i64, key: &str) -> Result<Option<String>, StoreError> {
+        self.store.run_trajectory_text(run, key)
+    }
+
+    fn stored_steps(
+        &self,
+        run: i64,
+        key: &str,
+        mut after: Option<usize>,
+        limit: usize,
+    ) -> Result<Vec<StoredStep>, StoreError> {
+        // A page of common steps: the store's pages less the others, until it is full
+        // or the store has no more (a short page is the last one).
+        let mut kept = Vec::new();
+        while kept.len() < limit {
+            let want = limit - kept.len();
+            let page = self.store.stored_steps(run, key, after, want)?;
+            let last = page.len() < want;
+            after = page.last().map(|s| s.step).or(after);
+            kept.extend(page.into_iter().filter(|s| self.holds(run, key, s.step)));
+            if last {
+                break;
+            }
+        }
+        Ok(kept)
     }
 
     fn run_steps(&self, run: i64, key: &str) -> Result<Vec<StepFlow>, StoreError> {

@@ -127,8 +127,9 @@ pub fn trajectory_steps(
     initial: &str,
     details: &[StepDetail],
 ) -> TrajectorySteps {
+    let indices = trajectory.edit_indices();
     let ids = std::iter::once(initial).chain(details.iter().map(|d| d.applied.as_str()));
-    let order: Option<Vec<EditIndex>> = ids.map(|id| trajectory.edit_index(id)).collect();
+    let order: Option<Vec<EditIndex>> = ids.map(|id| indices.get(id).copied()).collect();
     let Some(order) = order else {
         return without_states(key, details, "a stored step names an unknown edit".into());
     };

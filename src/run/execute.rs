@@ -9,6 +9,8 @@ use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
 use std::time::Duration;
 
 use super::plan::SandboxState;
+use super::scratch::RunScratch;
+use super::store::NewSteps;
 use super::worker::{WorkerPlace, build_suggester, forbidden_paths, sandbox_paths};
 use super::{RunError, RunEvents, RunRead, RunSettings, RunStore, error_chain};
 use crate::history::{CommitSource, GitRepository};
@@ -42,7 +44,7 @@ pub struct Executed {
 /// run`'s tests, `complete`'s suggester): Ctrl-C and SIGTERM kill them (their cgroups
 /// too) and remove replay's scratch directories; their orphans are adopted to be killed.
 pub fn install_process_guards() -> Result<(), RunError> {
-    clean_up_on_signals()?;
+    super::scratch::clean_up_on_signals()?;
     // This process's only children are such trees: it adopts their orphans to kill them.
     crate::sys::jail::become_subreaper();
     Ok(())
@@ -98,6 +100,13 @@ pub fn execute(
     jobs: usize,
     events: &dyn RunEvents,
 ) -> Result<Executed, RunError> {
+    store.reopen_run(run)?;
+    // Whatever stops this run before it is done (an error, a panic) marks it
+    // interrupted; a finished run disarms it.
+    let mut unfinished = Unfinished {
+        db_path,
+        run: Some(run),
+    };
     // (position in the run, key, trajectory JSON): the position names the trajectory
     // to the suggester unless `--reveal commit`.
     let pending: Vec<(usize, String, Option<String>)> = store
@@ -108,23 +117,15 @@ pub fn execute(
         .filter(|t| t.status != "done" && t.status != "failed")
         .map(|t| (t.position + 1, t.key, t.text))
         .collect();
+    // Scratch directories and runs that a killed process left behind go first.
+    super::scratch::remove_abandoned(events);
     // One scratch directory for the run, registered before anything is written into
     // it; each worker gets a private directory inside (its sandbox sees only that).
-    let scratch = {
-        let mut registered = SCRATCH.lock().expect("scratch lock");
-        let scratch = tempfile::Builder::new()
-            .prefix("nextedit-replay-")
-            .tempdir()
-            .map_err(RunError::io("cannot create a scratch directory"))?;
-        registered.push(scratch.path().to_path_buf());
-        scratch
-    };
-    let scratch_root = scratch
-        .path()
-        .canonicalize()
-        .map_err(RunError::io("cannot resolve the scratch directory"))?;
+    let scratch = RunScratch::create(db_path, run)?;
+    let scratch_root = scratch.path().to_path_buf();
     let repetition = store.run(run)?.repetition;
     let cache_db = settings.cache_db.as_deref().unwrap_or(db_path);
+    let sandboxed = settings.sandbox == SandboxState::Bwrap;
     let mut forbidden = forbidden_paths(
         db_path,
         &scratch_root,
@@ -132,18 +133,21 @@ pub fn execute(
             .iter()
             .map(|(_, k, _)| k.as_str())
             .collect::<Vec<_>>(),
+        // (Each trajectory parsed to find its workspace: only a sandbox needs it.)
         &pending
             .iter()
-            .filter_map(|(_, _, t)| t.as_deref())
+            .filter_map(|(_, _, t)| t.as_deref().filter(|_| sandboxed))
             .collect::<Vec<_>>(),
     );
+    // The texts are read again by the worker that replays each one: a run's
+    // trajectories are not all held while it runs.
+    let pending: Vec<(usize, String)> = pending.into_iter().map(|(p, k, _)| (p, k)).collect();
     // A separate cache database holds the answers of other runs: never shown either.
     if settings.cache_db.is_some() {
         forbidden.extend(forbidden_paths(cache_db, &scratch_root, &[], &[]));
         forbidden.sort();
         forbidden.dedup();
     }
-    let sandboxed = settings.sandbox == SandboxState::Bwrap;
     let (read_only, writable) = if sandboxed {
         sandbox_paths(settings, &forbidden)?
     } else {
@@ -151,7 +155,7 @@ pub fn execute(
     };
     let calls = CallCounts::default();
     let next = AtomicUsize::new(0);
-    let (tx, rx) = crossbeam_channel::unbounded::<(String, Result<Vec<StoredStep>, RunError>)>();
+    let (tx, rx) = crossbeam_channel::unbounded::<(String, Result<Option<usize>, RunError>)>();
     let jobs = jobs.clamp(1, pending.len().max(1));
     events.started(pending.len());
     // (key, worktree, reads database) of every trajectory replayed, to collect proxied
@@ -211,7 +215,7 @@ pub fn execute(
                 };
                 loop {
                     let i = next.fetch_add(1, SeqCst);
-                    let Some((position, key, text)) = pending.get(i) else {
+                    let Some((position, key)) = pending.get(i) else {
                         suggester.shutdown();
                         return;
                     };
@@ -219,7 +223,6 @@ pub fn execute(
                         run,
                         position: *position,
                         key,
-                        text: text.as_deref(),
                         settings,
                         place: &place,
                         db_path,
@@ -228,7 +231,11 @@ pub fn execute(
                         events,
                         cache: (settings.cache != CacheMode::Off).then_some(&cache_log),
                     };
-                    let result = replay_one(&mut db, job, suggester.as_mut());
+                    // A panic fails its trajectory, not the run (nor the other workers).
+                    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                        replay_one(&mut db, job, suggester.as_mut())
+                    }))
+                    .unwrap_or_else(|panic| Err(RunError::Other(panicked(&*panic))));
                     if let Err(error) = &result {
                         let _ = db.set_run_trajectory(
                             run,
@@ -247,7 +254,11 @@ pub fn execute(
         drop(tx);
         for (key, result) in rx {
             match result {
-                Ok(steps) => events.replayed(&key, &steps).map_err(RunError::Print)?,
+                // Printed from the store, a page at a time (never all in memory).
+                Ok(first) => {
+                    let new = NewSteps { run, key, first };
+                    events.replayed(&new, &mut new.pages(&*store))?
+                }
                 Err(error) => {
                     events.failed(&key, &error_chain(&error));
                     failed += 1;
@@ -260,47 +271,42 @@ pub fn execute(
     let worktrees = worktrees.into_inner().unwrap_or_default();
     collect_lsp_reads(store, run, &worktrees)?;
     drop(scratch);
-    SCRATCH
-        .lock()
-        .expect("scratch lock")
-        .retain(|d| d != &scratch_root);
     store.finish_run(run, "done")?;
+    unfinished.run = None;
     Ok(Executed {
         failed,
         never_answered: calls.never_answered(),
     })
 }
 
-/// Scratch directories in use, removed by the Ctrl-C handler (drop removes them otherwise).
-static SCRATCH: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
+/// Marks its run interrupted when dropped armed: the run stopped before it was done
+/// (an error returned, a panic unwinding).
+struct Unfinished<'a> {
+    db_path: &'a Path,
+    /// The run, until it is done.
+    run: Option<i64>,
+}
 
-/// On SIGINT/SIGTERM: stop the suggester processes, remove the scratch directories,
-/// then exit like the signal would.
-fn clean_up_on_signals() -> Result<(), RunError> {
-    use signal_hook::consts::{SIGINT, SIGTERM};
-    let mut signals = signal_hook::iterator::Signals::new([SIGINT, SIGTERM])
-        .map_err(RunError::io("cannot install signal handlers"))?;
-    std::thread::spawn(move || {
-        if let Some(signal) = signals.forever().next() {
-            crate::sys::jail::kill_all();
-            // Workers may still be writing a checkout into a directory being removed
-            // (and so re-create parts of it): remove until nothing is left. The lock
-            // is held so no new scratch directory appears meanwhile.
-            let dirs = SCRATCH.lock();
-            let dirs: Vec<PathBuf> = dirs.as_ref().map(|d| d.to_vec()).unwrap_or_default();
-            for _ in 0..10 {
-                for dir in &dirs {
-                    let _ = std::fs::remove_dir_all(dir);
-                }
-                if dirs.iter().all(|d| !d.exists()) {
-                    break;
-                }
-                std::thread::sleep(Duration::from_millis(20));
-            }
-            std::process::exit(128 + signal);
+impl Drop for Unfinished<'_> {
+    fn drop(&mut self) {
+        if let Some(run) = self.run {
+            let reason = if std::thread::panicking() {
+                "nextedit panicked before the run finished"
+            } else {
+                "nextedit stopped on an error before the run finished"
+            };
+            let _ = Database::open_existing(self.db_path)
+                .and_then(|mut db| db.interrupt_run(run, reason));
         }
-    });
-    Ok(())
+    }
+}
+
+/// A caught panic's message, as a trajectory's error keeps it.
+fn panicked(panic: &(dyn std::any::Any + Send)) -> String {
+    let message = (panic.downcast_ref::<&str>().copied())
+        .or(panic.downcast_ref::<String>().map(String::as_str))
+        .unwrap_or("no message");
+    format!("nextedit panicked while replaying it: {message}")
 }
 
 /// The suggester's calls in this replay, to tell a run whose suggester never answered
@@ -352,7 +358,6 @@ struct Job<'a> {
     /// 1-based position in the run (the trajectory's name for the suggester).
     position: usize,
     key: &'a str,
-    text: Option<&'a str>,
     settings: &'a RunSettings,
     place: &'a WorkerPlace,
     /// The run's database (a failed `initialize` is stored through a connection of its own).
@@ -377,9 +382,11 @@ fn resume_order(
     if stored.is_empty() {
         return Ok(Vec::new());
     }
+    // A long trajectory resumes after many stored steps.
+    let ids = trajectory.edit_indices();
     let index = |id: &str, what: &str| {
-        trajectory
-            .edit_index(id)
+        ids.get(id)
+            .copied()
             .ok_or_else(|| RunError::Other(what.to_string()))
     };
     let initial = store
@@ -395,17 +402,17 @@ fn resume_order(
     Ok(order)
 }
 
-/// Replays (or resumes) one trajectory of a run; returns its new steps.
+/// Replays (or resumes) one trajectory of a run; returns the number of its first new
+/// step (`None` when it made none): its new steps are in the store from there on.
 fn replay_one(
     db: &mut dyn RunStore,
     job: Job<'_>,
     suggester: &mut dyn Suggester,
-) -> Result<Vec<StoredStep>, RunError> {
+) -> Result<Option<usize>, RunError> {
     let Job {
         run,
         position,
         key,
-        text,
         settings,
         place,
         db_path,
@@ -414,12 +421,15 @@ fn replay_one(
         events,
         cache,
     } = job;
-    let text = text.ok_or_else(|| RunError::Other(format!("cannot read {key}")))?;
-    let mut trajectory: Trajectory =
-        serde_json::from_str(text).map_err(|source| RunError::NotATrajectory {
+    let text = (db.run_trajectory_text(run, key)?)
+        .ok_or_else(|| RunError::Other(format!("cannot read {key}")))?;
+    // Without its edits' analysis, which no step reads (a long derived commit's bulk).
+    let mut trajectory =
+        Trajectory::from_json_lean(&text).map_err(|source| RunError::NotATrajectory {
             what: key.to_string(),
             source,
         })?;
+    drop(text);
     // Checked when the run was created; again for runs stored by older builds.
     trajectory
         .normalize_paths()
@@ -453,31 +463,34 @@ fn replay_one(
     // Historian's file needs every step in one go: not written for a resumed trajectory.
     let historian = (settings.historian_json.is_some() && resume.is_empty() && !sequential)
         .then(HistorianLog::default);
+    // The suggester knows the trajectory by an opaque run-local name: a commit's sha
+    // (or a session's id) only with `--reveal commit`. (Renamed in place, and back
+    // after: a long trajectory is not copied for its name.)
+    let own_id = (!reveal_commit)
+        .then(|| std::mem::replace(&mut trajectory.session.id, format!("trajectory-{position}")));
+    // Built-ins always answer; processes and endpoints may never do.
+    let counted = (!settings.suggester.starts_with("builtin:")).then_some(calls);
     let mut recorder = RunRecorder {
-        store: db,
+        store: &mut *db,
         run,
         key,
         trajectory: &trajectory,
-        steps: Vec::new(),
+        first: None,
         historian,
         events,
         cache,
+        calls: counted,
     };
-    // The suggester knows the trajectory by an opaque run-local name: a commit's sha
-    // (or a session's id) only with `--reveal commit`.
-    let mut sent = trajectory.clone();
-    if !reveal_commit {
-        sent.session.id = format!("trajectory-{position}");
-    }
     let mut suggester = RecordInitialize {
         inner: suggester,
         db_path,
         run,
         key,
         events,
+        calls: counted,
     };
     let outcome = replay(
-        &sent,
+        &trajectory,
         &mut suggester,
         &mut DirWorkspace::new(scratch.0.as_path()),
         &config,
@@ -486,20 +499,15 @@ fn replay_one(
             observer: &mut recorder,
         },
     )?;
-    // Built-ins always answer; processes and endpoints may never do.
-    if !settings.suggester.starts_with("builtin:") {
-        calls.add(outcome.initialize_error.as_ref());
-        for step in &outcome.steps {
-            calls.add(step.suggest_error.as_ref());
-            if step.generate_latency.is_some() {
-                calls.add(step.generate_error.as_ref());
-            }
-        }
-    }
     // A trajectory without steps still had its `initialize`.
     recorder.record_cache_use(None).map_err(RunError::Other)?;
-    let steps = std::mem::take(&mut recorder.steps);
-    if let (Some(dir), Some(log)) = (&settings.historian_json, &recorder.historian) {
+    let RunRecorder {
+        first, historian, ..
+    } = recorder;
+    if let Some(id) = own_id {
+        trajectory.session.id = id;
+    }
+    if let (Some(dir), Some(log)) = (&settings.historian_json, &historian) {
         std::fs::create_dir_all(dir)
             .map_err(RunError::io(format!("cannot create {}", dir.display())))?;
         let name = HistorianLog::file_name(&trajectory, &settings.suggester);
@@ -516,13 +524,11 @@ fn replay_one(
             "{key}: resumed, so no Historian results file (it needs every step of one replay)"
         ));
     }
-    recorder
-        .store
-        .set_run_trajectory(run, key, "done", None, None)?;
+    db.set_run_trajectory(run, key, "done", None, None)?;
     if let Some(error) = &outcome.initialize_error {
         events.note(&format!("{key}: initialize failed: {error}"));
     }
-    Ok(steps)
+    Ok(first)
 }
 
 /// A commit of a repository on this machine replays in a full checkout of its parent
@@ -596,6 +602,8 @@ struct RecordInitialize<'a> {
     run: i64,
     key: &'a str,
     events: &'a dyn RunEvents,
+    /// Where the call is counted (not for built-ins).
+    calls: Option<&'a CallCounts>,
 }
 
 impl Suggester for RecordInitialize<'_> {
@@ -605,6 +613,9 @@ impl Suggester for RecordInitialize<'_> {
 
     fn initialize(&mut self, params: &InitializeParams) -> Result<InitializeResult, SuggestError> {
         let result = self.inner.initialize(params);
+        if let Some(calls) = self.calls {
+            calls.add(result.as_ref().err().map(CallFailure::from).as_ref());
+        }
         if let Err(error) = &result {
             let stored = Database::open(self.db_path).and_then(|mut db| {
                 db.record_run_error(self.run, self.key, Call::Initialize, &error.into())
@@ -629,6 +640,10 @@ impl Suggester for RecordInitialize<'_> {
 
     fn shutdown(&mut self) {
         self.inner.shutdown();
+    }
+
+    fn needs_history(&self) -> bool {
+        self.inner.needs_history()
     }
 
     fn gold_feed(&self) -> Option<&dyn GoldFeed> {
@@ -697,10 +712,13 @@ struct RunRecorder<'a> {
     run: i64,
     key: &'a str,
     trajectory: &'a Trajectory,
-    steps: Vec<StoredStep>,
+    /// The number of the first step recorded (steps are not kept: they are stored).
+    first: Option<usize>,
     historian: Option<HistorianLog>,
     events: &'a dyn RunEvents,
     cache: Option<&'a CacheLog>,
+    /// Where each step's calls are counted (not for built-ins).
+    calls: Option<&'a CallCounts>,
 }
 
 impl RunRecorder<'_> {
@@ -766,10 +784,22 @@ impl ReplayObserver for RunRecorder<'_> {
         self.store
             .record_step(self.run, self.key, &step)
             .map_err(|e| e.to_string())?;
-        self.steps.push(step);
+        self.first.get_or_insert(record.step);
+        if let Some(calls) = self.calls {
+            calls.add(record.suggest_error.as_ref());
+            if record.generate_latency.is_some() {
+                calls.add(record.generate_error.as_ref());
+            }
+        }
         Ok(())
     }
 }
+
+/// How many of a step's allowed edits are named (stored and printed), the first in
+/// natural order; the count is always whole (`flow.allowed_gold`). A trajectory
+/// without order edges allows every remaining edit at every step: naming them all
+/// would make a run's rows, and the printed steps, quadratic in its length.
+pub const ALLOWED_IDS_KEPT: usize = 100;
 
 /// The engine's step with edits named by id, as the store keeps it and the printers
 /// show it.
@@ -790,8 +820,10 @@ pub fn stored_step(trajectory: &Trajectory, step: &StepRecord) -> StoredStep {
     StoredStep {
         step: step.step,
         applied: id(step.applied),
-        allowed: step.allowed.iter().map(|&i| id(i)).collect(),
-        remaining: step.remaining.len(),
+        allowed: (step.allowed.iter().take(ALLOWED_IDS_KEPT))
+            .map(|&i| id(i))
+            .collect(),
+        remaining: step.remaining,
         prf: step.flow.prf(),
         counts: step.flow.counts(),
         content: step.content.as_ref().map(|c| StoredContent {
@@ -821,5 +853,68 @@ pub fn stored_step(trajectory: &Trajectory, step: &StepRecord) -> StoredStep {
         reads: step.reads.clone(),
         suggest_cached: None,
         generate_cached: None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Unfinished;
+    use crate::store::Database;
+
+    #[test]
+    fn a_run_stopped_by_an_error_or_a_panic_is_marked_interrupted() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("runs.db");
+        let mut db = Database::open(&path).unwrap();
+        let status = |db: &Database, run| {
+            let trajectories = db.run_trajectories(run).unwrap();
+            (db.run(run).unwrap().status, trajectories[0].status.clone())
+        };
+        for (panics, reason) in [
+            (
+                false,
+                "nextedit stopped on an error before the run finished",
+            ),
+            (true, "nextedit panicked before the run finished"),
+        ] {
+            let run = db
+                .create_run(
+                    "builtin:noop",
+                    &serde_json::json!({}),
+                    &[("k".into(), None)],
+                )
+                .unwrap();
+            db.set_run_trajectory(run, "k", "running", None, None)
+                .unwrap();
+            let stopped = std::panic::catch_unwind(|| {
+                let _unfinished = Unfinished {
+                    db_path: &path,
+                    run: Some(run),
+                };
+                assert!(!panics, "a panic while replaying");
+            });
+            assert_eq!(stopped.is_err(), panics);
+            assert_eq!(
+                status(&db, run),
+                ("interrupted".into(), "interrupted".into())
+            );
+            let error: String = rusqlite::Connection::open(&path)
+                .unwrap()
+                .query_row(
+                    "SELECT error FROM run_trajectories WHERE run_id = ?1",
+                    [run],
+                    |r| r.get(0),
+                )
+                .unwrap();
+            assert_eq!(error, reason);
+            // Resumed, it runs again; a disarmed guard leaves a finished run alone.
+            db.reopen_run(run).unwrap();
+            db.finish_run(run, "done").unwrap();
+            drop(Unfinished {
+                db_path: &path,
+                run: None,
+            });
+            assert_eq!(status(&db, run).0, "done");
+        }
     }
 }

@@ -3,6 +3,7 @@
 //! fields are added). `--json` prints one document, `--jsonl` the same objects one per
 //! line ([`Layout`]).
 
+use std::io::Write;
 use std::path::Path;
 
 use serde_json::{Value, json};
@@ -12,6 +13,7 @@ use super::figures::{Estimate, GroupFigures, compare};
 use super::plan::SandboxState;
 use super::report::{Compared, RunReport, quantile};
 use super::verdict::Verdict;
+use super::{NewSteps, RunError, RunRead};
 use crate::metrics::flow::FlowSummary;
 use crate::store::{RunSummary, StoredStep};
 use crate::suggest::Call;
@@ -31,9 +33,26 @@ pub fn run_header(run: i64, db: &Path, sandbox: &SandboxState) -> Value {
     json!({"type": "run", "run": run, "db": db, "sandbox": sandbox.key()})
 }
 
-/// A replayed trajectory's new steps.
-pub fn trajectory_steps(key: &str, steps: &[StoredStep]) -> Value {
-    json!({"type": "trajectory", "key": key, "steps": steps.iter().map(step).collect::<Vec<_>>()})
+/// Writes a replayed trajectory's new steps as one object, step by step as they come:
+/// `{"key": …, "steps": [step, …], "type": "trajectory"}` (keys sorted, as serde_json
+/// writes every other object here). Returns how many steps it wrote.
+pub fn write_trajectory_steps(
+    out: &mut impl Write,
+    key: &str,
+    steps: &mut dyn Iterator<Item = Result<StoredStep, RunError>>,
+) -> Result<usize, RunError> {
+    let print = RunError::Print;
+    write!(out, "{{\"key\":{},\"steps\":[", json!(key)).map_err(print)?;
+    let mut count = 0;
+    for s in steps {
+        if count > 0 {
+            out.write_all(b",").map_err(print)?;
+        }
+        write!(out, "{}", step(&s?)).map_err(print)?;
+        count += 1;
+    }
+    write!(out, "],\"type\":\"trajectory\"}}").map_err(print)?;
+    Ok(count)
 }
 
 /// One step.
@@ -75,13 +94,16 @@ pub fn run_summary(
            "failed": failed, "verdicts": verdicts})
 }
 
-/// `replay --json`: its lines gathered while the run goes (worker threads add to it),
-/// printed as one document at the end (`run`: the header, `trajectories`: each
-/// trajectory's steps, `summary`).
+/// `replay --json`: one document, `{"run": header, "summary": …, "trajectories": […]}`
+/// (keys sorted, as serde_json writes them). The summary comes before the steps, so
+/// the document is written when the run is done: while it goes, only the header and
+/// which steps each trajectory added are kept (worker threads add to them); the steps
+/// are read back from the store a page at a time as they are written, so a long run's
+/// steps are never all in memory.
 #[derive(Debug, Default)]
 pub struct ReplayDocument {
     header: std::sync::Mutex<Option<Value>>,
-    trajectories: std::sync::Mutex<Vec<Value>>,
+    trajectories: std::sync::Mutex<Vec<NewSteps>>,
 }
 
 impl ReplayDocument {
@@ -90,19 +112,38 @@ impl ReplayDocument {
         *self.header.lock().expect("header lock") = Some(header);
     }
 
-    /// Adds a trajectory's steps ([`trajectory_steps`]).
-    pub fn push(&self, trajectory: Value) {
+    /// Adds a trajectory's new steps (written as [`write_trajectory_steps`] does).
+    pub fn push(&self, trajectory: NewSteps) {
         self.trajectories
             .lock()
             .expect("trajectories lock")
             .push(trajectory);
     }
 
-    /// The document, with the summary ([`run_summary`]).
-    pub fn finish(&self, summary: Value) -> Value {
+    /// Writes the document, with the summary ([`run_summary`]) and the steps read from
+    /// `store`, as one line.
+    pub fn write(
+        &self,
+        out: &mut impl Write,
+        store: &dyn RunRead,
+        summary: &Value,
+    ) -> Result<(), RunError> {
+        let print = RunError::Print;
         let header = self.header.lock().expect("header lock").take();
         let trajectories = std::mem::take(&mut *self.trajectories.lock().expect("lock"));
-        json!({"run": header, "trajectories": trajectories, "summary": summary})
+        write!(
+            out,
+            "{{\"run\":{},\"summary\":{summary},\"trajectories\":[",
+            header.unwrap_or(Value::Null)
+        )
+        .map_err(print)?;
+        for (i, new) in trajectories.iter().enumerate() {
+            if i > 0 {
+                out.write_all(b",").map_err(print)?;
+            }
+            write_trajectory_steps(out, &new.key, &mut new.pages(store))?;
+        }
+        writeln!(out, "]}}").map_err(print)
     }
 }
 

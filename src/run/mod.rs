@@ -22,19 +22,20 @@ pub mod html;
 pub mod json;
 pub mod plan;
 pub mod report;
+mod scratch;
 pub mod shard;
 mod store;
 pub mod text;
 pub mod verdict;
 mod worker;
 
-pub use execute::{Executed, execute, execute_group, install_process_guards};
+pub use execute::{ALLOWED_IDS_KEPT, Executed, execute, execute_group, install_process_guards};
 pub use plan::{
     Collected, MatchKind, Order, Reasserted, Reveal, RunRequest, RunSettings, SandboxMode,
     SandboxState,
 };
 pub use report::{Compared, RunReport};
-pub use store::{RunRead, RunStore};
+pub use store::{NewSteps, RunRead, RunStore, StepPages};
 
 use crate::history::HistoryError;
 use crate::replay::ReplayError;
@@ -47,8 +48,14 @@ pub trait RunEvents: Sync {
     fn note(&self, message: &str);
     /// What `--range` selected, before any work starts.
     fn selected(&self, range: &str, selection: &crate::history::Selection);
-    /// A trajectory was replayed (or resumed): its new steps.
-    fn replayed(&self, key: &str, steps: &[StoredStep]) -> std::io::Result<()>;
+    /// A trajectory was replayed (or resumed): which steps it added (`new`, to read
+    /// them again later) and those steps, in order, read back from the store as they
+    /// are taken (a long trajectory's steps are never all in memory).
+    fn replayed(
+        &self,
+        new: &NewSteps,
+        steps: &mut dyn Iterator<Item = Result<StoredStep, RunError>>,
+    ) -> Result<(), RunError>;
     /// The workers start on `trajectories` trajectories (progress counts towards it).
     fn started(&self, trajectories: usize) {
         let _ = trajectories;

@@ -300,11 +300,16 @@ impl RunSettings {
         use crate::resume::{confirm, paths, quoted};
         let label = format!("run {run}");
         let run_label = label.as_str();
+        // Stored masked ([`crate::secrets::stored_spec`]): compared masked.
         confirm(
             run_label,
             "--suggester",
             &self.suggester,
-            given.suggester.as_ref(),
+            given
+                .suggester
+                .as_deref()
+                .map(crate::secrets::stored_spec)
+                .as_ref(),
             |s| quoted("--suggester", s),
         )?;
         let sandbox = match given.sandbox {
@@ -512,7 +517,11 @@ pub fn collect(
         }
         let text = std::fs::read_to_string(path).ok();
         match text.as_deref().map(serde_json::from_str::<Trajectory>) {
-            Some(Ok(trajectory)) => collected.add(key, Ok(trajectory), events),
+            Some(Ok(trajectory)) => {
+                // The text is not needed once parsed (a long trajectory's is large).
+                drop(text);
+                collected.add(key, Ok(trajectory), events)
+            }
             _ => collected.push(key, text),
         }
     }
@@ -660,34 +669,33 @@ pub fn create(
     collected: &Collected,
     events: &dyn RunEvents,
 ) -> Result<i64, RunError> {
-    let config = serde_json::to_value(settings).map_err(|e| RunError::Other(e.to_string()))?;
+    // A key the spec carries is never stored (a resume compares the masked spec).
+    let stored = RunSettings {
+        suggester: crate::secrets::stored_spec(&settings.suggester),
+        ..settings.clone()
+    };
+    let config = serde_json::to_value(&stored).map_err(|e| RunError::Other(e.to_string()))?;
     let shard = collected
         .shard_of()
         .map(|s| serde_json::to_value(s).expect("plain data serialises"));
     let repetitions = settings.repetitions.max(1);
-    let per_repetition: Vec<Vec<(usize, String, Option<String>)>> = (0..repetitions)
-        .map(|repetition| {
-            collected
-                .entries
-                .iter()
-                .filter(|(position, _, _)| {
-                    collected
-                        .select
-                        .takes_unit(*position, repetition, repetitions)
-                })
-                .cloned()
-                .collect()
-        })
-        .collect();
+    let takes = |repetition: u32, position: usize| {
+        (collected.select).takes_unit(position, repetition, repetitions)
+    };
     // A shard has runs only of the repetitions it has units of.
-    let any = per_repetition.iter().any(|entries| !entries.is_empty());
+    let any = (0..repetitions).any(|r| collected.entries.iter().any(|e| takes(r, e.0)));
     let mut first = None;
     let mut said = std::collections::BTreeSet::new();
-    for (repetition, entries) in (1..).zip(&per_repetition) {
+    for repetition in 1..=repetitions {
+        // One repetition's copy of the trajectories at a time (a long one's JSON is large).
+        let entries: Vec<(usize, String, Option<String>)> = (collected.entries.iter())
+            .filter(|e| takes(repetition - 1, e.0))
+            .cloned()
+            .collect();
         if any && entries.is_empty() {
             continue;
         }
-        let run = store.create_run_at(&settings.suggester, &config, entries, shard.as_ref())?;
+        let run = store.create_run_at(&stored.suggester, &config, &entries, shard.as_ref())?;
         store.set_run_repetition(run, repetition, first)?;
         for (key, error) in &collected.failures {
             if !entries.iter().any(|(_, k, _)| k == key) {

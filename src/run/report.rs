@@ -18,7 +18,7 @@ use crate::replay::content_scores;
 use crate::replay::context::score_replay_reads;
 use crate::store::{RunMeasurements, RunSummary};
 use crate::suggest::StepRead;
-use crate::trajectory::Trajectory;
+use crate::trajectory::{EditIndex, Trajectory};
 
 /// Everything a report says about one run.
 #[derive(Debug, Clone)]
@@ -210,9 +210,14 @@ pub fn flow_summary(store: &dyn RunRead, run: i64) -> Result<FlowSummary, RunErr
     Ok(aggregate(&steps, &HISTORIAN_KS))
 }
 
-/// The trajectory a run stored under `key`.
-fn stored_trajectory(run: i64, key: &str, text: &str) -> Result<Trajectory, RunError> {
-    serde_json::from_str(text).map_err(|source| RunError::NotATrajectory {
+/// The trajectory a run stored under `key`; `lean`: without its edits' analysis
+/// ([`Trajectory::from_json_lean`]).
+fn stored_trajectory(run: i64, key: &str, text: &str, lean: bool) -> Result<Trajectory, RunError> {
+    let parsed = match lean {
+        true => Trajectory::from_json_lean(text),
+        false => serde_json::from_str(text),
+    };
+    parsed.map_err(|source| RunError::NotATrajectory {
         what: format!("run {run}: {key}"),
         source,
     })
@@ -233,7 +238,7 @@ fn run_context(
         else {
             continue;
         };
-        let trajectory = stored_trajectory(run, &t.key, &text)?;
+        let trajectory = stored_trajectory(run, &t.key, &text, false)?;
         let mut applied = vec![initial];
         let steps = store.run_steps(run, &t.key)?;
         let count = steps.len();
@@ -280,16 +285,24 @@ fn noop_baseline(
         .map(|t| (t.key, t.text))
         .collect();
     let mut parsed: HashMap<String, Trajectory> = HashMap::new();
+    // Each trajectory's edits by id, built once: one content step per step of a run.
+    let mut indices: HashMap<String, HashMap<String, EditIndex>> = HashMap::new();
     let (mut eb, mut ee, mut ub, mut ue) = (vec![], vec![], vec![], vec![]);
     for (key, _, edit) in store.run_content_edits(run)? {
         if !parsed.contains_key(&key) {
             let Some(Some(text)) = texts.get(&key) else {
                 continue;
             };
-            parsed.insert(key.clone(), stored_trajectory(run, &key, text)?);
+            // Only its edits' texts are read.
+            let trajectory = stored_trajectory(run, &key, text, true)?;
+            let ids = (trajectory.edit_indices().into_iter())
+                .map(|(id, i)| (id.to_string(), i))
+                .collect();
+            indices.insert(key.clone(), ids);
+            parsed.insert(key.clone(), trajectory);
         }
         let trajectory = &parsed[&key];
-        let Some(gold) = trajectory.edit_index(&edit).map(|i| trajectory.edit(i)) else {
+        let Some(gold) = indices[&key].get(&edit).map(|&i| trajectory.edit(i)) else {
             continue;
         };
         // When a gold edit is next, its lines hold its before-text (commit edits share

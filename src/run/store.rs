@@ -3,6 +3,7 @@
 //! [`crate::store::Database`] implements both; [`super::common::CommonSteps`] is a
 //! read-only view of some runs' common steps.
 
+use super::RunError;
 use crate::store::{
     CallTally, Database, RunMeasurements, RunSummary, RunTrajectory, StepDetail, StepFlow, StepSet,
     StoreError, StoredStep,
@@ -56,6 +57,11 @@ pub trait RunStore: RunRead {
     ) -> Result<(), StoreError>;
     /// Marks a run finished.
     fn finish_run(&mut self, run: i64, status: &str) -> Result<(), StoreError>;
+    /// Marks a run interrupted if it is still running, its trajectories in progress
+    /// with `reason`; returns whether it was running.
+    fn interrupt_run(&mut self, run: i64, reason: &str) -> Result<bool, StoreError>;
+    /// Marks a run running again (resumed).
+    fn reopen_run(&mut self, run: i64) -> Result<(), StoreError>;
     /// Marks a run as repetition `repetition` of the group run `of` starts.
     fn set_run_repetition(
         &mut self,
@@ -84,8 +90,19 @@ pub trait RunRead {
     fn run(&self, run: i64) -> Result<RunSummary, StoreError>;
     /// A run's trajectories in order.
     fn run_trajectories(&self, run: i64) -> Result<Vec<RunTrajectory>, StoreError>;
+    /// The JSON of one trajectory of a run (`None`: it could not be read).
+    fn run_trajectory_text(&self, run: i64, key: &str) -> Result<Option<String>, StoreError>;
     /// A trajectory's stored steps, in step order.
     fn run_steps(&self, run: i64, key: &str) -> Result<Vec<StepFlow>, StoreError>;
+    /// A trajectory's stored steps numbered above `after` (all with `None`), at most
+    /// `limit`, whole and in step order.
+    fn stored_steps(
+        &self,
+        run: i64,
+        key: &str,
+        after: Option<usize>,
+        limit: usize,
+    ) -> Result<Vec<StoredStep>, StoreError>;
     /// A trajectory's stored steps in full (predictions with their text, failed calls).
     fn run_step_details(&self, run: i64, key: &str) -> Result<Vec<StepDetail>, StoreError>;
     /// The initial edit id of a trajectory of a run.
@@ -103,6 +120,75 @@ pub trait RunRead {
     fn run_content_edits(&self, run: i64) -> Result<Vec<(String, usize, String)>, StoreError>;
     /// The calls of each kind a run made and how many failed (every step's).
     fn run_call_tallies(&self, run: i64) -> Result<Vec<CallTally>, StoreError>;
+}
+
+/// The steps a replayed (or resumed) trajectory added to the store: trajectory `key`
+/// of run `run` from step `first` on (none with `None`). Small, so it can be kept to
+/// read them again ([`StepPages`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NewSteps {
+    /// The run.
+    pub run: i64,
+    /// The trajectory's key in the run.
+    pub key: String,
+    /// The first new step (`None`: it added none).
+    pub first: Option<usize>,
+}
+
+impl NewSteps {
+    /// Its steps, read from `store` a page at a time.
+    pub fn pages<'a>(&'a self, store: &'a dyn RunRead) -> StepPages<'a> {
+        StepPages {
+            store,
+            new: self,
+            after: self.first.and_then(|f| f.checked_sub(1)),
+            page: Vec::new().into_iter(),
+            done: self.first.is_none(),
+        }
+    }
+}
+
+/// A trajectory's steps from a given one on, read from the store a page at a time:
+/// how a finished trajectory's steps are printed, whatever its length.
+pub struct StepPages<'a> {
+    store: &'a dyn RunRead,
+    new: &'a NewSteps,
+    /// The last step read (`None`: none yet); `done` once the store has no more.
+    after: Option<usize>,
+    page: std::vec::IntoIter<StoredStep>,
+    done: bool,
+}
+
+impl StepPages<'_> {
+    /// Steps per read: a page of a long trajectory's steps, not the trajectory.
+    const PAGE: usize = 256;
+}
+
+impl Iterator for StepPages<'_> {
+    type Item = Result<StoredStep, RunError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if let Some(step) = self.page.next() {
+            self.after = Some(step.step);
+            return Some(Ok(step));
+        }
+        if self.done {
+            return None;
+        }
+        match (self.store).stored_steps(self.new.run, &self.new.key, self.after, Self::PAGE) {
+            Ok(page) => {
+                self.done = page.len() < Self::PAGE;
+                self.page = page.into_iter();
+                let step = self.page.next()?;
+                self.after = Some(step.step);
+                Some(Ok(step))
+            }
+            Err(error) => {
+                self.done = true;
+                Some(Err(error.into()))
+            }
+        }
+    }
 }
 
 impl RunStore for Database {
@@ -164,6 +250,14 @@ impl RunStore for Database {
         Database::finish_run(self, run, status)
     }
 
+    fn interrupt_run(&mut self, run: i64, reason: &str) -> Result<bool, StoreError> {
+        Database::interrupt_run(self, run, reason)
+    }
+
+    fn reopen_run(&mut self, run: i64) -> Result<(), StoreError> {
+        Database::reopen_run(self, run)
+    }
+
     fn set_run_repetition(
         &mut self,
         run: i64,
@@ -204,8 +298,22 @@ impl RunRead for Database {
         Database::run_trajectories(self, run)
     }
 
+    fn run_trajectory_text(&self, run: i64, key: &str) -> Result<Option<String>, StoreError> {
+        Database::run_trajectory_text(self, run, key)
+    }
+
     fn run_steps(&self, run: i64, key: &str) -> Result<Vec<StepFlow>, StoreError> {
         Database::run_steps(self, run, key)
+    }
+
+    fn stored_steps(
+        &self,
+        run: i64,
+        key: &str,
+        after: Option<usize>,
+        limit: usize,
+    ) -> Result<Vec<StoredStep>, StoreError> {
+        Database::stored_steps(self, run, key, after, limit)
     }
 
     fn run_step_details(&self, run: i64, key: &str) -> Result<Vec<StepDetail>, StoreError> {
@@ -258,18 +366,20 @@ mod tests {
         }
     }
 
-    #[test]
-    fn a_typed_step_round_trips_through_the_store() {
+    /// A new database with one run of `suggester` of one trajectory, `k`.
+    fn one_run(suggester: &str) -> (tempfile::TempDir, Database, i64) {
         let dir = tempfile::tempdir().unwrap();
         let mut db = Database::open(&dir.path().join("runs.db")).unwrap();
-        let store: &mut dyn RunStore = &mut db;
-        let run = store
-            .create_run(
-                "builtin:oracle",
-                &serde_json::json!({}),
-                &[("k".into(), None)],
-            )
+        let run = db
+            .create_run(suggester, &serde_json::json!({}), &[("k".into(), None)])
             .unwrap();
+        (dir, db, run)
+    }
+
+    #[test]
+    fn a_typed_step_round_trips_through_the_store() {
+        let (_dir, mut db, run) = one_run("builtin:oracle");
+        let store: &mut dyn RunStore = &mut db;
         store
             .set_run_trajectory(run, "k", "running", Some("e0"), None)
             .unwrap();
@@ -390,6 +500,105 @@ mod tests {
                     "generate timeout: suggester did not answer `generate` within 1s".into()
                 ],
             }]
+        );
+    }
+
+    #[test]
+    fn steps_come_back_as_recorded_a_page_at_a_time() {
+        let (_dir, mut db, run) = one_run("builtin:noop");
+        let store: &mut dyn RunStore = &mut db;
+        // More steps than a page, each with a prediction, a failure and a read of its own.
+        let steps: Vec<StoredStep> = (1..=600)
+            .map(|n| StoredStep {
+                step: n,
+                applied: format!("e{n}"),
+                allowed: vec![format!("e{n}"), format!("e{}", n + 1)],
+                remaining: 601 - n,
+                prf: Prf {
+                    precision: 0.0,
+                    recall: 0.0,
+                    f1: 0.0,
+                },
+                counts: StepCounts {
+                    tp: 0,
+                    fp: 1,
+                    fn_: 2,
+                },
+                content: None,
+                suggest_ms: n as f64 / 4.0,
+                generate_ms: None,
+                flow: FlowStep {
+                    predictions: vec![RankedPrediction {
+                        rank: 0,
+                        matched_gold: None,
+                        class: FlowClass::Breaking,
+                    }],
+                    // More than the step names (it names the first ones only).
+                    allowed_gold: 150,
+                },
+                predictions: vec![StoredPrediction {
+                    rank: 0,
+                    file: "a.py".into(),
+                    start_line: n,
+                    end_line: n + 1,
+                    text: format!("line {n}\n"),
+                    confidence: None,
+                    matched: None,
+                    class: FlowClass::Breaking,
+                }],
+                failures: vec![StepFailure {
+                    call: Call::Generate,
+                    failure: CallFailure {
+                        kind: FailureKind::Crash,
+                        message: format!("exit {n}"),
+                    },
+                }],
+                reads: vec![read(Call::Suggest, ReadSource::Reported, "a.py", Some(n))],
+                suggest_cached: None,
+                generate_cached: None,
+            })
+            .collect();
+        for step in &steps {
+            store.record_step(run, "k", step).unwrap();
+        }
+        let read_back = |first| {
+            let new = super::NewSteps {
+                run,
+                key: "k".into(),
+                first,
+            };
+            new.pages(&*store).collect::<Result<Vec<_>, _>>().unwrap()
+        };
+        assert_eq!(read_back(Some(3)), steps[2..]);
+        assert_eq!(read_back(Some(1)), steps);
+        assert_eq!(read_back(None), []);
+        // `replay --json`'s document, written a page at a time, is serde_json's document
+        // of the same values, byte for byte.
+        let document = crate::run::json::ReplayDocument::default();
+        let header = serde_json::json!({"type": "run", "run": run, "db": "runs.db"});
+        document.set_header(header.clone());
+        for first in [Some(3), None] {
+            document.push(super::NewSteps {
+                run,
+                key: "k".into(),
+                first,
+            });
+        }
+        let summary = serde_json::json!({"type": "summary", "run": run, "failed": 0});
+        let mut written = Vec::new();
+        document.write(&mut written, &*store, &summary).unwrap();
+        let trajectory = |steps: &[StoredStep]| {
+            let steps: Vec<_> = steps.iter().map(crate::run::json::step).collect();
+            serde_json::json!({"type": "trajectory", "key": "k", "steps": steps})
+        };
+        let whole = serde_json::json!({"run": header, "summary": summary,
+            "trajectories": [trajectory(&steps[2..]), trajectory(&[])]});
+        assert_eq!(String::from_utf8(written).unwrap(), format!("{whole}\n"));
+        // `export results` counts them all.
+        let results = db.result_steps(run).unwrap();
+        assert_eq!(
+            (results.len(), results[0].allowed, results[599].allowed),
+            (600, 150, 150)
         );
     }
 

@@ -13,15 +13,24 @@ use crate::metrics::contextbench::GranularityScore;
 use crate::store::{RunSummary, StoredStep};
 use crate::suggest::Call;
 
-/// A replayed trajectory's new steps, one line each.
-pub fn print_steps(out: &mut impl Write, key: &str, steps: &[StoredStep]) -> std::io::Result<()> {
-    writeln!(out, "{key}")?;
+/// A replayed trajectory's new steps, one line each, printed as they come; returns
+/// how many it printed.
+pub fn print_steps(
+    out: &mut impl Write,
+    key: &str,
+    steps: &mut dyn Iterator<Item = Result<StoredStep, RunError>>,
+) -> Result<usize, RunError> {
+    let print = RunError::Print;
+    writeln!(out, "{key}").map_err(print)?;
     writeln!(
         out,
         "  {:>4}  {:>5}  {:>5}  {:>5}  {:>6}  {:>5}  APPLIED",
         "STEP", "PREDS", "P", "R", "BLEU", "ES"
-    )?;
+    )
+    .map_err(print)?;
+    let mut count = 0;
     for s in steps {
+        let s = s?;
         let suggest_error = s.failures.iter().find(|f| f.call == Call::Suggest);
         // The step number is not padded under its `STEP` header: earlier versions
         // printed it as a JSON value, which ignores the width, and the table stays so.
@@ -42,9 +51,11 @@ pub fn print_steps(out: &mut impl Write, key: &str, steps: &[StoredStep]) -> std
             suggest_error
                 .map(|f| format!("  ({})", f.failure))
                 .unwrap_or_default()
-        )?;
+        )
+        .map_err(print)?;
+        count += 1;
     }
-    Ok(())
+    Ok(count)
 }
 
 /// The report of some runs: flow figures, how each run was scored, then content,

@@ -1,6 +1,7 @@
 //! The response cache's table (`response_cache`, schema v4): answers by suggester
 //! spec, repetition, call and request hash, each with the run that stored it (deleted
-//! with that run) and the suggester's own latency.
+//! with that run) and the suggester's own latency. The spec is kept masked
+//! ([`crate::secrets::stored_spec`]), looked up masked too.
 
 use rusqlite::{OptionalExtension, params};
 
@@ -29,7 +30,12 @@ impl Database {
             .query_row(
                 "SELECT result, failure_kind, failure_message, latency_ms FROM response_cache
                   WHERE suggester = ?1 AND repetition = ?2 AND call = ?3 AND request = ?4",
-                params![key.suggester, key.repetition, key.call.key(), key.request],
+                params![
+                    crate::secrets::stored_spec(&key.suggester),
+                    key.repetition,
+                    key.call.key(),
+                    key.request
+                ],
                 |r| {
                     Ok((
                         r.get::<_, Option<String>>(0)?,
@@ -80,7 +86,7 @@ impl Database {
                         failure_kind, failure_message, latency_ms, run_id, created_at)
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
                 params![
-                    key.suggester,
+                    crate::secrets::stored_spec(&key.suggester),
                     key.repetition,
                     key.call.key(),
                     key.request,

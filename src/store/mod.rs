@@ -13,6 +13,7 @@ mod merge;
 mod offers;
 mod results;
 mod runs;
+mod step_pages;
 mod tasks;
 mod write;
 
@@ -421,9 +422,15 @@ fn sqlite(path: &Path, source: rusqlite::Error) -> StoreError {
 /// so no process ever sees a half-made database (an empty file is never nextedit's:
 /// reading commands refuse one). Refuses a symbolic link at `path` (SQLite would
 /// follow it and create the file with the umask's mode); makes an existing file (and
-/// its `-wal`/`-shm`) 0600 if others could read it, returning its former mode.
+/// its `-wal`/`-shm`) 0600 if others could read it, returning its former mode. First
+/// removes what killed makers left beside it ([`remove_abandoned_new`]).
 fn create_private(path: &Path) -> Result<Option<u32>, StoreError> {
     use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
+    let dir = match path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        Some(dir) => dir,
+        None => Path::new("."),
+    };
+    remove_abandoned_new(dir);
     if let Ok(meta) = std::fs::symlink_metadata(path) {
         if meta.file_type().is_symlink() {
             return Err(StoreError::Create {
@@ -456,25 +463,21 @@ fn create_private(path: &Path) -> Result<Option<u32>, StoreError> {
         path: path.to_path_buf(),
         source,
     };
-    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty())
-        && !dir.exists()
-    {
+    if !dir.exists() {
         std::fs::DirBuilder::new()
             .recursive(true)
             .mode(0o700)
             .create(dir)
             .map_err(err)?;
     }
-    let dir = match path.parent().filter(|d| !d.as_os_str().is_empty()) {
-        Some(dir) => dir,
-        None => Path::new("."),
-    };
-    // tempfile creates it 0600.
+    // tempfile creates it 0600, and removes it if this fails; locked while it is made,
+    // so that one a killed process left (lock free) is told from one being made.
     let new = tempfile::Builder::new()
-        .prefix(".nextedit-new-")
+        .prefix(NEW_PREFIX)
         .suffix(".db")
         .tempfile_in(dir)
         .map_err(err)?;
+    lock(new.as_file(), true).map_err(err)?;
     let mut db = Database {
         conn: Connection::open(new.path()).map_err(|source| sqlite(path, source))?,
         path: path.to_path_buf(),
@@ -487,5 +490,68 @@ fn create_private(path: &Path) -> Result<Option<u32>, StoreError> {
         // Another process made it first: theirs is as good.
         Err(e) if e.error.kind() == std::io::ErrorKind::AlreadyExists => Ok(None),
         Err(e) => Err(err(e.error)),
+    }
+}
+
+/// The name of a database being made starts with this (then it is renamed into place).
+const NEW_PREFIX: &str = ".nextedit-new-";
+/// How old a database being made must be, with its lock free, to be taken as abandoned
+/// (its maker locks it right after creating it: never so long).
+const ABANDONED_AFTER: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// An exclusive `flock(2)` on `file` (held until it is closed; the kernel drops it
+/// however its process ends); `wait`: blocks until it is free, else whether it was.
+fn lock(file: &std::fs::File, wait: bool) -> std::io::Result<bool> {
+    use std::os::fd::AsRawFd;
+    let operation = if wait {
+        libc::LOCK_EX
+    } else {
+        libc::LOCK_EX | libc::LOCK_NB
+    };
+    // SAFETY: flock(2) on a descriptor the caller's `File` owns.
+    if unsafe { libc::flock(file.as_raw_fd(), operation) } == 0 {
+        return Ok(true);
+    }
+    let error = std::io::Error::last_os_error();
+    match error.kind() {
+        std::io::ErrorKind::WouldBlock if !wait => Ok(false),
+        _ => Err(error),
+    }
+}
+
+/// Removes the databases being made in `dir` that their maker abandoned (killed while
+/// making one: nothing could remove it): this user's, older than [`ABANDONED_AFTER`],
+/// their lock free; with their SQLite side files. Best effort: what cannot be read or
+/// removed is left.
+fn remove_abandoned_new(dir: &Path) {
+    use std::os::unix::fs::MetadataExt;
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    // SAFETY: geteuid(2) has no preconditions.
+    let me = unsafe { libc::geteuid() };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let name = name.to_string_lossy();
+        if !(name.starts_with(NEW_PREFIX) && name.ends_with(".db")) {
+            continue;
+        }
+        let path = entry.path();
+        let abandoned = std::fs::symlink_metadata(&path).is_ok_and(|m| {
+            m.is_file()
+                && m.uid() == me
+                && m.modified()
+                    .ok()
+                    .and_then(|t| t.elapsed().ok())
+                    .is_some_and(|age| age >= ABANDONED_AFTER)
+        }) && std::fs::File::open(&path)
+            .is_ok_and(|f| lock(&f, false).unwrap_or(false));
+        if abandoned {
+            for suffix in ["-journal", "-wal", "-shm", ""] {
+                let mut file = path.clone().into_os_string();
+                file.push(suffix);
+                let _ = std::fs::remove_file(file);
+            }
+        }
     }
 }

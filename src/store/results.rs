@@ -62,7 +62,10 @@ impl Database {
     /// Every stored step of `run`, in trajectory position and step order.
     pub fn result_steps(&self, run: i64) -> Result<Vec<ResultStep>, StoreError> {
         let mut steps = self.rows(
-            "SELECT s.key, s.step, s.applied, json_array_length(s.allowed), s.remaining,
+            // The count from `flow`: the `allowed` list names only the first ones.
+            "SELECT s.key, s.step, s.applied,
+                    coalesce(CASE WHEN json_valid(s.flow) THEN json_extract(s.flow, '$.allowed') END,
+                             json_array_length(s.allowed)), s.remaining,
                     s.precision, s.recall, s.f1, s.tp, s.fp, s.fn, s.content_bleu, s.content_es,
                     s.suggest_ms, s.generate_ms
                FROM run_steps s

@@ -19,7 +19,7 @@ pub struct RunSummary {
     pub id: i64,
     /// RFC 3339 start.
     pub started_at: String,
-    /// running, done, interrupted.
+    /// running, done, interrupted (its process stopped before it finished).
     pub status: String,
     /// Suggester spec.
     pub suggester: String,
@@ -46,7 +46,8 @@ pub struct StoredStep {
     pub step: usize,
     /// Edit id applied at the end of the step.
     pub applied: String,
-    /// Edit ids allowed next.
+    /// Edit ids allowed next, in natural order: the first
+    /// [`crate::run::ALLOWED_IDS_KEPT`] of them (how many there were is `flow.allowed_gold`).
     pub allowed: Vec<String>,
     /// Edits not applied before the step.
     pub remaining: usize,
@@ -114,7 +115,7 @@ pub struct RunTrajectory {
     pub key: String,
     /// Its place in the run's plan, from 0 (a shard run keeps the whole plan's places).
     pub position: usize,
-    /// pending, running, done, failed.
+    /// pending, running, done, failed, interrupted (with the reason in `error`).
     pub status: String,
     /// Its JSON, `None` when it could not be read or derived.
     pub text: Option<String>,
@@ -476,6 +477,43 @@ impl Database {
         Ok(())
     }
 
+    /// Marks run `run` interrupted if it is still running, and its trajectories in
+    /// progress with `reason` (what stopped them): a run its process could not finish
+    /// (a signal, an error, a process killed) is never left running; `--resume` goes
+    /// on from its stored steps. Returns whether the run was running.
+    pub fn interrupt_run(&mut self, run: i64, reason: &str) -> Result<bool, StoreError> {
+        let path = self.path.clone();
+        let e = |source| sqlite(&path, source);
+        let tx = self.conn.transaction().map_err(e)?;
+        let changed = tx
+            .execute(
+                "UPDATE runs SET status = 'interrupted', ended_at = ?2 WHERE id = ?1 AND status = 'running'",
+                params![run, now()],
+            )
+            .map_err(e)?;
+        if changed > 0 {
+            tx.execute(
+                "UPDATE run_trajectories SET status = 'interrupted', error = ?2
+                  WHERE run_id = ?1 AND status = 'running'",
+                params![run, reason],
+            )
+            .map_err(e)?;
+        }
+        tx.commit().map_err(e)?;
+        Ok(changed > 0)
+    }
+
+    /// Marks a run running again (a resumed one), without an end.
+    pub fn reopen_run(&mut self, run: i64) -> Result<(), StoreError> {
+        self.conn
+            .execute(
+                "UPDATE runs SET status = 'running', ended_at = NULL WHERE id = ?1",
+                [run],
+            )
+            .map_err(|source| sqlite(&self.path, source))?;
+        Ok(())
+    }
+
     /// Marks a run finished.
     pub fn finish_run(&mut self, run: i64, status: &str) -> Result<(), StoreError> {
         self.conn
@@ -547,6 +585,19 @@ impl Database {
         )
     }
 
+    /// The JSON of trajectory `key` of run `run` (`None`: it could not be read).
+    pub fn run_trajectory_text(&self, run: i64, key: &str) -> Result<Option<String>, StoreError> {
+        self.conn
+            .query_row(
+                "SELECT trajectory FROM run_trajectories WHERE run_id = ?1 AND key = ?2",
+                params![run, key],
+                |r| r.get(0),
+            )
+            .optional()
+            .map(Option::flatten)
+            .map_err(|source| sqlite(&self.path, source))
+    }
+
     /// The applied edit and flow of a trajectory's recorded steps, in step order.
     pub fn run_steps(&self, run: i64, key: &str) -> Result<Vec<StepFlow>, StoreError> {
         self.rows("SELECT step, applied, flow FROM run_steps WHERE run_id = ?1 AND key = ?2 ORDER BY step", params![run, key], |row| {
@@ -594,23 +645,7 @@ impl Database {
             "SELECT step, rank, file, start_line, end_line, text, confidence, matched, class
                FROM run_predictions WHERE run_id = ?1 AND key = ?2 ORDER BY step, rank",
             params![run, key],
-            |row| {
-                let class: String = row.get(8)?;
-                Ok((
-                    row.get::<_, i64>(0)? as usize,
-                    StoredPrediction {
-                        rank: row.get::<_, i64>(1)? as usize,
-                        file: row.get(2)?,
-                        start_line: row.get::<_, i64>(3)? as usize,
-                        end_line: row.get::<_, i64>(4)? as usize,
-                        text: row.get(5)?,
-                        confidence: row.get(6)?,
-                        matched: row.get(7)?,
-                        // A class this version does not know shows as breaking (unmatched).
-                        class: FlowClass::from_key(&class).unwrap_or(FlowClass::Breaking),
-                    },
-                ))
-            },
+            prediction_row,
         )?;
         let failures = self.rows(
             "SELECT step, call, kind, message FROM run_errors
@@ -686,23 +721,7 @@ impl Database {
             "SELECT step, call, source, file, start_line, end_line, via FROM run_reads
                     WHERE run_id = ?1 AND key = ?2 ORDER BY step, seq",
             params![run, key],
-            |row| {
-                let call: String = row.get(1)?;
-                let source: String = row.get(2)?;
-                Ok((
-                    row.get::<_, i64>(0)? as usize,
-                    StepRead {
-                        // Proxies name the call in their step markers: anything but
-                        // `generate` was a `suggest`.
-                        call: Call::from_key(&call).unwrap_or(Call::Suggest),
-                        source: ReadSource::from_key(&source),
-                        file: row.get(3)?,
-                        start_line: row.get::<_, i64>(4)? as usize,
-                        end_line: row.get::<_, Option<i64>>(5)?.map(|e| e as usize),
-                        via: row.get(6)?,
-                    },
-                ))
-            },
+            read_row,
         )
     }
 
@@ -882,6 +901,47 @@ impl Database {
     }
 }
 
+/// A `run_predictions` row (step, rank, file, start_line, end_line, text, confidence,
+/// matched, class) as (step, prediction).
+pub(super) fn prediction_row(
+    row: &rusqlite::Row<'_>,
+) -> rusqlite::Result<(usize, StoredPrediction)> {
+    let class: String = row.get(8)?;
+    Ok((
+        row.get::<_, i64>(0)? as usize,
+        StoredPrediction {
+            rank: row.get::<_, i64>(1)? as usize,
+            file: row.get(2)?,
+            start_line: row.get::<_, i64>(3)? as usize,
+            end_line: row.get::<_, i64>(4)? as usize,
+            text: row.get(5)?,
+            confidence: row.get(6)?,
+            matched: row.get(7)?,
+            // A class this version does not know shows as breaking (unmatched).
+            class: FlowClass::from_key(&class).unwrap_or(FlowClass::Breaking),
+        },
+    ))
+}
+
+/// A `run_reads` row (step, call, source, file, start_line, end_line, via) as (step, read).
+pub(super) fn read_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<(usize, StepRead)> {
+    let call: String = row.get(1)?;
+    let source: String = row.get(2)?;
+    Ok((
+        row.get::<_, i64>(0)? as usize,
+        StepRead {
+            // Proxies name the call in their step markers: anything but
+            // `generate` was a `suggest`.
+            call: Call::from_key(&call).unwrap_or(Call::Suggest),
+            source: ReadSource::from_key(&source),
+            file: row.get(3)?,
+            start_line: row.get::<_, i64>(4)? as usize,
+            end_line: row.get::<_, Option<i64>>(5)?.map(|e| e as usize),
+            via: row.get(6)?,
+        },
+    ))
+}
+
 /// The `flow` column of a step.
 fn flow_to_json(flow: &FlowStep) -> String {
     json!({
@@ -897,7 +957,7 @@ fn flow_to_json(flow: &FlowStep) -> String {
 
 /// A step's `flow` column read back; what does not parse counts as nothing (no
 /// predictions, no allowed edit), entry by entry, as every version has read it.
-fn flow_from_json(text: &str) -> FlowStep {
+pub(super) fn flow_from_json(text: &str) -> FlowStep {
     let flow: serde_json::Value = serde_json::from_str(text).unwrap_or_default();
     let predictions = flow["predictions"]
         .as_array()
@@ -920,19 +980,18 @@ fn flow_from_json(text: &str) -> FlowStep {
 }
 
 /// A trajectory's JSON as it may be stored: [`crate::record::privacy::protect_trajectory`]
-/// with the default rules (unchanged when it changes nothing); text that is not a
-/// trajectory still has its secrets masked.
+/// with the default rules, serialized again (the same text when it changes nothing in
+/// this type's own serialization); text that is not a trajectory still has its secrets
+/// masked.
 fn protected_json(json: &str) -> String {
     use crate::record::privacy::{PrivacyFilter, mask, protect_trajectory};
     match serde_json::from_str::<crate::trajectory::Trajectory>(json) {
-        Ok(trajectory) => {
-            let mut protected = trajectory.clone();
-            protect_trajectory(&PrivacyFilter::with_defaults(), &mut protected);
-            if protected == trajectory {
-                json.to_string()
-            } else {
-                serde_json::to_string(&protected).expect("trajectories serialise")
-            }
+        Ok(mut trajectory) => {
+            // Protected in place, no copy kept to compare with (a long trajectory is
+            // large): what a run stores is this type's own serialization already, so
+            // nothing to protect gives the same text back.
+            protect_trajectory(&PrivacyFilter::with_defaults(), &mut trajectory);
+            serde_json::to_string(&trajectory).expect("trajectories serialise")
         }
         Err(_) => mask(json).into_owned(),
     }

@@ -41,4 +41,9 @@ impl Suggester for NoopSuggester {
     }
 
     fn shutdown(&mut self) {}
+
+    fn needs_history(&self) -> bool {
+        // It never looks at the request: `generate` echoes its location's current text.
+        false
+    }
 }

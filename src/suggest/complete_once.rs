@@ -14,7 +14,7 @@ use super::protocol::{
 };
 use super::{Call, SuggestError, Suggester, complete_call};
 use crate::sys::jail::Jail;
-use crate::sys::sandbox::{Sandbox, Unavailable, availability, command_paths};
+use crate::sys::sandbox::{Sandbox, Unavailable};
 use crate::trajectory::RelPath;
 
 /// What to ask: a cursor in a file of a directory, and what the call carries besides.
@@ -173,25 +173,21 @@ pub fn complete_once(
         .strip_prefix("cmd:")
         .or_else(|| spec.strip_prefix("lsp:"));
     if let Some(command) = command.filter(|_| sandboxed) {
-        availability().map_err(OnceError::NoSandbox)?;
         let mut forbidden = vec![dir.clone(), request.dir.clone()];
         if let Ok(cwd) = std::env::current_dir()
             && cwd.starts_with(&dir)
         {
             forbidden.push(cwd);
         }
-        let mut read_only = command_paths(command, &forbidden);
+        let mut made =
+            Sandbox::for_command(command, &scratch_root, &forbidden, options.allow_network)
+                .map_err(OnceError::NoSandbox)?;
         if options.reads_db.is_some()
             && let Ok(exe) = std::env::current_exe()
         {
-            read_only.push(exe);
+            made.read_only.push(exe);
         }
-        sandbox = Some(Sandbox {
-            scratch: scratch_root.clone(),
-            read_only,
-            writable: Vec::new(),
-            network: options.allow_network,
-        });
+        sandbox = Some(made);
     }
     options.jail = Jail::in_scratch(
         sandbox,

@@ -427,6 +427,14 @@ pub trait Suggester: Send {
     }
     /// Ends the trajectory and releases resources.
     fn shutdown(&mut self);
+    /// Whether `suggest` and `generate` look at a request's history and files
+    /// (`prior_edits`, `files`). Building them costs every applied edit and every file
+    /// touched so far at every step, quadratic over a long trajectory: a suggester that
+    /// answers without them (`builtin:noop`, the gold-fed built-ins) says `false` and is
+    /// sent them empty, but for the file `generate` writes in. `true` by default.
+    fn needs_history(&self) -> bool {
+        true
+    }
     /// Where the engine may put gold answers before each call: `None` (the default) for
     /// every real suggester; only the test-only fed built-ins take them.
     fn gold_feed(&self) -> Option<&dyn GoldFeed> {

@@ -180,6 +180,11 @@ impl Suggester for RecordedSuggester {
 
     fn shutdown(&mut self) {}
 
+    fn needs_history(&self) -> bool {
+        // Its answers are the session's offers; it reads the worktree, not the request.
+        false
+    }
+
     fn offers_feed(&self) -> Option<&dyn OffersFeed> {
         Some(&self.feed)
     }

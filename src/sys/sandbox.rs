@@ -187,6 +187,28 @@ impl Sandbox {
     }
 }
 
+impl Sandbox {
+    /// The sandbox of one untrusted command line (a `cmd:` or `lsp:` spec's command)
+    /// writing only `scratch`: it sees the paths the command names read-only, never
+    /// one overlapping `forbidden` ([`command_paths`]), and no network unless
+    /// `network`. Fails, so the command never starts, when no sandbox can be made
+    /// here ([`availability`]).
+    pub fn for_command(
+        command: &str,
+        scratch: &Path,
+        forbidden: &[PathBuf],
+        network: bool,
+    ) -> Result<Sandbox, Unavailable> {
+        availability()?;
+        Ok(Sandbox {
+            scratch: scratch.to_path_buf(),
+            read_only: command_paths(command, forbidden),
+            writable: Vec::new(),
+            network,
+        })
+    }
+}
+
 fn push_all(args: &mut Vec<String>, items: &[&str]) {
     args.extend(items.iter().map(|s| s.to_string()));
 }

@@ -6,10 +6,13 @@
 //! `{"scores": [NUMBER, …]}`, one score per candidate in the same order, higher is
 //! more similar. Anything else (a closed stdout, bad JSON, a wrong count, no answer
 //! within the time limit) fails the cut with the command named. docs/tasks.md has an
-//! example.
+//! example. The command runs confined like every untrusted program ([`Confinement`]:
+//! the sandbox, the environment allow-list, the limits of its process tree), in a
+//! scratch directory of its own, with no network.
 
 use std::io::{BufRead, BufReader, Write};
-use std::process::{Child, ChildStdin, Command, Stdio};
+use std::path::PathBuf;
+use std::process::{Child, ChildStdin, Stdio};
 use std::sync::mpsc::{Receiver, RecvTimeoutError};
 use std::time::Duration;
 
@@ -17,9 +20,29 @@ use serde::{Deserialize, Serialize};
 
 use super::retrieval::{Candidate, RetrieveError, Retriever};
 use crate::suggest::retrieve::index::ChunkIndex;
+use crate::sys::env::Environment;
+use crate::sys::jail::{Jail, Tree};
+use crate::sys::limits::Limits;
+use crate::sys::sandbox::Sandbox;
 
 /// How long a query waits for its answer unless told otherwise.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// How a retriever command is confined, as every untrusted program is: in the sandbox
+/// (unless `sandboxed` is false: `--sandbox off`), with the environment allow-list
+/// plus `env`, and the limits of its process tree.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Confinement {
+    /// In the sandbox; when it cannot be made, the command is not started.
+    pub sandboxed: bool,
+    /// What it must never see (the repository, the database), even when its command
+    /// line names a path inside.
+    pub forbidden: Vec<PathBuf>,
+    /// Its process tree's limits.
+    pub limits: Limits,
+    /// Variables passed beyond the allow-list.
+    pub env: Environment,
+}
 
 /// A running retriever command.
 pub struct CommandRetriever {
@@ -30,6 +53,10 @@ pub struct CommandRetriever {
     /// (a blocking read on the pipe cannot).
     lines: Receiver<std::io::Result<String>>,
     timeout: Duration,
+    /// Its process tree; dropped after `child` is ended, it kills what is left.
+    tree: Tree,
+    /// Its scratch directory (its `HOME`, the only place it may write), removed last.
+    _scratch: tempfile::TempDir,
 }
 
 #[derive(Serialize)]
@@ -52,27 +79,49 @@ struct Answer {
 }
 
 impl CommandRetriever {
-    /// Starts `argv` (program, then arguments); `spec` names it in errors and tasks.
-    /// A query not answered within `timeout` ends the command and fails.
+    /// Starts `command` (a command line, split as a shell would, without one) confined
+    /// by `confine` in a scratch directory of its own; `spec` names it in errors and
+    /// tasks. A query not answered within `timeout` ends the command and fails.
     pub fn start(
         spec: &str,
-        argv: &[String],
+        command: &str,
         timeout: Duration,
+        confine: &Confinement,
     ) -> Result<CommandRetriever, RetrieveError> {
         let fail = |message: String| RetrieveError::Command {
             command: spec.to_string(),
             message,
         };
-        let (program, args) = argv
-            .split_first()
-            .ok_or_else(|| fail("no program given after `cmd:`".to_string()))?;
-        let mut child = Command::new(program)
-            .args(args)
+        let argv = shlex::split(command)
+            .filter(|argv| !argv.is_empty())
+            .ok_or_else(|| fail("no program given after `cmd:` (or an unclosed quote)".into()))?;
+        let scratch = tempfile::Builder::new()
+            .prefix("nextedit-retriever-")
+            .tempdir()
+            .map_err(|e| fail(format!("cannot create a scratch directory: {e}")))?;
+        let root = (scratch.path().canonicalize())
+            .map_err(|e| fail(format!("cannot resolve the scratch directory: {e}")))?;
+        let sandbox = match confine.sandboxed {
+            true => Some(
+                Sandbox::for_command(command, &root, &confine.forbidden, false).map_err(|e| {
+                    fail(format!(
+                        "cannot sandbox it: {e}; or pass --sandbox off to run it unsandboxed (it can then read the repository, your files and the network)"
+                    ))
+                })?,
+            ),
+            false => None,
+        };
+        let jail = Jail::in_scratch(sandbox, &root, confine.limits, confine.env.clone());
+        let (mut child_command, pending) = jail
+            .command(&argv, &root)
+            .map_err(|e| fail(format!("cannot confine it: {e}")))?;
+        child_command
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .map_err(|e| fail(format!("cannot start {program}: {e}")))?;
+            .stderr(Stdio::inherit());
+        let (mut child, tree) = pending
+            .spawn(&mut child_command)
+            .map_err(|e| fail(format!("cannot start {}: {e}", argv[0])))?;
         let stdin = child.stdin.take().expect("stdin is piped");
         let stdout = BufReader::new(child.stdout.take().expect("stdout is piped"));
         let (send, lines) = std::sync::mpsc::channel();
@@ -90,6 +139,8 @@ impl CommandRetriever {
             stdin,
             lines,
             timeout,
+            tree,
+            _scratch: scratch,
         })
     }
 
@@ -102,8 +153,10 @@ impl CommandRetriever {
 }
 
 impl Retriever for CommandRetriever {
+    /// The spec, a key it carries masked: tasks name their retriever, and task files
+    /// and databases never keep a key.
     fn name(&self) -> String {
-        self.spec.clone()
+        crate::secrets::stored_spec(&self.spec)
     }
 
     fn score(
@@ -134,10 +187,14 @@ impl Retriever for CommandRetriever {
             Ok(Ok(line)) => line,
             Ok(Err(e)) => return Err(self.fail(format!("reading scores: {e}"))),
             Err(RecvTimeoutError::Disconnected) => {
-                return Err(self.fail("closed its output without answering".to_string()));
+                let why = match self.tree.limit() {
+                    Some(limit) => format!("was killed ({limit}) before it answered"),
+                    None => "closed its output without answering".to_string(),
+                };
+                return Err(self.fail(why));
             }
             Err(RecvTimeoutError::Timeout) => {
-                let _ = self.child.kill();
+                self.tree.time_out();
                 return Err(self.fail(format!(
                     "did not answer a query within {} s (--retriever-timeout); ended it",
                     self.timeout.as_secs_f64()

@@ -159,11 +159,16 @@ impl TaskRunSettings {
         use crate::resume::{confirm, paths, quoted, resolved};
         let label = format!("task run {run}");
         let label = label.as_str();
+        // Stored masked ([`crate::secrets::stored_spec`]): compared masked.
         confirm(
             label,
             "--suggester",
             &self.suggester,
-            given.suggester.as_ref(),
+            given
+                .suggester
+                .as_deref()
+                .map(crate::secrets::stored_spec)
+                .as_ref(),
             |s| quoted("--suggester", s),
         )?;
         confirm(
@@ -401,8 +406,13 @@ pub fn run_tasks(
     let run = match run {
         Some(id) => id,
         None => {
-            let json = serde_json::to_string(&settings).expect("settings serialize");
-            db.create_task_run(&settings.suggester, settings.samples, task_file, &json)?
+            // A key the spec carries is never stored (a resume compares the masked spec).
+            let stored = TaskRunSettings {
+                suggester: crate::secrets::stored_spec(&settings.suggester),
+                ..settings.clone()
+            };
+            let json = serde_json::to_string(&stored).expect("settings serialize");
+            db.create_task_run(&stored.suggester, settings.samples, task_file, &json)?
         }
     };
     events.started(

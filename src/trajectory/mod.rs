@@ -94,6 +94,35 @@ impl Trajectory {
         self.edits.iter().position(|e| e.id == id).map(EditIndex)
     }
 
+    /// A trajectory's JSON read without each edit's analysis (its annotations, context
+    /// lines and structural path), which replaying and scoring a trajectory never read
+    /// and a derived commit keeps most of its memory in (a quarter of it is left);
+    /// everything else as `serde_json::from_str` reads it.
+    pub fn from_json_lean(json: &str) -> serde_json::Result<Trajectory> {
+        let lean: LeanTrajectory = serde_json::from_str(json)?;
+        Ok(Trajectory {
+            format: lean.format,
+            version: lean.version,
+            session: lean.session,
+            files: lean.files,
+            events: lean.events,
+            edits: lean.edits.into_iter().map(LeanEdit::into_edit).collect(),
+            order: lean.order,
+            gold: lean.gold,
+            offers: lean.offers,
+        })
+    }
+
+    /// [`Trajectory::edit_index`] for many ids: every edit's position by id (the
+    /// first, when ids repeat), built once (a lookup per id would scan every edit).
+    pub fn edit_indices(&self) -> std::collections::HashMap<&str, EditIndex> {
+        let mut indices = std::collections::HashMap::with_capacity(self.edits.len());
+        for (i, edit) in self.edits.iter().enumerate() {
+            indices.entry(edit.id.as_str()).or_insert(EditIndex(i));
+        }
+        indices
+    }
+
     /// The edit at a position.
     pub fn edit(&self, index: EditIndex) -> &Edit {
         &self.edits[index.0]
@@ -616,6 +645,64 @@ impl Edit {
     }
 }
 
+/// [`Trajectory`] as [`Trajectory::from_json_lean`] reads it (the same fields, with
+/// the same defaults).
+#[derive(Deserialize)]
+struct LeanTrajectory {
+    format: String,
+    version: u32,
+    session: SessionInfo,
+    files: Vec<FileEntry>,
+    events: Vec<Event>,
+    #[serde(default)]
+    edits: Vec<LeanEdit>,
+    #[serde(default)]
+    order: PartialOrder,
+    #[serde(default)]
+    gold: Gold,
+    #[serde(default)]
+    offers: Vec<Offer>,
+}
+
+/// [`Edit`] without its analysis: the fields not named here are skipped unread.
+#[derive(Deserialize)]
+struct LeanEdit {
+    id: String,
+    file: String,
+    kind: EditKind,
+    before_lines: LineRange,
+    after_lines: LineRange,
+    #[serde(default)]
+    start_byte: Option<usize>,
+    before_text: String,
+    after_text: String,
+    #[serde(default)]
+    origin: Origin,
+    #[serde(default)]
+    events: Vec<u64>,
+}
+
+impl LeanEdit {
+    fn into_edit(self) -> Edit {
+        Edit {
+            id: self.id,
+            file: self.file,
+            kind: self.kind,
+            before_lines: self.before_lines,
+            after_lines: self.after_lines,
+            start_byte: self.start_byte,
+            before_text: self.before_text,
+            after_text: self.after_text,
+            context_before: Vec::new(),
+            context_after: Vec::new(),
+            structural_path: Vec::new(),
+            origin: self.origin,
+            events: self.events,
+            annotations: serde_json::Map::new(),
+        }
+    }
+}
+
 /// The partial order over edits.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct PartialOrder {
@@ -684,5 +771,48 @@ mod tests {
         assert_eq!(json, r#"{"seq":3,"t_ms":1.5,"type":"save","file":"a.py"}"#);
         let back: Event = serde_json::from_str(&json).unwrap();
         assert_eq!(back, event);
+    }
+
+    #[test]
+    fn a_lean_read_leaves_out_only_each_edits_analysis() {
+        let mut t = Trajectory::new(SessionInfo::new("s", SessionKind::Recorded));
+        t.files.push(FileEntry::new("a.py", Some("x = 1\n".into())));
+        t.events.push(Event {
+            seq: 1,
+            t_ms: 2.0,
+            body: EventBody::Save {
+                file: "a.py".into(),
+            },
+        });
+        // Every field of an edit set (a struct literal: a new field must be named here).
+        let analysed = Edit {
+            id: "e0".into(),
+            file: "a.py".into(),
+            kind: EditKind::Replace,
+            before_lines: LineRange::new(0, 1),
+            after_lines: LineRange::new(0, 1),
+            start_byte: Some(0),
+            before_text: "x = 1\n".into(),
+            after_text: "x = 2\n".into(),
+            context_before: vec!["above\n".into()],
+            context_after: vec!["below\n".into()],
+            structural_path: vec!["def f():".into()],
+            origin: Origin::Format,
+            events: vec![1],
+            annotations: serde_json::json!({"hunk": 0}).as_object().unwrap().clone(),
+        };
+        t.edits.push(analysed.clone());
+        t.order.natural = vec!["e0".into()];
+        t.order.source = Some("recorded".into());
+        t.gold.next_edits = vec!["e0".into()];
+        let lean = Trajectory::from_json_lean(&serde_json::to_string(&t).unwrap()).unwrap();
+        t.edits[0] = Edit {
+            context_before: Vec::new(),
+            context_after: Vec::new(),
+            structural_path: Vec::new(),
+            annotations: serde_json::Map::new(),
+            ..analysed
+        };
+        assert_eq!(lean, t);
     }
 }

@@ -8,7 +8,8 @@ use std::collections::HashMap;
 use nextedit::metrics::flow::{FlowClass, aggregate};
 use nextedit::replay::matching::MatchRule;
 use nextedit::replay::{
-    DirWorkspace, FedSuggester, IgnoreProgress, OrderMode, ReplayConfig, ReplayHooks, replay,
+    DirWorkspace, FedSuggester, KeepSteps, OrderMode, ReplayConfig, ReplayHooks, ReplayOutcome,
+    StepRecord, replay,
 };
 use nextedit::suggest::protocol::{
     GenerateParams, GenerateResult, InitializeParams, InitializeResult, SuggestParams,
@@ -111,11 +112,26 @@ impl Suggester for Scripted {
     fn shutdown(&mut self) {}
 }
 
-fn hooks() -> ReplayHooks<'static> {
-    ReplayHooks {
-        resume: &[],
-        observer: Box::leak(Box::new(IgnoreProgress)),
-    }
+/// Replays `t` keeping every step: (outcome, steps).
+fn replay_kept(
+    t: &Trajectory,
+    suggester: &mut dyn Suggester,
+    dir: &std::path::Path,
+    config: &ReplayConfig,
+) -> (ReplayOutcome, Vec<StepRecord>) {
+    let mut kept = KeepSteps::default();
+    let outcome = replay(
+        t,
+        suggester,
+        &mut DirWorkspace::new(dir),
+        config,
+        ReplayHooks {
+            resume: &[],
+            observer: &mut kept,
+        },
+    )
+    .unwrap();
+    (outcome, kept.steps)
 }
 
 fn config(order: OrderMode) -> ReplayConfig {
@@ -169,19 +185,12 @@ fn historian_worked_example() {
     // Historian always starts with edit 0.
     let mut t = worked_example();
     t.order.initial = vec!["e0".into()];
-    let outcome = replay(
-        &t,
-        &mut suggester,
-        &mut DirWorkspace::new(dir.path()),
-        &config(OrderMode::Adaptive),
-        hooks(),
-    )
-    .unwrap();
+    let (outcome, steps) =
+        replay_kept(&t, &mut suggester, dir.path(), &config(OrderMode::Adaptive));
     assert_eq!(outcome.initial, EditIndex(0));
     assert_eq!(suggester.generated_at, vec![("pkg/b.py".to_string(), 4, 5)]);
     assert_eq!(outcome.order, [0, 1, 2, 3, 4].map(EditIndex));
-    let classes: Vec<Vec<FlowClass>> = outcome
-        .steps
+    let classes: Vec<Vec<FlowClass>> = steps
         .iter()
         .map(|s| s.predictions.iter().map(|p| p.class).collect())
         .collect();
@@ -195,8 +204,7 @@ fn historian_worked_example() {
             vec![Breaking, Reverting],
         ]
     );
-    let prf: Vec<(f64, f64)> = outcome
-        .steps
+    let prf: Vec<(f64, f64)> = steps
         .iter()
         .map(|s| (s.flow.prf().precision, s.flow.prf().recall))
         .collect();
@@ -204,15 +212,13 @@ fn historian_worked_example() {
         prf,
         vec![(0.75, 0.75), (2.0 / 3.0, 2.0 / 3.0), (0.5, 0.5), (0.0, 0.0)]
     );
-    let tp_at: Vec<[u64; 3]> = outcome
-        .steps
+    let tp_at: Vec<[u64; 3]> = steps
         .iter()
         .map(|s| [s.flow.tp_at(1), s.flow.tp_at(3), s.flow.tp_at(5)])
         .collect();
     assert_eq!(tp_at, vec![[0, 2, 3], [0, 2, 2], [0, 1, 1], [0, 0, 0]]);
     // Steps 1-3 take their content score from the best kept match; step 4 generates.
-    let content: Vec<(usize, bool, f64)> = outcome
-        .steps
+    let content: Vec<(usize, bool, f64)> = steps
         .iter()
         .map(|s| {
             s.content
@@ -230,18 +236,14 @@ fn historian_worked_example() {
             (4, true, 100.0)
         ]
     );
-    assert_eq!(outcome.steps[3].content.as_ref().unwrap().es, 1.0);
+    assert_eq!(steps[3].content.as_ref().unwrap().es, 1.0);
     // The workspace ends at the commit's state.
     assert_eq!(
         std::fs::read_to_string(dir.path().join("pkg/a.py")).unwrap(),
         "import os\nimport math\n\n\ndef compute(x, scale=1):\n    return (x + 1) * scale\n\n\ndef helper(y):\n    return compute(y, scale=2) * 2\n\n\nclass Foo:\n    def bar(self):\n        value = compute(3, scale=math.pi)\n        return value\n"
     );
     let summary = aggregate(
-        &outcome
-            .steps
-            .iter()
-            .map(|s| s.flow.clone())
-            .collect::<Vec<_>>(),
+        &steps.iter().map(|s| s.flow.clone()).collect::<Vec<_>>(),
         &[1, 3, 5],
     );
     assert_eq!(
@@ -258,16 +260,14 @@ fn historian_worked_example() {
 fn oracle_reaches_the_maximum_and_noop_scores_zero() {
     let dir = tempfile::tempdir().unwrap();
     let mut oracle = FedSuggester::oracle();
-    let outcome = replay(
+    let (outcome, steps) = replay_kept(
         &worked_example(),
         &mut oracle,
-        &mut DirWorkspace::new(dir.path()),
+        dir.path(),
         &config(OrderMode::Fixed),
-        hooks(),
-    )
-    .unwrap();
+    );
     assert_eq!(outcome.order, [0, 1, 2, 3, 4].map(EditIndex));
-    for step in &outcome.steps {
+    for step in &steps {
         let prf = step.flow.prf();
         assert_eq!(
             (prf.precision, prf.recall),
@@ -278,15 +278,13 @@ fn oracle_reaches_the_maximum_and_noop_scores_zero() {
         assert_eq!(step.content.as_ref().unwrap().bleu, 100.0);
     }
     let dir = tempfile::tempdir().unwrap();
-    let outcome = replay(
+    let (_, steps) = replay_kept(
         &worked_example(),
         &mut NoopSuggester,
-        &mut DirWorkspace::new(dir.path()),
+        dir.path(),
         &config(OrderMode::Fixed),
-        hooks(),
-    )
-    .unwrap();
-    for step in &outcome.steps {
+    );
+    for step in &steps {
         let prf = step.flow.prf();
         assert_eq!(
             (prf.precision, prf.recall, step.predictions.len()),
@@ -337,14 +335,7 @@ fn the_future_never_reaches_the_suggester() {
     }
     let dir = tempfile::tempdir().unwrap();
     let mut spy = Spy(&mut suggester, vec![], dir.path().to_path_buf());
-    let outcome = replay(
-        &t,
-        &mut spy,
-        &mut DirWorkspace::new(dir.path()),
-        &config(OrderMode::Fixed),
-        hooks(),
-    )
-    .unwrap();
+    let (outcome, _) = replay_kept(&t, &mut spy, dir.path(), &config(OrderMode::Fixed));
     assert_eq!(outcome.order, [0, 1, 2, 3, 4].map(EditIndex));
     assert!(spy.1.len() > 10);
     for seen in &spy.1 {
@@ -506,6 +497,10 @@ fn replay_command_with_builtin_and_process_suggesters() {
 #[test]
 fn a_killed_run_resumes_where_it_stopped() {
     let dir = tempfile::tempdir().unwrap();
+    // Its own temporary directory: the killed run's scratch directory stays there
+    // until the resumed run removes it.
+    let tmpdir = dir.path().join("tmp");
+    std::fs::create_dir(&tmpdir).unwrap();
     let db = dir.path().join("runs.db");
     let path = dir.path().join("commit.json");
     std::fs::write(&path, serde_json::to_string(&worked_example()).unwrap()).unwrap();
@@ -519,6 +514,7 @@ fn a_killed_run_resumes_where_it_stopped() {
         .arg(&path)
         .arg("--db")
         .arg(&db)
+        .env("TMPDIR", &tmpdir)
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
         .spawn()
@@ -539,48 +535,23 @@ fn a_killed_run_resumes_where_it_stopped() {
     std::thread::sleep(std::time::Duration::from_millis(200));
     child.kill().unwrap();
     child.wait().unwrap();
-    // A SIGKILLed nextedit cannot stop its suggester: end its process group here (its
-    // shell's command line names the state file).
-    let ps = std::process::Command::new("ps")
-        .args(["-eo", "pid=,args="])
-        .output()
-        .unwrap();
-    let state_name = state.display().to_string();
-    for line in String::from_utf8_lossy(&ps.stdout)
-        .lines()
-        .filter(|l| l.contains(&state_name))
-    {
-        if let Some(pid) = line
-            .split_whitespace()
-            .next()
-            .and_then(|p| p.parse::<i32>().ok())
-        {
-            // SAFETY: kill(2) on the process group of the suggester this test started.
-            unsafe {
-                libc::kill(-pid, libc::SIGKILL);
-            }
-        }
-    }
+    kill_suggesters(&state);
     assert_eq!(steps_stored(), 2);
     // The suggester and its sandbox flags are given again (never taken from the database).
     // Every answer names a file the trajectory does not have: the run FAILED.
-    let state_arg = state.to_str().unwrap();
     let resumed = failed_run_json_lines(
-        &nextedit(
-            &[
-                "replay",
-                "--jsonl",
-                "--resume",
-                "1",
-                "--suggester",
-                &spec,
-                "--sandbox-rw",
-                state_arg,
-            ],
-            &db,
-        ),
+        &std::process::Command::new(env!("CARGO_BIN_EXE_nextedit"))
+            .args(["replay", "--jsonl", "--resume", "1", "--suggester", &spec])
+            .arg("--sandbox-rw")
+            .arg(&state)
+            .arg("--db")
+            .arg(&db)
+            .env("TMPDIR", &tmpdir)
+            .output()
+            .unwrap(),
         "all 4 suggest calls failed (bad_result 4)",
     );
+    assert_eq!(std::fs::read_dir(&tmpdir).unwrap().count(), 0);
     let steps: Vec<i64> = resumed[1]["steps"]
         .as_array()
         .unwrap()
@@ -602,6 +573,31 @@ fn a_killed_run_resumes_where_it_stopped() {
         .query_row("SELECT status FROM run_trajectories", [], |r| r.get(0))
         .unwrap();
     assert_eq!(status, "done");
+}
+
+/// A SIGKILLed nextedit cannot stop its suggester: ends the process groups of the
+/// scripted suggesters whose command line names `state`.
+fn kill_suggesters(state: &std::path::Path) {
+    let ps = std::process::Command::new("ps")
+        .args(["-eo", "pid=,args="])
+        .output()
+        .unwrap();
+    let state_name = state.display().to_string();
+    for line in String::from_utf8_lossy(&ps.stdout)
+        .lines()
+        .filter(|l| l.contains(&state_name))
+    {
+        if let Some(pid) = line
+            .split_whitespace()
+            .next()
+            .and_then(|p| p.parse::<i32>().ok())
+        {
+            // SAFETY: kill(2) on the process group of the suggester this test started.
+            unsafe {
+                libc::kill(-pid, libc::SIGKILL);
+            }
+        }
+    }
 }
 
 /// A rename commit: the definition first, then two call sites in two files.
@@ -647,17 +643,15 @@ fn rename_trajectory() -> Trajectory {
 fn propagate_follows_a_rename() {
     let dir = tempfile::tempdir().unwrap();
     let mut propagate = nextedit::suggest::PropagateSuggester::default();
-    let outcome = replay(
+    let (outcome, steps) = replay_kept(
         &rename_trajectory(),
         &mut propagate,
-        &mut DirWorkspace::new(dir.path()),
+        dir.path(),
         &config(OrderMode::Fixed),
-        hooks(),
-    )
-    .unwrap();
+    );
     assert_eq!(outcome.order, [0, 1, 2, 3].map(EditIndex));
     // Step 1: all three remaining sites predicted, nearest (same file) first; all keep the flow.
-    let step1: Vec<(String, usize, Option<usize>, FlowClass)> = outcome.steps[0]
+    let step1: Vec<(String, usize, Option<usize>, FlowClass)> = steps[0]
         .predictions
         .iter()
         .map(|p| {
@@ -677,8 +671,7 @@ fn propagate_follows_a_rename() {
             ("pkg/b.py".into(), 2, Some(3), FlowClass::Keeping),
         ]
     );
-    let prf: Vec<(f64, f64)> = outcome
-        .steps
+    let prf: Vec<(f64, f64)> = steps
         .iter()
         .map(|s| (s.flow.prf().precision, s.flow.prf().recall))
         .collect();
@@ -1041,37 +1034,75 @@ fn one_suggester_process_serves_every_trajectory_of_a_worker() {
     );
 }
 
+/// A replay of the worked example through a suggester that hangs at `suggest`, its
+/// scratch directory in `tmpdir`; returns once the trajectory is running.
+fn hanging_replay(
+    dir: &std::path::Path,
+    tmpdir: &std::path::Path,
+    db: &std::path::Path,
+) -> (std::process::Child, std::path::PathBuf) {
+    let path = dir.join("commit.json");
+    std::fs::write(&path, serde_json::to_string(&worked_example()).unwrap()).unwrap();
+    let state = dir.join("state");
+    let spec = scripted_suggester(Some("hang"), &state);
+    let child = std::process::Command::new(env!("CARGO_BIN_EXE_nextedit"))
+        .args(["replay", "--suggester", &spec, "--sandbox-rw"])
+        .arg(&state)
+        .arg("--trajectory")
+        .arg(&path)
+        .arg("--db")
+        .arg(db)
+        .env("TMPDIR", tmpdir)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while statuses(db).1 != "running" {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the trajectory never started"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    (child, state)
+}
+
+/// (the run's status, its trajectory's status and error) of a one-trajectory run 1
+/// (empty while there is none).
+fn statuses(db: &std::path::Path) -> (String, String, Option<String>) {
+    rusqlite::Connection::open(db)
+        .and_then(|c| {
+            c.query_row(
+                "SELECT r.status, t.status, t.error FROM runs r JOIN run_trajectories t ON t.run_id = r.id",
+                [],
+                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+            )
+        })
+        .unwrap_or_default()
+}
+
+/// Whether a process whose command line names `state` (a scripted suggester's) runs.
+fn suggester_running(state: &std::path::Path) -> bool {
+    let state = state.display().to_string();
+    let ps = std::process::Command::new("ps")
+        .args(["-eo", "args"])
+        .output()
+        .unwrap();
+    String::from_utf8_lossy(&ps.stdout)
+        .lines()
+        .any(|l| l.contains(&state))
+}
+
 #[test]
 fn ctrl_c_removes_the_scratch_worktrees() {
     let dir = tempfile::tempdir().unwrap();
     let tmpdir = dir.path().join("tmp");
     std::fs::create_dir(&tmpdir).unwrap();
     let db = dir.path().join("runs.db");
-    let path = dir.path().join("commit.json");
-    std::fs::write(&path, serde_json::to_string(&worked_example()).unwrap()).unwrap();
-    let state = dir.path().join("state");
-    let spec = scripted_suggester(Some("hang"), &state);
-    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_nextedit"))
-        .args(["replay", "--suggester", &spec, "--sandbox-rw"])
-        .arg(&state)
-        .arg("--trajectory")
-        .arg(&path)
-        .arg("--db")
-        .arg(&db)
-        .env("TMPDIR", &tmpdir)
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
+    let (mut child, state) = hanging_replay(dir.path(), &tmpdir, &db);
     let scratch = || std::fs::read_dir(&tmpdir).unwrap().count();
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
-    while scratch() == 0 {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "no scratch directory appeared"
-        );
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
+    assert_eq!(scratch(), 1);
     std::thread::sleep(std::time::Duration::from_millis(300));
     // SAFETY: kill(2) on a child this test spawned.
     unsafe {
@@ -1080,22 +1111,64 @@ fn ctrl_c_removes_the_scratch_worktrees() {
     let status = child.wait().unwrap();
     assert_eq!(status.code(), Some(128 + libc::SIGINT));
     assert_eq!(scratch(), 0, "scratch worktrees left behind");
+    // Never left running: interrupted, and the trajectory says by what.
+    assert_eq!(
+        statuses(&db),
+        (
+            "interrupted".into(),
+            "interrupted".into(),
+            Some("interrupted by SIGINT".into())
+        )
+    );
     // The hanging suggester went too (its process group was SIGKILLed; the kernel may
     // take a moment to tear a killed sandbox down on a loaded machine, so look for up to
     // five seconds).
-    let state = state.display().to_string();
-    let running = || {
-        let ps = std::process::Command::new("ps")
-            .args(["-eo", "args"])
-            .output()
-            .unwrap();
-        String::from_utf8_lossy(&ps.stdout)
-            .lines()
-            .any(|l| l.contains(&state))
-    };
     let gone_by = std::time::Instant::now() + std::time::Duration::from_secs(5);
-    while running() && std::time::Instant::now() < gone_by {
+    while suggester_running(&state) && std::time::Instant::now() < gone_by {
         std::thread::sleep(std::time::Duration::from_millis(50));
     }
-    assert!(!running(), "suggester left running");
+    assert!(!suggester_running(&state), "suggester left running");
+}
+
+#[test]
+fn the_next_run_cleans_up_after_a_killed_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let tmpdir = dir.path().join("tmp");
+    std::fs::create_dir(&tmpdir).unwrap();
+    let db = dir.path().join("runs.db");
+    let (mut child, state) = hanging_replay(dir.path(), &tmpdir, &db);
+    // SIGKILL (as the out-of-memory killer sends it): nothing in the process runs.
+    child.kill().unwrap();
+    child.wait().unwrap();
+    kill_suggesters(&state);
+    let left: Vec<std::path::PathBuf> = std::fs::read_dir(&tmpdir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert_eq!(left.len(), 1);
+    assert_eq!(statuses(&db), ("running".into(), "running".into(), None));
+    // Any later replay (here another database's) removes the directory and marks the
+    // dead run interrupted, saying so.
+    let path = dir.path().join("commit.json");
+    let other = crate::common::noop_replay(&path, &dir.path().join("other.db"), &tmpdir)
+        .output()
+        .unwrap();
+    assert!(other.status.success());
+    assert_eq!(
+        String::from_utf8_lossy(&other.stderr),
+        format!(
+            "nextedit: removed {}, the scratch directory of a replay whose process ended without removing it; run 1 of {} was left running: now marked interrupted\n",
+            left[0].display(),
+            db.display()
+        )
+    );
+    assert_eq!(std::fs::read_dir(&tmpdir).unwrap().count(), 0);
+    assert_eq!(
+        statuses(&db),
+        (
+            "interrupted".into(),
+            "interrupted".into(),
+            Some("the process running it ended before it finished (killed, out of memory, or crashed)".into())
+        )
+    );
 }

@@ -3,10 +3,11 @@
 //! path read-write, remount /usr or /etc, unmount the mask over /etc/shadow, read
 //! /etc/ssl/private or make a user namespace; it runs with no capability under the
 //! seccomp filters; the host file stays as it was. No sandbox, no run: with bubblewrap
-//! missing or failing, `replay` (cmd: and lsp:), `complete` and `tasks run` exit 2
-//! naming the cause and the fix, and never start the program; `--sandbox off` runs it
-//! and says so on stderr, `-q` or not. Untrusted code gets only the allowed
-//! environment: no `OPENAI_API_KEY` unless `--env OPENAI_API_KEY`.
+//! missing or failing, `replay` (cmd: and lsp:), `complete`, `tasks run` and `tasks
+//! cut --retriever cmd:` exit 2 naming the cause and the fix, and never start the
+//! program; `--sandbox off` runs it and says so on stderr, `-q` or not. Untrusted code
+//! gets only the allowed environment: no `OPENAI_API_KEY` unless `--env
+//! OPENAI_API_KEY`; a retriever command reads no file beside its script.
 
 use std::path::Path;
 
@@ -182,6 +183,16 @@ fn commands(world: &World, marker: &Path) -> Vec<Untrusted> {
             name: "tasks run",
             args: world.tasks_args("t.db", &["--suggester", &touch, "--test-command", &test]),
         },
+        Untrusted {
+            name: "tasks cut",
+            args: [
+                "tasks", "cut", "--quiet", "--repo", &dir, "--commit", "HEAD",
+            ]
+            .map(String::from)
+            .into_iter()
+            .chain(["--retriever".to_string(), touch.clone()])
+            .collect(),
+        },
     ]
 }
 
@@ -259,12 +270,18 @@ fn no_sandbox_no_run_unless_sandbox_off_is_given() {
                 "the tests and the suggester",
                 "run them unsandboxed (they can then read the repository, the database and the network)",
             ),
+            (
+                "tasks cut",
+                "it",
+                "run it unsandboxed (it can then read the repository, your files and the network)",
+            ),
         ] {
             let prefix = match name {
                 "complete" => {
                     "nextedit: error: cmd:touch 'DIR/ran' at calc.py:0:0 of REPO: ".to_string()
                 }
                 "tasks run" => "nextedit: error: task run into DIR/t.db: ".to_string(),
+                "tasks cut" => "nextedit: error: retriever `cmd:touch 'DIR/ran'`: ".to_string(),
                 _ => "nextedit: error: ".to_string(),
             };
             expected.push((
@@ -289,7 +306,8 @@ fn no_sandbox_no_run_unless_sandbox_off_is_given() {
             ("replay cmd:", true),
             ("replay lsp:", true),
             ("complete", true),
-            ("tasks run", true)
+            ("tasks run", true),
+            ("tasks cut", true)
         ]
     );
     let warnings: Vec<&str> = found
@@ -308,6 +326,7 @@ fn no_sandbox_no_run_unless_sandbox_off_is_given() {
             "nextedit: suggesters run UNSANDBOXED (--sandbox off): they can read the repository, the database and the network",
             "nextedit: the suggester runs UNSANDBOXED (--sandbox off): it can read --dir's repository, your files and the network",
             "nextedit: tests and suggester run UNSANDBOXED (--sandbox off): they can read the repository, the database and the network",
+            "nextedit: the retriever runs UNSANDBOXED (--sandbox off): it can read the repository, your files and the network",
         ]
     );
 }
@@ -461,5 +480,89 @@ fn an_unsandboxed_task_run_is_marked_in_every_report_format() {
         std::fs::read_to_string(&page).unwrap().contains(
             "<p class=\"warn\">Unsandboxed (sandbox off): its tests and suggester could read the repository, the database and the network.</p>"
         )
+    );
+}
+
+/// A retriever command that says on stderr, at its first query, what it found: the
+/// text of `secret` (or the error reading it) and whether `OPENAI_API_KEY` is set;
+/// then scores every candidate 0.
+fn probing_retriever(world: &World, secret: &Path) -> String {
+    let script = world.path("probe_retriever.py");
+    std::fs::write(
+        &script,
+        format!(
+            r#"import json, os, sys
+said = False
+for line in sys.stdin:
+    if not said:
+        try:
+            found = open({secret:?}).read()
+        except OSError as e:
+            found = type(e).__name__
+        print("PROBE " + json.dumps({{"secret": found, "key": "OPENAI_API_KEY" in os.environ}}), file=sys.stderr, flush=True)
+        said = True
+    print(json.dumps({{"scores": [0.0] * len(json.loads(line)["candidates"])}}), flush=True)
+"#,
+            secret = secret.display().to_string()
+        ),
+    )
+    .unwrap();
+    format!(
+        "cmd:python3 {} api_key=sk-retriever-7c2e9a",
+        script.display()
+    )
+}
+
+#[test]
+fn a_retriever_command_reads_no_file_and_no_key_outside_its_sandbox() {
+    let world = World::new();
+    // Beside the retriever's own script, which it is shown (and nothing else there).
+    let secret = world.path("secret.txt");
+    std::fs::write(&secret, "s3cret").unwrap();
+    let spec = probing_retriever(&world, &secret);
+    let dir = world.repo.path().display().to_string();
+    let probe = |extra: &[&str]| {
+        let args: Vec<String> = ["tasks", "cut", "--quiet", "--repo", &dir]
+            .iter()
+            .chain(&["--commit", "HEAD", "--scenario", "full_block"])
+            .chain(&["--retriever", &spec])
+            .chain(extra)
+            .map(|s| s.to_string())
+            .collect();
+        let ran = run(&args, &[("OPENAI_API_KEY", "sk-test-5b1f")]);
+        assert_eq!(ran.output.status.code(), Some(0), "{}", ran.stderr());
+        let stderr = ran.stderr();
+        let line = stderr
+            .lines()
+            .find_map(|l| l.strip_prefix("PROBE "))
+            .unwrap_or_else(|| panic!("the retriever was never asked: {stderr}"));
+        let found: Value = serde_json::from_str(line).unwrap();
+        // Tasks name their retriever with the key its spec carries masked.
+        let task: Value = serde_json::from_str(
+            String::from_utf8_lossy(&ran.output.stdout)
+                .lines()
+                .next()
+                .unwrap(),
+        )
+        .unwrap();
+        let named = task["context"]["retriever"].as_str().unwrap().to_string();
+        (found, named)
+    };
+    let masked = spec.replace("sk-retriever-7c2e9a", "*******************");
+    assert_eq!(
+        probe(&[]),
+        (
+            json!({"secret": "FileNotFoundError", "key": false}),
+            masked.clone()
+        )
+    );
+    assert_eq!(
+        probe(&["--env", "OPENAI_API_KEY"]).0,
+        json!({"secret": "FileNotFoundError", "key": true})
+    );
+    // Unsandboxed it reads the file (the probe works), and still gets no key.
+    assert_eq!(
+        probe(&["--sandbox", "off"]).0,
+        json!({"secret": "s3cret", "key": false})
     );
 }

@@ -229,8 +229,12 @@ fn context_from_head_retrieves_the_later_helper_and_flags_the_leak() {
 #[test]
 fn a_command_retriever_ranks_the_context() {
     let built = evolution_repo();
-    let retriever = "cmd:python3 tests/it/tasks_retriever.py";
-    let task = average_price_task(&built, "head", retriever);
+    // Named by its absolute path: the sandbox shows it only what its command names.
+    let retriever = format!(
+        "cmd:python3 {}/tests/it/tasks_retriever.py",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let task = average_price_task(&built, "head", &retriever);
     assert_eq!(task["context"]["retriever"], retriever);
     let chunks: Vec<(String, f64)> = task["context"]["chunks"]
         .as_array()

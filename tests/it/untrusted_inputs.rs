@@ -2,7 +2,8 @@
 //! run on `--resume` (nor a plan's on Ray), a key a server reflects is masked in every
 //! output and every column, every numeric flag is checked by range (exit 2), a huge
 //! input is cut in messages and stored errors, and `runs merge`, `sessions purge`,
-//! `report` and `runs list` hold against hostile or broken databases.
+//! `report` and `runs list` hold against hostile or broken databases. A key in a
+//! suggester spec is stored masked; a database whose maker was killed is removed.
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpListener;
@@ -827,4 +828,138 @@ fn the_ray_driver_refuses_a_plan_whose_command_was_planted() {
         )
     );
     assert!(!marker.exists());
+}
+
+#[test]
+fn a_key_in_a_suggester_spec_is_stored_masked_and_the_spec_still_resumes() {
+    let tmp = tempfile::tempdir().unwrap();
+    let db = tmp.path().join("runs.db");
+    let renamer = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/suggesters/renamer.py");
+    let key = "sk-spec-4d1e8a7b93";
+    let spec = format!("cmd:python3 {} api_key={key}", renamer.display());
+    let path = trajectory_file(tmp.path(), "t1");
+    ok(&nextedit(
+        &["replay", "-q", "--suggester", &spec, "--trajectory", &path],
+        &db,
+    ));
+    let texts = every_text(&db);
+    let leaks: Vec<&(String, String)> = texts.iter().filter(|(_, t)| t.contains(key)).collect();
+    assert!(leaks.is_empty(), "the key is stored: {leaks:?}");
+    let masked = spec.replace(key, &"*".repeat(key.len()));
+    let stored: (String, String) = rusqlite::Connection::open(&db)
+        .unwrap()
+        .query_row(
+            "SELECT suggester, json_extract(config, '$.suggester') FROM runs",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .unwrap();
+    assert_eq!(stored, (masked.clone(), masked));
+    // The response cache is keyed by the masked spec too.
+    assert!(
+        texts
+            .iter()
+            .any(|(p, t)| p == "response_cache.suggester" && t.contains(&"*".repeat(key.len()))),
+        "{texts:?}"
+    );
+    // Given again, the spec with its key is the stored one; another program is not.
+    ok(&nextedit(
+        &["replay", "-q", "--resume", "1", "--suggester", &spec],
+        &db,
+    ));
+    let other = nextedit(
+        &[
+            "replay",
+            "-q",
+            "--resume",
+            "1",
+            "--suggester",
+            "cmd:python3 /x.py",
+        ],
+        &db,
+    );
+    assert_eq!(other.status.code(), Some(2), "{}", stderr(&other));
+    // A task run's likewise.
+    let world = crate::common::hostile::World::new();
+    let echo = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/suggesters/complete_echo.py");
+    let spec = format!("cmd:python3 {} api_key={key}", echo.display());
+    let ran = crate::common::hostile::run(
+        &world.tasks_args("t.db", &["--suggester", &spec, "--test-command", "true"]),
+        &[],
+    );
+    // (`true` passes the empty answer too: no valid task, exit 1; the run is stored.)
+    assert_eq!(ran.output.status.code(), Some(1), "{}", ran.stderr());
+    let texts = every_text(&world.path("t.db"));
+    let leaks: Vec<&(String, String)> = texts.iter().filter(|(_, t)| t.contains(key)).collect();
+    assert!(leaks.is_empty(), "the key is stored: {leaks:?}");
+    let masked = spec.replace(key, &"*".repeat(key.len()));
+    assert!(
+        texts.contains(&("task_runs.suggester".to_string(), masked)),
+        "{texts:?}"
+    );
+}
+
+#[test]
+fn a_database_creation_killed_midway_is_removed_by_the_next_open() {
+    let tmp = tempfile::tempdir().unwrap();
+    let db = tmp.path().join("runs.db");
+    let scratch = tmp.path().join("tmp");
+    std::fs::create_dir(&scratch).unwrap();
+    let path = trajectory_file(tmp.path(), "t1");
+    let leftovers = || -> Vec<String> {
+        let mut names: Vec<String> = std::fs::read_dir(tmp.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .filter(|n| n.starts_with(".nextedit-new-"))
+            .collect();
+        names.sort();
+        names
+    };
+    let replay = || {
+        let mut command = crate::common::noop_replay(Path::new(&path), &db, &scratch);
+        command
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null());
+        command
+    };
+    // SIGKILLed ever later, until one dies while it makes the database (a debug
+    // build takes tens of milliseconds to).
+    let mut delay = std::time::Duration::from_millis(2);
+    while leftovers().is_empty() {
+        assert!(
+            delay < std::time::Duration::from_millis(500),
+            "no replay was killed while it made the database"
+        );
+        let mut child = replay().spawn().unwrap();
+        std::thread::sleep(delay);
+        child.kill().unwrap();
+        child.wait().unwrap();
+        // Made in full: made again by the next one.
+        for suffix in ["", "-wal", "-shm"] {
+            let _ = std::fs::remove_file(tmp.path().join(format!("runs.db{suffix}")));
+        }
+        delay += std::time::Duration::from_millis(2);
+    }
+    // One being made by a live process: locked (as its maker holds it) and kept.
+    let live = tmp.path().join(".nextedit-new-live.db");
+    let held = std::fs::File::create(&live).unwrap();
+    // SAFETY: flock(2) on a descriptor this test owns.
+    assert_eq!(
+        unsafe { libc::flock(std::os::fd::AsRawFd::as_raw_fd(&held), libc::LOCK_EX) },
+        0
+    );
+    // Abandoned a while ago (a maker locks its file at once: only an old free one is
+    // abandoned).
+    for name in leftovers() {
+        let status = Command::new("touch")
+            .args(["-d", "1 minute ago"])
+            .arg(tmp.path().join(name))
+            .status()
+            .unwrap();
+        assert!(status.success());
+    }
+    let done = replay().status().unwrap();
+    assert!(done.success());
+    assert!(db.exists());
+    assert_eq!(leftovers(), [".nextedit-new-live.db"]);
 }

@@ -114,7 +114,7 @@ pub(super) fn finish(
             let summary = json::run_summary(run, &settings.suggester, &summary, failed, &verdicts);
             match layout {
                 Layout::Lines => writeln!(out, "{summary}")?,
-                Layout::Document => writeln!(out, "{}", document.finish(summary))?,
+                Layout::Document => document.write(&mut out, db, &summary)?,
             }
         }
     }

@@ -1,12 +1,12 @@
 //! What a replay run says, printed: notes on stderr, each trajectory's steps on stdout
-//! (a table or a JSON line; kept for the one document of `--json`), and the progress
-//! over its trajectories.
+//! (a table or a JSON line; for the one document of `--json`, which steps it will read
+//! back and write at the end), and the progress over its trajectories.
 
 use std::io::Write;
 
 use nextedit::progress::Progress;
 use nextedit::run::json::{Layout, ReplayDocument};
-use nextedit::run::{RunEvents, json, text};
+use nextedit::run::{NewSteps, RunError, RunEvents, json, text};
 use nextedit::store::StoredStep;
 
 /// Prints what a run says: messages on stderr, each trajectory's steps on stdout.
@@ -29,6 +29,14 @@ impl Printer {
     }
 }
 
+impl Printer {
+    /// Progress: trajectory `key` added `count` steps.
+    fn said(&self, key: &str, count: usize) {
+        let s = if count == 1 { "" } else { "s" };
+        self.progress.item(key, &format!("{count} step{s}"));
+    }
+}
+
 impl RunEvents for Printer {
     fn note(&self, message: &str) {
         let message = nextedit::secrets::scrub(message);
@@ -40,22 +48,40 @@ impl RunEvents for Printer {
         self.progress.suspend(|| eprintln!("nextedit: {line}"));
     }
 
-    fn replayed(&self, key: &str, steps: &[StoredStep]) -> std::io::Result<()> {
-        match self.layout {
-            Some(Layout::Document) => self.document.push(json::trajectory_steps(key, steps)),
-            Some(Layout::Lines) => self.progress.suspend(|| {
-                writeln!(
-                    std::io::stdout().lock(),
-                    "{}",
-                    json::trajectory_steps(key, steps)
-                )
-            })?,
-            None => self
-                .progress
-                .suspend(|| text::print_steps(&mut std::io::stdout().lock(), key, steps))?,
+    fn replayed(
+        &self,
+        new: &NewSteps,
+        steps: &mut dyn Iterator<Item = Result<StoredStep, RunError>>,
+    ) -> Result<(), RunError> {
+        let key = new.key.as_str();
+        // Written at the end, after the summary: counted now, read again then.
+        if self.layout == Some(Layout::Document) {
+            let mut count = 0;
+            for step in steps {
+                step?;
+                count += 1;
+            }
+            self.document.push(new.clone());
+            self.said(key, count);
+            return Ok(());
         }
-        let s = if steps.len() == 1 { "" } else { "s" };
-        self.progress.item(key, &format!("{} step{s}", steps.len()));
+        let mut printed = Ok(0);
+        self.progress.suspend(|| {
+            let mut out = std::io::stdout().lock();
+            printed = match self.layout {
+                Some(_) => json::write_trajectory_steps(&mut out, key, steps),
+                None => text::print_steps(&mut out, key, steps),
+            };
+            // A JSON line's end.
+            if self.layout.is_some()
+                && printed.is_ok()
+                && let Err(error) = writeln!(out)
+            {
+                printed = Err(RunError::Print(error));
+            }
+        });
+        let count = printed?;
+        self.said(key, count);
         Ok(())
     }
 

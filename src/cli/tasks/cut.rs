@@ -3,7 +3,7 @@
 
 use std::collections::BTreeSet;
 use std::io::Write;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use anyhow::Context;
 use clap::Args;
@@ -123,6 +123,17 @@ fn scenarios(names: &[String], session: bool) -> anyhow::Result<BTreeSet<Scenari
     Ok(out)
 }
 
+/// What a `cmd:` retriever must never see: `paths` (the repository, the database),
+/// as given and canonicalized.
+fn forbidden(paths: &[&Path]) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for path in paths {
+        out.push(path.to_path_buf());
+        out.extend(path.canonicalize());
+    }
+    out
+}
+
 /// Runs `tasks cut`; returns 1 when commits could not be read.
 pub fn run(args: CutArgs) -> anyhow::Result<i32> {
     let options = CutOptions {
@@ -132,7 +143,6 @@ pub fn run(args: CutArgs) -> anyhow::Result<i32> {
         all_functions: args.all_functions,
         context: args.context.options(),
     };
-    let mut retriever = args.context.retriever()?;
     let (tasks, skipped) = if let Some(id) = args.session {
         let path = args
             .db
@@ -150,6 +160,9 @@ pub fn run(args: CutArgs) -> anyhow::Result<i32> {
                 .map_or_else(|| PathBuf::from("."), PathBuf::from),
         };
         let repo = GitRepository::discover(&dir).ok();
+        let mut retriever = args
+            .context
+            .retriever(forbidden(&[dir.as_path(), path.as_path()]))?;
         let mut head = args.context.head_index(repo.as_ref(), &dir)?;
         let base = SessionBase {
             repo: repo.as_ref(),
@@ -180,6 +193,7 @@ pub fn run(args: CutArgs) -> anyhow::Result<i32> {
             }
             (None, None) => unreachable!("clap requires --commit, --range or --session"),
         };
+        let mut retriever = args.context.retriever(forbidden(&[dir.as_path()]))?;
         let mut head = args.context.head_index(Some(&repo), &dir)?;
         let progress = Progress::new(
             if args.range.is_some() {

@@ -308,6 +308,25 @@ pub fn texts_after_each_edit(
         .collect()
 }
 
+/// `nextedit replay -q --suggester builtin:noop` of the trajectory file `trajectory`
+/// into `db`, its scratch directory in `tmpdir` (as `TMPDIR`).
+pub fn noop_replay(trajectory: &Path, db: &Path, tmpdir: &Path) -> Command {
+    let mut command = Command::new(nextedit_bin());
+    command
+        .args([
+            "replay",
+            "-q",
+            "--suggester",
+            "builtin:noop",
+            "--trajectory",
+        ])
+        .arg(trajectory)
+        .arg("--db")
+        .arg(db)
+        .env("TMPDIR", tmpdir);
+    command
+}
+
 /// Runs the built binary with `args` and then `--db db`.
 pub fn nextedit_with_db(args: &[&str], db: &Path) -> Output {
     Command::new(nextedit_bin())

@@ -1,7 +1,7 @@
 //! The retrieval flags of `nextedit tasks cut`: where context comes from, how much,
 //! and which retriever ranks it.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use anyhow::Context;
 use clap::{Args, ValueEnum};
@@ -11,7 +11,7 @@ use nextedit::task::ContextFrom;
 use nextedit::task::cut::ContextOptions;
 use nextedit::task::history::head_index;
 use nextedit::task::retrieval::{Bm25, Retriever};
-use nextedit::task::retriever_command::{CommandRetriever, DEFAULT_TIMEOUT};
+use nextedit::task::retriever_command::{CommandRetriever, Confinement, DEFAULT_TIMEOUT};
 
 /// Which version context is retrieved from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -43,6 +43,18 @@ pub struct ContextArgs {
     /// Seconds a `cmd:` retriever may take to answer one query before the cut fails
     #[arg(long, default_value_t = DEFAULT_TIMEOUT.as_secs_f64(), value_name = "SECS", allow_negative_numbers = true, value_parser = nextedit::ranges::seconds)]
     pub retriever_timeout: f64,
+    /// How a `cmd:` retriever is isolated, as replay's suggesters are: bwrap (only
+    /// its program and a scratch directory of its own visible, no network, no
+    /// capability; the cut refuses to start it when the sandbox cannot be made) or off
+    /// (it can read everything; said on stderr)
+    #[arg(long, default_value = "bwrap", value_parser = ["bwrap", "off"])]
+    sandbox: String,
+    /// MiB of memory a `cmd:` retriever's process tree may use (limit: memory)
+    #[arg(long, value_name = "MIB", default_value_t = nextedit::sys::limits::DEFAULT_MEMORY_MIB,
+          value_parser = clap::value_parser!(u64).range(16..=16_777_216))]
+    memory: u64,
+    #[command(flatten)]
+    jail: super::super::super::JailArgs,
 }
 
 impl ContextArgs {
@@ -57,23 +69,40 @@ impl ContextArgs {
         })
     }
 
-    /// The retriever the spec names, started.
-    pub fn retriever(&self) -> anyhow::Result<Box<dyn Retriever>> {
+    /// The retriever the spec names, started; a `cmd:` one confined, never shown
+    /// `forbidden` (the repository, the database).
+    pub fn retriever(&self, forbidden: Vec<PathBuf>) -> anyhow::Result<Box<dyn Retriever>> {
         if self.retriever == "bm25" {
             return Ok(Box::new(Bm25));
         }
         let Some(command) = self.retriever.strip_prefix("cmd:") else {
             anyhow::bail!(
                 "--retriever {:?}: use bm25 or cmd:PROG ARGS",
-                self.retriever
+                nextedit::secrets::scrub(&self.retriever)
             );
         };
-        let argv: Vec<String> = command.split_whitespace().map(str::to_string).collect();
+        nextedit::sys::env::check_names(&self.jail.env).map_err(anyhow::Error::msg)?;
+        // Ctrl-C ends its tree; its daemons are adopted, to be killed with it.
+        nextedit::run::install_process_guards()?;
+        super::super::super::note_per_process_limits();
+        let sandboxed = self.sandbox == "bwrap";
+        if !sandboxed {
+            eprintln!(
+                "nextedit: the retriever runs UNSANDBOXED (--sandbox off): it can read the repository, your files and the network"
+            );
+        }
+        let confine = Confinement {
+            sandboxed,
+            forbidden,
+            limits: self.jail.limits(self.memory),
+            env: nextedit::sys::env::Environment::passing(&self.jail.env),
+        };
         let timeout = std::time::Duration::from_secs_f64(self.retriever_timeout);
         Ok(Box::new(CommandRetriever::start(
             &self.retriever,
-            &argv,
+            command,
             timeout,
+            &confine,
         )?))
     }
 
