@@ -98,14 +98,57 @@ fn a_burst_closed_at_once_is_recorded_completely() {
         sent.as_secs_f64(),
         start.elapsed().as_secs_f64()
     );
-    assert!(
-        status.success(),
-        "{}",
-        std::fs::read_to_string(&stderr).unwrap()
+    let diagnosis = diagnose(&db, &stderr, n);
+    assert!(status.success(), "{status}: {diagnosis}");
+    assert_eq!(
+        count(&db, "SELECT count(*) FROM edits"),
+        n as i64,
+        "{diagnosis}"
     );
-    assert_eq!(count(&db, "SELECT count(*) FROM edits"), n as i64);
-    assert_eq!(count(&db, "SELECT count(*) FROM messages"), n as i64 + 1);
-    assert_eq!(session_state(&db), ("ended".to_string(), 0));
+    assert_eq!(
+        count(&db, "SELECT count(*) FROM messages"),
+        n as i64 + 1,
+        "{diagnosis}"
+    );
+    assert_eq!(session_state(&db), ("ended".to_string(), 0), "{diagnosis}");
+}
+
+/// Everything that tells where a burst of `n` changes lost some: the proxy's stderr
+/// (a panic, a paused database), the session's status and dropped count, the rows per
+/// table, the invalid messages by reason, and the first change versions missing.
+fn diagnose(db: &Path, stderr: &Path, n: usize) -> String {
+    let stderr = std::fs::read_to_string(stderr).unwrap_or_default();
+    let Ok(store) = Database::open_existing(db) else {
+        return format!("no database; proxy stderr:\n{stderr}");
+    };
+    let conn = store.connection();
+    let one = |sql: &str| -> String {
+        conn.query_row(&format!("SELECT CAST(({sql}) AS TEXT)"), [], |r| {
+            r.get::<_, Option<String>>(0)
+        })
+        .map_or_else(|e| format!("({e})"), |v| v.unwrap_or_default())
+    };
+    let missing: Vec<i64> = conn
+        .prepare(
+            "WITH RECURSIVE v(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM v WHERE n < ?1)
+             SELECT n FROM v WHERE n NOT IN (SELECT version FROM edits) LIMIT 10",
+        )
+        .and_then(|mut s| {
+            s.query_map([n as i64], |r| r.get(0))?
+                .collect::<rusqlite::Result<_>>()
+        })
+        .unwrap_or_default();
+    format!(
+        "session (status, dropped, exit code): {}; rows: {} messages ({} invalid: {}), {} edits, max seq {}; first versions without an edit: {missing:?}; proxy stderr:\n{stderr}",
+        one(
+            "SELECT status || ', ' || dropped || ', ' || ifnull(exit_code, 'none') FROM sessions ORDER BY id DESC LIMIT 1"
+        ),
+        one("SELECT count(*) FROM messages"),
+        one("SELECT count(*) FROM messages WHERE invalid IS NOT NULL"),
+        one("SELECT group_concat(DISTINCT invalid) FROM messages WHERE invalid IS NOT NULL"),
+        one("SELECT count(*) FROM edits"),
+        one("SELECT max(seq) FROM messages"),
+    )
 }
 
 /// Another process holds the write lock when the editor closes: the proxy waits
