@@ -210,8 +210,18 @@ fn observe_one(
     stamped: &Stamped,
 ) -> Vec<Record> {
     {
-        let new = observe(recorder, stamped);
+        // A frame the recorder fails on (a bug: the panic goes to stderr) is counted as
+        // lost, and the frames after it are still recorded: a panicking thread would
+        // otherwise end the recording silently, the session looking complete.
+        let observed = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            inject_fault(recorder);
+            observe(recorder, stamped)
+        }));
         timeline.processed(stamped.chunk.bytes().len());
+        let Ok(new) = observed else {
+            timeline.count_lost();
+            return Vec::new();
+        };
         for record in &new {
             if let Record::Session(SessionFact::Root { dir, prefix }) = record {
                 let privacy = load_ignore_file_under(Path::new(dir), prefix, recorder.privacy());
@@ -226,6 +236,23 @@ fn observe_one(
             }
         }
         new
+    }
+}
+
+/// Fault injection for tests: `NEXTEDIT_TEST_RECORDER_PANIC_AT=N` makes the recorder
+/// fail once, on the first frame whose `seq` would be N or more.
+fn inject_fault(recorder: &SessionRecorder) {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    static AT: std::sync::OnceLock<Option<u64>> = std::sync::OnceLock::new();
+    static FIRED: AtomicBool = AtomicBool::new(false);
+    let at = AT.get_or_init(|| {
+        std::env::var("NEXTEDIT_TEST_RECORDER_PANIC_AT")
+            .ok()
+            .and_then(|v| v.parse().ok())
+    });
+    if at.is_some_and(|at| recorder.next_seq_number() >= at) && !FIRED.swap(true, Ordering::Relaxed)
+    {
+        panic!("injected recorder fault (NEXTEDIT_TEST_RECORDER_PANIC_AT)");
     }
 }
 

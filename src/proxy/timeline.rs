@@ -77,7 +77,7 @@ pub struct Timeline {
     frames: AtomicUsize,
     /// Bytes queued or being processed.
     bytes: AtomicUsize,
-    /// Frames not queued because the recorder was too far behind.
+    /// Frames not queued because the recorder was too far behind, or taken and lost.
     dropped: AtomicU64,
 }
 
@@ -189,7 +189,12 @@ impl Timeline {
         self.frames.load(Ordering::Relaxed)
     }
 
-    /// Frames dropped so far.
+    /// Counts a frame the recorder took but could not record.
+    pub fn count_lost(&self) {
+        self.dropped.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// Frames dropped or lost so far.
     pub fn dropped(&self) -> u64 {
         self.dropped.load(Ordering::Relaxed)
     }

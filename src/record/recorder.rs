@@ -122,6 +122,11 @@ impl SessionRecorder {
         self.documents.get(uri).map(ShadowDocument::text)
     }
 
+    /// The sequence number the next frame will get.
+    pub fn next_seq_number(&self) -> u64 {
+        self.seq + 1
+    }
+
     pub(super) fn next_seq(&mut self) -> u64 {
         self.seq += 1;
         self.seq

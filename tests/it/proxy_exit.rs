@@ -113,6 +113,52 @@ fn a_burst_closed_at_once_is_recorded_completely() {
     assert_eq!(session_state(&db), ("ended".to_string(), 0), "{diagnosis}");
 }
 
+/// The recorder fails on one frame (a bug; injected here): the frames after it are
+/// still recorded, and the lost one is counted and said, never silently missing with
+/// the session looking complete (before, the recorder thread died with the panic and
+/// the rest of the session was gone, stored as `ended` with nothing dropped).
+#[test]
+fn a_recorder_failing_on_a_frame_loses_that_frame_only_and_says_so() {
+    let n = 2_000;
+    let tmp = tempfile::tempdir().unwrap();
+    let db = tmp.path().join("rec.db");
+    let stderr = tmp.path().join("stderr.txt");
+    let mut child = spawn_sink_proxy(&db, &stderr, &[("NEXTEDIT_TEST_RECORDER_PANIC_AT", "1001")]);
+    let mut stdin = child.stdin.take().unwrap();
+    stdin.write_all(&burst(n)).unwrap();
+    drop(stdin);
+    let status = child.wait().unwrap();
+    let diagnosis = diagnose(&db, &stderr, n);
+    assert!(status.success(), "{diagnosis}");
+    assert_eq!(
+        session_state(&db),
+        ("incomplete".to_string(), 1),
+        "{diagnosis}"
+    );
+    assert_eq!(
+        count(&db, "SELECT count(*) FROM messages"),
+        n as i64,
+        "{diagnosis}"
+    );
+    assert_eq!(
+        count(&db, "SELECT count(*) FROM edits"),
+        n as i64 - 1,
+        "{diagnosis}"
+    );
+    // The frames after the lost one are all there.
+    assert_eq!(
+        count(&db, "SELECT count(*) FROM edits WHERE version > 600"),
+        n as i64 - 600,
+        "{diagnosis}"
+    );
+    let message = std::fs::read_to_string(&stderr).unwrap();
+    assert!(message.contains("injected recorder fault"), "{message}");
+    assert!(
+        message.contains("1 frames of this session were not recorded"),
+        "{message}"
+    );
+}
+
 /// Everything that tells where a burst of `n` changes lost some: the proxy's stderr
 /// (a panic, a paused database), the session's status and dropped count, the rows per
 /// table, the invalid messages by reason, and the first change versions missing.
