@@ -75,7 +75,10 @@ fn session_state(db: &Path) -> (String, i64) {
 /// 1,000,000 changes sent at once, the editor closing right after: every change is
 /// in the database, nothing dropped (main kept 73,311 and 313,444 in two runs).
 /// Measured: 198 s with the debug build, 77 s with a release build, on 2 busy cores;
-/// `NEXTEDIT_BURST=N` runs a smaller burst while developing.
+/// 244 s with the debug build at a load average of 20, the drain at normal priority
+/// (main's, at nice 10, took 1,081 s to drain at that load, and recorded every change
+/// too). `NEXTEDIT_BURST=N` runs a smaller burst while developing; on failure the
+/// message says where frames went (see `diagnose`).
 #[test]
 fn a_burst_closed_at_once_is_recorded_completely() {
     let n: usize = std::env::var("NEXTEDIT_BURST")
