@@ -119,7 +119,6 @@ pub fn run(config: ProxyConfig) -> Result<i32, ProxyError> {
                     .spawn(move || tap::run_recorder(settings, &timeline))
                     .expect("spawn recorder thread")
             };
-            timeline.set_recorder(handle.thread().clone());
             (Some(timeline), Some(handle))
         }
         None => (None, None),
@@ -142,6 +141,9 @@ pub fn run(config: ProxyConfig) -> Result<i32, ProxyError> {
                 );
                 // The editor is gone: closing the server's stdin lets it finish on its own.
                 stdin.lock().expect("stdin lock").take();
+                if let Some(timeline) = &timeline {
+                    timeline.close_editor();
+                }
                 let _ = life.send(Lifecycle::EditorClosed);
             })
             .expect("spawn forwarding thread");
@@ -162,6 +164,9 @@ pub fn run(config: ProxyConfig) -> Result<i32, ProxyError> {
                 if broken {
                     // The editor stopped reading: treat it like the editor closing.
                     stdin.lock().expect("stdin lock").take();
+                    if let Some(timeline) = &timeline {
+                        timeline.close_editor();
+                    }
                     let _ = life.send(Lifecycle::EditorClosed);
                 }
             })

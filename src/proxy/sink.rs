@@ -27,6 +27,8 @@ pub enum Write {
     GitHead(String),
     /// A burst is over: write what is buffered.
     Flush,
+    /// The editor has gone: the rest is written at the process's own priority.
+    Drain,
     /// The session is over: write everything, close the session with the frames the
     /// recorder could not take counted.
     Finish {
@@ -38,9 +40,8 @@ pub enum Write {
 }
 
 /// Runs until [`Write::Finish`] (or the recorder's end of the channel) and everything
-/// is written.
+/// is written: at a low priority until [`Write::Drain`], then at this thread's own.
 pub fn run_writer(settings: TapSettings, git_head: Option<String>, rx: &Receiver<Write>) {
-    lower_priority();
     let mut sink = Sink {
         db: None,
         identity: None,
@@ -54,28 +55,25 @@ pub fn run_writer(settings: TapSettings, git_head: Option<String>, rx: &Receiver
         spill: None,
         transient: false,
         git_head,
+        draining: false,
     };
     // Create the session row right away so even an idle session is listed.
     sink.ensure_session(false);
-    let (end, dropped) = loop {
-        // Idle: block until something arrives. With records waiting for a retry, poll.
-        let next = if sink.pending() {
-            rx.recv_timeout(RETRY_INTERVAL)
-        } else {
-            rx.recv().map_err(|_| RecvTimeoutError::Disconnected)
-        };
-        match next {
-            Ok(Write::Records(records)) => sink.push(records),
-            Ok(Write::GitHead(head)) => {
-                if let (Some(db), Some(session)) = (sink.db.as_mut(), sink.session) {
-                    let _ = db.set_git_head(session, &head);
-                }
-                sink.git_head = Some(head);
-            }
-            Ok(Write::Flush) | Err(RecvTimeoutError::Timeout) => sink.flush(false),
-            Ok(Write::Finish { end, dropped }) => break (end, dropped),
-            Err(RecvTimeoutError::Disconnected) => break (SessionEnd::Exited(None), 0),
-        }
+    // Low priority on a thread of its own until the recorder says the editor has gone
+    // (see `super::tap` on why the thread changes).
+    let finished = std::thread::scope(|scope| {
+        std::thread::Builder::new()
+            .name("nextedit-writer-live".into())
+            .spawn_scoped(scope, || {
+                lower_priority();
+                sink.serve(rx)
+            })
+            .expect("spawn writer thread")
+            .join()
+    });
+    let (end, dropped) = match finished {
+        Ok(Some(finish)) => finish,
+        _ => sink.serve(rx).unwrap_or((SessionEnd::Exited(None), 0)),
     };
     let dropped = sink.finish(end, dropped);
     if dropped > 0 {
@@ -135,6 +133,8 @@ struct Sink {
     /// The last failure may pass (a lock); others (a symlink, a newer schema) will not.
     transient: bool,
     git_head: Option<String>,
+    /// The editor has gone: this is the drain at the process's own priority.
+    draining: bool,
 }
 
 fn file_identity(path: &Path) -> Option<(u64, u64)> {
@@ -143,6 +143,36 @@ fn file_identity(path: &Path) -> Option<(u64, u64)> {
 }
 
 impl Sink {
+    /// Takes the recorder's writes until [`Write::Finish`] (returned) or, the first
+    /// time, [`Write::Drain`] (`None`).
+    fn serve(&mut self, rx: &Receiver<Write>) -> Option<(SessionEnd, u64)> {
+        loop {
+            // Idle: block until something arrives. With records waiting for a retry, poll.
+            let next = if self.pending() {
+                rx.recv_timeout(RETRY_INTERVAL)
+            } else {
+                rx.recv().map_err(|_| RecvTimeoutError::Disconnected)
+            };
+            match next {
+                Ok(Write::Records(records)) => self.push(records),
+                Ok(Write::GitHead(head)) => {
+                    if let (Some(db), Some(session)) = (self.db.as_mut(), self.session) {
+                        let _ = db.set_git_head(session, &head);
+                    }
+                    self.git_head = Some(head);
+                }
+                Ok(Write::Flush) | Err(RecvTimeoutError::Timeout) => self.flush(false),
+                Ok(Write::Drain) if !self.draining => {
+                    self.draining = true;
+                    return None;
+                }
+                Ok(Write::Drain) => {}
+                Ok(Write::Finish { end, dropped }) => return Some((end, dropped)),
+                Err(RecvTimeoutError::Disconnected) => return Some((SessionEnd::Exited(None), 0)),
+            }
+        }
+    }
+
     fn warn(&mut self, what: &str, error: &crate::store::StoreError) {
         self.transient = error.is_transient();
         if !self.failing {

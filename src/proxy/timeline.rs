@@ -14,8 +14,12 @@
 //! Forwarding never waits for the recorder: waking it is done after the bytes went
 //! out (and costs a system call only when it sleeps). When the recorder is that far
 //! behind (items or bytes), frames are dropped and counted, never the forwarding.
+//!
+//! The timeline also says when the editor has gone ([`Timeline::editor_gone`]): from
+//! then on nothing is forwarded that the editor waits for, so the recorder drains
+//! what is left at normal priority instead of its low one.
 
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::thread::Thread;
 use std::time::Instant;
@@ -65,13 +69,15 @@ pub struct Timeline {
     tx: Sender<Stamped>,
     rx: Receiver<Stamped>,
     end: OnceLock<SessionEnd>,
+    /// The editor closed its side (or stopped reading).
+    editor_gone: AtomicBool,
     /// The recorder thread, woken after frames were queued.
     recorder: OnceLock<Thread>,
     /// Frames queued or being processed.
     frames: AtomicUsize,
     /// Bytes queued or being processed.
     bytes: AtomicUsize,
-    /// Frames not queued because the recorder was too far behind.
+    /// Frames not queued because the recorder was too far behind, or taken and lost.
     dropped: AtomicU64,
 }
 
@@ -85,6 +91,7 @@ impl Timeline {
             tx,
             rx,
             end: OnceLock::new(),
+            editor_gone: AtomicBool::new(false),
             recorder: OnceLock::new(),
             frames: AtomicUsize::new(0),
             bytes: AtomicUsize::new(0),
@@ -92,7 +99,8 @@ impl Timeline {
         }
     }
 
-    /// The thread to wake when frames arrive (the recorder, once it is spawned).
+    /// The thread to wake when frames arrive: the one that calls [`Timeline::wait`]
+    /// (set once; later calls are ignored).
     pub fn set_recorder(&self, thread: Thread) {
         let _ = self.recorder.set(thread);
     }
@@ -137,10 +145,24 @@ impl Timeline {
         self.wake();
     }
 
-    /// The recorder's side: sleeps until frames or the end are there (the thread
-    /// calling it must be the one given to [`Timeline::set_recorder`]).
+    /// The editor closed its side or stopped reading: wakes the recorder, whose
+    /// hurry it is now.
+    pub fn close_editor(&self) {
+        self.editor_gone.store(true, Ordering::Release);
+        self.wake();
+    }
+
+    /// Whether the recording is what is left to do: the editor has gone or the
+    /// session ended.
+    pub fn draining(&self) -> bool {
+        self.editor_gone.load(Ordering::Acquire) || self.end.get().is_some()
+    }
+
+    /// The recorder's side: sleeps until frames are there or the recording is
+    /// draining (the thread calling it must be the one given to
+    /// [`Timeline::set_recorder`]).
     pub fn wait(&self) {
-        while self.rx.is_empty() && self.end.get().is_none() {
+        while self.rx.is_empty() && !self.draining() {
             std::thread::park();
         }
     }
@@ -167,7 +189,12 @@ impl Timeline {
         self.frames.load(Ordering::Relaxed)
     }
 
-    /// Frames dropped so far.
+    /// Counts a frame the recorder took but could not record.
+    pub fn count_lost(&self) {
+        self.dropped.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// Frames dropped or lost so far.
     pub fn dropped(&self) -> u64 {
         self.dropped.load(Ordering::Relaxed)
     }

@@ -4,6 +4,7 @@
 //! Architecture invariant: pure state machines. No SQLite, no files, no threads;
 //! the proxy feeds frames in and hands the resulting [`Record`]s to the store.
 
+pub mod completion;
 pub mod document;
 mod documents;
 mod offers;

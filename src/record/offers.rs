@@ -20,6 +20,7 @@
 
 use serde_json::Value;
 
+use super::completion::{CompletionAnswer, CompletionItem, ItemEdit};
 use super::document::{LspPosition, LspRange, ShadowDocument};
 use super::origin::{self, LspTextEdit, ProposedEdits};
 use super::recorder::{PendingRequest, SessionRecorder};
@@ -51,7 +52,39 @@ struct Item {
 }
 
 impl SessionRecorder {
-    /// An answer to a request that offers something: one record per item.
+    /// A completion answer: one record per item (the first [`MAX_OFFERS`]), kept as
+    /// the latest for `completionItem/resolve`.
+    pub(super) fn on_completion_answer(
+        &mut self,
+        seq: u64,
+        t_ns: u64,
+        answer: &CompletionAnswer<'_>,
+        request: &PendingRequest,
+        out: &mut Vec<Record>,
+    ) {
+        let uri = request.uri.clone().unwrap_or_default();
+        let excluded = self.excluded_uris.contains(&uri);
+        let items = answer.items.iter().take(MAX_OFFERS).map(|value| {
+            let defaults = answer.defaults.as_ref();
+            (!excluded).then(|| self.completion_item(&uri, request, value, defaults))
+        });
+        let items: Vec<Option<Item>> = items.collect();
+        let list_size = answer.items.len();
+        let kept = self.push_offers(
+            (seq, t_ns, request),
+            OfferKind::Completion,
+            (list_size, answer.incomplete),
+            items,
+            out,
+        );
+        self.latest_completion = LatestCompletion {
+            answer: Some((seq, t_ns, request.clone(), list_size, answer.incomplete)),
+            items: kept,
+        };
+    }
+
+    /// An answer to a request that offers something other than completions: one
+    /// record per item.
     pub(super) fn on_offer_answer(
         &mut self,
         seq: u64,
@@ -60,10 +93,6 @@ impl SessionRecorder {
         request: &PendingRequest,
         out: &mut Vec<Record>,
     ) {
-        if request.method == crate::lsp::Method::CompletionResolve {
-            self.on_completion_resolve(result, out);
-            return;
-        }
         let Some(kind) = request.method.offers() else {
             return;
         };
@@ -72,7 +101,7 @@ impl SessionRecorder {
         let (values, incomplete): (Vec<&Value>, bool) = match (kind, result) {
             (OfferKind::Rename, Value::Object(_)) => (vec![result], false),
             (_, Value::Array(items)) => (items.iter().collect(), false),
-            (OfferKind::Completion | OfferKind::InlineCompletion, Value::Object(list)) => (
+            (OfferKind::InlineCompletion, Value::Object(list)) => (
                 list.get("items")
                     .and_then(Value::as_array)
                     .map(|items| items.iter().collect())
@@ -81,21 +110,42 @@ impl SessionRecorder {
             ),
             _ => (Vec::new(), false),
         };
-        let defaults = result.get("itemDefaults");
         let list_size = values.len();
-        let mut completion = LatestCompletion {
-            answer: Some((seq, t_ns, request.clone(), list_size, incomplete)),
-            items: Vec::new(),
-        };
-        for (rank, value) in values.into_iter().take(MAX_OFFERS).enumerate() {
-            let item = match kind {
-                OfferKind::Completion => self.completion_item(&uri, request, value, defaults),
-                OfferKind::InlineCompletion => self.inline_item(&uri, request, value),
-                OfferKind::CodeAction => self.code_action(&uri, value),
-                OfferKind::Rename => self.workspace_item(&uri, None, value),
-                OfferKind::ApplyEdit => continue,
-            };
-            let item = if excluded { Item::default() } else { item };
+        let items: Vec<Option<Item>> = values
+            .into_iter()
+            .take(MAX_OFFERS)
+            .filter_map(|value| {
+                let item = match kind {
+                    OfferKind::InlineCompletion => self.inline_item(&uri, request, value),
+                    OfferKind::CodeAction => self.code_action(&uri, value),
+                    OfferKind::Rename => self.workspace_item(&uri, None, value),
+                    OfferKind::Completion | OfferKind::ApplyEdit => return None,
+                };
+                Some((!excluded).then_some(item))
+            })
+            .collect();
+        self.push_offers(
+            (seq, t_ns, request),
+            kind,
+            (list_size, incomplete),
+            items,
+            out,
+        );
+    }
+
+    /// One offer record per item, in rank order (`None`: an item about an excluded
+    /// document, recorded without what it offers); returns the items recorded whole.
+    fn push_offers(
+        &self,
+        (seq, t_ns, request): (u64, u64, &PendingRequest),
+        kind: OfferKind,
+        (list_size, incomplete): (usize, bool),
+        items: Vec<Option<Item>>,
+        out: &mut Vec<Record>,
+    ) -> Vec<Item> {
+        let mut kept = Vec::with_capacity(items.len());
+        let withheld = Item::default();
+        for (rank, item) in items.into_iter().enumerate() {
             let offer = self.offer(
                 seq,
                 t_ns,
@@ -103,16 +153,12 @@ impl SessionRecorder {
                 kind,
                 (rank, list_size),
                 incomplete,
-                &item,
+                item.as_ref().unwrap_or(&withheld),
             );
             out.push(Record::Offer(offer));
-            if kind == OfferKind::Completion && !excluded {
-                completion.items.push(item);
-            }
+            kept.extend(item);
         }
-        if kind == OfferKind::Completion {
-            self.latest_completion = completion;
-        }
+        kept
     }
 
     /// A server's `workspace/applyEdit` request: one offer, made by the request itself.
@@ -159,8 +205,12 @@ impl SessionRecorder {
     }
 
     /// A resolved completion item whose edits differ from its offer's: the offer again.
-    fn on_completion_resolve(&mut self, result: &Value, out: &mut Vec<Record>) {
-        let Some(label) = result.get("label").and_then(Value::as_str) else {
+    pub(super) fn on_completion_resolve(
+        &mut self,
+        result: &CompletionItem<'_>,
+        out: &mut Vec<Record>,
+    ) {
+        let Some(label) = result.label.as_deref() else {
             return;
         };
         let latest = &self.latest_completion;
@@ -176,20 +226,21 @@ impl SessionRecorder {
         let item = &latest.items[rank];
         let uri = request.uri.clone().unwrap_or_default();
         let mut resolved = item.clone();
-        if result.get("textEdit").is_some() || result.get("insertText").is_some() {
+        if result.text_edit.is_some() || result.insert_text.is_some() {
             resolved.text = completion_text(result, None);
         }
-        if let Some(main) = result.get("textEdit").and_then(|e| self.main_edit(&uri, e)) {
+        if let Some(main) = result
+            .text_edit
+            .as_ref()
+            .and_then(|e| self.main_edit(&uri, e))
+        {
             resolved.main = Some(OfferEdit {
                 text: resolved.text.clone(),
                 ..main
             });
         }
-        if let Some(additional) = result
-            .get("additionalTextEdits")
-            .and_then(origin::text_edits)
-        {
-            resolved.additional = self.lsp_edits(&uri, &additional);
+        if let Some(additional) = &result.additional {
+            resolved.additional = self.lsp_edits(&uri, additional);
         }
         if resolved.edits() == item.edits() && resolved.text == item.text {
             return;
@@ -242,15 +293,12 @@ impl SessionRecorder {
         &self,
         uri: &str,
         request: &PendingRequest,
-        item: &Value,
+        item: &CompletionItem<'_>,
         defaults: Option<&Value>,
     ) -> Item {
-        let label = item
-            .get("label")
-            .and_then(Value::as_str)
-            .map(str::to_string);
+        let label = item.label.as_deref().map(str::to_string);
         let text = completion_text(item, defaults);
-        let main = match item.get("textEdit") {
+        let main = match &item.text_edit {
             // Its text is the item's, snippet expanded.
             Some(edit) => self.main_edit(uri, edit).map(|e| OfferEdit {
                 text: text.clone(),
@@ -279,9 +327,9 @@ impl SessionRecorder {
             },
         };
         let additional = item
-            .get("additionalTextEdits")
-            .and_then(origin::text_edits)
-            .map(|edits| self.lsp_edits(uri, &edits))
+            .additional
+            .as_ref()
+            .map(|edits| self.lsp_edits(uri, edits))
             .unwrap_or_default();
         Item {
             label,
@@ -359,12 +407,9 @@ impl SessionRecorder {
     }
 
     /// A completion item's `textEdit` (`TextEdit`, or `InsertReplaceEdit` by its insert range).
-    fn main_edit(&self, uri: &str, edit: &Value) -> Option<OfferEdit> {
-        let (range, text) = origin::text_edit(edit).or_else(|| {
-            let range = LspRange::from_json(edit.get("insert")?)?;
-            Some((range, edit.get("newText")?.as_str()?.to_string()))
-        })?;
-        Some(self.offer_edit(uri, range, text))
+    fn main_edit(&self, uri: &str, edit: &ItemEdit<'_>) -> Option<OfferEdit> {
+        let range = edit.range.or(edit.insert)?;
+        Some(self.offer_edit(uri, range, edit.new_text.as_deref()?.to_string()))
     }
 
     /// LSP edits of one document; none for an excluded document.
@@ -430,19 +475,17 @@ fn point(at: LspPosition) -> LspRange {
 
 /// The text a completion item puts in the document: its edit's, else `insertText`,
 /// else the label; snippets expanded (the item's or the list's default format).
-fn completion_text(item: &Value, defaults: Option<&Value>) -> String {
+fn completion_text(item: &CompletionItem<'_>, defaults: Option<&Value>) -> String {
     let text = item
-        .get("textEdit")
-        .and_then(|edit| edit.get("newText"))
-        .or_else(|| item.get("textEditText"))
-        .or_else(|| item.get("insertText"))
-        .or_else(|| item.get("label"))
-        .and_then(Value::as_str)
-        .unwrap_or_default();
-    let format = item
-        .get("insertTextFormat")
-        .or_else(|| defaults.and_then(|d| d.get("insertTextFormat")))
-        .and_then(Value::as_u64);
+        .text_edit
+        .as_ref()
+        .and_then(|edit| edit.new_text.as_deref())
+        .unwrap_or_else(|| origin::item_text(item));
+    let format = item.insert_text_format.or_else(|| {
+        defaults
+            .and_then(|d| d.get("insertTextFormat"))
+            .and_then(Value::as_u64)
+    });
     if format == Some(2) {
         expand_snippet(text)
     } else {

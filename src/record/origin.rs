@@ -26,6 +26,7 @@ use std::collections::HashMap;
 
 use serde_json::Value;
 
+use super::completion::{CompletionAnswer, CompletionItem};
 use super::document::{
     ChangeSpan, LspRange, PositionEncoding, ShadowDocument, minimal_replacement,
 };
@@ -496,7 +497,7 @@ pub fn code_actions(result: &Value) -> Vec<Vec<ProposedEdits>> {
 
 /// The alternatives of one completion item in document `uri`: its `textEdit` (both
 /// ranges of an insert/replace edit) together with its `additionalTextEdits`.
-pub fn completion_item(uri: &str, item: &Value) -> Vec<Vec<ProposedEdits>> {
+pub fn completion_item(uri: &str, item: &CompletionItem<'_>) -> Vec<Vec<ProposedEdits>> {
     completion_item_with_defaults(uri, item, None, None)
 }
 
@@ -506,45 +507,40 @@ pub fn completion_item(uri: &str, item: &Value) -> Vec<Vec<ProposedEdits>> {
 /// else over `typed_word`, the word the editor replaces (pyright's items have no edit).
 fn completion_item_with_defaults(
     uri: &str,
-    item: &Value,
+    item: &CompletionItem<'_>,
     defaults: Option<&Value>,
     typed_word: Option<LspRange>,
 ) -> Vec<Vec<ProposedEdits>> {
-    let additional = item
-        .get("additionalTextEdits")
-        .and_then(text_edits)
-        .unwrap_or_default();
+    let additional = item.additional.clone().unwrap_or_default();
     let mut mains: Vec<LspTextEdit> = Vec::new();
-    let mut push_ranges = |ranges: &Value, text: &str| {
-        for key in ["insert", "replace"] {
-            if let Some(range) = ranges.get(key).and_then(LspRange::from_json)
-                && !mains.iter().any(|(r, _)| *r == range)
-            {
+    let mut push_ranges = |ranges: [Option<LspRange>; 2], text: &str| {
+        for range in ranges.into_iter().flatten() {
+            if !mains.iter().any(|(r, _)| *r == range) {
                 mains.push((range, text.to_string()));
             }
         }
     };
-    match (
-        item.get("textEdit"),
-        defaults.and_then(|d| d.get("editRange")),
-    ) {
+    let default_ranges = |range: &Value| {
+        ["insert", "replace"].map(|key| range.get(key).and_then(LspRange::from_json))
+    };
+    match (&item.text_edit, defaults.and_then(|d| d.get("editRange"))) {
         (Some(edit), _) => {
-            if let Some(edit) = text_edit(edit) {
+            if let Some(edit) = edit.text_edit() {
                 mains.push(edit);
-            } else if let Some(text) = edit.get("newText").and_then(Value::as_str) {
-                push_ranges(edit, text);
+            } else if let Some(text) = edit.new_text.as_deref() {
+                push_ranges([edit.insert, edit.replace], text);
             }
         }
         (None, Some(range)) => {
             let text = item_text(item);
             match LspRange::from_json(range) {
                 Some(range) => mains.push((range, text.to_string())),
-                None => push_ranges(range, text),
+                None => push_ranges(default_ranges(range), text),
             }
         }
         (None, None) => {
             // A snippet's text is not what the editor writes: no expectation then.
-            let snippet = item.get("insertTextFormat").and_then(Value::as_u64) == Some(2)
+            let snippet = item.insert_text_format == Some(2)
                 || defaults
                     .and_then(|d| d.get("insertTextFormat"))
                     .and_then(Value::as_u64)
@@ -579,33 +575,27 @@ fn completion_item_with_defaults(
 }
 
 /// What an item without an edit writes: `textEditText`, else `insertText`, else label.
-fn item_text(item: &Value) -> &str {
-    ["textEditText", "insertText", "label"]
+pub(super) fn item_text<'i>(item: &'i CompletionItem<'_>) -> &'i str {
+    [&item.text_edit_text, &item.insert_text, &item.label]
         .into_iter()
-        .find_map(|key| item.get(key).and_then(Value::as_str))
+        .find_map(|text| text.as_deref())
         .unwrap_or_default()
 }
 
-/// The alternatives of a `textDocument/completion` answer (`CompletionItem[]` or a
-/// list); `typed_word` is the word at the request's position (see
-/// [`completion_item_with_defaults`]).
+/// The alternatives of a `textDocument/completion` answer; `typed_word` is the word
+/// at the request's position (see [`completion_item_with_defaults`]).
 pub fn completion_list(
     uri: &str,
-    result: &Value,
+    answer: &CompletionAnswer<'_>,
     typed_word: Option<LspRange>,
 ) -> Vec<Vec<ProposedEdits>> {
-    let (items, defaults) = match result {
-        Value::Array(items) => (items, None),
-        Value::Object(list) => match list.get("items").and_then(Value::as_array) {
-            Some(items) => (items, list.get("itemDefaults")),
-            None => return Vec::new(),
-        },
-        _ => return Vec::new(),
-    };
-    items
+    answer
+        .items
         .iter()
         .take(MAX_ALTERNATIVES)
-        .flat_map(|item| completion_item_with_defaults(uri, item, defaults, typed_word))
+        .flat_map(|item| {
+            completion_item_with_defaults(uri, item, answer.defaults.as_ref(), typed_word)
+        })
         .collect()
 }
 
@@ -619,23 +609,20 @@ pub fn answer_origin(answer: AnswerEdits) -> Origin {
     }
 }
 
-/// What an answer proposes: whether its alternatives are a menu to choose one from,
-/// and the alternatives. `request_uri` is the request's document, `completion_uri` the
-/// latest completion request's (a resolved item names none); `None` when the answer
-/// has no edits or no document to put them in.
+/// What an answer other than a completion's proposes ([`completion_list`] and
+/// [`completion_item`] read those): whether its alternatives are a menu to choose
+/// one from, and the alternatives. `request_uri` is the request's document; `None`
+/// when the answer has no edits or no document to put them in.
 pub fn answer_proposals(
     answer: AnswerEdits,
     result: &Value,
     request_uri: Option<&str>,
-    completion_uri: Option<&str>,
-    typed_word: Option<LspRange>,
 ) -> Option<(bool, Vec<Vec<ProposedEdits>>)> {
     Some(match answer {
         AnswerEdits::WorkspaceEdit => (false, vec![workspace_edit(result)]),
         AnswerEdits::CodeActions => (true, code_actions(result)),
         AnswerEdits::ResolvedCodeAction => (false, vec![workspace_edit(result.get("edit")?)]),
-        AnswerEdits::CompletionItems => (true, completion_list(request_uri?, result, typed_word)),
-        AnswerEdits::ResolvedCompletionItem => (false, completion_item(completion_uri?, result)),
+        AnswerEdits::CompletionItems | AnswerEdits::ResolvedCompletionItem => return None,
         AnswerEdits::TextEdits => {
             let edits = text_edits(result);
             (

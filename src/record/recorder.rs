@@ -13,6 +13,7 @@ use std::collections::{HashMap, HashSet};
 use crate::lsp::AnswerEdits;
 use serde_json::Value;
 
+use super::completion::{CompletionAnswer, CompletionItem};
 use super::document::{LspPosition, PositionEncoding, ShadowDocument};
 use super::documents::{DidChange, DidClose, DidOpen, DidSave};
 use super::offers::{self, LatestCompletion};
@@ -119,6 +120,11 @@ impl SessionRecorder {
     /// Current text of an open document (for tests and diagnostics).
     pub fn document_text(&self, uri: &str) -> Option<String> {
         self.documents.get(uri).map(ShadowDocument::text)
+    }
+
+    /// The sequence number the next frame will get.
+    pub fn next_seq_number(&self) -> u64 {
+        self.seq + 1
     }
 
     pub(super) fn next_seq(&mut self) -> u64 {
@@ -507,30 +513,45 @@ impl SessionRecorder {
         if (answer.is_none() && request.method.offers().is_none()) || envelope.error.is_some() {
             return;
         }
-        let Some(result) = envelope.result_as::<Value>() else {
+        let Some(raw) = envelope.result else {
             return;
         };
-        self.on_offer_answer(seq, t_ns, &result, request, out);
-        let Some(answer) = answer else {
-            return;
+        // Completion answers, the largest and most frequent, are read typed (see
+        // `super::completion`); the others as values.
+        let proposals = match answer {
+            Some(AnswerEdits::CompletionItems) => {
+                let list = CompletionAnswer::parse(raw);
+                self.on_completion_answer(seq, t_ns, &list, request, out);
+                // The word at the request's place, in the text as it is now (typing
+                // since the request made it longer): what the editor replaces with an
+                // item that has no edit.
+                let typed_word = request.position.and_then(|at| {
+                    let doc = self.documents.get(request.uri.as_deref()?)?;
+                    Some(doc.word_range(at, self.encoding))
+                });
+                request
+                    .uri
+                    .as_deref()
+                    .map(|uri| (true, origin::completion_list(uri, &list, typed_word)))
+            }
+            Some(AnswerEdits::ResolvedCompletionItem) => {
+                let item = CompletionItem::parse(raw);
+                self.on_completion_resolve(&item, out);
+                self.completion_uri
+                    .as_deref()
+                    .map(|uri| (false, origin::completion_item(uri, &item)))
+            }
+            _ => {
+                let Some(result) = envelope.result_as::<Value>() else {
+                    return;
+                };
+                self.on_offer_answer(seq, t_ns, &result, request, out);
+                answer.and_then(|answer| {
+                    origin::answer_proposals(answer, &result, request.uri.as_deref())
+                })
+            }
         };
-        // The word at a completion request's place, in the text as it is now (typing
-        // since the request made it longer): what the editor replaces with an item
-        // that has no edit.
-        let typed_word = match (answer, &request.uri, request.position) {
-            (AnswerEdits::CompletionItems, Some(uri), Some(at)) => self
-                .documents
-                .get(uri)
-                .map(|doc| doc.word_range(at, self.encoding)),
-            _ => None,
-        };
-        let Some((list, alternatives)) = origin::answer_proposals(
-            answer,
-            &result,
-            request.uri.as_deref(),
-            self.completion_uri.as_deref(),
-            typed_word,
-        ) else {
+        let (Some(answer), Some((list, alternatives))) = (answer, proposals) else {
             return;
         };
         self.expect(t_ns, origin::answer_origin(answer), list, alternatives);
