@@ -449,3 +449,68 @@ fn setup_runs_once_per_checkout_and_a_failing_one_makes_the_task_invalid() {
     assert_eq!(verdicts(&db, 3), [invalid("price"), invalid("count")]);
     assert_eq!(truth_output(&db, 3, "price"), "cannot build");
 }
+
+const GO_DOUBLE: &str = "\
+package calc
+
+import \"example.com/dep\"
+
+func Double(a int) int {
+\treturn a * dep.Two()
+}
+";
+
+#[test]
+fn a_vendored_go_module_builds_offline() {
+    if !available("a_vendored_go_module_builds_offline", &[Server::Go]) {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let repo = dir.path().join("app");
+    // A dependency the module cache does not hold (and GOPROXY=off cannot fetch):
+    // only its vendored copy builds.
+    let c = commit(
+        &repo,
+        &[
+            (
+                "go.mod",
+                "module example.com/app\n\ngo 1.19\n\nrequire example.com/dep v1.0.0\n",
+            ),
+            (
+                "vendor/modules.txt",
+                "# example.com/dep v1.0.0\n## explicit\nexample.com/dep\n",
+            ),
+            (
+                "vendor/example.com/dep/dep.go",
+                "package dep\n\nfunc Two() int { return 2 }\n",
+            ),
+            ("calc/calc.go", GO_DOUBLE),
+            (
+                "calc/calc_test.go",
+                "package calc\n\nimport \"testing\"\n\nfunc TestDouble(t *testing.T) {\n\tif Double(3) != 6 {\n\t\tt.Fatal(\"double\")\n\t}\n}\n",
+            ),
+        ],
+        "app",
+    );
+    let tasks = dir.path().join("tasks.jsonl");
+    write_tasks(
+        &tasks,
+        &[task(
+            "double",
+            "app",
+            &c,
+            "go",
+            "calc/calc.go",
+            GO_DOUBLE,
+            "\treturn a * dep.Two()\n",
+            &[("calc/calc_test.go", "TestDouble")],
+        )],
+    );
+    let db = dir.path().join("t.db");
+    let out = crate::tasks_run::tasks_run(&tasks, &repo, "builtin:oracle", &[], &db);
+    assert_eq!(
+        stdout(&out),
+        "task run 1: 1 tasks done, 2 test runs, 1 from the cache\n"
+    );
+    assert_eq!(verdicts(&db, 1), [valid("double")]);
+}
