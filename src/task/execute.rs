@@ -461,7 +461,9 @@ fn read_only_paths(argv: &[String], forbidden: &[PathBuf]) -> Vec<PathBuf> {
     paths
 }
 
-fn run_limited(
+/// Runs `argv` in `root` like a test run: under `limits` (their sandbox, environment
+/// and limits), `cache` a writable directory shared by the run's test runs.
+pub fn run_limited(
     argv: &[String],
     root: &Path,
     limits: &ExecLimits,

@@ -412,9 +412,15 @@ pub fn run_tasks(
     forbidden.push(scratch_root.join("exec"));
     forbidden.push(scratch_root.join("cache"));
     let python = match &settings.python {
-        Some(path) => Some(
-            Python::probe(path, &forbidden).map_err(|e| TaskRunError::Settings(e.to_string()))?,
-        ),
+        Some(path) => {
+            // Checked like a test run: in the sandbox, under the run's limits.
+            let limits = exec_limits(&settings, sandboxed, TestEnvironment::default());
+            let dir = scratch_root.join("probe-python");
+            let cache = scratch_root.join("cache");
+            let python = Python::probe(path, &forbidden, &limits, &dir, &cache)
+                .map_err(|e| TaskRunError::Settings(e.to_string()))?;
+            Some(python)
+        }
         None => None,
     };
     let environment = TestEnvironment {
@@ -516,6 +522,21 @@ fn confinement(settings: &TaskRunSettings) -> Result<bool, TaskRunError> {
             "cannot sandbox the tests and the suggester: {reason}; or pass --sandbox off to run them unsandboxed (they can then read the repository, the database and the network)"
         ))
     })
+}
+
+/// The limits and sandbox of a run's test runs, in `environment`.
+fn exec_limits(
+    settings: &TaskRunSettings,
+    sandboxed: bool,
+    environment: TestEnvironment,
+) -> ExecLimits {
+    ExecLimits {
+        timeout: Duration::from_secs_f64(settings.timeout),
+        limits: settings.limits(),
+        sandbox: sandboxed,
+        env: settings.env.clone(),
+        environment,
+    }
 }
 
 fn open_repos(paths: &[PathBuf]) -> Result<Vec<(String, GitRepository)>, TaskRunError> {
@@ -697,13 +718,7 @@ impl Shared<'_> {
 
     /// The limits and sandbox of every test run.
     fn exec_limits(&self) -> ExecLimits {
-        ExecLimits {
-            timeout: Duration::from_secs_f64(self.settings.timeout),
-            limits: self.settings.limits(),
-            sandbox: self.sandboxed,
-            env: self.settings.env.clone(),
-            environment: self.environment.clone(),
-        }
+        exec_limits(self.settings, self.sandboxed, self.environment.clone())
     }
 
     /// Refuses the run before any task is scored when the tests would not import the
@@ -735,12 +750,8 @@ impl Shared<'_> {
                     break;
                 }
                 Ok(None) => {}
-                // A task that cannot be checked out is the task's to report.
-                Err(ExecError::Checkout { .. } | ExecError::BadPath { .. }) => {}
-                Err(e) => {
-                    let _ = std::fs::remove_dir_all(&dir);
-                    return Err(TaskRunError::Settings(format!("the import canary: {e}")));
-                }
+                // A task that cannot be checked out or run is the task's to report.
+                Err(_) => {}
             }
         }
         let _ = std::fs::remove_dir_all(&dir);

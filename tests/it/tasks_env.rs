@@ -101,10 +101,21 @@ fn fixture(dir: &Path) -> Fixture {
     }
 }
 
-/// A venv at `dir/name` made by `.venv-pytest`'s interpreter, without pip: pytest
-/// reached through a `.pth` naming `.venv-pytest`'s site-packages, then `lines` as
+/// The fixture in a new directory (kept while the first value lives), when pytest
+/// is there (else `None`: `available` said why the test is skipped).
+fn python_fixture(test: &str) -> Option<(tempfile::TempDir, Fixture)> {
+    if !available(test, &[Server::Pytest]) {
+        return None;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let f = fixture(dir.path());
+    Some((dir, f))
+}
+
+/// A venv at `dir/name` made by `.venv-pytest`'s interpreter, without pip, pytest
+/// reached through a `.pth` naming `.venv-pytest`'s site-packages; `extra(site)` gives
 /// more `.pth` lines. Returns its interpreter.
-fn venv(dir: &Path, name: &str, lines: &[String]) -> PathBuf {
+fn venv(dir: &Path, name: &str, extra: impl Fn(&Path) -> Vec<String>) -> PathBuf {
     let venv = dir.join(name);
     let made = Command::new(repo_root().join(".venv-pytest/bin/python3"))
         .args(["-m", "venv", "--without-pip"])
@@ -112,35 +123,42 @@ fn venv(dir: &Path, name: &str, lines: &[String]) -> PathBuf {
         .output()
         .unwrap();
     assert!(made.status.success(), "{made:?}");
-    let site = |root: &Path| {
-        let lib = root.join("lib");
-        let version = std::fs::read_dir(&lib)
-            .unwrap()
-            .flatten()
-            .find(|e| e.file_name().to_string_lossy().starts_with("python3"))
-            .unwrap()
-            .file_name();
-        lib.join(version).join("site-packages")
-    };
     let pytest_site = site(&repo_root().join(".venv-pytest").canonicalize().unwrap());
     let mut pth = vec![pytest_site.display().to_string()];
-    pth.extend(lines.iter().cloned());
+    pth.extend(extra(&site(&venv)));
     std::fs::write(site(&venv).join("test-env.pth"), pth.join("\n") + "\n").unwrap();
     venv.join("bin/python")
 }
 
-/// A copy of the `stock` package outside the checkout (complete: its empty answer
-/// would pass) and the `.pth` line that puts it first on the import path, ahead of
-/// PYTHONPATH, as an old-style egg install did.
-fn shadowing_copy(dir: &Path) -> String {
-    let copy = dir.join("copy");
-    std::fs::create_dir_all(copy.join("stock")).unwrap();
-    std::fs::write(copy.join("stock/__init__.py"), "").unwrap();
-    std::fs::write(copy.join("stock/count.py"), COUNT).unwrap();
-    format!(
+/// The site-packages directory of the venv at `root`.
+fn site(root: &Path) -> PathBuf {
+    let lib = root.join("lib");
+    let version = std::fs::read_dir(&lib)
+        .unwrap()
+        .flatten()
+        .find(|e| e.file_name().to_string_lossy().starts_with("python3"))
+        .unwrap()
+        .file_name();
+    lib.join(version).join("site-packages")
+}
+
+/// No more `.pth` lines.
+fn plain(_: &Path) -> Vec<String> {
+    Vec::new()
+}
+
+/// A copy of the `stock` package installed as an egg in the venv's `site` (complete:
+/// its empty answer would pass) and the `.pth` line that puts it first on the import
+/// path, ahead of PYTHONPATH, as easy-install did.
+fn shadowing_copy(site: &Path) -> Vec<String> {
+    let egg = site.join("stock-1.0.egg");
+    std::fs::create_dir_all(egg.join("stock")).unwrap();
+    std::fs::write(egg.join("stock/__init__.py"), "").unwrap();
+    std::fs::write(egg.join("stock/count.py"), COUNT).unwrap();
+    vec![format!(
         "import sys; sys.path.insert(0, {:?})",
-        copy.display().to_string()
-    )
+        egg.display().to_string()
+    )]
 }
 
 /// `nextedit tasks run TASKS --repo REPO -q EXTRA… --db DB` with only the system's
@@ -205,15 +223,12 @@ fn stdout(out: &Output) -> String {
 
 #[test]
 fn python_runs_the_tests_with_that_interpreter_and_finds_the_src_layout() {
-    if !available(
-        "python_runs_the_tests_with_that_interpreter_and_finds_the_src_layout",
-        &[Server::Pytest],
-    ) {
+    let Some((_dir, f)) =
+        python_fixture("python_runs_the_tests_with_that_interpreter_and_finds_the_src_layout")
+    else {
         return;
-    }
-    let dir = tempfile::tempdir().unwrap();
-    let f = fixture(dir.path());
-    let python = venv(&f.dir, "plain", &[]);
+    };
+    let python = venv(&f.dir, "plain", plain);
     let db = f.dir.join("t.db");
     let python_flag = ["--python", python.to_str().unwrap()];
     let oracle = [&["--suggester", "builtin:oracle"][..], &python_flag].concat();
@@ -277,15 +292,11 @@ fn python_runs_the_tests_with_that_interpreter_and_finds_the_src_layout() {
 
 #[test]
 fn an_installed_copy_shadowing_the_checkout_is_refused() {
-    if !available(
-        "an_installed_copy_shadowing_the_checkout_is_refused",
-        &[Server::Pytest],
-    ) {
+    let Some((_dir, f)) = python_fixture("an_installed_copy_shadowing_the_checkout_is_refused")
+    else {
         return;
-    }
-    let dir = tempfile::tempdir().unwrap();
-    let f = fixture(dir.path());
-    let python = venv(&f.dir, "shadow", &[shadowing_copy(&f.dir)]);
+    };
+    let python = venv(&f.dir, "shadow", shadowing_copy);
     let db = f.dir.join("t.db");
     for sandbox in ["bwrap", "off"] {
         // The first task's module (stock.count) is the copy's: nothing runs.
@@ -303,7 +314,9 @@ fn an_installed_copy_shadowing_the_checkout_is_refused() {
             &db,
         );
         assert_eq!(out.status.code(), Some(2), "{out:?}");
-        let stderr = String::from_utf8_lossy(&out.stderr).replace(f.dir.to_str().unwrap(), "[DIR]");
+        let stderr = String::from_utf8_lossy(&out.stderr)
+            .replace(site(&f.dir.join("shadow")).to_str().unwrap(), "[SITE]")
+            .replace(f.dir.to_str().unwrap(), "[DIR]");
         insta::assert_snapshot!(format!("shadowed_refused_{sandbox}"), stderr);
     }
     // No run was stored.
@@ -316,18 +329,14 @@ fn an_installed_copy_shadowing_the_checkout_is_refused() {
 
 #[test]
 fn sandbox_off_gives_the_verdicts_of_bubblewrap() {
-    if !available(
-        "sandbox_off_gives_the_verdicts_of_bubblewrap",
-        &[Server::Pytest],
-    ) {
+    let Some((_dir, f)) = python_fixture("sandbox_off_gives_the_verdicts_of_bubblewrap") else {
         return;
-    }
-    let dir = tempfile::tempdir().unwrap();
-    let f = fixture(dir.path());
+    };
     // `dev`: the package installed in development mode from the user's repository
     // (its HEAD, where the loops are whole); `shadow`: `stock` shadowed by a copy.
-    let dev = venv(&f.dir, "dev", &[f.repo.join("src").display().to_string()]);
-    let shadow = venv(&f.dir, "shadow", &[shadowing_copy(&f.dir)]);
+    let dev_install = |_: &Path| vec![f.repo.join("src").display().to_string()];
+    let dev = venv(&f.dir, "dev", dev_install);
+    let shadow = venv(&f.dir, "shadow", shadowing_copy);
     let db = f.dir.join("t.db");
     let shadowed = (
         "count".to_string(),
@@ -368,9 +377,10 @@ fn sandbox_off_gives_the_verdicts_of_bubblewrap() {
             }
         }
     }
-    let why = truth_output(&db, run_id, "count").replace(f.dir.to_str().unwrap(), "[DIR]");
+    let why = truth_output(&db, run_id, "count")
+        .replace(site(&f.dir.join("shadow")).to_str().unwrap(), "[SITE]");
     assert!(
-        why.starts_with("the tests would import module stock.count from [DIR]/copy/stock/count.py, not the checkout's src/stock/count.py"),
+        why.starts_with("the tests would import module stock.count from [SITE]/stock-1.0.egg/stock/count.py, not the checkout's src/stock/count.py"),
         "{why}"
     );
     // Oracle 1.0 and do-nothing 0.0 on the valid tasks, in both modes.
@@ -391,15 +401,12 @@ fn sandbox_off_gives_the_verdicts_of_bubblewrap() {
 
 #[test]
 fn setup_runs_once_per_checkout_and_a_failing_one_makes_the_task_invalid() {
-    if !available(
-        "setup_runs_once_per_checkout_and_a_failing_one_makes_the_task_invalid",
-        &[Server::Pytest],
-    ) {
+    let Some((_dir, f)) =
+        python_fixture("setup_runs_once_per_checkout_and_a_failing_one_makes_the_task_invalid")
+    else {
         return;
-    }
-    let dir = tempfile::tempdir().unwrap();
-    let f = fixture(dir.path());
-    let python = venv(&f.dir, "plain", &[]);
+    };
+    let python = venv(&f.dir, "plain", plain);
     let db = f.dir.join("t.db");
     let with = |setup: &str, sandbox: &str| {
         run(
