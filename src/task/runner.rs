@@ -439,6 +439,7 @@ pub fn run_tasks(
         calls: Mutex::new((0, 0)),
         fingerprints: BTreeMap::new(),
         environment,
+        canaries: Mutex::new(BTreeMap::new()),
     };
     if let Some(&first) = shared.queue.lock().expect("queue lock").as_slice().first() {
         shared.probe_complete(&tasks[first])?;
@@ -574,6 +575,9 @@ struct Shared<'a> {
     fingerprints: BTreeMap<String, String>,
     /// The interpreter, import path and setup of every test run.
     environment: TestEnvironment,
+    /// The import canary's verdict per state and file ([`canary_key`]): one run per
+    /// state, not per task.
+    canaries: Mutex<BTreeMap<String, Option<Canary>>>,
 }
 
 struct Worker<'a> {
@@ -744,6 +748,11 @@ impl Shared<'_> {
                     Checkout::create(task, repo_for(&repos, task), &dir.join(n.to_string()))?;
                 checkout.canary(task, &limits, &cache)
             })();
+            // Each verdict found serves its state's tasks too.
+            if let Ok(found) = &looked {
+                let mut canaries = self.canaries.lock().expect("canary lock");
+                canaries.insert(canary_key(task), found.clone());
+            }
             match looked {
                 Ok(Some(found)) => {
                     verdict = Some(found);
@@ -890,7 +899,23 @@ impl Worker<'_> {
             stored.truth_output = Some(failed.output_tail);
             return Ok(());
         }
-        let canary = checkout.canary(task, &limits, &cache)?;
+        let key = canary_key(task);
+        let known = self
+            .shared
+            .canaries
+            .lock()
+            .expect("canary lock")
+            .get(&key)
+            .cloned();
+        let canary = match known {
+            Some(canary) => canary,
+            None => {
+                let canary = checkout.canary(task, &limits, &cache)?;
+                let mut canaries = self.shared.canaries.lock().expect("canary lock");
+                canaries.insert(key, canary.clone());
+                canary
+            }
+        };
         if let Some(why) = canary.as_ref().and_then(Canary::shadowing) {
             stored.invalid_reason = Some("shadowed".to_string());
             stored.truth_output = Some(why);
@@ -1094,6 +1119,18 @@ fn do_nothing(task: &Task) -> Vec<(Filling<'static>, &'static str)> {
         fillings.push((Filling::AsCut, "the state as cut"));
     }
     fillings
+}
+
+/// What decides where the tests import `task`'s file from: its state's commit and
+/// files and the file's path (not the hole: the canary runs no package code).
+fn canary_key(task: &Task) -> String {
+    let mut parts = vec![task.state.commit.clone().unwrap_or_default()];
+    for file in &task.state.files {
+        parts.push(super::execute::answer_hash(&file.path));
+        parts.push(super::execute::answer_hash(&file.text));
+    }
+    parts.push(task.file.clone());
+    super::execute::answer_hash(&parts.join("\n"))
 }
 
 /// The repository of `task`: the one named like it, else the only one given.
