@@ -46,6 +46,8 @@ def test_count():
 /// in `tasks.jsonl` and reversed in `reversed.jsonl`.
 struct Fixture {
     dir: PathBuf,
+    /// Where the runs are stored.
+    db: PathBuf,
     repo: PathBuf,
     tasks: PathBuf,
     reversed: PathBuf,
@@ -94,6 +96,7 @@ fn fixture(dir: &Path) -> Fixture {
     let reversed = dir.join("reversed.jsonl");
     write_tasks(&reversed, &[count, price]);
     Fixture {
+        db: dir.join("t.db"),
         dir,
         repo,
         tasks,
@@ -229,7 +232,7 @@ fn python_runs_the_tests_with_that_interpreter_and_finds_the_src_layout() {
         return;
     };
     let python = venv(&f.dir, "plain", plain);
-    let db = f.dir.join("t.db");
+    let db = f.db.clone();
     let python_flag = ["--python", python.to_str().unwrap()];
     let oracle = [&["--suggester", "builtin:oracle"][..], &python_flag].concat();
     // Ground truth and empty answer of each task; the oracle's answer is cached.
@@ -297,7 +300,7 @@ fn an_installed_copy_shadowing_the_checkout_is_refused() {
         return;
     };
     let python = venv(&f.dir, "shadow", shadowing_copy);
-    let db = f.dir.join("t.db");
+    let db = f.db.clone();
     for sandbox in ["bwrap", "off"] {
         // The first task's module (stock.count) is the copy's: nothing runs.
         let out = run(
@@ -337,7 +340,7 @@ fn sandbox_off_gives_the_verdicts_of_bubblewrap() {
     let dev_install = |_: &Path| vec![f.repo.join("src").display().to_string()];
     let dev = venv(&f.dir, "dev", dev_install);
     let shadow = venv(&f.dir, "shadow", shadowing_copy);
-    let db = f.dir.join("t.db");
+    let db = f.db.clone();
     let shadowed = (
         "count".to_string(),
         false,
@@ -407,7 +410,7 @@ fn setup_runs_once_per_checkout_and_a_failing_one_makes_the_task_invalid() {
         return;
     };
     let python = venv(&f.dir, "plain", plain);
-    let db = f.dir.join("t.db");
+    let db = f.db.clone();
     let with = |setup: &str, sandbox: &str| {
         run(
             &f,
