@@ -486,6 +486,14 @@ pub fn run_limited(
     let sandbox = limits.sandbox.then(|| {
         let mut read_only = read_only_paths(argv, &[root.to_path_buf()]);
         read_only.extend(limits.environment.read_only().iter().cloned());
+        // A Go module cache passed with `--env GOMODCACHE` (filled beforehand: the
+        // tests have no network) is read from where it is.
+        if limits.env.iter().any(|name| name == "GOMODCACHE")
+            && let Some(cache) = std::env::var_os("GOMODCACHE").map(PathBuf::from)
+            && cache.is_absolute()
+        {
+            read_only.push(cache);
+        }
         Sandbox {
             scratch: root.to_path_buf(),
             read_only,

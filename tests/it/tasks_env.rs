@@ -470,39 +470,27 @@ func Double(a int) int {
 }
 ";
 
-#[test]
-fn a_vendored_go_module_builds_offline() {
-    if !available("a_vendored_go_module_builds_offline", &[Server::Go]) {
-        return;
-    }
-    let dir = tempfile::tempdir().unwrap();
-    let repo = dir.path().join("app");
-    // A dependency the module cache does not hold (and GOPROXY=off cannot fetch):
-    // only its vendored copy builds.
-    let c = commit(
-        &repo,
-        &[
-            (
-                "go.mod",
-                "module example.com/app\n\ngo 1.19\n\nrequire example.com/dep v1.0.0\n",
-            ),
-            (
-                "vendor/modules.txt",
-                "# example.com/dep v1.0.0\n## explicit\nexample.com/dep\n",
-            ),
-            (
-                "vendor/example.com/dep/dep.go",
-                "package dep\n\nfunc Two() int { return 2 }\n",
-            ),
-            ("calc/calc.go", GO_DOUBLE),
-            (
-                "calc/calc_test.go",
-                "package calc\n\nimport \"testing\"\n\nfunc TestDouble(t *testing.T) {\n\tif Double(3) != 6 {\n\t\tt.Fatal(\"double\")\n\t}\n}\n",
-            ),
-        ],
-        "app",
-    );
-    let tasks = dir.path().join("tasks.jsonl");
+const DEP_GO: &str = "package dep\n\nfunc Two() int { return 2 }\n";
+
+/// A Go module `app` needing `example.com/dep`, which no proxy can give (GOPROXY=off)
+/// and the run's empty module cache does not hold, with `files` besides; its task
+/// file (the body of `Double`).
+fn go_app(dir: &Path, files: &[(&str, &str)]) -> (PathBuf, PathBuf) {
+    let repo = dir.join("app");
+    let mut all = vec![
+        (
+            "go.mod",
+            "module example.com/app\n\ngo 1.19\n\nrequire example.com/dep v1.0.0\n",
+        ),
+        ("calc/calc.go", GO_DOUBLE),
+        (
+            "calc/calc_test.go",
+            "package calc\n\nimport \"testing\"\n\nfunc TestDouble(t *testing.T) {\n\tif Double(3) != 6 {\n\t\tt.Fatal(\"double\")\n\t}\n}\n",
+        ),
+    ];
+    all.extend_from_slice(files);
+    let c = commit(&repo, &all, "app");
+    let tasks = dir.join("tasks.jsonl");
     write_tasks(
         &tasks,
         &[task(
@@ -516,6 +504,25 @@ fn a_vendored_go_module_builds_offline() {
             &[("calc/calc_test.go", "TestDouble")],
         )],
     );
+    (repo, tasks)
+}
+
+#[test]
+fn a_vendored_go_module_builds_offline() {
+    if !available("a_vendored_go_module_builds_offline", &[Server::Go]) {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let (repo, tasks) = go_app(
+        dir.path(),
+        &[
+            (
+                "vendor/modules.txt",
+                "# example.com/dep v1.0.0\n## explicit\nexample.com/dep\n",
+            ),
+            ("vendor/example.com/dep/dep.go", DEP_GO),
+        ],
+    );
     let db = dir.path().join("t.db");
     let out = crate::tasks_run::tasks_run(&tasks, &repo, "builtin:oracle", &[], &db);
     assert_eq!(
@@ -523,4 +530,95 @@ fn a_vendored_go_module_builds_offline() {
         "task run 1: 1 tasks done, 2 test runs, 1 from the cache\n"
     );
     assert_eq!(verdicts(&db, 1), [valid("double")]);
+}
+
+#[test]
+fn a_go_module_cache_passed_with_env_is_read_offline() {
+    if !available(
+        "a_go_module_cache_passed_with_env_is_read_offline",
+        &[Server::Go],
+    ) {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let dir = dir.path();
+    let (repo, tasks) = go_app(
+        dir,
+        &[(
+            "go.sum",
+            "example.com/dep v1.0.0 h1:jVd2LLKPr4jLjHtDMZnFObLPo9223cB62QEcTMfuQsw=\n\
+             example.com/dep v1.0.0/go.mod h1:fGPp69Hit/toBUWE+Ldh2b+Bo3ABzILGe56XIcOE/Is=\n",
+        )],
+    );
+    // A module proxy in a directory (no network), from which `go mod download`
+    // fills the module cache the user then passes.
+    let proxy = dir.join("proxy/example.com/dep/@v");
+    std::fs::create_dir_all(&proxy).unwrap();
+    let gomod = "module example.com/dep\n\ngo 1.19\n";
+    std::fs::write(proxy.join("v1.0.0.mod"), gomod).unwrap();
+    std::fs::write(proxy.join("list"), "v1.0.0\n").unwrap();
+    std::fs::write(
+        proxy.join("v1.0.0.info"),
+        r#"{"Version":"v1.0.0","Time":"2024-01-01T00:00:00Z"}"#,
+    )
+    .unwrap();
+    let zipped = Command::new("python3")
+        .args([
+            "-c",
+            "import sys, zipfile\nz = zipfile.ZipFile(sys.argv[1], 'w')\n\
+             z.writestr('example.com/dep@v1.0.0/go.mod', sys.argv[2])\n\
+             z.writestr('example.com/dep@v1.0.0/dep.go', sys.argv[3])\nz.close()",
+        ])
+        .arg(proxy.join("v1.0.0.zip"))
+        .args([gomod, DEP_GO])
+        .output()
+        .unwrap();
+    assert!(zipped.status.success(), "{zipped:?}");
+    let modcache = dir.join("modcache");
+    let go = |args: &[&str], envs: &[(&str, &Path)]| {
+        let mut command = Command::new(Server::Go.path());
+        command
+            .args(args)
+            .current_dir(&repo)
+            .env("GOPROXY", format!("file://{}", dir.join("proxy").display()))
+            .env("GOSUMDB", "off")
+            .env("GOPATH", dir.join("gopath"))
+            .env("GOFLAGS", "-modcacherw");
+        for (name, value) in envs {
+            command.env(name, value);
+        }
+        command.output().unwrap()
+    };
+    let downloaded = go(&["mod", "download"], &[("GOMODCACHE", &modcache)]);
+    assert!(downloaded.status.success(), "{downloaded:?}");
+    let db = dir.join("t.db");
+    let run = |extra: &[&str]| {
+        let mut args = vec![
+            "tasks",
+            "run",
+            tasks.to_str().unwrap(),
+            "--repo",
+            repo.to_str().unwrap(),
+            "--suggester",
+            "builtin:oracle",
+            "-q",
+        ];
+        args.extend(extra);
+        Command::new(nextedit_bin())
+            .args(&args)
+            .arg("--db")
+            .arg(&db)
+            .env("PATH", crate::common::go_path_var())
+            .env("GOMODCACHE", &modcache)
+            .output()
+            .unwrap()
+    };
+    // Without it the dependency cannot be had: the task is invalid.
+    assert_eq!(run(&[]).status.code(), Some(1));
+    assert!(truth_output(&db, 1, "double").contains("module lookup disabled by GOPROXY=off"));
+    // Passed, it is read (read-only in the sandbox), sandboxed or not.
+    stdout(&run(&["--env", "GOMODCACHE"]));
+    stdout(&run(&["--env", "GOMODCACHE", "--sandbox", "off"]));
+    assert_eq!(verdicts(&db, 2), [valid("double")]);
+    assert_eq!(verdicts(&db, 3), [valid("double")]);
 }
