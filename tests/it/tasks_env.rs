@@ -575,43 +575,22 @@ fn a_go_module_cache_passed_with_env_is_read_offline() {
         .unwrap();
     assert!(zipped.status.success(), "{zipped:?}");
     let modcache = dir.join("modcache");
-    let go = |args: &[&str], envs: &[(&str, &Path)]| {
-        let mut command = Command::new(Server::Go.path());
-        command
-            .args(args)
-            .current_dir(&repo)
-            .env("GOPROXY", format!("file://{}", dir.join("proxy").display()))
-            .env("GOSUMDB", "off")
-            .env("GOPATH", dir.join("gopath"))
-            .env("GOFLAGS", "-modcacherw");
-        for (name, value) in envs {
-            command.env(name, value);
-        }
-        command.output().unwrap()
-    };
-    let downloaded = go(&["mod", "download"], &[("GOMODCACHE", &modcache)]);
+    let downloaded = Command::new(Server::Go.path())
+        .args(["mod", "download"])
+        .current_dir(&repo)
+        .env("GOPROXY", format!("file://{}", dir.join("proxy").display()))
+        .env("GOSUMDB", "off")
+        .env("GOPATH", dir.join("gopath"))
+        .env("GOMODCACHE", &modcache)
+        // Removable with the test's directory.
+        .env("GOFLAGS", "-modcacherw")
+        .output()
+        .unwrap();
     assert!(downloaded.status.success(), "{downloaded:?}");
     let db = dir.join("t.db");
     let run = |extra: &[&str]| {
-        let mut args = vec![
-            "tasks",
-            "run",
-            tasks.to_str().unwrap(),
-            "--repo",
-            repo.to_str().unwrap(),
-            "--suggester",
-            "builtin:oracle",
-            "-q",
-        ];
-        args.extend(extra);
-        Command::new(nextedit_bin())
-            .args(&args)
-            .arg("--db")
-            .arg(&db)
-            .env("PATH", crate::common::go_path_var())
-            .env("GOMODCACHE", &modcache)
-            .output()
-            .unwrap()
+        let envs = [("GOMODCACHE", modcache.as_path())];
+        crate::tasks_run::tasks_run_with(&tasks, &repo, "builtin:oracle", extra, &db, &envs)
     };
     // Without it the dependency cannot be had: the task is invalid.
     assert_eq!(run(&[]).status.code(), Some(1));
