@@ -10,6 +10,7 @@ pub mod blocks;
 pub mod coverage;
 pub mod cut;
 pub mod dependency;
+pub mod environment;
 pub mod execute;
 pub mod history;
 pub mod html;

@@ -91,6 +91,11 @@ pub(crate) fn repo_root() -> PathBuf {
 
 /// `nextedit ARGS --db DB` with pytest's venv and Go on PATH, progress lines on stderr.
 pub(crate) fn nextedit(args: &[&str], db: &Path) -> Output {
+    nextedit_with(args, db, &[])
+}
+
+/// [`nextedit`] with the variables `envs` set too.
+pub(crate) fn nextedit_with(args: &[&str], db: &Path, envs: &[(&str, &Path)]) -> Output {
     let path = format!(
         "{}:{}",
         repo_root().join(".venv-pytest/bin").display(),
@@ -101,6 +106,7 @@ pub(crate) fn nextedit(args: &[&str], db: &Path) -> Output {
         .arg("--db")
         .arg(db)
         .env("PATH", path)
+        .envs(envs.iter().copied())
         .output()
         .unwrap()
 }
@@ -113,6 +119,18 @@ pub(crate) fn tasks_run(
     extra: &[&str],
     db: &Path,
 ) -> Output {
+    tasks_run_with(tasks, repo, suggester, extra, db, &[])
+}
+
+/// [`tasks_run`] with the variables `envs` set too.
+pub(crate) fn tasks_run_with(
+    tasks: &Path,
+    repo: &Path,
+    suggester: &str,
+    extra: &[&str],
+    db: &Path,
+    envs: &[(&str, &Path)],
+) -> Output {
     let mut args = vec![
         "tasks",
         "run",
@@ -124,7 +142,7 @@ pub(crate) fn tasks_run(
         "-q",
     ];
     args.extend(extra);
-    nextedit(&args, db)
+    nextedit_with(&args, db, envs)
 }
 
 /// Runs `args` and returns its stdout; fails the test with stderr if it failed.

@@ -2,6 +2,8 @@
 //! covering tests on each answer, store the results (the run itself is
 //! [`nextedit::task::runner`]).
 
+mod environment;
+
 use std::path::PathBuf;
 
 use anyhow::Context;
@@ -39,9 +41,15 @@ use nextedit::task::runner::{
 /// and {files} are substituted.
 ///
 /// builtin:oracle answers each task's ground truth (pass@1 = 1 on valid tasks).
+///
+/// Test environment (docs/tasks.md): --python names the venv's interpreter, the
+/// checkout comes first on the import path (src layouts found), an import canary
+/// refuses a run whose tests would import an installed copy, --setup runs once per
+/// checkout. --sandbox off runs the same command, variables and import path.
+///
 /// Figures: `nextedit tasks report RUN`. Interrupted: --resume RUN, with the same
-/// --suggester, --repo, --test-command, --sandbox and --cache-db (compared with the
-/// stored ones: nothing a database names is run on its word).
+/// --suggester, --repo, --test-command, --python, --setup, --sandbox and --cache-db
+/// (compared with the stored ones: nothing a database names is run on its word).
 ///
 /// Examples:
 ///   nextedit tasks run tasks.jsonl --repo ~/src/proj --suggester builtin:oracle --db t.db
@@ -97,6 +105,9 @@ pub struct RunArgs {
 
     #[command(flatten)]
     jail: super::super::JailArgs,
+
+    #[command(flatten)]
+    environment: environment::EnvArgs,
 
     /// Where tests and the suggester run: bwrap (no network, only the checkout
     /// writable; the run refuses to start when it cannot be made) or off
@@ -205,6 +216,8 @@ pub fn run(args: RunArgs) -> anyhow::Result<i32> {
         ExecCacheArg::ReadWrite => ExecCache::ReadWrite,
         ExecCacheArg::Off => ExecCache::Off,
     };
+    let python = args.environment.python()?;
+    let setup = args.environment.setup.clone();
     let start = match (args.resume, args.suggester.clone()) {
         (Some(run), suggester) => TaskRunStart::Resume {
             run,
@@ -219,6 +232,8 @@ pub fn run(args: RunArgs) -> anyhow::Result<i32> {
                 pids: args.jail.pids,
                 disk_mib: args.jail.disk,
                 exec_cache,
+                python,
+                setup,
             },
         },
         (None, suggester) => TaskRunStart::New(TaskRunSettings {
@@ -240,6 +255,8 @@ pub fn run(args: RunArgs) -> anyhow::Result<i32> {
             },
             cache_db: args.cache_db.clone(),
             exec_cache,
+            python,
+            setup,
         }),
     };
     let mut printer = Printer {
