@@ -34,8 +34,8 @@ pub const OUTPUT_TAIL_LINES: usize = 40;
 /// Why a task's tests could not be run at all.
 #[derive(Debug, thiserror::Error)]
 pub enum ExecError {
-    /// The task names no covering test.
-    #[error("the task names no covering test")]
+    /// No test executes the hole's lines (coverage) or calls its function (name).
+    #[error("no covering test: none executes the hole's lines or calls its function by name")]
     NoTests,
     /// No default test command for the language and no `--test-command`.
     #[error("no default test command for language {language:?} (task {task}): pass --test-command")]
@@ -157,9 +157,8 @@ pub fn test_command(task: &Task, custom: Option<&str>) -> Result<Vec<String>, Ex
     }
     match task.language.as_str() {
         "python" => {
-            let mut argv: Vec<String> = ["python3", "-m", "pytest", "-q", "-p", "no:cacheprovider"]
-                .map(String::from)
-                .to_vec();
+            let mut argv = vec![python_program(None)];
+            argv.extend(["-m", "pytest", "-q", "-p", "no:cacheprovider"].map(String::from));
             argv.extend(ids);
             Ok(argv)
         }
@@ -240,17 +239,7 @@ pub fn environment_fingerprint(
     cache: &Path,
 ) -> Result<String, ExecError> {
     let argv: Vec<String> = match language {
-        "python" => {
-            let first = custom
-                .and_then(shlex::split)
-                .and_then(|words| words.into_iter().next())
-                .filter(|w| {
-                    let name = w.rsplit('/').next().unwrap_or(w);
-                    name.starts_with("python")
-                })
-                .unwrap_or_else(|| "python3".to_string());
-            vec![first, "-c".into(), PYTHON_PROBE.into()]
-        }
+        "python" => vec![python_program(custom), "-c".into(), PYTHON_PROBE.into()],
         "go" => vec!["go".into(), "version".into()],
         _ => return Ok("none".to_string()),
     };
@@ -261,6 +250,21 @@ pub fn environment_fingerprint(
     let probe = run_limited(&argv, dir, limits, cache)?;
     let said = format!("{:?} {}", probe.exit_code, probe.output_tail);
     Ok(hex(&Sha256::digest(said.as_bytes()))[..16].to_string())
+}
+
+/// The interpreter that runs a checkout's Python tests: the custom test command's first
+/// word when it is a Python interpreter, else `python3` (found on `PATH`). The one place
+/// that says so: the tests, the environment's fingerprint and the coverage map
+/// ([`super::covermap`]) all run under it.
+pub fn python_program(custom: Option<&str>) -> String {
+    custom
+        .and_then(shlex::split)
+        .and_then(|words| words.into_iter().next())
+        .filter(|w| {
+            let name = w.rsplit('/').next().unwrap_or(w);
+            name.starts_with("python")
+        })
+        .unwrap_or_else(|| "python3".to_string())
 }
 
 /// What fills a task's file for one test run.

@@ -2,6 +2,8 @@
 //! covering tests on each answer, store the results (the run itself is
 //! [`nextedit::task::runner`]).
 
+mod tests;
+
 use std::path::PathBuf;
 
 use anyhow::Context;
@@ -97,6 +99,9 @@ pub struct RunArgs {
 
     #[command(flatten)]
     jail: super::super::JailArgs,
+
+    #[command(flatten)]
+    tests: tests::TestsArgs,
 
     /// Where tests and the suggester run: bwrap (no network, only the checkout
     /// writable; the run refuses to start when it cannot be made) or off
@@ -205,6 +210,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<i32> {
         ExecCacheArg::ReadWrite => ExecCache::ReadWrite,
         ExecCacheArg::Off => ExecCache::Off,
     };
+    let (tests_by, max_tests, coverage_timeout) = args.tests.settings();
     let start = match (args.resume, args.suggester.clone()) {
         (Some(run), suggester) => TaskRunStart::Resume {
             run,
@@ -222,6 +228,9 @@ pub fn run(args: RunArgs) -> anyhow::Result<i32> {
             },
         },
         (None, suggester) => TaskRunStart::New(TaskRunSettings {
+            tests_by,
+            max_tests,
+            coverage_timeout,
             suggester: suggester.expect("clap requires it"),
             samples: args.samples,
             repos: args.repo.clone(),
@@ -260,6 +269,10 @@ pub fn run(args: RunArgs) -> anyhow::Result<i32> {
         "task run {}: {} tasks done, {} test runs, {} from the cache",
         summary.run, summary.done, summary.executed, summary.cached
     );
+    let (made, served_maps) = summary.maps;
+    if made + served_maps > 0 {
+        println!("coverage maps: {made} made, {served_maps} from the cache");
+    }
     let (served, asked) = summary.calls;
     if served + asked > 0 {
         println!("complete calls: {asked} asked, {served} from the response cache");
