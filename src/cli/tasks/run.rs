@@ -20,8 +20,10 @@ use nextedit::task::runner::{
 ///
 /// For each task of TASKS (JSON Lines, `nextedit tasks cut`): the task's state is
 /// written to a private scratch checkout (the commit's tree from --repo, then the
-/// state's files), the ground truth's covering tests are run first (a task whose
-/// tests fail on it, or that names none, is invalid: reported, never counted), then
+/// state's files), its tests are chosen (--tests-by: those that execute the hole's
+/// lines in the state's coverage map, made once per state and cached, else those found
+/// by name) and run on the ground truth first (a task whose tests fail on it, or that
+/// has none, is invalid: reported, never counted), then
 /// its do-nothing answers (the empty hole; for an incomplete suffix, the file as cut:
 /// a task one of them passes is non-discriminating, reported, never counted), then
 /// the suggester's `complete` answers (--samples N for pass@k) are tested one by one.
