@@ -85,7 +85,7 @@ fn main() {
             &checkout,
             &limits,
             &cache,
-            &root.join("work"),
+            "bench",
         )
         .expect("a coverage map");
         let seconds = started.elapsed().as_secs_f64();

@@ -1,6 +1,7 @@
 """nextedit's coverage map of a Python checkout: runs its pytest suite once under
 coverage.py, each test in a coverage context of its own (its node id), and writes
 {"exit", "tests": [[node id, seconds, passed]], "lines": {file: {line: [test index]}}}
+(passed: its call passed and no phase failed; a skipped test did not pass)
 as JSON to the path given. Run with the checkout as the working directory."""
 
 import json
@@ -33,10 +34,14 @@ class Contexts:
         COV.switch_context("")
 
     def pytest_runtest_logreport(self, report):
-        test = self.tests.setdefault(report.nodeid, [0.0, True])
+        # [seconds, no phase failed, its call passed]: a test skipped in its setup
+        # has no call, and is no passing test.
+        test = self.tests.setdefault(report.nodeid, [0.0, True, False])
         test[0] += report.duration
-        if report.failed or (report.when == "call" and not report.passed):
+        if report.failed:
             test[1] = False
+        if report.when == "call" and report.passed:
+            test[2] = True
 
 
 def main(out):
@@ -48,9 +53,9 @@ def main(out):
         COV.stop()
     index = {}
     tests = []
-    for node, (seconds, passed) in plugin.tests.items():
+    for node, (seconds, ok, called) in plugin.tests.items():
         index[node] = len(tests)
-        tests.append([node, seconds, passed])
+        tests.append([node, seconds, ok and called])
     data = COV.get_data()
     lines = {}
     for path in data.measured_files():

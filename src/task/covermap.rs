@@ -21,7 +21,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
-use super::execute::{Checkout, ExecError, ExecLimits, python_program, real_suffix};
+use super::execute::{Checkout, ExecError, ExecLimits, python_command, real_suffix};
 use super::{Task, TestRef};
 
 /// The Python driver (run by the checkout's interpreter).
@@ -194,7 +194,7 @@ pub fn map_key(state: &str, language: &str, custom: Option<&str>, run: &str) -> 
     for part in [
         state,
         language,
-        &python_program(custom),
+        &python_command(custom).join(" "),
         PYTHON_DRIVER,
         GO_DRIVER,
         run,
@@ -256,17 +256,19 @@ pub enum MapError {
 }
 
 /// Makes the map of `checkout` (the state, ground truth in place) for `language`: one
-/// run of its driver under `limits`, in `work` (a fresh directory outside the checkout,
-/// writable in the sandbox: inside the run's cache directory `cache`).
+/// run of its driver under `limits`, writing into `cache/coverage/NAME` (outside the
+/// checkout; the run's cache directory `cache` is writable in the sandbox), removed
+/// after.
 pub fn make_map(
     language: &str,
     custom: Option<&str>,
     checkout: &Checkout,
     limits: &ExecLimits,
     cache: &Path,
-    work: &Path,
+    name: &str,
 ) -> Result<CoverageMap, MapError> {
     let io = |what: String| move |source| ExecError::Io { what, source };
+    let work = &cache.join("coverage").join(name);
     let _ = std::fs::remove_dir_all(work);
     std::fs::create_dir_all(work).map_err(io(format!("creating {}", work.display())))?;
     let (driver, text) = match language {
@@ -277,10 +279,10 @@ pub fn make_map(
     std::fs::write(&script, text).map_err(io(format!("writing {}", script.display())))?;
     let out = work.join("out");
     let program = match language {
-        "python" => python_program(custom),
-        _ => "sh".to_string(),
+        "python" => python_command(custom),
+        _ => vec!["sh".to_string()],
     };
-    let argv = [program, lossy(&script), lossy(&out)];
+    let argv = [program, vec![lossy(&script), lossy(&out)]].concat();
     let execution = checkout.run(&argv, limits, cache)?;
     let map = match language {
         "python" => read_python(&out),

@@ -157,7 +157,7 @@ pub fn test_command(task: &Task, custom: Option<&str>) -> Result<Vec<String>, Ex
     }
     match task.language.as_str() {
         "python" => {
-            let mut argv = vec![python_program(None)];
+            let mut argv = python_command(None);
             argv.extend(["-m", "pytest", "-q", "-p", "no:cacheprovider"].map(String::from));
             argv.extend(ids);
             Ok(argv)
@@ -227,8 +227,8 @@ print(len(ds), hashlib.sha256(chr(10).join(ds).encode()).hexdigest())";
 
 /// The environment fingerprint of `language`'s test runs, for the execution cache's
 /// key: what its interpreter or toolchain says of itself, run like a test (in `dir`,
-/// under `limits`, in the sandbox when they say so). Python: the interpreter (the
-/// custom command's first word when it is one, else `python3`), its version and
+/// under `limits`, in the sandbox when they say so). Python: the interpreter
+/// ([`python_command`]), its version and
 /// installed distributions; Go: `go version`; other languages: none. A probe that
 /// cannot run gives its failure, which is a fingerprint too.
 pub fn environment_fingerprint(
@@ -239,7 +239,7 @@ pub fn environment_fingerprint(
     cache: &Path,
 ) -> Result<String, ExecError> {
     let argv: Vec<String> = match language {
-        "python" => vec![python_program(custom), "-c".into(), PYTHON_PROBE.into()],
+        "python" => [python_command(custom), vec!["-c".into(), PYTHON_PROBE.into()]].concat(),
         "go" => vec!["go".into(), "version".into()],
         _ => return Ok("none".to_string()),
     };
@@ -252,19 +252,29 @@ pub fn environment_fingerprint(
     Ok(hex(&Sha256::digest(said.as_bytes()))[..16].to_string())
 }
 
-/// The interpreter that runs a checkout's Python tests: the custom test command's first
-/// word when it is a Python interpreter, else `python3` (found on `PATH`). The one place
-/// that says so: the tests, the environment's fingerprint and the coverage map
-/// ([`super::covermap`]) all run under it.
-pub fn python_program(custom: Option<&str>) -> String {
-    custom
-        .and_then(shlex::split)
-        .and_then(|words| words.into_iter().next())
-        .filter(|w| {
-            let name = w.rsplit('/').next().unwrap_or(w);
-            name.starts_with("python")
+/// The command that runs Python in a checkout, to which a script and its arguments
+/// are added: the custom test command's interpreter when its first word after any
+/// `NAME=value` assignments is one (`PYTHONPATH=src .venv/bin/python -m pytest
+/// {tests}` → `env PYTHONPATH=src .venv/bin/python`), else `python3` (found on
+/// `PATH`). The one place that says so: the default tests, the environment's
+/// fingerprint and the coverage map ([`super::covermap`]) all run under it.
+pub fn python_command(custom: Option<&str>) -> Vec<String> {
+    let words = custom.and_then(shlex::split).unwrap_or_default();
+    let assignment = |w: &String| {
+        w.split_once('=').is_some_and(|(name, _)| {
+            !name.is_empty() && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
         })
-        .unwrap_or_else(|| "python3".to_string())
+    };
+    let assignments: Vec<String> = words.iter().take_while(|w| assignment(w)).cloned().collect();
+    let interpreter = (words.get(assignments.len())).filter(|w| {
+        let name = w.rsplit('/').next().unwrap_or(w);
+        name.starts_with("python")
+    });
+    match interpreter {
+        Some(program) if assignments.is_empty() => vec![program.clone()],
+        Some(program) => [&["env".to_string()][..], &assignments, &[program.clone()]].concat(),
+        None => vec!["python3".to_string()],
+    }
 }
 
 /// What fills a task's file for one test run.
@@ -385,10 +395,11 @@ impl Checkout {
 /// The paths a test command needs read-only inside the sandbox (its program's install
 /// prefix, e.g. a venv; never the forbidden ones).
 fn read_only_paths(argv: &[String], forbidden: &[PathBuf]) -> Vec<PathBuf> {
-    let program = if argv.first().map(String::as_str) == Some("sh") {
-        argv.get(2).cloned().unwrap_or_default()
-    } else {
-        shlex::try_join(argv.iter().map(String::as_str)).unwrap_or_default()
+    let program = match argv.first().map(String::as_str) {
+        Some("sh") => argv.get(2).cloned().unwrap_or_default(),
+        // `env NAME=value PROGRAM …` ([`python_command`]): PROGRAM's install prefix.
+        Some("env") => shlex::try_join(argv[1..].iter().map(String::as_str)).unwrap_or_default(),
+        _ => shlex::try_join(argv.iter().map(String::as_str)).unwrap_or_default(),
     };
     let mut paths = command_paths(&program, forbidden);
     // A shell command's programs are its words' programs: bind the PATH entries that
@@ -540,5 +551,26 @@ pub fn sandbox_for(mode: SandboxMode) -> Result<bool, Unavailable> {
     match mode {
         SandboxMode::Off => Ok(false),
         SandboxMode::Bwrap => crate::sys::sandbox::availability().map(|()| true),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_python_command_of_a_custom_test_command() {
+        let command = |custom| python_command(custom).join(" ");
+        assert_eq!(command(None), "python3");
+        assert_eq!(command(Some("pytest -x {tests}")), "python3");
+        assert_eq!(
+            command(Some("/v/bin/python -m pytest {tests}")),
+            "/v/bin/python"
+        );
+        assert_eq!(
+            command(Some("PYTHONPATH=src A=1 python3.11 -m pytest {tests}")),
+            "env PYTHONPATH=src A=1 python3.11"
+        );
+        assert_eq!(command(Some("PYTHONPATH=src pytest {tests}")), "python3");
     }
 }

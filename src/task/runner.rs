@@ -980,9 +980,8 @@ impl Worker<'_> {
             ..shared.exec_limits()
         };
         let cache = shared.scratch.join("cache");
-        let work = cache.join("coverage").join(&key[..16]);
         let started = std::time::Instant::now();
-        let made = make_map(&task.language, custom, checkout, &limits, &cache, &work);
+        let made = make_map(&task.language, custom, checkout, &limits, &cache, &key[..16]);
         shared.map_counts.lock().expect("map counts lock").0 += 1;
         let outcome = match made {
             Ok(map) => {
