@@ -79,15 +79,8 @@ fn main() {
         let _ = std::fs::remove_dir_all(&checkout_dir);
         let started = Instant::now();
         let checkout = Checkout::create(&task, Some(&repo), &checkout_dir).expect("checkout");
-        let map = make_map(
-            "python",
-            Some(&custom),
-            &checkout,
-            &limits,
-            &cache,
-            "bench",
-        )
-        .expect("a coverage map");
+        let map = make_map("python", Some(&custom), &checkout, &limits, &cache, "bench")
+            .expect("a coverage map");
         let seconds = started.elapsed().as_secs_f64();
         times.push(seconds);
         let lines: usize = map.lines.values().map(|l| l.len()).sum();

@@ -239,7 +239,11 @@ pub fn environment_fingerprint(
     cache: &Path,
 ) -> Result<String, ExecError> {
     let argv: Vec<String> = match language {
-        "python" => [python_command(custom), vec!["-c".into(), PYTHON_PROBE.into()]].concat(),
+        "python" => [
+            python_command(custom),
+            vec!["-c".into(), PYTHON_PROBE.into()],
+        ]
+        .concat(),
         "go" => vec!["go".into(), "version".into()],
         _ => return Ok("none".to_string()),
     };
@@ -265,14 +269,23 @@ pub fn python_command(custom: Option<&str>) -> Vec<String> {
             !name.is_empty() && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
         })
     };
-    let assignments: Vec<String> = words.iter().take_while(|w| assignment(w)).cloned().collect();
+    let assignments: Vec<String> = words
+        .iter()
+        .take_while(|w| assignment(w))
+        .cloned()
+        .collect();
     let interpreter = (words.get(assignments.len())).filter(|w| {
         let name = w.rsplit('/').next().unwrap_or(w);
         name.starts_with("python")
     });
     match interpreter {
         Some(program) if assignments.is_empty() => vec![program.clone()],
-        Some(program) => [&["env".to_string()][..], &assignments, &[program.clone()]].concat(),
+        Some(program) => {
+            let mut argv = vec!["env".to_string()];
+            argv.extend(assignments);
+            argv.push(program.clone());
+            argv
+        }
         None => vec!["python3".to_string()],
     }
 }

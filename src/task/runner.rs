@@ -981,7 +981,14 @@ impl Worker<'_> {
         };
         let cache = shared.scratch.join("cache");
         let started = std::time::Instant::now();
-        let made = make_map(&task.language, custom, checkout, &limits, &cache, &key[..16]);
+        let made = make_map(
+            &task.language,
+            custom,
+            checkout,
+            &limits,
+            &cache,
+            &key[..16],
+        );
         shared.map_counts.lock().expect("map counts lock").0 += 1;
         let outcome = match made {
             Ok(map) => {
