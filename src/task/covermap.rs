@@ -19,9 +19,10 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
-use sha2::{Digest, Sha256};
 
-use super::execute::{Checkout, ExecError, ExecLimits, python_command, real_suffix};
+use super::execute::{
+    Checkout, ExecError, ExecLimits, commit_and_files, digest, python_command, real_suffix,
+};
 use super::{Task, TestRef};
 
 /// The Python driver (run by the checkout's interpreter).
@@ -190,53 +191,25 @@ pub fn supported(language: &str) -> bool {
 /// (driver, interpreter) and `run` (the test command's settings: limits, sandbox,
 /// environment fingerprint).
 pub fn map_key(state: &str, language: &str, custom: Option<&str>, run: &str) -> String {
-    let mut hasher = Sha256::new();
-    for part in [
-        state,
-        language,
-        &python_command(custom).join(" "),
-        PYTHON_DRIVER,
-        GO_DRIVER,
-        run,
-    ] {
-        hasher.update((part.len() as u64).to_le_bytes());
-        hasher.update(part.as_bytes());
-    }
-    hex(&hasher.finalize())
+    let python = python_command(custom).join(" ");
+    digest([state, language, &python, PYTHON_DRIVER, GO_DRIVER, run].map(str::as_bytes))
 }
 
 /// What a state's map depends on in `task`: its commit, its files, and the task's file
 /// with the ground truth in place unless the commit's tree holds it as it is (`held`):
 /// every task cut from one commit then shares one map.
 pub fn map_state(task: &Task, held: bool) -> String {
-    let mut hasher = Sha256::new();
-    let mut field = |bytes: &[u8]| {
-        hasher.update((bytes.len() as u64).to_le_bytes());
-        hasher.update(bytes);
-    };
-    field(task.state.commit.as_deref().unwrap_or("").as_bytes());
-    for file in &task.state.files {
-        field(file.path.as_bytes());
-        field(file.text.as_bytes());
-    }
+    let text = truth_text(task);
+    let mut parts = commit_and_files(task);
     if !held {
-        field(task.file.as_bytes());
-        field(truth_text(task).as_bytes());
+        parts.extend([task.file.as_bytes(), text.as_bytes()]);
     }
-    hasher
-        .finalize()
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
+    digest(parts)
 }
 
 /// The task's file as the state holds it: the ground truth in the hole.
 pub fn truth_text(task: &Task) -> String {
     format!("{}{}{}", task.prefix, task.ground_truth, real_suffix(task))
-}
-
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 /// Why a map could not be made.

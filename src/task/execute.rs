@@ -192,22 +192,30 @@ pub fn real_suffix(task: &Task) -> &str {
 /// sha256 (hex) of everything in the task that decides a test run besides the answer:
 /// the commit, the state's files, the task's file, prefix, suffix and tests.
 pub fn state_hash(task: &Task) -> String {
-    let mut hasher = Sha256::new();
-    let mut field = |bytes: &[u8]| {
-        hasher.update((bytes.len() as u64).to_le_bytes());
-        hasher.update(bytes);
-    };
-    field(task.state.commit.as_deref().unwrap_or("").as_bytes());
-    for file in &task.state.files {
-        field(file.path.as_bytes());
-        field(file.text.as_bytes());
-    }
-    field(task.file.as_bytes());
-    field(task.prefix.as_bytes());
-    field(real_suffix(task).as_bytes());
+    let mut parts = commit_and_files(task);
+    parts.extend([&task.file, &task.prefix, real_suffix(task)].map(str::as_bytes));
     for test in &task.tests {
-        field(test.file.as_bytes());
-        field(test.name.as_bytes());
+        parts.extend([test.file.as_bytes(), test.name.as_bytes()]);
+    }
+    digest(parts)
+}
+
+/// The parts of `task` every state hash starts with: its commit and its files.
+pub(crate) fn commit_and_files(task: &Task) -> Vec<&[u8]> {
+    let mut parts = vec![task.state.commit.as_deref().unwrap_or("").as_bytes()];
+    for file in &task.state.files {
+        parts.extend([file.path.as_bytes(), file.text.as_bytes()]);
+    }
+    parts
+}
+
+/// sha256 (hex) of `parts`, each preceded by its length (so no two lists of parts
+/// give the same bytes).
+pub(crate) fn digest<'a>(parts: impl IntoIterator<Item = &'a [u8]>) -> String {
+    let mut hasher = Sha256::new();
+    for part in parts {
+        hasher.update((part.len() as u64).to_le_bytes());
+        hasher.update(part);
     }
     hex(&hasher.finalize())
 }
