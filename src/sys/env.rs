@@ -47,7 +47,7 @@ impl Environment {
             .filter_map(|name| Some((OsString::from(name), std::env::var_os(name)?)))
             .collect();
         if !vars.iter().any(|(name, _)| name == "PATH") {
-            vars.push(("PATH".into(), DEFAULT_PATH.into()));
+            vars.push(("PATH".into(), inherited_path().into()));
         }
         vars.push(("HOME".into(), home.as_os_str().to_owned()));
         vars.push(("TMPDIR".into(), "/tmp".into()));
@@ -68,6 +68,13 @@ impl Environment {
     pub fn apply(&self, command: &mut Command, home: &Path) {
         command.env_clear().envs(self.vars(home));
     }
+}
+
+/// The `PATH` an untrusted process gets: nextedit's own, else a default.
+pub fn inherited_path() -> String {
+    std::env::var_os("PATH")
+        .map(|p| p.to_string_lossy().into_owned())
+        .unwrap_or_else(|| DEFAULT_PATH.to_string())
 }
 
 /// Checks `--env` names: each a variable name (letters, digits, `_`, not starting

@@ -326,7 +326,7 @@ pub fn command_paths(command_line: &str, forbidden: &[PathBuf]) -> Vec<PathBuf> 
 const OWN_DIRS: &[&str] = &["/dev", "/proc", "/sys"];
 
 /// Whether `path` is already visible through [`SYSTEM_DIRS`], or the sandbox's own.
-fn is_system(path: &Path) -> bool {
+pub fn is_system(path: &Path) -> bool {
     SYSTEM_DIRS
         .iter()
         .chain(OWN_DIRS)

@@ -20,6 +20,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+use super::environment::TestEnvironment;
 use super::execute::{
     Checkout, ExecError, ExecLimits, commit_and_files, digest, python_command, real_suffix,
 };
@@ -189,9 +190,15 @@ pub fn supported(language: &str) -> bool {
 
 /// The key of a state's map in the cache: the state, the language, how the map is made
 /// (driver, interpreter) and `run` (the test command's settings: limits, sandbox,
-/// environment fingerprint).
-pub fn map_key(state: &str, language: &str, custom: Option<&str>, run: &str) -> String {
-    let python = python_command(custom).join(" ");
+/// setup, environment fingerprint).
+pub fn map_key(
+    state: &str,
+    language: &str,
+    custom: Option<&str>,
+    environment: &TestEnvironment,
+    run: &str,
+) -> String {
+    let python = python_command(custom, environment).join(" ");
     digest([state, language, &python, PYTHON_DRIVER, GO_DRIVER, run].map(str::as_bytes))
 }
 
@@ -252,7 +259,7 @@ pub fn make_map(
     std::fs::write(&script, text).map_err(io(format!("writing {}", script.display())))?;
     let out = work.join("out");
     let program = match language {
-        "python" => python_command(custom),
+        "python" => python_command(custom, &limits.environment),
         _ => vec!["sh".to_string()],
     };
     let argv = [program, vec![lossy(&script), lossy(&out)]].concat();

@@ -27,6 +27,7 @@ use crate::sys::sandbox::{Sandbox, Unavailable, command_paths};
 use crate::trajectory::RelPath;
 
 use super::Task;
+use super::environment::{Canary, TestEnvironment, module_of};
 
 /// Lines of test output kept per execution.
 pub const OUTPUT_TAIL_LINES: usize = 40;
@@ -85,7 +86,7 @@ pub enum SandboxMode {
     Off,
 }
 
-/// The limits of one test run.
+/// The limits, sandbox and environment of one test run.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ExecLimits {
     /// Wall-clock limit; the whole tree is killed after it.
@@ -96,6 +97,8 @@ pub struct ExecLimits {
     pub sandbox: bool,
     /// Variables of nextedit's environment passed beyond the allow-list (`--env`).
     pub env: Vec<String>,
+    /// The interpreter, import path and setup of the tests (`--python`, `--setup`).
+    pub environment: TestEnvironment,
 }
 
 /// The outcome of one test run.
@@ -157,7 +160,8 @@ pub fn test_command(task: &Task, custom: Option<&str>) -> Result<Vec<String>, Ex
     }
     match task.language.as_str() {
         "python" => {
-            let mut argv = python_command(None);
+            // `--python`'s interpreter replaces it (TestEnvironment::with_interpreter).
+            let mut argv = vec!["python3".to_string()];
             argv.extend(["-m", "pytest", "-q", "-p", "no:cacheprovider"].map(String::from));
             argv.extend(ids);
             Ok(argv)
@@ -235,10 +239,10 @@ print(len(ds), hashlib.sha256(chr(10).join(ds).encode()).hexdigest())";
 
 /// The environment fingerprint of `language`'s test runs, for the execution cache's
 /// key: what its interpreter or toolchain says of itself, run like a test (in `dir`,
-/// under `limits`, in the sandbox when they say so). Python: the interpreter
-/// ([`python_command`]), its version and
-/// installed distributions; Go: `go version`; other languages: none. A probe that
-/// cannot run gives its failure, which is a fingerprint too.
+/// under `limits`, in the sandbox when they say so), and the setup command. Python:
+/// the interpreter ([`python_command`]), its version and installed distributions; Go:
+/// `go version`; other languages: none. A probe that cannot run gives its failure,
+/// which is a fingerprint too.
 pub fn environment_fingerprint(
     language: &str,
     custom: Option<&str>,
@@ -248,7 +252,7 @@ pub fn environment_fingerprint(
 ) -> Result<String, ExecError> {
     let argv: Vec<String> = match language {
         "python" => [
-            python_command(custom),
+            python_command(custom, &limits.environment),
             vec!["-c".into(), PYTHON_PROBE.into()],
         ]
         .concat(),
@@ -260,17 +264,25 @@ pub fn environment_fingerprint(
         source,
     })?;
     let probe = run_limited(&argv, dir, limits, cache)?;
-    let said = format!("{:?} {}", probe.exit_code, probe.output_tail);
+    let said = format!(
+        "{:?} {} {}",
+        probe.exit_code,
+        probe.output_tail,
+        limits.environment.describe()
+    );
     Ok(hex(&Sha256::digest(said.as_bytes()))[..16].to_string())
 }
 
 /// The command that runs Python in a checkout, to which a script and its arguments
-/// are added: the custom test command's interpreter when its first word after any
-/// `NAME=value` assignments is one (`PYTHONPATH=src .venv/bin/python -m pytest
-/// {tests}` → `env PYTHONPATH=src .venv/bin/python`), else `python3` (found on
-/// `PATH`). The one place that says so: the default tests, the environment's
-/// fingerprint and the coverage map ([`super::covermap`]) all run under it.
-pub fn python_command(custom: Option<&str>) -> Vec<String> {
+/// are added: `--python`'s interpreter ([`TestEnvironment::python_program`]); else
+/// the custom test command's interpreter when its first word after any `NAME=value`
+/// assignments is one (`PYTHONPATH=src .venv/bin/python -m pytest {tests}` → `env
+/// PYTHONPATH=src .venv/bin/python`); else `python3` (found on `PATH`). The
+/// environment's fingerprint and the coverage map ([`super::covermap`]) run under it.
+pub fn python_command(custom: Option<&str>, environment: &TestEnvironment) -> Vec<String> {
+    if environment.python.is_some() {
+        return vec![environment.python_program()];
+    }
     let words = custom.and_then(shlex::split).unwrap_or_default();
     let assignment = |w: &String| {
         w.split_once('=').is_some_and(|(name, _)| {
@@ -411,6 +423,46 @@ impl Checkout {
     ) -> Result<Execution, ExecError> {
         run_limited(argv, &self.root, limits, cache)
     }
+
+    /// Runs the setup command of `limits` (`--setup`) in the checkout like a test run:
+    /// `None` when there is none or it passed, else its failed run.
+    pub fn set_up(
+        &self,
+        limits: &ExecLimits,
+        cache: &Path,
+    ) -> Result<Option<Execution>, ExecError> {
+        let Some(argv) = limits.environment.setup_argv() else {
+            return Ok(None);
+        };
+        let execution = self.run(&argv, limits, cache)?;
+        Ok((!execution.passed).then_some(execution))
+    }
+
+    /// The import canary of `task`'s file, run like a test run: `None` when the task
+    /// is not Python or its file is not a module the tests import
+    /// ([`module_of`]).
+    pub fn canary(
+        &self,
+        task: &Task,
+        limits: &ExecLimits,
+        cache: &Path,
+    ) -> Result<Option<Canary>, ExecError> {
+        if task.language != "python" {
+            return Ok(None);
+        }
+        let Some(module) = module_of(&self.root, self.file.as_str()) else {
+            return Ok(None);
+        };
+        let file = self.root.join(self.file.as_str());
+        let expected = file.canonicalize().unwrap_or(file);
+        let execution = self.run(&limits.environment.canary_argv(&module), limits, cache)?;
+        Ok(Some(Canary::judge(
+            &module,
+            self.file.as_str(),
+            &expected,
+            &execution,
+        )))
+    }
 }
 
 /// The paths a test command needs read-only inside the sandbox (its program's install
@@ -443,7 +495,9 @@ fn read_only_paths(argv: &[String], forbidden: &[PathBuf]) -> Vec<PathBuf> {
     paths
 }
 
-fn run_limited(
+/// Runs `argv` in `root` like a test run: under `limits` (their sandbox, environment
+/// and limits), `cache` a writable directory shared by the run's test runs.
+pub fn run_limited(
     argv: &[String],
     root: &Path,
     limits: &ExecLimits,
@@ -455,21 +509,42 @@ fn run_limited(
     // it (a `.pth` in the user site, a config) reaches the next answer's.
     let mut name = root.file_name().unwrap_or_default().to_owned();
     name.push(".home");
-    let home = root.with_file_name(name);
+    let home = root.with_file_name(&name);
     let _ = std::fs::remove_dir_all(&home);
-    let sandbox = limits.sandbox.then(|| Sandbox {
-        scratch: root.to_path_buf(),
-        read_only: read_only_paths(argv, &[root.to_path_buf()]),
-        writable: vec![cache.to_path_buf(), home.clone()],
-        network: false,
+    // A fresh TMPDIR too, sandboxed or not: tests never meet another run's files in
+    // a shared /tmp, and both modes give the same variables.
+    name.push(".tmp");
+    let tmp = root.with_file_name(name);
+    let _ = std::fs::remove_dir_all(&tmp);
+    std::fs::create_dir_all(&tmp).map_err(io(format!("creating {}", tmp.display())))?;
+    let sandbox = limits.sandbox.then(|| {
+        let mut read_only = read_only_paths(argv, &[root.to_path_buf()]);
+        read_only.extend(limits.environment.read_only().iter().cloned());
+        Sandbox {
+            scratch: root.to_path_buf(),
+            read_only,
+            writable: vec![cache.to_path_buf(), home.clone(), tmp.clone()],
+            network: false,
+        }
     });
-    let env = Environment::passing(&limits.env)
+    // A vendored module builds from its vendor directory; else from the module cache
+    // (offline: what the run's cache holds).
+    let go_mod = if root.join("vendor/modules.txt").is_file() {
+        "-mod=vendor"
+    } else {
+        "-mod=mod"
+    };
+    let mut env = Environment::passing(&limits.env)
         .with("PYTHONDONTWRITEBYTECODE", "1")
+        .with("TMPDIR", &tmp.to_string_lossy())
         .with("GOCACHE", &cache.join("go-build").to_string_lossy())
         .with("GOPATH", &cache.join("gopath").to_string_lossy())
         .with("GOPROXY", "off")
-        .with("GOFLAGS", "-mod=mod")
+        .with("GOFLAGS", go_mod)
         .with("GOTOOLCHAIN", "local");
+    for (name, value) in limits.environment.vars(root, &limits.env) {
+        env = env.with(&name, &value);
+    }
     let jail = Jail {
         sandbox,
         limits: limits.limits,
@@ -529,6 +604,7 @@ fn run_limited(
     let mut output = out.join().unwrap_or_default();
     output.extend(err.join().unwrap_or_default());
     let _ = std::fs::remove_dir_all(&home);
+    let _ = std::fs::remove_dir_all(&tmp);
     let exit_code = status.and_then(|s| s.code());
     let timed_out = limit == Some(Limit::Time);
     let mut output_tail = tail(&String::from_utf8_lossy(&output), OUTPUT_TAIL_LINES);
@@ -581,7 +657,7 @@ mod tests {
 
     #[test]
     fn the_python_command_of_a_custom_test_command() {
-        let command = |custom| python_command(custom).join(" ");
+        let command = |custom| python_command(custom, &TestEnvironment::default()).join(" ");
         assert_eq!(command(None), "python3");
         assert_eq!(command(Some("pytest -x {tests}")), "python3");
         assert_eq!(

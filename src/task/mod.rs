@@ -11,6 +11,7 @@ pub mod coverage;
 pub mod covermap;
 pub mod cut;
 pub mod dependency;
+pub mod environment;
 pub mod execute;
 pub mod history;
 pub mod html;

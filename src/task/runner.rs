@@ -35,6 +35,7 @@ use super::covermap::{
     CoverageMap, DEFAULT_MAX_TESTS, TestsBy, make_map, map_key, map_state, select, supported,
     truth_text,
 };
+use super::environment::{Canary, Python, TestEnvironment};
 use super::execute::{
     Checkout, ExecError, ExecLimits, Execution, Filling, SandboxMode, environment_fingerprint,
     sandbox_for, state_hash, test_command,
@@ -44,6 +45,9 @@ use super::{ContextFrom, Task};
 
 /// The spec answered by the runner itself with each task's ground truth.
 pub const ORACLE: &str = "builtin:oracle";
+
+/// Checkouts the first canary of a run looks at for a Python module, at most.
+const CANARY_TRIES: usize = 10;
 
 /// A task run's settings, stored with the run (JSON) so `--resume` continues alike.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -85,6 +89,12 @@ pub struct TaskRunSettings {
     /// Whether test runs are served from and stored in the execution cache.
     #[serde(default = "exec_cache_default")]
     pub exec_cache: ExecCache,
+    /// The interpreter of the Python tests (`--python`), else `python3` of `PATH`.
+    #[serde(default)]
+    pub python: Option<PathBuf>,
+    /// A shell command run once per checkout before its first test run (`--setup`).
+    #[serde(default)]
+    pub setup: Option<String>,
     /// How each task's tests are chosen (runs stored before coverage maps used names).
     #[serde(default = "tests_by_name")]
     pub tests_by: TestsBy,
@@ -176,12 +186,16 @@ pub struct TaskRunGiven {
     pub disk_mib: u64,
     /// `--exec-cache` (the command line's: it changes no outcome).
     pub exec_cache: ExecCache,
+    /// `--python` (it runs: compared).
+    pub python: Option<PathBuf>,
+    /// `--setup` (it runs: compared).
+    pub setup: Option<String>,
 }
 
 impl TaskRunSettings {
     /// Task run `run`'s stored settings confirmed by `given`: the suggester, the
-    /// repositories, the test command, the sandbox and the cache database must be
-    /// given as stored, and are then the command line's; the numbers must lie in
+    /// repositories, the test command, the interpreter, the setup, the sandbox and the
+    /// cache database must be given as stored, and are then the command line's; the numbers must lie in
     /// their flags' ranges.
     fn confirmed_by(self, run: i64, given: &TaskRunGiven) -> Result<TaskRunSettings, TaskRunError> {
         use crate::resume::{confirm, paths, quoted, resolved};
@@ -209,6 +223,19 @@ impl TaskRunSettings {
             |c| match c {
                 Some(c) => quoted("--test-command", c),
                 None => "no --test-command".to_string(),
+            },
+        )?;
+        confirm(label, "--python", &self.python, Some(&given.python), |p| {
+            paths("--python", p.as_slice())
+        })?;
+        confirm(
+            label,
+            "--setup",
+            &self.setup,
+            Some(&given.setup),
+            |c| match c {
+                Some(c) => quoted("--setup", c),
+                None => "no --setup".to_string(),
             },
         )?;
         // A run stored with the old `auto` ran sandboxed when it could: `bwrap` now.
@@ -246,6 +273,8 @@ impl TaskRunSettings {
             pids: given.pids,
             disk_mib: given.disk_mib,
             exec_cache: given.exec_cache,
+            python: given.python.clone(),
+            setup: given.setup.clone(),
             ..self
         })
     }
@@ -413,6 +442,22 @@ pub fn run_tasks(
     forbidden.push(db_path.to_path_buf());
     forbidden.push(scratch_root.join("exec"));
     forbidden.push(scratch_root.join("cache"));
+    let python = match &settings.python {
+        Some(path) => {
+            // Checked like a test run: in the sandbox, under the run's limits.
+            let limits = exec_limits(&settings, sandboxed, TestEnvironment::default());
+            let dir = scratch_root.join("probe-python");
+            let cache = scratch_root.join("cache");
+            let python = Python::probe(path, &forbidden, &limits, &dir, &cache)
+                .map_err(|e| TaskRunError::Settings(e.to_string()))?;
+            Some(python)
+        }
+        None => None,
+    };
+    let environment = TestEnvironment {
+        python,
+        setup: settings.setup.clone(),
+    };
     let mut shared = Shared {
         db_path,
         tasks,
@@ -426,10 +471,12 @@ pub fn run_tasks(
         fingerprints: BTreeMap::new(),
         maps: Mutex::new(BTreeMap::new()),
         map_counts: Mutex::new((0, 0)),
+        environment,
     };
     if let Some(&first) = shared.queue.lock().expect("queue lock").as_slice().first() {
         shared.probe_complete(&tasks[first])?;
     }
+    shared.first_canary()?;
     shared.fingerprints = shared.environment()?;
     let run = match run {
         Some(id) => id,
@@ -512,6 +559,21 @@ fn confinement(settings: &TaskRunSettings) -> Result<bool, TaskRunError> {
     })
 }
 
+/// The limits and sandbox of a run's test runs, in `environment`.
+fn exec_limits(
+    settings: &TaskRunSettings,
+    sandboxed: bool,
+    environment: TestEnvironment,
+) -> ExecLimits {
+    ExecLimits {
+        timeout: Duration::from_secs_f64(settings.timeout),
+        limits: settings.limits(),
+        sandbox: sandboxed,
+        env: settings.env.clone(),
+        environment,
+    }
+}
+
 fn open_repos(paths: &[PathBuf]) -> Result<Vec<(String, GitRepository)>, TaskRunError> {
     paths
         .iter()
@@ -550,6 +612,8 @@ struct Shared<'a> {
     maps: Mutex<BTreeMap<String, Arc<Mutex<Option<MapOutcome>>>>>,
     /// Coverage maps made, served from the database.
     map_counts: Mutex<(usize, usize)>,
+    /// The interpreter, import path and setup of every test run.
+    environment: TestEnvironment,
 }
 
 /// A state's coverage map, or why there is none.
@@ -697,11 +761,46 @@ impl Shared<'_> {
 
     /// The limits and sandbox of every test run.
     fn exec_limits(&self) -> ExecLimits {
-        ExecLimits {
-            timeout: Duration::from_secs_f64(self.settings.timeout),
-            limits: self.settings.limits(),
-            sandbox: self.sandboxed,
-            env: self.settings.env.clone(),
+        exec_limits(self.settings, self.sandboxed, self.environment.clone())
+    }
+
+    /// Refuses the run before any task is scored when the tests would not import the
+    /// checkout's own file: the canary of the first task left whose file is a Python
+    /// module (at most [`CANARY_TRIES`] checkouts are looked at). No setup runs for
+    /// it: the canary reads where a module is found, no package code runs, and the
+    /// setup writes only inside the checkout; each task's own canary runs after it.
+    fn first_canary(&self) -> Result<(), TaskRunError> {
+        let left: Vec<usize> = self.queue.lock().expect("queue lock").as_slice().to_vec();
+        let candidates = left
+            .iter()
+            .map(|&i| &self.tasks[i])
+            .filter(|t| t.language == "python" && t.file.ends_with(".py"))
+            .take(CANARY_TRIES);
+        let repos = open_repos(&self.settings.repos)?;
+        let limits = self.exec_limits();
+        let cache = self.scratch.join("cache");
+        let dir = self.scratch.join("probe-canary");
+        let mut verdict = None;
+        for (n, task) in candidates.enumerate() {
+            let looked = (|| {
+                let checkout =
+                    Checkout::create(task, repo_for(&repos, task), &dir.join(n.to_string()))?;
+                checkout.canary(task, &limits, &cache)
+            })();
+            match looked {
+                Ok(Some(found)) => {
+                    verdict = Some(found);
+                    break;
+                }
+                Ok(None) => {}
+                // A task that cannot be checked out or run is the task's to report.
+                Err(_) => {}
+            }
+        }
+        let _ = std::fs::remove_dir_all(&dir);
+        match verdict.as_ref().and_then(Canary::shadowing) {
+            Some(why) => Err(TaskRunError::Settings(format!("{why}; nothing was run"))),
+            None => Ok(()),
         }
     }
 
@@ -823,16 +922,31 @@ impl Worker<'_> {
         stored: &mut StoredTask,
     ) -> Result<(), TaskError> {
         let settings = self.shared.settings;
-        let checkout = Checkout::create(task, repo_for(&self.repos, task), exec_dir)?;
         let limits = self.shared.exec_limits();
+        let checkout = Checkout::create(task, repo_for(&self.repos, task), exec_dir)?;
+        let cache = self.shared.scratch.join("cache");
+        // The setup once per checkout, then the canary: a task whose tests would not
+        // import its own file is invalid (the run's first one refused the run).
+        if let Some(failed) = checkout.set_up(&limits, &cache)? {
+            stored.invalid_reason = Some("setup failed".to_string());
+            stored.truth_output = Some(failed.output_tail);
+            return Ok(());
+        }
+        let canary = checkout.canary(task, &limits, &cache)?;
+        if let Some(why) = canary.as_ref().and_then(Canary::shadowing) {
+            stored.invalid_reason = Some("shadowed".to_string());
+            stored.truth_output = Some(why);
+            return Ok(());
+        }
         // Everything that may change the outcome besides the command: its limits, the
-        // sandbox, the variables passed and the environment's fingerprint.
+        // sandbox, the variables passed, the setup and the environment's fingerprint.
         let run_key = format!(
-            "timeout {} s, {}, sandbox {}, env {}, environment {}",
+            "timeout {} s, {}, sandbox {}, env {}, {}, environment {}",
             settings.timeout,
             settings.limits().describe(),
             self.shared.sandboxed,
             settings.env.join(" "),
+            limits.environment.describe(),
             (self.shared.fingerprints.get(&task.language)).map_or("none", String::as_str)
         );
         let map = match settings.tests_by {
@@ -853,7 +967,8 @@ impl Worker<'_> {
             tests,
             ..task.clone()
         };
-        let argv = test_command(task, settings.test_command.as_deref())?;
+        let argv = (limits.environment)
+            .with_interpreter(test_command(task, settings.test_command.as_deref())?);
         let command_key = format!(
             "{} [{run_key}]",
             shlex::try_join(argv.iter().map(String::as_str)).unwrap_or_default(),
@@ -954,7 +1069,14 @@ impl Worker<'_> {
             .and_then(|(commit, repo)| repo.commit_tree(commit).ok())
             .is_some_and(|tree| tree.holds(&task.file, truth_text(task).as_bytes()));
         let custom = settings.test_command.as_deref();
-        let key = map_key(&map_state(task, held), &task.language, custom, run_key);
+        let environment = &shared.environment;
+        let key = map_key(
+            &map_state(task, held),
+            &task.language,
+            custom,
+            environment,
+            run_key,
+        );
         let slot = (shared.maps.lock().expect("maps lock"))
             .entry(key.clone())
             .or_default()

@@ -2,6 +2,7 @@
 //! covering tests on each answer, store the results (the run itself is
 //! [`nextedit::task::runner`]).
 
+mod environment;
 mod tests;
 
 use std::path::PathBuf;
@@ -12,8 +13,7 @@ use nextedit::progress::{Progress, ProgressMode};
 use nextedit::store::StoredTask;
 use nextedit::suggest::cache::CacheMode;
 use nextedit::task::runner::{
-    ExecCache, TaskRunEvents, TaskRunGiven, TaskRunSettings, TaskRunStart, parse_task_file,
-    run_tasks,
+    TaskRunEvents, TaskRunGiven, TaskRunSettings, TaskRunStart, parse_task_file, run_tasks,
 };
 
 /// Run a suggester on completion tasks and score its answers by their tests
@@ -43,9 +43,15 @@ use nextedit::task::runner::{
 /// and {files} are substituted.
 ///
 /// builtin:oracle answers each task's ground truth (pass@1 = 1 on valid tasks).
+///
+/// Test environment (docs/tasks.md): --python names the venv's interpreter, the
+/// checkout comes first on the import path (src layouts found), an import canary
+/// refuses a run whose tests would import an installed copy, --setup runs once per
+/// checkout. --sandbox off runs the same command, variables and import path.
+///
 /// Figures: `nextedit tasks report RUN`. Interrupted: --resume RUN, with the same
-/// --suggester, --repo, --test-command, --sandbox and --cache-db (compared with the
-/// stored ones: nothing a database names is run on its word).
+/// --suggester, --repo, --test-command, --python, --setup, --sandbox and --cache-db
+/// (compared with the stored ones: nothing a database names is run on its word).
 ///
 /// Examples:
 ///   nextedit tasks run tasks.jsonl --repo ~/src/proj --suggester builtin:oracle --db t.db
@@ -103,6 +109,9 @@ pub struct RunArgs {
     jail: super::super::JailArgs,
 
     #[command(flatten)]
+    environment: environment::EnvArgs,
+
+    #[command(flatten)]
     tests: tests::TestsArgs,
 
     /// Where tests and the suggester run: bwrap (no network, only the checkout
@@ -122,12 +131,6 @@ pub struct RunArgs {
     #[arg(long, value_enum, value_name = "MODE", default_value_t = CacheArg::ReadWrite)]
     cache: CacheArg,
 
-    /// How test runs go through the execution cache: read-write (serve a run with the
-    /// same state, answer, command, limits, sandbox and test environment; store new
-    /// ones) or off (run every test, store none)
-    #[arg(long, value_enum, value_name = "MODE", default_value_t = ExecCacheArg::ReadWrite)]
-    exec_cache: ExecCacheArg,
-
     /// Keep the response cache in this database instead of --db's
     #[arg(long, value_name = "PATH")]
     cache_db: Option<PathBuf>,
@@ -141,13 +144,6 @@ pub struct RunArgs {
 #[derive(Debug, Clone, Copy, ValueEnum)]
 enum SandboxArg {
     Bwrap,
-    Off,
-}
-
-/// `--exec-cache`.
-#[derive(Debug, Clone, Copy, ValueEnum)]
-enum ExecCacheArg {
-    ReadWrite,
     Off,
 }
 
@@ -208,11 +204,9 @@ pub fn run(args: RunArgs) -> anyhow::Result<i32> {
         SandboxArg::Off => "off",
     }
     .to_string();
-    let exec_cache = match args.exec_cache {
-        ExecCacheArg::ReadWrite => ExecCache::ReadWrite,
-        ExecCacheArg::Off => ExecCache::Off,
-    };
-    let (tests_by, max_tests, coverage_timeout) = args.tests.settings();
+    let python = args.environment.python()?;
+    let setup = args.environment.setup.clone();
+    let (tests_by, max_tests, coverage_timeout, exec_cache) = args.tests.settings();
     let start = match (args.resume, args.suggester.clone()) {
         (Some(run), suggester) => TaskRunStart::Resume {
             run,
@@ -227,6 +221,8 @@ pub fn run(args: RunArgs) -> anyhow::Result<i32> {
                 pids: args.jail.pids,
                 disk_mib: args.jail.disk,
                 exec_cache,
+                python,
+                setup,
             },
         },
         (None, suggester) => TaskRunStart::New(TaskRunSettings {
@@ -251,6 +247,8 @@ pub fn run(args: RunArgs) -> anyhow::Result<i32> {
             },
             cache_db: args.cache_db.clone(),
             exec_cache,
+            python,
+            setup,
         }),
     };
     let mut printer = Printer {
