@@ -1,6 +1,7 @@
 //! Coverage map benchmark: what one state's map costs on flask, made as `tasks run`
 //! makes it (the checkout written from git, flask's whole pytest suite run once under
-//! coverage.py with a context per test, in bubblewrap when it works, then read back):
+//! coverage.py with a context per test, in bubblewrap when it works, under the venv's
+//! interpreter as `tasks run --python` runs it, then read back):
 //! wall time, tests and lines mapped. Issue #27's goal: under 60 s on 2 cores, the map
 //! then reused by every task of the state.
 //!
@@ -20,6 +21,7 @@ use nextedit::history::GitRepository;
 use nextedit::sys::limits::Limits;
 use nextedit::task::Task;
 use nextedit::task::covermap::make_map;
+use nextedit::task::environment::{Python, TestEnvironment};
 use nextedit::task::execute::{Checkout, ExecLimits, SandboxMode, sandbox_for};
 
 #[path = "support/mod.rs"]
@@ -51,9 +53,6 @@ fn main() {
     let scratch = tempfile::tempdir().expect("scratch");
     let root = scratch.path().canonicalize().expect("scratch path");
     let checkout_dir = root.join("checkout");
-    // flask has a src layout: its package is importable from the checkout's `src`.
-    // SAFETY: set before any thread starts.
-    unsafe { std::env::set_var("PYTHONPATH", checkout_dir.join("src")) };
     let task: Task = serde_json::from_value(serde_json::json!({
         "version": 1, "id": "bench", "repository": "flask",
         "source": {"kind": "commit", "commit": sha},
@@ -65,22 +64,27 @@ fn main() {
     }))
     .expect("task");
     let sandbox = sandbox_for(SandboxMode::Bwrap).is_ok();
-    let limits = ExecLimits {
+    let mut limits = ExecLimits {
         timeout: Duration::from_secs(900),
         limits: Limits::DEFAULT,
         sandbox,
-        env: vec!["PYTHONPATH".into()],
+        env: Vec::new(),
+        environment: TestEnvironment::default(),
     };
-    let custom = format!("{} -m pytest", python.display());
     let cache = root.join("cache");
+    // As `tasks run --python`: the venv's interpreter, the checkout (its `src/`, flask's
+    // layout) first on the import path.
+    let probed = Python::probe(&python, &[], &limits, &root.join("probe"), &cache)
+        .expect("the venv's interpreter");
+    limits.environment.python = Some(probed);
     let mut times = Vec::new();
     let runs = if quick { 1 } else { 3 };
     for run in 0..runs {
         let _ = std::fs::remove_dir_all(&checkout_dir);
         let started = Instant::now();
         let checkout = Checkout::create(&task, Some(&repo), &checkout_dir).expect("checkout");
-        let map = make_map("python", Some(&custom), &checkout, &limits, &cache, "bench")
-            .expect("a coverage map");
+        let map =
+            make_map("python", None, &checkout, &limits, &cache, "bench").expect("a coverage map");
         let seconds = started.elapsed().as_secs_f64();
         times.push(seconds);
         let lines: usize = map.lines.values().map(|l| l.len()).sum();

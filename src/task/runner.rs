@@ -368,9 +368,26 @@ pub struct TaskRunSummary {
     pub answers: (usize, usize),
     /// `complete` calls served from the response cache, and asked live, in this invocation.
     pub calls: (usize, usize),
-    /// Coverage maps made, and served from the database, in this invocation (one per
-    /// state at most).
-    pub maps: (usize, usize),
+    /// Coverage maps made, served from the database, and whose run failed (their
+    /// tasks fell back to names), in this invocation (one per state at most).
+    pub maps: (usize, usize, usize),
+}
+
+impl TaskRunSummary {
+    /// `coverage maps: 1 made, 0 from the cache` (and how many failed), when the run
+    /// used any.
+    pub fn coverage_line(&self) -> Option<String> {
+        let (made, served, failed) = self.maps;
+        let failed = (failed > 0).then(|| {
+            format!(", {failed} failed (their tasks' tests by name: tasks report says why)")
+        });
+        (made + served + failed.is_some() as usize > 0).then(|| {
+            format!(
+                "coverage maps: {made} made, {served} from the cache{}",
+                failed.unwrap_or_default()
+            )
+        })
+    }
 }
 
 /// Runs `tasks` (from `task_file`) into the database at `db_path`: a new run, or a
@@ -470,7 +487,7 @@ pub fn run_tasks(
         calls: Mutex::new((0, 0)),
         fingerprints: BTreeMap::new(),
         maps: Mutex::new(BTreeMap::new()),
-        map_counts: Mutex::new((0, 0)),
+        map_counts: Mutex::new((0, 0, 0)),
         environment,
     };
     if let Some(&first) = shared.queue.lock().expect("queue lock").as_slice().first() {
@@ -610,8 +627,8 @@ struct Shared<'a> {
     /// Each state's coverage map by its key, made or read once per run: a worker
     /// asking for one another is making waits for it.
     maps: Mutex<BTreeMap<String, Arc<Mutex<Option<MapOutcome>>>>>,
-    /// Coverage maps made, served from the database.
-    map_counts: Mutex<(usize, usize)>,
+    /// Coverage maps made, served from the database, failed.
+    map_counts: Mutex<(usize, usize, usize)>,
     /// The interpreter, import path and setup of every test run.
     environment: TestEnvironment,
 }
@@ -1111,9 +1128,10 @@ impl Worker<'_> {
             &cache,
             &key[..16],
         );
-        shared.map_counts.lock().expect("map counts lock").0 += 1;
+        let mut counts = shared.map_counts.lock().expect("map counts lock");
         let outcome = match made {
             Ok(map) => {
+                counts.0 += 1;
                 if use_cache {
                     let json = serde_json::to_string(&map).expect("a map serializes");
                     let ms = started.elapsed().as_secs_f64() * 1000.0;
@@ -1121,8 +1139,12 @@ impl Worker<'_> {
                 }
                 Ok(Arc::new(map))
             }
-            Err(e) => Err(format!("the coverage map failed: {e}")),
+            Err(e) => {
+                counts.2 += 1;
+                Err(format!("the coverage map failed: {e}"))
+            }
         };
+        drop(counts);
         Ok(slot.insert(outcome).clone())
     }
 

@@ -269,9 +269,8 @@ pub fn run(args: RunArgs) -> anyhow::Result<i32> {
         "task run {}: {} tasks done, {} test runs, {} from the cache",
         summary.run, summary.done, summary.executed, summary.cached
     );
-    let (made, served_maps) = summary.maps;
-    if made + served_maps > 0 {
-        println!("coverage maps: {made} made, {served_maps} from the cache");
+    if let Some(line) = summary.coverage_line() {
+        println!("{line}");
     }
     let (served, asked) = summary.calls;
     if served + asked > 0 {
