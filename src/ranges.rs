@@ -89,6 +89,11 @@ pub const JOBS: Whole = Whole {
     min: 1,
     max: MAX_JOBS as u64,
 };
+/// `--max-tests` of `tasks run`.
+pub const MAX_TESTS: Whole = Whole {
+    min: 1,
+    max: 10_000,
+};
 /// `--samples`.
 pub const SAMPLES: Whole = Whole {
     min: 1,
@@ -212,6 +217,11 @@ pub fn smoothing(text: &str) -> Result<f64, String> {
 /// Value parser of `--jobs` ([`JOBS`]).
 pub fn jobs(text: &str) -> Result<usize, String> {
     JOBS.parse(text).map(|n| n as usize)
+}
+
+/// Value parser of `--max-tests` ([`MAX_TESTS`]).
+pub fn max_tests(text: &str) -> Result<usize, String> {
+    MAX_TESTS.parse(text).map(|n| n as usize)
 }
 
 /// Value parser of `--samples` ([`SAMPLES`]).

@@ -2,12 +2,14 @@
 //! validity (its ground truth's test run) and answers, written as each task finishes,
 //! read back for `--resume` and `nextedit tasks report`; and the execution cache keyed
 //! by (state hash, answer hash, command); the limit a test run hit (schema v8); why a
-//! task is non-discriminating (schema v9).
+//! task is non-discriminating (schema v9); how a task's tests were chosen and the
+//! per-state coverage maps (schema v10).
 
 use rusqlite::{OptionalExtension, params};
 
 use super::{Database, StoreError, sqlite};
 use crate::sys::limits::Limit;
+use crate::task::covermap::TestSelection;
 use crate::task::score::AnswerScores;
 
 /// A task run as stored.
@@ -58,6 +60,9 @@ pub struct StoredTask {
     pub excluded_output: Option<String>,
     /// The ground truth's test duration, ms (0 when cached).
     pub truth_ms: Option<f64>,
+    /// How its tests were chosen (`None`: before any test was chosen, or stored by an
+    /// older version).
+    pub selection: Option<TestSelection>,
     /// Its answers, by sample.
     pub answers: Vec<StoredAnswer>,
 }
@@ -123,6 +128,10 @@ impl StoredTask {
             invalid_reason: self.invalid_reason.as_deref().map(scrub),
             truth_output: self.truth_output.as_deref().map(scrub),
             excluded_output: self.excluded_output.as_deref().map(scrub),
+            selection: self.selection.as_ref().map(|s| TestSelection {
+                note: s.note.as_deref().map(scrub),
+                ..s.clone()
+            }),
             answers: (self.answers.iter())
                 .map(|a| StoredAnswer {
                     text: crate::secrets::mask_known(&a.text).into_owned(),
@@ -203,8 +212,8 @@ impl Database {
             tx.execute(
                 "INSERT INTO task_run_tasks (run_id, task_index, task_id, scenario, dependency,
                      context_from, leaked, language, valid, invalid_reason, truth_output, truth_ms,
-                     excluded, excluded_output)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)",
+                     excluded, excluded_output, tests_selection)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)",
                 params![
                     run,
                     task.index as i64,
@@ -219,7 +228,9 @@ impl Database {
                     task.truth_output,
                     task.truth_ms,
                     task.excluded,
-                    task.excluded_output
+                    task.excluded_output,
+                    (task.selection.as_ref())
+                        .map(|s| serde_json::to_string(s).expect("a selection serializes"))
                 ],
             )?;
             for a in &task.answers {
@@ -262,7 +273,8 @@ impl Database {
     pub fn task_run_tasks(&self, run: i64) -> Result<Vec<StoredTask>, StoreError> {
         let mut tasks = self.rows(
             "SELECT task_index, task_id, scenario, dependency, context_from, leaked, language,
-                    valid, invalid_reason, truth_output, truth_ms, excluded, excluded_output
+                    valid, invalid_reason, truth_output, truth_ms, excluded, excluded_output,
+                    tests_selection
              FROM task_run_tasks WHERE run_id = ?1 ORDER BY task_index",
             [run],
             |row| {
@@ -280,6 +292,9 @@ impl Database {
                     truth_ms: row.get(10)?,
                     excluded: row.get(11)?,
                     excluded_output: row.get(12)?,
+                    // One this version cannot read is shown as none.
+                    selection: (row.get::<_, Option<String>>(13)?)
+                        .and_then(|json| serde_json::from_str(&json).ok()),
                     answers: Vec::new(),
                 })
             },
@@ -380,6 +395,31 @@ impl Database {
                     now_ns(),
                     execution.limit.map(Limit::key)
                 ],
+            )
+            .map(|_| ())
+            .map_err(|source| sqlite(&self.path, source))
+    }
+
+    /// The coverage map stored under `key` (JSON, [`crate::task::covermap::CoverageMap`]).
+    pub fn coverage_map(&self, key: &str) -> Result<Option<String>, StoreError> {
+        self.conn
+            .query_row(
+                "SELECT map FROM task_coverage_maps WHERE key = ?1",
+                [key],
+                |row| row.get(0),
+            )
+            .optional()
+            .map_err(|source| sqlite(&self.path, source))
+    }
+
+    /// Stores a coverage map (JSON) made in `made_ms` under `key` (a concurrent
+    /// identical one is kept as it is).
+    pub fn store_coverage_map(&self, key: &str, map: &str, made_ms: f64) -> Result<(), StoreError> {
+        self.conn
+            .execute(
+                "INSERT OR IGNORE INTO task_coverage_maps (key, map, made_ms, created_ns)
+                 VALUES (?1, ?2, ?3, ?4)",
+                params![key, map, made_ms, now_ns()],
             )
             .map(|_| ())
             .map_err(|source| sqlite(&self.path, source))

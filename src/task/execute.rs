@@ -35,8 +35,8 @@ pub const OUTPUT_TAIL_LINES: usize = 40;
 /// Why a task's tests could not be run at all.
 #[derive(Debug, thiserror::Error)]
 pub enum ExecError {
-    /// The task names no covering test.
-    #[error("the task names no covering test")]
+    /// No test executes the hole's lines (coverage) or calls its function (name).
+    #[error("no covering test: none executes the hole's lines or calls its function by name")]
     NoTests,
     /// No default test command for the language and no `--test-command`.
     #[error("no default test command for language {language:?} (task {task}): pass --test-command")]
@@ -160,9 +160,9 @@ pub fn test_command(task: &Task, custom: Option<&str>) -> Result<Vec<String>, Ex
     }
     match task.language.as_str() {
         "python" => {
-            let mut argv: Vec<String> = ["python3", "-m", "pytest", "-q", "-p", "no:cacheprovider"]
-                .map(String::from)
-                .to_vec();
+            // `--python`'s interpreter replaces it (TestEnvironment::with_interpreter).
+            let mut argv = vec!["python3".to_string()];
+            argv.extend(["-m", "pytest", "-q", "-p", "no:cacheprovider"].map(String::from));
             argv.extend(ids);
             Ok(argv)
         }
@@ -196,22 +196,30 @@ pub fn real_suffix(task: &Task) -> &str {
 /// sha256 (hex) of everything in the task that decides a test run besides the answer:
 /// the commit, the state's files, the task's file, prefix, suffix and tests.
 pub fn state_hash(task: &Task) -> String {
-    let mut hasher = Sha256::new();
-    let mut field = |bytes: &[u8]| {
-        hasher.update((bytes.len() as u64).to_le_bytes());
-        hasher.update(bytes);
-    };
-    field(task.state.commit.as_deref().unwrap_or("").as_bytes());
-    for file in &task.state.files {
-        field(file.path.as_bytes());
-        field(file.text.as_bytes());
-    }
-    field(task.file.as_bytes());
-    field(task.prefix.as_bytes());
-    field(real_suffix(task).as_bytes());
+    let mut parts = commit_and_files(task);
+    parts.extend([&task.file, &task.prefix, real_suffix(task)].map(str::as_bytes));
     for test in &task.tests {
-        field(test.file.as_bytes());
-        field(test.name.as_bytes());
+        parts.extend([test.file.as_bytes(), test.name.as_bytes()]);
+    }
+    digest(parts)
+}
+
+/// The parts of `task` every state hash starts with: its commit and its files.
+pub(crate) fn commit_and_files(task: &Task) -> Vec<&[u8]> {
+    let mut parts = vec![task.state.commit.as_deref().unwrap_or("").as_bytes()];
+    for file in &task.state.files {
+        parts.extend([file.path.as_bytes(), file.text.as_bytes()]);
+    }
+    parts
+}
+
+/// sha256 (hex) of `parts`, each preceded by its length (so no two lists of parts
+/// give the same bytes).
+pub(crate) fn digest<'a>(parts: impl IntoIterator<Item = &'a [u8]>) -> String {
+    let mut hasher = Sha256::new();
+    for part in parts {
+        hasher.update((part.len() as u64).to_le_bytes());
+        hasher.update(part);
     }
     hex(&hasher.finalize())
 }
@@ -232,10 +240,9 @@ print(len(ds), hashlib.sha256(chr(10).join(ds).encode()).hexdigest())";
 /// The environment fingerprint of `language`'s test runs, for the execution cache's
 /// key: what its interpreter or toolchain says of itself, run like a test (in `dir`,
 /// under `limits`, in the sandbox when they say so), and the setup command. Python:
-/// the interpreter (`--python`'s, else the custom command's first word when it is
-/// one, else `python3`), its version and installed distributions; Go: `go version`;
-/// other languages: none. A probe that cannot run gives its failure, which is a
-/// fingerprint too.
+/// the interpreter ([`python_command`]), its version and installed distributions; Go:
+/// `go version`; other languages: none. A probe that cannot run gives its failure,
+/// which is a fingerprint too.
 pub fn environment_fingerprint(
     language: &str,
     custom: Option<&str>,
@@ -244,22 +251,11 @@ pub fn environment_fingerprint(
     cache: &Path,
 ) -> Result<String, ExecError> {
     let argv: Vec<String> = match language {
-        "python" if limits.environment.python.is_some() => vec![
-            limits.environment.python_program(),
-            "-c".into(),
-            PYTHON_PROBE.into(),
-        ],
-        "python" => {
-            let first = custom
-                .and_then(shlex::split)
-                .and_then(|words| words.into_iter().next())
-                .filter(|w| {
-                    let name = w.rsplit('/').next().unwrap_or(w);
-                    name.starts_with("python")
-                })
-                .unwrap_or_else(|| "python3".to_string());
-            vec![first, "-c".into(), PYTHON_PROBE.into()]
-        }
+        "python" => [
+            python_command(custom, &limits.environment),
+            vec!["-c".into(), PYTHON_PROBE.into()],
+        ]
+        .concat(),
         "go" => vec!["go".into(), "version".into()],
         _ => return Ok("none".to_string()),
     };
@@ -275,6 +271,43 @@ pub fn environment_fingerprint(
         limits.environment.describe()
     );
     Ok(hex(&Sha256::digest(said.as_bytes()))[..16].to_string())
+}
+
+/// The command that runs Python in a checkout, to which a script and its arguments
+/// are added: `--python`'s interpreter ([`TestEnvironment::python_program`]); else
+/// the custom test command's interpreter when its first word after any `NAME=value`
+/// assignments is one (`PYTHONPATH=src .venv/bin/python -m pytest {tests}` → `env
+/// PYTHONPATH=src .venv/bin/python`); else `python3` (found on `PATH`). The
+/// environment's fingerprint and the coverage map ([`super::covermap`]) run under it.
+pub fn python_command(custom: Option<&str>, environment: &TestEnvironment) -> Vec<String> {
+    if environment.python.is_some() {
+        return vec![environment.python_program()];
+    }
+    let words = custom.and_then(shlex::split).unwrap_or_default();
+    let assignment = |w: &String| {
+        w.split_once('=').is_some_and(|(name, _)| {
+            !name.is_empty() && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+        })
+    };
+    let assignments: Vec<String> = words
+        .iter()
+        .take_while(|w| assignment(w))
+        .cloned()
+        .collect();
+    let interpreter = (words.get(assignments.len())).filter(|w| {
+        let name = w.rsplit('/').next().unwrap_or(w);
+        name.starts_with("python")
+    });
+    match interpreter {
+        Some(program) if assignments.is_empty() => vec![program.clone()],
+        Some(program) => {
+            let mut argv = vec!["env".to_string()];
+            argv.extend(assignments);
+            argv.push(program.clone());
+            argv
+        }
+        None => vec!["python3".to_string()],
+    }
 }
 
 /// What fills a task's file for one test run.
@@ -435,10 +468,11 @@ impl Checkout {
 /// The paths a test command needs read-only inside the sandbox (its program's install
 /// prefix, e.g. a venv; never the forbidden ones).
 fn read_only_paths(argv: &[String], forbidden: &[PathBuf]) -> Vec<PathBuf> {
-    let program = if argv.first().map(String::as_str) == Some("sh") {
-        argv.get(2).cloned().unwrap_or_default()
-    } else {
-        shlex::try_join(argv.iter().map(String::as_str)).unwrap_or_default()
+    let program = match argv.first().map(String::as_str) {
+        Some("sh") => argv.get(2).cloned().unwrap_or_default(),
+        // `env NAME=value PROGRAM …` ([`python_command`]): PROGRAM's install prefix.
+        Some("env") => shlex::try_join(argv[1..].iter().map(String::as_str)).unwrap_or_default(),
+        _ => shlex::try_join(argv.iter().map(String::as_str)).unwrap_or_default(),
     };
     let mut paths = command_paths(&program, forbidden);
     // A shell command's programs are its words' programs: bind the PATH entries that
@@ -622,5 +656,26 @@ pub fn sandbox_for(mode: SandboxMode) -> Result<bool, Unavailable> {
     match mode {
         SandboxMode::Off => Ok(false),
         SandboxMode::Bwrap => crate::sys::sandbox::availability().map(|()| true),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_python_command_of_a_custom_test_command() {
+        let command = |custom| python_command(custom, &TestEnvironment::default()).join(" ");
+        assert_eq!(command(None), "python3");
+        assert_eq!(command(Some("pytest -x {tests}")), "python3");
+        assert_eq!(
+            command(Some("/v/bin/python -m pytest {tests}")),
+            "/v/bin/python"
+        );
+        assert_eq!(
+            command(Some("PYTHONPATH=src A=1 python3.11 -m pytest {tests}")),
+            "env PYTHONPATH=src A=1 python3.11"
+        );
+        assert_eq!(command(Some("PYTHONPATH=src pytest {tests}")), "python3");
     }
 }

@@ -60,6 +60,13 @@ fn run_section(h: &mut String, run: &RunFigures) {
             escape(&super::text::limits_hit(run))
         );
     }
+    if !run.tests_by.is_empty() {
+        let _ = writeln!(
+            h,
+            "<p class=\"muted\">Tests chosen by: {}.</p>",
+            escape(&super::text::tests_by(run))
+        );
+    }
     let k = if run.samples > 1 {
         format!("pass@{}", run.samples)
     } else {
@@ -204,6 +211,8 @@ mod tests {
                 sandbox: "<off>".to_string(),
                 unsandboxed: true,
                 limits_hit: vec![(crate::sys::limits::Limit::Pids, 2)],
+                tests_by: Vec::new(),
+                selections: Vec::new(),
             }],
             evolution: vec![EvolutionRow {
                 level: "all".to_string(),

@@ -57,6 +57,12 @@ fn run_json(run: &RunFigures) -> Value {
         })).collect::<Vec<_>>(),
         "sandbox": run.sandbox,
         "unsandboxed": run.unsandboxed,
+        "tests_by": run.tests_by.iter().map(|(source, n, valid)| (source.key().to_string(), json!({"tasks": n, "valid": valid}))).collect::<serde_json::Map<_, _>>(),
+        "tests": run.selections.iter().map(|(task, s)| {
+            let mut value = serde_json::to_value(s).expect("a selection serializes");
+            value["task"] = json!(task);
+            value
+        }).collect::<Vec<_>>(),
         "limits_hit": run.limits_hit.iter().map(|(l, n)| (l.key().to_string(), json!(n))).collect::<serde_json::Map<_, _>>(),
     })
 }

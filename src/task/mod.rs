@@ -8,6 +8,7 @@
 
 pub mod blocks;
 pub mod coverage;
+pub mod covermap;
 pub mod cut;
 pub mod dependency;
 pub mod environment;

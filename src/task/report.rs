@@ -13,6 +13,7 @@ use std::collections::BTreeMap;
 use crate::store::{Database, StoreError, StoredAnswer, StoredTask, TaskRunRow};
 use crate::sys::limits::Limit;
 
+use super::covermap::{TestSelection, TestSource};
 use super::score::{Correlation, pass_at_k, pearson};
 
 /// The figures of a group of tasks.
@@ -76,6 +77,11 @@ pub struct RunFigures {
     pub unsandboxed: bool,
     /// Answers whose test run hit a limit, per limit (only those hit).
     pub limits_hit: Vec<(Limit, usize)>,
+    /// Tasks by where their tests came from (`coverage`, `name`, `none`; only those
+    /// met), with how many of them are valid.
+    pub tests_by: Vec<(TestSource, usize, usize)>,
+    /// Each task's choice of tests, by task id (tasks stored with none left out).
+    pub selections: Vec<(String, TestSelection)>,
 }
 
 /// Why a task left out of the figures is.
@@ -213,6 +219,20 @@ fn run_figures(row: &TaskRunRow, tasks: &[StoredTask]) -> RunFigures {
         unsandboxed: sandbox != "bwrap",
         sandbox,
         limits_hit,
+        tests_by: [TestSource::Coverage, TestSource::Name, TestSource::None]
+            .into_iter()
+            .map(|source| {
+                let of = || {
+                    (tasks.iter())
+                        .filter(|t| t.selection.as_ref().map(|s| s.source) == Some(source))
+                };
+                (source, of().count(), of().filter(|t| t.valid).count())
+            })
+            .filter(|(_, n, _)| *n > 0)
+            .collect(),
+        selections: (tasks.iter())
+            .filter_map(|t| Some((t.task_id.clone(), t.selection.clone()?)))
+            .collect(),
     }
 }
 

@@ -14,7 +14,7 @@
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
@@ -31,6 +31,10 @@ use crate::sys::jail::Jail;
 use crate::sys::limits::{DEFAULT_DISK_MIB, DEFAULT_PIDS, Limits};
 use crate::sys::sandbox::{Sandbox, command_paths};
 
+use super::covermap::{
+    CoverageMap, DEFAULT_MAX_TESTS, TestsBy, make_map, map_key, map_state, select, supported,
+    truth_text,
+};
 use super::environment::{Canary, Python, TestEnvironment};
 use super::execute::{
     Checkout, ExecError, ExecLimits, Execution, Filling, SandboxMode, environment_fingerprint,
@@ -91,6 +95,30 @@ pub struct TaskRunSettings {
     /// A shell command run once per checkout before its first test run (`--setup`).
     #[serde(default)]
     pub setup: Option<String>,
+    /// How each task's tests are chosen (runs stored before coverage maps used names).
+    #[serde(default = "tests_by_name")]
+    pub tests_by: TestsBy,
+    /// Tests a task runs at most.
+    #[serde(default = "default_max_tests")]
+    pub max_tests: usize,
+    /// Time limit of one coverage map's run (the whole suite), seconds.
+    #[serde(default = "default_coverage_timeout")]
+    pub coverage_timeout: f64,
+}
+
+fn tests_by_name() -> TestsBy {
+    TestsBy::Name
+}
+
+fn default_max_tests() -> usize {
+    DEFAULT_MAX_TESTS
+}
+
+/// The default `--coverage-timeout`, seconds.
+pub const DEFAULT_COVERAGE_TIMEOUT: f64 = 900.0;
+
+fn default_coverage_timeout() -> f64 {
+    DEFAULT_COVERAGE_TIMEOUT
 }
 
 /// How test runs go through the execution cache (`--exec-cache`).
@@ -345,6 +373,26 @@ pub struct TaskRunSummary {
     pub answers: (usize, usize),
     /// `complete` calls served from the response cache, and asked live, in this invocation.
     pub calls: (usize, usize),
+    /// Coverage maps made, served from the database, and whose run failed (their
+    /// tasks fell back to names), in this invocation (one per state at most).
+    pub maps: (usize, usize, usize),
+}
+
+impl TaskRunSummary {
+    /// `coverage maps: 1 made, 0 from the cache` (and how many failed), when the run
+    /// used any.
+    pub fn coverage_line(&self) -> Option<String> {
+        let (made, served, failed) = self.maps;
+        let failed = (failed > 0).then(|| {
+            format!(", {failed} failed (their tasks' tests by name: tasks report says why)")
+        });
+        (made + served + failed.is_some() as usize > 0).then(|| {
+            format!(
+                "coverage maps: {made} made, {served} from the cache{}",
+                failed.unwrap_or_default()
+            )
+        })
+    }
 }
 
 /// Runs `tasks` (from `task_file`) into the database at `db_path`: a new run, or a
@@ -443,6 +491,8 @@ pub fn run_tasks(
         counts: Mutex::new((0, 0)),
         calls: Mutex::new((0, 0)),
         fingerprints: BTreeMap::new(),
+        maps: Mutex::new(BTreeMap::new()),
+        map_counts: Mutex::new((0, 0, 0)),
         environment,
         canaries: Mutex::new(BTreeMap::new()),
     };
@@ -512,6 +562,7 @@ pub fn run_tasks(
     db.finish_task_run(run)?;
     let (cached, executed) = *shared.counts.lock().expect("counts lock");
     let calls = *shared.calls.lock().expect("calls lock");
+    let maps = *shared.map_counts.lock().expect("map counts lock");
     Ok(TaskRunSummary {
         run,
         done: done_now,
@@ -520,6 +571,7 @@ pub fn run_tasks(
         valid,
         answers,
         calls,
+        maps,
     })
 }
 
@@ -583,12 +635,20 @@ struct Shared<'a> {
     /// The environment fingerprint of each language's test runs (part of the
     /// execution cache's key).
     fingerprints: BTreeMap<String, String>,
+    /// Each state's coverage map by its key, made or read once per run: a worker
+    /// asking for one another is making waits for it.
+    maps: Mutex<BTreeMap<String, Arc<Mutex<Option<MapOutcome>>>>>,
+    /// Coverage maps made, served from the database, failed.
+    map_counts: Mutex<(usize, usize, usize)>,
     /// The interpreter, import path and setup of every test run.
     environment: TestEnvironment,
     /// The import canary's verdict per state and file ([`canary_key`]): one run per
     /// state, not per task.
     canaries: Mutex<BTreeMap<String, Option<Canary>>>,
 }
+
+/// A state's coverage map, or why there is none.
+type MapOutcome = Result<Arc<CoverageMap>, String>;
 
 struct Worker<'a> {
     shared: &'a Shared<'a>,
@@ -872,6 +932,7 @@ impl Worker<'_> {
             truth_ms: None,
             excluded: None,
             excluded_output: None,
+            selection: None,
             answers: Vec::new(),
         };
         let exec_dir = self.dir.join("exec").join(format!("task-{index}"));
@@ -898,8 +959,6 @@ impl Worker<'_> {
     ) -> Result<(), TaskError> {
         let settings = self.shared.settings;
         let limits = self.shared.exec_limits();
-        let argv = (limits.environment)
-            .with_interpreter(test_command(task, settings.test_command.as_deref())?);
         let checkout = Checkout::create(task, repo_for(&self.repos, task), exec_dir)?;
         let cache = self.shared.scratch.join("cache");
         // The setup once per checkout, then the canary: a task whose tests would not
@@ -931,17 +990,40 @@ impl Worker<'_> {
             stored.truth_output = Some(why);
             return Ok(());
         }
-        // Everything that may change the outcome: the command, its limits, the
+        // Everything that may change the outcome besides the command: its limits, the
         // sandbox, the variables passed, the setup and the environment's fingerprint.
-        let command_key = format!(
-            "{} [timeout {} s, {}, sandbox {}, env {}, {}, environment {}]",
-            shlex::try_join(argv.iter().map(String::as_str)).unwrap_or_default(),
+        let run_key = format!(
+            "timeout {} s, {}, sandbox {}, env {}, {}, environment {}",
             settings.timeout,
             settings.limits().describe(),
             self.shared.sandboxed,
             settings.env.join(" "),
             limits.environment.describe(),
             (self.shared.fingerprints.get(&task.language)).map_or("none", String::as_str)
+        );
+        let map = match settings.tests_by {
+            TestsBy::Name => Err("--tests-by name".to_string()),
+            TestsBy::Coverage if !supported(&task.language) => Err(format!(
+                "no coverage map for {} (Python and Go only)",
+                task.language
+            )),
+            TestsBy::Coverage => self.coverage_map(task, &checkout, &run_key)?,
+        };
+        let (tests, selection) = select(
+            task,
+            map.as_deref().map_err(String::as_str),
+            settings.max_tests,
+        );
+        stored.selection = Some(selection);
+        let task = &Task {
+            tests,
+            ..task.clone()
+        };
+        let argv = (limits.environment)
+            .with_interpreter(test_command(task, settings.test_command.as_deref())?);
+        let command_key = format!(
+            "{} [{run_key}]",
+            shlex::try_join(argv.iter().map(String::as_str)).unwrap_or_default(),
         );
         let state = state_hash(task);
         let (truth, truth_cached) = self.execute(
@@ -1021,6 +1103,84 @@ impl Worker<'_> {
             });
         }
         Ok(())
+    }
+
+    /// The coverage map of `task`'s state: made once per run in `checkout` (the ground
+    /// truth in place), or read from the database (`--exec-cache read-write`, where a
+    /// new one is stored); `Err` says why there is none (the task falls back to names).
+    fn coverage_map(
+        &self,
+        task: &Task,
+        checkout: &Checkout,
+        run_key: &str,
+    ) -> Result<MapOutcome, TaskError> {
+        let shared = self.shared;
+        let settings = shared.settings;
+        let held = (task.state.commit.as_deref())
+            .zip(repo_for(&self.repos, task))
+            .and_then(|(commit, repo)| repo.commit_tree(commit).ok())
+            .is_some_and(|tree| tree.holds(&task.file, truth_text(task).as_bytes()));
+        let custom = settings.test_command.as_deref();
+        let environment = &shared.environment;
+        let key = map_key(
+            &map_state(task, held),
+            &task.language,
+            custom,
+            environment,
+            run_key,
+        );
+        let slot = (shared.maps.lock().expect("maps lock"))
+            .entry(key.clone())
+            .or_default()
+            .clone();
+        let mut slot = slot.lock().expect("map lock");
+        if let Some(outcome) = slot.as_ref() {
+            return Ok(outcome.clone());
+        }
+        let use_cache = settings.exec_cache == ExecCache::ReadWrite;
+        let stored = if use_cache {
+            self.db.coverage_map(&key)?
+        } else {
+            None
+        };
+        // One this version cannot read is made again.
+        if let Some(map) = stored.and_then(|json| serde_json::from_str::<CoverageMap>(&json).ok()) {
+            shared.map_counts.lock().expect("map counts lock").1 += 1;
+            return Ok(slot.insert(Ok(Arc::new(map))).clone());
+        }
+        checkout.fill(task, Filling::Answer(&task.ground_truth))?;
+        let limits = ExecLimits {
+            timeout: Duration::from_secs_f64(settings.coverage_timeout),
+            ..shared.exec_limits()
+        };
+        let cache = shared.scratch.join("cache");
+        let started = std::time::Instant::now();
+        let made = make_map(
+            &task.language,
+            custom,
+            checkout,
+            &limits,
+            &cache,
+            &key[..16],
+        );
+        let mut counts = shared.map_counts.lock().expect("map counts lock");
+        let outcome = match made {
+            Ok(map) => {
+                counts.0 += 1;
+                if use_cache {
+                    let json = serde_json::to_string(&map).expect("a map serializes");
+                    let ms = started.elapsed().as_secs_f64() * 1000.0;
+                    self.db.store_coverage_map(&key, &json, ms)?;
+                }
+                Ok(Arc::new(map))
+            }
+            Err(e) => {
+                counts.2 += 1;
+                Err(format!("the coverage map failed: {e}"))
+            }
+        };
+        drop(counts);
+        Ok(slot.insert(outcome).clone())
     }
 
     /// The samples of `task`: (text, the call's failure, call ms) each.

@@ -45,6 +45,14 @@ pub(super) fn limits_hit(run: &RunFigures) -> String {
         .join(", ")
 }
 
+/// `coverage 3 (2 valid), name 1 (1 valid)`: where the tasks' tests came from.
+pub(super) fn tests_by(run: &RunFigures) -> String {
+    (run.tests_by.iter())
+        .map(|(source, n, valid)| format!("{} {n} ({valid} valid)", source.key()))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
 /// A figure with `decimals` decimals, or `–` when there is none.
 pub(super) fn num(value: Option<f64>, decimals: usize) -> String {
     value.map_or_else(|| "-".to_string(), |v| format!("{v:.decimals$}"))
@@ -73,6 +81,9 @@ fn run_text(out: &mut String, run: &RunFigures) {
     }
     if !run.limits_hit.is_empty() {
         let _ = writeln!(out, "  limits hit: {}", limits_hit(run));
+    }
+    if !run.tests_by.is_empty() {
+        let _ = writeln!(out, "  tests chosen by: {}", tests_by(run));
     }
     let k = if run.samples > 1 {
         format!("pass@{}", run.samples)

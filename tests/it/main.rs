@@ -60,6 +60,7 @@ mod suggester_lsp;
 mod suggester_openai;
 mod suggester_process;
 mod suggester_retrieve;
+mod tasks_coverage;
 mod tasks_cut;
 mod tasks_env;
 mod tasks_run;

@@ -238,7 +238,7 @@ fn python_runs_the_tests_with_that_interpreter_and_finds_the_src_layout() {
     // Ground truth and empty answer of each task; the oracle's answer is cached.
     assert_eq!(
         stdout(&run(&f, &f.tasks, &oracle, &db)),
-        "task run 1: 2 tasks done, 4 test runs, 2 from the cache\n"
+        "task run 1: 2 tasks done, 4 test runs, 2 from the cache\ncoverage maps: 1 made, 0 from the cache\n"
     );
     assert_eq!(verdicts(&db, 1), [valid("price"), valid("count")]);
     // Without --python, PATH's python3 has no pytest: every ground truth fails.
@@ -442,7 +442,7 @@ fn setup_runs_once_per_checkout_and_a_failing_one_makes_the_task_invalid() {
     let once = "echo ran >> .setup-ran && test \"$(wc -l < .setup-ran)\" -eq 1";
     assert_eq!(
         stdout(&with(once, "bwrap")),
-        "task run 2: 2 tasks done, 4 test runs, 2 from the cache\n"
+        "task run 2: 2 tasks done, 4 test runs, 2 from the cache\ncoverage maps: 1 made, 0 from the cache\n"
     );
     assert_eq!(verdicts(&db, 2), [valid("price"), valid("count")]);
     // A failing setup: every task invalid with its reason and output, the run exit 1.
@@ -527,7 +527,7 @@ fn a_vendored_go_module_builds_offline() {
     let out = crate::tasks_run::tasks_run(&tasks, &repo, "builtin:oracle", &[], &db);
     assert_eq!(
         stdout(&out),
-        "task run 1: 1 tasks done, 2 test runs, 1 from the cache\n"
+        "task run 1: 1 tasks done, 2 test runs, 1 from the cache\ncoverage maps: 1 made, 0 from the cache\n"
     );
     assert_eq!(verdicts(&db, 1), [valid("double")]);
 }

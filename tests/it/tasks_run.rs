@@ -249,6 +249,9 @@ fn python_oracle_passes_noop_fails_and_invalid_tasks_are_left_out() {
                 suggester,
                 "--sandbox",
                 "bwrap",
+                // The fixture's tasks are about tests found by name (one names none).
+                "--tests-by",
+                "name",
             ],
             &db,
         )
@@ -295,7 +298,9 @@ fn python_oracle_passes_noop_fails_and_invalid_tasks_are_left_out() {
         [
             (
                 json!("invalid"),
-                json!("the task names no covering test"),
+                json!(
+                    "no covering test: none executes the hole's lines or calls its function by name"
+                ),
                 json!("untested")
             ),
             (
@@ -420,12 +425,12 @@ fn go_oracle_passes_and_noop_fails() {
     };
     assert_eq!(
         run("builtin:oracle"),
-        "task run 1: 2 tasks done, 4 test runs, 2 from the cache\n"
+        "task run 1: 2 tasks done, 4 test runs, 2 from the cache\ncoverage maps: 1 made, 0 from the cache\n"
     );
     // The empty answer is each task's do-nothing answer, already run.
     assert_eq!(
         run("builtin:noop"),
-        "task run 2: 2 tasks done, 0 test runs, 6 from the cache\n"
+        "task run 2: 2 tasks done, 0 test runs, 6 from the cache\ncoverage maps: 0 made, 1 from the cache\n"
     );
     let report = report_json(&["1", "2"], &db);
     assert_eq!(report["runs"][0]["all"]["pass_at_1"], json!(1.0));
@@ -465,6 +470,9 @@ fn resume_runs_only_the_tasks_left() {
             "--suggester",
             "builtin:oracle",
             "-q",
+            // Stored with the run: the resumed part chooses its tests alike.
+            "--tests-by",
+            "name",
         ],
         &db,
     );
@@ -493,7 +501,7 @@ fn resume_runs_only_the_tasks_left() {
     assert_eq!(
         String::from_utf8(out.stderr).unwrap(),
         "nextedit: task run 1: 2 of 4 tasks to do\n\
-         nextedit: [1/2] untested: invalid: the task names no covering test\n\
+         nextedit: [1/2] untested: invalid: no covering test: none executes the hole's lines or calls its function by name\n\
          nextedit: [2/2] neg: invalid: the ground truth fails its tests (exit 1)\n"
     );
     assert_eq!(ok(&["tasks", "report", "1"], &db), before);
@@ -648,6 +656,12 @@ fn copying_passes_only_with_head_context_and_the_report_shows_the_inflation() {
             .display()
     );
     let run = |tasks: &Path, repo: &Path, suggester: &str| {
+        // The calc fixture's tasks are about tests found by name (one names none).
+        let by = if tasks == calc_tasks {
+            "name"
+        } else {
+            "coverage"
+        };
         ok(
             &[
                 "tasks",
@@ -658,6 +672,8 @@ fn copying_passes_only_with_head_context_and_the_report_shows_the_inflation() {
                 "--suggester",
                 suggester,
                 "-q",
+                "--tests-by",
+                by,
             ],
             &db,
         )
@@ -925,6 +941,7 @@ fn samples_give_pass_at_k() {
     assert_eq!(
         out,
         "task run 1: 4 tasks done, 6 test runs, 14 from the cache\n\
+         coverage maps: 1 made, 0 from the cache\n\
          complete calls: 12 asked, 0 from the response cache\n"
     );
     // Read-only: every answer comes from the response cache (the script is never
@@ -948,6 +965,7 @@ fn samples_give_pass_at_k() {
     assert_eq!(
         again,
         "task run 2: 4 tasks done, 0 test runs, 20 from the cache\n\
+         coverage maps: 0 made, 1 from the cache\n\
          complete calls: 0 asked, 12 from the response cache\n"
     );
     let figures = |run: &str| {
@@ -1088,6 +1106,8 @@ fn nothing_valid_fails_loudly_and_a_suggester_without_complete_is_refused() {
             "--suggester",
             "builtin:oracle",
             "-q",
+            "--tests-by",
+            "name",
         ],
         &db,
     );

@@ -104,11 +104,11 @@ fn a_task_a_do_nothing_answer_passes_is_non_discriminating() {
     // the oracle's one answer is the ground truth's run, cached.
     assert_eq!(
         run("builtin:oracle"),
-        "task run 1: 3 tasks done, 7 test runs, 1 from the cache\n"
+        "task run 1: 3 tasks done, 7 test runs, 1 from the cache\ncoverage maps: 1 made, 0 from the cache\n"
     );
     assert_eq!(
         run("builtin:noop"),
-        "task run 2: 3 tasks done, 0 test runs, 8 from the cache\n"
+        "task run 2: 3 tasks done, 0 test runs, 8 from the cache\ncoverage maps: 0 made, 1 from the cache\n"
     );
     let report = report_json(&["1", "2"], &db);
     let all = |run: usize| report["runs"][run]["all"].clone();
@@ -179,8 +179,9 @@ fn failed_calls_are_their_own_column() {
         (json!(1), json!(1), json!(1), json!(0.0))
     );
     let text = ok(&["tasks", "report", "1"], &db);
-    let header = text.lines().nth(1).unwrap();
-    let all_row = text.lines().nth(2).unwrap();
+    // After the run's line and where its tests came from.
+    let header = text.lines().nth(2).unwrap();
+    let all_row = text.lines().nth(3).unwrap();
     let failed_at = header.find("failed").unwrap() + "failed".len();
     assert_eq!(&all_row[failed_at - 1..failed_at], "1", "{text}");
 }
@@ -243,11 +244,11 @@ fn a_changed_environment_misses_the_execution_cache() {
     };
     assert_eq!(
         run(&[]),
-        "task run 1: 3 tasks done, 7 test runs, 1 from the cache\n"
+        "task run 1: 3 tasks done, 7 test runs, 1 from the cache\ncoverage maps: 1 made, 0 from the cache\n"
     );
     assert_eq!(
         run(&[]),
-        "task run 2: 3 tasks done, 0 test runs, 8 from the cache\n"
+        "task run 2: 3 tasks done, 0 test runs, 8 from the cache\ncoverage maps: 0 made, 1 from the cache\n"
     );
     let info = site.join("extra-1.0.dist-info");
     std::fs::create_dir_all(&info).unwrap();
@@ -258,12 +259,12 @@ fn a_changed_environment_misses_the_execution_cache() {
     .unwrap();
     assert_eq!(
         run(&[]),
-        "task run 3: 3 tasks done, 7 test runs, 1 from the cache\n"
+        "task run 3: 3 tasks done, 7 test runs, 1 from the cache\ncoverage maps: 1 made, 0 from the cache\n"
     );
     // Off: every test runs, even the oracle's answer just run as the ground truth.
     assert_eq!(
         run(&["--exec-cache", "off"]),
-        "task run 4: 3 tasks done, 8 test runs, 0 from the cache\n"
+        "task run 4: 3 tasks done, 8 test runs, 0 from the cache\ncoverage maps: 1 made, 0 from the cache\n"
     );
     let cached: i64 = rusqlite::Connection::open(&db)
         .unwrap()

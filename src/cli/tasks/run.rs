@@ -3,6 +3,7 @@
 //! [`nextedit::task::runner`]).
 
 mod environment;
+mod tests;
 
 use std::path::PathBuf;
 
@@ -12,16 +13,17 @@ use nextedit::progress::{Progress, ProgressMode};
 use nextedit::store::StoredTask;
 use nextedit::suggest::cache::CacheMode;
 use nextedit::task::runner::{
-    ExecCache, TaskRunEvents, TaskRunGiven, TaskRunSettings, TaskRunStart, parse_task_file,
-    run_tasks,
+    TaskRunEvents, TaskRunGiven, TaskRunSettings, TaskRunStart, parse_task_file, run_tasks,
 };
 
 /// Run a suggester on completion tasks and score its answers by their tests
 ///
 /// For each task of TASKS (JSON Lines, `nextedit tasks cut`): the task's state is
 /// written to a private scratch checkout (the commit's tree from --repo, then the
-/// state's files), the ground truth's covering tests are run first (a task whose
-/// tests fail on it, or that names none, is invalid: reported, never counted), then
+/// state's files), its tests are chosen (--tests-by: those that execute the hole's
+/// lines in the state's coverage map, made once per state and cached, else those found
+/// by name) and run on the ground truth first (a task whose tests fail on it, or that
+/// has none, is invalid: reported, never counted), then
 /// its do-nothing answers (the empty hole; for an incomplete suffix, the file as cut:
 /// a task one of them passes is non-discriminating, reported, never counted), then
 /// the suggester's `complete` answers (--samples N for pass@k) are tested one by one.
@@ -109,6 +111,9 @@ pub struct RunArgs {
     #[command(flatten)]
     environment: environment::EnvArgs,
 
+    #[command(flatten)]
+    tests: tests::TestsArgs,
+
     /// Where tests and the suggester run: bwrap (no network, only the checkout
     /// writable; the run refuses to start when it cannot be made) or off
     #[arg(long, value_enum, default_value_t = SandboxArg::Bwrap)]
@@ -126,12 +131,6 @@ pub struct RunArgs {
     #[arg(long, value_enum, value_name = "MODE", default_value_t = CacheArg::ReadWrite)]
     cache: CacheArg,
 
-    /// How test runs go through the execution cache: read-write (serve a run with the
-    /// same state, answer, command, limits, sandbox and test environment; store new
-    /// ones) or off (run every test, store none)
-    #[arg(long, value_enum, value_name = "MODE", default_value_t = ExecCacheArg::ReadWrite)]
-    exec_cache: ExecCacheArg,
-
     /// Keep the response cache in this database instead of --db's
     #[arg(long, value_name = "PATH")]
     cache_db: Option<PathBuf>,
@@ -145,13 +144,6 @@ pub struct RunArgs {
 #[derive(Debug, Clone, Copy, ValueEnum)]
 enum SandboxArg {
     Bwrap,
-    Off,
-}
-
-/// `--exec-cache`.
-#[derive(Debug, Clone, Copy, ValueEnum)]
-enum ExecCacheArg {
-    ReadWrite,
     Off,
 }
 
@@ -212,12 +204,9 @@ pub fn run(args: RunArgs) -> anyhow::Result<i32> {
         SandboxArg::Off => "off",
     }
     .to_string();
-    let exec_cache = match args.exec_cache {
-        ExecCacheArg::ReadWrite => ExecCache::ReadWrite,
-        ExecCacheArg::Off => ExecCache::Off,
-    };
     let python = args.environment.python()?;
     let setup = args.environment.setup.clone();
+    let (tests_by, max_tests, coverage_timeout, exec_cache) = args.tests.settings();
     let start = match (args.resume, args.suggester.clone()) {
         (Some(run), suggester) => TaskRunStart::Resume {
             run,
@@ -237,6 +226,9 @@ pub fn run(args: RunArgs) -> anyhow::Result<i32> {
             },
         },
         (None, suggester) => TaskRunStart::New(TaskRunSettings {
+            tests_by,
+            max_tests,
+            coverage_timeout,
             suggester: suggester.expect("clap requires it"),
             samples: args.samples,
             repos: args.repo.clone(),
@@ -277,6 +269,9 @@ pub fn run(args: RunArgs) -> anyhow::Result<i32> {
         "task run {}: {} tasks done, {} test runs, {} from the cache",
         summary.run, summary.done, summary.executed, summary.cached
     );
+    if let Some(line) = summary.coverage_line() {
+        println!("{line}");
+    }
     let (served, asked) = summary.calls;
     if served + asked > 0 {
         println!("complete calls: {asked} asked, {served} from the response cache");
