@@ -1,8 +1,9 @@
 //! The tests a task runs, chosen by what they execute: the repository's whole suite is
 //! run once per state (the task's checkout with the ground truth in place) under
 //! coverage, one coverage record per test, giving a map {file → line → tests}; a task's
-//! tests are those that execute a line of its hole, passed in that run, fastest first,
-//! at most `--max-tests`. Where the map names none (or the language has no coverage
+//! tests are those that execute a line of its hole, passed in that run, those that
+//! execute the fewest lines first (a test's reach, the same on every run and in every
+//! sandbox, where measured times are not), at most `--max-tests`. Where the map names none (or the language has no coverage
 //! support), the tests found by name at cut time ([`super::coverage`]) are the
 //! fallback, marked `name`.
 //!
@@ -64,6 +65,19 @@ pub struct CoverageMap {
     pub lines: BTreeMap<String, BTreeMap<u32, Vec<usize>>>,
 }
 
+impl CoverageMap {
+    /// How many lines of the state each test executes (its reach).
+    pub fn lines_run(&self) -> Vec<usize> {
+        let mut counts = vec![0; self.tests.len()];
+        for tests in self.lines.values().flat_map(BTreeMap::values) {
+            for &i in tests {
+                counts[i] += 1;
+            }
+        }
+        counts
+    }
+}
+
 /// Where a task's tests came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -99,7 +113,7 @@ pub struct TestSelection {
     pub found: usize,
     /// The cap (`--max-tests`).
     pub cap: usize,
-    /// Their order: `fastest_first` (coverage) or `task_file` (name).
+    /// Their order: `fewest_lines_first` (coverage) or `task_file` (name).
     pub order: String,
     /// Why coverage gave none, when the source is not coverage.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -120,8 +134,8 @@ pub fn hole_lines(task: &Task) -> (u32, u32) {
     (first, first + truth.matches('\n').count() as u32)
 }
 
-/// Chooses `task`'s tests: those of `map` that execute a hole line and passed, fastest
-/// first (then by name), at most `cap`; when none, the task's own (by name, in the task
+/// Chooses `task`'s tests: those of `map` that execute a hole line and passed, those
+/// executing the fewest lines of the state first (then by name), at most `cap`; when none, the task's own (by name, in the task
 /// file's order, at most `cap`), with `note` saying why coverage gave none.
 pub fn select(
     task: &Task,
@@ -138,17 +152,26 @@ pub fn select(
                 }
             }
             if !found.is_empty() {
-                let mut chosen: Vec<&MappedTest> = found.iter().map(|&i| &map.tests[i]).collect();
-                chosen.sort_by(|a, b| {
-                    (a.ms.total_cmp(&b.ms)).then_with(|| id(&a.test).cmp(&id(&b.test)))
+                // Not by measured time: milliseconds on a loaded machine differ between
+                // two runs and two sandboxes, and so would the tests chosen under the cap.
+                let reach = map.lines_run();
+                let mut chosen: Vec<usize> = found.iter().copied().collect();
+                chosen.sort_by(|&a, &b| {
+                    reach[a]
+                        .cmp(&reach[b])
+                        .then_with(|| id(&map.tests[a].test).cmp(&id(&map.tests[b].test)))
                 });
-                let tests: Vec<TestRef> = chosen.iter().take(cap).map(|t| t.test.clone()).collect();
+                let tests: Vec<TestRef> = chosen
+                    .iter()
+                    .take(cap)
+                    .map(|&i| map.tests[i].test.clone())
+                    .collect();
                 let selection = TestSelection {
                     source: TestSource::Coverage,
                     lines,
                     found: found.len(),
                     cap,
-                    order: "fastest_first".into(),
+                    order: "fewest_lines_first".into(),
                     note: None,
                     tests: tests.iter().map(id).collect(),
                 };
@@ -451,7 +474,7 @@ mod tests {
     }
 
     #[test]
-    fn covering_passing_tests_fastest_first_capped_else_by_name() {
+    fn covering_passing_tests_fewest_lines_first_capped_else_by_name() {
         let map = CoverageMap {
             tests: vec![
                 mapped("slow", 9.0, true),
@@ -462,9 +485,16 @@ mod tests {
             ],
             lines: [(
                 "lib.py".to_string(),
-                [(5, vec![0, 2]), (6, vec![1, 4]), (9, vec![3])]
-                    .into_iter()
-                    .collect(),
+                // `fast` also runs lines 7 and 8: three lines, the others one.
+                [
+                    (5, vec![0, 2]),
+                    (6, vec![1, 4]),
+                    (7, vec![1]),
+                    (8, vec![1]),
+                    (9, vec![3]),
+                ]
+                .into_iter()
+                .collect(),
             )]
             .into_iter()
             .collect(),
@@ -472,10 +502,10 @@ mod tests {
         let t = task(4, "    a\n    b\n", &[("t.py", "by_name")]);
         let (tests, selection) = select(&t, Ok(&map), 2);
         let names: Vec<&str> = tests.iter().map(|t| t.name.as_str()).collect();
-        assert_eq!(names, ["fast", "mid"]);
+        assert_eq!(names, ["mid", "slow"]);
         assert_eq!(selection.source, TestSource::Coverage);
         assert_eq!(selection.found, 3);
-        assert_eq!(selection.tests, ["t.py::fast", "t.py::mid"]);
+        assert_eq!(selection.tests, ["t.py::mid", "t.py::slow"]);
         // A hole no passing test executes: the name-based tests, marked so.
         let (tests, selection) = select(&task(20, "x", &[("t.py", "by_name")]), Ok(&map), 2);
         assert_eq!(tests[0].name, "by_name");

@@ -176,7 +176,7 @@ fn python_tests_are_chosen_by_the_lines_they_execute() {
     assert_eq!(tests[0]["lines"], json!([19, 19]));
     assert_eq!(tests[0]["found"], json!(1));
     assert_eq!(tests[0]["cap"], json!(20));
-    assert_eq!(tests[0]["order"], json!("fastest_first"));
+    assert_eq!(tests[0]["order"], json!("fewest_lines_first"));
     assert_eq!(tests[3]["order"], json!("task_file"));
     assert_eq!(
         tests[3]["note"],

@@ -28,7 +28,8 @@ pub enum ExecCacheArg {
 pub struct TestsArgs {
     /// How each task's tests are chosen: coverage (run the suite once per state under
     /// coverage, one record per test; the tests that execute a line of the hole and
-    /// pass, fastest first; Python and Go, else or when none: by name) or name (the
+    /// pass, those running the fewest lines first; Python and Go, else or when none: by
+    /// name) or name (the
     /// tests calling the hole's function, found when the task was cut)
     #[arg(long, value_enum, value_name = "HOW", default_value_t = TestsByArg::Coverage)]
     tests_by: TestsByArg,
