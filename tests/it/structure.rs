@@ -6,7 +6,9 @@
 //! ratchet: each figure may go down, never up (lower the bound when it does).
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::{Path, PathBuf};
+use std::path::Path;
+
+use crate::tidy::rust_files;
 
 const ROOT: &str = env!("CARGO_MANIFEST_DIR");
 
@@ -50,23 +52,6 @@ struct Source {
     is_binary: bool,
     rel: String,
     code: Vec<String>,
-}
-
-fn rust_files(dir: &Path) -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        for entry in std::fs::read_dir(&d).unwrap() {
-            let path = entry.unwrap().path();
-            if path.is_dir() {
-                stack.push(path);
-            } else if path.extension().is_some_and(|e| e == "rs") {
-                out.push(path);
-            }
-        }
-    }
-    out.sort();
-    out
 }
 
 /// The lines of `text` outside `#[cfg(test)]` items (rustfmt'd code: an item ends at
