@@ -39,6 +39,19 @@ def check(x):
     return x
 ";
 
+/// A fixture named like a test (flask's `tests/conftest.py::test_apps`): pytest never
+/// collects it, and neither does the map; the test that takes it is chosen.
+const CONFTEST: &str = "\
+import pytest
+
+from lib import clamp
+
+
+@pytest.fixture
+def test_apps():
+    return clamp(-7)
+";
+
 /// `test_clamp` calls `clamp` by name and never runs its clamping; `test_clamp_all`
 /// runs it through a parameter; `test_with` and `test_double` never name the methods
 /// they run; `test_broken` fails, so it is never chosen.
@@ -77,6 +90,10 @@ def test_check():
 
 def test_broken():
     assert clamp(-5) == 1
+
+
+def test_takes_apps(test_apps):
+    assert test_apps == 0
 ";
 
 /// (task id, source, tests chosen) of each task of the report's first run.
@@ -111,7 +128,11 @@ fn python_tests_are_chosen_by_the_lines_they_execute() {
     let repo = dir.path().join("lib");
     let c = commit(
         &repo,
-        &[("lib.py", LIB), ("tests/test_lib.py", TEST_LIB)],
+        &[
+            ("lib.py", LIB),
+            ("tests/conftest.py", CONFTEST),
+            ("tests/test_lib.py", TEST_LIB),
+        ],
         "lib",
     );
     // Each task carries the tests found by name at cut time, as `tasks cut` writes them.
@@ -153,7 +174,12 @@ fn python_tests_are_chosen_by_the_lines_they_execute() {
             (
                 "clamping".to_string(),
                 "coverage".to_string(),
-                strings(&["tests/test_lib.py::test_clamp_all[-1]"])
+                // The fixture `test_apps` runs the hole too: the test taking it is
+                // chosen, the fixture never.
+                strings(&[
+                    "tests/test_lib.py::test_clamp_all[-1]",
+                    "tests/test_lib.py::test_takes_apps"
+                ])
             ),
             (
                 "enter".to_string(),
@@ -174,7 +200,7 @@ fn python_tests_are_chosen_by_the_lines_they_execute() {
     );
     let tests = &report["runs"][0]["tests"];
     assert_eq!(tests[0]["lines"], json!([19, 19]));
-    assert_eq!(tests[0]["found"], json!(1));
+    assert_eq!(tests[0]["found"], json!(2));
     assert_eq!(tests[0]["cap"], json!(20));
     assert_eq!(tests[0]["order"], json!("fewest_lines_first"));
     assert_eq!(tests[3]["order"], json!("task_file"));
