@@ -62,6 +62,18 @@ pub fn confirm<T: PartialEq>(
     }
 }
 
+/// Confirms run `run`'s stored `--suggester` by the command line's: specs are stored
+/// masked ([`crate::secrets::stored_spec`]), so the given one is compared masked.
+pub fn confirm_suggester(run: &str, stored: &str, given: Option<&str>) -> Result<(), ResumeError> {
+    confirm(
+        run,
+        "--suggester",
+        &stored.to_string(),
+        given.map(crate::secrets::stored_spec).as_ref(),
+        |s| quoted("--suggester", s),
+    )
+}
+
 /// `--env A --env B`, or `no --env` (the variables a run passes to untrusted code).
 pub fn env_flags(names: &[String]) -> String {
     if names.is_empty() {

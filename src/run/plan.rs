@@ -297,21 +297,10 @@ impl RunSettings {
 
     /// These settings (run `run`'s, as stored) confirmed by `given`.
     pub fn confirmed_by(self, run: i64, given: &Reasserted) -> Result<RunSettings, RunError> {
-        use crate::resume::{confirm, paths, quoted};
+        use crate::resume::{confirm, confirm_suggester, paths};
         let label = format!("run {run}");
         let run_label = label.as_str();
-        // Stored masked ([`crate::secrets::stored_spec`]): compared masked.
-        confirm(
-            run_label,
-            "--suggester",
-            &self.suggester,
-            given
-                .suggester
-                .as_deref()
-                .map(crate::secrets::stored_spec)
-                .as_ref(),
-            |s| quoted("--suggester", s),
-        )?;
+        confirm_suggester(run_label, &self.suggester, given.suggester.as_deref())?;
         let sandbox = match given.sandbox {
             SandboxMode::Bwrap => SandboxState::Bwrap,
             SandboxMode::Off => SandboxState::Unsandboxed,

@@ -198,21 +198,10 @@ impl TaskRunSettings {
     /// cache database must be given as stored, and are then the command line's; the numbers must lie in
     /// their flags' ranges.
     fn confirmed_by(self, run: i64, given: &TaskRunGiven) -> Result<TaskRunSettings, TaskRunError> {
-        use crate::resume::{confirm, paths, quoted, resolved};
+        use crate::resume::{confirm, confirm_suggester, paths, quoted, resolved};
         let label = format!("task run {run}");
         let label = label.as_str();
-        // Stored masked ([`crate::secrets::stored_spec`]): compared masked.
-        confirm(
-            label,
-            "--suggester",
-            &self.suggester,
-            given
-                .suggester
-                .as_deref()
-                .map(crate::secrets::stored_spec)
-                .as_ref(),
-            |s| quoted("--suggester", s),
-        )?;
+        confirm_suggester(label, &self.suggester, given.suggester.as_deref())?;
         confirm(
             label,
             "--repo",
