@@ -10,13 +10,13 @@
 
 use std::time::Instant;
 
-use nextedit::store::{Database, ResponseCache};
-use nextedit::suggest::cache::{CacheLog, CacheMode, CachedSuggester};
-use nextedit::suggest::protocol::{
+use nextedit::engine::suggest::cache::{CacheLog, CacheMode, CachedSuggester};
+use nextedit::engine::suggest::protocol::{
     AppliedEdit, FileContent, GenerateParams, GenerateResult, InitializeParams, InitializeResult,
     SuggestParams, SuggestResult, SuggestedEdit,
 };
-use nextedit::suggest::{SuggestError, Suggester};
+use nextedit::engine::suggest::{SuggestError, Suggester};
+use nextedit::store::{Database, ResponseCache};
 
 #[path = "support/mod.rs"]
 mod support;

@@ -22,10 +22,10 @@
 use std::path::Path;
 use std::time::Instant;
 
-use nextedit::suggest::prompt;
-use nextedit::suggest::protocol::{CompleteParams, InitializeParams, Revealed};
-use nextedit::suggest::{NoopSuggester, RetrieveSuggester, Suggester, complete_call};
-use nextedit::sys::sandbox::availability;
+use nextedit::base::sys::sandbox::availability;
+use nextedit::engine::suggest::prompt;
+use nextedit::engine::suggest::protocol::{CompleteParams, InitializeParams, Revealed};
+use nextedit::engine::suggest::{NoopSuggester, RetrieveSuggester, Suggester, complete_call};
 
 #[path = "support/mod.rs"]
 mod support;

@@ -17,12 +17,12 @@
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use nextedit::history::GitRepository;
-use nextedit::sys::limits::Limits;
-use nextedit::task::Task;
-use nextedit::task::covermap::make_map;
-use nextedit::task::environment::{Python, TestEnvironment};
-use nextedit::task::execute::{Checkout, ExecLimits, SandboxMode, sandbox_for};
+use nextedit::base::sys::limits::Limits;
+use nextedit::engine::history::GitRepository;
+use nextedit::engine::task::Task;
+use nextedit::engine::task::covermap::make_map;
+use nextedit::engine::task::environment::{Python, TestEnvironment};
+use nextedit::engine::task::execute::{Checkout, ExecLimits, SandboxMode, sandbox_for};
 
 #[path = "support/mod.rs"]
 mod support;

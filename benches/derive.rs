@@ -7,7 +7,7 @@
 
 use std::time::Instant;
 
-use nextedit::history::{CommitSource, GitRepository, HistoryError, derive_commit};
+use nextedit::engine::history::{CommitSource, GitRepository, HistoryError, derive_commit};
 
 fn peak_rss_kib() -> Option<u64> {
     // Linux only: the high-water mark of resident memory.

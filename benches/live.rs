@@ -8,11 +8,11 @@
 
 use std::time::Instant;
 
-use nextedit::live::{LiveConfig, OfferKind, SessionLive};
-use nextedit::trajectory::{
+use nextedit::core::trajectory::{
     Change, Event, EventBody, FileEntry, Offer, OfferEdit, Origin, SessionInfo, SessionKind,
     Trajectory,
 };
+use nextedit::engine::live::{LiveConfig, OfferKind, SessionLive};
 
 /// A session of `keys` keystrokes with its offers.
 fn session(keys: usize) -> (Trajectory, Vec<Offer>) {

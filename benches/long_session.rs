@@ -20,14 +20,14 @@
 
 use std::time::Instant;
 
-use nextedit::history::{recorded_order_by_full_parses, recorded_order_with_counts};
-use nextedit::lsp::Direction;
-use nextedit::lsp::framing::encode_frame;
-use nextedit::record::privacy::PrivacyFilter;
-use nextedit::record::{RecorderConfig, SessionRecorder};
-use nextedit::replay::state::ReplayState;
+use nextedit::core::lsp::Direction;
+use nextedit::core::lsp::framing::encode_frame;
+use nextedit::core::record::privacy::PrivacyFilter;
+use nextedit::core::record::{RecorderConfig, SessionRecorder};
+use nextedit::core::trajectory::Trajectory;
+use nextedit::engine::history::{recorded_order_by_full_parses, recorded_order_with_counts};
+use nextedit::engine::replay::state::ReplayState;
 use nextedit::store::{Database, NewSession, SessionEnd};
-use nextedit::trajectory::Trajectory;
 use serde_json::json;
 
 /// The process's peak resident memory so far (VmHWM), in MiB.
@@ -291,7 +291,7 @@ fn main() {
     let raw = trajectory
         .events
         .iter()
-        .filter(|e| matches!(e.body, nextedit::trajectory::EventBody::Change(_)))
+        .filter(|e| matches!(e.body, nextedit::core::trajectory::EventBody::Change(_)))
         .count();
     println!(
         "  export+coalesce  {:8.2} s  ({raw} raw changes → {} edits)                peak {:7.1} MiB",

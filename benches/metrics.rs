@@ -12,13 +12,13 @@ use std::io::Write;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use nextedit::contextbench_io::DirRepo;
-use nextedit::metrics::bleu::sacrebleu_sentence_bleu;
-use nextedit::metrics::contextbench::{
+use nextedit::core::metrics::bleu::sacrebleu_sentence_bleu;
+use nextedit::core::metrics::contextbench::{
     ContextBenchConfig, Mode, evaluate, parse_gold_jsonl, parse_predictions_jsonl,
 };
-use nextedit::metrics::excision::{EsGranularity, ExcisionConfig, excision_score_text};
-use nextedit::syntax::Language;
+use nextedit::core::metrics::excision::{EsGranularity, ExcisionConfig, excision_score_text};
+use nextedit::core::syntax::Language;
+use nextedit::service::contextbench_io::DirRepo;
 
 /// Deterministic pseudo-random numbers (xorshift64*), so every run times the same input.
 struct Rng(u64);

@@ -28,9 +28,9 @@ use std::time::{Duration, Instant};
 mod support;
 use support::Load;
 
-use nextedit::lsp::client::{LspClient, path_to_uri};
-use nextedit::lsp::framing::{FrameDecoder, encode_frame};
-use nextedit::lsp::{Envelope, MessageKind};
+use nextedit::core::lsp::client::{LspClient, path_to_uri};
+use nextedit::core::lsp::framing::{FrameDecoder, encode_frame};
+use nextedit::core::lsp::{Envelope, MessageKind};
 use serde_json::json;
 
 const ROLE: &str = "NEXTEDIT_BENCH_ROLE";

@@ -22,16 +22,16 @@
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use nextedit::replay::matching::MatchRule;
-use nextedit::replay::{
+use nextedit::core::trajectory::{Edit, FileEntry, SessionInfo, SessionKind, Trajectory};
+use nextedit::engine::replay::matching::MatchRule;
+use nextedit::engine::replay::{
     DirWorkspace, IgnoreProgress, OrderMode, ReplayConfig, ReplayHooks, replay,
 };
-use nextedit::suggest::protocol::{
+use nextedit::engine::suggest::protocol::{
     GenerateParams, GenerateResult, InitializeParams, InitializeResult, SuggestParams,
     SuggestResult,
 };
-use nextedit::suggest::{NoopSuggester, PropagateSuggester, SuggestError, Suggester};
-use nextedit::trajectory::{Edit, FileEntry, SessionInfo, SessionKind, Trajectory};
+use nextedit::engine::suggest::{NoopSuggester, PropagateSuggester, SuggestError, Suggester};
 
 /// A commit renaming `helper_N` → `renamed_N` at its definition and `uses` call sites
 /// spread over `files` files of `lines` lines each.
@@ -151,7 +151,7 @@ fn run<S: Suggester>(label: &str, trajectory: &Trajectory, suggester: S, repeats
 
 /// Replays real commits with propagate; prints engine overhead per step and wall time.
 fn real_repository(path: &str, count: usize) {
-    use nextedit::history::{CommitSource, GitRepository, derive_commit};
+    use nextedit::engine::history::{CommitSource, GitRepository, derive_commit};
     let repo = GitRepository::open(std::path::Path::new(path)).expect("the bench repository opens");
     let raw = git2::Repository::open(path).expect("the bench repository opens");
     let mut walk = raw.revwalk().unwrap();

@@ -11,9 +11,9 @@
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use nextedit::suggest::protocol::{InitializeParams, Revealed, SuggestParams};
-use nextedit::suggest::{ProcessSuggester, Suggester};
-use nextedit::sys::sandbox::{Sandbox, availability};
+use nextedit::base::sys::sandbox::{Sandbox, availability};
+use nextedit::engine::suggest::protocol::{InitializeParams, Revealed, SuggestParams};
+use nextedit::engine::suggest::{ProcessSuggester, Suggester};
 
 #[path = "support/mod.rs"]
 mod support;

@@ -25,13 +25,13 @@ use std::net::TcpListener;
 use std::path::Path;
 use std::time::Instant;
 
-use nextedit::suggest::openai::OpenAiSuggester;
-use nextedit::suggest::prompt::{self, PromptInput, Template};
-use nextedit::suggest::protocol::{
+use nextedit::base::sys::sandbox::availability;
+use nextedit::engine::suggest::openai::OpenAiSuggester;
+use nextedit::engine::suggest::prompt::{self, PromptInput, Template};
+use nextedit::engine::suggest::protocol::{
     AppliedEdit, FileContent, InitializeParams, Revealed, SuggestParams,
 };
-use nextedit::suggest::{NoopSuggester, PropagateSuggester, RetrieveSuggester, Suggester};
-use nextedit::sys::sandbox::availability;
+use nextedit::engine::suggest::{NoopSuggester, PropagateSuggester, RetrieveSuggester, Suggester};
 
 #[path = "support/mod.rs"]
 mod support;

@@ -16,9 +16,9 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use nextedit::suggest::Suggester;
-use nextedit::suggest::lsp::LspSuggester;
-use nextedit::suggest::protocol::{
+use nextedit::engine::suggest::Suggester;
+use nextedit::engine::suggest::lsp::LspSuggester;
+use nextedit::engine::suggest::protocol::{
     AppliedEdit, FileContent, InitializeParams, Revealed, SuggestParams,
 };
 

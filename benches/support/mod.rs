@@ -14,8 +14,8 @@ mod load;
 #[allow(unused_imports)]
 pub use load::Load;
 
-use nextedit::suggest::{ProcessSuggester, Suggester};
-use nextedit::sys::sandbox::{Sandbox, availability};
+use nextedit::base::sys::sandbox::{Sandbox, availability};
+use nextedit::engine::suggest::{ProcessSuggester, Suggester};
 
 /// Answers every request with an empty result that fits `suggest` and `complete`.
 /// Python reads its input in buffered lines and finds the id with a regex (no JSON

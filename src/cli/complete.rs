@@ -4,13 +4,13 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use anyhow::{Context, Result, bail};
+use nextedit::base::sys::env::Environment;
+use nextedit::base::sys::jail::Jail;
+use nextedit::engine::suggest::build::BuildOptions;
+use nextedit::engine::suggest::cache::CacheMode;
+use nextedit::engine::suggest::complete_once::{OnceCache, OnceRequest, complete_once};
+use nextedit::engine::suggest::protocol::CompleteContext;
 use nextedit::store::{Database, ResponseCache};
-use nextedit::suggest::build::BuildOptions;
-use nextedit::suggest::cache::CacheMode;
-use nextedit::suggest::complete_once::{OnceCache, OnceRequest, complete_once};
-use nextedit::suggest::protocol::CompleteContext;
-use nextedit::sys::env::Environment;
-use nextedit::sys::jail::Jail;
 use serde_json::json;
 
 /// Ask a suggester to fill a hole once (the protocol's `complete` call)
@@ -69,11 +69,11 @@ pub struct CompleteArgs {
     context: Option<PathBuf>,
 
     /// Seconds the `complete` call may take
-    #[arg(long, default_value_t = 60.0, allow_negative_numbers = true, value_parser = nextedit::ranges::seconds)]
+    #[arg(long, default_value_t = 60.0, allow_negative_numbers = true, value_parser = nextedit::base::ranges::seconds)]
     timeout: f64,
 
     /// Seconds `initialize` may take (a process may load a model)
-    #[arg(long, default_value_t = 120.0, allow_negative_numbers = true, value_parser = nextedit::ranges::seconds)]
+    #[arg(long, default_value_t = 120.0, allow_negative_numbers = true, value_parser = nextedit::base::ranges::seconds)]
     init_timeout: f64,
 
     /// bwrap: run cmd: and lsp: suggesters in the replay sandbox (no call when it
@@ -82,7 +82,7 @@ pub struct CompleteArgs {
     sandbox: String,
 
     /// MiB of memory the suggester's process tree may use (limit: memory)
-    #[arg(long, value_name = "MIB", default_value_t = nextedit::sys::limits::DEFAULT_MEMORY_MIB,
+    #[arg(long, value_name = "MIB", default_value_t = nextedit::base::sys::limits::DEFAULT_MEMORY_MIB,
           value_parser = clap::value_parser!(u64).range(16..=16_777_216))]
     memory: u64,
 
@@ -139,7 +139,7 @@ pub fn run(args: CompleteArgs) -> Result<i32> {
         }
         None => Vec::new(),
     };
-    nextedit::sys::env::check_names(&args.jail.env).map_err(anyhow::Error::msg)?;
+    nextedit::base::sys::env::check_names(&args.jail.env).map_err(anyhow::Error::msg)?;
     let options = BuildOptions {
         timeout: Duration::from_secs_f64(args.timeout),
         init_timeout: Duration::from_secs_f64(args.init_timeout),
@@ -181,7 +181,7 @@ pub fn run(args: CompleteArgs) -> Result<i32> {
         .any(|p| args.suggester.starts_with(p))
     {
         // Ctrl-C ends its tree; its daemons are adopted, to be killed with it.
-        nextedit::run::install_process_guards()?;
+        nextedit::service::run::install_process_guards()?;
         super::note_per_process_limits();
         if !sandboxed {
             eprintln!(

@@ -5,14 +5,14 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, bail};
 use clap::{Args, ValueEnum};
-use nextedit::contextbench_io::load_gold;
-use nextedit::metrics::contextbench::{
+use nextedit::core::metrics::contextbench::{
     ContextBenchConfig, Gold, GoldSource, Granularity, Mode, SessionScores, TrajectoryRepo,
     default_gold, evaluate_steps, regions_to_gold, session_steps,
 };
-use nextedit::sessions::{SessionArg, load_session_trajectory, read_trajectory_file};
+use nextedit::core::trajectory::{SliceSpec, Trajectory};
+use nextedit::service::contextbench_io::load_gold;
+use nextedit::service::sessions::{SessionArg, load_session_trajectory, read_trajectory_file};
 use nextedit::store::Database;
-use nextedit::trajectory::{SliceSpec, Trajectory};
 use serde_json::json;
 
 /// Score what a session read with ContextBench metrics

@@ -4,12 +4,12 @@ use std::io::Write;
 use std::path::PathBuf;
 
 use anyhow::{Context, Result, bail};
-use nextedit::history::derive::derive_from_source;
-use nextedit::history::lsp::{LspStats, ServerSet, discover_servers};
-use nextedit::history::order_file::read_order_file;
-use nextedit::history::selection::describe_selection;
-use nextedit::history::{CommitSource, GitRepository, Merges, select};
-use nextedit::progress::{Progress, ProgressMode};
+use nextedit::base::progress::{Progress, ProgressMode};
+use nextedit::engine::history::derive::derive_from_source;
+use nextedit::engine::history::lsp::{LspStats, ServerSet, discover_servers};
+use nextedit::engine::history::order_file::read_order_file;
+use nextedit::engine::history::selection::describe_selection;
+use nextedit::engine::history::{CommitSource, GitRepository, Merges, select};
 
 /// Derive trajectories (edits and their natural partial order) from git commits
 ///
@@ -205,8 +205,9 @@ pub fn run(args: DeriveArgs) -> Result<i32> {
             Err(error) => {
                 failed += 1;
                 let error = format!("{error:#}");
-                progress
-                    .suspend(|| eprintln!("skipped {sha}: {}", nextedit::secrets::scrub(&error)));
+                progress.suspend(|| {
+                    eprintln!("skipped {sha}: {}", nextedit::base::secrets::scrub(&error))
+                });
             }
         }
         let outcome = if failed > failed_before {
@@ -246,7 +247,7 @@ fn report_lsp(sha: &str, stats: &LspStats) {
         eprintln!(
             "lsp {}: {}",
             &sha[..10.min(sha.len())],
-            nextedit::secrets::scrub(reason)
+            nextedit::base::secrets::scrub(reason)
         );
     }
 }

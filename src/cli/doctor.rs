@@ -4,7 +4,7 @@ use std::io::Write;
 use std::path::PathBuf;
 
 use clap::{Args, ValueEnum};
-use nextedit::setup_check::{
+use nextedit::service::setup_check::{
     SetupReport, Status, check_binary, check_database, check_neovim, check_servers, check_vscode,
     plural,
 };

@@ -3,18 +3,18 @@
 use std::path::PathBuf;
 
 use anyhow::{Context, Result};
-use nextedit::history::GitRepository;
-use nextedit::history::agreement::{
+use nextedit::base::progress::{Progress, ProgressMode};
+use nextedit::engine::history::GitRepository;
+use nextedit::engine::history::agreement::{
     Agreement, AnnotatedTrees, CommitOutcome, SkippedCommit, evaluate_annotations,
 };
-use nextedit::history::crossval::{
+use nextedit::engine::history::crossval::{
     CrossValidation, Estimate, Headline, leave_one_repository_out, with_intervals,
 };
-use nextedit::history::editflow::read_annotations;
-use nextedit::history::evaluate::{CommitEvaluation, Confusion, Figures};
-use nextedit::history::lsp::discover_servers;
-use nextedit::history::order::PairLabel;
-use nextedit::progress::{Progress, ProgressMode};
+use nextedit::engine::history::editflow::read_annotations;
+use nextedit::engine::history::evaluate::{CommitEvaluation, Confusion, Figures};
+use nextedit::engine::history::lsp::discover_servers;
+use nextedit::engine::history::order::PairLabel;
 
 /// Score derived edit orders against human-annotated ones (EditFlow format)
 ///
@@ -115,7 +115,7 @@ pub fn run(args: EvalOrderArgs) -> Result<i32> {
         evaluate_annotations(&commits, trees, args.explain, |outcome| {
             progress.item(outcome.name(), &outcome.summary());
             if let CommitOutcome::Skipped(skipped) = outcome {
-                let reason = nextedit::secrets::scrub(&skipped.reason);
+                let reason = nextedit::base::secrets::scrub(&skipped.reason);
                 progress.suspend(|| eprintln!("skipped {}: {reason}", skipped.name));
             }
         })

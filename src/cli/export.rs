@@ -5,13 +5,13 @@ use std::path::PathBuf;
 
 use anyhow::{Context, Result};
 use clap::{Args, Subcommand, ValueEnum};
-use nextedit::dataset::card::CardFacts;
-use nextedit::dataset::split::SplitSpec;
-use nextedit::dataset::tables::{result_table, trajectory_table};
-use nextedit::dataset::tasks::task_table;
-use nextedit::dataset::write::{FileFormat, check_empty, write_dataset};
-use nextedit::dataset::{DatasetKind, Table};
-use nextedit::progress::{Progress, ProgressMode};
+use nextedit::base::progress::{Progress, ProgressMode};
+use nextedit::service::dataset::card::CardFacts;
+use nextedit::service::dataset::split::SplitSpec;
+use nextedit::service::dataset::tables::{result_table, trajectory_table};
+use nextedit::service::dataset::tasks::task_table;
+use nextedit::service::dataset::write::{FileFormat, check_empty, write_dataset};
+use nextedit::service::dataset::{DatasetKind, Table};
 use nextedit::store::Database;
 
 /// Export trajectories, replay results or tasks as a dataset (JSON Lines or Parquet)
@@ -159,7 +159,7 @@ pub fn run(command: ExportCommand) -> Result<i32> {
         eprintln!(
             "skipped {}: {}",
             item.item,
-            nextedit::secrets::scrub(&item.reason)
+            nextedit::base::secrets::scrub(&item.reason)
         );
     }
     let facts = CardFacts {

@@ -6,8 +6,8 @@ use std::path::PathBuf;
 
 use anyhow::Context;
 use clap::{Args, ValueEnum};
-use nextedit::live::{GroupBy, LiveConfig, figures, json, text};
-use nextedit::sessions::load_live_sessions;
+use nextedit::engine::live::{GroupBy, LiveConfig, figures, json, text};
+use nextedit::service::sessions::load_live_sessions;
 
 /// What became of the offers a language server made while you edited
 ///
@@ -49,7 +49,7 @@ pub struct LiveArgs {
     by: Option<ByArg>,
 
     /// Seconds after a dismissed answer in which typing its text counts as right but not taken
-    #[arg(long, value_name = "S", default_value_t = 30.0, allow_negative_numbers = true, value_parser = nextedit::ranges::seconds_or_zero)]
+    #[arg(long, value_name = "S", default_value_t = 30.0, allow_negative_numbers = true, value_parser = nextedit::base::ranges::seconds_or_zero)]
     within: f64,
 
     /// Print one JSON object (groups and every answer's outcome) instead of text
@@ -92,7 +92,7 @@ pub fn run(args: LiveArgs) -> anyhow::Result<i32> {
     };
     let groups = figures(&sessions, by);
     if let Some(path) = &args.html {
-        std::fs::write(path, nextedit::live::html::page(&groups, &sessions))
+        std::fs::write(path, nextedit::engine::live::html::page(&groups, &sessions))
             .with_context(|| format!("writing {}", path.display()))?;
     }
     let mut out = std::io::stdout().lock();

@@ -115,7 +115,10 @@ pub fn run() -> i32 {
             }
             // The chain may quote a server, a file or a test: masked and cut.
             let message = format!("{error:#}");
-            eprintln!("nextedit: error: {}", nextedit::secrets::scrub(&message));
+            eprintln!(
+                "nextedit: error: {}",
+                nextedit::base::secrets::scrub(&message)
+            );
             2
         }
     }
@@ -152,21 +155,21 @@ struct JailArgs {
 
     /// Processes and threads one process tree (a suggester with all it starts, one
     /// test run) may run at once; a fork past it kills the tree (limit: pids)
-    #[arg(long, value_name = "N", default_value_t = nextedit::sys::limits::DEFAULT_PIDS,
+    #[arg(long, value_name = "N", default_value_t = nextedit::base::sys::limits::DEFAULT_PIDS,
           value_parser = clap::value_parser!(u32).range(1..=4_194_304))]
     pids: u32,
 
     /// MiB one process tree may write: its scratch directory, its private /tmp and
     /// any one file (limit: disk)
-    #[arg(long, value_name = "MIB", default_value_t = nextedit::sys::limits::DEFAULT_DISK_MIB,
+    #[arg(long, value_name = "MIB", default_value_t = nextedit::base::sys::limits::DEFAULT_DISK_MIB,
           value_parser = clap::value_parser!(u64).range(1..=16_777_216))]
     disk: u64,
 }
 
 impl JailArgs {
     /// The limits, with the command's own `--memory`.
-    fn limits(&self, memory_mib: u64) -> nextedit::sys::limits::Limits {
-        nextedit::sys::limits::Limits {
+    fn limits(&self, memory_mib: u64) -> nextedit::base::sys::limits::Limits {
+        nextedit::base::sys::limits::Limits {
             pids: self.pids,
             memory_mib,
             disk_mib: self.disk,
@@ -177,16 +180,16 @@ impl JailArgs {
 /// Where no cgroup can be made, the limits hold per process only: said once on
 /// stderr by the commands that start untrusted processes.
 fn note_per_process_limits() {
-    if let Some(note) = nextedit::sys::cgroup::per_process_note() {
+    if let Some(note) = nextedit::base::sys::cgroup::per_process_note() {
         eprintln!("nextedit: {note}");
     }
 }
 
 /// `--merges skip|first-parent` (derive and replay ranges).
-fn parse_merges(value: &str) -> Result<nextedit::history::Merges, String> {
+fn parse_merges(value: &str) -> Result<nextedit::engine::history::Merges, String> {
     match value {
-        "skip" => Ok(nextedit::history::Merges::Skip),
-        "first-parent" => Ok(nextedit::history::Merges::FirstParent),
+        "skip" => Ok(nextedit::engine::history::Merges::Skip),
+        "first-parent" => Ok(nextedit::engine::history::Merges::FirstParent),
         other => Err(format!("{other:?}: use skip or first-parent")),
     }
 }
@@ -214,8 +217,8 @@ struct JsonArgs {
 
 impl JsonArgs {
     /// The JSON layout asked for; `None`: the table.
-    fn layout(self) -> Option<nextedit::run::json::Layout> {
-        use nextedit::run::json::Layout;
+    fn layout(self) -> Option<nextedit::service::run::json::Layout> {
+        use nextedit::service::run::json::Layout;
         match (self.json, self.jsonl) {
             (true, _) => Some(Layout::Document),
             (_, true) => Some(Layout::Lines),

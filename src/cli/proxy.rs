@@ -5,8 +5,8 @@ use std::time::Duration;
 
 use anyhow::Context;
 use clap::Args;
-use nextedit::proxy::ProxyConfig;
-use nextedit::record::privacy::{DEFAULT_EXCLUDES, PrivacyFilter};
+use nextedit::core::record::privacy::{DEFAULT_EXCLUDES, PrivacyFilter};
+use nextedit::service::proxy::ProxyConfig;
 
 /// Run a language server behind the recording proxy
 ///
@@ -59,7 +59,7 @@ pub struct ProxyArgs {
     no_default_excludes: bool,
 
     /// Seconds the server may take to exit after the editor closes the pipe
-    #[arg(long, value_name = "SECONDS", default_value_t = 5.0, allow_negative_numbers = true, value_parser = nextedit::ranges::seconds_or_zero)]
+    #[arg(long, value_name = "SECONDS", default_value_t = 5.0, allow_negative_numbers = true, value_parser = nextedit::base::ranges::seconds_or_zero)]
     exit_timeout: f64,
 
     /// Remove a trailing --stdio that the editor appended (for servers like gopls that reject it)
@@ -114,5 +114,5 @@ pub fn run(args: ProxyArgs) -> anyhow::Result<i32> {
         privacy,
         exit_grace: Duration::from_secs_f64(args.exit_timeout),
     };
-    Ok(nextedit::proxy::run(config)?)
+    Ok(nextedit::service::proxy::run(config)?)
 }

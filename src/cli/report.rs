@@ -1,16 +1,16 @@
 //! `nextedit report`: compare stored replay runs (tables or JSON built by
-//! [`nextedit::run`]).
+//! [`nextedit::service::run`]).
 
 use std::io::Write;
 use std::path::PathBuf;
 
 use anyhow::Context;
 use clap::Args;
-use nextedit::live::{GroupBy, LiveConfig};
-use nextedit::run::figures::GroupFigures;
-use nextedit::run::html::{self, HtmlRun};
-use nextedit::run::{Compared, RunRead, RunReport, json, text};
-use nextedit::sessions::load_live_sessions;
+use nextedit::engine::live::{GroupBy, LiveConfig};
+use nextedit::service::run::figures::GroupFigures;
+use nextedit::service::run::html::{self, HtmlRun};
+use nextedit::service::run::{Compared, RunRead, RunReport, json, text};
+use nextedit::service::sessions::load_live_sessions;
 use nextedit::store::Database;
 
 /// Compare stored replay runs
@@ -92,11 +92,11 @@ pub fn run(args: ReportArgs) -> anyhow::Result<i32> {
         return Ok(i32::from(unreadable > 0));
     }
     // A run whose rows cannot be read is skipped with why; the others are reported.
-    let (runs, unreadable) = nextedit::run::report::readable_runs(&db, &args.runs);
+    let (runs, unreadable) = nextedit::service::run::report::readable_runs(&db, &args.runs);
     for (run, why) in &unreadable {
         eprintln!(
             "nextedit: skipping run {run}: {}",
-            nextedit::secrets::scrub(why)
+            nextedit::base::secrets::scrub(why)
         );
     }
     if runs.is_empty() {
@@ -119,8 +119,8 @@ pub fn run(args: ReportArgs) -> anyhow::Result<i32> {
         } else {
             let sessions = load_live_sessions(db.path(), &args.live, LiveConfig::default())
                 .with_context(|| format!("reading --live sessions {}", args.live.join(", ")))?;
-            let groups = nextedit::live::figures(&sessions, GroupBy::Nothing);
-            Some(nextedit::live::html::section(&groups, &sessions))
+            let groups = nextedit::engine::live::figures(&sessions, GroupBy::Nothing);
+            Some(nextedit::engine::live::html::section(&groups, &sessions))
         };
         let page = html::render_with_live(&runs, &compared.notes(), live.as_deref());
         std::fs::write(path, page).with_context(|| format!("writing {}", path.display()))?;

@@ -3,7 +3,7 @@
 use std::io::Write;
 use std::path::PathBuf;
 
-use nextedit::run::{RunRead, shard, text};
+use nextedit::service::run::{RunRead, shard, text};
 use nextedit::store::Database;
 
 /// `nextedit runs`: list, show, delete or merge replay runs.

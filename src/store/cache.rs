@@ -1,13 +1,13 @@
 //! The response cache's table (`response_cache`, schema v4): answers by suggester
 //! spec, repetition, call and request hash, each with the run that stored it (deleted
 //! with that run) and the suggester's own latency. The spec is kept masked
-//! ([`crate::secrets::stored_spec`]), looked up masked too.
+//! ([`crate::base::secrets::stored_spec`]), looked up masked too.
 
 use rusqlite::{OptionalExtension, params};
 
 use super::{Database, StoreError, sqlite};
-use crate::suggest::cache::{CacheKey, CachedAnswer, ResponseStore};
-use crate::suggest::{CallFailure, FailureKind};
+use crate::engine::suggest::cache::{CacheKey, CachedAnswer, ResponseStore};
+use crate::engine::suggest::{CallFailure, FailureKind};
 
 /// A database's response cache, writing entries on behalf of one run.
 pub struct ResponseCache {
@@ -31,7 +31,7 @@ impl Database {
                 "SELECT result, failure_kind, failure_message, latency_ms FROM response_cache
                   WHERE suggester = ?1 AND repetition = ?2 AND call = ?3 AND request = ?4",
                 params![
-                    crate::secrets::stored_spec(&key.suggester),
+                    crate::base::secrets::stored_spec(&key.suggester),
                     key.repetition,
                     key.call.key(),
                     key.request
@@ -53,7 +53,7 @@ impl Database {
                 // A kind this build does not know is no answer it can reproduce.
                 (None, Some(kind)) => Err(CallFailure {
                     kind: FailureKind::from_key(&kind)?,
-                    message: crate::secrets::scrub(&message.unwrap_or_default()).into_owned(),
+                    message: crate::base::secrets::scrub(&message.unwrap_or_default()).into_owned(),
                 }),
                 (None, None) => return None,
             };
@@ -70,14 +70,14 @@ impl Database {
     ) -> Result<(), StoreError> {
         let (result, kind, message) = match &answer.result {
             Ok(json) => (
-                Some(crate::secrets::mask_known(&json.to_string()).into_owned()),
+                Some(crate::base::secrets::mask_known(&json.to_string()).into_owned()),
                 None,
                 None,
             ),
             Err(f) => (
                 None,
                 Some(f.kind.key()),
-                Some(crate::secrets::scrub(&f.message).into_owned()),
+                Some(crate::base::secrets::scrub(&f.message).into_owned()),
             ),
         };
         self.conn
@@ -86,7 +86,7 @@ impl Database {
                         failure_kind, failure_message, latency_ms, run_id, created_at)
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
                 params![
-                    crate::secrets::stored_spec(&key.suggester),
+                    crate::base::secrets::stored_spec(&key.suggester),
                     key.repetition,
                     key.call.key(),
                     key.request,

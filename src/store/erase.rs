@@ -12,7 +12,7 @@ use std::collections::BTreeSet;
 use rusqlite::{OptionalExtension, params};
 
 use super::{Database, SESSION_TABLES, StoreError, sqlite};
-use crate::trajectory::{Trajectory, without_files};
+use crate::core::trajectory::{Trajectory, without_files};
 
 /// The tables of replay runs, all keyed by `run_id`.
 const RUN_TABLES: [&str; 7] = [

@@ -5,8 +5,8 @@ use std::collections::HashMap;
 use rusqlite::{OptionalExtension, params};
 
 use super::{Database, StoreError, sqlite};
-use crate::record::uri::uri_to_path;
-use crate::trajectory::{
+use crate::core::record::uri::uri_to_path;
+use crate::core::trajectory::{
     Change, CommitInfo, Event, EventBody, FileEntry, LineRange, Origin, Read, ReadRole,
     SessionInfo, SessionKind, Signal, Trajectory, apply_byte_edit, recompute_recorded_edits,
 };
@@ -366,7 +366,7 @@ impl Database {
             match workspace
                 .as_deref()
                 .and_then(|w| path.strip_prefix(&format!("{}/", w.trim_end_matches('/'))))
-                .and_then(|rel| crate::trajectory::RelPath::parse(rel).ok())
+                .and_then(|rel| crate::core::trajectory::RelPath::parse(rel).ok())
             {
                 Some(rel) => rel.as_str().to_string(),
                 None => path,

@@ -95,7 +95,7 @@ impl Database {
             return Err(StoreError::UnknownColumn {
                 path: self.path.clone(),
                 table: table.to_string(),
-                column: crate::secrets::scrub(odd).into_owned(),
+                column: crate::base::secrets::scrub(odd).into_owned(),
             });
         }
         Ok(columns.into_iter().filter(|c| c != "run_id").collect())

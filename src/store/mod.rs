@@ -142,7 +142,7 @@ pub enum StoreError {
         seq: u64,
         /// What went wrong.
         #[source]
-        source: crate::trajectory::ApplyError,
+        source: crate::core::trajectory::ApplyError,
     },
 }
 
@@ -293,7 +293,7 @@ impl Database {
         if !triggers.is_empty() {
             return Err(StoreError::ForeignTriggers {
                 path: self.path.clone(),
-                names: crate::secrets::scrub(&triggers.join(", ")).into_owned(),
+                names: crate::base::secrets::scrub(&triggers.join(", ")).into_owned(),
             });
         }
         Ok(())

@@ -7,9 +7,9 @@ use rusqlite::params;
 use serde::{Deserialize, Serialize};
 
 use super::{Database, StoreError};
-use crate::lsp::OfferKind;
-use crate::record::document::{LspPosition, LspRange};
-use crate::record::{OfferEdit, OfferRecord, OfferSpan};
+use crate::core::lsp::OfferKind;
+use crate::core::record::document::{LspPosition, LspRange};
+use crate::core::record::{OfferEdit, OfferRecord, OfferSpan};
 
 /// One stored offer with what the session knows of its document.
 #[derive(Debug, Clone, PartialEq)]

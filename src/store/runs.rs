@@ -9,8 +9,8 @@ use rusqlite::{OptionalExtension, params};
 use serde_json::json;
 
 use super::{Database, StoreError, sqlite};
-use crate::metrics::flow::{FlowClass, FlowStep, Prf, RankedPrediction, StepCounts};
-use crate::suggest::{Call, CallFailure, ReadSource, StepRead};
+use crate::core::metrics::flow::{FlowClass, FlowStep, Prf, RankedPrediction, StepCounts};
+use crate::engine::suggest::{Call, CallFailure, ReadSource, StepRead};
 
 /// One run as listed by reports.
 #[derive(Debug, Clone, PartialEq)]
@@ -47,7 +47,7 @@ pub struct StoredStep {
     /// Edit id applied at the end of the step.
     pub applied: String,
     /// Edit ids allowed next, in natural order: the first
-    /// [`crate::run::ALLOWED_IDS_KEPT`] of them (how many there were is `flow.allowed_gold`).
+    /// [`crate::service::run::ALLOWED_IDS_KEPT`] of them (how many there were is `flow.allowed_gold`).
     pub allowed: Vec<String>,
     /// Edits not applied before the step.
     pub remaining: usize,
@@ -282,7 +282,7 @@ impl Database {
         initial: Option<&str>,
         error: Option<&str>,
     ) -> Result<(), StoreError> {
-        let error = crate::secrets::scrub_option(error);
+        let error = crate::base::secrets::scrub_option(error);
         let error = error.as_deref();
         self.conn
             .execute(
@@ -318,7 +318,7 @@ impl Database {
                     key,
                     call.key(),
                     failure.kind.key(),
-                    crate::secrets::scrub(&failure.message)
+                    crate::base::secrets::scrub(&failure.message)
                 ],
             )
             .map_err(|source| sqlite(&self.path, source))?;
@@ -386,7 +386,7 @@ impl Database {
                     p.file,
                     p.start_line as i64,
                     p.end_line as i64,
-                    crate::secrets::mask_known(&p.text),
+                    crate::base::secrets::mask_known(&p.text),
                     p.confidence,
                     p.matched,
                     p.class.key()
@@ -422,7 +422,7 @@ impl Database {
                     step.step as i64,
                     f.call.key(),
                     f.failure.kind.key(),
-                    crate::secrets::scrub(&f.failure.message)
+                    crate::base::secrets::scrub(&f.failure.message)
                 ],
             )
             .map_err(e)?;
@@ -657,7 +657,7 @@ impl Database {
                 Ok((
                     row.get::<_, i64>(0)? as usize,
                     // A database made elsewhere may hold what this one never stores.
-                    format!("{call} {kind}: {}", crate::secrets::scrub(&message)),
+                    format!("{call} {kind}: {}", crate::base::secrets::scrub(&message)),
                 ))
             },
         )?;
@@ -979,13 +979,13 @@ pub(super) fn flow_from_json(text: &str) -> FlowStep {
     }
 }
 
-/// A trajectory's JSON as it may be stored: [`crate::record::privacy::protect_trajectory`]
+/// A trajectory's JSON as it may be stored: [`crate::core::record::privacy::protect_trajectory`]
 /// with the default rules, serialized again (the same text when it changes nothing in
 /// this type's own serialization); text that is not a trajectory still has its secrets
 /// masked.
 fn protected_json(json: &str) -> String {
-    use crate::record::privacy::{PrivacyFilter, mask, protect_trajectory};
-    match serde_json::from_str::<crate::trajectory::Trajectory>(json) {
+    use crate::core::record::privacy::{PrivacyFilter, mask, protect_trajectory};
+    match serde_json::from_str::<crate::core::trajectory::Trajectory>(json) {
         Ok(mut trajectory) => {
             // Protected in place, no copy kept to compare with (a long trajectory is
             // large): what a run stores is this type's own serialization already, so

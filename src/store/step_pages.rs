@@ -6,8 +6,8 @@ use rusqlite::params;
 
 use super::runs::{flow_from_json, prediction_row, read_row};
 use super::{Database, StepFailure, StoreError, StoredContent, StoredStep};
-use crate::metrics::flow::{Prf, StepCounts};
-use crate::suggest::{Call, CallFailure, FailureKind};
+use crate::core::metrics::flow::{Prf, StepCounts};
+use crate::engine::suggest::{Call, CallFailure, FailureKind};
 
 impl Database {
     /// The stored steps of trajectory `key` of run `run` numbered above `after` (all of

@@ -8,9 +8,9 @@
 use rusqlite::{OptionalExtension, params};
 
 use super::{Database, StoreError, sqlite};
-use crate::sys::limits::Limit;
-use crate::task::covermap::TestSelection;
-use crate::task::score::AnswerScores;
+use crate::base::sys::limits::Limit;
+use crate::engine::task::covermap::TestSelection;
+use crate::engine::task::score::AnswerScores;
 
 /// A task run as stored.
 #[derive(Debug, Clone, PartialEq)]
@@ -120,10 +120,10 @@ fn limit_of(key: Option<String>) -> Option<Limit> {
 
 impl StoredTask {
     /// This task with what its tests and suggester said masked and cut
-    /// ([`crate::secrets::scrub`]) and known keys masked in its answers: the form that
+    /// ([`crate::base::secrets::scrub`]) and known keys masked in its answers: the form that
     /// is stored and printed.
     pub fn scrubbed(&self) -> StoredTask {
-        let scrub = |text: &str| crate::secrets::scrub(text).into_owned();
+        let scrub = |text: &str| crate::base::secrets::scrub(text).into_owned();
         StoredTask {
             invalid_reason: self.invalid_reason.as_deref().map(scrub),
             truth_output: self.truth_output.as_deref().map(scrub),
@@ -134,7 +134,7 @@ impl StoredTask {
             }),
             answers: (self.answers.iter())
                 .map(|a| StoredAnswer {
-                    text: crate::secrets::mask_known(&a.text).into_owned(),
+                    text: crate::base::secrets::mask_known(&a.text).into_owned(),
                     error: a.error.as_deref().map(scrub),
                     output_tail: scrub(&a.output_tail),
                     ..a.clone()
@@ -360,7 +360,8 @@ impl Database {
                         passed: row.get(0)?,
                         exit_code: row.get(1)?,
                         timed_out: row.get(2)?,
-                        output_tail: crate::secrets::scrub(&row.get::<_, String>(3)?).into_owned(),
+                        output_tail: crate::base::secrets::scrub(&row.get::<_, String>(3)?)
+                            .into_owned(),
                         duration_ms: row.get(4)?,
                         limit: limit_of(row.get(5)?),
                     })
@@ -390,7 +391,7 @@ impl Database {
                     execution.passed,
                     execution.exit_code,
                     execution.timed_out,
-                    crate::secrets::scrub(&execution.output_tail),
+                    crate::base::secrets::scrub(&execution.output_tail),
                     execution.duration_ms,
                     now_ns(),
                     execution.limit.map(Limit::key)
@@ -400,7 +401,7 @@ impl Database {
             .map_err(|source| sqlite(&self.path, source))
     }
 
-    /// The coverage map stored under `key` (JSON, [`crate::task::covermap::CoverageMap`]).
+    /// The coverage map stored under `key` (JSON, [`crate::engine::task::covermap::CoverageMap`]).
     pub fn coverage_map(&self, key: &str) -> Result<Option<String>, StoreError> {
         self.conn
             .query_row(

@@ -5,9 +5,9 @@ use std::sync::LazyLock;
 use rusqlite::params;
 
 use super::{Database, StoreError, sqlite};
-use crate::record::privacy::{mask, mask_argv};
-use crate::record::{OfferRecord, Record, SessionFact};
-use crate::trajectory::Trajectory;
+use crate::core::record::privacy::{mask, mask_argv};
+use crate::core::record::{OfferRecord, Record, SessionFact};
+use crate::core::trajectory::Trajectory;
 
 /// What is known about a session when it starts.
 #[derive(Debug, Clone, Default)]
@@ -276,11 +276,11 @@ impl Database {
     /// Stores a commit-derived or imported trajectory as a session; returns its id.
     /// The privacy rules apply here, for every ingestion path: files matching the
     /// default excludes keep no text, secrets are masked
-    /// ([`crate::record::privacy::protect_trajectory`]).
+    /// ([`crate::core::record::privacy::protect_trajectory`]).
     pub fn import_trajectory(&mut self, trajectory: &Trajectory) -> Result<i64, StoreError> {
         let mut trajectory = trajectory.clone();
-        crate::record::privacy::protect_trajectory(
-            &crate::record::privacy::PrivacyFilter::with_defaults(),
+        crate::core::record::privacy::protect_trajectory(
+            &crate::core::record::privacy::PrivacyFilter::with_defaults(),
             &mut trajectory,
         );
         let trajectory = &trajectory;

@@ -8,7 +8,7 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use nextedit::task::{Definition, DependencyLevel, TASK_FORMAT_VERSION, Task, TestRef};
+use nextedit::engine::task::{Definition, DependencyLevel, TASK_FORMAT_VERSION, Task, TestRef};
 use serde_json::{Value, json};
 
 use crate::common::nextedit_output;

@@ -3,9 +3,9 @@
 
 use std::path::Path;
 
-use nextedit::history::editflow::{derive_rebuilt, hunks_aligned, read_annotations};
-use nextedit::history::evaluate::{Confusion, evaluate_commit};
-use nextedit::trajectory::OrderKind;
+use nextedit::core::trajectory::OrderKind;
+use nextedit::engine::history::editflow::{derive_rebuilt, hunks_aligned, read_annotations};
+use nextedit::engine::history::evaluate::{Confusion, evaluate_commit};
 
 const SAMPLES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/editflow-sample");
 

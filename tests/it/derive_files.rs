@@ -7,9 +7,9 @@ use crate::derive_support;
 use derive_support::{
     TestRepo, assert_edits_rebuild_commit, assert_events_rebuild_commit, edit_rows,
 };
-use nextedit::trajectory::FileEntry;
+use nextedit::core::trajectory::FileEntry;
 
-fn file<'a>(t: &'a nextedit::trajectory::Trajectory, path: &str) -> &'a FileEntry {
+fn file<'a>(t: &'a nextedit::core::trajectory::Trajectory, path: &str) -> &'a FileEntry {
     t.files
         .iter()
         .find(|f| f.path == path)

@@ -10,11 +10,11 @@ use std::time::Duration;
 
 use common::Server;
 use derive_support::{TestRepo, edge_rows};
-use nextedit::history::agreement::disagreements;
-use nextedit::history::lsp::{LspSetup, LspStats, ServerCommand, ServerSet};
-use nextedit::history::order::AnnotatedPair;
-use nextedit::history::{CommitSource, GitRepository, derive_commit_with_lsp};
-use nextedit::trajectory::Trajectory;
+use nextedit::core::trajectory::Trajectory;
+use nextedit::engine::history::agreement::disagreements;
+use nextedit::engine::history::lsp::{LspSetup, LspStats, ServerCommand, ServerSet};
+use nextedit::engine::history::order::AnnotatedPair;
+use nextedit::engine::history::{CommitSource, GitRepository, derive_commit_with_lsp};
 
 fn pyright() -> ServerCommand {
     ServerCommand {

@@ -8,11 +8,11 @@ use crate::common::nextedit_with_db as run;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use nextedit::metrics::contextbench::{
+use nextedit::core::metrics::contextbench::{
     ContextBenchConfig, Gold, GoldRegion, LineSpan, Mode, Prediction, RepoView, Step, evaluate,
     parse_predictions_jsonl,
 };
-use nextedit::trajectory::{EventBody, Trajectory, apply_byte_edit};
+use nextedit::core::trajectory::{EventBody, Trajectory, apply_byte_edit};
 use serde_json::{Value, json};
 
 const DEMO: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/contextbench-demo/");

@@ -420,10 +420,11 @@ fn live_names_bad_input() {
     );
     // A commit-derived trajectory has no offers.
     let file = dir.path().join("commit.json");
-    let trajectory = nextedit::trajectory::Trajectory::new(nextedit::trajectory::SessionInfo::new(
-        "c",
-        nextedit::trajectory::SessionKind::Commit,
-    ));
+    let trajectory =
+        nextedit::core::trajectory::Trajectory::new(nextedit::core::trajectory::SessionInfo::new(
+            "c",
+            nextedit::core::trajectory::SessionKind::Commit,
+        ));
     std::fs::write(&file, serde_json::to_string(&trajectory).unwrap()).unwrap();
     check(
         &["live", file.to_str().unwrap()],

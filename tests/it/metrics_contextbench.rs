@@ -1,7 +1,7 @@
 //! ContextBench against the reference evaluator's outputs on the shared demo cases,
 //! plus the fixed mode's documented differences on the same inputs.
 
-use nextedit::metrics::contextbench::{
+use nextedit::core::metrics::contextbench::{
     ContextBenchConfig, Conversion, Mode, Prediction, RepoView, aggregate, evaluate,
     parse_gold_jsonl, parse_predictions_jsonl, trace_to_steps,
 };

@@ -2,11 +2,11 @@
 //! invariants. Token alphabets are kept small so that repeats and ambiguous alignments
 //! are common; "fresh" tokens come from a disjoint range.
 
-use nextedit::metrics::excision::{
+use nextedit::core::metrics::excision::{
     EsGranularity, ExcisionConfig, excision_score, excision_score_text,
 };
-use nextedit::metrics::sari::{DeletionGood, SariConfig, SariVariant, sari};
-use nextedit::syntax::Language;
+use nextedit::core::metrics::sari::{DeletionGood, SariConfig, SariVariant, sari};
+use nextedit::core::syntax::Language;
 use proptest::collection::vec;
 use proptest::prelude::*;
 

@@ -2,11 +2,11 @@
 //!
 //! Data: `tests/data/metric-vectors/` (produced by the reference implementations; see tests/data/README.md).
 
-use nextedit::metrics::bleu::{
+use nextedit::core::metrics::bleu::{
     NltkSmoothing, SacreSmoothing, historian_bleu, nltk_sentence_bleu, nmt_bleu,
     sacrebleu_sentence_bleu, sacrebleu_sentence_bleu_tokens, smooth_bleu,
 };
-use nextedit::metrics::sari::{SariConfig, SariVariant, sari};
+use nextedit::core::metrics::sari::{SariConfig, SariVariant, sari};
 use serde_json::Value;
 
 const VECTORS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/metric-vectors/");
@@ -103,18 +103,18 @@ fn bleu_vectors() {
                 "nmt_smooth_true" => nmt_bleu(&hyp, &refs, true).map_err(|e| e.to_string()),
                 // HF evaluate "bleu" = nmt compute_bleu, smooth=False, on 13a tokens.
                 "hf_evaluate_bleu" => {
-                    let h = nextedit::metrics::bleu::tokenize_13a(hyp_s);
+                    let h = nextedit::core::metrics::bleu::tokenize_13a(hyp_s);
                     let r: Vec<Vec<String>> = refs_s
                         .iter()
-                        .map(|r| nextedit::metrics::bleu::tokenize_13a(r))
+                        .map(|r| nextedit::core::metrics::bleu::tokenize_13a(r))
                         .collect();
                     nmt_bleu(&h, &r, false).map_err(|e| e.to_string())
                 }
                 "cxg_code_to_text_smooth_bleu" => {
-                    let h = nextedit::metrics::bleu::nist_tokens(hyp_s);
+                    let h = nextedit::core::metrics::bleu::nist_tokens(hyp_s);
                     let r: Vec<Vec<String>> = refs_s
                         .iter()
-                        .map(|r| nextedit::metrics::bleu::nist_tokens(r))
+                        .map(|r| nextedit::core::metrics::bleu::nist_tokens(r))
                         .collect();
                     Ok(smooth_bleu(&h, &r) / 100.0)
                 }

@@ -16,7 +16,7 @@ use std::path::Path;
 
 use common::nvim::{db_count, start, wait_until};
 use common::*;
-use nextedit::record::OfferSpan;
+use nextedit::core::record::OfferSpan;
 use nextedit::store::{Database, StoredOffer};
 use serde_json::json;
 
@@ -309,7 +309,10 @@ fn offers_about_excluded_files_keep_no_text() {
             ("completion", &None, "", 0, items)
         );
     }
-    assert_eq!(excluded.len(), items.min(nextedit::record::MAX_OFFERS));
+    assert_eq!(
+        excluded.len(),
+        items.min(nextedit::core::record::MAX_OFFERS)
+    );
     let renames: Vec<&StoredOffer> = offers
         .iter()
         .filter(|o| o.offer.kind.as_str() == "rename")

@@ -10,7 +10,7 @@ use std::path::Path;
 use std::process::Command;
 
 use common::nextedit_bin;
-use nextedit::trajectory::{Edit, FileEntry, SessionInfo, SessionKind, Trajectory};
+use nextedit::core::trajectory::{Edit, FileEntry, SessionInfo, SessionKind, Trajectory};
 use serde_json::{Value, json};
 
 fn text(bytes: &[u8]) -> String {
@@ -246,7 +246,7 @@ fn a_symlinked_directory_in_the_checkout_cannot_redirect_a_write() {
 
     let mut t = trajectory_adding("link/important.txt");
     t.session.workspace = Some(repo.to_str().unwrap().to_owned());
-    t.session.commit = Some(nextedit::trajectory::CommitInfo {
+    t.session.commit = Some(nextedit::core::trajectory::CommitInfo {
         sha: "0".repeat(40),
         parent: Some(parent),
         message: None,

@@ -12,7 +12,7 @@ use std::path::Path;
 use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 
 use common::*;
-use nextedit::lsp::framing::{FrameDecoder, encode_frame};
+use nextedit::core::lsp::framing::{FrameDecoder, encode_frame};
 use serde_json::{Value, json};
 
 /// Round trips of the fast editor.

@@ -8,7 +8,7 @@ use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use common::*;
-use nextedit::lsp::client::LspClient;
+use nextedit::core::lsp::client::LspClient;
 use nextedit::store::Database;
 use serde_json::json;
 
@@ -54,7 +54,7 @@ fn server_crash_ends_the_session_with_its_exit_code() {
         .request("textDocument/hover", json!({}), TIMEOUT)
         .unwrap_err();
     assert!(
-        matches!(err, nextedit::lsp::client::ClientError::Closed(_)),
+        matches!(err, nextedit::core::lsp::client::ClientError::Closed(_)),
         "{err}"
     );
     let status = client.wait(TIMEOUT);
@@ -122,7 +122,7 @@ fn editor_garbage_reaches_the_server_byte_for_byte() {
     client.send_raw(b"Content-Length: 3\r\ncontent-type: application/vscode-jsonrpc; charset=utf8\r\n\r\n[1]").unwrap();
     // A frame split across two writes.
     let body = br#"{"jsonrpc":"2.0","method":"textDocument/didSave","params":{"textDocument":{"uri":"file:///x.py"}}}"#;
-    let frame = nextedit::lsp::framing::encode_frame(body);
+    let frame = nextedit::core::lsp::framing::encode_frame(body);
     client.send_raw(&frame[..10]).unwrap();
     std::thread::sleep(Duration::from_millis(20));
     client.send_raw(&frame[10..]).unwrap();
@@ -241,7 +241,7 @@ fn send_hovers(stdin: &mut impl std::io::Write, n: usize) {
     for i in 0..n {
         let body = json!({"jsonrpc": "2.0", "id": i + 1, "method": "textDocument/hover", "params": {"position": {"line": i, "character": 0}}});
         stdin
-            .write_all(&nextedit::lsp::framing::encode_frame(
+            .write_all(&nextedit::core::lsp::framing::encode_frame(
                 body.to_string().as_bytes(),
             ))
             .unwrap();
@@ -250,7 +250,7 @@ fn send_hovers(stdin: &mut impl std::io::Write, n: usize) {
 }
 
 fn wait_for_responses(stdout: &mut impl std::io::Read, n: usize) {
-    let mut decoder = nextedit::lsp::framing::FrameDecoder::new();
+    let mut decoder = nextedit::core::lsp::framing::FrameDecoder::new();
     let mut seen = 0;
     let mut buf = [0u8; 4096];
     while seen < n {

@@ -8,7 +8,7 @@ use std::path::Path;
 use std::process::Command;
 
 use common::*;
-use nextedit::lsp::client::LspClient;
+use nextedit::core::lsp::client::LspClient;
 use nextedit::store::Database;
 use serde_json::json;
 
@@ -360,7 +360,7 @@ fn privacy_gaps_are_closed() {
         uri(&a.join(".env"))
     );
     client
-        .send_raw(&nextedit::lsp::framing::encode_frame(body.as_bytes()))
+        .send_raw(&nextedit::core::lsp::framing::encode_frame(body.as_bytes()))
         .unwrap();
     client
         .notify(

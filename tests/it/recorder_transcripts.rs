@@ -15,10 +15,10 @@
 
 use std::fmt::Write as _;
 
-use nextedit::lsp::Direction;
-use nextedit::lsp::framing::encode_frame;
-use nextedit::record::privacy::PrivacyFilter;
-use nextedit::record::{OfferSpan, Record, RecorderConfig, SIGNAL_PREFIX, SessionRecorder};
+use nextedit::core::lsp::Direction;
+use nextedit::core::lsp::framing::encode_frame;
+use nextedit::core::record::privacy::PrivacyFilter;
+use nextedit::core::record::{OfferSpan, Record, RecorderConfig, SIGNAL_PREFIX, SessionRecorder};
 use serde_json::Value;
 
 /// Which messages keep their bytes; where the workspace is.

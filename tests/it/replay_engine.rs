@@ -5,18 +5,20 @@ use crate::common::nextedit_with_db as nextedit;
 use crate::common::{failed_run_json_lines, json_lines, scripted_suggester};
 use std::collections::HashMap;
 
-use nextedit::metrics::flow::{FlowClass, aggregate};
-use nextedit::replay::matching::MatchRule;
-use nextedit::replay::{
+use nextedit::core::metrics::flow::{FlowClass, aggregate};
+use nextedit::core::trajectory::{
+    Edit, EditIndex, FileEntry, SessionInfo, SessionKind, Trajectory,
+};
+use nextedit::engine::replay::matching::MatchRule;
+use nextedit::engine::replay::{
     DirWorkspace, FedSuggester, KeepSteps, OrderMode, ReplayConfig, ReplayHooks, ReplayOutcome,
     StepRecord, replay,
 };
-use nextedit::suggest::protocol::{
+use nextedit::engine::suggest::protocol::{
     GenerateParams, GenerateResult, InitializeParams, InitializeResult, SuggestParams,
     SuggestResult, SuggestedEdit,
 };
-use nextedit::suggest::{NoopSuggester, SuggestError, Suggester};
-use nextedit::trajectory::{Edit, EditIndex, FileEntry, SessionInfo, SessionKind, Trajectory};
+use nextedit::engine::suggest::{NoopSuggester, SuggestError, Suggester};
 
 const A_PY: &str = "import os\n\n\ndef compute(x):\n    return x + 1\n\n\ndef helper(y):\n    return compute(y) * 2\n\n\nclass Foo:\n    def bar(self):\n        return compute(3)\n";
 const B_PY: &str = "from pkg.a import compute\n\n\ndef run():\n    total = compute(10)\n    print(total)\n    return total\n";
@@ -642,7 +644,7 @@ fn rename_trajectory() -> Trajectory {
 #[test]
 fn propagate_follows_a_rename() {
     let dir = tempfile::tempdir().unwrap();
-    let mut propagate = nextedit::suggest::PropagateSuggester::default();
+    let mut propagate = nextedit::engine::suggest::PropagateSuggester::default();
     let (outcome, steps) = replay_kept(
         &rename_trajectory(),
         &mut propagate,
@@ -824,7 +826,7 @@ fn historian_results_file() {
     let path = dir.path().join("commit.json");
     let mut t = worked_example();
     t.order.initial = vec!["e0".into()];
-    t.session.commit = Some(nextedit::trajectory::CommitInfo {
+    t.session.commit = Some(nextedit::core::trajectory::CommitInfo {
         sha: "06e9be95b7aa".into(),
         parent: None,
         message: Some("Add scale parameter to compute".into()),

@@ -4,8 +4,10 @@
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use nextedit::suggest::protocol::{InitializeParams, Revealed, SuggestParams, SuggestedEdit};
-use nextedit::suggest::{ProcessSuggester, SuggestError, Suggester};
+use nextedit::engine::suggest::protocol::{
+    InitializeParams, Revealed, SuggestParams, SuggestedEdit,
+};
+use nextedit::engine::suggest::{ProcessSuggester, SuggestError, Suggester};
 
 fn suggester(mode: &str, state: &Path, timeout: Duration) -> ProcessSuggester {
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/suggesters/scripted.py");
@@ -166,10 +168,11 @@ fn a_suggester_that_stops_reading_times_out_on_time() {
     s.suggest(&step(1)).unwrap();
     // Far more than a pipe holds: the write itself would block forever.
     let mut big = step(2);
-    big.files.push(nextedit::suggest::protocol::FileContent {
-        path: "big.py".into(),
-        text: "x = 1\n".repeat(1 << 20),
-    });
+    big.files
+        .push(nextedit::engine::suggest::protocol::FileContent {
+            path: "big.py".into(),
+            text: "x = 1\n".repeat(1 << 20),
+        });
     let started = Instant::now();
     let err = s.suggest(&big).unwrap_err();
     let took = started.elapsed();

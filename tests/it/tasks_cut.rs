@@ -385,7 +385,7 @@ fn commits_without_code_are_named_and_nothing_cut_fails() {
 
 /// Types `text` key by key at `pos` (UTF-16 = bytes here: ASCII), one didChange each.
 fn type_at(
-    client: &mut nextedit::lsp::client::LspClient,
+    client: &mut nextedit::core::lsp::client::LspClient,
     doc: &str,
     text: &mut String,
     version: &mut i64,
@@ -540,7 +540,7 @@ for path in sorted(root.glob("tests/test_*.py")):
 
 #[test]
 fn the_fixtures_test_suites_pass_in_every_commit() {
-    use nextedit::history::{CommitSource, GitRepository};
+    use nextedit::engine::history::{CommitSource, GitRepository};
     let checkout = |built: &BuiltRepo, sha: &str| {
         let dir = tempfile::tempdir().unwrap();
         GitRepository::open(built.repo.path())

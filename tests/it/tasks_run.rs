@@ -1214,7 +1214,7 @@ fn test_commands_run_without_network_under_time_and_memory_limits() {
     let allocate = "python3 -c 'x = bytearray(512 * 1024 * 1024)'";
     // The whole tree's limit in a cgroup (its OOM kill is the limit's); where none can
     // be made, RLIMIT_AS per process (Python's MemoryError).
-    let over = if nextedit::sys::cgroup::layout().is_ok() {
+    let over = if nextedit::base::sys::cgroup::layout().is_ok() {
         "the ground truth's tests hit their limit: memory"
     } else {
         "the ground truth fails its tests (exit 1)"

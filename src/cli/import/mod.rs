@@ -7,11 +7,11 @@ use std::path::PathBuf;
 
 use anyhow::{Context, Result, bail};
 use clap::{Args, Subcommand};
-use nextedit::contextbench_io::DirRepo;
-use nextedit::import::{contextbench, copilot};
-use nextedit::import_io::{read_rows, recording_files, recording_name};
-use nextedit::metrics::contextbench::{Conversion, RepoView};
-use nextedit::progress::{Progress, ProgressMode};
+use nextedit::base::progress::{Progress, ProgressMode};
+use nextedit::core::import::{contextbench, copilot};
+use nextedit::core::metrics::contextbench::{Conversion, RepoView};
+use nextedit::service::contextbench_io::DirRepo;
+use nextedit::service::import_io::{read_rows, recording_files, recording_name};
 use nextedit::store::Database;
 
 /// Import other tools' recordings and benchmark tasks as sessions
@@ -150,7 +150,8 @@ fn run_copilot(args: CopilotArgs) -> Result<i32> {
             Err(error) => {
                 failed += 1;
                 let error = format!("{error:#}");
-                progress.suspend(|| eprintln!("skipped {}", nextedit::secrets::scrub(&error)));
+                progress
+                    .suspend(|| eprintln!("skipped {}", nextedit::base::secrets::scrub(&error)));
                 progress.item(&recording_name(path), "skipped");
             }
         }
@@ -185,7 +186,7 @@ fn run_contextbench(args: ContextBenchArgs) -> Result<i32> {
                 eprintln!(
                     "skipped {}: {}",
                     args.gold.display(),
-                    nextedit::secrets::scrub(&error.to_string())
+                    nextedit::base::secrets::scrub(&error.to_string())
                 );
             }
         }
@@ -202,7 +203,7 @@ fn run_contextbench(args: ContextBenchArgs) -> Result<i32> {
                     eprintln!(
                         "skipped {}: {}",
                         path.display(),
-                        nextedit::secrets::scrub(&error.to_string())
+                        nextedit::base::secrets::scrub(&error.to_string())
                     );
                 }
             }
@@ -255,7 +256,8 @@ fn run_contextbench(args: ContextBenchArgs) -> Result<i32> {
             Err(error) => {
                 failed += 1;
                 let error = error.to_string();
-                progress.suspend(|| eprintln!("skipped {}", nextedit::secrets::scrub(&error)));
+                progress
+                    .suspend(|| eprintln!("skipped {}", nextedit::base::secrets::scrub(&error)));
                 progress.item(id, "skipped");
             }
         }

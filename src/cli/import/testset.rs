@@ -4,9 +4,9 @@ use std::path::PathBuf;
 
 use anyhow::{Context, Result, bail};
 use clap::Args;
-use nextedit::git_fetch::{FetchEvent, fetch_testset};
-use nextedit::import::historian::parse_testset;
-use nextedit::progress::{Progress, ProgressMode};
+use nextedit::base::progress::{Progress, ProgressMode};
+use nextedit::core::import::historian::parse_testset;
+use nextedit::service::git_fetch::{FetchEvent, fetch_testset};
 
 /// Historian's testset → local repositories holding its commits, ready for derive/replay
 ///
@@ -57,7 +57,7 @@ pub fn run(args: HistorianTestsetArgs) -> Result<i32> {
         eprintln!(
             "skipped {}: {}",
             args.file.display(),
-            nextedit::secrets::scrub(&problem.to_string())
+            nextedit::base::secrets::scrub(&problem.to_string())
         );
     }
     if testset.repositories.is_empty() {
@@ -113,9 +113,9 @@ pub fn run(args: HistorianTestsetArgs) -> Result<i32> {
             Some(error) => eprintln!(
                 "failed {} ({}, all {} commits): {}",
                 repository.name,
-                nextedit::secrets::scrub(&repository.url),
+                nextedit::base::secrets::scrub(&repository.url),
                 outcome.failed.len(),
-                nextedit::secrets::scrub(&error.to_string())
+                nextedit::base::secrets::scrub(&error.to_string())
             ),
             None => {
                 for (commit, reason) in &outcome.failed {
@@ -123,7 +123,7 @@ pub fn run(args: HistorianTestsetArgs) -> Result<i32> {
                         "failed {} {}: {}",
                         repository.name,
                         commit.sha,
-                        nextedit::secrets::scrub(&reason.to_string())
+                        nextedit::base::secrets::scrub(&reason.to_string())
                     );
                 }
             }

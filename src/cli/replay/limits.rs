@@ -2,14 +2,14 @@
 //! to it (a flattened argument group, turned into the library's settings here).
 
 use clap::Args;
-use nextedit::run::RunSettings;
+use nextedit::service::run::RunSettings;
 
 /// `--memory` and the shared `--pids`, `--disk`, `--env`.
 #[derive(Debug, Args)]
 pub(super) struct LimitArgs {
     /// MiB of memory one suggester process tree (a cmd: process or an lsp: server,
     /// with all it starts) may use; past it the kernel kills it (limit: memory)
-    #[arg(long, value_name = "MIB", default_value_t = nextedit::sys::limits::DEFAULT_MEMORY_MIB,
+    #[arg(long, value_name = "MIB", default_value_t = nextedit::base::sys::limits::DEFAULT_MEMORY_MIB,
           value_parser = clap::value_parser!(u64).range(16..=16_777_216))]
     memory: u64,
 
@@ -19,7 +19,7 @@ pub(super) struct LimitArgs {
 
 impl LimitArgs {
     /// `--pids`, `--memory`, `--disk`.
-    pub(super) fn limits(&self) -> nextedit::sys::limits::Limits {
+    pub(super) fn limits(&self) -> nextedit::base::sys::limits::Limits {
         self.jail.limits(self.memory)
     }
 

@@ -1,5 +1,5 @@
 //! `nextedit replay`: walk trajectories through a next-edit suggester and score it.
-//! Parses the arguments into the library's run plan, calls [`nextedit::run`], prints
+//! Parses the arguments into the library's run plan, calls [`nextedit::service::run`], prints
 //! (`settings`: the arguments as the library's settings; `printer`: what a run says;
 //! `output`: JSON, Historian's files, the verdict and the run's last words;
 //! `shard`: the scale-out arguments, plans and shards; `repro`: cache and repetitions;
@@ -17,8 +17,8 @@ mod shard;
 use std::path::PathBuf;
 
 use clap::{Args, ValueEnum};
-use nextedit::progress::{Progress, ProgressMode};
-use nextedit::run::{self, RunSettings, plan};
+use nextedit::base::progress::{Progress, ProgressMode};
+use nextedit::service::run::{self, RunSettings, plan};
 use nextedit::store::Database;
 use printer::Printer;
 
@@ -82,7 +82,7 @@ pub struct ReplayArgs {
     /// Merge commits in --range: skip (leave them out; one summary line), or
     /// first-parent (replay each as its change against its first parent)
     #[arg(long, value_name = "HOW", value_parser = super::parse_merges, default_value = "skip", requires = "range")]
-    merges: nextedit::history::Merges,
+    merges: nextedit::engine::history::Merges,
 
     /// builtin:noop, builtin:propagate, builtin:retrieve, builtin:oracle,
     /// openai:<URL>?model=<NAME>[&template=zeta|nes] (an OpenAI-compatible endpoint,
@@ -110,7 +110,7 @@ pub struct ReplayArgs {
     match_rule: MatchArg,
 
     /// Minimum ES for --match es
-    #[arg(long, default_value_t = 0.5, value_name = "ES", allow_negative_numbers = true, value_parser = nextedit::ranges::fraction)]
+    #[arg(long, default_value_t = 0.5, value_name = "ES", allow_negative_numbers = true, value_parser = nextedit::base::ranges::fraction)]
     es_threshold: f64,
 
     /// What the suggester may see beyond the current state: message, files, commit (comma-separated)
@@ -127,16 +127,16 @@ pub struct ReplayArgs {
     seed: u64,
 
     /// Seconds a suggester may take per call
-    #[arg(long, default_value_t = 60.0, value_name = "S", allow_negative_numbers = true, value_parser = nextedit::ranges::seconds)]
+    #[arg(long, default_value_t = 60.0, value_name = "S", allow_negative_numbers = true, value_parser = nextedit::base::ranges::seconds)]
     timeout: f64,
 
     /// Seconds a suggester may take to answer `initialize` (loading a model)
-    #[arg(long, default_value_t = 120.0, value_name = "S", allow_negative_numbers = true, value_parser = nextedit::ranges::seconds)]
+    #[arg(long, default_value_t = 120.0, value_name = "S", allow_negative_numbers = true, value_parser = nextedit::base::ranges::seconds)]
     init_timeout: f64,
 
     /// After this many process failures in a row (crash, time-out, garbage) a
     /// trajectory stops asking the suggester; its remaining steps record why
-    #[arg(long, default_value_t = 3, value_name = "N", allow_negative_numbers = true, value_parser = nextedit::ranges::give_up_after)]
+    #[arg(long, default_value_t = 3, value_name = "N", allow_negative_numbers = true, value_parser = nextedit::base::ranges::give_up_after)]
     give_up_after: u32,
 
     /// How cmd: and lsp: suggesters are isolated: bwrap (only their worktree, program and
@@ -165,7 +165,7 @@ pub struct ReplayArgs {
     db: Option<PathBuf>,
 
     /// Trajectories replayed in parallel, each with its own suggester process
-    #[arg(long, default_value_t = 1, value_name = "N", allow_negative_numbers = true, value_parser = nextedit::ranges::jobs)]
+    #[arg(long, default_value_t = 1, value_name = "N", allow_negative_numbers = true, value_parser = nextedit::base::ranges::jobs)]
     jobs: usize,
 
     #[command(flatten)]

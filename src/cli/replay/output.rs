@@ -7,9 +7,9 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use clap::Args;
-use nextedit::run::json::{self, Layout, ReplayDocument};
-use nextedit::run::verdict::Verdict;
-use nextedit::run::{RunSettings, text};
+use nextedit::service::run::json::{self, Layout, ReplayDocument};
+use nextedit::service::run::verdict::Verdict;
+use nextedit::service::run::{RunSettings, text};
 use nextedit::store::Database;
 
 /// What a replay writes besides the database, and when it counts as failed.
@@ -28,8 +28,8 @@ pub(super) struct OutputArgs {
     /// The run FAILS (exit status 1, marked by `report`) when more than this share of
     /// one kind of call (initialize, suggest, generate) failed; whatever the share, a
     /// kind whose every call failed fails it (the default 1: only then)
-    #[arg(long, value_name = "SHARE", default_value_t = nextedit::run::verdict::DEFAULT_MAX_FAILED_SHARE,
-          allow_negative_numbers = true, value_parser = nextedit::ranges::fraction)]
+    #[arg(long, value_name = "SHARE", default_value_t = nextedit::service::run::verdict::DEFAULT_MAX_FAILED_SHARE,
+          allow_negative_numbers = true, value_parser = nextedit::base::ranges::fraction)]
     max_failed_share: f64,
 
     #[command(flatten)]
@@ -110,7 +110,7 @@ pub(super) fn finish(
     match layout {
         None => text::print_report(&mut out, db, &[run])?,
         Some(layout) => {
-            let summary = nextedit::run::report::flow_summary(db, run)?;
+            let summary = nextedit::service::run::report::flow_summary(db, run)?;
             let summary = json::run_summary(run, &settings.suggester, &summary, failed, &verdicts);
             match layout {
                 Layout::Lines => writeln!(out, "{summary}")?,

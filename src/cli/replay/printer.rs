@@ -4,9 +4,9 @@
 
 use std::io::Write;
 
-use nextedit::progress::Progress;
-use nextedit::run::json::{Layout, ReplayDocument};
-use nextedit::run::{NewSteps, RunError, RunEvents, json, text};
+use nextedit::base::progress::Progress;
+use nextedit::service::run::json::{Layout, ReplayDocument};
+use nextedit::service::run::{NewSteps, RunError, RunEvents, json, text};
 use nextedit::store::StoredStep;
 
 /// Prints what a run says: messages on stderr, each trajectory's steps on stdout.
@@ -39,12 +39,12 @@ impl Printer {
 
 impl RunEvents for Printer {
     fn note(&self, message: &str) {
-        let message = nextedit::secrets::scrub(message);
+        let message = nextedit::base::secrets::scrub(message);
         self.progress.suspend(|| eprintln!("nextedit: {message}"));
     }
 
-    fn selected(&self, range: &str, selection: &nextedit::history::Selection) {
-        let line = nextedit::history::selection::describe_selection(range, selection);
+    fn selected(&self, range: &str, selection: &nextedit::engine::history::Selection) {
+        let line = nextedit::engine::history::selection::describe_selection(range, selection);
         self.progress.suspend(|| eprintln!("nextedit: {line}"));
     }
 

@@ -4,8 +4,8 @@
 use std::path::PathBuf;
 
 use clap::{Args, ValueEnum};
-use nextedit::run::RunSettings;
-use nextedit::suggest::cache::CacheMode;
+use nextedit::engine::suggest::cache::CacheMode;
+use nextedit::service::run::RunSettings;
 
 /// The response cache and repetitions.
 #[derive(Debug, Args)]
@@ -30,7 +30,7 @@ pub(super) struct ReproArgs {
     /// mean and 95 % interval over the repetitions. Each repetition has its own cache
     /// entries, so a cached re-run reproduces every repetition. With --plan, every
     /// trajectory × repetition is a shard of its own
-    #[arg(long, default_value_t = 1, value_name = "N", conflicts_with = "resume", allow_negative_numbers = true, value_parser = nextedit::ranges::repetitions)]
+    #[arg(long, default_value_t = 1, value_name = "N", conflicts_with = "resume", allow_negative_numbers = true, value_parser = nextedit::base::ranges::repetitions)]
     repetitions: u32,
 }
 

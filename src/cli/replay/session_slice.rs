@@ -2,7 +2,7 @@
 //! replay, and how its changes coalesce into edits.
 
 use clap::Args;
-use nextedit::trajectory::SliceBound;
+use nextedit::core::trajectory::SliceBound;
 
 /// The part of each `--session` to replay.
 #[derive(Debug, Args)]
@@ -21,6 +21,6 @@ pub struct SessionSliceArgs {
 
     /// With --session: a pause longer than this ends an edit when coalescing a recorded
     /// session's changes [default: 2000]
-    #[arg(long, value_name = "MS", requires = "session", allow_negative_numbers = true, value_parser = nextedit::ranges::pause_ms)]
+    #[arg(long, value_name = "MS", requires = "session", allow_negative_numbers = true, value_parser = nextedit::base::ranges::pause_ms)]
     pub(super) pause_ms: Option<f64>,
 }

@@ -1,11 +1,11 @@
 //! `nextedit replay`'s arguments as the library's run settings and request: the clap
 //! enums stop here and never reach the library or the database.
 
-use nextedit::run::{
+use nextedit::core::trajectory::{Origin, SliceSpec};
+use nextedit::engine::suggest::cache::CacheMode;
+use nextedit::service::run::{
     self, MatchKind, Order, Reasserted, Reveal, RunRequest, RunSettings, SandboxMode,
 };
-use nextedit::suggest::cache::CacheMode;
-use nextedit::trajectory::{Origin, SliceSpec};
 
 use super::{MatchArg, OrderArg, OriginArg, ReplayArgs, RevealArg, SandboxArg};
 
@@ -64,7 +64,7 @@ impl ReplayArgs {
             // Set by `LimitArgs::apply` and `OutputArgs::apply`.
             limits: Default::default(),
             env: Vec::new(),
-            max_failed_share: nextedit::run::verdict::DEFAULT_MAX_FAILED_SHARE,
+            max_failed_share: nextedit::service::run::verdict::DEFAULT_MAX_FAILED_SHARE,
         }
     }
 

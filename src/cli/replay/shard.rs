@@ -6,8 +6,8 @@ use std::path::{Path, PathBuf};
 
 use anyhow::Context;
 use clap::Args;
-use nextedit::run::shard::{self, Select, Shard, ShardCommand};
-use nextedit::run::{RunEvents, RunSettings, plan};
+use nextedit::service::run::shard::{self, Select, Shard, ShardCommand};
+use nextedit::service::run::{RunEvents, RunSettings, plan};
 use nextedit::store::Database;
 
 /// Scale-out: plan the work as shards, or run one shard.

@@ -2,8 +2,8 @@
 
 use anyhow::{Context, Result};
 use clap::{Args, ValueEnum};
-use nextedit::metrics::bleu::{BleuSpec, BleuTokenizer};
-use nextedit::metrics::bleu_variant::{BleuOptions, BleuVariant as Variant};
+use nextedit::core::metrics::bleu::{BleuSpec, BleuTokenizer};
+use nextedit::core::metrics::bleu_variant::{BleuOptions, BleuVariant as Variant};
 use serde_json::json;
 
 use super::TripleArgs;
@@ -37,7 +37,7 @@ pub struct BleuArgs {
     #[arg(long, value_name = "METHOD")]
     smoothing: Option<String>,
     /// The value of sacrebleu's floor (default 0.1) or add-k (default 1) smoothing
-    #[arg(long, value_name = "X", requires = "smoothing", allow_negative_numbers = true, value_parser = nextedit::ranges::smoothing)]
+    #[arg(long, value_name = "X", requires = "smoothing", allow_negative_numbers = true, value_parser = nextedit::base::ranges::smoothing)]
     smooth_value: Option<f64>,
     /// sacrebleu only: use all four orders even when the hypothesis is shorter
     /// (sacrebleu's `use_effective_order=False`)

@@ -4,14 +4,14 @@ use std::path::PathBuf;
 
 use anyhow::{Context, Result, bail};
 use clap::Args;
-use nextedit::contextbench_io::{
-    DirRepo, add_patches, load_gold, load_patches, load_predictions, score_predictions,
-};
-use nextedit::metrics::contextbench::{
+use nextedit::base::progress::{Progress, ProgressMode};
+use nextedit::core::metrics::contextbench::{
     ContextBenchConfig, Conversion, Granularity as Level, Mode, aggregate,
 };
-use nextedit::progress::{Progress, ProgressMode};
-use nextedit::syntax::DefinitionSet;
+use nextedit::core::syntax::DefinitionSet;
+use nextedit::service::contextbench_io::{
+    DirRepo, add_patches, load_gold, load_patches, load_predictions, score_predictions,
+};
 use serde_json::json;
 
 /// Arguments of `nextedit score contextbench`.

@@ -2,7 +2,7 @@
 
 use anyhow::Result;
 use clap::{Args, ValueEnum};
-use nextedit::metrics::diffbleu::{diff_bleu, diff_bleu_codeplan};
+use nextedit::core::metrics::diffbleu::{diff_bleu, diff_bleu_codeplan};
 use serde_json::json;
 
 use super::TripleArgs;

@@ -13,8 +13,8 @@ use std::path::PathBuf;
 use anyhow::{Context, Result};
 use clap::{Args, Subcommand};
 use indicatif::ProgressBar;
-use nextedit::syntax::Language;
-use nextedit::text_inputs::TextInputs;
+use nextedit::core::syntax::Language;
+use nextedit::service::text_inputs::TextInputs;
 
 /// Arguments of `nextedit score` (the help text is on `Command::Score`).
 #[derive(Debug, Args)]

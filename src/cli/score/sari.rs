@@ -3,11 +3,11 @@
 
 use anyhow::Result;
 use clap::{Args, ValueEnum};
-use nextedit::metrics::excision::{
+use nextedit::core::metrics::excision::{
     EsGranularity, ExcisionConfig, es_line_tokens, excision_score_text,
 };
-use nextedit::metrics::sari::{DeletionGood, SariConfig, SariScore, SariVariant, sari};
-use nextedit::syntax::tokens;
+use nextedit::core::metrics::sari::{DeletionGood, SariConfig, SariScore, SariVariant, sari};
+use nextedit::core::syntax::tokens;
 use serde_json::json;
 
 use super::{TripleArgs, language, spinner};

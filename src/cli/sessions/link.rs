@@ -4,8 +4,8 @@ use std::io::Write;
 use std::path::PathBuf;
 
 use anyhow::Context;
-use nextedit::history::link::{LinkOutcome, find_link, repository_root};
-use nextedit::sessions::edited_files;
+use nextedit::engine::history::link::{LinkOutcome, find_link, repository_root};
+use nextedit::service::sessions::edited_files;
 use nextedit::store::Database;
 
 /// `sessions link`: finds, stores and prints the commit; 1 when there is none.

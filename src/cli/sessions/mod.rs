@@ -12,9 +12,9 @@ use std::path::PathBuf;
 
 use anyhow::Context;
 use clap::{Args, Subcommand, ValueEnum};
-use nextedit::sessions::load_session_trajectory;
+use nextedit::core::trajectory::{SliceBound, SliceSpec, write_jsonl};
+use nextedit::service::sessions::load_session_trajectory;
 use nextedit::store::Database;
-use nextedit::trajectory::{SliceBound, SliceSpec, write_jsonl};
 
 /// Inspect, export and delete recorded sessions
 #[derive(Debug, Subcommand)]
@@ -73,7 +73,7 @@ pub enum SessionsCommand {
         #[arg(long = "file", value_name = "PATH")]
         files: Vec<String>,
         /// A pause longer than this ends an edit when coalescing changes [default: 2000]
-        #[arg(long, value_name = "MS", allow_negative_numbers = true, value_parser = nextedit::ranges::pause_ms)]
+        #[arg(long, value_name = "MS", allow_negative_numbers = true, value_parser = nextedit::base::ranges::pause_ms)]
         pause_ms: Option<f64>,
         /// Write the session's offers with their outcomes instead of the trajectory
         #[arg(long)]
@@ -95,7 +95,7 @@ pub enum SessionsCommand {
         #[arg(long, value_name = "DIR")]
         repo: Option<PathBuf>,
         /// Most commits to examine
-        #[arg(long, default_value_t = nextedit::history::link::DEFAULT_LIMIT, allow_negative_numbers = true, value_parser = nextedit::ranges::count)]
+        #[arg(long, default_value_t = nextedit::engine::history::link::DEFAULT_LIMIT, allow_negative_numbers = true, value_parser = nextedit::base::ranges::count)]
         limit: usize,
     },
     /// Delete a session and everything recorded in it, for good
@@ -126,7 +126,7 @@ pub enum SessionsCommand {
         #[command(flatten)]
         db: DbArg,
         /// Glob over workspace-relative paths (repeatable; an empty one is refused)
-        #[arg(long = "file", value_name = "GLOB", required = true, value_parser = nextedit::ranges::not_blank)]
+        #[arg(long = "file", value_name = "GLOB", required = true, value_parser = nextedit::base::ranges::not_blank)]
         files: Vec<String>,
     },
     /// Print the reconstructed final text of a document of a session
@@ -202,7 +202,7 @@ pub fn run(command: SessionsCommand) -> anyhow::Result<i32> {
                 None => Box::new(&mut out),
             };
             if offers {
-                let lines = nextedit::live::export_lines(&trajectory, OFFER_CONTEXT_CHARS);
+                let lines = nextedit::engine::live::export_lines(&trajectory, OFFER_CONTEXT_CHARS);
                 match format {
                     ExportFormat::Json => {
                         serde_json::to_writer_pretty(&mut sink, &lines)?;

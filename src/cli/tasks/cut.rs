@@ -7,15 +7,15 @@ use std::path::{Path, PathBuf};
 
 use anyhow::Context;
 use clap::Args;
-use nextedit::history::{CommitSource, GitRepository, Merges, select};
-use nextedit::progress::{Progress, ProgressMode};
-use nextedit::sessions::load_session_trajectory;
+use nextedit::base::progress::{Progress, ProgressMode};
+use nextedit::core::trajectory::SliceSpec;
+use nextedit::engine::history::{CommitSource, GitRepository, Merges, select};
+use nextedit::engine::task::Scenario;
+use nextedit::engine::task::cut::{CutOptions, scenario_name};
+use nextedit::engine::task::session::DEFAULT_PAUSE_MS;
+use nextedit::service::sessions::load_session_trajectory;
+use nextedit::service::tasks::history::{SessionBase, cut_commits, cut_session};
 use nextedit::store::Database;
-use nextedit::task::Scenario;
-use nextedit::task::cut::{CutOptions, scenario_name};
-use nextedit::task::history::{SessionBase, cut_commits, cut_session};
-use nextedit::task::session::DEFAULT_PAUSE_MS;
-use nextedit::trajectory::SliceSpec;
 
 mod context;
 
@@ -67,7 +67,7 @@ pub struct CutArgs {
     #[arg(long, value_delimiter = ',', value_name = "NAMES")]
     scenario: Vec<String>,
     /// Most tasks per commit (or session) and scenario, a seeded sample
-    #[arg(long, default_value_t = 10, value_name = "N", allow_negative_numbers = true, value_parser = nextedit::ranges::count)]
+    #[arg(long, default_value_t = 10, value_name = "N", allow_negative_numbers = true, value_parser = nextedit::base::ranges::count)]
     max_per_commit: usize,
     /// Seed of the sample and of the inner blocks left complete
     #[arg(long, default_value_t = 0)]
@@ -76,7 +76,7 @@ pub struct CutArgs {
     #[arg(long)]
     all_functions: bool,
     /// With --session: milliseconds without typing that make a pause
-    #[arg(long, default_value_t = DEFAULT_PAUSE_MS, value_name = "MS", allow_negative_numbers = true, value_parser = nextedit::ranges::pause_ms)]
+    #[arg(long, default_value_t = DEFAULT_PAUSE_MS, value_name = "MS", allow_negative_numbers = true, value_parser = nextedit::base::ranges::pause_ms)]
     pause_ms: f64,
     #[command(flatten)]
     context: ContextArgs,
@@ -220,7 +220,7 @@ pub fn run(args: CutArgs) -> anyhow::Result<i32> {
         for (sha, reason) in &outcome.skipped {
             eprintln!(
                 "skipped {sha}: {}",
-                nextedit::secrets::scrub(&reason.to_string())
+                nextedit::base::secrets::scrub(&reason.to_string())
             );
         }
         if outcome.tasks.is_empty() {

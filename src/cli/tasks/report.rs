@@ -1,12 +1,12 @@
 //! `nextedit tasks report`: the figures of stored task runs (built by
-//! [`nextedit::task::report`], printed by its `text` and `json`).
+//! [`nextedit::service::tasks::report`], printed by its `text` and `json`).
 
 use std::path::PathBuf;
 
 use anyhow::Context;
 use clap::Args;
+use nextedit::service::tasks::{html, json, report, text};
 use nextedit::store::Database;
-use nextedit::task::{html, json, report, text};
 
 /// Figures of task runs: per scenario and dependency level, evolution, correlation
 ///

@@ -1,6 +1,6 @@
 //! `nextedit tasks run`: ask a suggester for every task of a task file, run the
 //! covering tests on each answer, store the results (the run itself is
-//! [`nextedit::task::runner`]).
+//! [`nextedit::service::tasks::runner`]).
 
 mod environment;
 mod tests;
@@ -9,12 +9,12 @@ use std::path::PathBuf;
 
 use anyhow::Context;
 use clap::{Args, ValueEnum};
-use nextedit::progress::{Progress, ProgressMode};
-use nextedit::store::StoredTask;
-use nextedit::suggest::cache::CacheMode;
-use nextedit::task::runner::{
+use nextedit::base::progress::{Progress, ProgressMode};
+use nextedit::engine::suggest::cache::CacheMode;
+use nextedit::service::tasks::runner::{
     TaskRunEvents, TaskRunGiven, TaskRunSettings, TaskRunStart, parse_task_file, run_tasks,
 };
+use nextedit::store::StoredTask;
 
 /// Run a suggester on completion tasks and score its answers by their tests
 ///
@@ -76,7 +76,7 @@ pub struct RunArgs {
     repo: Vec<PathBuf>,
 
     /// Answers asked per task (pass@k's n)
-    #[arg(long, value_name = "N", default_value_t = 1, allow_negative_numbers = true, value_parser = nextedit::ranges::samples)]
+    #[arg(long, value_name = "N", default_value_t = 1, allow_negative_numbers = true, value_parser = nextedit::base::ranges::samples)]
     samples: u32,
 
     /// Database [default: $NEXTEDIT_DB, else $XDG_DATA_HOME/nextedit/nextedit.db]
@@ -84,7 +84,7 @@ pub struct RunArgs {
     db: Option<PathBuf>,
 
     /// Tasks run at once
-    #[arg(long, value_name = "J", default_value_t = 1, allow_negative_numbers = true, value_parser = nextedit::ranges::jobs)]
+    #[arg(long, value_name = "J", default_value_t = 1, allow_negative_numbers = true, value_parser = nextedit::base::ranges::jobs)]
     jobs: usize,
 
     /// Continue task run RUN with its stored settings (the same task file; the same
@@ -97,12 +97,12 @@ pub struct RunArgs {
     test_command: Option<String>,
 
     /// Time limit of one test run, seconds
-    #[arg(long, value_name = "S", default_value_t = 120.0, allow_negative_numbers = true, value_parser = nextedit::ranges::seconds)]
+    #[arg(long, value_name = "S", default_value_t = 120.0, allow_negative_numbers = true, value_parser = nextedit::base::ranges::seconds)]
     timeout: f64,
 
     /// Memory of one test run's process tree (and the suggester's), MiB (a cgroup's
     /// limit; RLIMIT_AS per process where no cgroup can be made)
-    #[arg(long, value_name = "MIB", default_value_t = 4096, allow_negative_numbers = true, value_parser = nextedit::ranges::memory_mib)]
+    #[arg(long, value_name = "MIB", default_value_t = 4096, allow_negative_numbers = true, value_parser = nextedit::base::ranges::memory_mib)]
     memory: u64,
 
     #[command(flatten)]
@@ -120,7 +120,7 @@ pub struct RunArgs {
     sandbox: SandboxArg,
 
     /// Limit of one `complete` call, seconds
-    #[arg(long, value_name = "S", default_value_t = 60.0, allow_negative_numbers = true, value_parser = nextedit::ranges::seconds)]
+    #[arg(long, value_name = "S", default_value_t = 60.0, allow_negative_numbers = true, value_parser = nextedit::base::ranges::seconds)]
     call_timeout: f64,
 
     /// How `complete` answers are cached (cmd:, openai: and lsp: suggesters; built-ins
@@ -197,7 +197,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<i32> {
     let db_path = args.db.unwrap_or_else(nextedit::store::default_path);
     // Ctrl-C and SIGTERM end every test run's and suggester's tree; daemons of
     // unsandboxed tests are adopted, to be killed with their test run.
-    nextedit::run::install_process_guards()?;
+    nextedit::service::run::install_process_guards()?;
     super::super::note_per_process_limits();
     let sandbox = match args.sandbox {
         SandboxArg::Bwrap => "bwrap",

@@ -20,7 +20,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::time::Duration;
 
-use nextedit::lsp::client::{LspClient, path_to_uri};
+use nextedit::core::lsp::client::{LspClient, path_to_uri};
 use serde_json::{Value, json};
 
 /// Generous timeout for real servers on a loaded 2-core CI machine.
@@ -248,7 +248,7 @@ pub fn uri(path: &Path) -> String {
 
 /// Frames of a byte stream, as bodies (for comparing streams message by message).
 pub fn frames(bytes: &[u8]) -> Vec<Vec<u8>> {
-    let mut decoder = nextedit::lsp::framing::FrameDecoder::new();
+    let mut decoder = nextedit::core::lsp::framing::FrameDecoder::new();
     decoder.feed(bytes);
     let mut out = Vec::new();
     while let Some(chunk) = decoder.next_chunk() {

@@ -215,7 +215,7 @@ pub fn pyright() -> PathBuf {
 /// PATH by itself).
 pub fn go_path_var() -> String {
     let mut path = std::env::var("PATH").unwrap_or_default();
-    if let Some(go) = nextedit::history::lsp::go_toolchain_dir() {
+    if let Some(go) = nextedit::engine::history::lsp::go_toolchain_dir() {
         path = format!("{}:{path}", go.display());
     }
     path

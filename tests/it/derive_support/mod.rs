@@ -7,8 +7,8 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use nextedit::history::{CommitSource, GitRepository, derive_commit};
-use nextedit::trajectory::{OrderKind, Trajectory};
+use nextedit::core::trajectory::{OrderKind, Trajectory};
+use nextedit::engine::history::{CommitSource, GitRepository, derive_commit};
 
 /// A temporary repository with a work tree.
 pub struct TestRepo {
@@ -77,7 +77,7 @@ impl TestRepo {
     }
 
     /// Derives a commit through the git2 source.
-    pub fn derive(&self, rev: &str) -> Result<Trajectory, nextedit::history::HistoryError> {
+    pub fn derive(&self, rev: &str) -> Result<Trajectory, nextedit::engine::history::HistoryError> {
         let repo = GitRepository::open(self.path())?;
         let sha = repo.resolve(rev)?;
         derive_commit(&repo.load(&sha)?, Some("test"))
@@ -161,7 +161,7 @@ pub fn assert_edits_rebuild_commit(t: &Trajectory) {
 /// Applies the change events in order (byte offsets in the current text) and
 /// checks that every file ends at its final text.
 pub fn assert_events_rebuild_commit(t: &Trajectory) {
-    use nextedit::trajectory::EventBody;
+    use nextedit::core::trajectory::EventBody;
     let mut texts: std::collections::BTreeMap<String, String> = t
         .files
         .iter()
@@ -172,7 +172,7 @@ pub fn assert_events_rebuild_commit(t: &Trajectory) {
             panic!("only change events")
         };
         let text = texts.get_mut(&change.file).unwrap();
-        nextedit::trajectory::apply_byte_edit(
+        nextedit::core::trajectory::apply_byte_edit(
             text,
             change.start_byte,
             change.end_byte,

@@ -5,13 +5,13 @@ use std::path::{Path, PathBuf};
 
 use anyhow::Context;
 use clap::{Args, ValueEnum};
-use nextedit::history::GitRepository;
-use nextedit::suggest::retrieve::index::ChunkIndex;
-use nextedit::task::ContextFrom;
-use nextedit::task::cut::ContextOptions;
-use nextedit::task::history::head_index;
-use nextedit::task::retrieval::{Bm25, Retriever};
-use nextedit::task::retriever_command::{CommandRetriever, Confinement, DEFAULT_TIMEOUT};
+use nextedit::engine::history::GitRepository;
+use nextedit::engine::suggest::retrieve::index::ChunkIndex;
+use nextedit::engine::task::ContextFrom;
+use nextedit::engine::task::cut::ContextOptions;
+use nextedit::engine::task::retrieval::{Bm25, Retriever};
+use nextedit::engine::task::retriever_command::{CommandRetriever, Confinement, DEFAULT_TIMEOUT};
+use nextedit::service::tasks::history::head_index;
 
 /// Which version context is retrieved from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -31,7 +31,7 @@ pub struct ContextArgs {
     #[arg(long, value_enum, default_value_t = From::State)]
     pub context_from: From,
     /// How many function chunks of context per task (0: none)
-    #[arg(long, default_value_t = 5, value_name = "K", allow_negative_numbers = true, value_parser = nextedit::ranges::count_or_none)]
+    #[arg(long, default_value_t = 5, value_name = "K", allow_negative_numbers = true, value_parser = nextedit::base::ranges::count_or_none)]
     pub context_k: usize,
     /// The latest version for --context-from head [default: HEAD]
     #[arg(long, value_name = "REV")]
@@ -41,7 +41,7 @@ pub struct ContextArgs {
     #[arg(long, default_value = "bm25", value_name = "SPEC")]
     pub retriever: String,
     /// Seconds a `cmd:` retriever may take to answer one query before the cut fails
-    #[arg(long, default_value_t = DEFAULT_TIMEOUT.as_secs_f64(), value_name = "SECS", allow_negative_numbers = true, value_parser = nextedit::ranges::seconds)]
+    #[arg(long, default_value_t = DEFAULT_TIMEOUT.as_secs_f64(), value_name = "SECS", allow_negative_numbers = true, value_parser = nextedit::base::ranges::seconds)]
     pub retriever_timeout: f64,
     /// How a `cmd:` retriever is isolated, as replay's suggesters are: bwrap (only
     /// its program and a scratch directory of its own visible, no network, no
@@ -50,7 +50,7 @@ pub struct ContextArgs {
     #[arg(long, default_value = "bwrap", value_parser = ["bwrap", "off"])]
     sandbox: String,
     /// MiB of memory a `cmd:` retriever's process tree may use (limit: memory)
-    #[arg(long, value_name = "MIB", default_value_t = nextedit::sys::limits::DEFAULT_MEMORY_MIB,
+    #[arg(long, value_name = "MIB", default_value_t = nextedit::base::sys::limits::DEFAULT_MEMORY_MIB,
           value_parser = clap::value_parser!(u64).range(16..=16_777_216))]
     memory: u64,
     #[command(flatten)]
@@ -78,12 +78,12 @@ impl ContextArgs {
         let Some(command) = self.retriever.strip_prefix("cmd:") else {
             anyhow::bail!(
                 "--retriever {:?}: use bm25 or cmd:PROG ARGS",
-                nextedit::secrets::scrub(&self.retriever)
+                nextedit::base::secrets::scrub(&self.retriever)
             );
         };
-        nextedit::sys::env::check_names(&self.jail.env).map_err(anyhow::Error::msg)?;
+        nextedit::base::sys::env::check_names(&self.jail.env).map_err(anyhow::Error::msg)?;
         // Ctrl-C ends its tree; its daemons are adopted, to be killed with it.
-        nextedit::run::install_process_guards()?;
+        nextedit::service::run::install_process_guards()?;
         super::super::super::note_per_process_limits();
         let sandboxed = self.sandbox == "bwrap";
         if !sandboxed {
@@ -95,7 +95,7 @@ impl ContextArgs {
             sandboxed,
             forbidden,
             limits: self.jail.limits(self.memory),
-            env: nextedit::sys::env::Environment::passing(&self.jail.env),
+            env: nextedit::base::sys::env::Environment::passing(&self.jail.env),
         };
         let timeout = std::time::Duration::from_secs_f64(self.retriever_timeout);
         Ok(Box::new(CommandRetriever::start(

@@ -3,8 +3,8 @@
 //! limit) and whether their outcomes are served from the execution cache.
 
 use clap::{Args, ValueEnum};
-use nextedit::task::covermap::{DEFAULT_MAX_TESTS, TestsBy};
-use nextedit::task::runner::{DEFAULT_COVERAGE_TIMEOUT, ExecCache};
+use nextedit::engine::task::covermap::{DEFAULT_MAX_TESTS, TestsBy};
+use nextedit::service::tasks::runner::{DEFAULT_COVERAGE_TIMEOUT, ExecCache};
 
 /// `--tests-by`.
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -35,11 +35,11 @@ pub struct TestsArgs {
     tests_by: TestsByArg,
 
     /// Tests a task runs at most
-    #[arg(long, value_name = "N", default_value_t = DEFAULT_MAX_TESTS, allow_negative_numbers = true, value_parser = nextedit::ranges::max_tests)]
+    #[arg(long, value_name = "N", default_value_t = DEFAULT_MAX_TESTS, allow_negative_numbers = true, value_parser = nextedit::base::ranges::max_tests)]
     max_tests: usize,
 
     /// Time limit of one state's coverage run (its whole suite), seconds
-    #[arg(long, value_name = "S", default_value_t = DEFAULT_COVERAGE_TIMEOUT, allow_negative_numbers = true, value_parser = nextedit::ranges::seconds)]
+    #[arg(long, value_name = "S", default_value_t = DEFAULT_COVERAGE_TIMEOUT, allow_negative_numbers = true, value_parser = nextedit::base::ranges::seconds)]
     coverage_timeout: f64,
 
     /// How test runs go through the execution cache: read-write (serve a run with the

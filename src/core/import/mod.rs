@@ -1,0 +1,15 @@
+//! Other tools' formats → trajectories.
+//!
+//! - [`copilot`]: GitHub Copilot NES workspace recordings (`*.recording.w.json`) →
+//!   `recorded` trajectories with the recording's `nextUserEdit` as gold next edit.
+//! - [`historian`]: Historian's testset (commit URLs per language) → the repositories
+//!   and commits `nextedit import historian-testset` fetches.
+//! - [`contextbench`]: ContextBench gold rows plus an agent's reads (a Benchkit trace
+//!   or a prediction's `traj_data`) → `imported` trajectories with gold context.
+//!
+//! Pure like [`crate::core::trajectory`]: text and parsed JSON in, [`crate::core::trajectory::Trajectory`]
+//! out; the CLI reads the files and stores the results.
+
+pub mod contextbench;
+pub mod copilot;
+pub mod historian;

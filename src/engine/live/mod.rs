@@ -1,0 +1,115 @@
+//! What became of the offers a language server made in a recorded session
+//! (`nextedit live`): the typed offers ([`Offer`]), each offer's outcome and what
+//! happened next (`outcome`, with the inserted text tracked through later edits by
+//! `span`), the figures over one or many sessions (`figures`), their text and JSON
+//! forms (`text`, `json`) and the preference-training lines of `sessions export
+//! --offers` (`json::export_line`). Pure: offers and a trajectory in, typed values out; the
+//! outcome is computed when read, never stored, so it can be recomputed.
+
+pub mod figures;
+pub mod html;
+pub mod json;
+pub mod outcome;
+pub mod span;
+pub mod text;
+
+pub use figures::{GroupBy, LiveFigures, SessionLive, figures};
+pub use outcome::{
+    Aftermath, DismissReason, Evidence, LiveConfig, OfferOutcome, Outcome, RightButNotTaken,
+    analyse,
+};
+
+pub use crate::core::lsp::OfferKind;
+pub use crate::core::trajectory::{Offer, OfferEdit};
+
+/// The program name of a server command (`/usr/bin/pyright-langserver --stdio` →
+/// `pyright-langserver`), the name `--by server` groups by and `recorded:SERVER` matches.
+pub fn server_name(command: &[String]) -> String {
+    // `node …/pyright-langserver.js` or `python -m pylsp`: the first argument that is
+    // not an interpreter names the server.
+    const INTERPRETERS: [&str; 6] = ["node", "python", "python3", "env", "npx", "uvx"];
+    let base = |arg: &str| {
+        let name = arg.rsplit('/').next().unwrap_or(arg);
+        name.strip_suffix(".js").unwrap_or(name).to_string()
+    };
+    command
+        .iter()
+        .map(|arg| base(arg))
+        .find(|name| !name.starts_with('-') && !INTERPRETERS.contains(&name.as_str()))
+        .unwrap_or_default()
+}
+
+/// Whether an offer's server matches `wanted` (`recorded:pyright` matches
+/// `pyright-langserver`): the server name contains it.
+pub fn server_matches(server: &str, wanted: &str) -> bool {
+    server.contains(wanted)
+}
+
+/// A session's stored offers in the trajectory's terms: files by the trajectory's
+/// path for their URI, times in milliseconds, the server named from the session's
+/// command. Offers about excluded documents and edits of documents that were not
+/// open at the answer (no byte offsets) are left out.
+pub fn offers_of(
+    stored: &[crate::store::StoredOffer],
+    trajectory: &crate::core::trajectory::Trajectory,
+) -> Vec<Offer> {
+    let server = server_name(&trajectory.session.server_command);
+    let file_of = |uri: &str, path: Option<&String>| {
+        trajectory
+            .files
+            .iter()
+            .find(|f| f.uri.as_deref() == Some(uri))
+            .map(|f| f.path.clone())
+            .or_else(|| path.cloned())
+            .unwrap_or_else(|| uri.to_string())
+    };
+    stored
+        .iter()
+        .filter(|s| !s.excluded)
+        .map(|s| {
+            let o = &s.offer;
+            Offer {
+                seq: o.seq,
+                rank: o.rank,
+                request_seq: o.request_seq,
+                t_ms: o.t_ns as f64 / 1e6,
+                latency_ms: o.latency_ns as f64 / 1e6,
+                kind: o.kind,
+                method: o.method.clone(),
+                file: file_of(&o.uri, s.path.as_ref()),
+                line: o.position.map(|p| p.0),
+                col_byte: o.position.map(|p| p.1),
+                label: o.label.clone(),
+                text: o.text.clone(),
+                edits: o
+                    .edits
+                    .iter()
+                    .filter_map(|e| match e.at {
+                        crate::core::record::OfferSpan::Bytes(start, end) => Some(OfferEdit {
+                            file: file_of(&e.uri, None),
+                            start_byte: start,
+                            end_byte: end,
+                            text: e.text.clone(),
+                        }),
+                        crate::core::record::OfferSpan::Lsp(_) => None,
+                    })
+                    .collect(),
+                list_size: o.list_size,
+                server: server.clone(),
+            }
+        })
+        .collect()
+}
+
+/// The lines of `sessions export --offers`: each answer of a recorded trajectory with
+/// its context (at most `context_chars` before the place), items, outcome and what
+/// the developer wrote instead.
+pub fn export_lines(
+    trajectory: &crate::core::trajectory::Trajectory,
+    context_chars: usize,
+) -> Vec<serde_json::Value> {
+    analyse(trajectory, &trajectory.offers, LiveConfig::default())
+        .iter()
+        .map(|o| json::export_line(o, context_chars))
+        .collect()
+}

@@ -1,0 +1,9 @@
+//! The engines: git history into trajectories and edit orders, the replay of a
+//! trajectory through a suggester, the suggesters themselves, the fate of recorded
+//! offers, completion tasks cut and scored. They use `core` and `base`, never the store.
+
+pub mod history;
+pub mod live;
+pub mod replay;
+pub mod suggest;
+pub mod task;

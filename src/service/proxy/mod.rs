@@ -1,0 +1,519 @@
+//! The recording proxy: editor ⇄ nextedit ⇄ language server over stdio.
+//!
+//! Three threads move bytes: editor→server, server→editor and (inherited) server
+//! stderr. Each reads a chunk, puts each frame on the session's [`timeline`]
+//! (stamped as it is read, so the record is causal), writes the exact bytes to the
+//! other side, then wakes the recorder thread. The recorder (`tap`) parses, tracks
+//! documents and batches SQLite transactions; when it is slow or broken, copies are
+//! dropped and counted, never the forwarding.
+//!
+//! Architecture invariant: the bytes written to each side are exactly the bytes
+//! read from the other, in order, except `$/nextedit/*` notifications from the
+//! editor, which the proxy consumes.
+
+mod sink;
+mod spill;
+mod tap;
+pub mod timeline;
+
+use std::io::{Read, Write};
+use std::path::PathBuf;
+use std::process::{ChildStdin, Command, ExitStatus, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use crossbeam_channel::{Receiver, Sender};
+
+use crate::core::lsp::Direction;
+use crate::core::lsp::framing::{Chunk, FrameDecoder};
+use crate::core::record::SIGNAL_PREFIX;
+use crate::core::record::privacy::PrivacyFilter;
+
+pub use tap::{TapSettings, run_recorder};
+use timeline::Timeline;
+
+/// Everything the proxy needs to run.
+#[derive(Debug, Clone)]
+pub struct ProxyConfig {
+    /// Server argv (program first).
+    pub server: Vec<String>,
+    /// Database to record into; `None` forwards without recording.
+    pub db: Option<PathBuf>,
+    /// Workspace root, when known up front.
+    pub workspace: Option<PathBuf>,
+    /// Store the editor's raw message bytes as well as the decoded events.
+    pub record_raw: bool,
+    /// Store the server's raw message bytes too (they may quote excluded files).
+    pub record_server_raw: bool,
+    /// Files never recorded.
+    pub privacy: PrivacyFilter,
+    /// How long the server may take to exit after the editor closed the pipe.
+    pub exit_grace: Duration,
+}
+
+enum Lifecycle {
+    EditorClosed,
+    ServerExited(ExitStatus),
+    Signal(i32),
+}
+
+/// Errors that stop the proxy before any forwarding started.
+#[derive(Debug, thiserror::Error)]
+pub enum ProxyError {
+    /// No server command.
+    #[error("no language server command given (usage: nextedit proxy -- <server> [args…])")]
+    NoServer,
+    /// The server could not be spawned.
+    #[error("cannot start language server `{program}`: {source}")]
+    Spawn {
+        /// Program name.
+        program: String,
+        /// OS error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// Signal handlers could not be installed.
+    #[error("cannot install signal handlers: {0}")]
+    Signals(#[source] std::io::Error),
+}
+
+/// Runs the proxy on this process's stdin/stdout until the session ends; returns
+/// the exit code to use (the server's, or 128 + signal).
+pub fn run(config: ProxyConfig) -> Result<i32, ProxyError> {
+    let program = config.server.first().ok_or(ProxyError::NoServer)?.clone();
+    let start = Instant::now();
+    become_subreaper();
+    // Its own process group: a server started through a wrapper (`sh -c`, `npx`,
+    // launcher scripts) leaves helpers behind, and the whole group is ended with it.
+    use std::os::unix::process::CommandExt;
+    let mut child = Command::new(&program)
+        .process_group(0)
+        .args(&config.server[1..])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .map_err(|source| ProxyError::Spawn {
+            program: program.clone(),
+            source,
+        })?;
+    let child_stdin = Arc::new(Mutex::new(child.stdin.take()));
+    let child_stdout = child.stdout.take().expect("stdout is piped");
+
+    let (timeline, recorder) = match &config.db {
+        Some(db) => {
+            let timeline = Arc::new(Timeline::new(start));
+            let settings = TapSettings {
+                db: db.clone(),
+                workspace: config.workspace.clone(),
+                server_command: config.server.clone(),
+                record_raw: config.record_raw,
+                record_server_raw: config.record_server_raw,
+                privacy: config.privacy.clone(),
+            };
+            let handle = {
+                let timeline = timeline.clone();
+                std::thread::Builder::new()
+                    .name("nextedit-recorder".into())
+                    .spawn(move || tap::run_recorder(settings, &timeline))
+                    .expect("spawn recorder thread")
+            };
+            (Some(timeline), Some(handle))
+        }
+        None => (None, None),
+    };
+
+    let (life_tx, life_rx) = crossbeam_channel::unbounded::<Lifecycle>();
+    {
+        let timeline = timeline.clone();
+        let stdin = child_stdin.clone();
+        let life = life_tx.clone();
+        std::thread::Builder::new()
+            .name("nextedit-editor-to-server".into())
+            .spawn(move || {
+                let mut writer = SharedStdin(stdin.clone());
+                pump(
+                    std::io::stdin().lock(),
+                    &mut writer,
+                    Direction::ClientToServer,
+                    timeline.as_deref(),
+                );
+                // The editor is gone: closing the server's stdin lets it finish on its own.
+                stdin.lock().expect("stdin lock").take();
+                if let Some(timeline) = &timeline {
+                    timeline.close_editor();
+                }
+                let _ = life.send(Lifecycle::EditorClosed);
+            })
+            .expect("spawn forwarding thread");
+    }
+    let server_to_editor = {
+        let timeline = timeline.clone();
+        let stdin = child_stdin.clone();
+        let life = life_tx.clone();
+        std::thread::Builder::new()
+            .name("nextedit-server-to-editor".into())
+            .spawn(move || {
+                let broken = pump(
+                    child_stdout,
+                    &mut std::io::stdout().lock(),
+                    Direction::ServerToClient,
+                    timeline.as_deref(),
+                );
+                if broken {
+                    // The editor stopped reading: treat it like the editor closing.
+                    stdin.lock().expect("stdin lock").take();
+                    if let Some(timeline) = &timeline {
+                        timeline.close_editor();
+                    }
+                    let _ = life.send(Lifecycle::EditorClosed);
+                }
+            })
+            .expect("spawn forwarding thread")
+    };
+    watch_signals(life_tx.clone())?;
+    let pid = child.id();
+    let reaped = Arc::new(AtomicBool::new(false));
+    {
+        let life = life_tx.clone();
+        let reaped = reaped.clone();
+        std::thread::Builder::new()
+            .name("nextedit-server-wait".into())
+            .spawn(move || {
+                // Blocks until the server exits: an idle session costs no wakeups.
+                if let Ok(status) = child.wait() {
+                    reaped.store(true, Ordering::SeqCst);
+                    let _ = life.send(Lifecycle::ServerExited(status));
+                }
+            })
+            .expect("spawn wait thread");
+    }
+    drop(life_tx);
+
+    let server = ServerProcess { pid, reaped };
+    let (status, signalled) = supervise(&life_rx, &server, &child_stdin, config.exit_grace);
+    // The server is gone: so is everything it started, which also releases the
+    // pipe a helper may have inherited.
+    end_descendants(pid);
+    // Let the last server output reach the editor, however slowly it reads
+    // (bounded, for an editor that stopped reading without closing).
+    join_with_timeout(server_to_editor, Duration::from_secs(30));
+    if let (Some(timeline), Some(recorder)) = (timeline, recorder) {
+        let end = match signalled {
+            Some(signal) => crate::store::SessionEnd::Signalled {
+                signal,
+                code: status.and_then(|s| exit_code(&s)),
+            },
+            None => crate::store::SessionEnd::Exited(status.and_then(|s| exit_code(&s))),
+        };
+        timeline.end(end);
+        // The editor has its answers: the recording is written completely before
+        // exit, however long that takes, with progress after a second.
+        let waiting = Instant::now();
+        let mut next_note = Duration::from_secs(1);
+        while !recorder.is_finished() {
+            std::thread::sleep(Duration::from_millis(5));
+            if waiting.elapsed() >= next_note {
+                eprintln!(
+                    "nextedit: writing the recording: {} frames still queued ({:.0}s)",
+                    timeline.queued(),
+                    waiting.elapsed().as_secs_f64()
+                );
+                next_note += Duration::from_secs(5);
+            }
+        }
+        let _ = recorder.join();
+    }
+    Ok(match (status, signalled) {
+        (Some(status), _) => exit_code(&status).unwrap_or(1),
+        (None, Some(signal)) => 128 + signal,
+        (None, None) => 1,
+    })
+}
+
+/// Waits for the session to end; returns the server's status and the signal that ended us, if any.
+fn supervise(
+    life: &Receiver<Lifecycle>,
+    server: &ServerProcess,
+    child_stdin: &Arc<Mutex<Option<ChildStdin>>>,
+    grace: Duration,
+) -> (Option<ExitStatus>, Option<i32>) {
+    let mut deadline: Option<Instant> = None;
+    let mut signalled = None;
+    let mut killed = false;
+    loop {
+        let event = match deadline {
+            Some(at) => life.recv_deadline(at).ok(),
+            None => life.recv().ok(),
+        };
+        match event {
+            Some(Lifecycle::ServerExited(status)) => return (Some(status), signalled),
+            Some(Lifecycle::EditorClosed) => {
+                deadline.get_or_insert(Instant::now() + grace);
+            }
+            Some(Lifecycle::Signal(signal)) => {
+                signalled = Some(signal);
+                child_stdin.lock().expect("stdin lock").take();
+                server.signal(libc::SIGTERM);
+                deadline = Some(Instant::now() + grace.min(Duration::from_secs(2)));
+            }
+            None if !killed => {
+                // Grace period over: the server did not exit by itself.
+                server.signal(libc::SIGKILL);
+                killed = true;
+                deadline = Some(Instant::now() + Duration::from_secs(2));
+            }
+            None => return (None, signalled),
+        }
+    }
+}
+
+/// The server process, signalled by pid while another thread waits on it.
+struct ServerProcess {
+    pid: u32,
+    /// Set once the wait thread has reaped it: its pid may then belong to another process.
+    reaped: Arc<AtomicBool>,
+}
+
+impl ServerProcess {
+    fn signal(&self, signal: i32) {
+        if self.reaped.load(Ordering::SeqCst) {
+            return;
+        }
+        // SAFETY: kill(2) on our child, not yet reaped, so its pid is still its own.
+        unsafe {
+            libc::kill(self.pid as libc::pid_t, signal);
+        }
+    }
+}
+
+fn watch_signals(life: Sender<Lifecycle>) -> Result<(), ProxyError> {
+    use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
+    let mut signals = signal_hook::iterator::Signals::new([SIGTERM, SIGINT, SIGHUP])
+        .map_err(ProxyError::Signals)?;
+    std::thread::Builder::new()
+        .name("nextedit-signals".into())
+        .spawn(move || {
+            for signal in signals.forever() {
+                if life.send(Lifecycle::Signal(signal)).is_err() {
+                    return;
+                }
+            }
+        })
+        .expect("spawn signal thread");
+    Ok(())
+}
+
+/// Makes orphaned descendants of the server this process's children (Linux), so
+/// [`end_descendants`] finds those that left the server's process group.
+fn become_subreaper() {
+    #[cfg(target_os = "linux")]
+    // SAFETY: prctl with integer arguments; failure only means fewer orphans are found.
+    unsafe {
+        libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
+    }
+}
+
+/// Ends what is left of the server's process tree: its process group (SIGTERM,
+/// then SIGKILL after 200 ms), then any other descendant of this process.
+fn end_descendants(group: u32) {
+    let group = group as libc::pid_t;
+    // SAFETY: kill(2) on the server's process group; it may already be empty.
+    let alive = unsafe { libc::kill(-group, libc::SIGTERM) } == 0;
+    if alive {
+        let deadline = Instant::now() + Duration::from_millis(200);
+        // SAFETY: signal 0 only checks that a member of the group still exists.
+        while Instant::now() < deadline && unsafe { libc::kill(-group, 0) } == 0 {
+            reap_orphans();
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        // SAFETY: as above.
+        unsafe { libc::kill(-group, libc::SIGKILL) };
+    }
+    for _ in 0..3 {
+        let children = descendants(std::process::id());
+        if children.is_empty() {
+            break;
+        }
+        for pid in children {
+            // SAFETY: kill(2) on a process whose parent chain leads to us.
+            unsafe { libc::kill(pid as libc::pid_t, libc::SIGKILL) };
+        }
+        std::thread::sleep(Duration::from_millis(20));
+        reap_orphans();
+    }
+    reap_orphans();
+}
+
+/// Reaps children that were adopted as orphans (the server itself is reaped by its wait thread).
+fn reap_orphans() {
+    // SAFETY: non-blocking waitpid on any child; the server's wait thread owns its
+    // own pid, which is already reaped by the time this runs.
+    unsafe { while libc::waitpid(-1, std::ptr::null_mut(), libc::WNOHANG) > 0 {} }
+}
+
+/// Live descendants of `root`, from /proc (Linux; empty elsewhere).
+fn descendants(root: u32) -> Vec<u32> {
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    let mut parents: Vec<(u32, u32)> = Vec::new();
+    for entry in entries.flatten() {
+        let Some(pid) = entry
+            .file_name()
+            .to_str()
+            .and_then(|n| n.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else {
+            continue;
+        };
+        // Fields after the command (which may hold spaces) end with ')'.
+        let Some(rest) = stat.rfind(')').map(|i| &stat[i + 1..]) else {
+            continue;
+        };
+        let mut fields = rest.split_whitespace();
+        let state = fields.next();
+        let ppid = fields.next().and_then(|p| p.parse::<u32>().ok());
+        if let (Some(state), Some(ppid)) = (state, ppid)
+            && state != "Z"
+        {
+            parents.push((pid, ppid));
+        }
+    }
+    let mut found = vec![root];
+    let mut i = 0;
+    while i < found.len() {
+        let parent = found[i];
+        found.extend(
+            parents
+                .iter()
+                .filter(|(_, p)| *p == parent)
+                .map(|(c, _)| *c),
+        );
+        i += 1;
+    }
+    found.remove(0);
+    found
+}
+
+/// Exit code of a finished process: its code, or 128 + the signal that killed it.
+pub fn exit_code(status: &ExitStatus) -> Option<i32> {
+    use std::os::unix::process::ExitStatusExt;
+    status.code().or_else(|| status.signal().map(|s| 128 + s))
+}
+
+fn join_with_timeout(handle: std::thread::JoinHandle<()>, timeout: Duration) {
+    let deadline = Instant::now() + timeout;
+    while !handle.is_finished() {
+        if Instant::now() >= deadline {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    let _ = handle.join();
+}
+
+/// Writes to the server's stdin, which another thread may close at any time.
+struct SharedStdin(Arc<Mutex<Option<ChildStdin>>>);
+
+impl Write for SharedStdin {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        match self.0.lock().expect("stdin lock").as_mut() {
+            Some(stdin) => stdin.write(buf),
+            None => Err(std::io::ErrorKind::BrokenPipe.into()),
+        }
+    }
+
+    fn write_all(&mut self, buf: &[u8]) -> std::io::Result<()> {
+        match self.0.lock().expect("stdin lock").as_mut() {
+            Some(stdin) => stdin.write_all(buf),
+            None => Err(std::io::ErrorKind::BrokenPipe.into()),
+        }
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        match self.0.lock().expect("stdin lock").as_mut() {
+            Some(stdin) => stdin.flush(),
+            None => Ok(()),
+        }
+    }
+}
+
+/// Moves bytes from `input` to `output` chunk by chunk until EOF; returns true if
+/// `output` broke (the reader on the other side went away). Each frame goes on the
+/// `timeline` (when recording) as it is read, before it is forwarded.
+fn pump(
+    mut input: impl Read,
+    output: &mut impl Write,
+    dir: Direction,
+    timeline: Option<&Timeline>,
+) -> bool {
+    let mut decoder = FrameDecoder::new();
+    let mut buf = vec![0u8; 256 * 1024];
+    let mut broken = false;
+    loop {
+        let n = match input.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(_) => break,
+        };
+        decoder.feed(&buf[..n]);
+        while let Some(chunk) = decoder.next_chunk() {
+            let consumed = dir == Direction::ClientToServer && is_editor_signal(&chunk);
+            let chunk = Arc::new(chunk);
+            if let Some(timeline) = timeline {
+                timeline.stamp(dir, &chunk, consumed);
+            }
+            if !consumed && !broken && output.write_all(chunk.bytes()).is_err() {
+                broken = true;
+            }
+        }
+        if !broken && output.flush().is_err() {
+            broken = true;
+        }
+        if let Some(timeline) = timeline {
+            timeline.wake();
+        }
+        if broken && dir == Direction::ServerToClient {
+            // Nobody reads the server's output any more.
+            return true;
+        }
+    }
+    if let Some(rest) = decoder.finish() {
+        let rest = Arc::new(rest);
+        if let Some(timeline) = timeline {
+            timeline.stamp(dir, &rest, false);
+        }
+        if !broken {
+            let _ = output.write_all(rest.bytes()).and_then(|()| output.flush());
+        }
+        if let Some(timeline) = timeline {
+            timeline.wake();
+        }
+    }
+    broken
+}
+
+/// Whether a chunk is a `$/nextedit/…` notification (consumed, not forwarded).
+fn is_editor_signal(chunk: &Chunk) -> bool {
+    let Some(body) = chunk.body() else {
+        return false;
+    };
+    if memchr::memmem::find(body, SIGNAL_PREFIX.as_bytes()).is_none() {
+        return false;
+    }
+    match crate::core::lsp::Envelope::parse(body) {
+        Ok(envelope) => {
+            envelope.kind == crate::core::lsp::MessageKind::Notification
+                && envelope
+                    .method
+                    .as_deref()
+                    .is_some_and(|m| m.starts_with(SIGNAL_PREFIX))
+        }
+        Err(_) => false,
+    }
+}
