@@ -18,6 +18,7 @@ mod erase;
 mod jsonl;
 mod offer;
 mod path;
+mod reason;
 mod slice;
 
 pub use apply::{ApplyError, apply_byte_edit};
@@ -30,6 +31,7 @@ pub use erase::without_files;
 pub use jsonl::{JsonlRecord, jsonl_records, write_jsonl};
 pub use offer::{Offer, OfferEdit};
 pub use path::{PathError, RelPath, TrajectoryPathError};
+pub use reason::{DependencyKind, ReasonKind};
 pub use slice::{SliceBound, SliceError, SliceSpec, slice};
 
 use serde::{Deserialize, Serialize};
@@ -747,8 +749,8 @@ pub struct OrderEdge {
 /// One reason for an order edge.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct EdgeReason {
-    /// `def_use`, `import_use`, `signature_call`, `clone`, `test_impl`, `move`, `temporal`, …
-    pub kind: String,
+    /// `def_use`, `import_use`, `signature_call`, `clone`, `test_impl`, `move`, `annotated`, …
+    pub kind: ReasonKind,
     /// Human-readable detail, e.g. the symbol name.
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub detail: String,
