@@ -117,6 +117,19 @@ impl SandboxState {
             other => other.key(),
         }
     }
+
+    /// Whether the run's processes could read everything.
+    pub fn is_unsandboxed(&self) -> bool {
+        *self == SandboxState::Unsandboxed
+    }
+
+    /// The state a run's stored settings (`config`) name; `None` for a run stored
+    /// before the setting existed (the default it reads back with is not a fact about
+    /// it) or with a value that is not a name.
+    pub fn stored(config: &serde_json::Value) -> Option<SandboxState> {
+        use serde::Deserialize;
+        SandboxState::deserialize(config.get("sandbox")?).ok()
+    }
 }
 
 impl From<String> for SandboxState {
@@ -740,5 +753,15 @@ mod tests {
                 Vec::<String>::new()
             )
         );
+    }
+
+    #[test]
+    fn a_report_reads_the_stored_sandbox_and_nothing_for_a_run_without_one() {
+        let stored = |config| SandboxState::stored(&config).map(|s| s.is_unsandboxed());
+        assert_eq!(stored(json!({"sandbox": "unsandboxed"})), Some(true));
+        assert_eq!(stored(json!({"sandbox": "bwrap"})), Some(false));
+        assert_eq!(stored(json!({"sandbox": "in-process"})), Some(false));
+        assert_eq!(stored(json!({"suggester": "builtin:noop"})), None);
+        assert_eq!(stored(json!({"sandbox": null})), None);
     }
 }

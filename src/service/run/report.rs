@@ -70,7 +70,7 @@ impl RunReport {
     /// Whether the stored settings say the suggester ran unsandboxed; `None` when
     /// the run predates the setting.
     pub fn unsandboxed(&self) -> Option<bool> {
-        unsandboxed(&self.info.config)
+        SandboxState::stored(&self.info.config).map(|sandbox| sandbox.is_unsandboxed())
     }
 }
 
@@ -321,36 +321,6 @@ fn noop_baseline(
         unchanged_bleu: mean(&ub),
         unchanged_es: mean(&ue),
     })
-}
-
-/// Whether a run's stored `sandbox` setting says off or unavailable; `None` when the
-/// run predates the setting. Accepts a plain string or an object with a `mode`, `state`
-/// or `status` string, or an `enabled`/`active` flag.
-pub fn unsandboxed(config: &serde_json::Value) -> Option<bool> {
-    let sandbox = config.get("sandbox")?;
-    let off = |s: &str| {
-        matches!(
-            s,
-            "off" | "unavailable" | "none" | "disabled" | "unsandboxed"
-        )
-    };
-    if let Some(s) = sandbox.as_str() {
-        return Some(off(s));
-    }
-    if let Some(b) = sandbox.as_bool() {
-        return Some(!b);
-    }
-    for key in ["mode", "state", "status"] {
-        if let Some(s) = sandbox.get(key).and_then(|v| v.as_str()) {
-            return Some(off(s));
-        }
-    }
-    for key in ["enabled", "active", "sandboxed"] {
-        if let Some(b) = sandbox.get(key).and_then(|v| v.as_bool()) {
-            return Some(!b);
-        }
-    }
-    None
 }
 
 /// The `q` quantile (nearest rank) of some values, if any.
