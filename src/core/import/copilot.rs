@@ -754,12 +754,9 @@ fn next_user_edit(
     {
         // Its change events are not part of the trajectory: the edit is the answer.
         edit.events.clear();
-        edit.annotations
-            .insert("next_user_edit".into(), Value::Bool(true));
-        if let Some(op) = next.get("originalOpIdx").filter(|v| !v.is_null()) {
-            edit.annotations
-                .insert("original_op_idx".into(), op.clone());
-        }
+        edit.annotations.next_user_edit = Some(true);
+        edit.annotations.original_op_idx =
+            next.get("originalOpIdx").filter(|v| !v.is_null()).cloned();
     }
     Ok(Some(edits))
 }

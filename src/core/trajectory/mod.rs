@@ -12,6 +12,7 @@
 //! Coordinates follow DESIGN.md: 0-based lines, half-open ranges, byte offsets into
 //! UTF-8 text. Architecture invariant: this module does no I/O, no async, no SQLite.
 
+mod annotations;
 mod apply;
 mod coalesce;
 mod erase;
@@ -21,6 +22,7 @@ mod path;
 mod reason;
 mod slice;
 
+pub use annotations::{Annotations, RefutedReason};
 pub use apply::{ApplyError, apply_byte_edit};
 #[cfg(test)]
 pub(crate) use coalesce::recorded_for_tests;
@@ -605,9 +607,9 @@ pub struct Edit {
     /// `seq` of the raw change events this edit was coalesced from (recorded sessions).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub events: Vec<u64>,
-    /// Free-form analysis results (identifiers defined/used, hunk index, …).
-    #[serde(default, skip_serializing_if = "serde_json::Map::is_empty")]
-    pub annotations: serde_json::Map<String, serde_json::Value>,
+    /// Analysis results (hunk index, identifiers defined/used, reverted edit, …).
+    #[serde(default, skip_serializing_if = "Annotations::is_empty")]
+    pub annotations: Annotations,
 }
 
 impl Edit {
@@ -642,7 +644,7 @@ impl Edit {
             structural_path: Vec::new(),
             origin: Origin::default(),
             events: Vec::new(),
-            annotations: serde_json::Map::new(),
+            annotations: Annotations::default(),
         }
     }
 }
@@ -700,7 +702,7 @@ impl LeanEdit {
             structural_path: Vec::new(),
             origin: self.origin,
             events: self.events,
-            annotations: serde_json::Map::new(),
+            annotations: Annotations::default(),
         }
     }
 }
@@ -801,7 +803,10 @@ mod tests {
             structural_path: vec!["def f():".into()],
             origin: Origin::Format,
             events: vec![1],
-            annotations: serde_json::json!({"hunk": 0}).as_object().unwrap().clone(),
+            annotations: Annotations {
+                hunk: Some(0),
+                ..Annotations::default()
+            },
         };
         t.edits.push(analysed.clone());
         t.order.natural = vec!["e0".into()];
@@ -812,7 +817,7 @@ mod tests {
             context_before: Vec::new(),
             context_after: Vec::new(),
             structural_path: Vec::new(),
-            annotations: serde_json::Map::new(),
+            annotations: Annotations::default(),
             ..analysed
         };
         assert_eq!(lean, t);
