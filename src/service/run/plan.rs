@@ -382,8 +382,10 @@ impl RunSettings {
     /// The numbers lie in the ranges their flags take ([`crate::base::ranges`]): a run
     /// read back from a database is checked like a command line.
     fn check_numbers(&self) -> Result<(), RunError> {
-        use crate::base::ranges::{FRACTION, GIVE_UP_AFTER, REPETITIONS, SECONDS};
-        let bad = |flag: &'static str| move |why: String| RunError::Other(format!("{flag}: {why}"));
+        use crate::base::ranges::{FRACTION, GIVE_UP_AFTER, REPETITIONS, RangeError, SECONDS};
+        let bad = |flag: &'static str| {
+            move |why: RangeError| RunError::Other(why.of_flag(flag).to_string())
+        };
         SECONDS.check(self.timeout).map_err(bad("--timeout"))?;
         SECONDS
             .check(self.init_timeout)

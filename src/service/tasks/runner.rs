@@ -19,6 +19,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
+use crate::base::ranges::FlagError;
 use crate::base::sys::env::Environment;
 use crate::base::sys::jail::Jail;
 use crate::base::sys::limits::{DEFAULT_DISK_MIB, DEFAULT_PIDS, Limits};
@@ -274,9 +275,9 @@ impl TaskRunSettings {
     }
 
     /// The numbers lie in the ranges their flags take ([`crate::base::ranges`]).
-    fn check_numbers(&self) -> Result<(), String> {
-        use crate::base::ranges::{MEMORY, SAMPLES, SECONDS};
-        let flag = |flag: &'static str| move |why: String| format!("{flag}: {why}");
+    fn check_numbers(&self) -> Result<(), FlagError> {
+        use crate::base::ranges::{MEMORY, RangeError, SAMPLES, SECONDS};
+        let flag = |flag: &'static str| move |why: RangeError| why.of_flag(flag);
         SAMPLES
             .check(self.samples.into())
             .map_err(flag("--samples"))?;
@@ -318,6 +319,9 @@ pub enum TaskRunError {
     /// Settings that cannot work (a suggester spec, a sandbox that is not there).
     #[error("{0}")]
     Settings(String),
+    /// A number outside the range its flag takes.
+    #[error(transparent)]
+    Range(#[from] FlagError),
     /// A repository that does not open.
     #[error("opening repository {path}: {reason}")]
     Repo {
@@ -424,7 +428,7 @@ pub fn run_tasks(
             )
         }
         TaskRunStart::New(settings) => {
-            settings.check_numbers().map_err(TaskRunError::Settings)?;
+            settings.check_numbers()?;
             // A run that cannot start is not stored: it is created once the checks pass.
             confinement(&settings)?;
             (None, settings, Vec::new(), 0)
