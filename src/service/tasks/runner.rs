@@ -33,8 +33,8 @@ use crate::engine::suggest::{Suggester, protocol::PROTOCOL_VERSION};
 use crate::store::{CachedExecution, Database, ResponseCache, StoredAnswer, StoredTask};
 
 use crate::engine::task::covermap::{
-    CoverageMap, DEFAULT_MAX_TESTS, TestsBy, make_map, map_key, map_state, select, supported,
-    truth_text,
+    CoverageMap, DEFAULT_MAX_TESTS, MapError, TestsBy, make_map, map_key, map_state, select,
+    supported, truth_text,
 };
 use crate::engine::task::environment::{Canary, Python, TestEnvironment};
 use crate::engine::task::execute::{
@@ -641,7 +641,21 @@ struct Shared<'a> {
 }
 
 /// A state's coverage map, or why there is none.
-type MapOutcome = Result<Arc<CoverageMap>, String>;
+type MapOutcome = Result<Arc<CoverageMap>, NoMap>;
+
+/// Why a task's tests are not chosen by a coverage map (said in its selection).
+#[derive(Debug, Clone, thiserror::Error)]
+enum NoMap {
+    /// `--tests-by name`.
+    #[error("--tests-by name")]
+    ByName,
+    /// A language without a map driver.
+    #[error("no coverage map for {0} (Python and Go only)")]
+    Unsupported(String),
+    /// The coverage run failed (shared by the tasks of its state).
+    #[error("the coverage map failed: {0}")]
+    Failed(Arc<MapError>),
+}
 
 struct Worker<'a> {
     shared: &'a Shared<'a>,
@@ -995,16 +1009,15 @@ impl Worker<'_> {
             (self.shared.fingerprints.get(&task.language)).map_or("none", String::as_str)
         );
         let map = match settings.tests_by {
-            TestsBy::Name => Err("--tests-by name".to_string()),
-            TestsBy::Coverage if !supported(&task.language) => Err(format!(
-                "no coverage map for {} (Python and Go only)",
-                task.language
-            )),
+            TestsBy::Name => Err(NoMap::ByName),
+            TestsBy::Coverage if !supported(&task.language) => {
+                Err(NoMap::Unsupported(task.language.clone()))
+            }
             TestsBy::Coverage => self.coverage_map(task, &checkout, &run_key)?,
         };
         let (tests, selection) = select(
             task,
-            map.as_deref().map_err(String::as_str),
+            map.as_deref().map_err(|why| why as &dyn std::fmt::Display),
             settings.max_tests,
         );
         stored.selection = Some(selection);
@@ -1169,7 +1182,7 @@ impl Worker<'_> {
             }
             Err(e) => {
                 counts.2 += 1;
-                Err(format!("the coverage map failed: {e}"))
+                Err(NoMap::Failed(Arc::new(e)))
             }
         };
         drop(counts);
