@@ -7,8 +7,8 @@ use std::path::PathBuf;
 use super::shard::{Select, ShardOf, Source};
 use super::{RunError, RunEvents, RunRead, RunStore};
 use crate::base::sys::limits::Limits;
-use crate::core::trajectory::{Origin, SliceSpec, Trajectory};
-use crate::engine::history::{CommitSource, GitRepository, Merges, derive_commit};
+use crate::core::trajectory::{Origin, SliceSpec, Trajectory, TrajectoryPathError};
+use crate::engine::history::{CommitSource, GitRepository, HistoryError, Merges, derive_commit};
 use crate::engine::replay::OrderMode;
 use crate::engine::replay::matching::MatchRule;
 use crate::engine::suggest::cache::CacheMode;
@@ -580,7 +580,7 @@ pub fn collect(
                     trajectory.session.workspace = Some(workspace.display().to_string());
                     trajectory
                 })
-                .map_err(|e| e.to_string());
+                .map_err(EntryError::from);
             collected.add(key, derived, events);
         }
     }
@@ -619,11 +619,16 @@ impl Collected {
     }
 
     /// Adds the last named trajectory as the run stores it, or its failure.
-    fn add(&mut self, key: String, trajectory: Result<Trajectory, String>, events: &dyn RunEvents) {
+    fn add(
+        &mut self,
+        key: String,
+        trajectory: Result<Trajectory, EntryError>,
+        events: &dyn RunEvents,
+    ) {
         match trajectory.and_then(|t| run_entry(&key, t, events)) {
             Ok(json) => self.push(key, Some(json)),
             Err(error) => {
-                self.failures.push((key.clone(), error));
+                self.failures.push((key.clone(), error.to_string()));
                 self.push(key, None);
             }
         }
@@ -643,6 +648,20 @@ impl Collected {
     }
 }
 
+/// Why a trajectory of a plan cannot be replayed (stored as its failure).
+#[derive(Debug, thiserror::Error)]
+pub enum EntryError {
+    /// Its commit could not be read or derived.
+    #[error("{0}")]
+    Derive(#[from] HistoryError),
+    /// A file path that could leave the workspace.
+    #[error("unsafe file path: {0}")]
+    Path(#[from] TrajectoryPathError),
+    /// It does not serialize.
+    #[error("{0}")]
+    Json(#[from] serde_json::Error),
+}
+
 /// A trajectory's JSON as a run stores it, every file path normalized to a
 /// [`crate::core::trajectory::RelPath`] (replay writes each file under its scratch root);
 /// the error names the offending path and where it is.
@@ -650,16 +669,14 @@ fn run_entry(
     key: &str,
     mut trajectory: Trajectory,
     events: &dyn RunEvents,
-) -> Result<String, String> {
+) -> Result<String, EntryError> {
     for path in trajectory.drop_unedited_outside_files() {
         events.note(&format!(
             "{key}: left out {path}: outside the workspace and never edited (replay writes only inside its scratch directory)"
         ));
     }
-    trajectory
-        .normalize_paths()
-        .map_err(|e| format!("unsafe file path: {e}"))?;
-    serde_json::to_string(&trajectory).map_err(|e| e.to_string())
+    trajectory.normalize_paths()?;
+    Ok(serde_json::to_string(&trajectory)?)
 }
 
 /// Creates the run with its settings and trajectories, one run per repetition (the

@@ -6,6 +6,7 @@
 //! that differ, the common steps). The CLI only formats them.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use super::common::Common;
 use super::definition::{Definition, differences};
@@ -16,7 +17,7 @@ use crate::core::metrics::contextbench::{ContextBenchConfig, SessionScores};
 use crate::core::metrics::flow::{FlowStep, FlowSummary, HISTORIAN_KS, aggregate};
 use crate::core::trajectory::{EditIndex, Trajectory};
 use crate::engine::replay::content_scores;
-use crate::engine::replay::context::score_replay_reads;
+use crate::engine::replay::context::{ContextError, score_replay_reads};
 use crate::engine::suggest::StepRead;
 use crate::store::{RunMeasurements, RunSummary};
 
@@ -197,8 +198,8 @@ pub struct ContextScore {
     pub key: String,
     /// How many steps the trajectory has in the run (read or not).
     pub steps: usize,
-    /// Its scores.
-    pub scores: Result<SessionScores, String>,
+    /// Its scores (the error shared: a report is cloned).
+    pub scores: Result<SessionScores, Arc<ContextError>>,
 }
 
 /// Flow aggregation over every stored step of a run.
@@ -266,7 +267,7 @@ fn run_context(
             Err(e) => out.push(ContextScore {
                 key: t.key,
                 steps: count,
-                scores: Err(e.to_string()),
+                scores: Err(Arc::new(e)),
             }),
         }
     }
