@@ -42,7 +42,9 @@ pub mod visibility;
 
 pub use derive::{derive_commit, derive_commit_with_lsp};
 pub use recorded::{recorded_order, recorded_order_by_full_parses, recorded_order_with_counts};
-pub use source::{CommitRecord, CommitSource, GitError, GitRepository, Merges, Selection, select};
+pub use source::{
+    CommitRecord, CommitSource, GitError, GitRepository, Merges, MergesError, Selection, select,
+};
 
 use thiserror::Error;
 
