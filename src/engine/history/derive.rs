@@ -11,7 +11,7 @@ use crate::core::trajectory::{
 
 use super::HistoryError;
 use super::dependency::{EditFacts, dependencies};
-use super::extract::{FileEdits, LineEdit, extract_file, split_lines};
+use super::extract::{FileEdits, LineEdit, RoundTripError, extract_file, split_lines};
 use super::lsp::{
     EditSpan, LspSetup, LspStats, Refutation, ServerSet, SideStructures, lsp_dependencies,
 };
@@ -410,7 +410,7 @@ fn replay_events(
         .map_err(|e| HistoryError::RoundTrip {
             commit: sha.to_string(),
             file: path.clone(),
-            detail: format!("replaying edit e{index}: {e}"),
+            detail: RoundTripError::Replay { index, source: e },
         })?;
         applied[index] = true;
         versions[l.file] += 1;
@@ -440,9 +440,7 @@ fn replay_events(
             return Err(HistoryError::RoundTrip {
                 commit: sha.to_string(),
                 file: file.path.clone(),
-                detail:
-                    "replaying the change events in natural order does not give the commit's text"
-                        .into(),
+                detail: RoundTripError::Events,
             });
         }
     }

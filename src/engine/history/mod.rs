@@ -107,7 +107,7 @@ pub enum HistoryError {
         /// File path.
         file: String,
         /// What differed.
-        detail: String,
+        detail: extract::RoundTripError,
     },
     /// An annotation or order file is malformed.
     #[error("annotation: {0}")]
