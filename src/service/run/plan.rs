@@ -358,7 +358,8 @@ impl RunSettings {
         confirm(run_label, "--env", &self.env, Some(&given.env), |names| {
             crate::service::resume::env_flags(names)
         })?;
-        crate::base::sys::env::check_names(&given.env).map_err(RunError::Other)?;
+        crate::base::sys::env::check_names(&given.env)
+            .map_err(|e| RunError::Other(e.to_string()))?;
         self.check_numbers()?;
         if self.sandbox == SandboxState::Bwrap {
             crate::base::sys::sandbox::availability().map_err(|reason| {
@@ -422,7 +423,8 @@ impl RunSettings {
         if self.suggester.starts_with("builtin:") {
             self.cache = CacheMode::Off;
         }
-        crate::base::sys::env::check_names(&self.env).map_err(RunError::Other)?;
+        crate::base::sys::env::check_names(&self.env)
+            .map_err(|e| RunError::Other(e.to_string()))?;
         if self.is_process()
             && let Some(note) = crate::base::sys::cgroup::per_process_note()
         {

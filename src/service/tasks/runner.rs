@@ -572,7 +572,8 @@ pub fn run_tasks(
 /// and whether it is sandboxed: no sandbox, no run (unless `--sandbox off`), neither
 /// the tests nor the suggester start unsandboxed.
 fn confinement(settings: &TaskRunSettings) -> Result<bool, TaskRunError> {
-    crate::base::sys::env::check_names(&settings.env).map_err(TaskRunError::Settings)?;
+    crate::base::sys::env::check_names(&settings.env)
+        .map_err(|e| TaskRunError::Settings(e.to_string()))?;
     sandbox_for(settings.sandbox_mode()?).map_err(|reason| {
         TaskRunError::Settings(format!(
             "cannot sandbox the tests and the suggester: {reason}; or pass --sandbox off to run them unsandboxed (they can then read the repository, the database and the network)"
