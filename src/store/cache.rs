@@ -6,7 +6,7 @@
 use rusqlite::{OptionalExtension, params};
 
 use super::{Database, StoreError, sqlite};
-use crate::engine::suggest::cache::{CacheKey, CachedAnswer, ResponseStore};
+use crate::engine::suggest::cache::{CacheKey, CachedAnswer, ResponseStore, StoreFailure};
 use crate::engine::suggest::{CallFailure, FailureKind};
 
 /// A database's response cache, writing entries on behalf of one run.
@@ -104,13 +104,11 @@ impl Database {
 }
 
 impl ResponseStore for ResponseCache {
-    fn cached(&self, key: &CacheKey) -> Result<Option<CachedAnswer>, String> {
-        self.db.cached_answer(key).map_err(|e| e.to_string())
+    fn cached(&self, key: &CacheKey) -> Result<Option<CachedAnswer>, StoreFailure> {
+        Ok(self.db.cached_answer(key)?)
     }
 
-    fn store(&mut self, key: &CacheKey, answer: &CachedAnswer) -> Result<(), String> {
-        self.db
-            .cache_answer(key, answer, self.run)
-            .map_err(|e| e.to_string())
+    fn store(&mut self, key: &CacheKey, answer: &CachedAnswer) -> Result<(), StoreFailure> {
+        Ok(self.db.cache_answer(key, answer, self.run)?)
     }
 }

@@ -71,12 +71,16 @@ pub struct CachedAnswer {
     pub latency_ms: f64,
 }
 
+/// Why the place cached answers live could not be read or written: its own error
+/// (a database's), which the cache says and goes on without.
+pub type StoreFailure = Box<dyn std::error::Error + Send + Sync>;
+
 /// Where cached answers live (`store::Database` implements it).
 pub trait ResponseStore: Send {
     /// The answer stored under `key`, if any.
-    fn cached(&self, key: &CacheKey) -> Result<Option<CachedAnswer>, String>;
+    fn cached(&self, key: &CacheKey) -> Result<Option<CachedAnswer>, StoreFailure>;
     /// Stores (or replaces) the answer under `key`.
-    fn store(&mut self, key: &CacheKey, answer: &CachedAnswer) -> Result<(), String>;
+    fn store(&mut self, key: &CacheKey, answer: &CachedAnswer) -> Result<(), StoreFailure>;
 }
 
 /// What the cache did for one call, in call order, for the run to record.
@@ -339,7 +343,7 @@ mod tests {
     struct Memory(Arc<Mutex<HashMap<Key, CachedAnswer>>>);
 
     impl ResponseStore for Memory {
-        fn cached(&self, key: &CacheKey) -> Result<Option<CachedAnswer>, String> {
+        fn cached(&self, key: &CacheKey) -> Result<Option<CachedAnswer>, StoreFailure> {
             let map = self.0.lock().unwrap();
             Ok(map
                 .get(&(
@@ -350,7 +354,7 @@ mod tests {
                 ))
                 .cloned())
         }
-        fn store(&mut self, key: &CacheKey, answer: &CachedAnswer) -> Result<(), String> {
+        fn store(&mut self, key: &CacheKey, answer: &CachedAnswer) -> Result<(), StoreFailure> {
             self.0.lock().unwrap().insert(
                 (
                     key.suggester.clone(),
