@@ -19,7 +19,7 @@ use crate::core::record::document::{ChangeSpan, ShadowDocument};
 use crate::core::record::uri::uri_to_path;
 use crate::core::trajectory::{
     Change, CoalesceConfig, Edit, Event, EventBody, FileEntry, LineRange, Origin, Read, ReadRole,
-    RelPath, SessionInfo, SessionKind, Signal, Trajectory, apply_byte_edit, coalesce,
+    RelPath, SessionInfo, SessionKind, Signal, SignalKind, Trajectory, apply_byte_edit, coalesce,
 };
 
 /// `gold.source` of a recording whose `nextUserEdit` is an edit.
@@ -512,7 +512,7 @@ impl Importer {
         }
         let payload = json!({"textDocument": {"uri": self.uri(&file)}, "selections": selections});
         self.push(EventBody::Signal(Signal {
-            kind: "selection".into(),
+            kind: SignalKind::Selection,
             file: Some(file),
             payload,
         }));
@@ -618,7 +618,7 @@ impl Importer {
                 let file = self.path_of(entry)?;
                 let payload = json!({"textDocument": {"uri": self.uri(&file)}, "focused": true});
                 self.push(EventBody::Signal(Signal {
-                    kind: "focus".into(),
+                    kind: SignalKind::Focus,
                     file: Some(file),
                     payload,
                 }));

@@ -20,6 +20,7 @@ mod jsonl;
 mod offer;
 mod path;
 mod reason;
+mod signal;
 mod slice;
 
 pub use annotations::{Annotations, RefutedReason};
@@ -34,6 +35,7 @@ pub use jsonl::{JsonlRecord, jsonl_records, write_jsonl};
 pub use offer::{Offer, OfferEdit};
 pub use path::{PathError, RelPath, TrajectoryPathError};
 pub use reason::{DependencyKind, ReasonKind};
+pub use signal::{ReplayStepSignal, SignalKind, StepCall, SuggestionEvent, SuggestionSignal};
 pub use slice::{SliceBound, SliceError, SliceSpec, slice};
 
 use serde::{Deserialize, Serialize};
@@ -524,8 +526,8 @@ impl ReadRole {
 /// An editor signal sent by the nextedit editor plugins (`$/nextedit/*`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Signal {
-    /// `cursor`, `selection`, `visible_ranges` or `focus`.
-    pub kind: String,
+    /// `cursor`, `selection`, `visible_ranges`, `focus`, `suggestion`, `replay_step`, …
+    pub kind: SignalKind,
     /// File path, when the signal concerns a document.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub file: Option<String>,

@@ -26,7 +26,9 @@ use super::input::{Gold, GoldRegion, LineSpan, Prediction, Step};
 use crate::core::metrics::lcs::lcs_pairs;
 use crate::core::syntax::Language;
 use crate::core::syntax::structure::{Role, analyze};
-use crate::core::trajectory::{Change, ContextRegion, EventBody, LineRange, ReadRole, Trajectory};
+use crate::core::trajectory::{
+    Change, ContextRegion, EventBody, LineRange, ReadRole, SignalKind, Trajectory,
+};
 
 /// Receivers and placeholders: using them says nothing about which definition matters.
 const IGNORED_NAMES: [&str; 6] = ["self", "cls", "this", "super", "_", "it"];
@@ -93,7 +95,7 @@ pub fn session_steps(trajectory: &Trajectory) -> Vec<ContextStep> {
         .events
         .iter()
         .filter_map(|e| match &e.body {
-            EventBody::Signal(s) if s.kind == "visible_ranges" => s.file.as_deref(),
+            EventBody::Signal(s) if s.kind == SignalKind::VisibleRanges => s.file.as_deref(),
             _ => None,
         })
         .collect();
@@ -147,10 +149,11 @@ pub fn session_steps(trajectory: &Trajectory) -> Vec<ContextStep> {
             // What the editor showed, and where the developer put the caret or selected:
             // lines they read (an empty selection reads the caret's line).
             EventBody::Signal(signal)
-                if signal.kind == "visible_ranges" || signal.kind == "selection" =>
+                if signal.kind == SignalKind::VisibleRanges
+                    || signal.kind == SignalKind::Selection =>
             {
                 let Some(file) = &signal.file else { continue };
-                let key = if signal.kind == "selection" {
+                let key = if signal.kind == SignalKind::Selection {
                     "selections"
                 } else {
                     "ranges"
@@ -165,7 +168,7 @@ pub fn session_steps(trajectory: &Trajectory) -> Vec<ContextStep> {
                 let step = steps.len();
                 steps.push(ContextStep {
                     t_ms: Some(event.t_ms),
-                    via: signal.kind.clone(),
+                    via: signal.kind.to_string(),
                     reads: Vec::new(),
                 });
                 for lines in ranges {
