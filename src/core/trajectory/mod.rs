@@ -35,7 +35,9 @@ pub use jsonl::{JsonlRecord, jsonl_records, write_jsonl};
 pub use offer::{Offer, OfferEdit};
 pub use path::{PathError, RelPath, TrajectoryPathError};
 pub use reason::{DependencyKind, ReasonKind};
-pub use signal::{ReplayStepSignal, SignalKind, StepCall, SuggestionEvent, SuggestionSignal};
+pub use signal::{
+    ReplayStepSignal, SignalKind, SignalRange, StepCall, SuggestionEvent, SuggestionSignal,
+};
 pub use slice::{SliceBound, SliceError, SliceSpec, slice};
 
 use serde::{Deserialize, Serialize};

@@ -77,6 +77,42 @@ impl std::fmt::Display for SignalKind {
     }
 }
 
+/// An LSP range a `selection` or `visible_ranges` signal names (0-based lines and
+/// characters in the session's position encoding).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SignalRange {
+    /// First line.
+    pub start_line: u64,
+    /// Last line (or one past it, when `end_character` is 0).
+    pub end_line: u64,
+    /// The end's character on `end_line`.
+    pub end_character: u64,
+}
+
+impl SignalRange {
+    /// The ranges of a `selection` (`selections`) or `visible_ranges` (`ranges`)
+    /// payload, those that are ranges; none for another kind.
+    pub fn read_all(kind: &SignalKind, payload: &Value) -> Vec<SignalRange> {
+        let key = match kind {
+            SignalKind::Selection => "selections",
+            SignalKind::VisibleRanges => "ranges",
+            _ => return Vec::new(),
+        };
+        (payload[key].as_array().into_iter().flatten())
+            .filter_map(SignalRange::read)
+            .collect()
+    }
+
+    fn read(range: &Value) -> Option<SignalRange> {
+        let num = |p: &str| range.pointer(p).and_then(Value::as_u64);
+        Some(SignalRange {
+            start_line: num("/start/line")?,
+            end_line: num("/end/line")?,
+            end_character: num("/end/character")?,
+        })
+    }
+}
+
 /// What the editor did with an inline suggestion.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum SuggestionEvent {
@@ -199,6 +235,21 @@ mod tests {
             })
         );
         assert_eq!(SuggestionSignal::read(&json!({"text": "x"})), None);
+        let range = |l, c| json!({"start": {"line": 1, "character": 0}, "end": {"line": l, "character": c}});
+        assert_eq!(
+            SignalRange::read_all(
+                &SignalKind::Selection,
+                &json!({"selections": [range(2, 4), {"start": 1}]})
+            ),
+            [SignalRange {
+                start_line: 1,
+                end_line: 2,
+                end_character: 4
+            }]
+        );
+        assert!(
+            SignalRange::read_all(&SignalKind::Focus, &json!({"ranges": [range(2, 0)]})).is_empty()
+        );
         assert_eq!(
             ReplayStepSignal::read(&json!({"step": 2, "call": "generate"})),
             ReplayStepSignal {

@@ -27,7 +27,7 @@ use crate::core::metrics::lcs::lcs_pairs;
 use crate::core::syntax::Language;
 use crate::core::syntax::structure::{Role, analyze};
 use crate::core::trajectory::{
-    Change, ContextRegion, EventBody, LineRange, ReadRole, SignalKind, Trajectory,
+    Change, ContextRegion, EventBody, LineRange, ReadRole, SignalKind, SignalRange, Trajectory,
 };
 
 /// Receivers and placeholders: using them says nothing about which definition matters.
@@ -77,16 +77,15 @@ fn shift_range(lines: LineRange, change: &Change) -> LineRange {
     LineRange::new(start, last + 1)
 }
 
-/// LSP range JSON → lines; an end at column 0 of a later line excludes that line.
-fn lsp_range_lines(range: &serde_json::Value) -> Option<LineRange> {
-    let num = |p: &str| range.pointer(p).and_then(serde_json::Value::as_u64);
-    let (start, end_line) = (num("/start/line")? as usize, num("/end/line")? as usize);
-    let end = if num("/end/character")? == 0 && end_line > start {
+/// A signal's range → lines; an end at column 0 of a later line excludes that line.
+fn lsp_range_lines(range: &SignalRange) -> LineRange {
+    let (start, end_line) = (range.start_line as usize, range.end_line as usize);
+    let end = if range.end_character == 0 && end_line > start {
         end_line
     } else {
         end_line + 1
     };
-    Some(LineRange::new(start, end.max(start + 1)))
+    LineRange::new(start, end.max(start + 1))
 }
 
 /// The trajectory's reads as ContextBench steps, in temporal order, in final coordinates.
@@ -153,15 +152,10 @@ pub fn session_steps(trajectory: &Trajectory) -> Vec<ContextStep> {
                     || signal.kind == SignalKind::Selection =>
             {
                 let Some(file) = &signal.file else { continue };
-                let key = if signal.kind == SignalKind::Selection {
-                    "selections"
-                } else {
-                    "ranges"
-                };
-                let ranges: Vec<LineRange> = signal.payload[key]
-                    .as_array()
-                    .map(|a| a.iter().filter_map(lsp_range_lines).collect())
-                    .unwrap_or_default();
+                let ranges: Vec<LineRange> = (SignalRange::read_all(&signal.kind, &signal.payload)
+                    .iter())
+                .map(lsp_range_lines)
+                .collect();
                 if ranges.is_empty() {
                     continue;
                 }
