@@ -118,9 +118,17 @@ impl SandboxState {
         }
     }
 
-    /// Whether the run's processes could read everything.
+    /// Whether the run's processes could read everything: `unsandboxed`, or another
+    /// name a run may be stored with that says so (`off`, the flag's value;
+    /// `unavailable`, `none`, `disabled`).
     pub fn is_unsandboxed(&self) -> bool {
-        *self == SandboxState::Unsandboxed
+        match self {
+            SandboxState::Unsandboxed => true,
+            SandboxState::Other(name) => {
+                matches!(name.as_str(), "off" | "unavailable" | "none" | "disabled")
+            }
+            SandboxState::Bwrap | SandboxState::InProcess => false,
+        }
     }
 
     /// The state a run's stored settings (`config`) name; `None` for a run stored
@@ -782,6 +790,8 @@ mod tests {
         assert_eq!(stored(json!({"sandbox": "unsandboxed"})), Some(true));
         assert_eq!(stored(json!({"sandbox": "bwrap"})), Some(false));
         assert_eq!(stored(json!({"sandbox": "in-process"})), Some(false));
+        assert_eq!(stored(json!({"sandbox": "off"})), Some(true));
+        assert_eq!(stored(json!({"sandbox": "mine"})), Some(false));
         assert_eq!(stored(json!({"suggester": "builtin:noop"})), None);
         assert_eq!(stored(json!({"sandbox": null})), None);
     }
