@@ -372,7 +372,7 @@ fn tests_link_to_the_implementation_they_start_exercising() {
         ],
         &[
             "e0-e1 bi: def_import/perimeter, test_impl/perimeter",
-            "e0-e2 bi: def_use/perimeter, test_impl/perimeter",
+            "e0-e2 bi: def_use/perimeter, test_impl/perimeter, test_name/test_perimeter",
             "e1-e2 bi: import_use/perimeter",
         ],
     );
@@ -594,6 +594,150 @@ fn pytest_parametrize_names_bind_test_parameters() {
         &[
             "e0-e1 bi: fixture/mode, fixture/size",
             "e1-e2 bi: def_use/mode, def_use/size, def_use/tmp_path",
+        ],
+    );
+}
+
+/// `test_name`: a test is linked to the edit its name says it tests — the longest
+/// word prefix of `test_<subject>_<case>` (or `Test<Subject>`, Go's
+/// `Test<Subject><Case>`) that an implementation edit defines, changes the body of, or
+/// (two words or more) names on its lines. `test_provide_automatic_options_enable`
+/// reaches the body edit of `add_url_rule` that handles `provide_automatic_options`;
+/// `class TestFlaskClient` the method added to `FlaskClient`; Go's `TestParseHeaderEmpty` the
+/// new `ParseHeader`. Not linked: `test_get_value` (a one-word subject shorter than 4
+/// letters), `test_add_muted_user` (the run `muted_user` is not its prefix).
+#[test]
+fn tests_are_linked_to_what_their_names_say_they_test() {
+    let app = "class App:\n    def add_url_rule(self, rule, provide_automatic_options=None):\n        if provide_automatic_options is None:\n            provide_automatic_options = False\n        self.rules.append(rule)\n\n\ndef get(key):\n    return key\n\n\ndef mute(muted_user):\n    return muted_user\n";
+    let app_after = "class App:\n    def add_url_rule(self, rule, provide_automatic_options=None):\n        if provide_automatic_options is None:\n            provide_automatic_options = \"OPTIONS\" not in rule\n        self.rules.append(rule)\n\n\ndef get(key):\n    return key.strip()\n\n\ndef mute(muted_user):\n    return [muted_user]\n";
+    let client = "class FlaskClient:\n    def open(self, path):\n        return path\n";
+    let client_after = "class FlaskClient:\n    def open(self, path):\n        return path\n\n    def options(self, path):\n        return path\n";
+    let tests = "def test_provide_automatic_options_disable(app):\n    assert app\n\n\nclass TestFlaskClient:\n    def test_open(self, client):\n        assert client\n\n\ndef test_get_value():\n    assert True\n\n\ndef test_add_muted_user(app):\n    assert app\n";
+    let tests_after = "def test_provide_automatic_options_disable(app):\n    assert app\n\n\ndef test_provide_automatic_options_enable(app):\n    assert app.rules\n\n\nclass TestFlaskClient:\n    def test_open(self, client):\n        assert client.open(\"/\")\n\n\ndef test_get_value():\n    assert not False\n\n\ndef test_add_muted_user(app):\n    assert app.muted\n";
+    let header = "package web\n\nfunc Split(s string) []string {\n\treturn nil\n}\n";
+    let header_after = "package web\n\nfunc Split(s string) []string {\n\treturn nil\n}\n\nfunc ParseHeader(s string) string {\n\treturn s\n}\n";
+    let header_test = "package web\n\nimport \"testing\"\n\nfunc TestSplit(t *testing.T) {\n}\n";
+    let header_test_after = "package web\n\nimport \"testing\"\n\nfunc TestSplit(t *testing.T) {\n}\n\nfunc TestParseHeaderEmpty(t *testing.T) {\n\tif got := Parse(\"\"); got != \"\" {\n\t\tt.Fatal(got)\n\t}\n}\n";
+    check(
+        &[
+            ("flask/app.py", app),
+            ("flask/testing.py", client),
+            ("tests/test_basic.py", tests),
+            ("web/header.go", header),
+            ("web/header_test.go", header_test),
+        ],
+        &[
+            ("flask/app.py", app_after),
+            ("flask/testing.py", client_after),
+            ("tests/test_basic.py", tests_after),
+            ("web/header.go", header_after),
+            ("web/header_test.go", header_test_after),
+        ],
+        &[
+            "e0 flask/app.py",
+            "e1 flask/app.py",
+            "e2 flask/app.py",
+            "e3 flask/testing.py",
+            "e4 tests/test_basic.py",
+            "e5 tests/test_basic.py",
+            "e6 tests/test_basic.py",
+            "e7 tests/test_basic.py",
+            "e8 web/header.go",
+            "e9 web/header_test.go",
+        ],
+        &[
+            "e0-e4 bi: test_name/test_provide_automatic_options_enable",
+            "e3-e5 bi: test_name/TestFlaskClient",
+            "e8-e9 bi: test_name/TestParseHeaderEmpty",
+        ],
+    );
+}
+
+/// `test_id`: a test's fixture or a new string naming a definition an implementation
+/// edit changes — a parametrized id, `monkeypatch.setattr("pkg.headers.parse_header",
+/// …)`, a fixture `flask_client_factory` for the class `FlaskClient`. A string the
+/// implementation does not define (`"parse_body"`) links nothing.
+#[test]
+fn fixtures_and_strings_of_tests_name_what_they_test() {
+    check(
+        &[
+            (
+                "pkg/headers.py",
+                "def split(text):\n    return text.split()\n",
+            ),
+            ("pkg/client.py", "class FlaskClient:\n    pass\n"),
+            ("tests/conftest.py", "import pytest\n"),
+            (
+                "tests/test_api.py",
+                "import pytest\n\n\ndef test_split():\n    assert True\n",
+            ),
+        ],
+        &[
+            (
+                "pkg/headers.py",
+                "def split(text):\n    return text.split()\n\n\ndef parse_header(text):\n    return text.strip()\n",
+            ),
+            (
+                "pkg/client.py",
+                "class FlaskClient:\n    def __init__(self, app):\n        self.app = app\n",
+            ),
+            (
+                "tests/conftest.py",
+                "import pytest\n\n\n@pytest.fixture\ndef flask_client_factory():\n    return None\n",
+            ),
+            (
+                "tests/test_api.py",
+                "import pytest\n\n\ndef test_split():\n    assert True\n\n\n@pytest.mark.parametrize(\"name\", [\"parse_header\", \"parse_body\"])\ndef test_exported(name):\n    assert name\n\n\ndef test_patched(monkeypatch):\n    monkeypatch.setattr(\"pkg.headers.parse_header\", len)\n",
+            ),
+        ],
+        &[
+            "e0 pkg/client.py",
+            "e1 pkg/headers.py",
+            "e2 tests/conftest.py",
+            "e3 tests/test_api.py",
+        ],
+        &[
+            "e0-e2 bi: test_id/flask_client_factory",
+            "e1-e3 bi: test_id/parse_header",
+        ],
+    );
+}
+
+/// `test_assert`: an implementation edit introduces a value (an error message, a
+/// default) and a test edit asserts on the same value. A key-shaped string
+/// (`"max_port"`) and a small constant (`1`) are not values that tie two edits.
+#[test]
+fn a_test_asserting_a_new_value_is_linked_to_the_edit_that_introduces_it() {
+    check(
+        &[
+            (
+                "net/config.py",
+                "TIMEOUT = 30\n\n\ndef check(port):\n    if port < 0:\n        raise ValueError(\"bad port\")\n    return port\n",
+            ),
+            (
+                "tests/test_config.py",
+                "from net.config import TIMEOUT, check\n\n\ndef test_timeout():\n    assert TIMEOUT\n\n\ndef test_check():\n    assert check(1)\n",
+            ),
+        ],
+        &[
+            (
+                "net/config.py",
+                "TIMEOUT = 45\n\n\ndef check(port):\n    if port < 1:\n        raise ValueError(\"port must be positive\", \"max_port\")\n    return port\n",
+            ),
+            (
+                "tests/test_config.py",
+                "from net.config import TIMEOUT, check\n\n\ndef test_timeout():\n    assert TIMEOUT == 45\n\n\ndef test_check():\n    assert check(1)\n    with pytest.raises(ValueError, match=\"port must be positive\"):\n        check(-1)\n    assert \"max_port\" and 1\n",
+            ),
+        ],
+        &[
+            "e0 net/config.py",
+            "e1 net/config.py",
+            "e2 tests/test_config.py",
+            "e3 tests/test_config.py",
+        ],
+        &[
+            "e0-e2 bi: test_assert/45",
+            "e1-e3 bi: def_use/\"max_port\", test_name/test_check, test_assert/\"port must be positive\"",
         ],
     );
 }

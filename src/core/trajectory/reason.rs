@@ -38,11 +38,17 @@ pub enum DependencyKind {
     DocImpl,
     /// A pytest fixture changed, a test or fixture taking it as a parameter.
     Fixture,
+    /// A test named after what an implementation edit changes (`test_<name>…`).
+    TestName,
+    /// A fixture or a string of a test (a parametrized id) naming a changed definition.
+    TestId,
+    /// A test's new assertion holds a literal an implementation edit introduces.
+    TestAssert,
 }
 
 impl DependencyKind {
     /// Every kind, for [`DependencyKind::parse`].
-    const ALL: [DependencyKind; 13] = [
+    const ALL: [DependencyKind; 16] = [
         DependencyKind::DefUse,
         DependencyKind::SignatureCall,
         DependencyKind::ImportUse,
@@ -56,6 +62,9 @@ impl DependencyKind {
         DependencyKind::ArgumentParameter,
         DependencyKind::DocImpl,
         DependencyKind::Fixture,
+        DependencyKind::TestName,
+        DependencyKind::TestId,
+        DependencyKind::TestAssert,
     ];
 
     /// The snake_case name used in trajectories.
@@ -74,6 +83,9 @@ impl DependencyKind {
             DependencyKind::ArgumentParameter => "argument_parameter",
             DependencyKind::DocImpl => "doc_impl",
             DependencyKind::Fixture => "fixture",
+            DependencyKind::TestName => "test_name",
+            DependencyKind::TestId => "test_id",
+            DependencyKind::TestAssert => "test_assert",
         }
     }
 

@@ -17,6 +17,9 @@
 //! | `doc_impl` | a docstring or comment of a function starts naming what another edit of that function defines or changes (or reads, for a new parameter); a module or class docstring names a public function or class added there |
 //! | `clone` | the same token change applied in several places, or before- and after-texts that are alike (token Dice ≥ 0.8) |
 //! | `test_impl` | a test file starts using (or importing) a name that an edit of the file it tests defines or changes |
+//! | `test_name` | a test function or class named after what an implementation edit changes (`test_<name>…`, `Test<Class>`, Go `Test<Name>`): its definitions, the function whose body it changes, or a compound name on its lines |
+//! | `test_id` | a fixture of a test, or a new string a test writes (a parametrized id), naming a definition an implementation edit changes |
+//! | `test_assert` | a test's new assertion holds a literal (string, number) an implementation edit introduces |
 //! | `move` | lines deleted by a pure deletion and inserted (maybe touched up) by a pure insertion |
 //!
 //! A use resolves only to the definitions of the closest scope rank, so a name
@@ -33,6 +36,7 @@ mod documentation;
 mod imports;
 mod moves;
 mod names;
+mod subjects;
 mod testing;
 mod tokens;
 
@@ -42,6 +46,7 @@ use documentation::documentation;
 use imports::imports;
 use moves::moves;
 use names::{class_members, local_reassignments, shared_names_in_function, string_keys};
+use subjects::{asserted_values, named_subjects};
 use testing::{fixtures, tests_and_implementations};
 
 /// Edits sharing one fact (a clone, a variable, a member, a key) are linked as a
@@ -151,6 +156,8 @@ pub fn dependencies(edits: &[EditFacts]) -> Vec<Dependency> {
     shared_names_in_function(edits, &mut found);
     documentation(edits, &mut found);
     tests_and_implementations(edits, &mut found);
+    named_subjects(edits, &mut found);
+    asserted_values(edits, &mut found);
     moves(edits, &mut found);
     found.into_iter().collect()
 }
