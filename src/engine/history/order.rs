@@ -8,7 +8,7 @@ use serde::Deserialize;
 use crate::core::trajectory::{EdgeReason, OrderEdge, OrderKind, PartialOrder, ReasonKind};
 
 use super::HistoryError;
-use super::dependency::Dependency;
+use super::dependency::{Dependency, DependencyKind};
 
 /// The relation of an unordered pair `(low, high)` of edit indices.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -63,8 +63,40 @@ fn edit_index(id: &str) -> Option<usize> {
 /// import/use, signature/call, clones and test/implementation pairs as mutual)
 /// except moves, which are `before` from the deletion to the insertion (unless
 /// text moved both ways between the two). One edge per pair, with all reasons.
+///
+/// The natural order puts what an edit needs first where the `before` edges allow:
+/// a definition or import before its first use, a changed signature before its call
+/// sites ([`precedences`]).
 pub fn order_from_dependencies(count: usize, dependencies: &[Dependency]) -> PartialOrder {
-    complete_order(count, order_edges(dependencies), "derived")
+    let precedence = precedences(dependencies);
+    complete_order_preferring(count, order_edges(dependencies), "derived", &precedence)
+}
+
+/// The provider → dependent pairs of `dependencies` a developer writes in that order:
+/// a definition before its use (`def_use`, also as a language server saw it), an import
+/// before the uses of the name (`import_use`), a definition before its import elsewhere
+/// (`def_import`), a signature before its call sites (`signature_call`,
+/// `argument_parameter`), a fixture before the test taking it. Clones, shared names,
+/// comments and tests are not needs: either may come first.
+pub fn precedences(dependencies: &[Dependency]) -> Vec<(usize, usize)> {
+    let mut pairs: BTreeSet<(usize, usize)> = BTreeSet::new();
+    for d in dependencies {
+        let needs = matches!(
+            d.kind,
+            DependencyKind::DefUse
+                | DependencyKind::SignatureCall
+                | DependencyKind::ImportUse
+                | DependencyKind::DefImport
+                | DependencyKind::ArgumentParameter
+                | DependencyKind::Fixture
+                | DependencyKind::LspDefUse
+                | DependencyKind::LspReference
+        );
+        if needs && d.from != d.to {
+            pairs.insert((d.from, d.to));
+        }
+    }
+    pairs.into_iter().collect()
 }
 
 /// One order edge per related pair of `dependencies`, with all its reasons: `bi`,
@@ -114,6 +146,17 @@ pub fn order_edges(dependencies: &[Dependency]) -> Vec<OrderEdge> {
 
 /// Fills `initial` and `natural` for `edges` over `count` edits.
 pub fn complete_order(count: usize, edges: Vec<OrderEdge>, source: &str) -> PartialOrder {
+    complete_order_preferring(count, edges, source, &[])
+}
+
+/// [`complete_order`] with a natural order that places each edit's providers
+/// (`precedence`, provider → dependent) before it where the `before` edges allow.
+fn complete_order_preferring(
+    count: usize,
+    edges: Vec<OrderEdge>,
+    source: &str,
+    precedence: &[(usize, usize)],
+) -> PartialOrder {
     let arcs = arcs(&edges);
     let mut in_degree = vec![0usize; count];
     for &(_, to) in &arcs {
@@ -126,7 +169,7 @@ pub fn complete_order(count: usize, edges: Vec<OrderEdge>, source: &str) -> Part
         .filter(|&i| in_degree[i] == minimum)
         .map(edit_id)
         .collect();
-    let natural = natural_order(count, &edges)
+    let natural = natural_order_preferring(count, &edges, precedence)
         .into_iter()
         .map(edit_id)
         .collect();
@@ -163,7 +206,22 @@ fn arcs(edges: &[OrderEdge]) -> Vec<(usize, usize)> {
 /// the ready edits are kept in an ordered set, so a commit of thousands of edits
 /// costs about its edges times a logarithm instead of the square of its edits.
 pub fn natural_order(count: usize, edges: &[OrderEdge]) -> Vec<usize> {
+    natural_order_preferring(count, edges, &[])
+}
+
+/// [`natural_order`] where an edit about to be placed first gives way to its unplaced
+/// providers (`precedence`, provider → dependent): the lowest-index provider that the
+/// `before` edges let come now, and its own providers before it, so a definition comes
+/// before its first use and an import before the definition that uses it. A `before`
+/// edge (a move, an imported order) wins over a provider; a cycle of providers is cut
+/// where it closes. Without providers this is [`natural_order`].
+pub fn natural_order_preferring(
+    count: usize,
+    edges: &[OrderEdge],
+    precedence: &[(usize, usize)],
+) -> Vec<usize> {
     let graph = Graph::new(count, edges);
+    let mut providers = Providers::new(count, precedence);
     let mut blockers_left: Vec<usize> = graph.blockers.iter().map(BTreeSet::len).collect();
     let mut ready: BTreeSet<usize> = (0..count).filter(|&i| blockers_left[i] == 0).collect();
     let mut placed = vec![false; count];
@@ -222,6 +280,8 @@ pub fn natural_order(count: usize, edges: &[OrderEdge]) -> Vec<usize> {
             .or(from_recent)
             .or_else(|| ready.first().copied())
             .unwrap_or(lowest_unplaced);
+        // Give way to what `next` needs, and to what that needs in turn.
+        let next = providers.first_needed(next, &placed, &blockers_left, order.len());
         placed[next] = true;
         ready.remove(&next);
         for &blocked in &graph.blocks[next] {
@@ -235,6 +295,68 @@ pub fn natural_order(count: usize, edges: &[OrderEdge]) -> Vec<usize> {
         order.push(next);
     }
     order
+}
+
+/// What each edit needs placed before it (provider → dependent pairs), walked from an
+/// edit about to be placed down to a provider that needs nothing unplaced.
+struct Providers {
+    /// Each edit's providers, ascending.
+    lists: Vec<Vec<usize>>,
+    /// How far each list is known to be placed.
+    placed_upto: Vec<usize>,
+    /// The placement whose walk last visited each edit (the cycle guard of one walk).
+    visited_at: Vec<usize>,
+}
+
+impl Providers {
+    fn new(count: usize, precedence: &[(usize, usize)]) -> Self {
+        let mut lists: Vec<Vec<usize>> = vec![Vec::new(); count];
+        for &(provider, dependent) in precedence {
+            if provider < count && dependent < count && provider != dependent {
+                lists[dependent].push(provider);
+            }
+        }
+        for list in &mut lists {
+            list.sort_unstable();
+            list.dedup();
+        }
+        Providers {
+            lists,
+            placed_upto: vec![0; count],
+            visited_at: vec![usize::MAX; count],
+        }
+    }
+
+    /// The edit to place instead of `next` (placement number `stamp`): its lowest
+    /// unplaced provider the `before` edges let come now, that provider's own, and so on;
+    /// `next` itself when it needs nothing more. A provider already on this walk (a
+    /// cycle) is skipped.
+    fn first_needed(
+        &mut self,
+        mut next: usize,
+        placed: &[bool],
+        blockers_left: &[usize],
+        stamp: usize,
+    ) -> usize {
+        self.visited_at[next] = stamp;
+        loop {
+            let list = &self.lists[next];
+            let upto = &mut self.placed_upto[next];
+            while *upto < list.len() && placed[list[*upto]] {
+                *upto += 1;
+            }
+            let visited = &self.visited_at;
+            let provider = list[*upto..]
+                .iter()
+                .copied()
+                .find(|&p| !placed[p] && blockers_left[p] == 0 && visited[p] != stamp);
+            let Some(provider) = provider else {
+                return next;
+            };
+            self.visited_at[provider] = stamp;
+            next = provider;
+        }
+    }
 }
 
 /// The adjacency a natural order walks: neighbours (either direction, ascending),
@@ -582,7 +704,49 @@ mod tests {
             vec![((0, 2), PairLabel::Bi), ((1, 3), PairLabel::HighFirst)]
         );
         assert_eq!(order.initial, vec!["e3".to_string()]);
-        assert_eq!(order.natural, vec!["e3", "e1", "e0", "e2"]);
+        // e2 defines what e0 uses: it comes first (before this issue: e3, e1, e0, e2).
+        assert_eq!(order.natural, vec!["e3", "e1", "e2", "e0"]);
+    }
+
+    /// The shape of flask fbb6f0bc: uses of a class (e1, e3) come before the edit that
+    /// defines it (e4), which uses an import (e2); a call site (e0) of a re-signed
+    /// function (e5). The natural order writes the import, then the class, then its
+    /// uses, and the signature before its call; a move (e6 cut before e7 pasted) still
+    /// wins over a provider (e7 defines what e6 uses; with no edge into it, e6 starts);
+    /// a cycle of providers (e8, e9) is cut where it closes.
+    #[test]
+    fn the_natural_order_puts_what_an_edit_needs_first() {
+        let found = [
+            dep(4, 1, DependencyKind::DefUse),
+            dep(4, 3, DependencyKind::DefUse),
+            dep(2, 4, DependencyKind::ImportUse),
+            dep(5, 0, DependencyKind::SignatureCall),
+            dep(1, 3, DependencyKind::Clone),
+            dep(6, 7, DependencyKind::Move),
+            dep(7, 6, DependencyKind::DefUse),
+            dep(8, 9, DependencyKind::DefUse),
+            dep(9, 8, DependencyKind::DefUse),
+        ];
+        let order = order_from_dependencies(10, &found);
+        assert_eq!(
+            order.natural,
+            ["e6", "e7", "e5", "e0", "e2", "e4", "e1", "e3", "e9", "e8"]
+        );
+        // The same edges without the providers: the order of the commit's own flow.
+        assert_eq!(
+            natural_order(10, &order.edges),
+            [6, 7, 0, 5, 1, 3, 4, 2, 8, 9]
+        );
+        // Clones, shared names, comments and tests are no needs.
+        assert_eq!(
+            precedences(&[
+                dep(1, 0, DependencyKind::Clone),
+                dep(1, 0, DependencyKind::TestName),
+                dep(3, 2, DependencyKind::DefImport),
+                dep(4, 2, DependencyKind::Fixture),
+            ]),
+            [(3, 2), (4, 2)]
+        );
     }
 
     #[test]
