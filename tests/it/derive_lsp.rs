@@ -283,6 +283,116 @@ fn pyright_refutes_a_local_named_like_a_field_of_another_file() {
     });
 }
 
+/// `s.flush(force=True)` with `s: Store`: tree-sitter gives the keyword to the closest
+/// `flush` that gained `force` (Cache's, same file); pyright resolves the call to
+/// Store's (unchanged, another file): both the signature and the keyword reasons go.
+#[test]
+fn pyright_refutes_an_argument_passed_to_another_class_s_parameter() {
+    check(Case {
+        name: "pyright_refutes_an_argument_passed_to_another_class_s_parameter",
+        server: Server::Pyright,
+        base: &[
+            (
+                "store.py",
+                "class Store:\n    def flush(self, force=False):\n        return force\n",
+            ),
+            (
+                "app.py",
+                "from store import Store\n\n\nclass Cache:\n    def flush(self):\n        return 0\n\n\ndef run(s: Store):\n    return s.flush()\n",
+            ),
+        ],
+        change: &[(
+            "app.py",
+            "from store import Store\n\n\nclass Cache:\n    def flush(self, force=False):\n        return 0\n\n\ndef run(s: Store):\n    return s.flush(force=True)\n",
+        )],
+        syntax: &["e0-e1 bi: signature_call/flush, argument_parameter/flush(force)"],
+        lsp: &[],
+        refuted: &[
+            "e0-e1 signature_call/flush -> store.py:2",
+            "e0-e1 argument_parameter/flush(force) -> store.py:2",
+        ],
+    });
+}
+
+/// A new module-level `from json import loads`, and a function that imports its own
+/// `loads` from another module before calling it: the call is not the new import's.
+#[test]
+fn pyright_refutes_an_import_a_local_import_shadows() {
+    check(Case {
+        name: "pyright_refutes_an_import_a_local_import_shadows",
+        server: Server::Pyright,
+        base: &[
+            ("fast.py", "def loads(s):\n    return s\n"),
+            ("m.py", "import os\n\n\ndef parse(text):\n    return text\n"),
+        ],
+        change: &[(
+            "m.py",
+            "import os\nfrom json import loads\n\n\ndef parse(text):\n    from fast import loads\n    return loads(text)\n",
+        )],
+        syntax: &["e0-e1 bi: import_use/loads"],
+        lsp: &[],
+        refuted: &["e0-e1 import_use/loads -> fast.py:1"],
+    });
+}
+
+/// `load` changes in `pkg/a.py`; `from pkg import load` names the package, which holds
+/// a.py, so tree-sitter links the import to it — but `pkg/__init__.py` defines its own
+/// `load` (unchanged), and that is the one pyright resolves.
+#[test]
+fn pyright_refutes_an_import_of_a_package_s_own_definition() {
+    check(Case {
+        name: "pyright_refutes_an_import_of_a_package_s_own_definition",
+        server: Server::Pyright,
+        base: &[
+            ("pkg/a.py", "def load(p):\n    return p\n"),
+            ("pkg/__init__.py", "def load(p):\n    return [p]\n"),
+            ("main.py", "import os\n\n\ndef run(x):\n    return x\n"),
+        ],
+        change: &[
+            ("pkg/a.py", "def load(p, mode):\n    return p\n"),
+            (
+                "main.py",
+                "from pkg import load\n\n\ndef run(x):\n    return x\n",
+            ),
+        ],
+        syntax: &["e0-e1 bi: def_import/load"],
+        lsp: &[],
+        refuted: &["e1-e0 def_import/load -> pkg/__init__.py:1"],
+    });
+}
+
+/// A test starts calling `area` while `geometry.py` re-signs its `area`; the test's
+/// `area` is imported from `other`, which pyright resolves (the syntactic `test_impl`
+/// reads names, not where the test imports them from).
+#[test]
+fn pyright_refutes_a_test_using_a_same_named_function_of_another_module() {
+    check(Case {
+        name: "pyright_refutes_a_test_using_a_same_named_function_of_another_module",
+        server: Server::Pyright,
+        base: &[
+            ("geometry.py", "def area(r):\n    return r\n"),
+            ("other.py", "def area(r):\n    return 2 * r\n"),
+            (
+                "tests/test_geometry.py",
+                "from other import area\n\n\ndef test_size():\n    assert True\n",
+            ),
+        ],
+        change: &[
+            (
+                "geometry.py",
+                "def area(r, scale=1):\n    return r * scale\n",
+            ),
+            (
+                "tests/test_geometry.py",
+                "from other import area\n\n\ndef test_size():\n    assert area(2) == 4\n",
+            ),
+        ],
+        syntax: &["e0-e1 bi: test_impl/area"],
+        lsp: &[],
+        refuted: &["e0-e1 test_impl/area -> other.py:1"],
+    });
+}
+
 #[test]
 fn pyright_adds_nothing_where_it_names_several_definitions() {
     // `from a import *` then `load = len`: pyright names both the star import's
