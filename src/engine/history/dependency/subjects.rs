@@ -11,7 +11,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use crate::core::syntax::structure::DefinitionKind;
 
-use super::testing::is_test_path;
+use super::testing::{is_test_path, reachable_changes};
 use super::tokens::{is_identifier_like, tokens};
 use super::{Dependency, DependencyKind, EditFacts, nearest_holders};
 
@@ -92,10 +92,7 @@ impl Subjects {
                 continue;
             }
             let symbols = edit.symbols;
-            let mut names: BTreeSet<String> = changed_definitions(edit)
-                .map(normalized)
-                .chain(symbols.renamed.iter().map(|(_, new)| normalized(new)))
-                .collect();
+            let mut names: BTreeSet<String> = reachable_changes(edit).map(normalized).collect();
             // The function whose body the edit changes (the innermost scope), except
             // for an insertion that adds whole definitions: it is placed by the line
             // before it, the end of the previous function, which it is not about. A
@@ -169,20 +166,6 @@ impl Subjects {
     }
 }
 
-/// The definitions an edit changes that code elsewhere can reach (module-level names
-/// and class members, not a function's parameters or locals).
-fn changed_definitions<'a>(edit: &'a EditFacts) -> impl Iterator<Item = &'a str> + 'a {
-    edit.symbols
-        .changed
-        .iter()
-        .filter(|c| match c.kind {
-            DefinitionKind::Parameter => false,
-            DefinitionKind::Variable => c.scope.callable_depth == 0,
-            _ => true,
-        })
-        .map(|c| c.name.as_str())
-}
-
 /// The test functions and classes an edit of a test file is part of: the ones it
 /// adds, removes or re-signs, else the test scopes its lines sit in.
 fn test_names<'a>(edit: &'a EditFacts) -> Vec<&'a str> {
@@ -247,8 +230,7 @@ pub(super) fn named_subjects(edits: &[EditFacts], found: &mut BTreeSet<Dependenc
         if is_test_path(edit.path) {
             continue;
         }
-        let names: BTreeSet<&str> = changed_definitions(edit)
-            .chain(edit.symbols.renamed.iter().map(|(_, new)| new.as_str()))
+        let names: BTreeSet<&str> = reachable_changes(edit)
             .filter(|n| is_identifier_like(n) && n.len() >= MIN_SUBJECT)
             .collect();
         for name in names {

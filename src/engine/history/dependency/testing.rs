@@ -104,6 +104,22 @@ fn implementation_stem(path: &str) -> String {
     file.split('.').next().unwrap_or(file).to_string()
 }
 
+/// The names an edit defines or changes that code elsewhere (a test) can reach:
+/// module-level names and class members, and the new names of renames, not a
+/// function's parameters or locals.
+pub(super) fn reachable_changes<'a>(edit: &'a EditFacts) -> impl Iterator<Item = &'a str> + 'a {
+    edit.symbols
+        .changed
+        .iter()
+        .filter(|c| match c.kind {
+            DefinitionKind::Parameter => false,
+            DefinitionKind::Variable => c.scope.callable_depth == 0,
+            _ => true,
+        })
+        .map(|c| c.name.as_str())
+        .chain(edit.symbols.renamed.iter().map(|(_, new)| new.as_str()))
+}
+
 pub(super) fn tests_and_implementations(edits: &[EditFacts], found: &mut BTreeSet<Dependency>) {
     let added: Vec<Vec<String>> = edits
         .iter()
@@ -120,17 +136,7 @@ pub(super) fn tests_and_implementations(edits: &[EditFacts], found: &mut BTreeSe
         // or an import alias linked unrelated edits on unseen commits.) Only what a
         // test can reach counts: module-level names and class members, not a
         // function's parameters or locals.
-        let written: BTreeSet<&str> = i
-            .symbols
-            .changed
-            .iter()
-            .filter(|c| match c.kind {
-                DefinitionKind::Parameter => false,
-                DefinitionKind::Variable => c.scope.callable_depth == 0,
-                _ => true,
-            })
-            .map(|c| c.name.as_str())
-            .chain(i.symbols.renamed.iter().map(|(_, new)| new.as_str()))
+        let written: BTreeSet<&str> = reachable_changes(i)
             .filter(|w| is_identifier_like(w))
             .collect();
         for word in written {
