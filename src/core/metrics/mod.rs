@@ -25,3 +25,4 @@ pub mod lcs;
 pub mod ngram;
 pub mod sari;
 pub mod similarity;
+pub mod statistics;

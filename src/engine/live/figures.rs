@@ -5,8 +5,8 @@ use std::collections::BTreeMap;
 
 use super::outcome::{LiveConfig, OfferOutcome, Outcome, analyse};
 use super::{Offer, server_name};
+use crate::core::metrics::statistics::{mean, quantile};
 use crate::core::trajectory::{EventBody, Origin, Trajectory};
-use crate::service::run::report::{mean, quantile};
 
 /// What the figures are grouped by.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

@@ -45,62 +45,6 @@ pub fn server_matches(server: &str, wanted: &str) -> bool {
     server.contains(wanted)
 }
 
-/// A session's stored offers in the trajectory's terms: files by the trajectory's
-/// path for their URI, times in milliseconds, the server named from the session's
-/// command. Offers about excluded documents and edits of documents that were not
-/// open at the answer (no byte offsets) are left out.
-pub fn offers_of(
-    stored: &[crate::store::StoredOffer],
-    trajectory: &crate::core::trajectory::Trajectory,
-) -> Vec<Offer> {
-    let server = server_name(&trajectory.session.server_command);
-    let file_of = |uri: &str, path: Option<&String>| {
-        trajectory
-            .files
-            .iter()
-            .find(|f| f.uri.as_deref() == Some(uri))
-            .map(|f| f.path.clone())
-            .or_else(|| path.cloned())
-            .unwrap_or_else(|| uri.to_string())
-    };
-    stored
-        .iter()
-        .filter(|s| !s.excluded)
-        .map(|s| {
-            let o = &s.offer;
-            Offer {
-                seq: o.seq,
-                rank: o.rank,
-                request_seq: o.request_seq,
-                t_ms: o.t_ns as f64 / 1e6,
-                latency_ms: o.latency_ns as f64 / 1e6,
-                kind: o.kind,
-                method: o.method.clone(),
-                file: file_of(&o.uri, s.path.as_ref()),
-                line: o.position.map(|p| p.0),
-                col_byte: o.position.map(|p| p.1),
-                label: o.label.clone(),
-                text: o.text.clone(),
-                edits: o
-                    .edits
-                    .iter()
-                    .filter_map(|e| match e.at {
-                        crate::core::record::OfferSpan::Bytes(start, end) => Some(OfferEdit {
-                            file: file_of(&e.uri, None),
-                            start_byte: start,
-                            end_byte: end,
-                            text: e.text.clone(),
-                        }),
-                        crate::core::record::OfferSpan::Lsp(_) => None,
-                    })
-                    .collect(),
-                list_size: o.list_size,
-                server: server.clone(),
-            }
-        })
-        .collect()
-}
-
 /// The lines of `sessions export --offers`: each answer of a recorded trajectory with
 /// its context (at most `context_chars` before the place), items, outcome and what
 /// the developer wrote instead.

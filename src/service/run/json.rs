@@ -11,10 +11,11 @@ use serde_json::{Value, json};
 use super::definition::Definition;
 use super::figures::{Estimate, GroupFigures, compare};
 use super::plan::SandboxState;
-use super::report::{Compared, RunReport, quantile};
+use super::report::{Compared, RunReport};
 use super::verdict::Verdict;
 use super::{NewSteps, RunError, RunRead};
 use crate::core::metrics::flow::FlowSummary;
+use crate::core::metrics::statistics::quantile;
 use crate::engine::suggest::Call;
 use crate::store::{RunSummary, StoredStep};
 

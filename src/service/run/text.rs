@@ -6,10 +6,11 @@ use std::path::Path;
 
 use super::definition::Definition;
 use super::figures::{GroupFigures, compare};
-use super::report::{Compared, RunReport, flow_summary, mean};
+use super::report::{Compared, RunReport, flow_summary};
 use super::verdict::Verdict;
 use super::{RunError, RunRead, json};
 use crate::core::metrics::contextbench::GranularityScore;
+use crate::core::metrics::statistics::mean;
 use crate::engine::suggest::Call;
 use crate::store::{RunSummary, StoredStep};
 

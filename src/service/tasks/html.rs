@@ -9,7 +9,7 @@ use std::fmt::Write;
 use super::report::{EvolutionRow, Figures, MetricCorrelation, RunFigures, TasksReport};
 use super::text::EVOLUTION_FIGURES;
 use super::text::{figure_cells, num};
-use crate::service::run::html::{PAGE_END, escape, page_start, text_table};
+use crate::base::html::{PAGE_END, escape, page_start, text_table};
 
 /// The whole page for a report.
 pub fn report_html(report: &TasksReport) -> String {

@@ -1,7 +1,7 @@
 //! The one way nextedit prints or stores a text it did not write (an error message, a
 //! server's answer, a test's output): secrets masked and the length capped.
 //!
-//! Masking ([`mask`]) covers privacy's secret patterns (`record::privacy`), what
+//! Masking ([`mask`]) covers the secret patterns of recordings ([`patterns`]), what
 //! messages carry besides (a URL's credentials, a bearer token, an `api_key=` value)
 //! and the literal secrets this process holds: the values of its environment variables
 //! whose names say they are secret (`OPENAI_API_KEY`, `GITHUB_TOKEN`, …) and every key a
@@ -10,6 +10,8 @@
 //! key. Masks are `*` of the same length. [`scrub`] also cuts a text longer than
 //! [`MAX_MESSAGE`] bytes, keeping its head and tail around a `… (N bytes cut) …`
 //! marker, so a 100 MB input echoed in an error is never printed or stored whole.
+
+pub mod patterns;
 
 use std::borrow::Cow;
 use std::sync::{LazyLock, RwLock};
@@ -86,8 +88,8 @@ pub fn mask(text: &str) -> Cow<'_, str> {
     });
     let masked = star(text, spans.chain(literal_spans(text)).collect());
     match masked {
-        Cow::Borrowed(_) => crate::core::record::privacy::mask(text),
-        Cow::Owned(masked) => Cow::Owned(crate::core::record::privacy::mask(&masked).into_owned()),
+        Cow::Borrowed(_) => patterns::mask(text),
+        Cow::Owned(masked) => Cow::Owned(patterns::mask(&masked).into_owned()),
     }
 }
 
