@@ -281,7 +281,7 @@ pub fn figures(tasks: &[&StoredTask], samples: u32) -> Figures {
             .iter()
             .filter_map(|t| mean(t.answers.iter().filter_map(f)))
             .collect();
-        mean(means.into_iter())
+        mean(means)
     };
     let pass_k = |k: usize| {
         mean(valid.iter().filter_map(|t| {
