@@ -67,3 +67,4 @@ mod tasks_run;
 mod tasks_validity;
 mod tidy;
 mod untrusted_inputs;
+mod yardsticks;

@@ -12,6 +12,7 @@
 //! - [`diffbleu`]: DiffBLEU; [`similarity`]: exact match, edit similarity, chrF.
 //! - [`contextbench`]: ContextBench coverage, precision, AUC, redundancy, EditLoc.
 //! - [`flow`]: flow aggregation over replay steps (micro/macro P/R/F1, hit@k, MRR).
+//! - [`yardsticks`]: Zed's delta-chrF, exact lines and kept rate; NEP's matches.
 //!
 //! Definitions, conventions and compat differences: `docs/metrics.md`.
 
@@ -26,3 +27,4 @@ pub mod ngram;
 pub mod sari;
 pub mod similarity;
 pub mod statistics;
+pub mod yardsticks;
