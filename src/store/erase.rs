@@ -15,9 +15,10 @@ use super::{Database, SESSION_TABLES, StoreError, sqlite};
 use crate::core::trajectory::{Trajectory, without_files};
 
 /// The tables of replay runs, all keyed by `run_id`.
-const RUN_TABLES: [&str; 7] = [
+const RUN_TABLES: [&str; 8] = [
     "run_trajectories",
     "run_steps",
+    "run_step_yardsticks",
     "run_predictions",
     "run_errors",
     "run_reads",

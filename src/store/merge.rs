@@ -11,9 +11,10 @@ use rusqlite::types::Value;
 use super::{Database, StoreError, sqlite};
 
 /// The tables that hold a run's rows besides `runs` (keyed by `run_id`).
-const RUN_TABLES: [&str; 5] = [
+const RUN_TABLES: [&str; 6] = [
     "run_trajectories",
     "run_steps",
+    "run_step_yardsticks",
     "run_predictions",
     "run_errors",
     "run_reads",

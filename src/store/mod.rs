@@ -1,6 +1,6 @@
 //! The SQLite database: schema, migrations, batched writes, queries.
 //!
-//! The schema (`schema.sql`, then `runs.sql`, `v3.sql`, `v4.sql`, `v5.sql`, `v6.sql`, `v7.sql`, `v8.sql`, `v9.sql` and `v10.sql`; version [`SCHEMA_VERSION`]) is a wire format: other
+//! The schema (`schema.sql`, then `runs.sql`, `v3.sql`, `v4.sql`, `v5.sql`, `v6.sql`, `v7.sql`, `v8.sql`, `v9.sql`, `v10.sql` and `v11.sql`; version [`SCHEMA_VERSION`]) is a wire format: other
 //! tools may query it, so columns are only ever added by numbered migrations.
 //! The database file is created with mode 0600 in a 0700 directory; SQLite gives
 //! its `-wal` and `-shm` files the same mode. Many processes (several proxies) may
@@ -16,6 +16,7 @@ mod runs;
 mod step_pages;
 mod tasks;
 mod write;
+mod yardsticks;
 
 pub use cache::ResponseCache;
 pub use erase::Erasure;
@@ -47,7 +48,7 @@ const SESSION_TABLES: [&str; 7] = [
 ];
 
 /// Version of the schema this build writes (`PRAGMA user_version`).
-pub const SCHEMA_VERSION: i64 = 10;
+pub const SCHEMA_VERSION: i64 = 11;
 
 /// Errors of the store.
 #[derive(Debug, thiserror::Error)]
@@ -391,6 +392,10 @@ impl Database {
         }
         if version < 10 {
             tx.execute_batch(include_str!("v10.sql"))
+                .map_err(|source| sqlite(&path, source))?;
+        }
+        if version < 11 {
+            tx.execute_batch(include_str!("v11.sql"))
                 .map_err(|source| sqlite(&path, source))?;
         }
         tx.execute_batch(&format!("PRAGMA user_version = {SCHEMA_VERSION}"))

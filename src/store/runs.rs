@@ -10,6 +10,7 @@ use serde_json::json;
 
 use super::{Database, StoreError, sqlite};
 use crate::core::metrics::flow::{FlowClass, FlowStep, Prf, RankedPrediction, StepCounts};
+use crate::engine::replay::yardsticks::StepYardsticks;
 use crate::engine::suggest::{Call, CallFailure, ReadSource, StepRead};
 
 /// One run as listed by reports.
@@ -73,6 +74,8 @@ pub struct StoredStep {
     pub suggest_cached: Option<bool>,
     /// `generate` served from the response cache (`None`: no cache or no call).
     pub generate_cached: Option<bool>,
+    /// delta-chrF, NEP matches and location hit (table `run_step_yardsticks`).
+    pub yardsticks: StepYardsticks,
 }
 
 /// The content score of a step, as stored.
@@ -374,6 +377,8 @@ impl Database {
             ],
         )
         .map_err(e)?;
+        super::yardsticks::record_step_yardsticks(&tx, run, key, step.step, &step.yardsticks)
+            .map_err(e)?;
         for p in &step.predictions {
             tx.execute(
                 "INSERT OR REPLACE INTO run_predictions (run_id, key, step, rank, file, start_line, end_line, text, confidence, matched, class)

@@ -2,6 +2,7 @@
 //! finished trajectory's steps from the database, so however long the trajectory,
 //! only one page of its steps is in memory.
 
+use crate::engine::replay::yardsticks::StepYardsticks;
 use rusqlite::params;
 
 use super::runs::{flow_from_json, prediction_row, read_row};
@@ -23,8 +24,10 @@ impl Database {
         let mut steps = self.rows(
             "SELECT step, applied, allowed, remaining, precision, recall, f1, tp, fp, fn,
                     content_edit, content_bleu, content_es, content_generated, suggest_ms,
-                    generate_ms, flow, suggest_cached, generate_cached
-               FROM run_steps WHERE run_id = ?1 AND key = ?2 AND step > ?3
+                    generate_ms, flow, suggest_cached, generate_cached,
+                    delta_chrf, nep_partial, nep_position, location_hit
+               FROM run_steps LEFT JOIN run_step_yardsticks USING (run_id, key, step)
+              WHERE run_id = ?1 AND key = ?2 AND step > ?3
               ORDER BY step LIMIT ?4",
             params![run, key, after, limit as i64],
             |row| {
@@ -63,6 +66,12 @@ impl Database {
                     reads: Vec::new(),
                     suggest_cached: row.get(17)?,
                     generate_cached: row.get(18)?,
+                    yardsticks: StepYardsticks {
+                        delta_chrf: row.get(19)?,
+                        nep_partial: row.get(20)?,
+                        nep_position: row.get(21)?,
+                        location_hit: row.get(22)?,
+                    },
                 })
             },
         )?;

@@ -1,7 +1,7 @@
 //! What became of the offers a language server made in a recorded session
 //! (`nextedit live`): the typed offers ([`Offer`]), each offer's outcome and what
 //! happened next (`outcome`, with the inserted text tracked through later edits by
-//! `span`), the figures over one or many sessions (`figures`), their text and JSON
+//! `span`, and the text at its place by `place` for Zed's kept rate), the figures over one or many sessions (`figures`), their text and JSON
 //! forms (`text`, `json`) and the preference-training lines of `sessions export
 //! --offers` (`json::export_line`). Pure: offers and a trajectory in, typed values out; the
 //! outcome is computed when read, never stored, so it can be recomputed.
@@ -10,6 +10,7 @@ pub mod figures;
 pub mod html;
 pub mod json;
 pub mod outcome;
+pub mod place;
 pub mod span;
 pub mod text;
 

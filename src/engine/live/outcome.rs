@@ -22,8 +22,10 @@ use std::collections::HashMap;
 
 use serde::Serialize;
 
+use super::place::TakenPlace;
 use super::span::TrackedSpan;
 use super::{Offer, OfferKind};
+use crate::core::metrics::yardsticks::kept_rate::kept_rate;
 use crate::core::trajectory::{Change, EventBody, Origin, Trajectory};
 
 /// The windows the analysis uses.
@@ -153,6 +155,9 @@ pub struct Aftermath {
     pub reversed_after_ms: Option<f64>,
     /// Later changes inside it that left some of it.
     pub edits_inside: usize,
+    /// Zed's kept rate (`compute_kept_rate`) of the taken text against the text at its
+    /// place at the session's end (or when none of it was left).
+    pub zed_kept_rate: f64,
 }
 
 /// A dismissed offer the developer typed anyway.
@@ -824,6 +829,7 @@ fn leading_words(
 /// Follows taken text through the rest of the session.
 fn follow(file: &str, at: usize, taken: &str, t0: f64, rest: &[Step]) -> Aftermath {
     let mut span = TrackedSpan::new(taken, at);
+    let mut place = TakenPlace::new(taken, at);
     let mut kept = [None, None];
     let mut reversed_after_ms = None;
     for step in rest {
@@ -835,14 +841,19 @@ fn follow(file: &str, at: usize, taken: &str, t0: f64, rest: &[Step]) -> Afterma
         }
         match step {
             Step::Change(_, _, c) if c.file == file => {
-                span.apply(c.start_byte, c.end_byte, c.after.len())
+                span.apply(c.start_byte, c.end_byte, c.after.len());
+                place.apply(c.start_byte, c.end_byte, &c.after);
             }
-            Step::Reload(_, _, f, _) if *f == file => span.apply(0, usize::MAX / 2, 0),
+            Step::Reload(_, _, f, _) if *f == file => {
+                span.apply(0, usize::MAX / 2, 0);
+                place.clear();
+            }
             _ => continue,
         }
         if reversed_after_ms.is_none() && span.kept_chars() == 0 && span.chars() > 0 {
             reversed_after_ms = Some(t - t0);
-            // Nothing left to follow: every later figure is 0.
+            // Nothing left to follow: every later figure is 0 (and the place is
+            // followed no further: what is typed there later was not taken).
             break;
         }
     }
@@ -854,6 +865,8 @@ fn follow(file: &str, at: usize, taken: &str, t0: f64, rest: &[Step]) -> Afterma
         kept_end: end,
         reversed_after_ms,
         edits_inside: span.edits_inside,
+        // Zed's kept rate of the taken text at its place: nothing was there before it.
+        zed_kept_rate: kept_rate("", taken, place.text()).kept_rate,
     }
 }
 
@@ -1039,6 +1052,22 @@ mod tests {
     }
 
     #[test]
+    fn zeds_kept_rate_is_by_token_at_the_taken_texts_place() {
+        let mut s = Session::new("x = \n");
+        let offers = s.offer(1_000.0, 0, 4, 0, &["print(a)"], OfferKind::Completion);
+        s.change(1_500.0, 4, "", "print(a)", Origin::Completion);
+        // "a" becomes "b" inside it; what is typed after it is not at its place.
+        s.change(2_000.0, 10, "a", "b", Origin::User);
+        s.change(2_500.0, 12, "", " # done", Origin::User);
+        let outcomes = analyse(&s.trajectory, &offers, LiveConfig::default());
+        let after = outcomes[0].aftermath.as_ref().expect("taken");
+        // print ( a ) → print ( b ): "print", "(" and ")" kept, 7 of 8 bytes.
+        assert_eq!(after.zed_kept_rate, 0.875);
+        // The character view agrees here: of the 8 taken bytes, the replaced "a" is lost.
+        assert_eq!(after.kept_end, 0.875);
+    }
+
+    #[test]
     fn accepted_kept_partly_then_dismissed_but_typed() {
         let mut s = Session::new("import os\npri\n");
         // "pri" at line 1; the list offers print (rank 0) and private (rank 1).
@@ -1080,7 +1109,9 @@ mod tests {
                 kept_5min: 0.6,
                 kept_end: 0.6,
                 reversed_after_ms: None,
-                edits_inside: 1
+                edits_inside: 1,
+                // Zed's kept rate is by token: "pri" keeps none of the token "print".
+                zed_kept_rate: 0.0,
             })
         );
         assert_eq!(outcomes[1].outcome.key(), "dismissed");

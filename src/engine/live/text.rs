@@ -65,6 +65,7 @@ pub fn print_figures(out: &mut impl Write, groups: &[LiveFigures]) -> std::io::R
             share(f.kept_5min),
             share(f.kept_end)
         )?;
+        writeln!(out, "  Zed's kept rate      {}", share(f.zed_kept_rate))?;
         writeln!(
             out,
             "  reversals            {} ({} edits inside taken text)",

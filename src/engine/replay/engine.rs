@@ -8,6 +8,7 @@ use std::time::{Duration, Instant};
 
 use super::matching::{Located, MatchRule, is_unchanged, location_score, match_one_to_one};
 use super::state::{ReplayState, StateError, split_lines};
+use super::yardsticks::{StepYardsticks, location_hit};
 use crate::core::metrics::bleu::historian_bleu;
 use crate::core::metrics::excision::{EsGranularity, ExcisionConfig, excision_score_text};
 use crate::core::metrics::flow::{FlowClass, FlowStep, RankedPrediction};
@@ -121,6 +122,8 @@ pub struct StepRecord {
     /// Reported reads left out, each with why (a path outside the worktree, an
     /// inverted range, lines past the end of a trajectory file).
     pub dropped_reads: Vec<String>,
+    /// delta-chrF, NEP matches and location hit of the step.
+    pub yardsticks: StepYardsticks,
 }
 
 /// A finished replay. Its steps went to the [`ReplayObserver`] one by one, and are not
@@ -679,6 +682,20 @@ pub fn replay(
             }
         }
         let (reads, dropped_reads) = checked_reads(&state, reads);
+        let top = edits.first().map(|c| Located {
+            file: &c.edit.file,
+            start: c.edit.start_line,
+            end: c.edit.end_line,
+            before: &c.current,
+            after: &c.edit.text,
+        });
+        let mut yardsticks = StepYardsticks {
+            location_hit: location_hit(&state, top.as_ref(), &allowed),
+            ..StepYardsticks::default()
+        };
+        if let Some(c) = &content {
+            yardsticks = yardsticks.with_content(&state, c.gold.0, &c.text);
+        }
         state.apply(next);
         graph.settle(&mut state);
         workspace.sync(&state).map_err(ReplayError::Workspace)?;
@@ -696,6 +713,7 @@ pub fn replay(
             flow,
             reads,
             dropped_reads,
+            yardsticks,
         };
         hooks
             .observer

@@ -12,6 +12,7 @@ pub mod matching;
 mod oracle;
 pub mod state;
 mod worktree;
+pub mod yardsticks;
 
 pub use engine::{
     ContentScore, IgnoreProgress, KeepSteps, OrderMode, PredictionRecord, ReplayConfig,

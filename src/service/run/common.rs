@@ -9,6 +9,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use super::definition::trajectory_digest;
 use super::{RunError, RunRead};
+use crate::engine::replay::yardsticks::StepYardsticks;
 use crate::engine::suggest::StepRead;
 use crate::store::{
     CallTally, RunMeasurements, RunSummary, RunTrajectory, StepDetail, StepFlow, StepSet,
@@ -260,5 +261,14 @@ impl RunRead for CommonSteps<'_> {
 
     fn run_call_tallies(&self, run: i64) -> Result<Vec<CallTally>, StoreError> {
         self.store.run_call_tallies(run)
+    }
+
+    fn run_step_yardsticks(
+        &self,
+        run: i64,
+    ) -> Result<Vec<(String, usize, StepYardsticks)>, StoreError> {
+        let mut rows = self.store.run_step_yardsticks(run)?;
+        rows.retain(|(key, step, _)| self.holds(run, key, *step));
+        Ok(rows)
     }
 }

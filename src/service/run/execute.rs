@@ -855,6 +855,7 @@ pub fn stored_step(trajectory: &Trajectory, step: &StepRecord) -> StoredStep {
         reads: step.reads.clone(),
         suggest_cached: None,
         generate_cached: None,
+        yardsticks: step.yardsticks,
     }
 }
 

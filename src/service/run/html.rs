@@ -134,7 +134,7 @@ fn figure(value: Option<f64>, interval: Option<(f64, f64)>, digits: usize) -> St
 fn run_table(h: &mut String, runs: &[HtmlRun]) {
     h.push_str("<h2 id=\"runs\">Runs</h2>\n<table class=\"runs\">\n<tr><th>Run</th><th class=\"l\">Suggester</th><th>Trajectories</th><th>Steps</th>\
 <th>Micro P</th><th>Micro R</th><th>Micro F1</th><th>Macro F1</th><th>hit@1</th><th>hit@3</th><th>MRR</th>\
-<th>Mean BLEU</th><th>Mean ES</th><th>Do nothing: BLEU empty / unchanged</th><th>Do nothing: ES empty / unchanged</th>\
+<th>Mean BLEU</th><th>Mean ES</th><th>Mean delta-chrF</th><th>NEP partial</th><th>NEP position</th><th>Location acc.</th><th>Do nothing: BLEU empty / unchanged</th><th>Do nothing: ES empty / unchanged</th>\
 <th>suggest p50 / p95 ms</th><th class=\"l\">Failed calls</th></tr>\n");
     for run in runs {
         let r = &run.report;
@@ -162,7 +162,7 @@ fn run_table(h: &mut String, runs: &[HtmlRun]) {
             h,
             "<tr class=\"run\" id=\"run-{id}\"><td>{id}</td><td class=\"l\">{suggester}</td><td>{done}/{all}</td><td>{steps}</td>\
 <td>{mp}</td><td>{mr}</td><td>{mf}</td><td>{af}</td><td>{h1}</td><td>{h3}</td><td>{mrr}</td><td>{bleu}</td><td>{es}</td>\
-<td>{nb}</td><td>{ne}</td><td class=\"latency\">{latency}</td><td class=\"l\">{errors}</td></tr>",
+<td>{chrf}</td><td>{partial}</td><td>{position}</td><td>{location}</td><td>{nb}</td><td>{ne}</td><td class=\"latency\">{latency}</td><td class=\"l\">{errors}</td></tr>",
             id = r.info.id,
             done = r.info.done,
             all = r.info.trajectories,
@@ -176,6 +176,10 @@ fn run_table(h: &mut String, runs: &[HtmlRun]) {
             mrr = figure(stepped(s.mrr), ci.mrr, 3),
             bleu = figure(mean(&m.bleu), ci.mean_bleu, 1),
             es = figure(mean(&m.es), ci.mean_es, 3),
+            chrf = figure(r.yardsticks.mean_delta_chrf, None, 1),
+            partial = figure(r.yardsticks.nep_partial_rate, None, 3),
+            position = figure(r.yardsticks.nep_position_rate, None, 3),
+            location = figure(r.yardsticks.location_accuracy, None, 3),
             nb = pair(b.empty_bleu, b.unchanged_bleu, 1),
             ne = pair(b.empty_es, b.unchanged_es, 3),
             errors = escape(&if errors.is_empty() {
@@ -186,7 +190,9 @@ fn run_table(h: &mut String, runs: &[HtmlRun]) {
         );
     }
     h.push_str("</table>\n<p class=\"muted\">Micro/macro precision, recall and F1 of the predicted locations; hit@k and MRR of the first keeping prediction; \
-BLEU-4 (0–100) and ES (0–1) of the content beside what doing nothing scores on the same steps (an empty answer / the unchanged text). \
+BLEU-4 (0–100) and ES (0–1) of the content beside what doing nothing scores on the same steps (an empty answer / the unchanged text); \
+Zed's delta-chrF (0–100) and the Next Edit Prediction benchmark's partial and position match rates of the content, in its file; \
+location accuracy: the share of steps with an edit allowed next whose best-ranked prediction is at one. \
 For a run replayed with repetitions, a figure with a bracketed range is the mean over its repetitions and its 95 % t-interval; the row's other figures are its first repetition's.</p>\n");
 }
 
@@ -567,6 +573,7 @@ mod tests {
     use crate::service::run::plan::{MatchKind, Order};
     use crate::service::run::report::{Baseline, RunReport};
     use crate::service::run::verdict::Verdict;
+    use crate::service::run::yardsticks::YardstickSummary;
     use crate::store::{RunMeasurements, RunSummary};
 
     const HOSTILE: &str = "<script>alert(1)</script>";
@@ -620,6 +627,13 @@ mod tests {
                 verdict: Verdict {
                     tallies: vec![],
                     max_failed_share: 1.0,
+                },
+                yardsticks: YardstickSummary {
+                    mean_delta_chrf: Some(62.5),
+                    nep_partial_rate: Some(0.0),
+                    nep_position_rate: Some(1.0),
+                    location_accuracy: Some(0.5),
+                    location_steps: 2,
                 },
             },
             intervals,
@@ -690,6 +704,10 @@ mod tests {
         let plain = render(&[run(Intervals::default())]);
         assert!(!plain.contains("class=\"ci\""));
         assert!(plain.contains("<td>50.0</td><td>0.500</td>"));
+        // The yardsticks follow the content scores.
+        assert!(
+            plain.contains("<td>0.500</td><td>62.5</td><td>0.000</td><td>1.000</td><td>0.500</td>")
+        );
         let with = render(&[run(Intervals {
             mean_bleu: Some((41.25, 58.75)),
             micro_f1: Some((0.0, 0.25)),

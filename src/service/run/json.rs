@@ -233,6 +233,7 @@ pub fn report(r: &RunReport) -> Value {
         "content_steps": m.bleu.len(),
         "mean_bleu": r.mean_bleu(),
         "mean_es": r.mean_es(),
+        "yardsticks": r.yardsticks,
         "baseline": {
             "empty_bleu": b.empty_bleu, "empty_es": b.empty_es,
             "unchanged_bleu": b.unchanged_bleu, "unchanged_es": b.unchanged_es,

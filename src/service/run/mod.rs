@@ -28,6 +28,7 @@ mod store;
 pub mod text;
 pub mod verdict;
 mod worker;
+pub mod yardsticks;
 
 pub use execute::{ALLOWED_IDS_KEPT, Executed, execute, execute_group, install_process_guards};
 pub use plan::{

@@ -11,6 +11,7 @@ use super::common::Common;
 use super::definition::{Definition, differences};
 use super::plan::SandboxState;
 use super::verdict::Verdict;
+use super::yardsticks::YardstickSummary;
 use super::{RunError, RunRead, RunSettings};
 use crate::core::metrics::contextbench::{ContextBenchConfig, SessionScores};
 use crate::core::metrics::flow::{FlowStep, FlowSummary, HISTORIAN_KS, aggregate};
@@ -40,6 +41,8 @@ pub struct RunReport {
     pub definition: Definition,
     /// Whether too many of its calls failed for its figures to mean anything.
     pub verdict: Verdict,
+    /// Mean delta-chrF, NEP match rates, location accuracy.
+    pub yardsticks: YardstickSummary,
 }
 
 impl RunReport {
@@ -55,6 +58,7 @@ impl RunReport {
             unsandboxed_process: settings.is_process() && settings.sandbox != SandboxState::Bwrap,
             definition: Definition::from_settings(&settings, &store.run_trajectories(run)?),
             verdict: Verdict::of(store, run)?,
+            yardsticks: YardstickSummary::of(store, run)?,
         })
     }
 

@@ -4,6 +4,7 @@
 //! read-only view of some runs' common steps.
 
 use super::RunError;
+use crate::engine::replay::yardsticks::StepYardsticks;
 use crate::engine::suggest::{Call, CallFailure, StepRead};
 use crate::store::{
     CallTally, Database, RunMeasurements, RunSummary, RunTrajectory, StepDetail, StepFlow, StepSet,
@@ -120,6 +121,11 @@ pub trait RunRead {
     fn run_content_edits(&self, run: i64) -> Result<Vec<(String, usize, String)>, StoreError>;
     /// The calls of each kind a run made and how many failed (every step's).
     fn run_call_tallies(&self, run: i64) -> Result<Vec<CallTally>, StoreError>;
+    /// (key, step, yardsticks) of each step that has any, in order.
+    fn run_step_yardsticks(
+        &self,
+        run: i64,
+    ) -> Result<Vec<(String, usize, StepYardsticks)>, StoreError>;
 }
 
 /// The steps a replayed (or resumed) trajectory added to the store: trajectory `key`
@@ -343,12 +349,20 @@ impl RunRead for Database {
     fn run_call_tallies(&self, run: i64) -> Result<Vec<CallTally>, StoreError> {
         Database::run_call_tallies(self, run)
     }
+
+    fn run_step_yardsticks(
+        &self,
+        run: i64,
+    ) -> Result<Vec<(String, usize, StepYardsticks)>, StoreError> {
+        Database::run_step_yardsticks(self, run)
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::RunStore;
     use crate::core::metrics::flow::{FlowClass, FlowStep, Prf, RankedPrediction, StepCounts};
+    use crate::engine::replay::yardsticks::StepYardsticks;
     use crate::engine::suggest::{Call, CallFailure, FailureKind, ReadSource, StepRead};
     use crate::service::run::report::flow_summary;
     use crate::store::{
@@ -419,6 +433,12 @@ mod tests {
                 es: 0.75,
                 generated: false,
             }),
+            yardsticks: StepYardsticks {
+                delta_chrf: Some(62.5),
+                nep_partial: Some(false),
+                nep_position: Some(true),
+                location_hit: Some(true),
+            },
             suggest_ms: 12.5,
             generate_ms: Some(3.0),
             flow: flow.clone(),
@@ -556,6 +576,11 @@ mod tests {
                 reads: vec![read(Call::Suggest, ReadSource::Reported, "a.py", Some(n))],
                 suggest_cached: None,
                 generate_cached: None,
+                // Every third step has a row of yardsticks; the others have none.
+                yardsticks: StepYardsticks {
+                    location_hit: (n % 3 == 0).then_some(n % 2 == 0),
+                    ..StepYardsticks::default()
+                },
             })
             .collect();
         for step in &steps {

@@ -158,6 +158,7 @@ pub fn print_report_against(
         )
         .map_err(print)?;
     }
+    print_yardsticks(out, &reports).map_err(print)?;
     if reports.iter().any(|r| !r.context.is_empty()) {
         print_context(out, &reports).map_err(print)?;
     }
@@ -203,6 +204,33 @@ pub fn print_report_against(
         for note in notes {
             writeln!(out, "{note}").map_err(print)?;
         }
+    }
+    Ok(())
+}
+
+/// The field's other yardsticks, a line per run: Zed's delta-chrF, NEP's match rates,
+/// NES's location accuracy (over how many steps).
+fn print_yardsticks(out: &mut impl Write, reports: &[RunReport]) -> std::io::Result<()> {
+    writeln!(
+        out,
+        "\n{:>4}  {:>10}  {:>11}  {:>12}  LOCATION ACC",
+        "RUN", "DELTA-CHRF", "NEP PARTIAL", "NEP POSITION"
+    )?;
+    let f = |v: Option<f64>, digits: usize| v.map_or("-".into(), |v| format!("{v:.digits$}"));
+    for r in reports {
+        let y = &r.yardsticks;
+        writeln!(
+            out,
+            "{:>4}  {:>10}  {:>11}  {:>12}  {}",
+            r.info.id,
+            f(y.mean_delta_chrf, 1),
+            f(y.nep_partial_rate, 3),
+            f(y.nep_position_rate, 3),
+            match y.location_accuracy {
+                Some(a) => format!("{a:.3} ({} steps)", y.location_steps),
+                None => "-".into(),
+            }
+        )?;
     }
     Ok(())
 }
