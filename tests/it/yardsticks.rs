@@ -172,6 +172,23 @@ fn edit(rng: &mut Rng, lines: &[String]) -> Vec<String> {
     v
 }
 
+/// Runs a Python script on `input` as JSON on its standard input; its JSON output.
+fn python<T: serde::de::DeserializeOwned>(script: &str, input: &impl serde::Serialize) -> T {
+    let mut child = Command::new("python3")
+        .args(["-c", script])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("python3 runs");
+    let input = serde_json::to_string(input).unwrap();
+    (child.stdin.take().unwrap())
+        .write_all(input.as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "python3 failed");
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
 #[test]
 fn unified_diff_equals_pythons_difflib_on_random_inputs() {
     let mut rng = Rng(0x2545_F491_4F6C_DD1D);
@@ -185,22 +202,7 @@ fn unified_diff_equals_pythons_difflib_on_random_inputs() {
     let script = "import difflib, json, sys\n\
         cases = json.load(sys.stdin)\n\
         json.dump([list(difflib.unified_diff(a, b, lineterm='')) for a, b in cases], sys.stdout)";
-    let mut child = Command::new("python3")
-        .args(["-c", script])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .expect("python3 runs");
-    let input = serde_json::to_string(&cases).unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(input.as_bytes())
-        .unwrap();
-    let out = child.wait_with_output().unwrap();
-    assert!(out.status.success());
-    let python: Vec<Vec<String>> = serde_json::from_slice(&out.stdout).unwrap();
+    let python: Vec<Vec<String>> = python(script, &cases);
     let mut long_with_hunks = 0;
     for (i, ((a, b), want)) in cases.iter().zip(&python).enumerate() {
         let a: Vec<&str> = a.iter().map(String::as_str).collect();
@@ -225,21 +227,7 @@ fn splitlines_equals_pythons() {
     ];
     let script =
         "import json, sys\njson.dump([t.splitlines() for t in json.load(sys.stdin)], sys.stdout)";
-    let mut child = Command::new("python3")
-        .args(["-c", script])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .expect("python3 runs");
-    let input = serde_json::to_string(&texts).unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(input.as_bytes())
-        .unwrap();
-    let out = child.wait_with_output().unwrap();
-    let python: Vec<Vec<String>> = serde_json::from_slice(&out.stdout).unwrap();
+    let python: Vec<Vec<String>> = python(script, &texts);
     for (t, want) in texts.iter().zip(python) {
         assert_eq!(splitlines(t), want, "{t:?}");
     }
