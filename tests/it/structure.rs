@@ -8,7 +8,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
-use crate::tidy::rust_files;
+use crate::source::{indentation, non_test_lines, rust_files, use_items, use_paths};
 
 const ROOT: &str = env!("CARGO_MANIFEST_DIR");
 
@@ -54,42 +54,6 @@ struct Source {
     code: Vec<String>,
 }
 
-/// The lines of `text` outside `#[cfg(test)]` items (rustfmt'd code: an item ends at
-/// the first `}` line at its own indentation, or on its own line when it ends with `;`).
-fn non_test_lines(text: &str) -> Vec<String> {
-    let lines: Vec<&str> = text.lines().collect();
-    let mut out = Vec::new();
-    let mut i = 0;
-    while i < lines.len() {
-        let line = lines[i];
-        if line.trim() == "#[cfg(test)]" {
-            let indent = indentation(line);
-            i += 1;
-            while i < lines.len() && lines[i].trim_start().starts_with("#[") {
-                i += 1;
-            }
-            if i < lines.len() && !lines[i].trim_end().ends_with(';') {
-                while i < lines.len()
-                    && !(indentation(lines[i]) == indent && lines[i].trim_start().starts_with('}'))
-                {
-                    i += 1;
-                }
-            }
-            i += 1;
-            continue;
-        }
-        if !line.trim_start().starts_with("//") {
-            out.push(line.to_string());
-        }
-        i += 1;
-    }
-    out
-}
-
-fn indentation(line: &str) -> usize {
-    line.len() - line.trim_start().len()
-}
-
 fn sources() -> Vec<Source> {
     let src = Path::new(ROOT).join("src");
     rust_files(&src)
@@ -123,64 +87,17 @@ fn sources() -> Vec<Source> {
         .collect()
 }
 
-/// The paths a `use` tree names, each as its segments (`a::{b, c::d}` → `a::b`,
-/// `a::c::d`; `self` in a group names the group's prefix).
-fn use_paths(tree: &str) -> Vec<Vec<String>> {
-    fn expand(prefix: &[String], tree: &str, out: &mut Vec<Vec<String>>) {
-        let tree = tree.trim();
-        if tree.is_empty() {
-            return;
-        }
-        if let Some(open) = tree.find('{') {
-            let head = tree[..open].trim().trim_end_matches("::");
-            let close = tree.rfind('}').filter(|&c| c > open).unwrap_or(tree.len());
-            let inner = &tree[open + 1..close];
-            let mut path = prefix.to_vec();
-            path.extend(head.split("::").filter(|s| !s.is_empty()).map(String::from));
-            let mut depth = 0;
-            let mut start = 0;
-            for (i, c) in inner.char_indices() {
-                match c {
-                    '{' => depth += 1,
-                    '}' => depth -= 1,
-                    ',' if depth == 0 => {
-                        expand(&path, &inner[start..i], out);
-                        start = i + 1;
-                    }
-                    _ => {}
-                }
-            }
-            expand(&path, &inner[start..], out);
-            return;
-        }
-        let name = tree.split(" as ").next().unwrap().trim();
-        let mut path = prefix.to_vec();
-        for segment in name.split("::") {
-            match segment {
-                "self" | "*" => {}
-                s => path.push(s.to_string()),
-            }
-        }
-        out.push(path);
-    }
-    let mut out = Vec::new();
-    expand(&[], tree, &mut out);
-    out
-}
-
 /// Every module path `source` refers to, absolute (`crate::` and `super::` resolved).
 fn references(source: &Source) -> Vec<Vec<String>> {
     let inline = regex::Regex::new(r"\b((?:crate|super)(?:::\w+)+)").unwrap();
     let text = source.code.join("\n");
     let mut paths: Vec<String> = Vec::new();
-    // `use` items, possibly over several lines.
-    let uses = regex::Regex::new(r"(?ms)^\s*(?:pub(?:\([^)]*\))?\s+)?use\s+([^;]+);").unwrap();
-    for c in uses.captures_iter(&text) {
-        for p in use_paths(&c[1]) {
+    let (trees, without_uses) = use_items(&text);
+    for tree in trees {
+        for p in use_paths(&tree) {
             paths.push(p.join("::"));
         }
     }
-    let without_uses = uses.replace_all(&text, "");
     for c in inline.captures_iter(&without_uses) {
         paths.push(c[1].to_string());
     }
