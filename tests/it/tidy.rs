@@ -5,6 +5,8 @@ use std::path::Path;
 
 use crate::source::{non_test_lines, rust_files, use_bindings, use_items};
 
+mod paths;
+
 const ROOT: &str = env!("CARGO_MANIFEST_DIR");
 
 /// `src/`-relative path with forward slashes.
@@ -33,29 +35,6 @@ fn every_module_says_what_it_is() {
         .map(|p| relative(p))
         .collect();
     assert!(missing.is_empty(), "no `//!` module doc: {missing:?}");
-}
-
-#[test]
-fn every_source_file_is_on_the_code_map() {
-    // Invariant (ARCHITECTURE.md): the code map names every file, by its `src/`-relative
-    // path or, inside its module's entry, by its module name in backticks.
-    let map = std::fs::read_to_string(Path::new(ROOT).join("ARCHITECTURE.md")).unwrap();
-    let missing: Vec<String> = rust_files(&Path::new(ROOT).join("src"))
-        .iter()
-        .map(|p| relative(p))
-        .filter(|rel| {
-            let stem = rel.rsplit('/').next().unwrap().trim_end_matches(".rs");
-            let named = |s: &str| map.contains(&format!("`{s}`"));
-            !(map.contains(rel.as_str())
-                || named(stem)
-                || named(&format!("{stem}.rs"))
-                || (stem == "mod" || stem == "lib" || stem == "main"))
-        })
-        .collect();
-    assert!(
-        missing.is_empty(),
-        "not on ARCHITECTURE.md's code map: {missing:?}"
-    );
 }
 
 /// What the pure core must not reach, as path prefixes: files, processes, sockets,

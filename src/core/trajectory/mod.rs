@@ -9,7 +9,7 @@
 //! - `edits`: the coalesced edits with stable ids (one per developer-perceived edit);
 //! - `order`: the partial order over edits (edges with a kind and reasons).
 //!
-//! Coordinates follow DESIGN.md: 0-based lines, half-open ranges, byte offsets into
+//! Coordinates follow ARCHITECTURE.md's invariant 2: 0-based lines, half-open ranges, byte offsets into
 //! UTF-8 text. Architecture invariant: this module does no I/O, no async, no SQLite.
 
 mod apply;
