@@ -6,6 +6,7 @@ use std::path::Path;
 use crate::source::{non_test_lines, rust_files, use_bindings, use_items};
 
 mod paths;
+mod skips;
 
 const ROOT: &str = env!("CARGO_MANIFEST_DIR");
 
