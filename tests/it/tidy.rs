@@ -5,6 +5,7 @@ use std::path::Path;
 
 use crate::source::{non_test_lines, rust_files, use_bindings, use_items};
 
+mod figures;
 mod paths;
 mod skips;
 
