@@ -308,49 +308,37 @@ fn the_figures_docs_derive_gives_are_what_eval_order_prints() {
     );
     let cv = &report["cross_validation"];
     let (rules, held) = (&cv["all_rules"], &cv["held_out"]);
-    check_table(
-        &doc,
-        "### `--lsp` on the samples",
-        &[
-            (
-                "accuracy, all pairs",
-                1,
-                with_interval(&rules["accuracy_all_pairs"]),
-            ),
-            (
-                "accuracy, annotated pairs",
-                1,
-                with_interval(&rules["accuracy_annotated_pairs"]),
-            ),
-            (
-                "related precision",
-                1,
-                with_interval(&rules["related_precision"]),
-            ),
-            ("related recall", 1, with_interval(&rules["related_recall"])),
-            ("related F1", 1, with_interval(&rules["related_f1"])),
-            (
-                "held out (`--cv repo`): all pairs",
-                1,
-                with_interval(&held["accuracy_all_pairs"]),
-            ),
-            (
-                "held out: annotated pairs",
-                1,
-                with_interval(&held["accuracy_annotated_pairs"]),
-            ),
-            (
-                "held out: related F1",
-                1,
-                with_interval(&held["related_f1"]),
-            ),
-            (
-                "confusion, all pairs (rows gold: bi, lower-first, higher-first, none)",
-                1,
-                format!("`{}`", confusion(false)),
-            ),
-        ],
-    );
+    let mut lsp_table: Vec<(&str, usize, String)> = [
+        ("accuracy, all pairs", rules, "accuracy_all_pairs"),
+        (
+            "accuracy, annotated pairs",
+            rules,
+            "accuracy_annotated_pairs",
+        ),
+        ("related precision", rules, "related_precision"),
+        ("related recall", rules, "related_recall"),
+        ("related F1", rules, "related_f1"),
+        (
+            "held out (`--cv repo`): all pairs",
+            held,
+            "accuracy_all_pairs",
+        ),
+        (
+            "held out: annotated pairs",
+            held,
+            "accuracy_annotated_pairs",
+        ),
+        ("held out: related F1", held, "related_f1"),
+    ]
+    .into_iter()
+    .map(|(label, set, key)| (label, 1, with_interval(&set[key])))
+    .collect();
+    lsp_table.push((
+        "confusion, all pairs (rows gold: bi, lower-first, higher-first, none)",
+        1,
+        format!("`{}`", confusion(false)),
+    ));
+    check_table(&doc, "### `--lsp` on the samples", &lsp_table);
     // Per rule kind: links, annotated related, precision, repositories below half.
     let rows = table_rows(&doc, "now also prints, per rule kind");
     let kinds = cv["rules"].as_array().unwrap();

@@ -427,7 +427,7 @@ fn every_path_the_prose_names_exists() {
             }
         }
         for target in link_targets(&text) {
-            if !exists(&target, &[here.clone()]) && !allowed(&target) {
+            if !exists(&target, std::slice::from_ref(&here)) && !allowed(&target) {
                 missing.push(format!("{file}: link {target}"));
             }
         }
