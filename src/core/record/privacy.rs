@@ -1,5 +1,9 @@
 //! Privacy: which files are never stored, and which secrets are masked in what is (the
 //! patterns themselves are `base::secrets::patterns`, shared with every printed message).
+//! The rules of every ingestion path: the exclude globs (ignore files with per-line
+//! errors and per-root anchoring), the secret masks (`redact_text`, `mask`, and
+//! `mask_argv` for a server's command line) and [`protect_trajectory`] for derived and
+//! imported trajectories (applied by `store::Database::import_trajectory`).
 
 use globset::{Glob, GlobSet, GlobSetBuilder};
 
