@@ -11,7 +11,9 @@
 //! the crate free of a plotting dependency (plotters' SVG backend pulls in a font stack
 //! for text we can write as plain `<text>`). Everything from the run (file names, code,
 //! suggester specs, error messages) is untrusted and goes through [`escape`]; the page's
-//! Content-Security-Policy forbids scripts and every fetch, as a second guard.
+//! Content-Security-Policy forbids scripts and every fetch, as a second guard. The page
+//! skeleton (`page_start`/`PAGE_END`, `text_table`, `escape`) is `base::html`'s, shared
+//! with `tasks::html` and `live::html`.
 
 use std::fmt::Write;
 

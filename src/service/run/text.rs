@@ -1,5 +1,5 @@
 //! The tables `nextedit replay`, `report` and `runs` print, formatted from typed
-//! values into any writer (the CLI passes stdout).
+//! values into any writer (the CLI passes stdout): the only place they are built.
 
 use std::io::Write;
 use std::path::Path;
