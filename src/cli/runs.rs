@@ -1,5 +1,6 @@
 //! `nextedit runs`: list, show, delete or merge replay runs.
 
+use nextedit::store::Erase;
 use std::io::Write;
 use std::path::PathBuf;
 

@@ -6,6 +6,8 @@
 //! session's dependency order mean the same thing everywhere. [`edited_files`] gives
 //! the final texts `sessions link` looks for in the repository's commits.
 
+use crate::store::OfferRead;
+use crate::store::SessionRead;
 use std::path::{Path, PathBuf};
 
 use crate::core::trajectory::{

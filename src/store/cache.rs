@@ -22,9 +22,22 @@ impl ResponseCache {
     }
 }
 
-impl Database {
+/// The response cache's rows: answers looked up and stored by key.
+pub trait AnswerCache {
     /// The answer cached under `key`, if any.
-    pub fn cached_answer(&self, key: &CacheKey) -> Result<Option<CachedAnswer>, StoreError> {
+    fn cached_answer(&self, key: &CacheKey) -> Result<Option<CachedAnswer>, StoreError>;
+
+    /// Stores (or replaces) the answer under `key`, on behalf of run `run`.
+    fn cache_answer(
+        &mut self,
+        key: &CacheKey,
+        answer: &CachedAnswer,
+        run: i64,
+    ) -> Result<(), StoreError>;
+}
+
+impl AnswerCache for Database {
+    fn cached_answer(&self, key: &CacheKey) -> Result<Option<CachedAnswer>, StoreError> {
         let row = self
             .conn
             .query_row(
@@ -61,8 +74,7 @@ impl Database {
         }))
     }
 
-    /// Stores (or replaces) the answer under `key`, on behalf of run `run`.
-    pub fn cache_answer(
+    fn cache_answer(
         &mut self,
         key: &CacheKey,
         answer: &CachedAnswer,

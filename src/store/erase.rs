@@ -7,6 +7,7 @@
 //! replayed (`run_trajectories`, predictions, reads), so runs that copied erased text
 //! are deleted whole, and the report names them.
 
+use crate::store::RunRead;
 use std::collections::BTreeSet;
 
 use rusqlite::{OptionalExtension, params};
@@ -44,10 +45,24 @@ pub struct Erasure {
     pub wal_cleared: bool,
 }
 
-impl Database {
+/// Erasure: deleting sessions, runs and files' text, scrubbed from the database files.
+pub trait Erase {
     /// Deletes a session, every row that belongs to it and the runs that replayed it,
     /// and scrubs their bytes from the database files.
-    pub fn delete_session(&mut self, session: i64) -> Result<Erasure, StoreError> {
+    fn delete_session(&mut self, session: i64) -> Result<Erasure, StoreError>;
+
+    /// Removes the text of every file whose path `doomed` selects from every session
+    /// (rows, raw messages that name it, stored trajectories) and deletes the runs that
+    /// copied it; then scrubs the database files.
+    fn purge_files(&mut self, doomed: &dyn Fn(&str) -> bool) -> Result<Erasure, StoreError>;
+
+    /// Deletes a replay run (its steps, predictions, reads and copies of the replayed
+    /// trajectories) and scrubs their bytes from the database files.
+    fn delete_run(&mut self, run: i64) -> Result<Erasure, StoreError>;
+}
+
+impl Erase for Database {
+    fn delete_session(&mut self, session: i64) -> Result<Erasure, StoreError> {
         let path = self.path.clone();
         let e = |source| sqlite(&path, source);
         self.conn
@@ -94,10 +109,7 @@ impl Database {
         })
     }
 
-    /// Removes the text of every file whose path `doomed` selects from every session
-    /// (rows, raw messages that name it, stored trajectories) and deletes the runs that
-    /// copied it; then scrubs the database files.
-    pub fn purge_files(&mut self, doomed: &dyn Fn(&str) -> bool) -> Result<Erasure, StoreError> {
+    fn purge_files(&mut self, doomed: &dyn Fn(&str) -> bool) -> Result<Erasure, StoreError> {
         let path = self.path.clone();
         let e = |source| sqlite(&path, source);
         self.conn
@@ -196,9 +208,7 @@ impl Database {
         })
     }
 
-    /// Deletes a replay run (its steps, predictions, reads and copies of the replayed
-    /// trajectories) and scrubs their bytes from the database files.
-    pub fn delete_run(&mut self, run: i64) -> Result<Erasure, StoreError> {
+    fn delete_run(&mut self, run: i64) -> Result<Erasure, StoreError> {
         self.run(run)?;
         let path = self.path.clone();
         let e = |source| sqlite(&path, source);
@@ -216,7 +226,9 @@ impl Database {
             ..Erasure::default()
         })
     }
+}
 
+impl Database {
     /// The runs with a trajectory `copied(key, trajectory)` selects.
     fn runs_copying(
         &self,

@@ -5,30 +5,45 @@
 //! The database file is created with mode 0600 in a 0700 directory; SQLite gives
 //! its `-wal` and `-shm` files the same mode. Many processes (several proxies) may
 //! write to one database at once: WAL mode, a busy timeout, one writer per process.
+//!
+//! [`Database`] itself only opens, checks and migrates the file. What it stores is
+//! reached through one trait per aggregate, each implemented for [`Database`] once, in
+//! its own file: [`SessionStore`] (`sessions.rs`: the session row and the recorder's
+//! rows) and [`SessionRead`] (`session_read.rs`), [`OfferRead`] (`offers.rs`),
+//! [`RunStore`] (`runs.rs`) and [`RunRead`] (`run_read.rs`), [`RunResults`]
+//! (`results.rs`), [`RunMerge`] (`merge.rs`), [`TaskStore`] (`tasks.rs`),
+//! [`AnswerCache`] (`cache.rs`), [`SpillStore`] (`spill.rs`) and [`Erase`]
+//! (`erase.rs`). Traits rather than handles (`db.runs().record_step(…)`): callers keep
+//! calling `db.record_step(…)` on the one `Database` they hold, a `use` names the
+//! aggregates a module touches, and a service can take the narrow trait it needs
+//! (`&mut dyn RunStore`) or give its own view of one (a report's common steps implement
+//! [`RunRead`]) without a forwarding copy.
 
 mod cache;
 mod erase;
-mod export;
 mod merge;
 mod offers;
 mod results;
+mod run_read;
 mod runs;
-mod step_pages;
+mod session_read;
+mod sessions;
+mod spill;
 mod tasks;
-mod write;
 
-pub use cache::ResponseCache;
-pub use erase::Erasure;
-pub use export::{DocumentSummary, SessionSummary};
-pub use merge::{MergedRun, RunRows};
-pub use offers::StoredOffer;
-pub use results::{ResultPrediction, ResultStep};
+pub use cache::{AnswerCache, ResponseCache};
+pub use erase::{Erase, Erasure};
+pub use merge::{MergedRun, RunMerge, RunRows};
+pub use offers::{OfferRead, StoredOffer};
+pub use results::{ResultPrediction, ResultStep, RunResults};
 pub use runs::{
-    CallTally, RunMeasurements, RunSummary, RunTrajectory, StepDetail, StepFailure, StepFlow,
-    StepSet, StoredContent, StoredPrediction, StoredStep,
+    CallTally, RunMeasurements, RunRead, RunStore, RunSummary, RunTrajectory, StepDetail,
+    StepFailure, StepFlow, StepSet, StoredContent, StoredPrediction, StoredStep,
 };
-pub use tasks::{CachedExecution, StoredAnswer, StoredTask, TaskRunRow};
-pub use write::{NewSession, SessionEnd};
+pub use session_read::{DocumentSummary, SessionRead, SessionSummary};
+pub use sessions::{NewSession, SessionEnd, SessionStore};
+pub use spill::{SpillContents, SpillStore};
+pub use tasks::{CachedExecution, StoredAnswer, StoredTask, TaskRunRow, TaskStore};
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;

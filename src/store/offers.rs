@@ -114,9 +114,14 @@ fn bad_column(column: usize, what: &str) -> rusqlite::Error {
     )
 }
 
-impl Database {
+/// Reading the offers (completion items, code actions, …) a session recorded.
+pub trait OfferRead {
     /// Every offer of a recorded session, in answer order then rank.
-    pub fn offers(&self, session: i64) -> Result<Vec<StoredOffer>, StoreError> {
+    fn offers(&self, session: i64) -> Result<Vec<StoredOffer>, StoreError>;
+}
+
+impl OfferRead for Database {
+    fn offers(&self, session: i64) -> Result<Vec<StoredOffer>, StoreError> {
         let known = self.rows(
             "SELECT 1 FROM sessions WHERE id = ?1",
             [session],

@@ -152,9 +152,57 @@ fn now_ns() -> i64 {
         .unwrap_or(0)
 }
 
-impl Database {
+/// Completion task runs, their tasks and answers, the execution cache and the
+/// coverage maps.
+pub trait TaskStore {
     /// Creates a task run and returns its id.
-    pub fn create_task_run(
+    fn create_task_run(
+        &self,
+        suggester: &str,
+        samples: u32,
+        task_file: &str,
+        settings: &str,
+    ) -> Result<i64, StoreError>;
+
+    /// The task run `id`, if there is one.
+    fn task_run(&self, id: i64) -> Result<Option<TaskRunRow>, StoreError>;
+
+    /// Marks a task run finished.
+    fn finish_task_run(&self, id: i64) -> Result<(), StoreError>;
+
+    /// Stores one finished task and its answers in one transaction.
+    fn store_task(&self, run: i64, task: &StoredTask) -> Result<(), StoreError>;
+
+    /// The tasks of run `run` stored so far, by index, with their answers.
+    fn task_run_tasks(&self, run: i64) -> Result<Vec<StoredTask>, StoreError>;
+
+    /// The cached execution for (state, answer, command), if any.
+    fn cached_execution(
+        &self,
+        state_hash: &str,
+        answer_hash: &str,
+        command: &str,
+    ) -> Result<Option<CachedExecution>, StoreError>;
+
+    /// Stores an execution in the cache (a concurrent identical one is kept as it is).
+    fn store_execution(
+        &self,
+        state_hash: &str,
+        answer_hash: &str,
+        command: &str,
+        execution: &CachedExecution,
+    ) -> Result<(), StoreError>;
+
+    /// The coverage map stored under `key` (JSON, [`crate::engine::task::covermap::CoverageMap`]).
+    fn coverage_map(&self, key: &str) -> Result<Option<String>, StoreError>;
+
+    /// Stores a coverage map (JSON) made in `made_ms` under `key` (a concurrent
+    /// identical one is kept as it is).
+    fn store_coverage_map(&self, key: &str, map: &str, made_ms: f64) -> Result<(), StoreError>;
+}
+
+impl TaskStore for Database {
+    fn create_task_run(
         &self,
         suggester: &str,
         samples: u32,
@@ -171,8 +219,7 @@ impl Database {
         Ok(self.conn.last_insert_rowid())
     }
 
-    /// The task run `id`, if there is one.
-    pub fn task_run(&self, id: i64) -> Result<Option<TaskRunRow>, StoreError> {
+    fn task_run(&self, id: i64) -> Result<Option<TaskRunRow>, StoreError> {
         self.conn
             .query_row(
                 "SELECT id, suggester, samples, task_file, settings, finished_ns IS NOT NULL
@@ -193,8 +240,7 @@ impl Database {
             .map_err(|source| sqlite(&self.path, source))
     }
 
-    /// Marks a task run finished.
-    pub fn finish_task_run(&self, id: i64) -> Result<(), StoreError> {
+    fn finish_task_run(&self, id: i64) -> Result<(), StoreError> {
         self.conn
             .execute(
                 "UPDATE task_runs SET finished_ns = ?2 WHERE id = ?1",
@@ -204,8 +250,7 @@ impl Database {
             .map_err(|source| sqlite(&self.path, source))
     }
 
-    /// Stores one finished task and its answers in one transaction.
-    pub fn store_task(&self, run: i64, task: &StoredTask) -> Result<(), StoreError> {
+    fn store_task(&self, run: i64, task: &StoredTask) -> Result<(), StoreError> {
         let task = &task.scrubbed();
         let write = || -> rusqlite::Result<()> {
             let tx = self.conn.unchecked_transaction()?;
@@ -269,8 +314,7 @@ impl Database {
         write().map_err(|source| sqlite(&self.path, source))
     }
 
-    /// The tasks of run `run` stored so far, by index, with their answers.
-    pub fn task_run_tasks(&self, run: i64) -> Result<Vec<StoredTask>, StoreError> {
+    fn task_run_tasks(&self, run: i64) -> Result<Vec<StoredTask>, StoreError> {
         let mut tasks = self.rows(
             "SELECT task_index, task_id, scenario, dependency, context_from, leaked, language,
                     valid, invalid_reason, truth_output, truth_ms, excluded, excluded_output,
@@ -342,8 +386,7 @@ impl Database {
         Ok(tasks.iter().map(StoredTask::scrubbed).collect())
     }
 
-    /// The cached execution for (state, answer, command), if any.
-    pub fn cached_execution(
+    fn cached_execution(
         &self,
         state_hash: &str,
         answer_hash: &str,
@@ -371,8 +414,7 @@ impl Database {
             .map_err(|source| sqlite(&self.path, source))
     }
 
-    /// Stores an execution in the cache (a concurrent identical one is kept as it is).
-    pub fn store_execution(
+    fn store_execution(
         &self,
         state_hash: &str,
         answer_hash: &str,
@@ -401,8 +443,7 @@ impl Database {
             .map_err(|source| sqlite(&self.path, source))
     }
 
-    /// The coverage map stored under `key` (JSON, [`crate::engine::task::covermap::CoverageMap`]).
-    pub fn coverage_map(&self, key: &str) -> Result<Option<String>, StoreError> {
+    fn coverage_map(&self, key: &str) -> Result<Option<String>, StoreError> {
         self.conn
             .query_row(
                 "SELECT map FROM task_coverage_maps WHERE key = ?1",
@@ -413,9 +454,7 @@ impl Database {
             .map_err(|source| sqlite(&self.path, source))
     }
 
-    /// Stores a coverage map (JSON) made in `made_ms` under `key` (a concurrent
-    /// identical one is kept as it is).
-    pub fn store_coverage_map(&self, key: &str, map: &str, made_ms: f64) -> Result<(), StoreError> {
+    fn store_coverage_map(&self, key: &str, map: &str, made_ms: f64) -> Result<(), StoreError> {
         self.conn
             .execute(
                 "INSERT OR IGNORE INTO task_coverage_maps (key, map, made_ms, created_ns)

@@ -3,6 +3,7 @@
 //! steps), stores every step as it finishes, then gathers the reads proxies recorded
 //! behind the suggesters. Scratch directories are removed on SIGINT/SIGTERM too.
 
+use crate::store::SessionRead;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
@@ -862,6 +863,8 @@ pub fn stored_step(trajectory: &Trajectory, step: &StepRecord) -> StoredStep {
 mod tests {
     use super::Unfinished;
     use crate::store::Database;
+    use crate::store::RunRead;
+    use crate::store::RunStore;
 
     #[test]
     fn a_run_stopped_by_an_error_or_a_panic_is_marked_interrupted() {

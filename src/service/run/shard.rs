@@ -12,6 +12,8 @@
 //! repetition's shard runs' rows as stored into one run of a merged repetition group,
 //! so every figure and every interval is computed from the very same rows.
 
+use crate::store::RunMerge;
+use crate::store::RunRead;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 

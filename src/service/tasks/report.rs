@@ -8,6 +8,7 @@
 //! summarized by reason, each task's output tail kept. Each task weighs the same: a figure is the mean over
 //! tasks of the task's mean over its answers; pass@k is the unbiased estimator per task.
 
+use crate::store::TaskStore;
 use std::collections::BTreeMap;
 
 use crate::base::sys::limits::Limit;

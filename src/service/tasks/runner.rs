@@ -12,6 +12,7 @@
 //! write into; `builtin:oracle` is answered here from the task, never through the
 //! protocol. Must not print: progress goes through [`TaskRunEvents`].
 
+use crate::store::TaskStore;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};

@@ -144,9 +144,36 @@ struct EditRow {
     origin: String,
 }
 
-impl Database {
+/// Reading sessions back: summaries, documents, reconstructed texts, trajectories.
+pub trait SessionRead {
     /// All sessions, newest first.
-    pub fn sessions(&self) -> Result<Vec<SessionSummary>, StoreError> {
+    fn sessions(&self) -> Result<Vec<SessionSummary>, StoreError>;
+
+    /// One session's summary, with its perceived edits counted.
+    fn session(&self, id: i64) -> Result<SessionSummary, StoreError>;
+
+    /// Documents of a session in the order they were first seen (for commit-derived and
+    /// imported sessions, the files of their stored trajectory).
+    fn documents(&self, id: i64) -> Result<Vec<DocumentSummary>, StoreError>;
+
+    /// Finds a document by URI, path, or unique path suffix.
+    fn find_document(&self, id: i64, name: &str) -> Result<DocumentSummary, StoreError>;
+
+    /// Text of a document after every recorded row up to `upto_seq` (all rows if `None`).
+    /// `None` when the document's text was never stored (excluded, or never opened).
+    fn document_text(
+        &self,
+        id: i64,
+        uri: &str,
+        upto_seq: Option<u64>,
+    ) -> Result<Option<String>, StoreError>;
+
+    /// The session as a trajectory (the `schemas/trajectory.schema.json` document).
+    fn trajectory(&self, id: i64) -> Result<Trajectory, StoreError>;
+}
+
+impl SessionRead for Database {
+    fn sessions(&self) -> Result<Vec<SessionSummary>, StoreError> {
         let mut stmt = self
             .conn
             .prepare(&format!("{SUMMARY_SQL} ORDER BY s.id DESC"))
@@ -161,34 +188,13 @@ impl Database {
         Ok(rows)
     }
 
-    /// How many edits a person perceives in the session (its trajectory's edits).
-    fn perceived_edits(&self, id: i64) -> Option<i64> {
-        self.trajectory(id).ok().map(|t| t.edits.len() as i64)
-    }
-
-    /// One session's summary, with its perceived edits counted.
-    pub fn session(&self, id: i64) -> Result<SessionSummary, StoreError> {
+    fn session(&self, id: i64) -> Result<SessionSummary, StoreError> {
         let mut summary = self.session_row(id)?;
         summary.edits = self.perceived_edits(id);
         Ok(summary)
     }
 
-    /// One session's row, without the perceived edits (which need the trajectory).
-    fn session_row(&self, id: i64) -> Result<SessionSummary, StoreError> {
-        self.conn
-            .query_row(
-                &format!("{SUMMARY_SQL} WHERE s.id = ?1"),
-                [id],
-                summary_from_row,
-            )
-            .optional()
-            .map_err(|source| sqlite(&self.path, source))?
-            .ok_or(StoreError::NoSession(id))
-    }
-
-    /// Documents of a session in the order they were first seen (for commit-derived and
-    /// imported sessions, the files of their stored trajectory).
-    pub fn documents(&self, id: i64) -> Result<Vec<DocumentSummary>, StoreError> {
+    fn documents(&self, id: i64) -> Result<Vec<DocumentSummary>, StoreError> {
         if let Some(trajectory) = self.stored_trajectory(id)? {
             return Ok(trajectory
                 .files
@@ -219,8 +225,7 @@ impl Database {
         })
     }
 
-    /// Finds a document by URI, path, or unique path suffix.
-    pub fn find_document(&self, id: i64, name: &str) -> Result<DocumentSummary, StoreError> {
+    fn find_document(&self, id: i64, name: &str) -> Result<DocumentSummary, StoreError> {
         self.session(id)?;
         let documents = self.documents(id)?;
         if let Some(doc) = documents.iter().find(|d| d.uri == name || d.path == name) {
@@ -251,9 +256,7 @@ impl Database {
         }
     }
 
-    /// Text of a document after every recorded row up to `upto_seq` (all rows if `None`).
-    /// `None` when the document's text was never stored (excluded, or never opened).
-    pub fn document_text(
+    fn document_text(
         &self,
         id: i64,
         uri: &str,
@@ -298,54 +301,7 @@ impl Database {
         Ok(Some(text))
     }
 
-    fn edit_rows(
-        &self,
-        id: i64,
-        uri: Option<&str>,
-        after_seq: u64,
-        upto: i64,
-    ) -> Result<Vec<EditRow>, StoreError> {
-        self.rows("SELECT seq, t_ns, uri, version, start_byte, end_byte, start_line, end_line, new_end_line,
-                        text_before, text_after, origin
-                   FROM edits WHERE session_id = ?1 AND (?2 IS NULL OR uri = ?2) AND seq > ?3 AND seq <= ?4
-                  ORDER BY seq", params![id, uri, after_seq as i64, upto], |row| {
-            Ok(EditRow {
-                seq: row.get::<_, i64>(0)? as u64,
-                t_ns: row.get::<_, i64>(1)? as u64,
-                uri: row.get(2)?,
-                version: row.get(3)?,
-                start_byte: row.get::<_, i64>(4)? as usize,
-                end_byte: row.get::<_, i64>(5)? as usize,
-                start_line: row.get::<_, i64>(6)? as usize,
-                end_line: row.get::<_, i64>(7)? as usize,
-                new_end_line: row.get::<_, i64>(8)? as usize,
-                before: row.get(9)?,
-                after: row.get(10)?,
-                origin: row.get(11)?,
-            })
-        })
-    }
-
-    /// The trajectory a commit-derived or imported session was stored as, if any.
-    fn stored_trajectory(&self, id: i64) -> Result<Option<Trajectory>, StoreError> {
-        let stored: Option<String> = self
-            .conn
-            .query_row("SELECT trajectory FROM sessions WHERE id = ?1", [id], |r| {
-                r.get(0)
-            })
-            .optional()
-            .map_err(|source| sqlite(&self.path, source))?
-            .flatten();
-        Ok(stored
-            .and_then(|json| serde_json::from_str::<Trajectory>(&json).ok())
-            .map(|mut trajectory| {
-                trajectory.session.id = id.to_string();
-                trajectory
-            }))
-    }
-
-    /// The session as a trajectory (the `schemas/trajectory.schema.json` document).
-    pub fn trajectory(&self, id: i64) -> Result<Trajectory, StoreError> {
+    fn trajectory(&self, id: i64) -> Result<Trajectory, StoreError> {
         let summary = self.session_row(id)?;
         if let Some(trajectory) = self.stored_trajectory(id)? {
             return Ok(trajectory);
@@ -526,5 +482,71 @@ impl Database {
         // The edits a person would name, in the order they began (real temporal order).
         recompute_recorded_edits(&mut trajectory);
         Ok(trajectory)
+    }
+}
+
+impl Database {
+    /// How many edits a person perceives in the session (its trajectory's edits).
+    fn perceived_edits(&self, id: i64) -> Option<i64> {
+        self.trajectory(id).ok().map(|t| t.edits.len() as i64)
+    }
+
+    /// One session's row, without the perceived edits (which need the trajectory).
+    fn session_row(&self, id: i64) -> Result<SessionSummary, StoreError> {
+        self.conn
+            .query_row(
+                &format!("{SUMMARY_SQL} WHERE s.id = ?1"),
+                [id],
+                summary_from_row,
+            )
+            .optional()
+            .map_err(|source| sqlite(&self.path, source))?
+            .ok_or(StoreError::NoSession(id))
+    }
+
+    fn edit_rows(
+        &self,
+        id: i64,
+        uri: Option<&str>,
+        after_seq: u64,
+        upto: i64,
+    ) -> Result<Vec<EditRow>, StoreError> {
+        self.rows("SELECT seq, t_ns, uri, version, start_byte, end_byte, start_line, end_line, new_end_line,
+                        text_before, text_after, origin
+                   FROM edits WHERE session_id = ?1 AND (?2 IS NULL OR uri = ?2) AND seq > ?3 AND seq <= ?4
+                  ORDER BY seq", params![id, uri, after_seq as i64, upto], |row| {
+            Ok(EditRow {
+                seq: row.get::<_, i64>(0)? as u64,
+                t_ns: row.get::<_, i64>(1)? as u64,
+                uri: row.get(2)?,
+                version: row.get(3)?,
+                start_byte: row.get::<_, i64>(4)? as usize,
+                end_byte: row.get::<_, i64>(5)? as usize,
+                start_line: row.get::<_, i64>(6)? as usize,
+                end_line: row.get::<_, i64>(7)? as usize,
+                new_end_line: row.get::<_, i64>(8)? as usize,
+                before: row.get(9)?,
+                after: row.get(10)?,
+                origin: row.get(11)?,
+            })
+        })
+    }
+
+    /// The trajectory a commit-derived or imported session was stored as, if any.
+    fn stored_trajectory(&self, id: i64) -> Result<Option<Trajectory>, StoreError> {
+        let stored: Option<String> = self
+            .conn
+            .query_row("SELECT trajectory FROM sessions WHERE id = ?1", [id], |r| {
+                r.get(0)
+            })
+            .optional()
+            .map_err(|source| sqlite(&self.path, source))?
+            .flatten();
+        Ok(stored
+            .and_then(|json| serde_json::from_str::<Trajectory>(&json).ok())
+            .map(|mut trajectory| {
+                trajectory.session.id = id.to_string();
+                trajectory
+            }))
     }
 }

@@ -39,9 +39,39 @@ pub enum SessionEnd {
     },
 }
 
-impl Database {
+/// Writing recorded sessions: the session row from start to end, the recorder's batches of
+/// rows, commit-derived and imported trajectories.
+pub trait SessionStore {
     /// Inserts a `recorded` session in state `running`; returns its id.
-    pub fn begin_session(&mut self, new: &NewSession) -> Result<i64, StoreError> {
+    fn begin_session(&mut self, new: &NewSession) -> Result<i64, StoreError>;
+
+    /// Marks a session ended and notes how many frames were dropped; a session that
+    /// lost any is `incomplete` (its exit code still says how it ended).
+    fn end_session(
+        &mut self,
+        session: i64,
+        end: SessionEnd,
+        dropped: u64,
+    ) -> Result<(), StoreError>;
+
+    /// Sets the git HEAD of a session (learned once the workspace is known).
+    fn set_git_head(&mut self, session: i64, head: &str) -> Result<(), StoreError>;
+
+    /// Records the commit that contains a session's edits (`nextedit sessions link`).
+    fn set_linked_commit(&mut self, session: i64, sha: &str) -> Result<(), StoreError>;
+
+    /// Writes a batch of records in one transaction (all or nothing).
+    fn write_records(&mut self, session: i64, records: &[Record]) -> Result<(), StoreError>;
+
+    /// Stores a commit-derived or imported trajectory as a session; returns its id.
+    /// The privacy rules apply here, for every ingestion path: files matching the
+    /// default excludes keep no text, secrets are masked
+    /// ([`crate::core::record::privacy::protect_trajectory`]).
+    fn import_trajectory(&mut self, trajectory: &Trajectory) -> Result<i64, StoreError>;
+}
+
+impl SessionStore for Database {
+    fn begin_session(&mut self, new: &NewSession) -> Result<i64, StoreError> {
         let started_at = humantime::format_rfc3339_millis(std::time::SystemTime::now()).to_string();
         // Every text column goes through the privacy masking on its way in (`mask`),
         // whatever the caller did: secrets in argv, names or URIs are never stored.
@@ -66,9 +96,7 @@ impl Database {
         Ok(self.conn.last_insert_rowid())
     }
 
-    /// Marks a session ended and notes how many frames were dropped; a session that
-    /// lost any is `incomplete` (its exit code still says how it ended).
-    pub fn end_session(
+    fn end_session(
         &mut self,
         session: i64,
         end: SessionEnd,
@@ -91,8 +119,7 @@ impl Database {
         Ok(())
     }
 
-    /// Sets the git HEAD of a session (learned once the workspace is known).
-    pub fn set_git_head(&mut self, session: i64, head: &str) -> Result<(), StoreError> {
+    fn set_git_head(&mut self, session: i64, head: &str) -> Result<(), StoreError> {
         self.conn
             .execute(
                 "UPDATE sessions SET git_head = ?2 WHERE id = ?1",
@@ -102,8 +129,7 @@ impl Database {
         Ok(())
     }
 
-    /// Records the commit that contains a session's edits (`nextedit sessions link`).
-    pub fn set_linked_commit(&mut self, session: i64, sha: &str) -> Result<(), StoreError> {
+    fn set_linked_commit(&mut self, session: i64, sha: &str) -> Result<(), StoreError> {
         let changed = self
             .conn
             .execute(
@@ -117,8 +143,7 @@ impl Database {
         Ok(())
     }
 
-    /// Writes a batch of records in one transaction (all or nothing).
-    pub fn write_records(&mut self, session: i64, records: &[Record]) -> Result<(), StoreError> {
+    fn write_records(&mut self, session: i64, records: &[Record]) -> Result<(), StoreError> {
         let path = self.path.clone();
         let e = |source| sqlite(&path, source);
         let tx = self.conn.transaction().map_err(e)?;
@@ -273,11 +298,7 @@ impl Database {
         tx.commit().map_err(e)
     }
 
-    /// Stores a commit-derived or imported trajectory as a session; returns its id.
-    /// The privacy rules apply here, for every ingestion path: files matching the
-    /// default excludes keep no text, secrets are masked
-    /// ([`crate::core::record::privacy::protect_trajectory`]).
-    pub fn import_trajectory(&mut self, trajectory: &Trajectory) -> Result<i64, StoreError> {
+    fn import_trajectory(&mut self, trajectory: &Trajectory) -> Result<i64, StoreError> {
         let mut trajectory = trajectory.clone();
         crate::core::record::privacy::protect_trajectory(
             &crate::core::record::privacy::PrivacyFilter::with_defaults(),
@@ -305,30 +326,6 @@ impl Database {
             )
             .map_err(|source| sqlite(&self.path, source))?;
         Ok(self.conn.last_insert_rowid())
-    }
-
-    /// Copies session `from` of another database file (a recorder's spill file) into
-    /// this one: into session `into`, or into a new session copied from its row.
-    /// One transaction; returns the session the rows went to.
-    pub fn absorb(
-        &mut self,
-        other: &std::path::Path,
-        from: i64,
-        into: Option<i64>,
-    ) -> Result<i64, StoreError> {
-        let path = self.path.clone();
-        let e = |source| sqlite(&path, source);
-        self.conn
-            .execute(
-                "ATTACH DATABASE ?1 AS spill",
-                [other.to_string_lossy().as_ref()],
-            )
-            .map_err(e)?;
-        let result = absorb_attached(&mut self.conn, from, into).map_err(e);
-        let detached = self.conn.execute("DETACH DATABASE spill", []).map_err(e);
-        let id = result?;
-        detached?;
-        Ok(id)
     }
 }
 
@@ -424,65 +421,4 @@ fn bind_offer<'a>(
     stmt.raw_bind_parameter(at + 14, mask(&super::offers::edits_json(&o.edits)))?;
     stmt.raw_bind_parameter(at + 15, o.list_size as i64)?;
     stmt.raw_bind_parameter(at + 16, o.incomplete)
-}
-
-/// Column names of a table in the main database, but `skip`.
-fn columns(conn: &rusqlite::Connection, table: &str, skip: &str) -> rusqlite::Result<String> {
-    let mut stmt = conn.prepare(&format!("PRAGMA main.table_info({table})"))?;
-    let names = stmt
-        .query_map([], |row| row.get::<_, String>(1))?
-        .collect::<rusqlite::Result<Vec<_>>>()?;
-    Ok(names
-        .into_iter()
-        .filter(|n| n != skip)
-        .collect::<Vec<_>>()
-        .join(", "))
-}
-
-fn absorb_attached(
-    conn: &mut rusqlite::Connection,
-    from: i64,
-    into: Option<i64>,
-) -> rusqlite::Result<i64> {
-    let tx = conn.transaction()?;
-    let into = match into {
-        Some(id) => {
-            for column in [
-                "workspace",
-                "git_head",
-                "position_encoding",
-                "client",
-                "server",
-            ] {
-                tx.execute(
-                    &format!(
-                        "UPDATE main.sessions SET {column} = coalesce((SELECT {column} FROM spill.sessions WHERE id = ?2), {column}) WHERE id = ?1"
-                    ),
-                    params![id, from],
-                )?;
-            }
-            id
-        }
-        None => {
-            let cols = columns(&tx, "sessions", "id")?;
-            tx.execute(
-                &format!(
-                    "INSERT INTO main.sessions ({cols}) SELECT {cols} FROM spill.sessions WHERE id = ?1"
-                ),
-                [from],
-            )?;
-            tx.last_insert_rowid()
-        }
-    };
-    for table in super::SESSION_TABLES {
-        let cols = columns(&tx, table, "session_id")?;
-        tx.execute(
-            &format!(
-                "INSERT OR IGNORE INTO main.{table} (session_id, {cols}) SELECT ?1, {cols} FROM spill.{table} WHERE session_id = ?2"
-            ),
-            params![into, from],
-        )?;
-    }
-    tx.commit()?;
-    Ok(into)
 }
