@@ -255,7 +255,9 @@ impl Database {
             })
     }
 
-    /// The underlying connection (for ad-hoc queries in tests and tools).
+    /// The underlying connection, for tests that check rows with their own SQL (the
+    /// `testing` feature; the library reaches the tables only through its traits).
+    #[cfg(any(test, feature = "testing"))]
     pub fn connection(&self) -> &Connection {
         &self.conn
     }
