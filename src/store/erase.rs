@@ -12,7 +12,7 @@ use std::collections::BTreeSet;
 
 use rusqlite::{OptionalExtension, params};
 
-use super::{Database, SESSION_TABLES, StoreError, sqlite};
+use super::{Database, NamesDocument, SESSION_TABLES, StoreError, sqlite};
 use crate::core::trajectory::{Trajectory, without_files};
 
 /// The tables of replay runs, all keyed by `run_id`.
@@ -88,7 +88,7 @@ impl Erase for Database {
                 })
         })?;
         let tx = self.conn.transaction().map_err(e)?;
-        for table in SESSION_TABLES {
+        for (table, _) in SESSION_TABLES {
             tx.execute(
                 &format!("DELETE FROM {table} WHERE session_id = ?1"),
                 [session],
@@ -150,42 +150,7 @@ impl Erase for Database {
         })?;
         let tx = self.conn.transaction().map_err(e)?;
         for (session, uri, _) in &documents {
-            // The requests that name the document, and the answers to them.
-            tx.execute(
-                "DELETE FROM messages WHERE session_id = ?1 AND dir = 's2c' AND kind = 'response'
-                   AND msg_id IN (SELECT msg_id FROM messages WHERE session_id = ?1
-                                   AND dir = 'c2s' AND instr(raw, ?2) > 0)",
-                params![session, uri.as_bytes()],
-            )
-            .map_err(e)?;
-            tx.execute(
-                "DELETE FROM messages WHERE session_id = ?1 AND instr(raw, ?2) > 0",
-                params![session, uri.as_bytes()],
-            )
-            .map_err(e)?;
-            for table in [
-                "documents",
-                "snapshots",
-                "edits",
-                "reads",
-                "signals",
-                "offers",
-            ] {
-                tx.execute(
-                    &format!("DELETE FROM {table} WHERE session_id = ?1 AND uri = ?2"),
-                    params![session, uri],
-                )
-                .map_err(e)?;
-            }
-            // Offers made in another document that edit this one (a rename, a code action).
-            tx.execute(
-                "DELETE FROM offers WHERE session_id = ?1 AND instr(edits, ?2) > 0",
-                params![
-                    session,
-                    serde_json::to_string(uri).expect("strings serialise")
-                ],
-            )
-            .map_err(e)?;
+            purge_document(&tx, *session, uri).map_err(e)?;
         }
         for (id, json) in &rewritten {
             tx.execute(
@@ -269,6 +234,46 @@ impl Database {
         self.conn.execute_batch("VACUUM").map_err(e)?;
         checkpoint(&self.conn).map_err(e)
     }
+}
+
+/// Deletes every row of session `session` that names document `uri`, in every session
+/// table ([`SESSION_TABLES`], however its rows name it), and the offers made elsewhere
+/// that edit it.
+fn purge_document(tx: &rusqlite::Transaction<'_>, session: i64, uri: &str) -> rusqlite::Result<()> {
+    for (table, names) in SESSION_TABLES {
+        match names {
+            NamesDocument::ByUri => {
+                tx.execute(
+                    &format!("DELETE FROM {table} WHERE session_id = ?1 AND uri = ?2"),
+                    params![session, uri],
+                )?;
+            }
+            NamesDocument::InRawBytes => {
+                // The requests that name the document, and the answers to them.
+                tx.execute(
+                    &format!(
+                        "DELETE FROM {table} WHERE session_id = ?1 AND dir = 's2c' AND kind = 'response'
+                           AND msg_id IN (SELECT msg_id FROM {table} WHERE session_id = ?1
+                                           AND dir = 'c2s' AND instr(raw, ?2) > 0)"
+                    ),
+                    params![session, uri.as_bytes()],
+                )?;
+                tx.execute(
+                    &format!("DELETE FROM {table} WHERE session_id = ?1 AND instr(raw, ?2) > 0"),
+                    params![session, uri.as_bytes()],
+                )?;
+            }
+        }
+    }
+    // Offers made in another document that edit this one (a rename, a code action).
+    tx.execute(
+        "DELETE FROM offers WHERE session_id = ?1 AND instr(edits, ?2) > 0",
+        params![
+            session,
+            serde_json::to_string(uri).expect("strings serialise")
+        ],
+    )?;
+    Ok(())
 }
 
 /// Deletes `runs` from every run table. A deleted run that was the first of a

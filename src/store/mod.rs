@@ -50,16 +50,28 @@ use std::time::Duration;
 
 use rusqlite::{Connection, OpenFlags};
 
-/// The tables that hold a recorded session's rows (keyed by `session_id`).
-const SESSION_TABLES: [&str; 7] = [
-    "messages",
-    "documents",
-    "snapshots",
-    "edits",
-    "reads",
-    "signals",
-    "offers",
+/// The tables that hold a recorded session's rows (keyed by `session_id`), each with
+/// how its rows name a document: the one list that deleting a session, purging a
+/// file and copying a spill file go through (a test checks it against the schema).
+const SESSION_TABLES: [(&str, NamesDocument); 7] = [
+    ("messages", NamesDocument::InRawBytes),
+    ("documents", NamesDocument::ByUri),
+    ("snapshots", NamesDocument::ByUri),
+    ("edits", NamesDocument::ByUri),
+    ("reads", NamesDocument::ByUri),
+    ("signals", NamesDocument::ByUri),
+    ("offers", NamesDocument::ByUri),
 ];
+
+/// How the rows of a session table name the document they are about (what purging a
+/// file deletes).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum NamesDocument {
+    /// A `uri` column.
+    ByUri,
+    /// Somewhere in the raw message bytes (`messages.raw`).
+    InRawBytes,
+}
 
 /// Version of the schema this build writes (`PRAGMA user_version`).
 pub const SCHEMA_VERSION: i64 = 10;
@@ -574,5 +586,30 @@ fn remove_abandoned_new(dir: &Path) {
                 let _ = std::fs::remove_file(file);
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Database, SESSION_TABLES};
+
+    /// Every table of the schema with a `session_id` column, as a database this build
+    /// makes has them: a table added by a migration and not to [`SESSION_TABLES`] would
+    /// keep its rows when a session is deleted or a file purged.
+    #[test]
+    fn every_session_owned_table_is_in_the_one_list() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = Database::open(&dir.path().join("tables.db")).unwrap();
+        let owned = db
+            .rows(
+                "SELECT m.name FROM sqlite_master m, pragma_table_info(m.name) c
+                  WHERE m.type = 'table' AND c.name = 'session_id' ORDER BY m.name",
+                [],
+                |row| row.get::<_, String>(0),
+            )
+            .unwrap();
+        let mut listed: Vec<String> = SESSION_TABLES.iter().map(|(t, _)| t.to_string()).collect();
+        listed.sort();
+        assert_eq!(owned, listed);
     }
 }

@@ -173,7 +173,7 @@ fn absorb_attached(
             tx.last_insert_rowid()
         }
     };
-    for table in SESSION_TABLES {
+    for (table, _) in SESSION_TABLES {
         let cols = columns(&tx, table, "session_id")?;
         tx.execute(
             &format!(
