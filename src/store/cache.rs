@@ -6,7 +6,7 @@
 use rusqlite::{OptionalExtension, params};
 
 use super::{Database, StoreError, sqlite};
-use crate::engine::suggest::cache::{CacheKey, CachedAnswer, ResponseStore};
+use crate::engine::suggest::cache::{CacheKey, CachedAnswer, ResponseStore, ResponseStoreError};
 use crate::engine::suggest::{CallFailure, FailureKind};
 
 /// A database's response cache, writing entries on behalf of one run.
@@ -116,13 +116,11 @@ impl AnswerCache for Database {
 }
 
 impl ResponseStore for ResponseCache {
-    fn cached(&self, key: &CacheKey) -> Result<Option<CachedAnswer>, String> {
-        self.db.cached_answer(key).map_err(|e| e.to_string())
+    fn cached(&self, key: &CacheKey) -> Result<Option<CachedAnswer>, ResponseStoreError> {
+        (self.db.cached_answer(key)).map_err(|e| ResponseStoreError(Box::new(e)))
     }
 
-    fn store(&mut self, key: &CacheKey, answer: &CachedAnswer) -> Result<(), String> {
-        self.db
-            .cache_answer(key, answer, self.run)
-            .map_err(|e| e.to_string())
+    fn store(&mut self, key: &CacheKey, answer: &CachedAnswer) -> Result<(), ResponseStoreError> {
+        (self.db.cache_answer(key, answer, self.run)).map_err(|e| ResponseStoreError(Box::new(e)))
     }
 }

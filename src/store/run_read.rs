@@ -131,44 +131,7 @@ impl RunRead for Database {
                FROM run_steps WHERE run_id = ?1 AND key = ?2 AND step > ?3
               ORDER BY step LIMIT ?4",
             params![run, key, after, limit as i64],
-            |row| {
-                let allowed: String = row.get(2)?;
-                let edit: Option<String> = row.get(10)?;
-                let flow: String = row.get(16)?;
-                Ok(StoredStep {
-                    step: row.get::<_, i64>(0)? as usize,
-                    applied: row.get(1)?,
-                    allowed: serde_json::from_str(&allowed).unwrap_or_default(),
-                    remaining: row.get::<_, i64>(3)? as usize,
-                    prf: Prf {
-                        precision: row.get(4)?,
-                        recall: row.get(5)?,
-                        f1: row.get(6)?,
-                    },
-                    counts: StepCounts {
-                        tp: row.get::<_, i64>(7)? as u64,
-                        fp: row.get::<_, i64>(8)? as u64,
-                        fn_: row.get::<_, i64>(9)? as u64,
-                    },
-                    content: match edit {
-                        Some(edit) => Some(StoredContent {
-                            edit,
-                            bleu: row.get::<_, Option<f64>>(11)?.unwrap_or(0.0),
-                            es: row.get::<_, Option<f64>>(12)?.unwrap_or(0.0),
-                            generated: row.get::<_, Option<bool>>(13)?.unwrap_or(false),
-                        }),
-                        None => None,
-                    },
-                    suggest_ms: row.get(14)?,
-                    generate_ms: row.get(15)?,
-                    flow: flow_from_json(&flow),
-                    predictions: Vec::new(),
-                    failures: Vec::new(),
-                    reads: Vec::new(),
-                    suggest_cached: row.get(17)?,
-                    generate_cached: row.get(18)?,
-                })
-            },
+            stored_step_row,
         )?;
         let (Some(first), Some(last)) = (steps.first(), steps.last()) else {
             return Ok(steps);
@@ -462,6 +425,49 @@ impl RunRead for Database {
             })
             .collect())
     }
+}
+
+/// A `run_steps` row (step, applied, allowed, remaining, precision, recall, f1, tp, fp,
+/// fn, content_edit, content_bleu, content_es, content_generated, suggest_ms,
+/// generate_ms, flow, suggest_cached, generate_cached) as a step without its
+/// predictions, failures and reads.
+fn stored_step_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<StoredStep> {
+    let allowed: String = row.get(2)?;
+    let edit: Option<String> = row.get(10)?;
+    let flow: String = row.get(16)?;
+    Ok(StoredStep {
+        step: row.get::<_, i64>(0)? as usize,
+        applied: row.get(1)?,
+        allowed: serde_json::from_str(&allowed).unwrap_or_default(),
+        remaining: row.get::<_, i64>(3)? as usize,
+        prf: Prf {
+            precision: row.get(4)?,
+            recall: row.get(5)?,
+            f1: row.get(6)?,
+        },
+        counts: StepCounts {
+            tp: row.get::<_, i64>(7)? as u64,
+            fp: row.get::<_, i64>(8)? as u64,
+            fn_: row.get::<_, i64>(9)? as u64,
+        },
+        content: match edit {
+            Some(edit) => Some(StoredContent {
+                edit,
+                bleu: row.get::<_, Option<f64>>(11)?.unwrap_or(0.0),
+                es: row.get::<_, Option<f64>>(12)?.unwrap_or(0.0),
+                generated: row.get::<_, Option<bool>>(13)?.unwrap_or(false),
+            }),
+            None => None,
+        },
+        suggest_ms: row.get(14)?,
+        generate_ms: row.get(15)?,
+        flow: flow_from_json(&flow),
+        predictions: Vec::new(),
+        failures: Vec::new(),
+        reads: Vec::new(),
+        suggest_cached: row.get(17)?,
+        generate_cached: row.get(18)?,
+    })
 }
 
 /// A `run_predictions` row (step, rank, file, start_line, end_line, text, confidence,

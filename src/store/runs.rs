@@ -460,98 +460,7 @@ impl RunStore for Database {
         let path = self.path.clone();
         let e = |source| sqlite(&path, source);
         let tx = self.conn.transaction().map_err(e)?;
-        let (content_edit, bleu, es, generated) = match &step.content {
-            Some(c) => (
-                Some(c.edit.as_str()),
-                Some(c.bleu),
-                Some(c.es),
-                Some(c.generated),
-            ),
-            None => (None, None, None, None),
-        };
-        tx.execute(
-            "INSERT OR REPLACE INTO run_steps (run_id, key, step, applied, allowed, remaining, precision, recall, f1,
-                                               tp, fp, fn, content_edit, content_bleu, content_es, content_generated,
-                                               suggest_ms, generate_ms, flow, suggest_cached, generate_cached)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21)",
-            params![
-                run,
-                key,
-                step.step as i64,
-                step.applied,
-                serde_json::to_string(&step.allowed).expect("strings serialise"),
-                step.remaining as i64,
-                step.prf.precision,
-                step.prf.recall,
-                step.prf.f1,
-                step.counts.tp as i64,
-                step.counts.fp as i64,
-                step.counts.fn_ as i64,
-                content_edit,
-                bleu,
-                es,
-                generated,
-                step.suggest_ms,
-                step.generate_ms,
-                flow_to_json(&step.flow),
-                step.suggest_cached,
-                step.generate_cached
-            ],
-        )
-        .map_err(e)?;
-        for p in &step.predictions {
-            tx.execute(
-                "INSERT OR REPLACE INTO run_predictions (run_id, key, step, rank, file, start_line, end_line, text, confidence, matched, class)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
-                params![
-                    run,
-                    key,
-                    step.step as i64,
-                    p.rank as i64,
-                    p.file,
-                    p.start_line as i64,
-                    p.end_line as i64,
-                    crate::base::secrets::mask_known(&p.text),
-                    p.confidence,
-                    p.matched,
-                    p.class.key()
-                ],
-            )
-            .map_err(e)?;
-        }
-        for (seq, r) in step.reads.iter().enumerate() {
-            tx.execute(
-                "INSERT OR REPLACE INTO run_reads (run_id, key, step, seq, call, source, file, start_line, end_line, via)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
-                params![
-                    run,
-                    key,
-                    step.step as i64,
-                    seq as i64,
-                    r.call.key(),
-                    r.source.key(),
-                    r.file,
-                    r.start_line as i64,
-                    r.end_line.map(|e| e as i64),
-                    r.via
-                ],
-            )
-            .map_err(e)?;
-        }
-        for f in &step.failures {
-            tx.execute(
-                "INSERT INTO run_errors (run_id, key, step, call, kind, message) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-                params![
-                    run,
-                    key,
-                    step.step as i64,
-                    f.call.key(),
-                    f.failure.kind.key(),
-                    crate::base::secrets::scrub(&f.failure.message)
-                ],
-            )
-            .map_err(e)?;
-        }
+        insert_step(&tx, run, key, step).map_err(e)?;
         tx.commit().map_err(e)
     }
 
@@ -666,6 +575,115 @@ impl RunStore for Database {
         Ok(())
     }
 }
+/// Writes one finished step: its `run_steps` row, then its predictions, reads and
+/// failed calls.
+fn insert_step(
+    tx: &rusqlite::Transaction<'_>,
+    run: i64,
+    key: &str,
+    step: &StoredStep,
+) -> rusqlite::Result<()> {
+    let (content_edit, bleu, es, generated) = match &step.content {
+        Some(c) => (
+            Some(c.edit.as_str()),
+            Some(c.bleu),
+            Some(c.es),
+            Some(c.generated),
+        ),
+        None => (None, None, None, None),
+    };
+    tx.execute(
+        "INSERT OR REPLACE INTO run_steps (run_id, key, step, applied, allowed, remaining, precision, recall, f1,
+                                           tp, fp, fn, content_edit, content_bleu, content_es, content_generated,
+                                           suggest_ms, generate_ms, flow, suggest_cached, generate_cached)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21)",
+        params![
+            run,
+            key,
+            step.step as i64,
+            step.applied,
+            serde_json::to_string(&step.allowed).expect("strings serialise"),
+            step.remaining as i64,
+            step.prf.precision,
+            step.prf.recall,
+            step.prf.f1,
+            step.counts.tp as i64,
+            step.counts.fp as i64,
+            step.counts.fn_ as i64,
+            content_edit,
+            bleu,
+            es,
+            generated,
+            step.suggest_ms,
+            step.generate_ms,
+            flow_to_json(&step.flow),
+            step.suggest_cached,
+            step.generate_cached
+        ],
+    )?;
+    insert_step_parts(tx, run, key, step)
+}
+
+/// The rows of a step besides its `run_steps` row: predictions, reads, failed calls.
+fn insert_step_parts(
+    tx: &rusqlite::Transaction<'_>,
+    run: i64,
+    key: &str,
+    step: &StoredStep,
+) -> rusqlite::Result<()> {
+    for p in &step.predictions {
+        tx.execute(
+            "INSERT OR REPLACE INTO run_predictions (run_id, key, step, rank, file, start_line, end_line, text, confidence, matched, class)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+            params![
+                run,
+                key,
+                step.step as i64,
+                p.rank as i64,
+                p.file,
+                p.start_line as i64,
+                p.end_line as i64,
+                crate::base::secrets::mask_known(&p.text),
+                p.confidence,
+                p.matched,
+                p.class.key()
+            ],
+        )?;
+    }
+    for (seq, r) in step.reads.iter().enumerate() {
+        tx.execute(
+            "INSERT OR REPLACE INTO run_reads (run_id, key, step, seq, call, source, file, start_line, end_line, via)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+            params![
+                run,
+                key,
+                step.step as i64,
+                seq as i64,
+                r.call.key(),
+                r.source.key(),
+                r.file,
+                r.start_line as i64,
+                r.end_line.map(|e| e as i64),
+                r.via
+            ],
+        )?;
+    }
+    for f in &step.failures {
+        tx.execute(
+            "INSERT INTO run_errors (run_id, key, step, call, kind, message) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+            params![
+                run,
+                key,
+                step.step as i64,
+                f.call.key(),
+                f.failure.kind.key(),
+                crate::base::secrets::scrub(&f.failure.message)
+            ],
+        )?;
+    }
+    Ok(())
+}
+
 /// The `flow` column of a step.
 fn flow_to_json(flow: &FlowStep) -> String {
     json!({

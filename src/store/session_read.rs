@@ -307,155 +307,19 @@ impl SessionRead for Database {
             return Ok(trajectory);
         }
         let documents = self.documents(id)?;
-        let workspace = summary.workspace.clone();
-        let path_of: HashMap<String, String> = documents
-            .iter()
-            .map(|d| (d.uri.clone(), d.path.clone()))
-            .collect();
-        let file_name = |uri: &str| -> String {
-            if let Some(path) = path_of.get(uri) {
-                return path.clone();
-            }
-            let Some(path) = uri_to_path(uri) else {
-                return uri.to_string();
-            };
-            match workspace
-                .as_deref()
-                .and_then(|w| path.strip_prefix(&format!("{}/", w.trim_end_matches('/'))))
-                .and_then(|rel| crate::core::trajectory::RelPath::parse(rel).ok())
-            {
-                Some(rel) => rel.as_str().to_string(),
-                None => path,
-            }
-        };
-        let mut trajectory = Trajectory::new(SessionInfo {
-            id: id.to_string(),
-            kind: SessionKind::parse(&summary.kind).unwrap_or(SessionKind::Recorded),
+        let names = FileNames {
+            path_of: (documents.iter())
+                .map(|d| (d.uri.clone(), d.path.clone()))
+                .collect(),
             workspace: summary.workspace.clone(),
-            git_head: summary.git_head.clone(),
-            commit: summary.linked_commit.as_deref().map(|sha| CommitInfo {
-                // The sha only: the CLI fills the rest from the repository.
-                sha: sha.to_string(),
-                parent: None,
-                message: None,
-                project: None,
-            }),
-            server_command: summary.server_command.clone(),
-            position_encoding: summary.position_encoding.clone(),
-            started_at: Some(summary.started_at.clone()),
-            ended_at: summary.ended_at.clone(),
-        });
+        };
+        let mut trajectory = Trajectory::new(session_info(id, &summary));
         // Events from every table, merged by seq.
-        let mut events: Vec<Event> = Vec::new();
-        let mut first_open: HashMap<String, Option<String>> = HashMap::new();
-        {
-            let rows = self.rows("SELECT seq, t_ns, uri, kind, version, text FROM snapshots WHERE session_id = ?1 ORDER BY seq", [id], |row| {
-                    Ok((
-                        row.get::<_, i64>(0)? as u64,
-                        row.get::<_, i64>(1)? as u64,
-                        row.get::<_, String>(2)?,
-                        row.get::<_, String>(3)?,
-                        row.get::<_, i64>(4)?,
-                        row.get::<_, Option<String>>(5)?,
-                    ))
-                })?;
-            for (seq, t_ns, uri, kind, version, text) in rows {
-                let file = file_name(&uri);
-                let body = match kind.as_str() {
-                    "open" => {
-                        let text = if first_open.contains_key(&uri) {
-                            // Re-opened: include the text only if it differs from the tracked one.
-                            let tracked = self.document_text(id, &uri, Some(seq - 1))?;
-                            if tracked == text { None } else { text }
-                        } else {
-                            first_open.insert(uri.clone(), text);
-                            None
-                        };
-                        EventBody::Open {
-                            file,
-                            version,
-                            text,
-                        }
-                    }
-                    "save" => EventBody::Save { file },
-                    _ => EventBody::Close { file },
-                };
-                events.push(Event {
-                    seq,
-                    t_ms: t_ns as f64 / 1e6,
-                    body,
-                });
-            }
-        }
-        for edit in self.edit_rows(id, None, 0, i64::MAX)? {
-            events.push(Event {
-                seq: edit.seq,
-                t_ms: edit.t_ns as f64 / 1e6,
-                body: EventBody::Change(Change {
-                    file: file_name(&edit.uri),
-                    version: edit.version,
-                    start_byte: edit.start_byte,
-                    end_byte: edit.end_byte,
-                    start_line: edit.start_line,
-                    end_line: edit.end_line,
-                    new_end_line: edit.new_end_line,
-                    before: edit.before,
-                    after: edit.after,
-                    origin: Origin::parse(&edit.origin).unwrap_or(Origin::User),
-                }),
-            });
-        }
-        let mut read_uris: Vec<String> = Vec::new();
-        {
-            let rows = self.rows("SELECT seq, t_ns, uri, via, role, start_line, end_line FROM reads WHERE session_id = ?1 ORDER BY seq", [id], |row| {
-                    Ok((
-                        row.get::<_, i64>(0)? as u64,
-                        row.get::<_, i64>(1)? as u64,
-                        row.get::<_, String>(2)?,
-                        row.get::<_, String>(3)?,
-                        row.get::<_, String>(4)?,
-                        row.get::<_, i64>(5)? as usize,
-                        row.get::<_, i64>(6)? as usize,
-                    ))
-                })?;
-            for (seq, t_ns, uri, via, role, start, end) in rows {
-                if !path_of.contains_key(&uri) && !read_uris.contains(&uri) {
-                    read_uris.push(uri.clone());
-                }
-                events.push(Event {
-                    seq,
-                    t_ms: t_ns as f64 / 1e6,
-                    body: EventBody::Read(Read {
-                        file: file_name(&uri),
-                        lines: LineRange::new(start, end),
-                        via,
-                        role: ReadRole::parse(&role).unwrap_or(ReadRole::Request),
-                    }),
-                });
-            }
-        }
-        {
-            let rows = self.rows("SELECT seq, t_ns, kind, uri, payload FROM signals WHERE session_id = ?1 ORDER BY seq", [id], |row| {
-                    Ok((
-                        row.get::<_, i64>(0)? as u64,
-                        row.get::<_, i64>(1)? as u64,
-                        row.get::<_, String>(2)?,
-                        row.get::<_, Option<String>>(3)?,
-                        row.get::<_, String>(4)?,
-                    ))
-                })?;
-            for (seq, t_ns, kind, uri, payload) in rows {
-                events.push(Event {
-                    seq,
-                    t_ms: t_ns as f64 / 1e6,
-                    body: EventBody::Signal(Signal {
-                        kind,
-                        file: uri.as_deref().map(file_name),
-                        payload: serde_json::from_str(&payload).unwrap_or(serde_json::Value::Null),
-                    }),
-                });
-            }
-        }
+        let (mut events, first_open) = self.snapshot_events(id, &names)?;
+        events.extend(self.edit_events(id, &names)?);
+        let (reads, read_uris) = self.read_events(id, &names)?;
+        events.extend(reads);
+        events.extend(self.signal_events(id, &names)?);
         events.sort_by_key(|e| e.seq);
         trajectory.events = events;
         for doc in &documents {
@@ -476,7 +340,7 @@ impl SessionRead for Database {
         for uri in read_uris {
             trajectory.files.push(FileEntry {
                 uri: Some(uri.clone()),
-                ..FileEntry::new(file_name(&uri), None)
+                ..FileEntry::new(names.name(&uri), None)
             });
         }
         // The edits a person would name, in the order they began (real temporal order).
@@ -548,5 +412,193 @@ impl Database {
                 trajectory.session.id = id.to_string();
                 trajectory
             }))
+    }
+}
+
+/// How a recorded session's URIs are named in its trajectory: a document's own path,
+/// else the path relative to the workspace, else the path or the URI as it is.
+struct FileNames {
+    /// Each document's path, by URI.
+    path_of: HashMap<String, String>,
+    /// The session's workspace root.
+    workspace: Option<String>,
+}
+
+impl FileNames {
+    /// The name of `uri`.
+    fn name(&self, uri: &str) -> String {
+        if let Some(path) = self.path_of.get(uri) {
+            return path.clone();
+        }
+        let Some(path) = uri_to_path(uri) else {
+            return uri.to_string();
+        };
+        match (self.workspace.as_deref())
+            .and_then(|w| path.strip_prefix(&format!("{}/", w.trim_end_matches('/'))))
+            .and_then(|rel| crate::core::trajectory::RelPath::parse(rel).ok())
+        {
+            Some(rel) => rel.as_str().to_string(),
+            None => path,
+        }
+    }
+}
+
+/// A recorded session's header in its trajectory.
+fn session_info(id: i64, summary: &SessionSummary) -> SessionInfo {
+    SessionInfo {
+        id: id.to_string(),
+        kind: SessionKind::parse(&summary.kind).unwrap_or(SessionKind::Recorded),
+        workspace: summary.workspace.clone(),
+        git_head: summary.git_head.clone(),
+        commit: summary.linked_commit.as_deref().map(|sha| CommitInfo {
+            // The sha only: the CLI fills the rest from the repository.
+            sha: sha.to_string(),
+            parent: None,
+            message: None,
+            project: None,
+        }),
+        server_command: summary.server_command.clone(),
+        position_encoding: summary.position_encoding.clone(),
+        started_at: Some(summary.started_at.clone()),
+        ended_at: summary.ended_at.clone(),
+    }
+}
+
+impl Database {
+    /// A recorded session's opens, saves and closes as events, with the text each
+    /// document was first opened with (by URI).
+    fn snapshot_events(
+        &self,
+        id: i64,
+        names: &FileNames,
+    ) -> Result<(Vec<Event>, HashMap<String, Option<String>>), StoreError> {
+        let mut events = Vec::new();
+        let mut first_open: HashMap<String, Option<String>> = HashMap::new();
+        let rows = self.rows("SELECT seq, t_ns, uri, kind, version, text FROM snapshots WHERE session_id = ?1 ORDER BY seq", [id], |row| {
+                Ok((
+                    row.get::<_, i64>(0)? as u64,
+                    row.get::<_, i64>(1)? as u64,
+                    row.get::<_, String>(2)?,
+                    row.get::<_, String>(3)?,
+                    row.get::<_, i64>(4)?,
+                    row.get::<_, Option<String>>(5)?,
+                ))
+            })?;
+        for (seq, t_ns, uri, kind, version, text) in rows {
+            let file = names.name(&uri);
+            let body = match kind.as_str() {
+                "open" => {
+                    let text = if first_open.contains_key(&uri) {
+                        // Re-opened: include the text only if it differs from the tracked one.
+                        let tracked = self.document_text(id, &uri, Some(seq - 1))?;
+                        if tracked == text { None } else { text }
+                    } else {
+                        first_open.insert(uri.clone(), text);
+                        None
+                    };
+                    EventBody::Open {
+                        file,
+                        version,
+                        text,
+                    }
+                }
+                "save" => EventBody::Save { file },
+                _ => EventBody::Close { file },
+            };
+            events.push(Event {
+                seq,
+                t_ms: t_ns as f64 / 1e6,
+                body,
+            });
+        }
+        Ok((events, first_open))
+    }
+
+    /// A recorded session's content changes as events.
+    fn edit_events(&self, id: i64, names: &FileNames) -> Result<Vec<Event>, StoreError> {
+        Ok((self.edit_rows(id, None, 0, i64::MAX)?.into_iter())
+            .map(|edit| Event {
+                seq: edit.seq,
+                t_ms: edit.t_ns as f64 / 1e6,
+                body: EventBody::Change(Change {
+                    file: names.name(&edit.uri),
+                    version: edit.version,
+                    start_byte: edit.start_byte,
+                    end_byte: edit.end_byte,
+                    start_line: edit.start_line,
+                    end_line: edit.end_line,
+                    new_end_line: edit.new_end_line,
+                    before: edit.before,
+                    after: edit.after,
+                    origin: Origin::parse(&edit.origin).unwrap_or(Origin::User),
+                }),
+            })
+            .collect())
+    }
+
+    /// A recorded session's reads as events, with the URIs read that are no document
+    /// of the session, in the order first read.
+    fn read_events(
+        &self,
+        id: i64,
+        names: &FileNames,
+    ) -> Result<(Vec<Event>, Vec<String>), StoreError> {
+        let mut events = Vec::new();
+        let mut read_uris: Vec<String> = Vec::new();
+        let rows = self.rows("SELECT seq, t_ns, uri, via, role, start_line, end_line FROM reads WHERE session_id = ?1 ORDER BY seq", [id], |row| {
+                Ok((
+                    row.get::<_, i64>(0)? as u64,
+                    row.get::<_, i64>(1)? as u64,
+                    row.get::<_, String>(2)?,
+                    row.get::<_, String>(3)?,
+                    row.get::<_, String>(4)?,
+                    row.get::<_, i64>(5)? as usize,
+                    row.get::<_, i64>(6)? as usize,
+                ))
+            })?;
+        for (seq, t_ns, uri, via, role, start, end) in rows {
+            if !names.path_of.contains_key(&uri) && !read_uris.contains(&uri) {
+                read_uris.push(uri.clone());
+            }
+            events.push(Event {
+                seq,
+                t_ms: t_ns as f64 / 1e6,
+                body: EventBody::Read(Read {
+                    file: names.name(&uri),
+                    lines: LineRange::new(start, end),
+                    via,
+                    role: ReadRole::parse(&role).unwrap_or(ReadRole::Request),
+                }),
+            });
+        }
+        Ok((events, read_uris))
+    }
+
+    /// A recorded session's editor signals as events.
+    fn signal_events(&self, id: i64, names: &FileNames) -> Result<Vec<Event>, StoreError> {
+        let rows = self.rows(
+            "SELECT seq, t_ns, kind, uri, payload FROM signals WHERE session_id = ?1 ORDER BY seq",
+            [id],
+            |row| {
+                Ok((
+                    row.get::<_, i64>(0)? as u64,
+                    row.get::<_, i64>(1)? as u64,
+                    row.get::<_, String>(2)?,
+                    row.get::<_, Option<String>>(3)?,
+                    row.get::<_, String>(4)?,
+                ))
+            },
+        )?;
+        Ok((rows.into_iter())
+            .map(|(seq, t_ns, kind, uri, payload)| Event {
+                seq,
+                t_ms: t_ns as f64 / 1e6,
+                body: EventBody::Signal(Signal {
+                    kind,
+                    file: uri.as_deref().map(|u| names.name(u)),
+                    payload: serde_json::from_str(&payload).unwrap_or(serde_json::Value::Null),
+                }),
+            })
+            .collect())
     }
 }

@@ -6,7 +6,10 @@ use rusqlite::params;
 
 use super::{Database, StoreError, sqlite};
 use crate::core::record::privacy::{mask, mask_argv};
-use crate::core::record::{OfferRecord, Record, SessionFact};
+use crate::core::record::{
+    DocumentRecord, EditRecord, MessageRecord, OfferRecord, ReadRecord, Record, SessionFact,
+    SignalRecord, SnapshotRecord,
+};
 use crate::core::trajectory::Trajectory;
 
 /// What is known about a session when it starts.
@@ -149,150 +152,17 @@ impl SessionStore for Database {
         let tx = self.conn.transaction().map_err(e)?;
         let mut i = 0;
         while i < records.len() {
-            let record = &records[i];
-            i += 1;
-            match record {
-                Record::Message(m) => {
-                    tx.prepare_cached(
-                        "INSERT INTO messages (session_id, seq, t_ns, dir, kind, method, msg_id, size, raw,
-                                               redactions, invalid, consumed)
-                         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
-                    )
-                    .and_then(|mut s| {
-                        s.execute(params![
-                            session,
-                            m.seq as i64,
-                            m.t_ns as i64,
-                            m.dir.as_str(),
-                            m.kind.map(|k| k.as_str()),
-                            m.method.as_deref().map(mask),
-                            m.id.as_deref().map(mask),
-                            m.size as i64,
-                            m.raw,
-                            m.redactions as i64,
-                            m.invalid.as_deref().map(mask),
-                            m.consumed
-                        ])
-                    })
-                    .map_err(e)?;
-                }
-                Record::Session(fact) => {
-                    let (column, value) = match fact {
-                        SessionFact::Workspace(w) => ("workspace", w.clone()),
-                        SessionFact::PositionEncoding(enc) => {
-                            ("position_encoding", enc.as_str().to_string())
-                        }
-                        SessionFact::Client(c) => ("client", c.clone()),
-                        SessionFact::Server(s) => ("server", s.clone()),
-                        // Privacy rules only; the session keeps its first root.
-                        SessionFact::Root { .. } => continue,
-                    };
-                    tx.execute(
-                        &format!("UPDATE sessions SET {column} = ?2 WHERE id = ?1"),
-                        params![session, mask(&value)],
-                    )
-                    .map_err(e)?;
-                }
-                Record::Document(d) => {
-                    tx.prepare_cached(
-                        "INSERT OR IGNORE INTO documents (session_id, uri, path, language_id, excluded, first_seq)
-                         VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-                    )
-                    .and_then(|mut s| s.execute(params![session, mask(&d.uri), mask(&d.path), d.language_id.as_deref().map(mask), d.excluded, d.first_seq as i64]))
-                    .map_err(e)?;
-                }
-                Record::Snapshot(s) => {
-                    tx.prepare_cached(
-                        "INSERT INTO snapshots (session_id, seq, t_ns, uri, kind, version, text, redactions)
-                         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
-                    )
-                    .and_then(|mut st| {
-                        st.execute(params![
-                            session,
-                            s.seq as i64,
-                            s.t_ns as i64,
-                            mask(&s.uri),
-                            s.kind.as_str(),
-                            s.version,
-                            s.text.as_deref().map(mask),
-                            s.redactions as i64
-                        ])
-                    })
-                    .map_err(e)?;
-                }
-                Record::Edit(ed) => {
-                    tx.prepare_cached(
-                        "INSERT INTO edits (session_id, seq, t_ns, uri, version, change_index, start_byte, end_byte,
-                                            start_line, end_line, new_end_line, text_before, text_after, redactions,
-                                            origin)
-                         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)",
-                    )
-                    .and_then(|mut st| {
-                        st.execute(params![
-                            session,
-                            ed.seq as i64,
-                            ed.t_ns as i64,
-                            mask(&ed.uri),
-                            ed.version,
-                            ed.change_index as i64,
-                            ed.span.start_byte as i64,
-                            ed.span.end_byte as i64,
-                            ed.span.start_line as i64,
-                            ed.span.end_line as i64,
-                            ed.span.new_end_line as i64,
-                            mask(&ed.span.before),
-                            mask(&ed.span.after),
-                            ed.redactions as i64,
-                            ed.origin.as_str()
-                        ])
-                    })
-                    .map_err(e)?;
-                }
-                Record::Read(r) => {
-                    tx.prepare_cached(
-                        "INSERT INTO reads (session_id, seq, t_ns, uri, via, role, start_line, end_line, request_id)
-                         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
-                    )
-                    .and_then(|mut st| {
-                        st.execute(params![
-                            session,
-                            r.seq as i64,
-                            r.t_ns as i64,
-                            mask(&r.uri),
-                            mask(&r.via),
-                            r.role.as_str(),
-                            r.lines.start as i64,
-                            r.lines.end as i64,
-                            r.request_id.as_deref().map(mask)
-                        ])
-                    })
-                    .map_err(e)?;
-                }
-                Record::Signal(s) => {
-                    tx.prepare_cached(
-                        "INSERT INTO signals (session_id, seq, t_ns, kind, uri, payload) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-                    )
-                    .and_then(|mut st| {
-                        st.execute(params![
-                            session,
-                            s.seq as i64,
-                            s.t_ns as i64,
-                            mask(&s.kind),
-                            s.uri.as_deref().map(mask),
-                            mask(&s.payload.to_string())
-                        ])
-                    })
-                    .map_err(e)?;
-                }
-                Record::Offer(_) => {
-                    // An answer's offers come together: many rows per statement.
-                    let run = records[i - 1..]
-                        .iter()
-                        .take_while(|r| matches!(r, Record::Offer(_)))
-                        .count();
-                    insert_offers(&tx, session, &records[i - 1..i - 1 + run]).map_err(e)?;
-                    i += run - 1;
-                }
+            if let Record::Offer(_) = records[i] {
+                // An answer's offers come together: many rows per statement.
+                let run = records[i..]
+                    .iter()
+                    .take_while(|r| matches!(r, Record::Offer(_)))
+                    .count();
+                insert_offers(&tx, session, &records[i..i + run]).map_err(e)?;
+                i += run;
+            } else {
+                write_record(&tx, session, &records[i]).map_err(e)?;
+                i += 1;
             }
         }
         tx.commit().map_err(e)
@@ -327,6 +197,205 @@ impl SessionStore for Database {
             .map_err(|source| sqlite(&self.path, source))?;
         Ok(self.conn.last_insert_rowid())
     }
+}
+
+/// Writes one record (the offers of one answer are written together: [`insert_offers`]).
+fn write_record(
+    tx: &rusqlite::Transaction<'_>,
+    session: i64,
+    record: &Record,
+) -> rusqlite::Result<()> {
+    match record {
+        Record::Message(m) => insert_message(tx, session, m),
+        Record::Session(fact) => set_session_fact(tx, session, fact),
+        Record::Document(d) => insert_document(tx, session, d),
+        Record::Snapshot(s) => insert_snapshot(tx, session, s),
+        Record::Edit(ed) => insert_edit(tx, session, ed),
+        Record::Read(r) => insert_read(tx, session, r),
+        Record::Signal(s) => insert_signal(tx, session, s),
+        Record::Offer(_) => insert_offers(tx, session, std::slice::from_ref(record)),
+    }
+}
+
+/// A fact learned about the session, in its `sessions` row.
+fn set_session_fact(
+    tx: &rusqlite::Transaction<'_>,
+    session: i64,
+    fact: &SessionFact,
+) -> rusqlite::Result<()> {
+    let (column, value) = match fact {
+        SessionFact::Workspace(w) => ("workspace", w.clone()),
+        SessionFact::PositionEncoding(enc) => ("position_encoding", enc.as_str().to_string()),
+        SessionFact::Client(c) => ("client", c.clone()),
+        SessionFact::Server(s) => ("server", s.clone()),
+        // Privacy rules only; the session keeps its first root.
+        SessionFact::Root { .. } => return Ok(()),
+    };
+    tx.execute(
+        &format!("UPDATE sessions SET {column} = ?2 WHERE id = ?1"),
+        params![session, mask(&value)],
+    )
+    .map(|_| ())
+}
+
+/// A `messages` row.
+fn insert_message(
+    tx: &rusqlite::Transaction<'_>,
+    session: i64,
+    m: &MessageRecord,
+) -> rusqlite::Result<()> {
+    tx.prepare_cached(
+        "INSERT INTO messages (session_id, seq, t_ns, dir, kind, method, msg_id, size, raw,
+                               redactions, invalid, consumed)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
+    )
+    .and_then(|mut s| {
+        s.execute(params![
+            session,
+            m.seq as i64,
+            m.t_ns as i64,
+            m.dir.as_str(),
+            m.kind.map(|k| k.as_str()),
+            m.method.as_deref().map(mask),
+            m.id.as_deref().map(mask),
+            m.size as i64,
+            m.raw,
+            m.redactions as i64,
+            m.invalid.as_deref().map(mask),
+            m.consumed
+        ])
+    })
+    .map(|_| ())
+}
+
+/// A `documents` row (the first time a document is seen; later ones are ignored).
+fn insert_document(
+    tx: &rusqlite::Transaction<'_>,
+    session: i64,
+    d: &DocumentRecord,
+) -> rusqlite::Result<()> {
+    tx.prepare_cached(
+        "INSERT OR IGNORE INTO documents (session_id, uri, path, language_id, excluded, first_seq)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+    )
+    .and_then(|mut s| {
+        s.execute(params![
+            session,
+            mask(&d.uri),
+            mask(&d.path),
+            d.language_id.as_deref().map(mask),
+            d.excluded,
+            d.first_seq as i64
+        ])
+    })
+    .map(|_| ())
+}
+
+/// A `snapshots` row.
+fn insert_snapshot(
+    tx: &rusqlite::Transaction<'_>,
+    session: i64,
+    s: &SnapshotRecord,
+) -> rusqlite::Result<()> {
+    tx.prepare_cached(
+        "INSERT INTO snapshots (session_id, seq, t_ns, uri, kind, version, text, redactions)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+    )
+    .and_then(|mut st| {
+        st.execute(params![
+            session,
+            s.seq as i64,
+            s.t_ns as i64,
+            mask(&s.uri),
+            s.kind.as_str(),
+            s.version,
+            s.text.as_deref().map(mask),
+            s.redactions as i64
+        ])
+    })
+    .map(|_| ())
+}
+
+/// An `edits` row.
+fn insert_edit(
+    tx: &rusqlite::Transaction<'_>,
+    session: i64,
+    ed: &EditRecord,
+) -> rusqlite::Result<()> {
+    tx.prepare_cached(
+        "INSERT INTO edits (session_id, seq, t_ns, uri, version, change_index, start_byte, end_byte,
+                            start_line, end_line, new_end_line, text_before, text_after, redactions,
+                            origin)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)",
+    )
+    .and_then(|mut st| {
+        st.execute(params![
+            session,
+            ed.seq as i64,
+            ed.t_ns as i64,
+            mask(&ed.uri),
+            ed.version,
+            ed.change_index as i64,
+            ed.span.start_byte as i64,
+            ed.span.end_byte as i64,
+            ed.span.start_line as i64,
+            ed.span.end_line as i64,
+            ed.span.new_end_line as i64,
+            mask(&ed.span.before),
+            mask(&ed.span.after),
+            ed.redactions as i64,
+            ed.origin.as_str()
+        ])
+    })
+    .map(|_| ())
+}
+
+/// A `reads` row.
+fn insert_read(
+    tx: &rusqlite::Transaction<'_>,
+    session: i64,
+    r: &ReadRecord,
+) -> rusqlite::Result<()> {
+    tx.prepare_cached(
+        "INSERT INTO reads (session_id, seq, t_ns, uri, via, role, start_line, end_line, request_id)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+    )
+    .and_then(|mut st| {
+        st.execute(params![
+            session,
+            r.seq as i64,
+            r.t_ns as i64,
+            mask(&r.uri),
+            mask(&r.via),
+            r.role.as_str(),
+            r.lines.start as i64,
+            r.lines.end as i64,
+            r.request_id.as_deref().map(mask)
+        ])
+    })
+    .map(|_| ())
+}
+
+/// A `signals` row.
+fn insert_signal(
+    tx: &rusqlite::Transaction<'_>,
+    session: i64,
+    s: &SignalRecord,
+) -> rusqlite::Result<()> {
+    tx.prepare_cached(
+        "INSERT INTO signals (session_id, seq, t_ns, kind, uri, payload) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+    )
+    .and_then(|mut st| {
+        st.execute(params![
+            session,
+            s.seq as i64,
+            s.t_ns as i64,
+            mask(&s.kind),
+            s.uri.as_deref().map(mask),
+            mask(&s.payload.to_string())
+        ])
+    })
+    .map(|_| ())
 }
 
 /// Offers inserted by one statement ([`OFFER_COLUMNS`] values each: 400 parameters).
