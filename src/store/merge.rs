@@ -8,7 +8,7 @@
 use rusqlite::params;
 use rusqlite::types::Value;
 
-use super::{Database, StoreError, sqlite};
+use super::{Database, RunStatus, StoreError, sqlite};
 
 /// The tables that hold a run's rows besides `runs` (keyed by `run_id`).
 const RUN_TABLES: [&str; 5] = [
@@ -44,8 +44,8 @@ pub struct MergedRun<'a> {
     pub config: &'a serde_json::Value,
     /// When the first shard started.
     pub started_at: &'a str,
-    /// `done`, or `partial` when shards are missing.
-    pub status: &'a str,
+    /// Done, or partial when shards are missing.
+    pub status: RunStatus,
     /// (position, key) of the trajectories no shard brought, stored as `missing`.
     pub missing: &'a [(usize, String)],
     /// 1-based repetition.

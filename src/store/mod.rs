@@ -30,6 +30,7 @@ mod session_read;
 mod sessions;
 mod spill;
 mod tasks;
+mod values;
 
 pub use cache::{AnswerCache, ResponseCache};
 pub use erase::{Erase, Erasure};
@@ -44,6 +45,7 @@ pub use session_read::{DocumentSummary, SessionRead, SessionSummary};
 pub use sessions::{NewSession, SessionEnd, SessionStore};
 pub use spill::{SpillContents, SpillStore};
 pub use tasks::{CachedExecution, StoredAnswer, StoredTask, TaskRunRow, TaskStore};
+pub use values::{RunStatus, SessionStatus, TrajectoryStatus};
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -141,6 +143,21 @@ pub enum StoreError {
         table: String,
         /// The column.
         column: String,
+    },
+    /// A column holds a value this nextedit does not know (a database made by
+    /// something else, or by a newer nextedit).
+    #[error(
+        "database {path}: table {table}, column {column} holds {value:?}, a value this nextedit does not know"
+    )]
+    UnknownValue {
+        /// The database file.
+        path: PathBuf,
+        /// The table.
+        table: String,
+        /// The column.
+        column: String,
+        /// The value (secrets masked).
+        value: String,
     },
     /// No session with this id.
     #[error("no session {0} in the database")]
@@ -443,7 +460,19 @@ fn is_busy(error: &rusqlite::Error) -> bool {
     )
 }
 
+/// The store's error for what SQLite (or reading a row) said about the database at
+/// `path`: a value this build does not know ([`values::stored`]) is named as such.
 fn sqlite(path: &Path, source: rusqlite::Error) -> StoreError {
+    if let rusqlite::Error::FromSqlConversionFailure(_, _, error) = &source
+        && let Some(unknown) = error.downcast_ref::<values::UnknownValue>()
+    {
+        return StoreError::UnknownValue {
+            path: path.to_path_buf(),
+            table: unknown.table.to_string(),
+            column: unknown.column.to_string(),
+            value: unknown.value.clone(),
+        };
+    }
     StoreError::Sqlite {
         path: path.to_path_buf(),
         source,
@@ -591,7 +620,7 @@ fn remove_abandoned_new(dir: &Path) {
 
 #[cfg(test)]
 mod tests {
-    use super::{Database, SESSION_TABLES};
+    use super::{Database, RunRead, RunStatus, RunStore, SESSION_TABLES, SessionRead};
 
     /// Every table of the schema with a `session_id` column, as a database this build
     /// makes has them: a table added by a migration and not to [`SESSION_TABLES`] would
@@ -611,5 +640,44 @@ mod tests {
         let mut listed: Vec<String> = SESSION_TABLES.iter().map(|(t, _)| t.to_string()).collect();
         listed.sort();
         assert_eq!(owned, listed);
+    }
+
+    /// A status this build does not know, read from a database, is an error naming the
+    /// table, the column and the value; a known one reads back as written.
+    #[test]
+    fn an_unknown_status_is_named_with_its_table_and_column() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("statuses.db");
+        let mut db = Database::open(&path).unwrap();
+        let run = db
+            .create_run(
+                "builtin:noop",
+                &serde_json::json!({}),
+                &[("k".into(), None)],
+            )
+            .unwrap();
+        db.finish_run(run, RunStatus::Interrupted).unwrap();
+        assert_eq!(db.run(run).unwrap().status, RunStatus::Interrupted);
+        db.connection()
+            .execute_batch(
+                "UPDATE runs SET status = 'exploded';
+                 UPDATE run_trajectories SET status = 'sk-live-0123456789abcdefghijklmnop';
+                 INSERT INTO sessions (kind, started_at, status, nextedit_version)
+                 VALUES ('recorded', '2025-01-01', 'paused', '0');",
+            )
+            .unwrap();
+        let shown = |e: super::StoreError| e.to_string().replace(&path.display().to_string(), "DB");
+        assert_eq!(
+            shown(db.run(run).unwrap_err()),
+            "database DB: table runs, column status holds \"exploded\", a value this nextedit does not know"
+        );
+        assert!(
+            shown(db.run_trajectories(run).unwrap_err())
+                .starts_with("database DB: table run_trajectories, column status holds \"sk-live-")
+        );
+        assert_eq!(
+            shown(db.sessions().unwrap_err()),
+            "database DB: table sessions, column status holds \"paused\", a value this nextedit does not know"
+        );
     }
 }

@@ -6,6 +6,7 @@
 use rusqlite::{OptionalExtension, params};
 
 use super::runs::RunRead;
+use super::values::stored;
 use super::{
     CallTally, RunMeasurements, RunSummary, RunTrajectory, StepDetail, StepFailure, StepFlow,
     StepSet, StoredContent, StoredPrediction, StoredStep,
@@ -51,7 +52,7 @@ impl RunRead for Database {
                     Ok(RunSummary {
                         id: row.get(0)?,
                         started_at: row.get(1)?,
-                        status: row.get(2)?,
+                        status: stored(row, 2, "runs", "status")?,
                         suggester: row.get(3)?,
                         config: serde_json::from_str(&config).unwrap_or(serde_json::Value::Null),
                         trajectories: row.get(5)?,
@@ -86,7 +87,7 @@ impl RunRead for Database {
                 Ok(RunTrajectory {
                     key: row.get(0)?,
                     position: row.get::<_, i64>(3)? as usize,
-                    status: row.get(1)?,
+                    status: stored(row, 1, "run_trajectories", "status")?,
                     text: row.get(2)?,
                 })
             },

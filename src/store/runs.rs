@@ -8,7 +8,7 @@
 use rusqlite::params;
 use serde_json::json;
 
-use super::{Database, StoreError, sqlite};
+use super::{Database, RunStatus, StoreError, TrajectoryStatus, sqlite};
 use crate::core::metrics::flow::{FlowClass, FlowStep, Prf, StepCounts};
 use crate::engine::suggest::{Call, CallFailure, StepRead};
 
@@ -19,8 +19,8 @@ pub struct RunSummary {
     pub id: i64,
     /// RFC 3339 start.
     pub started_at: String,
-    /// running, done, interrupted (its process stopped before it finished).
-    pub status: String,
+    /// Where it is.
+    pub status: RunStatus,
     /// Suggester spec.
     pub suggester: String,
     /// Settings as JSON.
@@ -115,8 +115,8 @@ pub struct RunTrajectory {
     pub key: String,
     /// Its place in the run's plan, from 0 (a shard run keeps the whole plan's places).
     pub position: usize,
-    /// pending, running, done, failed, interrupted (with the reason in `error`).
-    pub status: String,
+    /// Where it is (the reason of a failure in `error`).
+    pub status: TrajectoryStatus,
     /// Its JSON, `None` when it could not be read or derived.
     pub text: Option<String>,
 }
@@ -242,7 +242,7 @@ pub trait RunStore: RunRead {
         &mut self,
         run: i64,
         key: &str,
-        status: &str,
+        status: TrajectoryStatus,
         initial: Option<&str>,
         error: Option<&str>,
     ) -> Result<(), StoreError>;
@@ -269,7 +269,7 @@ pub trait RunStore: RunRead {
     ) -> Result<(), StoreError>;
 
     /// Marks a run finished.
-    fn finish_run(&mut self, run: i64, status: &str) -> Result<(), StoreError>;
+    fn finish_run(&mut self, run: i64, status: RunStatus) -> Result<(), StoreError>;
 
     /// Marks run `run` interrupted if it is still running, and its trajectories in
     /// progress with `reason` (what stopped them): a run its process could not finish
@@ -410,7 +410,7 @@ impl RunStore for Database {
         &mut self,
         run: i64,
         key: &str,
-        status: &str,
+        status: TrajectoryStatus,
         initial: Option<&str>,
         error: Option<&str>,
     ) -> Result<(), StoreError> {
@@ -503,7 +503,7 @@ impl RunStore for Database {
         tx.commit().map_err(e)
     }
 
-    fn finish_run(&mut self, run: i64, status: &str) -> Result<(), StoreError> {
+    fn finish_run(&mut self, run: i64, status: RunStatus) -> Result<(), StoreError> {
         self.conn
             .execute(
                 "UPDATE runs SET status = ?2, ended_at = ?3 WHERE id = ?1",

@@ -4,7 +4,8 @@ use std::collections::HashMap;
 
 use rusqlite::{OptionalExtension, params};
 
-use super::{Database, StoreError, sqlite};
+use super::values::stored;
+use super::{Database, SessionStatus, StoreError, sqlite};
 use crate::core::record::uri::uri_to_path;
 use crate::core::trajectory::{
     Change, CommitInfo, Event, EventBody, FileEntry, LineRange, Origin, Read, ReadRole,
@@ -22,8 +23,8 @@ pub struct SessionSummary {
     pub started_at: String,
     /// RFC 3339 end, if ended.
     pub ended_at: Option<String>,
-    /// running, ended, signalled, incomplete (frames were lost: see `dropped`).
-    pub status: String,
+    /// How it is (incomplete: frames were lost, see `dropped`).
+    pub status: SessionStatus,
     /// Workspace root.
     pub workspace: Option<String>,
     /// Git HEAD at start.
@@ -103,7 +104,7 @@ fn summary_from_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<SessionSummary>
         kind: row.get(1)?,
         started_at: row.get(2)?,
         ended_at: row.get(3)?,
-        status: row.get(4)?,
+        status: stored(row, 4, "sessions", "status")?,
         workspace: row.get(5)?,
         git_head: row.get(6)?,
         server_command: command

@@ -2,6 +2,7 @@
 //! stored sessions) in run order, and the settings stored with the run so `--resume`
 //! replays the same way.
 
+use crate::store::TrajectoryStatus;
 use std::path::PathBuf;
 
 use super::shard::{Select, ShardOf, Source};
@@ -690,7 +691,7 @@ pub fn create(
             if !entries.iter().any(|(_, k, _)| k == key) {
                 continue;
             }
-            store.set_run_trajectory(run, key, "failed", None, Some(error))?;
+            store.set_run_trajectory(run, key, TrajectoryStatus::Failed, None, Some(error))?;
             if said.insert(key.clone()) {
                 events.note(&format!("skipping {key}: {error}"));
             }

@@ -112,7 +112,13 @@ mod tests {
         let (_dir, mut db, run) = one_run("builtin:oracle");
         let store: &mut dyn RunStore = &mut db;
         store
-            .set_run_trajectory(run, "k", "running", Some("e0"), None)
+            .set_run_trajectory(
+                run,
+                "k",
+                crate::store::TrajectoryStatus::Running,
+                Some("e0"),
+                None,
+            )
             .unwrap();
         let flow = FlowStep {
             predictions: vec![
