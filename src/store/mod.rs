@@ -45,7 +45,7 @@ pub use session_read::{DocumentSummary, SessionRead, SessionSummary};
 pub use sessions::{NewSession, SessionEnd, SessionStore};
 pub use spill::{SpillContents, SpillStore};
 pub use tasks::{CachedExecution, StoredAnswer, StoredTask, TaskRunRow, TaskStore};
-pub use values::{RunStatus, SessionStatus, TrajectoryStatus};
+pub use values::{RunStatus, SessionStatus, TrajectoryStatus, text_of};
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;

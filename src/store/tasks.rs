@@ -7,10 +7,12 @@
 
 use rusqlite::{OptionalExtension, params};
 
+use super::values::{stored_serde, stored_serde_option, text_of};
 use super::{Database, StoreError, sqlite};
 use crate::base::sys::limits::Limit;
 use crate::engine::task::covermap::TestSelection;
 use crate::engine::task::score::AnswerScores;
+use crate::engine::task::{ContextFrom, DependencyLevel, Scenario};
 
 /// A task run as stored.
 #[derive(Debug, Clone, PartialEq)]
@@ -36,12 +38,12 @@ pub struct StoredTask {
     pub index: usize,
     /// Task id.
     pub task_id: String,
-    /// Scenario key (`full_block`, …).
-    pub scenario: String,
-    /// Dependency level key, when the task has one.
-    pub dependency: Option<String>,
-    /// `state` or `head`, when the task carries retrieved context.
-    pub context_from: Option<String>,
+    /// The scenario it was cut for.
+    pub scenario: Scenario,
+    /// Its dependency level, when it has one.
+    pub dependency: Option<DependencyLevel>,
+    /// Where its retrieved context came from, when it carries some.
+    pub context_from: Option<ContextFrom>,
     /// Its context held a chunk that did not exist in the state.
     pub leaked: bool,
     /// Language.
@@ -263,9 +265,9 @@ impl TaskStore for Database {
                     run,
                     task.index as i64,
                     task.task_id,
-                    task.scenario,
-                    task.dependency,
-                    task.context_from,
+                    text_of(&task.scenario),
+                    task.dependency.as_ref().map(text_of),
+                    task.context_from.as_ref().map(text_of),
                     task.leaked,
                     task.language,
                     task.valid,
@@ -325,9 +327,9 @@ impl TaskStore for Database {
                 Ok(StoredTask {
                     index: row.get::<_, i64>(0)? as usize,
                     task_id: row.get(1)?,
-                    scenario: row.get(2)?,
-                    dependency: row.get(3)?,
-                    context_from: row.get(4)?,
+                    scenario: stored_serde(row, 2, "task_run_tasks", "scenario")?,
+                    dependency: stored_serde_option(row, 3, "task_run_tasks", "dependency")?,
+                    context_from: stored_serde_option(row, 4, "task_run_tasks", "context_from")?,
                     leaked: row.get(5)?,
                     language: row.get(6)?,
                     valid: row.get(7)?,

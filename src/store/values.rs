@@ -90,17 +90,7 @@ pub(super) fn stored<T: StoredText>(
     column: &'static str,
 ) -> rusqlite::Result<T> {
     let text: String = row.get(index)?;
-    T::parse_text(&text).ok_or_else(|| {
-        rusqlite::Error::FromSqlConversionFailure(
-            index,
-            rusqlite::types::Type::Text,
-            Box::new(UnknownValue {
-                table,
-                column,
-                value: crate::base::secrets::scrub(&text).into_owned(),
-            }),
-        )
-    })
+    T::parse_text(&text).ok_or_else(|| unknown(index, table, column, &text))
 }
 
 stored_text! {
@@ -147,4 +137,53 @@ stored_text! {
         /// Frames were lost (`dropped`); its exit code still says how it ended.
         Incomplete = "incomplete",
     }
+}
+
+/// The spelling of a value whose serde form is a string (the task enums of
+/// [`crate::engine::task`], `snake_case`): what the store writes for it.
+pub fn text_of<T: serde::Serialize>(value: &T) -> String {
+    match serde_json::to_value(value) {
+        Ok(serde_json::Value::String(text)) => text,
+        // Only unit variants are stored this way.
+        other => unreachable!("a value stored as text serializes as a string, not {other:?}"),
+    }
+}
+
+/// Column `index` of `row`, `table.column`, as a `T` read from its serde spelling; a
+/// spelling `T` does not know is an [`UnknownValue`].
+pub(super) fn stored_serde<T: serde::de::DeserializeOwned>(
+    row: &rusqlite::Row<'_>,
+    index: usize,
+    table: &'static str,
+    column: &'static str,
+) -> rusqlite::Result<T> {
+    let text: String = row.get(index)?;
+    serde_json::from_value(serde_json::Value::String(text.clone()))
+        .map_err(|_| unknown(index, table, column, &text))
+}
+
+/// [`stored_serde`] of a column that may be NULL.
+pub(super) fn stored_serde_option<T: serde::de::DeserializeOwned>(
+    row: &rusqlite::Row<'_>,
+    index: usize,
+    table: &'static str,
+    column: &'static str,
+) -> rusqlite::Result<Option<T>> {
+    match row.get::<_, Option<String>>(index)? {
+        Some(_) => stored_serde(row, index, table, column).map(Some),
+        None => Ok(None),
+    }
+}
+
+/// The error of a column holding `text`, a value this build does not know.
+fn unknown(index: usize, table: &'static str, column: &'static str, text: &str) -> rusqlite::Error {
+    rusqlite::Error::FromSqlConversionFailure(
+        index,
+        rusqlite::types::Type::Text,
+        Box::new(UnknownValue {
+            table,
+            column,
+            value: crate::base::secrets::scrub(text).into_owned(),
+        }),
+    )
 }

@@ -32,6 +32,7 @@ use crate::engine::suggest::{Call, SuggestError, complete_call};
 use crate::engine::suggest::{Suggester, protocol::PROTOCOL_VERSION};
 use crate::store::{CachedExecution, Database, ResponseCache, StoredAnswer, StoredTask};
 
+use crate::engine::task::Task;
 use crate::engine::task::covermap::{
     CoverageMap, DEFAULT_MAX_TESTS, TestsBy, make_map, map_key, map_state, select, supported,
     truth_text,
@@ -42,7 +43,6 @@ use crate::engine::task::execute::{
     sandbox_for, state_hash, test_command,
 };
 use crate::engine::task::score::score_answer;
-use crate::engine::task::{ContextFrom, Task};
 
 /// The spec answered by the runner itself with each task's ground truth.
 pub const ORACLE: &str = "builtin:oracle";
@@ -905,15 +905,9 @@ impl Worker<'_> {
         let mut stored = StoredTask {
             index,
             task_id: task.id.clone(),
-            scenario: key(&task.scenario),
-            dependency: task.dependency.as_ref().map(key),
-            context_from: task.context.as_ref().map(|c| {
-                match c.from {
-                    ContextFrom::State => "state",
-                    ContextFrom::Head => "head",
-                }
-                .to_string()
-            }),
+            scenario: task.scenario,
+            dependency: task.dependency,
+            context_from: task.context.as_ref().map(|c| c.from),
             leaked: task.context.as_ref().is_some_and(|c| c.leaked),
             language: task.language.clone(),
             valid: false,
