@@ -1,6 +1,6 @@
 //! The `offers` table (schema v7): what language servers offered in recorded
 //! sessions, one row per item, written with the session's other records
-//! ([`super::write`]) and read back typed ([`Database::offers`]). An offer's edits
+//! ([`super::sessions`]) and read back typed ([`super::OfferRead::offers`]). An offer's edits
 //! are one JSON text column; its form is converted only here.
 
 use rusqlite::params;

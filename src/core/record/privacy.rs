@@ -285,7 +285,7 @@ pub fn mask(text: &str) -> std::borrow::Cow<'_, str> {
 }
 
 /// The same rules for a trajectory from any other ingestion path (`derive`,
-/// `import`, stored by [`crate::store::Database::import_trajectory`]): excluded
+/// `import`, stored by [`crate::store::SessionStore::import_trajectory`]): excluded
 /// files keep their path and lose their text, their changes, edits and order
 /// edges; every other text has its secrets masked. Returns how many files were
 /// excluded.
