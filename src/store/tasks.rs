@@ -7,7 +7,7 @@
 
 use rusqlite::{OptionalExtension, params};
 
-use super::values::{stored_serde, stored_serde_option, text_of};
+use super::values::{stored, stored_option, text_of};
 use super::{Database, StoreError, sqlite};
 use crate::base::sys::limits::Limit;
 use crate::engine::task::covermap::TestSelection;
@@ -327,9 +327,9 @@ impl TaskStore for Database {
                 Ok(StoredTask {
                     index: row.get::<_, i64>(0)? as usize,
                     task_id: row.get(1)?,
-                    scenario: stored_serde(row, 2, "task_run_tasks", "scenario")?,
-                    dependency: stored_serde_option(row, 3, "task_run_tasks", "dependency")?,
-                    context_from: stored_serde_option(row, 4, "task_run_tasks", "context_from")?,
+                    scenario: stored(row, 2, "task_run_tasks", "scenario")?,
+                    dependency: stored_option(row, 3, "task_run_tasks", "dependency")?,
+                    context_from: stored_option(row, 4, "task_run_tasks", "context_from")?,
                     leaked: row.get(5)?,
                     language: row.get(6)?,
                     valid: row.get(7)?,

@@ -149,31 +149,35 @@ pub fn text_of<T: serde::Serialize>(value: &T) -> String {
     }
 }
 
-/// Column `index` of `row`, `table.column`, as a `T` read from its serde spelling; a
-/// spelling `T` does not know is an [`UnknownValue`].
-pub(super) fn stored_serde<T: serde::de::DeserializeOwned>(
-    row: &rusqlite::Row<'_>,
-    index: usize,
-    table: &'static str,
-    column: &'static str,
-) -> rusqlite::Result<T> {
-    let text: String = row.get(index)?;
-    serde_json::from_value(serde_json::Value::String(text.clone()))
-        .map_err(|_| unknown(index, table, column, &text))
-}
-
-/// [`stored_serde`] of a column that may be NULL.
-pub(super) fn stored_serde_option<T: serde::de::DeserializeOwned>(
+/// [`stored`] of a column that may be NULL.
+pub(super) fn stored_option<T: StoredText>(
     row: &rusqlite::Row<'_>,
     index: usize,
     table: &'static str,
     column: &'static str,
 ) -> rusqlite::Result<Option<T>> {
     match row.get::<_, Option<String>>(index)? {
-        Some(_) => stored_serde(row, index, table, column).map(Some),
+        Some(_) => stored(row, index, table, column).map(Some),
         None => Ok(None),
     }
 }
+
+/// [`StoredText`] of enums spelled by their serde form ([`text_of`]).
+macro_rules! stored_as_serde {
+    ($($name:ty),+) => {
+        $(impl StoredText for $name {
+            fn parse_text(text: &str) -> Option<Self> {
+                serde_json::from_value(serde_json::Value::String(text.to_string())).ok()
+            }
+        })+
+    };
+}
+
+stored_as_serde!(
+    crate::engine::task::Scenario,
+    crate::engine::task::DependencyLevel,
+    crate::engine::task::ContextFrom
+);
 
 /// The error of a column holding `text`, a value this build does not know.
 fn unknown(index: usize, table: &'static str, column: &'static str, text: &str) -> rusqlite::Error {
