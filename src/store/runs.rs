@@ -1,5 +1,6 @@
-//! Replay runs: created up front, every step written as it finishes, read back for
-//! `--resume` and `nextedit report`.
+//! Replay runs: their row types, the [`RunStore`] and [`RunRead`] traits, and the
+//! writer: a run created up front, every step written as it finishes (read back for
+//! `--resume` and `nextedit report` by `run_read`).
 //!
 //! The rows are a wire format. `run_steps.flow` holds the step as flow aggregation
 //! takes it, as JSON: `{"allowed": N, "predictions": [[rank, matched edit index or
