@@ -444,6 +444,9 @@ impl FileNames {
     }
 }
 
+/// The text each document was first opened with, by URI (`None`: never stored).
+type FirstOpens = HashMap<String, Option<String>>;
+
 /// A recorded session's header in its trajectory.
 fn session_info(id: i64, summary: &SessionSummary) -> SessionInfo {
     SessionInfo {
@@ -472,9 +475,9 @@ impl Database {
         &self,
         id: i64,
         names: &FileNames,
-    ) -> Result<(Vec<Event>, HashMap<String, Option<String>>), StoreError> {
+    ) -> Result<(Vec<Event>, FirstOpens), StoreError> {
         let mut events = Vec::new();
-        let mut first_open: HashMap<String, Option<String>> = HashMap::new();
+        let mut first_open = FirstOpens::new();
         let rows = self.rows("SELECT seq, t_ns, uri, kind, version, text FROM snapshots WHERE session_id = ?1 ORDER BY seq", [id], |row| {
                 Ok((
                     row.get::<_, i64>(0)? as u64,
