@@ -1,5 +1,6 @@
 //! `nextedit derive`: git commits → trajectories.
 
+use nextedit::store::SessionStore;
 use std::io::Write;
 use std::path::PathBuf;
 

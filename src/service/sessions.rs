@@ -9,6 +9,8 @@
 //! [`edited_files`] gives the final texts `sessions link` looks for in the
 //! repository's commits. Must not print or parse command lines.
 
+use crate::store::OfferRead;
+use crate::store::SessionRead;
 use std::path::{Path, PathBuf};
 
 use crate::core::trajectory::{

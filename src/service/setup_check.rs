@@ -6,6 +6,7 @@
 //! checks read the file system and the environment and run `nvim` for a few seconds
 //! at most; they never change anything.
 
+use crate::store::SessionRead;
 use std::ffi::OsString;
 use std::fmt;
 use std::os::unix::fs::PermissionsExt;

@@ -24,46 +24,75 @@
 //! file that is not a nextedit database (not SQLite, no nextedit tables, or empty for a
 //! command that only reads) or that holds triggers (nextedit creates none) is refused
 //! before anything is written to it.
+//!
+//! [`Database`] itself only opens, checks and migrates the file. What it stores is
+//! reached through one trait per aggregate, each implemented for [`Database`] once, in
+//! its own file: [`SessionStore`] (`sessions.rs`: the session row and the recorder's
+//! rows) and [`SessionRead`] (`session_read.rs`), [`OfferRead`] (`offers.rs`),
+//! [`RunStore`] (`runs.rs`) and [`RunRead`] (`run_read.rs`), [`RunResults`]
+//! (`results.rs`), [`RunMerge`] (`merge.rs`), [`TaskStore`] (`tasks.rs`),
+//! [`AnswerCache`] (`cache.rs`), [`SpillStore`] (`spill.rs`) and [`Erase`]
+//! (`erase.rs`). Traits rather than handles (`db.runs().record_step(…)`): callers keep
+//! calling `db.record_step(…)` on the one `Database` they hold, a `use` names the
+//! aggregates a module touches, and a service can take the narrow trait it needs
+//! (`&mut dyn RunStore`) or give its own view of one (a report's common steps implement
+//! [`RunRead`]) without a forwarding copy.
 
 mod cache;
 mod erase;
-mod export;
 mod merge;
 mod offers;
 mod results;
+mod run_read;
 mod runs;
-mod step_pages;
+mod session_read;
+mod sessions;
+mod spill;
 mod tasks;
-mod write;
+mod values;
 
-pub use cache::ResponseCache;
-pub use erase::Erasure;
-pub use export::{DocumentSummary, SessionSummary};
-pub use merge::{MergedRun, RunRows};
-pub use offers::StoredOffer;
-pub use results::{ResultPrediction, ResultStep};
+pub use cache::{AnswerCache, ResponseCache};
+pub use erase::{Erase, Erasure};
+pub use merge::{MergedRun, RunMerge, RunRows};
+pub use offers::{OfferRead, StoredOffer};
+pub use results::{ResultPrediction, ResultStep, RunResults};
 pub use runs::{
-    CallTally, RunMeasurements, RunSummary, RunTrajectory, StepDetail, StepFailure, StepFlow,
-    StepSet, StoredContent, StoredPrediction, StoredStep,
+    CallTally, RunMeasurements, RunRead, RunStore, RunSummary, RunTrajectory, StepDetail,
+    StepFailure, StepFlow, StepSet, StoredContent, StoredPrediction, StoredStep,
 };
-pub use tasks::{CachedExecution, StoredAnswer, StoredTask, TaskRunRow};
-pub use write::{NewSession, SessionEnd};
+pub use session_read::{DocumentSummary, SessionRead, SessionSummary};
+pub use sessions::{NewSession, SessionEnd, SessionStore};
+pub use spill::{SpillContents, SpillStore};
+pub use tasks::{CachedExecution, StoredAnswer, StoredTask, TaskRunRow, TaskStore};
+pub use values::{RunStatus, SessionStatus, TrajectoryStatus, text_of};
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use rusqlite::{Connection, OpenFlags};
 
-/// The tables that hold a recorded session's rows (keyed by `session_id`).
-const SESSION_TABLES: [&str; 7] = [
-    "messages",
-    "documents",
-    "snapshots",
-    "edits",
-    "reads",
-    "signals",
-    "offers",
+/// The tables that hold a recorded session's rows (keyed by `session_id`), each with
+/// how its rows name a document: the one list that deleting a session, purging a
+/// file and copying a spill file go through (a test checks it against the schema).
+const SESSION_TABLES: [(&str, NamesDocument); 7] = [
+    ("messages", NamesDocument::InRawBytes),
+    ("documents", NamesDocument::ByUri),
+    ("snapshots", NamesDocument::ByUri),
+    ("edits", NamesDocument::ByUri),
+    ("reads", NamesDocument::ByUri),
+    ("signals", NamesDocument::ByUri),
+    ("offers", NamesDocument::ByUri),
 ];
+
+/// How the rows of a session table name the document they are about (what purging a
+/// file deletes).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum NamesDocument {
+    /// A `uri` column.
+    ByUri,
+    /// Somewhere in the raw message bytes (`messages.raw`).
+    InRawBytes,
+}
 
 /// Version of the schema this build writes (`PRAGMA user_version`).
 pub const SCHEMA_VERSION: i64 = 10;
@@ -133,6 +162,21 @@ pub enum StoreError {
         table: String,
         /// The column.
         column: String,
+    },
+    /// A column holds a value this nextedit does not know (a database made by
+    /// something else, or by a newer nextedit).
+    #[error(
+        "database {path}: table {table}, column {column} holds {value:?}, a value this nextedit does not know"
+    )]
+    UnknownValue {
+        /// The database file.
+        path: PathBuf,
+        /// The table.
+        table: String,
+        /// The column.
+        column: String,
+        /// The value (secrets masked).
+        value: String,
     },
     /// No session with this id.
     #[error("no session {0} in the database")]
@@ -259,7 +303,9 @@ impl Database {
             })
     }
 
-    /// The underlying connection (for ad-hoc queries in tests and tools).
+    /// The underlying connection, for tests that check rows with their own SQL (the
+    /// `testing` feature; the library reaches the tables only through its traits).
+    #[cfg(any(test, feature = "testing"))]
     pub fn connection(&self) -> &Connection {
         &self.conn
     }
@@ -433,7 +479,19 @@ fn is_busy(error: &rusqlite::Error) -> bool {
     )
 }
 
+/// The store's error for what SQLite (or reading a row) said about the database at
+/// `path`: a value this build does not know ([`values::stored`]) is named as such.
 fn sqlite(path: &Path, source: rusqlite::Error) -> StoreError {
+    if let rusqlite::Error::FromSqlConversionFailure(_, _, error) = &source
+        && let Some(unknown) = error.downcast_ref::<values::UnknownValue>()
+    {
+        return StoreError::UnknownValue {
+            path: path.to_path_buf(),
+            table: unknown.table.to_string(),
+            column: unknown.column.to_string(),
+            value: unknown.value.clone(),
+        };
+    }
     StoreError::Sqlite {
         path: path.to_path_buf(),
         source,
@@ -576,5 +634,69 @@ fn remove_abandoned_new(dir: &Path) {
                 let _ = std::fs::remove_file(file);
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Database, RunRead, RunStatus, RunStore, SESSION_TABLES, SessionRead};
+
+    /// Every table of the schema with a `session_id` column, as a database this build
+    /// makes has them: a table added by a migration and not to [`SESSION_TABLES`] would
+    /// keep its rows when a session is deleted or a file purged.
+    #[test]
+    fn every_session_owned_table_is_in_the_one_list() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = Database::open(&dir.path().join("tables.db")).unwrap();
+        let owned = db
+            .rows(
+                "SELECT m.name FROM sqlite_master m, pragma_table_info(m.name) c
+                  WHERE m.type = 'table' AND c.name = 'session_id' ORDER BY m.name",
+                [],
+                |row| row.get::<_, String>(0),
+            )
+            .unwrap();
+        let mut listed: Vec<String> = SESSION_TABLES.iter().map(|(t, _)| t.to_string()).collect();
+        listed.sort();
+        assert_eq!(owned, listed);
+    }
+
+    /// A status this build does not know, read from a database, is an error naming the
+    /// table, the column and the value; a known one reads back as written.
+    #[test]
+    fn an_unknown_status_is_named_with_its_table_and_column() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("statuses.db");
+        let mut db = Database::open(&path).unwrap();
+        let run = db
+            .create_run(
+                "builtin:noop",
+                &serde_json::json!({}),
+                &[("k".into(), None)],
+            )
+            .unwrap();
+        db.finish_run(run, RunStatus::Interrupted).unwrap();
+        assert_eq!(db.run(run).unwrap().status, RunStatus::Interrupted);
+        db.connection()
+            .execute_batch(
+                "UPDATE runs SET status = 'exploded';
+                 UPDATE run_trajectories SET status = 'sk-live-0123456789abcdefghijklmnop';
+                 INSERT INTO sessions (kind, started_at, status, nextedit_version)
+                 VALUES ('recorded', '2025-01-01', 'paused', '0');",
+            )
+            .unwrap();
+        let shown = |e: super::StoreError| e.to_string().replace(&path.display().to_string(), "DB");
+        assert_eq!(
+            shown(db.run(run).unwrap_err()),
+            "database DB: table runs, column status holds \"exploded\", a value this nextedit does not know"
+        );
+        assert!(
+            shown(db.run_trajectories(run).unwrap_err())
+                .starts_with("database DB: table run_trajectories, column status holds \"sk-live-")
+        );
+        assert_eq!(
+            shown(db.sessions().unwrap_err()),
+            "database DB: table sessions, column status holds \"paused\", a value this nextedit does not know"
+        );
     }
 }

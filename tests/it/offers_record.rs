@@ -11,6 +11,8 @@
 //! row's latency is checked against its request's and answer's recorded times.
 
 use crate::common;
+use nextedit::store::OfferRead;
+use nextedit::store::SessionRead;
 
 use std::path::Path;
 

@@ -4,6 +4,7 @@
 //! and the session marked incomplete.
 
 use crate::common;
+use nextedit::store::SessionRead;
 
 use std::io::Write;
 use std::path::Path;

@@ -2,6 +2,7 @@
 //! garbage output, a locked or too-new database, signals, editor EOF, bad frames.
 
 use crate::common;
+use nextedit::store::SessionRead;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};

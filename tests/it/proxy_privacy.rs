@@ -2,6 +2,7 @@
 //! stored, secrets are masked in everything stored, the database is private.
 
 use crate::common;
+use nextedit::store::SessionRead;
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;

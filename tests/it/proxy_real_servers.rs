@@ -12,6 +12,7 @@
 //! - reads carry the right files and lines.
 
 use crate::common;
+use nextedit::store::SessionRead;
 
 use std::path::Path;
 use std::process::Command;

@@ -4,6 +4,7 @@
 
 use crate::common;
 use crate::common::nextedit_with_db as nextedit;
+use nextedit::store::SessionRead;
 
 use std::path::Path;
 

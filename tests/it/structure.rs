@@ -20,8 +20,8 @@ const BOUNDS: Figures = Figures {
     arrows_up: 0,
     folder_circles: 0,
     sibling_circles: 8,
-    long_functions: 24,
-    string_errors: 56,
+    long_functions: 20,
+    string_errors: 52,
     unsafe_files: 11,
     top_modules: 5,
 };

@@ -4,6 +4,7 @@
 
 mod testset;
 
+use nextedit::store::SessionStore;
 use std::path::PathBuf;
 
 use anyhow::{Context, Result, bail};

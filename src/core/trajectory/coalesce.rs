@@ -17,7 +17,7 @@
 //! typed whole, so applying the edits one after another rebuilds every final text.
 //!
 //! [`recompute_recorded_edits`] is the one path from a recorded trajectory's events to
-//! its edits, used by `store::export` and by `slice`.
+//! its edits, used by `store::session_read` and by `slice`.
 
 use std::collections::HashMap;
 

@@ -73,13 +73,19 @@ pub struct CachedAnswer {
     pub latency_ms: f64,
 }
 
-/// Where cached answers live (`store::Database` implements it).
+/// Where cached answers live (`store::ResponseCache` implements it).
 pub trait ResponseStore: Send {
     /// The answer stored under `key`, if any.
-    fn cached(&self, key: &CacheKey) -> Result<Option<CachedAnswer>, String>;
+    fn cached(&self, key: &CacheKey) -> Result<Option<CachedAnswer>, ResponseStoreError>;
     /// Stores (or replaces) the answer under `key`.
-    fn store(&mut self, key: &CacheKey, answer: &CachedAnswer) -> Result<(), String>;
+    fn store(&mut self, key: &CacheKey, answer: &CachedAnswer) -> Result<(), ResponseStoreError>;
 }
+
+/// The store behind the cache failed: its own error, shown as it is (the call goes on
+/// without the cache, [`CallOutcome::problem`] says why).
+#[derive(Debug, thiserror::Error)]
+#[error(transparent)]
+pub struct ResponseStoreError(#[from] pub Box<dyn std::error::Error + Send + Sync>);
 
 /// What the cache did for one call, in call order, for the run to record.
 #[derive(Debug, Clone, PartialEq)]
@@ -341,7 +347,7 @@ mod tests {
     struct Memory(Arc<Mutex<HashMap<Key, CachedAnswer>>>);
 
     impl ResponseStore for Memory {
-        fn cached(&self, key: &CacheKey) -> Result<Option<CachedAnswer>, String> {
+        fn cached(&self, key: &CacheKey) -> Result<Option<CachedAnswer>, ResponseStoreError> {
             let map = self.0.lock().unwrap();
             Ok(map
                 .get(&(
@@ -352,7 +358,11 @@ mod tests {
                 ))
                 .cloned())
         }
-        fn store(&mut self, key: &CacheKey, answer: &CachedAnswer) -> Result<(), String> {
+        fn store(
+            &mut self,
+            key: &CacheKey,
+            answer: &CachedAnswer,
+        ) -> Result<(), ResponseStoreError> {
             self.0.lock().unwrap().insert(
                 (
                     key.suggester.clone(),

@@ -9,6 +9,7 @@
 //! the next proxy); anything lost is counted in frames (`sessions.dropped`), the
 //! session is marked `incomplete` and one line goes to stderr.
 
+use crate::store::SessionStore;
 use std::path::Path;
 use std::time::{Duration, Instant};
 

@@ -193,6 +193,10 @@ impl RunRead for CommonSteps<'_> {
         self.store.run(run)
     }
 
+    fn run_shard(&self, run: i64) -> Result<Option<serde_json::Value>, StoreError> {
+        self.store.run_shard(run)
+    }
+
     fn run_trajectories(&self, run: i64) -> Result<Vec<RunTrajectory>, StoreError> {
         self.store.run_trajectories(run)
     }

@@ -5,7 +5,7 @@
 //!
 //! The observer stores each step as it finishes and never keeps them: a finished
 //! trajectory's steps are printed back from the store a page at a time
-//! (`store::step_pages`), and a step names at most [`ALLOWED_IDS_KEPT`] allowed edits.
+//! (`store::run_read`), and a step names at most [`ALLOWED_IDS_KEPT`] allowed edits.
 //! A panic fails its trajectory, not the run; a run stopped by an error or a panic is
 //! marked interrupted. A commit of a repository on this machine replays in a checkout
 //! of its parent. [`execute_group`] runs the repetitions of a `--repetitions N` replay
@@ -13,6 +13,8 @@
 //! cache (`suggest::cache`) when the run uses one and records per call whether it was
 //! served, with the suggester's own latency.
 
+use crate::store::SessionRead;
+use crate::store::{RunStatus, SessionStatus, TrajectoryStatus};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
@@ -80,7 +82,7 @@ pub fn execute_group(
         never_answered: None,
     };
     for &run in &runs {
-        if store.run(run)?.status == "done" {
+        if store.run(run)?.status == RunStatus::Done {
             continue;
         }
         // Every run of the group is checked: a database may hold any settings in any row.
@@ -126,7 +128,7 @@ pub fn execute(
         .into_iter()
         // A shard run's trajectories keep their places in the whole plan, so each has
         // the name it has in a single-machine run.
-        .filter(|t| t.status != "done" && t.status != "failed")
+        .filter(|t| !matches!(t.status, TrajectoryStatus::Done | TrajectoryStatus::Failed))
         .map(|t| (t.position + 1, t.key, t.text))
         .collect();
     // Scratch directories and runs that a killed process left behind go first.
@@ -252,7 +254,7 @@ pub fn execute(
                         let _ = db.set_run_trajectory(
                             run,
                             key,
-                            "failed",
+                            TrajectoryStatus::Failed,
                             None,
                             Some(&error_chain(error)),
                         );
@@ -283,7 +285,7 @@ pub fn execute(
     let worktrees = worktrees.into_inner().unwrap_or_default();
     collect_lsp_reads(store, run, &worktrees)?;
     drop(scratch);
-    store.finish_run(run, "done")?;
+    store.finish_run(run, RunStatus::Done)?;
     unfinished.run = None;
     Ok(Executed {
         failed,
@@ -471,7 +473,7 @@ fn replay_one(
             "{key}: no Historian results file: its format needs a commit's edits, and this session's edits are sequential"
         ));
     }
-    db.set_run_trajectory(run, key, "running", None, None)?;
+    db.set_run_trajectory(run, key, TrajectoryStatus::Running, None, None)?;
     // Historian's file needs every step in one go: not written for a resumed trajectory.
     let historian = (settings.historian_json.is_some() && resume.is_empty() && !sequential)
         .then(HistorianLog::default);
@@ -536,7 +538,7 @@ fn replay_one(
             "{key}: resumed, so no Historian results file (it needs every step of one replay)"
         ));
     }
-    db.set_run_trajectory(run, key, "done", None, None)?;
+    db.set_run_trajectory(run, key, TrajectoryStatus::Done, None, None)?;
     if let Some(error) = &outcome.initialize_error {
         events.note(&format!("{key}: initialize failed: {error}"));
     }
@@ -697,7 +699,7 @@ fn collect_lsp_reads(
                 .into_iter()
                 .filter(|s| s.workspace.as_deref() == Some(root.as_str()))
                 .collect();
-            if sessions.iter().all(|s| s.status != "running")
+            if sessions.iter().all(|s| s.status != SessionStatus::Running)
                 || std::time::Instant::now() >= deadline
             {
                 break sessions.iter().map(|s| s.id).collect();
@@ -777,7 +779,13 @@ impl ReplayObserver for RunRecorder<'_> {
         }
         let initial = &self.trajectory.edit(initial).id;
         self.store
-            .set_run_trajectory(self.run, self.key, "running", Some(initial), None)
+            .set_run_trajectory(
+                self.run,
+                self.key,
+                TrajectoryStatus::Running,
+                Some(initial),
+                None,
+            )
             .map_err(|e| e.to_string())
     }
 
@@ -872,6 +880,9 @@ pub fn stored_step(trajectory: &Trajectory, step: &StepRecord) -> StoredStep {
 mod tests {
     use super::Unfinished;
     use crate::store::Database;
+    use crate::store::RunRead;
+    use crate::store::RunStore;
+    use crate::store::TrajectoryStatus;
 
     #[test]
     fn a_run_stopped_by_an_error_or_a_panic_is_marked_interrupted() {
@@ -880,7 +891,10 @@ mod tests {
         let mut db = Database::open(&path).unwrap();
         let status = |db: &Database, run| {
             let trajectories = db.run_trajectories(run).unwrap();
-            (db.run(run).unwrap().status, trajectories[0].status.clone())
+            (
+                db.run(run).unwrap().status.to_string(),
+                trajectories[0].status.to_string(),
+            )
         };
         for (panics, reason) in [
             (
@@ -896,7 +910,7 @@ mod tests {
                     &[("k".into(), None)],
                 )
                 .unwrap();
-            db.set_run_trajectory(run, "k", "running", None, None)
+            db.set_run_trajectory(run, "k", TrajectoryStatus::Running, None, None)
                 .unwrap();
             let stopped = std::panic::catch_unwind(|| {
                 let _unfinished = Unfinished {
@@ -921,7 +935,7 @@ mod tests {
             assert_eq!(error, reason);
             // Resumed, it runs again; a disarmed guard leaves a finished run alone.
             db.reopen_run(run).unwrap();
-            db.finish_run(run, "done").unwrap();
+            db.finish_run(run, crate::store::RunStatus::Done).unwrap();
             drop(Unfinished {
                 db_path: &path,
                 run: None,

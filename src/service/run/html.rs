@@ -589,7 +589,7 @@ mod tests {
                 info: RunSummary {
                     id: 7,
                     started_at: "2026-01-01T00:00:00Z".into(),
-                    status: "done".into(),
+                    status: crate::store::RunStatus::Done,
                     suggester: format!("cmd:echo \"{HOSTILE}\""),
                     config: serde_json::json!({}),
                     trajectories: 1,

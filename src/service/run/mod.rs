@@ -34,13 +34,14 @@ pub mod text;
 pub mod verdict;
 mod worker;
 
+pub use crate::store::{RunRead, RunStore};
 pub use execute::{ALLOWED_IDS_KEPT, Executed, execute, execute_group, install_process_guards};
 pub use plan::{
     Collected, MatchKind, Order, Reasserted, Reveal, RunRequest, RunSettings, SandboxMode,
     SandboxState,
 };
 pub use report::{Compared, RunReport};
-pub use store::{NewSteps, RunRead, RunStore, StepPages};
+pub use store::{NewSteps, StepPages};
 
 use crate::engine::history::HistoryError;
 use crate::engine::replay::ReplayError;

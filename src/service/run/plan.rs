@@ -3,6 +3,7 @@
 //! is stored), and the settings, the library's own serializable type, stored with the
 //! run so `--resume` replays the same way.
 
+use crate::store::TrajectoryStatus;
 use std::path::PathBuf;
 
 use super::shard::{Select, ShardOf, Source};
@@ -691,7 +692,7 @@ pub fn create(
             if !entries.iter().any(|(_, k, _)| k == key) {
                 continue;
             }
-            store.set_run_trajectory(run, key, "failed", None, Some(error))?;
+            store.set_run_trajectory(run, key, TrajectoryStatus::Failed, None, Some(error))?;
             if said.insert(key.clone()) {
                 events.note(&format!("skipping {key}: {error}"));
             }

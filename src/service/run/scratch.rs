@@ -9,6 +9,7 @@
 //! has lost its owner. The directory's `owner` file (written once the lock is held)
 //! names the database and the run.
 
+use crate::store::RunStore;
 use std::fs::File;
 use std::os::fd::AsRawFd;
 use std::os::unix::fs::MetadataExt;

@@ -15,6 +15,9 @@
 //! same settings, no overlap, none twice, and which are missing (docs/replay.md
 //! "Scale-out").
 
+use crate::store::RunMerge;
+use crate::store::RunRead;
+use crate::store::RunStatus;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
@@ -414,12 +417,12 @@ fn read_shard(db: &Path) -> Result<ShardDb, RunError> {
             }
             .into());
         }
-        if info.status != "done" {
+        if info.status != RunStatus::Done {
             return Err(MergeError::Unfinished {
                 db: db.to_path_buf(),
                 shard,
                 run: info.id,
-                status: info.status,
+                status: info.status.to_string(),
             }
             .into());
         }
@@ -608,9 +611,9 @@ pub fn merge(out: &Path, shards: &[PathBuf], allow_partial: bool) -> Result<Merg
                 config: &info.config,
                 started_at: &started_at,
                 status: if missing.is_empty() {
-                    "done"
+                    RunStatus::Done
                 } else {
-                    "partial"
+                    RunStatus::Partial
                 },
                 missing,
                 repetition,

@@ -17,6 +17,7 @@
 //! write into; `builtin:oracle` is answered here from the task, never through the
 //! protocol. Must not print: progress goes through [`TaskRunEvents`].
 
+use crate::store::TaskStore;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
@@ -36,6 +37,7 @@ use crate::engine::suggest::{Call, SuggestError, complete_call};
 use crate::engine::suggest::{Suggester, protocol::PROTOCOL_VERSION};
 use crate::store::{CachedExecution, Database, ResponseCache, StoredAnswer, StoredTask};
 
+use crate::engine::task::Task;
 use crate::engine::task::covermap::{
     CoverageMap, DEFAULT_MAX_TESTS, TestsBy, make_map, map_key, map_state, select, supported,
     truth_text,
@@ -46,7 +48,6 @@ use crate::engine::task::execute::{
     sandbox_for, state_hash, test_command,
 };
 use crate::engine::task::score::score_answer;
-use crate::engine::task::{ContextFrom, Task};
 
 /// The spec answered by the runner itself with each task's ground truth.
 pub const ORACLE: &str = "builtin:oracle";
@@ -909,15 +910,9 @@ impl Worker<'_> {
         let mut stored = StoredTask {
             index,
             task_id: task.id.clone(),
-            scenario: key(&task.scenario),
-            dependency: task.dependency.as_ref().map(key),
-            context_from: task.context.as_ref().map(|c| {
-                match c.from {
-                    ContextFrom::State => "state",
-                    ContextFrom::Head => "head",
-                }
-                .to_string()
-            }),
+            scenario: task.scenario,
+            dependency: task.dependency,
+            context_from: task.context.as_ref().map(|c| c.from),
             leaked: task.context.as_ref().is_some_and(|c| c.leaked),
             language: task.language.clone(),
             valid: false,

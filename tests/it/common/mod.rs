@@ -16,6 +16,7 @@ pub use load::Load;
 #[allow(unused_imports)]
 pub use servers::*;
 
+use nextedit::store::SessionRead;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::time::Duration;
