@@ -183,12 +183,7 @@ pub fn check_database(report: &mut SetupReport, db: &Path, source: &str) {
 
 /// Whether this process may create files in `dir`.
 fn writable_dir(dir: &Path) -> bool {
-    use std::os::unix::ffi::OsStrExt;
-    let Ok(c_path) = std::ffi::CString::new(dir.as_os_str().as_bytes()) else {
-        return false;
-    };
-    // SAFETY: access(2) reads a NUL-terminated path we own; no memory is shared.
-    unsafe { libc::access(c_path.as_ptr(), libc::W_OK | libc::X_OK) == 0 }
+    crate::base::sys::files::may_create_in(dir)
 }
 
 /// The servers looked for when none is named, with their language.

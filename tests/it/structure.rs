@@ -21,7 +21,7 @@ const BOUNDS: Figures = Figures {
     sibling_circles: 8,
     long_functions: 24,
     string_errors: 56,
-    unsafe_files: 11,
+    unsafe_files: 1,
     top_modules: 5,
 };
 
@@ -36,7 +36,7 @@ struct Figures {
     long_functions: usize,
     /// `Result<…, String>` written outside tests.
     string_errors: usize,
-    /// Files that write `unsafe`.
+    /// Files that write `unsafe` code (a block, an `unsafe fn`, `impl`, `trait`).
     unsafe_files: usize,
     /// `pub mod` declarations in `lib.rs`.
     top_modules: usize,
@@ -357,6 +357,9 @@ fn measure() -> Figures {
     let mut string_errors = Vec::new();
     let mut unsafe_files = Vec::new();
     let string_error = regex::Regex::new(r"Result<[^;{]*,\s*String>").unwrap();
+    // The keyword before a block or an item, not the word in a message ("unsafe file
+    // path") nor the lint's name.
+    let unsafe_code = regex::Regex::new(r"\bunsafe\s*(\{|fn\b|impl\b|trait\b|extern\b)").unwrap();
     for source in &sources {
         for (name, length) in long_functions(&source.code, 100) {
             long.push(format!("{}::{name} ({length})", source.rel));
@@ -365,7 +368,7 @@ fn measure() -> Figures {
         for _ in string_error.find_iter(&text) {
             string_errors.push(source.rel.clone());
         }
-        if text.contains("unsafe ") || text.contains("unsafe{") {
+        if unsafe_code.is_match(&text) {
             unsafe_files.push(source.rel.clone());
         }
     }

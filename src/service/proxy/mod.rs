@@ -25,6 +25,7 @@ use std::time::{Duration, Instant};
 
 use crossbeam_channel::{Receiver, Sender};
 
+use crate::base::sys::process::{self, Signal};
 use crate::core::lsp::Direction;
 use crate::core::lsp::framing::{Chunk, FrameDecoder};
 use crate::core::record::SIGNAL_PREFIX;
@@ -83,12 +84,13 @@ pub enum ProxyError {
 pub fn run(config: ProxyConfig) -> Result<i32, ProxyError> {
     let program = config.server.first().ok_or(ProxyError::NoServer)?.clone();
     let start = Instant::now();
-    become_subreaper();
+    // Orphaned descendants of the server become this process's children, so
+    // `process::end_tree` finds those that left the server's process group; failing
+    // only means fewer are found.
+    process::become_subreaper();
     // Its own process group: a server started through a wrapper (`sh -c`, `npx`,
     // launcher scripts) leaves helpers behind, and the whole group is ended with it.
-    use std::os::unix::process::CommandExt;
-    let mut child = Command::new(&program)
-        .process_group(0)
+    let mut child = process::in_own_group(&mut Command::new(&program))
         .args(&config.server[1..])
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -195,7 +197,7 @@ pub fn run(config: ProxyConfig) -> Result<i32, ProxyError> {
     let (status, signalled) = supervise(&life_rx, &server, &child_stdin, config.exit_grace);
     // The server is gone: so is everything it started, which also releases the
     // pipe a helper may have inherited.
-    end_descendants(pid);
+    process::end_tree(pid);
     // Let the last server output reach the editor, however slowly it reads
     // (bounded, for an editor that stopped reading without closing).
     join_with_timeout(server_to_editor, Duration::from_secs(30));
@@ -255,12 +257,12 @@ fn supervise(
             Some(Lifecycle::Signal(signal)) => {
                 signalled = Some(signal);
                 child_stdin.lock().expect("stdin lock").take();
-                server.signal(libc::SIGTERM);
+                server.signal(Signal::TERM);
                 deadline = Some(Instant::now() + grace.min(Duration::from_secs(2)));
             }
             None if !killed => {
                 // Grace period over: the server did not exit by itself.
-                server.signal(libc::SIGKILL);
+                server.signal(Signal::KILL);
                 killed = true;
                 deadline = Some(Instant::now() + Duration::from_secs(2));
             }
@@ -277,14 +279,12 @@ struct ServerProcess {
 }
 
 impl ServerProcess {
-    fn signal(&self, signal: i32) {
+    fn signal(&self, signal: Signal) {
+        // Not once reaped: its pid may then belong to another process.
         if self.reaped.load(Ordering::SeqCst) {
             return;
         }
-        // SAFETY: kill(2) on our child, not yet reaped, so its pid is still its own.
-        unsafe {
-            libc::kill(self.pid as libc::pid_t, signal);
-        }
+        process::signal(self.pid, signal);
     }
 }
 
@@ -303,100 +303,6 @@ fn watch_signals(life: Sender<Lifecycle>) -> Result<(), ProxyError> {
         })
         .expect("spawn signal thread");
     Ok(())
-}
-
-/// Makes orphaned descendants of the server this process's children (Linux), so
-/// [`end_descendants`] finds those that left the server's process group.
-fn become_subreaper() {
-    #[cfg(target_os = "linux")]
-    // SAFETY: prctl with integer arguments; failure only means fewer orphans are found.
-    unsafe {
-        libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
-    }
-}
-
-/// Ends what is left of the server's process tree: its process group (SIGTERM,
-/// then SIGKILL after 200 ms), then any other descendant of this process.
-fn end_descendants(group: u32) {
-    let group = group as libc::pid_t;
-    // SAFETY: kill(2) on the server's process group; it may already be empty.
-    let alive = unsafe { libc::kill(-group, libc::SIGTERM) } == 0;
-    if alive {
-        let deadline = Instant::now() + Duration::from_millis(200);
-        // SAFETY: signal 0 only checks that a member of the group still exists.
-        while Instant::now() < deadline && unsafe { libc::kill(-group, 0) } == 0 {
-            reap_orphans();
-            std::thread::sleep(Duration::from_millis(10));
-        }
-        // SAFETY: as above.
-        unsafe { libc::kill(-group, libc::SIGKILL) };
-    }
-    for _ in 0..3 {
-        let children = descendants(std::process::id());
-        if children.is_empty() {
-            break;
-        }
-        for pid in children {
-            // SAFETY: kill(2) on a process whose parent chain leads to us.
-            unsafe { libc::kill(pid as libc::pid_t, libc::SIGKILL) };
-        }
-        std::thread::sleep(Duration::from_millis(20));
-        reap_orphans();
-    }
-    reap_orphans();
-}
-
-/// Reaps children that were adopted as orphans (the server itself is reaped by its wait thread).
-fn reap_orphans() {
-    // SAFETY: non-blocking waitpid on any child; the server's wait thread owns its
-    // own pid, which is already reaped by the time this runs.
-    unsafe { while libc::waitpid(-1, std::ptr::null_mut(), libc::WNOHANG) > 0 {} }
-}
-
-/// Live descendants of `root`, from /proc (Linux; empty elsewhere).
-fn descendants(root: u32) -> Vec<u32> {
-    let Ok(entries) = std::fs::read_dir("/proc") else {
-        return Vec::new();
-    };
-    let mut parents: Vec<(u32, u32)> = Vec::new();
-    for entry in entries.flatten() {
-        let Some(pid) = entry
-            .file_name()
-            .to_str()
-            .and_then(|n| n.parse::<u32>().ok())
-        else {
-            continue;
-        };
-        let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else {
-            continue;
-        };
-        // Fields after the command (which may hold spaces) end with ')'.
-        let Some(rest) = stat.rfind(')').map(|i| &stat[i + 1..]) else {
-            continue;
-        };
-        let mut fields = rest.split_whitespace();
-        let state = fields.next();
-        let ppid = fields.next().and_then(|p| p.parse::<u32>().ok());
-        if let (Some(state), Some(ppid)) = (state, ppid)
-            && state != "Z"
-        {
-            parents.push((pid, ppid));
-        }
-    }
-    let mut found = vec![root];
-    let mut i = 0;
-    while i < found.len() {
-        let parent = found[i];
-        found.extend(
-            parents
-                .iter()
-                .filter(|(_, p)| *p == parent)
-                .map(|(c, _)| *c),
-        );
-        i += 1;
-    }
-    found.remove(0);
-    found
 }
 
 /// Exit code of a finished process: its code, or 128 + the signal that killed it.

@@ -92,15 +92,10 @@ pub fn run_writer(settings: TapSettings, git_head: Option<String>, rx: &Receiver
     }
 }
 
-/// A recording is never urgent: let forwarding, the editor and the server go first.
+/// A recording is never urgent: let forwarding, the editor and the server go first
+/// (nice 10 on the calling thread).
 pub(super) fn lower_priority() {
-    #[cfg(target_os = "linux")]
-    // SAFETY: plain syscalls on the calling thread (Linux applies nice values per
-    // thread); failure only means the thread keeps its priority.
-    unsafe {
-        let tid = libc::syscall(libc::SYS_gettid) as libc::id_t;
-        libc::setpriority(libc::PRIO_PROCESS, tid, 10);
-    }
+    crate::base::sys::process::lower_thread_priority(10);
 }
 
 /// Records written per transaction during a burst (bounds memory and keeps the
