@@ -18,8 +18,8 @@ const ROOT: &str = env!("CARGO_MANIFEST_DIR");
 /// before this ratchet existed; issue 30 brings them down.
 const BOUNDS: Figures = Figures {
     folder_circles: 1,
-    sibling_circles: 8,
-    long_functions: 24,
+    sibling_circles: 5,
+    long_functions: 22,
     string_errors: 56,
     unsafe_files: 1,
     top_modules: 5,

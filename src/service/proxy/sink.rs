@@ -8,15 +8,33 @@
 //! the next proxy); anything lost is counted in frames (`sessions.dropped`), the
 //! session is marked `incomplete` and one line goes to stderr.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use crossbeam_channel::{Receiver, RecvTimeoutError};
 
 use super::spill::{self, Spill};
-use super::tap::TapSettings;
 use crate::core::record::Record;
+use crate::core::record::privacy::PrivacyFilter;
 use crate::store::{Database, NewSession, SessionEnd};
+
+/// Recorder settings (the recorder thread reads the workspace and privacy ones, this
+/// writer the database and session ones).
+#[derive(Debug, Clone)]
+pub struct TapSettings {
+    /// Database file.
+    pub db: PathBuf,
+    /// Workspace root from the command line.
+    pub workspace: Option<PathBuf>,
+    /// Server argv.
+    pub server_command: Vec<String>,
+    /// Store the editor's raw bytes.
+    pub record_raw: bool,
+    /// Store the server's raw bytes too.
+    pub record_server_raw: bool,
+    /// Privacy filter before the workspace's ignore file is read.
+    pub privacy: PrivacyFilter,
+}
 
 /// What the recorder thread hands the writer thread, in order.
 #[derive(Debug)]
