@@ -12,6 +12,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+use crate::base::sys::process;
 use crate::store::{Database, StoreError};
 
 /// How a check came out.
@@ -339,22 +340,15 @@ fn run_with_limit(command: &mut Command) -> Option<String> {
         .stderr(Stdio::null())
         .spawn()
         .ok()?;
-    let start = Instant::now();
-    loop {
-        match child.try_wait() {
-            Ok(Some(status)) => {
-                let mut out = String::new();
-                std::io::Read::read_to_string(child.stdout.as_mut()?, &mut out).ok()?;
-                return status.success().then_some(out);
-            }
-            Ok(None) if start.elapsed() < Duration::from_secs(10) => {
-                std::thread::sleep(Duration::from_millis(20));
-            }
-            _ => {
-                let _ = child.kill();
-                let _ = child.wait();
-                return None;
-            }
+    match process::wait_until(&mut child, Instant::now() + Duration::from_secs(10)) {
+        Ok(Some(status)) => {
+            let mut out = String::new();
+            std::io::Read::read_to_string(child.stdout.as_mut()?, &mut out).ok()?;
+            status.success().then_some(out)
+        }
+        _ => {
+            process::end(&mut child);
+            None
         }
     }
 }

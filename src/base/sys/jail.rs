@@ -2,8 +2,9 @@
 //!
 //! [`Jail::command`] builds the `Command`: the sandbox's command line around the
 //! program (with the seccomp filters' descriptors), the environment allow-list
-//! ([`super::env`]), its own process group, and a `pre_exec` that joins the tree's
-//! cgroup ([`super::cgroup`]) before anything runs and sets the rlimits: the largest
+//! ([`super::env`]), its own process group, and a setup at exec
+//! ([`super::process::at_exec`]) that joins the tree's cgroup ([`super::cgroup`])
+//! before anything runs and sets the rlimits: the largest
 //! file (`RLIMIT_FSIZE` = `--disk`), no core files, and where no cgroup can be made,
 //! `RLIMIT_NPROC` and a per-process `RLIMIT_AS` instead (not enforced for root, which
 //! is why the cgroup matters). [`Pending::spawn`] starts it and returns the [`Tree`]:
@@ -11,6 +12,7 @@
 //! directory and of the sandbox's `/tmp`, and kills the whole tree at the first
 //! limit it hits, which [`Tree::limit`] then names. Dropping the tree kills what is
 //! left of it (cgroup members, the process group, orphans adopted as subreaper).
+//! The system calls themselves are [`super::process`]'s.
 
 use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::os::unix::fs::MetadataExt;
