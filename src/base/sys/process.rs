@@ -118,7 +118,8 @@ pub fn become_subreaper() -> bool {
 
 /// Reaps every child that has exited, without waiting for the others.
 pub fn reap_exited() {
-    while let Ok(Some(_)) = rustix::process::waitpid(None, WaitOptions::NOHANG) {}
+    // `wait`, not `waitpid(None, …)`, which would wait for this process group's only.
+    while let Ok(Some(_)) = rustix::process::wait(WaitOptions::NOHANG) {}
 }
 
 /// Waits for child `target`, one no [`Child`] handle owns (an adopted orphan).
