@@ -165,6 +165,28 @@ fn git2_only_in_history_source() {
     );
 }
 
+#[test]
+fn system_calls_only_in_base_sys() {
+    // The code map (ARCHITECTURE.md, `src/base/sys/`): the system calls std lacks go
+    // through rustix in `base::sys` alone (its `process` the one module allowed
+    // `unsafe`), so every other module calls a safe function named for what it does.
+    let mut found = Vec::new();
+    for path in rust_files(&Path::new(ROOT).join("src")) {
+        let rel = relative(&path);
+        if rel.starts_with("base/sys/") {
+            continue;
+        }
+        let text = std::fs::read_to_string(&path).unwrap();
+        for (number, line) in text.lines().enumerate() {
+            let code = line.split("//").next().unwrap();
+            if names_crate(code, "rustix") {
+                found.push(format!("src/{rel}:{}: {}", number + 1, line.trim()));
+            }
+        }
+    }
+    assert!(found.is_empty(), "rustix outside src/base/sys/: {found:#?}");
+}
+
 /// Runs the built binary; returns (exit code, stdout, stderr).
 fn nextedit(args: &[&str]) -> (Option<i32>, String, String) {
     let output = std::process::Command::new(env!("CARGO_BIN_EXE_nextedit"))
