@@ -1,4 +1,5 @@
-//! `nextedit runs`: list, show, delete or merge replay runs.
+//! `nextedit runs`: list, show, delete or merge replay runs (what it prints is built by
+//! `service::run::text`, the merge is `service::run::shard`'s).
 
 use std::io::Write;
 use std::path::PathBuf;

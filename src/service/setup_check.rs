@@ -1,5 +1,6 @@
 //! The recording-setup checks behind `nextedit doctor`: the binary and PATH, the
-//! database file, the language servers and the editor plugins.
+//! database file (private, and writable through `store::Database::check_writable`), the
+//! language servers and the Neovim and VS Code plugins.
 //!
 //! Each check adds [`Finding`]s to a [`SetupReport`]; nothing is printed here. The
 //! checks read the file system and the environment and run `nvim` for a few seconds

@@ -1,6 +1,7 @@
-//! The response cache's table (`response_cache`, schema v4): answers by suggester
-//! spec, repetition, call and request hash, each with the run that stored it (deleted
-//! with that run) and the suggester's own latency. The spec is kept masked
+//! The response cache's table (`response_cache`, schema v4), behind
+//! `suggest::cache::ResponseStore`: answers by suggester spec, repetition, call and
+//! request hash, each with the run that stored it (deleted with that run) and the
+//! suggester's own latency. The spec is kept masked
 //! ([`crate::base::secrets::stored_spec`]), looked up masked too.
 
 use rusqlite::{OptionalExtension, params};

@@ -1,4 +1,6 @@
-//! Reading sessions back: summaries, reconstructed texts, trajectories.
+//! Reading sessions back: summaries, document texts rebuilt from snapshots plus edits,
+//! trajectories assembled (commit-derived and imported sessions are stored as one
+//! trajectory JSON, and counted from it).
 
 use std::collections::HashMap;
 

@@ -1,10 +1,29 @@
 //! The SQLite database: schema, migrations, batched writes, queries.
 //!
-//! The schema (`schema.sql`, then `runs.sql`, `v3.sql`, `v4.sql`, `v5.sql`, `v6.sql`, `v7.sql`, `v8.sql`, `v9.sql` and `v10.sql`; version [`SCHEMA_VERSION`]) is a wire format: other
-//! tools may query it, so columns are only ever added by numbered migrations.
+//! The schema (version [`SCHEMA_VERSION`]) is a wire format: other tools may query it,
+//! so columns are only ever added by numbered migrations: `schema.sql` (v1: sessions),
+//! `runs.sql` (v2: replay runs, trajectories, steps, predictions, errors), `v3.sql`
+//! (session→commit links, suggester reads per replay step), `v4.sql` (the response
+//! cache, repetitions, cache use per call), `v5.sql` (`runs.shard`, the plan a shard
+//! run belongs to), `v6.sql` (completion task runs: `task_runs`, `task_run_tasks`,
+//! `task_answers` and the `task_executions` cache, read and written by `tasks`),
+//! `v7.sql` (the offers a language server made in a recorded session), `v8.sql` (the
+//! limit a task's test run hit, `limit_hit` of `task_answers` and `task_executions`),
+//! `v9.sql` (why a task is non-discriminating, `excluded` and `excluded_output` of
+//! `task_run_tasks`) and `v10.sql` (how a task's tests were chosen,
+//! `task_run_tasks.tests_selection`, and the per-state `task_coverage_maps`).
+//!
 //! The database file is created with mode 0600 in a 0700 directory; SQLite gives
 //! its `-wal` and `-shm` files the same mode. Many processes (several proxies) may
 //! write to one database at once: WAL mode, a busy timeout, one writer per process.
+//!
+//! Opening: a new database is built in a private temporary file and put in place
+//! migrated, so no process sees a half-made one; the file is `flock`ed while it is
+//! made, so one whose lock is free and that is older than 10 s was left by a killed
+//! maker, and the next open in its directory removes it, with its SQLite side files. A
+//! file that is not a nextedit database (not SQLite, no nextedit tables, or empty for a
+//! command that only reads) or that holds triggers (nextedit creates none) is refused
+//! before anything is written to it.
 
 mod cache;
 mod erase;

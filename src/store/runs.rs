@@ -3,7 +3,9 @@
 //!
 //! The rows are a wire format. `run_steps.flow` holds the step as flow aggregation
 //! takes it, as JSON: `{"allowed": N, "predictions": [[rank, matched edit index or
-//! null, class key], …]}`; [`StoredStep::flow`] is its typed form, converted here only.
+//! null, class key], …]}`; [`StoredStep::flow`] is its typed form, converted here only,
+//! so databases of every version read back the same. The row types ([`StoredStep`] and
+//! friends) are typed.
 
 use rusqlite::{OptionalExtension, params};
 use serde_json::json;

@@ -1,4 +1,6 @@
-//! Writing sessions and recorded rows.
+//! Writing sessions and recorded rows: a session, and each batch of records, in one
+//! transaction; every text column goes through `privacy::mask` here. `absorb` copies
+//! a spill file's session in.
 
 use std::sync::LazyLock;
 

@@ -11,8 +11,10 @@
 //! a watchdog thread reads the cgroup's counters and the size of the scratch
 //! directory and of the sandbox's `/tmp`, and kills the whole tree at the first
 //! limit it hits, which [`Tree::limit`] then names. Dropping the tree kills what is
-//! left of it (cgroup members, the process group, orphans adopted as subreaper).
-//! The system calls themselves are [`super::process`]'s.
+//! left of it (cgroup members, the process group, orphans adopted as subreaper). The
+//! process groups of live trees are kept in a registry, so a signal handler can kill
+//! them all before nextedit exits. The system calls themselves are
+//! [`super::process`]'s.
 
 use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::os::unix::fs::MetadataExt;

@@ -1,5 +1,6 @@
 //! The operating system's side of running code nobody reviewed (suggester processes,
-//! `lsp:` servers, `complete`, the tests of `tasks run`): the sandbox profile
+//! `lsp:` servers with their proxy, `complete`, the tests of `tasks run`, `tasks cut`'s
+//! `cmd:` retriever): the sandbox profile
 //! ([`sandbox`], bubblewrap), its seccomp filters ([`seccomp`]), the environment
 //! allow-list ([`env`]), the limits of a process tree ([`limits`]) and the cgroup
 //! that enforces them ([`cgroup`]), and starting, watching and ending such a tree

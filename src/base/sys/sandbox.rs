@@ -1,9 +1,10 @@
 //! The sandbox every untrusted process runs in (suggester processes, `lsp:` servers
 //! with their proxy, `complete`, the tests of `tasks run`): bubblewrap (`bwrap`) with
 //! every namespace unshared, so the process sees only its scratch directory
-//! (read-write), its own program and the system's read-only directories — no `.git`,
-//! no original repository, no nextedit database, no home directory, no network
-//! (unless allowed), no other process.
+//! (read-write), its own program (its install prefix) and the system's read-only
+//! directories, nothing mounted that overlaps a replayed repository, a trajectory file
+//! or the database — no `.git`, no original repository, no nextedit database, no home
+//! directory, no network (unless allowed), no other process.
 //!
 //! The profile, also for root (as CI containers run): `--unshare-all --unshare-user
 //! --disable-userns` (no namespace inside; a nested user namespace would give back

@@ -1,6 +1,6 @@
-//! The seccomp filters every sandboxed process runs under, loaded by bubblewrap
-//! (`--add-seccomp-fd FD`, one per filter) right before it starts the program, so its
-//! own set-up is not filtered.
+//! The seccomp filters every sandboxed process runs under, loaded by bubblewrap from
+//! memory files (`--add-seccomp-fd FD`, one per filter) right before it starts the
+//! program, so its own set-up is not filtered.
 //!
 //! The first filter fails with `EPERM` the system calls that change the sandbox
 //! itself or reach past it: mounting and unmounting (old and new mount API),

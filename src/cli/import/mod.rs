@@ -1,5 +1,6 @@
-//! `nextedit import`: other tools' recordings and benchmark tasks → stored sessions;
-//! Historian's testset → local repositories ([`testset`]).
+//! `nextedit import`: other tools' recordings and benchmark tasks → stored sessions
+//! (`copilot`, `contextbench`, here); Historian's testset → local repositories
+//! ([`testset`]).
 
 mod testset;
 

@@ -1,6 +1,7 @@
 //! `nextedit tasks run`: ask a suggester for every task of a task file, run the
 //! covering tests on each answer, store the results (the run itself is
-//! [`nextedit::service::tasks::runner`]).
+//! [`nextedit::service::tasks::runner`]; its `TaskRunEvents` are printed here as
+//! progress).
 
 mod environment;
 mod tests;

@@ -1,7 +1,7 @@
-//! Documents: which files a session names (and whether the privacy rules exclude
-//! them), and their text through didOpen/didChange/didSave/didClose, kept as shadow
-//! copies ([`super::document`]) so each change is recorded in byte offsets with the
-//! texts it replaced.
+//! Documents: which files a session names (notebooks and their cells too, and whether
+//! the privacy rules exclude them), and their text through
+//! didOpen/didChange/didSave/didClose, kept as shadow copies ([`super::document`]) so
+//! each change is recorded in byte offsets with the texts it replaced.
 
 use serde::Deserialize;
 use serde_json::Value;

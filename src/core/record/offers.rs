@@ -8,7 +8,8 @@
 //! the answer's latency and size, the text it inserts at the place (snippets
 //! expanded to the text the editor shows) and every edit it makes, in byte offsets of
 //! the texts at the answer. Edits are decoded by [`super::origin`]'s functions, the
-//! ones that tag applied changes, so both read an answer the same way. At most
+//! ones that tag applied changes, from the answer `origin` already parsed (one parse
+//! per answer), so both read an answer the same way. At most
 //! [`MAX_OFFERS`] items of an answer are kept (the list size is). A
 //! `completionItem/resolve` answer that changes an item's edits rewrites that item's
 //! row (same answer seq and rank).

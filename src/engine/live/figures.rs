@@ -1,12 +1,14 @@
 //! The figures of `nextedit live` over one or many sessions, overall or by server,
-//! kind or language, as typed values (the text and JSON printers only format them).
+//! kind or language, as typed values (the text and JSON printers only format them):
+//! per session, then per group, counts, acceptance, ranks, latency quantiles, characters
+//! accepted vs typed, and kept rates weighted by characters.
 
 use std::collections::BTreeMap;
 
 use super::outcome::{LiveConfig, OfferOutcome, Outcome, analyse};
 use super::{Offer, server_name};
+use crate::core::metrics::statistics::{mean, quantile};
 use crate::core::trajectory::{EventBody, Origin, Trajectory};
-use crate::service::run::report::{mean, quantile};
 
 /// What the figures are grouped by.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

@@ -6,7 +6,7 @@
 use std::fmt::Write;
 
 use super::figures::{LiveFigures, SessionLive};
-use crate::service::run::html::{PAGE_END, escape, page_start};
+use crate::base::html::{PAGE_END, escape, page_start};
 
 fn share(value: Option<f64>) -> String {
     value.map_or("–".into(), |v| format!("{:.1} %", v * 100.0))

@@ -17,6 +17,10 @@
 //! - a change on another line or in another file, a deletion before the anchor, or
 //!   the editor's `hidden` signal: **dismissed**;
 //! - the end of the session: **dismissed** (never used).
+//!
+//! A didChange's changes are judged together, as the text they leave (an item with its
+//! import, `additionalTextEdits`, in any order); an inline item taken in parts is
+//! followed where its last taken part ended.
 
 use std::collections::HashMap;
 

@@ -1,6 +1,11 @@
-//! The replay loop: initial edit, then at every step ask for ranked next edits,
-//! match them one to one, classify their flow, fall back to content generation
-//! when nothing kept the flow, apply the gold edit, repeat.
+//! The replay loop: initial edit, then at every step take the allowed set from the
+//! partial order, ask for ranked next edits, match them one to one, classify their flow
+//! (keeping, jumping, reverting, breaking), fall back to content generation when nothing
+//! kept the flow, apply the gold edit, repeat.
+//!
+//! Each step goes to the [`ReplayObserver`] and is not kept, and a step builds the
+//! history and files of its request only for a suggester that reads them
+//! (`Suggester::needs_history`), so memory does not grow with the trajectory.
 
 use std::cell::Cell;
 use std::collections::BTreeSet;

@@ -5,7 +5,8 @@
 //! component under the root may be a symlink or a non-directory, so a checkout (or a
 //! suggester) that planted `dir -> /elsewhere` cannot redirect a write. The last
 //! component is opened with `O_NOFOLLOW`, which also closes the gap between the
-//! check and the open for it.
+//! check and the open for it. An untracked file a suggester names is read only inside
+//! the root, likewise.
 
 use std::io::{self, Write};
 use std::os::unix::fs::OpenOptionsExt;

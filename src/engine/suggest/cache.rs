@@ -4,7 +4,9 @@
 //! otherwise. A request is identified by the SHA-256 of its method and canonical params
 //! (keys sorted, the scratch worktree's path left out: it differs run to run, while
 //! the worktree's content is the state the params describe), so the key is leak-free
-//! (the params are what the suggester is sent) and deterministic per step.
+//! (the params are what the suggester is sent) and deterministic per step. The cache is
+//! read-write or read-only; the outcome of each call (served or not) goes into a
+//! [`CacheLog`] the run records.
 //!
 //! Latency: a served call reports the latency stored with its answer (the suggester's
 //! own time when it answered), a live call the suggester's own time, measured here

@@ -1,8 +1,8 @@
 //! One `complete` call on a directory (`nextedit complete`): the hole is a cursor in
 //! one of its files (the file's text before it is the prefix, after it the suffix).
 //! The suggester never sees the directory itself: it works in a scratch copy (without
-//! `.git` and hidden entries), sandboxed unless asked otherwise, initialized for that
-//! copy, asked once, and shut down.
+//! `.git` and hidden entries), sandboxed unless asked otherwise, behind the response
+//! cache when one is given, initialized for that copy, asked once, and shut down.
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;

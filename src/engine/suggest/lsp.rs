@@ -10,8 +10,12 @@
 //! renames of the identifier the last edit renamed, quick fixes for the diagnostics
 //! near the recent edits, fix-all, then inline completions or completions at the
 //! cursor. One call's requests are `lsp_step`'s, turning answers into edits
-//! [`super::lsp_edits`]'s; this file is the server, its start and stop, the requests'
-//! transport and their failures.
+//! [`super::lsp_edits`]'s; this file is the server (through `lsp::client`, recording
+//! into the worker's reads-only database), its start and stop, the requests' transport
+//! and their failures (typed like a process's; restart and give-up by `FailureStreak`).
+//! `complete` opens the task's file as prefix + suffix and keeps what the first
+//! completion writes at the cursor. It times what it waits for the server, so
+//! `benches/suggesters_lsp.rs` can tell the adapter's own time.
 
 use std::collections::{HashMap, HashSet};
 use std::io::{Read, Seek, SeekFrom};

@@ -1,5 +1,7 @@
 //! One call of the `lsp:` suggester against its running server: the step's files
-//! synced, the bounded wait for diagnostics, and the requests whose answers become
+//! synced (those of the server's language only: the trajectory's, or those the
+//! document filters the server registered match), the bounded wait for diagnostics,
+//! and the requests whose answers become
 //! proposals (rename in the state before the last rename, quick fixes near the recent
 //! edits, fix-all, inline completion or completion at the cursor), in rank order. The
 //! server, its start and its failures are [`super::lsp`]'s; turning answers into edits

@@ -5,8 +5,9 @@
 //! [`SuggestError`]; the process (its whole tree) is killed and restarted (and
 //! re-initialized) on the next call, so one bad step never ends a run. After
 //! [`DEFAULT_GIVE_UP_AFTER`] such failures in a row the rest of the trajectory is not
-//! asked. Reads are bounded (a flood of lines waits on the pipe), writes never block
-//! a call past its deadline, and the process runs in its [`Jail`] (the sandbox, the
+//! asked. Reads are bounded (a flood of lines waits on the pipe), writes go through a
+//! writer thread and never block a call past its deadline, the process's exit is
+//! polled, and the process runs in its [`Jail`] (the sandbox, the
 //! environment allow-list, the limits of its whole tree): a call that ends because
 //! the tree hit a limit fails as [`SuggestError::Limit`].
 //! Messages are built and answers decoded by [`crate::base::jsonrpc`]; this file is the

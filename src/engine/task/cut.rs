@@ -1,6 +1,9 @@
 //! Cutting tasks from one commit's state: which blocks the commit touched, one task
 //! per sampled block and scenario, each with its enclosing definition, dependency
-//! level, covering tests, RAG hints and retrieved context.
+//! level, covering tests, RAG hints and retrieved context. The scenarios: a seeded
+//! sample of the ~20 % complete inner blocks, incomplete suffixes, added functions (with
+//! RAG hints); context from the state without the ground truth, or from the latest
+//! version.
 //!
 //! Pure apart from the [`Retriever`] (a command retriever runs a process): the
 //! state's texts, the changed files and their touched lines come in, tasks come out.

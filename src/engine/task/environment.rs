@@ -1,11 +1,13 @@
 //! The test environment of `tasks run`: which Python runs the tests (`--python`,
-//! checked once by running it, [`super::interpreter`]), how a checkout's own package is made importable (the
-//! checkout first on the import path, and its `src/` for a src layout), what the
-//! sandbox must show of the interpreter (its prefixes and import path outside the
-//! system directories), the setup command run once per checkout (`--setup`), and the
-//! import canary's program: the module the tests import for a task's file must be the
-//! checkout's file, never an installed copy of the package (its verdict:
-//! `execute::Canary`).
+//! checked once by running it, [`super::interpreter`]), how a checkout's own package is
+//! made importable (the checkout first on the import path, and its `src/` for a src
+//! layout), what the sandbox must show of the interpreter (its prefixes, its venv's
+//! `.pth` directories and its import path outside the system directories; never one
+//! holding a forbidden path or the home directory, nor an import path entry inside the
+//! repository), `PATH` and `PYTHONPATH`, the setup command run once per checkout
+//! (`--setup`), and the import canary's program: a task's file → its module, which the
+//! tests' interpreter must find in the checkout, never in an installed copy of the
+//! package shadowing it (the verdict: `execute::Canary`).
 //!
 //! Every command of a test run — the tests, the setup, the canary, the fingerprint
 //! probe — gets the same interpreter, variables and sandbox from here through

@@ -10,6 +10,14 @@
 //! directory, `RelPath`s); each answer rewrites only the task's file. Test runs are
 //! keyed by [`state_hash`], [`answer_hash`] and the command line, so an identical
 //! answer never runs twice (the cache lives in the database, `store::tasks`).
+//!
+//! Each run gets a fresh `HOME` and `TMPDIR`; a Go module cache passed with `--env
+//! GOMODCACHE` is shown read-only, and a vendored module runs with `-mod=vendor`.
+//! [`environment_fingerprint`] (interpreter, version, installed distributions, or `go
+//! version`, and the setup) is probed like a test run and keys the cache too;
+//! [`python_command`] is the interpreter of a checkout's Python runs without
+//! `--python`; [`Checkout::set_up`] and [`Checkout::canary`] run the setup and the
+//! import canary like a test run.
 
 use std::io::Read;
 use std::path::{Path, PathBuf};

@@ -7,8 +7,9 @@
 //! more similar. Anything else (a closed stdout, bad JSON, a wrong count, no answer
 //! within the time limit) fails the cut with the command named. docs/tasks.md has an
 //! example. The command runs confined like every untrusted program ([`Confinement`]:
-//! the sandbox, the environment allow-list, the limits of its process tree), in a
-//! scratch directory of its own, with no network.
+//! the sandbox unless `--sandbox off`, the environment allow-list, the limits of its
+//! process tree, through `sys::jail`), in a scratch directory of its own, with no
+//! network, and is named by its masked spec.
 
 use std::io::{BufRead, BufReader, Write};
 use std::path::PathBuf;

@@ -7,6 +7,11 @@
 //! documents and batches SQLite transactions; when it is slow or broken, copies are
 //! dropped and counted, never the forwarding.
 //!
+//! The server runs in its own process group (the proxy is a child subreaper). Exit is
+//! supervised (editor EOF → grace period → kill; signals are passed on); then the
+//! server's whole tree is ended and the proxy waits for the recorder to finish, with
+//! progress on stderr after a second.
+//!
 //! Architecture invariant: the bytes written to each side are exactly the bytes
 //! read from the other, in order, except `$/nextedit/*` notifications from the
 //! editor, which the proxy consumes.

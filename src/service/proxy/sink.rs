@@ -3,7 +3,8 @@
 //! Failures never reach the forwarding threads. When the database cannot be
 //! opened or written, one line goes to stderr; records are kept in memory, then in
 //! a private spill file next to the database ([`super::spill`]), and writing is
-//! retried, so an unavailable database loses nothing. At exit everything is
+//! retried, so an unavailable database loses nothing; a deleted or replaced database
+//! file is noticed. At exit everything is
 //! written (an unavailable database is waited for, then the spill file is left for
 //! the next proxy); anything lost is counted in frames (`sessions.dropped`), the
 //! session is marked `incomplete` and one line goes to stderr.

@@ -6,6 +6,10 @@
 //! Failures never reach the forwarding threads: the timeline never blocks them, and
 //! what the writer does with an unavailable database is its own affair.
 //!
+//! When the workspace becomes known it reads `.nexteditignore` of every workspace
+//! folder (bounded, regular files only) and git HEAD (references only, through
+//! `history::source::head_of`).
+//!
 //! Priority: while the editor is there, the recording is done at a low priority (nice
 //! 10) on threads of its own, so forwarding, the editor and the server go first. Once
 //! the editor has gone, nobody waits for forwarding: what is left is drained at the

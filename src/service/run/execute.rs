@@ -2,6 +2,16 @@
 //! connection, replays the run's pending trajectories (resuming those with stored
 //! steps), stores every step as it finishes, then gathers the reads proxies recorded
 //! behind the suggesters. Scratch directories are removed on SIGINT/SIGTERM too.
+//!
+//! The observer stores each step as it finishes and never keeps them: a finished
+//! trajectory's steps are printed back from the store a page at a time
+//! (`store::step_pages`), and a step names at most [`ALLOWED_IDS_KEPT`] allowed edits.
+//! A panic fails its trajectory, not the run; a run stopped by an error or a panic is
+//! marked interrupted. A commit of a repository on this machine replays in a checkout
+//! of its parent. [`execute_group`] runs the repetitions of a `--repetitions N` replay
+//! (one run each) in order; [`execute`] wraps each worker's suggester in the response
+//! cache (`suggest::cache`) when the run uses one and records per call whether it was
+//! served, with the suggester's own latency.
 
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;

@@ -1,6 +1,7 @@
-//! What a run replays and how: the trajectories (files, commits of a repository,
-//! stored sessions) in run order, and the settings stored with the run so `--resume`
-//! replays the same way.
+//! What a run replays and how: the trajectories in run order (files, then a
+//! repository's commits, then stored sessions; each normalized to `RelPath`s before it
+//! is stored), and the settings, the library's own serializable type, stored with the
+//! run so `--resume` replays the same way.
 
 use std::path::PathBuf;
 

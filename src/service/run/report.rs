@@ -14,6 +14,7 @@ use super::verdict::Verdict;
 use super::{RunError, RunRead, RunSettings};
 use crate::core::metrics::contextbench::{ContextBenchConfig, SessionScores};
 use crate::core::metrics::flow::{FlowStep, FlowSummary, HISTORIAN_KS, aggregate};
+use crate::core::metrics::statistics::mean;
 use crate::core::trajectory::{EditIndex, Trajectory};
 use crate::engine::replay::content_scores;
 use crate::engine::replay::context::score_replay_reads;
@@ -351,19 +352,4 @@ pub fn unsandboxed(config: &serde_json::Value) -> Option<bool> {
         }
     }
     None
-}
-
-/// The `q` quantile (nearest rank) of some values, if any.
-pub fn quantile(values: &[f64], q: f64) -> Option<f64> {
-    if values.is_empty() {
-        return None;
-    }
-    let mut sorted = values.to_vec();
-    sorted.sort_by(f64::total_cmp);
-    Some(sorted[((sorted.len() - 1) as f64 * q).round() as usize])
-}
-
-/// The mean of some values, if any.
-pub fn mean(values: &[f64]) -> Option<f64> {
-    (!values.is_empty()).then(|| values.iter().sum::<f64>() / values.len() as f64)
 }

@@ -10,7 +10,10 @@
 //! `runs.shard` ([`ShardOf`]); a shard with units of several repetitions holds one run
 //! per repetition, grouped like a `--repetitions` run. Merging copies each
 //! repetition's shard runs' rows as stored into one run of a merged repetition group,
-//! so every figure and every interval is computed from the very same rows.
+//! so every figure and every interval is computed from the very same rows. The plan
+//! file has one line per unit. Before merging, the shards are checked: one plan, the
+//! same settings, no overlap, none twice, and which are missing (docs/replay.md
+//! "Scale-out").
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

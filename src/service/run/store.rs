@@ -1,5 +1,6 @@
 //! The narrow store the run service needs: create runs, write steps as they finish
-//! ([`RunStore`]), read them back for resume and reports ([`RunRead`]).
+//! ([`RunStore`]), read them back for resume and reports ([`RunRead`], which
+//! [`RunStore`] extends).
 //! [`crate::store::Database`] implements both; [`super::common::CommonSteps`] is a
 //! read-only view of some runs' common steps.
 

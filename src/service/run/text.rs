@@ -1,15 +1,16 @@
 //! The tables `nextedit replay`, `report` and `runs` print, formatted from typed
-//! values into any writer (the CLI passes stdout).
+//! values into any writer (the CLI passes stdout): the only place they are built.
 
 use std::io::Write;
 use std::path::Path;
 
 use super::definition::Definition;
 use super::figures::{GroupFigures, compare};
-use super::report::{Compared, RunReport, flow_summary, mean};
+use super::report::{Compared, RunReport, flow_summary};
 use super::verdict::Verdict;
 use super::{RunError, RunRead, json};
 use crate::core::metrics::contextbench::GranularityScore;
+use crate::core::metrics::statistics::mean;
 use crate::engine::suggest::Call;
 use crate::store::{RunSummary, StoredStep};
 

@@ -1,5 +1,6 @@
 //! The I/O edge of cutting: commits read through `history::source::GitRepository`
-//! (each commit's tree, its changes against its parent and the lines they touched) and
+//! (`tree_texts` and `load`: each commit's tree, its changes against its parent and the
+//! lines they touched) and
 //! sessions loaded through `sessions::load_session_trajectory`, handed to the pure
 //! cutters ([`crate::engine::task::cut`], [`crate::engine::task::session`]).
 //!

@@ -13,6 +13,7 @@ use std::collections::BTreeMap;
 use crate::base::sys::limits::Limit;
 use crate::store::{Database, StoreError, StoredAnswer, StoredTask, TaskRunRow};
 
+use crate::core::metrics::statistics::mean;
 use crate::engine::task::covermap::{TestSelection, TestSource};
 use crate::engine::task::score::{Correlation, pass_at_k, pearson};
 
@@ -280,7 +281,7 @@ pub fn figures(tasks: &[&StoredTask], samples: u32) -> Figures {
             .iter()
             .filter_map(|t| mean(t.answers.iter().filter_map(f)))
             .collect();
-        mean(means.into_iter())
+        mean(means)
     };
     let pass_k = |k: usize| {
         mean(valid.iter().filter_map(|t| {
@@ -309,15 +310,6 @@ pub fn figures(tasks: &[&StoredTask], samples: u32) -> Figures {
         sari: per_task(&|a| Some(a.scores.sari)),
         stopped: per_task(&|a| a.scores.stopped.map(bool_value)),
     }
-}
-
-fn mean(values: impl Iterator<Item = f64>) -> Option<f64> {
-    let (mut sum, mut n) = (0.0, 0usize);
-    for v in values {
-        sum += v;
-        n += 1;
-    }
-    (n > 0).then(|| sum / n as f64)
 }
 
 /// Per suggester, per dependency level (and `all`): state-context tasks beside

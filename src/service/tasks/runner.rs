@@ -3,9 +3,14 @@
 //! with the reason, left out of every figure); then its do-nothing answers (the empty
 //! hole, and the file as cut when the task hides part of it): a task one of them
 //! passes is non-discriminating, stored with which and left out too. Only then is the
-//! suggester asked for N samples and each answer's tests run, through the execution
-//! cache. Workers take
-//! tasks in file order; each finished task is stored at once (`--resume` skips them).
+//! suggester (built by `suggest::build`) asked for N samples through
+//! `suggest::complete_call` and each answer's tests run, through the execution cache.
+//! Workers take tasks in file order; each finished task is stored at once (`--resume`
+//! skips them).
+//!
+//! Each task's tests are chosen through `task::covermap`: the map of its state is made
+//! once per run (a worker needing one another worker is making waits for it) and
+//! cached in the database under the state and the test environment.
 //!
 //! The suggester never sees the ground truth: it is asked in a checkout of its own
 //! (`ask/`, the hole empty) that the test runs (`exec/`, outside its sandbox) never
