@@ -5,7 +5,7 @@
 //! each client turns into its own typed error. No transport, no processes.
 //!
 //! Both clients build and decode their messages here and keep only their transport:
-//! [`crate::core::lsp::client`] frames them with `Content-Length` headers for language
+//! [`crate::engine::lsp_client`] frames them with `Content-Length` headers for language
 //! servers, `suggest::process` writes one per line for suggester programs.
 //! The proxy uses neither: it forwards bytes and decodes envelopes borrowed from them
 //! ([`crate::core::lsp::Envelope`]), never re-serialising a message.

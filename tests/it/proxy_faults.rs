@@ -8,7 +8,7 @@ use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use common::*;
-use nextedit::core::lsp::client::LspClient;
+use nextedit::engine::lsp_client::LspClient;
 use nextedit::store::Database;
 use serde_json::json;
 
@@ -54,7 +54,7 @@ fn server_crash_ends_the_session_with_its_exit_code() {
         .request("textDocument/hover", json!({}), TIMEOUT)
         .unwrap_err();
     assert!(
-        matches!(err, nextedit::core::lsp::client::ClientError::Closed(_)),
+        matches!(err, nextedit::engine::lsp_client::ClientError::Closed(_)),
         "{err}"
     );
     let status = client.wait(TIMEOUT);

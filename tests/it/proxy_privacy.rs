@@ -8,7 +8,7 @@ use std::path::Path;
 use std::process::Command;
 
 use common::*;
-use nextedit::core::lsp::client::LspClient;
+use nextedit::engine::lsp_client::LspClient;
 use nextedit::store::Database;
 use serde_json::json;
 

@@ -166,13 +166,6 @@ fn io_uses_sees_groups_aliases_and_bound_names() {
     );
 }
 
-/// Files of the core that are exempt from [`the_pure_core_does_no_io`], each with why.
-const IMPURE_CORE_FILES: [(&str, &str); 1] = [(
-    "core/lsp/client.rs",
-    "the LSP client spawns a server and reads it on a thread; it sits in core only because \
-     `lsp`'s wire types do, and belongs with its users in engine (history::lsp, suggest::lsp)",
-)];
-
 #[test]
 fn the_pure_core_does_no_io() {
     // Invariant 6 (ARCHITECTURE.md): the core layer (`src/core/`: trajectory, record,
@@ -199,24 +192,12 @@ fn the_pure_core_does_no_io() {
     let mut found = Vec::new();
     for path in rust_files(&Path::new(ROOT).join("src/core")) {
         let rel = relative(&path);
-        if IMPURE_CORE_FILES.iter().any(|(file, _)| *file == rel) {
-            continue;
-        }
         let text = std::fs::read_to_string(&path).unwrap();
         for io in io_uses_beside(&non_test_lines(&text), &base) {
             found.push(format!("src/{rel}: {io}"));
         }
     }
     assert!(found.is_empty(), "I/O in the pure core: {found:#?}");
-    // An exemption lasts only while it is needed.
-    for (file, _) in IMPURE_CORE_FILES {
-        let text = std::fs::read_to_string(Path::new(ROOT).join("src").join(file))
-            .unwrap_or_else(|e| panic!("IMPURE_CORE_FILES names src/{file}: {e}"));
-        assert!(
-            !io_uses(&non_test_lines(&text)).is_empty(),
-            "src/{file} does no I/O any more: take it off IMPURE_CORE_FILES"
-        );
-    }
 }
 
 #[test]

@@ -19,9 +19,10 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use crate::core::lsp::client::{LspClient, path_to_uri};
+use crate::core::record::uri::path_to_uri;
 use crate::core::syntax::Language;
 use crate::core::syntax::structure::{FileStructure, Role, analyze};
+use crate::engine::lsp_client::LspClient;
 
 use super::dependency::Dependency;
 use super::extract::FileEdits;

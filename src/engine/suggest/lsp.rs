@@ -34,7 +34,8 @@ use super::protocol::{
 use super::{DEFAULT_GIVE_UP_AFTER, DEFAULT_INIT_TIMEOUT, FailureStreak, SuggestError, Suggester};
 use crate::base::sys::jail::{Jail, Tree};
 use crate::base::sys::sandbox::Sandbox;
-use crate::core::lsp::client::{ClientError, LspClient, path_to_uri};
+use crate::core::record::uri::path_to_uri;
+use crate::engine::lsp_client::{ClientError, LspClient};
 
 /// Longest wait for the diagnostics of the text just synced (a server that publishes
 /// none for it costs this much per step; pyright takes ~0.4 s a step here).

@@ -20,7 +20,7 @@ use super::lsp::{
 };
 use super::lsp_edits::{self, TextEdit};
 use super::protocol::{AppliedEdit, FileContent, SuggestedEdit};
-use crate::core::lsp::client::path_to_uri;
+use crate::core::record::uri::path_to_uri;
 use crate::core::record::uri::uri_to_path;
 use crate::core::syntax::Language;
 

@@ -348,13 +348,13 @@ fn every_source_file_is_on_the_code_map() {
 fn a_name_counts_only_in_its_folders_entry() {
     let map = "intro `src/lib.rs`\n\n## Code map\n\n\
                - **`src/core/syntax/`**: `language` and `incremental` (`line_starts`).\n\
-               - **`src/store/`**: `tokens`, `schema.sql`, `core/lsp/client.rs`.\n\n## Invariants\n";
+               - **`src/store/`**: `tokens`, `schema.sql`, `core/lsp/framing.rs`.\n\n## Invariants\n";
     let (named, dangling) = architecture_names(map);
     let named: Vec<&str> = named.iter().map(String::as_str).collect();
     assert_eq!(
         named,
         [
-            "src/core/lsp/client.rs",
+            "src/core/lsp/framing.rs",
             "src/core/syntax/incremental.rs",
             "src/core/syntax/incremental/line_starts.rs",
             "src/core/syntax/language.rs",

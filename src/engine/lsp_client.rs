@@ -15,10 +15,11 @@ use std::time::{Duration, Instant};
 use crossbeam_channel::{Receiver, Sender};
 use serde_json::{Value, json};
 
-use super::Method;
-use super::framing::{Chunk, FrameDecoder, encode_frame};
 use crate::base::jsonrpc::{self, Incoming, RequestId, RequestIds, Response};
 use crate::base::sys::process;
+use crate::core::lsp::Method;
+use crate::core::lsp::framing::{Chunk, FrameDecoder, encode_frame};
+use crate::core::record::uri::path_to_uri;
 
 /// Errors of the LSP client.
 #[derive(Debug, thiserror::Error)]
@@ -392,18 +393,4 @@ fn server_request_reply(method: &Method, message: &Value) -> Value {
         Method::ApplyEdit => json!({"applied": false}),
         _ => Value::Null,
     }
-}
-
-/// A `file://` URI for an absolute path (percent-encoding what URIs require).
-pub fn path_to_uri(path: &Path) -> String {
-    let mut uri = String::from("file://");
-    for byte in path.to_string_lossy().as_bytes() {
-        match byte {
-            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'/' | b'-' | b'_' | b'.' | b'~' => {
-                uri.push(*byte as char)
-            }
-            other => uri.push_str(&format!("%{other:02X}")),
-        }
-    }
-    uri
 }
