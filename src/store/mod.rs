@@ -583,20 +583,10 @@ const ABANDONED_AFTER: std::time::Duration = std::time::Duration::from_secs(10);
 /// An exclusive `flock(2)` on `file` (held until it is closed; the kernel drops it
 /// however its process ends); `wait`: blocks until it is free, else whether it was.
 fn lock(file: &std::fs::File, wait: bool) -> std::io::Result<bool> {
-    use std::os::fd::AsRawFd;
-    let operation = if wait {
-        libc::LOCK_EX
-    } else {
-        libc::LOCK_EX | libc::LOCK_NB
-    };
-    // SAFETY: flock(2) on a descriptor the caller's `File` owns.
-    if unsafe { libc::flock(file.as_raw_fd(), operation) } == 0 {
-        return Ok(true);
-    }
-    let error = std::io::Error::last_os_error();
-    match error.kind() {
-        std::io::ErrorKind::WouldBlock if !wait => Ok(false),
-        _ => Err(error),
+    match crate::base::sys::files::lock_exclusive(file, wait) {
+        Ok(()) => Ok(true),
+        Err(error) if error.kind() == std::io::ErrorKind::WouldBlock && !wait => Ok(false),
+        Err(error) => Err(error),
     }
 }
 
@@ -609,8 +599,7 @@ fn remove_abandoned_new(dir: &Path) {
     let Ok(entries) = std::fs::read_dir(dir) else {
         return;
     };
-    // SAFETY: geteuid(2) has no preconditions.
-    let me = unsafe { libc::geteuid() };
+    let me = crate::base::sys::process::euid();
     for entry in entries.flatten() {
         let name = entry.file_name();
         let name = name.to_string_lossy();

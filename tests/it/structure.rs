@@ -19,10 +19,10 @@ const ROOT: &str = env!("CARGO_MANIFEST_DIR");
 const BOUNDS: Figures = Figures {
     arrows_up: 0,
     folder_circles: 0,
-    sibling_circles: 8,
-    long_functions: 20,
+    sibling_circles: 5,
+    long_functions: 18,
     string_errors: 52,
-    unsafe_files: 11,
+    unsafe_files: 1,
     top_modules: 5,
 };
 
@@ -39,7 +39,7 @@ struct Figures {
     long_functions: usize,
     /// `Result<…, String>` written outside tests.
     string_errors: usize,
-    /// Files that write `unsafe`.
+    /// Files that write `unsafe` code (a block, an `unsafe fn`, `impl`, `trait`).
     unsafe_files: usize,
     /// `pub mod` declarations in `lib.rs`.
     top_modules: usize,
@@ -349,6 +349,9 @@ fn measure() -> Figures {
     let mut string_errors = Vec::new();
     let mut unsafe_files = Vec::new();
     let string_error = regex::Regex::new(r"Result<[^;{]*,\s*String>").unwrap();
+    // The keyword before a block or an item, not the word in a message ("unsafe file
+    // path") nor the lint's name.
+    let unsafe_code = regex::Regex::new(r"\bunsafe\s*(\{|fn\b|impl\b|trait\b|extern\b)").unwrap();
     for source in &sources {
         for (name, length) in long_functions(&source.code, 100) {
             long.push(format!("{}::{name} ({length})", source.rel));
@@ -357,7 +360,7 @@ fn measure() -> Figures {
         for _ in string_error.find_iter(&text) {
             string_errors.push(source.rel.clone());
         }
-        if text.contains("unsafe ") || text.contains("unsafe{") {
+        if unsafe_code.is_match(&text) {
             unsafe_files.push(source.rel.clone());
         }
     }

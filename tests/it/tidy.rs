@@ -228,30 +228,46 @@ fn names_crate(line: &str, name: &str) -> bool {
     })
 }
 
+/// The code lines of `src/` outside the files `allowed` (by `src/`-relative path) that
+/// name crate `name`, as `src/PATH:LINE: text`.
+fn naming_crate(name: &str, allowed: impl Fn(&str) -> bool) -> Vec<String> {
+    let mut found = Vec::new();
+    for path in rust_files(&Path::new(ROOT).join("src")) {
+        let rel = relative(&path);
+        if allowed(&rel) {
+            continue;
+        }
+        let text = std::fs::read_to_string(&path).unwrap();
+        for (number, line) in text.lines().enumerate() {
+            let code = line.split("//").next().unwrap();
+            if names_crate(code, name) {
+                found.push(format!("src/{rel}:{}: {}", number + 1, line.trim()));
+            }
+        }
+    }
+    found
+}
+
 #[test]
 fn git2_only_in_history_source() {
     // Invariant 9 and the code map (ARCHITECTURE.md): libgit2 is reached through
     // `history/source.rs` alone, unit tests included, so every read goes through the
     // loose-object check and no other module's signature carries a `git2` type.
     // Integration tests and benches may use git2 to build and walk fixture repositories.
-    let mut found = Vec::new();
-    for path in rust_files(&Path::new(ROOT).join("src")) {
-        let rel = relative(&path);
-        if rel == "engine/history/source.rs" {
-            continue;
-        }
-        let text = std::fs::read_to_string(&path).unwrap();
-        for (number, line) in text.lines().enumerate() {
-            let code = line.split("//").next().unwrap();
-            if names_crate(code, "git2") {
-                found.push(format!("src/{rel}:{}: {}", number + 1, line.trim()));
-            }
-        }
-    }
+    let found = naming_crate("git2", |rel| rel == "engine/history/source.rs");
     assert!(
         found.is_empty(),
         "git2 outside src/engine/history/source.rs: {found:#?}"
     );
+}
+
+#[test]
+fn system_calls_only_in_base_sys() {
+    // The code map (ARCHITECTURE.md, `src/base/sys/`): the system calls std lacks go
+    // through rustix in `base::sys` alone (its `process` the one module allowed
+    // `unsafe`), so every other module calls a safe function named for what it does.
+    let found = naming_crate("rustix", |rel| rel.starts_with("base/sys/"));
+    assert!(found.is_empty(), "rustix outside src/base/sys/: {found:#?}");
 }
 
 /// Runs the built binary; returns (exit code, stdout, stderr).

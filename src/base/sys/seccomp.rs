@@ -17,7 +17,7 @@
 
 use std::collections::BTreeMap;
 use std::io::{Seek, Write};
-use std::os::fd::{FromRawFd, OwnedFd};
+use std::os::fd::OwnedFd;
 use std::sync::OnceLock;
 
 use seccompiler::{
@@ -178,14 +178,7 @@ pub fn filter_files() -> Result<Vec<OwnedFd>, SeccompError> {
         .iter()
         .map(|program| {
             let io = |e: std::io::Error| SeccompError::Io(e.to_string());
-            // SAFETY: memfd_create(2) with a NUL-terminated name; the returned
-            // descriptor is checked and then owned by the `File`.
-            let fd = unsafe { libc::memfd_create(c"nextedit-seccomp".as_ptr(), libc::MFD_CLOEXEC) };
-            if fd < 0 {
-                return Err(io(std::io::Error::last_os_error()));
-            }
-            // SAFETY: `fd` is a new descriptor nothing else owns.
-            let mut file = unsafe { std::fs::File::from_raw_fd(fd) };
+            let mut file = super::files::memory_file(c"nextedit-seccomp").map_err(io)?;
             file.write_all(program).map_err(io)?;
             file.rewind().map_err(io)?;
             Ok(OwnedFd::from(file))

@@ -32,6 +32,7 @@ use super::protocol::{
 use super::{FailureStreak, SuggestError, Suggester};
 use crate::base::jsonrpc::{self, RequestIds, Response};
 use crate::base::sys::jail::{Jail, Tree};
+use crate::base::sys::process;
 use crate::base::sys::sandbox::Sandbox;
 
 /// Longest line accepted from a suggester.
@@ -75,8 +76,7 @@ impl Drop for Running {
         // started): end all of it, not just the shell, and even when the shell already
         // exited (its background children keep the group).
         self.tree.kill();
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+        process::end(&mut self.child);
     }
 }
 
@@ -356,13 +356,9 @@ impl ProcessSuggester {
 fn crashed(method: &str, running: &mut Running) -> SuggestError {
     // Give the process a moment to finish dying so its status and stderr are complete.
     let deadline = Instant::now() + Duration::from_millis(500);
-    let status = loop {
-        match running.child.try_wait() {
-            Ok(Some(status)) => break Some(status),
-            _ if Instant::now() >= deadline => break None,
-            _ => std::thread::sleep(Duration::from_millis(5)),
-        }
-    };
+    let status = process::wait_until(&mut running.child, deadline)
+        .ok()
+        .flatten();
     std::thread::sleep(Duration::from_millis(20));
     let stderr: Vec<String> = running
         .stderr_tail

@@ -17,6 +17,7 @@ pub mod cut;
 pub mod dependency;
 pub mod environment;
 pub mod execute;
+pub mod interpreter;
 pub mod retrieval;
 pub mod retriever_command;
 pub mod score;

@@ -219,9 +219,6 @@ impl Drop for CommandRetriever {
     fn drop(&mut self) {
         // The cut is over: a command still running is ended, and reaped either way
         // (failures here have nobody left to report to).
-        if !matches!(self.child.try_wait(), Ok(Some(_))) {
-            let _ = self.child.kill();
-        }
-        let _ = self.child.wait();
+        crate::base::sys::process::end(&mut self.child);
     }
 }

@@ -148,9 +148,7 @@ fn adopt(db: &mut Database, spill: &Path) -> Result<u64, StoreError> {
 }
 
 fn alive(pid: u32) -> bool {
-    // SAFETY: signal 0 only checks that the process exists.
-    let rc = unsafe { libc::kill(pid as libc::pid_t, 0) };
-    rc == 0 || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
+    crate::base::sys::process::exists(pid)
 }
 
 fn remove_files(path: &Path) {

@@ -350,7 +350,7 @@ impl RunSettings {
         crate::base::sys::env::check_names(&given.env).map_err(RunError::Other)?;
         self.check_numbers()?;
         if self.sandbox == SandboxState::Bwrap {
-            crate::base::sys::sandbox::availability().map_err(|reason| {
+            crate::base::sys::probe::availability().map_err(|reason| {
                 RunError::Other(format!("run {run} ran its suggester sandboxed: {reason}"))
             })?;
         }
@@ -427,7 +427,7 @@ impl RunSettings {
                     SandboxState::Unsandboxed
                 }
                 // No sandbox, no run: the suggester is never started unsandboxed.
-                SandboxMode::Bwrap => match crate::base::sys::sandbox::availability() {
+                SandboxMode::Bwrap => match crate::base::sys::probe::availability() {
                     Ok(()) => SandboxState::Bwrap,
                     Err(reason) => {
                         return Err(RunError::Other(format!(

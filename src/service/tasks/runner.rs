@@ -42,10 +42,10 @@ use crate::engine::task::covermap::{
     CoverageMap, DEFAULT_MAX_TESTS, TestsBy, make_map, map_key, map_state, select, supported,
     truth_text,
 };
-use crate::engine::task::environment::{Canary, Python, TestEnvironment};
+use crate::engine::task::environment::{Python, TestEnvironment};
 use crate::engine::task::execute::{
-    Checkout, ExecError, ExecLimits, Execution, Filling, SandboxMode, environment_fingerprint,
-    sandbox_for, state_hash, test_command,
+    Canary, Checkout, ExecError, ExecLimits, Execution, Filling, SandboxMode,
+    environment_fingerprint, sandbox_for, state_hash, test_command,
 };
 use crate::engine::task::score::score_answer;
 
