@@ -21,8 +21,8 @@
 use serde_json::Value;
 
 use super::completion::{CompletionAnswer, CompletionItem, ItemEdit};
-use super::document::{LspPosition, LspRange, ShadowDocument};
-use super::origin::{self, LspTextEdit, ProposedEdits};
+use super::document::{LspPosition, LspRange, LspTextEdit, ShadowDocument};
+use super::origin::{self, ProposedEdits};
 use super::recorder::{PendingRequest, SessionRecorder};
 use super::records::{OfferEdit, OfferRecord, OfferSpan, Record};
 use crate::core::lsp::OfferKind;
