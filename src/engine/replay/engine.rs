@@ -8,6 +8,7 @@ use std::time::{Duration, Instant};
 
 use super::matching::{Located, MatchRule, is_unchanged, location_score, match_one_to_one};
 use super::state::{ReplayState, StateError, split_lines};
+use super::worktree::Workspace;
 use crate::core::metrics::bleu::historian_bleu;
 use crate::core::metrics::excision::{EsGranularity, ExcisionConfig, excision_score_text};
 use crate::core::metrics::flow::{FlowClass, FlowStep, RankedPrediction};
@@ -48,19 +49,6 @@ pub struct ReplayConfig {
     /// Edits made by these origins (formatting, code actions…) are not asked for: they
     /// are applied silently once every edit before them in natural order is.
     pub exclude_origins: Vec<Origin>,
-}
-
-/// Where the current state lives on disk, for suggesters that read files.
-pub trait Workspace {
-    /// Absolute path sent to the suggester.
-    fn root(&self) -> String;
-    /// Brings the files on disk to `state` (called after every applied edit).
-    fn sync(&mut self, state: &ReplayState) -> std::io::Result<()>;
-    /// The text of a file the trajectory does not track, if it exists inside the root
-    /// (a suggester may propose an edit there: an ordinary miss, not an invalid answer).
-    fn read_untracked(&self, path: &str) -> Option<String> {
-        super::worktree::read_in_root(std::path::Path::new(&self.root()), path)
-    }
 }
 
 /// One prediction as recorded.
