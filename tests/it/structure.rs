@@ -18,7 +18,7 @@ const ROOT: &str = env!("CARGO_MANIFEST_DIR");
 /// before this ratchet existed; issue 30 brings them down.
 const BOUNDS: Figures = Figures {
     folder_circles: 1,
-    sibling_circles: 4,
+    sibling_circles: 3,
     long_functions: 24,
     string_errors: 56,
     unsafe_files: 11,
