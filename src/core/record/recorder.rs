@@ -135,17 +135,8 @@ impl SessionRecorder {
         // (an excluded didOpen that is not valid JSON names its file in vain): their
         // size and the reason are kept, never the bytes.
         Record::Message(MessageRecord {
-            seq,
-            t_ns,
-            dir,
-            kind: None,
-            method: None,
-            id: None,
-            size: bytes.len(),
-            raw: None,
-            redactions: 0,
             invalid: Some(why.to_string()),
-            consumed: false,
+            ..bare_message(seq, t_ns, dir, bytes.len())
         })
     }
 
@@ -163,30 +154,10 @@ impl SessionRecorder {
         let mut envelope = match Envelope::parse(body) {
             Ok(envelope) => envelope,
             Err(error) => {
-                // Neither the bytes nor serde's message (which may quote them) are
-                // kept: only what kind of error, and where.
                 return vec![Record::Message(MessageRecord {
-                    seq,
-                    t_ns,
-                    dir,
-                    kind: None,
-                    method: None,
-                    id: None,
-                    size: frame.len(),
-                    raw: None,
-                    redactions: 0,
-                    invalid: Some(format!(
-                        "body is not a JSON-RPC object: {} error at line {} column {}",
-                        match error.classify() {
-                            serde_json::error::Category::Io => "I/O",
-                            serde_json::error::Category::Syntax => "syntax",
-                            serde_json::error::Category::Data => "data",
-                            serde_json::error::Category::Eof => "end-of-input",
-                        },
-                        error.line(),
-                        error.column()
-                    )),
+                    invalid: Some(not_json_rpc(&error)),
                     consumed,
+                    ..bare_message(seq, t_ns, dir, frame.len())
                 })];
             }
         };
@@ -224,32 +195,7 @@ impl SessionRecorder {
         let method = envelope.method.take().map(Method::from_string);
         match (envelope.kind, method) {
             (MessageKind::Request, Some(method)) => {
-                let params = envelope.params_as::<PositionParams>();
-                // Only requests answered with offers need their place in the text.
-                let position = params
-                    .as_ref()
-                    .filter(|_| method.offers().is_some())
-                    .and_then(PositionParams::at);
-                let uri = params.map(|p| p.text_document.uri);
-                let place = position.and_then(|at| {
-                    let doc = self.documents.get(uri.as_deref()?)?;
-                    Some(offers::place(doc, at, self.documents.encoding()))
-                });
-                self.on_request(dir, seq, t_ns, &envelope, &method, &mut out);
-                if let Some(id) = envelope.id {
-                    let request = PendingRequest {
-                        method,
-                        uri,
-                        seq,
-                        t_ns,
-                        position,
-                        place,
-                    };
-                    if dir == Direction::ClientToServer && request.method.is_read() {
-                        self.reads.open(&envelope, id, &request);
-                    }
-                    self.pending.open(dir, id, request);
-                }
+                self.on_request(dir, seq, t_ns, &envelope, method, &mut out);
             }
             (MessageKind::Notification, Some(method)) => {
                 self.on_notification(dir, t_ns, &envelope, &method, &mut out);
@@ -295,7 +241,45 @@ impl SessionRecorder {
             .any(|uri| memchr::memmem::find(frame, uri.as_bytes()).is_some())
     }
 
+    /// A request: what it records, then (when it has an id) its wait for the answer.
     fn on_request(
+        &mut self,
+        dir: Direction,
+        seq: u64,
+        t_ns: u64,
+        envelope: &Envelope<'_>,
+        method: Method,
+        out: &mut Vec<Record>,
+    ) {
+        let params = envelope.params_as::<PositionParams>();
+        // Only requests answered with offers need their place in the text.
+        let position = params
+            .as_ref()
+            .filter(|_| method.offers().is_some())
+            .and_then(PositionParams::at);
+        let uri = params.map(|p| p.text_document.uri);
+        let place = position.and_then(|at| {
+            let doc = self.documents.get(uri.as_deref()?)?;
+            Some(offers::place(doc, at, self.documents.encoding()))
+        });
+        self.record_request(dir, seq, t_ns, envelope, &method, out);
+        if let Some(id) = envelope.id {
+            let request = PendingRequest {
+                method,
+                uri,
+                seq,
+                t_ns,
+                position,
+                place,
+            };
+            if dir == Direction::ClientToServer && request.method.is_read() {
+                self.reads.open(envelope, id, &request);
+            }
+            self.pending.open(dir, id, request);
+        }
+    }
+
+    fn record_request(
         &mut self,
         dir: Direction,
         seq: u64,
@@ -637,6 +621,39 @@ impl SessionRecorder {
                 .on_read_answer(&mut self.seqs, t_ns, envelope, request, out);
         }
     }
+}
+
+/// The record of `size` bytes that are not a message: no kind, method, id or bytes.
+fn bare_message(seq: u64, t_ns: u64, dir: Direction, size: usize) -> MessageRecord {
+    MessageRecord {
+        seq,
+        t_ns,
+        dir,
+        kind: None,
+        method: None,
+        id: None,
+        size,
+        raw: None,
+        redactions: 0,
+        invalid: None,
+        consumed: false,
+    }
+}
+
+/// Why a frame's body is not a message: what kind of error, and where (neither the
+/// bytes nor serde's message, which may quote them).
+fn not_json_rpc(error: &serde_json::Error) -> String {
+    format!(
+        "body is not a JSON-RPC object: {} error at line {} column {}",
+        match error.classify() {
+            serde_json::error::Category::Io => "I/O",
+            serde_json::error::Category::Syntax => "syntax",
+            serde_json::error::Category::Data => "data",
+            serde_json::error::Category::Eof => "end-of-input",
+        },
+        error.line(),
+        error.column()
+    )
 }
 
 fn join_name(name: &str, version: Option<&str>) -> String {
