@@ -612,8 +612,8 @@ mod tests {
     use super::*;
     use crate::core::lsp::Direction;
     use crate::core::lsp::framing::encode_frame;
-    use crate::core::record::{RecorderConfig, SessionRecorder};
     use crate::core::record::privacy::PrivacyFilter;
+    use crate::core::record::{RecorderConfig, SessionRecorder};
     use serde_json::json;
 
     const C2S: Direction = Direction::ClientToServer;
