@@ -146,7 +146,7 @@ pub fn cut_commit(
     head: Option<&mut ChunkIndex>,
 ) -> Result<Vec<Task>, RetrieveError> {
     let touched = touched_lines(input, options);
-    let parsed: BTreeMap<&str, Parsed> = touched
+    let parsed = touched
         .keys()
         .map(|&path| {
             let language = cuttable(path).expect("filtered above");
@@ -160,10 +160,17 @@ pub fn cut_commit(
             (path, file)
         })
         .collect();
+    let cutting = Cutting {
+        input,
+        options,
+        parsed,
+        touched,
+    };
     let mut holes = Vec::new();
     for &scenario in &options.scenarios {
-        holes.extend(choose_holes(input, options, scenario, &parsed, &touched));
+        holes.extend(cutting.choose_holes(scenario));
     }
+    let parsed = cutting.parsed;
     if holes.is_empty() {
         // Nothing to describe: skip parsing the state's tests and chunks.
         return Ok(Vec::new());
@@ -228,52 +235,121 @@ fn touched_lines<'a>(
     touched
 }
 
-/// The holes of one scenario: its candidates in a seeded order, at most
-/// `max_per_commit` of them, shaped as the scenario wants, in file order.
-fn choose_holes(
-    input: &CommitInput<'_>,
-    options: &CutOptions,
-    scenario: Scenario,
-    parsed: &BTreeMap<&str, Parsed>,
-    touched: &BTreeMap<&str, Vec<Range<usize>>>,
-) -> Vec<Hole> {
-    let candidates = candidates(input, options, scenario, parsed, touched);
-    let mut rng = SplitMix::new(options.seed, &format!("{}:{scenario:?}", input.commit));
-    let mut chosen = candidates;
-    rng.shuffle(&mut chosen);
-    if let Some(max) = options.max_per_commit {
-        chosen.truncate(max);
-    }
-    if scenario == Scenario::InnerBlock {
-        // About one in five left already complete: the cursor at the block's end,
-        // nothing to write (Codev-Bench's 20 %).
-        let complete = (chosen.len() + 2) / 5;
-        for hole in chosen.iter_mut().take(complete) {
-            hole.range = hole.range.end..hole.range.end;
+/// A commit as its holes are chosen: the input and options, its cuttable files parsed,
+/// and the lines each offers holes in.
+struct Cutting<'i, 'a> {
+    input: &'i CommitInput<'a>,
+    options: &'i CutOptions,
+    parsed: BTreeMap<&'a str, Parsed>,
+    touched: BTreeMap<&'a str, Vec<Range<usize>>>,
+}
+
+impl Cutting<'_, '_> {
+    /// The holes of one scenario: its candidates in a seeded order, at most
+    /// `max_per_commit` of them, shaped as the scenario wants, in file order.
+    fn choose_holes(&self, scenario: Scenario) -> Vec<Hole> {
+        let (input, options) = (self.input, self.options);
+        let candidates = self.candidates(scenario);
+        let mut rng = SplitMix::new(options.seed, &format!("{}:{scenario:?}", input.commit));
+        let mut chosen = candidates;
+        rng.shuffle(&mut chosen);
+        if let Some(max) = options.max_per_commit {
+            chosen.truncate(max);
         }
-    }
-    if scenario == Scenario::IncompleteSuffix {
-        for hole in &mut chosen {
-            let text = &input.files[&hole.file];
-            let function_end = parsed[hole.file.as_str()]
-                .blocks
-                .iter()
-                .filter(|b| {
-                    b.kind == BlockKind::Function
-                        && b.range.start <= hole.range.start
-                        && hole.range.end <= b.range.end
-                })
-                .map(|b| b.range.end)
-                .min();
-            // Half of them lose the rest of the file, half the rest of the function.
-            hole.shown_suffix = Some(match function_end {
-                Some(end) if rng.next_u64() % 2 == 0 => text[end..].to_string(),
-                _ => String::new(),
-            });
+        if scenario == Scenario::InnerBlock {
+            // About one in five left already complete: the cursor at the block's end,
+            // nothing to write (Codev-Bench's 20 %).
+            let complete = (chosen.len() + 2) / 5;
+            for hole in chosen.iter_mut().take(complete) {
+                hole.range = hole.range.end..hole.range.end;
+            }
         }
+        if scenario == Scenario::IncompleteSuffix {
+            for hole in &mut chosen {
+                let text = &input.files[&hole.file];
+                let function_end = self.parsed[hole.file.as_str()]
+                    .blocks
+                    .iter()
+                    .filter(|b| {
+                        b.kind == BlockKind::Function
+                            && b.range.start <= hole.range.start
+                            && hole.range.end <= b.range.end
+                    })
+                    .map(|b| b.range.end)
+                    .min();
+                // Half of them lose the rest of the file, half the rest of the function.
+                hole.shown_suffix = Some(match function_end {
+                    Some(end) if rng.next_u64() % 2 == 0 => text[end..].to_string(),
+                    _ => String::new(),
+                });
+            }
+        }
+        chosen.sort_by(|a, b| (&a.file, a.range.start).cmp(&(&b.file, b.range.start)));
+        chosen
     }
-    chosen.sort_by(|a, b| (&a.file, a.range.start).cmp(&(&b.file, b.range.start)));
-    chosen
+
+    /// Every hole `scenario` could cut from the commit's touched code.
+    fn candidates(&self, scenario: Scenario) -> Vec<Hole> {
+        let (input, options) = (self.input, self.options);
+        let mut out = Vec::new();
+        for (&path, file) in &self.parsed {
+            let touched = &self.touched[path];
+            let hole = |range: Range<usize>, block: Option<BlockKind>| Hole {
+                scenario,
+                file: path.to_string(),
+                range,
+                block,
+                shown_suffix: None,
+            };
+            match scenario {
+                Scenario::FullBlock | Scenario::Rag => {
+                    for b in &file.blocks {
+                        if meets(&file.lines.lines(&b.range), touched) {
+                            out.push(hole(b.range.clone(), Some(b.kind)));
+                        }
+                    }
+                }
+                Scenario::IncompleteSuffix => {
+                    // Inside a function: the cursor is in a body whose rest is gone.
+                    for b in &file.blocks {
+                        let in_function = file.blocks.iter().any(|f| {
+                            f.kind == BlockKind::Function
+                                && f.range.start < b.range.start
+                                && b.range.end <= f.range.end
+                        });
+                        if b.kind != BlockKind::Function
+                            && in_function
+                            && meets(&file.lines.lines(&b.range), touched)
+                        {
+                            out.push(hole(b.range.clone(), Some(b.kind)));
+                        }
+                    }
+                }
+                Scenario::InnerBlock => {
+                    for b in &file.blocks {
+                        if let Some(inner) = &b.inner
+                            && meets(&file.lines.lines(inner), touched)
+                        {
+                            out.push(hole(inner.clone(), Some(b.kind)));
+                        }
+                    }
+                }
+                Scenario::AddedFunction => {
+                    let added = added_functions(file, input.changed, path, options.all_functions);
+                    for b in &file.blocks {
+                        if b.kind == BlockKind::Function
+                            && let Some(body) = &b.body_after_doc
+                            && added.contains(&file.lines.cursor(b.range.start).line)
+                        {
+                            out.push(hole(body.clone(), Some(BlockKind::Function)));
+                        }
+                    }
+                }
+                Scenario::SessionPause => {}
+            }
+        }
+        out
+    }
 }
 
 /// The task of one hole, before its annotations, hints and context: its id, the
@@ -416,74 +492,6 @@ pub fn scenario_name(scenario: Scenario) -> &'static str {
         Scenario::AddedFunction => "added_function",
         Scenario::SessionPause => "session_pause",
     }
-}
-
-/// Every hole `scenario` could cut from the commit's touched code.
-fn candidates(
-    input: &CommitInput<'_>,
-    options: &CutOptions,
-    scenario: Scenario,
-    parsed: &BTreeMap<&str, Parsed>,
-    touched: &BTreeMap<&str, Vec<Range<usize>>>,
-) -> Vec<Hole> {
-    let mut out = Vec::new();
-    for (&path, file) in parsed {
-        let touched = &touched[path];
-        let hole = |range: Range<usize>, block: Option<BlockKind>| Hole {
-            scenario,
-            file: path.to_string(),
-            range,
-            block,
-            shown_suffix: None,
-        };
-        match scenario {
-            Scenario::FullBlock | Scenario::Rag => {
-                for b in &file.blocks {
-                    if meets(&file.lines.lines(&b.range), touched) {
-                        out.push(hole(b.range.clone(), Some(b.kind)));
-                    }
-                }
-            }
-            Scenario::IncompleteSuffix => {
-                // Inside a function: the cursor is in a body whose rest is gone.
-                for b in &file.blocks {
-                    let in_function = file.blocks.iter().any(|f| {
-                        f.kind == BlockKind::Function
-                            && f.range.start < b.range.start
-                            && b.range.end <= f.range.end
-                    });
-                    if b.kind != BlockKind::Function
-                        && in_function
-                        && meets(&file.lines.lines(&b.range), touched)
-                    {
-                        out.push(hole(b.range.clone(), Some(b.kind)));
-                    }
-                }
-            }
-            Scenario::InnerBlock => {
-                for b in &file.blocks {
-                    if let Some(inner) = &b.inner
-                        && meets(&file.lines.lines(inner), touched)
-                    {
-                        out.push(hole(inner.clone(), Some(b.kind)));
-                    }
-                }
-            }
-            Scenario::AddedFunction => {
-                let added = added_functions(file, input.changed, path, options.all_functions);
-                for b in &file.blocks {
-                    if b.kind == BlockKind::Function
-                        && let Some(body) = &b.body_after_doc
-                        && added.contains(&file.lines.cursor(b.range.start).line)
-                    {
-                        out.push(hole(body.clone(), Some(BlockKind::Function)));
-                    }
-                }
-            }
-            Scenario::SessionPause => {}
-        }
-    }
-    out
 }
 
 /// The first lines of the functions of `path` the commit added (qualified names absent
