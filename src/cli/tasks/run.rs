@@ -12,8 +12,7 @@ use clap::{Args, ValueEnum};
 use nextedit::base::progress::{Progress, ProgressMode};
 use nextedit::engine::suggest::cache::CacheMode;
 use nextedit::service::tasks::runner::{
-    TaskRunEvents, TaskRunGiven, TaskRunSettings, TaskRunStart, TaskRunSummary, parse_task_file,
-    run_tasks,
+    TaskRunEvents, TaskRunGiven, TaskRunSettings, TaskRunStart, parse_task_file, run_tasks,
 };
 use nextedit::store::StoredTask;
 
@@ -195,34 +194,11 @@ pub fn run(args: RunArgs) -> anyhow::Result<i32> {
         .with_context(|| format!("reading task file {}", args.tasks.display()))?;
     let tasks =
         parse_task_file(&text).with_context(|| format!("task file {}", args.tasks.display()))?;
-    let db_path = args
-        .db
-        .clone()
-        .unwrap_or_else(nextedit::store::default_path);
+    let db_path = args.db.unwrap_or_else(nextedit::store::default_path);
     // Ctrl-C and SIGTERM end every test run's and suggester's tree; daemons of
     // unsandboxed tests are adopted, to be killed with their test run.
     nextedit::service::run::install_process_guards()?;
     super::super::note_per_process_limits();
-    let start = start(&args)?;
-    let mut printer = Printer {
-        progress: Progress::new(ProgressMode::detect(args.quiet), "tasks"),
-        tasks: tasks.iter().map(|t| t.id.clone()).collect(),
-    };
-    let summary = run_tasks(
-        &db_path,
-        &args.tasks.to_string_lossy(),
-        &tasks,
-        start,
-        args.jobs,
-        &mut printer,
-    )
-    .with_context(|| format!("task run into {}", db_path.display()))?;
-    printer.progress.finish();
-    Ok(report(&summary))
-}
-
-/// A new run with the settings of `args`, or the resumption of the run it names.
-fn start(args: &RunArgs) -> anyhow::Result<TaskRunStart> {
     let sandbox = match args.sandbox {
         SandboxArg::Bwrap => "bwrap",
         SandboxArg::Off => "off",
@@ -275,12 +251,25 @@ fn start(args: &RunArgs) -> anyhow::Result<TaskRunStart> {
             setup,
         }),
     };
-    Ok(start)
+    let mut printer = Printer {
+        progress: Progress::new(ProgressMode::detect(args.quiet), "tasks"),
+        tasks: tasks.iter().map(|t| t.id.clone()).collect(),
+    };
+    let summary = run_tasks(
+        &db_path,
+        &args.tasks.to_string_lossy(),
+        &tasks,
+        start,
+        args.jobs,
+        &mut printer,
+    )
+    .with_context(|| format!("task run into {}", db_path.display()))?;
+    printer.progress.finish();
+    Ok(report(&summary))
 }
 
-/// The run's summary on stdout; exit 1 (said on stderr) when nothing was measured or
-/// the suggester answered no call.
-fn report(summary: &TaskRunSummary) -> i32 {
+/// The summary on stdout; 1 (said on stderr) when nothing was measured or answered.
+fn report(summary: &nextedit::service::tasks::runner::TaskRunSummary) -> i32 {
     println!(
         "task run {}: {} tasks done, {} test runs, {} from the cache",
         summary.run, summary.done, summary.executed, summary.cached
