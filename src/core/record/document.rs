@@ -72,6 +72,9 @@ impl LspRange {
     }
 }
 
+/// One proposed text edit in LSP coordinates: `(range, new text)`.
+pub type LspTextEdit = (LspRange, String);
+
 /// What one content change did, in canonical coordinates.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ChangeSpan {

@@ -15,9 +15,9 @@ mod worktree;
 
 pub use engine::{
     ContentScore, IgnoreProgress, KeepSteps, OrderMode, PredictionRecord, ReplayConfig,
-    ReplayError, ReplayHooks, ReplayObserver, ReplayOutcome, StepRecord, Workspace, content_scores,
-    reapply, replay,
+    ReplayError, ReplayHooks, ReplayObserver, ReplayOutcome, StepRecord, content_scores, reapply,
+    replay,
 };
 pub use historian::HistorianLog;
 pub use oracle::FedSuggester;
-pub use worktree::{DirWorkspace, write_inside};
+pub use worktree::{DirWorkspace, Workspace, write_inside};

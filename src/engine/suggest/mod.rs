@@ -20,6 +20,7 @@ mod complete;
 pub mod complete_once;
 pub mod lsp;
 pub mod lsp_edits;
+mod lsp_server;
 mod lsp_step;
 pub mod openai;
 mod process;

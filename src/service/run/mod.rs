@@ -26,6 +26,7 @@ pub mod figures;
 pub mod html;
 pub mod json;
 pub mod plan;
+pub mod plan_file;
 pub mod report;
 mod scratch;
 pub mod shard;

@@ -4,7 +4,7 @@
 //! run so `--resume` replays the same way.
 
 use crate::store::TrajectoryStatus;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use super::shard::{Select, ShardOf, Source};
 use super::{RunError, RunEvents, RunRead, RunStore};
@@ -516,60 +516,10 @@ pub fn collect(
             _ => collected.push(key, text),
         }
     }
-    if let Some(repo_path) = &request.repo {
-        let repo = GitRepository::open(repo_path)?;
-        let mut shas = Vec::new();
-        for rev in &request.commits {
-            shas.push(repo.resolve(rev)?);
-        }
-        if let Some(range) = &request.range {
-            let selection =
-                crate::engine::history::select(&repo, range, request.merges).map_err(|source| {
-                    RunError::Range {
-                        range: range.clone(),
-                        source,
-                    }
-                })?;
-            events.selected(range, &selection);
-            if selection.commits.is_empty()
-                && request.commits.is_empty()
-                && request.trajectories.is_empty()
-                && request.sessions.is_empty()
-            {
-                // Nothing to replay is not a failure when only merges were left out.
-                return Ok(None);
-            }
-            shas.extend(selection.commits);
-        }
-        if shas.is_empty() && request.range.is_none() {
-            return Err(RunError::Other(
-                "--repo needs --commit REV or --range A..B".into(),
-            ));
-        }
-        let project = repo.project();
-        let workspace = repo_path.canonicalize().map_err(RunError::io(format!(
-            "cannot resolve {}",
-            repo_path.display()
-        )))?;
-        for sha in shas {
-            let key = format!("{}@{}", project.as_deref().unwrap_or("repo"), &sha[..10]);
-            let source = Source::Commit {
-                repo: workspace.clone(),
-                commit: sha.clone(),
-            };
-            if !collected.take(&key, source) {
-                continue;
-            }
-            let derived = repo
-                .load_with(&sha, request.merges)
-                .and_then(|record| derive_commit(&record, project.as_deref()))
-                .map(|mut trajectory| {
-                    trajectory.session.workspace = Some(workspace.display().to_string());
-                    trajectory
-                })
-                .map_err(|e| e.to_string());
-            collected.add(key, derived, events);
-        }
+    if let Some(repo_path) = &request.repo
+        && !collect_commits(request, repo_path, &mut collected, events)?
+    {
+        return Ok(None);
     }
     for &id in &request.sessions {
         let key = format!("session:{id}");
@@ -590,6 +540,70 @@ pub fn collect(
         collected.add(key, Ok(trajectory), events);
     }
     Ok(Some(collected))
+}
+
+/// The commits `request` names in the repository at `repo_path`, each derived into
+/// `collected`; `false` when the range selected nothing and nothing else was asked for.
+fn collect_commits(
+    request: &RunRequest,
+    repo_path: &Path,
+    collected: &mut Collected,
+    events: &dyn RunEvents,
+) -> Result<bool, RunError> {
+    let repo = GitRepository::open(repo_path)?;
+    let mut shas = Vec::new();
+    for rev in &request.commits {
+        shas.push(repo.resolve(rev)?);
+    }
+    if let Some(range) = &request.range {
+        let selection =
+            crate::engine::history::select(&repo, range, request.merges).map_err(|source| {
+                RunError::Range {
+                    range: range.clone(),
+                    source,
+                }
+            })?;
+        events.selected(range, &selection);
+        if selection.commits.is_empty()
+            && request.commits.is_empty()
+            && request.trajectories.is_empty()
+            && request.sessions.is_empty()
+        {
+            // Nothing to replay is not a failure when only merges were left out.
+            return Ok(false);
+        }
+        shas.extend(selection.commits);
+    }
+    if shas.is_empty() && request.range.is_none() {
+        return Err(RunError::Other(
+            "--repo needs --commit REV or --range A..B".into(),
+        ));
+    }
+    let project = repo.project();
+    let workspace = repo_path.canonicalize().map_err(RunError::io(format!(
+        "cannot resolve {}",
+        repo_path.display()
+    )))?;
+    for sha in shas {
+        let key = format!("{}@{}", project.as_deref().unwrap_or("repo"), &sha[..10]);
+        let source = Source::Commit {
+            repo: workspace.clone(),
+            commit: sha.clone(),
+        };
+        if !collected.take(&key, source) {
+            continue;
+        }
+        let derived = repo
+            .load_with(&sha, request.merges)
+            .and_then(|record| derive_commit(&record, project.as_deref()))
+            .map(|mut trajectory| {
+                trajectory.session.workspace = Some(workspace.display().to_string());
+                trajectory
+            })
+            .map_err(|e| e.to_string());
+        collected.add(key, derived, events);
+    }
+    Ok(true)
 }
 
 impl Collected {
