@@ -188,12 +188,10 @@ fn note_per_process_limits() {
 }
 
 /// `--merges skip|first-parent` (derive and replay ranges).
-fn parse_merges(value: &str) -> Result<nextedit::engine::history::Merges, String> {
-    match value {
-        "skip" => Ok(nextedit::engine::history::Merges::Skip),
-        "first-parent" => Ok(nextedit::engine::history::Merges::FirstParent),
-        other => Err(format!("{other:?}: use skip or first-parent")),
-    }
+fn parse_merges(
+    value: &str,
+) -> Result<nextedit::engine::history::Merges, nextedit::engine::history::MergesError> {
+    value.parse()
 }
 
 /// A closed stdout (`nextedit sessions list | head`) is not an error.

@@ -600,7 +600,7 @@ impl Database {
                 seq,
                 t_ms: t_ns as f64 / 1e6,
                 body: EventBody::Signal(Signal {
-                    kind,
+                    kind: kind.into(),
                     file: uri.as_deref().map(|u| names.name(u)),
                     payload: serde_json::from_str(&payload).unwrap_or(serde_json::Value::Null),
                 }),

@@ -265,10 +265,6 @@ fn to_edit(
         (_, true) => EditKind::Delete,
         _ => EditKind::Replace,
     };
-    let mut annotations = serde_json::Map::new();
-    if let Some(reverts) = reverts {
-        annotations.insert("reverts".into(), serde_json::Value::String(reverts));
-    }
     Edit {
         id,
         file: o.file.clone(),
@@ -283,7 +279,10 @@ fn to_edit(
         structural_path: Vec::new(),
         origin: o.origin,
         events: o.events.clone(),
-        annotations,
+        annotations: super::Annotations {
+            reverts,
+            ..super::Annotations::default()
+        },
     }
 }
 
@@ -591,7 +590,7 @@ mod tests {
                     e.before_text.as_str(),
                     e.after_text.as_str(),
                     e.start_byte.unwrap(),
-                    e.annotations.get("reverts").and_then(|v| v.as_str()),
+                    e.annotations.reverts.as_deref(),
                 )
             })
             .collect();
@@ -626,7 +625,7 @@ mod tests {
                     e.before_text.as_str(),
                     e.after_text.as_str(),
                     e.origin,
-                    e.annotations.get("reverts").and_then(|v| v.as_str()),
+                    e.annotations.reverts.as_deref(),
                 )
             })
             .collect();

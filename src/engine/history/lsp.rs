@@ -22,7 +22,7 @@ use serde_json::{Value, json};
 use crate::core::record::uri::path_to_uri;
 use crate::core::syntax::Language;
 use crate::core::syntax::structure::{FileStructure, Role, analyze};
-use crate::engine::lsp_client::LspClient;
+use crate::engine::lsp_client::{ClientError, LspClient};
 
 use super::dependency::Dependency;
 use super::extract::FileEdits;
@@ -223,7 +223,7 @@ impl SideAsker<'_> {
         syntactic: &[Dependency],
         answered: &mut SideAnswers,
         stats: &mut LspStats,
-    ) -> Result<(), String> {
+    ) -> Result<(), ClientError> {
         let mut command = Command::new(&server.program);
         command
             .args(&server.args)
@@ -232,11 +232,9 @@ impl SideAsker<'_> {
         for (key, value) in &server.env {
             command.env(key, value);
         }
-        let mut client = LspClient::spawn(command).map_err(|e| e.to_string())?;
+        let mut client = LspClient::spawn(command)?;
         stats.servers_started += 1;
-        client
-            .initialize(self.root, self.setup.timeout)
-            .map_err(|e| e.to_string())?;
+        client.initialize(self.root, self.setup.timeout)?;
         let files: Vec<usize> = (0..self.view.files.len())
             .filter(|&f| {
                 self.view.files[f].language == Some(self.language)

@@ -6,7 +6,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde::Deserialize;
 
-use crate::core::trajectory::{EdgeReason, OrderEdge, OrderKind, PartialOrder};
+use crate::core::trajectory::{EdgeReason, OrderEdge, OrderKind, PartialOrder, ReasonKind};
 
 use super::HistoryError;
 use super::dependency::Dependency;
@@ -104,7 +104,7 @@ pub fn order_edges(dependencies: &[Dependency]) -> Vec<OrderEdge> {
             reasons: reasons
                 .iter()
                 .map(|d| EdgeReason {
-                    kind: d.kind.as_str().to_string(),
+                    kind: d.kind.into(),
                     detail: d.detail.clone(),
                 })
                 .collect(),
@@ -383,7 +383,7 @@ pub fn order_from_editflow(
             Vec::new()
         } else {
             vec![EdgeReason {
-                kind: "annotated".into(),
+                kind: ReasonKind::Annotated,
                 detail: pair.reason.clone(),
             }]
         };
@@ -445,7 +445,7 @@ pub fn order_from_historian(
             Vec::new()
         } else {
             vec![EdgeReason {
-                kind: "historian".into(),
+                kind: ReasonKind::Historian,
                 detail: reason.to_string(),
             }]
         };

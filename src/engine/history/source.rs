@@ -119,6 +119,23 @@ pub enum Merges {
     FirstParent,
 }
 
+/// A `--merges` value that is neither `skip` nor `first-parent`.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0:?}: use skip or first-parent")]
+pub struct MergesError(String);
+
+impl std::str::FromStr for Merges {
+    type Err = MergesError;
+
+    fn from_str(value: &str) -> Result<Merges, MergesError> {
+        match value {
+            "skip" => Ok(Merges::Skip),
+            "first-parent" => Ok(Merges::FirstParent),
+            other => Err(MergesError(other.to_owned())),
+        }
+    }
+}
+
 /// The commits of a range to work on.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Selection {

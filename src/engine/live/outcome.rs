@@ -28,7 +28,9 @@ use serde::Serialize;
 
 use super::span::TrackedSpan;
 use super::{Offer, OfferKind};
-use crate::core::trajectory::{Change, EventBody, Origin, Trajectory};
+use crate::core::trajectory::{
+    Change, EventBody, Origin, SignalKind, SuggestionSignal, Trajectory,
+};
 
 /// The windows the analysis uses.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -240,7 +242,7 @@ pub fn analyse(trajectory: &Trajectory, offers: &[Offer], config: LiveConfig) ->
                 text: Some(text),
                 ..
             } => Some(Step::Reload(e.seq, e.t_ms, file, text)),
-            EventBody::Signal(s) if s.kind == "suggestion" => {
+            EventBody::Signal(s) if s.kind == SignalKind::Suggestion => {
                 Some(Step::Signal(e.seq, e.t_ms, s.file.as_deref(), &s.payload))
             }
             _ => None,
@@ -421,19 +423,16 @@ fn signal_about(
     payload: &serde_json::Value,
     items: &[Offer],
 ) -> Option<(String, usize, Option<usize>)> {
-    let event = payload.get("event").and_then(|a| a.as_str())?;
+    let signal = SuggestionSignal::read(payload)?;
     if file.is_some_and(|f| f != items[0].file) {
         return None;
     }
-    let rank = match payload.get("text").and_then(|t| t.as_str()) {
-        Some(text) => items.iter().position(|i| i.text == text)?,
+    let rank = match &signal.text {
+        Some(text) => items.iter().position(|i| i.text == *text)?,
         None => 0,
     };
-    let length = payload
-        .get("acceptedLength")
-        .and_then(|r| r.as_u64())
-        .map(|r| r as usize);
-    Some((event.to_string(), rank, length))
+    let length = signal.accepted_length.map(|r| r as usize);
+    Some((signal.event.as_str().to_string(), rank, length))
 }
 
 fn decide(

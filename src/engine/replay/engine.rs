@@ -131,12 +131,16 @@ pub struct ReplayOutcome {
     pub initialize_error: Option<CallFailure>,
 }
 
+/// Why an observer could not keep what it was told (a database write, a read-only
+/// cache miss): the observer's own error, which stops the replay.
+pub type ObserverError = Box<dyn std::error::Error + Send + Sync>;
+
 /// Told what happens during a replay (to store it as it happens).
 pub trait ReplayObserver {
     /// The initial edit was applied (not called when resuming); `state` is after it.
-    fn started(&mut self, initial: EditIndex, state: &ReplayState) -> Result<(), String>;
+    fn started(&mut self, initial: EditIndex, state: &ReplayState) -> Result<(), ObserverError>;
     /// A step finished; `state` is after its gold edit. An error stops the replay.
-    fn step(&mut self, record: &StepRecord, state: &ReplayState) -> Result<(), String>;
+    fn step(&mut self, record: &StepRecord, state: &ReplayState) -> Result<(), ObserverError>;
 }
 
 /// An observer that keeps nothing.
@@ -144,11 +148,11 @@ pub trait ReplayObserver {
 pub struct IgnoreProgress;
 
 impl ReplayObserver for IgnoreProgress {
-    fn started(&mut self, _: EditIndex, _: &ReplayState) -> Result<(), String> {
+    fn started(&mut self, _: EditIndex, _: &ReplayState) -> Result<(), ObserverError> {
         Ok(())
     }
 
-    fn step(&mut self, _: &StepRecord, _: &ReplayState) -> Result<(), String> {
+    fn step(&mut self, _: &StepRecord, _: &ReplayState) -> Result<(), ObserverError> {
         Ok(())
     }
 }
@@ -161,11 +165,11 @@ pub struct KeepSteps {
 }
 
 impl ReplayObserver for KeepSteps {
-    fn started(&mut self, _: EditIndex, _: &ReplayState) -> Result<(), String> {
+    fn started(&mut self, _: EditIndex, _: &ReplayState) -> Result<(), ObserverError> {
         Ok(())
     }
 
-    fn step(&mut self, record: &StepRecord, _: &ReplayState) -> Result<(), String> {
+    fn step(&mut self, record: &StepRecord, _: &ReplayState) -> Result<(), ObserverError> {
         self.steps.push(record.clone());
         Ok(())
     }
@@ -201,8 +205,8 @@ pub enum ReplayError {
     Hook {
         /// Step number.
         step: usize,
-        /// What went wrong.
-        message: String,
+        /// What went wrong (said in the message, not a further cause).
+        message: ObserverError,
     },
     /// The resume prefix names edits that do not exist or repeats one.
     #[error("cannot resume: the recorded steps do not fit this trajectory")]

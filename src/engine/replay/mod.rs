@@ -14,9 +14,9 @@ pub mod state;
 mod worktree;
 
 pub use engine::{
-    ContentScore, IgnoreProgress, KeepSteps, OrderMode, PredictionRecord, ReplayConfig,
-    ReplayError, ReplayHooks, ReplayObserver, ReplayOutcome, StepRecord, content_scores, reapply,
-    replay,
+    ContentScore, IgnoreProgress, KeepSteps, ObserverError, OrderMode, PredictionRecord,
+    ReplayConfig, ReplayError, ReplayHooks, ReplayObserver, ReplayOutcome, StepRecord,
+    content_scores, reapply, replay,
 };
 pub use historian::HistorianLog;
 pub use oracle::FedSuggester;

@@ -88,27 +88,56 @@ fn io(what: String) -> impl FnOnce(std::io::Error) -> OnceError {
     move |source| OnceError::Io { what, source }
 }
 
+/// A cursor that is not in the file.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum CursorError {
+    /// The file has fewer lines.
+    #[error("line {0} is past the end of the file")]
+    PastTheFile(usize),
+    /// The line is shorter.
+    #[error("column {column} is past the end of line {line} ({length} bytes)")]
+    PastTheLine {
+        /// The column asked for.
+        column: usize,
+        /// The line.
+        line: usize,
+        /// The line's length in bytes.
+        length: usize,
+    },
+    /// The column falls inside a UTF-8 character.
+    #[error("column {column} of line {line} is inside a character")]
+    InsideACharacter {
+        /// The column asked for.
+        column: usize,
+        /// The line.
+        line: usize,
+    },
+}
+
 /// The text of `text` before and after line `line`'s byte column `column`.
-pub fn split_at_cursor(text: &str, line: usize, column: usize) -> Result<(String, String), String> {
+pub fn split_at_cursor(
+    text: &str,
+    line: usize,
+    column: usize,
+) -> Result<(String, String), CursorError> {
     let mut start = 0;
     for _ in 0..line {
         match text[start..].find('\n') {
             Some(i) => start += i + 1,
-            None => return Err(format!("line {line} is past the end of the file")),
+            None => return Err(CursorError::PastTheFile(line)),
         }
     }
     let end = text[start..].find('\n').map_or(text.len(), |i| start + i);
     let at = start + column;
     if at > end {
-        return Err(format!(
-            "column {column} is past the end of line {line} ({} bytes)",
-            end - start
-        ));
+        return Err(CursorError::PastTheLine {
+            column,
+            line,
+            length: end - start,
+        });
     }
     if !text.is_char_boundary(at) {
-        return Err(format!(
-            "column {column} of line {line} is inside a character"
-        ));
+        return Err(CursorError::InsideACharacter { column, line });
     }
     Ok((text[..at].to_string(), text[at..].to_string()))
 }
@@ -268,7 +297,7 @@ mod tests {
     #[test]
     fn the_cursor_splits_the_file_or_is_refused() {
         let text = "ab\ncdé\n";
-        let split = |l, c| split_at_cursor(text, l, c);
+        let split = |l, c| split_at_cursor(text, l, c).map_err(|e| e.to_string());
         assert_eq!(split(1, 1), Ok(("ab\nc".into(), "dé\n".into())));
         assert_eq!(split(2, 0), Ok((text.into(), String::new())));
         assert_eq!(

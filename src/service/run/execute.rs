@@ -31,7 +31,8 @@ use crate::engine::history::{CommitSource, GitRepository};
 use crate::engine::replay::context::attribute_lsp_reads;
 use crate::engine::replay::state::ReplayState;
 use crate::engine::replay::{
-    DirWorkspace, HistorianLog, ReplayConfig, ReplayHooks, ReplayObserver, StepRecord, replay,
+    DirWorkspace, HistorianLog, ObserverError, ReplayConfig, ReplayHooks, ReplayObserver,
+    StepRecord, replay,
 };
 use crate::engine::suggest::cache::{CacheLog, CacheMode, CachedSuggester};
 use crate::engine::suggest::protocol::{
@@ -42,7 +43,7 @@ use crate::engine::suggest::{
     Call, CallFailure, FailureKind, GoldFeed, StepRead, SuggestError, Suggester,
 };
 use crate::store::{
-    Database, ResponseCache, StepFailure, StoredContent, StoredPrediction, StoredStep,
+    Database, ResponseCache, StepFailure, StoreError, StoredContent, StoredPrediction, StoredStep,
 };
 
 /// What an executed run leaves for its caller to judge.
@@ -556,7 +557,9 @@ fn replay_one(
         },
     )?;
     // A trajectory without steps still had its `initialize`.
-    recorder.record_cache_use(None).map_err(RunError::Other)?;
+    recorder
+        .record_cache_use(None)
+        .map_err(|e| RunError::Other(e.to_string()))?;
     let RunRecorder {
         first, historian, ..
     } = recorder;
@@ -807,12 +810,23 @@ struct RunRecorder<'a> {
     calls: Option<&'a CallCounts>,
 }
 
+/// Why a run could not keep a step (the trajectory fails with it).
+#[derive(Debug, thiserror::Error)]
+enum RecordError {
+    /// The database could not be written.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    /// A read-only cache had no answer: the cache's message, naming the call.
+    #[error("{0}")]
+    CacheMiss(String),
+}
+
 impl RunRecorder<'_> {
     /// Applies what the response cache did since the last step: whether each call was
     /// served and the suggester's own latency (stored with a served answer), to `step`;
     /// an `initialize` to the trajectory. A read-only miss fails the trajectory here,
     /// before its step is stored.
-    fn record_cache_use(&mut self, mut step: Option<&mut StoredStep>) -> Result<(), String> {
+    fn record_cache_use(&mut self, mut step: Option<&mut StoredStep>) -> Result<(), RecordError> {
         let Some(log) = self.cache else {
             return Ok(());
         };
@@ -821,13 +835,13 @@ impl RunRecorder<'_> {
                 self.events.note(&format!("{}: {problem}", self.key));
             }
             if let Some(miss) = outcome.miss {
-                return Err(miss);
+                return Err(RecordError::CacheMiss(miss));
             }
             match (outcome.call, step.as_deref_mut()) {
-                (Call::Initialize, _) => self
-                    .store
-                    .set_initialize_cached(self.run, self.key, outcome.cached)
-                    .map_err(|e| e.to_string())?,
+                (Call::Initialize, _) => {
+                    self.store
+                        .set_initialize_cached(self.run, self.key, outcome.cached)?
+                }
                 (Call::Suggest, Some(step)) => {
                     step.suggest_cached = Some(outcome.cached);
                     step.suggest_ms = outcome.latency_ms;
@@ -845,7 +859,7 @@ impl RunRecorder<'_> {
 }
 
 impl ReplayObserver for RunRecorder<'_> {
-    fn started(&mut self, initial: EditIndex, state: &ReplayState) -> Result<(), String> {
+    fn started(&mut self, initial: EditIndex, state: &ReplayState) -> Result<(), ObserverError> {
         if let Some(log) = &mut self.historian {
             log.started(initial.0, state);
         }
@@ -858,10 +872,10 @@ impl ReplayObserver for RunRecorder<'_> {
                 Some(initial),
                 None,
             )
-            .map_err(|e| e.to_string())
+            .map_err(|e| RecordError::from(e).into())
     }
 
-    fn step(&mut self, record: &StepRecord, state: &ReplayState) -> Result<(), String> {
+    fn step(&mut self, record: &StepRecord, state: &ReplayState) -> Result<(), ObserverError> {
         for dropped in &record.dropped_reads {
             self.events.note(&format!(
                 "{} step {}: left out the suggester's {dropped}",
@@ -875,7 +889,7 @@ impl ReplayObserver for RunRecorder<'_> {
         self.record_cache_use(Some(&mut step))?;
         self.store
             .record_step(self.run, self.key, &step)
-            .map_err(|e| e.to_string())?;
+            .map_err(RecordError::from)?;
         self.first.get_or_insert(record.step);
         if let Some(calls) = self.calls {
             calls.add(record.suggest_error.as_ref());

@@ -433,7 +433,12 @@ fn coverage_charts(h: &mut String, runs: &[HtmlRun]) {
                     );
                 }
                 Err(e) => {
-                    let _ = writeln!(h, "<p class=\"warn\">{}: {}</p>", escape(&c.key), escape(e));
+                    let _ = writeln!(
+                        h,
+                        "<p class=\"warn\">{}: {}</p>",
+                        escape(&c.key),
+                        escape(&e.to_string())
+                    );
                 }
             }
         }

@@ -222,7 +222,7 @@ pub fn report(r: &RunReport) -> Value {
         .iter()
         .map(|c| match &c.scores {
             Ok(s) => json!({"key": c.key, "steps": c.steps, "scores": s}),
-            Err(e) => json!({"key": c.key, "steps": c.steps, "error": e}),
+            Err(e) => json!({"key": c.key, "steps": c.steps, "error": e.to_string()}),
         })
         .collect();
     let errors: serde_json::Map<String, Value> = m

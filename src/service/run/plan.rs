@@ -9,8 +9,8 @@ use std::path::{Path, PathBuf};
 use super::shard::{Select, ShardOf, Source};
 use super::{RunError, RunEvents, RunRead, RunStore};
 use crate::base::sys::limits::Limits;
-use crate::core::trajectory::{Origin, SliceSpec, Trajectory};
-use crate::engine::history::{CommitSource, GitRepository, Merges, derive_commit};
+use crate::core::trajectory::{Origin, SliceSpec, Trajectory, TrajectoryPathError};
+use crate::engine::history::{CommitSource, GitRepository, HistoryError, Merges, derive_commit};
 use crate::engine::replay::OrderMode;
 use crate::engine::replay::matching::MatchRule;
 use crate::engine::suggest::cache::CacheMode;
@@ -118,6 +118,27 @@ impl SandboxState {
             SandboxState::Unsandboxed => "off",
             other => other.key(),
         }
+    }
+
+    /// Whether the run's processes could read everything: `unsandboxed`, or another
+    /// name a run may be stored with that says so (`off`, the flag's value;
+    /// `unavailable`, `none`, `disabled`).
+    pub fn is_unsandboxed(&self) -> bool {
+        match self {
+            SandboxState::Unsandboxed => true,
+            SandboxState::Other(name) => {
+                matches!(name.as_str(), "off" | "unavailable" | "none" | "disabled")
+            }
+            SandboxState::Bwrap | SandboxState::InProcess => false,
+        }
+    }
+
+    /// The state a run's stored settings (`config`) name; `None` for a run stored
+    /// before the setting existed (the default it reads back with is not a fact about
+    /// it) or with a value that is not a name.
+    pub fn stored(config: &serde_json::Value) -> Option<SandboxState> {
+        use serde::Deserialize;
+        SandboxState::deserialize(config.get("sandbox")?).ok()
     }
 }
 
@@ -347,7 +368,8 @@ impl RunSettings {
         confirm(run_label, "--env", &self.env, Some(&given.env), |names| {
             crate::service::resume::env_flags(names)
         })?;
-        crate::base::sys::env::check_names(&given.env).map_err(RunError::Other)?;
+        crate::base::sys::env::check_names(&given.env)
+            .map_err(|e| RunError::Other(e.to_string()))?;
         self.check_numbers()?;
         if self.sandbox == SandboxState::Bwrap {
             crate::base::sys::probe::availability().map_err(|reason| {
@@ -371,8 +393,10 @@ impl RunSettings {
     /// The numbers lie in the ranges their flags take ([`crate::base::ranges`]): a run
     /// read back from a database is checked like a command line.
     fn check_numbers(&self) -> Result<(), RunError> {
-        use crate::base::ranges::{FRACTION, GIVE_UP_AFTER, REPETITIONS, SECONDS};
-        let bad = |flag: &'static str| move |why: String| RunError::Other(format!("{flag}: {why}"));
+        use crate::base::ranges::{FRACTION, GIVE_UP_AFTER, REPETITIONS, RangeError, SECONDS};
+        let bad = |flag: &'static str| {
+            move |why: RangeError| RunError::Other(why.of_flag(flag).to_string())
+        };
         SECONDS.check(self.timeout).map_err(bad("--timeout"))?;
         SECONDS
             .check(self.init_timeout)
@@ -409,7 +433,8 @@ impl RunSettings {
         if self.suggester.starts_with("builtin:") {
             self.cache = CacheMode::Off;
         }
-        crate::base::sys::env::check_names(&self.env).map_err(RunError::Other)?;
+        crate::base::sys::env::check_names(&self.env)
+            .map_err(|e| RunError::Other(e.to_string()))?;
         if self.is_process()
             && let Some(note) = crate::base::sys::cgroup::per_process_note()
         {
@@ -600,7 +625,7 @@ fn collect_commits(
                 trajectory.session.workspace = Some(workspace.display().to_string());
                 trajectory
             })
-            .map_err(|e| e.to_string());
+            .map_err(EntryError::from);
         collected.add(key, derived, events);
     }
     Ok(true)
@@ -620,11 +645,16 @@ impl Collected {
     }
 
     /// Adds the last named trajectory as the run stores it, or its failure.
-    fn add(&mut self, key: String, trajectory: Result<Trajectory, String>, events: &dyn RunEvents) {
+    fn add(
+        &mut self,
+        key: String,
+        trajectory: Result<Trajectory, EntryError>,
+        events: &dyn RunEvents,
+    ) {
         match trajectory.and_then(|t| run_entry(&key, t, events)) {
             Ok(json) => self.push(key, Some(json)),
             Err(error) => {
-                self.failures.push((key.clone(), error));
+                self.failures.push((key.clone(), error.to_string()));
                 self.push(key, None);
             }
         }
@@ -644,6 +674,20 @@ impl Collected {
     }
 }
 
+/// Why a trajectory of a plan cannot be replayed (stored as its failure).
+#[derive(Debug, thiserror::Error)]
+pub enum EntryError {
+    /// Its commit could not be read or derived.
+    #[error("{0}")]
+    Derive(#[from] HistoryError),
+    /// A file path that could leave the workspace.
+    #[error("unsafe file path: {0}")]
+    Path(#[from] TrajectoryPathError),
+    /// It does not serialize.
+    #[error("{0}")]
+    Json(#[from] serde_json::Error),
+}
+
 /// A trajectory's JSON as a run stores it, every file path normalized to a
 /// [`crate::core::trajectory::RelPath`] (replay writes each file under its scratch root);
 /// the error names the offending path and where it is.
@@ -651,16 +695,14 @@ fn run_entry(
     key: &str,
     mut trajectory: Trajectory,
     events: &dyn RunEvents,
-) -> Result<String, String> {
+) -> Result<String, EntryError> {
     for path in trajectory.drop_unedited_outside_files() {
         events.note(&format!(
             "{key}: left out {path}: outside the workspace and never edited (replay writes only inside its scratch directory)"
         ));
     }
-    trajectory
-        .normalize_paths()
-        .map_err(|e| format!("unsafe file path: {e}"))?;
-    serde_json::to_string(&trajectory).map_err(|e| e.to_string())
+    trajectory.normalize_paths()?;
+    Ok(serde_json::to_string(&trajectory)?)
 }
 
 /// Creates the run with its settings and trajectories, one run per repetition (the
@@ -756,5 +798,17 @@ mod tests {
                 Vec::<String>::new()
             )
         );
+    }
+
+    #[test]
+    fn a_report_reads_the_stored_sandbox_and_nothing_for_a_run_without_one() {
+        let stored = |config| SandboxState::stored(&config).map(|s| s.is_unsandboxed());
+        assert_eq!(stored(json!({"sandbox": "unsandboxed"})), Some(true));
+        assert_eq!(stored(json!({"sandbox": "bwrap"})), Some(false));
+        assert_eq!(stored(json!({"sandbox": "in-process"})), Some(false));
+        assert_eq!(stored(json!({"sandbox": "off"})), Some(true));
+        assert_eq!(stored(json!({"sandbox": "mine"})), Some(false));
+        assert_eq!(stored(json!({"suggester": "builtin:noop"})), None);
+        assert_eq!(stored(json!({"sandbox": null})), None);
     }
 }

@@ -33,11 +33,16 @@ pub struct Shard {
     pub count: usize,
 }
 
-impl std::str::FromStr for Shard {
-    type Err = String;
+/// A `--shard` value that is not `I/N` with `0 <= I < N`.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0:?} is not a shard: expected I/N with 0 <= I < N (e.g. 0/4)")]
+pub struct ShardError(String);
 
-    fn from_str(text: &str) -> Result<Shard, String> {
-        let bad = || format!("{text:?} is not a shard: expected I/N with 0 <= I < N (e.g. 0/4)");
+impl std::str::FromStr for Shard {
+    type Err = ShardError;
+
+    fn from_str(text: &str) -> Result<Shard, ShardError> {
+        let bad = || ShardError(text.to_owned());
         let (index, count) = text.split_once('/').ok_or_else(bad)?;
         let index: usize = index.trim().parse().map_err(|_| bad())?;
         let count: usize = count.trim().parse().map_err(|_| bad())?;

@@ -503,7 +503,8 @@ pub fn print_run_list(
 /// `unsandboxed` when the run's process ran without the sandbox, and which run's
 /// repetition it is.
 fn suggester_label(info: &RunSummary) -> String {
-    let mark = if super::report::unsandboxed(&info.config) == Some(true) {
+    let stored = super::plan::SandboxState::stored(&info.config);
+    let mark = if stored.is_some_and(|sandbox| sandbox.is_unsandboxed()) {
         " unsandboxed"
     } else {
         ""

@@ -25,6 +25,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
+use crate::base::ranges::FlagError;
 use crate::base::sys::env::Environment;
 use crate::base::sys::jail::Jail;
 use crate::base::sys::limits::{DEFAULT_DISK_MIB, DEFAULT_PIDS, Limits};
@@ -39,8 +40,8 @@ use crate::store::{CachedExecution, Database, ResponseCache, StoredAnswer, Store
 
 use crate::engine::task::Task;
 use crate::engine::task::covermap::{
-    CoverageMap, DEFAULT_MAX_TESTS, TestsBy, make_map, map_key, map_state, select, supported,
-    truth_text,
+    CoverageMap, DEFAULT_MAX_TESTS, MapError, TestsBy, make_map, map_key, map_state, select,
+    supported, truth_text,
 };
 use crate::engine::task::environment::{Python, TestEnvironment};
 use crate::engine::task::execute::{
@@ -280,9 +281,9 @@ impl TaskRunSettings {
     }
 
     /// The numbers lie in the ranges their flags take ([`crate::base::ranges`]).
-    fn check_numbers(&self) -> Result<(), String> {
-        use crate::base::ranges::{MEMORY, SAMPLES, SECONDS};
-        let flag = |flag: &'static str| move |why: String| format!("{flag}: {why}");
+    fn check_numbers(&self) -> Result<(), FlagError> {
+        use crate::base::ranges::{MEMORY, RangeError, SAMPLES, SECONDS};
+        let flag = |flag: &'static str| move |why: RangeError| why.of_flag(flag);
         SAMPLES
             .check(self.samples.into())
             .map_err(flag("--samples"))?;
@@ -324,6 +325,9 @@ pub enum TaskRunError {
     /// Settings that cannot work (a suggester spec, a sandbox that is not there).
     #[error("{0}")]
     Settings(String),
+    /// A number outside the range its flag takes.
+    #[error(transparent)]
+    Range(#[from] FlagError),
     /// A repository that does not open.
     #[error("opening repository {path}: {reason}")]
     Repo {
@@ -535,7 +539,7 @@ fn begin(
             )
         }
         TaskRunStart::New(settings) => {
-            settings.check_numbers().map_err(TaskRunError::Settings)?;
+            settings.check_numbers()?;
             // A run that cannot start is not stored: it is created once the checks pass.
             confinement(&settings)?;
             (None, settings, Vec::new(), 0)
@@ -630,7 +634,8 @@ impl Tally {
 /// and whether it is sandboxed: no sandbox, no run (unless `--sandbox off`), neither
 /// the tests nor the suggester start unsandboxed.
 fn confinement(settings: &TaskRunSettings) -> Result<bool, TaskRunError> {
-    crate::base::sys::env::check_names(&settings.env).map_err(TaskRunError::Settings)?;
+    crate::base::sys::env::check_names(&settings.env)
+        .map_err(|e| TaskRunError::Settings(e.to_string()))?;
     sandbox_for(settings.sandbox_mode()?).map_err(|reason| {
         TaskRunError::Settings(format!(
             "cannot sandbox the tests and the suggester: {reason}; or pass --sandbox off to run them unsandboxed (they can then read the repository, the database and the network)"
@@ -699,7 +704,21 @@ struct Shared<'a> {
 }
 
 /// A state's coverage map, or why there is none.
-type MapOutcome = Result<Arc<CoverageMap>, String>;
+type MapOutcome = Result<Arc<CoverageMap>, NoMap>;
+
+/// Why a task's tests are not chosen by a coverage map (said in its selection).
+#[derive(Debug, Clone, thiserror::Error)]
+enum NoMap {
+    /// `--tests-by name`.
+    #[error("--tests-by name")]
+    ByName,
+    /// A language without a map driver.
+    #[error("no coverage map for {0} (Python and Go only)")]
+    Unsupported(String),
+    /// The coverage run failed (shared by the tasks of its state).
+    #[error("the coverage map failed: {0}")]
+    Failed(Arc<MapError>),
+}
 
 struct Worker<'a> {
     shared: &'a Shared<'a>,
@@ -1021,16 +1040,15 @@ impl Worker<'_> {
         }
         let run_key = self.run_key(task, &limits);
         let map = match settings.tests_by {
-            TestsBy::Name => Err("--tests-by name".to_string()),
-            TestsBy::Coverage if !supported(&task.language) => Err(format!(
-                "no coverage map for {} (Python and Go only)",
-                task.language
-            )),
+            TestsBy::Name => Err(NoMap::ByName),
+            TestsBy::Coverage if !supported(&task.language) => {
+                Err(NoMap::Unsupported(task.language.clone()))
+            }
             TestsBy::Coverage => self.coverage_map(task, &checkout, &run_key)?,
         };
         let (tests, selection) = select(
             task,
-            map.as_deref().map_err(String::as_str),
+            map.as_deref().map_err(|why| why as &dyn std::fmt::Display),
             settings.max_tests,
         );
         stored.selection = Some(selection);
@@ -1247,7 +1265,7 @@ impl Worker<'_> {
             }
             Err(e) => {
                 counts.2 += 1;
-                Err(format!("the coverage map failed: {e}"))
+                Err(NoMap::Failed(Arc::new(e)))
             }
         };
         drop(counts);
