@@ -1,7 +1,7 @@
 //! The ranges nextedit's numbers must lie in, in one place: every numeric flag of
 //! every command is parsed by one of the value parsers here (so a bad value is a
 //! usage error, exit 2, whose message names the flag and the range), and the same
-//! checks apply to settings read back from a database to resume a run.
+//! checks apply to settings read back from a database to resume a run. Pure.
 //!
 //! Why these bounds: seconds are finite and at most a week (longer than any model load
 //! or test run, and `Duration` cannot hold 1e308 s); workers are at most 256 (more
@@ -12,6 +12,39 @@
 //! or sample is a full run's work and storage).
 
 use std::fmt::Display;
+
+/// A value outside the range it must lie in (the message a user sees after the flag).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum RangeError {
+    /// A number outside its range, or text that spells none.
+    #[error("{got} is not {range}")]
+    Outside {
+        /// The value as given (or as typed).
+        got: String,
+        /// The range in words (`a whole number from 1 to 256`).
+        range: String,
+    },
+    /// A blank pattern.
+    #[error("an empty pattern would match everything: name what to match")]
+    Blank,
+}
+
+impl RangeError {
+    /// This error as the value of `flag` (or of the stored setting the flag sets).
+    pub fn of_flag(self, flag: &'static str) -> FlagError {
+        FlagError { flag, why: self }
+    }
+}
+
+/// A flag's value (or the stored setting it sets) outside its range.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{flag}: {why}")]
+pub struct FlagError {
+    /// The flag (`--timeout`).
+    pub flag: &'static str,
+    /// What is wrong with its value.
+    pub why: RangeError,
+}
 
 /// Longest time limit, in seconds: a week.
 pub const MAX_SECONDS: f64 = 7.0 * 24.0 * 3600.0;
@@ -124,7 +157,7 @@ pub const COUNT_OR_NONE: Whole = Whole { min: 0, max: 1_000 };
 
 impl Real {
     /// `value` if it lies in the range, else what the range is.
-    pub fn check(&self, value: f64) -> Result<f64, String> {
+    pub fn check(&self, value: f64) -> Result<f64, RangeError> {
         let low_ok = if self.above_min {
             value > self.min
         } else {
@@ -141,14 +174,14 @@ impl Real {
     }
 
     /// The number `text` spells, if it lies in the range.
-    pub fn parse(&self, text: &str) -> Result<f64, String> {
+    pub fn parse(&self, text: &str) -> Result<f64, RangeError> {
         let text = text.trim();
         let value: f64 = text.parse().map_err(|_| self.expected(text))?;
         // Said as typed (`nan`, not `NaN`; all of a huge number's digits).
         self.check(value).map_err(|_| self.expected(text))
     }
 
-    fn expected(&self, got: impl Display) -> String {
+    fn expected(&self, got: impl Display) -> RangeError {
         let unit = if self.unit.is_empty() {
             "a number".to_string()
         } else {
@@ -160,13 +193,16 @@ impl Real {
             format!("from {}", self.min)
         };
         let to = if self.above_min { "and at most" } else { "to" };
-        format!("{got} is not {unit} {low} {to} {}", self.max)
+        RangeError::Outside {
+            got: got.to_string(),
+            range: format!("{unit} {low} {to} {}", self.max),
+        }
     }
 }
 
 impl Whole {
     /// `value` if it lies in the range, else what the range is.
-    pub fn check(&self, value: u64) -> Result<u64, String> {
+    pub fn check(&self, value: u64) -> Result<u64, RangeError> {
         if (self.min..=self.max).contains(&value) {
             Ok(value)
         } else {
@@ -175,90 +211,90 @@ impl Whole {
     }
 
     /// The whole number `text` spells, if it lies in the range.
-    pub fn parse(&self, text: &str) -> Result<u64, String> {
+    pub fn parse(&self, text: &str) -> Result<u64, RangeError> {
         let text = text.trim();
         let value: u64 = text.parse().map_err(|_| self.expected(text))?;
         self.check(value)
     }
 
-    fn expected(&self, got: impl Display) -> String {
-        format!(
-            "{got} is not a whole number from {} to {}",
-            self.min, self.max
-        )
+    fn expected(&self, got: impl Display) -> RangeError {
+        RangeError::Outside {
+            got: got.to_string(),
+            range: format!("a whole number from {} to {}", self.min, self.max),
+        }
     }
 }
 
 /// Value parser of a time limit in seconds ([`SECONDS`]).
-pub fn seconds(text: &str) -> Result<f64, String> {
+pub fn seconds(text: &str) -> Result<f64, RangeError> {
     SECONDS.parse(text)
 }
 
 /// Value parser of a wait that may be 0 ([`SECONDS_OR_ZERO`]).
-pub fn seconds_or_zero(text: &str) -> Result<f64, String> {
+pub fn seconds_or_zero(text: &str) -> Result<f64, RangeError> {
     SECONDS_OR_ZERO.parse(text)
 }
 
 /// Value parser of a pause in milliseconds ([`PAUSE_MS`]).
-pub fn pause_ms(text: &str) -> Result<f64, String> {
+pub fn pause_ms(text: &str) -> Result<f64, RangeError> {
     PAUSE_MS.parse(text)
 }
 
 /// Value parser of a threshold from 0 to 1 ([`FRACTION`]).
-pub fn fraction(text: &str) -> Result<f64, String> {
+pub fn fraction(text: &str) -> Result<f64, RangeError> {
     FRACTION.parse(text)
 }
 
 /// Value parser of a smoothing constant ([`SMOOTHING`]).
-pub fn smoothing(text: &str) -> Result<f64, String> {
+pub fn smoothing(text: &str) -> Result<f64, RangeError> {
     SMOOTHING.parse(text)
 }
 
 /// Value parser of `--jobs` ([`JOBS`]).
-pub fn jobs(text: &str) -> Result<usize, String> {
+pub fn jobs(text: &str) -> Result<usize, RangeError> {
     JOBS.parse(text).map(|n| n as usize)
 }
 
 /// Value parser of `--max-tests` ([`MAX_TESTS`]).
-pub fn max_tests(text: &str) -> Result<usize, String> {
+pub fn max_tests(text: &str) -> Result<usize, RangeError> {
     MAX_TESTS.parse(text).map(|n| n as usize)
 }
 
 /// Value parser of `--samples` ([`SAMPLES`]).
-pub fn samples(text: &str) -> Result<u32, String> {
+pub fn samples(text: &str) -> Result<u32, RangeError> {
     SAMPLES.parse(text).map(|n| n as u32)
 }
 
 /// Value parser of `--repetitions` ([`REPETITIONS`]).
-pub fn repetitions(text: &str) -> Result<u32, String> {
+pub fn repetitions(text: &str) -> Result<u32, RangeError> {
     REPETITIONS.parse(text).map(|n| n as u32)
 }
 
 /// Value parser of `--give-up-after` ([`GIVE_UP_AFTER`]).
-pub fn give_up_after(text: &str) -> Result<u32, String> {
+pub fn give_up_after(text: &str) -> Result<u32, RangeError> {
     GIVE_UP_AFTER.parse(text).map(|n| n as u32)
 }
 
 /// Value parser of `--memory` in MiB ([`MEMORY`]).
-pub fn memory_mib(text: &str) -> Result<u64, String> {
+pub fn memory_mib(text: &str) -> Result<u64, RangeError> {
     MEMORY.parse(text)
 }
 
 /// Value parser of a count of at least 1 ([`COUNT`]).
-pub fn count(text: &str) -> Result<usize, String> {
+pub fn count(text: &str) -> Result<usize, RangeError> {
     COUNT.parse(text).map(|n| n as usize)
 }
 
 /// Value parser of a count where 0 means none ([`COUNT_OR_NONE`]).
-pub fn count_or_none(text: &str) -> Result<usize, String> {
+pub fn count_or_none(text: &str) -> Result<usize, RangeError> {
     COUNT_OR_NONE.parse(text).map(|n| n as usize)
 }
 
 /// Value parser of a pattern that must not be blank (an empty glob would match
 /// every file: `sessions purge --file ''`).
-pub fn not_blank(text: &str) -> Result<String, String> {
+pub fn not_blank(text: &str) -> Result<String, RangeError> {
     if text.trim().is_empty() {
-        Err("an empty pattern would match everything: name what to match".to_string())
+        Err(RangeError::Blank)
     } else {
         Ok(text.to_string())
     }
@@ -279,7 +315,7 @@ mod tests {
             assert!(seconds(bad).is_err(), "{bad}");
         }
         assert_eq!(
-            seconds("-1").unwrap_err(),
+            seconds("-1").unwrap_err().to_string(),
             "-1 is not a number of seconds greater than 0 and at most 604800"
         );
         assert_eq!(seconds_or_zero("0"), Ok(0.0));
@@ -301,7 +337,7 @@ mod tests {
             assert!(jobs(bad).is_err(), "{bad}");
         }
         assert_eq!(
-            repetitions("4294967295").unwrap_err(),
+            repetitions("4294967295").unwrap_err().to_string(),
             "4294967295 is not a whole number from 1 to 1000"
         );
         assert_eq!(count_or_none("0"), Ok(0));

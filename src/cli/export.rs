@@ -120,8 +120,8 @@ pub fn run(command: ExportCommand) -> Result<i32> {
         ExportCommand::Results { dataset, .. } => (DatasetKind::Results, dataset),
         ExportCommand::Tasks { dataset, .. } => (DatasetKind::Tasks, dataset),
     };
-    let spec: SplitSpec = (dataset.split.parse())
-        .map_err(|e: String| anyhow::anyhow!("--split {}: {e}", dataset.split))?;
+    let spec: SplitSpec = (dataset.split.parse::<SplitSpec>())
+        .map_err(|e| anyhow::anyhow!("--split {}: {e}", dataset.split))?;
     check_empty(&dataset.out)
         .with_context(|| format!("exporting {} to {}", kind.name(), dataset.out.display()))?;
     let (table, skipped, args): (Table, _, DatasetArgs) = match command {

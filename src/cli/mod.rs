@@ -1,5 +1,7 @@
 //! Command-line interface: one file (or directory) per subcommand, each holding only
-//! argument parsing and printing; the work is the library's.
+//! argument parsing and printing; the work is the library's. A command opens what it
+//! needs, calls the library and prints; errors are `anyhow` with context naming the
+//! file or session.
 //!
 //! Exit codes ([`EXIT_CODES`], also in `nextedit --help`): 0 success, also when stdout
 //! was closed early (`nextedit … | head`); 1 the command ran but something it judges
@@ -186,12 +188,10 @@ fn note_per_process_limits() {
 }
 
 /// `--merges skip|first-parent` (derive and replay ranges).
-fn parse_merges(value: &str) -> Result<nextedit::engine::history::Merges, String> {
-    match value {
-        "skip" => Ok(nextedit::engine::history::Merges::Skip),
-        "first-parent" => Ok(nextedit::engine::history::Merges::FirstParent),
-        other => Err(format!("{other:?}: use skip or first-parent")),
-    }
+fn parse_merges(
+    value: &str,
+) -> Result<nextedit::engine::history::Merges, nextedit::engine::history::MergesError> {
+    value.parse()
 }
 
 /// A closed stdout (`nextedit sessions list | head`) is not an error.

@@ -23,6 +23,47 @@ use std::process::{Command, Stdio};
 
 use crate::core::import::historian::{TestsetCommit, TestsetRepository};
 
+/// Why git could not make a repository or fetch into it (kept as a commit's or a
+/// repository's reason in the outcome).
+#[derive(Debug, thiserror::Error)]
+pub enum GitFetchError {
+    /// The directory holds something that is not a clone made here.
+    #[error("{} exists and is not a clone made by nextedit", .0.display())]
+    NotAClone(PathBuf),
+    /// The directory is a clone of another URL.
+    #[error("{} is a clone of {origin}, not of {url}", dir.display())]
+    OtherOrigin {
+        /// The directory.
+        dir: PathBuf,
+        /// Its `origin`.
+        origin: String,
+        /// The URL asked for.
+        url: String,
+    },
+    /// The directory cannot be made.
+    #[error("cannot create {}: {source}", dir.display())]
+    Create {
+        /// The directory.
+        dir: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// git does not start.
+    #[error("cannot run git: {0}")]
+    Spawn(std::io::Error),
+    /// git failed: its first `fatal:` or `error:` line (else its last line).
+    #[error("{0}")]
+    Git(String),
+    /// git failed without saying why.
+    #[error("git {command} failed ({status})")]
+    Failed {
+        /// The git command (`fetch`).
+        command: String,
+        /// How it exited.
+        status: std::process::ExitStatus,
+    },
+}
+
 /// What fetching one repository gave.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RepositoryOutcome {
@@ -52,7 +93,7 @@ pub fn fetch_repository(root: &Path, repository: &TestsetRepository) -> Reposito
     };
     let created = !dir.exists();
     if let Err(error) = prepare(&dir, &repository.url) {
-        fail_all(&mut outcome, repository, error);
+        fail_all(&mut outcome, repository, error.to_string());
         return outcome;
     }
     let missing: Vec<&TestsetCommit> = repository
@@ -65,7 +106,7 @@ pub fn fetch_repository(root: &Path, repository: &TestsetRepository) -> Reposito
         // One bad commit fails the whole fetch: find out whether the repository is
         // reachable at all, then which commits are the bad ones.
         if let Err(error) = git(&dir, &["ls-remote", "--quiet", "origin", "HEAD"]) {
-            fail_all(&mut outcome, repository, error);
+            fail_all(&mut outcome, repository, error.to_string());
             if created {
                 // The empty repository this run made for it would only be in the way.
                 let _ = std::fs::remove_dir_all(&dir);
@@ -74,7 +115,7 @@ pub fn fetch_repository(root: &Path, repository: &TestsetRepository) -> Reposito
         }
         for commit in &missing {
             if let Err(reason) = fetch(&dir, [commit.sha.as_str()]) {
-                reasons.push((commit.sha.clone(), reason));
+                reasons.push((commit.sha.clone(), reason.to_string()));
             }
         }
     }
@@ -107,24 +148,23 @@ fn fail_all(outcome: &mut RepositoryOutcome, repository: &TestsetRepository, err
 
 /// Creates the bare repository with its `origin`, or checks an existing one is a
 /// clone of `url` (a directory holding something else is never touched).
-fn prepare(dir: &Path, url: &str) -> Result<(), String> {
+fn prepare(dir: &Path, url: &str) -> Result<(), GitFetchError> {
     if dir.exists() {
-        let origin = git(dir, &["config", "--get", "remote.origin.url"]).map_err(|_| {
-            format!(
-                "{} exists and is not a clone made by nextedit",
-                dir.display()
-            )
-        })?;
+        let origin = git(dir, &["config", "--get", "remote.origin.url"])
+            .map_err(|_| GitFetchError::NotAClone(dir.to_owned()))?;
         if origin.trim() != url {
-            return Err(format!(
-                "{} is a clone of {}, not of {url}",
-                dir.display(),
-                origin.trim()
-            ));
+            return Err(GitFetchError::OtherOrigin {
+                dir: dir.to_owned(),
+                origin: origin.trim().to_owned(),
+                url: url.to_owned(),
+            });
         }
         return Ok(());
     }
-    std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    std::fs::create_dir_all(dir).map_err(|source| GitFetchError::Create {
+        dir: dir.to_owned(),
+        source,
+    })?;
     git(dir, &["init", "--quiet", "--bare"])?;
     // `url` was checked not to start with `-` (import::historian).
     git(dir, &["remote", "add", "origin", url])?;
@@ -132,7 +172,7 @@ fn prepare(dir: &Path, url: &str) -> Result<(), String> {
 }
 
 /// Fetches commits (and their parents) by id, each under `refs/testset/<sha>`.
-fn fetch<'a>(dir: &Path, shas: impl IntoIterator<Item = &'a str>) -> Result<(), String> {
+fn fetch<'a>(dir: &Path, shas: impl IntoIterator<Item = &'a str>) -> Result<(), GitFetchError> {
     let mut args: Vec<String> = ["fetch", "--quiet", "--no-tags", "--depth=2", "origin"]
         .map(String::from)
         .into();
@@ -164,7 +204,7 @@ fn is_ready(dir: &Path, sha: &str) -> bool {
 /// Runs git on the repository `dir` (named by `GIT_DIR`: git never looks for one in
 /// the directories above) without a prompt; stdout, or git's first `fatal:` or
 /// `error:` line (else its last line).
-fn git(dir: &Path, args: &[&str]) -> Result<String, String> {
+fn git(dir: &Path, args: &[&str]) -> Result<String, GitFetchError> {
     let output = Command::new("git")
         .args(args)
         .current_dir(dir)
@@ -173,7 +213,7 @@ fn git(dir: &Path, args: &[&str]) -> Result<String, String> {
         .env("GCM_INTERACTIVE", "never")
         .stdin(Stdio::null())
         .output()
-        .map_err(|e| format!("cannot run git: {e}"))?;
+        .map_err(GitFetchError::Spawn)?;
     if output.status.success() {
         return Ok(String::from_utf8_lossy(&output.stdout).into_owned());
     }
@@ -183,8 +223,11 @@ fn git(dir: &Path, args: &[&str]) -> Result<String, String> {
         .find(|l| l.starts_with("fatal: ") || l.starts_with("error: "))
         .or_else(|| stderr.lines().rev().find(|l| !l.trim().is_empty()));
     Err(match line {
-        Some(line) => line.trim().to_owned(),
-        None => format!("git {} failed ({})", args[0], output.status),
+        Some(line) => GitFetchError::Git(line.trim().to_owned()),
+        None => GitFetchError::Failed {
+            command: args[0].to_owned(),
+            status: output.status,
+        },
     })
 }
 

@@ -1,11 +1,16 @@
 //! Stored sessions as the trajectories every command works on.
 //!
 //! One way to turn "session N" (or a trajectory JSON file named on the command line)
-//! into a [`Trajectory`]: `sessions export`, `replay --session`, `context` and the
-//! reports all load through here, so a linked commit, a slice and a recorded
-//! session's dependency order mean the same thing everywhere. [`edited_files`] gives
-//! the final texts `sessions link` looks for in the repository's commits.
+//! into a [`Trajectory`] ([`load_session_trajectory`]: refreshed commit facts, slice,
+//! pause re-cut, a recorded session's dependency order, its offers): `sessions export`,
+//! `replay --session`, `context` and the reports all load through here, so a linked
+//! commit, a slice and a recorded session's dependency order mean the same thing
+//! everywhere. [`SessionArg`] reads a SESSION argument (an id or a trajectory file).
+//! [`edited_files`] gives the final texts `sessions link` looks for in the
+//! repository's commits. Must not print or parse command lines.
 
+use crate::store::OfferRead;
+use crate::store::SessionRead;
 use std::path::{Path, PathBuf};
 
 use crate::core::trajectory::{

@@ -114,7 +114,7 @@ fn python_def_use_import_signature_clone_and_test_edges() {
     assert_eq!(e4.context_before, vec!["\n", "\n", "def summary(r):\n"]);
     assert_eq!(e4.structural_path, vec!["def summary(r):"]);
     assert_eq!(
-        e4.annotations["identifiers"],
+        e4.annotations.identifiers.clone().unwrap(),
         serde_json::json!({
             "parent": {"defined": ["total"], "used": ["area", "r", "total"], "imported": []},
             "child": {"defined": ["edge", "total"], "used": ["area", "edge", "perimeter", "r", "scale", "total"], "imported": []},
@@ -187,7 +187,7 @@ fn python_move_and_rename() {
     assert_eq!(t.order.initial, vec!["e0"]);
     assert_eq!(t.order.natural, vec!["e0", "e3", "e1", "e2"]);
     assert_eq!(
-        t.edits[1].annotations["identifiers"]["renamed"],
+        t.edits[1].annotations.identifiers.as_ref().unwrap()["renamed"],
         serde_json::json!([{"from": "old_name", "to": "new_name"}])
     );
 }

@@ -166,21 +166,12 @@ fn refuted_rows(t: &Trajectory) -> Vec<String> {
     t.edits
         .iter()
         .flat_map(|e| {
-            e.annotations
-                .get("lsp_refuted")
-                .and_then(|v| v.as_array())
-                .into_iter()
-                .flatten()
-                .map(move |r| {
-                    format!(
-                        "{}-{} {}/{} -> {}",
-                        r["from"].as_str().unwrap(),
-                        e.id,
-                        r["kind"].as_str().unwrap(),
-                        r["detail"].as_str().unwrap(),
-                        r["resolved"].as_str().unwrap()
-                    )
-                })
+            e.annotations.lsp_refuted.iter().map(move |r| {
+                format!(
+                    "{}-{} {}/{} -> {}",
+                    r.from, e.id, r.kind, r.detail, r.resolved
+                )
+            })
         })
         .collect()
 }

@@ -6,6 +6,7 @@
 //! out by hand below.
 
 use crate::common;
+use nextedit::store::SessionRead;
 
 use std::path::Path;
 

@@ -54,6 +54,7 @@ mod sandbox_holds;
 mod sandbox_limits;
 mod sessions_cli;
 mod sessions_link;
+mod source;
 mod structure;
 mod suggester_complete;
 mod suggester_lsp;

@@ -3,6 +3,7 @@
 
 use crate::common::nextedit_with_db as nextedit;
 use crate::common::{failed_run_json_lines, json_lines, scripted_suggester};
+use nextedit::store::SessionStore;
 use std::collections::HashMap;
 
 use nextedit::core::metrics::flow::{FlowClass, aggregate};

@@ -7,9 +7,15 @@
 //! whose names say they are secret (`OPENAI_API_KEY`, `GITHUB_TOKEN`, …) and every key a
 //! suggester read ([`remember`]), so a server that reflects its key in an error, or a
 //! test that prints the environment, gets it masked even when it does not look like a
-//! key. Masks are `*` of the same length. [`scrub`] also cuts a text longer than
-//! [`MAX_MESSAGE`] bytes, keeping its head and tail around a `… (N bytes cut) …`
-//! marker, so a 100 MB input echoed in an error is never printed or stored whole.
+//! key. Masks are `*` of the same length. [`mask_known`] masks only the literals (for
+//! model answers, which a cache must replay as they were). [`scrub`] also cuts a text
+//! longer than [`MAX_MESSAGE`] bytes (4 KiB), keeping its head and tail around a
+//! `… (N bytes cut) …` marker, so a 100 MB input echoed in an error is never printed
+//! or stored whole.
+//!
+//! Applied where errors are made (`CallFailure`), stored (`store::{runs, cache,
+//! tasks}`), read back (a database made elsewhere) and printed (the CLI's error line,
+//! replay's notes, skipped items).
 
 pub mod patterns;
 

@@ -1,6 +1,6 @@
 //! The secret patterns (private keys, cloud and chat tokens) masked in everything a
-//! recording stores and everything nextedit prints: byte-length preserving, so stored
-//! offsets stay valid.
+//! recording stores (through `record::privacy`) and everything nextedit prints:
+//! byte-length preserving, so stored offsets stay valid.
 
 use std::sync::LazyLock;
 

@@ -51,20 +51,32 @@ impl std::fmt::Display for Layout {
     }
 }
 
+/// Why this machine gives nextedit no cgroup.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum NoCgroup {
+    /// `NEXTEDIT_CGROUP=off`.
+    #[error("no cgroup (NEXTEDIT_CGROUP=off)")]
+    Off,
+    /// None found that nextedit may write.
+    #[error(
+        "no writable cgroup here (cgroup v2 with pids and memory delegated, or cgroup v1 pids and memory)"
+    )]
+    NotWritable,
+}
+
 /// The cgroup layout of this machine, found once per process; why there is none.
 /// `NEXTEDIT_CGROUP=off` makes none (a test hook: the rlimit fallback, on a machine
 /// that has cgroups).
-pub fn layout() -> Result<&'static Layout, &'static str> {
-    static LAYOUT: OnceLock<Result<Layout, String>> = OnceLock::new();
+pub fn layout() -> Result<&'static Layout, &'static NoCgroup> {
+    static LAYOUT: OnceLock<Result<Layout, NoCgroup>> = OnceLock::new();
     LAYOUT
         .get_or_init(|| {
             if std::env::var_os("NEXTEDIT_CGROUP").is_some_and(|v| v == "off") {
-                return Err("no cgroup (NEXTEDIT_CGROUP=off)".to_string());
+                return Err(NoCgroup::Off);
             }
             discover()
         })
         .as_ref()
-        .map_err(String::as_str)
 }
 
 /// What to say where no cgroup can be made: the limits hold per process only.
@@ -167,7 +179,7 @@ fn probe(parent: &Path, files: &[&str]) -> bool {
     ok
 }
 
-fn discover() -> Result<Layout, String> {
+fn discover() -> Result<Layout, NoCgroup> {
     let mounts = mounts();
     const V2_CONTROLLERS: [&str; 2] = ["pids", "memory"];
     for mount in mounts.iter().filter(|m| m.fstype == "cgroup2") {
@@ -208,10 +220,7 @@ fn discover() -> Result<Layout, String> {
     ) {
         return Ok(Layout::V1 { pids, memory });
     }
-    Err(
-        "no writable cgroup here (cgroup v2 with pids and memory delegated, or cgroup v1 pids and memory)"
-            .to_string(),
-    )
+    Err(NoCgroup::NotWritable)
 }
 
 /// The cgroups of this process, for [`kill_all`].
@@ -365,11 +374,9 @@ fn kill_members(dirs: &[PathBuf]) {
             return;
         }
         for pid in pids {
-            // SAFETY: kill(2) with a pid read from the tree's own cgroup.procs; a pid
-            // reused meanwhile would be in that cgroup only if it belongs to the tree.
-            unsafe {
-                libc::kill(pid, libc::SIGKILL);
-            }
+            // A pid read from the tree's own cgroup.procs; a pid reused meanwhile would
+            // be in that cgroup only if it belongs to the tree.
+            super::process::signal(pid as u32, super::process::Signal::KILL);
         }
         std::thread::sleep(Duration::from_millis(5));
     }

@@ -77,22 +77,29 @@ pub fn inherited_path() -> String {
         .unwrap_or_else(|| DEFAULT_PATH.to_string())
 }
 
+/// An `--env` name that cannot be passed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum EnvNameError {
+    /// Not a variable's name.
+    #[error("--env {0:?}: give a variable's name (letters, digits and _), not NAME=VALUE")]
+    NotAName(String),
+    /// Not set here.
+    #[error("--env {0}: {0} is not set in nextedit's environment")]
+    NotSet(String),
+}
+
 /// Checks `--env` names: each a variable name (letters, digits, `_`, not starting
 /// with a digit) that is set in nextedit's environment.
-pub fn check_names(names: &[String]) -> Result<(), String> {
+pub fn check_names(names: &[String]) -> Result<(), EnvNameError> {
     for name in names {
         let valid = !name.is_empty()
             && !name.starts_with(|c: char| c.is_ascii_digit())
             && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
         if !valid {
-            return Err(format!(
-                "--env {name:?}: give a variable's name (letters, digits and _), not NAME=VALUE"
-            ));
+            return Err(EnvNameError::NotAName(name.clone()));
         }
         if std::env::var_os(name).is_none() {
-            return Err(format!(
-                "--env {name}: {name} is not set in nextedit's environment"
-            ));
+            return Err(EnvNameError::NotSet(name.clone()));
         }
     }
     Ok(())
@@ -121,11 +128,13 @@ mod tests {
         assert!(
             check_names(&["A=B".to_string()])
                 .unwrap_err()
+                .to_string()
                 .contains("not NAME=VALUE")
         );
         assert!(
             check_names(&["NEXTEDIT_SURELY_UNSET_1".to_string()])
                 .unwrap_err()
+                .to_string()
                 .contains("is not set")
         );
     }

@@ -10,6 +10,8 @@
 //! Later `setContent` / `restoreContent` become one `external` change, reported like
 //! the recorder reports a full-text `didChange` (the smallest single replacement).
 //! `nextUserEdit` becomes the trajectory's last edit(s), listed in `gold.next_edits`.
+//! Edits are coalesced by `trajectory::coalesce`, and each import replays its changes
+//! against the recording's own UTF-16 result before it is accepted.
 
 use std::collections::{BTreeMap, HashMap};
 
@@ -19,7 +21,7 @@ use crate::core::record::document::{ChangeSpan, ShadowDocument};
 use crate::core::record::uri::uri_to_path;
 use crate::core::trajectory::{
     Change, CoalesceConfig, Edit, Event, EventBody, FileEntry, LineRange, Origin, Read, ReadRole,
-    RelPath, SessionInfo, SessionKind, Signal, Trajectory, apply_byte_edit, coalesce,
+    RelPath, SessionInfo, SessionKind, Signal, SignalKind, Trajectory, apply_byte_edit, coalesce,
 };
 
 /// `gold.source` of a recording whose `nextUserEdit` is an edit.
@@ -512,7 +514,7 @@ impl Importer {
         }
         let payload = json!({"textDocument": {"uri": self.uri(&file)}, "selections": selections});
         self.push(EventBody::Signal(Signal {
-            kind: "selection".into(),
+            kind: SignalKind::Selection,
             file: Some(file),
             payload,
         }));
@@ -618,7 +620,7 @@ impl Importer {
                 let file = self.path_of(entry)?;
                 let payload = json!({"textDocument": {"uri": self.uri(&file)}, "focused": true});
                 self.push(EventBody::Signal(Signal {
-                    kind: "focus".into(),
+                    kind: SignalKind::Focus,
                     file: Some(file),
                     payload,
                 }));
@@ -754,12 +756,9 @@ fn next_user_edit(
     {
         // Its change events are not part of the trajectory: the edit is the answer.
         edit.events.clear();
-        edit.annotations
-            .insert("next_user_edit".into(), Value::Bool(true));
-        if let Some(op) = next.get("originalOpIdx").filter(|v| !v.is_null()) {
-            edit.annotations
-                .insert("original_op_idx".into(), op.clone());
-        }
+        edit.annotations.next_user_edit = Some(true);
+        edit.annotations.original_op_idx =
+            next.get("originalOpIdx").filter(|v| !v.is_null()).cloned();
     }
     Ok(Some(edits))
 }

@@ -62,6 +62,43 @@ impl Testset {
     }
 }
 
+/// Why one testset entry is left out (its commit URL, or where it would be cloned).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum EntryError {
+    /// No `/commit/` in the URL.
+    #[error("expected <repository URL>/commit/<sha>")]
+    NoCommit,
+    /// The commit is not named by a full id.
+    #[error("`{0}` is not a full commit id (40 or 64 hex digits)")]
+    NotAnId(String),
+    /// The repository URL has no `OWNER/NAME` path.
+    #[error("`{0}` has no OWNER/NAME path to name its clone")]
+    NoName(String),
+    /// A path segment that is not a plain directory name.
+    #[error("`{segment}` in `{url}` is not a plain name for a directory")]
+    NotPlain {
+        /// The segment.
+        segment: String,
+        /// The repository URL.
+        url: String,
+    },
+    /// A URL git is not allowed to fetch from.
+    #[error(
+        "`{0}`: only https://, http://, git://, ssh://, file:// URLs and absolute paths are fetched"
+    )]
+    Scheme(String),
+    /// Two repositories with one local name.
+    #[error("`{url}` and `{other}` would both be cloned into {name}")]
+    SameName {
+        /// The URL of this entry.
+        url: String,
+        /// The URL of the repository already there.
+        other: String,
+        /// The local name.
+        name: String,
+    },
+}
+
 /// The document is not a testset at all.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("not a Historian testset: {0}")]
@@ -96,7 +133,7 @@ pub fn parse_testset(document: &Value) -> Result<Testset, NotATestset> {
             match parse_commit_url(url) {
                 Ok((repo_url, name, sha)) => {
                     if let Err(reason) = testset.add(repo_url, name, language, sha) {
-                        testset.problems.push(problem(reason));
+                        testset.problems.push(problem(reason.to_string()));
                     }
                 }
                 Err(reason) => testset.problems.push(problem(format!("`{url}`: {reason}"))),
@@ -107,7 +144,13 @@ pub fn parse_testset(document: &Value) -> Result<Testset, NotATestset> {
 }
 
 impl Testset {
-    fn add(&mut self, url: &str, name: String, language: &str, sha: &str) -> Result<(), String> {
+    fn add(
+        &mut self,
+        url: &str,
+        name: String,
+        language: &str,
+        sha: &str,
+    ) -> Result<(), EntryError> {
         let key = same_repository_key(url);
         let index = match self
             .repositories
@@ -117,10 +160,11 @@ impl Testset {
             Some(i) => i,
             None => {
                 if let Some(other) = self.repositories.iter().find(|r| r.name == name) {
-                    return Err(format!(
-                        "`{url}` and `{}` would both be cloned into {name}",
-                        other.url
-                    ));
+                    return Err(EntryError::SameName {
+                        url: url.to_owned(),
+                        other: other.url.clone(),
+                        name,
+                    });
                 }
                 self.repositories.push(TestsetRepository {
                     url: url.to_owned(),
@@ -150,22 +194,16 @@ fn same_repository_key(url: &str) -> &str {
 }
 
 /// Splits `<repository URL>/commit/<sha>` into the URL, the local name and the sha.
-pub fn parse_commit_url(url: &str) -> Result<(&str, String, &str), String> {
-    let (repo_url, sha) = url
-        .rsplit_once("/commit/")
-        .ok_or("expected <repository URL>/commit/<sha>")?;
+pub fn parse_commit_url(url: &str) -> Result<(&str, String, &str), EntryError> {
+    let (repo_url, sha) = url.rsplit_once("/commit/").ok_or(EntryError::NoCommit)?;
     let sha = sha.trim_end_matches('/');
     if !(sha.len() == 40 || sha.len() == 64) || !sha.bytes().all(|b| b.is_ascii_hexdigit()) {
-        return Err(format!(
-            "`{sha}` is not a full commit id (40 or 64 hex digits)"
-        ));
+        return Err(EntryError::NotAnId(sha.to_owned()));
     }
     let path = repository_path(repo_url)?;
     let segments: Vec<&str> = path.split('/').filter(|s| !s.is_empty()).collect();
     let [.., owner, name] = segments.as_slice() else {
-        return Err(format!(
-            "`{repo_url}` has no OWNER/NAME path to name its clone"
-        ));
+        return Err(EntryError::NoName(repo_url.to_owned()));
     };
     let name: &str = name.strip_suffix(".git").unwrap_or(*name);
     for segment in [*owner, name] {
@@ -173,16 +211,17 @@ pub fn parse_commit_url(url: &str) -> Result<(&str, String, &str), String> {
             .bytes()
             .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-'));
         if segment.is_empty() || segment.starts_with('.') || segment.starts_with('-') || !plain {
-            return Err(format!(
-                "`{segment}` in `{repo_url}` is not a plain name for a directory"
-            ));
+            return Err(EntryError::NotPlain {
+                segment: segment.to_owned(),
+                url: repo_url.to_owned(),
+            });
         }
     }
     Ok((repo_url, format!("{owner}/{name}"), sha))
 }
 
 /// The path part of a repository URL git may fetch from, or why it may not.
-fn repository_path(repo_url: &str) -> Result<&str, String> {
+fn repository_path(repo_url: &str) -> Result<&str, EntryError> {
     if repo_url.starts_with('/') {
         return Ok(repo_url);
     }
@@ -197,9 +236,7 @@ fn repository_path(repo_url: &str) -> Result<&str, String> {
             return Ok(path);
         }
     }
-    Err(format!(
-        "`{repo_url}`: only https://, http://, git://, ssh://, file:// URLs and absolute paths are fetched"
-    ))
+    Err(EntryError::Scheme(repo_url.to_owned()))
 }
 
 #[cfg(test)]

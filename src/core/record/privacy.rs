@@ -1,5 +1,9 @@
 //! Privacy: which files are never stored, and which secrets are masked in what is (the
 //! patterns themselves are `base::secrets::patterns`, shared with every printed message).
+//! The rules of every ingestion path: the exclude globs (ignore files with per-line
+//! errors and per-root anchoring), the secret masks (`redact_text`, `mask`, and
+//! `mask_argv` for a server's command line) and [`protect_trajectory`] for derived and
+//! imported trajectories (applied by `store::SessionStore::import_trajectory`).
 
 use globset::{Glob, GlobSet, GlobSetBuilder};
 
@@ -150,7 +154,7 @@ impl PrivacyFilter {
 }
 
 /// The same rules for a trajectory from any other ingestion path (`derive`,
-/// `import`, stored by [`crate::store::Database::import_trajectory`]): excluded
+/// `import`, stored by [`crate::store::SessionStore::import_trajectory`]): excluded
 /// files keep their path and lose their text, their changes, edits and order
 /// edges; every other text has its secrets masked. Returns how many files were
 /// excluded.

@@ -15,6 +15,9 @@
 //! complete, its `after_lines` in that text with `j` applied. Edits that were open at
 //! the same time (multi-cursor typing) are put in that order as if each had been
 //! typed whole, so applying the edits one after another rebuilds every final text.
+//!
+//! [`recompute_recorded_edits`] is the one path from a recorded trajectory's events to
+//! its edits, used by `store::session_read` and by `slice`.
 
 use std::collections::HashMap;
 
@@ -262,10 +265,6 @@ fn to_edit(
         (_, true) => EditKind::Delete,
         _ => EditKind::Replace,
     };
-    let mut annotations = serde_json::Map::new();
-    if let Some(reverts) = reverts {
-        annotations.insert("reverts".into(), serde_json::Value::String(reverts));
-    }
     Edit {
         id,
         file: o.file.clone(),
@@ -280,7 +279,10 @@ fn to_edit(
         structural_path: Vec::new(),
         origin: o.origin,
         events: o.events.clone(),
-        annotations,
+        annotations: super::Annotations {
+            reverts,
+            ..super::Annotations::default()
+        },
     }
 }
 
@@ -588,7 +590,7 @@ mod tests {
                     e.before_text.as_str(),
                     e.after_text.as_str(),
                     e.start_byte.unwrap(),
-                    e.annotations.get("reverts").and_then(|v| v.as_str()),
+                    e.annotations.reverts.as_deref(),
                 )
             })
             .collect();
@@ -623,7 +625,7 @@ mod tests {
                     e.before_text.as_str(),
                     e.after_text.as_str(),
                     e.origin,
-                    e.annotations.get("reverts").and_then(|v| v.as_str()),
+                    e.annotations.reverts.as_deref(),
                 )
             })
             .collect();

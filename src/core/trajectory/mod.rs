@@ -9,17 +9,27 @@
 //! - `edits`: the coalesced edits with stable ids (one per developer-perceived edit);
 //! - `order`: the partial order over edits (edges with a kind and reasons).
 //!
-//! Coordinates follow DESIGN.md: 0-based lines, half-open ranges, byte offsets into
-//! UTF-8 text. Architecture invariant: this module does no I/O, no async, no SQLite.
+//! The types: [`Trajectory`], [`Event`] (a [`Change`], a [`Read`], a [`Signal`], …),
+//! [`Edit`], [`PartialOrder`]. [`EditIndex`] is an edit's position in `edits`, and
+//! [`Trajectory::edit_index`] the one id → index lookup: files and the database name
+//! edits by id, replay works with positions.
+//!
+//! Coordinates follow ARCHITECTURE.md's invariant 2: 0-based lines, half-open ranges,
+//! byte offsets into UTF-8 text. Architecture invariant: this module does no I/O, no
+//! async, no SQLite.
 
+mod annotations;
 mod apply;
 mod coalesce;
 mod erase;
 mod jsonl;
 mod offer;
 mod path;
+mod reason;
+mod signal;
 mod slice;
 
+pub use annotations::{Annotations, RefutedReason};
 pub use apply::{ApplyError, apply_byte_edit};
 #[cfg(test)]
 pub(crate) use coalesce::recorded_for_tests;
@@ -30,6 +40,10 @@ pub use erase::without_files;
 pub use jsonl::{JsonlRecord, jsonl_records, write_jsonl};
 pub use offer::{Offer, OfferEdit};
 pub use path::{PathError, RelPath, TrajectoryPathError};
+pub use reason::{DependencyKind, ReasonKind};
+pub use signal::{
+    ReplayStepSignal, SignalKind, SignalRange, StepCall, SuggestionEvent, SuggestionSignal,
+};
 pub use slice::{SliceBound, SliceError, SliceSpec, slice};
 
 use serde::{Deserialize, Serialize};
@@ -520,8 +534,8 @@ impl ReadRole {
 /// An editor signal sent by the nextedit editor plugins (`$/nextedit/*`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Signal {
-    /// `cursor`, `selection`, `visible_ranges` or `focus`.
-    pub kind: String,
+    /// `cursor`, `selection`, `visible_ranges`, `focus`, `suggestion`, `replay_step`, …
+    pub kind: SignalKind,
     /// File path, when the signal concerns a document.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub file: Option<String>,
@@ -603,9 +617,9 @@ pub struct Edit {
     /// `seq` of the raw change events this edit was coalesced from (recorded sessions).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub events: Vec<u64>,
-    /// Free-form analysis results (identifiers defined/used, hunk index, …).
-    #[serde(default, skip_serializing_if = "serde_json::Map::is_empty")]
-    pub annotations: serde_json::Map<String, serde_json::Value>,
+    /// Analysis results (hunk index, identifiers defined/used, reverted edit, …).
+    #[serde(default, skip_serializing_if = "Annotations::is_empty")]
+    pub annotations: Annotations,
 }
 
 impl Edit {
@@ -640,7 +654,7 @@ impl Edit {
             structural_path: Vec::new(),
             origin: Origin::default(),
             events: Vec::new(),
-            annotations: serde_json::Map::new(),
+            annotations: Annotations::default(),
         }
     }
 }
@@ -698,7 +712,7 @@ impl LeanEdit {
             structural_path: Vec::new(),
             origin: self.origin,
             events: self.events,
-            annotations: serde_json::Map::new(),
+            annotations: Annotations::default(),
         }
     }
 }
@@ -747,8 +761,8 @@ pub struct OrderEdge {
 /// One reason for an order edge.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct EdgeReason {
-    /// `def_use`, `import_use`, `signature_call`, `clone`, `test_impl`, `move`, `temporal`, …
-    pub kind: String,
+    /// `def_use`, `import_use`, `signature_call`, `clone`, `test_impl`, `move`, `annotated`, …
+    pub kind: ReasonKind,
     /// Human-readable detail, e.g. the symbol name.
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub detail: String,
@@ -799,7 +813,10 @@ mod tests {
             structural_path: vec!["def f():".into()],
             origin: Origin::Format,
             events: vec![1],
-            annotations: serde_json::json!({"hunk": 0}).as_object().unwrap().clone(),
+            annotations: Annotations {
+                hunk: Some(0),
+                ..Annotations::default()
+            },
         };
         t.edits.push(analysed.clone());
         t.order.natural = vec!["e0".into()];
@@ -810,7 +827,7 @@ mod tests {
             context_before: Vec::new(),
             context_after: Vec::new(),
             structural_path: Vec::new(),
-            annotations: serde_json::Map::new(),
+            annotations: Annotations::default(),
             ..analysed
         };
         assert_eq!(lean, t);

@@ -258,20 +258,9 @@ fn refuted_between(trajectory: &Trajectory, ids: &[String; 2]) -> Vec<String> {
         .filter(|edit| ids.contains(&edit.id))
         .flat_map(|edit| {
             let other = if edit.id == ids[0] { &ids[1] } else { &ids[0] };
-            edit.annotations
-                .get("lsp_refuted")
-                .and_then(|list| list.as_array())
-                .into_iter()
-                .flatten()
-                .filter(move |r| r["from"].as_str() == Some(other.as_str()))
-                .map(|r| {
-                    format!(
-                        "{}:{} -> {}",
-                        r["kind"].as_str().unwrap_or_default(),
-                        r["detail"].as_str().unwrap_or_default(),
-                        r["resolved"].as_str().unwrap_or_default()
-                    )
-                })
+            (edit.annotations.lsp_refuted.iter())
+                .filter(move |r| r.from == *other)
+                .map(|r| format!("{}:{} -> {}", r.kind, r.detail, r.resolved))
         })
         .collect()
 }

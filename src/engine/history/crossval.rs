@@ -37,7 +37,7 @@ impl CommitSample {
         let edges = self
             .edges
             .iter()
-            .filter(|e| e.reasons.iter().any(|r| kinds.contains(&r.kind)))
+            .filter(|e| e.reasons.iter().any(|r| kinds.contains(r.kind.as_str())))
             .cloned()
             .collect();
         let order = PartialOrder {
@@ -190,7 +190,7 @@ fn rule_kinds(samples: &[CommitSample]) -> BTreeSet<String> {
     samples
         .iter()
         .flat_map(|s| s.edges.iter().flat_map(|e| e.reasons.iter()))
-        .map(|r| r.kind.clone())
+        .map(|r| r.kind.to_string())
         .collect()
 }
 
@@ -341,7 +341,7 @@ pub fn leave_one_repository_out(samples: &[CommitSample], seed: u64) -> CrossVal
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::core::trajectory::{EdgeReason, OrderKind};
+    use crate::core::trajectory::{EdgeReason, OrderKind, ReasonKind};
 
     fn edge(from: usize, to: usize, kind: &str) -> OrderEdge {
         OrderEdge {
@@ -349,7 +349,7 @@ mod tests {
             to: format!("e{to}"),
             kind: OrderKind::Bi,
             reasons: vec![EdgeReason {
-                kind: kind.into(),
+                kind: ReasonKind::from(kind.to_string()),
                 detail: String::new(),
             }],
         }

@@ -1,17 +1,18 @@
 //! One commit → one trajectory: files, edits with structure and identifiers,
 //! the partial order, and the edits replayed as change events in natural order.
+//! [`derive_from_source`] also checks out the trees the `--lsp` pass reads.
 
 use serde_json::{Value, json};
 
 use crate::core::syntax::structure::{FileStructure, analyze_pair};
 use crate::core::trajectory::{
-    Change, CommitInfo, Edit, Event, EventBody, FileEntry, Origin, SessionInfo, SessionKind,
-    Trajectory, apply_byte_edit,
+    Annotations, Change, CommitInfo, Edit, Event, EventBody, FileEntry, Origin, RefutedReason,
+    SessionInfo, SessionKind, Trajectory, apply_byte_edit,
 };
 
 use super::HistoryError;
 use super::dependency::{EditFacts, dependencies};
-use super::extract::{FileEdits, LineEdit, extract_file, split_lines};
+use super::extract::{FileEdits, LineEdit, RoundTripError, extract_file, split_lines};
 use super::lsp::{
     EditSpan, LspSetup, LspStats, Refutation, ServerSet, SideStructures, lsp_dependencies,
 };
@@ -289,14 +290,12 @@ fn record_refutations(edits: &mut [Edit], refuted: &[Refutation]) {
         let Some(edit) = edits.get_mut(d.to) else {
             continue;
         };
-        let entry = json!({"from": edit_id(d.from), "kind": d.kind.as_str(), "detail": d.detail, "resolved": refutation.resolved});
-        match edit.annotations.get_mut("lsp_refuted") {
-            Some(Value::Array(list)) => list.push(entry),
-            _ => {
-                edit.annotations
-                    .insert("lsp_refuted".into(), Value::Array(vec![entry]));
-            }
-        }
+        edit.annotations.lsp_refuted.push(RefutedReason {
+            from: edit_id(d.from),
+            kind: d.kind.into(),
+            detail: d.detail.clone(),
+            resolved: refutation.resolved.clone(),
+        });
     }
 }
 
@@ -334,21 +333,18 @@ fn names(set: &std::collections::BTreeSet<String>) -> Value {
 
 fn to_edit(index: usize, path: &str, located: &Located) -> Edit {
     let s = &located.symbols;
-    let mut annotations = serde_json::Map::new();
-    annotations.insert("hunk".into(), json!(index));
-    annotations.insert(
-        "identifiers".into(),
-        json!({
+    let annotations = Annotations {
+        hunk: Some(index),
+        identifiers: Some(json!({
             "parent": {"defined": names(&s.defined_before), "used": names(&s.used_before), "imported": names(&s.imported_before)},
             "child": {"defined": names(&s.defined_after), "used": names(&s.used_after), "imported": names(&s.imported_after)},
             "added": s.defined_after.difference(&s.defined_before).cloned().collect::<Vec<_>>(),
             "removed": s.defined_before.difference(&s.defined_after).cloned().collect::<Vec<_>>(),
             "renamed": s.renamed.iter().map(|(from, to)| json!({"from": from, "to": to})).collect::<Vec<_>>(),
-        }),
-    );
-    if !located.path.is_empty() {
-        annotations.insert("structure".into(), Value::from(located.path.clone()));
-    }
+        })),
+        structure: (!located.path.is_empty()).then(|| located.path.clone()),
+        ..Annotations::default()
+    };
     Edit {
         id: edit_id(index),
         file: path.to_string(),
@@ -415,7 +411,7 @@ fn replay_events(
         .map_err(|e| HistoryError::RoundTrip {
             commit: sha.to_string(),
             file: path.clone(),
-            detail: format!("replaying edit e{index}: {e}"),
+            detail: RoundTripError::Replay { index, source: e },
         })?;
         applied[index] = true;
         versions[l.file] += 1;
@@ -445,9 +441,7 @@ fn replay_events(
             return Err(HistoryError::RoundTrip {
                 commit: sha.to_string(),
                 file: file.path.clone(),
-                detail:
-                    "replaying the change events in natural order does not give the commit's text"
-                        .into(),
+                detail: RoundTripError::Events,
             });
         }
     }

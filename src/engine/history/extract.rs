@@ -203,25 +203,67 @@ pub fn apply_edits(old: &str, edits: &[LineEdit]) -> String {
     out
 }
 
+/// How a file's edits fail to rebuild its commit text.
+#[derive(Debug, PartialEq, Eq, thiserror::Error)]
+pub enum RoundTripError {
+    /// An edit's parent lines are not in the file.
+    #[error("edit at parent lines {start}..{end} lies outside the file")]
+    Outside {
+        /// First parent line.
+        start: usize,
+        /// One past the last.
+        end: usize,
+    },
+    /// An edit's before-text is not what the parent holds there.
+    #[error("edit at parent lines {start}..{end} does not match the parent text")]
+    Mismatch {
+        /// First parent line.
+        start: usize,
+        /// One past the last.
+        end: usize,
+    },
+    /// The edits applied give another text.
+    #[error(
+        "applying the edits gives {rebuilt} bytes, the commit has {commit} (first difference at byte {first})"
+    )]
+    Differs {
+        /// Length of the rebuilt text.
+        rebuilt: usize,
+        /// Length of the commit's text.
+        commit: usize,
+        /// First byte that differs.
+        first: usize,
+    },
+    /// An edit does not apply as a change event (derive's events).
+    #[error("replaying edit e{index}: {source}")]
+    Replay {
+        /// The edit's index.
+        index: usize,
+        /// Why.
+        source: crate::core::trajectory::ApplyError,
+    },
+    /// The change events applied in natural order give another text.
+    #[error("replaying the change events in natural order does not give the commit's text")]
+    Events,
+}
+
 /// Checks that applying `edits` to `old` gives `new` byte for byte, and that each
 /// edit's before-text is what the parent holds at its range.
-pub fn check_round_trip(old: &str, new: &str, edits: &[LineEdit]) -> Result<(), String> {
+pub fn check_round_trip(old: &str, new: &str, edits: &[LineEdit]) -> Result<(), RoundTripError> {
     let old_lines = split_lines(old.as_bytes());
     for edit in edits {
         let at = old_lines
             .get(edit.before.start..edit.before.end)
             .map(lossless)
-            .ok_or_else(|| {
-                format!(
-                    "edit at parent lines {}..{} lies outside the file",
-                    edit.before.start, edit.before.end
-                )
+            .ok_or(RoundTripError::Outside {
+                start: edit.before.start,
+                end: edit.before.end,
             })?;
         if at != edit.before_text {
-            return Err(format!(
-                "edit at parent lines {}..{} does not match the parent text",
-                edit.before.start, edit.before.end
-            ));
+            return Err(RoundTripError::Mismatch {
+                start: edit.before.start,
+                end: edit.before.end,
+            });
         }
     }
     let rebuilt = apply_edits(old, edits);
@@ -231,11 +273,11 @@ pub fn check_round_trip(old: &str, new: &str, edits: &[LineEdit]) -> Result<(), 
             .zip(new.bytes())
             .position(|(a, b)| a != b)
             .unwrap_or(rebuilt.len().min(new.len()));
-        return Err(format!(
-            "applying the edits gives {} bytes, the commit has {} (first difference at byte {first})",
-            rebuilt.len(),
-            new.len()
-        ));
+        return Err(RoundTripError::Differs {
+            rebuilt: rebuilt.len(),
+            commit: new.len(),
+            first,
+        });
     }
     Ok(())
 }
@@ -435,12 +477,12 @@ mod tests {
         edits[0].after_text = "C\n".into();
         let detail = check_round_trip(old, new, &edits).unwrap_err();
         assert_eq!(
-            detail,
+            detail.to_string(),
             "applying the edits gives 4 bytes, the commit has 4 (first difference at byte 2)"
         );
         edits[0].before_text = "x\n".into();
         assert_eq!(
-            check_round_trip(old, new, &edits).unwrap_err(),
+            check_round_trip(old, new, &edits).unwrap_err().to_string(),
             "edit at parent lines 1..2 does not match the parent text"
         );
         let error = HistoryError::RoundTrip {

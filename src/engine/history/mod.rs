@@ -19,6 +19,8 @@
 //! edits. [`evaluate`] scores a derived order against human annotations and [`editflow`]
 //! rebuilds EditFlow's sample commits as git repositories. [`link`] finds the commit
 //! that contains a recorded session's edits.
+//!
+//! Never writes to a repository; never touches SQLite (the CLI stores trajectories).
 
 pub mod agreement;
 pub mod crossval;
@@ -42,7 +44,9 @@ pub mod visibility;
 
 pub use derive::{derive_commit, derive_commit_with_lsp};
 pub use recorded::{recorded_order, recorded_order_by_full_parses, recorded_order_with_counts};
-pub use source::{CommitRecord, CommitSource, GitError, GitRepository, Merges, Selection, select};
+pub use source::{
+    CommitRecord, CommitSource, GitError, GitRepository, Merges, MergesError, Selection, select,
+};
 
 use thiserror::Error;
 
@@ -105,7 +109,7 @@ pub enum HistoryError {
         /// File path.
         file: String,
         /// What differed.
-        detail: String,
+        detail: extract::RoundTripError,
     },
     /// An annotation or order file is malformed.
     #[error("annotation: {0}")]

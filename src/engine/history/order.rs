@@ -1,11 +1,12 @@
 //! Partial orders over a commit's edits: built from dependencies, imported from
-//! EditFlow annotations or Historian graphs, and read back as pair labels.
+//! EditFlow annotations or Historian graphs, and read back as pair labels; their
+//! initial candidates and natural order, in near-linear time.
 
 use std::collections::{BTreeMap, BTreeSet};
 
 use serde::Deserialize;
 
-use crate::core::trajectory::{EdgeReason, OrderEdge, OrderKind, PartialOrder};
+use crate::core::trajectory::{EdgeReason, OrderEdge, OrderKind, PartialOrder, ReasonKind};
 
 use super::HistoryError;
 use super::dependency::Dependency;
@@ -103,7 +104,7 @@ pub fn order_edges(dependencies: &[Dependency]) -> Vec<OrderEdge> {
             reasons: reasons
                 .iter()
                 .map(|d| EdgeReason {
-                    kind: d.kind.as_str().to_string(),
+                    kind: d.kind.into(),
                     detail: d.detail.clone(),
                 })
                 .collect(),
@@ -382,7 +383,7 @@ pub fn order_from_editflow(
             Vec::new()
         } else {
             vec![EdgeReason {
-                kind: "annotated".into(),
+                kind: ReasonKind::Annotated,
                 detail: pair.reason.clone(),
             }]
         };
@@ -444,7 +445,7 @@ pub fn order_from_historian(
             Vec::new()
         } else {
             vec![EdgeReason {
-                kind: "historian".into(),
+                kind: ReasonKind::Historian,
                 detail: reason.to_string(),
             }]
         };

@@ -2,9 +2,9 @@
 //!
 //! The derive logic only sees [`CommitRecord`]s (metadata plus the changed files'
 //! bytes), so it can be tested on in-memory commits. This file is the one place that
-//! talks to libgit2 (`tests/tidy.rs` checks it): [`GitRepository`] reads commits,
-//! trees, blobs and history; [`diff_hunks`] is git's own line diff; [`head_of`]
-//! resolves a workspace's HEAD without reading objects (for the proxy);
+//! talks to libgit2 (`tests/it/tidy.rs` checks it): [`GitRepository`] reads commits,
+//! trees, blobs and history (walks from HEAD); [`diff_hunks`] is git's own line diff;
+//! [`head_of`] resolves a workspace's HEAD without reading objects (for `proxy::tap`);
 //! [`write_bare_repository`] builds the two-commit repositories EditFlow samples are
 //! rebuilt into. Other modules see typed results and [`GitError`], never `git2` types.
 
@@ -117,6 +117,23 @@ pub enum Merges {
     /// Take the merge's change against its first parent (the branch it was merged
     /// into), as `git log --first-parent -p` shows it.
     FirstParent,
+}
+
+/// A `--merges` value that is neither `skip` nor `first-parent`.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0:?}: use skip or first-parent")]
+pub struct MergesError(String);
+
+impl std::str::FromStr for Merges {
+    type Err = MergesError;
+
+    fn from_str(value: &str) -> Result<Merges, MergesError> {
+        match value {
+            "skip" => Ok(Merges::Skip),
+            "first-parent" => Ok(Merges::FirstParent),
+            other => Err(MergesError(other.to_owned())),
+        }
+    }
 }
 
 /// The commits of a range to work on.

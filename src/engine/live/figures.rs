@@ -1,5 +1,7 @@
 //! The figures of `nextedit live` over one or many sessions, overall or by server,
-//! kind or language, as typed values (the text and JSON printers only format them).
+//! kind or language, as typed values (the text and JSON printers only format them):
+//! per session, then per group, counts, acceptance, ranks, latency quantiles, characters
+//! accepted vs typed, and kept rates weighted by characters.
 
 use std::collections::BTreeMap;
 

@@ -1,10 +1,12 @@
 //! What became of the offers a language server made in a recorded session
-//! (`nextedit live`): the typed offers ([`Offer`]), each offer's outcome and what
-//! happened next (`outcome`, with the inserted text tracked through later edits by
-//! `span`, and the text at its place by `place` for Zed's kept rate), the figures over one or many sessions (`figures`), their text and JSON
-//! forms (`text`, `json`) and the preference-training lines of `sessions export
-//! --offers` (`json::export_line`). Pure: offers and a trajectory in, typed values out; the
-//! outcome is computed when read, never stored, so it can be recomputed.
+//! (`nextedit live`, docs/live.md): the typed offers ([`Offer`]), each offer's outcome
+//! and what happened next (`outcome`, with the inserted text tracked through later
+//! edits by `span`, and the text at its place by `place` for Zed's kept rate), the
+//! figures over one or many sessions (`figures`), their text, JSON and HTML forms
+//! (`text`, `json`, `html`) and the preference-training lines of `sessions export
+//! --offers` ([`export_lines`], each built by `json::export_line`). Pure: offers and a
+//! trajectory in, typed values out; the outcome is computed when read, never stored, so
+//! it can be recomputed. The stored offers become [`Offer`]s in `service::sessions`.
 
 pub mod figures;
 pub mod html;

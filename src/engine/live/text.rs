@@ -1,4 +1,5 @@
-//! The table `nextedit live` prints, formatted from typed figures into any writer.
+//! The table `nextedit live` prints, formatted from typed figures into any writer (the
+//! only place it is built).
 
 use std::io::Write;
 

@@ -1,6 +1,8 @@
-//! What a suggester read during a replay, as ContextBench steps scored against the
-//! trajectory's default gold (its edited lines plus the definitions they use, or its
-//! own gold context) on its final texts.
+//! What a suggester read during a replay (the reads it reported per step, or those a
+//! proxy in front of its language server recorded after its `$/nextedit/replayStep`
+//! markers), as ContextBench steps scored against the trajectory's default gold (its
+//! edited lines plus the definitions they use, or its own gold context) on its final
+//! texts, for `nextedit report`.
 //!
 //! A suggester reads in the *current* coordinates of its step; the gold lives in the
 //! final texts. The step's state is rebuilt from the stored applied order, and each
@@ -11,16 +13,14 @@ use crate::core::metrics::contextbench::{
     ContextBenchConfig, ContextRead, ContextStep, InstanceError, SessionScores, TrajectoryRepo,
     default_gold, evaluate_steps, regions_to_gold,
 };
-use crate::core::trajectory::{EditIndex, EventBody, LineRange, Origin, Trajectory};
+use crate::core::trajectory::{
+    EditIndex, EventBody, LineRange, Origin, ReplayStepSignal, SignalKind, StepCall, Trajectory,
+};
 use crate::engine::suggest::{Call, ReadSource, StepRead};
 
-/// Kind of the signal (`$/nextedit/replayStep`, params `{step, call}`) a suggester sends
-/// through its proxied language server at the start of each call, so the server's reads
-/// can be attributed to that step and call.
-pub const STEP_SIGNAL: &str = "replay_step";
-
 /// The reads of a session recorded behind a suggester, each attributed to the step and
-/// call named by the latest `replay_step` signal before it (`suggest` when it names no
+/// call named by the latest `replay_step` signal before it (`$/nextedit/replayStep`, sent
+/// by a suggester through its proxied language server at the start of each call) (`suggest` when it names no
 /// call, or one that is not `generate`): (step, read, in the step's current
 /// coordinates). Reads before any marker (e.g. during `initialize`) are not attributed.
 pub fn attribute_lsp_reads(session: &Trajectory) -> Vec<(usize, StepRead)> {
@@ -28,13 +28,13 @@ pub fn attribute_lsp_reads(session: &Trajectory) -> Vec<(usize, StepRead)> {
     let mut out = Vec::new();
     for event in &session.events {
         match &event.body {
-            EventBody::Signal(s) if s.kind == STEP_SIGNAL => {
-                let step = s.payload["step"].as_u64().map(|n| n as usize);
-                let call = match s.payload["call"].as_str() {
-                    Some("generate") => Call::Generate,
-                    _ => Call::Suggest,
+            EventBody::Signal(s) if s.kind == SignalKind::ReplayStep => {
+                let signal = ReplayStepSignal::read(&s.payload);
+                let call = match signal.call {
+                    StepCall::Generate => Call::Generate,
+                    StepCall::Suggest => Call::Suggest,
                 };
-                current = step.map(|n| (n, call));
+                current = signal.step.map(|n| (n, call));
             }
             EventBody::Read(read) => {
                 if let Some((step, call)) = current {

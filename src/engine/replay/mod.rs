@@ -15,10 +15,10 @@ mod worktree;
 pub mod yardsticks;
 
 pub use engine::{
-    ContentScore, IgnoreProgress, KeepSteps, OrderMode, PredictionRecord, ReplayConfig,
-    ReplayError, ReplayHooks, ReplayObserver, ReplayOutcome, StepRecord, Workspace, content_scores,
-    reapply, replay,
+    ContentScore, IgnoreProgress, KeepSteps, ObserverError, OrderMode, PredictionRecord,
+    ReplayConfig, ReplayError, ReplayHooks, ReplayObserver, ReplayOutcome, StepRecord,
+    content_scores, reapply, replay,
 };
 pub use historian::HistorianLog;
 pub use oracle::FedSuggester;
-pub use worktree::{DirWorkspace, write_inside};
+pub use worktree::{DirWorkspace, Workspace, write_inside};

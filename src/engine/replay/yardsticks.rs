@@ -3,6 +3,7 @@
 //! computed on the whole file, and whether the best-ranked prediction lands where an edit
 //! allowed next is (NES's location accuracy).
 
+use super::engine::{ContentScore, PredictionRecord};
 use super::matching::{Located, location_score};
 use super::state::ReplayState;
 use crate::core::metrics::yardsticks::{delta_chrf::delta_chrf, nep::nep_match};
@@ -24,8 +25,35 @@ pub struct StepYardsticks {
 }
 
 impl StepYardsticks {
+    /// The yardsticks of a step before its next edit is applied: where its best-ranked
+    /// prediction (of `predictions`, in rank order) is against the `allowed` gold
+    /// edits, and its `content`, if any.
+    pub fn of(
+        state: &ReplayState,
+        predictions: &[PredictionRecord],
+        allowed: &[usize],
+        content: Option<&ContentScore>,
+    ) -> StepYardsticks {
+        // Only the place of a prediction decides its location: its texts stay empty.
+        let top = predictions.first().map(|p| Located {
+            file: &p.edit.file,
+            start: p.edit.start_line,
+            end: p.edit.end_line,
+            before: "",
+            after: "",
+        });
+        let yardsticks = StepYardsticks {
+            location_hit: location_hit(state, top.as_ref(), allowed),
+            ..StepYardsticks::default()
+        };
+        match content {
+            Some(c) => yardsticks.with_content(state, c.gold.0, &c.text),
+            None => yardsticks,
+        }
+    }
+
     /// The content yardsticks of `text` written in place of gold edit `gold`'s current lines.
-    pub fn with_content(self, state: &ReplayState, gold: usize, text: &str) -> StepYardsticks {
+    fn with_content(self, state: &ReplayState, gold: usize, text: &str) -> StepYardsticks {
         let edit = &state.edits()[gold];
         let Some(lines) = state.lines(&edit.file) else {
             return self;
@@ -47,11 +75,7 @@ impl StepYardsticks {
 
 /// Whether `top` (the best-ranked prediction, if any) is at the location of one of the
 /// `allowed` gold edits; `None` when none is allowed.
-pub fn location_hit(
-    state: &ReplayState,
-    top: Option<&Located<'_>>,
-    allowed: &[usize],
-) -> Option<bool> {
+fn location_hit(state: &ReplayState, top: Option<&Located<'_>>, allowed: &[usize]) -> Option<bool> {
     if allowed.is_empty() {
         return None;
     }

@@ -1,8 +1,8 @@
 //! One `complete` call on a directory (`nextedit complete`): the hole is a cursor in
 //! one of its files (the file's text before it is the prefix, after it the suffix).
 //! The suggester never sees the directory itself: it works in a scratch copy (without
-//! `.git` and hidden entries), sandboxed unless asked otherwise, initialized for that
-//! copy, asked once, and shut down.
+//! `.git` and hidden entries), sandboxed unless asked otherwise, behind the response
+//! cache when one is given, initialized for that copy, asked once, and shut down.
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -88,27 +88,56 @@ fn io(what: String) -> impl FnOnce(std::io::Error) -> OnceError {
     move |source| OnceError::Io { what, source }
 }
 
+/// A cursor that is not in the file.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum CursorError {
+    /// The file has fewer lines.
+    #[error("line {0} is past the end of the file")]
+    PastTheFile(usize),
+    /// The line is shorter.
+    #[error("column {column} is past the end of line {line} ({length} bytes)")]
+    PastTheLine {
+        /// The column asked for.
+        column: usize,
+        /// The line.
+        line: usize,
+        /// The line's length in bytes.
+        length: usize,
+    },
+    /// The column falls inside a UTF-8 character.
+    #[error("column {column} of line {line} is inside a character")]
+    InsideACharacter {
+        /// The column asked for.
+        column: usize,
+        /// The line.
+        line: usize,
+    },
+}
+
 /// The text of `text` before and after line `line`'s byte column `column`.
-pub fn split_at_cursor(text: &str, line: usize, column: usize) -> Result<(String, String), String> {
+pub fn split_at_cursor(
+    text: &str,
+    line: usize,
+    column: usize,
+) -> Result<(String, String), CursorError> {
     let mut start = 0;
     for _ in 0..line {
         match text[start..].find('\n') {
             Some(i) => start += i + 1,
-            None => return Err(format!("line {line} is past the end of the file")),
+            None => return Err(CursorError::PastTheFile(line)),
         }
     }
     let end = text[start..].find('\n').map_or(text.len(), |i| start + i);
     let at = start + column;
     if at > end {
-        return Err(format!(
-            "column {column} is past the end of line {line} ({} bytes)",
-            end - start
-        ));
+        return Err(CursorError::PastTheLine {
+            column,
+            line,
+            length: end - start,
+        });
     }
     if !text.is_char_boundary(at) {
-        return Err(format!(
-            "column {column} of line {line} is inside a character"
-        ));
+        return Err(CursorError::InsideACharacter { column, line });
     }
     Ok((text[..at].to_string(), text[at..].to_string()))
 }
@@ -166,29 +195,11 @@ pub fn complete_once(
     let worktree = scratch_root.join("worktree");
     copy_tree(&dir, &worktree).map_err(io(format!("cannot copy {}", dir.display())))?;
     let mut options = options.clone();
-    let mut sandbox = None;
-    // Only processes and language servers run outside nextedit: built-ins and
-    // `openai:` need no sandbox (and no bwrap).
-    let command = spec
-        .strip_prefix("cmd:")
-        .or_else(|| spec.strip_prefix("lsp:"));
-    if let Some(command) = command.filter(|_| sandboxed) {
-        let mut forbidden = vec![dir.clone(), request.dir.clone()];
-        if let Ok(cwd) = std::env::current_dir()
-            && cwd.starts_with(&dir)
-        {
-            forbidden.push(cwd);
-        }
-        let mut made =
-            Sandbox::for_command(command, &scratch_root, &forbidden, options.allow_network)
-                .map_err(OnceError::NoSandbox)?;
-        if options.reads_db.is_some()
-            && let Ok(exe) = std::env::current_exe()
-        {
-            made.read_only.push(exe);
-        }
-        sandbox = Some(made);
-    }
+    let sandbox = if sandboxed {
+        sandbox_for(spec, &options, &scratch_root, &dir, &request.dir)?
+    } else {
+        None
+    };
     options.jail = Jail::in_scratch(
         sandbox,
         &scratch_root,
@@ -246,6 +257,39 @@ pub fn complete_once(
     })
 }
 
+/// The sandbox a `cmd:` or `lsp:` suggester runs in, its scratch directory its only
+/// writable place, the task's directory `dir` (canonical, and as `given`, and the
+/// working directory when inside it) hidden; `None` for the others: built-ins and
+/// `openai:` run inside nextedit and need no sandbox (and no bwrap).
+fn sandbox_for(
+    spec: &str,
+    options: &BuildOptions,
+    scratch_root: &Path,
+    dir: &Path,
+    given: &Path,
+) -> Result<Option<Sandbox>, OnceError> {
+    let Some(command) = spec
+        .strip_prefix("cmd:")
+        .or_else(|| spec.strip_prefix("lsp:"))
+    else {
+        return Ok(None);
+    };
+    let mut forbidden = vec![dir.to_path_buf(), given.to_path_buf()];
+    if let Ok(cwd) = std::env::current_dir()
+        && cwd.starts_with(dir)
+    {
+        forbidden.push(cwd);
+    }
+    let mut made = Sandbox::for_command(command, scratch_root, &forbidden, options.allow_network)
+        .map_err(OnceError::NoSandbox)?;
+    if options.reads_db.is_some()
+        && let Ok(exe) = std::env::current_exe()
+    {
+        made.read_only.push(exe);
+    }
+    Ok(Some(made))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -253,7 +297,7 @@ mod tests {
     #[test]
     fn the_cursor_splits_the_file_or_is_refused() {
         let text = "ab\ncdé\n";
-        let split = |l, c| split_at_cursor(text, l, c);
+        let split = |l, c| split_at_cursor(text, l, c).map_err(|e| e.to_string());
         assert_eq!(split(1, 1), Ok(("ab\nc".into(), "dé\n".into())));
         assert_eq!(split(2, 0), Ok((text.into(), String::new())));
         assert_eq!(

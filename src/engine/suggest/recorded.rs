@@ -43,17 +43,20 @@ pub struct RecordedSuggester {
     feed: Feed,
 }
 
+/// A `recorded:` spec that names no server.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0:?}: name the server whose offers to replay, as in recorded:pyright")]
+pub struct RecordedSpecError(String);
+
 impl RecordedSuggester {
     /// `recorded:SERVER`: the offers of servers whose name contains SERVER.
-    pub fn from_spec(spec: &str) -> Result<RecordedSuggester, String> {
+    pub fn from_spec(spec: &str) -> Result<RecordedSuggester, RecordedSpecError> {
         match spec.strip_prefix("recorded:") {
             Some(server) if !server.trim().is_empty() => Ok(RecordedSuggester {
                 server: server.trim().to_string(),
                 feed: Feed::default(),
             }),
-            _ => Err(format!(
-                "{spec:?}: name the server whose offers to replay, as in recorded:pyright"
-            )),
+            _ => Err(RecordedSpecError(spec.to_owned())),
         }
     }
 

@@ -13,8 +13,9 @@
 //! counts for the lines it runs in every package of the module; then each `Test`
 //! function run alone with its own profile: per test, not per package, because a
 //! package's profile cannot tell which of its tests ran a line). Both run like a test
-//! run (same checkout, sandbox, environment and limits; their own time limit) and
-//! write into a directory outside the checkout.
+//! run through `execute::Checkout::run` (same checkout, sandbox, environment and
+//! limits; their own time limit) and write into a directory outside the checkout. Pure
+//! but for that run.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -139,7 +140,7 @@ pub fn hole_lines(task: &Task) -> (u32, u32) {
 /// file's order, at most `cap`), with `note` saying why coverage gave none.
 pub fn select(
     task: &Task,
-    map: Result<&CoverageMap, &str>,
+    map: Result<&CoverageMap, &dyn std::fmt::Display>,
     cap: usize,
 ) -> (Vec<TestRef>, TestSelection) {
     let lines = hole_lines(task);
@@ -252,9 +253,30 @@ pub enum MapError {
     #[error("the coverage run gave no map ({what}): {tail}")]
     NoMap {
         /// What is missing.
-        what: String,
+        what: MapReadError,
         /// The end of its output.
         tail: String,
+    },
+}
+
+/// Why the map a coverage run wrote cannot be read.
+#[derive(Debug, thiserror::Error)]
+pub enum MapReadError {
+    /// A file is missing or unreadable.
+    #[error("reading {}: {source}", path.display())]
+    Read {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// `covermap.py`'s output is not the JSON it writes.
+    #[error("{}: {source}", path.display())]
+    Parse {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        source: serde_json::Error,
     },
 }
 
@@ -309,11 +331,15 @@ struct PythonOut {
     lines: BTreeMap<String, BTreeMap<u32, Vec<usize>>>,
 }
 
-fn read_python(out: &Path) -> Result<CoverageMap, String> {
-    let text =
-        std::fs::read_to_string(out).map_err(|e| format!("reading {}: {e}", out.display()))?;
-    let parsed: PythonOut =
-        serde_json::from_str(&text).map_err(|e| format!("{}: {e}", out.display()))?;
+fn read_python(out: &Path) -> Result<CoverageMap, MapReadError> {
+    let text = std::fs::read_to_string(out).map_err(|source| MapReadError::Read {
+        path: out.to_owned(),
+        source,
+    })?;
+    let parsed: PythonOut = serde_json::from_str(&text).map_err(|source| MapReadError::Parse {
+        path: out.to_owned(),
+        source,
+    })?;
     let tests = (parsed.tests.into_iter())
         .map(|(node, seconds, passed)| {
             let (file, name) = node.split_once("::").unwrap_or((&node, ""));
@@ -339,10 +365,12 @@ fn read_python(out: &Path) -> Result<CoverageMap, String> {
 
 /// Reads `covermap.sh`'s directory: each test's profile's executed blocks → lines of
 /// the files under `root` (a profile names files by import path).
-fn read_go(out: &Path, root: &Path) -> Result<CoverageMap, String> {
+fn read_go(out: &Path, root: &Path) -> Result<CoverageMap, MapReadError> {
     let read = |name: &str| {
-        std::fs::read_to_string(out.join(name))
-            .map_err(|e| format!("reading {}: {e}", out.join(name).display()))
+        std::fs::read_to_string(out.join(name)).map_err(|source| MapReadError::Read {
+            path: out.join(name),
+            source,
+        })
     };
     let packages = read("packages")?;
     let listed = read("tests.tsv")?;
@@ -514,7 +542,7 @@ mod tests {
             selection.note.as_deref(),
             Some("no passing test of the coverage map executes lib.py:21-21")
         );
-        let (tests, selection) = select(&task(20, "x", &[]), Err("no map"), 2);
+        let (tests, selection) = select(&task(20, "x", &[]), Err(&"no map"), 2);
         assert!(tests.is_empty());
         assert_eq!(selection.source, TestSource::None);
     }

@@ -26,37 +26,61 @@ impl Default for SplitSpec {
     }
 }
 
-impl FromStr for SplitSpec {
-    type Err = String;
+/// Why a `--split` value is not a split spec.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum SplitSpecError {
+    /// A part without `=`.
+    #[error("`{0}`: expected NAME=SHARE (train=0.8)")]
+    NoShare(String),
+    /// A name Hugging Face would not accept.
+    #[error("`{0}`: a split name is letters, digits and _ (what Hugging Face accepts)")]
+    BadName(String),
+    /// A share outside (0, 1].
+    #[error("`{share}` (split {name}): a share is a number in (0, 1]")]
+    BadShare {
+        /// The share as written.
+        share: String,
+        /// The split.
+        name: String,
+    },
+    /// One name twice.
+    #[error("split `{0}` is named twice")]
+    Twice(String),
+    /// Shares that do not add up to 1.
+    #[error("the shares add up to {0}, not 1")]
+    Total(f64),
+}
 
-    fn from_str(text: &str) -> Result<SplitSpec, String> {
+impl FromStr for SplitSpec {
+    type Err = SplitSpecError;
+
+    fn from_str(text: &str) -> Result<SplitSpec, SplitSpecError> {
         let mut parts: Vec<(String, f64)> = Vec::new();
         for part in text.split(',') {
             let (name, share) = part
                 .split_once('=')
-                .ok_or_else(|| format!("`{part}`: expected NAME=SHARE (train=0.8)"))?;
+                .ok_or_else(|| SplitSpecError::NoShare(part.to_owned()))?;
             let valid =
                 !name.is_empty() && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_');
             if !valid {
-                return Err(format!(
-                    "`{name}`: a split name is letters, digits and _ (what Hugging Face accepts)"
-                ));
+                return Err(SplitSpecError::BadName(name.to_owned()));
             }
             let share: f64 = share
                 .parse()
                 .ok()
                 .filter(|s: &f64| s.is_finite() && *s > 0.0 && *s <= 1.0)
-                .ok_or_else(|| {
-                    format!("`{share}` (split {name}): a share is a number in (0, 1]")
+                .ok_or_else(|| SplitSpecError::BadShare {
+                    share: share.to_owned(),
+                    name: name.to_owned(),
                 })?;
             if parts.iter().any(|(n, _)| n == name) {
-                return Err(format!("split `{name}` is named twice"));
+                return Err(SplitSpecError::Twice(name.to_owned()));
             }
             parts.push((name.to_owned(), share));
         }
         let total: f64 = parts.iter().map(|(_, s)| s).sum();
         if (total - 1.0).abs() > 1e-6 {
-            return Err(format!("the shares add up to {total}, not 1"));
+            return Err(SplitSpecError::Total(total));
         }
         Ok(SplitSpec { parts })
     }
@@ -113,7 +137,7 @@ mod tests {
         );
         let errors: Vec<String> = ["train=0.8", "train", "a-b=1", "a=0,b=1", "a=0.5,a=0.5"]
             .iter()
-            .map(|s| s.parse::<SplitSpec>().unwrap_err())
+            .map(|s| s.parse::<SplitSpec>().unwrap_err().to_string())
             .collect();
         assert_eq!(
             errors,

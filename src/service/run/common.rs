@@ -3,7 +3,9 @@
 //! (`--common`, the default). A trajectory is the same in two runs when its stored
 //! text is (but for where it was checked out: [`super::definition::trajectory_digest`]),
 //! whatever its key; a step is
-//! common when every run stored it. What is left out is named ([`LeftOut`]).
+//! common when every run stored it. What is left out is named ([`LeftOut`]). Through
+//! this view `report`, its JSON and its HTML page compute every figure of a comparison
+//! (`report::Compared`, with the notes it prints).
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -190,6 +192,10 @@ impl RunRead for CommonSteps<'_> {
 
     fn run(&self, run: i64) -> Result<RunSummary, StoreError> {
         self.store.run(run)
+    }
+
+    fn run_shard(&self, run: i64) -> Result<Option<serde_json::Value>, StoreError> {
+        self.store.run_shard(run)
     }
 
     fn run_trajectories(&self, run: i64) -> Result<Vec<RunTrajectory>, StoreError> {

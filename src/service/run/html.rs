@@ -11,7 +11,9 @@
 //! the crate free of a plotting dependency (plotters' SVG backend pulls in a font stack
 //! for text we can write as plain `<text>`). Everything from the run (file names, code,
 //! suggester specs, error messages) is untrusted and goes through [`escape`]; the page's
-//! Content-Security-Policy forbids scripts and every fetch, as a second guard.
+//! Content-Security-Policy forbids scripts and every fetch, as a second guard. The page
+//! skeleton (`page_start`/`PAGE_END`, `text_table`, `escape`) is `base::html`'s, shared
+//! with `tasks::html` and `live::html`.
 
 use std::fmt::Write;
 
@@ -437,7 +439,12 @@ fn coverage_charts(h: &mut String, runs: &[HtmlRun]) {
                     );
                 }
                 Err(e) => {
-                    let _ = writeln!(h, "<p class=\"warn\">{}: {}</p>", escape(&c.key), escape(e));
+                    let _ = writeln!(
+                        h,
+                        "<p class=\"warn\">{}: {}</p>",
+                        escape(&c.key),
+                        escape(&e.to_string())
+                    );
                 }
             }
         }
@@ -594,7 +601,7 @@ mod tests {
                 info: RunSummary {
                     id: 7,
                     started_at: "2026-01-01T00:00:00Z".into(),
-                    status: "done".into(),
+                    status: crate::store::RunStatus::Done,
                     suggester: format!("cmd:echo \"{HOSTILE}\""),
                     config: serde_json::json!({}),
                     trajectories: 1,

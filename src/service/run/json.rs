@@ -1,7 +1,9 @@
 //! The JSON `nextedit replay`, `report` and `runs` print, built from typed values in
 //! this one module (the serialized forms are a wire format: field names never change;
 //! fields are added). `--json` prints one document, `--jsonl` the same objects one per
-//! line ([`Layout`]).
+//! line ([`Layout`]). `replay --json`'s one document ([`ReplayDocument`]), whose summary
+//! comes before its steps, is written when the run is done, each trajectory's new steps
+//! read back from the store a page at a time.
 
 use std::io::Write;
 use std::path::Path;
@@ -220,7 +222,7 @@ pub fn report(r: &RunReport) -> Value {
         .iter()
         .map(|c| match &c.scores {
             Ok(s) => json!({"key": c.key, "steps": c.steps, "scores": s}),
-            Err(e) => json!({"key": c.key, "steps": c.steps, "error": e}),
+            Err(e) => json!({"key": c.key, "steps": c.steps, "error": e.to_string()}),
         })
         .collect();
     let errors: serde_json::Map<String, Value> = m

@@ -1,14 +1,16 @@
-//! What a run replays and how: the trajectories (files, commits of a repository,
-//! stored sessions) in run order, and the settings stored with the run so `--resume`
-//! replays the same way.
+//! What a run replays and how: the trajectories in run order (files, then a
+//! repository's commits, then stored sessions; each normalized to `RelPath`s before it
+//! is stored), and the settings, the library's own serializable type, stored with the
+//! run so `--resume` replays the same way.
 
-use std::path::PathBuf;
+use crate::store::TrajectoryStatus;
+use std::path::{Path, PathBuf};
 
 use super::shard::{Select, ShardOf, Source};
 use super::{RunError, RunEvents, RunRead, RunStore};
 use crate::base::sys::limits::Limits;
-use crate::core::trajectory::{Origin, SliceSpec, Trajectory};
-use crate::engine::history::{CommitSource, GitRepository, Merges, derive_commit};
+use crate::core::trajectory::{Origin, SliceSpec, Trajectory, TrajectoryPathError};
+use crate::engine::history::{CommitSource, GitRepository, HistoryError, Merges, derive_commit};
 use crate::engine::replay::OrderMode;
 use crate::engine::replay::matching::MatchRule;
 use crate::engine::suggest::cache::CacheMode;
@@ -116,6 +118,27 @@ impl SandboxState {
             SandboxState::Unsandboxed => "off",
             other => other.key(),
         }
+    }
+
+    /// Whether the run's processes could read everything: `unsandboxed`, or another
+    /// name a run may be stored with that says so (`off`, the flag's value;
+    /// `unavailable`, `none`, `disabled`).
+    pub fn is_unsandboxed(&self) -> bool {
+        match self {
+            SandboxState::Unsandboxed => true,
+            SandboxState::Other(name) => {
+                matches!(name.as_str(), "off" | "unavailable" | "none" | "disabled")
+            }
+            SandboxState::Bwrap | SandboxState::InProcess => false,
+        }
+    }
+
+    /// The state a run's stored settings (`config`) name; `None` for a run stored
+    /// before the setting existed (the default it reads back with is not a fact about
+    /// it) or with a value that is not a name.
+    pub fn stored(config: &serde_json::Value) -> Option<SandboxState> {
+        use serde::Deserialize;
+        SandboxState::deserialize(config.get("sandbox")?).ok()
     }
 }
 
@@ -345,10 +368,11 @@ impl RunSettings {
         confirm(run_label, "--env", &self.env, Some(&given.env), |names| {
             crate::service::resume::env_flags(names)
         })?;
-        crate::base::sys::env::check_names(&given.env).map_err(RunError::Other)?;
+        crate::base::sys::env::check_names(&given.env)
+            .map_err(|e| RunError::Other(e.to_string()))?;
         self.check_numbers()?;
         if self.sandbox == SandboxState::Bwrap {
-            crate::base::sys::sandbox::availability().map_err(|reason| {
+            crate::base::sys::probe::availability().map_err(|reason| {
                 RunError::Other(format!("run {run} ran its suggester sandboxed: {reason}"))
             })?;
         }
@@ -369,8 +393,10 @@ impl RunSettings {
     /// The numbers lie in the ranges their flags take ([`crate::base::ranges`]): a run
     /// read back from a database is checked like a command line.
     fn check_numbers(&self) -> Result<(), RunError> {
-        use crate::base::ranges::{FRACTION, GIVE_UP_AFTER, REPETITIONS, SECONDS};
-        let bad = |flag: &'static str| move |why: String| RunError::Other(format!("{flag}: {why}"));
+        use crate::base::ranges::{FRACTION, GIVE_UP_AFTER, REPETITIONS, RangeError, SECONDS};
+        let bad = |flag: &'static str| {
+            move |why: RangeError| RunError::Other(why.of_flag(flag).to_string())
+        };
         SECONDS.check(self.timeout).map_err(bad("--timeout"))?;
         SECONDS
             .check(self.init_timeout)
@@ -407,7 +433,8 @@ impl RunSettings {
         if self.suggester.starts_with("builtin:") {
             self.cache = CacheMode::Off;
         }
-        crate::base::sys::env::check_names(&self.env).map_err(RunError::Other)?;
+        crate::base::sys::env::check_names(&self.env)
+            .map_err(|e| RunError::Other(e.to_string()))?;
         if self.is_process()
             && let Some(note) = crate::base::sys::cgroup::per_process_note()
         {
@@ -425,7 +452,7 @@ impl RunSettings {
                     SandboxState::Unsandboxed
                 }
                 // No sandbox, no run: the suggester is never started unsandboxed.
-                SandboxMode::Bwrap => match crate::base::sys::sandbox::availability() {
+                SandboxMode::Bwrap => match crate::base::sys::probe::availability() {
                     Ok(()) => SandboxState::Bwrap,
                     Err(reason) => {
                         return Err(RunError::Other(format!(
@@ -514,60 +541,10 @@ pub fn collect(
             _ => collected.push(key, text),
         }
     }
-    if let Some(repo_path) = &request.repo {
-        let repo = GitRepository::open(repo_path)?;
-        let mut shas = Vec::new();
-        for rev in &request.commits {
-            shas.push(repo.resolve(rev)?);
-        }
-        if let Some(range) = &request.range {
-            let selection =
-                crate::engine::history::select(&repo, range, request.merges).map_err(|source| {
-                    RunError::Range {
-                        range: range.clone(),
-                        source,
-                    }
-                })?;
-            events.selected(range, &selection);
-            if selection.commits.is_empty()
-                && request.commits.is_empty()
-                && request.trajectories.is_empty()
-                && request.sessions.is_empty()
-            {
-                // Nothing to replay is not a failure when only merges were left out.
-                return Ok(None);
-            }
-            shas.extend(selection.commits);
-        }
-        if shas.is_empty() && request.range.is_none() {
-            return Err(RunError::Other(
-                "--repo needs --commit REV or --range A..B".into(),
-            ));
-        }
-        let project = repo.project();
-        let workspace = repo_path.canonicalize().map_err(RunError::io(format!(
-            "cannot resolve {}",
-            repo_path.display()
-        )))?;
-        for sha in shas {
-            let key = format!("{}@{}", project.as_deref().unwrap_or("repo"), &sha[..10]);
-            let source = Source::Commit {
-                repo: workspace.clone(),
-                commit: sha.clone(),
-            };
-            if !collected.take(&key, source) {
-                continue;
-            }
-            let derived = repo
-                .load_with(&sha, request.merges)
-                .and_then(|record| derive_commit(&record, project.as_deref()))
-                .map(|mut trajectory| {
-                    trajectory.session.workspace = Some(workspace.display().to_string());
-                    trajectory
-                })
-                .map_err(|e| e.to_string());
-            collected.add(key, derived, events);
-        }
+    if let Some(repo_path) = &request.repo
+        && !collect_commits(request, repo_path, &mut collected, events)?
+    {
+        return Ok(None);
     }
     for &id in &request.sessions {
         let key = format!("session:{id}");
@@ -590,6 +567,70 @@ pub fn collect(
     Ok(Some(collected))
 }
 
+/// The commits `request` names in the repository at `repo_path`, each derived into
+/// `collected`; `false` when the range selected nothing and nothing else was asked for.
+fn collect_commits(
+    request: &RunRequest,
+    repo_path: &Path,
+    collected: &mut Collected,
+    events: &dyn RunEvents,
+) -> Result<bool, RunError> {
+    let repo = GitRepository::open(repo_path)?;
+    let mut shas = Vec::new();
+    for rev in &request.commits {
+        shas.push(repo.resolve(rev)?);
+    }
+    if let Some(range) = &request.range {
+        let selection =
+            crate::engine::history::select(&repo, range, request.merges).map_err(|source| {
+                RunError::Range {
+                    range: range.clone(),
+                    source,
+                }
+            })?;
+        events.selected(range, &selection);
+        if selection.commits.is_empty()
+            && request.commits.is_empty()
+            && request.trajectories.is_empty()
+            && request.sessions.is_empty()
+        {
+            // Nothing to replay is not a failure when only merges were left out.
+            return Ok(false);
+        }
+        shas.extend(selection.commits);
+    }
+    if shas.is_empty() && request.range.is_none() {
+        return Err(RunError::Other(
+            "--repo needs --commit REV or --range A..B".into(),
+        ));
+    }
+    let project = repo.project();
+    let workspace = repo_path.canonicalize().map_err(RunError::io(format!(
+        "cannot resolve {}",
+        repo_path.display()
+    )))?;
+    for sha in shas {
+        let key = format!("{}@{}", project.as_deref().unwrap_or("repo"), &sha[..10]);
+        let source = Source::Commit {
+            repo: workspace.clone(),
+            commit: sha.clone(),
+        };
+        if !collected.take(&key, source) {
+            continue;
+        }
+        let derived = repo
+            .load_with(&sha, request.merges)
+            .and_then(|record| derive_commit(&record, project.as_deref()))
+            .map(|mut trajectory| {
+                trajectory.session.workspace = Some(workspace.display().to_string());
+                trajectory
+            })
+            .map_err(EntryError::from);
+        collected.add(key, derived, events);
+    }
+    Ok(true)
+}
+
 impl Collected {
     /// Names the next trajectory of the request; whether it is selected (to be loaded).
     fn take(&mut self, key: &str, source: Source) -> bool {
@@ -604,11 +645,16 @@ impl Collected {
     }
 
     /// Adds the last named trajectory as the run stores it, or its failure.
-    fn add(&mut self, key: String, trajectory: Result<Trajectory, String>, events: &dyn RunEvents) {
+    fn add(
+        &mut self,
+        key: String,
+        trajectory: Result<Trajectory, EntryError>,
+        events: &dyn RunEvents,
+    ) {
         match trajectory.and_then(|t| run_entry(&key, t, events)) {
             Ok(json) => self.push(key, Some(json)),
             Err(error) => {
-                self.failures.push((key.clone(), error));
+                self.failures.push((key.clone(), error.to_string()));
                 self.push(key, None);
             }
         }
@@ -628,6 +674,20 @@ impl Collected {
     }
 }
 
+/// Why a trajectory of a plan cannot be replayed (stored as its failure).
+#[derive(Debug, thiserror::Error)]
+pub enum EntryError {
+    /// Its commit could not be read or derived.
+    #[error("{0}")]
+    Derive(#[from] HistoryError),
+    /// A file path that could leave the workspace.
+    #[error("unsafe file path: {0}")]
+    Path(#[from] TrajectoryPathError),
+    /// It does not serialize.
+    #[error("{0}")]
+    Json(#[from] serde_json::Error),
+}
+
 /// A trajectory's JSON as a run stores it, every file path normalized to a
 /// [`crate::core::trajectory::RelPath`] (replay writes each file under its scratch root);
 /// the error names the offending path and where it is.
@@ -635,16 +695,14 @@ fn run_entry(
     key: &str,
     mut trajectory: Trajectory,
     events: &dyn RunEvents,
-) -> Result<String, String> {
+) -> Result<String, EntryError> {
     for path in trajectory.drop_unedited_outside_files() {
         events.note(&format!(
             "{key}: left out {path}: outside the workspace and never edited (replay writes only inside its scratch directory)"
         ));
     }
-    trajectory
-        .normalize_paths()
-        .map_err(|e| format!("unsafe file path: {e}"))?;
-    serde_json::to_string(&trajectory).map_err(|e| e.to_string())
+    trajectory.normalize_paths()?;
+    Ok(serde_json::to_string(&trajectory)?)
 }
 
 /// Creates the run with its settings and trajectories, one run per repetition (the
@@ -690,7 +748,7 @@ pub fn create(
             if !entries.iter().any(|(_, k, _)| k == key) {
                 continue;
             }
-            store.set_run_trajectory(run, key, "failed", None, Some(error))?;
+            store.set_run_trajectory(run, key, TrajectoryStatus::Failed, None, Some(error))?;
             if said.insert(key.clone()) {
                 events.note(&format!("skipping {key}: {error}"));
             }
@@ -740,5 +798,17 @@ mod tests {
                 Vec::<String>::new()
             )
         );
+    }
+
+    #[test]
+    fn a_report_reads_the_stored_sandbox_and_nothing_for_a_run_without_one() {
+        let stored = |config| SandboxState::stored(&config).map(|s| s.is_unsandboxed());
+        assert_eq!(stored(json!({"sandbox": "unsandboxed"})), Some(true));
+        assert_eq!(stored(json!({"sandbox": "bwrap"})), Some(false));
+        assert_eq!(stored(json!({"sandbox": "in-process"})), Some(false));
+        assert_eq!(stored(json!({"sandbox": "off"})), Some(true));
+        assert_eq!(stored(json!({"sandbox": "mine"})), Some(false));
+        assert_eq!(stored(json!({"suggester": "builtin:noop"})), None);
+        assert_eq!(stored(json!({"sandbox": null})), None);
     }
 }

@@ -6,6 +6,7 @@
 //! that differ, the common steps). The CLI only formats them.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use super::common::Common;
 use super::definition::{Definition, differences};
@@ -18,7 +19,7 @@ use crate::core::metrics::flow::{FlowStep, FlowSummary, HISTORIAN_KS, aggregate}
 use crate::core::metrics::statistics::mean;
 use crate::core::trajectory::{EditIndex, Trajectory};
 use crate::engine::replay::content_scores;
-use crate::engine::replay::context::score_replay_reads;
+use crate::engine::replay::context::{ContextError, score_replay_reads};
 use crate::engine::suggest::StepRead;
 use crate::store::{RunMeasurements, RunSummary};
 
@@ -75,7 +76,7 @@ impl RunReport {
     /// Whether the stored settings say the suggester ran unsandboxed; `None` when
     /// the run predates the setting.
     pub fn unsandboxed(&self) -> Option<bool> {
-        unsandboxed(&self.info.config)
+        SandboxState::stored(&self.info.config).map(|sandbox| sandbox.is_unsandboxed())
     }
 }
 
@@ -202,8 +203,8 @@ pub struct ContextScore {
     pub key: String,
     /// How many steps the trajectory has in the run (read or not).
     pub steps: usize,
-    /// Its scores.
-    pub scores: Result<SessionScores, String>,
+    /// Its scores (the error shared: a report is cloned).
+    pub scores: Result<SessionScores, Arc<ContextError>>,
 }
 
 /// Flow aggregation over every stored step of a run.
@@ -271,7 +272,7 @@ fn run_context(
             Err(e) => out.push(ContextScore {
                 key: t.key,
                 steps: count,
-                scores: Err(e.to_string()),
+                scores: Err(Arc::new(e)),
             }),
         }
     }
@@ -326,34 +327,4 @@ fn noop_baseline(
         unchanged_bleu: mean(&ub),
         unchanged_es: mean(&ue),
     })
-}
-
-/// Whether a run's stored `sandbox` setting says off or unavailable; `None` when the
-/// run predates the setting. Accepts a plain string or an object with a `mode`, `state`
-/// or `status` string, or an `enabled`/`active` flag.
-pub fn unsandboxed(config: &serde_json::Value) -> Option<bool> {
-    let sandbox = config.get("sandbox")?;
-    let off = |s: &str| {
-        matches!(
-            s,
-            "off" | "unavailable" | "none" | "disabled" | "unsandboxed"
-        )
-    };
-    if let Some(s) = sandbox.as_str() {
-        return Some(off(s));
-    }
-    if let Some(b) = sandbox.as_bool() {
-        return Some(!b);
-    }
-    for key in ["mode", "state", "status"] {
-        if let Some(s) = sandbox.get(key).and_then(|v| v.as_str()) {
-            return Some(off(s));
-        }
-    }
-    for key in ["enabled", "active", "sandboxed"] {
-        if let Some(b) = sandbox.get(key).and_then(|v| v.as_bool()) {
-            return Some(!b);
-        }
-    }
-    None
 }

@@ -1,5 +1,5 @@
 //! The tables `nextedit replay`, `report` and `runs` print, formatted from typed
-//! values into any writer (the CLI passes stdout).
+//! values into any writer (the CLI passes stdout): the only place they are built.
 
 use std::io::Write;
 use std::path::Path;
@@ -116,6 +116,25 @@ pub fn print_report_against(
         reports.push(report);
     }
     print_definitions(out, &reports).map_err(print)?;
+    content_table(out, &reports).map_err(print)?;
+    print_yardsticks(out, &reports).map_err(print)?;
+    if reports.iter().any(|r| !r.context.is_empty()) {
+        print_context(out, &reports).map_err(print)?;
+    }
+    cache_notes(out, &reports).map_err(print)?;
+    let baseline = match baseline {
+        Some(b) => Some(GroupFigures::of(store, b)?),
+        None => None,
+    };
+    for run in groups {
+        print_figures(out, &GroupFigures::of(store, run)?, baseline.as_ref()).map_err(print)?;
+    }
+    closing_notes(out, &reports, &compared.notes()).map_err(print)
+}
+
+/// The content table: each run's mean scores, its no-op baselines, its latencies and
+/// its failed calls.
+fn content_table(out: &mut impl Write, reports: &[RunReport]) -> std::io::Result<()> {
     writeln!(
         out,
         "\n{:>4}  {:>9}  {:>7}  {:>20}  {:>18}  {:>21}  {:>21}  FAILED CALLS",
@@ -126,9 +145,8 @@ pub fn print_report_against(
         "NOOP ES EMPTY/UNCH",
         "SUGGEST p50/p95 ms",
         "GENERATE p50/p95 ms"
-    )
-    .map_err(print)?;
-    for r in &reports {
+    )?;
+    for r in reports {
         let m = &r.measurements;
         let errors: Vec<String> = m
             .errors
@@ -155,55 +173,7 @@ pub fn print_report_against(
             } else {
                 errors.join(", ")
             }
-        )
-        .map_err(print)?;
-    }
-    print_yardsticks(out, &reports).map_err(print)?;
-    if reports.iter().any(|r| !r.context.is_empty()) {
-        print_context(out, &reports).map_err(print)?;
-    }
-    for r in &reports {
-        let m = &r.measurements;
-        if m.cache_served + m.cache_live > 0 {
-            writeln!(
-                out,
-                "\nrun {}: cache {}: {} of {} calls served from the cache (latencies as the suggester took when each answer was stored)",
-                r.info.id,
-                r.info.config["cache"].as_str().unwrap_or("?"),
-                m.cache_served,
-                m.cache_served + m.cache_live
-            )
-            .map_err(print)?;
-        }
-    }
-    let baseline = match baseline {
-        Some(b) => Some(GroupFigures::of(store, b)?),
-        None => None,
-    };
-    for run in groups {
-        print_figures(out, &GroupFigures::of(store, run)?, baseline.as_ref()).map_err(print)?;
-    }
-    for r in &reports {
-        if r.unsandboxed_process {
-            writeln!(
-                out,
-                "\nrun {}: unsandboxed (its suggester could read the repository, the database and the network)",
-                r.info.id
-            )
-            .map_err(print)?;
-        }
-    }
-    for r in &reports {
-        if let Some(reason) = r.verdict.reason() {
-            writeln!(out, "\nrun {} FAILED: {reason}", r.info.id).map_err(print)?;
-        }
-    }
-    let notes = compared.notes();
-    if !notes.is_empty() {
-        writeln!(out).map_err(print)?;
-        for note in notes {
-            writeln!(out, "{note}").map_err(print)?;
-        }
+        )?;
     }
     Ok(())
 }
@@ -231,6 +201,53 @@ fn print_yardsticks(out: &mut impl Write, reports: &[RunReport]) -> std::io::Res
                 None => "-".into(),
             }
         )?;
+    }
+    Ok(())
+}
+
+/// A line for each run that used the response cache: how many calls it served.
+fn cache_notes(out: &mut impl Write, reports: &[RunReport]) -> std::io::Result<()> {
+    for r in reports {
+        let m = &r.measurements;
+        if m.cache_served + m.cache_live > 0 {
+            writeln!(
+                out,
+                "\nrun {}: cache {}: {} of {} calls served from the cache (latencies as the suggester took when each answer was stored)",
+                r.info.id,
+                r.info.config["cache"].as_str().unwrap_or("?"),
+                m.cache_served,
+                m.cache_served + m.cache_live
+            )?;
+        }
+    }
+    Ok(())
+}
+
+/// The report's last lines: unsandboxed runs, failed runs, and the comparison's notes.
+fn closing_notes(
+    out: &mut impl Write,
+    reports: &[RunReport],
+    notes: &[String],
+) -> std::io::Result<()> {
+    for r in reports {
+        if r.unsandboxed_process {
+            writeln!(
+                out,
+                "\nrun {}: unsandboxed (its suggester could read the repository, the database and the network)",
+                r.info.id
+            )?;
+        }
+    }
+    for r in reports {
+        if let Some(reason) = r.verdict.reason() {
+            writeln!(out, "\nrun {} FAILED: {reason}", r.info.id)?;
+        }
+    }
+    if !notes.is_empty() {
+        writeln!(out)?;
+        for note in notes {
+            writeln!(out, "{note}")?;
+        }
     }
     Ok(())
 }
@@ -514,7 +531,8 @@ pub fn print_run_list(
 /// `unsandboxed` when the run's process ran without the sandbox, and which run's
 /// repetition it is.
 fn suggester_label(info: &RunSummary) -> String {
-    let mark = if super::report::unsandboxed(&info.config) == Some(true) {
+    let stored = super::plan::SandboxState::stored(&info.config);
+    let mark = if stored.is_some_and(|sandbox| sandbox.is_unsandboxed()) {
         " unsandboxed"
     } else {
         ""

@@ -45,9 +45,9 @@ pub(super) fn build_suggester(
         "builtin:unchanged-at-gold" => Box::new(FedSuggester::unchanged_at_gold()),
         // A recorded session's own offers: they come from the trajectory the engine
         // replays (`Suggester::offers_feed`), so this one is built here, not by `suggest::build`.
-        spec if spec.starts_with("recorded:") => {
-            Box::new(RecordedSuggester::from_spec(spec).map_err(RunError::Other)?)
-        }
+        spec if spec.starts_with("recorded:") => Box::new(
+            RecordedSuggester::from_spec(spec).map_err(|e| RunError::Other(e.to_string()))?,
+        ),
         spec => {
             let options = BuildOptions {
                 timeout: Duration::from_secs_f64(settings.timeout),

@@ -8,6 +8,9 @@
 //! summarized by reason, each task's output tail kept. Each task weighs the same: a figure is the mean over
 //! tasks of the task's mean over its answers; pass@k is the unbiased estimator per task.
 
+use crate::engine::task::ContextFrom;
+use crate::store::TaskStore;
+use crate::store::text_of;
 use std::collections::BTreeMap;
 
 use crate::base::sys::limits::Limit;
@@ -214,8 +217,8 @@ fn run_figures(row: &TaskRunRow, tasks: &[StoredTask]) -> RunFigures {
         samples: row.samples,
         finished: row.finished,
         total: figures(&tasks.iter().collect::<Vec<_>>(), row.samples),
-        by_scenario: group(&|t| t.scenario.clone()),
-        by_dependency: group(&|t| t.dependency.clone().unwrap_or_else(|| "none".into())),
+        by_scenario: group(&|t| text_of(&t.scenario)),
+        by_dependency: group(&dependency_level),
         left_out: left_out(tasks),
         unsandboxed: sandbox != "bwrap",
         sandbox,
@@ -312,6 +315,13 @@ pub fn figures(tasks: &[&StoredTask], samples: u32) -> Figures {
     }
 }
 
+/// A task's dependency level as reports group by it (`none` without one).
+fn dependency_level(task: &StoredTask) -> String {
+    task.dependency
+        .as_ref()
+        .map_or_else(|| "none".into(), text_of)
+}
+
 /// Per suggester, per dependency level (and `all`): state-context tasks beside
 /// head-context tasks, when both are there.
 fn evolution_rows(loaded: &[(TaskRunRow, Vec<StoredTask>)]) -> Vec<EvolutionRow> {
@@ -322,10 +332,10 @@ fn evolution_rows(loaded: &[(TaskRunRow, Vec<StoredTask>)]) -> Vec<EvolutionRow>
             .entry(row.suggester.clone())
             .or_insert_with(|| (Vec::new(), Vec::new(), row.samples));
         for task in tasks {
-            match task.context_from.as_deref() {
-                Some("head") => entry.1.push(task),
-                Some("state") => entry.0.push(task),
-                _ => {}
+            match task.context_from {
+                Some(ContextFrom::Head) => entry.1.push(task),
+                Some(ContextFrom::State) => entry.0.push(task),
+                None => {}
             }
         }
     }
@@ -334,14 +344,15 @@ fn evolution_rows(loaded: &[(TaskRunRow, Vec<StoredTask>)]) -> Vec<EvolutionRow>
         if aware.is_empty() || ignored.is_empty() {
             continue;
         }
-        let level = |t: &&StoredTask| t.dependency.clone().unwrap_or_else(|| "none".into());
-        let mut levels: Vec<String> = aware.iter().chain(&ignored).map(level).collect();
+        let mut levels: Vec<String> = (aware.iter().chain(&ignored))
+            .map(|t| dependency_level(t))
+            .collect();
         levels.sort();
         levels.dedup();
         for l in levels.iter().map(String::as_str).chain(["all"]) {
             fn pick<'t>(ts: &[&'t StoredTask], l: &str) -> Vec<&'t StoredTask> {
                 ts.iter()
-                    .filter(|t| l == "all" || t.dependency.as_deref().unwrap_or("none") == l)
+                    .filter(|t| l == "all" || dependency_level(t) == l)
                     .copied()
                     .collect()
             }

@@ -1,4 +1,5 @@
-//! The ContextBench evaluation of one instance, and aggregation over instances.
+//! The ContextBench evaluation of one instance (coverage, precision and F1 per
+//! granularity, AUC, redundancy, EditLoc), and aggregation over instances.
 
 use std::cell::OnceCell;
 use std::collections::{BTreeSet, HashMap};

@@ -12,6 +12,11 @@
 //! - an `open` names the whole file as opened, unless the editor sent visible ranges
 //!   for that file: then the open names the file only and the ranges say what was seen;
 //! - lines are 0-based half-open here and 1-based inclusive in ContextBench.
+//!
+//! The default gold is the edited lines plus the definitions they use, or the
+//! trajectory's `gold.context` when it has one. [`TrajectoryRepo`] is a `RepoView` over
+//! the trajectory's own texts (`nextedit context`), whose coverage curve comes as CSV
+//! or JSON (`SessionScores::coverage_curve_csv`, `coverage_curve_json`).
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::Path;
@@ -26,7 +31,9 @@ use super::input::{Gold, GoldRegion, LineSpan, Prediction, Step};
 use crate::core::metrics::lcs::lcs_pairs;
 use crate::core::syntax::Language;
 use crate::core::syntax::structure::{Role, analyze};
-use crate::core::trajectory::{Change, ContextRegion, EventBody, LineRange, ReadRole, Trajectory};
+use crate::core::trajectory::{
+    Change, ContextRegion, EventBody, LineRange, ReadRole, SignalKind, SignalRange, Trajectory,
+};
 
 /// Receivers and placeholders: using them says nothing about which definition matters.
 const IGNORED_NAMES: [&str; 6] = ["self", "cls", "this", "super", "_", "it"];
@@ -75,16 +82,15 @@ fn shift_range(lines: LineRange, change: &Change) -> LineRange {
     LineRange::new(start, last + 1)
 }
 
-/// LSP range JSON → lines; an end at column 0 of a later line excludes that line.
-fn lsp_range_lines(range: &serde_json::Value) -> Option<LineRange> {
-    let num = |p: &str| range.pointer(p).and_then(serde_json::Value::as_u64);
-    let (start, end_line) = (num("/start/line")? as usize, num("/end/line")? as usize);
-    let end = if num("/end/character")? == 0 && end_line > start {
+/// A signal's range → lines; an end at column 0 of a later line excludes that line.
+fn lsp_range_lines(range: &SignalRange) -> LineRange {
+    let (start, end_line) = (range.start_line as usize, range.end_line as usize);
+    let end = if range.end_character == 0 && end_line > start {
         end_line
     } else {
         end_line + 1
     };
-    Some(LineRange::new(start, end.max(start + 1)))
+    LineRange::new(start, end.max(start + 1))
 }
 
 /// The trajectory's reads as ContextBench steps, in temporal order, in final coordinates.
@@ -93,7 +99,7 @@ pub fn session_steps(trajectory: &Trajectory) -> Vec<ContextStep> {
         .events
         .iter()
         .filter_map(|e| match &e.body {
-            EventBody::Signal(s) if s.kind == "visible_ranges" => s.file.as_deref(),
+            EventBody::Signal(s) if s.kind == SignalKind::VisibleRanges => s.file.as_deref(),
             _ => None,
         })
         .collect();
@@ -147,25 +153,21 @@ pub fn session_steps(trajectory: &Trajectory) -> Vec<ContextStep> {
             // What the editor showed, and where the developer put the caret or selected:
             // lines they read (an empty selection reads the caret's line).
             EventBody::Signal(signal)
-                if signal.kind == "visible_ranges" || signal.kind == "selection" =>
+                if signal.kind == SignalKind::VisibleRanges
+                    || signal.kind == SignalKind::Selection =>
             {
                 let Some(file) = &signal.file else { continue };
-                let key = if signal.kind == "selection" {
-                    "selections"
-                } else {
-                    "ranges"
-                };
-                let ranges: Vec<LineRange> = signal.payload[key]
-                    .as_array()
-                    .map(|a| a.iter().filter_map(lsp_range_lines).collect())
-                    .unwrap_or_default();
+                let ranges: Vec<LineRange> = (SignalRange::read_all(&signal.kind, &signal.payload)
+                    .iter())
+                .map(lsp_range_lines)
+                .collect();
                 if ranges.is_empty() {
                     continue;
                 }
                 let step = steps.len();
                 steps.push(ContextStep {
                     t_ms: Some(event.t_ms),
-                    via: signal.kind.clone(),
+                    via: signal.kind.to_string(),
                     reads: Vec::new(),
                 });
                 for lines in ranges {

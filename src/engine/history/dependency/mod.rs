@@ -21,10 +21,17 @@
 //!
 //! A use resolves only to the definitions of the closest scope rank, so a name
 //! changed in many places links each use to its own definition, not to all of them.
+//! Edits sharing one fact are linked as a chain, and a use to its nearest definition,
+//! beyond `CLIQUE_MAX` (8) holders, so cost and edges stay near-linear.
+//!
+//! This file has the types and runs every rule; each rule family is a file of its own:
+//! `definitions`, `names`, `imports`, `testing`, `clones`, `moves`, `documentation`,
+//! and `tokens`, the words the rules compare.
 
 use std::collections::BTreeSet;
 
 use super::symbols::EditSymbols;
+pub use crate::core::trajectory::DependencyKind;
 
 mod clones;
 mod definitions;
@@ -120,64 +127,6 @@ pub struct EditFacts<'a> {
     pub after_text: &'a str,
     /// Names of the enclosing scopes (the structural path), outermost first.
     pub scope: &'a [String],
-}
-
-/// A reason kind, as written in `reasons[].kind`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum DependencyKind {
-    /// Definition → use.
-    DefUse,
-    /// Signature change → call site.
-    SignatureCall,
-    /// Import → use in the same file.
-    ImportUse,
-    /// Definition → its import elsewhere.
-    DefImport,
-    /// The same change in several places.
-    Clone,
-    /// Test ↔ implementation.
-    TestImpl,
-    /// Deleted here, inserted there.
-    Move,
-    /// A language server resolved a use in one edit to a definition in another.
-    LspDefUse,
-    /// A language server found a reference, in one edit, to a definition another edit
-    /// adds or changes (`textDocument/references`).
-    LspReference,
-    /// Two edits of one function introduce the same new compound name.
-    SharedName,
-    /// A call passes a keyword argument whose parameter another edit changed or uses.
-    ArgumentParameter,
-    /// A docstring or comment names what another edit of the function changed.
-    DocImpl,
-    /// A pytest fixture changed, a test or fixture taking it as a parameter.
-    Fixture,
-}
-
-impl DependencyKind {
-    /// The snake_case name used in trajectories.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            DependencyKind::DefUse => "def_use",
-            DependencyKind::SignatureCall => "signature_call",
-            DependencyKind::ImportUse => "import_use",
-            DependencyKind::DefImport => "def_import",
-            DependencyKind::Clone => "clone",
-            DependencyKind::TestImpl => "test_impl",
-            DependencyKind::Move => "move",
-            DependencyKind::LspDefUse => "lsp_def_use",
-            DependencyKind::LspReference => "lsp_reference",
-            DependencyKind::SharedName => "shared_name",
-            DependencyKind::ArgumentParameter => "argument_parameter",
-            DependencyKind::DocImpl => "doc_impl",
-            DependencyKind::Fixture => "fixture",
-        }
-    }
-
-    /// True for kinds that fix a direction (a move's deletion comes first).
-    pub fn is_directed(self) -> bool {
-        self == DependencyKind::Move
-    }
 }
 
 /// One dependency found between two edits (indices into the commit's edits).
