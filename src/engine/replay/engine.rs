@@ -683,7 +683,12 @@ impl Stepper<'_> {
             generate_latency = Some(generated.latency);
         }
         let (reads, dropped_reads) = checked_reads(state, reads);
-        let yardsticks = StepYardsticks::of(state, &predictions, &allowed, content.as_ref());
+        let yardsticks = StepYardsticks::of(
+            state,
+            predictions.first().map(|p| &p.edit),
+            &allowed,
+            content.as_ref().map(|c| (c.gold.0, c.text.as_str())),
+        );
         state.apply(next);
         graph.settle(state);
         workspace.sync(state).map_err(ReplayError::Workspace)?;

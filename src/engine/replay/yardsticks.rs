@@ -3,10 +3,10 @@
 //! computed on the whole file, and whether the best-ranked prediction lands where an edit
 //! allowed next is (NES's location accuracy).
 
-use super::engine::{ContentScore, PredictionRecord};
 use super::matching::{Located, location_score};
 use super::state::ReplayState;
 use crate::core::metrics::yardsticks::{delta_chrf::delta_chrf, nep::nep_match};
+use crate::engine::suggest::protocol::SuggestedEdit;
 
 /// The yardsticks of one step; `None` where the step has nothing to measure.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
@@ -26,19 +26,19 @@ pub struct StepYardsticks {
 
 impl StepYardsticks {
     /// The yardsticks of a step before its next edit is applied: where its best-ranked
-    /// prediction (of `predictions`, in rank order) is against the `allowed` gold
-    /// edits, and its `content`, if any.
+    /// prediction `top` is against the `allowed` gold edits, and its `content` (the gold
+    /// edit scored against and the text), if any.
     pub fn of(
         state: &ReplayState,
-        predictions: &[PredictionRecord],
+        top: Option<&SuggestedEdit>,
         allowed: &[usize],
-        content: Option<&ContentScore>,
+        content: Option<(usize, &str)>,
     ) -> StepYardsticks {
         // Only the place of a prediction decides its location: its texts stay empty.
-        let top = predictions.first().map(|p| Located {
-            file: &p.edit.file,
-            start: p.edit.start_line,
-            end: p.edit.end_line,
+        let top = top.map(|edit| Located {
+            file: &edit.file,
+            start: edit.start_line,
+            end: edit.end_line,
             before: "",
             after: "",
         });
@@ -47,7 +47,7 @@ impl StepYardsticks {
             ..StepYardsticks::default()
         };
         match content {
-            Some(c) => yardsticks.with_content(state, c.gold.0, &c.text),
+            Some((gold, text)) => yardsticks.with_content(state, gold, text),
             None => yardsticks,
         }
     }
