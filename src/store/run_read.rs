@@ -1,7 +1,8 @@
 //! Reading replay runs back ([`RunRead`] for the database): summaries, trajectories,
 //! steps whole or a page at a time (`replay` prints a finished trajectory's steps from
 //! the database, so however long the trajectory, only one page of its steps is in
-//! memory), measurements and call tallies for reports.
+//! memory), measurements, call tallies and the steps' yardsticks
+//! (`run_step_yardsticks`) for reports.
 
 use rusqlite::{OptionalExtension, params};
 

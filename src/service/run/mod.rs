@@ -10,8 +10,9 @@
 //! one), [`drill`] (each step's gold edit and predictions as diffs), [`html`] (the
 //! self-contained HTML page of `report --html`), [`definition`] (how a run was scored,
 //! over which trajectories), [`common`] (the steps compared runs share, and a view of
-//! the store holding only those) and [`verdict`] (whether too many of a run's calls
-//! failed).
+//! the store holding only those), [`yardsticks`] (a run's means of the field's other
+//! yardsticks, per step from the replay engine) and [`verdict`] (whether too many of a
+//! run's calls failed).
 //!
 //! Architecture invariant: the service never prints. What it has to say goes through
 //! [`RunEvents`], which the CLI implements; runs are written only through the narrow
