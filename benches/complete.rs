@@ -22,7 +22,7 @@
 use std::path::Path;
 use std::time::Instant;
 
-use nextedit::base::sys::sandbox::availability;
+use nextedit::base::sys::probe::availability;
 use nextedit::engine::suggest::prompt;
 use nextedit::engine::suggest::protocol::{CompleteParams, InitializeParams, Revealed};
 use nextedit::engine::suggest::{NoopSuggester, RetrieveSuggester, Suggester, complete_call};

@@ -18,6 +18,8 @@
 //! edits (default 5,000) the child also runs the reference analysis that reparses
 //! in full after every edit and says whether its edges are the same.
 
+use nextedit::store::SessionRead;
+use nextedit::store::SessionStore;
 use std::time::Instant;
 
 use nextedit::core::lsp::Direction;

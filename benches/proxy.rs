@@ -28,9 +28,10 @@ use std::time::{Duration, Instant};
 mod support;
 use support::Load;
 
-use nextedit::core::lsp::client::{LspClient, path_to_uri};
 use nextedit::core::lsp::framing::{FrameDecoder, encode_frame};
 use nextedit::core::lsp::{Envelope, MessageKind};
+use nextedit::core::record::uri::path_to_uri;
+use nextedit::engine::lsp_client::LspClient;
 use serde_json::json;
 
 const ROLE: &str = "NEXTEDIT_BENCH_ROLE";

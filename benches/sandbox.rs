@@ -11,7 +11,8 @@
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use nextedit::base::sys::sandbox::{Sandbox, availability};
+use nextedit::base::sys::probe::availability;
+use nextedit::base::sys::sandbox::Sandbox;
 use nextedit::engine::suggest::protocol::{InitializeParams, Revealed, SuggestParams};
 use nextedit::engine::suggest::{ProcessSuggester, Suggester};
 

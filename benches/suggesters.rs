@@ -25,7 +25,7 @@ use std::net::TcpListener;
 use std::path::Path;
 use std::time::Instant;
 
-use nextedit::base::sys::sandbox::availability;
+use nextedit::base::sys::probe::availability;
 use nextedit::engine::suggest::openai::OpenAiSuggester;
 use nextedit::engine::suggest::prompt::{self, PromptInput, Template};
 use nextedit::engine::suggest::protocol::{

@@ -9,7 +9,8 @@ use std::process::Command;
 use std::time::Duration;
 
 use anyhow::{Context, bail};
-use nextedit::core::lsp::client::{LspClient, path_to_uri};
+use nextedit::core::record::uri::path_to_uri;
+use nextedit::engine::lsp_client::LspClient;
 use serde_json::json;
 
 const SAMPLE: &str = "\"\"\"A tiny inventory module.\"\"\"\n\n\ndef total_price(items):\n    return sum(item.price for item in items)\n\n\ndef describe(items):\n    return f\"{len(items)} items, {total_price(items)} in total\"\n";

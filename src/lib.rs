@@ -13,6 +13,8 @@
 
 #![warn(missing_docs)]
 #![forbid(unsafe_op_in_unsafe_fn)]
+// `unsafe` only in `base::sys::process`, which allows it.
+#![deny(unsafe_code)]
 
 pub mod base;
 pub mod core;

@@ -1,5 +1,7 @@
 //! The `nextedit` binary: clap commands only; all logic lives in the library.
 
+#![deny(unsafe_code)]
+
 fn main() {
     std::process::exit(nextedit_cli::run());
 }

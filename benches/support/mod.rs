@@ -14,7 +14,8 @@ mod load;
 #[allow(unused_imports)]
 pub use load::Load;
 
-use nextedit::base::sys::sandbox::{Sandbox, availability};
+use nextedit::base::sys::probe::availability;
+use nextedit::base::sys::sandbox::Sandbox;
 use nextedit::engine::suggest::{ProcessSuggester, Suggester};
 
 /// Answers every request with an empty result that fits `suggest` and `complete`.

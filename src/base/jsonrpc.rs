@@ -1,8 +1,11 @@
-//! JSON-RPC 2.0 for nextedit's clients: the message shapes (request, notification,
-//! response, error object), request ids, and what a message is once decoded.
+//! JSON-RPC 2.0 for nextedit's clients: the message shapes (request, notification and
+//! result bodies), request ids ([`RequestIds`]), and what a message is once decoded
+//! ([`Incoming`]: request, notification, response) and what an answer holds
+//! ([`Response`]: a result, or the [`ErrorObject`] with code, message and data), which
+//! each client turns into its own typed error. No transport, no processes.
 //!
 //! Both clients build and decode their messages here and keep only their transport:
-//! [`crate::core::lsp::client`] frames them with `Content-Length` headers for language
+//! [`crate::engine::lsp_client`] frames them with `Content-Length` headers for language
 //! servers, `suggest::process` writes one per line for suggester programs.
 //! The proxy uses neither: it forwards bytes and decodes envelopes borrowed from them
 //! ([`crate::core::lsp::Envelope`]), never re-serialising a message.

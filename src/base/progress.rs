@@ -1,8 +1,10 @@
-//! Progress of the long commands (replay, derive --range, import, score) on stderr,
-//! one piece for all of them: an indicatif bar with count, rate and ETA when stderr is
-//! a terminal, one line per finished item when it is not (a log keeps every item), and
-//! nothing with `--quiet`. The bar is hidden while anything else is written, so lines
-//! never tear it.
+//! Progress of the long commands (replay, derive --range, import (historian-testset
+//! too), eval-order, export trajectories|results, score contextbench) on stderr, one
+//! piece for all of them: an indicatif bar with count, rate and ETA when stderr is a
+//! terminal, one line `nextedit: [n/N] item: outcome` per finished item when it is not
+//! (a log keeps every item), and nothing with `--quiet`. The bar is hidden while
+//! anything else is written, so lines never tear it. Replay's printer feeds it from
+//! `run::RunEvents` (`started`, `replayed`, `failed`).
 
 use std::io::IsTerminal;
 use std::sync::OnceLock;

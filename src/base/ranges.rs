@@ -1,7 +1,7 @@
 //! The ranges nextedit's numbers must lie in, in one place: every numeric flag of
 //! every command is parsed by one of the value parsers here (so a bad value is a
 //! usage error, exit 2, whose message names the flag and the range), and the same
-//! checks apply to settings read back from a database to resume a run.
+//! checks apply to settings read back from a database to resume a run. Pure.
 //!
 //! Why these bounds: seconds are finite and at most a week (longer than any model load
 //! or test run, and `Duration` cannot hold 1e308 s); workers are at most 256 (more

@@ -1,5 +1,6 @@
 //! `nextedit derive`: git commits → trajectories.
 
+use nextedit::store::SessionStore;
 use std::io::Write;
 use std::path::PathBuf;
 
@@ -124,37 +125,59 @@ pub fn run(args: DeriveArgs) -> Result<i32> {
         )?),
         false => None,
     };
-    let project = repo.project();
-    if let Some(rev) = &args.commit {
-        let sha = repo.resolve(rev)?;
-        let record = repo.load(&sha)?;
-        let (mut trajectory, stats) =
-            derive_from_source(&repo, &record, project.as_deref(), servers.as_ref())?;
-        if let Some(stats) = stats {
-            report_lsp(&sha, &stats);
-        }
-        trajectory.session.workspace = Some(args.repo.display().to_string());
-        if let Some(path) = &args.order_from {
-            trajectory.order = read_order_file(path, trajectory.edits.len())?;
-        }
-        if let Some(db) = &mut db {
-            let id = db.import_trajectory(&trajectory)?;
-            eprintln!("stored {} as session {id}", &sha[..10]);
-        }
-        let json = serde_json::to_string_pretty(&trajectory)?;
-        match &args.out {
-            Some(path) => std::fs::write(path, json + "\n")
-                .with_context(|| format!("writing {}", path.display()))?,
-            None => println!("{json}"),
-        }
-        return Ok(0);
+    match &args.commit {
+        Some(rev) => derive_commit(&args, &repo, db.as_mut(), servers.as_ref(), rev),
+        None => derive_range(&args, &repo, db.as_mut(), servers.as_ref()),
     }
+}
+
+/// `--commit`: one trajectory, written pretty.
+fn derive_commit(
+    args: &DeriveArgs,
+    repo: &GitRepository,
+    db: Option<&mut nextedit::store::Database>,
+    servers: Option<&ServerSet>,
+    rev: &str,
+) -> Result<i32> {
+    let project = repo.project();
+    let sha = repo.resolve(rev)?;
+    let record = repo.load(&sha)?;
+    let (mut trajectory, stats) = derive_from_source(repo, &record, project.as_deref(), servers)?;
+    if let Some(stats) = stats {
+        report_lsp(&sha, &stats);
+    }
+    trajectory.session.workspace = Some(args.repo.display().to_string());
+    if let Some(path) = &args.order_from {
+        trajectory.order = read_order_file(path, trajectory.edits.len())?;
+    }
+    if let Some(db) = db {
+        let id = db.import_trajectory(&trajectory)?;
+        eprintln!("stored {} as session {id}", &sha[..10]);
+    }
+    let json = serde_json::to_string_pretty(&trajectory)?;
+    match &args.out {
+        Some(path) => std::fs::write(path, json + "\n")
+            .with_context(|| format!("writing {}", path.display()))?,
+        None => println!("{json}"),
+    }
+    Ok(0)
+}
+
+/// `--range`: one trajectory per selected commit, a commit that fails skipped (and
+/// said), one JSON line each or one file each in `--out`.
+fn derive_range(
+    args: &DeriveArgs,
+    repo: &GitRepository,
+    mut db: Option<&mut nextedit::store::Database>,
+    servers: Option<&ServerSet>,
+) -> Result<i32> {
+    let project = repo.project();
     let spec = args
         .range
         .as_deref()
         .expect("clap requires --commit or --range");
     let selection =
-        select(&repo, spec, args.merges).with_context(|| format!("reading the range {spec:?}"))?;
+        select(repo, spec, args.merges).with_context(|| format!("reading the range {spec:?}"))?;
     eprintln!("{}", describe_selection(spec, &selection));
     let commits = selection.commits;
     if let Some(dir) = &args.out {
@@ -163,8 +186,7 @@ pub fn run(args: DeriveArgs) -> Result<i32> {
     let progress = Progress::new(ProgressMode::detect(args.quiet), "commits");
     progress.start(commits.len());
     let mut failed = 0usize;
-    let (mut lsp_seconds, mut lsp_commits) = (0.0f64, 0usize);
-    let (mut lsp_requests, mut lsp_references, mut lsp_refuted) = (0usize, 0usize, 0usize);
+    let mut lsp = LspTotals::default();
     let mut stdout = std::io::stdout().lock();
     for sha in &commits {
         let failed_before = failed;
@@ -173,20 +195,16 @@ pub fn run(args: DeriveArgs) -> Result<i32> {
             .map_err(anyhow::Error::from)
             .and_then(|record| {
                 let (mut trajectory, stats) =
-                    derive_from_source(&repo, &record, project.as_deref(), servers.as_ref())?;
+                    derive_from_source(repo, &record, project.as_deref(), servers)?;
                 if let Some(stats) = stats {
-                    lsp_seconds += stats.seconds;
-                    lsp_requests += stats.requests;
-                    lsp_references += stats.reference_requests;
-                    lsp_refuted += stats.refuted;
-                    lsp_commits += 1;
+                    lsp.add(&stats);
                 }
                 trajectory.session.workspace = Some(args.repo.display().to_string());
                 Ok(trajectory)
             });
         match derived {
             Ok(trajectory) => {
-                if let Some(db) = &mut db {
+                if let Some(db) = db.as_deref_mut() {
                     db.import_trajectory(&trajectory)?;
                 }
                 match &args.out {
@@ -223,13 +241,41 @@ pub fn run(args: DeriveArgs) -> Result<i32> {
         commits.len() - failed,
         commits.len()
     );
-    if lsp_commits > 0 {
-        eprintln!(
-            "lsp: {lsp_requests} definition and {lsp_references} references requests, {lsp_refuted} reasons refuted, {:.1} s per commit on average",
-            lsp_seconds / lsp_commits as f64
-        );
-    }
+    lsp.report();
     Ok(if failed > 0 { 1 } else { 0 })
+}
+
+/// The `--lsp` pass's figures summed over a range's commits.
+#[derive(Default)]
+struct LspTotals {
+    seconds: f64,
+    commits: usize,
+    requests: usize,
+    references: usize,
+    refuted: usize,
+}
+
+impl LspTotals {
+    fn add(&mut self, stats: &LspStats) {
+        self.seconds += stats.seconds;
+        self.requests += stats.requests;
+        self.references += stats.reference_requests;
+        self.refuted += stats.refuted;
+        self.commits += 1;
+    }
+
+    /// One line on stderr, when any commit had the pass.
+    fn report(&self) {
+        if self.commits > 0 {
+            eprintln!(
+                "lsp: {} definition and {} references requests, {} reasons refuted, {:.1} s per commit on average",
+                self.requests,
+                self.references,
+                self.refuted,
+                self.seconds / self.commits as f64
+            );
+        }
+    }
 }
 
 fn report_lsp(sha: &str, stats: &LspStats) {

@@ -1,5 +1,7 @@
 //! Command-line interface: one file (or directory) per subcommand, each holding only
-//! argument parsing and printing; the work is the library's.
+//! argument parsing and printing; the work is the library's. A command opens what it
+//! needs, calls the library and prints; errors are `anyhow` with context naming the
+//! file or session.
 //!
 //! Exit codes ([`EXIT_CODES`], also in `nextedit --help`): 0 success, also when stdout
 //! was closed early (`nextedit … | head`); 1 the command ran but something it judges

@@ -1,5 +1,7 @@
-//! `nextedit runs`: list, show, delete or merge replay runs.
+//! `nextedit runs`: list, show, delete or merge replay runs (what it prints is built by
+//! `service::run::text`, the merge is `service::run::shard`'s).
 
+use nextedit::store::Erase;
 use std::io::Write;
 use std::path::PathBuf;
 

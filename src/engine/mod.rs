@@ -4,6 +4,7 @@
 
 pub mod history;
 pub mod live;
+pub mod lsp_client;
 pub mod replay;
 pub mod suggest;
 pub mod task;

@@ -1,6 +1,7 @@
 //! File-system side of ContextBench scoring: a repository checkout as a
 //! [`RepoView`], loading gold / prediction / Benchkit trace / patch files, and
-//! scoring a file's predictions against their gold rows in that checkout.
+//! scoring a file's predictions against their gold rows in that checkout
+//! ([`score_predictions`]).
 //!
 //! Kept out of [`crate::core::metrics`], which stays pure.
 

@@ -4,6 +4,10 @@
 //! line again, and what the database says is only compared with it. A database is data
 //! someone may have handed over (a published run, a shard from another machine): a
 //! command it names is never run on its word.
+//!
+//! [`confirm`] compares one setting: a missing or different one is a [`ResumeError`]
+//! naming the stored value and the flag. `run::plan::Reasserted` (replay) and
+//! `tasks::runner::TaskRunGiven` (tasks run) are what each command line gives again.
 
 /// A setting of a resumed run that the command line did not repeat, or repeated
 /// otherwise than the run was made with.

@@ -1,11 +1,16 @@
 //! Stored sessions as the trajectories every command works on.
 //!
 //! One way to turn "session N" (or a trajectory JSON file named on the command line)
-//! into a [`Trajectory`]: `sessions export`, `replay --session`, `context` and the
-//! reports all load through here, so a linked commit, a slice and a recorded
-//! session's dependency order mean the same thing everywhere. [`edited_files`] gives
-//! the final texts `sessions link` looks for in the repository's commits.
+//! into a [`Trajectory`] ([`load_session_trajectory`]: refreshed commit facts, slice,
+//! pause re-cut, a recorded session's dependency order, its offers): `sessions export`,
+//! `replay --session`, `context` and the reports all load through here, so a linked
+//! commit, a slice and a recorded session's dependency order mean the same thing
+//! everywhere. [`SessionArg`] reads a SESSION argument (an id or a trajectory file).
+//! [`edited_files`] gives the final texts `sessions link` looks for in the
+//! repository's commits. Must not print or parse command lines.
 
+use crate::store::OfferRead;
+use crate::store::SessionRead;
 use std::path::{Path, PathBuf};
 
 use crate::core::trajectory::{
@@ -92,7 +97,7 @@ pub fn load_session_trajectory(
             trajectory.events.last().map_or(0, |e| e.seq),
         );
         let files: Vec<&str> = trajectory.files.iter().map(|f| f.path.as_str()).collect();
-        trajectory.offers = crate::engine::live::offers_of(&db.offers(id)?, &trajectory)
+        trajectory.offers = offers_of(&db.offers(id)?, &trajectory)
             .into_iter()
             .filter(|o| {
                 spec.is_everything()
@@ -231,4 +236,61 @@ pub fn edited_files(
         });
     }
     Ok(files)
+}
+/// A session's stored offers in the trajectory's terms: files by the trajectory's
+/// path for their URI, times in milliseconds, the server named from the session's
+/// command. Offers about excluded documents and edits of documents that were not
+/// open at the answer (no byte offsets) are left out.
+fn offers_of(
+    stored: &[crate::store::StoredOffer],
+    trajectory: &crate::core::trajectory::Trajectory,
+) -> Vec<crate::engine::live::Offer> {
+    let server = crate::engine::live::server_name(&trajectory.session.server_command);
+    let file_of = |uri: &str, path: Option<&String>| {
+        trajectory
+            .files
+            .iter()
+            .find(|f| f.uri.as_deref() == Some(uri))
+            .map(|f| f.path.clone())
+            .or_else(|| path.cloned())
+            .unwrap_or_else(|| uri.to_string())
+    };
+    stored
+        .iter()
+        .filter(|s| !s.excluded)
+        .map(|s| {
+            let o = &s.offer;
+            crate::engine::live::Offer {
+                seq: o.seq,
+                rank: o.rank,
+                request_seq: o.request_seq,
+                t_ms: o.t_ns as f64 / 1e6,
+                latency_ms: o.latency_ns as f64 / 1e6,
+                kind: o.kind,
+                method: o.method.clone(),
+                file: file_of(&o.uri, s.path.as_ref()),
+                line: o.position.map(|p| p.0),
+                col_byte: o.position.map(|p| p.1),
+                label: o.label.clone(),
+                text: o.text.clone(),
+                edits: o
+                    .edits
+                    .iter()
+                    .filter_map(|e| match e.at {
+                        crate::core::record::OfferSpan::Bytes(start, end) => {
+                            Some(crate::engine::live::OfferEdit {
+                                file: file_of(&e.uri, None),
+                                start_byte: start,
+                                end_byte: end,
+                                text: e.text.clone(),
+                            })
+                        }
+                        crate::core::record::OfferSpan::Lsp(_) => None,
+                    })
+                    .collect(),
+                list_size: o.list_size,
+                server: server.clone(),
+            }
+        })
+        .collect()
 }

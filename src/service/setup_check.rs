@@ -1,10 +1,12 @@
 //! The recording-setup checks behind `nextedit doctor`: the binary and PATH, the
-//! database file, the language servers and the editor plugins.
+//! database file (private, and writable through `store::Database::check_writable`), the
+//! language servers and the Neovim and VS Code plugins.
 //!
 //! Each check adds [`Finding`]s to a [`SetupReport`]; nothing is printed here. The
 //! checks read the file system and the environment and run `nvim` for a few seconds
 //! at most; they never change anything.
 
+use crate::store::SessionRead;
 use std::ffi::OsString;
 use std::fmt;
 use std::os::unix::fs::PermissionsExt;
@@ -12,6 +14,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+use crate::base::sys::process;
 use crate::store::{Database, StoreError};
 
 /// How a check came out.
@@ -183,12 +186,7 @@ pub fn check_database(report: &mut SetupReport, db: &Path, source: &str) {
 
 /// Whether this process may create files in `dir`.
 fn writable_dir(dir: &Path) -> bool {
-    use std::os::unix::ffi::OsStrExt;
-    let Ok(c_path) = std::ffi::CString::new(dir.as_os_str().as_bytes()) else {
-        return false;
-    };
-    // SAFETY: access(2) reads a NUL-terminated path we own; no memory is shared.
-    unsafe { libc::access(c_path.as_ptr(), libc::W_OK | libc::X_OK) == 0 }
+    crate::base::sys::files::may_create_in(dir)
 }
 
 /// The servers looked for when none is named, with their language.
@@ -344,22 +342,15 @@ fn run_with_limit(command: &mut Command) -> Option<String> {
         .stderr(Stdio::null())
         .spawn()
         .ok()?;
-    let start = Instant::now();
-    loop {
-        match child.try_wait() {
-            Ok(Some(status)) => {
-                let mut out = String::new();
-                std::io::Read::read_to_string(child.stdout.as_mut()?, &mut out).ok()?;
-                return status.success().then_some(out);
-            }
-            Ok(None) if start.elapsed() < Duration::from_secs(10) => {
-                std::thread::sleep(Duration::from_millis(20));
-            }
-            _ => {
-                let _ = child.kill();
-                let _ = child.wait();
-                return None;
-            }
+    match process::wait_until(&mut child, Instant::now() + Duration::from_secs(10)) {
+        Ok(Some(status)) => {
+            let mut out = String::new();
+            std::io::Read::read_to_string(child.stdout.as_mut()?, &mut out).ok()?;
+            status.success().then_some(out)
+        }
+        _ => {
+            process::end(&mut child);
+            None
         }
     }
 }

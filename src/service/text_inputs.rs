@@ -13,6 +13,9 @@ pub enum TextInputError {
     /// More than one text was to come from standard input.
     #[error("only one of --origin, --reference, --prediction can be `-` (standard input)")]
     TwoStdins,
+    /// More than one of the named texts was to come from standard input.
+    #[error("only one of {0} can be `-` (standard input)")]
+    TwoStdinsAmong(String),
     /// The metric needs an origin and none was given.
     #[error("--origin is required for this metric")]
     NoOrigin,
@@ -105,6 +108,15 @@ impl TextInputs {
             + self.prediction.len()
             + self.references.iter().map(String::len).sum::<usize>()
     }
+}
+
+/// Texts named by their options (`--base`, `--final`, …), at most one of them `-`.
+pub fn read_named(texts: &[(&'static str, &Path)]) -> Result<Vec<String>, TextInputError> {
+    if texts.iter().filter(|(_, p)| p.as_os_str() == "-").count() > 1 {
+        let flags: Vec<&str> = texts.iter().map(|(f, _)| *f).collect();
+        return Err(TextInputError::TwoStdinsAmong(flags.join(", ")));
+    }
+    texts.iter().map(|&(flag, p)| read_input(flag, p)).collect()
 }
 
 /// One text: the file at `path`, or standard input for `-`.

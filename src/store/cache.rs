@@ -1,12 +1,13 @@
-//! The response cache's table (`response_cache`, schema v4): answers by suggester
-//! spec, repetition, call and request hash, each with the run that stored it (deleted
-//! with that run) and the suggester's own latency. The spec is kept masked
+//! The response cache's table (`response_cache`, schema v4), behind
+//! `suggest::cache::ResponseStore`: answers by suggester spec, repetition, call and
+//! request hash, each with the run that stored it (deleted with that run) and the
+//! suggester's own latency. The spec is kept masked
 //! ([`crate::base::secrets::stored_spec`]), looked up masked too.
 
 use rusqlite::{OptionalExtension, params};
 
 use super::{Database, StoreError, sqlite};
-use crate::engine::suggest::cache::{CacheKey, CachedAnswer, ResponseStore, StoreFailure};
+use crate::engine::suggest::cache::{CacheKey, CachedAnswer, ResponseStore, ResponseStoreError};
 use crate::engine::suggest::{CallFailure, FailureKind};
 
 /// A database's response cache, writing entries on behalf of one run.
@@ -22,9 +23,22 @@ impl ResponseCache {
     }
 }
 
-impl Database {
+/// The response cache's rows: answers looked up and stored by key.
+pub trait AnswerCache {
     /// The answer cached under `key`, if any.
-    pub fn cached_answer(&self, key: &CacheKey) -> Result<Option<CachedAnswer>, StoreError> {
+    fn cached_answer(&self, key: &CacheKey) -> Result<Option<CachedAnswer>, StoreError>;
+
+    /// Stores (or replaces) the answer under `key`, on behalf of run `run`.
+    fn cache_answer(
+        &mut self,
+        key: &CacheKey,
+        answer: &CachedAnswer,
+        run: i64,
+    ) -> Result<(), StoreError>;
+}
+
+impl AnswerCache for Database {
+    fn cached_answer(&self, key: &CacheKey) -> Result<Option<CachedAnswer>, StoreError> {
         let row = self
             .conn
             .query_row(
@@ -61,8 +75,7 @@ impl Database {
         }))
     }
 
-    /// Stores (or replaces) the answer under `key`, on behalf of run `run`.
-    pub fn cache_answer(
+    fn cache_answer(
         &mut self,
         key: &CacheKey,
         answer: &CachedAnswer,
@@ -104,11 +117,11 @@ impl Database {
 }
 
 impl ResponseStore for ResponseCache {
-    fn cached(&self, key: &CacheKey) -> Result<Option<CachedAnswer>, StoreFailure> {
-        Ok(self.db.cached_answer(key)?)
+    fn cached(&self, key: &CacheKey) -> Result<Option<CachedAnswer>, ResponseStoreError> {
+        (self.db.cached_answer(key)).map_err(|e| ResponseStoreError(Box::new(e)))
     }
 
-    fn store(&mut self, key: &CacheKey, answer: &CachedAnswer) -> Result<(), StoreFailure> {
-        Ok(self.db.cache_answer(key, answer, self.run)?)
+    fn store(&mut self, key: &CacheKey, answer: &CachedAnswer) -> Result<(), ResponseStoreError> {
+        (self.db.cache_answer(key, answer, self.run)).map_err(|e| ResponseStoreError(Box::new(e)))
     }
 }

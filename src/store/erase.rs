@@ -7,17 +7,19 @@
 //! replayed (`run_trajectories`, predictions, reads), so runs that copied erased text
 //! are deleted whole, and the report names them.
 
+use crate::store::RunRead;
 use std::collections::BTreeSet;
 
 use rusqlite::{OptionalExtension, params};
 
-use super::{Database, SESSION_TABLES, StoreError, sqlite};
+use super::{Database, NamesDocument, SESSION_TABLES, StoreError, sqlite};
 use crate::core::trajectory::{Trajectory, without_files};
 
 /// The tables of replay runs, all keyed by `run_id`.
-const RUN_TABLES: [&str; 7] = [
+const RUN_TABLES: [&str; 8] = [
     "run_trajectories",
     "run_steps",
+    "run_step_yardsticks",
     "run_predictions",
     "run_errors",
     "run_reads",
@@ -44,10 +46,24 @@ pub struct Erasure {
     pub wal_cleared: bool,
 }
 
-impl Database {
+/// Erasure: deleting sessions, runs and files' text, scrubbed from the database files.
+pub trait Erase {
     /// Deletes a session, every row that belongs to it and the runs that replayed it,
     /// and scrubs their bytes from the database files.
-    pub fn delete_session(&mut self, session: i64) -> Result<Erasure, StoreError> {
+    fn delete_session(&mut self, session: i64) -> Result<Erasure, StoreError>;
+
+    /// Removes the text of every file whose path `doomed` selects from every session
+    /// (rows, raw messages that name it, stored trajectories) and deletes the runs that
+    /// copied it; then scrubs the database files.
+    fn purge_files(&mut self, doomed: &dyn Fn(&str) -> bool) -> Result<Erasure, StoreError>;
+
+    /// Deletes a replay run (its steps, predictions, reads and copies of the replayed
+    /// trajectories) and scrubs their bytes from the database files.
+    fn delete_run(&mut self, run: i64) -> Result<Erasure, StoreError>;
+}
+
+impl Erase for Database {
+    fn delete_session(&mut self, session: i64) -> Result<Erasure, StoreError> {
         let path = self.path.clone();
         let e = |source| sqlite(&path, source);
         self.conn
@@ -73,7 +89,7 @@ impl Database {
                 })
         })?;
         let tx = self.conn.transaction().map_err(e)?;
-        for table in SESSION_TABLES {
+        for (table, _) in SESSION_TABLES {
             tx.execute(
                 &format!("DELETE FROM {table} WHERE session_id = ?1"),
                 [session],
@@ -94,10 +110,7 @@ impl Database {
         })
     }
 
-    /// Removes the text of every file whose path `doomed` selects from every session
-    /// (rows, raw messages that name it, stored trajectories) and deletes the runs that
-    /// copied it; then scrubs the database files.
-    pub fn purge_files(&mut self, doomed: &dyn Fn(&str) -> bool) -> Result<Erasure, StoreError> {
+    fn purge_files(&mut self, doomed: &dyn Fn(&str) -> bool) -> Result<Erasure, StoreError> {
         let path = self.path.clone();
         let e = |source| sqlite(&path, source);
         self.conn
@@ -138,42 +151,7 @@ impl Database {
         })?;
         let tx = self.conn.transaction().map_err(e)?;
         for (session, uri, _) in &documents {
-            // The requests that name the document, and the answers to them.
-            tx.execute(
-                "DELETE FROM messages WHERE session_id = ?1 AND dir = 's2c' AND kind = 'response'
-                   AND msg_id IN (SELECT msg_id FROM messages WHERE session_id = ?1
-                                   AND dir = 'c2s' AND instr(raw, ?2) > 0)",
-                params![session, uri.as_bytes()],
-            )
-            .map_err(e)?;
-            tx.execute(
-                "DELETE FROM messages WHERE session_id = ?1 AND instr(raw, ?2) > 0",
-                params![session, uri.as_bytes()],
-            )
-            .map_err(e)?;
-            for table in [
-                "documents",
-                "snapshots",
-                "edits",
-                "reads",
-                "signals",
-                "offers",
-            ] {
-                tx.execute(
-                    &format!("DELETE FROM {table} WHERE session_id = ?1 AND uri = ?2"),
-                    params![session, uri],
-                )
-                .map_err(e)?;
-            }
-            // Offers made in another document that edit this one (a rename, a code action).
-            tx.execute(
-                "DELETE FROM offers WHERE session_id = ?1 AND instr(edits, ?2) > 0",
-                params![
-                    session,
-                    serde_json::to_string(uri).expect("strings serialise")
-                ],
-            )
-            .map_err(e)?;
+            purge_document(&tx, *session, uri).map_err(e)?;
         }
         for (id, json) in &rewritten {
             tx.execute(
@@ -196,9 +174,7 @@ impl Database {
         })
     }
 
-    /// Deletes a replay run (its steps, predictions, reads and copies of the replayed
-    /// trajectories) and scrubs their bytes from the database files.
-    pub fn delete_run(&mut self, run: i64) -> Result<Erasure, StoreError> {
+    fn delete_run(&mut self, run: i64) -> Result<Erasure, StoreError> {
         self.run(run)?;
         let path = self.path.clone();
         let e = |source| sqlite(&path, source);
@@ -216,7 +192,9 @@ impl Database {
             ..Erasure::default()
         })
     }
+}
 
+impl Database {
     /// The runs with a trajectory `copied(key, trajectory)` selects.
     fn runs_copying(
         &self,
@@ -257,6 +235,46 @@ impl Database {
         self.conn.execute_batch("VACUUM").map_err(e)?;
         checkpoint(&self.conn).map_err(e)
     }
+}
+
+/// Deletes every row of session `session` that names document `uri`, in every session
+/// table ([`SESSION_TABLES`], however its rows name it), and the offers made elsewhere
+/// that edit it.
+fn purge_document(tx: &rusqlite::Transaction<'_>, session: i64, uri: &str) -> rusqlite::Result<()> {
+    for (table, names) in SESSION_TABLES {
+        match names {
+            NamesDocument::ByUri => {
+                tx.execute(
+                    &format!("DELETE FROM {table} WHERE session_id = ?1 AND uri = ?2"),
+                    params![session, uri],
+                )?;
+            }
+            NamesDocument::InRawBytes => {
+                // The requests that name the document, and the answers to them.
+                tx.execute(
+                    &format!(
+                        "DELETE FROM {table} WHERE session_id = ?1 AND dir = 's2c' AND kind = 'response'
+                           AND msg_id IN (SELECT msg_id FROM {table} WHERE session_id = ?1
+                                           AND dir = 'c2s' AND instr(raw, ?2) > 0)"
+                    ),
+                    params![session, uri.as_bytes()],
+                )?;
+                tx.execute(
+                    &format!("DELETE FROM {table} WHERE session_id = ?1 AND instr(raw, ?2) > 0"),
+                    params![session, uri.as_bytes()],
+                )?;
+            }
+        }
+    }
+    // Offers made in another document that edit this one (a rename, a code action).
+    tx.execute(
+        "DELETE FROM offers WHERE session_id = ?1 AND instr(edits, ?2) > 0",
+        params![
+            session,
+            serde_json::to_string(uri).expect("strings serialise")
+        ],
+    )?;
+    Ok(())
 }
 
 /// Deletes `runs` from every run table. A deleted run that was the first of a

@@ -8,12 +8,13 @@
 use rusqlite::params;
 use rusqlite::types::Value;
 
-use super::{Database, StoreError, sqlite};
+use super::{Database, RunStatus, StoreError, sqlite};
 
 /// The tables that hold a run's rows besides `runs` (keyed by `run_id`).
-const RUN_TABLES: [&str; 5] = [
+const RUN_TABLES: [&str; 6] = [
     "run_trajectories",
     "run_steps",
+    "run_step_yardsticks",
     "run_predictions",
     "run_errors",
     "run_reads",
@@ -44,8 +45,8 @@ pub struct MergedRun<'a> {
     pub config: &'a serde_json::Value,
     /// When the first shard started.
     pub started_at: &'a str,
-    /// `done`, or `partial` when shards are missing.
-    pub status: &'a str,
+    /// Done, or partial when shards are missing.
+    pub status: RunStatus,
     /// (position, key) of the trajectories no shard brought, stored as `missing`.
     pub missing: &'a [(usize, String)],
     /// 1-based repetition.
@@ -74,35 +75,23 @@ fn quoted(name: &str) -> String {
     format!("\"{}\"", name.replace('"', "\"\""))
 }
 
-impl Database {
-    /// The columns of `table` in this database, in table order.
-    fn table_columns(&self, table: &str) -> Result<Vec<String>, StoreError> {
-        self.rows("SELECT name FROM pragma_table_info(?1)", [table], |row| {
-            row.get::<_, String>(0)
-        })
-    }
-
-    /// The columns of a run table but `run_id`, in table order; each must be one the
-    /// schema this build creates has.
-    fn run_columns(&self, table: &'static str) -> Result<Vec<String>, StoreError> {
-        let known = &KNOWN_COLUMNS
-            .iter()
-            .find(|(t, _)| *t == table)
-            .expect("a run table")
-            .1;
-        let columns = self.table_columns(table)?;
-        if let Some(odd) = columns.iter().find(|c| !known.contains(c)) {
-            return Err(StoreError::UnknownColumn {
-                path: self.path.clone(),
-                table: table.to_string(),
-                column: crate::base::secrets::scrub(odd).into_owned(),
-            });
-        }
-        Ok(columns.into_iter().filter(|c| c != "run_id").collect())
-    }
-
+/// Copying runs between databases row for row (`nextedit runs merge`).
+pub trait RunMerge {
     /// Every row of run `run`, as stored.
-    pub fn run_rows(&self, run: i64) -> Result<RunRows, StoreError> {
+    fn run_rows(&self, run: i64) -> Result<RunRows, StoreError>;
+
+    /// Writes runs made of the rows of others (shards of one plan, checked by the
+    /// caller), each `(run, its parts)`, in one transaction: all or nothing. The runs
+    /// form a repetition group: the first names it, the later ones point at it.
+    /// Returns their ids, in order.
+    fn insert_merged_runs(
+        &mut self,
+        runs: &[(MergedRun<'_>, Vec<RunRows>)],
+    ) -> Result<Vec<i64>, StoreError>;
+}
+
+impl RunMerge for Database {
+    fn run_rows(&self, run: i64) -> Result<RunRows, StoreError> {
         let mut rows = RunRows::default();
         for table in RUN_TABLES {
             let columns = self.run_columns(table)?;
@@ -128,11 +117,7 @@ impl Database {
         Ok(rows)
     }
 
-    /// Writes runs made of the rows of others (shards of one plan, checked by the
-    /// caller), each `(run, its parts)`, in one transaction: all or nothing. The runs
-    /// form a repetition group: the first names it, the later ones point at it.
-    /// Returns their ids, in order.
-    pub fn insert_merged_runs(
+    fn insert_merged_runs(
         &mut self,
         runs: &[(MergedRun<'_>, Vec<RunRows>)],
     ) -> Result<Vec<i64>, StoreError> {
@@ -146,6 +131,34 @@ impl Database {
         }
         tx.commit().map_err(e)?;
         Ok(ids)
+    }
+}
+
+impl Database {
+    /// The columns of `table` in this database, in table order.
+    fn table_columns(&self, table: &str) -> Result<Vec<String>, StoreError> {
+        self.rows("SELECT name FROM pragma_table_info(?1)", [table], |row| {
+            row.get::<_, String>(0)
+        })
+    }
+
+    /// The columns of a run table but `run_id`, in table order; each must be one the
+    /// schema this build creates has.
+    fn run_columns(&self, table: &'static str) -> Result<Vec<String>, StoreError> {
+        let known = &KNOWN_COLUMNS
+            .iter()
+            .find(|(t, _)| *t == table)
+            .expect("a run table")
+            .1;
+        let columns = self.table_columns(table)?;
+        if let Some(odd) = columns.iter().find(|c| !known.contains(c)) {
+            return Err(StoreError::UnknownColumn {
+                path: self.path.clone(),
+                table: table.to_string(),
+                column: crate::base::secrets::scrub(odd).into_owned(),
+            });
+        }
+        Ok(columns.into_iter().filter(|c| c != "run_id").collect())
     }
 }
 

@@ -1,53 +1,102 @@
 //! The SQLite database: schema, migrations, batched writes, queries.
 //!
-//! The schema (`schema.sql`, then `runs.sql`, `v3.sql`, `v4.sql`, `v5.sql`, `v6.sql`, `v7.sql`, `v8.sql`, `v9.sql` and `v10.sql`; version [`SCHEMA_VERSION`]) is a wire format: other
-//! tools may query it, so columns are only ever added by numbered migrations.
+//! The schema (version [`SCHEMA_VERSION`]) is a wire format: other tools may query it,
+//! so columns are only ever added by numbered migrations: `schema.sql` (v1: sessions),
+//! `runs.sql` (v2: replay runs, trajectories, steps, predictions, errors), `v3.sql`
+//! (session→commit links, suggester reads per replay step), `v4.sql` (the response
+//! cache, repetitions, cache use per call), `v5.sql` (`runs.shard`, the plan a shard
+//! run belongs to), `v6.sql` (completion task runs: `task_runs`, `task_run_tasks`,
+//! `task_answers` and the `task_executions` cache, read and written by `tasks`),
+//! `v7.sql` (the offers a language server made in a recorded session), `v8.sql` (the
+//! limit a task's test run hit, `limit_hit` of `task_answers` and `task_executions`),
+//! `v9.sql` (why a task is non-discriminating, `excluded` and `excluded_output` of
+//! `task_run_tasks`), `v10.sql` (how a task's tests were chosen,
+//! `task_run_tasks.tests_selection`, and the per-state `task_coverage_maps`) and
+//! `v11.sql` (the field's other yardsticks of each replay step, `run_step_yardsticks`).
+//!
 //! The database file is created with mode 0600 in a 0700 directory; SQLite gives
 //! its `-wal` and `-shm` files the same mode. Many processes (several proxies) may
 //! write to one database at once: WAL mode, a busy timeout, one writer per process.
+//!
+//! Opening: a new database is built in a private temporary file and put in place
+//! migrated, so no process sees a half-made one; the file is `flock`ed while it is
+//! made, so one whose lock is free and that is older than 10 s was left by a killed
+//! maker, and the next open in its directory removes it, with its SQLite side files. A
+//! file that is not a nextedit database (not SQLite, no nextedit tables, or empty for a
+//! command that only reads) or that holds triggers (nextedit creates none) is refused
+//! before anything is written to it.
+//!
+//! [`Database`] itself only opens, checks and migrates the file. What it stores is
+//! reached through one trait per aggregate, each implemented for [`Database`] once, in
+//! its own file: [`SessionStore`] (`sessions.rs`: the session row and the recorder's
+//! rows) and [`SessionRead`] (`session_read.rs`), [`OfferRead`] (`offers.rs`),
+//! [`RunStore`] (`runs.rs`) and [`RunRead`] (`run_read.rs`), [`RunResults`]
+//! (`results.rs`), [`RunMerge`] (`merge.rs`), [`TaskStore`] (`tasks.rs`),
+//! [`AnswerCache`] (`cache.rs`), [`SpillStore`] (`spill.rs`) and [`Erase`]
+//! (`erase.rs`). Traits rather than handles (`db.runs().record_step(…)`): callers keep
+//! calling `db.record_step(…)` on the one `Database` they hold, a `use` names the
+//! aggregates a module touches, and a service can take the narrow trait it needs
+//! (`&mut dyn RunStore`) or give its own view of one (a report's common steps implement
+//! [`RunRead`]) without a forwarding copy.
 
 mod cache;
 mod erase;
-mod export;
 mod merge;
 mod offers;
 mod results;
+mod run_read;
 mod runs;
-mod step_pages;
+mod session_read;
+mod sessions;
+mod spill;
 mod tasks;
-mod write;
+mod values;
 
-pub use cache::ResponseCache;
-pub use erase::Erasure;
-pub use export::{DocumentSummary, SessionSummary};
-pub use merge::{MergedRun, RunRows};
-pub use offers::StoredOffer;
-pub use results::{ResultPrediction, ResultStep};
+pub use cache::{AnswerCache, ResponseCache};
+pub use erase::{Erase, Erasure};
+pub use merge::{MergedRun, RunMerge, RunRows};
+pub use offers::{OfferRead, StoredOffer};
+pub use results::{ResultPrediction, ResultStep, RunResults};
 pub use runs::{
-    CallTally, RunMeasurements, RunSummary, RunTrajectory, StepDetail, StepFailure, StepFlow,
-    StepSet, StoredContent, StoredPrediction, StoredStep,
+    CallTally, RunMeasurements, RunRead, RunStore, RunSummary, RunTrajectory, StepDetail,
+    StepFailure, StepFlow, StepSet, StoredContent, StoredPrediction, StoredStep,
 };
-pub use tasks::{CachedExecution, StoredAnswer, StoredTask, TaskRunRow};
-pub use write::{NewSession, SessionEnd};
+pub use session_read::{DocumentSummary, SessionRead, SessionSummary};
+pub use sessions::{NewSession, SessionEnd, SessionStore};
+pub use spill::{SpillContents, SpillStore};
+pub use tasks::{CachedExecution, StoredAnswer, StoredTask, TaskRunRow, TaskStore};
+pub use values::{RunStatus, SessionStatus, TrajectoryStatus, text_of};
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use rusqlite::{Connection, OpenFlags};
 
-/// The tables that hold a recorded session's rows (keyed by `session_id`).
-const SESSION_TABLES: [&str; 7] = [
-    "messages",
-    "documents",
-    "snapshots",
-    "edits",
-    "reads",
-    "signals",
-    "offers",
+/// The tables that hold a recorded session's rows (keyed by `session_id`), each with
+/// how its rows name a document: the one list that deleting a session, purging a
+/// file and copying a spill file go through (a test checks it against the schema).
+const SESSION_TABLES: [(&str, NamesDocument); 7] = [
+    ("messages", NamesDocument::InRawBytes),
+    ("documents", NamesDocument::ByUri),
+    ("snapshots", NamesDocument::ByUri),
+    ("edits", NamesDocument::ByUri),
+    ("reads", NamesDocument::ByUri),
+    ("signals", NamesDocument::ByUri),
+    ("offers", NamesDocument::ByUri),
 ];
 
+/// How the rows of a session table name the document they are about (what purging a
+/// file deletes).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum NamesDocument {
+    /// A `uri` column.
+    ByUri,
+    /// Somewhere in the raw message bytes (`messages.raw`).
+    InRawBytes,
+}
+
 /// Version of the schema this build writes (`PRAGMA user_version`).
-pub const SCHEMA_VERSION: i64 = 10;
+pub const SCHEMA_VERSION: i64 = 11;
 
 /// Errors of the store.
 #[derive(Debug, thiserror::Error)]
@@ -114,6 +163,21 @@ pub enum StoreError {
         table: String,
         /// The column.
         column: String,
+    },
+    /// A column holds a value this nextedit does not know (a database made by
+    /// something else, or by a newer nextedit).
+    #[error(
+        "database {path}: table {table}, column {column} holds {value:?}, a value this nextedit does not know"
+    )]
+    UnknownValue {
+        /// The database file.
+        path: PathBuf,
+        /// The table.
+        table: String,
+        /// The column.
+        column: String,
+        /// The value (secrets masked).
+        value: String,
     },
     /// No session with this id.
     #[error("no session {0} in the database")]
@@ -240,7 +304,9 @@ impl Database {
             })
     }
 
-    /// The underlying connection (for ad-hoc queries in tests and tools).
+    /// The underlying connection, for tests that check rows with their own SQL (the
+    /// `testing` feature; the library reaches the tables only through its traits).
+    #[cfg(any(test, feature = "testing"))]
     pub fn connection(&self) -> &Connection {
         &self.conn
     }
@@ -393,6 +459,10 @@ impl Database {
             tx.execute_batch(include_str!("v10.sql"))
                 .map_err(|source| sqlite(&path, source))?;
         }
+        if version < 11 {
+            tx.execute_batch(include_str!("v11.sql"))
+                .map_err(|source| sqlite(&path, source))?;
+        }
         tx.execute_batch(&format!("PRAGMA user_version = {SCHEMA_VERSION}"))
             .map_err(|source| sqlite(&path, source))?;
         tx.commit().map_err(|source| sqlite(&path, source))
@@ -414,7 +484,19 @@ fn is_busy(error: &rusqlite::Error) -> bool {
     )
 }
 
+/// The store's error for what SQLite (or reading a row) said about the database at
+/// `path`: a value this build does not know ([`values::stored`]) is named as such.
 fn sqlite(path: &Path, source: rusqlite::Error) -> StoreError {
+    if let rusqlite::Error::FromSqlConversionFailure(_, _, error) = &source
+        && let Some(unknown) = error.downcast_ref::<values::UnknownValue>()
+    {
+        return StoreError::UnknownValue {
+            path: path.to_path_buf(),
+            table: unknown.table.to_string(),
+            column: unknown.column.to_string(),
+            value: unknown.value.clone(),
+        };
+    }
     StoreError::Sqlite {
         path: path.to_path_buf(),
         source,
@@ -506,20 +588,10 @@ const ABANDONED_AFTER: std::time::Duration = std::time::Duration::from_secs(10);
 /// An exclusive `flock(2)` on `file` (held until it is closed; the kernel drops it
 /// however its process ends); `wait`: blocks until it is free, else whether it was.
 fn lock(file: &std::fs::File, wait: bool) -> std::io::Result<bool> {
-    use std::os::fd::AsRawFd;
-    let operation = if wait {
-        libc::LOCK_EX
-    } else {
-        libc::LOCK_EX | libc::LOCK_NB
-    };
-    // SAFETY: flock(2) on a descriptor the caller's `File` owns.
-    if unsafe { libc::flock(file.as_raw_fd(), operation) } == 0 {
-        return Ok(true);
-    }
-    let error = std::io::Error::last_os_error();
-    match error.kind() {
-        std::io::ErrorKind::WouldBlock if !wait => Ok(false),
-        _ => Err(error),
+    match crate::base::sys::files::lock_exclusive(file, wait) {
+        Ok(()) => Ok(true),
+        Err(error) if error.kind() == std::io::ErrorKind::WouldBlock && !wait => Ok(false),
+        Err(error) => Err(error),
     }
 }
 
@@ -532,8 +604,7 @@ fn remove_abandoned_new(dir: &Path) {
     let Ok(entries) = std::fs::read_dir(dir) else {
         return;
     };
-    // SAFETY: geteuid(2) has no preconditions.
-    let me = unsafe { libc::geteuid() };
+    let me = crate::base::sys::process::euid();
     for entry in entries.flatten() {
         let name = entry.file_name();
         let name = name.to_string_lossy();
@@ -557,5 +628,69 @@ fn remove_abandoned_new(dir: &Path) {
                 let _ = std::fs::remove_file(file);
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Database, RunRead, RunStatus, RunStore, SESSION_TABLES, SessionRead};
+
+    /// Every table of the schema with a `session_id` column, as a database this build
+    /// makes has them: a table added by a migration and not to [`SESSION_TABLES`] would
+    /// keep its rows when a session is deleted or a file purged.
+    #[test]
+    fn every_session_owned_table_is_in_the_one_list() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = Database::open(&dir.path().join("tables.db")).unwrap();
+        let owned = db
+            .rows(
+                "SELECT m.name FROM sqlite_master m, pragma_table_info(m.name) c
+                  WHERE m.type = 'table' AND c.name = 'session_id' ORDER BY m.name",
+                [],
+                |row| row.get::<_, String>(0),
+            )
+            .unwrap();
+        let mut listed: Vec<String> = SESSION_TABLES.iter().map(|(t, _)| t.to_string()).collect();
+        listed.sort();
+        assert_eq!(owned, listed);
+    }
+
+    /// A status this build does not know, read from a database, is an error naming the
+    /// table, the column and the value; a known one reads back as written.
+    #[test]
+    fn an_unknown_status_is_named_with_its_table_and_column() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("statuses.db");
+        let mut db = Database::open(&path).unwrap();
+        let run = db
+            .create_run(
+                "builtin:noop",
+                &serde_json::json!({}),
+                &[("k".into(), None)],
+            )
+            .unwrap();
+        db.finish_run(run, RunStatus::Interrupted).unwrap();
+        assert_eq!(db.run(run).unwrap().status, RunStatus::Interrupted);
+        db.connection()
+            .execute_batch(
+                "UPDATE runs SET status = 'exploded';
+                 UPDATE run_trajectories SET status = 'sk-live-0123456789abcdefghijklmnop';
+                 INSERT INTO sessions (kind, started_at, status, nextedit_version)
+                 VALUES ('recorded', '2025-01-01', 'paused', '0');",
+            )
+            .unwrap();
+        let shown = |e: super::StoreError| e.to_string().replace(&path.display().to_string(), "DB");
+        assert_eq!(
+            shown(db.run(run).unwrap_err()),
+            "database DB: table runs, column status holds \"exploded\", a value this nextedit does not know"
+        );
+        assert!(
+            shown(db.run_trajectories(run).unwrap_err())
+                .starts_with("database DB: table run_trajectories, column status holds \"sk-live-")
+        );
+        assert_eq!(
+            shown(db.sessions().unwrap_err()),
+            "database DB: table sessions, column status holds \"paused\", a value this nextedit does not know"
+        );
     }
 }

@@ -1,6 +1,6 @@
 //! The `offers` table (schema v7): what language servers offered in recorded
 //! sessions, one row per item, written with the session's other records
-//! ([`super::write`]) and read back typed ([`Database::offers`]). An offer's edits
+//! ([`super::sessions`]) and read back typed ([`super::OfferRead::offers`]). An offer's edits
 //! are one JSON text column; its form is converted only here.
 
 use rusqlite::params;
@@ -114,9 +114,14 @@ fn bad_column(column: usize, what: &str) -> rusqlite::Error {
     )
 }
 
-impl Database {
+/// Reading the offers (completion items, code actions, …) a session recorded.
+pub trait OfferRead {
     /// Every offer of a recorded session, in answer order then rank.
-    pub fn offers(&self, session: i64) -> Result<Vec<StoredOffer>, StoreError> {
+    fn offers(&self, session: i64) -> Result<Vec<StoredOffer>, StoreError>;
+}
+
+impl OfferRead for Database {
+    fn offers(&self, session: i64) -> Result<Vec<StoredOffer>, StoreError> {
         let known = self.rows(
             "SELECT 1 FROM sessions WHERE id = ?1",
             [session],

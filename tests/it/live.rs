@@ -6,6 +6,7 @@
 //! out by hand below.
 
 use crate::common;
+use nextedit::store::SessionRead;
 
 use std::path::Path;
 
@@ -182,6 +183,8 @@ fn live_figures_of_a_real_neovim_session() {
         ),
         (0.6.into(), 0.6.into(), 0.6.into())
     );
+    // Zed's kept rate is by token: the "gre" left of "greet" keeps none of it.
+    assert_eq!(group["zed_kept_rate"], 0.0);
     assert_eq!(group["reversals"], 0);
     assert_eq!(group["edits_inside"], 1);
     // The dismissed list's "greet" typed key by key: right but not taken.
@@ -210,6 +213,7 @@ fn live_figures_of_a_real_neovim_session() {
         ),
         "{text}"
     );
+    assert!(text.contains("  Zed's kept rate      0.0 %\n"), "{text}");
     assert!(text.contains("  right but not taken  1\n"), "{text}");
 
     check_replay(&db);
@@ -243,13 +247,17 @@ fn check_html(db: &Path) {
         .unwrap();
     let dom = String::from_utf8(dom.stdout).unwrap();
     assert_eq!(dom.matches("<script").count(), 0);
-    // group, sessions, offers, accepted, partial, dismissed, superseded, acceptance.
+    // group, sessions, offers, accepted, partial, dismissed, superseded, acceptance; the
+    // kept shares after 30 s, 5 min and at the end, then Zed's kept rate (by token: the
+    // "gre" left of "greet" keeps none of it), reversals and right-but-not-taken.
     assert!(
         dom.contains("<tr><td class=\"l\">all</td><td>1</td><td>2</td><td>1</td><td>0</td><td>1</td><td>0</td><td>50.0 %</td>"),
         "{dom}"
     );
     assert!(
-        dom.contains("<td>60.0 %</td><td>60.0 %</td><td>60.0 %</td><td>0</td><td>1</td></tr>"),
+        dom.contains(
+            "<td>60.0 %</td><td>60.0 %</td><td>60.0 %</td><td>0.0 %</td><td>0</td><td>1</td></tr>"
+        ),
         "{dom}"
     );
     let png = dir.path().join("live.png");
@@ -284,9 +292,9 @@ fn check_html(db: &Path) {
     );
     let page = std::fs::read_to_string(&report).unwrap();
     assert_eq!(page.matches("<h2 id=\"live\">").count(), 1);
-    assert!(
-        page.contains("<td>60.0 %</td><td>60.0 %</td><td>60.0 %</td><td>0</td><td>1</td></tr>")
-    );
+    assert!(page.contains(
+        "<td>60.0 %</td><td>60.0 %</td><td>60.0 %</td><td>0.0 %</td><td>0</td><td>1</td></tr>"
+    ));
     assert!(!page.contains("not part of this report yet"));
 }
 

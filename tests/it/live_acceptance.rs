@@ -16,7 +16,7 @@ use std::path::Path;
 use std::process::Command;
 
 use common::*;
-use nextedit::core::lsp::client::LspClient;
+use nextedit::engine::lsp_client::LspClient;
 use serde_json::{Value, json};
 
 /// A scripted editor on one document (`common::Doc` keeps its text).

@@ -5,6 +5,8 @@ use std::process::{Command, Stdio};
 
 use serde_json::Value;
 
+use crate::common::{Server, available};
+
 const DEMO: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/contextbench-demo/");
 
 fn nextedit(args: &[&str], stdin: Option<&str>) -> (i32, String, String) {
@@ -343,24 +345,15 @@ fn bleu_with_several_references_equals_the_reference_vectors() {
     assert_eq!(checked, 84);
 }
 
-/// The Python with nltk and sacrebleu that scripts/test installs, if present.
-fn metrics_python() -> Option<std::path::PathBuf> {
-    let venv = std::env::var_os("NEXTEDIT_METRICS_VENV")
-        .map(std::path::PathBuf::from)
-        .unwrap_or_else(|| concat!(env!("CARGO_MANIFEST_DIR"), "/.venv-metrics").into());
-    let python = venv.join("bin/python");
-    python.exists().then_some(python)
-}
-
 #[test]
 fn bleu_variants_equal_nltk_and_sacrebleu_computed_now() {
-    let Some(python) = metrics_python() else {
-        eprintln!(
-            "SKIPPED bleu_variants_equal_nltk_and_sacrebleu_computed_now: no .venv-metrics \
-             (scripts/test installs nltk and sacrebleu there)"
-        );
+    if !available(
+        "bleu_variants_equal_nltk_and_sacrebleu_computed_now",
+        &[Server::ReferenceMetrics],
+    ) {
         return;
-    };
+    }
+    let python = Server::ReferenceMetrics.path();
     let out = Command::new(python)
         .args([
             concat!(env!("CARGO_MANIFEST_DIR"), "/tests/metrics_reference.py"),

@@ -11,6 +11,8 @@
 //! row's latency is checked against its request's and answer's recorded times.
 
 use crate::common;
+use nextedit::store::OfferRead;
+use nextedit::store::SessionRead;
 
 use std::path::Path;
 
@@ -351,21 +353,9 @@ fn memchr_find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
 }
 
 /// famulus 0.0.6 (crates.io; `scripts/test` installs it into `.famulus`), or `None`
-/// after saying so; required under CI like every real server.
+/// after saying so (through [`available`]); required under CI like every real server.
 pub(crate) fn famulus(test: &str) -> Option<std::path::PathBuf> {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(".famulus/bin/famulus");
-    if path.is_file() {
-        return Some(path);
-    }
-    let required = std::env::var("NEXTEDIT_REQUIRE_SERVERS").as_deref() == Ok("1")
-        || std::env::var("CI").as_deref() == Ok("true");
-    assert!(
-        !required,
-        "{test}: no {} (scripts/test installs famulus there)",
-        path.display()
-    );
-    eprintln!("SKIPPED {test}: no .famulus/bin/famulus (scripts/test installs it)");
-    None
+    available(test, &[Server::Famulus]).then(|| Server::Famulus.path())
 }
 
 /// Inline completions from a real server: famulus (a language server offering LSP 3.18

@@ -4,6 +4,7 @@
 //! and the session marked incomplete.
 
 use crate::common;
+use nextedit::store::SessionRead;
 
 use std::io::Write;
 use std::path::Path;
@@ -372,7 +373,7 @@ fn a_wrapped_servers_whole_process_tree_ends_with_the_proxy() {
         .arg(tmp.path().join("rec.db"))
         .args(["--", "sh", "-c", &script]);
     quiet(&mut command);
-    let mut client = nextedit::core::lsp::client::LspClient::spawn(command).unwrap();
+    let mut client = nextedit::engine::lsp_client::LspClient::spawn(command).unwrap();
     client.initialize(tmp.path(), TIMEOUT).unwrap();
     let helpers: Vec<u32> = std::fs::read_to_string(&pids)
         .unwrap()
@@ -414,7 +415,7 @@ fn a_killed_server_is_stored_as_killed() {
             &format!("trap '' TERM; python3 '{}'; sleep 30", fake.display()),
         ]);
     quiet(&mut command);
-    let mut client = nextedit::core::lsp::client::LspClient::spawn(command).unwrap();
+    let mut client = nextedit::engine::lsp_client::LspClient::spawn(command).unwrap();
     client.initialize(tmp.path(), TIMEOUT).unwrap();
     // SAFETY: SIGTERM to the proxy this test started.
     unsafe { libc::kill(client.pid() as libc::pid_t, libc::SIGTERM) };

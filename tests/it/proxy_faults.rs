@@ -2,13 +2,14 @@
 //! garbage output, a locked or too-new database, signals, editor EOF, bad frames.
 
 use crate::common;
+use nextedit::store::SessionRead;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use common::*;
-use nextedit::core::lsp::client::LspClient;
+use nextedit::engine::lsp_client::LspClient;
 use nextedit::store::Database;
 use serde_json::json;
 
@@ -54,7 +55,7 @@ fn server_crash_ends_the_session_with_its_exit_code() {
         .request("textDocument/hover", json!({}), TIMEOUT)
         .unwrap_err();
     assert!(
-        matches!(err, nextedit::core::lsp::client::ClientError::Closed(_)),
+        matches!(err, nextedit::engine::lsp_client::ClientError::Closed(_)),
         "{err}"
     );
     let status = client.wait(TIMEOUT);

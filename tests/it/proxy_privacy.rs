@@ -2,13 +2,14 @@
 //! stored, secrets are masked in everything stored, the database is private.
 
 use crate::common;
+use nextedit::store::SessionRead;
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 use std::process::Command;
 
 use common::*;
-use nextedit::core::lsp::client::LspClient;
+use nextedit::engine::lsp_client::LspClient;
 use nextedit::store::Database;
 use serde_json::json;
 

@@ -12,6 +12,7 @@
 //! - reads carry the right files and lines.
 
 use crate::common;
+use nextedit::store::SessionRead;
 
 use std::path::Path;
 use std::process::Command;
@@ -63,7 +64,7 @@ fn signal_frames() -> Vec<(&'static str, Value)> {
 
 /// Runs the scenario with `client`; writes the disk state after every edit.
 fn drive(
-    mut client: nextedit::core::lsp::client::LspClient,
+    mut client: nextedit::engine::lsp_client::LspClient,
     workspace: &Path,
     scenario: &Scenario,
 ) -> Outcome {
@@ -162,7 +163,7 @@ fn run(
     write_files(&workspace, scenario);
     let mut direct_cmd = server(&cache_direct);
     quiet(&mut direct_cmd);
-    let direct_client = nextedit::core::lsp::client::LspClient::spawn(direct_cmd).unwrap();
+    let direct_client = nextedit::engine::lsp_client::LspClient::spawn(direct_cmd).unwrap();
     let direct = drive(direct_client, &workspace, scenario);
 
     // Proxied run, with a tee around the server.

@@ -3,6 +3,7 @@
 
 use crate::common::nextedit_with_db as nextedit;
 use crate::common::{failed_run_json_lines, json_lines, scripted_suggester};
+use nextedit::store::SessionStore;
 use std::collections::HashMap;
 
 use nextedit::core::metrics::flow::{FlowClass, aggregate};
@@ -451,8 +452,18 @@ fn replay_command_with_builtin_and_process_suggesters() {
     let report = nextedit(&["report", "1", "2"], &db);
     let report = String::from_utf8(report.stdout).unwrap();
     let lines: Vec<&str> = report.lines().collect();
-    // The flow table, how each run was scored, then the content table.
-    assert_eq!(lines.len(), 11, "{report}");
+    // The flow table, how each run was scored, the content table, then the field's
+    // other yardsticks.
+    assert_eq!(lines.len(), 15, "{report}");
+    // The oracle matches every gold edit at its place; doing nothing matches none.
+    assert_eq!(
+        lines[13],
+        "   1       100.0        1.000         1.000  1.000 (4 steps)"
+    );
+    assert_eq!(
+        lines[14],
+        "   2         0.0        0.000         0.000  0.000 (4 steps)"
+    );
     assert_eq!(
         lines[5],
         "   1  bleu>50    fixed     -                     -                 in-process   1 · a6315bf25503     ok"

@@ -4,6 +4,7 @@
 
 use crate::common;
 use crate::common::nextedit_with_db as nextedit;
+use nextedit::store::SessionRead;
 
 use std::path::Path;
 use std::process::{Command, Output};
@@ -279,7 +280,7 @@ fn workspace_from_initialize_and_its_git_head() {
         .arg("python3");
     command.arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fake_server.py"));
     quiet(&mut command);
-    let mut client = nextedit::core::lsp::client::LspClient::spawn(command).unwrap();
+    let mut client = nextedit::engine::lsp_client::LspClient::spawn(command).unwrap();
     client.initialize(&workspace, TIMEOUT).unwrap();
     let a = uri(&workspace.join("a.py"));
     client

@@ -4,6 +4,7 @@
 
 use crate::common;
 use crate::common::nextedit_with_db as nextedit;
+use nextedit::store::SessionRead;
 
 use std::path::Path;
 
@@ -34,7 +35,7 @@ fn commit(repo: &git2::Repository, files: &[(&str, &str)], message: &str, at: i6
         .to_string()
 }
 
-fn edit(client: &nextedit::core::lsp::client::LspClient, uri: &str, change: TextChange) {
+fn edit(client: &nextedit::engine::lsp_client::LspClient, uri: &str, change: TextChange) {
     client
         .notify("textDocument/didChange", did_change(uri, 2, &change))
         .unwrap();

@@ -332,7 +332,10 @@ fn docs_repo() -> TestRepo {
 
 #[test]
 fn lsp_asks_only_in_files_of_the_language_its_server_was_started_for() {
-    if !available("lsp_rst", &[Server::Pyright]) {
+    if !available(
+        "lsp_asks_only_in_files_of_the_language_its_server_was_started_for",
+        &[Server::Pyright],
+    ) {
         return;
     }
     let tmp = tempfile::tempdir().unwrap();

@@ -12,38 +12,16 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
+use crate::common::{Server, available};
 use crate::derive_support::{self, TestRepo};
 
 /// The key the server requires; it must never be stored by nextedit.
 pub(crate) const KEY: &str = "sk-nextedit-test-4f9c2e";
 
 /// The Python of `.venv-llama` if it can run llama-cpp-python's server; `None` means
-/// skip (after saying so), unless servers are required (CI).
+/// skip (after saying so, through [`available`]), unless servers are required (CI).
 pub(crate) fn llama_python(test: &str) -> Option<PathBuf> {
-    let venv = std::env::var_os("NEXTEDIT_LLAMA_VENV")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| concat!(env!("CARGO_MANIFEST_DIR"), "/.venv-llama").into());
-    let python = venv.join("bin/python");
-    let usable = python.exists()
-        && Command::new(&python)
-            .args(["-c", "import llama_cpp.server.app, gguf"])
-            .stderr(Stdio::null())
-            .status()
-            .is_ok_and(|s| s.success());
-    if usable {
-        return Some(python);
-    }
-    let required = std::env::var("NEXTEDIT_REQUIRE_SERVERS").as_deref() == Ok("1")
-        || std::env::var("CI").as_deref() == Ok("true");
-    assert!(
-        !required,
-        "{test}: no usable {} (scripts/test builds llama-cpp-python[server] there)",
-        venv.display()
-    );
-    eprintln!(
-        "SKIPPED {test}: no usable .venv-llama (scripts/test builds llama-cpp-python[server] there)"
-    );
-    None
+    available(test, &[Server::Llama]).then(|| Server::Llama.path())
 }
 
 /// A running llama-cpp-python server (killed on drop) and its request log.

@@ -385,7 +385,7 @@ fn commits_without_code_are_named_and_nothing_cut_fails() {
 
 /// Types `text` key by key at `pos` (UTF-16 = bytes here: ASCII), one didChange each.
 fn type_at(
-    client: &mut nextedit::core::lsp::client::LspClient,
+    client: &mut nextedit::engine::lsp_client::LspClient,
     doc: &str,
     text: &mut String,
     version: &mut i64,

@@ -374,11 +374,9 @@ fn kill_members(dirs: &[PathBuf]) {
             return;
         }
         for pid in pids {
-            // SAFETY: kill(2) with a pid read from the tree's own cgroup.procs; a pid
-            // reused meanwhile would be in that cgroup only if it belongs to the tree.
-            unsafe {
-                libc::kill(pid, libc::SIGKILL);
-            }
+            // A pid read from the tree's own cgroup.procs; a pid reused meanwhile would
+            // be in that cgroup only if it belongs to the tree.
+            super::process::signal(pid as u32, super::process::Signal::KILL);
         }
         std::thread::sleep(Duration::from_millis(5));
     }

@@ -2,19 +2,22 @@
 //!
 //! [`Jail::command`] builds the `Command`: the sandbox's command line around the
 //! program (with the seccomp filters' descriptors), the environment allow-list
-//! ([`super::env`]), its own process group, and a `pre_exec` that joins the tree's
-//! cgroup ([`super::cgroup`]) before anything runs and sets the rlimits: the largest
+//! ([`super::env`]), its own process group, and a setup at exec
+//! ([`super::process::at_exec`]) that joins the tree's cgroup ([`super::cgroup`])
+//! before anything runs and sets the rlimits: the largest
 //! file (`RLIMIT_FSIZE` = `--disk`), no core files, and where no cgroup can be made,
 //! `RLIMIT_NPROC` and a per-process `RLIMIT_AS` instead (not enforced for root, which
 //! is why the cgroup matters). [`Pending::spawn`] starts it and returns the [`Tree`]:
 //! a watchdog thread reads the cgroup's counters and the size of the scratch
 //! directory and of the sandbox's `/tmp`, and kills the whole tree at the first
 //! limit it hits, which [`Tree::limit`] then names. Dropping the tree kills what is
-//! left of it (cgroup members, the process group, orphans adopted as subreaper).
+//! left of it (cgroup members, the process group, orphans adopted as subreaper). The
+//! process groups of live trees are kept in a registry, so a signal handler can kill
+//! them all before nextedit exits. The system calls themselves are
+//! [`super::process`]'s.
 
 use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::os::unix::fs::MetadataExt;
-use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -24,6 +27,7 @@ use std::time::Duration;
 use super::cgroup::Cgroup;
 use super::env::Environment;
 use super::limits::{Limit, Limits};
+use super::process::{self, AtExec, Resource, Signal};
 use super::sandbox::Sandbox;
 
 /// How often the watchdog reads the cgroup's counters.
@@ -140,7 +144,7 @@ impl Jail {
             None => argv.to_vec(),
         };
         let mut command = Command::new(&full[0]);
-        command.args(&full[1..]).process_group(0);
+        process::in_own_group(command.args(&full[1..]));
         if cwd.is_dir() {
             command.current_dir(cwd);
         }
@@ -148,38 +152,29 @@ impl Jail {
         // Where cgroups exist, the tree gets one or does not start; elsewhere rlimits.
         let cgroup = Cgroup::create(&self.limits).map_err(JailError::Cgroup)?;
         let join: Vec<RawFd> = cgroup.as_ref().map(Cgroup::join_fds).unwrap_or_default();
-        let fallback = cgroup.is_none().then(|| {
-            (
-                self.limits.memory_bytes(),
-                u64::from(self.limits.pids) + user_tasks(),
-            )
-        });
-        let fsize = self.limits.disk_bytes();
-        // SAFETY: the closure runs in the child between fork and exec and calls only
-        // async-signal-safe functions (write, setrlimit, fcntl) on values computed
-        // before the fork; it allocates nothing.
-        unsafe {
-            command.pre_exec(move || {
-                for &fd in &join {
-                    if libc::write(fd, b"0".as_ptr().cast(), 1) != 1 {
-                        return Err(std::io::Error::last_os_error());
-                    }
-                }
-                set_limit(libc::RLIMIT_FSIZE, fsize)?;
-                set_limit(libc::RLIMIT_CORE, 0)?;
-                if let Some((memory, tasks)) = fallback {
-                    set_limit(libc::RLIMIT_AS, memory)?;
-                    set_limit(libc::RLIMIT_NPROC, tasks)?;
-                }
-                for &fd in &fds {
-                    // Inherited by this child alone: bwrap reads the filter from it.
-                    if libc::fcntl(fd, libc::F_SETFD, 0) != 0 {
-                        return Err(std::io::Error::last_os_error());
-                    }
-                }
-                Ok(())
-            });
+        let mut limits = vec![
+            (Resource::Fsize, self.limits.disk_bytes()),
+            (Resource::Core, 0),
+        ];
+        if cgroup.is_none() {
+            limits.extend([
+                (Resource::As, self.limits.memory_bytes()),
+                (
+                    Resource::Nproc,
+                    u64::from(self.limits.pids) + process::user_threads(process::uid()),
+                ),
+            ]);
         }
+        // The seccomp descriptors are inherited by this child alone: bwrap reads the
+        // filters from them.
+        process::at_exec(
+            &mut command,
+            AtExec {
+                join,
+                limits,
+                inherit: fds,
+            },
+        );
         let sandbox_tmp = self.sandbox.is_some();
         Ok((
             command,
@@ -191,44 +186,6 @@ impl Jail {
             },
         ))
     }
-}
-
-/// setrlimit(2) of `resource` to `value` (soft and hard); for `pre_exec`.
-fn set_limit(resource: libc::__rlimit_resource_t, value: u64) -> std::io::Result<()> {
-    let limit = libc::rlimit {
-        rlim_cur: value as libc::rlim_t,
-        rlim_max: value as libc::rlim_t,
-    };
-    // SAFETY: setrlimit(2) with a pointer to a live struct; async-signal-safe.
-    if unsafe { libc::setrlimit(resource, &limit) } != 0 {
-        return Err(std::io::Error::last_os_error());
-    }
-    Ok(())
-}
-
-/// Tasks (threads) this user runs now: `RLIMIT_NPROC` counts them all, so the
-/// fallback's limit is that many plus `--pids`.
-fn user_tasks() -> u64 {
-    // SAFETY: getuid(2) cannot fail.
-    let uid = unsafe { libc::getuid() };
-    let Ok(entries) = std::fs::read_dir("/proc") else {
-        return 0;
-    };
-    entries
-        .flatten()
-        .filter(|e| e.file_name().to_string_lossy().parse::<u32>().is_ok())
-        .filter(|e| e.metadata().is_ok_and(|m| m.uid() == uid))
-        .filter_map(|e| {
-            let stat = std::fs::read_to_string(e.path().join("stat")).ok()?;
-            // Field 20, `num_threads`, counted after the `(comm)` field.
-            stat.rsplit_once(')')?
-                .1
-                .split_whitespace()
-                .nth(17)?
-                .parse::<u64>()
-                .ok()
-        })
-        .sum()
 }
 
 /// A confined command not started yet.
@@ -327,20 +284,12 @@ impl State {
             .members()
             .into_iter()
             .filter(|&pid| pid as u32 != self.pgid)
-            .find_map(|pid| {
-                let path = std::ffi::CString::new(format!("/proc/{pid}/root/tmp")).ok()?;
-                // SAFETY: statvfs(2) with a NUL-terminated path and a zeroed struct it fills.
-                let mut stat: libc::statvfs = unsafe { std::mem::zeroed() };
-                (unsafe { libc::statvfs(path.as_ptr(), &mut stat) } == 0).then_some(stat)
-            })
-            .is_some_and(|stat| stat.f_blocks > 0 && stat.f_bavail == 0)
+            .find_map(|pid| super::files::is_full(Path::new(&format!("/proc/{pid}/root/tmp"))))
+            .unwrap_or(false)
     }
 
     fn kill(&self) {
-        // SAFETY: kill(2) on the process group this tree's first process leads.
-        unsafe {
-            libc::kill(-(self.pgid as libc::pid_t), libc::SIGKILL);
-        }
+        process::signal_group(self.pgid, Signal::KILL);
         if let Some(cgroup) = &self.cgroup {
             cgroup.kill();
         }
@@ -422,10 +371,7 @@ impl Drop for Tree {
 /// running destructors).
 pub fn kill_all() {
     for pgid in LIVE_GROUPS.lock().map(|g| g.clone()).unwrap_or_default() {
-        // SAFETY: kill(2) on process groups this process created and has not reaped.
-        unsafe {
-            libc::kill(-(pgid as libc::pid_t), libc::SIGKILL);
-        }
+        process::signal_group(pgid, Signal::KILL);
     }
     super::cgroup::kill_all();
 }
@@ -435,9 +381,7 @@ pub fn kill_all() {
 /// here and killed with its tree where no cgroup holds it. Only for programs whose
 /// other children are all started through [`Jail`] (`replay`, `tasks run`, `complete`).
 pub fn become_subreaper() {
-    // SAFETY: prctl(2) with an integer argument; no memory is passed.
-    let ok = unsafe { libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) } == 0;
-    SUBREAPER.store(ok, Ordering::SeqCst);
+    SUBREAPER.store(process::become_subreaper(), Ordering::SeqCst);
 }
 
 /// Kills and reaps every child of this process that is not a live tree: the orphans
@@ -447,26 +391,23 @@ fn reap_orphans() {
     if !SUBREAPER.load(Ordering::SeqCst) {
         return;
     }
-    // SAFETY: getpid(2) cannot fail.
-    let me = unsafe { libc::getpid() };
+    let me = std::process::id();
     for _ in 0..20 {
         // The lock is held from the listing to the kill, so a tree another thread is
         // starting (it holds the lock from spawn to registration) is never taken for
         // an orphan.
-        let orphans: Vec<libc::pid_t> = {
+        let orphans: Vec<u32> = {
             let Ok(live) = LIVE_GROUPS.lock() else {
                 return;
             };
-            let orphans: Vec<libc::pid_t> = children_of(me)
+            let orphans: Vec<u32> = process::children_of(me)
                 .into_iter()
-                .filter(|pid| !live.contains(&(*pid as u32)))
+                .filter(|pid| !live.contains(pid))
                 .collect();
             for &pid in &orphans {
-                // SAFETY: kill(2) on a child of this process that no `Child` handle
-                // owns (it was re-parented here).
-                unsafe {
-                    libc::kill(pid, libc::SIGKILL);
-                }
+                // A child of this process that no `Child` handle owns (it was
+                // re-parented here).
+                process::signal(pid, Signal::KILL);
             }
             orphans
         };
@@ -474,32 +415,7 @@ fn reap_orphans() {
             return;
         }
         for pid in orphans {
-            // SAFETY: waitpid(2) on a killed child no `Child` handle owns.
-            unsafe {
-                libc::waitpid(pid, std::ptr::null_mut(), 0);
-            }
+            process::reap(pid);
         }
     }
-}
-
-/// The processes whose parent is `parent` (from `/proc/*/stat`).
-fn children_of(parent: libc::pid_t) -> Vec<libc::pid_t> {
-    let Ok(entries) = std::fs::read_dir("/proc") else {
-        return Vec::new();
-    };
-    entries
-        .filter_map(|entry| {
-            let pid: libc::pid_t = entry.ok()?.file_name().to_str()?.parse().ok()?;
-            let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-            // `pid (comm) state ppid …`; comm may hold spaces and parentheses.
-            let ppid: libc::pid_t = stat
-                .rsplit_once(')')?
-                .1
-                .split_whitespace()
-                .nth(1)?
-                .parse()
-                .ok()?;
-            (ppid == parent).then_some(pid)
-        })
-        .collect()
 }

@@ -1,9 +1,10 @@
 //! The sandbox every untrusted process runs in (suggester processes, `lsp:` servers
 //! with their proxy, `complete`, the tests of `tasks run`): bubblewrap (`bwrap`) with
 //! every namespace unshared, so the process sees only its scratch directory
-//! (read-write), its own program and the system's read-only directories — no `.git`,
-//! no original repository, no nextedit database, no home directory, no network
-//! (unless allowed), no other process.
+//! (read-write), its own program (its install prefix) and the system's read-only
+//! directories, nothing mounted that overlaps a replayed repository, a trajectory file
+//! or the database — no `.git`, no original repository, no nextedit database, no home
+//! directory, no network (unless allowed), no other process.
 //!
 //! The profile, also for root (as CI containers run): `--unshare-all --unshare-user
 //! --disable-userns` (no namespace inside; a nested user namespace would give back
@@ -20,14 +21,13 @@
 //! path, so `initialize.worktree`, the files' paths and what a `nextedit proxy` in
 //! front of a language server records are the same inside and outside.
 //!
-//! No sandbox, no run: [`availability`] starts the whole profile once per process,
+//! No sandbox, no run: [`super::probe::availability`] starts the whole profile once per process,
 //! and a command that would run untrusted code refuses (exit 2) with the cause and
 //! the fix when it fails, unless `--sandbox off` was given. `NEXTEDIT_BWRAP` names
 //! another bubblewrap program (a test or packaging hook).
 
 use std::os::fd::RawFd;
 use std::path::{Path, PathBuf};
-use std::process::Stdio;
 use std::sync::OnceLock;
 
 /// The bubblewrap executable, unless `NEXTEDIT_BWRAP` names another.
@@ -187,28 +187,6 @@ impl Sandbox {
     }
 }
 
-impl Sandbox {
-    /// The sandbox of one untrusted command line (a `cmd:` or `lsp:` spec's command)
-    /// writing only `scratch`: it sees the paths the command names read-only, never
-    /// one overlapping `forbidden` ([`command_paths`]), and no network unless
-    /// `network`. Fails, so the command never starts, when no sandbox can be made
-    /// here ([`availability`]).
-    pub fn for_command(
-        command: &str,
-        scratch: &Path,
-        forbidden: &[PathBuf],
-        network: bool,
-    ) -> Result<Sandbox, Unavailable> {
-        availability()?;
-        Ok(Sandbox {
-            scratch: scratch.to_path_buf(),
-            read_only: command_paths(command, forbidden),
-            writable: Vec::new(),
-            network,
-        })
-    }
-}
-
 fn push_all(args: &mut Vec<String>, items: &[&str]) {
     args.extend(items.iter().map(|s| s.to_string()));
 }
@@ -225,73 +203,6 @@ pub struct Unavailable {
     pub cause: String,
     /// What makes it work.
     pub fix: String,
-}
-
-/// Whether the sandbox profile starts here (bubblewrap installed, user namespaces
-/// allowed, the seccomp filters loaded): `true` is run inside it once per process.
-pub fn availability() -> Result<(), Unavailable> {
-    static CHECK: OnceLock<Result<(), Unavailable>> = OnceLock::new();
-    CHECK.get_or_init(probe).clone()
-}
-
-fn probe() -> Result<(), Unavailable> {
-    let program = bwrap_program();
-    let unavailable = |cause: String, fix: &str| Unavailable {
-        cause,
-        fix: fix.to_string(),
-    };
-    // Nothing is written anywhere (no HOME, no scratch of its own): a run interrupted
-    // while it probes leaves nothing behind.
-    let scratch = std::env::temp_dir();
-    let sandbox = Sandbox {
-        scratch: scratch.clone(),
-        read_only: Vec::new(),
-        writable: Vec::new(),
-        network: false,
-    };
-    let jail = super::jail::Jail {
-        sandbox: Some(sandbox),
-        ..super::jail::Jail::default()
-    };
-    let (mut command, pending) = jail
-        .command(&["true".to_string()], &scratch)
-        .map_err(|e| unavailable(e.to_string(), "report this as a nextedit bug"))?;
-    command
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped());
-    let (child, _tree) = pending.spawn(&mut command).map_err(|e| {
-        if e.kind() == std::io::ErrorKind::NotFound {
-            unavailable(
-                format!("bubblewrap ({program}) is not installed"),
-                "install it (Debian and Ubuntu: apt-get install bubblewrap; Fedora: dnf install bubblewrap)",
-            )
-        } else {
-            unavailable(format!("cannot run {program}: {e}"), "check that it is an executable bubblewrap")
-        }
-    })?;
-    let output = child.wait_with_output().map_err(|e| {
-        unavailable(
-            format!("{program}: {e}"),
-            "check that it is an executable bubblewrap",
-        )
-    })?;
-    if output.status.success() {
-        return Ok(());
-    }
-    let said = String::from_utf8_lossy(&output.stderr).trim().to_string();
-    Err(unavailable(
-        format!(
-            "{program} cannot make a sandbox here ({}){}",
-            output.status,
-            if said.is_empty() {
-                String::new()
-            } else {
-                format!(": {said}")
-            }
-        ),
-        "allow user namespaces (sysctl kernel.unprivileged_userns_clone=1 and a non-zero user.max_user_namespaces; on Ubuntu 24.04 also kernel.apparmor_restrict_unprivileged_userns=0), and use bubblewrap 0.8 or newer",
-    ))
 }
 
 /// The paths a `cmd:` command line needs read-only besides the system directories:

@@ -1,6 +1,6 @@
-//! The seccomp filters every sandboxed process runs under, loaded by bubblewrap
-//! (`--add-seccomp-fd FD`, one per filter) right before it starts the program, so its
-//! own set-up is not filtered.
+//! The seccomp filters every sandboxed process runs under, loaded by bubblewrap from
+//! memory files (`--add-seccomp-fd FD`, one per filter) right before it starts the
+//! program, so its own set-up is not filtered.
 //!
 //! The first filter fails with `EPERM` the system calls that change the sandbox
 //! itself or reach past it: mounting and unmounting (old and new mount API),
@@ -17,7 +17,7 @@
 
 use std::collections::BTreeMap;
 use std::io::{Seek, Write};
-use std::os::fd::{FromRawFd, OwnedFd};
+use std::os::fd::OwnedFd;
 use std::sync::OnceLock;
 
 use seccompiler::{
@@ -178,14 +178,7 @@ pub fn filter_files() -> Result<Vec<OwnedFd>, SeccompError> {
         .iter()
         .map(|program| {
             let io = |e: std::io::Error| SeccompError::Io(e.to_string());
-            // SAFETY: memfd_create(2) with a NUL-terminated name; the returned
-            // descriptor is checked and then owned by the `File`.
-            let fd = unsafe { libc::memfd_create(c"nextedit-seccomp".as_ptr(), libc::MFD_CLOEXEC) };
-            if fd < 0 {
-                return Err(io(std::io::Error::last_os_error()));
-            }
-            // SAFETY: `fd` is a new descriptor nothing else owns.
-            let mut file = unsafe { std::fs::File::from_raw_fd(fd) };
+            let mut file = super::files::memory_file(c"nextedit-seccomp").map_err(io)?;
             file.write_all(program).map_err(io)?;
             file.rewind().map_err(io)?;
             Ok(OwnedFd::from(file))

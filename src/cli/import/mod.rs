@@ -1,15 +1,17 @@
-//! `nextedit import`: other tools' recordings and benchmark tasks → stored sessions;
-//! Historian's testset → local repositories ([`testset`]).
+//! `nextedit import`: other tools' recordings and benchmark tasks → stored sessions
+//! (`copilot`, `contextbench`, here); Historian's testset → local repositories
+//! ([`testset`]).
 
 mod testset;
 
-use std::path::PathBuf;
+use nextedit::store::SessionStore;
+use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, bail};
 use clap::{Args, Subcommand};
 use nextedit::base::progress::{Progress, ProgressMode};
 use nextedit::core::import::{contextbench, copilot};
-use nextedit::core::metrics::contextbench::{Conversion, RepoView};
+use nextedit::core::metrics::contextbench::{Conversion, InputError, RepoView};
 use nextedit::service::contextbench_io::DirRepo;
 use nextedit::service::import_io::{read_rows, recording_files, recording_name};
 use nextedit::store::Database;
@@ -176,38 +178,16 @@ fn run_contextbench(args: ContextBenchArgs) -> Result<i32> {
     } else {
         Conversion::Fixed
     };
-    let mut failed = 0;
-    let mut tasks = Vec::new();
-    for (line, row) in read_rows(&args.gold)? {
-        match row.and_then(|v| contextbench::parse_gold_task(&v, line)) {
-            Ok(task) => tasks.push(task),
-            Err(error) => {
-                failed += 1;
-                eprintln!(
-                    "skipped {}: {}",
-                    args.gold.display(),
-                    nextedit::base::secrets::scrub(&error.to_string())
-                );
-            }
-        }
-    }
+    let (tasks, mut failed) = parse_rows(&args.gold, contextbench::parse_gold_task)?;
     let mut reads = Vec::new();
     let reads_path = args.trace.as_ref().or(args.pred.as_ref());
     if let Some(path) = reads_path {
         let counts = |p: &str| repo.as_ref().and_then(|r| r.line_count(p));
-        for (line, row) in read_rows(path)? {
-            match row.and_then(|v| contextbench::parse_reads(&v, line, conversion, &counts)) {
-                Ok(r) => reads.push(r),
-                Err(error) => {
-                    failed += 1;
-                    eprintln!(
-                        "skipped {}: {}",
-                        path.display(),
-                        nextedit::base::secrets::scrub(&error.to_string())
-                    );
-                }
-            }
-        }
+        let (parsed, skipped) = parse_rows(path, |v, line| {
+            contextbench::parse_reads(v, line, conversion, &counts)
+        })?;
+        reads = parsed;
+        failed += skipped;
     }
     let mut db = open_db(&args.db)?;
     let mut used = vec![false; reads.len()];
@@ -236,21 +216,12 @@ fn run_contextbench(args: ContextBenchArgs) -> Result<i32> {
                         path.display()
                     );
                 }
-                if !imported.missing_files.is_empty() {
-                    eprintln!(
-                        "{id}: not in --repo (not listed in files): {}",
-                        imported.missing_files.join(", ")
-                    );
-                }
-                if imported.ignored_symbols > 0 {
-                    eprintln!(
-                        "{id}: {} symbol names left out (reads carry lines, not symbols)",
-                        imported.ignored_symbols
-                    );
-                }
-                if let Some(m) = matched.filter(|m| m.empty_steps > 0) {
-                    eprintln!("{id}: {} empty steps left out", m.empty_steps);
-                }
+                say_left_out(
+                    id,
+                    &imported.missing_files,
+                    imported.ignored_symbols,
+                    matched,
+                );
                 progress.item(id, &format!("session {session}"));
             }
             Err(error) => {
@@ -274,4 +245,49 @@ fn run_contextbench(args: ContextBenchArgs) -> Result<i32> {
         tasks.len()
     );
     Ok(if failed > 0 { 1 } else { 0 })
+}
+
+/// The rows of `path` that `parse` accepts, and how many it did not (each said on
+/// stderr, naming the file).
+fn parse_rows<T>(
+    path: &Path,
+    parse: impl Fn(&serde_json::Value, usize) -> Result<T, InputError>,
+) -> Result<(Vec<T>, usize)> {
+    let mut parsed = Vec::new();
+    let mut skipped = 0;
+    for (line, row) in read_rows(path)? {
+        match row.and_then(|v| parse(&v, line)) {
+            Ok(item) => parsed.push(item),
+            Err(error) => {
+                skipped += 1;
+                eprintln!(
+                    "skipped {}: {}",
+                    path.display(),
+                    nextedit::base::secrets::scrub(&error.to_string())
+                );
+            }
+        }
+    }
+    Ok((parsed, skipped))
+}
+
+/// What an imported task left out: files not in `--repo`, symbol names, empty steps.
+fn say_left_out(
+    id: &str,
+    missing_files: &[String],
+    ignored_symbols: usize,
+    matched: Option<&contextbench::TaskReads>,
+) {
+    if !missing_files.is_empty() {
+        eprintln!(
+            "{id}: not in --repo (not listed in files): {}",
+            missing_files.join(", ")
+        );
+    }
+    if ignored_symbols > 0 {
+        eprintln!("{id}: {ignored_symbols} symbol names left out (reads carry lines, not symbols)");
+    }
+    if let Some(m) = matched.filter(|m| m.empty_steps > 0) {
+        eprintln!("{id}: {} empty steps left out", m.empty_steps);
+    }
 }

@@ -1,5 +1,7 @@
 //! `nextedit replay`'s limits of each suggester process tree and the variables passed
-//! to it (a flattened argument group, turned into the library's settings here).
+//! to it (a flattened argument group, turned into the library's settings here):
+//! `--memory`, and the `--pids`, `--disk` and `--env` of `cli/mod.rs`'s `JailArgs`,
+//! which other commands share.
 
 use clap::Args;
 use nextedit::service::run::RunSettings;

@@ -1,5 +1,6 @@
 //! `nextedit replay`: walk trajectories through a next-edit suggester and score it.
-//! Parses the arguments into the library's run plan, calls [`nextedit::service::run`], prints
+//! Parses the arguments into the library's run plan (`run::RunSettings` and
+//! `run::RunRequest`), calls [`nextedit::service::run`], prints
 //! (`settings`: the arguments as the library's settings; `printer`: what a run says;
 //! `output`: JSON, Historian's files, the verdict and the run's last words;
 //! `shard`: the scale-out arguments, plans and shards; `repro`: cache and repetitions;

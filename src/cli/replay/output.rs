@@ -3,6 +3,7 @@
 //! argument group), and the run's last words: its report or JSON summary, then the
 //! verdict and the exit status.
 
+use nextedit::store::RunRead;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 

@@ -1,4 +1,5 @@
-//! What a replay run says, printed: notes on stderr, each trajectory's steps on stdout
+//! What a replay run says, printed (the `run::RunEvents` the CLI implements): notes on
+//! stderr, each trajectory's steps on stdout
 //! (a table or a JSON line; for the one document of `--json`, which steps it will read
 //! back and write at the end), and the progress over its trajectories.
 

@@ -1,5 +1,6 @@
-//! `nextedit replay`'s reproducibility flags: the response cache and repetitions (a
-//! flattened argument group, turned into the library's settings here).
+//! `nextedit replay`'s reproducibility flags: the response cache (`--cache`,
+//! `--cache-db`) and repetitions (`--repetitions`), a flattened argument group turned
+//! into the library's settings here.
 
 use std::path::PathBuf;
 

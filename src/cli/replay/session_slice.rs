@@ -1,5 +1,6 @@
 //! `nextedit replay --session`'s slicing arguments: which part of a stored session to
-//! replay, and how its changes coalesce into edits.
+//! replay (`--from`, `--to`, `--file`), and how its changes coalesce into edits
+//! (`--pause-ms`).
 
 use clap::Args;
 use nextedit::core::trajectory::SliceBound;

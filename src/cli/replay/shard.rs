@@ -6,7 +6,8 @@ use std::path::{Path, PathBuf};
 
 use anyhow::Context;
 use clap::Args;
-use nextedit::service::run::shard::{self, Select, Shard, ShardCommand};
+use nextedit::service::run::plan_file::{self, ShardCommand};
+use nextedit::service::run::shard::{Select, Shard};
 use nextedit::service::run::{RunEvents, RunSettings, plan};
 use nextedit::store::Database;
 
@@ -58,10 +59,10 @@ pub(super) fn write_plan(
     let argv: Vec<String> = std::env::args().skip(1).collect();
     let command = ShardCommand {
         cwd: std::env::current_dir().context("cannot read the current directory")?,
-        args: shard::shard_arguments(&argv),
+        args: plan_file::shard_arguments(&argv),
     };
-    let lines = shard::plan_lines(settings, &collected, &command);
-    std::fs::write(path, shard::plan_jsonl(&lines))
+    let lines = plan_file::plan_lines(settings, &collected, &command);
+    std::fs::write(path, plan_file::plan_jsonl(&lines))
         .with_context(|| format!("cannot write {}", path.display()))?;
     writeln!(
         std::io::stdout(),

@@ -1,12 +1,14 @@
 //! `nextedit score`: compute one metric on files (or stdin) from the command line.
 //!
 //! One file per metric family: [`bleu`], [`sari`] (SARI and the Excision Score),
-//! [`diffbleu`] and [`contextbench`]; the texts they compare are [`TripleArgs`].
+//! [`diffbleu`], [`contextbench`] and [`yardsticks`] (Zed's and NEP's); the texts they
+//! compare are [`TripleArgs`].
 
 mod bleu;
 mod contextbench;
 mod diffbleu;
 mod sari;
+mod yardsticks;
 
 use std::path::PathBuf;
 
@@ -77,6 +79,44 @@ enum Metric {
         after_long_help = "Examples:\n  nextedit score contextbench --gold gold.jsonl --pred predictions.jsonl --repo ./checkout --compat --json\n  nextedit score contextbench --gold gold.jsonl --pred runs/attempt-01/trace.jsonl --repo ./checkout"
     )]
     Contextbench(contextbench::ContextBenchArgs),
+    /// Zed's delta-chrF (0–100): character n-grams of the edit O→B against those of O→A
+    ///
+    /// Gained n-grams and lost ones (as deletions) of each edit's changed window, whitespace
+    /// runs collapsed; precision and recall averaged over the orders, F-beta with β = 2.
+    /// Equal to Zed's `metrics.rs::delta_chr_f` (commit in docs/metrics.md).
+    #[command(
+        name = "delta-chrf",
+        after_long_help = "Example:\n  nextedit score delta-chrf --origin old.py --reference gold.py --prediction pred.py --json"
+    )]
+    DeltaChrf(yardsticks::EditArgs),
+    /// Zed's exact lines: precision/recall/F1 of the prediction's changed lines
+    ///
+    /// The `+`/`-` lines of the two unified diffs (O→A and O→B, from Python difflib's
+    /// unified diff, or given with --patches) compared as bags.
+    #[command(
+        name = "exact-lines",
+        after_long_help = "Examples:\n  nextedit score exact-lines --origin old.py --reference gold.py --prediction pred.py\n  nextedit score exact-lines --patches --reference gold.diff --prediction pred.diff --json"
+    )]
+    ExactLines(yardsticks::ExactLinesArgs),
+    /// The Next Edit Prediction benchmark's exact, partial and position match
+    ///
+    /// Partial: the first chunk of difflib's unified diff O→A (blank-only chunks dropped)
+    /// is a chunk of O→B; position: its context lines are those of one. Undefined (null)
+    /// when A changes only blank lines (the reference evaluator fails there).
+    #[command(
+        after_long_help = "Example:\n  nextedit score nep --origin before.py --reference truth.py --prediction output.py --json"
+    )]
+    Nep(yardsticks::EditArgs),
+    /// Zed's kept rate: the share of the prediction's new text that the final text keeps
+    ///
+    /// Tokens shared by base, prediction and final text are context; of the rest of the
+    /// prediction, the bytes on a longest common subsequence with the final text's new
+    /// tokens are kept. Equal to Zed's `kept_rate.rs::compute_kept_rate`.
+    #[command(
+        name = "kept-rate",
+        after_long_help = "Example:\n  nextedit score kept-rate --base before.rs --prediction predicted.rs --final after.rs --json"
+    )]
+    KeptRate(yardsticks::KeptRateArgs),
 }
 
 /// Runs `nextedit score`.
@@ -87,6 +127,10 @@ pub fn run(args: ScoreArgs) -> Result<()> {
         Metric::Es(a) => sari::run_es(a),
         Metric::Diffbleu(a) => diffbleu::run(a),
         Metric::Contextbench(a) => contextbench::run(a),
+        Metric::DeltaChrf(a) => yardsticks::run_delta_chrf(a),
+        Metric::ExactLines(a) => yardsticks::run_exact_lines(a),
+        Metric::Nep(a) => yardsticks::run_nep(a),
+        Metric::KeptRate(a) => yardsticks::run_kept_rate(a),
     }
 }
 

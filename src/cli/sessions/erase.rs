@@ -1,5 +1,6 @@
 //! `sessions delete` and `sessions purge`: erasure, and what it took with it.
 
+use nextedit::store::Erase;
 use std::io::Write;
 
 use anyhow::Context;

@@ -1,5 +1,6 @@
 //! `sessions list` and `sessions show`: the stored sessions as tables and text.
 
+use nextedit::store::SessionRead;
 use std::io::Write;
 
 use nextedit::store::Database;

@@ -1,5 +1,7 @@
 //! `sessions link`: a session linked to the commit that contains its edits.
 
+use nextedit::store::SessionRead;
+use nextedit::store::SessionStore;
 use std::io::Write;
 use std::path::PathBuf;
 

@@ -7,6 +7,7 @@ mod erase;
 mod inspect;
 mod link;
 
+use nextedit::store::SessionRead;
 use std::io::Write;
 use std::path::PathBuf;
 

@@ -10,9 +10,9 @@ use clap::Args;
 use nextedit::base::progress::{Progress, ProgressMode};
 use nextedit::core::trajectory::SliceSpec;
 use nextedit::engine::history::{CommitSource, GitRepository, Merges, select};
-use nextedit::engine::task::Scenario;
 use nextedit::engine::task::cut::{CutOptions, scenario_name};
 use nextedit::engine::task::session::DEFAULT_PAUSE_MS;
+use nextedit::engine::task::{Scenario, Task};
 use nextedit::service::sessions::load_session_trajectory;
 use nextedit::service::tasks::history::{SessionBase, cut_commits, cut_session};
 use nextedit::store::Database;
@@ -143,94 +143,9 @@ pub fn run(args: CutArgs) -> anyhow::Result<i32> {
         all_functions: args.all_functions,
         context: args.context.options(),
     };
-    let (tasks, skipped) = if let Some(id) = args.session {
-        let path = args
-            .db
-            .clone()
-            .unwrap_or_else(nextedit::store::default_path);
-        let db = Database::open_existing(&path)
-            .with_context(|| format!("opening the database {}", path.display()))?;
-        // The session's own repository unless told otherwise.
-        let dir = match &args.repo {
-            Some(dir) => dir.clone(),
-            None => load_session_trajectory(&db, id, &SliceSpec::default(), None)
-                .with_context(|| format!("session {id} of {}", path.display()))?
-                .session
-                .workspace
-                .map_or_else(|| PathBuf::from("."), PathBuf::from),
-        };
-        let repo = GitRepository::discover(&dir).ok();
-        let mut retriever = args
-            .context
-            .retriever(forbidden(&[dir.as_path(), path.as_path()]))?;
-        let mut head = args.context.head_index(repo.as_ref(), &dir)?;
-        let base = SessionBase {
-            repo: repo.as_ref(),
-            pause_ms: args.pause_ms,
-        };
-        let tasks = cut_session(&db, id, &base, &options, retriever.as_mut(), head.as_mut())
-            .with_context(|| format!("cutting session {id} of {}", path.display()))?;
-        if tasks.is_empty() {
-            anyhow::bail!(
-                "session {id}: no pause of {} ms followed by typing: nothing to cut",
-                args.pause_ms
-            );
-        }
-        (tasks, Vec::new())
-    } else {
-        let dir = args.repo.clone().unwrap_or_else(|| PathBuf::from("."));
-        let repo = GitRepository::open(&dir)
-            .with_context(|| format!("opening the repository {}", dir.display()))?;
-        let commits = match (&args.commit, &args.range) {
-            (Some(rev), _) => vec![
-                repo.resolve(rev)
-                    .with_context(|| format!("--commit {rev} in {}", dir.display()))?,
-            ],
-            (None, Some(spec)) => {
-                select(&repo, spec, Merges::Skip)
-                    .with_context(|| format!("reading the range {spec:?}"))?
-                    .commits
-            }
-            (None, None) => unreachable!("clap requires --commit, --range or --session"),
-        };
-        let mut retriever = args.context.retriever(forbidden(&[dir.as_path()]))?;
-        let mut head = args.context.head_index(Some(&repo), &dir)?;
-        let progress = Progress::new(
-            if args.range.is_some() {
-                ProgressMode::detect(args.quiet)
-            } else {
-                ProgressMode::detect(true)
-            },
-            "commits",
-        );
-        progress.start(commits.len());
-        let outcome = cut_commits(
-            &repo,
-            &commits,
-            &options,
-            retriever.as_mut(),
-            head.as_mut(),
-            |sha, outcome| progress.item(sha, outcome),
-        )
-        .with_context(|| format!("cutting tasks from {}", dir.display()))?;
-        progress.finish();
-        for (sha, reason) in &outcome.nothing {
-            eprintln!("{sha}: {reason}");
-        }
-        for (sha, reason) in &outcome.skipped {
-            eprintln!(
-                "skipped {sha}: {}",
-                nextedit::base::secrets::scrub(&reason.to_string())
-            );
-        }
-        if outcome.tasks.is_empty() {
-            anyhow::bail!(
-                "no task cut from {} commit(s) of {}",
-                commits.len(),
-                dir.display()
-            );
-        }
-        (outcome.tasks, outcome.skipped)
+    let (tasks, skipped) = match args.session {
+        Some(id) => (cut_from_session(&args, &options, id)?, 0),
+        None => cut_from_commits(&args, &options)?,
     };
     let mut text = String::new();
     for task in &tasks {
@@ -243,5 +158,100 @@ pub fn run(args: CutArgs) -> anyhow::Result<i32> {
         }
         None => std::io::stdout().lock().write_all(text.as_bytes())?,
     }
-    Ok(if skipped.is_empty() { 0 } else { 1 })
+    Ok(if skipped == 0 { 0 } else { 1 })
+}
+
+/// `--session`: the tasks of one recorded session's pauses.
+fn cut_from_session(args: &CutArgs, options: &CutOptions, id: i64) -> anyhow::Result<Vec<Task>> {
+    let path = args
+        .db
+        .clone()
+        .unwrap_or_else(nextedit::store::default_path);
+    let db = Database::open_existing(&path)
+        .with_context(|| format!("opening the database {}", path.display()))?;
+    // The session's own repository unless told otherwise.
+    let dir = match &args.repo {
+        Some(dir) => dir.clone(),
+        None => load_session_trajectory(&db, id, &SliceSpec::default(), None)
+            .with_context(|| format!("session {id} of {}", path.display()))?
+            .session
+            .workspace
+            .map_or_else(|| PathBuf::from("."), PathBuf::from),
+    };
+    let repo = GitRepository::discover(&dir).ok();
+    let mut retriever = args
+        .context
+        .retriever(forbidden(&[dir.as_path(), path.as_path()]))?;
+    let mut head = args.context.head_index(repo.as_ref(), &dir)?;
+    let base = SessionBase {
+        repo: repo.as_ref(),
+        pause_ms: args.pause_ms,
+    };
+    let tasks = cut_session(&db, id, &base, options, retriever.as_mut(), head.as_mut())
+        .with_context(|| format!("cutting session {id} of {}", path.display()))?;
+    if tasks.is_empty() {
+        anyhow::bail!(
+            "session {id}: no pause of {} ms followed by typing: nothing to cut",
+            args.pause_ms
+        );
+    }
+    Ok(tasks)
+}
+
+/// `--commit` or `--range`: the tasks of each commit, and how many commits were
+/// skipped (each said on stderr).
+fn cut_from_commits(args: &CutArgs, options: &CutOptions) -> anyhow::Result<(Vec<Task>, usize)> {
+    let dir = args.repo.clone().unwrap_or_else(|| PathBuf::from("."));
+    let repo = GitRepository::open(&dir)
+        .with_context(|| format!("opening the repository {}", dir.display()))?;
+    let commits = match (&args.commit, &args.range) {
+        (Some(rev), _) => vec![
+            repo.resolve(rev)
+                .with_context(|| format!("--commit {rev} in {}", dir.display()))?,
+        ],
+        (None, Some(spec)) => {
+            select(&repo, spec, Merges::Skip)
+                .with_context(|| format!("reading the range {spec:?}"))?
+                .commits
+        }
+        (None, None) => unreachable!("clap requires --commit, --range or --session"),
+    };
+    let mut retriever = args.context.retriever(forbidden(&[dir.as_path()]))?;
+    let mut head = args.context.head_index(Some(&repo), &dir)?;
+    let progress = Progress::new(
+        if args.range.is_some() {
+            ProgressMode::detect(args.quiet)
+        } else {
+            ProgressMode::detect(true)
+        },
+        "commits",
+    );
+    progress.start(commits.len());
+    let outcome = cut_commits(
+        &repo,
+        &commits,
+        options,
+        retriever.as_mut(),
+        head.as_mut(),
+        |sha, outcome| progress.item(sha, outcome),
+    )
+    .with_context(|| format!("cutting tasks from {}", dir.display()))?;
+    progress.finish();
+    for (sha, reason) in &outcome.nothing {
+        eprintln!("{sha}: {reason}");
+    }
+    for (sha, reason) in &outcome.skipped {
+        eprintln!(
+            "skipped {sha}: {}",
+            nextedit::base::secrets::scrub(&reason.to_string())
+        );
+    }
+    if outcome.tasks.is_empty() {
+        anyhow::bail!(
+            "no task cut from {} commit(s) of {}",
+            commits.len(),
+            dir.display()
+        );
+    }
+    Ok((outcome.tasks, outcome.skipped.len()))
 }

@@ -1,6 +1,6 @@
-//! `nextedit tasks run`: ask a suggester for every task of a task file, run the
-//! covering tests on each answer, store the results (the run itself is
-//! [`nextedit::service::tasks::runner`]).
+//! `nextedit tasks run`: ask a suggester for every task of a task file, run the covering
+//! tests on each answer, store the results (the run is [`nextedit::service::tasks::runner`];
+//! its `TaskRunEvents` are printed here as progress).
 
 mod environment;
 mod tests;
@@ -265,6 +265,11 @@ pub fn run(args: RunArgs) -> anyhow::Result<i32> {
     )
     .with_context(|| format!("task run into {}", db_path.display()))?;
     printer.progress.finish();
+    Ok(report(&summary))
+}
+
+/// The summary on stdout; 1 (said on stderr) when nothing was measured or answered.
+fn report(summary: &nextedit::service::tasks::runner::TaskRunSummary) -> i32 {
     println!(
         "task run {}: {} tasks done, {} test runs, {} from the cache",
         summary.run, summary.done, summary.executed, summary.cached
@@ -282,14 +287,14 @@ pub fn run(args: RunArgs) -> anyhow::Result<i32> {
             "nextedit: no valid task: every task's ground truth failed its tests, it named none, or a do-nothing answer passed them too (tasks report {} lists why)",
             summary.run
         );
-        return Ok(1);
+        return 1;
     }
     if summary.answers.0 > 0 && summary.answers.1 == summary.answers.0 {
         eprintln!(
             "nextedit: the suggester answered no call ({} failed; tasks report {} shows the runs, task_answers.error why)",
             summary.answers.1, summary.run
         );
-        return Ok(1);
+        return 1;
     }
-    Ok(0)
+    0
 }

@@ -10,6 +10,8 @@
 //! Later `setContent` / `restoreContent` become one `external` change, reported like
 //! the recorder reports a full-text `didChange` (the smallest single replacement).
 //! `nextUserEdit` becomes the trajectory's last edit(s), listed in `gold.next_edits`.
+//! Edits are coalesced by `trajectory::coalesce`, and each import replays its changes
+//! against the recording's own UTF-16 result before it is accepted.
 
 use std::collections::{BTreeMap, HashMap};
 

@@ -6,6 +6,8 @@
 //!   and commits `nextedit import historian-testset` fetches.
 //! - [`contextbench`]: ContextBench gold rows plus an agent's reads (a Benchkit trace
 //!   or a prediction's `traj_data`) → `imported` trajectories with gold context.
+//! - [`zed_example`]: Zed's edit-prediction eval examples (markdown) → typed examples
+//!   (repository, revision, edit history, cursor, expected alternatives).
 //!
 //! Pure like [`crate::core::trajectory`]: text and parsed JSON in, [`crate::core::trajectory::Trajectory`]
 //! out; the CLI reads the files and stores the results.
@@ -13,3 +15,4 @@
 pub mod contextbench;
 pub mod copilot;
 pub mod historian;
+pub mod zed_example;

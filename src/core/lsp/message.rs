@@ -1,4 +1,5 @@
-//! Message envelopes: what kind of JSON-RPC message a body is, borrowed from its bytes.
+//! Message envelopes: what kind of JSON-RPC message a body is, borrowed from its bytes
+//! ([`Envelope`] with its [`MessageKind`]; [`Direction`], which side sent it).
 
 use serde::Deserialize;
 use serde_json::value::RawValue;

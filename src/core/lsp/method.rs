@@ -1,10 +1,11 @@
-//! LSP methods as a closed enum: every method nextedit acts on is a variant, decoded
-//! once from a message's method string; everything else is [`Method::Other`].
+//! LSP methods as a closed enum: every method nextedit acts on is a variant (the
+//! `$/nextedit/` editor signals too), decoded once from a message's method string;
+//! everything else is [`Method::Other`].
 //!
 //! What nextedit knows about a method (is its request a read, which reads does its
-//! answer point at, does its answer propose edits) is a method on the enum, so adding
-//! a method means adding a row to the table below and answering those questions in
-//! this file, and nowhere else.
+//! answer point at, does its answer propose edits, which offers does it make) is a
+//! method on the enum, so adding a method means adding a row to the table below and
+//! answering those questions in this file, and nowhere else.
 
 /// Prefix of the editor-signal notifications the proxy consumes.
 pub const SIGNAL_PREFIX: &str = "$/nextedit/";

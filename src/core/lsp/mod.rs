@@ -1,9 +1,9 @@
-//! Content-Length framing, message envelopes, LSP methods and a small LSP client.
+//! Content-Length framing, message envelopes and LSP methods (the client that spawns
+//! servers is `engine::lsp_client`).
 //!
 //! Architecture invariant: nothing here re-serialises a message on the proxy path;
 //! framing works on raw bytes and envelopes borrow from them.
 
-pub mod client;
 pub mod framing;
 pub mod message;
 pub mod method;

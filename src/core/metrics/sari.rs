@@ -19,6 +19,7 @@ use std::collections::{HashMap, HashSet};
 use std::hash::Hash;
 
 use super::ngram::{NgramCounts, count_region_ngrams};
+use crate::core::metrics::statistics::mean;
 
 /// Which released implementation's conventions SARI follows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -155,21 +156,12 @@ pub fn sari_regions<T: Eq + Hash>(
     combine(&keep, &del, &add)
 }
 
-fn mean_defined(values: &[Option<f64>]) -> Option<f64> {
-    let defined: Vec<f64> = values.iter().flatten().copied().collect();
-    if defined.is_empty() {
-        None
-    } else {
-        Some(defined.iter().sum::<f64>() / defined.len() as f64)
-    }
-}
-
 fn combine(keep: &[Option<f64>], del: &[Option<f64>], add: &[Option<f64>]) -> SariScore {
     // Orders are averaged with a fixed divisor when every order is defined (all variants
     // except Skip); summing first then dividing matches the Python reference bit for bit.
-    let keep = mean_defined(keep);
-    let deletion = mean_defined(del);
-    let addition = mean_defined(add);
+    let keep = mean(keep.iter().flatten());
+    let deletion = mean(del.iter().flatten());
+    let addition = mean(add.iter().flatten());
     let parts: Vec<f64> = [keep, deletion, addition].into_iter().flatten().collect();
     let sari = if parts.is_empty() {
         1.0

@@ -17,8 +17,7 @@ use serde::Deserialize;
 use serde_json::Value;
 use serde_json::value::RawValue;
 
-use super::document::LspRange;
-use super::origin::LspTextEdit;
+use super::document::{LspRange, LspTextEdit};
 
 /// A `textDocument/completion` answer (`CompletionItem[]` or a `CompletionList`).
 #[derive(Debug, Default)]

@@ -1,4 +1,6 @@
-//! Shadow copies of open documents, kept in step with the editor's content changes.
+//! Shadow copies of open documents (ropey, with LSP's line breaks only), kept in step
+//! with the editor's content changes; positions in the session's negotiated encoding
+//! are converted to byte offsets here.
 
 use std::cell::Cell;
 
@@ -69,6 +71,9 @@ impl LspRange {
         serde::Deserialize::deserialize(value).ok()
     }
 }
+
+/// One proposed text edit in LSP coordinates: `(range, new text)`.
+pub type LspTextEdit = (LspRange, String);
 
 /// What one content change did, in canonical coordinates.
 #[derive(Debug, Clone, PartialEq, Eq)]

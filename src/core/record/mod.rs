@@ -9,6 +9,7 @@ pub mod document;
 mod documents;
 mod offers;
 pub mod origin;
+mod pending;
 pub mod privacy;
 mod reads;
 mod recorder;

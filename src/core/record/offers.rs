@@ -8,7 +8,8 @@
 //! the answer's latency and size, the text it inserts at the place (snippets
 //! expanded to the text the editor shows) and every edit it makes, in byte offsets of
 //! the texts at the answer. Edits are decoded by [`super::origin`]'s functions, the
-//! ones that tag applied changes, so both read an answer the same way. At most
+//! ones that tag applied changes, from the answer `origin` already parsed (one parse
+//! per answer), so both read an answer the same way. At most
 //! [`MAX_OFFERS`] items of an answer are kept (the list size is). A
 //! `completionItem/resolve` answer that changes an item's edits rewrites that item's
 //! row (same answer seq and rank).
@@ -21,9 +22,10 @@
 use serde_json::Value;
 
 use super::completion::{CompletionAnswer, CompletionItem, ItemEdit};
-use super::document::{LspPosition, LspRange, ShadowDocument};
-use super::origin::{self, LspTextEdit, ProposedEdits};
-use super::recorder::{PendingRequest, SessionRecorder};
+use super::document::{LspPosition, LspRange, LspTextEdit, ShadowDocument};
+use super::documents::Documents;
+use super::origin::{self, ProposedEdits};
+use super::pending::PendingRequest;
 use super::records::{OfferEdit, OfferRecord, OfferSpan, Record};
 use crate::core::lsp::OfferKind;
 
@@ -51,11 +53,20 @@ struct Item {
     additional: Vec<OfferEdit>,
 }
 
-impl SessionRecorder {
+/// The offers a session's servers make: one record per item of an answer that
+/// offers edits, and the latest completion list's, which `completionItem/resolve`
+/// may change.
+#[derive(Debug, Default)]
+pub(super) struct Offers {
+    latest_completion: LatestCompletion,
+}
+
+impl Offers {
     /// A completion answer: one record per item (the first [`MAX_OFFERS`]), kept as
     /// the latest for `completionItem/resolve`.
     pub(super) fn on_completion_answer(
         &mut self,
+        docs: &Documents,
         seq: u64,
         t_ns: u64,
         answer: &CompletionAnswer<'_>,
@@ -63,14 +74,15 @@ impl SessionRecorder {
         out: &mut Vec<Record>,
     ) {
         let uri = request.uri.clone().unwrap_or_default();
-        let excluded = self.excluded_uris.contains(&uri);
+        let excluded = docs.is_excluded(&uri);
+        let reader = ItemReader { docs };
         let items = answer.items.iter().take(MAX_OFFERS).map(|value| {
             let defaults = answer.defaults.as_ref();
-            (!excluded).then(|| self.completion_item(&uri, request, value, defaults))
+            (!excluded).then(|| reader.completion_item(&uri, request, value, defaults))
         });
         let items: Vec<Option<Item>> = items.collect();
         let list_size = answer.items.len();
-        let kept = self.push_offers(
+        let kept = Self::push_offers(
             (seq, t_ns, request),
             OfferKind::Completion,
             (list_size, answer.incomplete),
@@ -86,7 +98,8 @@ impl SessionRecorder {
     /// An answer to a request that offers something other than completions: one
     /// record per item.
     pub(super) fn on_offer_answer(
-        &mut self,
+        &self,
+        docs: &Documents,
         seq: u64,
         t_ns: u64,
         result: &Value,
@@ -97,7 +110,8 @@ impl SessionRecorder {
             return;
         };
         let uri = request.uri.clone().unwrap_or_default();
-        let excluded = self.excluded_uris.contains(&uri);
+        let excluded = docs.is_excluded(&uri);
+        let reader = ItemReader { docs };
         let (values, incomplete): (Vec<&Value>, bool) = match (kind, result) {
             (OfferKind::Rename, Value::Object(_)) => (vec![result], false),
             (_, Value::Array(items)) => (items.iter().collect(), false),
@@ -116,15 +130,15 @@ impl SessionRecorder {
             .take(MAX_OFFERS)
             .filter_map(|value| {
                 let item = match kind {
-                    OfferKind::InlineCompletion => self.inline_item(&uri, request, value),
-                    OfferKind::CodeAction => self.code_action(&uri, value),
-                    OfferKind::Rename => self.workspace_item(&uri, None, value),
+                    OfferKind::InlineCompletion => reader.inline_item(&uri, request, value),
+                    OfferKind::CodeAction => reader.code_action(&uri, value),
+                    OfferKind::Rename => reader.workspace_item(&uri, None, value),
                     OfferKind::Completion | OfferKind::ApplyEdit => return None,
                 };
                 Some((!excluded).then_some(item))
             })
             .collect();
-        self.push_offers(
+        Self::push_offers(
             (seq, t_ns, request),
             kind,
             (list_size, incomplete),
@@ -136,7 +150,6 @@ impl SessionRecorder {
     /// One offer record per item, in rank order (`None`: an item about an excluded
     /// document, recorded without what it offers); returns the items recorded whole.
     fn push_offers(
-        &self,
         (seq, t_ns, request): (u64, u64, &PendingRequest),
         kind: OfferKind,
         (list_size, incomplete): (usize, bool),
@@ -146,7 +159,7 @@ impl SessionRecorder {
         let mut kept = Vec::with_capacity(items.len());
         let withheld = Item::default();
         for (rank, item) in items.into_iter().enumerate() {
-            let offer = self.offer(
+            let offer = Self::offer(
                 seq,
                 t_ns,
                 request,
@@ -163,7 +176,8 @@ impl SessionRecorder {
 
     /// A server's `workspace/applyEdit` request: one offer, made by the request itself.
     pub(super) fn on_apply_edit_offer(
-        &mut self,
+        &self,
+        docs: &Documents,
         seq: u64,
         t_ns: u64,
         params: &Value,
@@ -183,15 +197,13 @@ impl SessionRecorder {
         let label = params.get("label").and_then(Value::as_str);
         let proposals = origin::workspace_edit(edit);
         let uri = proposals.first().map(|p| p.uri.clone()).unwrap_or_default();
-        let excluded = proposals
-            .iter()
-            .all(|p| self.excluded_uris.contains(&p.uri));
+        let excluded = proposals.iter().all(|p| docs.is_excluded(&p.uri));
         let item = if excluded {
             Item::default()
         } else {
-            self.proposals_item(&uri, label, proposals)
+            ItemReader { docs }.proposals_item(&uri, label, proposals)
         };
-        let mut offer = self.offer(
+        let mut offer = Self::offer(
             seq,
             t_ns,
             &request,
@@ -207,6 +219,7 @@ impl SessionRecorder {
     /// A resolved completion item whose edits differ from its offer's: the offer again.
     pub(super) fn on_completion_resolve(
         &mut self,
+        docs: &Documents,
         result: &CompletionItem<'_>,
         out: &mut Vec<Record>,
     ) {
@@ -224,6 +237,7 @@ impl SessionRecorder {
             return;
         };
         let item = &latest.items[rank];
+        let reader = ItemReader { docs };
         let uri = request.uri.clone().unwrap_or_default();
         let mut resolved = item.clone();
         if result.text_edit.is_some() || result.insert_text.is_some() {
@@ -232,7 +246,7 @@ impl SessionRecorder {
         if let Some(main) = result
             .text_edit
             .as_ref()
-            .and_then(|e| self.main_edit(&uri, e))
+            .and_then(|e| reader.main_edit(&uri, e))
         {
             resolved.main = Some(OfferEdit {
                 text: resolved.text.clone(),
@@ -240,12 +254,12 @@ impl SessionRecorder {
             });
         }
         if let Some(additional) = &result.additional {
-            resolved.additional = self.lsp_edits(&uri, additional);
+            resolved.additional = reader.lsp_edits(&uri, additional);
         }
         if resolved.edits() == item.edits() && resolved.text == item.text {
             return;
         }
-        let updated = self.offer(
+        let updated = Self::offer(
             *seq,
             *t_ns,
             request,
@@ -261,7 +275,6 @@ impl SessionRecorder {
     /// The record of one item.
     #[allow(clippy::too_many_arguments)]
     fn offer(
-        &self,
         seq: u64,
         t_ns: u64,
         request: &PendingRequest,
@@ -287,7 +300,15 @@ impl SessionRecorder {
             incomplete,
         }
     }
+}
 
+/// Reads a server's answer items into what they offer, against the documents as they
+/// are: byte offsets in open documents, nothing of excluded ones.
+struct ItemReader<'a> {
+    docs: &'a Documents,
+}
+
+impl ItemReader<'_> {
     /// A `CompletionItem` (with the list's `itemDefaults`).
     fn completion_item(
         &self,
@@ -313,9 +334,9 @@ impl SessionRecorder {
                 }
                 // The editor replaces the word typed so far (its own notion of a word;
                 // letters, digits and `_` here), else inserts at the place.
-                None => request.position.map(|at| match self.documents.get(uri) {
+                None => request.position.map(|at| match self.docs.get(uri) {
                     Some(doc) => {
-                        let end = doc.position_to_byte(at, self.encoding);
+                        let end = doc.position_to_byte(at, self.docs.encoding());
                         OfferEdit {
                             uri: uri.to_string(),
                             at: OfferSpan::Bytes(doc.word_start(end), end),
@@ -414,7 +435,7 @@ impl SessionRecorder {
 
     /// LSP edits of one document; none for an excluded document.
     fn lsp_edits(&self, uri: &str, edits: &[LspTextEdit]) -> Vec<OfferEdit> {
-        if self.excluded_uris.contains(uri) {
+        if self.docs.is_excluded(uri) {
             return Vec::new();
         }
         edits
@@ -425,11 +446,11 @@ impl SessionRecorder {
 
     /// One edit, in byte offsets when its document is open.
     fn offer_edit(&self, uri: &str, range: LspRange, text: String) -> OfferEdit {
-        let at = match self.documents.get(uri) {
+        let at = match self.docs.get(uri) {
             Some(doc) => {
                 let (start, end) = (
-                    doc.position_to_byte(range.start, self.encoding),
-                    doc.position_to_byte(range.end, self.encoding),
+                    doc.position_to_byte(range.start, self.docs.encoding()),
+                    doc.position_to_byte(range.end, self.docs.encoding()),
                 );
                 OfferSpan::Bytes(start.min(end), start.max(end))
             }
@@ -592,8 +613,8 @@ mod tests {
     use super::*;
     use crate::core::lsp::Direction;
     use crate::core::lsp::framing::encode_frame;
-    use crate::core::record::RecorderConfig;
     use crate::core::record::privacy::PrivacyFilter;
+    use crate::core::record::{RecorderConfig, SessionRecorder};
     use serde_json::json;
 
     const C2S: Direction = Direction::ClientToServer;

@@ -28,7 +28,7 @@ use serde_json::Value;
 
 use super::completion::{CompletionAnswer, CompletionItem};
 use super::document::{
-    ChangeSpan, LspRange, PositionEncoding, ShadowDocument, minimal_replacement,
+    ChangeSpan, LspRange, LspTextEdit, PositionEncoding, ShadowDocument, minimal_replacement,
 };
 use crate::core::lsp::AnswerEdits;
 use crate::core::trajectory::Origin;
@@ -47,9 +47,6 @@ pub const UNRELATED_CHANGES_COMPLETION: u32 = 32;
 
 /// Alternatives kept from one answer (completion lists can hold thousands of items).
 pub const MAX_ALTERNATIVES: usize = 1_000;
-
-/// One proposed text edit in LSP coordinates: `(range, new text)`.
-pub type LspTextEdit = (LspRange, String);
 
 /// The edits one alternative of an answer proposes for one document.
 #[derive(Debug, Clone, PartialEq)]

@@ -10,8 +10,8 @@ use serde_json::Value;
 
 use super::document::{LspPosition, LspRange};
 use super::documents::VersionedId;
-use super::recorder::{PendingRequest, SessionRecorder};
-use super::records::{ReadRecord, Record};
+use super::pending::PendingRequest;
+use super::records::{ReadRecord, Record, Sequence};
 use crate::core::lsp::{AnswerReads, Envelope};
 use crate::core::trajectory::{LineRange, ReadRole};
 
@@ -33,13 +33,15 @@ impl PositionParams {
     }
 }
 
-/// Partial-result tokens of open read requests: token → (request id, request).
+/// The reads a session makes: read requests and the locations their answers (whole,
+/// or streamed in `$/progress` chunks) point at.
 #[derive(Debug, Default)]
-pub(super) struct PartialResults {
+pub(super) struct Reads {
+    /// Partial-result tokens of open read requests: token → (request id, request).
     tokens: HashMap<String, (String, PendingRequest)>,
 }
 
-impl PartialResults {
+impl Reads {
     /// A read request that asked for its result in `$/progress` chunks.
     pub(super) fn open(&mut self, envelope: &Envelope<'_>, id: &str, request: &PendingRequest) {
         if let Some(token) = partial_result_token(envelope) {
@@ -58,12 +60,11 @@ impl PartialResults {
     pub(super) fn is_empty(&self) -> bool {
         self.tokens.is_empty()
     }
-}
 
-impl SessionRecorder {
     /// A read request: the position (or range, or whole document) it was made at.
     pub(super) fn on_read_request(
-        &mut self,
+        &self,
+        seqs: &mut Sequence,
         t_ns: u64,
         envelope: &Envelope<'_>,
         via: &str,
@@ -78,7 +79,7 @@ impl SessionRecorder {
             // documentSymbol: the file as a whole, no particular lines.
             (None, None) => LineRange::new(0, 0),
         };
-        let seq = self.next_seq();
+        let seq = seqs.next();
         out.push(Record::Read(ReadRecord {
             seq,
             t_ns,
@@ -92,7 +93,8 @@ impl SessionRecorder {
 
     /// A successful answer to a read request: the locations it points at.
     pub(super) fn on_read_answer(
-        &mut self,
+        &self,
+        seqs: &mut Sequence,
         t_ns: u64,
         envelope: &Envelope<'_>,
         request: &PendingRequest,
@@ -106,12 +108,13 @@ impl SessionRecorder {
             return;
         };
         let request_id = envelope.id.map(str::to_string);
-        self.push_targets(t_ns, request, request_id, &result, out);
+        self.push_targets(seqs, t_ns, request, request_id, &result, out);
     }
 
     /// A `$/progress` chunk of a read request's streamed result: its locations are reads too.
     pub(super) fn on_partial_result(
-        &mut self,
+        &self,
+        seqs: &mut Sequence,
         t_ns: u64,
         envelope: &Envelope<'_>,
         out: &mut Vec<Record>,
@@ -122,18 +125,19 @@ impl SessionRecorder {
         let Some(token) = params.get("token").map(Value::to_string) else {
             return;
         };
-        let Some((request_id, request)) = self.partial_results.tokens.get(&token).cloned() else {
+        let Some((request_id, request)) = self.tokens.get(&token).cloned() else {
             return;
         };
         let Some(value) = params.get("value") else {
             return;
         };
-        self.push_targets(t_ns, &request, Some(request_id), value, out);
+        self.push_targets(seqs, t_ns, &request, Some(request_id), value, out);
     }
 
     /// The locations an answer (or a streamed chunk of it) points to, as target reads.
     fn push_targets(
-        &mut self,
+        &self,
+        seqs: &mut Sequence,
         t_ns: u64,
         request: &PendingRequest,
         request_id: Option<String>,
@@ -146,7 +150,7 @@ impl SessionRecorder {
         let mut targets = Vec::new();
         collect_targets(reads, request.uri.as_deref(), answer, &mut targets);
         for (uri, lines) in targets {
-            let seq = self.next_seq();
+            let seq = seqs.next();
             out.push(Record::Read(ReadRecord {
                 seq,
                 t_ns,

@@ -3,24 +3,28 @@
 //! It sees a copy of every frame in both directions (never the forwarding path),
 //! pairs requests with responses by (direction of the request, raw id), decodes each
 //! message's method once ([`Method`]) and dispatches on it: session facts
-//! (`initialize`, workspace folders) and editor signals here, documents in
-//! [`super::documents`], reads in [`super::reads`], tools' proposed edits in
-//! [`super::origin`], what servers offered in [`super::offers`]. It emits [`Record`]s for the store and does no I/O: reading
-//! `.nexteditignore` or git state is the caller's job ([`SessionRecorder::set_privacy`]).
+//! (`initialize`, workspace folders) and editor signals here, the rest to trackers
+//! that each own their state: the requests waiting for answers ([`super::pending`]),
+//! documents ([`super::documents`]), reads ([`super::reads`]), tools' proposed edits
+//! ([`super::origin`]) and what servers offered ([`super::offers`]); the recorder
+//! composes them and hands each what it needs of the others. It emits [`Record`]s for
+//! the store and does no I/O: reading `.nexteditignore` or git state is the caller's
+//! job ([`SessionRecorder::set_privacy`]).
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 
 use crate::core::lsp::AnswerEdits;
 use serde_json::Value;
 
 use super::completion::{CompletionAnswer, CompletionItem};
-use super::document::{LspPosition, PositionEncoding, ShadowDocument};
-use super::documents::{DidChange, DidClose, DidOpen, DidSave};
-use super::offers::{self, LatestCompletion};
+use super::document::{PositionEncoding, ShadowDocument};
+use super::documents::{DidChange, DidClose, DidOpen, DidSave, Documents};
+use super::offers::{self, Offers};
 use super::origin::{self, OriginTracker, ProposedEdits};
+use super::pending::{Pending, PendingRequest};
 use super::privacy::{PrivacyFilter, redact_secrets};
-use super::reads::{PartialResults, PositionParams};
-use super::records::{MessageRecord, Record, SessionFact, SignalRecord};
+use super::reads::{PositionParams, Reads};
+use super::records::{MessageRecord, Record, Sequence, SessionFact, SignalRecord};
 use super::uri::uri_to_path;
 use crate::core::lsp::{Direction, Envelope, MessageKind, Method};
 use crate::core::trajectory::Origin;
@@ -40,81 +44,67 @@ pub struct RecorderConfig {
     pub workspace: Option<String>,
 }
 
-/// A request waiting for its response.
-#[derive(Debug, Clone)]
-pub(super) struct PendingRequest {
-    /// Its method.
-    pub(super) method: Method,
-    /// The document it is about, if it names one.
-    pub(super) uri: Option<String>,
-    /// Sequence number of the request message.
-    pub(super) seq: u64,
-    /// When it was sent.
-    pub(super) t_ns: u64,
-    /// Its position (a range's start), for requests whose answers are offers.
-    pub(super) position: Option<LspPosition>,
-    /// That position as (line, byte column) in the text at the request.
-    pub(super) place: Option<(usize, usize)>,
-}
-
-/// The recorder's state for one session.
+/// The recorder's state for one session: its trackers, composed.
 #[derive(Debug)]
 pub struct SessionRecorder {
-    pub(super) config: RecorderConfig,
-    pub(super) seq: u64,
-    pub(super) encoding: PositionEncoding,
-    pub(super) workspace: Option<String>,
-    pending: HashMap<(Direction, String), PendingRequest>,
-    /// Shadow copies of the open documents, by URI.
-    pub(super) documents: HashMap<String, ShadowDocument>,
-    /// Every URI seen so far, and whether the privacy rules exclude it.
-    pub(super) known: HashMap<String, bool>,
-    pub(super) excluded_uris: HashSet<String>,
-    /// Read requests streaming their results in `$/progress` chunks.
-    pub(super) partial_results: PartialResults,
+    /// Store the editor's messages' raw bytes (redacted).
+    record_raw: bool,
+    /// Store the server's messages' raw bytes too.
+    record_server_raw: bool,
+    /// Numbers every frame and every record.
+    seqs: Sequence,
+    /// Requests waiting for their responses.
+    pending: Pending,
+    /// The documents: which are excluded, their shadow copies, workspace and encoding.
+    documents: Documents,
+    /// Read requests and the locations their answers point at.
+    reads: Reads,
     /// Tools' proposed edits waiting for the didChange that applies them.
-    pub(super) origins: OriginTracker,
+    origins: OriginTracker,
+    /// What servers offered (and the latest completion list, for resolves).
+    offers: Offers,
     /// Document of the latest completion request (`completionItem/resolve` names none).
     completion_uri: Option<String>,
     /// Open `workspace/applyEdit` requests: server's raw id → the tracker's answer number.
     apply_edits: HashMap<String, u64>,
-    /// The latest completion list's offers (`completionItem/resolve` may change them).
-    pub(super) latest_completion: LatestCompletion,
 }
 
 impl SessionRecorder {
     /// A recorder for a new session.
     pub fn new(config: RecorderConfig) -> SessionRecorder {
+        let RecorderConfig {
+            record_raw,
+            record_server_raw,
+            privacy,
+            workspace,
+        } = config;
         SessionRecorder {
-            workspace: config.workspace.clone(),
-            config,
-            seq: 0,
-            encoding: PositionEncoding::Utf16,
-            pending: HashMap::new(),
-            documents: HashMap::new(),
-            known: HashMap::new(),
-            excluded_uris: HashSet::new(),
-            partial_results: PartialResults::default(),
+            record_raw,
+            record_server_raw,
+            seqs: Sequence::default(),
+            pending: Pending::default(),
+            documents: Documents::new(privacy, workspace),
+            reads: Reads::default(),
             origins: OriginTracker::new(),
+            offers: Offers::default(),
             completion_uri: None,
             apply_edits: HashMap::new(),
-            latest_completion: LatestCompletion::default(),
         }
     }
 
     /// Replaces the privacy filter (after the workspace's ignore file was read).
     pub fn set_privacy(&mut self, privacy: PrivacyFilter) {
-        self.config.privacy = privacy;
+        self.documents.set_privacy(privacy);
     }
 
     /// The privacy filter in force.
     pub fn privacy(&self) -> &PrivacyFilter {
-        &self.config.privacy
+        self.documents.privacy()
     }
 
     /// The position encoding in effect.
     pub fn encoding(&self) -> PositionEncoding {
-        self.encoding
+        self.documents.encoding()
     }
 
     /// Current text of an open document (for tests and diagnostics).
@@ -124,12 +114,12 @@ impl SessionRecorder {
 
     /// The sequence number the next frame will get.
     pub fn next_seq_number(&self) -> u64 {
-        self.seq + 1
+        self.seqs.last() + 1
     }
 
-    pub(super) fn next_seq(&mut self) -> u64 {
-        self.seq += 1;
-        self.seq
+    /// Workspace-relative path of a URI, else its absolute path, else the URI.
+    pub fn relative_path(&self, uri: &str) -> String {
+        self.documents.relative_path(uri)
     }
 
     /// Records bytes that did not form a frame.
@@ -140,22 +130,13 @@ impl SessionRecorder {
         bytes: &[u8],
         why: &str,
     ) -> Record {
-        let seq = self.next_seq();
+        let seq = self.seqs.next();
         // Bytes that are not a message cannot be checked against the privacy rules
         // (an excluded didOpen that is not valid JSON names its file in vain): their
         // size and the reason are kept, never the bytes.
         Record::Message(MessageRecord {
-            seq,
-            t_ns,
-            dir,
-            kind: None,
-            method: None,
-            id: None,
-            size: bytes.len(),
-            raw: None,
-            redactions: 0,
             invalid: Some(why.to_string()),
-            consumed: false,
+            ..bare_message(seq, t_ns, dir, bytes.len())
         })
     }
 
@@ -169,45 +150,25 @@ impl SessionRecorder {
         consumed: bool,
     ) -> Vec<Record> {
         let body = &frame[header_len..];
-        let seq = self.next_seq();
+        let seq = self.seqs.next();
         let mut envelope = match Envelope::parse(body) {
             Ok(envelope) => envelope,
             Err(error) => {
-                // Neither the bytes nor serde's message (which may quote them) are
-                // kept: only what kind of error, and where.
                 return vec![Record::Message(MessageRecord {
-                    seq,
-                    t_ns,
-                    dir,
-                    kind: None,
-                    method: None,
-                    id: None,
-                    size: frame.len(),
-                    raw: None,
-                    redactions: 0,
-                    invalid: Some(format!(
-                        "body is not a JSON-RPC object: {} error at line {} column {}",
-                        match error.classify() {
-                            serde_json::error::Category::Io => "I/O",
-                            serde_json::error::Category::Syntax => "syntax",
-                            serde_json::error::Category::Data => "data",
-                            serde_json::error::Category::Eof => "end-of-input",
-                        },
-                        error.line(),
-                        error.column()
-                    )),
+                    invalid: Some(not_json_rpc(&error)),
                     consumed,
+                    ..bare_message(seq, t_ns, dir, frame.len())
                 })];
             }
         };
         let mut out = Vec::new();
         let answered = match (envelope.kind, envelope.id) {
-            (MessageKind::Response, Some(id)) => {
-                self.pending.remove(&(dir.reverse(), id.to_string()))
-            }
+            (MessageKind::Response, Some(id)) => self.pending.answer(dir, id),
             _ => None,
         };
-        let concerns_excluded = self.note_documents(&envelope, answered.as_ref(), &mut out);
+        let concerns_excluded =
+            self.documents
+                .note_documents(&self.seqs, &envelope, answered.as_ref(), &mut out);
         let method_name = envelope
             .method
             .clone()
@@ -234,32 +195,7 @@ impl SessionRecorder {
         let method = envelope.method.take().map(Method::from_string);
         match (envelope.kind, method) {
             (MessageKind::Request, Some(method)) => {
-                let params = envelope.params_as::<PositionParams>();
-                // Only requests answered with offers need their place in the text.
-                let position = params
-                    .as_ref()
-                    .filter(|_| method.offers().is_some())
-                    .and_then(PositionParams::at);
-                let uri = params.map(|p| p.text_document.uri);
-                let place = position.and_then(|at| {
-                    let doc = self.documents.get(uri.as_deref()?)?;
-                    Some(offers::place(doc, at, self.encoding))
-                });
-                self.on_request(dir, seq, t_ns, &envelope, &method, &mut out);
-                if let Some(id) = envelope.id {
-                    let request = PendingRequest {
-                        method,
-                        uri,
-                        seq,
-                        t_ns,
-                        position,
-                        place,
-                    };
-                    if dir == Direction::ClientToServer && request.method.is_read() {
-                        self.partial_results.open(&envelope, id, &request);
-                    }
-                    self.pending.insert((dir, id.to_string()), request);
-                }
+                self.on_request(dir, seq, t_ns, &envelope, method, &mut out);
             }
             (MessageKind::Notification, Some(method)) => {
                 self.on_notification(dir, t_ns, &envelope, &method, &mut out);
@@ -267,7 +203,7 @@ impl SessionRecorder {
             (MessageKind::Response, _) => {
                 if let Some(request) = answered {
                     let id = envelope.id.unwrap_or_default();
-                    self.partial_results.close(id);
+                    self.reads.close(id);
                     if dir == Direction::ServerToClient {
                         self.on_tool_answer(seq, t_ns, &envelope, &request, &mut out);
                     } else if request.method == Method::ApplyEdit {
@@ -288,8 +224,8 @@ impl SessionRecorder {
         concerns_excluded: bool,
     ) -> (Option<Vec<u8>>, usize) {
         let wanted = match dir {
-            Direction::ClientToServer => self.config.record_raw,
-            Direction::ServerToClient => self.config.record_raw && self.config.record_server_raw,
+            Direction::ClientToServer => self.record_raw,
+            Direction::ServerToClient => self.record_raw && self.record_server_raw,
         };
         if !wanted || concerns_excluded || self.mentions_excluded(frame) {
             return (None, 0);
@@ -300,12 +236,50 @@ impl SessionRecorder {
     }
 
     fn mentions_excluded(&self, frame: &[u8]) -> bool {
-        self.excluded_uris
-            .iter()
+        self.documents
+            .excluded_uris()
             .any(|uri| memchr::memmem::find(frame, uri.as_bytes()).is_some())
     }
 
+    /// A request: what it records, then (when it has an id) its wait for the answer.
     fn on_request(
+        &mut self,
+        dir: Direction,
+        seq: u64,
+        t_ns: u64,
+        envelope: &Envelope<'_>,
+        method: Method,
+        out: &mut Vec<Record>,
+    ) {
+        let params = envelope.params_as::<PositionParams>();
+        // Only requests answered with offers need their place in the text.
+        let position = params
+            .as_ref()
+            .filter(|_| method.offers().is_some())
+            .and_then(PositionParams::at);
+        let uri = params.map(|p| p.text_document.uri);
+        let place = position.and_then(|at| {
+            let doc = self.documents.get(uri.as_deref()?)?;
+            Some(offers::place(doc, at, self.documents.encoding()))
+        });
+        self.record_request(dir, seq, t_ns, envelope, &method, out);
+        if let Some(id) = envelope.id {
+            let request = PendingRequest {
+                method,
+                uri,
+                seq,
+                t_ns,
+                position,
+                place,
+            };
+            if dir == Direction::ClientToServer && request.method.is_read() {
+                self.reads.open(envelope, id, &request);
+            }
+            self.pending.open(dir, id, request);
+        }
+    }
+
+    fn record_request(
         &mut self,
         dir: Direction,
         seq: u64,
@@ -326,7 +300,8 @@ impl SessionRecorder {
                         .map(|p| p.text_document.uri);
                 }
                 if method.is_read() {
-                    self.on_read_request(t_ns, envelope, method.name(), out);
+                    self.reads
+                        .on_read_request(&mut self.seqs, t_ns, envelope, method.name(), out);
                 }
             }
             (Direction::ServerToClient, _) => {}
@@ -345,7 +320,7 @@ impl SessionRecorder {
                 name, version,
             ))));
         }
-        if self.workspace.is_none() {
+        if self.documents.workspace().is_none() {
             let root = params
                 .pointer("/workspaceFolders/0/uri")
                 .or_else(|| params.get("rootUri"))
@@ -358,7 +333,7 @@ impl SessionRecorder {
                         .map(str::to_string)
                 });
             if let Some(root) = root {
-                self.workspace = Some(root.clone());
+                self.documents.set_workspace(root.clone());
                 out.push(Record::Session(SessionFact::Workspace(root)));
             }
         }
@@ -380,10 +355,10 @@ impl SessionRecorder {
             else {
                 continue;
             };
-            if self.workspace.as_deref().map(|w| w.trim_end_matches('/'))
+            if self.documents.workspace().map(|w| w.trim_end_matches('/'))
                 != Some(root.trim_end_matches('/'))
             {
-                let prefix = self.relative_path(&format!("file://{root}"));
+                let prefix = self.documents.relative_path(&format!("file://{root}"));
                 out.push(Record::Session(SessionFact::Root {
                     dir: root,
                     prefix: prefix.trim_start_matches('/').to_string(),
@@ -400,11 +375,10 @@ impl SessionRecorder {
         method: &Method,
         out: &mut Vec<Record>,
     ) {
-        if dir == Direction::ServerToClient
-            && *method == Method::Progress
-            && !self.partial_results.is_empty()
+        if dir == Direction::ServerToClient && *method == Method::Progress && !self.reads.is_empty()
         {
-            self.on_partial_result(t_ns, envelope, out);
+            self.reads
+                .on_partial_result(&mut self.seqs, t_ns, envelope, out);
             return;
         }
         if dir != Direction::ClientToServer {
@@ -421,22 +395,41 @@ impl SessionRecorder {
             }
             Method::DidOpen => {
                 if let Some(params) = envelope.params_as::<DidOpen>() {
-                    self.on_did_open(t_ns, params.text_document, out);
+                    self.documents.on_did_open(
+                        &mut self.seqs,
+                        &mut self.origins,
+                        t_ns,
+                        params.text_document,
+                        out,
+                    );
                 }
             }
             Method::DidChange => {
                 if let Some(params) = envelope.params_as::<DidChange>() {
-                    self.on_did_change(t_ns, params, out);
+                    self.documents.on_did_change(
+                        &mut self.seqs,
+                        &mut self.origins,
+                        t_ns,
+                        params,
+                        out,
+                    );
                 }
             }
             Method::DidSave => {
                 if let Some(params) = envelope.params_as::<DidSave>() {
-                    self.on_did_save(t_ns, params, out);
+                    self.documents
+                        .on_did_save(&mut self.seqs, t_ns, params, out);
                 }
             }
             Method::DidClose => {
                 if let Some(params) = envelope.params_as::<DidClose>() {
-                    self.on_did_close(t_ns, params, out);
+                    self.documents.on_did_close(
+                        &mut self.seqs,
+                        &mut self.origins,
+                        t_ns,
+                        params,
+                        out,
+                    );
                 }
             }
             Method::Signal(_) => self.on_signal(t_ns, envelope, method, out),
@@ -462,10 +455,10 @@ impl SessionRecorder {
         // A signal about an excluded file keeps its kind, file and time, not
         // its payload (which may quote the file: selections, visible text).
         let payload = match &uri {
-            Some(uri) if self.excluded_uris.contains(uri) => Value::Null,
+            Some(uri) if self.documents.is_excluded(uri) => Value::Null,
             _ => payload,
         };
-        let seq = self.next_seq();
+        let seq = self.seqs.next();
         out.push(Record::Signal(SignalRecord {
             seq,
             t_ns,
@@ -486,7 +479,8 @@ impl SessionRecorder {
         let Some(params) = envelope.params_as::<Value>() else {
             return;
         };
-        self.on_apply_edit_offer(seq, t_ns, &params, out);
+        self.offers
+            .on_apply_edit_offer(&self.documents, seq, t_ns, &params, out);
         if let Some(edit) = params.get("edit") {
             let proposals = origin::workspace_edit(edit);
             if let (Some(answer), Some(id)) = (
@@ -521,13 +515,14 @@ impl SessionRecorder {
         let proposals = match answer {
             Some(AnswerEdits::CompletionItems) => {
                 let list = CompletionAnswer::parse(raw);
-                self.on_completion_answer(seq, t_ns, &list, request, out);
+                self.offers
+                    .on_completion_answer(&self.documents, seq, t_ns, &list, request, out);
                 // The word at the request's place, in the text as it is now (typing
                 // since the request made it longer): what the editor replaces with an
                 // item that has no edit.
                 let typed_word = request.position.and_then(|at| {
                     let doc = self.documents.get(request.uri.as_deref()?)?;
-                    Some(doc.word_range(at, self.encoding))
+                    Some(doc.word_range(at, self.documents.encoding()))
                 });
                 request
                     .uri
@@ -536,7 +531,8 @@ impl SessionRecorder {
             }
             Some(AnswerEdits::ResolvedCompletionItem) => {
                 let item = CompletionItem::parse(raw);
-                self.on_completion_resolve(&item, out);
+                self.offers
+                    .on_completion_resolve(&self.documents, &item, out);
                 self.completion_uri
                     .as_deref()
                     .map(|uri| (false, origin::completion_item(uri, &item)))
@@ -545,7 +541,8 @@ impl SessionRecorder {
                 let Some(result) = envelope.result_as::<Value>() else {
                     return;
                 };
-                self.on_offer_answer(seq, t_ns, &result, request, out);
+                self.offers
+                    .on_offer_answer(&self.documents, seq, t_ns, &result, request, out);
                 answer.and_then(|answer| {
                     origin::answer_proposals(answer, &result, request.uri.as_deref())
                 })
@@ -580,15 +577,15 @@ impl SessionRecorder {
     ) -> Option<u64> {
         // Excluded documents' changes are never stored: nothing to tag.
         for proposals in &mut alternatives {
-            proposals.retain(|p| !self.excluded_uris.contains(&p.uri));
+            proposals.retain(|p| !self.documents.is_excluded(&p.uri));
         }
         self.origins.expect(
             t_ns,
             kind,
             list,
             alternatives,
-            &self.documents,
-            self.encoding,
+            self.documents.open_documents(),
+            self.documents.encoding(),
         )
     }
 
@@ -606,7 +603,7 @@ impl SessionRecorder {
                     .and_then(Value::as_str)
                     .and_then(PositionEncoding::parse)
                     .unwrap_or_default();
-                self.encoding = encoding;
+                self.documents.set_encoding(encoding);
                 out.push(Record::Session(SessionFact::PositionEncoding(encoding)));
                 if let Some(name) = result.pointer("/serverInfo/name").and_then(Value::as_str) {
                     let version = result
@@ -620,9 +617,43 @@ impl SessionRecorder {
             return;
         }
         if request.method.is_read() && envelope.error.is_none() {
-            self.on_read_answer(t_ns, envelope, request, out);
+            self.reads
+                .on_read_answer(&mut self.seqs, t_ns, envelope, request, out);
         }
     }
+}
+
+/// The record of `size` bytes that are not a message: no kind, method, id or bytes.
+fn bare_message(seq: u64, t_ns: u64, dir: Direction, size: usize) -> MessageRecord {
+    MessageRecord {
+        seq,
+        t_ns,
+        dir,
+        kind: None,
+        method: None,
+        id: None,
+        size,
+        raw: None,
+        redactions: 0,
+        invalid: None,
+        consumed: false,
+    }
+}
+
+/// Why a frame's body is not a message: what kind of error, and where (neither the
+/// bytes nor serde's message, which may quote them).
+fn not_json_rpc(error: &serde_json::Error) -> String {
+    format!(
+        "body is not a JSON-RPC object: {} error at line {} column {}",
+        match error.classify() {
+            serde_json::error::Category::Io => "I/O",
+            serde_json::error::Category::Syntax => "syntax",
+            serde_json::error::Category::Data => "data",
+            serde_json::error::Category::Eof => "end-of-input",
+        },
+        error.line(),
+        error.column()
+    )
 }
 
 fn join_name(name: &str, version: Option<&str>) -> String {

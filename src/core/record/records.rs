@@ -1,11 +1,32 @@
 //! The records the recorder emits: one row-to-be for the store each (messages,
-//! session facts, documents, snapshots, edits, reads, signals, offers). Plain data, no logic.
+//! session facts, documents, snapshots, edits, reads, signals, offers), and the
+//! session-wide sequence that numbers them. Plain data, no logic.
 
 use serde_json::Value;
 
 use super::document::{ChangeSpan, LspRange, PositionEncoding};
 use crate::core::lsp::{Direction, MessageKind, OfferKind};
 use crate::core::trajectory::{LineRange, Origin, ReadRole};
+
+/// The session's sequence numbers: every frame and every record that has a `seq`
+/// takes the next one, whichever tracker makes it.
+#[derive(Debug, Default)]
+pub(super) struct Sequence {
+    last: u64,
+}
+
+impl Sequence {
+    /// The next number (the first is 1).
+    pub(super) fn next(&mut self) -> u64 {
+        self.last += 1;
+        self.last
+    }
+
+    /// The number taken last (0 before the first).
+    pub(super) fn last(&self) -> u64 {
+        self.last
+    }
+}
 
 /// One row-to-be for the store.
 #[derive(Debug, Clone, PartialEq)]

@@ -25,10 +25,23 @@ pub fn uri_to_path(uri: &str) -> Option<String> {
     String::from_utf8(out).ok()
 }
 
+/// A `file://` URI for an absolute path (percent-encoding what URIs require).
+pub fn path_to_uri(path: &std::path::Path) -> String {
+    let mut uri = String::from("file://");
+    for byte in path.to_string_lossy().as_bytes() {
+        match byte {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'/' | b'-' | b'_' | b'.' | b'~' => {
+                uri.push(*byte as char)
+            }
+            other => uri.push_str(&format!("%{other:02X}")),
+        }
+    }
+    uri
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::core::lsp::client::path_to_uri;
 
     #[test]
     fn round_trip() {

@@ -1,5 +1,6 @@
 //! Definition nodes (functions, classes, methods, types) of a source file, the
-//! "symbols" of ContextBench.
+//! "symbols" of ContextBench's symbol granularity, each with its own name and the name
+//! ContextBench's evaluator gives it.
 //!
 //! [`DefinitionSet::ContextBench`] is the reference evaluator's node-type table, needed for
 //! comparable numbers; [`DefinitionSet::Extended`] adds the kinds the evaluator misses

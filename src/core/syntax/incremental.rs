@@ -3,7 +3,16 @@
 //! Each edit is told to the old tree (`Tree::edit`) and the new text is parsed with
 //! the old tree as a guide, so tree-sitter reuses every subtree the edit did not
 //! touch: a recorded session of thousands of edits costs what the edits change, not
-//! thousands of full parses of its files.
+//! thousands of full parses of its files (`history::recorded` reads sessions so).
+//!
+//! For Python, a query between full reparses parses only a window (the enclosing
+//! headers and the statements around the lines, as tree-sitter included ranges),
+//! because Python's fragile statement lists make every reparse relex the whole block.
+//! Each step costs the edit and its window, not the file: rows come from a line table
+//! kept across edits (`line_starts`), walks use tree-sitter's child-for-point search
+//! and child index, and a full reparse runs only when the windows since the last one
+//! parsed as many bytes as the text (amortized); an edit its window does not show to be
+//! local is reparsed whole.
 
 mod line_starts;
 

@@ -1,4 +1,6 @@
-//! The languages nextedit parses and how to recognise them.
+//! The languages nextedit parses and how to recognise them; parsing, and [`reparse`]: a
+//! changed text parsed from its old tree, told the span where the texts differ (derive's
+//! commit side).
 
 use std::path::Path;
 

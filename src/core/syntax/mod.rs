@@ -1,5 +1,8 @@
-//! Source structure through tree-sitter: languages, parsing, tokens, definitions,
-//! structural paths and identifiers.
+//! Source structure through tree-sitter: languages (Python, Go, Java, JavaScript,
+//! TypeScript, TSX, Rust) and parsing, tokens (ES-Token), definitions (ContextBench's
+//! symbols), structural paths and identifiers per line range ([`structure`], used by
+//! history and matching; it can walk only the lines asked for), and a text kept parsed
+//! across edits ([`incremental`], used by `history::recorded`).
 //!
 //! Architecture invariant: takes text and a language in, gives spans and node kinds
 //! out; knows nothing about git, LSP, SQLite or files. Parsing never fails: broken

@@ -1,4 +1,5 @@
-//! Applying byte-range edits to text: the one operation that rebuilds any version.
+//! Applying byte-range edits to text: the one operation that rebuilds any version. Each
+//! edit checks its before-text, so applying checks itself.
 
 use thiserror::Error;
 

@@ -15,6 +15,9 @@
 //! complete, its `after_lines` in that text with `j` applied. Edits that were open at
 //! the same time (multi-cursor typing) are put in that order as if each had been
 //! typed whole, so applying the edits one after another rebuilds every final text.
+//!
+//! [`recompute_recorded_edits`] is the one path from a recorded trajectory's events to
+//! its edits, used by `store::session_read` and by `slice`.
 
 use std::collections::HashMap;
 

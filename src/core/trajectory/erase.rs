@@ -1,6 +1,6 @@
 //! Erasing files from a trajectory (`nextedit sessions purge`): every trace of a file's
-//! text goes, and what refers to the removed edits goes with it, so the rest stays a
-//! valid trajectory.
+//! text goes (its events and edits), and what refers to the removed edits goes with it
+//! (order edges, gold), so the rest stays a valid trajectory.
 
 use std::collections::BTreeSet;
 

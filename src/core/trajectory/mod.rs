@@ -9,8 +9,14 @@
 //! - `edits`: the coalesced edits with stable ids (one per developer-perceived edit);
 //! - `order`: the partial order over edits (edges with a kind and reasons).
 //!
-//! Coordinates follow DESIGN.md: 0-based lines, half-open ranges, byte offsets into
-//! UTF-8 text. Architecture invariant: this module does no I/O, no async, no SQLite.
+//! The types: [`Trajectory`], [`Event`] (a [`Change`], a [`Read`], a [`Signal`], …),
+//! [`Edit`], [`PartialOrder`]. [`EditIndex`] is an edit's position in `edits`, and
+//! [`Trajectory::edit_index`] the one id → index lookup: files and the database name
+//! edits by id, replay works with positions.
+//!
+//! Coordinates follow ARCHITECTURE.md's invariant 2: 0-based lines, half-open ranges,
+//! byte offsets into UTF-8 text. Architecture invariant: this module does no I/O, no
+//! async, no SQLite.
 
 mod annotations;
 mod apply;

@@ -1,7 +1,8 @@
 //! What a language server offered in a recorded session, in the trajectory's terms
 //! (files by path, milliseconds since the session started): the input of `nextedit
-//! live` and of the `recorded:SERVER` suggester. Loaded with a stored session from the
-//! `offers` table; never sent to a suggester through the protocol.
+//! live` and of the `recorded:SERVER` suggester. A recorded trajectory's `offers` are
+//! loaded with the stored session from the `offers` table (by
+//! `sessions::load_session_trajectory`); never sent to a suggester through the protocol.
 
 use serde::{Deserialize, Serialize};
 

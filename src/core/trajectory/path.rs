@@ -6,7 +6,8 @@
 //! purely lexical (no file system): `.` and empty segments go, `a/../b` collapses to
 //! `b`; absolute paths, a `..` that climbs above the root, NUL bytes, backslashes and
 //! drive prefixes (`C:`) are refused. Symlinks are the writer's business
-//! (`replay::worktree` checks every component on disk).
+//! (`replay::worktree` checks every component on disk). [`Trajectory::normalize_paths`]
+//! checks and rewrites every path of a trajectory, naming the place of the first bad one.
 
 use std::fmt;
 

@@ -1,4 +1,5 @@
-//! Cutting a recorded trajectory to a window of time (or of events) and to some files.
+//! Cutting a recorded trajectory to a window of time (or of events, by `seq`) and/or to
+//! some files: `sessions export --from/--to/--file` and `replay --session` use it.
 //!
 //! A slice is a trajectory of its own: its files' base texts are the texts at the
 //! window start (rebuilt by applying the change events before it, each checked

@@ -1,5 +1,6 @@
 //! One commit → one trajectory: files, edits with structure and identifiers,
 //! the partial order, and the edits replayed as change events in natural order.
+//! [`derive_from_source`] also checks out the trees the `--lsp` pass reads.
 
 use serde_json::{Value, json};
 

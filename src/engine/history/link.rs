@@ -5,7 +5,8 @@
 //! whose tree has exactly that text in every one of those files. Only commits
 //! reachable from HEAD that descend from the starting commit are candidates (or, when
 //! the start is unknown, the most recent ones), at most a bounded number of them.
-//! Reads the repository through [`GitRepository`]; never writes to it.
+//! Reads the repository through [`GitRepository`]; never writes to it. It also reads
+//! the linked commit's header, which the CLI puts into the session's `session.commit`.
 
 use std::path::{Path, PathBuf};
 

@@ -9,6 +9,8 @@
 //! priority. [`super::lsp_evidence`] turns the answers into refuted reasons and new
 //! `lsp_def_use` and `lsp_reference` reasons. A server that cannot start or answer
 //! never fails the commit: it is recorded in the stats and its answers are absent.
+//! Servers are started through `lsp::client`; [`discover_servers`] finds them (and a Go
+//! toolchain for gopls).
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -17,9 +19,10 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use crate::core::lsp::client::{ClientError, LspClient, path_to_uri};
+use crate::core::record::uri::path_to_uri;
 use crate::core::syntax::Language;
 use crate::core::syntax::structure::{FileStructure, Role, analyze};
+use crate::engine::lsp_client::{ClientError, LspClient};
 
 use super::dependency::Dependency;
 use super::extract::FileEdits;

@@ -19,6 +19,8 @@
 //! edits. [`evaluate`] scores a derived order against human annotations and [`editflow`]
 //! rebuilds EditFlow's sample commits as git repositories. [`link`] finds the commit
 //! that contains a recorded session's edits.
+//!
+//! Never writes to a repository; never touches SQLite (the CLI stores trajectories).
 
 pub mod agreement;
 pub mod crossval;

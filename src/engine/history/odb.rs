@@ -9,6 +9,7 @@
 //! reaching libgit2. Packed objects are not affected (a pack's index and trailer
 //! bound it). The cost is one inflate of every loose object, once per process
 //! (figures in docs/derive.md); repositories keep most objects packed.
+//! `GitRepository::open` and `GitRepository::discover` call it.
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};

@@ -1,5 +1,6 @@
 //! Partial orders over a commit's edits: built from dependencies, imported from
-//! EditFlow annotations or Historian graphs, and read back as pair labels.
+//! EditFlow annotations or Historian graphs, and read back as pair labels; their
+//! initial candidates and natural order, in near-linear time.
 
 use std::collections::{BTreeMap, BTreeSet};
 

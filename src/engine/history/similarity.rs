@@ -1,4 +1,5 @@
-//! Finding look-alike token multisets without comparing every pair.
+//! Finding look-alike token multisets without comparing every pair (for the `clone` and
+//! `move` rules).
 //!
 //! Two multisets can reach a Sørensen–Dice similarity of `t` only if they share at
 //! least `t·|a|/(2−t)` tokens, so each must share one of its rarest

@@ -2,9 +2,9 @@
 //!
 //! The derive logic only sees [`CommitRecord`]s (metadata plus the changed files'
 //! bytes), so it can be tested on in-memory commits. This file is the one place that
-//! talks to libgit2 (`tests/tidy.rs` checks it): [`GitRepository`] reads commits,
-//! trees, blobs and history; [`diff_hunks`] is git's own line diff; [`head_of`]
-//! resolves a workspace's HEAD without reading objects (for the proxy);
+//! talks to libgit2 (`tests/it/tidy.rs` checks it): [`GitRepository`] reads commits,
+//! trees, blobs and history (walks from HEAD); [`diff_hunks`] is git's own line diff;
+//! [`head_of`] resolves a workspace's HEAD without reading objects (for `proxy::tap`);
 //! [`write_bare_repository`] builds the two-commit repositories EditFlow samples are
 //! rebuilt into. Other modules see typed results and [`GitError`], never `git2` types.
 

@@ -1,12 +1,14 @@
 //! The figures of `nextedit live` over one or many sessions, overall or by server,
-//! kind or language, as typed values (the text and JSON printers only format them).
+//! kind or language, as typed values (the text and JSON printers only format them):
+//! per session, then per group, counts, acceptance, ranks, latency quantiles, characters
+//! accepted vs typed, and kept rates weighted by characters.
 
 use std::collections::BTreeMap;
 
 use super::outcome::{LiveConfig, OfferOutcome, Outcome, analyse};
 use super::{Offer, server_name};
+use crate::core::metrics::statistics::{mean, quantile};
 use crate::core::trajectory::{EventBody, Origin, Trajectory};
-use crate::service::run::report::{mean, quantile};
 
 /// What the figures are grouped by.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -115,6 +117,9 @@ pub struct LiveFigures {
     pub kept_5min: Option<f64>,
     /// … at the session's end.
     pub kept_end: Option<f64>,
+    /// Zed's kept rate (token LCS of the taken text with what is at its place at the
+    /// end), the mean over the taken answers.
+    pub zed_kept_rate: Option<f64>,
     /// Taken text later deleted or undone entirely.
     pub reversals: usize,
     /// Later changes inside taken text.
@@ -220,6 +225,7 @@ fn group_figures(
         kept_30s: weighted(|a| a.kept_30s),
         kept_5min: weighted(|a| a.kept_5min),
         kept_end: weighted(|a| a.kept_end),
+        zed_kept_rate: mean(after.iter().map(|a| a.zed_kept_rate)),
         reversals: after
             .iter()
             .filter(|a| a.reversed_after_ms.is_some())

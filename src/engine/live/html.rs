@@ -6,7 +6,7 @@
 use std::fmt::Write;
 
 use super::figures::{LiveFigures, SessionLive};
-use crate::service::run::html::{PAGE_END, escape, page_start};
+use crate::base::html::{PAGE_END, escape, page_start};
 
 fn share(value: Option<f64>) -> String {
     value.map_or("–".into(), |v| format!("{:.1} %", v * 100.0))
@@ -25,11 +25,11 @@ pub fn section(groups: &[LiveFigures], sessions: &[SessionLive]) -> String {
         "<h2 id=\"live\">Live sessions</h2>\n<p>Sessions {}: what became of the offers the language server made (docs/live.md).</p>",
         escape(&names.join(", "))
     );
-    h.push_str("<table class=\"live\">\n<tr><th class=\"l\">group</th><th>sessions</th><th>offers</th><th>accepted</th><th>partial</th><th>dismissed</th><th>superseded</th><th>acceptance</th><th>mean rank</th><th>p50 ms</th><th>p95 ms</th><th>chars accepted</th><th>chars typed</th><th>kept 30 s</th><th>kept 5 min</th><th>kept end</th><th>reversals</th><th>right, not taken</th></tr>\n");
+    h.push_str("<table class=\"live\">\n<tr><th class=\"l\">group</th><th>sessions</th><th>offers</th><th>accepted</th><th>partial</th><th>dismissed</th><th>superseded</th><th>acceptance</th><th>mean rank</th><th>p50 ms</th><th>p95 ms</th><th>chars accepted</th><th>chars typed</th><th>kept 30 s</th><th>kept 5 min</th><th>kept end</th><th>Zed's kept rate</th><th>reversals</th><th>right, not taken</th></tr>\n");
     for f in groups {
         let _ = writeln!(
             h,
-            "<tr><td class=\"l\">{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            "<tr><td class=\"l\">{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
             escape(&f.group),
             f.sessions,
             f.offers,
@@ -46,6 +46,7 @@ pub fn section(groups: &[LiveFigures], sessions: &[SessionLive]) -> String {
             share(f.kept_30s),
             share(f.kept_5min),
             share(f.kept_end),
+            share(f.zed_kept_rate),
             f.reversals,
             f.right_but_not_taken
         );

@@ -21,6 +21,7 @@ pub fn figures(f: &LiveFigures) -> Value {
         "latency_p50_ms": f.latency_p50_ms, "latency_p95_ms": f.latency_p95_ms,
         "chars_accepted": f.chars_accepted, "chars_typed": f.chars_typed,
         "kept_30s": f.kept_30s, "kept_5min": f.kept_5min, "kept_end": f.kept_end,
+        "zed_kept_rate": f.zed_kept_rate,
         "reversals": f.reversals, "edits_inside": f.edits_inside,
         "right_but_not_taken": f.right_but_not_taken,
     })

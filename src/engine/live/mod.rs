@@ -1,15 +1,18 @@
 //! What became of the offers a language server made in a recorded session
-//! (`nextedit live`): the typed offers ([`Offer`]), each offer's outcome and what
-//! happened next (`outcome`, with the inserted text tracked through later edits by
-//! `span`), the figures over one or many sessions (`figures`), their text and JSON
-//! forms (`text`, `json`) and the preference-training lines of `sessions export
-//! --offers` (`json::export_line`). Pure: offers and a trajectory in, typed values out; the
-//! outcome is computed when read, never stored, so it can be recomputed.
+//! (`nextedit live`, docs/live.md): the typed offers ([`Offer`]), each offer's outcome
+//! and what happened next (`outcome`, with the inserted text tracked through later
+//! edits by `span`, and the text at its place by `place` for Zed's kept rate), the
+//! figures over one or many sessions (`figures`), their text, JSON and HTML forms
+//! (`text`, `json`, `html`) and the preference-training lines of `sessions export
+//! --offers` ([`export_lines`], each built by `json::export_line`). Pure: offers and a
+//! trajectory in, typed values out; the outcome is computed when read, never stored, so
+//! it can be recomputed. The stored offers become [`Offer`]s in `service::sessions`.
 
 pub mod figures;
 pub mod html;
 pub mod json;
 pub mod outcome;
+pub mod place;
 pub mod span;
 pub mod text;
 
@@ -43,62 +46,6 @@ pub fn server_name(command: &[String]) -> String {
 /// `pyright-langserver`): the server name contains it.
 pub fn server_matches(server: &str, wanted: &str) -> bool {
     server.contains(wanted)
-}
-
-/// A session's stored offers in the trajectory's terms: files by the trajectory's
-/// path for their URI, times in milliseconds, the server named from the session's
-/// command. Offers about excluded documents and edits of documents that were not
-/// open at the answer (no byte offsets) are left out.
-pub fn offers_of(
-    stored: &[crate::store::StoredOffer],
-    trajectory: &crate::core::trajectory::Trajectory,
-) -> Vec<Offer> {
-    let server = server_name(&trajectory.session.server_command);
-    let file_of = |uri: &str, path: Option<&String>| {
-        trajectory
-            .files
-            .iter()
-            .find(|f| f.uri.as_deref() == Some(uri))
-            .map(|f| f.path.clone())
-            .or_else(|| path.cloned())
-            .unwrap_or_else(|| uri.to_string())
-    };
-    stored
-        .iter()
-        .filter(|s| !s.excluded)
-        .map(|s| {
-            let o = &s.offer;
-            Offer {
-                seq: o.seq,
-                rank: o.rank,
-                request_seq: o.request_seq,
-                t_ms: o.t_ns as f64 / 1e6,
-                latency_ms: o.latency_ns as f64 / 1e6,
-                kind: o.kind,
-                method: o.method.clone(),
-                file: file_of(&o.uri, s.path.as_ref()),
-                line: o.position.map(|p| p.0),
-                col_byte: o.position.map(|p| p.1),
-                label: o.label.clone(),
-                text: o.text.clone(),
-                edits: o
-                    .edits
-                    .iter()
-                    .filter_map(|e| match e.at {
-                        crate::core::record::OfferSpan::Bytes(start, end) => Some(OfferEdit {
-                            file: file_of(&e.uri, None),
-                            start_byte: start,
-                            end_byte: end,
-                            text: e.text.clone(),
-                        }),
-                        crate::core::record::OfferSpan::Lsp(_) => None,
-                    })
-                    .collect(),
-                list_size: o.list_size,
-                server: server.clone(),
-            }
-        })
-        .collect()
 }
 
 /// The lines of `sessions export --offers`: each answer of a recorded trajectory with

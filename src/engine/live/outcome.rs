@@ -17,13 +17,19 @@
 //! - a change on another line or in another file, a deletion before the anchor, or
 //!   the editor's `hidden` signal: **dismissed**;
 //! - the end of the session: **dismissed** (never used).
+//!
+//! A didChange's changes are judged together, as the text they leave (an item with its
+//! import, `additionalTextEdits`, in any order); an inline item taken in parts is
+//! followed where its last taken part ended.
 
 use std::collections::HashMap;
 
 use serde::Serialize;
 
+use super::place::TakenPlace;
 use super::span::TrackedSpan;
 use super::{Offer, OfferKind};
+use crate::core::metrics::yardsticks::kept_rate::kept_rate;
 use crate::core::trajectory::{
     Change, EventBody, Origin, SignalKind, SuggestionSignal, Trajectory,
 };
@@ -155,6 +161,9 @@ pub struct Aftermath {
     pub reversed_after_ms: Option<f64>,
     /// Later changes inside it that left some of it.
     pub edits_inside: usize,
+    /// Zed's kept rate (`compute_kept_rate`) of the taken text against the text at its
+    /// place at the session's end (or when none of it was left).
+    pub zed_kept_rate: f64,
 }
 
 /// A dismissed offer the developer typed anyway.
@@ -433,234 +442,28 @@ fn signal_about(
 
 fn decide(
     items: &[Offer],
-    mut text: String,
+    text: String,
     steps: &[Step],
     later: &[Vec<Offer>],
     config: LiveConfig,
 ) -> OfferOutcome {
-    let first = &items[0];
-    let file = first.file.as_str();
-    let (anchor, mut targets) = targets(items, &text);
-    let context_before = text[..anchor].to_string();
-    let present = |text: &str, targets: &[(usize, String)]| -> Option<usize> {
-        targets.iter().position(|(at, want)| {
-            !want.is_empty() && text.get(*at..at + want.len()) == Some(want.as_str())
-        })
-    };
-    let already = present(&text, &targets);
-    let mut outcome = None;
-    let mut partial: Option<(usize, usize, f64, u64)> = None; // rank, bytes, t, seq
-    let mut decided_at = steps.len();
-    let mut taken_seqs = Vec::new();
-    let mut later_iter = later.iter().map(|l| &l[0]).peekable();
-    let as_partial = |(rank, bytes, pt, pseq): (usize, usize, f64, u64),
-                      targets: &[(usize, String)]| Outcome::Partial {
-        rank,
-        chars: targets[rank].1[..bytes].chars().count(),
-        after_ms: pt - first.t_ms,
-        seq: pseq,
-    };
-    let mut k = 0;
-    while k < steps.len() {
-        let step = &steps[k];
-        // A later request about the same line, made before this step.
-        while let Some(other) = later_iter.peek() {
-            if other.request_seq > step_seq(step) {
-                break;
-            }
-            let other = later_iter.next().unwrap();
-            let anchor_now = targets.first().map_or(anchor, |t| t.0);
-            if other.file == file
-                && other.line == Some(line_of(&text, anchor_now))
-                && partial.is_none()
-            {
-                outcome = Some(Outcome::Superseded {
-                    by_request_seq: other.request_seq,
-                    after_ms: other.request_t_ms() - first.t_ms,
-                });
-                break;
-            }
-        }
-        if outcome.is_some() {
-            decided_at = k;
-            break;
-        }
-        // Where the deciding step is, if this one decides (see below for a didChange).
-        decided_at = k;
-        let mut next = k + 1;
-        match step {
-            Step::Signal(seq, t, signal_file, payload) => {
-                match signal_about(*signal_file, payload, items)
-                    .as_ref()
-                    .map(|(e, r, l)| (e.as_str(), *r, *l))
-                {
-                    Some(("accepted", rank, _)) => {
-                        outcome = Some(Outcome::Accepted {
-                            rank,
-                            after_ms: t - first.t_ms,
-                            seq: *seq,
-                            evidence: Evidence::Signal,
-                            origin: Origin::User,
-                        });
-                    }
-                    Some(("accepted_part", rank, Some(length))) => {
-                        // The editor's count is in position-encoding units; characters
-                        // are near enough for the word-by-word parts it sends.
-                        let want = &targets[rank].1;
-                        let bytes = want
-                            .char_indices()
-                            .nth(length)
-                            .map_or(want.len(), |(i, _)| i);
-                        if bytes > 0 && partial.is_none_or(|p| p.1 < bytes) {
-                            partial = Some((rank, bytes, *t, *seq));
-                        }
-                    }
-                    Some(("hidden", ..)) => {
-                        outcome = Some(match partial {
-                            Some(part) => as_partial(part, &targets),
-                            None => Outcome::Dismissed(DismissReason::Hidden { signal_seq: *seq }),
-                        })
-                    }
-                    _ => {}
-                }
-            }
-            Step::Reload(seq, ..) => {
-                outcome = Some(Outcome::Dismissed(DismissReason::TypedElsewhere {
-                    change_seq: *seq,
-                }));
-            }
-            Step::Change(..) => {
-                // The changes of one didChange are judged together, after the last one:
-                // an editor may replace the typed word in two changes (Neovim), put an
-                // import at the top beside the item (`additionalTextEdits`, in any
-                // order), or type the item in keystroke by keystroke.
-                next = group_end(steps, k);
-                let group = Group::apply(
-                    &steps[k..next],
-                    file,
-                    first.kind,
-                    partial.map(|p| (p.0, p.1)),
-                    &mut text,
-                    &mut targets,
-                );
-                let (last_seq, t) = match steps[next - 1] {
-                    Step::Change(seq, t, _) => (seq, t),
-                    _ => unreachable!("a group holds changes only"),
-                };
-                let found = present(&text, &targets).filter(|r| Some(*r) != already);
-                match (found, group.elsewhere) {
-                    (Some(rank), _) => {
-                        let taken = group.tool || group.inserted >= 2;
-                        if taken {
-                            taken_seqs.extend(&group.seqs);
-                        }
-                        outcome = Some(if taken {
-                            Outcome::Accepted {
-                                rank,
-                                after_ms: t - first.t_ms,
-                                seq: last_seq,
-                                evidence: if group.tool {
-                                    Evidence::Origin
-                                } else {
-                                    Evidence::Text
-                                },
-                                origin: group.origin,
-                            }
-                        } else {
-                            Outcome::Dismissed(DismissReason::TypedByHand {
-                                change_seq: last_seq,
-                            })
-                        });
-                        // Its changes are in `text`: what follows starts after them.
-                        decided_at = next - 1;
-                    }
-                    (None, Some(change_seq)) => {
-                        // The list closed: the group is the rest of the session's.
-                        group.undo(&mut text, &mut targets);
-                        outcome = Some(match partial {
-                            Some(part) => as_partial(part, &targets),
-                            None => {
-                                Outcome::Dismissed(DismissReason::TypedElsewhere { change_seq })
-                            }
-                        });
-                    }
-                    (None, None)
-                        if first.kind == OfferKind::InlineCompletion && group.inserted >= 2 =>
-                    {
-                        // The leading words of an inline item, inserted at once.
-                        if let Some((rank, common)) =
-                            leading_words(&text, &targets, partial.map_or(0, |p| p.1), group.reach)
-                        {
-                            partial = Some((rank, common, t, last_seq));
-                            taken_seqs.extend(&group.seqs);
-                        }
-                    }
-                    (None, None) => {}
-                }
-            }
-        }
-        if outcome.is_some() {
-            break;
-        }
-        k = next;
-    }
-    if outcome.is_none() {
-        decided_at = steps.len();
-    }
-    let outcome = outcome.unwrap_or(match partial {
-        Some(part) => as_partial(part, &targets),
-        None => Outcome::Dismissed(DismissReason::SessionEnded),
-    });
+    let mut watch = Watch::new(items, text);
+    let (outcome, decided_at) = watch.run(steps, later);
     let rest = &steps[(decided_at + 1).min(steps.len())..];
-    let aftermath = match &outcome {
-        Outcome::Accepted { rank, after_ms, .. } => Some(follow(
-            file,
-            targets[*rank].0,
-            &targets[*rank].1,
-            first.t_ms + after_ms,
-            rest,
-        )),
-        Outcome::Partial {
-            rank,
-            chars,
-            after_ms,
-            ..
-        } => {
-            let taken: String = targets[*rank].1.chars().take(*chars).collect();
-            Some(follow(
-                file,
-                targets[*rank].0,
-                &taken,
-                first.t_ms + after_ms,
-                rest,
-            ))
-        }
-        _ => None,
-    };
-    let right_but_not_taken = match &outcome {
-        Outcome::Dismissed(DismissReason::TypedByHand { change_seq }) => {
-            let t = steps.get(decided_at).map_or(first.t_ms, step_t);
-            let rank = present(&text, &targets).unwrap_or(0);
-            (t - first.t_ms <= config.within_ms).then_some(RightButNotTaken {
-                rank,
-                after_ms: t - first.t_ms,
-                change_seq: *change_seq,
-            })
-        }
-        Outcome::Dismissed(_) => typed_anyway(
-            file,
-            text.clone(),
-            targets.clone(),
-            already,
-            first.t_ms,
-            &steps[decided_at.min(steps.len())..],
-            config,
-        ),
-        _ => None,
-    };
+    let aftermath = watch.aftermath(&outcome, rest);
+    let right_but_not_taken = watch.right_but_not_taken(&outcome, steps, decided_at, config);
+    let Watch {
+        first,
+        anchor,
+        context_before,
+        text,
+        targets,
+        taken_seqs,
+        ..
+    } = watch;
     let written_instead = match &outcome {
         Outcome::Dismissed(reason) => Some(written_at(
-            file,
+            &first.file,
             text,
             targets[0].0,
             // The change that completed a hand-typed item is in `text` already.
@@ -682,6 +485,295 @@ fn decide(
         written_instead,
         context_before,
         taken_seqs,
+    }
+}
+
+/// The item of `targets` whose text stands at its place in `text`, if any.
+fn present(text: &str, targets: &[(usize, String)]) -> Option<usize> {
+    targets.iter().position(|(at, want)| {
+        !want.is_empty() && text.get(*at..at + want.len()) == Some(want.as_str())
+    })
+}
+
+/// The longest part of an item taken so far: (rank, bytes, time, seq).
+type Part = (usize, usize, f64, u64);
+
+/// What the watch over one answer carries from step to step: the file's text as the
+/// steps left it, the items' places in it, and what was taken of them so far.
+struct Watch<'a> {
+    items: &'a [Offer],
+    first: &'a Offer,
+    /// Where the first item goes, before any step.
+    anchor: usize,
+    /// The text before the anchor, before any step.
+    context_before: String,
+    text: String,
+    /// Each item's place and text, kept in step with the changes.
+    targets: Vec<(usize, String)>,
+    /// The item that stood at its place before any step (typing it is no evidence).
+    already: Option<usize>,
+    partial: Option<Part>,
+    /// Seqs of the changes that took the answer.
+    taken_seqs: Vec<u64>,
+}
+
+impl<'a> Watch<'a> {
+    fn new(items: &'a [Offer], text: String) -> Watch<'a> {
+        let (anchor, targets) = targets(items, &text);
+        Watch {
+            items,
+            first: &items[0],
+            anchor,
+            context_before: text[..anchor].to_string(),
+            already: present(&text, &targets),
+            text,
+            targets,
+            partial: None,
+            taken_seqs: Vec::new(),
+        }
+    }
+
+    /// The steps in order until one decides: the outcome and the index of the step
+    /// that decided it (`steps.len()` when none did).
+    fn run(&mut self, steps: &[Step], later: &[Vec<Offer>]) -> (Outcome, usize) {
+        let mut later = later.iter().map(|l| &l[0]).peekable();
+        let mut k = 0;
+        while k < steps.len() {
+            let step = &steps[k];
+            if let Some(outcome) = self.superseded(&mut later, step_seq(step)) {
+                return (outcome, k);
+            }
+            let mut next = k + 1;
+            let decided = match step {
+                Step::Signal(seq, t, file, payload) => {
+                    self.on_signal(*seq, *t, *file, payload).map(|o| (o, k))
+                }
+                Step::Reload(seq, ..) => Some((
+                    Outcome::Dismissed(DismissReason::TypedElsewhere { change_seq: *seq }),
+                    k,
+                )),
+                Step::Change(..) => {
+                    // The changes of one didChange are judged together, after the last
+                    // one: an editor may replace the typed word in two changes (Neovim),
+                    // put an import at the top beside the item (`additionalTextEdits`,
+                    // in any order), or type the item in keystroke by keystroke.
+                    next = group_end(steps, k);
+                    self.on_changes(&steps[k..next]).map(|(outcome, in_text)| {
+                        // Changes that put the item in `text`: what follows starts
+                        // after them.
+                        (outcome, if in_text { next - 1 } else { k })
+                    })
+                }
+            };
+            if let Some(decided) = decided {
+                return decided;
+            }
+            k = next;
+        }
+        let outcome = match self.partial {
+            Some(part) => self.as_partial(part),
+            None => Outcome::Dismissed(DismissReason::SessionEnded),
+        };
+        (outcome, steps.len())
+    }
+
+    fn as_partial(&self, (rank, bytes, t, seq): Part) -> Outcome {
+        Outcome::Partial {
+            rank,
+            chars: self.targets[rank].1[..bytes].chars().count(),
+            after_ms: t - self.first.t_ms,
+            seq,
+        }
+    }
+
+    /// A later request about the same line, made before the step numbered `step_seq`
+    /// (and before any part was taken), supersedes the answer.
+    fn superseded<'o>(
+        &self,
+        later: &mut std::iter::Peekable<impl Iterator<Item = &'o Offer>>,
+        step_seq: u64,
+    ) -> Option<Outcome> {
+        while let Some(other) = later.peek() {
+            if other.request_seq > step_seq {
+                break;
+            }
+            let other = later.next().unwrap();
+            let anchor_now = self.targets.first().map_or(self.anchor, |t| t.0);
+            if other.file == self.first.file
+                && other.line == Some(line_of(&self.text, anchor_now))
+                && self.partial.is_none()
+            {
+                return Some(Outcome::Superseded {
+                    by_request_seq: other.request_seq,
+                    after_ms: other.request_t_ms() - self.first.t_ms,
+                });
+            }
+        }
+        None
+    }
+
+    /// An editor signal about the answer: accepted, hidden, or a part accepted.
+    fn on_signal(
+        &mut self,
+        seq: u64,
+        t: f64,
+        file: Option<&str>,
+        payload: &serde_json::Value,
+    ) -> Option<Outcome> {
+        match signal_about(file, payload, self.items)
+            .as_ref()
+            .map(|(e, r, l)| (e.as_str(), *r, *l))
+        {
+            Some(("accepted", rank, _)) => Some(Outcome::Accepted {
+                rank,
+                after_ms: t - self.first.t_ms,
+                seq,
+                evidence: Evidence::Signal,
+                origin: Origin::User,
+            }),
+            Some(("accepted_part", rank, Some(length))) => {
+                // The editor's count is in position-encoding units; characters are
+                // near enough for the word-by-word parts it sends.
+                let want = &self.targets[rank].1;
+                let bytes = want
+                    .char_indices()
+                    .nth(length)
+                    .map_or(want.len(), |(i, _)| i);
+                if bytes > 0 && self.partial.is_none_or(|p| p.1 < bytes) {
+                    self.partial = Some((rank, bytes, t, seq));
+                }
+                None
+            }
+            Some(("hidden", ..)) => Some(match self.partial {
+                Some(part) => self.as_partial(part),
+                None => Outcome::Dismissed(DismissReason::Hidden { signal_seq: seq }),
+            }),
+            _ => None,
+        }
+    }
+
+    /// One didChange's changes (`group`), applied: the outcome they decide, and
+    /// whether they put an item in the text.
+    fn on_changes(&mut self, group: &[Step]) -> Option<(Outcome, bool)> {
+        let first = self.first;
+        let applied = Group::apply(
+            group,
+            &first.file,
+            first.kind,
+            self.partial.map(|p| (p.0, p.1)),
+            &mut self.text,
+            &mut self.targets,
+        );
+        let (last_seq, t) = match group.last() {
+            Some(Step::Change(seq, t, _)) => (*seq, *t),
+            _ => unreachable!("a group holds changes only"),
+        };
+        let found = present(&self.text, &self.targets).filter(|r| Some(*r) != self.already);
+        match (found, applied.elsewhere) {
+            (Some(rank), _) => {
+                let taken = applied.tool || applied.inserted >= 2;
+                if taken {
+                    self.taken_seqs.extend(&applied.seqs);
+                }
+                let outcome = if taken {
+                    Outcome::Accepted {
+                        rank,
+                        after_ms: t - first.t_ms,
+                        seq: last_seq,
+                        evidence: if applied.tool {
+                            Evidence::Origin
+                        } else {
+                            Evidence::Text
+                        },
+                        origin: applied.origin,
+                    }
+                } else {
+                    Outcome::Dismissed(DismissReason::TypedByHand {
+                        change_seq: last_seq,
+                    })
+                };
+                Some((outcome, true))
+            }
+            (None, Some(change_seq)) => {
+                // The list closed: the group is the rest of the session's.
+                applied.undo(&mut self.text, &mut self.targets);
+                let outcome = match self.partial {
+                    Some(part) => self.as_partial(part),
+                    None => Outcome::Dismissed(DismissReason::TypedElsewhere { change_seq }),
+                };
+                Some((outcome, false))
+            }
+            (None, None) if first.kind == OfferKind::InlineCompletion && applied.inserted >= 2 => {
+                // The leading words of an inline item, inserted at once.
+                if let Some((rank, common)) = leading_words(
+                    &self.text,
+                    &self.targets,
+                    self.partial.map_or(0, |p| p.1),
+                    applied.reach,
+                ) {
+                    self.partial = Some((rank, common, t, last_seq));
+                    self.taken_seqs.extend(&applied.seqs);
+                }
+                None
+            }
+            (None, None) => None,
+        }
+    }
+
+    /// What became of the taken item (or part) in the `rest` of the session.
+    fn aftermath(&self, outcome: &Outcome, rest: &[Step]) -> Option<Aftermath> {
+        let (file, targets, t0) = (&self.first.file, &self.targets, self.first.t_ms);
+        match outcome {
+            Outcome::Accepted { rank, after_ms, .. } => Some(follow(
+                file,
+                targets[*rank].0,
+                &targets[*rank].1,
+                t0 + after_ms,
+                rest,
+            )),
+            Outcome::Partial {
+                rank,
+                chars,
+                after_ms,
+                ..
+            } => {
+                let taken: String = targets[*rank].1.chars().take(*chars).collect();
+                Some(follow(file, targets[*rank].0, &taken, t0 + after_ms, rest))
+            }
+            _ => None,
+        }
+    }
+
+    /// A dismissed answer whose text was typed at its place within the window anyway.
+    fn right_but_not_taken(
+        &self,
+        outcome: &Outcome,
+        steps: &[Step],
+        decided_at: usize,
+        config: LiveConfig,
+    ) -> Option<RightButNotTaken> {
+        let t0 = self.first.t_ms;
+        match outcome {
+            Outcome::Dismissed(DismissReason::TypedByHand { change_seq }) => {
+                let t = steps.get(decided_at).map_or(t0, step_t);
+                let rank = present(&self.text, &self.targets).unwrap_or(0);
+                (t - t0 <= config.within_ms).then_some(RightButNotTaken {
+                    rank,
+                    after_ms: t - t0,
+                    change_seq: *change_seq,
+                })
+            }
+            Outcome::Dismissed(_) => typed_anyway(
+                &self.first.file,
+                self.text.clone(),
+                self.targets.clone(),
+                self.already,
+                t0,
+                &steps[decided_at.min(steps.len())..],
+                config,
+            ),
+            _ => None,
+        }
     }
 }
 
@@ -823,6 +915,7 @@ fn leading_words(
 /// Follows taken text through the rest of the session.
 fn follow(file: &str, at: usize, taken: &str, t0: f64, rest: &[Step]) -> Aftermath {
     let mut span = TrackedSpan::new(taken, at);
+    let mut place = TakenPlace::new(taken, at);
     let mut kept = [None, None];
     let mut reversed_after_ms = None;
     for step in rest {
@@ -834,14 +927,19 @@ fn follow(file: &str, at: usize, taken: &str, t0: f64, rest: &[Step]) -> Afterma
         }
         match step {
             Step::Change(_, _, c) if c.file == file => {
-                span.apply(c.start_byte, c.end_byte, c.after.len())
+                span.apply(c.start_byte, c.end_byte, c.after.len());
+                place.apply(c.start_byte, c.end_byte, &c.after);
             }
-            Step::Reload(_, _, f, _) if *f == file => span.apply(0, usize::MAX / 2, 0),
+            Step::Reload(_, _, f, _) if *f == file => {
+                span.apply(0, usize::MAX / 2, 0);
+                place.clear();
+            }
             _ => continue,
         }
         if reversed_after_ms.is_none() && span.kept_chars() == 0 && span.chars() > 0 {
             reversed_after_ms = Some(t - t0);
-            // Nothing left to follow: every later figure is 0.
+            // Nothing left to follow: every later figure is 0 (and the place is
+            // followed no further: what is typed there later was not taken).
             break;
         }
     }
@@ -853,6 +951,8 @@ fn follow(file: &str, at: usize, taken: &str, t0: f64, rest: &[Step]) -> Afterma
         kept_end: end,
         reversed_after_ms,
         edits_inside: span.edits_inside,
+        // Zed's kept rate of the taken text at its place: nothing was there before it.
+        zed_kept_rate: kept_rate("", taken, place.text()).kept_rate,
     }
 }
 
@@ -1038,6 +1138,22 @@ mod tests {
     }
 
     #[test]
+    fn zeds_kept_rate_is_by_token_at_the_taken_texts_place() {
+        let mut s = Session::new("x = \n");
+        let offers = s.offer(1_000.0, 0, 4, 0, &["print(a)"], OfferKind::Completion);
+        s.change(1_500.0, 4, "", "print(a)", Origin::Completion);
+        // "a" becomes "b" inside it; what is typed after it is not at its place.
+        s.change(2_000.0, 10, "a", "b", Origin::User);
+        s.change(2_500.0, 12, "", " # done", Origin::User);
+        let outcomes = analyse(&s.trajectory, &offers, LiveConfig::default());
+        let after = outcomes[0].aftermath.as_ref().expect("taken");
+        // print ( a ) → print ( b ): "print", "(" and ")" kept, 7 of 8 bytes.
+        assert_eq!(after.zed_kept_rate, 0.875);
+        // The character view agrees here: of the 8 taken bytes, the replaced "a" is lost.
+        assert_eq!(after.kept_end, 0.875);
+    }
+
+    #[test]
     fn accepted_kept_partly_then_dismissed_but_typed() {
         let mut s = Session::new("import os\npri\n");
         // "pri" at line 1; the list offers print (rank 0) and private (rank 1).
@@ -1079,7 +1195,9 @@ mod tests {
                 kept_5min: 0.6,
                 kept_end: 0.6,
                 reversed_after_ms: None,
-                edits_inside: 1
+                edits_inside: 1,
+                // Zed's kept rate is by token: "pri" keeps none of the token "print".
+                zed_kept_rate: 0.0,
             })
         );
         assert_eq!(outcomes[1].outcome.key(), "dismissed");

@@ -1,4 +1,5 @@
-//! The table `nextedit live` prints, formatted from typed figures into any writer.
+//! The table `nextedit live` prints, formatted from typed figures into any writer (the
+//! only place it is built).
 
 use std::io::Write;
 
@@ -65,6 +66,7 @@ pub fn print_figures(out: &mut impl Write, groups: &[LiveFigures]) -> std::io::R
             share(f.kept_5min),
             share(f.kept_end)
         )?;
+        writeln!(out, "  Zed's kept rate      {}", share(f.zed_kept_rate))?;
         writeln!(
             out,
             "  reversals            {} ({} edits inside taken text)",

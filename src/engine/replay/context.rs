@@ -1,6 +1,8 @@
-//! What a suggester read during a replay, as ContextBench steps scored against the
-//! trajectory's default gold (its edited lines plus the definitions they use, or its
-//! own gold context) on its final texts.
+//! What a suggester read during a replay (the reads it reported per step, or those a
+//! proxy in front of its language server recorded after its `$/nextedit/replayStep`
+//! markers), as ContextBench steps scored against the trajectory's default gold (its
+//! edited lines plus the definitions they use, or its own gold context) on its final
+//! texts, for `nextedit report`.
 //!
 //! A suggester reads in the *current* coordinates of its step; the gold lives in the
 //! final texts. The step's state is rebuilt from the stored applied order, and each

@@ -1,6 +1,11 @@
-//! The replay loop: initial edit, then at every step ask for ranked next edits,
-//! match them one to one, classify their flow, fall back to content generation
-//! when nothing kept the flow, apply the gold edit, repeat.
+//! The replay loop: initial edit, then at every step take the allowed set from the
+//! partial order, ask for ranked next edits, match them one to one, classify their flow
+//! (keeping, jumping, reverting, breaking), fall back to content generation when nothing
+//! kept the flow, apply the gold edit, repeat.
+//!
+//! Each step goes to the [`ReplayObserver`] and is not kept, and a step builds the
+//! history and files of its request only for a suggester that reads them
+//! (`Suggester::needs_history`), so memory does not grow with the trajectory.
 
 use std::cell::Cell;
 use std::collections::BTreeSet;
@@ -8,6 +13,8 @@ use std::time::{Duration, Instant};
 
 use super::matching::{Located, MatchRule, is_unchanged, location_score, match_one_to_one};
 use super::state::{ReplayState, StateError, split_lines};
+use super::worktree::Workspace;
+use super::yardsticks::StepYardsticks;
 use crate::core::metrics::bleu::historian_bleu;
 use crate::core::metrics::excision::{EsGranularity, ExcisionConfig, excision_score_text};
 use crate::core::metrics::flow::{FlowClass, FlowStep, RankedPrediction};
@@ -48,19 +55,6 @@ pub struct ReplayConfig {
     /// Edits made by these origins (formatting, code actions…) are not asked for: they
     /// are applied silently once every edit before them in natural order is.
     pub exclude_origins: Vec<Origin>,
-}
-
-/// Where the current state lives on disk, for suggesters that read files.
-pub trait Workspace {
-    /// Absolute path sent to the suggester.
-    fn root(&self) -> String;
-    /// Brings the files on disk to `state` (called after every applied edit).
-    fn sync(&mut self, state: &ReplayState) -> std::io::Result<()>;
-    /// The text of a file the trajectory does not track, if it exists inside the root
-    /// (a suggester may propose an edit there: an ordinary miss, not an invalid answer).
-    fn read_untracked(&self, path: &str) -> Option<String> {
-        super::worktree::read_in_root(std::path::Path::new(&self.root()), path)
-    }
 }
 
 /// One prediction as recorded.
@@ -121,6 +115,8 @@ pub struct StepRecord {
     /// Reported reads left out, each with why (a path outside the worktree, an
     /// inverted range, lines past the end of a trajectory file).
     pub dropped_reads: Vec<String>,
+    /// delta-chrF, NEP matches and location hit of the step.
+    pub yardsticks: StepYardsticks,
 }
 
 /// A finished replay. Its steps went to the [`ReplayObserver`] one by one, and are not
@@ -474,33 +470,7 @@ pub fn replay(
     if open.is_empty() {
         return Err(ReplayError::Empty(trajectory.session.id.clone()));
     }
-    let initial = match config.order {
-        OrderMode::Fixed => open[0],
-        OrderMode::Adaptive => {
-            // The trajectory's own initial candidates if it names them, else minimal in-degree.
-            let named: Vec<usize> = trajectory
-                .order
-                .initial
-                .iter()
-                .filter_map(|id| trajectory.edit_index(id).map(|i| i.0))
-                .collect();
-            let named: Vec<usize> = named.into_iter().filter(|e| open.contains(e)).collect();
-            let min = open
-                .iter()
-                .map(|&e| graph.in_degree[e])
-                .min()
-                .expect("non-empty");
-            let candidates: Vec<usize> = if named.is_empty() {
-                open.iter()
-                    .copied()
-                    .filter(|&e| graph.in_degree[e] == min)
-                    .collect()
-            } else {
-                named
-            };
-            candidates[(splitmix(config.seed) % candidates.len() as u64) as usize]
-        }
-    };
+    let initial = initial_edit(trajectory, &graph, &open, config);
     let initial = hooks.resume.first().map_or(initial, |i| i.0);
     for idx in hooks
         .resume
@@ -530,177 +500,24 @@ pub fn replay(
         .err()
         .map(|e| CallFailure::from(&e));
     // `recorded:SERVER` alone gets the session's offers, and each step's window.
-    let edit_times = edit_times(trajectory);
     if let Some(feed) = suggester.offers_feed() {
         feed.session(&trajectory.offers);
     }
-    // Per step, only what the step needs: counts instead of lists, the history and
-    // files only for a suggester that reads them, the remaining edits only when there
-    // are predictions to match. Nothing accumulates: the observer has each step.
-    let history = suggester.needs_history();
-    let mut follows = Follows::new(trajectory.edits.len());
+    let mut stepper = Stepper {
+        session: &trajectory.session.id,
+        graph: &graph,
+        config,
+        root,
+        edit_times: edit_times(trajectory),
+        history: suggester.needs_history(),
+        follows: Follows::new(trajectory.edits.len()),
+    };
     let mut asked = graph.asked(&state);
     let mut steps = 0;
     while asked < graph.asked_for {
         // Step n applies the (n+1)-th edit asked for; resumed replays continue the numbering.
         let step = asked;
-        let remaining = graph.asked_for - asked;
-        let open = graph.open(&state);
-        let Some(&fixed_next) = open.first() else {
-            return Err(ReplayError::Stuck(trajectory.session.id.clone()));
-        };
-        let allowed = follows.allowed(&graph, &state, open);
-        let prior_edits = if history {
-            applied_edits(&state)
-        } else {
-            Vec::new()
-        };
-        let files = if history {
-            step_files(&state, &prior_edits)
-        } else {
-            Vec::new()
-        };
-        if let Some(feed) = suggester.offers_feed() {
-            let since = state
-                .applied_order()
-                .iter()
-                .map(|&e| edit_times[e].1)
-                .fold(0.0, f64::max);
-            let until = graph
-                .remaining(&state)
-                .iter()
-                .map(|&e| edit_times[e].0)
-                .fold(f64::INFINITY, f64::min);
-            feed.window(since, until);
-        }
-        if let Some(feed) = suggester.gold_feed() {
-            feed.offer_suggestions(
-                allowed
-                    .iter()
-                    .map(|&g| gold_as_suggestion(&state, g))
-                    .collect(),
-                allowed
-                    .iter()
-                    .map(|&g| unchanged_at_gold(&state, g))
-                    .collect(),
-            );
-        }
-        let started = Instant::now();
-        let answer = suggester.suggest(&SuggestParams {
-            step,
-            worktree: root.clone(),
-            language: config.language.clone(),
-            prior_edits: prior_edits.clone(),
-            files: files.clone(),
-        });
-        let suggest_latency = started.elapsed();
-        let mut reads: Vec<StepRead> = Vec::new();
-        let answer = answer.map(|r| {
-            reads.extend(
-                r.reads
-                    .into_iter()
-                    .map(|read| reported(Call::Suggest, read)),
-            );
-            r.edits
-        });
-        let (edits, suggest_error) =
-            match answer.and_then(|edits| validate(&state, &*workspace, edits)) {
-                Ok(edits) => (edits, None),
-                Err(e) => (Vec::new(), Some(CallFailure::from(&e))),
-            };
-        let predictions = if edits.is_empty() {
-            Vec::new()
-        } else {
-            // Edits waiting for others (sequential edits) have no place in the text yet.
-            let candidates: Vec<usize> = graph
-                .remaining(&state)
-                .into_iter()
-                .filter(|&e| state.is_ready(e))
-                .collect();
-            classify(&state, &edits, &candidates, &allowed, config.rule)
-        };
-        let flow = FlowStep {
-            predictions: predictions
-                .iter()
-                .map(|p| RankedPrediction {
-                    rank: p.rank,
-                    matched_gold: p.matched.map(|g| g.0),
-                    class: p.class,
-                })
-                .collect(),
-            allowed_gold: allowed.len(),
-        };
-        let kept = predictions
-            .iter()
-            .filter(|p| p.class == FlowClass::Keeping)
-            .min_by_key(|p| p.rank);
-        let mut content = kept.map(|p| {
-            let gold = p.matched.expect("kept predictions matched");
-            score_content(&state, gold.0, &p.edit.text, false, config.rule)
-        });
-        let next = match (config.order, kept) {
-            (OrderMode::Adaptive, Some(p)) => p.matched.expect("kept predictions matched").0,
-            (OrderMode::Adaptive, None) => allowed[0],
-            (OrderMode::Fixed, _) => fixed_next,
-        };
-        let (mut generate_error, mut generate_latency) = (None, None);
-        if kept.is_none() {
-            let target = next;
-            let (start, end) = state.current_range(target);
-            let file = state.edits()[target].file.clone();
-            if let Some(feed) = suggester.gold_feed() {
-                feed.offer_generation(state.edits()[target].after_text());
-            }
-            let started = Instant::now();
-            let generated = suggester.generate(&GenerateParams {
-                step,
-                worktree: root.clone(),
-                language: config.language.clone(),
-                prior_edits,
-                files: files_with_first(&state, files, &file),
-                file,
-                start_line: start,
-                end_line: end,
-            });
-            generate_latency = Some(started.elapsed());
-            match generated {
-                Ok(result) => {
-                    reads.extend(
-                        result
-                            .reads
-                            .into_iter()
-                            .map(|read| reported(Call::Generate, read)),
-                    );
-                    content = Some(score_content(
-                        &state,
-                        target,
-                        &result.text,
-                        true,
-                        config.rule,
-                    ));
-                }
-                Err(e) => generate_error = Some(CallFailure::from(&e)),
-            }
-        }
-        let (reads, dropped_reads) = checked_reads(&state, reads);
-        state.apply(next);
-        graph.settle(&mut state);
-        workspace.sync(&state).map_err(ReplayError::Workspace)?;
-        let record = StepRecord {
-            step,
-            allowed: allowed.into_iter().map(EditIndex).collect(),
-            remaining,
-            predictions,
-            suggest_error,
-            suggest_latency,
-            content,
-            generate_error,
-            generate_latency,
-            applied: EditIndex(next),
-            flow,
-            reads,
-            dropped_reads,
-        };
+        let record = stepper.step(step, &mut state, suggester, workspace)?;
         hooks
             .observer
             .step(&record, &state)
@@ -721,6 +538,318 @@ pub fn replay(
         steps,
         initialize_error,
     })
+}
+
+/// The edit a replay starts with, among the `open` ones: the first in natural order
+/// (fixed), else the trajectory's own initial candidates if it names them, else those
+/// of minimal in-degree, the seed breaking ties.
+fn initial_edit(
+    trajectory: &Trajectory,
+    graph: &Graph,
+    open: &[usize],
+    config: &ReplayConfig,
+) -> usize {
+    match config.order {
+        OrderMode::Fixed => open[0],
+        OrderMode::Adaptive => {
+            let named: Vec<usize> = trajectory
+                .order
+                .initial
+                .iter()
+                .filter_map(|id| trajectory.edit_index(id).map(|i| i.0))
+                .collect();
+            let named: Vec<usize> = named.into_iter().filter(|e| open.contains(e)).collect();
+            let min = open
+                .iter()
+                .map(|&e| graph.in_degree[e])
+                .min()
+                .expect("non-empty");
+            let candidates: Vec<usize> = if named.is_empty() {
+                open.iter()
+                    .copied()
+                    .filter(|&e| graph.in_degree[e] == min)
+                    .collect()
+            } else {
+                named
+            };
+            candidates[(splitmix(config.seed) % candidates.len() as u64) as usize]
+        }
+    }
+}
+
+/// What every step of one replay shares: the trajectory's order, the settings, the
+/// worktree the suggester is told about and the edits' times.
+///
+/// Per step, only what the step needs: counts instead of lists, the history and files
+/// only for a suggester that reads them, the remaining edits only when there are
+/// predictions to match. Nothing accumulates: the observer has each step.
+struct Stepper<'a> {
+    session: &'a str,
+    graph: &'a Graph,
+    config: &'a ReplayConfig,
+    root: String,
+    /// Each edit's first and last event time, for `recorded:SERVER`'s windows.
+    edit_times: Vec<(f64, f64)>,
+    /// The suggester reads the applied edits and the files.
+    history: bool,
+    follows: Follows,
+}
+
+/// What a step's `suggest` call came to.
+struct Suggested {
+    predictions: Vec<PredictionRecord>,
+    reads: Vec<StepRead>,
+    error: Option<CallFailure>,
+    latency: Duration,
+}
+
+/// What a step's `generate` call came to.
+struct Generated {
+    content: Option<ContentScore>,
+    reads: Vec<StepRead>,
+    error: Option<CallFailure>,
+    latency: Duration,
+}
+
+impl Stepper<'_> {
+    /// Step `step`: ask, match, fall back to generation when nothing kept the flow,
+    /// apply the next edit.
+    fn step(
+        &mut self,
+        step: usize,
+        state: &mut ReplayState,
+        suggester: &mut dyn Suggester,
+        workspace: &mut dyn Workspace,
+    ) -> Result<StepRecord, ReplayError> {
+        let graph = self.graph;
+        let remaining = graph.asked_for - step;
+        let open = graph.open(state);
+        let Some(&fixed_next) = open.first() else {
+            return Err(ReplayError::Stuck(self.session.to_string()));
+        };
+        let allowed = self.follows.allowed(graph, state, open);
+        let prior_edits = if self.history {
+            applied_edits(state)
+        } else {
+            Vec::new()
+        };
+        let files = if self.history {
+            step_files(state, &prior_edits)
+        } else {
+            Vec::new()
+        };
+        self.feed(suggester, state, &allowed);
+        let suggested = self.suggest(
+            step,
+            state,
+            suggester,
+            &*workspace,
+            &prior_edits,
+            &files,
+            &allowed,
+        );
+        let mut reads = suggested.reads;
+        let predictions = suggested.predictions;
+        let flow = FlowStep {
+            predictions: predictions
+                .iter()
+                .map(|p| RankedPrediction {
+                    rank: p.rank,
+                    matched_gold: p.matched.map(|g| g.0),
+                    class: p.class,
+                })
+                .collect(),
+            allowed_gold: allowed.len(),
+        };
+        let kept = predictions
+            .iter()
+            .filter(|p| p.class == FlowClass::Keeping)
+            .min_by_key(|p| p.rank);
+        let mut content = kept.map(|p| {
+            let gold = p.matched.expect("kept predictions matched");
+            score_content(state, gold.0, &p.edit.text, false, self.config.rule)
+        });
+        let next = match (self.config.order, kept) {
+            (OrderMode::Adaptive, Some(p)) => p.matched.expect("kept predictions matched").0,
+            (OrderMode::Adaptive, None) => allowed[0],
+            (OrderMode::Fixed, _) => fixed_next,
+        };
+        let (mut generate_error, mut generate_latency) = (None, None);
+        if kept.is_none() {
+            let generated = self.generate(step, state, suggester, next, prior_edits, files);
+            reads.extend(generated.reads);
+            content = generated.content.or(content);
+            generate_error = generated.error;
+            generate_latency = Some(generated.latency);
+        }
+        let (reads, dropped_reads) = checked_reads(state, reads);
+        let yardsticks = StepYardsticks::of(
+            state,
+            predictions.first().map(|p| &p.edit),
+            &allowed,
+            content.as_ref().map(|c| (c.gold.0, c.text.as_str())),
+        );
+        state.apply(next);
+        graph.settle(state);
+        workspace.sync(state).map_err(ReplayError::Workspace)?;
+        Ok(StepRecord {
+            step,
+            allowed: allowed.into_iter().map(EditIndex).collect(),
+            remaining,
+            predictions,
+            suggest_error: suggested.error,
+            suggest_latency: suggested.latency,
+            content,
+            generate_error,
+            generate_latency,
+            applied: EditIndex(next),
+            flow,
+            reads,
+            dropped_reads,
+            yardsticks,
+        })
+    }
+
+    /// What the step offers a suggester that takes feeds: `recorded:SERVER` the time
+    /// window between the last applied edit and the first remaining one, the test-only
+    /// fed oracle the gold answers.
+    fn feed(&self, suggester: &mut dyn Suggester, state: &ReplayState, allowed: &[usize]) {
+        if let Some(feed) = suggester.offers_feed() {
+            let since = state
+                .applied_order()
+                .iter()
+                .map(|&e| self.edit_times[e].1)
+                .fold(0.0, f64::max);
+            let until = self
+                .graph
+                .remaining(state)
+                .iter()
+                .map(|&e| self.edit_times[e].0)
+                .fold(f64::INFINITY, f64::min);
+            feed.window(since, until);
+        }
+        if let Some(feed) = suggester.gold_feed() {
+            feed.offer_suggestions(
+                allowed
+                    .iter()
+                    .map(|&g| gold_as_suggestion(state, g))
+                    .collect(),
+                allowed
+                    .iter()
+                    .map(|&g| unchanged_at_gold(state, g))
+                    .collect(),
+            );
+        }
+    }
+
+    /// The `suggest` call: its edits checked, then matched to the remaining gold edits
+    /// and classified.
+    #[allow(clippy::too_many_arguments)]
+    fn suggest(
+        &self,
+        step: usize,
+        state: &ReplayState,
+        suggester: &mut dyn Suggester,
+        workspace: &dyn Workspace,
+        prior_edits: &[AppliedEdit],
+        files: &[FileContent],
+        allowed: &[usize],
+    ) -> Suggested {
+        let started = Instant::now();
+        let answer = suggester.suggest(&SuggestParams {
+            step,
+            worktree: self.root.clone(),
+            language: self.config.language.clone(),
+            prior_edits: prior_edits.to_vec(),
+            files: files.to_vec(),
+        });
+        let latency = started.elapsed();
+        let mut reads: Vec<StepRead> = Vec::new();
+        let answer = answer.map(|r| {
+            reads.extend(
+                r.reads
+                    .into_iter()
+                    .map(|read| reported(Call::Suggest, read)),
+            );
+            r.edits
+        });
+        let (edits, error) = match answer.and_then(|edits| validate(state, workspace, edits)) {
+            Ok(edits) => (edits, None),
+            Err(e) => (Vec::new(), Some(CallFailure::from(&e))),
+        };
+        let predictions = if edits.is_empty() {
+            Vec::new()
+        } else {
+            // Edits waiting for others (sequential edits) have no place in the text yet.
+            let candidates: Vec<usize> = self
+                .graph
+                .remaining(state)
+                .into_iter()
+                .filter(|&e| state.is_ready(e))
+                .collect();
+            classify(state, &edits, &candidates, allowed, self.config.rule)
+        };
+        Suggested {
+            predictions,
+            reads,
+            error,
+            latency,
+        }
+    }
+
+    /// The `generate` call for the edit `target` (nothing kept the flow): its text
+    /// scored against the gold edit's.
+    fn generate(
+        &self,
+        step: usize,
+        state: &ReplayState,
+        suggester: &mut dyn Suggester,
+        target: usize,
+        prior_edits: Vec<AppliedEdit>,
+        files: Vec<FileContent>,
+    ) -> Generated {
+        let (start, end) = state.current_range(target);
+        let file = state.edits()[target].file.clone();
+        if let Some(feed) = suggester.gold_feed() {
+            feed.offer_generation(state.edits()[target].after_text());
+        }
+        let started = Instant::now();
+        let generated = suggester.generate(&GenerateParams {
+            step,
+            worktree: self.root.clone(),
+            language: self.config.language.clone(),
+            prior_edits,
+            files: files_with_first(state, files, &file),
+            file,
+            start_line: start,
+            end_line: end,
+        });
+        let latency = started.elapsed();
+        match generated {
+            Ok(result) => Generated {
+                content: Some(score_content(
+                    state,
+                    target,
+                    &result.text,
+                    true,
+                    self.config.rule,
+                )),
+                reads: result
+                    .reads
+                    .into_iter()
+                    .map(|read| reported(Call::Generate, read))
+                    .collect(),
+                error: None,
+                latency,
+            },
+            Err(e) => Generated {
+                content: None,
+                reads: Vec::new(),
+                error: Some(CallFailure::from(&e)),
+                latency,
+            },
+        }
+    }
 }
 
 /// A read listed in a call's result, in the one shape reads take.

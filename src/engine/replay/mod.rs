@@ -12,12 +12,13 @@ pub mod matching;
 mod oracle;
 pub mod state;
 mod worktree;
+pub mod yardsticks;
 
 pub use engine::{
     ContentScore, IgnoreProgress, KeepSteps, ObserverError, OrderMode, PredictionRecord,
-    ReplayConfig, ReplayError, ReplayHooks, ReplayObserver, ReplayOutcome, StepRecord, Workspace,
+    ReplayConfig, ReplayError, ReplayHooks, ReplayObserver, ReplayOutcome, StepRecord,
     content_scores, reapply, replay,
 };
 pub use historian::HistorianLog;
 pub use oracle::FedSuggester;
-pub use worktree::{DirWorkspace, write_inside};
+pub use worktree::{DirWorkspace, Workspace, write_inside};

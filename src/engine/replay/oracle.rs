@@ -2,7 +2,8 @@
 //! never through the protocol: `builtin:oracle` answers with the gold edits (proves the
 //! metrics reach their maximum); `builtin:unchanged-at-gold` answers with the current,
 //! unchanged text of every allowed gold location (proves doing nothing at the right
-//! place is never a hit, except under the Historian compat rule).
+//! place is never a hit, except under the Historian compat rule). `replay()` takes them
+//! like any other suggester.
 
 use std::sync::Mutex;
 

@@ -141,6 +141,127 @@ pub struct ReplayState {
     order: Vec<usize>,
 }
 
+/// Each file's base lines as its sequence, no edit woven in yet.
+fn base_sequences(files: &BTreeMap<String, Vec<String>>) -> BTreeMap<String, LineSequence> {
+    files
+        .iter()
+        .map(|(path, lines)| {
+            let slots = lines
+                .iter()
+                .map(|text| LineSlot {
+                    text: text.clone(),
+                    inserted_by: None,
+                    deleted_by: None,
+                })
+                .collect();
+            (
+                path.clone(),
+                LineSequence {
+                    slots,
+                    alive_before: Vec::new(),
+                },
+            )
+        })
+        .collect()
+}
+
+/// Weaves every edit into its file's sequence: the lines it deletes marked, its new
+/// lines inserted in place. Returns the edits each edit needs applied first (sequential
+/// edits only: those that wrote or deleted the lines it rewrites).
+fn weave(
+    edits: &[GoldEdit],
+    sequences: &mut BTreeMap<String, LineSequence>,
+    sequential: bool,
+) -> Vec<Vec<usize>> {
+    let mut needs = vec![Vec::new(); edits.len()];
+    // Identities of each file's lines in the text the next edit applies to:
+    // the base for shared-base edits, the running text for sequential ones.
+    let mut current: BTreeMap<String, Vec<usize>> = sequences
+        .iter()
+        .map(|(path, seq)| (path.clone(), (0..seq.slots.len()).collect()))
+        .collect();
+    for (idx, edit) in edits.iter().enumerate() {
+        let seq = sequences.get_mut(&edit.file).expect("checked above");
+        let ids = current.get_mut(&edit.file).expect("checked above");
+        let (start, end) = (edit.base_start, edit.base_start + edit.before.len());
+        let deleted: Vec<usize> = ids[start..end].to_vec();
+        // New lines go right after the lines they replace, else right before the
+        // line they were typed above (after any lines deleted there earlier).
+        let at = match (deleted.last(), ids.get(start)) {
+            (Some(&last), _) => last + 1,
+            (None, Some(&next)) => next,
+            (None, None) => seq.slots.len(),
+        };
+        if sequential {
+            needs[idx] = needs_of(&seq.slots, &deleted);
+        }
+        for &line in &deleted {
+            seq.slots[line].deleted_by = Some(idx);
+        }
+        seq.slots.splice(
+            at..at,
+            edit.after.iter().map(|text| LineSlot {
+                text: text.clone(),
+                inserted_by: Some(idx),
+                deleted_by: None,
+            }),
+        );
+        // Inserting shifts the identities (positions) of later lines of this file.
+        let shift = edit.after.len();
+        for known in current
+            .get_mut(&edit.file)
+            .expect("checked above")
+            .iter_mut()
+        {
+            if *known >= at {
+                *known += shift;
+            }
+        }
+        let ids = current.get_mut(&edit.file).expect("checked above");
+        if sequential {
+            ids.splice(start..end, at..at + shift);
+        }
+    }
+    needs
+}
+
+/// What a sequential edit that deletes the lines `deleted` needs applied first: the
+/// edits that inserted them, and those that deleted lines among them.
+fn needs_of(slots: &[LineSlot], deleted: &[usize]) -> Vec<usize> {
+    let mut need: Vec<usize> = Vec::new();
+    for &line in deleted {
+        need.extend(slots[line].inserted_by);
+    }
+    if let (Some(&first), Some(&last)) = (deleted.first(), deleted.last()) {
+        for slot in &slots[first..=last] {
+            if let Some(by) = slot.deleted_by {
+                need.push(by);
+            }
+        }
+    }
+    need.sort_unstable();
+    need.dedup();
+    need
+}
+
+/// Where each of `n` edits sits in the final sequences (positions no longer move):
+/// its first deleted line, else its first new line.
+fn anchors(sequences: &BTreeMap<String, LineSequence>, n: usize) -> Vec<usize> {
+    let mut anchors = vec![0; n];
+    let mut found = vec![false; n];
+    for seq in sequences.values() {
+        for (pos, slot) in seq.slots.iter().enumerate() {
+            for owner in [slot.deleted_by, slot.inserted_by].into_iter().flatten() {
+                if !found[owner] {
+                    found[owner] = true;
+                    anchors[owner] = pos;
+                }
+            }
+        }
+    }
+    anchors
+}
+
 impl ReplayState {
     /// The start state of a trajectory; checks every edit against the text it applies to.
     pub fn new(trajectory: &Trajectory) -> Result<ReplayState, StateError> {
@@ -169,26 +290,6 @@ impl ReplayState {
                 });
             }
         }
-        let mut sequences: BTreeMap<String, LineSequence> = files
-            .iter()
-            .map(|(path, lines)| {
-                let slots = lines
-                    .iter()
-                    .map(|text| LineSlot {
-                        text: text.clone(),
-                        inserted_by: None,
-                        deleted_by: None,
-                    })
-                    .collect();
-                (
-                    path.clone(),
-                    LineSequence {
-                        slots,
-                        alive_before: Vec::new(),
-                    },
-                )
-            })
-            .collect();
         let edits = if sequential {
             sequential_line_edits(trajectory, &files)?
         } else {
@@ -197,81 +298,9 @@ impl ReplayState {
             edits
         };
         let n = edits.len();
-        let mut needs = vec![Vec::new(); n];
-        // Identities of each file's lines in the text the next edit applies to:
-        // the base for shared-base edits, the running text for sequential ones.
-        let mut current: BTreeMap<String, Vec<usize>> = sequences
-            .iter()
-            .map(|(path, seq)| (path.clone(), (0..seq.slots.len()).collect()))
-            .collect();
-        for (idx, edit) in edits.iter().enumerate() {
-            let seq = sequences.get_mut(&edit.file).expect("checked above");
-            let ids = current.get_mut(&edit.file).expect("checked above");
-            let (start, end) = (edit.base_start, edit.base_start + edit.before.len());
-            let deleted: Vec<usize> = ids[start..end].to_vec();
-            // New lines go right after the lines they replace, else right before the
-            // line they were typed above (after any lines deleted there earlier).
-            let at = match (deleted.last(), ids.get(start)) {
-                (Some(&last), _) => last + 1,
-                (None, Some(&next)) => next,
-                (None, None) => seq.slots.len(),
-            };
-            if sequential {
-                let mut need: Vec<usize> = Vec::new();
-                for &line in &deleted {
-                    need.extend(seq.slots[line].inserted_by);
-                }
-                if let (Some(&first), Some(&last)) = (deleted.first(), deleted.last()) {
-                    for slot in &seq.slots[first..=last] {
-                        if let Some(by) = slot.deleted_by {
-                            need.push(by);
-                        }
-                    }
-                }
-                need.sort_unstable();
-                need.dedup();
-                needs[idx] = need;
-            }
-            for &line in &deleted {
-                seq.slots[line].deleted_by = Some(idx);
-            }
-            seq.slots.splice(
-                at..at,
-                edit.after.iter().map(|text| LineSlot {
-                    text: text.clone(),
-                    inserted_by: Some(idx),
-                    deleted_by: None,
-                }),
-            );
-            // Inserting shifts the identities (positions) of later lines of this file.
-            let shift = edit.after.len();
-            for known in current
-                .get_mut(&edit.file)
-                .expect("checked above")
-                .iter_mut()
-            {
-                if *known >= at {
-                    *known += shift;
-                }
-            }
-            let ids = current.get_mut(&edit.file).expect("checked above");
-            if sequential {
-                ids.splice(start..end, at..at + shift);
-            }
-        }
-        // Anchors from the final sequences (positions no longer move).
-        let mut anchors = vec![0; n];
-        let mut found = vec![false; n];
-        for seq in sequences.values() {
-            for (pos, slot) in seq.slots.iter().enumerate() {
-                for owner in [slot.deleted_by, slot.inserted_by].into_iter().flatten() {
-                    if !found[owner] {
-                        found[owner] = true;
-                        anchors[owner] = pos;
-                    }
-                }
-            }
-        }
+        let mut sequences = base_sequences(&files);
+        let needs = weave(&edits, &mut sequences, sequential);
+        let anchors = anchors(&sequences, n);
         let mut state = ReplayState {
             base: files.clone(),
             files,

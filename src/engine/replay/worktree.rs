@@ -5,15 +5,28 @@
 //! component under the root may be a symlink or a non-directory, so a checkout (or a
 //! suggester) that planted `dir -> /elsewhere` cannot redirect a write. The last
 //! component is opened with `O_NOFOLLOW`, which also closes the gap between the
-//! check and the open for it.
+//! check and the open for it. An untracked file a suggester names is read only inside
+//! the root, likewise.
 
 use std::io::{self, Write};
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
-use super::engine::Workspace;
 use super::state::ReplayState;
 use crate::core::trajectory::RelPath;
+
+/// Where the current state lives on disk, for suggesters that read files.
+pub trait Workspace {
+    /// Absolute path sent to the suggester.
+    fn root(&self) -> String;
+    /// Brings the files on disk to `state` (called after every applied edit).
+    fn sync(&mut self, state: &ReplayState) -> io::Result<()>;
+    /// The text of a file the trajectory does not track, if it exists inside the root
+    /// (a suggester may propose an edit there: an ordinary miss, not an invalid answer).
+    fn read_untracked(&self, path: &str) -> Option<String> {
+        read_in_root(Path::new(&self.root()), path)
+    }
+}
 
 /// Writes the current state of every trajectory file under a root directory.
 /// Other files in the directory (the rest of a checkout) are left alone.

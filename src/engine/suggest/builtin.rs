@@ -1,4 +1,4 @@
-//! Built-in suggesters that need no process.
+//! Built-in suggesters that need no process (`builtin:noop`).
 
 use super::protocol::{
     CompleteParams, CompleteResult, GenerateParams, GenerateResult, InitializeParams,

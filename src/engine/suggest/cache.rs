@@ -4,7 +4,9 @@
 //! otherwise. A request is identified by the SHA-256 of its method and canonical params
 //! (keys sorted, the scratch worktree's path left out: it differs run to run, while
 //! the worktree's content is the state the params describe), so the key is leak-free
-//! (the params are what the suggester is sent) and deterministic per step.
+//! (the params are what the suggester is sent) and deterministic per step. The cache is
+//! read-write or read-only; the outcome of each call (served or not) goes into a
+//! [`CacheLog`] the run records.
 //!
 //! Latency: a served call reports the latency stored with its answer (the suggester's
 //! own time when it answered), a live call the suggester's own time, measured here
@@ -71,17 +73,19 @@ pub struct CachedAnswer {
     pub latency_ms: f64,
 }
 
-/// Why the place cached answers live could not be read or written: its own error
-/// (a database's), which the cache says and goes on without.
-pub type StoreFailure = Box<dyn std::error::Error + Send + Sync>;
-
-/// Where cached answers live (`store::Database` implements it).
+/// Where cached answers live (`store::ResponseCache` implements it).
 pub trait ResponseStore: Send {
     /// The answer stored under `key`, if any.
-    fn cached(&self, key: &CacheKey) -> Result<Option<CachedAnswer>, StoreFailure>;
+    fn cached(&self, key: &CacheKey) -> Result<Option<CachedAnswer>, ResponseStoreError>;
     /// Stores (or replaces) the answer under `key`.
-    fn store(&mut self, key: &CacheKey, answer: &CachedAnswer) -> Result<(), StoreFailure>;
+    fn store(&mut self, key: &CacheKey, answer: &CachedAnswer) -> Result<(), ResponseStoreError>;
 }
+
+/// The store behind the cache failed: its own error, shown as it is (the call goes on
+/// without the cache, [`CallOutcome::problem`] says why).
+#[derive(Debug, thiserror::Error)]
+#[error(transparent)]
+pub struct ResponseStoreError(#[from] pub Box<dyn std::error::Error + Send + Sync>);
 
 /// What the cache did for one call, in call order, for the run to record.
 #[derive(Debug, Clone, PartialEq)]
@@ -343,7 +347,7 @@ mod tests {
     struct Memory(Arc<Mutex<HashMap<Key, CachedAnswer>>>);
 
     impl ResponseStore for Memory {
-        fn cached(&self, key: &CacheKey) -> Result<Option<CachedAnswer>, StoreFailure> {
+        fn cached(&self, key: &CacheKey) -> Result<Option<CachedAnswer>, ResponseStoreError> {
             let map = self.0.lock().unwrap();
             Ok(map
                 .get(&(
@@ -354,7 +358,11 @@ mod tests {
                 ))
                 .cloned())
         }
-        fn store(&mut self, key: &CacheKey, answer: &CachedAnswer) -> Result<(), StoreFailure> {
+        fn store(
+            &mut self,
+            key: &CacheKey,
+            answer: &CachedAnswer,
+        ) -> Result<(), ResponseStoreError> {
             self.0.lock().unwrap().insert(
                 (
                     key.suggester.clone(),

@@ -1,6 +1,7 @@
 //! One `complete` call outside replay's engine (`nextedit tasks run` asks it once per
 //! task and sample): the call, timed, and its answer checked by the rules every
-//! caller shares, so a bad answer is a typed failure and never a scored one.
+//! caller shares (reads normalized; [`SuggestError::BadResult`] for a bad one), so a bad
+//! answer is a typed failure and never a scored one.
 
 use std::time::{Duration, Instant};
 

@@ -1,8 +1,8 @@
 //! One `complete` call on a directory (`nextedit complete`): the hole is a cursor in
 //! one of its files (the file's text before it is the prefix, after it the suffix).
 //! The suggester never sees the directory itself: it works in a scratch copy (without
-//! `.git` and hidden entries), sandboxed unless asked otherwise, initialized for that
-//! copy, asked once, and shut down.
+//! `.git` and hidden entries), sandboxed unless asked otherwise, behind the response
+//! cache when one is given, initialized for that copy, asked once, and shut down.
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -195,29 +195,11 @@ pub fn complete_once(
     let worktree = scratch_root.join("worktree");
     copy_tree(&dir, &worktree).map_err(io(format!("cannot copy {}", dir.display())))?;
     let mut options = options.clone();
-    let mut sandbox = None;
-    // Only processes and language servers run outside nextedit: built-ins and
-    // `openai:` need no sandbox (and no bwrap).
-    let command = spec
-        .strip_prefix("cmd:")
-        .or_else(|| spec.strip_prefix("lsp:"));
-    if let Some(command) = command.filter(|_| sandboxed) {
-        let mut forbidden = vec![dir.clone(), request.dir.clone()];
-        if let Ok(cwd) = std::env::current_dir()
-            && cwd.starts_with(&dir)
-        {
-            forbidden.push(cwd);
-        }
-        let mut made =
-            Sandbox::for_command(command, &scratch_root, &forbidden, options.allow_network)
-                .map_err(OnceError::NoSandbox)?;
-        if options.reads_db.is_some()
-            && let Ok(exe) = std::env::current_exe()
-        {
-            made.read_only.push(exe);
-        }
-        sandbox = Some(made);
-    }
+    let sandbox = if sandboxed {
+        sandbox_for(spec, &options, &scratch_root, &dir, &request.dir)?
+    } else {
+        None
+    };
     options.jail = Jail::in_scratch(
         sandbox,
         &scratch_root,
@@ -273,6 +255,39 @@ pub fn complete_once(
         latency,
         cached,
     })
+}
+
+/// The sandbox a `cmd:` or `lsp:` suggester runs in, its scratch directory its only
+/// writable place, the task's directory `dir` (canonical, and as `given`, and the
+/// working directory when inside it) hidden; `None` for the others: built-ins and
+/// `openai:` run inside nextedit and need no sandbox (and no bwrap).
+fn sandbox_for(
+    spec: &str,
+    options: &BuildOptions,
+    scratch_root: &Path,
+    dir: &Path,
+    given: &Path,
+) -> Result<Option<Sandbox>, OnceError> {
+    let Some(command) = spec
+        .strip_prefix("cmd:")
+        .or_else(|| spec.strip_prefix("lsp:"))
+    else {
+        return Ok(None);
+    };
+    let mut forbidden = vec![dir.to_path_buf(), given.to_path_buf()];
+    if let Ok(cwd) = std::env::current_dir()
+        && cwd.starts_with(dir)
+    {
+        forbidden.push(cwd);
+    }
+    let mut made = Sandbox::for_command(command, scratch_root, &forbidden, options.allow_network)
+        .map_err(OnceError::NoSandbox)?;
+    if options.reads_db.is_some()
+        && let Ok(exe) = std::env::current_exe()
+    {
+        made.read_only.push(exe);
+    }
+    Ok(Some(made))
 }
 
 #[cfg(test)]

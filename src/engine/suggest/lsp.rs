@@ -10,11 +10,13 @@
 //! renames of the identifier the last edit renamed, quick fixes for the diagnostics
 //! near the recent edits, fix-all, then inline completions or completions at the
 //! cursor. One call's requests are `lsp_step`'s, turning answers into edits
-//! [`super::lsp_edits`]'s; this file is the server, its start and stop, the requests'
-//! transport and their failures.
+//! [`super::lsp_edits`]'s, the running server's state and the requests' transport and
+//! failures [`super::lsp_server`]'s; this file is the suggester, the server's start and
+//! stop. `complete` opens the task's file as prefix + suffix and keeps what the first
+//! completion writes at the cursor. It times what it waits for the server, so
+//! `benches/suggesters_lsp.rs` can tell the adapter's own time.
 
 use std::collections::{HashMap, HashSet};
-use std::io::{Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::{Duration, Instant};
@@ -22,32 +24,20 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 
 use super::lsp_edits;
+use super::lsp_server::{Answer, Server, failure, request};
 use super::lsp_step::{Step, location_after};
 use super::protocol::{
     CompleteParams, CompleteResult, FileContent, GenerateParams, GenerateResult, InitializeParams,
     InitializeResult, PROTOCOL_VERSION, Revealed, SuggestParams, SuggestResult,
 };
 use super::{DEFAULT_GIVE_UP_AFTER, DEFAULT_INIT_TIMEOUT, FailureStreak, SuggestError, Suggester};
-use crate::base::sys::jail::{Jail, Tree};
+use crate::base::sys::jail::Jail;
 use crate::base::sys::sandbox::Sandbox;
-use crate::core::lsp::client::{ClientError, LspClient, path_to_uri};
+use crate::core::record::uri::path_to_uri;
+use crate::engine::lsp_client::LspClient;
 
-/// Longest wait for the diagnostics of the text just synced (a server that publishes
-/// none for it costs this much per step; pyright takes ~0.4 s a step here).
-pub const DIAGNOSTICS_WAIT: Duration = Duration::from_secs(3);
-/// Longest wait for the first diagnostics of a document just opened: a server's first
-/// analysis of the workspace (pyright: ~4 s here), which its answers wait for too.
-pub const FIRST_DIAGNOSTICS_WAIT: Duration = Duration::from_secs(15);
-/// Completion items kept per request (after the editor's prefix filter and sort).
-pub const COMPLETION_ITEMS: usize = 3;
-/// Most recent applied edits whose neighbourhood is asked for quick fixes.
-pub const NEIGHBOURHOOD_EDITS: usize = 3;
-/// Lines around each of those edits that make its neighbourhood.
-pub const NEIGHBOURHOOD_LINES: usize = 3;
 /// Longest ranked list a call returns.
 pub const MAX_EDITS: usize = 20;
-/// Lines of the server's (and proxy's) stderr kept for error reports.
-const STDERR_TAIL_LINES: usize = 20;
 /// How long a stopping server (and the proxy in front of it) may take to exit.
 const STOP_WAIT: Duration = Duration::from_secs(3);
 
@@ -83,38 +73,6 @@ pub struct CallTiming {
     pub total: Duration,
     /// Of which waiting for the server.
     pub waiting: Duration,
-}
-
-/// A document as the server knows it.
-pub(super) struct Document {
-    pub(super) uri: String,
-    pub(super) version: i64,
-    pub(super) text: String,
-}
-
-/// A running server (behind the proxy) and what it was told.
-pub(super) struct Server {
-    pub(super) client: LspClient,
-    pub(super) root: PathBuf,
-    pub(super) capabilities: Value,
-    pub(super) documents: HashMap<String, Document>,
-    /// Latest diagnostics per URI.
-    pub(super) diagnostics: HashMap<String, Vec<Value>>,
-    /// URIs whose diagnostics are for the text last synced.
-    pub(super) fresh: HashSet<String>,
-    /// The document filters the server registered for `textDocument/…` methods
-    /// (`client/registerCapability`); empty: it serves the trajectory's language.
-    pub(super) selectors: Vec<Value>,
-    pub(super) stderr: std::fs::File,
-    /// The proxy's and server's whole process tree (dropped last: kills what is left).
-    pub(super) tree: Tree,
-}
-
-/// What a request came to: an answer, or an error answer (the server works; that
-/// source of proposals is skipped).
-pub(super) enum Answer {
-    Result(Value),
-    Error(SuggestError),
 }
 
 /// An in-process suggester driving a language server.
@@ -349,76 +307,6 @@ fn initialize_params(root: &Path) -> Value {
 /// after [`STOP_WAIT`].
 fn stop(mut server: Server) {
     let _ = server.client.shutdown(STOP_WAIT);
-}
-
-/// The last lines the server and proxy wrote to stderr.
-fn stderr_tail(server: &mut Server) -> String {
-    let mut text = String::new();
-    let _ = server.stderr.seek(SeekFrom::Start(0));
-    let _ = server.stderr.read_to_string(&mut text);
-    let lines: Vec<&str> = text.lines().collect();
-    lines[lines.len().saturating_sub(STDERR_TAIL_LINES)..].join("\n")
-}
-
-/// A transport failure as the call's error: a time-out, or a crash (with the exit
-/// status and stderr).
-pub(super) fn failure(server: &mut Server, call: &str, error: ClientError) -> SuggestError {
-    // A tree killed for a limit fails as that limit, whatever the transport saw.
-    if !matches!(error, ClientError::Response { .. })
-        && let Some(limit) = server.tree.limit()
-    {
-        return SuggestError::Limit {
-            method: call.to_string(),
-            limit,
-        };
-    }
-    match error {
-        ClientError::Timeout { method, timeout } => SuggestError::Timeout {
-            method: format!("{call} ({method})"),
-            after: timeout,
-        },
-        ClientError::Response {
-            method,
-            code,
-            message,
-        } => SuggestError::Response {
-            method: format!("{call} ({method})"),
-            code,
-            message,
-        },
-        ClientError::Spawn { .. } | ClientError::Write(_) | ClientError::Closed(_) => {
-            let status = server.client.wait(Duration::from_millis(500));
-            SuggestError::Crashed {
-                method: call.to_string(),
-                status: status.to_string(),
-                stderr: stderr_tail(server),
-            }
-        }
-    }
-}
-
-/// One request within the call's `deadline`; the time waited is counted.
-pub(super) fn request(
-    server: &mut Server,
-    call: &str,
-    method: &str,
-    params: Value,
-    deadline: Instant,
-) -> Result<Answer, SuggestError> {
-    let left = deadline.saturating_duration_since(Instant::now());
-    if left.is_zero() {
-        return Err(SuggestError::Timeout {
-            method: format!("{call} ({method})"),
-            after: Duration::ZERO,
-        });
-    }
-    match server.client.request(method, params, left) {
-        Ok(result) => Ok(Answer::Result(result)),
-        Err(error @ ClientError::Response { .. }) => {
-            Ok(Answer::Error(failure(server, call, error)))
-        }
-        Err(error) => Err(failure(server, call, error)),
-    }
 }
 
 impl Suggester for LspSuggester {

@@ -2,8 +2,9 @@
 //! (UTF-16, the only encoding the `lsp:` suggester offers) to byte offsets and back,
 //! text edits applied to a file's current text, the result as whole-line edits in
 //! current coordinates (one per changed hunk of a line diff), completion and inline
-//! completion items as edits at the cursor, code actions' and renames' workspace
-//! edits, and the one-identifier change that makes an applied edit a rename.
+//! completion items as edits at the cursor (filtered and capped), code actions' and
+//! renames' workspace edits, the one-identifier change that makes an applied edit a
+//! rename, and the ranked list.
 
 use serde_json::Value;
 use similar::{Algorithm, capture_diff_slices, group_diff_ops};

@@ -1,8 +1,11 @@
 //! One call of the `lsp:` suggester against its running server: the step's files
-//! synced, the bounded wait for diagnostics, and the requests whose answers become
+//! synced (those of the server's language only: the trajectory's, or those the
+//! document filters the server registered match), the bounded wait for diagnostics,
+//! and the requests whose answers become
 //! proposals (rename in the state before the last rename, quick fixes near the recent
 //! edits, fix-all, inline completion or completion at the cursor), in rank order. The
-//! server, its start and its failures are [`super::lsp`]'s; turning answers into edits
+//! server's start is [`super::lsp`]'s, its transport and failures
+//! [`super::lsp_server`]'s; turning answers into edits
 //! is [`super::lsp_edits`]'s.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
@@ -12,15 +15,25 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 
 use super::SuggestError;
-use super::lsp::{
-    Answer, COMPLETION_ITEMS, DIAGNOSTICS_WAIT, Document, FIRST_DIAGNOSTICS_WAIT,
-    NEIGHBOURHOOD_EDITS, NEIGHBOURHOOD_LINES, Server, failure, request,
-};
 use super::lsp_edits::{self, TextEdit};
+use super::lsp_server::{Answer, Document, Server, failure, request};
 use super::protocol::{AppliedEdit, FileContent, SuggestedEdit};
-use crate::core::lsp::client::path_to_uri;
+use crate::core::record::uri::path_to_uri;
 use crate::core::record::uri::uri_to_path;
 use crate::core::syntax::Language;
+
+/// Longest wait for the diagnostics of the text just synced (a server that publishes
+/// none for it costs this much per step; pyright takes ~0.4 s a step here).
+pub const DIAGNOSTICS_WAIT: Duration = Duration::from_secs(3);
+/// Longest wait for the first diagnostics of a document just opened: a server's first
+/// analysis of the workspace (pyright: ~4 s here), which its answers wait for too.
+pub const FIRST_DIAGNOSTICS_WAIT: Duration = Duration::from_secs(15);
+/// Completion items kept per request (after the editor's prefix filter and sort).
+pub const COMPLETION_ITEMS: usize = 3;
+/// Most recent applied edits whose neighbourhood is asked for quick fixes.
+pub const NEIGHBOURHOOD_EDITS: usize = 3;
+/// Lines around each of those edits that make its neighbourhood.
+pub const NEIGHBOURHOOD_LINES: usize = 3;
 
 /// The LSP `languageId` of a file, from its extension (`plaintext` when nextedit
 /// knows none).

@@ -1,6 +1,11 @@
-//! Next-edit suggesters: the trait replay drives, the process protocol adapter, the
+//! Next-edit suggesters: the trait replay drives (and the tasks runner, through its
+//! `complete` call, `Unsupported` by default), the process protocol adapter, the
 //! OpenAI-compatible endpoint adapter, the language-server adapter, the built-in
 //! baselines and the response cache around any of them.
+//!
+//! This file also holds the typed step vocabulary replay, store and reports share:
+//! [`Call`], [`CallFailure`] (a [`FailureKind`] and the message), [`StepRead`] (the one
+//! shape a read has from the engine to the report) and the [`GoldFeed`] hook.
 //!
 //! Architecture invariant: a suggester only ever sees what [`protocol`] messages
 //! carry: the current state, applied edits, and what `--reveal` allows. Gold
@@ -15,6 +20,7 @@ mod complete;
 pub mod complete_once;
 pub mod lsp;
 pub mod lsp_edits;
+mod lsp_server;
 mod lsp_step;
 pub mod openai;
 mod process;

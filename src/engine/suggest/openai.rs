@@ -6,7 +6,8 @@
 //! `key_env` names (default: `OPENAI_API_KEY` when it is set) and is never part of the
 //! spec, so it never reaches a run's stored settings. Requests go to the URL given and
 //! nowhere else: no proxy from the environment, no redirects, plain HTTP only.
-//! The prompt and the answer's parsing are [`super::prompt`]'s.
+//! Transport failures are typed, and after a number of them in a row the rest of the
+//! trajectory is not asked. The prompt and the answer's parsing are [`super::prompt`]'s.
 
 use std::time::Duration;
 

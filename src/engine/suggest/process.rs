@@ -5,8 +5,9 @@
 //! [`SuggestError`]; the process (its whole tree) is killed and restarted (and
 //! re-initialized) on the next call, so one bad step never ends a run. After
 //! [`DEFAULT_GIVE_UP_AFTER`] such failures in a row the rest of the trajectory is not
-//! asked. Reads are bounded (a flood of lines waits on the pipe), writes never block
-//! a call past its deadline, and the process runs in its [`Jail`] (the sandbox, the
+//! asked. Reads are bounded (a flood of lines waits on the pipe), writes go through a
+//! writer thread and never block a call past its deadline, the process's exit is
+//! polled, and the process runs in its [`Jail`] (the sandbox, the
 //! environment allow-list, the limits of its whole tree): a call that ends because
 //! the tree hit a limit fails as [`SuggestError::Limit`].
 //! Messages are built and answers decoded by [`crate::base::jsonrpc`]; this file is the
@@ -31,6 +32,7 @@ use super::protocol::{
 use super::{FailureStreak, SuggestError, Suggester};
 use crate::base::jsonrpc::{self, RequestIds, Response};
 use crate::base::sys::jail::{Jail, Tree};
+use crate::base::sys::process;
 use crate::base::sys::sandbox::Sandbox;
 
 /// Longest line accepted from a suggester.
@@ -74,8 +76,7 @@ impl Drop for Running {
         // started): end all of it, not just the shell, and even when the shell already
         // exited (its background children keep the group).
         self.tree.kill();
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+        process::end(&mut self.child);
     }
 }
 
@@ -355,13 +356,9 @@ impl ProcessSuggester {
 fn crashed(method: &str, running: &mut Running) -> SuggestError {
     // Give the process a moment to finish dying so its status and stderr are complete.
     let deadline = Instant::now() + Duration::from_millis(500);
-    let status = loop {
-        match running.child.try_wait() {
-            Ok(Some(status)) => break Some(status),
-            _ if Instant::now() >= deadline => break None,
-            _ => std::thread::sleep(Duration::from_millis(5)),
-        }
-    };
+    let status = process::wait_until(&mut running.child, deadline)
+        .ok()
+        .flatten();
     std::thread::sleep(Duration::from_millis(20));
     let stderr: Vec<String> = running
         .stderr_tail

@@ -5,7 +5,9 @@
 //! Every template shows one *editable region* (lines around the cursor of the last
 //! applied edit, or around the location `generate` asks for) and asks the model to
 //! rewrite it; the rewritten region is diffed against the original, line by line, and
-//! each changed hunk is one suggested edit, nearest to the cursor first.
+//! each changed hunk is one suggested edit, nearest to the cursor first. The named
+//! templates are `zeta` and `nes`; the `complete` template marks the hole in the file
+//! and takes its answer's code block as the text.
 
 use similar::{Algorithm, capture_diff_slices, group_diff_ops};
 

@@ -2,7 +2,8 @@
 //!
 //! JSON-RPC 2.0, one JSON object per line over the suggester process's stdio.
 //! nextedit sends `initialize` once per trajectory, then `suggest` at every step and
-//! `generate` when no suggested edit kept the flow, then `shutdown`. Coordinates are
+//! `generate` when no suggested edit kept the flow, then `shutdown` (a completion task
+//! asks `complete` instead of `suggest`). Coordinates are
 //! *current*: 0-based, half-open line ranges in the files as they are at that step.
 //! Nothing from the future is ever sent: no gold `after` text, no later edits, and
 //! the commit message and changed-file list only when `--reveal` allows them.

@@ -13,8 +13,9 @@
 //! counts for the lines it runs in every package of the module; then each `Test`
 //! function run alone with its own profile: per test, not per package, because a
 //! package's profile cannot tell which of its tests ran a line). Both run like a test
-//! run (same checkout, sandbox, environment and limits; their own time limit) and
-//! write into a directory outside the checkout.
+//! run through `execute::Checkout::run` (same checkout, sandbox, environment and
+//! limits; their own time limit) and write into a directory outside the checkout. Pure
+//! but for that run.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};

@@ -1,6 +1,9 @@
 //! Cutting tasks from one commit's state: which blocks the commit touched, one task
 //! per sampled block and scenario, each with its enclosing definition, dependency
-//! level, covering tests, RAG hints and retrieved context.
+//! level, covering tests, RAG hints and retrieved context. The scenarios: a seeded
+//! sample of the ~20 % complete inner blocks, incomplete suffixes, added functions (with
+//! RAG hints); context from the state without the ground truth, or from the latest
+//! version.
 //!
 //! Pure apart from the [`Retriever`] (a command retriever runs a process): the
 //! state's texts, the changed files and their touched lines come in, tasks come out.
@@ -145,7 +148,76 @@ pub fn cut_commit(
     retriever: &mut dyn Retriever,
     head: Option<&mut ChunkIndex>,
 ) -> Result<Vec<Task>, RetrieveError> {
-    let mut parsed: BTreeMap<&str, Parsed> = BTreeMap::new();
+    let touched = touched_lines(input, options);
+    let parsed = touched
+        .keys()
+        .map(|&path| {
+            let language = cuttable(path).expect("filtered above");
+            let text = &input.files[path];
+            let file = Parsed {
+                language,
+                lines: LineIndex::new(text),
+                blocks: blocks(language, text),
+                structure: analyze(language, text),
+            };
+            (path, file)
+        })
+        .collect();
+    let cutting = Cutting {
+        input,
+        options,
+        parsed,
+        touched,
+    };
+    let mut holes = Vec::new();
+    for &scenario in &options.scenarios {
+        holes.extend(cutting.choose_holes(scenario));
+    }
+    let parsed = cutting.parsed;
+    if holes.is_empty() {
+        // Nothing to describe: skip parsing the state's tests and chunks.
+        return Ok(Vec::new());
+    }
+    let tests = TestIndex::build(input.files);
+    let mut contexts = Contexts {
+        state: (options.scenarios.contains(&Scenario::Rag)
+            || options
+                .context
+                .is_some_and(|c| c.from == ContextFrom::State))
+        .then(|| ChunkIndex::build(input.files.iter().map(|(p, t)| (p.clone(), t.clone())))),
+        head,
+        hole_removed: None,
+    };
+    let mut seen = BTreeSet::new();
+    let mut tasks = Vec::new();
+    for hole in holes {
+        let file = &parsed[hole.file.as_str()];
+        let text = &input.files[&hole.file];
+        let mut task = describe(input, &hole, file.language);
+        if !seen.insert(task.id.clone()) {
+            continue;
+        }
+        annotate(
+            &mut task,
+            file.language,
+            &file.structure,
+            text,
+            &hole.range,
+            input.files,
+            &tests,
+        );
+        contexts.fill(&mut task, &hole, input, options, retriever)?;
+        tasks.push(task);
+    }
+    Ok(tasks)
+}
+
+/// The lines each cuttable file of the state offers holes in: the lines the commit
+/// touched, or (all functions) the whole file.
+fn touched_lines<'a>(
+    input: &CommitInput<'a>,
+    options: &CutOptions,
+) -> BTreeMap<&'a str, Vec<Range<usize>>> {
     let mut touched: BTreeMap<&str, Vec<Range<usize>>> = BTreeMap::new();
     if options.all_functions {
         for (path, text) in input.files {
@@ -163,22 +235,24 @@ pub fn cut_commit(
             }
         }
     }
-    for path in touched.keys() {
-        let language = cuttable(path).expect("filtered above");
-        let text = &input.files[*path];
-        parsed.insert(
-            path,
-            Parsed {
-                language,
-                lines: LineIndex::new(text),
-                blocks: blocks(language, text),
-                structure: analyze(language, text),
-            },
-        );
-    }
-    let mut holes = Vec::new();
-    for &scenario in &options.scenarios {
-        let candidates = candidates(input, options, scenario, &parsed, &touched);
+    touched
+}
+
+/// A commit as its holes are chosen: the input and options, its cuttable files parsed,
+/// and the lines each offers holes in.
+struct Cutting<'i, 'a> {
+    input: &'i CommitInput<'a>,
+    options: &'i CutOptions,
+    parsed: BTreeMap<&'a str, Parsed>,
+    touched: BTreeMap<&'a str, Vec<Range<usize>>>,
+}
+
+impl Cutting<'_, '_> {
+    /// The holes of one scenario: its candidates in a seeded order, at most
+    /// `max_per_commit` of them, shaped as the scenario wants, in file order.
+    fn choose_holes(&self, scenario: Scenario) -> Vec<Hole> {
+        let (input, options) = (self.input, self.options);
+        let candidates = self.candidates(scenario);
         let mut rng = SplitMix::new(options.seed, &format!("{}:{scenario:?}", input.commit));
         let mut chosen = candidates;
         rng.shuffle(&mut chosen);
@@ -196,7 +270,7 @@ pub fn cut_commit(
         if scenario == Scenario::IncompleteSuffix {
             for hole in &mut chosen {
                 let text = &input.files[&hole.file];
-                let function_end = parsed[hole.file.as_str()]
+                let function_end = self.parsed[hole.file.as_str()]
                     .blocks
                     .iter()
                     .filter(|b| {
@@ -214,116 +288,177 @@ pub fn cut_commit(
             }
         }
         chosen.sort_by(|a, b| (&a.file, a.range.start).cmp(&(&b.file, b.range.start)));
-        holes.extend(chosen);
+        chosen
     }
-    if holes.is_empty() {
-        // Nothing to describe: skip parsing the state's tests and chunks.
-        return Ok(Vec::new());
-    }
-    let tests = TestIndex::build(input.files);
-    let mut state_index = (options.scenarios.contains(&Scenario::Rag)
-        || options
-            .context
-            .is_some_and(|c| c.from == ContextFrom::State))
-    .then(|| ChunkIndex::build(input.files.iter().map(|(p, t)| (p.clone(), t.clone()))));
-    let mut head = head;
-    let mut seen = BTreeSet::new();
-    let mut tasks = Vec::new();
-    // The file whose text in `state_index` is an earlier task's, hole removed.
-    let mut hole_removed: Option<String> = None;
-    for hole in holes {
-        let file = &parsed[hole.file.as_str()];
-        let text = &input.files[&hole.file];
-        let cursor = cursor_at(text, hole.range.start);
-        let id = format!(
-            "{}@{}:{}:{}:{}",
-            input.repository,
-            &input.commit[..input.commit.len().min(12)],
-            hole.file,
-            cursor.line + 1,
-            scenario_name(hole.scenario)
-        );
-        if !seen.insert(id.clone()) {
-            continue;
+
+    /// Every hole `scenario` could cut from the commit's touched code.
+    fn candidates(&self, scenario: Scenario) -> Vec<Hole> {
+        let (input, options) = (self.input, self.options);
+        let mut out = Vec::new();
+        for (&path, file) in &self.parsed {
+            let touched = &self.touched[path];
+            let hole = |range: Range<usize>, block: Option<BlockKind>| Hole {
+                scenario,
+                file: path.to_string(),
+                range,
+                block,
+                shown_suffix: None,
+            };
+            match scenario {
+                Scenario::FullBlock | Scenario::Rag => {
+                    for b in &file.blocks {
+                        if meets(&file.lines.lines(&b.range), touched) {
+                            out.push(hole(b.range.clone(), Some(b.kind)));
+                        }
+                    }
+                }
+                Scenario::IncompleteSuffix => {
+                    // Inside a function: the cursor is in a body whose rest is gone.
+                    for b in &file.blocks {
+                        let in_function = file.blocks.iter().any(|f| {
+                            f.kind == BlockKind::Function
+                                && f.range.start < b.range.start
+                                && b.range.end <= f.range.end
+                        });
+                        if b.kind != BlockKind::Function
+                            && in_function
+                            && meets(&file.lines.lines(&b.range), touched)
+                        {
+                            out.push(hole(b.range.clone(), Some(b.kind)));
+                        }
+                    }
+                }
+                Scenario::InnerBlock => {
+                    for b in &file.blocks {
+                        if let Some(inner) = &b.inner
+                            && meets(&file.lines.lines(inner), touched)
+                        {
+                            out.push(hole(inner.clone(), Some(b.kind)));
+                        }
+                    }
+                }
+                Scenario::AddedFunction => {
+                    let added = added_functions(file, input.changed, path, options.all_functions);
+                    for b in &file.blocks {
+                        if b.kind == BlockKind::Function
+                            && let Some(body) = &b.body_after_doc
+                            && added.contains(&file.lines.cursor(b.range.start).line)
+                        {
+                            out.push(hole(body.clone(), Some(BlockKind::Function)));
+                        }
+                    }
+                }
+                Scenario::SessionPause => {}
+            }
         }
-        let real_suffix = text[hole.range.end..].to_string();
-        let mut task = Task {
-            version: TASK_FORMAT_VERSION,
-            id,
-            repository: input.repository.to_string(),
-            source: TaskSource::Commit {
-                commit: input.commit.to_string(),
-            },
-            language: file.language.name().to_string(),
-            scenario: hole.scenario,
-            state: TaskState {
-                commit: Some(input.commit.to_string()),
-                files: Vec::new(),
-                block: hole.block,
-            },
-            file: hole.file.clone(),
-            cursor,
-            prefix: text[..hole.range.start].to_string(),
-            suffix: hole
-                .shown_suffix
-                .clone()
-                .unwrap_or_else(|| real_suffix.clone()),
-            state_suffix: hole.shown_suffix.is_some().then_some(real_suffix),
-            ground_truth: text[hole.range.clone()].to_string(),
-            enclosing: None,
-            dependency: None,
-            tests: Vec::new(),
-            hints: Vec::new(),
-            context: None,
-        };
-        annotate(
-            &mut task,
-            file.language,
-            &file.structure,
-            text,
-            &hole.range,
-            input.files,
-            &tests,
-        );
+        out
+    }
+}
+
+/// The task of one hole, before its annotations, hints and context: its id, the
+/// text around the hole and what fills it.
+fn describe(input: &CommitInput<'_>, hole: &Hole, language: Language) -> Task {
+    let text = &input.files[&hole.file];
+    let cursor = cursor_at(text, hole.range.start);
+    let id = format!(
+        "{}@{}:{}:{}:{}",
+        input.repository,
+        &input.commit[..input.commit.len().min(12)],
+        hole.file,
+        cursor.line + 1,
+        scenario_name(hole.scenario)
+    );
+    let real_suffix = text[hole.range.end..].to_string();
+    Task {
+        version: TASK_FORMAT_VERSION,
+        id,
+        repository: input.repository.to_string(),
+        source: TaskSource::Commit {
+            commit: input.commit.to_string(),
+        },
+        language: language.name().to_string(),
+        scenario: hole.scenario,
+        state: TaskState {
+            commit: Some(input.commit.to_string()),
+            files: Vec::new(),
+            block: hole.block,
+        },
+        file: hole.file.clone(),
+        cursor,
+        prefix: text[..hole.range.start].to_string(),
+        suffix: hole
+            .shown_suffix
+            .clone()
+            .unwrap_or_else(|| real_suffix.clone()),
+        state_suffix: hole.shown_suffix.is_some().then_some(real_suffix),
+        ground_truth: text[hole.range.clone()].to_string(),
+        enclosing: None,
+        dependency: None,
+        tests: Vec::new(),
+        hints: Vec::new(),
+        context: None,
+    }
+}
+
+/// The indexes a commit's tasks search for hints and context: the state's (built
+/// once, a task's file put back whole before the next task searches it) and HEAD's.
+struct Contexts<'h> {
+    state: Option<ChunkIndex>,
+    head: Option<&'h mut ChunkIndex>,
+    /// The file whose text in `state` is an earlier task's, hole removed.
+    hole_removed: Option<String>,
+}
+
+impl Contexts<'_> {
+    /// The task's retrieval hints (RAG) and its context, when `options` ask for them.
+    fn fill(
+        &mut self,
+        task: &mut Task,
+        hole: &Hole,
+        input: &CommitInput<'_>,
+        options: &CutOptions,
+        retriever: &mut dyn Retriever,
+    ) -> Result<(), RetrieveError> {
+        let text = &input.files[&hole.file];
         if hole.scenario == Scenario::Rag
-            && let Some(index) = state_index.as_mut()
+            && let Some(index) = self.state.as_mut()
         {
             // The hints see the whole state: put back a file an earlier task's context
             // search left without its hole.
-            if let Some(path) = hole_removed.take() {
+            if let Some(path) = self.hole_removed.take() {
                 index.update(&path, Some(input.files[&path].clone()));
             }
-            task.hints = rag_hints(retriever, index, &task, text, &hole.range)?;
+            task.hints = rag_hints(retriever, index, task, text, &hole.range)?;
         }
-        if let Some(context) = options.context {
-            let index = match context.from {
-                ContextFrom::State => {
-                    // Another file left without its hole goes back whole first.
-                    if let (Some(index), Some(path)) = (state_index.as_mut(), &hole_removed)
-                        && path != &hole.file
-                    {
-                        index.update(path, Some(input.files[path].clone()));
-                    }
-                    state_index.as_mut()
+        let Some(context) = options.context else {
+            return Ok(());
+        };
+        let index = match context.from {
+            ContextFrom::State => {
+                // Another file left without its hole goes back whole first.
+                if let (Some(index), Some(path)) = (self.state.as_mut(), &self.hole_removed)
+                    && path != &hole.file
+                {
+                    index.update(path, Some(input.files[path].clone()));
                 }
-                ContextFrom::Head => head.as_deref_mut(),
-            };
-            if let Some(index) = index {
-                task.context = Some(retrieve_context(
-                    retriever,
-                    index,
-                    &task,
-                    context,
-                    input.files,
-                )?);
-                if context.from == ContextFrom::State {
-                    hole_removed = Some(hole.file.clone());
-                }
+                self.state.as_mut()
+            }
+            ContextFrom::Head => self.head.as_deref_mut(),
+        };
+        if let Some(index) = index {
+            task.context = Some(retrieve_context(
+                retriever,
+                index,
+                task,
+                context,
+                input.files,
+            )?);
+            if context.from == ContextFrom::State {
+                self.hole_removed = Some(hole.file.clone());
             }
         }
-        tasks.push(task);
+        Ok(())
     }
-    Ok(tasks)
 }
 
 /// Fills what the syntax of the state tells about a task whose hole is `hole` of
@@ -360,74 +495,6 @@ pub fn scenario_name(scenario: Scenario) -> &'static str {
         Scenario::AddedFunction => "added_function",
         Scenario::SessionPause => "session_pause",
     }
-}
-
-/// Every hole `scenario` could cut from the commit's touched code.
-fn candidates(
-    input: &CommitInput<'_>,
-    options: &CutOptions,
-    scenario: Scenario,
-    parsed: &BTreeMap<&str, Parsed>,
-    touched: &BTreeMap<&str, Vec<Range<usize>>>,
-) -> Vec<Hole> {
-    let mut out = Vec::new();
-    for (&path, file) in parsed {
-        let touched = &touched[path];
-        let hole = |range: Range<usize>, block: Option<BlockKind>| Hole {
-            scenario,
-            file: path.to_string(),
-            range,
-            block,
-            shown_suffix: None,
-        };
-        match scenario {
-            Scenario::FullBlock | Scenario::Rag => {
-                for b in &file.blocks {
-                    if meets(&file.lines.lines(&b.range), touched) {
-                        out.push(hole(b.range.clone(), Some(b.kind)));
-                    }
-                }
-            }
-            Scenario::IncompleteSuffix => {
-                // Inside a function: the cursor is in a body whose rest is gone.
-                for b in &file.blocks {
-                    let in_function = file.blocks.iter().any(|f| {
-                        f.kind == BlockKind::Function
-                            && f.range.start < b.range.start
-                            && b.range.end <= f.range.end
-                    });
-                    if b.kind != BlockKind::Function
-                        && in_function
-                        && meets(&file.lines.lines(&b.range), touched)
-                    {
-                        out.push(hole(b.range.clone(), Some(b.kind)));
-                    }
-                }
-            }
-            Scenario::InnerBlock => {
-                for b in &file.blocks {
-                    if let Some(inner) = &b.inner
-                        && meets(&file.lines.lines(inner), touched)
-                    {
-                        out.push(hole(inner.clone(), Some(b.kind)));
-                    }
-                }
-            }
-            Scenario::AddedFunction => {
-                let added = added_functions(file, input.changed, path, options.all_functions);
-                for b in &file.blocks {
-                    if b.kind == BlockKind::Function
-                        && let Some(body) = &b.body_after_doc
-                        && added.contains(&file.lines.cursor(b.range.start).line)
-                    {
-                        out.push(hole(body.clone(), Some(BlockKind::Function)));
-                    }
-                }
-            }
-            Scenario::SessionPause => {}
-        }
-    }
-    out
 }
 
 /// The first lines of the functions of `path` the commit added (qualified names absent

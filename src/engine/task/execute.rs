@@ -10,10 +10,18 @@
 //! directory, `RelPath`s); each answer rewrites only the task's file. Test runs are
 //! keyed by [`state_hash`], [`answer_hash`] and the command line, so an identical
 //! answer never runs twice (the cache lives in the database, `store::tasks`).
+//!
+//! Each run gets a fresh `HOME` and `TMPDIR`; a Go module cache passed with `--env
+//! GOMODCACHE` is shown read-only, and a vendored module runs with `-mod=vendor`.
+//! [`environment_fingerprint`] (interpreter, version, installed distributions, or `go
+//! version`, and the setup) is probed like a test run and keys the cache too;
+//! [`python_command`] is the interpreter of a checkout's Python runs without
+//! `--python`; [`Checkout::set_up`] and [`Checkout::canary`] run the setup and the
+//! import canary like a test run.
 
 use std::io::Read;
 use std::path::{Path, PathBuf};
-use std::process::Stdio;
+use std::process::{ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
 use sha2::{Digest, Sha256};
@@ -21,13 +29,14 @@ use sha2::{Digest, Sha256};
 use crate::base::sys::env::Environment;
 use crate::base::sys::jail::Jail;
 use crate::base::sys::limits::{Limit, Limits};
+use crate::base::sys::process;
 use crate::base::sys::sandbox::{Sandbox, Unavailable, command_paths};
 use crate::core::trajectory::RelPath;
 use crate::engine::history::source::{CommitSource, GitRepository};
 use crate::engine::replay::write_inside;
 
 use super::Task;
-use super::environment::{Canary, TestEnvironment, module_of};
+use super::environment::{TestEnvironment, module_of};
 
 /// Lines of test output kept per execution.
 pub const OUTPUT_TAIL_LINES: usize = 40;
@@ -465,6 +474,60 @@ impl Checkout {
     }
 }
 
+/// What the canary found.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Canary {
+    /// The module is the checkout's file.
+    Checkout,
+    /// Another file is imported under the module's name.
+    Shadowed {
+        /// The module.
+        module: String,
+        /// The file the tests would import instead.
+        origin: String,
+        /// The checkout's file (relative).
+        file: String,
+    },
+    /// Nothing could be said (the probe failed, or the module is not found at all):
+    /// the tests decide.
+    Unverified(String),
+}
+
+impl Canary {
+    /// The verdict of a canary run for `module`, whose file in the checkout is
+    /// `expected` (real path); `file` is the task's relative path.
+    pub fn judge(module: &str, file: &str, expected: &Path, execution: &Execution) -> Canary {
+        let found = (execution.output_tail.lines())
+            .filter_map(|line| line.strip_prefix("nextedit-canary: "))
+            .next_back();
+        match found {
+            None => Canary::Unverified(execution.output_tail.clone()),
+            Some("") => Canary::Unverified(format!("module {module} is not found")),
+            Some(origin) if Path::new(origin) == expected => Canary::Checkout,
+            Some(origin) => Canary::Shadowed {
+                module: module.to_string(),
+                origin: origin.to_string(),
+                file: file.to_string(),
+            },
+        }
+    }
+
+    /// What a shadowed module means and how to fix it; `None` unless shadowed.
+    pub fn shadowing(&self) -> Option<String> {
+        let Canary::Shadowed {
+            module,
+            origin,
+            file,
+        } = self
+        else {
+            return None;
+        };
+        Some(format!(
+            "the tests would import module {module} from {origin}, not the checkout's {file}: an installed copy of the package shadows the checkout. Use a venv holding the tests' dependencies but not the package (--python), or uninstall it from this one"
+        ))
+    }
+}
+
 /// The paths a test command needs read-only inside the sandbox (its program's install
 /// prefix, e.g. a venv; never the forbidden ones).
 fn read_only_paths(argv: &[String], forbidden: &[PathBuf]) -> Vec<PathBuf> {
@@ -503,8 +566,30 @@ pub fn run_limited(
     limits: &ExecLimits,
     cache: &Path,
 ) -> Result<Execution, ExecError> {
-    let io = |what: String| move |source| ExecError::Io { what, source };
     std::fs::create_dir_all(cache).map_err(io(format!("creating {}", cache.display())))?;
+    let (home, tmp) = fresh_dirs(root)?;
+    let jail = Jail {
+        sandbox: (limits.sandbox).then(|| test_sandbox(argv, root, limits, cache, &home, &tmp)),
+        limits: limits.limits,
+        env: test_env(root, limits, cache, &tmp),
+        home: home.clone(),
+        // The checkout and its HOME.
+        disk: root.parent().map(Path::to_path_buf),
+    };
+    let ran = run_jailed(&jail, argv, root, limits)?;
+    let _ = std::fs::remove_dir_all(&home);
+    let _ = std::fs::remove_dir_all(&tmp);
+    Ok(ran.execution(limits))
+}
+
+/// The error of a failed `what` (`creating …`, `starting …`).
+fn io(what: String) -> impl FnOnce(std::io::Error) -> ExecError {
+    move |source| ExecError::Io { what, source }
+}
+
+/// A fresh HOME and TMPDIR for a run in `root`, beside it (`ROOT.home` emptied,
+/// `ROOT.home.tmp` emptied and made).
+fn fresh_dirs(root: &Path) -> Result<(PathBuf, PathBuf), ExecError> {
     // A fresh HOME per run, beside the checkout: nothing one answer's tests leave in
     // it (a `.pth` in the user site, a config) reaches the next answer's.
     let mut name = root.file_name().unwrap_or_default().to_owned();
@@ -517,24 +602,41 @@ pub fn run_limited(
     let tmp = root.with_file_name(name);
     let _ = std::fs::remove_dir_all(&tmp);
     std::fs::create_dir_all(&tmp).map_err(io(format!("creating {}", tmp.display())))?;
-    let sandbox = limits.sandbox.then(|| {
-        let mut read_only = read_only_paths(argv, &[root.to_path_buf()]);
-        read_only.extend(limits.environment.read_only().iter().cloned());
-        // A Go module cache passed with `--env GOMODCACHE` (filled beforehand: the
-        // tests have no network) is read from where it is.
-        if limits.env.iter().any(|name| name == "GOMODCACHE")
-            && let Some(cache) = std::env::var_os("GOMODCACHE").map(PathBuf::from)
-            && cache.is_absolute()
-        {
-            read_only.push(cache);
-        }
-        Sandbox {
-            scratch: root.to_path_buf(),
-            read_only,
-            writable: vec![cache.to_path_buf(), home.clone(), tmp.clone()],
-            network: false,
-        }
-    });
+    Ok((home, tmp))
+}
+
+/// The sandbox of a test run in `root`: the command's and the interpreter's paths
+/// read-only, the run's cache, `home` and `tmp` writable, no network.
+fn test_sandbox(
+    argv: &[String],
+    root: &Path,
+    limits: &ExecLimits,
+    cache: &Path,
+    home: &Path,
+    tmp: &Path,
+) -> Sandbox {
+    let mut read_only = read_only_paths(argv, &[root.to_path_buf()]);
+    read_only.extend(limits.environment.read_only().iter().cloned());
+    // A Go module cache passed with `--env GOMODCACHE` (filled beforehand: the
+    // tests have no network) is read from where it is.
+    if limits.env.iter().any(|name| name == "GOMODCACHE")
+        && let Some(cache) = std::env::var_os("GOMODCACHE").map(PathBuf::from)
+        && cache.is_absolute()
+    {
+        read_only.push(cache);
+    }
+    Sandbox {
+        scratch: root.to_path_buf(),
+        read_only,
+        writable: vec![cache.to_path_buf(), home.to_path_buf(), tmp.to_path_buf()],
+        network: false,
+    }
+}
+
+/// The environment of a test run in `root` beyond the allow-list: `--env`'s
+/// variables, Python's and Go's settings (offline, caches in `cache`), `TMPDIR`, and
+/// the test environment's own.
+fn test_env(root: &Path, limits: &ExecLimits, cache: &Path, tmp: &Path) -> Environment {
     // A vendored module builds from its vendor directory; else from the module cache
     // (offline: what the run's cache holds).
     let go_mod = if root.join("vendor/modules.txt").is_file() {
@@ -553,14 +655,28 @@ pub fn run_limited(
     for (name, value) in limits.environment.vars(root, &limits.env) {
         env = env.with(&name, &value);
     }
-    let jail = Jail {
-        sandbox,
-        limits: limits.limits,
-        env,
-        home: home.clone(),
-        // The checkout and its HOME.
-        disk: root.parent().map(Path::to_path_buf),
-    };
+    env
+}
+
+/// What a run gave, before it is judged.
+struct Ran {
+    /// Its exit status (`None` when it could not be waited for).
+    status: Option<ExitStatus>,
+    duration_ms: f64,
+    /// The limit its tree was killed for.
+    limit: Option<Limit>,
+    /// Its stdout, then its stderr.
+    output: Vec<u8>,
+}
+
+/// Runs `argv` in `root` in `jail` until it exits or `limits.timeout` passes (then
+/// its whole tree is killed), its output read all along.
+fn run_jailed(
+    jail: &Jail,
+    argv: &[String],
+    root: &Path,
+    limits: &ExecLimits,
+) -> Result<Ran, ExecError> {
     let starting = || format!("starting {:?} in {}", argv[0], root.display());
     let (mut command, pending) = jail
         .command(argv, root)
@@ -593,16 +709,13 @@ pub fn run_limited(
             .take()
             .map(|p| Box::new(p) as Box<dyn Read + Send>),
     );
-    let status = loop {
-        match child.try_wait() {
-            Ok(Some(status)) => break Some(status),
-            Ok(None) if started.elapsed() >= limits.timeout => {
-                tree.time_out();
-                break child.wait().ok();
-            }
-            Ok(None) => std::thread::sleep(Duration::from_millis(5)),
-            Err(_) => break None,
+    let status = match process::wait_until(&mut child, started + limits.timeout) {
+        Ok(Some(status)) => Some(status),
+        Ok(None) => {
+            tree.time_out();
+            child.wait().ok()
         }
+        Err(_) => None,
     };
     let duration_ms = started.elapsed().as_secs_f64() * 1000.0;
     let limit = tree.limit();
@@ -611,26 +724,43 @@ pub fn run_limited(
     drop(tree);
     let mut output = out.join().unwrap_or_default();
     output.extend(err.join().unwrap_or_default());
-    let _ = std::fs::remove_dir_all(&home);
-    let _ = std::fs::remove_dir_all(&tmp);
-    let exit_code = status.and_then(|s| s.code());
-    let timed_out = limit == Some(Limit::Time);
-    let mut output_tail = tail(&String::from_utf8_lossy(&output), OUTPUT_TAIL_LINES);
-    if let Some(limit) = limit {
-        // Said where the output is read, after what the tests printed.
-        output_tail.push_str(&format!(
-            "\n[nextedit: {limit} ({}): the tests' processes were killed]",
-            limit_value(limit, limits)
-        ));
-    }
-    Ok(Execution {
-        passed: limit.is_none() && exit_code == Some(0),
-        exit_code: if limit.is_some() { None } else { exit_code },
-        timed_out,
-        limit,
-        output_tail,
+    Ok(Ran {
+        status,
         duration_ms,
+        limit,
+        output,
     })
+}
+
+impl Ran {
+    /// The run's [`Execution`]: passed when it exited 0 within every limit; a limit
+    /// hit is said after the output's tail.
+    fn execution(self, limits: &ExecLimits) -> Execution {
+        let Ran {
+            status,
+            duration_ms,
+            limit,
+            output,
+        } = self;
+        let exit_code = status.and_then(|s| s.code());
+        let timed_out = limit == Some(Limit::Time);
+        let mut output_tail = tail(&String::from_utf8_lossy(&output), OUTPUT_TAIL_LINES);
+        if let Some(limit) = limit {
+            // Said where the output is read, after what the tests printed.
+            output_tail.push_str(&format!(
+                "\n[nextedit: {limit} ({}): the tests' processes were killed]",
+                limit_value(limit, limits)
+            ));
+        }
+        Execution {
+            passed: limit.is_none() && exit_code == Some(0),
+            exit_code: if limit.is_some() { None } else { exit_code },
+            timed_out,
+            limit,
+            output_tail,
+            duration_ms,
+        }
+    }
 }
 
 /// The value of `limit` for messages: `--pids 1024`.
@@ -655,13 +785,37 @@ fn tail(text: &str, lines: usize) -> String {
 pub fn sandbox_for(mode: SandboxMode) -> Result<bool, Unavailable> {
     match mode {
         SandboxMode::Off => Ok(false),
-        SandboxMode::Bwrap => crate::base::sys::sandbox::availability().map(|()| true),
+        SandboxMode::Bwrap => crate::base::sys::probe::availability().map(|()| true),
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_canary_verdict_compares_the_real_paths() {
+        let run = |tail: &str| Execution {
+            passed: true,
+            exit_code: Some(0),
+            timed_out: false,
+            limit: None,
+            output_tail: tail.to_string(),
+            duration_ms: 1.0,
+        };
+        let expected = Path::new("/c/pkg/core.py");
+        let judge = |tail| Canary::judge("pkg.core", "pkg/core.py", expected, &run(tail));
+        assert_eq!(judge("nextedit-canary: /c/pkg/core.py"), Canary::Checkout);
+        let shadowed = judge("nextedit-canary: /venv/site/pkg/core.py");
+        assert!(
+            shadowed
+                .shadowing()
+                .unwrap()
+                .starts_with("the tests would import module pkg.core from /venv/site/pkg/core.py, not the checkout's pkg/core.py")
+        );
+        assert!(matches!(judge("nextedit-canary: "), Canary::Unverified(_)));
+        assert!(matches!(judge("Traceback"), Canary::Unverified(_)));
+    }
 
     #[test]
     fn the_python_command_of_a_custom_test_command() {

@@ -3,7 +3,10 @@
 //! recorded session, never from its future.
 //!
 //! A task file is JSON Lines, one [`Task`] per line (`schemas/task.schema.json`); this
-//! module holds the typed form. Cutting, retrieval, coverage, execution and scoring live
+//! module holds the typed form (pure types): the state it is cut from (a commit, plus a
+//! session's texts), prefix, suffix, ground truth, enclosing definition, dependency
+//! level, covering tests, hints, and retrieved context with its future-leak flag.
+//! Conventions: docs/tasks.md. Cutting, retrieval, coverage, execution and scoring live
 //! in the submodules; running tasks against a suggester, storing and reporting them is
 //! the service `service::tasks`; the CLI (`cli/tasks/`) only reads arguments and prints.
 
@@ -14,6 +17,7 @@ pub mod cut;
 pub mod dependency;
 pub mod environment;
 pub mod execute;
+pub mod interpreter;
 pub mod retrieval;
 pub mod retriever_command;
 pub mod score;

@@ -8,6 +8,7 @@
 //! state with the hole's ground truth removed, so it can never be retrieved; in the
 //! evolution-ignored one it holds the latest version, where the task's own function
 //! (same file, same name) is left out and anything else may leak from the future.
+//! Pure (but for a command retriever's process): top-k with the existed-at-state check.
 
 use crate::engine::suggest::retrieve::chunks::Chunk;
 use crate::engine::suggest::retrieve::index::{ChunkIndex, chunk_texts};

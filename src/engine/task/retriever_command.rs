@@ -7,8 +7,9 @@
 //! more similar. Anything else (a closed stdout, bad JSON, a wrong count, no answer
 //! within the time limit) fails the cut with the command named. docs/tasks.md has an
 //! example. The command runs confined like every untrusted program ([`Confinement`]:
-//! the sandbox, the environment allow-list, the limits of its process tree), in a
-//! scratch directory of its own, with no network.
+//! the sandbox unless `--sandbox off`, the environment allow-list, the limits of its
+//! process tree, through `sys::jail`), in a scratch directory of its own, with no
+//! network, and is named by its masked spec.
 
 use std::io::{BufRead, BufReader, Write};
 use std::path::PathBuf;
@@ -218,9 +219,6 @@ impl Drop for CommandRetriever {
     fn drop(&mut self) {
         // The cut is over: a command still running is ended, and reaped either way
         // (failures here have nobody left to report to).
-        if !matches!(self.child.try_wait(), Ok(Some(_))) {
-            let _ = self.child.kill();
-        }
-        let _ = self.child.wait();
+        crate::base::sys::process::end(&mut self.child);
     }
 }

@@ -1,5 +1,7 @@
-//! The figures of one answer to a completion task, and the statistics over many:
-//! pass@k (the unbiased estimator), Pearson r with a Fisher-z interval.
+//! The figures of one answer to a completion task (exact match, edit similarity,
+//! ES-Line/ES-Token, BLEU-4, SARI and Codev-Bench's "stopped at the right point"), and
+//! the statistics over many: pass@k (the unbiased estimator), Pearson r with a Fisher-z
+//! interval.
 //!
 //! Pure: texts in, numbers out. Every text figure compares whole files, as the
 //! Excision Score paper does for revisions: the origin is the file with the hole

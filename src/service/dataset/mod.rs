@@ -12,8 +12,9 @@
 //! - [`write`](mod@write): the output directory: one file per split, JSON Lines or Parquet, and
 //!   the card.
 //!
-//! The columns are the same in both formats, so a dataset loads the same either way;
-//! nested data (a whole trajectory, a step's predictions) is one JSON text column.
+//! The columns ([`Column`]s, typed) are the same in both formats, so a dataset loads
+//! the same either way; nested data (a whole trajectory, a step's predictions) is one
+//! JSON text column. Columns, split rule and card: docs/export.md.
 
 pub mod card;
 pub mod split;

@@ -7,6 +7,9 @@
 //! do not rebuild, a run's trajectory that is not valid JSON) is left out and named in
 //! [`Skipped`]; the rest go on.
 
+use crate::store::RunRead;
+use crate::store::RunResults;
+use crate::store::SessionRead;
 use std::borrow::Cow;
 use std::path::Path;
 

@@ -4,7 +4,8 @@
 //! The directory must be new or empty: an export never overwrites anything. A split
 //! that gets no repository is left out (no file, not in the card) and named in
 //! [`Written::empty`]. JSON Lines keep the columns in order, `null` for an absent
-//! value. Parquet files are written with the `parquet` crate's low-level writer: one
+//! value. Parquet files are written with the `parquet` crate's low-level writer (no
+//! Arrow): one
 //! row group, Snappy pages, UTF-8 strings, optional columns where a value may be
 //! absent; min/max statistics of text columns are truncated to 64 bytes (a trajectory
 //! is one value).

@@ -7,6 +7,11 @@
 //! documents and batches SQLite transactions; when it is slow or broken, copies are
 //! dropped and counted, never the forwarding.
 //!
+//! The server runs in its own process group (the proxy is a child subreaper). Exit is
+//! supervised (editor EOF → grace period → kill; signals are passed on); then the
+//! server's whole tree is ended and the proxy waits for the recorder to finish, with
+//! progress on stderr after a second.
+//!
 //! Architecture invariant: the bytes written to each side are exactly the bytes
 //! read from the other, in order, except `$/nextedit/*` notifications from the
 //! editor, which the proxy consumes.
@@ -17,20 +22,23 @@ mod tap;
 pub mod timeline;
 
 use std::io::{Read, Write};
-use std::path::PathBuf;
-use std::process::{ChildStdin, Command, ExitStatus, Stdio};
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdin, ChildStdout, Command, ExitStatus, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use crossbeam_channel::{Receiver, Sender};
 
+use crate::base::sys::process::{self, Signal};
 use crate::core::lsp::Direction;
 use crate::core::lsp::framing::{Chunk, FrameDecoder};
 use crate::core::record::SIGNAL_PREFIX;
 use crate::core::record::privacy::PrivacyFilter;
 
-pub use tap::{TapSettings, run_recorder};
+pub use sink::TapSettings;
+pub use tap::run_recorder;
 use timeline::Timeline;
 
 /// Everything the proxy needs to run.
@@ -51,6 +59,9 @@ pub struct ProxyConfig {
     /// How long the server may take to exit after the editor closed the pipe.
     pub exit_grace: Duration,
 }
+
+/// The server's stdin, which the forwarding threads share and close.
+type ServerStdin = Arc<Mutex<Option<ChildStdin>>>;
 
 enum Lifecycle {
     EditorClosed,
@@ -83,100 +94,151 @@ pub enum ProxyError {
 pub fn run(config: ProxyConfig) -> Result<i32, ProxyError> {
     let program = config.server.first().ok_or(ProxyError::NoServer)?.clone();
     let start = Instant::now();
-    become_subreaper();
+    let mut child = start_server(&program, &config.server[1..])?;
+    let child_stdin = Arc::new(Mutex::new(child.stdin.take()));
+    let child_stdout = child.stdout.take().expect("stdout is piped");
+    let (timeline, recorder) = match &config.db {
+        Some(db) => {
+            let (timeline, recorder) = start_recording(&config, db, start);
+            (Some(timeline), Some(recorder))
+        }
+        None => (None, None),
+    };
+    let (life_tx, life_rx) = crossbeam_channel::unbounded::<Lifecycle>();
+    forward_editor(timeline.clone(), child_stdin.clone(), life_tx.clone());
+    let server_to_editor = forward_server(
+        child_stdout,
+        timeline.clone(),
+        child_stdin.clone(),
+        life_tx.clone(),
+    );
+    watch_signals(life_tx.clone())?;
+    let server = wait_for_server(child, life_tx);
+    let (status, signalled) = supervise(&life_rx, &server, &child_stdin, config.exit_grace);
+    // The server is gone: so is everything it started, which also releases the
+    // pipe a helper may have inherited.
+    process::end_tree(server.pid);
+    // Let the last server output reach the editor, however slowly it reads
+    // (bounded, for an editor that stopped reading without closing).
+    join_with_timeout(server_to_editor, Duration::from_secs(30));
+    if let (Some(timeline), Some(recorder)) = (timeline, recorder) {
+        let end = match signalled {
+            Some(signal) => crate::store::SessionEnd::Signalled {
+                signal,
+                code: status.and_then(|s| exit_code(&s)),
+            },
+            None => crate::store::SessionEnd::Exited(status.and_then(|s| exit_code(&s))),
+        };
+        finish_recording(&timeline, recorder, end);
+    }
+    Ok(match (status, signalled) {
+        (Some(status), _) => exit_code(&status).unwrap_or(1),
+        (None, Some(signal)) => 128 + signal,
+        (None, None) => 1,
+    })
+}
+
+/// Starts the language server `program` with `args`, its stdin and stdout piped.
+fn start_server(program: &str, args: &[String]) -> Result<Child, ProxyError> {
+    // Orphaned descendants of the server become this process's children, so
+    // `process::end_tree` finds those that left the server's process group; failing
+    // only means fewer are found.
+    process::become_subreaper();
     // Its own process group: a server started through a wrapper (`sh -c`, `npx`,
     // launcher scripts) leaves helpers behind, and the whole group is ended with it.
-    use std::os::unix::process::CommandExt;
-    let mut child = Command::new(&program)
-        .process_group(0)
-        .args(&config.server[1..])
+    process::in_own_group(&mut Command::new(program))
+        .args(args)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::inherit())
         .spawn()
         .map_err(|source| ProxyError::Spawn {
-            program: program.clone(),
+            program: program.to_string(),
             source,
-        })?;
-    let child_stdin = Arc::new(Mutex::new(child.stdin.take()));
-    let child_stdout = child.stdout.take().expect("stdout is piped");
+        })
+}
 
-    let (timeline, recorder) = match &config.db {
-        Some(db) => {
-            let timeline = Arc::new(Timeline::new(start));
-            let settings = TapSettings {
-                db: db.clone(),
-                workspace: config.workspace.clone(),
-                server_command: config.server.clone(),
-                record_raw: config.record_raw,
-                record_server_raw: config.record_server_raw,
-                privacy: config.privacy.clone(),
-            };
-            let handle = {
-                let timeline = timeline.clone();
-                std::thread::Builder::new()
-                    .name("nextedit-recorder".into())
-                    .spawn(move || tap::run_recorder(settings, &timeline))
-                    .expect("spawn recorder thread")
-            };
-            (Some(timeline), Some(handle))
-        }
-        None => (None, None),
+/// The session's timeline and the recorder thread writing it into `db`.
+fn start_recording(
+    config: &ProxyConfig,
+    db: &Path,
+    start: Instant,
+) -> (Arc<Timeline>, JoinHandle<()>) {
+    let timeline = Arc::new(Timeline::new(start));
+    let settings = TapSettings {
+        db: db.to_path_buf(),
+        workspace: config.workspace.clone(),
+        server_command: config.server.clone(),
+        record_raw: config.record_raw,
+        record_server_raw: config.record_server_raw,
+        privacy: config.privacy.clone(),
     };
-
-    let (life_tx, life_rx) = crossbeam_channel::unbounded::<Lifecycle>();
-    {
+    let handle = {
         let timeline = timeline.clone();
-        let stdin = child_stdin.clone();
-        let life = life_tx.clone();
         std::thread::Builder::new()
-            .name("nextedit-editor-to-server".into())
-            .spawn(move || {
-                let mut writer = SharedStdin(stdin.clone());
-                pump(
-                    std::io::stdin().lock(),
-                    &mut writer,
-                    Direction::ClientToServer,
-                    timeline.as_deref(),
-                );
-                // The editor is gone: closing the server's stdin lets it finish on its own.
+            .name("nextedit-recorder".into())
+            .spawn(move || tap::run_recorder(settings, &timeline))
+            .expect("spawn recorder thread")
+    };
+    (timeline, handle)
+}
+
+/// The editor→server thread; when the editor closes, the server's stdin is closed so
+/// it can finish on its own.
+fn forward_editor(timeline: Option<Arc<Timeline>>, stdin: ServerStdin, life: Sender<Lifecycle>) {
+    std::thread::Builder::new()
+        .name("nextedit-editor-to-server".into())
+        .spawn(move || {
+            let mut writer = SharedStdin(stdin.clone());
+            pump(
+                std::io::stdin().lock(),
+                &mut writer,
+                Direction::ClientToServer,
+                timeline.as_deref(),
+            );
+            // The editor is gone: closing the server's stdin lets it finish on its own.
+            stdin.lock().expect("stdin lock").take();
+            if let Some(timeline) = &timeline {
+                timeline.close_editor();
+            }
+            let _ = life.send(Lifecycle::EditorClosed);
+        })
+        .expect("spawn forwarding thread");
+}
+
+/// The server→editor thread; an editor that stops reading counts as the editor closing.
+fn forward_server(
+    stdout: ChildStdout,
+    timeline: Option<Arc<Timeline>>,
+    stdin: ServerStdin,
+    life: Sender<Lifecycle>,
+) -> JoinHandle<()> {
+    std::thread::Builder::new()
+        .name("nextedit-server-to-editor".into())
+        .spawn(move || {
+            let broken = pump(
+                stdout,
+                &mut std::io::stdout().lock(),
+                Direction::ServerToClient,
+                timeline.as_deref(),
+            );
+            if broken {
+                // The editor stopped reading: treat it like the editor closing.
                 stdin.lock().expect("stdin lock").take();
                 if let Some(timeline) = &timeline {
                     timeline.close_editor();
                 }
                 let _ = life.send(Lifecycle::EditorClosed);
-            })
-            .expect("spawn forwarding thread");
-    }
-    let server_to_editor = {
-        let timeline = timeline.clone();
-        let stdin = child_stdin.clone();
-        let life = life_tx.clone();
-        std::thread::Builder::new()
-            .name("nextedit-server-to-editor".into())
-            .spawn(move || {
-                let broken = pump(
-                    child_stdout,
-                    &mut std::io::stdout().lock(),
-                    Direction::ServerToClient,
-                    timeline.as_deref(),
-                );
-                if broken {
-                    // The editor stopped reading: treat it like the editor closing.
-                    stdin.lock().expect("stdin lock").take();
-                    if let Some(timeline) = &timeline {
-                        timeline.close_editor();
-                    }
-                    let _ = life.send(Lifecycle::EditorClosed);
-                }
-            })
-            .expect("spawn forwarding thread")
-    };
-    watch_signals(life_tx.clone())?;
+            }
+        })
+        .expect("spawn forwarding thread")
+}
+
+/// The thread that waits for the server to exit and says so on `life`.
+fn wait_for_server(mut child: Child, life: Sender<Lifecycle>) -> ServerProcess {
     let pid = child.id();
     let reaped = Arc::new(AtomicBool::new(false));
     {
-        let life = life_tx.clone();
         let reaped = reaped.clone();
         std::thread::Builder::new()
             .name("nextedit-server-wait".into())
@@ -189,54 +251,35 @@ pub fn run(config: ProxyConfig) -> Result<i32, ProxyError> {
             })
             .expect("spawn wait thread");
     }
-    drop(life_tx);
+    ServerProcess { pid, reaped }
+}
 
-    let server = ServerProcess { pid, reaped };
-    let (status, signalled) = supervise(&life_rx, &server, &child_stdin, config.exit_grace);
-    // The server is gone: so is everything it started, which also releases the
-    // pipe a helper may have inherited.
-    end_descendants(pid);
-    // Let the last server output reach the editor, however slowly it reads
-    // (bounded, for an editor that stopped reading without closing).
-    join_with_timeout(server_to_editor, Duration::from_secs(30));
-    if let (Some(timeline), Some(recorder)) = (timeline, recorder) {
-        let end = match signalled {
-            Some(signal) => crate::store::SessionEnd::Signalled {
-                signal,
-                code: status.and_then(|s| exit_code(&s)),
-            },
-            None => crate::store::SessionEnd::Exited(status.and_then(|s| exit_code(&s))),
-        };
-        timeline.end(end);
-        // The editor has its answers: the recording is written completely before
-        // exit, however long that takes, with progress after a second.
-        let waiting = Instant::now();
-        let mut next_note = Duration::from_secs(1);
-        while !recorder.is_finished() {
-            std::thread::sleep(Duration::from_millis(5));
-            if waiting.elapsed() >= next_note {
-                eprintln!(
-                    "nextedit: writing the recording: {} frames still queued ({:.0}s)",
-                    timeline.queued(),
-                    waiting.elapsed().as_secs_f64()
-                );
-                next_note += Duration::from_secs(5);
-            }
+/// Puts the session's `end` on the timeline and waits until the recording is written
+/// completely (the editor has its answers), however long that takes, with progress
+/// after a second.
+fn finish_recording(timeline: &Timeline, recorder: JoinHandle<()>, end: crate::store::SessionEnd) {
+    timeline.end(end);
+    let waiting = Instant::now();
+    let mut next_note = Duration::from_secs(1);
+    while !recorder.is_finished() {
+        std::thread::sleep(Duration::from_millis(5));
+        if waiting.elapsed() >= next_note {
+            eprintln!(
+                "nextedit: writing the recording: {} frames still queued ({:.0}s)",
+                timeline.queued(),
+                waiting.elapsed().as_secs_f64()
+            );
+            next_note += Duration::from_secs(5);
         }
-        let _ = recorder.join();
     }
-    Ok(match (status, signalled) {
-        (Some(status), _) => exit_code(&status).unwrap_or(1),
-        (None, Some(signal)) => 128 + signal,
-        (None, None) => 1,
-    })
+    let _ = recorder.join();
 }
 
 /// Waits for the session to end; returns the server's status and the signal that ended us, if any.
 fn supervise(
     life: &Receiver<Lifecycle>,
     server: &ServerProcess,
-    child_stdin: &Arc<Mutex<Option<ChildStdin>>>,
+    child_stdin: &ServerStdin,
     grace: Duration,
 ) -> (Option<ExitStatus>, Option<i32>) {
     let mut deadline: Option<Instant> = None;
@@ -255,12 +298,12 @@ fn supervise(
             Some(Lifecycle::Signal(signal)) => {
                 signalled = Some(signal);
                 child_stdin.lock().expect("stdin lock").take();
-                server.signal(libc::SIGTERM);
+                server.signal(Signal::TERM);
                 deadline = Some(Instant::now() + grace.min(Duration::from_secs(2)));
             }
             None if !killed => {
                 // Grace period over: the server did not exit by itself.
-                server.signal(libc::SIGKILL);
+                server.signal(Signal::KILL);
                 killed = true;
                 deadline = Some(Instant::now() + Duration::from_secs(2));
             }
@@ -277,14 +320,12 @@ struct ServerProcess {
 }
 
 impl ServerProcess {
-    fn signal(&self, signal: i32) {
+    fn signal(&self, signal: Signal) {
+        // Not once reaped: its pid may then belong to another process.
         if self.reaped.load(Ordering::SeqCst) {
             return;
         }
-        // SAFETY: kill(2) on our child, not yet reaped, so its pid is still its own.
-        unsafe {
-            libc::kill(self.pid as libc::pid_t, signal);
-        }
+        process::signal(self.pid, signal);
     }
 }
 
@@ -305,100 +346,6 @@ fn watch_signals(life: Sender<Lifecycle>) -> Result<(), ProxyError> {
     Ok(())
 }
 
-/// Makes orphaned descendants of the server this process's children (Linux), so
-/// [`end_descendants`] finds those that left the server's process group.
-fn become_subreaper() {
-    #[cfg(target_os = "linux")]
-    // SAFETY: prctl with integer arguments; failure only means fewer orphans are found.
-    unsafe {
-        libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
-    }
-}
-
-/// Ends what is left of the server's process tree: its process group (SIGTERM,
-/// then SIGKILL after 200 ms), then any other descendant of this process.
-fn end_descendants(group: u32) {
-    let group = group as libc::pid_t;
-    // SAFETY: kill(2) on the server's process group; it may already be empty.
-    let alive = unsafe { libc::kill(-group, libc::SIGTERM) } == 0;
-    if alive {
-        let deadline = Instant::now() + Duration::from_millis(200);
-        // SAFETY: signal 0 only checks that a member of the group still exists.
-        while Instant::now() < deadline && unsafe { libc::kill(-group, 0) } == 0 {
-            reap_orphans();
-            std::thread::sleep(Duration::from_millis(10));
-        }
-        // SAFETY: as above.
-        unsafe { libc::kill(-group, libc::SIGKILL) };
-    }
-    for _ in 0..3 {
-        let children = descendants(std::process::id());
-        if children.is_empty() {
-            break;
-        }
-        for pid in children {
-            // SAFETY: kill(2) on a process whose parent chain leads to us.
-            unsafe { libc::kill(pid as libc::pid_t, libc::SIGKILL) };
-        }
-        std::thread::sleep(Duration::from_millis(20));
-        reap_orphans();
-    }
-    reap_orphans();
-}
-
-/// Reaps children that were adopted as orphans (the server itself is reaped by its wait thread).
-fn reap_orphans() {
-    // SAFETY: non-blocking waitpid on any child; the server's wait thread owns its
-    // own pid, which is already reaped by the time this runs.
-    unsafe { while libc::waitpid(-1, std::ptr::null_mut(), libc::WNOHANG) > 0 {} }
-}
-
-/// Live descendants of `root`, from /proc (Linux; empty elsewhere).
-fn descendants(root: u32) -> Vec<u32> {
-    let Ok(entries) = std::fs::read_dir("/proc") else {
-        return Vec::new();
-    };
-    let mut parents: Vec<(u32, u32)> = Vec::new();
-    for entry in entries.flatten() {
-        let Some(pid) = entry
-            .file_name()
-            .to_str()
-            .and_then(|n| n.parse::<u32>().ok())
-        else {
-            continue;
-        };
-        let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else {
-            continue;
-        };
-        // Fields after the command (which may hold spaces) end with ')'.
-        let Some(rest) = stat.rfind(')').map(|i| &stat[i + 1..]) else {
-            continue;
-        };
-        let mut fields = rest.split_whitespace();
-        let state = fields.next();
-        let ppid = fields.next().and_then(|p| p.parse::<u32>().ok());
-        if let (Some(state), Some(ppid)) = (state, ppid)
-            && state != "Z"
-        {
-            parents.push((pid, ppid));
-        }
-    }
-    let mut found = vec![root];
-    let mut i = 0;
-    while i < found.len() {
-        let parent = found[i];
-        found.extend(
-            parents
-                .iter()
-                .filter(|(_, p)| *p == parent)
-                .map(|(c, _)| *c),
-        );
-        i += 1;
-    }
-    found.remove(0);
-    found
-}
-
 /// Exit code of a finished process: its code, or 128 + the signal that killed it.
 pub fn exit_code(status: &ExitStatus) -> Option<i32> {
     use std::os::unix::process::ExitStatusExt;
@@ -417,7 +364,7 @@ fn join_with_timeout(handle: std::thread::JoinHandle<()>, timeout: Duration) {
 }
 
 /// Writes to the server's stdin, which another thread may close at any time.
-struct SharedStdin(Arc<Mutex<Option<ChildStdin>>>);
+struct SharedStdin(ServerStdin);
 
 impl Write for SharedStdin {
     fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {

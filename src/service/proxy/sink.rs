@@ -3,20 +3,39 @@
 //! Failures never reach the forwarding threads. When the database cannot be
 //! opened or written, one line goes to stderr; records are kept in memory, then in
 //! a private spill file next to the database ([`super::spill`]), and writing is
-//! retried, so an unavailable database loses nothing. At exit everything is
+//! retried, so an unavailable database loses nothing; a deleted or replaced database
+//! file is noticed. At exit everything is
 //! written (an unavailable database is waited for, then the spill file is left for
 //! the next proxy); anything lost is counted in frames (`sessions.dropped`), the
 //! session is marked `incomplete` and one line goes to stderr.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use crossbeam_channel::{Receiver, RecvTimeoutError};
 
 use super::spill::{self, Spill};
-use super::tap::TapSettings;
 use crate::core::record::Record;
-use crate::store::{Database, NewSession, SessionEnd};
+use crate::core::record::privacy::PrivacyFilter;
+use crate::store::{Database, NewSession, SessionEnd, SessionStore};
+
+/// Recorder settings (the recorder thread reads the workspace and privacy ones, this
+/// writer the database and session ones).
+#[derive(Debug, Clone)]
+pub struct TapSettings {
+    /// Database file.
+    pub db: PathBuf,
+    /// Workspace root from the command line.
+    pub workspace: Option<PathBuf>,
+    /// Server argv.
+    pub server_command: Vec<String>,
+    /// Store the editor's raw bytes.
+    pub record_raw: bool,
+    /// Store the server's raw bytes too.
+    pub record_server_raw: bool,
+    /// Privacy filter before the workspace's ignore file is read.
+    pub privacy: PrivacyFilter,
+}
 
 /// What the recorder thread hands the writer thread, in order.
 #[derive(Debug)]
@@ -92,15 +111,10 @@ pub fn run_writer(settings: TapSettings, git_head: Option<String>, rx: &Receiver
     }
 }
 
-/// A recording is never urgent: let forwarding, the editor and the server go first.
+/// A recording is never urgent: let forwarding, the editor and the server go first
+/// (nice 10 on the calling thread).
 pub(super) fn lower_priority() {
-    #[cfg(target_os = "linux")]
-    // SAFETY: plain syscalls on the calling thread (Linux applies nice values per
-    // thread); failure only means the thread keeps its priority.
-    unsafe {
-        let tid = libc::syscall(libc::SYS_gettid) as libc::id_t;
-        libc::setpriority(libc::PRIO_PROCESS, tid, 10);
-    }
+    crate::base::sys::process::lower_thread_priority(10);
 }
 
 /// Records written per transaction during a burst (bounds memory and keeps the

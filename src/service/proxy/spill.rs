@@ -12,10 +12,7 @@
 use std::path::{Path, PathBuf};
 
 use crate::core::record::Record;
-use crate::store::{Database, NewSession, StoreError};
-
-/// Table in a spill file naming the database session its rows belong to, if any.
-const TARGET_TABLE: &str = "nextedit_spill_target";
+use crate::store::{Database, NewSession, SessionRead, SessionStore, SpillStore, StoreError};
 
 /// An open spill file.
 pub struct Spill {
@@ -96,17 +93,7 @@ impl Spill {
         dropped: u64,
     ) -> Result<PathBuf, StoreError> {
         self.db.end_session(self.session, end, dropped)?;
-        let conn = self.db.connection();
-        let sql = format!(
-            "CREATE TABLE IF NOT EXISTS {TARGET_TABLE} (main_session INTEGER); DELETE FROM {TARGET_TABLE};"
-        );
-        let err = |source| StoreError::Sqlite {
-            path: self.path.clone(),
-            source,
-        };
-        conn.execute_batch(&sql).map_err(err)?;
-        conn.execute(&format!("INSERT INTO {TARGET_TABLE} VALUES (?1)"), [into])
-            .map_err(err)?;
+        self.db.set_spill_target(into)?;
         Ok(self.path)
     }
 }
@@ -148,58 +135,20 @@ pub fn adopt_leftovers(db: &mut Database) -> Vec<(PathBuf, Result<u64, StoreErro
 }
 
 fn adopt(db: &mut Database, spill: &Path) -> Result<u64, StoreError> {
-    let (session, target, frames) = {
-        let other = Database::open_existing(spill)?;
-        let conn = other.connection();
-        let err = |source| StoreError::Sqlite {
-            path: spill.to_path_buf(),
-            source,
-        };
-        let session: i64 = conn
-            .query_row("SELECT max(id) FROM sessions", [], |r| r.get(0))
-            .map_err(err)?;
-        let target: Option<i64> = conn
-            .query_row(
-                &format!("SELECT main_session FROM {TARGET_TABLE}"),
-                [],
-                |r| r.get(0),
-            )
-            .unwrap_or(None);
-        let frames: i64 = conn
-            .query_row("SELECT count(*) FROM messages", [], |r| r.get(0))
-            .map_err(err)?;
-        (session, target, frames)
-    };
+    let contents = Database::open_existing(spill)?.spill_contents()?;
     // The session it continues may be gone (deleted since): then it becomes its own.
-    let target = target.filter(|id| db.sessions().is_ok_and(|s| s.iter().any(|s| s.id == *id)));
-    let into = db.absorb(spill, session, target)?;
+    let target =
+        (contents.target).filter(|id| db.sessions().is_ok_and(|s| s.iter().any(|s| s.id == *id)));
+    let into = db.absorb(spill, contents.session, target)?;
     if target.is_some() {
-        // The spilled part's end is the session's end.
-        let path = db.path().to_path_buf();
-        db.connection()
-            .execute(
-                "ATTACH DATABASE ?1 AS spill",
-                [spill.to_string_lossy().as_ref()],
-            )
-            .and_then(|_| {
-                db.connection().execute(
-                    "UPDATE main.sessions SET (ended_at, status, exit_code, dropped) =
-                       (SELECT ended_at, status, exit_code, dropped FROM spill.sessions WHERE id = ?2)
-                     WHERE id = ?1",
-                    [into, session],
-                )
-            })
-            .and_then(|_| db.connection().execute("DETACH DATABASE spill", []))
-            .map_err(|source| StoreError::Sqlite { path, source })?;
+        db.take_end(spill, contents.session, into)?;
     }
     remove_files(spill);
-    Ok(frames as u64)
+    Ok(contents.frames)
 }
 
 fn alive(pid: u32) -> bool {
-    // SAFETY: signal 0 only checks that the process exists.
-    let rc = unsafe { libc::kill(pid as libc::pid_t, 0) };
-    rc == 0 || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
+    crate::base::sys::process::exists(pid)
 }
 
 fn remove_files(path: &Path) {

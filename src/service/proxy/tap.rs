@@ -6,6 +6,10 @@
 //! Failures never reach the forwarding threads: the timeline never blocks them, and
 //! what the writer does with an unavailable database is its own affair.
 //!
+//! When the workspace becomes known it reads `.nexteditignore` of every workspace
+//! folder (bounded, regular files only) and git HEAD (references only, through
+//! `history::source::head_of`).
+//!
 //! Priority: while the editor is there, the recording is done at a low priority (nice
 //! 10) on threads of its own, so forwarding, the editor and the server go first. Once
 //! the editor has gone, nobody waits for forwarding: what is left is drained at the
@@ -13,7 +17,7 @@
 //! privileges, so the low-priority phase runs on a scoped thread that hands its state
 //! back to the thread that spawned it (see [`run_recorder`], [`sink::run_writer`]).
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::Duration;
 
 use crossbeam_channel::Sender;
@@ -23,25 +27,8 @@ use crate::core::record::privacy::{IGNORE_FILE, PrivacyFilter};
 use crate::core::record::{Record, RecorderConfig, SessionFact, SessionRecorder};
 use crate::store::SessionEnd;
 
-use super::sink::{self, Write, lower_priority};
+use super::sink::{self, TapSettings, Write, lower_priority};
 use super::timeline::{Stamped, Timeline};
-
-/// Recorder settings.
-#[derive(Debug, Clone)]
-pub struct TapSettings {
-    /// Database file.
-    pub db: PathBuf,
-    /// Workspace root from the command line.
-    pub workspace: Option<PathBuf>,
-    /// Server argv.
-    pub server_command: Vec<String>,
-    /// Store the editor's raw bytes.
-    pub record_raw: bool,
-    /// Store the server's raw bytes too.
-    pub record_server_raw: bool,
-    /// Privacy filter before the workspace's ignore file is read.
-    pub privacy: PrivacyFilter,
-}
 
 /// How long a burst gathers before it is processed and committed (so a SIGKILL loses
 /// at most about this much, plus the time to write it).

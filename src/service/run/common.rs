@@ -3,12 +3,15 @@
 //! (`--common`, the default). A trajectory is the same in two runs when its stored
 //! text is (but for where it was checked out: [`super::definition::trajectory_digest`]),
 //! whatever its key; a step is
-//! common when every run stored it. What is left out is named ([`LeftOut`]).
+//! common when every run stored it. What is left out is named ([`LeftOut`]). Through
+//! this view `report`, its JSON and its HTML page compute every figure of a comparison
+//! (`report::Compared`, with the notes it prints).
 
 use std::collections::{BTreeMap, BTreeSet};
 
 use super::definition::trajectory_digest;
 use super::{RunError, RunRead};
+use crate::engine::replay::yardsticks::StepYardsticks;
 use crate::engine::suggest::StepRead;
 use crate::store::{
     CallTally, RunMeasurements, RunSummary, RunTrajectory, StepDetail, StepFlow, StepSet,
@@ -191,6 +194,10 @@ impl RunRead for CommonSteps<'_> {
         self.store.run(run)
     }
 
+    fn run_shard(&self, run: i64) -> Result<Option<serde_json::Value>, StoreError> {
+        self.store.run_shard(run)
+    }
+
     fn run_trajectories(&self, run: i64) -> Result<Vec<RunTrajectory>, StoreError> {
         self.store.run_trajectories(run)
     }
@@ -260,5 +267,14 @@ impl RunRead for CommonSteps<'_> {
 
     fn run_call_tallies(&self, run: i64) -> Result<Vec<CallTally>, StoreError> {
         self.store.run_call_tallies(run)
+    }
+
+    fn run_step_yardsticks(
+        &self,
+        run: i64,
+    ) -> Result<Vec<(String, usize, StepYardsticks)>, StoreError> {
+        let mut rows = self.store.run_step_yardsticks(run)?;
+        rows.retain(|(key, step, _)| self.holds(run, key, *step));
+        Ok(rows)
     }
 }

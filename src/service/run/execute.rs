@@ -2,7 +2,19 @@
 //! connection, replays the run's pending trajectories (resuming those with stored
 //! steps), stores every step as it finishes, then gathers the reads proxies recorded
 //! behind the suggesters. Scratch directories are removed on SIGINT/SIGTERM too.
+//!
+//! The observer stores each step as it finishes and never keeps them: a finished
+//! trajectory's steps are printed back from the store a page at a time
+//! (`store::run_read`), and a step names at most [`ALLOWED_IDS_KEPT`] allowed edits.
+//! A panic fails its trajectory, not the run; a run stopped by an error or a panic is
+//! marked interrupted. A commit of a repository on this machine replays in a checkout
+//! of its parent. [`execute_group`] runs the repetitions of a `--repetitions N` replay
+//! (one run each) in order; [`execute`] wraps each worker's suggester in the response
+//! cache (`suggest::cache`) when the run uses one and records per call whether it was
+//! served, with the suggester's own latency.
 
+use crate::store::SessionRead;
+use crate::store::{RunStatus, SessionStatus, TrajectoryStatus};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
@@ -71,7 +83,7 @@ pub fn execute_group(
         never_answered: None,
     };
     for &run in &runs {
-        if store.run(run)?.status == "done" {
+        if store.run(run)?.status == RunStatus::Done {
             continue;
         }
         // Every run of the group is checked: a database may hold any settings in any row.
@@ -117,7 +129,7 @@ pub fn execute(
         .into_iter()
         // A shard run's trajectories keep their places in the whole plan, so each has
         // the name it has in a single-machine run.
-        .filter(|t| t.status != "done" && t.status != "failed")
+        .filter(|t| !matches!(t.status, TrajectoryStatus::Done | TrajectoryStatus::Failed))
         .map(|t| (t.position + 1, t.key, t.text))
         .collect();
     // Scratch directories and runs that a killed process left behind go first.
@@ -129,46 +141,34 @@ pub fn execute(
     let repetition = store.run(run)?.repetition;
     let cache_db = settings.cache_db.as_deref().unwrap_or(db_path);
     let sandboxed = settings.sandbox == SandboxState::Bwrap;
-    let mut forbidden = forbidden_paths(
-        db_path,
-        &scratch_root,
-        &pending
-            .iter()
-            .map(|(_, k, _)| k.as_str())
-            .collect::<Vec<_>>(),
-        // (Each trajectory parsed to find its workspace: only a sandbox needs it.)
-        &pending
-            .iter()
-            .filter_map(|(_, _, t)| t.as_deref().filter(|_| sandboxed))
-            .collect::<Vec<_>>(),
-    );
-    // The texts are read again by the worker that replays each one: a run's
-    // trajectories are not all held while it runs.
-    let pending: Vec<(usize, String)> = pending.into_iter().map(|(p, k, _)| (p, k)).collect();
-    // A separate cache database holds the answers of other runs: never shown either.
-    if settings.cache_db.is_some() {
-        forbidden.extend(forbidden_paths(cache_db, &scratch_root, &[], &[]));
-        forbidden.sort();
-        forbidden.dedup();
-    }
     let (read_only, writable) = if sandboxed {
-        sandbox_paths(settings, &forbidden)?
+        sandbox_mounts(settings, db_path, cache_db, &scratch_root, &pending)?
     } else {
         Default::default()
     };
-    let calls = CallCounts::default();
-    let next = AtomicUsize::new(0);
+    // The texts are read again by the worker that replays each one: a run's
+    // trajectories are not all held while it runs.
+    let pending: Vec<(usize, String)> = pending.into_iter().map(|(p, k, _)| (p, k)).collect();
     let (tx, rx) = crossbeam_channel::unbounded::<(String, Result<Option<usize>, RunError>)>();
     let jobs = jobs.clamp(1, pending.len().max(1));
     events.started(pending.len());
-    // (key, worktree, reads database) of every trajectory replayed, to collect proxied
-    // servers' reads.
-    let worktrees: Mutex<Vec<(String, String, PathBuf)>> = Mutex::new(Vec::new());
+    let workers = Workers {
+        run,
+        repetition,
+        settings,
+        db_path,
+        cache_db,
+        pending: &pending,
+        next: AtomicUsize::new(0),
+        worktrees: Mutex::new(Vec::new()),
+        calls: CallCounts::default(),
+        events,
+    };
     let mut failed = 0;
     std::thread::scope(|scope| -> Result<(), RunError> {
         for worker in 0..jobs {
             let tx = tx.clone();
-            let (pending, next, worktrees, calls) = (&pending, &next, &worktrees, &calls);
+            let workers = &workers;
             let dir = scratch_root.join(format!("w{worker}"));
             let place = WorkerPlace {
                 sandbox: sandboxed.then(|| Sandbox {
@@ -183,76 +183,7 @@ pub fn execute(
                 "cannot create {}",
                 place.dir.display()
             )))?;
-            scope.spawn(move || {
-                // Each worker has its own connection; SQLite serialises the writes.
-                let mut db = match Database::open(db_path) {
-                    Ok(db) => db,
-                    Err(error) => {
-                        let _ = tx.send((String::new(), Err(error.into())));
-                        return;
-                    }
-                };
-                // One suggester per worker, initialized per trajectory, shut down at the end.
-                let cache_log = CacheLog::default();
-                let built = build_suggester(settings, Some(&place)).and_then(|inner| {
-                    if settings.cache == CacheMode::Off {
-                        return Ok(inner);
-                    }
-                    let cache = ResponseCache::new(Database::open(cache_db)?, run);
-                    let cached: Box<dyn Suggester> = Box::new(CachedSuggester::new(
-                        inner,
-                        Box::new(cache),
-                        &settings.suggester,
-                        repetition,
-                        settings.cache,
-                        cache_log.clone(),
-                    ));
-                    Ok(cached)
-                });
-                let mut suggester = match built {
-                    Ok(built) => built,
-                    Err(error) => {
-                        let _ = tx.send((String::new(), Err(error)));
-                        return;
-                    }
-                };
-                loop {
-                    let i = next.fetch_add(1, SeqCst);
-                    let Some((position, key)) = pending.get(i) else {
-                        suggester.shutdown();
-                        return;
-                    };
-                    let job = Job {
-                        run,
-                        position: *position,
-                        key,
-                        settings,
-                        place: &place,
-                        db_path,
-                        worktrees,
-                        calls,
-                        events,
-                        cache: (settings.cache != CacheMode::Off).then_some(&cache_log),
-                    };
-                    // A panic fails its trajectory, not the run (nor the other workers).
-                    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                        replay_one(&mut db, job, suggester.as_mut())
-                    }))
-                    .unwrap_or_else(|panic| Err(RunError::Other(panicked(&*panic))));
-                    if let Err(error) = &result {
-                        let _ = db.set_run_trajectory(
-                            run,
-                            key,
-                            "failed",
-                            None,
-                            Some(&error_chain(error)),
-                        );
-                    }
-                    if tx.send((key.clone(), result)).is_err() {
-                        return;
-                    }
-                }
-            });
+            scope.spawn(move || workers.work(&place, &tx));
         }
         drop(tx);
         for (key, result) in rx {
@@ -271,15 +202,150 @@ pub fn execute(
         Ok(())
     })?;
     // Every suggester is shut down now, so the proxies in front of their servers end.
+    let Workers {
+        worktrees, calls, ..
+    } = workers;
     let worktrees = worktrees.into_inner().unwrap_or_default();
     collect_lsp_reads(store, run, &worktrees)?;
     drop(scratch);
-    store.finish_run(run, "done")?;
+    store.finish_run(run, RunStatus::Done)?;
     unfinished.run = None;
     Ok(Executed {
         failed,
         never_answered: calls.never_answered(),
     })
+}
+
+/// The (read-only, writable) paths of a sandboxed run's workers: nothing forbidden
+/// shown (the run's database and scratch directory, each `pending` trajectory's
+/// workspace, and a separate cache database).
+fn sandbox_mounts(
+    settings: &RunSettings,
+    db_path: &Path,
+    cache_db: &Path,
+    scratch_root: &Path,
+    pending: &[(usize, String, Option<String>)],
+) -> Result<(Vec<PathBuf>, Vec<PathBuf>), RunError> {
+    let mut forbidden = forbidden_paths(
+        db_path,
+        scratch_root,
+        &pending
+            .iter()
+            .map(|(_, k, _)| k.as_str())
+            .collect::<Vec<_>>(),
+        // (Each trajectory parsed to find its workspace.)
+        &pending
+            .iter()
+            .filter_map(|(_, _, t)| t.as_deref())
+            .collect::<Vec<_>>(),
+    );
+    // A separate cache database holds the answers of other runs: never shown either.
+    if settings.cache_db.is_some() {
+        forbidden.extend(forbidden_paths(cache_db, scratch_root, &[], &[]));
+        forbidden.sort();
+        forbidden.dedup();
+    }
+    sandbox_paths(settings, &forbidden)
+}
+
+/// What a run's workers share: the run, its settings and databases, the queue of
+/// trajectories, and what they gather for the run.
+struct Workers<'a> {
+    run: i64,
+    repetition: u32,
+    settings: &'a RunSettings,
+    db_path: &'a Path,
+    /// The response cache's database (the run's unless `--cache-db`).
+    cache_db: &'a Path,
+    /// (position in the run, key) of the trajectories to replay.
+    pending: &'a [(usize, String)],
+    /// The next of `pending` to take.
+    next: AtomicUsize,
+    /// (key, worktree, reads database) of every trajectory replayed, to collect proxied
+    /// servers' reads.
+    worktrees: Mutex<Vec<(String, String, PathBuf)>>,
+    calls: CallCounts,
+    events: &'a dyn RunEvents,
+}
+
+impl Workers<'_> {
+    /// One worker: its own connection and suggester, trajectories taken from the queue
+    /// until it is empty, each result sent (a failed trajectory stored as failed).
+    fn work(
+        &self,
+        place: &WorkerPlace,
+        tx: &crossbeam_channel::Sender<(String, Result<Option<usize>, RunError>)>,
+    ) {
+        let (run, settings) = (self.run, self.settings);
+        // Each worker has its own connection; SQLite serialises the writes.
+        let mut db = match Database::open(self.db_path) {
+            Ok(db) => db,
+            Err(error) => {
+                let _ = tx.send((String::new(), Err(error.into())));
+                return;
+            }
+        };
+        // One suggester per worker, initialized per trajectory, shut down at the end.
+        let cache_log = CacheLog::default();
+        let built = build_suggester(settings, Some(place)).and_then(|inner| {
+            if settings.cache == CacheMode::Off {
+                return Ok(inner);
+            }
+            let cache = ResponseCache::new(Database::open(self.cache_db)?, run);
+            let cached: Box<dyn Suggester> = Box::new(CachedSuggester::new(
+                inner,
+                Box::new(cache),
+                &settings.suggester,
+                self.repetition,
+                settings.cache,
+                cache_log.clone(),
+            ));
+            Ok(cached)
+        });
+        let mut suggester = match built {
+            Ok(built) => built,
+            Err(error) => {
+                let _ = tx.send((String::new(), Err(error)));
+                return;
+            }
+        };
+        loop {
+            let i = self.next.fetch_add(1, SeqCst);
+            let Some((position, key)) = self.pending.get(i) else {
+                suggester.shutdown();
+                return;
+            };
+            let job = Job {
+                run,
+                position: *position,
+                key,
+                settings,
+                place,
+                db_path: self.db_path,
+                worktrees: &self.worktrees,
+                calls: &self.calls,
+                events: self.events,
+                cache: (settings.cache != CacheMode::Off).then_some(&cache_log),
+            };
+            // A panic fails its trajectory, not the run (nor the other workers).
+            let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                replay_one(&mut db, job, suggester.as_mut())
+            }))
+            .unwrap_or_else(|panic| Err(RunError::Other(panicked(&*panic))));
+            if let Err(error) = &result {
+                let _ = db.set_run_trajectory(
+                    run,
+                    key,
+                    TrajectoryStatus::Failed,
+                    None,
+                    Some(&error_chain(error)),
+                );
+            }
+            if tx.send((key.clone(), result)).is_err() {
+                return;
+            }
+        }
+    }
 }
 
 /// Marks its run interrupted when dropped armed: the run stopped before it was done
@@ -424,19 +490,7 @@ fn replay_one(
         events,
         cache,
     } = job;
-    let text = (db.run_trajectory_text(run, key)?)
-        .ok_or_else(|| RunError::Other(format!("cannot read {key}")))?;
-    // Without its edits' analysis, which no step reads (a long derived commit's bulk).
-    let mut trajectory =
-        Trajectory::from_json_lean(&text).map_err(|source| RunError::NotATrajectory {
-            what: key.to_string(),
-            source,
-        })?;
-    drop(text);
-    // Checked when the run was created; again for runs stored by older builds.
-    trajectory
-        .normalize_paths()
-        .map_err(|e| RunError::Other(format!("{key}: unsafe file path: {}", error_chain(&e))))?;
+    let mut trajectory = load_trajectory(db, run, key)?;
     let resume = resume_order(&*db, run, key, &trajectory)?;
     // The worktree lives in the worker's directory (the suggester's sandbox shows that
     // directory), named by the trajectory's position; removed when this one is done.
@@ -462,7 +516,7 @@ fn replay_one(
             "{key}: no Historian results file: its format needs a commit's edits, and this session's edits are sequential"
         ));
     }
-    db.set_run_trajectory(run, key, "running", None, None)?;
+    db.set_run_trajectory(run, key, TrajectoryStatus::Running, None, None)?;
     // Historian's file needs every step in one go: not written for a resumed trajectory.
     let historian = (settings.historian_json.is_some() && resume.is_empty() && !sequential)
         .then(HistorianLog::default);
@@ -513,27 +567,57 @@ fn replay_one(
         trajectory.session.id = id;
     }
     if let (Some(dir), Some(log)) = (&settings.historian_json, &historian) {
-        std::fs::create_dir_all(dir)
-            .map_err(RunError::io(format!("cannot create {}", dir.display())))?;
-        let name = HistorianLog::file_name(&trajectory, &settings.suggester);
-        let path = dir.join(if settings.historian_xz {
-            format!("{name}.xz")
-        } else {
-            name
-        });
-        let results = log.finish(&trajectory, &scratch.0.as_path().to_string_lossy());
-        HistorianLog::write(&results, &path, settings.historian_xz)
-            .map_err(RunError::io(format!("cannot write {}", path.display())))?;
+        write_historian(dir, settings, &trajectory, log, &scratch.0)?;
     } else if settings.historian_json.is_some() && !sequential {
         events.note(&format!(
             "{key}: resumed, so no Historian results file (it needs every step of one replay)"
         ));
     }
-    db.set_run_trajectory(run, key, "done", None, None)?;
+    db.set_run_trajectory(run, key, TrajectoryStatus::Done, None, None)?;
     if let Some(error) = &outcome.initialize_error {
         events.note(&format!("{key}: initialize failed: {error}"));
     }
     Ok(first)
+}
+
+/// The stored trajectory `key` of `run`, without its edits' analysis (which no step
+/// reads: a long derived commit's bulk), its paths checked.
+fn load_trajectory(db: &dyn RunStore, run: i64, key: &str) -> Result<Trajectory, RunError> {
+    let text = (db.run_trajectory_text(run, key)?)
+        .ok_or_else(|| RunError::Other(format!("cannot read {key}")))?;
+    let mut trajectory =
+        Trajectory::from_json_lean(&text).map_err(|source| RunError::NotATrajectory {
+            what: key.to_string(),
+            source,
+        })?;
+    drop(text);
+    // Checked when the run was created; again for runs stored by older builds.
+    trajectory
+        .normalize_paths()
+        .map_err(|e| RunError::Other(format!("{key}: unsafe file path: {}", error_chain(&e))))?;
+    Ok(trajectory)
+}
+
+/// The trajectory's Historian results file in `dir` (`--historian-json`), from the
+/// log of its replay in `worktree`.
+fn write_historian(
+    dir: &Path,
+    settings: &RunSettings,
+    trajectory: &Trajectory,
+    log: &HistorianLog,
+    worktree: &Path,
+) -> Result<(), RunError> {
+    std::fs::create_dir_all(dir)
+        .map_err(RunError::io(format!("cannot create {}", dir.display())))?;
+    let name = HistorianLog::file_name(trajectory, &settings.suggester);
+    let path = dir.join(if settings.historian_xz {
+        format!("{name}.xz")
+    } else {
+        name
+    });
+    let results = log.finish(trajectory, &worktree.to_string_lossy());
+    HistorianLog::write(&results, &path, settings.historian_xz)
+        .map_err(RunError::io(format!("cannot write {}", path.display())))
 }
 
 /// A commit of a repository on this machine replays in a full checkout of its parent
@@ -690,7 +774,7 @@ fn collect_lsp_reads(
                 .into_iter()
                 .filter(|s| s.workspace.as_deref() == Some(root.as_str()))
                 .collect();
-            if sessions.iter().all(|s| s.status != "running")
+            if sessions.iter().all(|s| s.status != SessionStatus::Running)
                 || std::time::Instant::now() >= deadline
             {
                 break sessions.iter().map(|s| s.id).collect();
@@ -781,7 +865,13 @@ impl ReplayObserver for RunRecorder<'_> {
         }
         let initial = &self.trajectory.edit(initial).id;
         self.store
-            .set_run_trajectory(self.run, self.key, "running", Some(initial), None)
+            .set_run_trajectory(
+                self.run,
+                self.key,
+                TrajectoryStatus::Running,
+                Some(initial),
+                None,
+            )
             .map_err(|e| RecordError::from(e).into())
     }
 
@@ -869,6 +959,7 @@ pub fn stored_step(trajectory: &Trajectory, step: &StepRecord) -> StoredStep {
         reads: step.reads.clone(),
         suggest_cached: None,
         generate_cached: None,
+        yardsticks: step.yardsticks,
     }
 }
 
@@ -876,6 +967,9 @@ pub fn stored_step(trajectory: &Trajectory, step: &StepRecord) -> StoredStep {
 mod tests {
     use super::Unfinished;
     use crate::store::Database;
+    use crate::store::RunRead;
+    use crate::store::RunStore;
+    use crate::store::TrajectoryStatus;
 
     #[test]
     fn a_run_stopped_by_an_error_or_a_panic_is_marked_interrupted() {
@@ -884,7 +978,10 @@ mod tests {
         let mut db = Database::open(&path).unwrap();
         let status = |db: &Database, run| {
             let trajectories = db.run_trajectories(run).unwrap();
-            (db.run(run).unwrap().status, trajectories[0].status.clone())
+            (
+                db.run(run).unwrap().status.to_string(),
+                trajectories[0].status.to_string(),
+            )
         };
         for (panics, reason) in [
             (
@@ -900,7 +997,7 @@ mod tests {
                     &[("k".into(), None)],
                 )
                 .unwrap();
-            db.set_run_trajectory(run, "k", "running", None, None)
+            db.set_run_trajectory(run, "k", TrajectoryStatus::Running, None, None)
                 .unwrap();
             let stopped = std::panic::catch_unwind(|| {
                 let _unfinished = Unfinished {
@@ -925,7 +1022,7 @@ mod tests {
             assert_eq!(error, reason);
             // Resumed, it runs again; a disarmed guard leaves a finished run alone.
             db.reopen_run(run).unwrap();
-            db.finish_run(run, "done").unwrap();
+            db.finish_run(run, crate::store::RunStatus::Done).unwrap();
             drop(Unfinished {
                 db_path: &path,
                 run: None,

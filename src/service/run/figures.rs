@@ -11,8 +11,9 @@
 
 use statrs::distribution::{ContinuousCDF, StudentsT};
 
-use super::report::{RunReport, quantile};
+use super::report::RunReport;
 use super::{RunError, RunRead};
+use crate::core::metrics::statistics::quantile;
 
 /// The figures of a run, in report order: (name, value; `None` when the run has none,
 /// e.g. no content steps).

@@ -11,14 +11,18 @@
 //! the crate free of a plotting dependency (plotters' SVG backend pulls in a font stack
 //! for text we can write as plain `<text>`). Everything from the run (file names, code,
 //! suggester specs, error messages) is untrusted and goes through [`escape`]; the page's
-//! Content-Security-Policy forbids scripts and every fetch, as a second guard.
+//! Content-Security-Policy forbids scripts and every fetch, as a second guard. The page
+//! skeleton (`page_start`/`PAGE_END`, `text_table`, `escape`) is `base::html`'s, shared
+//! with `tasks::html` and `live::html`.
 
 use std::fmt::Write;
 
 use super::drill::{DiffLine, LineDiff, StepView, TrajectorySteps};
-use super::report::{RunReport, mean, quantile};
+use super::report::RunReport;
 use super::{RunError, RunRead};
+use crate::base::html::{PAGE_END, escape, page_start, text_table};
 use crate::core::metrics::flow::FlowClass;
+use crate::core::metrics::statistics::{mean, quantile};
 
 /// One run of the page: its report figures, optional confidence intervals and the
 /// per-step drill-down.
@@ -82,44 +86,11 @@ impl Intervals {
     }
 }
 
-/// Text made safe for HTML and SVG content and attribute values.
-pub fn escape(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            c => out.push(c),
-        }
-    }
-    out
-}
-
 /// Lines of a diff shown in the drill-down; the rest is counted.
 const MAX_DIFF_LINES: usize = 40;
 
 /// Predictions of a step shown in the drill-down, best first; the rest is counted.
 const MAX_PREDICTIONS: usize = 5;
-
-const STYLE: &str = "\
-body{font:14px/1.4 system-ui,sans-serif;margin:1.5em;color:#222;background:#fff}
-h1{font-size:1.5em}h2{font-size:1.2em;margin-top:2em;border-bottom:1px solid #ccc}
-table{border-collapse:collapse}td,th{padding:.25em .6em;border-bottom:1px solid #e5e5e5;text-align:right}
-th{background:#f3f3f3}td.l,th.l{text-align:left}.ci{color:#666;font-size:.85em}
-.warn{color:#a61e1e}.muted{color:#777}.charts{display:flex;flex-wrap:wrap;gap:1em}
-figure{margin:0}figcaption{font-size:.85em;max-width:300px;overflow-wrap:anywhere}
-details{margin:.2em 0}summary{cursor:pointer}
-pre.diff{background:#f8f8f8;border:1px solid #e5e5e5;padding:.3em;margin:.3em 0;overflow-x:auto;font-size:12px}
-pre.diff span{display:block;white-space:pre}.add{background:#e6ffec}.del{background:#ffebe9}
-.flow_keeping{fill:#2b8a3e;background:#2b8a3e}.flow_jumping{fill:#1971c2;background:#1971c2}
-.flow_reverting{fill:#e8590c;background:#e8590c}.flow_breaking{fill:#c92a2a;background:#c92a2a}
-.o_accepted{fill:#2b8a3e;background:#2b8a3e}.o_partial{fill:#74b816;background:#74b816}
-.o_dismissed{fill:#c92a2a;background:#c92a2a}.o_superseded{fill:#868e96;background:#868e96}
-.key{display:inline-block;width:.8em;height:.8em;margin:0 .3em 0 1em}
-";
 
 /// The whole page for some runs.
 pub fn render(runs: &[HtmlRun]) -> String {
@@ -146,49 +117,6 @@ pub fn render_with_live(runs: &[HtmlRun], notes: &[String], live: Option<&str>) 
     h
 }
 
-/// The start of a page up to its `<h1>`: the Content-Security-Policy that forbids
-/// scripts and every fetch, the shared style, and `title` (escaped) as its title and
-/// heading. Pages built on it (`task::html` and `live::html` too) end with [`PAGE_END`].
-pub fn page_start(title: &str) -> String {
-    let mut h = String::new();
-    h.push_str("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n");
-    h.push_str("<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'\">\n");
-    let title = escape(title);
-    let _ = writeln!(h, "<title>{title}</title>");
-    let _ = writeln!(h, "<style>\n{STYLE}</style>\n</head>\n<body>");
-    let _ = writeln!(h, "<h1>{title}</h1>");
-    h
-}
-
-/// The end of a page begun by [`page_start`].
-pub const PAGE_END: &str = "</body>\n</html>\n";
-
-/// A table of plain-text cells (each escaped): `header` names the columns, the first
-/// `labels` columns are left-aligned (row labels), the others right-aligned (figures).
-pub fn text_table(
-    h: &mut String,
-    class: &str,
-    labels: usize,
-    header: &[&str],
-    rows: &[Vec<String>],
-) {
-    let _ = write!(h, "<table class=\"{}\">\n<tr>", escape(class));
-    for (i, name) in header.iter().enumerate() {
-        let align = if i < labels { " class=\"l\"" } else { "" };
-        let _ = write!(h, "<th{align}>{}</th>", escape(name));
-    }
-    h.push_str("</tr>\n");
-    for row in rows {
-        h.push_str("<tr>");
-        for (i, cell) in row.iter().enumerate() {
-            let align = if i < labels { " class=\"l\"" } else { "" };
-            let _ = write!(h, "<td{align}>{}</td>", escape(cell));
-        }
-        h.push_str("</tr>\n");
-    }
-    h.push_str("</table>\n");
-}
-
 /// `0.512`, or, when the run has repetitions, their mean with ` [0.401, 0.623]`: the
 /// t-interval is symmetric, so its midpoint is the mean over the repetitions (the
 /// row's other figures are its first repetition's).
@@ -208,7 +136,7 @@ fn figure(value: Option<f64>, interval: Option<(f64, f64)>, digits: usize) -> St
 fn run_table(h: &mut String, runs: &[HtmlRun]) {
     h.push_str("<h2 id=\"runs\">Runs</h2>\n<table class=\"runs\">\n<tr><th>Run</th><th class=\"l\">Suggester</th><th>Trajectories</th><th>Steps</th>\
 <th>Micro P</th><th>Micro R</th><th>Micro F1</th><th>Macro F1</th><th>hit@1</th><th>hit@3</th><th>MRR</th>\
-<th>Mean BLEU</th><th>Mean ES</th><th>Do nothing: BLEU empty / unchanged</th><th>Do nothing: ES empty / unchanged</th>\
+<th>Mean BLEU</th><th>Mean ES</th><th>Mean delta-chrF</th><th>NEP partial</th><th>NEP position</th><th>Location acc.</th><th>Do nothing: BLEU empty / unchanged</th><th>Do nothing: ES empty / unchanged</th>\
 <th>suggest p50 / p95 ms</th><th class=\"l\">Failed calls</th></tr>\n");
     for run in runs {
         let r = &run.report;
@@ -236,7 +164,7 @@ fn run_table(h: &mut String, runs: &[HtmlRun]) {
             h,
             "<tr class=\"run\" id=\"run-{id}\"><td>{id}</td><td class=\"l\">{suggester}</td><td>{done}/{all}</td><td>{steps}</td>\
 <td>{mp}</td><td>{mr}</td><td>{mf}</td><td>{af}</td><td>{h1}</td><td>{h3}</td><td>{mrr}</td><td>{bleu}</td><td>{es}</td>\
-<td>{nb}</td><td>{ne}</td><td class=\"latency\">{latency}</td><td class=\"l\">{errors}</td></tr>",
+<td>{chrf}</td><td>{partial}</td><td>{position}</td><td>{location}</td><td>{nb}</td><td>{ne}</td><td class=\"latency\">{latency}</td><td class=\"l\">{errors}</td></tr>",
             id = r.info.id,
             done = r.info.done,
             all = r.info.trajectories,
@@ -250,6 +178,10 @@ fn run_table(h: &mut String, runs: &[HtmlRun]) {
             mrr = figure(stepped(s.mrr), ci.mrr, 3),
             bleu = figure(mean(&m.bleu), ci.mean_bleu, 1),
             es = figure(mean(&m.es), ci.mean_es, 3),
+            chrf = figure(r.yardsticks.mean_delta_chrf, None, 1),
+            partial = figure(r.yardsticks.nep_partial_rate, None, 3),
+            position = figure(r.yardsticks.nep_position_rate, None, 3),
+            location = figure(r.yardsticks.location_accuracy, None, 3),
             nb = pair(b.empty_bleu, b.unchanged_bleu, 1),
             ne = pair(b.empty_es, b.unchanged_es, 3),
             errors = escape(&if errors.is_empty() {
@@ -260,7 +192,9 @@ fn run_table(h: &mut String, runs: &[HtmlRun]) {
         );
     }
     h.push_str("</table>\n<p class=\"muted\">Micro/macro precision, recall and F1 of the predicted locations; hit@k and MRR of the first keeping prediction; \
-BLEU-4 (0–100) and ES (0–1) of the content beside what doing nothing scores on the same steps (an empty answer / the unchanged text). \
+BLEU-4 (0–100) and ES (0–1) of the content beside what doing nothing scores on the same steps (an empty answer / the unchanged text); \
+Zed's delta-chrF (0–100) and the Next Edit Prediction benchmark's partial and position match rates of the content, in its file; \
+location accuracy: the share of steps with an edit allowed next whose best-ranked prediction is at one. \
 For a run replayed with repetitions, a figure with a bracketed range is the mean over its repetitions and its 95 % t-interval; the row's other figures are its first repetition's.</p>\n");
 }
 
@@ -646,6 +580,7 @@ mod tests {
     use crate::service::run::plan::{MatchKind, Order};
     use crate::service::run::report::{Baseline, RunReport};
     use crate::service::run::verdict::Verdict;
+    use crate::service::run::yardsticks::YardstickSummary;
     use crate::store::{RunMeasurements, RunSummary};
 
     const HOSTILE: &str = "<script>alert(1)</script>";
@@ -666,7 +601,7 @@ mod tests {
                 info: RunSummary {
                     id: 7,
                     started_at: "2026-01-01T00:00:00Z".into(),
-                    status: "done".into(),
+                    status: crate::store::RunStatus::Done,
                     suggester: format!("cmd:echo \"{HOSTILE}\""),
                     config: serde_json::json!({}),
                     trajectories: 1,
@@ -699,6 +634,13 @@ mod tests {
                 verdict: Verdict {
                     tallies: vec![],
                     max_failed_share: 1.0,
+                },
+                yardsticks: YardstickSummary {
+                    mean_delta_chrf: Some(62.5),
+                    nep_partial_rate: Some(0.0),
+                    nep_position_rate: Some(1.0),
+                    location_accuracy: Some(0.5),
+                    location_steps: 2,
                 },
             },
             intervals,
@@ -769,6 +711,10 @@ mod tests {
         let plain = render(&[run(Intervals::default())]);
         assert!(!plain.contains("class=\"ci\""));
         assert!(plain.contains("<td>50.0</td><td>0.500</td>"));
+        // The yardsticks follow the content scores.
+        assert!(
+            plain.contains("<td>0.500</td><td>62.5</td><td>0.000</td><td>1.000</td><td>0.500</td>")
+        );
         let with = render(&[run(Intervals {
             mean_bleu: Some((41.25, 58.75)),
             micro_f1: Some((0.0, 0.25)),

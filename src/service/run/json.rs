@@ -1,7 +1,9 @@
 //! The JSON `nextedit replay`, `report` and `runs` print, built from typed values in
 //! this one module (the serialized forms are a wire format: field names never change;
 //! fields are added). `--json` prints one document, `--jsonl` the same objects one per
-//! line ([`Layout`]).
+//! line ([`Layout`]). `replay --json`'s one document ([`ReplayDocument`]), whose summary
+//! comes before its steps, is written when the run is done, each trajectory's new steps
+//! read back from the store a page at a time.
 
 use std::io::Write;
 use std::path::Path;
@@ -11,10 +13,11 @@ use serde_json::{Value, json};
 use super::definition::Definition;
 use super::figures::{Estimate, GroupFigures, compare};
 use super::plan::SandboxState;
-use super::report::{Compared, RunReport, quantile};
+use super::report::{Compared, RunReport};
 use super::verdict::Verdict;
 use super::{NewSteps, RunError, RunRead};
 use crate::core::metrics::flow::FlowSummary;
+use crate::core::metrics::statistics::quantile;
 use crate::engine::suggest::Call;
 use crate::store::{RunSummary, StoredStep};
 
@@ -232,6 +235,7 @@ pub fn report(r: &RunReport) -> Value {
         "content_steps": m.bleu.len(),
         "mean_bleu": r.mean_bleu(),
         "mean_es": r.mean_es(),
+        "yardsticks": r.yardsticks,
         "baseline": {
             "empty_bleu": b.empty_bleu, "empty_es": b.empty_es,
             "unchanged_bleu": b.unchanged_bleu, "unchanged_es": b.unchanged_es,

@@ -1,17 +1,23 @@
 //! Replay runs as a library service: [`plan`] (which trajectories, in which order,
-//! with which settings), [`execute`](mod@execute) (workers, resume, the observer that stores each
-//! step, clean-up on signals; repetition groups), [`report`] (the figures a report
-//! shows, computed from the store), [`figures`] (those figures as named numbers, their
-//! intervals over repetitions and the comparison with a baseline run), [`json`] (the
-//! one place their printed JSON is built), [`shard`] (a run as a plan of shards for
-//! many machines, and shard runs merged into one), [`drill`] (each step's gold edit
-//! and predictions as diffs), [`html`] (the self-contained HTML page of
-//! `report --html`), [`definition`] (how a run was scored, over which trajectories),
-//! [`common`] (the steps compared runs share, and a view of the store holding only
-//! those) and [`verdict`] (whether too many of a run's calls failed).
+//! with which settings), [`execute`](mod@execute) (workers, resume, the observer that
+//! stores each step, clean-up on signals; repetition groups), `worker` (each worker's
+//! scratch directory, sandbox and suggester), `scratch` (the run's scratch directory),
+//! `store` (the narrow store the service goes through), [`report`] (the figures a
+//! report shows, computed from the store), [`figures`] (those figures as named numbers,
+//! their intervals over repetitions and the comparison with a baseline run), [`json`]
+//! and [`text`] (the one place their printed JSON, and their tables, are built),
+//! [`shard`] (a run as a plan of shards for many machines, and shard runs merged into
+//! one), [`drill`] (each step's gold edit and predictions as diffs), [`html`] (the
+//! self-contained HTML page of `report --html`), [`definition`] (how a run was scored,
+//! over which trajectories), [`common`] (the steps compared runs share, and a view of
+//! the store holding only those), [`yardsticks`] (a run's means of the field's other
+//! yardsticks, per step from the replay engine) and [`verdict`] (whether too many of a
+//! run's calls failed).
 //!
 //! Architecture invariant: the service never prints. What it has to say goes through
-//! [`RunEvents`]; runs are written only through the narrow [`RunStore`] and read through [`RunRead`].
+//! [`RunEvents`], which the CLI implements; runs are written only through the narrow
+//! [`RunStore`] and read through [`RunRead`], which it extends. Errors are [`RunError`]
+//! (`thiserror`).
 
 pub mod common;
 pub mod definition;
@@ -21,6 +27,7 @@ pub mod figures;
 pub mod html;
 pub mod json;
 pub mod plan;
+pub mod plan_file;
 pub mod report;
 mod scratch;
 pub mod shard;
@@ -28,14 +35,16 @@ mod store;
 pub mod text;
 pub mod verdict;
 mod worker;
+pub mod yardsticks;
 
+pub use crate::store::{RunRead, RunStore};
 pub use execute::{ALLOWED_IDS_KEPT, Executed, execute, execute_group, install_process_guards};
 pub use plan::{
     Collected, MatchKind, Order, Reasserted, Reveal, RunRequest, RunSettings, SandboxMode,
     SandboxState,
 };
 pub use report::{Compared, RunReport};
-pub use store::{NewSteps, RunRead, RunStore, StepPages};
+pub use store::{NewSteps, StepPages};
 
 use crate::engine::history::HistoryError;
 use crate::engine::replay::ReplayError;

@@ -1,8 +1,10 @@
-//! What a run replays and how: the trajectories (files, commits of a repository,
-//! stored sessions) in run order, and the settings stored with the run so `--resume`
-//! replays the same way.
+//! What a run replays and how: the trajectories in run order (files, then a
+//! repository's commits, then stored sessions; each normalized to `RelPath`s before it
+//! is stored), and the settings, the library's own serializable type, stored with the
+//! run so `--resume` replays the same way.
 
-use std::path::PathBuf;
+use crate::store::TrajectoryStatus;
+use std::path::{Path, PathBuf};
 
 use super::shard::{Select, ShardOf, Source};
 use super::{RunError, RunEvents, RunRead, RunStore};
@@ -370,7 +372,7 @@ impl RunSettings {
             .map_err(|e| RunError::Other(e.to_string()))?;
         self.check_numbers()?;
         if self.sandbox == SandboxState::Bwrap {
-            crate::base::sys::sandbox::availability().map_err(|reason| {
+            crate::base::sys::probe::availability().map_err(|reason| {
                 RunError::Other(format!("run {run} ran its suggester sandboxed: {reason}"))
             })?;
         }
@@ -450,7 +452,7 @@ impl RunSettings {
                     SandboxState::Unsandboxed
                 }
                 // No sandbox, no run: the suggester is never started unsandboxed.
-                SandboxMode::Bwrap => match crate::base::sys::sandbox::availability() {
+                SandboxMode::Bwrap => match crate::base::sys::probe::availability() {
                     Ok(()) => SandboxState::Bwrap,
                     Err(reason) => {
                         return Err(RunError::Other(format!(
@@ -539,60 +541,10 @@ pub fn collect(
             _ => collected.push(key, text),
         }
     }
-    if let Some(repo_path) = &request.repo {
-        let repo = GitRepository::open(repo_path)?;
-        let mut shas = Vec::new();
-        for rev in &request.commits {
-            shas.push(repo.resolve(rev)?);
-        }
-        if let Some(range) = &request.range {
-            let selection =
-                crate::engine::history::select(&repo, range, request.merges).map_err(|source| {
-                    RunError::Range {
-                        range: range.clone(),
-                        source,
-                    }
-                })?;
-            events.selected(range, &selection);
-            if selection.commits.is_empty()
-                && request.commits.is_empty()
-                && request.trajectories.is_empty()
-                && request.sessions.is_empty()
-            {
-                // Nothing to replay is not a failure when only merges were left out.
-                return Ok(None);
-            }
-            shas.extend(selection.commits);
-        }
-        if shas.is_empty() && request.range.is_none() {
-            return Err(RunError::Other(
-                "--repo needs --commit REV or --range A..B".into(),
-            ));
-        }
-        let project = repo.project();
-        let workspace = repo_path.canonicalize().map_err(RunError::io(format!(
-            "cannot resolve {}",
-            repo_path.display()
-        )))?;
-        for sha in shas {
-            let key = format!("{}@{}", project.as_deref().unwrap_or("repo"), &sha[..10]);
-            let source = Source::Commit {
-                repo: workspace.clone(),
-                commit: sha.clone(),
-            };
-            if !collected.take(&key, source) {
-                continue;
-            }
-            let derived = repo
-                .load_with(&sha, request.merges)
-                .and_then(|record| derive_commit(&record, project.as_deref()))
-                .map(|mut trajectory| {
-                    trajectory.session.workspace = Some(workspace.display().to_string());
-                    trajectory
-                })
-                .map_err(EntryError::from);
-            collected.add(key, derived, events);
-        }
+    if let Some(repo_path) = &request.repo
+        && !collect_commits(request, repo_path, &mut collected, events)?
+    {
+        return Ok(None);
     }
     for &id in &request.sessions {
         let key = format!("session:{id}");
@@ -613,6 +565,70 @@ pub fn collect(
         collected.add(key, Ok(trajectory), events);
     }
     Ok(Some(collected))
+}
+
+/// The commits `request` names in the repository at `repo_path`, each derived into
+/// `collected`; `false` when the range selected nothing and nothing else was asked for.
+fn collect_commits(
+    request: &RunRequest,
+    repo_path: &Path,
+    collected: &mut Collected,
+    events: &dyn RunEvents,
+) -> Result<bool, RunError> {
+    let repo = GitRepository::open(repo_path)?;
+    let mut shas = Vec::new();
+    for rev in &request.commits {
+        shas.push(repo.resolve(rev)?);
+    }
+    if let Some(range) = &request.range {
+        let selection =
+            crate::engine::history::select(&repo, range, request.merges).map_err(|source| {
+                RunError::Range {
+                    range: range.clone(),
+                    source,
+                }
+            })?;
+        events.selected(range, &selection);
+        if selection.commits.is_empty()
+            && request.commits.is_empty()
+            && request.trajectories.is_empty()
+            && request.sessions.is_empty()
+        {
+            // Nothing to replay is not a failure when only merges were left out.
+            return Ok(false);
+        }
+        shas.extend(selection.commits);
+    }
+    if shas.is_empty() && request.range.is_none() {
+        return Err(RunError::Other(
+            "--repo needs --commit REV or --range A..B".into(),
+        ));
+    }
+    let project = repo.project();
+    let workspace = repo_path.canonicalize().map_err(RunError::io(format!(
+        "cannot resolve {}",
+        repo_path.display()
+    )))?;
+    for sha in shas {
+        let key = format!("{}@{}", project.as_deref().unwrap_or("repo"), &sha[..10]);
+        let source = Source::Commit {
+            repo: workspace.clone(),
+            commit: sha.clone(),
+        };
+        if !collected.take(&key, source) {
+            continue;
+        }
+        let derived = repo
+            .load_with(&sha, request.merges)
+            .and_then(|record| derive_commit(&record, project.as_deref()))
+            .map(|mut trajectory| {
+                trajectory.session.workspace = Some(workspace.display().to_string());
+                trajectory
+            })
+            .map_err(EntryError::from);
+        collected.add(key, derived, events);
+    }
+    Ok(true)
 }
 
 impl Collected {
@@ -732,7 +748,7 @@ pub fn create(
             if !entries.iter().any(|(_, k, _)| k == key) {
                 continue;
             }
-            store.set_run_trajectory(run, key, "failed", None, Some(error))?;
+            store.set_run_trajectory(run, key, TrajectoryStatus::Failed, None, Some(error))?;
             if said.insert(key.clone()) {
                 events.note(&format!("skipping {key}: {error}"));
             }

@@ -12,9 +12,11 @@ use super::common::Common;
 use super::definition::{Definition, differences};
 use super::plan::SandboxState;
 use super::verdict::Verdict;
+use super::yardsticks::YardstickSummary;
 use super::{RunError, RunRead, RunSettings};
 use crate::core::metrics::contextbench::{ContextBenchConfig, SessionScores};
 use crate::core::metrics::flow::{FlowStep, FlowSummary, HISTORIAN_KS, aggregate};
+use crate::core::metrics::statistics::mean;
 use crate::core::trajectory::{EditIndex, Trajectory};
 use crate::engine::replay::content_scores;
 use crate::engine::replay::context::{ContextError, score_replay_reads};
@@ -40,6 +42,8 @@ pub struct RunReport {
     pub definition: Definition,
     /// Whether too many of its calls failed for its figures to mean anything.
     pub verdict: Verdict,
+    /// Mean delta-chrF, NEP match rates, location accuracy.
+    pub yardsticks: YardstickSummary,
 }
 
 impl RunReport {
@@ -55,6 +59,7 @@ impl RunReport {
             unsandboxed_process: settings.is_process() && settings.sandbox != SandboxState::Bwrap,
             definition: Definition::from_settings(&settings, &store.run_trajectories(run)?),
             verdict: Verdict::of(store, run)?,
+            yardsticks: YardstickSummary::of(store, run)?,
         })
     }
 
@@ -322,19 +327,4 @@ fn noop_baseline(
         unchanged_bleu: mean(&ub),
         unchanged_es: mean(&ue),
     })
-}
-
-/// The `q` quantile (nearest rank) of some values, if any.
-pub fn quantile(values: &[f64], q: f64) -> Option<f64> {
-    if values.is_empty() {
-        return None;
-    }
-    let mut sorted = values.to_vec();
-    sorted.sort_by(f64::total_cmp);
-    Some(sorted[((sorted.len() - 1) as f64 * q).round() as usize])
-}
-
-/// The mean of some values, if any.
-pub fn mean(values: &[f64]) -> Option<f64> {
-    (!values.is_empty()).then(|| values.iter().sum::<f64>() / values.len() as f64)
 }

@@ -9,14 +9,15 @@
 //! has lost its owner. The directory's `owner` file (written once the lock is held)
 //! names the database and the run.
 
+use crate::store::RunStore;
 use std::fs::File;
-use std::os::fd::AsRawFd;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::time::Duration;
 
 use super::{RunError, RunEvents};
+use crate::base::sys::files::lock_exclusive;
 use crate::store::Database;
 
 /// The name every run's scratch directory starts with, in the temporary directory.
@@ -59,12 +60,7 @@ impl RunScratch {
             .canonicalize()
             .map_err(RunError::io("cannot resolve the scratch directory"))?;
         let lock = File::open(&root).map_err(RunError::io("cannot open the scratch directory"))?;
-        // SAFETY: flock(2) on a descriptor this function owns.
-        if unsafe { libc::flock(lock.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } != 0 {
-            return Err(RunError::io("cannot lock the scratch directory")(
-                std::io::Error::last_os_error(),
-            ));
-        }
+        lock_exclusive(&lock, false).map_err(RunError::io("cannot lock the scratch directory"))?;
         let owner = Owner {
             db: std::path::absolute(db).unwrap_or_else(|_| db.to_path_buf()),
             run,
@@ -153,8 +149,7 @@ pub(super) fn remove_abandoned(events: &dyn RunEvents) {
     let Ok(entries) = std::fs::read_dir(std::env::temp_dir()) else {
         return;
     };
-    // SAFETY: geteuid(2) has no preconditions.
-    let me = unsafe { libc::geteuid() };
+    let me = crate::base::sys::process::euid();
     for entry in entries.flatten() {
         let path = entry.path();
         let ours = entry.file_name().to_string_lossy().starts_with(PREFIX)
@@ -168,8 +163,7 @@ pub(super) fn remove_abandoned(events: &dyn RunEvents) {
         let Ok(lock) = File::open(&path) else {
             continue;
         };
-        // SAFETY: flock(2) on a descriptor this function owns.
-        if unsafe { libc::flock(lock.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } != 0 {
+        if lock_exclusive(&lock, false).is_err() {
             continue;
         }
         let marked =

@@ -1,126 +1,10 @@
-//! The narrow store the run service needs: create runs, write steps as they finish
-//! ([`RunStore`]), read them back for resume and reports ([`RunRead`]).
-//! [`crate::store::Database`] implements both; [`super::common::CommonSteps`] is a
-//! read-only view of some runs' common steps.
+//! A replayed trajectory's new steps read back a page at a time ([`NewSteps`],
+//! [`StepPages`]) through the store's [`RunRead`]; the run service writes runs through
+//! the store's [`crate::store::RunStore`] (both implemented by [`crate::store::Database`]
+//! itself; [`super::common::CommonSteps`] is a read-only view of some runs' common steps).
 
 use super::RunError;
-use crate::engine::suggest::{Call, CallFailure, StepRead};
-use crate::store::{
-    CallTally, Database, RunMeasurements, RunSummary, RunTrajectory, StepDetail, StepFlow, StepSet,
-    StoreError, StoredStep,
-};
-
-/// Where replay runs live: written as they run, read through [`RunRead`].
-pub trait RunStore: RunRead {
-    /// Creates a run with its trajectories (key, trajectory JSON) in order; returns its id.
-    fn create_run(
-        &mut self,
-        suggester: &str,
-        settings: &serde_json::Value,
-        trajectories: &[(String, Option<String>)],
-    ) -> Result<i64, StoreError>;
-    /// Creates a run with its trajectories at the given places (position, key,
-    /// trajectory JSON), a shard run with the JSON of its plan; returns its id.
-    fn create_run_at(
-        &mut self,
-        suggester: &str,
-        settings: &serde_json::Value,
-        trajectories: &[(usize, String, Option<String>)],
-        shard: Option<&serde_json::Value>,
-    ) -> Result<i64, StoreError>;
-    /// Sets a trajectory's status within a run (and its initial edit or error).
-    fn set_run_trajectory(
-        &mut self,
-        run: i64,
-        key: &str,
-        status: &str,
-        initial: Option<&str>,
-        error: Option<&str>,
-    ) -> Result<(), StoreError>;
-    /// Records a failed call outside any step (`initialize`).
-    fn record_run_error(
-        &mut self,
-        run: i64,
-        key: &str,
-        call: Call,
-        failure: &CallFailure,
-    ) -> Result<(), StoreError>;
-    /// Writes one finished step.
-    fn record_step(&mut self, run: i64, key: &str, step: &StoredStep) -> Result<(), StoreError>;
-    /// Appends reads to a step.
-    fn add_run_reads(
-        &mut self,
-        run: i64,
-        key: &str,
-        step: usize,
-        reads: &[StepRead],
-    ) -> Result<(), StoreError>;
-    /// Marks a run finished.
-    fn finish_run(&mut self, run: i64, status: &str) -> Result<(), StoreError>;
-    /// Marks a run interrupted if it is still running, its trajectories in progress
-    /// with `reason`; returns whether it was running.
-    fn interrupt_run(&mut self, run: i64, reason: &str) -> Result<bool, StoreError>;
-    /// Marks a run running again (resumed).
-    fn reopen_run(&mut self, run: i64) -> Result<(), StoreError>;
-    /// Marks a run as repetition `repetition` of the group run `of` starts.
-    fn set_run_repetition(
-        &mut self,
-        run: i64,
-        repetition: u32,
-        of: Option<i64>,
-    ) -> Result<(), StoreError>;
-    /// Records whether a trajectory's `initialize` came from the response cache.
-    fn set_initialize_cached(
-        &mut self,
-        run: i64,
-        key: &str,
-        cached: bool,
-    ) -> Result<(), StoreError>;
-}
-
-/// Reading replay runs back (resume, reports).
-pub trait RunRead {
-    /// The runs of the repetition group run `run` starts, in repetition order.
-    fn run_repetitions(&self, run: i64) -> Result<Vec<i64>, StoreError>;
-    /// Every run's summary, newest first.
-    fn runs(&self) -> Result<Vec<RunSummary>, StoreError>;
-    /// Every run's id, newest first.
-    fn run_ids(&self) -> Result<Vec<i64>, StoreError>;
-    /// A run's summary.
-    fn run(&self, run: i64) -> Result<RunSummary, StoreError>;
-    /// A run's trajectories in order.
-    fn run_trajectories(&self, run: i64) -> Result<Vec<RunTrajectory>, StoreError>;
-    /// The JSON of one trajectory of a run (`None`: it could not be read).
-    fn run_trajectory_text(&self, run: i64, key: &str) -> Result<Option<String>, StoreError>;
-    /// A trajectory's stored steps, in step order.
-    fn run_steps(&self, run: i64, key: &str) -> Result<Vec<StepFlow>, StoreError>;
-    /// A trajectory's stored steps numbered above `after` (all with `None`), at most
-    /// `limit`, whole and in step order.
-    fn stored_steps(
-        &self,
-        run: i64,
-        key: &str,
-        after: Option<usize>,
-        limit: usize,
-    ) -> Result<Vec<StoredStep>, StoreError>;
-    /// A trajectory's stored steps in full (predictions with their text, failed calls).
-    fn run_step_details(&self, run: i64, key: &str) -> Result<Vec<StepDetail>, StoreError>;
-    /// The initial edit id of a trajectory of a run.
-    fn run_initial(&self, run: i64, key: &str) -> Result<Option<String>, StoreError>;
-    /// What the suggester read in a trajectory: (step, read) in order.
-    fn run_reads(&self, run: i64, key: &str) -> Result<Vec<(usize, StepRead)>, StoreError>;
-    /// Content scores, latencies and failures of the steps of a run `keep` holds (all
-    /// without it).
-    fn run_measurements(
-        &self,
-        run: i64,
-        keep: Option<&StepSet>,
-    ) -> Result<RunMeasurements, StoreError>;
-    /// (key, step, edit id) each scored step's content was scored against, in order.
-    fn run_content_edits(&self, run: i64) -> Result<Vec<(String, usize, String)>, StoreError>;
-    /// The calls of each kind a run made and how many failed (every step's).
-    fn run_call_tallies(&self, run: i64) -> Result<Vec<CallTally>, StoreError>;
-}
+use crate::store::{RunRead, StoredStep};
 
 /// The steps a replayed (or resumed) trajectory added to the store: trajectory `key`
 /// of run `run` from step `first` on (none with `None`). Small, so it can be kept to
@@ -191,166 +75,14 @@ impl Iterator for StepPages<'_> {
     }
 }
 
-impl RunStore for Database {
-    fn create_run(
-        &mut self,
-        suggester: &str,
-        settings: &serde_json::Value,
-        trajectories: &[(String, Option<String>)],
-    ) -> Result<i64, StoreError> {
-        Database::create_run(self, suggester, settings, trajectories)
-    }
-
-    fn create_run_at(
-        &mut self,
-        suggester: &str,
-        settings: &serde_json::Value,
-        trajectories: &[(usize, String, Option<String>)],
-        shard: Option<&serde_json::Value>,
-    ) -> Result<i64, StoreError> {
-        Database::create_run_at(self, suggester, settings, trajectories, shard)
-    }
-
-    fn set_run_trajectory(
-        &mut self,
-        run: i64,
-        key: &str,
-        status: &str,
-        initial: Option<&str>,
-        error: Option<&str>,
-    ) -> Result<(), StoreError> {
-        Database::set_run_trajectory(self, run, key, status, initial, error)
-    }
-
-    fn record_run_error(
-        &mut self,
-        run: i64,
-        key: &str,
-        call: Call,
-        failure: &CallFailure,
-    ) -> Result<(), StoreError> {
-        Database::record_run_error(self, run, key, call, failure)
-    }
-
-    fn record_step(&mut self, run: i64, key: &str, step: &StoredStep) -> Result<(), StoreError> {
-        Database::record_step(self, run, key, step)
-    }
-
-    fn add_run_reads(
-        &mut self,
-        run: i64,
-        key: &str,
-        step: usize,
-        reads: &[StepRead],
-    ) -> Result<(), StoreError> {
-        Database::add_run_reads(self, run, key, step, reads)
-    }
-
-    fn finish_run(&mut self, run: i64, status: &str) -> Result<(), StoreError> {
-        Database::finish_run(self, run, status)
-    }
-
-    fn interrupt_run(&mut self, run: i64, reason: &str) -> Result<bool, StoreError> {
-        Database::interrupt_run(self, run, reason)
-    }
-
-    fn reopen_run(&mut self, run: i64) -> Result<(), StoreError> {
-        Database::reopen_run(self, run)
-    }
-
-    fn set_run_repetition(
-        &mut self,
-        run: i64,
-        repetition: u32,
-        of: Option<i64>,
-    ) -> Result<(), StoreError> {
-        Database::set_run_repetition(self, run, repetition, of)
-    }
-
-    fn set_initialize_cached(
-        &mut self,
-        run: i64,
-        key: &str,
-        cached: bool,
-    ) -> Result<(), StoreError> {
-        Database::set_initialize_cached(self, run, key, cached)
-    }
-}
-
-impl RunRead for Database {
-    fn run_repetitions(&self, run: i64) -> Result<Vec<i64>, StoreError> {
-        Database::run_repetitions(self, run)
-    }
-
-    fn runs(&self) -> Result<Vec<RunSummary>, StoreError> {
-        Database::runs(self)
-    }
-
-    fn run_ids(&self) -> Result<Vec<i64>, StoreError> {
-        Database::run_ids(self)
-    }
-
-    fn run(&self, run: i64) -> Result<RunSummary, StoreError> {
-        Database::run(self, run)
-    }
-
-    fn run_trajectories(&self, run: i64) -> Result<Vec<RunTrajectory>, StoreError> {
-        Database::run_trajectories(self, run)
-    }
-
-    fn run_trajectory_text(&self, run: i64, key: &str) -> Result<Option<String>, StoreError> {
-        Database::run_trajectory_text(self, run, key)
-    }
-
-    fn run_steps(&self, run: i64, key: &str) -> Result<Vec<StepFlow>, StoreError> {
-        Database::run_steps(self, run, key)
-    }
-
-    fn stored_steps(
-        &self,
-        run: i64,
-        key: &str,
-        after: Option<usize>,
-        limit: usize,
-    ) -> Result<Vec<StoredStep>, StoreError> {
-        Database::stored_steps(self, run, key, after, limit)
-    }
-
-    fn run_step_details(&self, run: i64, key: &str) -> Result<Vec<StepDetail>, StoreError> {
-        Database::run_step_details(self, run, key)
-    }
-
-    fn run_initial(&self, run: i64, key: &str) -> Result<Option<String>, StoreError> {
-        Database::run_initial(self, run, key)
-    }
-
-    fn run_reads(&self, run: i64, key: &str) -> Result<Vec<(usize, StepRead)>, StoreError> {
-        Database::run_reads(self, run, key)
-    }
-
-    fn run_measurements(
-        &self,
-        run: i64,
-        keep: Option<&StepSet>,
-    ) -> Result<RunMeasurements, StoreError> {
-        Database::run_measurements(self, run, keep)
-    }
-
-    fn run_content_edits(&self, run: i64) -> Result<Vec<(String, usize, String)>, StoreError> {
-        Database::run_content_edits(self, run)
-    }
-
-    fn run_call_tallies(&self, run: i64) -> Result<Vec<CallTally>, StoreError> {
-        Database::run_call_tallies(self, run)
-    }
-}
-
 #[cfg(test)]
 mod tests {
-    use super::RunStore;
     use crate::core::metrics::flow::{FlowClass, FlowStep, Prf, RankedPrediction, StepCounts};
+    use crate::engine::replay::yardsticks::StepYardsticks;
     use crate::engine::suggest::{Call, CallFailure, FailureKind, ReadSource, StepRead};
     use crate::service::run::report::flow_summary;
+    use crate::store::RunResults;
+    use crate::store::RunStore;
     use crate::store::{
         Database, StepDetail, StepFailure, StepFlow, StoredContent, StoredPrediction, StoredStep,
     };
@@ -381,7 +113,13 @@ mod tests {
         let (_dir, mut db, run) = one_run("builtin:oracle");
         let store: &mut dyn RunStore = &mut db;
         store
-            .set_run_trajectory(run, "k", "running", Some("e0"), None)
+            .set_run_trajectory(
+                run,
+                "k",
+                crate::store::TrajectoryStatus::Running,
+                Some("e0"),
+                None,
+            )
             .unwrap();
         let flow = FlowStep {
             predictions: vec![
@@ -419,6 +157,12 @@ mod tests {
                 es: 0.75,
                 generated: false,
             }),
+            yardsticks: StepYardsticks {
+                delta_chrf: Some(62.5),
+                nep_partial: Some(false),
+                nep_position: Some(true),
+                location_hit: Some(true),
+            },
             suggest_ms: 12.5,
             generate_ms: Some(3.0),
             flow: flow.clone(),
@@ -556,6 +300,11 @@ mod tests {
                 reads: vec![read(Call::Suggest, ReadSource::Reported, "a.py", Some(n))],
                 suggest_cached: None,
                 generate_cached: None,
+                // Every third step has a row of yardsticks; the others have none.
+                yardsticks: StepYardsticks {
+                    location_hit: (n % 3 == 0).then_some(n % 2 == 0),
+                    ..StepYardsticks::default()
+                },
             })
             .collect();
         for step in &steps {

@@ -1,15 +1,16 @@
 //! The tables `nextedit replay`, `report` and `runs` print, formatted from typed
-//! values into any writer (the CLI passes stdout).
+//! values into any writer (the CLI passes stdout): the only place they are built.
 
 use std::io::Write;
 use std::path::Path;
 
 use super::definition::Definition;
 use super::figures::{GroupFigures, compare};
-use super::report::{Compared, RunReport, flow_summary, mean};
+use super::report::{Compared, RunReport, flow_summary};
 use super::verdict::Verdict;
 use super::{RunError, RunRead, json};
 use crate::core::metrics::contextbench::GranularityScore;
+use crate::core::metrics::statistics::mean;
 use crate::engine::suggest::Call;
 use crate::store::{RunSummary, StoredStep};
 
@@ -115,6 +116,25 @@ pub fn print_report_against(
         reports.push(report);
     }
     print_definitions(out, &reports).map_err(print)?;
+    content_table(out, &reports).map_err(print)?;
+    print_yardsticks(out, &reports).map_err(print)?;
+    if reports.iter().any(|r| !r.context.is_empty()) {
+        print_context(out, &reports).map_err(print)?;
+    }
+    cache_notes(out, &reports).map_err(print)?;
+    let baseline = match baseline {
+        Some(b) => Some(GroupFigures::of(store, b)?),
+        None => None,
+    };
+    for run in groups {
+        print_figures(out, &GroupFigures::of(store, run)?, baseline.as_ref()).map_err(print)?;
+    }
+    closing_notes(out, &reports, &compared.notes()).map_err(print)
+}
+
+/// The content table: each run's mean scores, its no-op baselines, its latencies and
+/// its failed calls.
+fn content_table(out: &mut impl Write, reports: &[RunReport]) -> std::io::Result<()> {
     writeln!(
         out,
         "\n{:>4}  {:>9}  {:>7}  {:>20}  {:>18}  {:>21}  {:>21}  FAILED CALLS",
@@ -125,9 +145,8 @@ pub fn print_report_against(
         "NOOP ES EMPTY/UNCH",
         "SUGGEST p50/p95 ms",
         "GENERATE p50/p95 ms"
-    )
-    .map_err(print)?;
-    for r in &reports {
+    )?;
+    for r in reports {
         let m = &r.measurements;
         let errors: Vec<String> = m
             .errors
@@ -154,13 +173,41 @@ pub fn print_report_against(
             } else {
                 errors.join(", ")
             }
-        )
-        .map_err(print)?;
+        )?;
     }
-    if reports.iter().any(|r| !r.context.is_empty()) {
-        print_context(out, &reports).map_err(print)?;
+    Ok(())
+}
+
+/// The field's other yardsticks, a line per run: Zed's delta-chrF, NEP's match rates,
+/// NES's location accuracy (over how many steps).
+fn print_yardsticks(out: &mut impl Write, reports: &[RunReport]) -> std::io::Result<()> {
+    writeln!(
+        out,
+        "\n{:>4}  {:>10}  {:>11}  {:>12}  LOCATION ACC",
+        "RUN", "DELTA-CHRF", "NEP PARTIAL", "NEP POSITION"
+    )?;
+    let f = |v: Option<f64>, digits: usize| v.map_or("-".into(), |v| format!("{v:.digits$}"));
+    for r in reports {
+        let y = &r.yardsticks;
+        writeln!(
+            out,
+            "{:>4}  {:>10}  {:>11}  {:>12}  {}",
+            r.info.id,
+            f(y.mean_delta_chrf, 1),
+            f(y.nep_partial_rate, 3),
+            f(y.nep_position_rate, 3),
+            match y.location_accuracy {
+                Some(a) => format!("{a:.3} ({} steps)", y.location_steps),
+                None => "-".into(),
+            }
+        )?;
     }
-    for r in &reports {
+    Ok(())
+}
+
+/// A line for each run that used the response cache: how many calls it served.
+fn cache_notes(out: &mut impl Write, reports: &[RunReport]) -> std::io::Result<()> {
+    for r in reports {
         let m = &r.measurements;
         if m.cache_served + m.cache_live > 0 {
             writeln!(
@@ -170,37 +217,36 @@ pub fn print_report_against(
                 r.info.config["cache"].as_str().unwrap_or("?"),
                 m.cache_served,
                 m.cache_served + m.cache_live
-            )
-            .map_err(print)?;
+            )?;
         }
     }
-    let baseline = match baseline {
-        Some(b) => Some(GroupFigures::of(store, b)?),
-        None => None,
-    };
-    for run in groups {
-        print_figures(out, &GroupFigures::of(store, run)?, baseline.as_ref()).map_err(print)?;
-    }
-    for r in &reports {
+    Ok(())
+}
+
+/// The report's last lines: unsandboxed runs, failed runs, and the comparison's notes.
+fn closing_notes(
+    out: &mut impl Write,
+    reports: &[RunReport],
+    notes: &[String],
+) -> std::io::Result<()> {
+    for r in reports {
         if r.unsandboxed_process {
             writeln!(
                 out,
                 "\nrun {}: unsandboxed (its suggester could read the repository, the database and the network)",
                 r.info.id
-            )
-            .map_err(print)?;
+            )?;
         }
     }
-    for r in &reports {
+    for r in reports {
         if let Some(reason) = r.verdict.reason() {
-            writeln!(out, "\nrun {} FAILED: {reason}", r.info.id).map_err(print)?;
+            writeln!(out, "\nrun {} FAILED: {reason}", r.info.id)?;
         }
     }
-    let notes = compared.notes();
     if !notes.is_empty() {
-        writeln!(out).map_err(print)?;
+        writeln!(out)?;
         for note in notes {
-            writeln!(out, "{note}").map_err(print)?;
+            writeln!(out, "{note}")?;
         }
     }
     Ok(())

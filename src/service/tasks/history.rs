@@ -1,5 +1,6 @@
 //! The I/O edge of cutting: commits read through `history::source::GitRepository`
-//! (each commit's tree, its changes against its parent and the lines they touched) and
+//! (`tree_texts` and `load`: each commit's tree, its changes against its parent and the
+//! lines they touched) and
 //! sessions loaded through `sessions::load_session_trajectory`, handed to the pure
 //! cutters ([`crate::engine::task::cut`], [`crate::engine::task::session`]).
 //!
@@ -12,7 +13,7 @@ use std::path::Path;
 
 use crate::core::syntax::Language;
 use crate::core::syntax::structure::analyze;
-use crate::core::trajectory::SliceSpec;
+use crate::core::trajectory::{SliceSpec, Trajectory};
 use crate::engine::history::source::diff_hunks;
 use crate::engine::history::{CommitSource, GitRepository, HistoryError};
 use crate::engine::suggest::retrieve::index::ChunkIndex;
@@ -22,7 +23,7 @@ use crate::engine::task::cut::{
     retrieve_context,
 };
 use crate::engine::task::retrieval::{RetrieveError, Retriever};
-use crate::engine::task::session::pauses;
+use crate::engine::task::session::{Pause, pauses};
 use crate::engine::task::{
     ContextFrom, Scenario, StateFile, TASK_FORMAT_VERSION, Task, TaskSource, TaskState,
 };
@@ -209,26 +210,7 @@ pub fn cut_session(
     mut head: Option<&mut ChunkIndex>,
 ) -> Result<Vec<Task>, TaskCutError> {
     let trajectory = load_session_trajectory(db, id, &SliceSpec::default(), None)?;
-    let commit = trajectory
-        .session
-        .commit
-        .as_ref()
-        .map(|c| c.sha.clone())
-        .or_else(|| trajectory.session.git_head.clone());
-    let tree: BTreeMap<String, String> = match (base.repo, &commit) {
-        (Some(repo), Some(sha)) if repo.has_commit(sha) => {
-            repo.tree_texts(sha, MAX_FILE_BYTES)?.into_iter().collect()
-        }
-        _ => BTreeMap::new(),
-    };
-    let commit = commit.filter(|_| !tree.is_empty());
-    let repository = base.repo.map(repository_name).or_else(|| {
-        trajectory.session.workspace.as_deref().and_then(|w| {
-            Path::new(w)
-                .file_name()
-                .map(|n| n.to_string_lossy().into_owned())
-        })
-    });
+    let start = SessionStart::of(&trajectory, base)?;
     let mut chosen = pauses(&trajectory, base.pause_ms);
     let mut rng = SplitMix::new(options.seed, &format!("session-{id}"));
     rng.shuffle(&mut chosen);
@@ -241,6 +223,69 @@ pub fn cut_session(
         let Some(language) = Language::from_path(Path::new(&pause.file)) else {
             continue;
         };
+        let (mut task, files) = start.pause_task(id, &pause, language);
+        // The file as it was once the pause's text was typed, and where that text is.
+        let filled = format!("{}{}{}", task.prefix, task.ground_truth, task.suffix);
+        let hole = task.prefix.len()..task.prefix.len() + task.ground_truth.len();
+        let tests = TestIndex::build(&files);
+        let structure = analyze(language, &filled);
+        annotate(
+            &mut task, language, &structure, &filled, &hole, &files, &tests,
+        );
+        if let Some(context) = options.context {
+            attach(&mut task, context, &files, retriever, head.as_deref_mut())?;
+        }
+        tasks.push(task);
+    }
+    Ok(tasks)
+}
+
+/// What a session's tasks share: the tree of the commit it started from (empty when
+/// the repository does not have it), that commit, and the repository's name.
+struct SessionStart {
+    tree: BTreeMap<String, String>,
+    commit: Option<String>,
+    repository: Option<String>,
+}
+
+impl SessionStart {
+    fn of(trajectory: &Trajectory, base: &SessionBase<'_>) -> Result<SessionStart, TaskCutError> {
+        let commit = trajectory
+            .session
+            .commit
+            .as_ref()
+            .map(|c| c.sha.clone())
+            .or_else(|| trajectory.session.git_head.clone());
+        let tree: BTreeMap<String, String> = match (base.repo, &commit) {
+            (Some(repo), Some(sha)) if repo.has_commit(sha) => {
+                repo.tree_texts(sha, MAX_FILE_BYTES)?.into_iter().collect()
+            }
+            _ => BTreeMap::new(),
+        };
+        let commit = commit.filter(|_| !tree.is_empty());
+        let repository = base.repo.map(repository_name).or_else(|| {
+            trajectory.session.workspace.as_deref().and_then(|w| {
+                Path::new(w)
+                    .file_name()
+                    .map(|n| n.to_string_lossy().into_owned())
+            })
+        });
+        Ok(SessionStart {
+            tree,
+            commit,
+            repository,
+        })
+    }
+
+    /// The task of one pause of session `id`, before its annotations and context: the
+    /// text typed after the pause is the hole. Returns it with the state's files (every
+    /// file's text at the pause over the start tree, the paused file filled).
+    fn pause_task(
+        &self,
+        id: i64,
+        pause: &Pause,
+        language: Language,
+    ) -> (Task, BTreeMap<String, String>) {
         let text_at_pause = &pause.texts[&pause.file];
         let filled = format!(
             "{}{}{}",
@@ -249,10 +294,10 @@ pub fn cut_session(
             &text_at_pause[pause.cursor..]
         );
         let hole = pause.cursor..pause.cursor + pause.typed.len();
-        let mut files = tree.clone();
+        let mut files = self.tree.clone();
         let mut state_files = Vec::new();
         for (path, text) in &pause.texts {
-            if path != &pause.file && tree.get(path) != Some(text) {
+            if path != &pause.file && self.tree.get(path) != Some(text) {
                 state_files.push(StateFile {
                     path: path.clone(),
                     text: text.clone(),
@@ -262,7 +307,7 @@ pub fn cut_session(
         }
         files.insert(pause.file.clone(), filled.clone());
         let cursor = crate::engine::task::blocks::cursor_at(&filled, hole.start);
-        let mut task = Task {
+        let task = Task {
             version: TASK_FORMAT_VERSION,
             id: format!(
                 "session-{id}@{}:{}:{}:session_pause",
@@ -270,18 +315,19 @@ pub fn cut_session(
                 pause.file,
                 cursor.line + 1
             ),
-            repository: repository
+            repository: self
+                .repository
                 .clone()
                 .unwrap_or_else(|| format!("session-{id}")),
             source: TaskSource::Session {
                 session: id,
                 seq: pause.seq,
-                commit: commit.clone(),
+                commit: self.commit.clone(),
             },
             language: language.name().to_string(),
             scenario: Scenario::SessionPause,
             state: TaskState {
-                commit: commit.clone(),
+                commit: self.commit.clone(),
                 files: state_files,
                 block: None,
             },
@@ -297,17 +343,8 @@ pub fn cut_session(
             hints: Vec::new(),
             context: None,
         };
-        let tests = TestIndex::build(&files);
-        let structure = analyze(language, &filled);
-        annotate(
-            &mut task, language, &structure, &filled, &hole, &files, &tests,
-        );
-        if let Some(context) = options.context {
-            attach(&mut task, context, &files, retriever, head.as_deref_mut())?;
-        }
-        tasks.push(task);
+        (task, files)
     }
-    Ok(tasks)
 }
 
 /// Retrieves a session task's context from its state or the latest version.

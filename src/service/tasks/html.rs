@@ -1,7 +1,8 @@
 //! `nextedit tasks report --html`: the report of [`super::report`] as one
 //! self-contained HTML page (typed figures in, `String` out; the CLI only writes the
-//! file). The page skeleton, escaping and tables are `run::html`'s, so the same rules
-//! hold: no script, no URL, a Content-Security-Policy forbidding every fetch, and
+//! file). The page skeleton, escaping and tables are `base::html`'s (`page_start`,
+//! `PAGE_END`, `text_table`, `escape`), as `run::html`'s are, so the same rules hold:
+//! no script, no URL, a Content-Security-Policy forbidding every fetch, and
 //! every text from the runs (suggester specs, task ids, reasons) escaped.
 
 use std::fmt::Write;
@@ -9,7 +10,7 @@ use std::fmt::Write;
 use super::report::{EvolutionRow, Figures, MetricCorrelation, RunFigures, TasksReport};
 use super::text::EVOLUTION_FIGURES;
 use super::text::{figure_cells, num};
-use crate::service::run::html::{PAGE_END, escape, page_start, text_table};
+use crate::base::html::{PAGE_END, escape, page_start, text_table};
 
 /// The whole page for a report.
 pub fn report_html(report: &TasksReport) -> String {

@@ -8,11 +8,15 @@
 //! summarized by reason, each task's output tail kept. Each task weighs the same: a figure is the mean over
 //! tasks of the task's mean over its answers; pass@k is the unbiased estimator per task.
 
+use crate::engine::task::ContextFrom;
+use crate::store::TaskStore;
+use crate::store::text_of;
 use std::collections::BTreeMap;
 
 use crate::base::sys::limits::Limit;
 use crate::store::{Database, StoreError, StoredAnswer, StoredTask, TaskRunRow};
 
+use crate::core::metrics::statistics::mean;
 use crate::engine::task::covermap::{TestSelection, TestSource};
 use crate::engine::task::score::{Correlation, pass_at_k, pearson};
 
@@ -213,8 +217,8 @@ fn run_figures(row: &TaskRunRow, tasks: &[StoredTask]) -> RunFigures {
         samples: row.samples,
         finished: row.finished,
         total: figures(&tasks.iter().collect::<Vec<_>>(), row.samples),
-        by_scenario: group(&|t| t.scenario.clone()),
-        by_dependency: group(&|t| t.dependency.clone().unwrap_or_else(|| "none".into())),
+        by_scenario: group(&|t| text_of(&t.scenario)),
+        by_dependency: group(&dependency_level),
         left_out: left_out(tasks),
         unsandboxed: sandbox != "bwrap",
         sandbox,
@@ -280,7 +284,7 @@ pub fn figures(tasks: &[&StoredTask], samples: u32) -> Figures {
             .iter()
             .filter_map(|t| mean(t.answers.iter().filter_map(f)))
             .collect();
-        mean(means.into_iter())
+        mean(means)
     };
     let pass_k = |k: usize| {
         mean(valid.iter().filter_map(|t| {
@@ -311,13 +315,11 @@ pub fn figures(tasks: &[&StoredTask], samples: u32) -> Figures {
     }
 }
 
-fn mean(values: impl Iterator<Item = f64>) -> Option<f64> {
-    let (mut sum, mut n) = (0.0, 0usize);
-    for v in values {
-        sum += v;
-        n += 1;
-    }
-    (n > 0).then(|| sum / n as f64)
+/// A task's dependency level as reports group by it (`none` without one).
+fn dependency_level(task: &StoredTask) -> String {
+    task.dependency
+        .as_ref()
+        .map_or_else(|| "none".into(), text_of)
 }
 
 /// Per suggester, per dependency level (and `all`): state-context tasks beside
@@ -330,10 +332,10 @@ fn evolution_rows(loaded: &[(TaskRunRow, Vec<StoredTask>)]) -> Vec<EvolutionRow>
             .entry(row.suggester.clone())
             .or_insert_with(|| (Vec::new(), Vec::new(), row.samples));
         for task in tasks {
-            match task.context_from.as_deref() {
-                Some("head") => entry.1.push(task),
-                Some("state") => entry.0.push(task),
-                _ => {}
+            match task.context_from {
+                Some(ContextFrom::Head) => entry.1.push(task),
+                Some(ContextFrom::State) => entry.0.push(task),
+                None => {}
             }
         }
     }
@@ -342,14 +344,15 @@ fn evolution_rows(loaded: &[(TaskRunRow, Vec<StoredTask>)]) -> Vec<EvolutionRow>
         if aware.is_empty() || ignored.is_empty() {
             continue;
         }
-        let level = |t: &&StoredTask| t.dependency.clone().unwrap_or_else(|| "none".into());
-        let mut levels: Vec<String> = aware.iter().chain(&ignored).map(level).collect();
+        let mut levels: Vec<String> = (aware.iter().chain(&ignored))
+            .map(|t| dependency_level(t))
+            .collect();
         levels.sort();
         levels.dedup();
         for l in levels.iter().map(String::as_str).chain(["all"]) {
             fn pick<'t>(ts: &[&'t StoredTask], l: &str) -> Vec<&'t StoredTask> {
                 ts.iter()
-                    .filter(|t| l == "all" || t.dependency.as_deref().unwrap_or("none") == l)
+                    .filter(|t| l == "all" || dependency_level(t) == l)
                     .copied()
                     .collect()
             }

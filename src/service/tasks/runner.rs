@@ -3,15 +3,21 @@
 //! with the reason, left out of every figure); then its do-nothing answers (the empty
 //! hole, and the file as cut when the task hides part of it): a task one of them
 //! passes is non-discriminating, stored with which and left out too. Only then is the
-//! suggester asked for N samples and each answer's tests run, through the execution
-//! cache. Workers take
-//! tasks in file order; each finished task is stored at once (`--resume` skips them).
+//! suggester (built by `suggest::build`) asked for N samples through
+//! `suggest::complete_call` and each answer's tests run, through the execution cache.
+//! Workers take tasks in file order; each finished task is stored at once (`--resume`
+//! skips them).
+//!
+//! Each task's tests are chosen through `task::covermap`: the map of its state is made
+//! once per run (a worker needing one another worker is making waits for it) and
+//! cached in the database under the state and the test environment.
 //!
 //! The suggester never sees the ground truth: it is asked in a checkout of its own
 //! (`ask/`, the hole empty) that the test runs (`exec/`, outside its sandbox) never
 //! write into; `builtin:oracle` is answered here from the task, never through the
 //! protocol. Must not print: progress goes through [`TaskRunEvents`].
 
+use crate::store::TaskStore;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
@@ -32,17 +38,17 @@ use crate::engine::suggest::{Call, SuggestError, complete_call};
 use crate::engine::suggest::{Suggester, protocol::PROTOCOL_VERSION};
 use crate::store::{CachedExecution, Database, ResponseCache, StoredAnswer, StoredTask};
 
+use crate::engine::task::Task;
 use crate::engine::task::covermap::{
     CoverageMap, DEFAULT_MAX_TESTS, MapError, TestsBy, make_map, map_key, map_state, select,
     supported, truth_text,
 };
-use crate::engine::task::environment::{Canary, Python, TestEnvironment};
+use crate::engine::task::environment::{Python, TestEnvironment};
 use crate::engine::task::execute::{
-    Checkout, ExecError, ExecLimits, Execution, Filling, SandboxMode, environment_fingerprint,
-    sandbox_for, state_hash, test_command,
+    Canary, Checkout, ExecError, ExecLimits, Execution, Filling, SandboxMode,
+    environment_fingerprint, sandbox_for, state_hash, test_command,
 };
 use crate::engine::task::score::score_answer;
-use crate::engine::task::{ContextFrom, Task};
 
 /// The spec answered by the runner itself with each task's ground truth.
 pub const ORACLE: &str = "builtin:oracle";
@@ -400,7 +406,112 @@ pub fn run_tasks(
     events: &mut dyn TaskRunEvents,
 ) -> Result<TaskRunSummary, TaskRunError> {
     let db = Database::open(db_path)?;
-    let (run, settings, done, valid_before) = match start {
+    let (run, settings, done, valid_before) = begin(&db, db_path, task_file, tasks, start)?;
+    let sandboxed = confinement(&settings)?;
+    // Opened here to fail early; each worker opens its own (libgit2 handles are not shared).
+    open_repos(&settings.repos)?;
+    // Fails early on a spec that cannot work, before any task runs.
+    if settings.suggester != ORACLE {
+        build(&settings.suggester, &BuildOptions::default())
+            .map_err(|e| TaskRunError::Settings(e.to_string()))?;
+    }
+    let todo: Vec<usize> = (0..tasks.len()).filter(|i| !done.contains(i)).collect();
+    // Never more workers (each a thread, a scratch directory and a suggester) than tasks.
+    let workers = jobs.clamp(1, todo.len().max(1));
+    let scratch = tempfile::Builder::new()
+        .prefix("nextedit-tasks-")
+        .tempdir()
+        .map_err(TaskRunError::Scratch)?;
+    let scratch_root = scratch
+        .path()
+        .canonicalize()
+        .map_err(TaskRunError::Scratch)?;
+    let mut forbidden: Vec<PathBuf> = settings.repos.clone();
+    forbidden.push(db_path.to_path_buf());
+    forbidden.push(scratch_root.join("exec"));
+    forbidden.push(scratch_root.join("cache"));
+    let environment = TestEnvironment {
+        python: probe_python(&settings, sandboxed, &forbidden, &scratch_root)?,
+        setup: settings.setup.clone(),
+    };
+    let mut shared = Shared {
+        db_path,
+        tasks,
+        settings: &settings,
+        sandboxed,
+        scratch: &scratch_root,
+        forbidden: &forbidden,
+        queue: Mutex::new(todo.into_iter()),
+        counts: Mutex::new((0, 0)),
+        calls: Mutex::new((0, 0)),
+        fingerprints: BTreeMap::new(),
+        maps: Mutex::new(BTreeMap::new()),
+        map_counts: Mutex::new((0, 0, 0)),
+        environment,
+        canaries: Mutex::new(BTreeMap::new()),
+    };
+    if let Some(&first) = shared.queue.lock().expect("queue lock").as_slice().first() {
+        shared.probe_complete(&tasks[first])?;
+    }
+    shared.first_canary()?;
+    shared.fingerprints = shared.environment()?;
+    let run = match run {
+        Some(id) => id,
+        None => create_run(&db, &settings, task_file)?,
+    };
+    events.started(
+        run,
+        tasks.len(),
+        shared.queue.lock().expect("queue lock").len(),
+        sandboxed,
+    );
+    let (sender, receiver) = crossbeam_channel::unbounded::<Result<StoredTask, TaskRunError>>();
+    let mut tally = Tally {
+        valid: valid_before,
+        ..Tally::default()
+    };
+    std::thread::scope(|scope| {
+        for worker in 0..workers {
+            let sender = sender.clone();
+            let shared = &shared;
+            scope.spawn(move || shared.work(worker, &sender));
+        }
+        drop(sender);
+        for result in receiver {
+            tally.take(result, &db, run, &shared, events);
+        }
+    });
+    if let Some(e) = tally.failure {
+        return Err(e);
+    }
+    db.finish_task_run(run)?;
+    let (cached, executed) = *shared.counts.lock().expect("counts lock");
+    let calls = *shared.calls.lock().expect("calls lock");
+    let maps = *shared.map_counts.lock().expect("map counts lock");
+    Ok(TaskRunSummary {
+        run,
+        done: tally.done,
+        cached,
+        executed,
+        valid: tally.valid,
+        answers: tally.answers,
+        calls,
+        maps,
+    })
+}
+
+/// What a run starts from: a resumed run (its id, its stored settings confirmed by
+/// the given ones, the tasks it has done and how many of them were valid), or a new
+/// run's checked settings (stored once the run can start).
+#[allow(clippy::type_complexity)]
+fn begin(
+    db: &Database,
+    db_path: &Path,
+    task_file: &str,
+    tasks: &[Task],
+    start: TaskRunStart,
+) -> Result<(Option<i64>, TaskRunSettings, Vec<usize>, usize), TaskRunError> {
+    Ok(match start {
         TaskRunStart::Resume { run: id, given } => {
             let row = db.task_run(id)?.ok_or_else(|| {
                 TaskRunError::Resume(format!("no task run {id} in {}", db_path.display()))
@@ -433,139 +544,90 @@ pub fn run_tasks(
             confinement(&settings)?;
             (None, settings, Vec::new(), 0)
         }
+    })
+}
+
+/// Stores a new run (once it can start) with its settings; a key the suggester's spec
+/// carries is never stored (a resume compares the masked spec).
+fn create_run(
+    db: &Database,
+    settings: &TaskRunSettings,
+    task_file: &str,
+) -> Result<i64, TaskRunError> {
+    let stored = TaskRunSettings {
+        suggester: crate::base::secrets::stored_spec(&settings.suggester),
+        ..settings.clone()
     };
-    let sandboxed = confinement(&settings)?;
-    // Opened here to fail early; each worker opens its own (libgit2 handles are not shared).
-    open_repos(&settings.repos)?;
-    // Fails early on a spec that cannot work, before any task runs.
-    if settings.suggester != ORACLE {
-        build(&settings.suggester, &BuildOptions::default())
-            .map_err(|e| TaskRunError::Settings(e.to_string()))?;
-    }
-    let todo: Vec<usize> = (0..tasks.len()).filter(|i| !done.contains(i)).collect();
-    // Never more workers (each a thread, a scratch directory and a suggester) than tasks.
-    let workers = jobs.clamp(1, todo.len().max(1));
-    let scratch = tempfile::Builder::new()
-        .prefix("nextedit-tasks-")
-        .tempdir()
-        .map_err(TaskRunError::Scratch)?;
-    let scratch_root = scratch
-        .path()
-        .canonicalize()
-        .map_err(TaskRunError::Scratch)?;
-    let mut forbidden: Vec<PathBuf> = settings.repos.clone();
-    forbidden.push(db_path.to_path_buf());
-    forbidden.push(scratch_root.join("exec"));
-    forbidden.push(scratch_root.join("cache"));
-    let python = match &settings.python {
-        Some(path) => {
-            // Checked like a test run: in the sandbox, under the run's limits.
-            let limits = exec_limits(&settings, sandboxed, TestEnvironment::default());
-            let dir = scratch_root.join("probe-python");
-            let cache = scratch_root.join("cache");
-            let python = Python::probe(path, &forbidden, &limits, &dir, &cache)
-                .map_err(|e| TaskRunError::Settings(e.to_string()))?;
-            Some(python)
-        }
-        None => None,
+    let json = serde_json::to_string(&stored).expect("settings serialize");
+    Ok(db.create_task_run(&stored.suggester, settings.samples, task_file, &json)?)
+}
+
+/// The `--python` interpreter, checked like a test run: in the sandbox, under the
+/// run's limits.
+fn probe_python(
+    settings: &TaskRunSettings,
+    sandboxed: bool,
+    forbidden: &[PathBuf],
+    scratch_root: &Path,
+) -> Result<Option<Python>, TaskRunError> {
+    let Some(path) = &settings.python else {
+        return Ok(None);
     };
-    let environment = TestEnvironment {
-        python,
-        setup: settings.setup.clone(),
-    };
-    let mut shared = Shared {
-        db_path,
-        tasks,
-        settings: &settings,
-        sandboxed,
-        scratch: &scratch_root,
-        forbidden: &forbidden,
-        queue: Mutex::new(todo.into_iter()),
-        counts: Mutex::new((0, 0)),
-        calls: Mutex::new((0, 0)),
-        fingerprints: BTreeMap::new(),
-        maps: Mutex::new(BTreeMap::new()),
-        map_counts: Mutex::new((0, 0, 0)),
-        environment,
-        canaries: Mutex::new(BTreeMap::new()),
-    };
-    if let Some(&first) = shared.queue.lock().expect("queue lock").as_slice().first() {
-        shared.probe_complete(&tasks[first])?;
-    }
-    shared.first_canary()?;
-    shared.fingerprints = shared.environment()?;
-    let run = match run {
-        Some(id) => id,
-        None => {
-            // A key the spec carries is never stored (a resume compares the masked spec).
-            let stored = TaskRunSettings {
-                suggester: crate::base::secrets::stored_spec(&settings.suggester),
-                ..settings.clone()
-            };
-            let json = serde_json::to_string(&stored).expect("settings serialize");
-            db.create_task_run(&stored.suggester, settings.samples, task_file, &json)?
-        }
-    };
-    events.started(
-        run,
-        tasks.len(),
-        shared.queue.lock().expect("queue lock").len(),
-        sandboxed,
-    );
-    let (sender, receiver) = crossbeam_channel::unbounded::<Result<StoredTask, TaskRunError>>();
-    let mut done_now = 0;
-    let mut valid = valid_before;
-    let mut answers = (0, 0);
-    let mut failure = None;
-    std::thread::scope(|scope| {
-        for worker in 0..workers {
-            let sender = sender.clone();
-            let shared = &shared;
-            scope.spawn(move || shared.work(worker, &sender));
-        }
-        drop(sender);
-        for result in receiver {
-            match result.and_then(|task| {
-                db.store_task(run, &task)?;
-                Ok(task)
-            }) {
-                Ok(task) => {
-                    done_now += 1;
-                    valid += usize::from(task.valid);
-                    answers.0 += task.answers.len();
-                    answers.1 += task.answers.iter().filter(|a| a.error.is_some()).count();
-                    events.task_done(&task.scrubbed());
-                }
-                Err(e) => {
-                    failure.get_or_insert(e);
-                    // Workers stop taking tasks.
-                    shared
-                        .queue
-                        .lock()
-                        .expect("queue lock")
-                        .by_ref()
-                        .for_each(drop);
-                }
+    let limits = exec_limits(settings, sandboxed, TestEnvironment::default());
+    let dir = scratch_root.join("probe-python");
+    let cache = scratch_root.join("cache");
+    let python = Python::probe(path, forbidden, &limits, &dir, &cache)
+        .map_err(|e| TaskRunError::Settings(e.to_string()))?;
+    Ok(Some(python))
+}
+
+/// What the workers' results came to so far, in this invocation.
+#[derive(Default)]
+struct Tally {
+    /// Tasks done.
+    done: usize,
+    /// Valid tasks (with those of the run before a resume).
+    valid: usize,
+    /// Answers asked, and of those the failed calls.
+    answers: (usize, usize),
+    /// The first failure: the run stops at it.
+    failure: Option<TaskRunError>,
+}
+
+impl Tally {
+    /// One worker's result: the task stored and counted, or the run's failure (the
+    /// workers then stop taking tasks).
+    fn take(
+        &mut self,
+        result: Result<StoredTask, TaskRunError>,
+        db: &Database,
+        run: i64,
+        shared: &Shared<'_>,
+        events: &mut dyn TaskRunEvents,
+    ) {
+        match result.and_then(|task| {
+            db.store_task(run, &task)?;
+            Ok(task)
+        }) {
+            Ok(task) => {
+                self.done += 1;
+                self.valid += usize::from(task.valid);
+                self.answers.0 += task.answers.len();
+                self.answers.1 += task.answers.iter().filter(|a| a.error.is_some()).count();
+                events.task_done(&task.scrubbed());
+            }
+            Err(e) => {
+                self.failure.get_or_insert(e);
+                // Workers stop taking tasks.
+                shared
+                    .queue
+                    .lock()
+                    .expect("queue lock")
+                    .by_ref()
+                    .for_each(drop);
             }
         }
-    });
-    if let Some(e) = failure {
-        return Err(e);
     }
-    db.finish_task_run(run)?;
-    let (cached, executed) = *shared.counts.lock().expect("counts lock");
-    let calls = *shared.calls.lock().expect("calls lock");
-    let maps = *shared.map_counts.lock().expect("map counts lock");
-    Ok(TaskRunSummary {
-        run,
-        done: done_now,
-        cached,
-        executed,
-        valid,
-        answers,
-        calls,
-        maps,
-    })
 }
 
 /// Checks what the run's untrusted code would get (the `--env` names are set here)
@@ -923,15 +985,9 @@ impl Worker<'_> {
         let mut stored = StoredTask {
             index,
             task_id: task.id.clone(),
-            scenario: key(&task.scenario),
-            dependency: task.dependency.as_ref().map(key),
-            context_from: task.context.as_ref().map(|c| {
-                match c.from {
-                    ContextFrom::State => "state",
-                    ContextFrom::Head => "head",
-                }
-                .to_string()
-            }),
+            scenario: task.scenario,
+            dependency: task.dependency,
+            context_from: task.context.as_ref().map(|c| c.from),
             leaked: task.context.as_ref().is_some_and(|c| c.leaked),
             language: task.language.clone(),
             valid: false,
@@ -976,39 +1032,13 @@ impl Worker<'_> {
             stored.truth_output = Some(failed.output_tail);
             return Ok(());
         }
-        let key = canary_key(task);
-        let known = self
-            .shared
-            .canaries
-            .lock()
-            .expect("canary lock")
-            .get(&key)
-            .cloned();
-        let canary = match known {
-            Some(canary) => canary,
-            None => {
-                let canary = checkout.canary(task, &limits, &cache)?;
-                let mut canaries = self.shared.canaries.lock().expect("canary lock");
-                canaries.insert(key, canary.clone());
-                canary
-            }
-        };
+        let canary = self.canary(task, &checkout, &limits, &cache)?;
         if let Some(why) = canary.as_ref().and_then(Canary::shadowing) {
             stored.invalid_reason = Some("shadowed".to_string());
             stored.truth_output = Some(why);
             return Ok(());
         }
-        // Everything that may change the outcome besides the command: its limits, the
-        // sandbox, the variables passed, the setup and the environment's fingerprint.
-        let run_key = format!(
-            "timeout {} s, {}, sandbox {}, env {}, {}, environment {}",
-            settings.timeout,
-            settings.limits().describe(),
-            self.shared.sandboxed,
-            settings.env.join(" "),
-            limits.environment.describe(),
-            (self.shared.fingerprints.get(&task.language)).map_or("none", String::as_str)
-        );
+        let run_key = self.run_key(task, &limits);
         let map = match settings.tests_by {
             TestsBy::Name => Err(NoMap::ByName),
             TestsBy::Coverage if !supported(&task.language) => {
@@ -1045,22 +1075,7 @@ impl Worker<'_> {
         stored.truth_output = Some(truth.output_tail.clone());
         stored.truth_ms = Some(if truth_cached { 0.0 } else { truth.duration_ms });
         if !truth.passed {
-            stored.invalid_reason = Some(if truth.timed_out {
-                format!(
-                    "the ground truth's tests timed out after {} s",
-                    settings.timeout
-                )
-            } else if let Some(limit) = truth.limit {
-                format!("the ground truth's tests hit their {limit}")
-            } else {
-                format!(
-                    "the ground truth fails its tests (exit {})",
-                    truth
-                        .exit_code
-                        .map(|c| c.to_string())
-                        .unwrap_or_else(|| "by signal".into())
-                )
-            });
+            stored.invalid_reason = Some(truth_failure(&truth, settings.timeout));
             return Ok(());
         }
         // Fail before, pass after: tests that a do-nothing answer passes cannot tell a
@@ -1082,16 +1097,55 @@ impl Worker<'_> {
             }
         }
         stored.valid = true;
+        self.test_answers(
+            &checkout,
+            task,
+            &argv,
+            &limits,
+            &state,
+            &command_key,
+            stored,
+        )
+    }
+
+    /// Everything that may change a test run's outcome besides the command: its
+    /// limits, the sandbox, the variables passed, the setup and the environment's
+    /// fingerprint.
+    fn run_key(&self, task: &Task, limits: &ExecLimits) -> String {
+        let settings = self.shared.settings;
+        format!(
+            "timeout {} s, {}, sandbox {}, env {}, {}, environment {}",
+            settings.timeout,
+            settings.limits().describe(),
+            self.shared.sandboxed,
+            settings.env.join(" "),
+            limits.environment.describe(),
+            (self.shared.fingerprints.get(&task.language)).map_or("none", String::as_str)
+        )
+    }
+
+    /// The suggester's answers to a valid task, each run through the task's tests.
+    #[allow(clippy::too_many_arguments)]
+    fn test_answers(
+        &mut self,
+        checkout: &Checkout,
+        task: &Task,
+        argv: &[String],
+        limits: &ExecLimits,
+        state: &str,
+        command_key: &str,
+        stored: &mut StoredTask,
+    ) -> Result<(), TaskError> {
         let answers = self.ask(task, stored.index)?;
         for (sample, (text, error, complete_ms)) in answers.into_iter().enumerate() {
             let (execution, cached) = self.execute(
-                &checkout,
+                checkout,
                 task,
                 Filling::Answer(&text),
-                &argv,
-                &limits,
-                &state,
-                &command_key,
+                argv,
+                limits,
+                state,
+                command_key,
             )?;
             let scores = score_answer(task, &text);
             stored.answers.push(StoredAnswer {
@@ -1110,6 +1164,34 @@ impl Worker<'_> {
             });
         }
         Ok(())
+    }
+
+    /// The canary of the task's tests (what they import), run once per key for the
+    /// whole run.
+    fn canary(
+        &self,
+        task: &Task,
+        checkout: &Checkout,
+        limits: &ExecLimits,
+        cache: &Path,
+    ) -> Result<Option<Canary>, TaskError> {
+        let key = canary_key(task);
+        let known = self
+            .shared
+            .canaries
+            .lock()
+            .expect("canary lock")
+            .get(&key)
+            .cloned();
+        Ok(match known {
+            Some(canary) => canary,
+            None => {
+                let canary = checkout.canary(task, limits, cache)?;
+                let mut canaries = self.shared.canaries.lock().expect("canary lock");
+                canaries.insert(key, canary.clone());
+                canary
+            }
+        })
     }
 
     /// The coverage map of `task`'s state: made once per run in `checkout` (the ground
@@ -1296,6 +1378,24 @@ fn do_nothing(task: &Task) -> Vec<(Filling<'static>, &'static str)> {
         fillings.push((Filling::AsCut, "the state as cut"));
     }
     fillings
+}
+
+/// Why the ground truth does not pass its tests: they timed out (after `timeout`
+/// seconds), hit a limit, or failed.
+fn truth_failure(truth: &Execution, timeout: f64) -> String {
+    if truth.timed_out {
+        format!("the ground truth's tests timed out after {timeout} s")
+    } else if let Some(limit) = &truth.limit {
+        format!("the ground truth's tests hit their {limit}")
+    } else {
+        format!(
+            "the ground truth fails its tests (exit {})",
+            truth
+                .exit_code
+                .map(|c| c.to_string())
+                .unwrap_or_else(|| "by signal".into())
+        )
+    }
 }
 
 /// What decides where the tests import `task`'s file from: its state's commit and

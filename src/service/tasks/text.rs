@@ -90,53 +90,32 @@ fn run_text(out: &mut String, run: &RunFigures) {
     } else {
         "pass@k".to_string()
     };
-    let _ = writeln!(
+    table_line(
         out,
-        "  {:<26} {:>5} {:>5} {:>5} {:>7} {:>6} {:>6} {:>6} {:>5} {:>5} {:>7} {:>8} {:>6} {:>5} {:>7}",
         "",
-        "tasks",
-        "valid",
-        "nodis",
-        "answers",
-        "failed",
-        "pass@1",
-        k,
-        "EM",
-        "EdSim",
-        "ES-Line",
-        "ES-Token",
-        "BLEU",
-        "SARI",
-        "stopped"
+        &[
+            "tasks",
+            "valid",
+            "nodis",
+            "answers",
+            "failed",
+            "pass@1",
+            k.as_str(),
+            "EM",
+            "EdSim",
+            "ES-Line",
+            "ES-Token",
+            "BLEU",
+            "SARI",
+            "stopped",
+        ],
     );
-    let mut row = |label: String, f: &Figures| {
-        let c = figure_cells(f);
-        let _ = writeln!(
-            out,
-            "  {:<26} {:>5} {:>5} {:>5} {:>7} {:>6} {:>6} {:>6} {:>5} {:>5} {:>7} {:>8} {:>6} {:>5} {:>7}",
-            label,
-            c[0],
-            c[1],
-            c[2],
-            c[3],
-            c[4],
-            c[5],
-            c[6],
-            c[7],
-            c[8],
-            c[9],
-            c[10],
-            c[11],
-            c[12],
-            c[13],
-        );
-    };
-    row("all".to_string(), &run.total);
+    table_line(out, "all", &figure_cells(&run.total));
     for (scenario, f) in &run.by_scenario {
-        row(format!("scenario {scenario}"), f);
+        table_line(out, &format!("scenario {scenario}"), &figure_cells(f));
     }
     for (level, f) in &run.by_dependency {
-        row(format!("dependency {level}"), f);
+        table_line(out, &format!("dependency {level}"), &figure_cells(f));
     }
     if run
         .left_out
@@ -158,6 +137,30 @@ fn run_text(out: &mut String, run: &RunFigures) {
             task_ids(group)
         );
     }
+}
+
+/// One line of a run's figures table: its label, then the 14 cells of
+/// [`figure_cells`] (or their headings).
+fn table_line<T: std::fmt::Display>(out: &mut String, label: &str, c: &[T; 14]) {
+    let _ = writeln!(
+        out,
+        "  {:<26} {:>5} {:>5} {:>5} {:>7} {:>6} {:>6} {:>6} {:>5} {:>5} {:>7} {:>8} {:>6} {:>5} {:>7}",
+        label,
+        c[0],
+        c[1],
+        c[2],
+        c[3],
+        c[4],
+        c[5],
+        c[6],
+        c[7],
+        c[8],
+        c[9],
+        c[10],
+        c[11],
+        c[12],
+        c[13],
+    );
 }
 
 /// Up to [`IDS_SHOWN`] task ids of a left-out group, then how many more.

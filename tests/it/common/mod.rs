@@ -16,11 +16,13 @@ pub use load::Load;
 #[allow(unused_imports)]
 pub use servers::*;
 
+use nextedit::store::SessionRead;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::time::Duration;
 
-use nextedit::core::lsp::client::{LspClient, path_to_uri};
+use nextedit::core::record::uri::path_to_uri;
+use nextedit::engine::lsp_client::LspClient;
 use serde_json::{Value, json};
 
 /// Generous timeout for real servers on a loaded 2-core CI machine.

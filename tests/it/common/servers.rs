@@ -1,5 +1,5 @@
 //! The real servers and editors the tests drive (pyright, gopls, jdtls, Neovim, VS Code,
-//! a Ray cluster):
+//! a Ray cluster, the llama server, famulus, the reference metrics):
 //! where each is found, and the one way a test skips visibly when one is absent.
 //!
 //! A test that needs a server starts with
@@ -39,6 +39,14 @@ pub enum Server {
     Pytest,
     /// A Go toolchain (`go test` for `tasks run`'s Go tasks).
     Go,
+    /// llama-cpp-python's OpenAI-compatible server from PyPI in `.venv-llama` (or
+    /// `$NEXTEDIT_LLAMA_VENV`): its Python, which must import the server and `gguf`.
+    Llama,
+    /// famulus 0.0.6 from crates.io in `.famulus` (an inline-completion language server).
+    Famulus,
+    /// nltk and sacrebleu from PyPI in `.venv-metrics` (or `$NEXTEDIT_METRICS_VENV`): its
+    /// Python, the reference BLEU implementations computed live.
+    ReferenceMetrics,
 }
 
 impl Server {
@@ -70,6 +78,15 @@ impl Server {
             }
             Server::Go => {
                 "`apt-get install golang-1.19-go` (Debian 13: golang-go), as scripts/test does"
+            }
+            Server::Llama => {
+                "scripts/test (it builds llama-cpp-python[server] 0.3.36 and gguf 0.19.0 into .venv-llama)"
+            }
+            Server::Famulus => {
+                "`cargo install famulus --version 0.0.6 --locked --root .famulus`, as scripts/test does"
+            }
+            Server::ReferenceMetrics => {
+                "`python3 -m venv .venv-metrics && .venv-metrics/bin/pip install nltk==3.10.4 sacrebleu==2.6.0`, as scripts/test does"
             }
         }
     }
@@ -142,6 +159,34 @@ impl Server {
                 .map(|_| repo().join(".venv-pytest/bin/python3")),
             Server::Go => {
                 which_in("go", &go_path_var()).ok_or_else(|| "no Go toolchain (go)".into())
+            }
+            Server::Llama => {
+                let venv = venv_dir("NEXTEDIT_LLAMA_VENV", ".venv-llama");
+                let python = present(venv.join("bin/python"))?;
+                let imports = Command::new(&python)
+                    .args(["-c", "import llama_cpp.server.app, gguf"])
+                    .stderr(std::process::Stdio::null())
+                    .status()
+                    .is_ok_and(|s| s.success());
+                if imports {
+                    Ok(python)
+                } else {
+                    Err(format!(
+                        "{} cannot import llama_cpp.server.app and gguf",
+                        python.display()
+                    ))
+                }
+            }
+            Server::Famulus => {
+                let famulus = repo().join(".famulus/bin/famulus");
+                if famulus.is_file() {
+                    Ok(famulus)
+                } else {
+                    Err(format!("{} is missing", famulus.display()))
+                }
+            }
+            Server::ReferenceMetrics => {
+                present(venv_dir("NEXTEDIT_METRICS_VENV", ".venv-metrics").join("bin/python"))
             }
         }
     }
@@ -234,11 +279,16 @@ pub fn gopls_command(gopath: &Path) -> Command {
     command
 }
 
+/// A venv: the one `$variable` names, else `default` in the repository.
+fn venv_dir(variable: &str, default: &str) -> PathBuf {
+    std::env::var_os(variable)
+        .map(PathBuf::from)
+        .unwrap_or_else(|| repo().join(default))
+}
+
 /// The jdtls venv: `$NEXTEDIT_JDTLS_VENV`, else `.venv-jdtls`.
 fn jdtls_venv_dir() -> PathBuf {
-    std::env::var_os("NEXTEDIT_JDTLS_VENV")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| repo().join(".venv-jdtls"))
+    venv_dir("NEXTEDIT_JDTLS_VENV", ".venv-jdtls")
 }
 
 /// The jdtls venv (see [`Server::Jdtls`]): the directory above its `bin/jdtls`.

@@ -1,5 +1,6 @@
-//! The retrieval flags of `nextedit tasks cut`: where context comes from, how much,
-//! and which retriever ranks it.
+//! The retrieval flags of `nextedit tasks cut`: where context comes from
+//! (`--context-from`, `--head`), how much (`--context-k`), and which retriever ranks it
+//! (`--retriever`).
 
 use std::path::{Path, PathBuf};
 

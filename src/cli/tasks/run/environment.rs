@@ -1,5 +1,5 @@
 //! The test-environment flags of `nextedit tasks run`: the interpreter of the Python
-//! tests and the setup run once per checkout.
+//! tests (`--python`) and the setup run once per checkout (`--setup`).
 
 use std::path::PathBuf;
 

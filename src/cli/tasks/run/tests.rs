@@ -1,6 +1,7 @@
 //! The flags of `nextedit tasks run` about its test runs: which tests each task runs
-//! (by the per-state coverage map or by name, how many, the coverage run's time
-//! limit) and whether their outcomes are served from the execution cache.
+//! (by the per-state coverage map or by name, `--tests-by`; how many, `--max-tests`; the
+//! coverage run's time limit, `--coverage-timeout`) and whether their outcomes are
+//! served from the execution cache (`--exec-cache`).
 
 use clap::{Args, ValueEnum};
 use nextedit::engine::task::covermap::{DEFAULT_MAX_TESTS, TestsBy};

@@ -1,4 +1,5 @@
-//! The ContextBench evaluation of one instance, and aggregation over instances.
+//! The ContextBench evaluation of one instance (coverage, precision and F1 per
+//! granularity, AUC, redundancy, EditLoc), and aggregation over instances.
 
 use std::cell::OnceCell;
 use std::collections::{BTreeSet, HashMap};
@@ -8,6 +9,7 @@ use serde::Serialize;
 use super::diff::{deleted_lines_compat, edited_lines};
 use super::input::{Gold, GoldRegion, Prediction, Step};
 use super::intervals::{self, Interval, IntervalMap};
+use crate::core::metrics::statistics::mean;
 use crate::core::syntax::{Definition, DefinitionSet, Language, definitions};
 
 /// Read access to the repository at the instance's base commit.
@@ -767,15 +769,6 @@ pub struct Aggregate {
     pub editloc_precision: Option<f64>,
 }
 
-fn mean(values: impl Iterator<Item = Option<f64>>) -> Option<f64> {
-    let (mut s, mut n) = (0.0, 0usize);
-    for v in values.flatten() {
-        s += v;
-        n += 1;
-    }
-    (n > 0).then(|| s / n as f64)
-}
-
 /// Aggregates `results` (error rows excluded by the caller).
 pub fn aggregate(results: &[InstanceResult]) -> Aggregate {
     let sum = |f: &dyn Fn(&GranularityScore) -> u64, gr: Granularity| -> u64 {
@@ -793,13 +786,21 @@ pub fn aggregate(results: &[InstanceResult]) -> Aggregate {
             div(sum(&|s| s.intersection, gr), sum(&|s| s.pred_size, gr))
         }),
         macro_coverage: PerGranularity::from_fn(|gr| {
-            mean(results.iter().map(|r| r.final_scores.get(gr).coverage))
+            mean(
+                results
+                    .iter()
+                    .filter_map(|r| r.final_scores.get(gr).coverage),
+            )
         }),
         macro_precision: PerGranularity::from_fn(|gr| {
-            mean(results.iter().map(|r| r.final_scores.get(gr).precision))
+            mean(
+                results
+                    .iter()
+                    .filter_map(|r| r.final_scores.get(gr).precision),
+            )
         }),
         macro_f1: PerGranularity::from_fn(|gr| {
-            mean(results.iter().map(|r| {
+            mean(results.iter().filter_map(|r| {
                 let s = r.final_scores.get(gr);
                 match (s.coverage, s.precision) {
                     (Some(c), Some(p)) => Some(if c + p > 0.0 {
@@ -812,14 +813,14 @@ pub fn aggregate(results: &[InstanceResult]) -> Aggregate {
             }))
         }),
         auc_coverage: PerGranularity::from_fn(|gr| {
-            mean(results.iter().map(|r| *r.trajectory.auc_coverage.get(gr)))
-        }),
-        redundancy: PerGranularity::from_fn(|gr| {
             mean(
                 results
                     .iter()
-                    .map(|r| Some(*r.trajectory.redundancy.get(gr))),
+                    .filter_map(|r| *r.trajectory.auc_coverage.get(gr)),
             )
+        }),
+        redundancy: PerGranularity::from_fn(|gr| {
+            mean(results.iter().map(|r| *r.trajectory.redundancy.get(gr)))
         }),
         editloc_recall: div(el_inter, el.iter().map(|e| e.gold_size).sum()),
         editloc_precision: div(el_inter, el.iter().map(|e| e.pred_size).sum()),

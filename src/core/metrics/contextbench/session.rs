@@ -12,6 +12,11 @@
 //! - an `open` names the whole file as opened, unless the editor sent visible ranges
 //!   for that file: then the open names the file only and the ranges say what was seen;
 //! - lines are 0-based half-open here and 1-based inclusive in ContextBench.
+//!
+//! The default gold is the edited lines plus the definitions they use, or the
+//! trajectory's `gold.context` when it has one. [`TrajectoryRepo`] is a `RepoView` over
+//! the trajectory's own texts (`nextedit context`), whose coverage curve comes as CSV
+//! or JSON (`SessionScores::coverage_curve_csv`, `coverage_curve_json`).
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::Path;

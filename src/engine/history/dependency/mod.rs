@@ -24,6 +24,12 @@
 //!
 //! A use resolves only to the definitions of the closest scope rank, so a name
 //! changed in many places links each use to its own definition, not to all of them.
+//! Edits sharing one fact are linked as a chain, and a use to its nearest definition,
+//! beyond `CLIQUE_MAX` (8) holders, so cost and edges stay near-linear.
+//!
+//! This file has the types and runs every rule; each rule family is a file of its own:
+//! `definitions`, `names`, `imports`, `testing`, `clones`, `moves`, `documentation`,
+//! and `tokens`, the words the rules compare.
 
 use std::collections::BTreeSet;
 

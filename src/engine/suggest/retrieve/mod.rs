@@ -20,7 +20,9 @@
 //!
 //! `generate` writes the location with the last edit's change applied, then every
 //! rename learned so far (most recent first). `complete` copies the most similar
-//! function ([`complete`]).
+//! function ([`complete`]). It reads the worktree at `initialize`, the changed files at
+//! each step, and the worktree's functions at the first `complete` after an
+//! `initialize`.
 
 pub mod change;
 pub mod chunks;

@@ -1,10 +1,13 @@
-//! Reading sessions back: summaries, reconstructed texts, trajectories.
+//! Reading sessions back: summaries, document texts rebuilt from snapshots plus edits,
+//! trajectories assembled (commit-derived and imported sessions are stored as one
+//! trajectory JSON, and counted from it).
 
 use std::collections::HashMap;
 
 use rusqlite::{OptionalExtension, params};
 
-use super::{Database, StoreError, sqlite};
+use super::values::stored;
+use super::{Database, SessionStatus, StoreError, sqlite};
 use crate::core::record::uri::uri_to_path;
 use crate::core::trajectory::{
     Change, CommitInfo, Event, EventBody, FileEntry, LineRange, Origin, Read, ReadRole,
@@ -22,8 +25,8 @@ pub struct SessionSummary {
     pub started_at: String,
     /// RFC 3339 end, if ended.
     pub ended_at: Option<String>,
-    /// running, ended, signalled, incomplete (frames were lost: see `dropped`).
-    pub status: String,
+    /// How it is (incomplete: frames were lost, see `dropped`).
+    pub status: SessionStatus,
     /// Workspace root.
     pub workspace: Option<String>,
     /// Git HEAD at start.
@@ -103,7 +106,7 @@ fn summary_from_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<SessionSummary>
         kind: row.get(1)?,
         started_at: row.get(2)?,
         ended_at: row.get(3)?,
-        status: row.get(4)?,
+        status: stored(row, 4, "sessions", "status")?,
         workspace: row.get(5)?,
         git_head: row.get(6)?,
         server_command: command
@@ -144,9 +147,36 @@ struct EditRow {
     origin: String,
 }
 
-impl Database {
+/// Reading sessions back: summaries, documents, reconstructed texts, trajectories.
+pub trait SessionRead {
     /// All sessions, newest first.
-    pub fn sessions(&self) -> Result<Vec<SessionSummary>, StoreError> {
+    fn sessions(&self) -> Result<Vec<SessionSummary>, StoreError>;
+
+    /// One session's summary, with its perceived edits counted.
+    fn session(&self, id: i64) -> Result<SessionSummary, StoreError>;
+
+    /// Documents of a session in the order they were first seen (for commit-derived and
+    /// imported sessions, the files of their stored trajectory).
+    fn documents(&self, id: i64) -> Result<Vec<DocumentSummary>, StoreError>;
+
+    /// Finds a document by URI, path, or unique path suffix.
+    fn find_document(&self, id: i64, name: &str) -> Result<DocumentSummary, StoreError>;
+
+    /// Text of a document after every recorded row up to `upto_seq` (all rows if `None`).
+    /// `None` when the document's text was never stored (excluded, or never opened).
+    fn document_text(
+        &self,
+        id: i64,
+        uri: &str,
+        upto_seq: Option<u64>,
+    ) -> Result<Option<String>, StoreError>;
+
+    /// The session as a trajectory (the `schemas/trajectory.schema.json` document).
+    fn trajectory(&self, id: i64) -> Result<Trajectory, StoreError>;
+}
+
+impl SessionRead for Database {
+    fn sessions(&self) -> Result<Vec<SessionSummary>, StoreError> {
         let mut stmt = self
             .conn
             .prepare(&format!("{SUMMARY_SQL} ORDER BY s.id DESC"))
@@ -161,34 +191,13 @@ impl Database {
         Ok(rows)
     }
 
-    /// How many edits a person perceives in the session (its trajectory's edits).
-    fn perceived_edits(&self, id: i64) -> Option<i64> {
-        self.trajectory(id).ok().map(|t| t.edits.len() as i64)
-    }
-
-    /// One session's summary, with its perceived edits counted.
-    pub fn session(&self, id: i64) -> Result<SessionSummary, StoreError> {
+    fn session(&self, id: i64) -> Result<SessionSummary, StoreError> {
         let mut summary = self.session_row(id)?;
         summary.edits = self.perceived_edits(id);
         Ok(summary)
     }
 
-    /// One session's row, without the perceived edits (which need the trajectory).
-    fn session_row(&self, id: i64) -> Result<SessionSummary, StoreError> {
-        self.conn
-            .query_row(
-                &format!("{SUMMARY_SQL} WHERE s.id = ?1"),
-                [id],
-                summary_from_row,
-            )
-            .optional()
-            .map_err(|source| sqlite(&self.path, source))?
-            .ok_or(StoreError::NoSession(id))
-    }
-
-    /// Documents of a session in the order they were first seen (for commit-derived and
-    /// imported sessions, the files of their stored trajectory).
-    pub fn documents(&self, id: i64) -> Result<Vec<DocumentSummary>, StoreError> {
+    fn documents(&self, id: i64) -> Result<Vec<DocumentSummary>, StoreError> {
         if let Some(trajectory) = self.stored_trajectory(id)? {
             return Ok(trajectory
                 .files
@@ -219,8 +228,7 @@ impl Database {
         })
     }
 
-    /// Finds a document by URI, path, or unique path suffix.
-    pub fn find_document(&self, id: i64, name: &str) -> Result<DocumentSummary, StoreError> {
+    fn find_document(&self, id: i64, name: &str) -> Result<DocumentSummary, StoreError> {
         self.session(id)?;
         let documents = self.documents(id)?;
         if let Some(doc) = documents.iter().find(|d| d.uri == name || d.path == name) {
@@ -251,9 +259,7 @@ impl Database {
         }
     }
 
-    /// Text of a document after every recorded row up to `upto_seq` (all rows if `None`).
-    /// `None` when the document's text was never stored (excluded, or never opened).
-    pub fn document_text(
+    fn document_text(
         &self,
         id: i64,
         uri: &str,
@@ -296,6 +302,73 @@ impl Database {
             })?;
         }
         Ok(Some(text))
+    }
+
+    fn trajectory(&self, id: i64) -> Result<Trajectory, StoreError> {
+        let summary = self.session_row(id)?;
+        if let Some(trajectory) = self.stored_trajectory(id)? {
+            return Ok(trajectory);
+        }
+        let documents = self.documents(id)?;
+        let names = FileNames {
+            path_of: (documents.iter())
+                .map(|d| (d.uri.clone(), d.path.clone()))
+                .collect(),
+            workspace: summary.workspace.clone(),
+        };
+        let mut trajectory = Trajectory::new(session_info(id, &summary));
+        // Events from every table, merged by seq.
+        let (mut events, first_open) = self.snapshot_events(id, &names)?;
+        events.extend(self.edit_events(id, &names)?);
+        let (reads, read_uris) = self.read_events(id, &names)?;
+        events.extend(reads);
+        events.extend(self.signal_events(id, &names)?);
+        events.sort_by_key(|e| e.seq);
+        trajectory.events = events;
+        for doc in &documents {
+            let base_text = first_open.get(&doc.uri).cloned().flatten();
+            let final_text = if doc.excluded {
+                None
+            } else {
+                self.document_text(id, &doc.uri, None)?
+            };
+            trajectory.files.push(FileEntry {
+                uri: Some(doc.uri.clone()),
+                language: doc.language_id.clone(),
+                final_text,
+                excluded: doc.excluded,
+                ..FileEntry::new(doc.path.clone(), base_text)
+            });
+        }
+        for uri in read_uris {
+            trajectory.files.push(FileEntry {
+                uri: Some(uri.clone()),
+                ..FileEntry::new(names.name(&uri), None)
+            });
+        }
+        // The edits a person would name, in the order they began (real temporal order).
+        recompute_recorded_edits(&mut trajectory);
+        Ok(trajectory)
+    }
+}
+
+impl Database {
+    /// How many edits a person perceives in the session (its trajectory's edits).
+    fn perceived_edits(&self, id: i64) -> Option<i64> {
+        self.trajectory(id).ok().map(|t| t.edits.len() as i64)
+    }
+
+    /// One session's row, without the perceived edits (which need the trajectory).
+    fn session_row(&self, id: i64) -> Result<SessionSummary, StoreError> {
+        self.conn
+            .query_row(
+                &format!("{SUMMARY_SQL} WHERE s.id = ?1"),
+                [id],
+                summary_from_row,
+            )
+            .optional()
+            .map_err(|source| sqlite(&self.path, source))?
+            .ok_or(StoreError::NoSession(id))
     }
 
     fn edit_rows(
@@ -343,100 +416,118 @@ impl Database {
                 trajectory
             }))
     }
+}
 
-    /// The session as a trajectory (the `schemas/trajectory.schema.json` document).
-    pub fn trajectory(&self, id: i64) -> Result<Trajectory, StoreError> {
-        let summary = self.session_row(id)?;
-        if let Some(trajectory) = self.stored_trajectory(id)? {
-            return Ok(trajectory);
+/// How a recorded session's URIs are named in its trajectory: a document's own path,
+/// else the path relative to the workspace, else the path or the URI as it is.
+struct FileNames {
+    /// Each document's path, by URI.
+    path_of: HashMap<String, String>,
+    /// The session's workspace root.
+    workspace: Option<String>,
+}
+
+impl FileNames {
+    /// The name of `uri`.
+    fn name(&self, uri: &str) -> String {
+        if let Some(path) = self.path_of.get(uri) {
+            return path.clone();
         }
-        let documents = self.documents(id)?;
-        let workspace = summary.workspace.clone();
-        let path_of: HashMap<String, String> = documents
-            .iter()
-            .map(|d| (d.uri.clone(), d.path.clone()))
-            .collect();
-        let file_name = |uri: &str| -> String {
-            if let Some(path) = path_of.get(uri) {
-                return path.clone();
-            }
-            let Some(path) = uri_to_path(uri) else {
-                return uri.to_string();
-            };
-            match workspace
-                .as_deref()
-                .and_then(|w| path.strip_prefix(&format!("{}/", w.trim_end_matches('/'))))
-                .and_then(|rel| crate::core::trajectory::RelPath::parse(rel).ok())
-            {
-                Some(rel) => rel.as_str().to_string(),
-                None => path,
-            }
+        let Some(path) = uri_to_path(uri) else {
+            return uri.to_string();
         };
-        let mut trajectory = Trajectory::new(SessionInfo {
-            id: id.to_string(),
-            kind: SessionKind::parse(&summary.kind).unwrap_or(SessionKind::Recorded),
-            workspace: summary.workspace.clone(),
-            git_head: summary.git_head.clone(),
-            commit: summary.linked_commit.as_deref().map(|sha| CommitInfo {
-                // The sha only: the CLI fills the rest from the repository.
-                sha: sha.to_string(),
-                parent: None,
-                message: None,
-                project: None,
-            }),
-            server_command: summary.server_command.clone(),
-            position_encoding: summary.position_encoding.clone(),
-            started_at: Some(summary.started_at.clone()),
-            ended_at: summary.ended_at.clone(),
-        });
-        // Events from every table, merged by seq.
-        let mut events: Vec<Event> = Vec::new();
-        let mut first_open: HashMap<String, Option<String>> = HashMap::new();
+        match (self.workspace.as_deref())
+            .and_then(|w| path.strip_prefix(&format!("{}/", w.trim_end_matches('/'))))
+            .and_then(|rel| crate::core::trajectory::RelPath::parse(rel).ok())
         {
-            let rows = self.rows("SELECT seq, t_ns, uri, kind, version, text FROM snapshots WHERE session_id = ?1 ORDER BY seq", [id], |row| {
-                    Ok((
-                        row.get::<_, i64>(0)? as u64,
-                        row.get::<_, i64>(1)? as u64,
-                        row.get::<_, String>(2)?,
-                        row.get::<_, String>(3)?,
-                        row.get::<_, i64>(4)?,
-                        row.get::<_, Option<String>>(5)?,
-                    ))
-                })?;
-            for (seq, t_ns, uri, kind, version, text) in rows {
-                let file = file_name(&uri);
-                let body = match kind.as_str() {
-                    "open" => {
-                        let text = if first_open.contains_key(&uri) {
-                            // Re-opened: include the text only if it differs from the tracked one.
-                            let tracked = self.document_text(id, &uri, Some(seq - 1))?;
-                            if tracked == text { None } else { text }
-                        } else {
-                            first_open.insert(uri.clone(), text);
-                            None
-                        };
-                        EventBody::Open {
-                            file,
-                            version,
-                            text,
-                        }
-                    }
-                    "save" => EventBody::Save { file },
-                    _ => EventBody::Close { file },
-                };
-                events.push(Event {
-                    seq,
-                    t_ms: t_ns as f64 / 1e6,
-                    body,
-                });
-            }
+            Some(rel) => rel.as_str().to_string(),
+            None => path,
         }
-        for edit in self.edit_rows(id, None, 0, i64::MAX)? {
+    }
+}
+
+/// The text each document was first opened with, by URI (`None`: never stored).
+type FirstOpens = HashMap<String, Option<String>>;
+
+/// A recorded session's header in its trajectory.
+fn session_info(id: i64, summary: &SessionSummary) -> SessionInfo {
+    SessionInfo {
+        id: id.to_string(),
+        kind: SessionKind::parse(&summary.kind).unwrap_or(SessionKind::Recorded),
+        workspace: summary.workspace.clone(),
+        git_head: summary.git_head.clone(),
+        commit: summary.linked_commit.as_deref().map(|sha| CommitInfo {
+            // The sha only: the CLI fills the rest from the repository.
+            sha: sha.to_string(),
+            parent: None,
+            message: None,
+            project: None,
+        }),
+        server_command: summary.server_command.clone(),
+        position_encoding: summary.position_encoding.clone(),
+        started_at: Some(summary.started_at.clone()),
+        ended_at: summary.ended_at.clone(),
+    }
+}
+
+impl Database {
+    /// A recorded session's opens, saves and closes as events, with the text each
+    /// document was first opened with (by URI).
+    fn snapshot_events(
+        &self,
+        id: i64,
+        names: &FileNames,
+    ) -> Result<(Vec<Event>, FirstOpens), StoreError> {
+        let mut events = Vec::new();
+        let mut first_open = FirstOpens::new();
+        let rows = self.rows("SELECT seq, t_ns, uri, kind, version, text FROM snapshots WHERE session_id = ?1 ORDER BY seq", [id], |row| {
+                Ok((
+                    row.get::<_, i64>(0)? as u64,
+                    row.get::<_, i64>(1)? as u64,
+                    row.get::<_, String>(2)?,
+                    row.get::<_, String>(3)?,
+                    row.get::<_, i64>(4)?,
+                    row.get::<_, Option<String>>(5)?,
+                ))
+            })?;
+        for (seq, t_ns, uri, kind, version, text) in rows {
+            let file = names.name(&uri);
+            let body = match kind.as_str() {
+                "open" => {
+                    let text = if first_open.contains_key(&uri) {
+                        // Re-opened: include the text only if it differs from the tracked one.
+                        let tracked = self.document_text(id, &uri, Some(seq - 1))?;
+                        if tracked == text { None } else { text }
+                    } else {
+                        first_open.insert(uri.clone(), text);
+                        None
+                    };
+                    EventBody::Open {
+                        file,
+                        version,
+                        text,
+                    }
+                }
+                "save" => EventBody::Save { file },
+                _ => EventBody::Close { file },
+            };
             events.push(Event {
+                seq,
+                t_ms: t_ns as f64 / 1e6,
+                body,
+            });
+        }
+        Ok((events, first_open))
+    }
+
+    /// A recorded session's content changes as events.
+    fn edit_events(&self, id: i64, names: &FileNames) -> Result<Vec<Event>, StoreError> {
+        Ok((self.edit_rows(id, None, 0, i64::MAX)?.into_iter())
+            .map(|edit| Event {
                 seq: edit.seq,
                 t_ms: edit.t_ns as f64 / 1e6,
                 body: EventBody::Change(Change {
-                    file: file_name(&edit.uri),
+                    file: names.name(&edit.uri),
                     version: edit.version,
                     start_byte: edit.start_byte,
                     end_byte: edit.end_byte,
@@ -447,84 +538,73 @@ impl Database {
                     after: edit.after,
                     origin: Origin::parse(&edit.origin).unwrap_or(Origin::User),
                 }),
-            });
-        }
+            })
+            .collect())
+    }
+
+    /// A recorded session's reads as events, with the URIs read that are no document
+    /// of the session, in the order first read.
+    fn read_events(
+        &self,
+        id: i64,
+        names: &FileNames,
+    ) -> Result<(Vec<Event>, Vec<String>), StoreError> {
+        let mut events = Vec::new();
         let mut read_uris: Vec<String> = Vec::new();
-        {
-            let rows = self.rows("SELECT seq, t_ns, uri, via, role, start_line, end_line FROM reads WHERE session_id = ?1 ORDER BY seq", [id], |row| {
-                    Ok((
-                        row.get::<_, i64>(0)? as u64,
-                        row.get::<_, i64>(1)? as u64,
-                        row.get::<_, String>(2)?,
-                        row.get::<_, String>(3)?,
-                        row.get::<_, String>(4)?,
-                        row.get::<_, i64>(5)? as usize,
-                        row.get::<_, i64>(6)? as usize,
-                    ))
-                })?;
-            for (seq, t_ns, uri, via, role, start, end) in rows {
-                if !path_of.contains_key(&uri) && !read_uris.contains(&uri) {
-                    read_uris.push(uri.clone());
-                }
-                events.push(Event {
-                    seq,
-                    t_ms: t_ns as f64 / 1e6,
-                    body: EventBody::Read(Read {
-                        file: file_name(&uri),
-                        lines: LineRange::new(start, end),
-                        via,
-                        role: ReadRole::parse(&role).unwrap_or(ReadRole::Request),
-                    }),
-                });
+        let rows = self.rows("SELECT seq, t_ns, uri, via, role, start_line, end_line FROM reads WHERE session_id = ?1 ORDER BY seq", [id], |row| {
+                Ok((
+                    row.get::<_, i64>(0)? as u64,
+                    row.get::<_, i64>(1)? as u64,
+                    row.get::<_, String>(2)?,
+                    row.get::<_, String>(3)?,
+                    row.get::<_, String>(4)?,
+                    row.get::<_, i64>(5)? as usize,
+                    row.get::<_, i64>(6)? as usize,
+                ))
+            })?;
+        for (seq, t_ns, uri, via, role, start, end) in rows {
+            if !names.path_of.contains_key(&uri) && !read_uris.contains(&uri) {
+                read_uris.push(uri.clone());
             }
-        }
-        {
-            let rows = self.rows("SELECT seq, t_ns, kind, uri, payload FROM signals WHERE session_id = ?1 ORDER BY seq", [id], |row| {
-                    Ok((
-                        row.get::<_, i64>(0)? as u64,
-                        row.get::<_, i64>(1)? as u64,
-                        row.get::<_, String>(2)?,
-                        row.get::<_, Option<String>>(3)?,
-                        row.get::<_, String>(4)?,
-                    ))
-                })?;
-            for (seq, t_ns, kind, uri, payload) in rows {
-                events.push(Event {
-                    seq,
-                    t_ms: t_ns as f64 / 1e6,
-                    body: EventBody::Signal(Signal {
-                        kind: kind.into(),
-                        file: uri.as_deref().map(file_name),
-                        payload: serde_json::from_str(&payload).unwrap_or(serde_json::Value::Null),
-                    }),
-                });
-            }
-        }
-        events.sort_by_key(|e| e.seq);
-        trajectory.events = events;
-        for doc in &documents {
-            let base_text = first_open.get(&doc.uri).cloned().flatten();
-            let final_text = if doc.excluded {
-                None
-            } else {
-                self.document_text(id, &doc.uri, None)?
-            };
-            trajectory.files.push(FileEntry {
-                uri: Some(doc.uri.clone()),
-                language: doc.language_id.clone(),
-                final_text,
-                excluded: doc.excluded,
-                ..FileEntry::new(doc.path.clone(), base_text)
+            events.push(Event {
+                seq,
+                t_ms: t_ns as f64 / 1e6,
+                body: EventBody::Read(Read {
+                    file: names.name(&uri),
+                    lines: LineRange::new(start, end),
+                    via,
+                    role: ReadRole::parse(&role).unwrap_or(ReadRole::Request),
+                }),
             });
         }
-        for uri in read_uris {
-            trajectory.files.push(FileEntry {
-                uri: Some(uri.clone()),
-                ..FileEntry::new(file_name(&uri), None)
-            });
-        }
-        // The edits a person would name, in the order they began (real temporal order).
-        recompute_recorded_edits(&mut trajectory);
-        Ok(trajectory)
+        Ok((events, read_uris))
+    }
+
+    /// A recorded session's editor signals as events.
+    fn signal_events(&self, id: i64, names: &FileNames) -> Result<Vec<Event>, StoreError> {
+        let rows = self.rows(
+            "SELECT seq, t_ns, kind, uri, payload FROM signals WHERE session_id = ?1 ORDER BY seq",
+            [id],
+            |row| {
+                Ok((
+                    row.get::<_, i64>(0)? as u64,
+                    row.get::<_, i64>(1)? as u64,
+                    row.get::<_, String>(2)?,
+                    row.get::<_, Option<String>>(3)?,
+                    row.get::<_, String>(4)?,
+                ))
+            },
+        )?;
+        Ok((rows.into_iter())
+            .map(|(seq, t_ns, kind, uri, payload)| Event {
+                seq,
+                t_ms: t_ns as f64 / 1e6,
+                body: EventBody::Signal(Signal {
+                    kind: kind.into(),
+                    file: uri.as_deref().map(|u| names.name(u)),
+                    payload: serde_json::from_str(&payload).unwrap_or(serde_json::Value::Null),
+                }),
+            })
+            .collect())
     }
 }

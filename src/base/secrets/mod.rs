@@ -1,15 +1,23 @@
 //! The one way nextedit prints or stores a text it did not write (an error message, a
 //! server's answer, a test's output): secrets masked and the length capped.
 //!
-//! Masking ([`mask`]) covers privacy's secret patterns (`record::privacy`), what
+//! Masking ([`mask`]) covers the secret patterns of recordings ([`patterns`]), what
 //! messages carry besides (a URL's credentials, a bearer token, an `api_key=` value)
 //! and the literal secrets this process holds: the values of its environment variables
 //! whose names say they are secret (`OPENAI_API_KEY`, `GITHUB_TOKEN`, …) and every key a
 //! suggester read ([`remember`]), so a server that reflects its key in an error, or a
 //! test that prints the environment, gets it masked even when it does not look like a
-//! key. Masks are `*` of the same length. [`scrub`] also cuts a text longer than
-//! [`MAX_MESSAGE`] bytes, keeping its head and tail around a `… (N bytes cut) …`
-//! marker, so a 100 MB input echoed in an error is never printed or stored whole.
+//! key. Masks are `*` of the same length. [`mask_known`] masks only the literals (for
+//! model answers, which a cache must replay as they were). [`scrub`] also cuts a text
+//! longer than [`MAX_MESSAGE`] bytes (4 KiB), keeping its head and tail around a
+//! `… (N bytes cut) …` marker, so a 100 MB input echoed in an error is never printed
+//! or stored whole.
+//!
+//! Applied where errors are made (`CallFailure`), stored (`store::{runs, cache,
+//! tasks}`), read back (a database made elsewhere) and printed (the CLI's error line,
+//! replay's notes, skipped items).
+
+pub mod patterns;
 
 use std::borrow::Cow;
 use std::sync::{LazyLock, RwLock};
@@ -86,8 +94,8 @@ pub fn mask(text: &str) -> Cow<'_, str> {
     });
     let masked = star(text, spans.chain(literal_spans(text)).collect());
     match masked {
-        Cow::Borrowed(_) => crate::core::record::privacy::mask(text),
-        Cow::Owned(masked) => Cow::Owned(crate::core::record::privacy::mask(&masked).into_owned()),
+        Cow::Borrowed(_) => patterns::mask(text),
+        Cow::Owned(masked) => Cow::Owned(patterns::mask(&masked).into_owned()),
     }
 }
 

@@ -15,9 +15,11 @@ use std::time::{Duration, Instant};
 use crossbeam_channel::{Receiver, Sender};
 use serde_json::{Value, json};
 
-use super::Method;
-use super::framing::{Chunk, FrameDecoder, encode_frame};
 use crate::base::jsonrpc::{self, Incoming, RequestId, RequestIds, Response};
+use crate::base::sys::process;
+use crate::core::lsp::Method;
+use crate::core::lsp::framing::{Chunk, FrameDecoder, encode_frame};
+use crate::core::record::uri::path_to_uri;
 
 /// Errors of the LSP client.
 #[derive(Debug, thiserror::Error)]
@@ -271,31 +273,24 @@ impl LspClient {
     /// Waits for the process to exit, killing it after `timeout`.
     pub fn wait(&mut self, timeout: Duration) -> ExitStatus {
         let deadline = Instant::now() + timeout;
-        loop {
-            if let Ok(Some(status)) = self.child.try_wait() {
-                if let Some(reader) = self.reader.take() {
-                    let _ = reader.join();
-                }
-                return status;
-            }
-            if Instant::now() >= deadline {
+        let status = match process::wait_until(&mut self.child, deadline) {
+            Ok(Some(status)) => status,
+            _ => {
                 let _ = self.child.kill();
-                let status = self.child.wait().expect("wait after kill");
-                if let Some(reader) = self.reader.take() {
-                    let _ = reader.join();
-                }
-                return status;
+                self.child.wait().expect("wait after kill")
             }
-            std::thread::sleep(Duration::from_millis(5));
+        };
+        if let Some(reader) = self.reader.take() {
+            let _ = reader.join();
         }
+        status
     }
 }
 
 impl Drop for LspClient {
     fn drop(&mut self) {
         if let Ok(None) = self.child.try_wait() {
-            let _ = self.child.kill();
-            let _ = self.child.wait();
+            process::end(&mut self.child);
         }
     }
 }
@@ -398,18 +393,4 @@ fn server_request_reply(method: &Method, message: &Value) -> Value {
         Method::ApplyEdit => json!({"applied": false}),
         _ => Value::Null,
     }
-}
-
-/// A `file://` URI for an absolute path (percent-encoding what URIs require).
-pub fn path_to_uri(path: &Path) -> String {
-    let mut uri = String::from("file://");
-    for byte in path.to_string_lossy().as_bytes() {
-        match byte {
-            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'/' | b'-' | b'_' | b'.' | b'~' => {
-                uri.push(*byte as char)
-            }
-            other => uri.push_str(&format!("%{other:02X}")),
-        }
-    }
-    uri
 }
