@@ -307,12 +307,13 @@ fn frames_read_after_the_sessions_end_are_counted_and_said() {
     Database::open(&db).unwrap();
     let locker = rusqlite::Connection::open(&db).unwrap();
     locker.execute_batch("BEGIN EXCLUSIVE").unwrap();
-    // The server exits on the editor's `exit` notification.
-    let env = [("NEXTEDIT_BUSY_TIMEOUT_MS", "20")];
-    let mut child = spawn_proxy(&db, &stderr, &env, r#"sed -n '/"exit"/q'"#);
-    let mut stdin = child.stdin.take().unwrap();
     let mut bytes = burst(n);
     bytes.extend(encode_frame(br#"{"jsonrpc":"2.0","method":"exit"}"#));
+    // The server exits once it has read all of that.
+    let server = format!("head -c {} > /dev/null", bytes.len());
+    let env = [("NEXTEDIT_BUSY_TIMEOUT_MS", "20")];
+    let mut child = spawn_proxy(&db, &stderr, &env, &server);
+    let mut stdin = child.stdin.take().unwrap();
     stdin.write_all(&bytes).unwrap();
     stdin.flush().unwrap();
     // The session ended and its records wait for the database: the editor goes on.
