@@ -71,6 +71,14 @@ fn count(db: &Path, sql: &str) -> i64 {
         .unwrap()
 }
 
+/// A new database `db`, write-locked by another connection until it commits.
+fn locked(db: &Path) -> rusqlite::Connection {
+    Database::open(db).unwrap();
+    let locker = rusqlite::Connection::open(db).unwrap();
+    locker.execute_batch("BEGIN EXCLUSIVE").unwrap();
+    locker
+}
+
 fn session_state(db: &Path) -> (String, i64) {
     Database::open_existing(db)
         .unwrap()
@@ -197,10 +205,9 @@ fn a_writer_failing_on_a_batch_loses_that_batch_only_and_says_so() {
         // Written, or lost and said: the editor is still there, so a failure is in
         // the live session, not in the drain at exit.
         nvim::wait_until("the piece", || {
-            let lost = std::fs::read_to_string(&stderr)
-                .is_ok_and(|e| e.contains("failed on a batch"))
-                .then(|| lost_batch(&stderr).0)
-                .unwrap_or(0);
+            let failed =
+                std::fs::read_to_string(&stderr).is_ok_and(|e| e.contains("failed on a batch"));
+            let lost = if failed { lost_batch(&stderr).0 } else { 0 };
             nvim::db_count(&db, "SELECT count(*) FROM messages") + lost
                 == ((p + 1) * piece + 1) as i64
         });
@@ -304,9 +311,7 @@ fn frames_read_after_the_sessions_end_are_counted_and_said() {
     let tmp = tempfile::tempdir().unwrap();
     let db = tmp.path().join("rec.db");
     let stderr = tmp.path().join("stderr.txt");
-    Database::open(&db).unwrap();
-    let locker = rusqlite::Connection::open(&db).unwrap();
-    locker.execute_batch("BEGIN EXCLUSIVE").unwrap();
+    let locker = locked(&db);
     let mut bytes = burst(n);
     bytes.extend(encode_frame(br#"{"jsonrpc":"2.0","method":"exit"}"#));
     // The server exits once it has read all of that.
@@ -401,9 +406,7 @@ fn a_database_locked_at_exit_is_waited_for() {
     let tmp = tempfile::tempdir().unwrap();
     let db = tmp.path().join("rec.db");
     let stderr = tmp.path().join("stderr.txt");
-    Database::open(&db).unwrap();
-    let locker = rusqlite::Connection::open(&db).unwrap();
-    locker.execute_batch("BEGIN EXCLUSIVE").unwrap();
+    let locker = locked(&db);
     let mut child = spawn_sink_proxy(&db, &stderr, &[("NEXTEDIT_BUSY_TIMEOUT_MS", "20")]);
     let mut stdin = child.stdin.take().unwrap();
     stdin.write_all(&burst(n)).unwrap();
@@ -442,9 +445,7 @@ fn a_database_locked_past_exit_is_completed_by_the_next_proxy() {
     let tmp = tempfile::tempdir().unwrap();
     let db = tmp.path().join("rec.db");
     let stderr = tmp.path().join("stderr.txt");
-    Database::open(&db).unwrap();
-    let locker = rusqlite::Connection::open(&db).unwrap();
-    locker.execute_batch("BEGIN EXCLUSIVE").unwrap();
+    let locker = locked(&db);
     let env = [
         ("NEXTEDIT_BUSY_TIMEOUT_MS", "20"),
         ("NEXTEDIT_EXIT_PATIENCE_MS", "300"),

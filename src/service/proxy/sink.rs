@@ -86,7 +86,7 @@ pub fn run_writer(
         draining: false,
     };
     // Create the session row right away so even an idle session is listed.
-    sink.guarded(|sink| {
+    sink.survive(|sink| {
         sink.ensure_session(false);
     });
     // Low priority on a thread of its own until the recorder says the editor has gone
@@ -181,7 +181,7 @@ impl Sink {
                     self.guarded(|sink| sink.push(records));
                 }
                 Ok(Write::GitHead(head)) => {
-                    self.guarded(|sink| sink.set_git_head(head));
+                    self.survive(|sink| sink.set_git_head(head));
                 }
                 Ok(Write::Flush) | Err(RecvTimeoutError::Timeout) => {
                     self.guarded(|sink| sink.flush(false));
@@ -197,17 +197,23 @@ impl Sink {
         }
     }
 
-    /// Runs one unit of the writer's work (a batch taken or written, a flush, the
-    /// finish). A panic in it (a bug; the panic message is on stderr) loses the
-    /// records it held, which are counted and said, and the writer goes on: a
-    /// panicking thread would otherwise end the recording silently, the session never
-    /// ended. Returns false after a panic.
+    /// Runs one unit of the writer's work on the buffered records (a batch taken or
+    /// written, a flush, the finish). A panic in it (a bug; the panic message is on
+    /// stderr) loses the records it held, which are counted and said, and the writer
+    /// goes on: a panicking thread would otherwise end the recording silently, the
+    /// session never ended. Returns false after a panic.
     fn guarded(&mut self, work: impl FnOnce(&mut Sink)) -> bool {
-        let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| work(self)));
-        if outcome.is_err() {
+        let survived = self.survive(work);
+        if !survived {
             self.lose_buffer();
         }
-        outcome.is_ok()
+        survived
+    }
+
+    /// Runs work that holds no records (the session row, the git HEAD); false if it
+    /// panicked (the panic message is on stderr).
+    fn survive(&mut self, work: impl FnOnce(&mut Sink)) -> bool {
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| work(self))).is_ok()
     }
 
     /// After a panic: the records buffered are lost (a transaction the panic broke
@@ -239,7 +245,7 @@ impl Sink {
     /// Ends the session with `dropped` frames lost; says so when even that fails.
     fn end_session(&mut self, end: SessionEnd, dropped: u64) {
         let mut ended = Ok(());
-        let finished = self.guarded(|sink| {
+        let finished = self.survive(|sink| {
             if let (Some(db), Some(session)) = (sink.db.as_mut(), sink.session) {
                 ended = db.end_session(session, end, dropped);
             }
