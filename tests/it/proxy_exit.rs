@@ -21,11 +21,16 @@ const DOC: &str = "file:///ws/burst.py";
 /// The proxy in front of a server that reads and discards everything (`cat`), so
 /// only the recorder can be slow; stderr goes to `stderr`.
 fn spawn_sink_proxy(db: &Path, stderr: &Path, env: &[(&str, &str)]) -> Child {
+    spawn_proxy(db, stderr, env, "cat > /dev/null")
+}
+
+/// The proxy in front of the shell `server` script; stderr goes to `stderr`.
+fn spawn_proxy(db: &Path, stderr: &Path, env: &[(&str, &str)], server: &str) -> Child {
     let mut command = Command::new(nextedit_bin());
     command
         .args(["proxy", "--db"])
         .arg(db)
-        .args(["--", "sh", "-c", "cat > /dev/null"])
+        .args(["--", "sh", "-c", server])
         .stdin(Stdio::piped())
         .stdout(Stdio::null())
         .stderr(std::fs::File::create(stderr).unwrap());
@@ -44,13 +49,18 @@ fn burst(n: usize) -> Vec<u8> {
         .as_bytes(),
     );
     for i in 1..=n {
-        let (end, text) = if i % 2 == 1 { (0, "a") } else { (1, "") };
-        let body = format!(
-            r#"{{"jsonrpc":"2.0","method":"textDocument/didChange","params":{{"textDocument":{{"uri":"{DOC}","version":{i}}},"contentChanges":[{{"range":{{"start":{{"line":0,"character":0}},"end":{{"line":0,"character":{end}}}}},"text":"{text}"}}]}}}}"#
-        );
-        out.extend(encode_frame(body.as_bytes()));
+        out.extend(change(i));
     }
     out
+}
+
+/// The didChange of version `i`: odd versions insert `a` at the start, even ones delete it.
+fn change(i: usize) -> Vec<u8> {
+    let (end, text) = if i % 2 == 1 { (0, "a") } else { (1, "") };
+    let body = format!(
+        r#"{{"jsonrpc":"2.0","method":"textDocument/didChange","params":{{"textDocument":{{"uri":"{DOC}","version":{i}}},"contentChanges":[{{"range":{{"start":{{"line":0,"character":0}},"end":{{"line":0,"character":{end}}}}},"text":"{text}"}}]}}}}"#
+    );
+    encode_frame(body.as_bytes())
 }
 
 fn count(db: &Path, sql: &str) -> i64 {
@@ -59,6 +69,14 @@ fn count(db: &Path, sql: &str) -> i64 {
         .connection()
         .query_row(sql, [], |r| r.get(0))
         .unwrap()
+}
+
+/// A new database `db`, write-locked by another connection until it commits.
+fn locked(db: &Path) -> rusqlite::Connection {
+    Database::open(db).unwrap();
+    let locker = rusqlite::Connection::open(db).unwrap();
+    locker.execute_batch("BEGIN EXCLUSIVE").unwrap();
+    locker
 }
 
 fn session_state(db: &Path) -> (String, i64) {
@@ -163,6 +181,185 @@ fn a_recorder_failing_on_a_frame_loses_that_frame_only_and_says_so() {
     );
 }
 
+/// The writer fails writing one batch (a bug; injected here) while the editor is
+/// there: that batch is lost, counted exactly and said, and every frame after it is
+/// still recorded (before, the batch vanished uncounted and the session looked
+/// complete). The editor sends four pieces of 500 changes, each once the one before
+/// is written, so the session is written in several batches; seq 2001 is about
+/// change 1,000 (a change is a message and an edit).
+#[test]
+fn a_writer_failing_on_a_batch_loses_that_batch_only_and_says_so() {
+    let (pieces, piece) = (4, 500);
+    let tmp = tempfile::tempdir().unwrap();
+    let db = tmp.path().join("rec.db");
+    let stderr = tmp.path().join("stderr.txt");
+    let mut child = spawn_sink_proxy(&db, &stderr, &[("NEXTEDIT_TEST_WRITER_PANIC_AT", "2001")]);
+    let mut stdin = child.stdin.take().unwrap();
+    let bytes = burst(0);
+    stdin.write_all(&bytes).unwrap();
+    for p in 0..pieces {
+        for i in p * piece + 1..=(p + 1) * piece {
+            stdin.write_all(&change(i)).unwrap();
+        }
+        stdin.flush().unwrap();
+        // Written, or lost and said: the editor is still there, so a failure is in
+        // the live session, not in the drain at exit.
+        nvim::wait_until("the piece", || {
+            let failed =
+                std::fs::read_to_string(&stderr).is_ok_and(|e| e.contains("failed on a batch"));
+            let lost = if failed { lost_batch(&stderr).0 } else { 0 };
+            nvim::db_count(&db, "SELECT count(*) FROM messages") + lost
+                == ((p + 1) * piece + 1) as i64
+        });
+    }
+    drop(stdin);
+    assert!(child.wait().unwrap().success());
+    let (lost, ..) = lost_batch(&stderr);
+    assert!(lost < (2 * piece) as i64, "one batch only: {lost}");
+    // On the writer's low-priority thread of the live session.
+    let message = std::fs::read_to_string(&stderr).unwrap();
+    assert!(
+        message.contains("thread 'nextedit-writer-live'"),
+        "{message}"
+    );
+    check_lost_batch(&db, &stderr, (pieces * piece + 1) as i64);
+}
+
+/// The writer fails on the last batch, written after the editor closed (the server's
+/// farewell, frame 202, past seq 403: didOpen and each change take two): the session is still ended, marked incomplete with that
+/// frame counted (before, the writer thread died: the session stayed `running`,
+/// nothing counted, nothing said).
+#[test]
+fn a_writer_failing_in_the_final_drain_still_ends_the_session() {
+    let n = 200;
+    let tmp = tempfile::tempdir().unwrap();
+    let db = tmp.path().join("rec.db");
+    let stderr = tmp.path().join("stderr.txt");
+    let body =
+        r#"{"jsonrpc":"2.0","method":"window/logMessage","params":{"type":3,"message":"bye"}}"#;
+    let server = format!(
+        "cat > /dev/null; sleep 0.3; printf 'Content-Length: {}\\r\\n\\r\\n{body}'",
+        body.len()
+    );
+    let env = [("NEXTEDIT_TEST_WRITER_PANIC_AT", "403")];
+    let mut child = spawn_proxy(&db, &stderr, &env, &server);
+    let mut stdin = child.stdin.take().unwrap();
+    stdin.write_all(&burst(n)).unwrap();
+    stdin.flush().unwrap();
+    nvim::wait_until("the editor's frames", || {
+        nvim::db_count(&db, "SELECT count(*) FROM messages") == n as i64 + 1
+    });
+    drop(stdin);
+    assert!(child.wait().unwrap().success());
+    let (lost, first, last) = lost_batch(&stderr);
+    assert_eq!((lost, first), (1, last));
+    check_lost_batch(&db, &stderr, n as i64 + 2);
+    // On the writer's own thread, after the editor has gone.
+    let message = std::fs::read_to_string(&stderr).unwrap();
+    assert!(message.contains("thread 'nextedit-writer'"), "{message}");
+    // The lost frame is the server's farewell.
+    let farewell = format!("SELECT count(*) FROM messages WHERE seq > {first}");
+    assert_eq!(count(&db, &farewell), 0);
+}
+
+/// The batch the writer failed on, as stderr says it: (frames, first seq, last seq).
+fn lost_batch(stderr: &Path) -> (i64, i64, i64) {
+    let message = std::fs::read_to_string(stderr).unwrap();
+    let pattern =
+        regex::Regex::new(r"failed on a batch of (\d+) frames \(seq (\d+) to (\d+)\)").unwrap();
+    let found = pattern.captures(&message).expect(&message);
+    let number = |i: usize| found[i].parse::<i64>().unwrap();
+    (number(1), number(2), number(3))
+}
+
+/// One batch of a session of `frames` frames was lost: exactly its frames (a run of seqs) are missing and counted, the session is
+/// incomplete, stderr says so.
+fn check_lost_batch(db: &Path, stderr: &Path, frames: i64) {
+    let message = std::fs::read_to_string(stderr).unwrap();
+    let (lost, first, last) = lost_batch(stderr);
+    assert_eq!(
+        session_state(db),
+        ("incomplete".to_string(), lost),
+        "{message}"
+    );
+    assert_eq!(count(db, "SELECT count(*) FROM messages"), frames - lost);
+    let outside = format!("SELECT count(*) FROM messages WHERE seq < {first} OR seq > {last}");
+    assert_eq!(count(db, &outside), frames - lost);
+    assert_eq!(
+        count(
+            db,
+            &format!("SELECT count(*) FROM messages WHERE seq BETWEEN {first} AND {last}")
+        ),
+        0
+    );
+    assert!(message.contains("injected writer fault"), "{message}");
+    assert!(
+        message.contains(&format!(
+            "{lost} frames of this session were not recorded in"
+        )),
+        "{message}"
+    );
+}
+
+/// The editor goes on writing after the server exited, while the session's last
+/// records wait for a locked database: those frames are read after the session's end,
+/// so they are not recorded, but counted in its `dropped` (the end is not written yet)
+/// and said on stderr (before, they vanished and the session looked complete).
+#[test]
+fn frames_read_after_the_sessions_end_are_counted_and_said() {
+    let (n, late) = (100, 5);
+    let tmp = tempfile::tempdir().unwrap();
+    let db = tmp.path().join("rec.db");
+    let stderr = tmp.path().join("stderr.txt");
+    let locker = locked(&db);
+    let mut bytes = burst(n);
+    bytes.extend(encode_frame(br#"{"jsonrpc":"2.0","method":"exit"}"#));
+    // The server exits once it has read all of that.
+    let server = format!("head -c {} > /dev/null", bytes.len());
+    let env = [("NEXTEDIT_BUSY_TIMEOUT_MS", "20")];
+    let mut child = spawn_proxy(&db, &stderr, &env, &server);
+    let mut stdin = child.stdin.take().unwrap();
+    stdin.write_all(&bytes).unwrap();
+    stdin.flush().unwrap();
+    // The session ended and its records wait for the database: the editor goes on.
+    nvim::wait_until("the wait for the database", || {
+        std::fs::read_to_string(&stderr).is_ok_and(|e| e.contains("waiting up to 30s"))
+    });
+    for i in n + 1..=n + late {
+        stdin.write_all(&change(i)).unwrap();
+    }
+    stdin.flush().unwrap();
+    std::thread::sleep(Duration::from_millis(500));
+    locker.execute_batch("COMMIT").unwrap();
+    drop(locker);
+    assert!(child.wait().unwrap().success());
+    drop(stdin);
+    let message = std::fs::read_to_string(&stderr).unwrap();
+    assert_eq!(
+        count(&db, "SELECT count(*) FROM messages"),
+        n as i64 + 2,
+        "{message}"
+    );
+    assert_eq!(count(&db, "SELECT max(version) FROM edits"), n as i64);
+    assert_eq!(
+        session_state(&db),
+        ("incomplete".to_string(), late as i64),
+        "{message}"
+    );
+    assert!(
+        message.contains(&format!(
+            "{late} frames of this session were not recorded in"
+        )),
+        "{message}"
+    );
+    assert!(
+        message.contains(&format!(
+            "{late} frames were read after the session's end and not recorded ({late} of them counted in the session's dropped)"
+        )),
+        "{message}"
+    );
+}
+
 /// Everything that tells where a burst of `n` changes lost some: the proxy's stderr
 /// (a panic, a paused database), the session's status and dropped count, the rows per
 /// table, the invalid messages by reason, and the first change versions missing.
@@ -209,9 +406,7 @@ fn a_database_locked_at_exit_is_waited_for() {
     let tmp = tempfile::tempdir().unwrap();
     let db = tmp.path().join("rec.db");
     let stderr = tmp.path().join("stderr.txt");
-    Database::open(&db).unwrap();
-    let locker = rusqlite::Connection::open(&db).unwrap();
-    locker.execute_batch("BEGIN EXCLUSIVE").unwrap();
+    let locker = locked(&db);
     let mut child = spawn_sink_proxy(&db, &stderr, &[("NEXTEDIT_BUSY_TIMEOUT_MS", "20")]);
     let mut stdin = child.stdin.take().unwrap();
     stdin.write_all(&burst(n)).unwrap();
@@ -250,9 +445,7 @@ fn a_database_locked_past_exit_is_completed_by_the_next_proxy() {
     let tmp = tempfile::tempdir().unwrap();
     let db = tmp.path().join("rec.db");
     let stderr = tmp.path().join("stderr.txt");
-    Database::open(&db).unwrap();
-    let locker = rusqlite::Connection::open(&db).unwrap();
-    locker.execute_batch("BEGIN EXCLUSIVE").unwrap();
+    let locker = locked(&db);
     let env = [
         ("NEXTEDIT_BUSY_TIMEOUT_MS", "20"),
         ("NEXTEDIT_EXIT_PATIENCE_MS", "300"),

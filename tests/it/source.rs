@@ -5,16 +5,25 @@
 
 use std::path::{Path, PathBuf};
 
-/// Every `.rs` file under `dir`, sorted.
+/// Every `.rs` file under `dir`, sorted. Symbolic links are not followed, and hidden
+/// and `node_modules` directories are not entered: `tests/` holds installed editors and
+/// servers (tens of thousands of files, links that a running editor test may point
+/// anywhere while it runs), none of them the crate's source.
 pub(crate) fn rust_files(dir: &Path) -> Vec<PathBuf> {
     let mut out = Vec::new();
     let mut stack = vec![dir.to_path_buf()];
     while let Some(d) = stack.pop() {
         for entry in std::fs::read_dir(&d).unwrap() {
-            let path = entry.unwrap().path();
-            if path.is_dir() {
-                stack.push(path);
-            } else if path.extension().is_some_and(|e| e == "rs") {
+            let entry = entry.unwrap();
+            let path = entry.path();
+            let kind = entry.file_type().unwrap();
+            let name = entry.file_name();
+            let name = name.to_string_lossy();
+            if kind.is_dir() {
+                if !name.starts_with('.') && name != "node_modules" {
+                    stack.push(path);
+                }
+            } else if kind.is_file() && path.extension().is_some_and(|e| e == "rs") {
                 out.push(path);
             }
         }

@@ -256,7 +256,8 @@ fn wait_for_server(mut child: Child, life: Sender<Lifecycle>) -> ServerProcess {
 
 /// Puts the session's `end` on the timeline and waits until the recording is written
 /// completely (the editor has its answers), however long that takes, with progress
-/// after a second.
+/// after a second; then says how many frames were read too late to be recorded (see
+/// [`timeline`]).
 fn finish_recording(timeline: &Timeline, recorder: JoinHandle<()>, end: crate::store::SessionEnd) {
     timeline.end(end);
     let waiting = Instant::now();
@@ -272,7 +273,16 @@ fn finish_recording(timeline: &Timeline, recorder: JoinHandle<()>, end: crate::s
             next_note += Duration::from_secs(5);
         }
     }
-    let _ = recorder.join();
+    if recorder.join().is_err() {
+        eprintln!("nextedit: the recorder stopped (a bug, above): the session may be incomplete");
+    }
+    let late = timeline.late();
+    if late.read > 0 {
+        eprintln!(
+            "nextedit: {} frames were read after the session's end and not recorded ({} of them counted in the session's dropped)",
+            late.read, late.counted
+        );
+    }
 }
 
 /// Waits for the session to end; returns the server's status and the signal that ended us, if any.

@@ -8,6 +8,11 @@
 //! written (an unavailable database is waited for, then the spill file is left for
 //! the next proxy); anything lost is counted in frames (`sessions.dropped`), the
 //! session is marked `incomplete` and one line goes to stderr.
+//!
+//! A bug that panics while the writer works (a batch taken or written, a flush, the
+//! finish) loses the records that unit held, counted and said like any other loss;
+//! the writer goes on and the session is always ended (stderr names the database if
+//! even that fails).
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -15,6 +20,7 @@ use std::time::{Duration, Instant};
 use crossbeam_channel::{Receiver, RecvTimeoutError};
 
 use super::spill::{self, Spill};
+use super::timeline::Timeline;
 use crate::core::record::Record;
 use crate::core::record::privacy::PrivacyFilter;
 use crate::store::{Database, NewSession, SessionEnd, SessionStore};
@@ -48,19 +54,22 @@ pub enum Write {
     Flush,
     /// The editor has gone: the rest is written at the process's own priority.
     Drain,
-    /// The session is over: write everything, close the session with the frames the
-    /// recorder could not take counted.
-    Finish {
-        /// How it ended.
-        end: SessionEnd,
-        /// Frames dropped before they reached the recorder.
-        dropped: u64,
-    },
+    /// The session is over (the timeline is closed): write everything, close the
+    /// session with the frames lost counted.
+    Finish(SessionEnd),
 }
 
 /// Runs until [`Write::Finish`] (or the recorder's end of the channel) and everything
 /// is written: at a low priority until [`Write::Drain`], then at this thread's own.
-pub fn run_writer(settings: TapSettings, git_head: Option<String>, rx: &Receiver<Write>) {
+/// The session is always ended, with the frames lost counted (the `timeline`'s
+/// dropped, taken by [`Timeline::seal`] right before, and the writer's own); a unit
+/// of work that panics loses only the records it held ([`Sink::guarded`]).
+pub fn run_writer(
+    settings: TapSettings,
+    git_head: Option<String>,
+    rx: &Receiver<Write>,
+    timeline: &Timeline,
+) {
     let mut sink = Sink {
         db: None,
         identity: None,
@@ -77,7 +86,9 @@ pub fn run_writer(settings: TapSettings, git_head: Option<String>, rx: &Receiver
         draining: false,
     };
     // Create the session row right away so even an idle session is listed.
-    sink.ensure_session(false);
+    sink.survive(|sink| {
+        sink.ensure_session(false);
+    });
     // Low priority on a thread of its own until the recorder says the editor has gone
     // (see `super::tap` on why the thread changes).
     let finished = std::thread::scope(|scope| {
@@ -90,25 +101,23 @@ pub fn run_writer(settings: TapSettings, git_head: Option<String>, rx: &Receiver
             .expect("spawn writer thread")
             .join()
     });
-    let (end, dropped) = match finished {
-        Ok(Some(finish)) => finish,
-        _ => sink.serve(rx).unwrap_or((SessionEnd::Exited(None), 0)),
+    let end = match finished {
+        Ok(Some(end)) => end,
+        // The drain (a panic outside a unit of work cannot happen, but if it did, the
+        // rest is still served, here).
+        _ => sink
+            .serve(rx)
+            .or_else(|| sink.serve(rx))
+            .unwrap_or(SessionEnd::Exited(None)),
     };
-    let dropped = sink.finish(end, dropped);
+    let dropped = sink.finish(end, timeline);
     if dropped > 0 {
         eprintln!(
             "nextedit: {dropped} frames of this session were not recorded in {}; the session is marked incomplete",
             sink.settings.db.display()
         );
     }
-    if let (Some(db), Some(session)) = (sink.db.as_mut(), sink.session)
-        && let Err(error) = db.end_session(session, end, dropped)
-    {
-        eprintln!(
-            "nextedit: cannot close the session in {}: {error}",
-            sink.settings.db.display()
-        );
-    }
+    sink.end_session(end, dropped);
 }
 
 /// A recording is never urgent: let forwarding, the editor and the server go first
@@ -159,7 +168,7 @@ fn file_identity(path: &Path) -> Option<(u64, u64)> {
 impl Sink {
     /// Takes the recorder's writes until [`Write::Finish`] (returned) or, the first
     /// time, [`Write::Drain`] (`None`).
-    fn serve(&mut self, rx: &Receiver<Write>) -> Option<(SessionEnd, u64)> {
+    fn serve(&mut self, rx: &Receiver<Write>) -> Option<SessionEnd> {
         loop {
             // Idle: block until something arrives. With records waiting for a retry, poll.
             let next = if self.pending() {
@@ -168,22 +177,84 @@ impl Sink {
                 rx.recv().map_err(|_| RecvTimeoutError::Disconnected)
             };
             match next {
-                Ok(Write::Records(records)) => self.push(records),
-                Ok(Write::GitHead(head)) => {
-                    if let (Some(db), Some(session)) = (self.db.as_mut(), self.session) {
-                        let _ = db.set_git_head(session, &head);
-                    }
-                    self.git_head = Some(head);
+                Ok(Write::Records(records)) => {
+                    self.guarded(|sink| sink.push(records));
                 }
-                Ok(Write::Flush) | Err(RecvTimeoutError::Timeout) => self.flush(false),
+                Ok(Write::GitHead(head)) => {
+                    self.survive(|sink| sink.set_git_head(head));
+                }
+                Ok(Write::Flush) | Err(RecvTimeoutError::Timeout) => {
+                    self.guarded(|sink| sink.flush(false));
+                }
                 Ok(Write::Drain) if !self.draining => {
                     self.draining = true;
                     return None;
                 }
                 Ok(Write::Drain) => {}
-                Ok(Write::Finish { end, dropped }) => return Some((end, dropped)),
-                Err(RecvTimeoutError::Disconnected) => return Some((SessionEnd::Exited(None), 0)),
+                Ok(Write::Finish(end)) => return Some(end),
+                Err(RecvTimeoutError::Disconnected) => return Some(SessionEnd::Exited(None)),
             }
+        }
+    }
+
+    /// Runs one unit of the writer's work on the buffered records (a batch taken or
+    /// written, a flush, the finish). A panic in it (a bug; the panic message is on
+    /// stderr) loses the records it held, which are counted and said, and the writer
+    /// goes on: a panicking thread would otherwise end the recording silently, the
+    /// session never ended. Returns false after a panic.
+    fn guarded(&mut self, work: impl FnOnce(&mut Sink)) -> bool {
+        let survived = self.survive(work);
+        if !survived {
+            self.lose_buffer();
+        }
+        survived
+    }
+
+    /// Runs work that holds no records (the session row, the git HEAD); false if it
+    /// panicked (the panic message is on stderr).
+    fn survive(&mut self, work: impl FnOnce(&mut Sink)) -> bool {
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| work(self))).is_ok()
+    }
+
+    /// After a panic: the records buffered are lost (a transaction the panic broke
+    /// off was rolled back, so none of them is in the database).
+    fn lose_buffer(&mut self) {
+        let frames = spill::frames_in(&self.buffer);
+        let seqs = self.buffer.iter().filter_map(|r| match r {
+            Record::Message(m) => Some(m.seq),
+            _ => None,
+        });
+        let (first, last) = (seqs.clone().min(), seqs.max());
+        if let (Some(first), Some(last)) = (first, last) {
+            eprintln!(
+                "nextedit: recording to {} failed on a batch of {frames} frames (seq {first} to {last}); they are lost, recording goes on",
+                self.settings.db.display()
+            );
+        }
+        self.lost_frames += frames;
+        self.buffer.clear();
+    }
+
+    fn set_git_head(&mut self, head: String) {
+        if let (Some(db), Some(session)) = (self.db.as_mut(), self.session) {
+            let _ = db.set_git_head(session, &head);
+        }
+        self.git_head = Some(head);
+    }
+
+    /// Ends the session with `dropped` frames lost; says so when even that fails.
+    fn end_session(&mut self, end: SessionEnd, dropped: u64) {
+        let mut ended = Ok(());
+        let finished = self.survive(|sink| {
+            if let (Some(db), Some(session)) = (sink.db.as_mut(), sink.session) {
+                ended = db.end_session(session, end, dropped);
+            }
+        });
+        let db = self.settings.db.display();
+        if let Err(error) = ended {
+            eprintln!("nextedit: cannot close the session in {db}: {error}");
+        } else if !finished {
+            eprintln!("nextedit: cannot close the session in {db}: the writer failed (above)");
         }
     }
 
@@ -309,20 +380,18 @@ impl Sink {
         self.last_attempt = Some(Instant::now());
         let session = self.session.expect("ensured");
         let db = self.db.as_mut().expect("ensured");
-        // Spilled records are older than the buffered ones: they go first.
-        if let Some(spill) = self.spill.take() {
-            match spill.replay_into(db, session) {
-                Ok(()) => {
-                    self.written_frames += spill.frames;
-                    spill.discard();
-                }
-                Err(error) => {
-                    self.spill = Some(spill);
-                    self.warn("cannot write", &error);
-                    return;
-                }
+        // Spilled records are older than the buffered ones: they go first (the spill
+        // stays in place until replayed: a panic while replaying leaves it there).
+        if let Some(spill) = &self.spill {
+            if let Err(error) = spill.replay_into(db, session) {
+                self.warn("cannot write", &error);
+                return;
             }
+            let spill = self.spill.take().expect("replayed above");
+            self.written_frames += spill.frames;
+            spill.discard();
         }
+        inject_fault(&self.buffer);
         match db.write_records(session, &self.buffer) {
             Ok(()) => {
                 self.written_frames += spill::frames_in(&self.buffer);
@@ -383,8 +452,9 @@ impl Sink {
     }
 
     /// At exit: write everything, retrying an unavailable database for a while,
-    /// then leave what is left in the spill file. Returns the frames lost.
-    fn finish(&mut self, end: SessionEnd, dropped: u64) -> u64 {
+    /// then leave what is left in the spill file. Returns the frames lost: the
+    /// `timeline`'s dropped ([`Timeline::seal`]ed now) and the writer's own.
+    fn finish(&mut self, end: SessionEnd, timeline: &Timeline) -> u64 {
         let patience = std::env::var("NEXTEDIT_EXIT_PATIENCE_MS")
             .ok()
             .and_then(|v| v.parse().ok())
@@ -392,7 +462,10 @@ impl Sink {
         let start = Instant::now();
         let mut told = false;
         loop {
-            self.flush(true);
+            // A write that panicked is not retried: what it held is counted lost.
+            if !self.guarded(|sink| sink.flush(true)) {
+                break;
+            }
             if !self.pending() && self.session.is_some() {
                 break;
             }
@@ -409,37 +482,66 @@ impl Sink {
             }
             std::thread::sleep(Duration::from_millis(100));
         }
-        if self.pending() || self.session.is_none() {
-            // The database is still unavailable: keep everything on disk for the
-            // next proxy when it may come back, else count it lost.
-            let frames = spill::frames_in(&self.buffer);
-            if self.transient
-                && self.spill_buffer()
-                && let Some(spill) = self.spill.take()
-            {
-                let held = spill.frames;
-                let path = spill.path().to_path_buf();
-                match spill.leave(self.session, end, dropped + self.lost_frames) {
-                    Ok(path) => {
-                        eprintln!(
-                            "nextedit: {} is unavailable: {held} frames of this session are kept in {}; the next nextedit proxy recording into it adds them",
-                            self.settings.db.display(),
-                            path.display()
-                        );
-                    }
-                    Err(error) => {
-                        eprintln!("nextedit: cannot close {}: {error}", path.display());
-                    }
-                }
-            } else {
-                self.lost_frames += frames;
-                if let Some(spill) = self.spill.take() {
-                    self.lost_frames += spill.frames;
-                    spill.discard();
-                }
-                self.buffer.clear();
-            }
-        }
+        let dropped = timeline.seal();
+        self.guarded(|sink| sink.leave_or_lose(end, dropped));
         dropped + self.lost_frames
+    }
+
+    /// At exit, when the database is still unavailable: keeps everything on disk for
+    /// the next proxy when it may come back, else counts it lost.
+    fn leave_or_lose(&mut self, end: SessionEnd, dropped: u64) {
+        if !self.pending() && self.session.is_some() {
+            return;
+        }
+        let frames = spill::frames_in(&self.buffer);
+        if self.transient
+            && self.spill_buffer()
+            && let Some(spill) = self.spill.take()
+        {
+            let held = spill.frames;
+            let path = spill.path().to_path_buf();
+            match spill.leave(self.session, end, dropped + self.lost_frames) {
+                Ok(path) => {
+                    eprintln!(
+                        "nextedit: {} is unavailable: {held} frames of this session are kept in {}; the next nextedit proxy recording into it adds them",
+                        self.settings.db.display(),
+                        path.display()
+                    );
+                }
+                Err(error) => {
+                    eprintln!("nextedit: cannot close {}: {error}", path.display());
+                }
+            }
+        } else {
+            self.lost_frames += frames;
+            if let Some(spill) = self.spill.take() {
+                self.lost_frames += spill.frames;
+                spill.discard();
+            }
+            self.buffer.clear();
+        }
+    }
+}
+
+/// Fault injection for tests: `NEXTEDIT_TEST_WRITER_PANIC_AT=N` makes the writer
+/// fail once, writing the first batch that holds a frame whose `seq` is N or more
+/// (like the recorder's `NEXTEDIT_TEST_RECORDER_PANIC_AT`).
+fn inject_fault(batch: &[Record]) {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    static AT: std::sync::OnceLock<Option<u64>> = std::sync::OnceLock::new();
+    static FIRED: AtomicBool = AtomicBool::new(false);
+    let at = AT.get_or_init(|| {
+        std::env::var("NEXTEDIT_TEST_WRITER_PANIC_AT")
+            .ok()
+            .and_then(|v| v.parse().ok())
+    });
+    let Some(at) = *at else {
+        return;
+    };
+    let holds = batch
+        .iter()
+        .any(|r| matches!(r, Record::Message(m) if m.seq >= at));
+    if holds && !FIRED.swap(true, Ordering::Relaxed) {
+        panic!("injected writer fault (NEXTEDIT_TEST_WRITER_PANIC_AT)");
     }
 }

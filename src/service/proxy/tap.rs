@@ -56,47 +56,32 @@ pub fn run_recorder(settings: TapSettings, timeline: &Timeline) {
             .as_ref()
             .map(|w| w.to_string_lossy().into_owned()),
     });
+    let db = settings.db.clone();
     // Bounded: a writer far behind (a slow disk) holds the recorder back, and the
     // timeline's bounds then drop frames, never the forwarding.
     let (tx, rx) = crossbeam_channel::bounded(WRITES_IN_FLIGHT);
-    let writer = std::thread::Builder::new()
-        .name("nextedit-writer".into())
-        .spawn(move || sink::run_writer(settings, git_head, &rx))
-        .expect("spawn writer thread");
-    let mut state = Recording {
-        recorder,
-        writer: tx,
-        taken: Vec::new(),
-        next: 0,
-    };
-    // While the editor is there: on a thread of low priority, which returns when the
-    // session ended or the editor has gone.
-    let ended = std::thread::scope(|scope| {
-        std::thread::Builder::new()
-            .name("nextedit-recorder-live".into())
-            .spawn_scoped(scope, || {
-                lower_priority();
-                timeline.set_recorder(std::thread::current());
-                state.live(timeline)
+    std::thread::scope(|scope| {
+        let writer = std::thread::Builder::new()
+            .name("nextedit-writer".into())
+            .spawn_scoped(scope, move || {
+                sink::run_writer(settings, git_head, &rx, timeline)
             })
-            .expect("spawn recorder thread")
-            .join()
+            .expect("spawn writer thread");
+        let state = Recording {
+            recorder,
+            writer: tx,
+            taken: Vec::new(),
+            next: 0,
+        };
+        state.record(timeline);
+        if writer.join().is_err() {
+            // Cannot happen (the writer survives its own panics), but never silently.
+            eprintln!(
+                "nextedit: the recording's writer stopped (a bug, above): the session in {} may be incomplete and not marked so",
+                db.display()
+            );
+        }
     });
-    // Then here, at this thread's own priority: the writer too, and whatever is left.
-    let _ = state.writer.send(Write::Drain);
-    let end = match ended {
-        Ok(Some(end)) => end,
-        _ => state.drain(timeline),
-    };
-    // Frames read after the end marker (the server's last words), then everything to disk.
-    state.observe_taken(timeline, false);
-    state.take(timeline);
-    state.observe_taken(timeline, false);
-    let _ = state.writer.send(Write::Finish {
-        end,
-        dropped: timeline.dropped(),
-    });
-    let _ = writer.join();
 }
 
 /// The recorder's state, handed from its low-priority thread to its own.
@@ -109,6 +94,38 @@ struct Recording {
 }
 
 impl Recording {
+    /// Everything until the session's end, then the frames read before the timeline
+    /// is closed, then the writer is told to finish.
+    fn record(mut self, timeline: &Timeline) {
+        // While the editor is there: on a thread of low priority, which returns when
+        // the session ended or the editor has gone.
+        let ended = std::thread::scope(|scope| {
+            std::thread::Builder::new()
+                .name("nextedit-recorder-live".into())
+                .spawn_scoped(scope, || {
+                    lower_priority();
+                    timeline.set_recorder(std::thread::current());
+                    self.live(timeline)
+                })
+                .expect("spawn recorder thread")
+                .join()
+        });
+        // Then here, at this thread's own priority: the writer too, and whatever is left.
+        let _ = self.writer.send(Write::Drain);
+        let end = match ended {
+            Ok(Some(end)) => end,
+            _ => self.drain(timeline),
+        };
+        // Frames read after the end marker (the server's last words), then the timeline
+        // is closed (what is read after it is counted, see `super::timeline`) and
+        // everything goes to disk.
+        self.observe_taken(timeline, false);
+        timeline.close();
+        self.take(timeline);
+        self.observe_taken(timeline, false);
+        let _ = self.writer.send(Write::Finish(end));
+    }
+
     /// While the editor is there: bursts gathered and recorded; returns the end once
     /// the session ended, `None` as soon as the editor has gone (frames taken but not
     /// recorded stay in `taken`).

@@ -15,9 +15,24 @@
 //! out (and costs a system call only when it sleeps). When the recorder is that far
 //! behind (items or bytes), frames are dropped and counted, never the forwarding.
 //!
-//! The timeline also says when the editor has gone ([`Timeline::editor_gone`]): from
+//! The timeline also says when the editor has gone ([`Timeline::draining`]): from
 //! then on nothing is forwarded that the editor waits for, so the recorder drains
 //! what is left at normal priority instead of its low one.
+//!
+//! Frames read after the session's end. The forwarding threads may still read frames
+//! once the recorder has taken its last batch: an editor still writing after the
+//! server exited, the server's last output once the server→editor pump gave up
+//! waiting for the editor (30 s). The recorder closes the timeline before its last
+//! take ([`Timeline::close`], under the order lock): a frame stamped after that is
+//! *late*, it is not queued (nothing would ever take it) but counted. Late frames
+//! read before the writer takes the session's `dropped` count for its end
+//! ([`Timeline::seal`], under the order lock too, right before the end is written)
+//! are counted in it, so the session is `incomplete`; those read after are not in
+//! the database at all. Once the recording is finished the proxy says on stderr how
+//! many frames were late, and how many of them the session's `dropped` counts
+//! ([`Timeline::late`]); a frame read after that line (the proxy is exiting) is
+//! neither recorded nor told. The forwarding path pays one check of the phase,
+//! under the lock it already holds.
 
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
@@ -62,8 +77,10 @@ pub struct Batch {
 /// The shared timeline: the forwarding threads' side and the recorder's.
 pub struct Timeline {
     start: Instant,
-    /// Taken by the forwarding threads only, around the clock read and the send.
-    order: Mutex<()>,
+    /// Taken by the forwarding threads around the clock read and the send (and by
+    /// the recorder and the writer once each at the end, at normal priority, to
+    /// close and seal the timeline).
+    order: Mutex<Phase>,
     /// Unbounded and lock-free; nobody ever blocks on its receiving end (the recorder
     /// parks instead), so a send never wakes anyone.
     tx: Sender<Stamped>,
@@ -77,8 +94,32 @@ pub struct Timeline {
     frames: AtomicUsize,
     /// Bytes queued or being processed.
     bytes: AtomicUsize,
-    /// Frames not queued because the recorder was too far behind, or taken and lost.
+    /// Frames not queued because the recorder was too far behind, or taken and lost,
+    /// or late before the timeline was sealed.
     dropped: AtomicU64,
+}
+
+/// What becomes of a frame stamped now (changed only under the order lock).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+struct Phase {
+    /// The recorder took its last batch: frames are late, not queued.
+    closed: bool,
+    /// The writer took the session's `dropped` for its end: late frames are no
+    /// longer counted in it.
+    sealed: bool,
+    /// Frames stamped after the timeline was closed.
+    late: u64,
+    /// Of those, the ones counted in `dropped` (stamped before it was sealed).
+    late_counted: u64,
+}
+
+/// Frames read after the session's end, none of them recorded ([`Timeline::late`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Late {
+    /// Frames stamped after the timeline was closed.
+    pub read: u64,
+    /// Of those, the ones counted in the session's `dropped`.
+    pub counted: u64,
 }
 
 impl Timeline {
@@ -87,7 +128,7 @@ impl Timeline {
         let (tx, rx) = crossbeam_channel::unbounded();
         Timeline {
             start,
-            order: Mutex::new(()),
+            order: Mutex::new(Phase::default()),
             tx,
             rx,
             end: OnceLock::new(),
@@ -120,7 +161,18 @@ impl Timeline {
         }
         self.frames.fetch_add(1, Ordering::Relaxed);
         let chunk = chunk.clone();
-        let _order = self.order.lock().unwrap_or_else(|e| e.into_inner());
+        let mut phase = self.lock_order();
+        if phase.closed {
+            // After the recorder's last take: nothing would ever take it.
+            self.frames.fetch_sub(1, Ordering::Relaxed);
+            self.bytes.fetch_sub(size, Ordering::Relaxed);
+            phase.late += 1;
+            if !phase.sealed {
+                phase.late_counted += 1;
+                self.dropped.fetch_add(1, Ordering::Relaxed);
+            }
+            return;
+        }
         // The clock is read under the lock: times rise in queue order.
         let t_ns = self.start.elapsed().as_nanos() as u64;
         // The receiver lives as long as `self`: the send cannot fail.
@@ -176,6 +228,35 @@ impl Timeline {
         let queued = self.rx.len();
         spare.extend(self.rx.try_iter().take(queued));
         Batch { frames: spare, end }
+    }
+
+    /// The recorder's side, before its last [`Timeline::take`]: frames stamped from
+    /// now on are late (counted, not queued).
+    pub fn close(&self) {
+        self.lock_order().closed = true;
+    }
+
+    /// The writer's side, right before it writes the session's end: returns the
+    /// frames dropped so far (late ones included); frames stamped from now on are no
+    /// longer counted in it (only in [`Timeline::late`]).
+    pub fn seal(&self) -> u64 {
+        let mut phase = self.lock_order();
+        phase.sealed = true;
+        self.dropped()
+    }
+
+    /// Frames read after the timeline was closed, and how many of them were counted
+    /// as dropped.
+    pub fn late(&self) -> Late {
+        let phase = *self.lock_order();
+        Late {
+            read: phase.late,
+            counted: phase.late_counted,
+        }
+    }
+
+    fn lock_order(&self) -> std::sync::MutexGuard<'_, Phase> {
+        self.order.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     /// The recorder processed a frame of `size` bytes.
@@ -251,5 +332,29 @@ mod tests {
         timeline.end(SessionEnd::Exited(Some(0)));
         timeline.end(SessionEnd::Exited(Some(1)));
         assert_eq!(waiter.join().unwrap(), Some(SessionEnd::Exited(Some(0))));
+    }
+
+    #[test]
+    fn frames_after_the_close_are_late_and_counted_until_the_seal() {
+        let timeline = Timeline::new(Instant::now());
+        timeline.stamp(Direction::ClientToServer, &frame("{}"), false);
+        timeline.close();
+        let batch = timeline.take(Vec::new());
+        assert_eq!(batch.frames.len(), 1);
+        for _ in 0..3 {
+            timeline.stamp(Direction::ClientToServer, &frame("{}"), false);
+        }
+        assert_eq!(timeline.seal(), 3);
+        timeline.stamp(Direction::ServerToClient, &frame("{}"), false);
+        assert!(timeline.take(Vec::new()).frames.is_empty());
+        assert_eq!(
+            timeline.late(),
+            Late {
+                read: 4,
+                counted: 3
+            }
+        );
+        // Late frames hold no room on the timeline: only the taken one is queued.
+        assert_eq!((timeline.queued(), timeline.dropped()), (1, 3));
     }
 }
