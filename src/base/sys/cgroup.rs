@@ -255,14 +255,22 @@ impl Cgroup {
         let Ok(layout) = layout() else {
             return Ok(None);
         };
-        let name = format!(
-            "nextedit-{}-{}",
-            std::process::id(),
-            NEXT.fetch_add(1, Ordering::SeqCst)
-        );
-        let (v2, dirs) = match layout {
-            Layout::V2 { parent } => (true, vec![parent.join(&name)]),
-            Layout::V1 { pids, memory } => (false, vec![pids.join(&name), memory.join(&name)]),
+        // Named by this process and a counter; a name a dead process with the same pid
+        // left behind (a SIGKILL runs no clean-up, and pids are reused) is skipped, or
+        // creating the directory would fail on a stranger's leftover.
+        let (v2, dirs) = loop {
+            let name = format!(
+                "nextedit-{}-{}",
+                std::process::id(),
+                NEXT.fetch_add(1, Ordering::SeqCst)
+            );
+            let (v2, dirs) = match layout {
+                Layout::V2 { parent } => (true, vec![parent.join(&name)]),
+                Layout::V1 { pids, memory } => (false, vec![pids.join(&name), memory.join(&name)]),
+            };
+            if !dirs.iter().any(|dir| dir.exists()) {
+                break (v2, dirs);
+            }
         };
         {
             // Registered before it exists, so a signal's clean-up never misses it.
@@ -425,6 +433,36 @@ pub fn kill_all() {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_leftover_of_a_dead_process_with_this_pid_is_skipped_not_failed_on() {
+        let Ok(layout) = layout() else {
+            return; // no writable cgroup hierarchy here: nothing to name
+        };
+        let parents = match layout {
+            Layout::V2 { parent } => vec![parent.clone()],
+            Layout::V1 { pids, memory } => vec![pids.clone(), memory.clone()],
+        };
+        // The next two names this process would take, left behind as a SIGKILLed
+        // process with the same pid would leave them.
+        let next = NEXT.load(Ordering::SeqCst);
+        let leftovers: Vec<PathBuf> = (next..next + 2)
+            .flat_map(|n| {
+                let name = format!("nextedit-{}-{n}", std::process::id());
+                parents.iter().map(move |p| p.join(&name))
+            })
+            .collect();
+        for dir in &leftovers {
+            std::fs::create_dir(dir).unwrap();
+        }
+        let made = Cgroup::create(&Limits::DEFAULT);
+        for dir in &leftovers {
+            std::fs::remove_dir(dir).unwrap();
+        }
+        let made = made.unwrap().expect("a cgroup where the layout has one");
+        assert!(made.dirs.iter().all(|d| !leftovers.contains(d)));
+        assert!(made.dirs.iter().all(|d| d.exists()));
+    }
 
     #[test]
     fn candidates_are_the_own_cgroup_then_the_root() {
