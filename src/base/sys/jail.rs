@@ -296,7 +296,7 @@ impl State {
     }
 }
 
-/// Bytes allocated under `dir` (symlinks not followed; at most [`DISK_WALK_LIMIT`]
+/// Bytes allocated under `dir` (symlinks not followed; at most `DISK_WALK_LIMIT`
 /// entries looked at).
 pub fn usage(dir: &Path) -> u64 {
     let mut total = 0u64;

@@ -2,7 +2,7 @@
 //! `lsp:` servers with their proxy, `complete`, the tests of `tasks run`, `tasks cut`'s
 //! `cmd:` retriever): the sandbox profile
 //! ([`sandbox`], bubblewrap), its seccomp filters ([`seccomp`]), the environment
-//! allow-list ([`env`]), the limits of a process tree ([`limits`]) and the cgroup
+//! allow-list ([`mod@env`]), the limits of a process tree ([`limits`]) and the cgroup
 //! that enforces them ([`cgroup`]), and starting, watching and ending such a tree
 //! ([`jail`]), and whether that profile starts here at all ([`probe`]). Each caller names what to run and where; this module decides how it
 //! is confined, so every untrusted process gets the same profile. Process control for

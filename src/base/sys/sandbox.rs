@@ -258,7 +258,7 @@ pub fn command_paths(command_line: &str, forbidden: &[PathBuf]) -> Vec<PathBuf> 
 /// user namespace, could not even be opened).
 const OWN_DIRS: &[&str] = &["/dev", "/proc", "/sys"];
 
-/// Whether `path` is already visible through [`SYSTEM_DIRS`], or the sandbox's own.
+/// Whether `path` is already visible through `SYSTEM_DIRS`, or the sandbox's own.
 pub fn is_system(path: &Path) -> bool {
     SYSTEM_DIRS
         .iter()

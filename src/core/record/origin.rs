@@ -580,7 +580,7 @@ pub(super) fn item_text<'i>(item: &'i CompletionItem<'_>) -> &'i str {
 }
 
 /// The alternatives of a `textDocument/completion` answer; `typed_word` is the word
-/// at the request's position (see [`completion_item_with_defaults`]).
+/// at the request's position (see `completion_item_with_defaults`).
 pub fn completion_list(
     uri: &str,
     answer: &CompletionAnswer<'_>,

@@ -11,7 +11,7 @@
 //! near the recent edits, fix-all, then inline completions or completions at the
 //! cursor. One call's requests are `lsp_step`'s, turning answers into edits
 //! [`super::lsp_edits`]'s, the running server's state and the requests' transport and
-//! failures [`super::lsp_server`]'s; this file is the suggester, the server's start and
+//! failures `super::lsp_server`'s; this file is the suggester, the server's start and
 //! stop. `complete` opens the task's file as prefix + suffix and keeps what the first
 //! completion writes at the cursor. It times what it waits for the server, so
 //! `benches/suggesters_lsp.rs` can tell the adapter's own time.
