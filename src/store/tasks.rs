@@ -399,7 +399,7 @@ impl TaskStore for Database {
                 "SELECT passed, exit_code, timed_out, output_tail, duration_ms, limit_hit
                  FROM task_executions
                  WHERE state_hash = ?1 AND answer_hash = ?2 AND command = ?3",
-                params![state_hash, answer_hash, command],
+                params![state_hash, answer_hash, stored_command(command)],
                 |row| {
                     Ok(CachedExecution {
                         passed: row.get(0)?,
@@ -431,7 +431,7 @@ impl TaskStore for Database {
                 params![
                     state_hash,
                     answer_hash,
-                    command,
+                    stored_command(command),
                     execution.passed,
                     execution.exit_code,
                     execution.timed_out,
@@ -466,4 +466,10 @@ impl TaskStore for Database {
             .map(|_| ())
             .map_err(|source| sqlite(&self.path, source))
     }
+}
+
+/// A test command as the execution cache keys it: masked like a suggester's spec (a key
+/// it carries is never stored; two commands that differ only in a secret share results).
+fn stored_command(command: &str) -> String {
+    crate::base::secrets::stored_spec(command)
 }

@@ -883,20 +883,56 @@ fn a_key_in_a_suggester_spec_is_stored_masked_and_the_spec_still_resumes() {
     let world = crate::common::hostile::World::new();
     let echo = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/suggesters/complete_echo.py");
     let spec = format!("cmd:python3 {} api_key={key}", echo.display());
-    let ran = crate::common::hostile::run(
-        &world.tasks_args("t.db", &["--suggester", &spec, "--test-command", "true"]),
-        &[],
-    );
+    // Its test command and setup carry the key too (`true` ignores its arguments).
+    let command = format!("true api_key={key}");
+    let given = [
+        "--suggester",
+        &spec,
+        "--test-command",
+        &command,
+        "--setup",
+        &command,
+    ];
+    let ran = crate::common::hostile::run(&world.tasks_args("t.db", &given), &[]);
     // (`true` passes the empty answer too: no valid task, exit 1; the run is stored.)
     assert_eq!(ran.output.status.code(), Some(1), "{}", ran.stderr());
     let texts = every_text(&world.path("t.db"));
     let leaks: Vec<&(String, String)> = texts.iter().filter(|(_, t)| t.contains(key)).collect();
     assert!(leaks.is_empty(), "the key is stored: {leaks:?}");
-    let masked = spec.replace(key, &"*".repeat(key.len()));
+    let stars = "*".repeat(key.len());
     assert!(
-        texts.contains(&("task_runs.suggester".to_string(), masked)),
+        texts.contains(&("task_runs.suggester".to_string(), spec.replace(key, &stars))),
         "{texts:?}"
     );
+    let settings: (String, String) = rusqlite::Connection::open(world.path("t.db"))
+        .unwrap()
+        .query_row(
+            "SELECT json_extract(settings, '$.test_command'), json_extract(settings, '$.setup') FROM task_runs",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .unwrap();
+    let masked = command.replace(key, &stars);
+    assert_eq!(settings, (masked.clone(), masked));
+    // Given again with the key, the run resumes; another test command does not.
+    let resume = |command: &str| {
+        let given = [
+            "--resume",
+            "1",
+            "--suggester",
+            &spec,
+            "--test-command",
+            command,
+            "--setup",
+            &command,
+        ];
+        crate::common::hostile::run(&world.tasks_args("t.db", &given), &[])
+    };
+    let again = resume(&command);
+    assert_ne!(again.output.status.code(), Some(2), "{}", again.stderr());
+    let other = resume("false");
+    assert_eq!(other.output.status.code(), Some(2), "{}", other.stderr());
+    assert!(!other.stderr().contains(key), "{}", other.stderr());
 }
 
 #[test]

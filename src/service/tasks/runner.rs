@@ -216,11 +216,13 @@ impl TaskRunSettings {
             Some(&resolved(&given.repos)),
             |p| paths("--repo", p),
         )?;
+        // Commands are stored masked (`create_run`): the given ones are compared masked.
+        let masked = |c: &Option<String>| c.as_deref().map(crate::base::secrets::stored_spec);
         confirm(
             label,
             "--test-command",
             &self.test_command,
-            Some(&given.test_command),
+            Some(&masked(&given.test_command)),
             |c| match c {
                 Some(c) => quoted("--test-command", c),
                 None => "no --test-command".to_string(),
@@ -233,7 +235,7 @@ impl TaskRunSettings {
             label,
             "--setup",
             &self.setup,
-            Some(&given.setup),
+            Some(&masked(&given.setup)),
             |c| match c {
                 Some(c) => quoted("--setup", c),
                 None => "no --setup".to_string(),
@@ -547,8 +549,8 @@ fn begin(
     })
 }
 
-/// Stores a new run (once it can start) with its settings; a key the suggester's spec
-/// carries is never stored (a resume compares the masked spec).
+/// Stores a new run (once it can start) with its settings; a key the suggester's spec,
+/// the test command or the setup carries is never stored (a resume compares them masked).
 fn create_run(
     db: &Database,
     settings: &TaskRunSettings,
@@ -556,6 +558,14 @@ fn create_run(
 ) -> Result<i64, TaskRunError> {
     let stored = TaskRunSettings {
         suggester: crate::base::secrets::stored_spec(&settings.suggester),
+        test_command: settings
+            .test_command
+            .as_deref()
+            .map(crate::base::secrets::stored_spec),
+        setup: settings
+            .setup
+            .as_deref()
+            .map(crate::base::secrets::stored_spec),
         ..settings.clone()
     };
     let json = serde_json::to_string(&stored).expect("settings serialize");
