@@ -924,7 +924,7 @@ fn a_key_in_a_suggester_spec_is_stored_masked_and_the_spec_still_resumes() {
             "--test-command",
             command,
             "--setup",
-            &command,
+            command,
         ];
         crate::common::hostile::run(&world.tasks_args("t.db", &given), &[])
     };
