@@ -255,6 +255,8 @@ impl Cgroup {
         let Ok(layout) = layout() else {
             return Ok(None);
         };
+        static SWEPT: std::sync::Once = std::sync::Once::new();
+        SWEPT.call_once(|| sweep(layout));
         // Named by this process and a counter; a name a dead process with the same pid
         // left behind (a SIGKILL runs no clean-up, and pids are reused) is skipped, or
         // creating the directory would fail on a stranger's leftover.
@@ -360,6 +362,54 @@ impl Cgroup {
     }
 }
 
+/// How old an empty cgroup of a process gone must be before [`sweep`] removes it.
+const LEFTOVER_AGE: Duration = Duration::from_secs(60);
+
+/// The parent directories of this layout's cgroups (one in v2, two in v1).
+fn parents(layout: &Layout) -> Vec<&Path> {
+    match layout {
+        Layout::V2 { parent } => vec![parent.as_path()],
+        Layout::V1 { pids, memory } => vec![pids.as_path(), memory.as_path()],
+    }
+}
+
+/// Removes the empty cgroups a nextedit that no longer runs left behind (a SIGKILL
+/// runs no clean-up); once per process, before its first cgroup. Only names this code
+/// makes (`nextedit-PID-N`) whose PID has no process and that are a minute old are
+/// touched (a nextedit in another pid namespace is invisible here: its cgroup is empty
+/// only for the moment between making it and starting its child), and removing a
+/// cgroup that still has a member fails, so nothing in use is removed.
+fn sweep(layout: &Layout) {
+    for parent in parents(layout) {
+        let Ok(entries) = std::fs::read_dir(parent) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            let name = entry.file_name();
+            let Some(pid) = name
+                .to_str()
+                .and_then(|n| n.strip_prefix("nextedit-"))
+                .and_then(|rest| rest.split_once('-'))
+                .filter(|(_, n)| n.parse::<u64>().is_ok())
+                .and_then(|(pid, _)| pid.parse::<u32>().ok())
+            else {
+                continue;
+            };
+            let dir = entry.path();
+            let old = entry
+                .metadata()
+                .and_then(|m| m.modified())
+                .is_ok_and(|t| t.elapsed().is_ok_and(|age| age > LEFTOVER_AGE));
+            if old
+                && !Path::new(&format!("/proc/{pid}")).exists()
+                && members(&[dir.clone()]).is_empty()
+            {
+                let _ = std::fs::remove_dir(&dir);
+            }
+        }
+    }
+}
+
 fn members(dirs: &[PathBuf]) -> Vec<libc::pid_t> {
     let mut pids: Vec<libc::pid_t> = dirs
         .iter()
@@ -439,10 +489,7 @@ mod tests {
         let Ok(layout) = layout() else {
             return; // no writable cgroup hierarchy here: nothing to name
         };
-        let parents = match layout {
-            Layout::V2 { parent } => vec![parent.clone()],
-            Layout::V1 { pids, memory } => vec![pids.clone(), memory.clone()],
-        };
+        let parents = parents(layout);
         // The next two names this process would take, left behind as a SIGKILLed
         // process with the same pid would leave them.
         let next = NEXT.load(Ordering::SeqCst);
@@ -462,6 +509,46 @@ mod tests {
         let made = made.unwrap().expect("a cgroup where the layout has one");
         assert!(made.dirs.iter().all(|d| !leftovers.contains(d)));
         assert!(made.dirs.iter().all(|d| d.exists()));
+    }
+
+    #[test]
+    fn the_empty_leftovers_of_processes_gone_are_swept_and_nothing_else() {
+        let Ok(layout) = layout() else {
+            return; // no writable cgroup hierarchy here: nothing to sweep
+        };
+        // A pid with no process: a child that has exited and been reaped.
+        let mut child = std::process::Command::new("true").spawn().unwrap();
+        let gone = child.id();
+        child.wait().unwrap();
+        let hour_ago = std::time::SystemTime::now() - Duration::from_secs(3600);
+        let make = |name: String, made: std::time::SystemTime| -> Vec<PathBuf> {
+            parents(layout)
+                .iter()
+                .map(|p| {
+                    let dir = p.join(&name);
+                    std::fs::create_dir(&dir).unwrap();
+                    File::open(&dir).unwrap().set_modified(made).unwrap();
+                    dir
+                })
+                .collect()
+        };
+        let leftover = make(format!("nextedit-{gone}-7"), hour_ago);
+        // Just made (maybe by a nextedit in another pid namespace), this process's
+        // (alive), and a name this code never makes.
+        let young = make(format!("nextedit-{gone}-8"), std::time::SystemTime::now());
+        let alive = make(format!("nextedit-{}-999999", std::process::id()), hour_ago);
+        let stranger = make(format!("nextedit-{gone}-x"), hour_ago);
+        sweep(layout);
+        let exists = |dirs: &[PathBuf]| dirs.iter().map(|d| d.exists()).collect::<Vec<_>>();
+        let now = [&leftover, &young, &alive, &stranger].map(|dirs| exists(dirs));
+        for dir in [&leftover, &young, &alive, &stranger].into_iter().flatten() {
+            let _ = std::fs::remove_dir(dir);
+        }
+        let n = leftover.len();
+        assert_eq!(
+            now,
+            [vec![false; n], vec![true; n], vec![true; n], vec![true; n]]
+        );
     }
 
     #[test]
