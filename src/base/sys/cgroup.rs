@@ -402,7 +402,7 @@ fn sweep(layout: &Layout) {
                 .is_ok_and(|t| t.elapsed().is_ok_and(|age| age > LEFTOVER_AGE));
             if old
                 && !Path::new(&format!("/proc/{pid}")).exists()
-                && members(&[dir.clone()]).is_empty()
+                && members(std::slice::from_ref(&dir)).is_empty()
             {
                 let _ = std::fs::remove_dir(&dir);
             }
