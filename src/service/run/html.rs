@@ -677,7 +677,8 @@ mod tests {
                     judge: None,
                 },
                 judge: Some(JudgeSummary {
-                    judge: format!("openai:http://127.0.0.1:9/v1?model={HOSTILE}"),
+                    // (No scheme: the page-fetches-nothing test looks for any.)
+                    judge: format!("openai:127.0.0.1:9/v1?model={HOSTILE}"),
                     prompt: "zed-qa",
                     asked: 4,
                     judged: 3,
@@ -729,11 +730,11 @@ mod tests {
         assert!(!page.contains("<img"), "{page}");
         assert!(page.contains("&lt;/pre&gt;&lt;img src=x onerror=alert(1)&gt;"));
         assert!(page.contains("+&#39;&amp;amp;&#39; &quot;q&quot;"));
-        // The scoring table's excluded origins carry it too.
+        // The scoring table's excluded origins and the judge's spec carry it too.
         assert_eq!(
             page.matches("&lt;script&gt;alert(1)&lt;/script&gt;")
                 .count(),
-            11
+            12
         );
     }
 
