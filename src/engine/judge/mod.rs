@@ -164,7 +164,7 @@ impl Judge {
         let result = answer.and_then(|text| {
             prompt::parse(self.prompt, &text).map_err(|reason| CallFailure {
                 kind: FailureKind::BadResult,
-                message: crate::base::secrets::scrub(&reason).into_owned(),
+                message: crate::base::secrets::scrub(&reason.to_string()).into_owned(),
             })
         });
         Judgement {

@@ -12,6 +12,23 @@ use similar::TextDiff;
 use super::{JudgeCase, JudgePrompt, Verdict};
 use crate::engine::suggest::prompt::Prompt;
 
+/// Why an answer gives no verdict (each message quotes the answer's start).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum AnswerError {
+    /// `nep`: the first word is neither yes nor no.
+    #[error("the judge's answer does not start with yes or no: {0}")]
+    NotYesOrNo(String),
+    /// `zed-qa`: no JSON object where one is looked for.
+    #[error("the judge's answer holds no JSON object: {0}")]
+    NoObject(String),
+    /// `zed-qa`: `reverts_edits` missing or not a boolean.
+    #[error("the judge's answer has no boolean reverts_edits: {0}")]
+    NoRevertsEdits(String),
+    /// `zed-qa`: `confidence` missing or not a whole number from 1 to 5.
+    #[error("the judge's answer has no confidence from 1 to 5: {0}")]
+    NoConfidence(String),
+}
+
 /// How much of an unparsable answer its failure message repeats.
 const QUOTED_CHARS: usize = 80;
 
@@ -101,7 +118,7 @@ fn fenced(text: &str) -> String {
     format!("{fence}\n{text}{newline}{fence}")
 }
 
-/// The verdict in `answer`, read strictly; `Err(why)` for anything else (a refusal,
+/// The verdict in `answer`, read strictly; an error for anything else (a refusal,
 /// garbage, a missing or out-of-range field), never a default.
 ///
 /// `nep`: the answer's first word (letters, after leading white space and `*`, `"`,
@@ -109,14 +126,14 @@ fn fenced(text: &str) -> String {
 /// inside the answer's first code fence if it has one, else from its first `{` to its
 /// last `}`, must be a JSON object with `reverts_edits` a boolean and `confidence` a
 /// whole number from 1 to 5 (other fields are ignored).
-pub fn parse(prompt: JudgePrompt, answer: &str) -> Result<Verdict, String> {
+pub fn parse(prompt: JudgePrompt, answer: &str) -> Result<Verdict, AnswerError> {
     match prompt {
         JudgePrompt::Nep => parse_nep(answer),
         JudgePrompt::ZedQa => parse_zed_qa(answer),
     }
 }
 
-fn parse_nep(answer: &str) -> Result<Verdict, String> {
+fn parse_nep(answer: &str) -> Result<Verdict, AnswerError> {
     let start = answer.trim_start_matches(|c: char| c.is_whitespace() || "*\"'`".contains(c));
     let word: String = start
         .chars()
@@ -126,45 +143,27 @@ fn parse_nep(answer: &str) -> Result<Verdict, String> {
     match word.as_str() {
         "yes" => Ok(Verdict::Nep { yes: true }),
         "no" => Ok(Verdict::Nep { yes: false }),
-        _ => Err(format!(
-            "the judge's answer does not start with yes or no: {}",
-            quoted(answer)
-        )),
+        _ => Err(AnswerError::NotYesOrNo(quoted(answer))),
     }
 }
 
-fn parse_zed_qa(answer: &str) -> Result<Verdict, String> {
+fn parse_zed_qa(answer: &str) -> Result<Verdict, AnswerError> {
     let body = fence_body(answer).unwrap_or_else(|| match (answer.find('{'), answer.rfind('}')) {
         (Some(open), Some(close)) if open < close => &answer[open..=close],
         _ => "",
     });
-    let not_json = || {
-        format!(
-            "the judge's answer holds no JSON object: {}",
-            quoted(answer)
-        )
-    };
+    let not_json = || AnswerError::NoObject(quoted(answer));
     let value: Value = serde_json::from_str(body.trim()).map_err(|_| not_json())?;
     let object = value.as_object().ok_or_else(not_json)?;
     let reverts_edits = object
         .get("reverts_edits")
         .and_then(Value::as_bool)
-        .ok_or_else(|| {
-            format!(
-                "the judge's answer has no boolean reverts_edits: {}",
-                quoted(answer)
-            )
-        })?;
+        .ok_or_else(|| AnswerError::NoRevertsEdits(quoted(answer)))?;
     let confidence = object
         .get("confidence")
         .and_then(Value::as_u64)
         .filter(|c| (1..=5).contains(c))
-        .ok_or_else(|| {
-            format!(
-                "the judge's answer has no confidence from 1 to 5: {}",
-                quoted(answer)
-            )
-        })?;
+        .ok_or_else(|| AnswerError::NoConfidence(quoted(answer)))?;
     Ok(Verdict::ZedQa {
         reverts_edits,
         confidence: confidence as u8,
@@ -224,7 +223,7 @@ mod tests {
             assert_eq!(&parse(JudgePrompt::Nep, answer), expected, "{answer}");
         }
         for answer in ["I cannot help with that", "yesterday", "", "y", "maybe yes"] {
-            let error = parse(JudgePrompt::Nep, answer).unwrap_err();
+            let error = parse(JudgePrompt::Nep, answer).unwrap_err().to_string();
             assert!(error.contains("does not start with yes or no"), "{error}");
         }
     }
@@ -275,7 +274,7 @@ mod tests {
                 "no confidence from 1 to 5",
             ),
         ] {
-            let error = parse(JudgePrompt::ZedQa, answer).unwrap_err();
+            let error = parse(JudgePrompt::ZedQa, answer).unwrap_err().to_string();
             assert!(error.contains(why), "{answer}: {error}");
         }
     }

@@ -343,6 +343,10 @@ impl Workers<'_> {
                 suggester.shutdown();
                 return;
             };
+            // Failures to reach the judge in a row count per trajectory.
+            if let Some(judge) = judge.as_mut() {
+                judge.new_trajectory();
+            }
             let job = Job {
                 run,
                 position: *position,
@@ -569,10 +573,7 @@ fn replay_one(
         events,
         cache,
         calls: counted,
-        judge: judge.map(|judge| {
-            judge.new_trajectory();
-            judge
-        }),
+        judge,
     };
     let mut suggester = RecordInitialize {
         inner: suggester,
