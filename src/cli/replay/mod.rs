@@ -54,7 +54,8 @@ use printer::Printer;
 ///   nextedit replay --repo . --range HEAD~5..HEAD --suggester "lsp:ruff server"
 ///   nextedit replay --resume 7 --suggester "cmd:python3 my_suggester.py"
 ///   nextedit replay --repo . --range HEAD~50..HEAD --suggester builtin:propagate --plan plan.jsonl
-///   nextedit replay --repo . --range HEAD~5..HEAD --suggester builtin:retrieve --judge "openai:http://127.0.0.1:8080/v1?model=qwen" --judge-prompt zed-qa
+///   nextedit replay --trajectory a.json --suggester builtin:retrieve \
+///     --judge "openai:http://127.0.0.1:8080/v1?model=m" --judge-prompt zed-qa
 #[derive(Debug, Args)]
 #[command(verbatim_doc_comment)]
 pub struct ReplayArgs {

@@ -188,6 +188,10 @@ fn default_judge_prompt() -> JudgePrompt {
     JudgePrompt::Nep
 }
 
+fn is_default_judge_prompt(prompt: &JudgePrompt) -> bool {
+    *prompt == JudgePrompt::Nep
+}
+
 fn default_max_failed_share() -> f64 {
     super::verdict::DEFAULT_MAX_FAILED_SHARE
 }
@@ -259,11 +263,15 @@ pub struct RunSettings {
     /// failing always does; [`super::verdict`]).
     #[serde(default = "default_max_failed_share")]
     pub max_failed_share: f64,
-    /// The judge asked about each content step (`--judge openai:URL?model=…`), if any.
-    #[serde(default)]
+    /// The judge asked about each content step (`--judge openai:URL?model=…`), if any
+    /// (not stored without one: the settings of unjudged runs read as they always did).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub judge: Option<String>,
-    /// What the judge is asked (`--judge-prompt`).
-    #[serde(default = "default_judge_prompt")]
+    /// What the judge is asked (`--judge-prompt`; stored unless the default, `nep`).
+    #[serde(
+        default = "default_judge_prompt",
+        skip_serializing_if = "is_default_judge_prompt"
+    )]
     pub judge_prompt: JudgePrompt,
 }
 
