@@ -16,6 +16,7 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
+use crate::common::nextedit_with_db;
 use crate::derive_support::{self, TestRepo};
 use crate::suggester_openai::{KEY, LlamaServer, tiny_model};
 
@@ -158,16 +159,8 @@ fn judgements(db: &Path, run: i64) -> Vec<Row> {
 
 /// The judge's lines of `nextedit report RUN`, the port masked.
 fn judge_report(db: &Path, run: &str, port: u16) -> String {
-    let out = Command::new(env!("CARGO_BIN_EXE_nextedit"))
-        .args(["report", run, "--db"])
-        .arg(db)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let out = nextedit_with_db(&["report", run], db);
+    assert!(out.status.success(), "{}", stderr(&out));
     let text = String::from_utf8(out.stdout).unwrap();
     let start = text.find(" RUN  JUDGE").expect("a judge table");
     let section: Vec<&str> = text[start..]
@@ -276,15 +269,35 @@ fn zed_qa_answers_are_read_strictly_and_garbage_is_a_failure() {
     );
     drop(requests);
     insta::assert_snapshot!("judge_zed_qa_report", judge_report(&db, "1", judge.port));
-    let json: Value = serde_json::from_slice(
-        &Command::new(env!("CARGO_BIN_EXE_nextedit"))
-            .args(["report", "--json", "1", "--db"])
-            .arg(&db)
-            .output()
-            .unwrap()
-            .stdout,
-    )
-    .unwrap();
+    // A resumed run reaches its judge only when the command line names it again.
+    let resume = |judge: &[&str]| {
+        let mut args = vec![
+            "replay",
+            "--quiet",
+            "--resume",
+            "1",
+            "--suggester",
+            "builtin:oracle",
+        ];
+        args.extend(judge);
+        nextedit_with_db(&args, &db)
+    };
+    let bare = resume(&[]);
+    assert_eq!(bare.status.code(), Some(2), "{}", stderr(&bare));
+    assert!(
+        stderr(&bare).contains(&format!(
+            "run 1 was made with --judge {:?}, not no --judge: resume it with the same --judge",
+            judge.spec("&max_tokens=64")
+        )),
+        "{}",
+        stderr(&bare)
+    );
+    let spec = judge.spec("&max_tokens=64");
+    let again = resume(&["--judge", &spec]);
+    assert_eq!(again.status.code(), Some(0), "{}", stderr(&again));
+    assert_eq!(judge.asked(), 3);
+    let report = nextedit_with_db(&["report", "--json", "1"], &db);
+    let json: Value = serde_json::from_slice(&report.stdout).unwrap();
     let judged = &json["runs"][0]["results"]["judge"];
     assert_eq!(
         (
