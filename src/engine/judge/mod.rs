@@ -257,3 +257,94 @@ impl<'a> CachedRequest<'a> {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::suggest::cache::ResponseStoreError;
+    use std::sync::{Arc, Mutex};
+
+    /// A cache in memory: (request hash, answer).
+    #[derive(Default, Clone)]
+    struct Memory(Arc<Mutex<Vec<(CacheKey, CachedAnswer)>>>);
+
+    impl ResponseStore for Memory {
+        fn cached(&self, key: &CacheKey) -> Result<Option<CachedAnswer>, ResponseStoreError> {
+            let entries = self.0.lock().unwrap();
+            Ok(entries
+                .iter()
+                .find(|(k, _)| k == key)
+                .map(|(_, a)| a.clone()))
+        }
+        fn store(
+            &mut self,
+            key: &CacheKey,
+            answer: &CachedAnswer,
+        ) -> Result<(), ResponseStoreError> {
+            self.0.lock().unwrap().push((key.clone(), answer.clone()));
+            Ok(())
+        }
+    }
+
+    fn case() -> JudgeCase {
+        JudgeCase {
+            file: "a.py".into(),
+            start_line: 0,
+            before: "x = 1\n".into(),
+            gold: "x = 2\n".into(),
+            predicted: "x = 3\n".into(),
+            history: String::new(),
+        }
+    }
+
+    /// A judge of an endpoint nothing listens on (port 9 of loopback).
+    fn judge(prompt: JudgePrompt, memory: &Memory, mode: CacheMode) -> Judge {
+        Judge::from_spec(
+            "openai:http://127.0.0.1:9/v1?model=m",
+            prompt,
+            Duration::from_secs(1),
+            3,
+        )
+        .unwrap()
+        .with_cache(Box::new(memory.clone()), mode, 1)
+    }
+
+    #[test]
+    fn a_cached_answer_is_read_again_and_a_read_only_miss_is_a_failure() {
+        let memory = Memory::default();
+        // Read-only, nothing cached: a counted failure, nothing asked.
+        let missed = judge(JudgePrompt::Nep, &memory, CacheMode::ReadOnly).judge(&case());
+        let failure = missed.result.unwrap_err();
+        assert_eq!(failure.kind, FailureKind::NotCached);
+        assert!(!missed.cached);
+        // Read-write: the endpoint is not there, the failure is cached and counted.
+        let unreachable = judge(JudgePrompt::Nep, &memory, CacheMode::ReadWrite).judge(&case());
+        assert_eq!(
+            unreachable.result.unwrap_err().kind,
+            FailureKind::Unreachable
+        );
+        assert_eq!(memory.0.lock().unwrap().len(), 1);
+        // An answer in the cache under the same key is served and parsed each time.
+        let key = memory.0.lock().unwrap()[0].0.clone();
+        for (text, expected) in [
+            ("No.", Ok(Verdict::Nep { yes: false })),
+            ("I cannot help", Err(FailureKind::BadResult)),
+        ] {
+            memory.0.lock().unwrap()[0] = (
+                key.clone(),
+                CachedAnswer {
+                    result: Ok(serde_json::json!({ "text": text })),
+                    latency_ms: 1.0,
+                },
+            );
+            for mode in [CacheMode::ReadWrite, CacheMode::ReadOnly] {
+                let served = judge(JudgePrompt::Nep, &memory, mode).judge(&case());
+                assert!(served.cached);
+                assert_eq!(served.result.map_err(|f| f.kind), expected);
+            }
+        }
+        // Another question is another request.
+        let other = judge(JudgePrompt::ZedQa, &memory, CacheMode::ReadOnly).judge(&case());
+        assert_eq!(other.result.unwrap_err().kind, FailureKind::NotCached);
+    }
+}
