@@ -111,6 +111,7 @@ fn run<S: Suggester>(label: &str, trajectory: &Trajectory, suggester: S, repeats
         language: Some("python".into()),
         project: None,
         exclude_origins: Vec::new(),
+        judge_cases: false,
     };
     let mut timed = Timed {
         inner: suggester,
@@ -198,6 +199,7 @@ fn real_repository(path: &str, count: usize) {
             language: None,
             project: project.clone(),
             exclude_origins: Vec::new(),
+            judge_cases: false,
         };
         let t = Instant::now();
         let outcome = replay(

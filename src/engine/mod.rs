@@ -3,6 +3,7 @@
 //! offers, completion tasks cut and scored. They use `core` and `base`, never the store.
 
 pub mod history;
+pub mod judge;
 pub mod live;
 pub mod lsp_client;
 pub mod replay;

@@ -16,10 +16,11 @@ use super::{Database, NamesDocument, SESSION_TABLES, StoreError, sqlite};
 use crate::core::trajectory::{Trajectory, without_files};
 
 /// The tables of replay runs, all keyed by `run_id`.
-const RUN_TABLES: [&str; 8] = [
+const RUN_TABLES: [&str; 9] = [
     "run_trajectories",
     "run_steps",
     "run_step_yardsticks",
+    "run_step_judgements",
     "run_predictions",
     "run_errors",
     "run_reads",

@@ -11,10 +11,11 @@ use rusqlite::types::Value;
 use super::{Database, RunStatus, StoreError, sqlite};
 
 /// The tables that hold a run's rows besides `runs` (keyed by `run_id`).
-const RUN_TABLES: [&str; 6] = [
+const RUN_TABLES: [&str; 7] = [
     "run_trajectories",
     "run_steps",
     "run_step_yardsticks",
+    "run_step_judgements",
     "run_predictions",
     "run_errors",
     "run_reads",

@@ -14,6 +14,7 @@ use super::{
 };
 use super::{Database, StoreError, sqlite};
 use crate::core::metrics::flow::{FlowClass, FlowStep, Prf, RankedPrediction, StepCounts};
+use crate::engine::judge::Judgement;
 use crate::engine::replay::yardsticks::StepYardsticks;
 use crate::engine::suggest::{Call, CallFailure, FailureKind, ReadSource, StepRead};
 
@@ -131,8 +132,10 @@ impl RunRead for Database {
             "SELECT step, applied, allowed, remaining, precision, recall, f1, tp, fp, fn,
                     content_edit, content_bleu, content_es, content_generated, suggest_ms,
                     generate_ms, flow, suggest_cached, generate_cached,
-                    delta_chrf, nep_partial, nep_position, location_hit
+                    delta_chrf, nep_partial, nep_position, location_hit,
+                    prompt, yes, reverts_edits, confidence, failure_kind, failure_message, j.cached
                FROM run_steps LEFT JOIN run_step_yardsticks USING (run_id, key, step)
+                    LEFT JOIN run_step_judgements j USING (run_id, key, step)
               WHERE run_id = ?1 AND key = ?2 AND step > ?3
               ORDER BY step LIMIT ?4",
             params![run, key, after, limit as i64],
@@ -431,6 +434,10 @@ impl RunRead for Database {
             .collect())
     }
 
+    fn run_step_judgements(&self, run: i64) -> Result<Vec<(String, usize, Judgement)>, StoreError> {
+        self.step_judgements(run)
+    }
+
     fn run_step_yardsticks(
         &self,
         run: i64,
@@ -444,6 +451,27 @@ impl RunRead for Database {
                 Ok((row.get(0)?, row.get::<_, i64>(1)? as usize, yardsticks))
             },
         )
+    }
+}
+
+impl Database {
+    /// [`RunRead::run_step_judgements`] of this database.
+    fn step_judgements(&self, run: i64) -> Result<Vec<(String, usize, Judgement)>, StoreError> {
+        let rows = self.rows(
+            &format!(
+                "SELECT key, step, {} FROM run_step_judgements WHERE run_id = ?1 ORDER BY key, step",
+                super::judgements::COLUMNS
+            ),
+            [run],
+            |row| {
+                let judgement = super::judgements::judgement_at(row, 2)?;
+                Ok((row.get::<_, String>(0)?, row.get::<_, i64>(1)? as usize, judgement))
+            },
+        )?;
+        Ok(rows
+            .into_iter()
+            .filter_map(|(key, step, j)| Some((key, step, j?)))
+            .collect())
     }
 }
 
@@ -500,6 +528,7 @@ fn stored_step_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<StoredStep> {
         suggest_cached: row.get(17)?,
         generate_cached: row.get(18)?,
         yardsticks: yardsticks_at(row, 19)?,
+        judgement: super::judgements::judgement_at(row, 23)?,
     })
 }
 

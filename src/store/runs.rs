@@ -13,6 +13,7 @@ use serde_json::json;
 
 use super::{Database, RunStatus, StoreError, TrajectoryStatus, sqlite};
 use crate::core::metrics::flow::{FlowClass, FlowStep, Prf, StepCounts};
+use crate::engine::judge::Judgement;
 use crate::engine::replay::yardsticks::StepYardsticks;
 use crate::engine::suggest::{Call, CallFailure, StepRead};
 
@@ -79,6 +80,8 @@ pub struct StoredStep {
     pub generate_cached: Option<bool>,
     /// delta-chrF, NEP matches and location hit (table `run_step_yardsticks`).
     pub yardsticks: StepYardsticks,
+    /// What the judge said about the step (`--judge`; table `run_step_judgements`).
+    pub judgement: Option<Judgement>,
 }
 
 /// The content score of a step, as stored.
@@ -374,6 +377,10 @@ pub trait RunRead {
         &self,
         run: i64,
     ) -> Result<Vec<(String, usize, StepYardsticks)>, StoreError>;
+
+    /// (key, step, judgement) of every step of run `run` the judge was asked about, in
+    /// order (none for a run without `--judge` or recorded before schema version 13).
+    fn run_step_judgements(&self, run: i64) -> Result<Vec<(String, usize, Judgement)>, StoreError>;
 }
 
 impl RunStore for Database {
@@ -637,7 +644,7 @@ fn insert_step(
     insert_step_parts(tx, run, key, step)
 }
 
-/// The rows of a step besides its `run_steps` row: yardsticks, predictions, reads,
+/// The rows of a step besides its `run_steps` row: yardsticks, judgement, predictions, reads,
 /// failed calls.
 fn insert_step_parts(
     tx: &rusqlite::Transaction<'_>,
@@ -646,6 +653,9 @@ fn insert_step_parts(
     step: &StoredStep,
 ) -> rusqlite::Result<()> {
     insert_step_yardsticks(tx, run, key, step.step, &step.yardsticks)?;
+    if let Some(judgement) = &step.judgement {
+        super::judgements::insert_step_judgement(tx, run, key, step.step, judgement)?;
+    }
     for p in &step.predictions {
         tx.execute(
             "INSERT OR REPLACE INTO run_predictions (run_id, key, step, rank, file, start_line, end_line, text, confidence, matched, class)

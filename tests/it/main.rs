@@ -41,6 +41,7 @@ mod proxy_real_servers;
 mod recorder_transcripts;
 mod replay_commits;
 mod replay_engine;
+mod replay_judge;
 mod replay_long;
 mod replay_processes;
 mod replay_recorded;

@@ -146,6 +146,7 @@ fn config(order: OrderMode) -> ReplayConfig {
         language: Some("python".into()),
         project: Some("demo".into()),
         exclude_origins: Vec::new(),
+        judge_cases: false,
     }
 }
 

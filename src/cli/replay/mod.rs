@@ -5,8 +5,9 @@
 //! `output`: JSON, Historian's files, the verdict and the run's last words;
 //! `shard`: the scale-out arguments, plans and shards; `repro`: cache and repetitions;
 //! `limits`: the suggester's limits and `--env`; `session_slice`: which part of a
-//! stored session).
+//! stored session; `judge`: the LLM-as-judge flags).
 
+mod judge;
 mod limits;
 mod output;
 mod printer;
@@ -53,6 +54,8 @@ use printer::Printer;
 ///   nextedit replay --repo . --range HEAD~5..HEAD --suggester "lsp:ruff server"
 ///   nextedit replay --resume 7 --suggester "cmd:python3 my_suggester.py"
 ///   nextedit replay --repo . --range HEAD~50..HEAD --suggester builtin:propagate --plan plan.jsonl
+///   nextedit replay --trajectory a.json --suggester builtin:retrieve \
+///     --judge "openai:http://127.0.0.1:8080/v1?model=m" --judge-prompt zed-qa
 #[derive(Debug, Args)]
 #[command(verbatim_doc_comment)]
 pub struct ReplayArgs {
@@ -176,6 +179,9 @@ pub struct ReplayArgs {
     repro: repro::ReproArgs,
 
     #[command(flatten)]
+    judge: judge::JudgeArgs,
+
+    #[command(flatten)]
     scale: shard::ShardArgs,
 }
 
@@ -234,7 +240,10 @@ pub fn run(args: ReplayArgs) -> anyhow::Result<i32> {
         None => {
             let settings = args
                 .limits
-                .apply(args.output.apply(args.repro.apply(args.settings())))
+                .apply(
+                    args.output
+                        .apply(args.repro.apply(args.judge.apply(args.settings()))),
+                )
                 .checked(args.sandbox_mode(), &printer)?;
             if let Some(path) = args.scale.plan() {
                 return shard::write_plan(path, &settings, &args.request(), &db, &printer);

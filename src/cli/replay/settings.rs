@@ -65,6 +65,9 @@ impl ReplayArgs {
             limits: Default::default(),
             env: Vec::new(),
             max_failed_share: nextedit::service::run::verdict::DEFAULT_MAX_FAILED_SHARE,
+            // Set by `JudgeArgs::apply`.
+            judge: None,
+            judge_prompt: nextedit::engine::judge::JudgePrompt::Nep,
         }
     }
 
@@ -89,6 +92,7 @@ impl ReplayArgs {
             historian_json: self.output.historian_dir(),
             env: self.limits.env(),
             limits: self.limits.limits(),
+            judge: self.judge.spec(),
         }
     }
 

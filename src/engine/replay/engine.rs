@@ -11,6 +11,7 @@ use std::cell::Cell;
 use std::collections::BTreeSet;
 use std::time::{Duration, Instant};
 
+use super::judge_case::judge_case;
 use super::matching::{Located, MatchRule, is_unchanged, location_score, match_one_to_one};
 use super::state::{ReplayState, StateError, split_lines};
 use super::worktree::Workspace;
@@ -21,6 +22,7 @@ use crate::core::metrics::flow::{FlowClass, FlowStep, RankedPrediction};
 use crate::core::syntax::Language;
 use crate::core::syntax::structure::{FileStructure, analyze};
 use crate::core::trajectory::{EditIndex, OrderKind, Origin, RelPath, Trajectory};
+use crate::engine::judge::JudgeCase;
 use crate::engine::suggest::protocol::{
     AppliedEdit, FileContent, GenerateParams, InitializeParams, PROTOCOL_VERSION, Revealed,
     SuggestParams, SuggestedEdit, SuggesterRead,
@@ -55,6 +57,8 @@ pub struct ReplayConfig {
     /// Edits made by these origins (formatting, code actions…) are not asked for: they
     /// are applied silently once every edit before them in natural order is.
     pub exclude_origins: Vec<Origin>,
+    /// Build each content step's [`StepRecord::judge_case`] (a run with `--judge`).
+    pub judge_cases: bool,
 }
 
 /// One prediction as recorded.
@@ -117,6 +121,9 @@ pub struct StepRecord {
     pub dropped_reads: Vec<String>,
     /// delta-chrF, NEP matches and location hit of the step.
     pub yardsticks: StepYardsticks,
+    /// What a judge model is shown about the step's content (`None` without content or
+    /// unless [`ReplayConfig::judge_cases`]).
+    pub judge_case: Option<JudgeCase>,
 }
 
 /// A finished replay. Its steps went to the [`ReplayObserver`] one by one, and are not
@@ -689,6 +696,10 @@ impl Stepper<'_> {
             &allowed,
             content.as_ref().map(|c| (c.gold.0, c.text.as_str())),
         );
+        let judge_case = content
+            .as_ref()
+            .filter(|_| self.config.judge_cases)
+            .and_then(|c| judge_case(state, c.gold.0, &c.text, &applied_edits(state)));
         state.apply(next);
         graph.settle(state);
         workspace.sync(state).map_err(ReplayError::Workspace)?;
@@ -707,6 +718,7 @@ impl Stepper<'_> {
             reads,
             dropped_reads,
             yardsticks,
+            judge_case,
         })
     }
 
@@ -1220,6 +1232,7 @@ mod tests {
             language: Some("python".into()),
             project: None,
             exclude_origins: vec![Format],
+            judge_cases: false,
         };
         let mut kept = KeepSteps::default();
         let outcome = replay(

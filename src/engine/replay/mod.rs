@@ -8,6 +8,7 @@
 pub mod context;
 mod engine;
 mod historian;
+pub mod judge_case;
 pub mod matching;
 mod oracle;
 pub mod state;

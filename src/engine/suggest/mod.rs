@@ -56,6 +56,9 @@ pub enum Call {
     Generate,
     /// `complete`: the text of a completion task's hole (`nextedit tasks run`).
     Complete,
+    /// `judge`: a judge model's answer about a step's prediction (`replay --judge`);
+    /// never a suggester's call, only the response cache's.
+    Judge,
 }
 
 impl Call {
@@ -66,6 +69,7 @@ impl Call {
             Call::Suggest => "suggest",
             Call::Generate => "generate",
             Call::Complete => "complete",
+            Call::Judge => "judge",
         }
     }
 
@@ -76,6 +80,7 @@ impl Call {
             Call::Suggest,
             Call::Generate,
             Call::Complete,
+            Call::Judge,
         ]
         .into_iter()
         .find(|c| c.key() == key)

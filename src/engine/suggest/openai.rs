@@ -244,6 +244,17 @@ impl OpenAiSuggester {
         &self.spec
     }
 
+    /// Sends `prompt` as call `method` and returns the answer's text (the judge's
+    /// questions: `engine::judge`), counted in the failure streak like any call.
+    pub fn ask_text(&mut self, method: &str, prompt: &Prompt) -> Result<String, SuggestError> {
+        self.ask_prompt(method, prompt)
+    }
+
+    /// Forgets the failures in a row so far (a new trajectory starts).
+    pub fn reset_failures(&mut self) {
+        self.failures.reset();
+    }
+
     /// The step's files, plus for the `nes` template the files of the most recent
     /// applied edits (its "recently viewed" files) read from the worktree, which holds
     /// exactly the current state; a path that leaves the worktree (a symlink) is skipped.

@@ -11,6 +11,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use super::definition::trajectory_digest;
 use super::{RunError, RunRead};
+use crate::engine::judge::Judgement;
 use crate::engine::replay::yardsticks::StepYardsticks;
 use crate::engine::suggest::StepRead;
 use crate::store::{
@@ -274,6 +275,12 @@ impl RunRead for CommonSteps<'_> {
         run: i64,
     ) -> Result<Vec<(String, usize, StepYardsticks)>, StoreError> {
         let mut rows = self.store.run_step_yardsticks(run)?;
+        rows.retain(|(key, step, _)| self.holds(run, key, *step));
+        Ok(rows)
+    }
+
+    fn run_step_judgements(&self, run: i64) -> Result<Vec<(String, usize, Judgement)>, StoreError> {
+        let mut rows = self.store.run_step_judgements(run)?;
         rows.retain(|(key, step, _)| self.holds(run, key, *step));
         Ok(rows)
     }

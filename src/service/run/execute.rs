@@ -23,11 +23,12 @@ use std::time::Duration;
 use super::plan::SandboxState;
 use super::scratch::RunScratch;
 use super::store::NewSteps;
-use super::worker::{WorkerPlace, build_suggester, forbidden_paths, sandbox_paths};
+use super::worker::{WorkerPlace, build_judge, build_suggester, forbidden_paths, sandbox_paths};
 use super::{RunError, RunEvents, RunRead, RunSettings, RunStore, error_chain};
 use crate::base::sys::sandbox::Sandbox;
 use crate::core::trajectory::{EditIndex, SessionKind, Trajectory};
 use crate::engine::history::{CommitSource, GitRepository};
+use crate::engine::judge::Judge;
 use crate::engine::replay::context::attribute_lsp_reads;
 use crate::engine::replay::state::ReplayState;
 use crate::engine::replay::{
@@ -269,6 +270,26 @@ struct Workers<'a> {
 }
 
 impl Workers<'_> {
+    /// Whether the suggester's calls go through the response cache (built-ins never do,
+    /// even when a judge's answers are cached).
+    fn suggester_cached(&self) -> bool {
+        self.settings.cache != CacheMode::Off && !self.settings.suggester.starts_with("builtin:")
+    }
+
+    /// The run's judge for one worker, behind the response cache (`--cache`), if the run
+    /// has one.
+    fn judge(&self) -> Result<Option<Judge>, RunError> {
+        let Some(judge) = build_judge(self.settings)? else {
+            return Ok(None);
+        };
+        let cache = ResponseCache::new(Database::open(self.cache_db)?, self.run);
+        Ok(Some(judge.with_cache(
+            Box::new(cache),
+            self.settings.cache,
+            self.repetition,
+        )))
+    }
+
     /// One worker: its own connection and suggester, trajectories taken from the queue
     /// until it is empty, each result sent (a failed trajectory stored as failed).
     fn work(
@@ -288,7 +309,7 @@ impl Workers<'_> {
         // One suggester per worker, initialized per trajectory, shut down at the end.
         let cache_log = CacheLog::default();
         let built = build_suggester(settings, Some(place)).and_then(|inner| {
-            if settings.cache == CacheMode::Off {
+            if !self.suggester_cached() {
                 return Ok(inner);
             }
             let cache = ResponseCache::new(Database::open(self.cache_db)?, run);
@@ -309,12 +330,23 @@ impl Workers<'_> {
                 return;
             }
         };
+        let mut judge = match self.judge() {
+            Ok(judge) => judge,
+            Err(error) => {
+                let _ = tx.send((String::new(), Err(error)));
+                return;
+            }
+        };
         loop {
             let i = self.next.fetch_add(1, SeqCst);
             let Some((position, key)) = self.pending.get(i) else {
                 suggester.shutdown();
                 return;
             };
+            // Failures to reach the judge in a row count per trajectory.
+            if let Some(judge) = judge.as_mut() {
+                judge.new_trajectory();
+            }
             let job = Job {
                 run,
                 position: *position,
@@ -325,7 +357,8 @@ impl Workers<'_> {
                 worktrees: &self.worktrees,
                 calls: &self.calls,
                 events: self.events,
-                cache: (settings.cache != CacheMode::Off).then_some(&cache_log),
+                cache: self.suggester_cached().then_some(&cache_log),
+                judge: judge.as_mut(),
             };
             // A panic fails its trajectory, not the run (nor the other workers).
             let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
@@ -437,6 +470,8 @@ struct Job<'a> {
     events: &'a dyn RunEvents,
     /// What the response cache did for each call, when the run uses one.
     cache: Option<&'a CacheLog>,
+    /// The worker's judge (`--judge`).
+    judge: Option<&'a mut Judge>,
 }
 
 /// The edits already applied by a trajectory's stored steps (initial first): where a
@@ -489,6 +524,7 @@ fn replay_one(
         calls,
         events,
         cache,
+        judge,
     } = job;
     let mut trajectory = load_trajectory(db, run, key)?;
     let resume = resume_order(&*db, run, key, &trajectory)?;
@@ -537,6 +573,7 @@ fn replay_one(
         events,
         cache,
         calls: counted,
+        judge,
     };
     let mut suggester = RecordInitialize {
         inner: suggester,
@@ -680,6 +717,7 @@ fn replay_config(settings: &RunSettings, trajectory: &Trajectory) -> ReplayConfi
             .and_then(|c| c.project.clone())
             .filter(|_| settings.reveal.contains(&Reveal::Commit)),
         exclude_origins: settings.exclude_origin.clone(),
+        judge_cases: settings.judge.is_some(),
     }
 }
 
@@ -808,6 +846,8 @@ struct RunRecorder<'a> {
     cache: Option<&'a CacheLog>,
     /// Where each step's calls are counted (not for built-ins).
     calls: Option<&'a CallCounts>,
+    /// Asked about each step with content (`--judge`).
+    judge: Option<&'a mut Judge>,
 }
 
 /// Why a run could not keep a step (the trajectory fails with it).
@@ -850,8 +890,8 @@ impl RunRecorder<'_> {
                     step.generate_cached = Some(outcome.cached);
                     step.generate_ms = Some(outcome.latency_ms);
                 }
-                // Replay never asks `complete` (tasks runs do).
-                (Call::Complete, _) | (_, None) => {}
+                // Replay never asks `complete` (tasks runs do); the judge is not the suggester.
+                (Call::Complete | Call::Judge, _) | (_, None) => {}
             }
         }
         Ok(())
@@ -887,6 +927,9 @@ impl ReplayObserver for RunRecorder<'_> {
         }
         let mut step = stored_step(self.trajectory, record);
         self.record_cache_use(Some(&mut step))?;
+        if let (Some(judge), Some(case)) = (self.judge.as_deref_mut(), &record.judge_case) {
+            step.judgement = Some(judge.judge(case));
+        }
         self.store
             .record_step(self.run, self.key, &step)
             .map_err(RecordError::from)?;
@@ -960,6 +1003,8 @@ pub fn stored_step(trajectory: &Trajectory, step: &StepRecord) -> StoredStep {
         suggest_cached: None,
         generate_cached: None,
         yardsticks: step.yardsticks,
+        // Asked by the run's recorder, which holds the judge.
+        judgement: None,
     }
 }
 

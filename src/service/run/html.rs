@@ -104,6 +104,9 @@ pub fn render_with_live(runs: &[HtmlRun], notes: &[String], live: Option<&str>) 
     let ids: Vec<String> = runs.iter().map(|r| r.report.info.id.to_string()).collect();
     let mut h = page_start(&format!("nextedit report: run {}", ids.join(", ")));
     run_table(&mut h, runs);
+    if runs.iter().any(|r| r.report.judge.is_some()) {
+        judge_table(&mut h, runs);
+    }
     scoring_table(&mut h, runs, notes);
     flow_bars(&mut h, runs);
     step_charts(&mut h, runs);
@@ -196,6 +199,42 @@ BLEU-4 (0–100) and ES (0–1) of the content beside what doing nothing scores 
 Zed's delta-chrF (0–100) and the Next Edit Prediction benchmark's partial and position match rates of the content, in its file; \
 location accuracy: the share of steps with an edit allowed next whose best-ranked prediction is at one. \
 For a run replayed with repetitions, a figure with a bracketed range is the mean over its repetitions and its 95 % t-interval; the row's other figures are its first repetition's.</p>\n");
+}
+
+/// What the judge said about each judged run's steps (`replay --judge`).
+fn judge_table(h: &mut String, runs: &[HtmlRun]) {
+    h.push_str("<h2 id=\"judge\">Judge</h2>\n<table class=\"runs\">\n<tr><th>Run</th><th class=\"l\">Judge</th><th>Question</th>\
+<th>Asked</th><th>Judged</th><th>Failed</th><th>Cached</th><th>Judged yes</th><th>Reverting</th><th>Mean confidence</th><th class=\"l\">Failures</th></tr>\n");
+    for run in runs {
+        let Some(j) = &run.report.judge else {
+            continue;
+        };
+        let failures: Vec<String> = j.failures.iter().map(|(k, n)| format!("{k} {n}")).collect();
+        let _ = writeln!(
+            h,
+            "<tr><td>{id}</td><td class=\"l\">{judge}</td><td>{prompt}</td><td>{asked}</td><td>{judged}</td><td>{failed}</td><td>{cached}</td>\
+<td>{yes}</td><td>{reverting}</td><td>{confidence}</td><td class=\"l\">{failures}</td></tr>",
+            id = run.report.info.id,
+            judge = escape(&j.judge),
+            prompt = j.prompt,
+            asked = j.asked,
+            judged = j.judged,
+            failed = j.failed,
+            cached = j.cached,
+            yes = figure(j.yes_share, None, 3),
+            reverting = figure(j.reverting_share, None, 3),
+            confidence = figure(j.mean_confidence, None, 2),
+            failures = escape(&if failures.is_empty() {
+                "none".to_string()
+            } else {
+                failures.join(", ")
+            }),
+        );
+    }
+    h.push_str("</table>\n<p class=\"muted\">A judge model asked about each step's scored prediction: nep, the Next Edit Prediction benchmark's question \
+(is it a reasonable next edit, given the real one? the share answered yes); zed-qa, Zed's QA question (does it revert the programmer's edits? \
+the share judged reverting, and the mean confidence 1–5 that they would accept it). Shares are over the answers read; a refusal, an unreadable \
+answer, an HTTP error or a time-out is a failure, never a verdict.</p>\n");
 }
 
 /// How each run was scored and whether it failed, then what a reader must know before
@@ -577,6 +616,7 @@ mod tests {
     use crate::service::run::drill::{
         DiffLine, GoldView, LineDiff, PredictionView, StepView, TrajectorySteps,
     };
+    use crate::service::run::judge::JudgeSummary;
     use crate::service::run::plan::{MatchKind, Order};
     use crate::service::run::report::{Baseline, RunReport};
     use crate::service::run::verdict::Verdict;
@@ -634,7 +674,21 @@ mod tests {
                 verdict: Verdict {
                     tallies: vec![],
                     max_failed_share: 1.0,
+                    judge: None,
                 },
+                judge: Some(JudgeSummary {
+                    // (No scheme: the page-fetches-nothing test looks for any.)
+                    judge: format!("openai:127.0.0.1:9/v1?model={HOSTILE}"),
+                    prompt: "zed-qa",
+                    asked: 4,
+                    judged: 3,
+                    failed: 1,
+                    failures: vec![("bad_result".into(), 1)],
+                    cached: 0,
+                    yes_share: None,
+                    reverting_share: Some(1.0 / 3.0),
+                    mean_confidence: Some(3.5),
+                }),
                 yardsticks: YardstickSummary {
                     mean_delta_chrf: Some(62.5),
                     nep_partial_rate: Some(0.0),
@@ -676,11 +730,11 @@ mod tests {
         assert!(!page.contains("<img"), "{page}");
         assert!(page.contains("&lt;/pre&gt;&lt;img src=x onerror=alert(1)&gt;"));
         assert!(page.contains("+&#39;&amp;amp;&#39; &quot;q&quot;"));
-        // The scoring table's excluded origins carry it too.
+        // The scoring table's excluded origins and the judge's spec carry it too.
         assert_eq!(
             page.matches("&lt;script&gt;alert(1)&lt;/script&gt;")
                 .count(),
-            11
+            12
         );
     }
 
@@ -711,6 +765,10 @@ mod tests {
         let plain = render(&[run(Intervals::default())]);
         assert!(!plain.contains("class=\"ci\""));
         assert!(plain.contains("<td>50.0</td><td>0.500</td>"));
+        // The judge's own table.
+        assert!(plain.contains(
+            "<td>zed-qa</td><td>4</td><td>3</td><td>1</td><td>0</td><td>–</td><td>0.333</td><td>3.50</td><td class=\"l\">bad_result 1</td>"
+        ));
         // The yardsticks follow the content scores.
         assert!(
             plain.contains("<td>0.500</td><td>62.5</td><td>0.000</td><td>1.000</td><td>0.500</td>")

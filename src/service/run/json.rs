@@ -231,7 +231,7 @@ pub fn report(r: &RunReport) -> Value {
         .map(|(k, n)| (k.clone(), json!(n)))
         .collect();
     let b = &r.baseline;
-    let results = json!({
+    let mut results = json!({
         "content_steps": m.bleu.len(),
         "mean_bleu": r.mean_bleu(),
         "mean_es": r.mean_es(),
@@ -251,6 +251,10 @@ pub fn report(r: &RunReport) -> Value {
             "live": m.cache_live,
         },
     });
+    // Only a judged run has the judge's figures (`replay --judge`).
+    if let Some(judge) = &r.judge {
+        results["judge"] = json!(judge);
+    }
     let info = &r.info;
     let run = json!({"id": info.id, "started_at": info.started_at, "status": info.status,
                      "suggester": info.suggester, "config": info.config,

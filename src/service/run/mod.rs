@@ -11,8 +11,8 @@
 //! self-contained HTML page of `report --html`), [`definition`] (how a run was scored,
 //! over which trajectories), [`common`] (the steps compared runs share, and a view of
 //! the store holding only those), [`yardsticks`] (a run's means of the field's other
-//! yardsticks, per step from the replay engine) and [`verdict`] (whether too many of a
-//! run's calls failed).
+//! yardsticks, per step from the replay engine), [`judge`] (what a judge model said
+//! over a run's steps) and [`verdict`] (whether too many of a run's calls failed).
 //!
 //! Architecture invariant: the service never prints. What it has to say goes through
 //! [`RunEvents`], which the CLI implements; runs are written only through the narrow
@@ -26,6 +26,7 @@ pub mod execute;
 pub mod figures;
 pub mod html;
 pub mod json;
+pub mod judge;
 pub mod plan;
 pub mod plan_file;
 pub mod report;

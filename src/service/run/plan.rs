@@ -11,6 +11,7 @@ use super::{RunError, RunEvents, RunRead, RunStore};
 use crate::base::sys::limits::Limits;
 use crate::core::trajectory::{Origin, SliceSpec, Trajectory, TrajectoryPathError};
 use crate::engine::history::{CommitSource, GitRepository, HistoryError, Merges, derive_commit};
+use crate::engine::judge::JudgePrompt;
 use crate::engine::replay::OrderMode;
 use crate::engine::replay::matching::MatchRule;
 use crate::engine::suggest::cache::CacheMode;
@@ -38,6 +39,8 @@ pub struct Reasserted {
     pub env: Vec<String>,
     /// `--pids`, `--memory`, `--disk` (the command line's, never the database's).
     pub limits: Limits,
+    /// `--judge` (an endpoint the run reaches: compared, never taken from the database).
+    pub judge: Option<String>,
 }
 
 /// Which edit comes next.
@@ -181,6 +184,14 @@ fn default_repetitions() -> u32 {
     1
 }
 
+fn default_judge_prompt() -> JudgePrompt {
+    JudgePrompt::Nep
+}
+
+fn is_default_judge_prompt(prompt: &JudgePrompt) -> bool {
+    *prompt == JudgePrompt::Nep
+}
+
 fn default_max_failed_share() -> f64 {
     super::verdict::DEFAULT_MAX_FAILED_SHARE
 }
@@ -252,6 +263,16 @@ pub struct RunSettings {
     /// failing always does; [`super::verdict`]).
     #[serde(default = "default_max_failed_share")]
     pub max_failed_share: f64,
+    /// The judge asked about each content step (`--judge openai:URL?model=…`), if any
+    /// (not stored without one: the settings of unjudged runs read as they always did).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub judge: Option<String>,
+    /// What the judge is asked (`--judge-prompt`; stored unless the default, `nep`).
+    #[serde(
+        default = "default_judge_prompt",
+        skip_serializing_if = "is_default_judge_prompt"
+    )]
+    pub judge_prompt: JudgePrompt,
 }
 
 impl RunSettings {
@@ -301,6 +322,7 @@ impl RunSettings {
             historian_json: self.historian_json.clone(),
             env: self.env.clone(),
             limits: self.limits,
+            judge: self.judge.clone(),
         }
     }
 
@@ -365,6 +387,20 @@ impl RunSettings {
                 paths(flag, p.as_slice())
             })?;
         }
+        let given_judge = given
+            .judge
+            .as_deref()
+            .map(crate::base::secrets::stored_spec);
+        confirm(
+            run_label,
+            "--judge",
+            &self.judge,
+            Some(&given_judge),
+            |spec| {
+                spec.as_deref()
+                    .map_or("no --judge".to_string(), |s| format!("--judge {s:?}"))
+            },
+        )?;
         confirm(run_label, "--env", &self.env, Some(&given.env), |names| {
             crate::service::resume::env_flags(names)
         })?;
@@ -386,6 +422,7 @@ impl RunSettings {
             historian_json: given.historian_json.clone(),
             env: given.env.clone(),
             limits: given.limits,
+            judge: given.judge.clone(),
             ..self
         })
     }
@@ -428,9 +465,10 @@ impl RunSettings {
     ) -> Result<RunSettings, RunError> {
         self.check_numbers()?;
         super::worker::build_suggester(&self, None)?;
+        super::worker::build_judge(&self)?;
         // Built-ins are in-process and deterministic (the fed ones take gold through
-        // another channel): nothing to cache.
-        if self.suggester.starts_with("builtin:") {
+        // another channel): nothing to cache, unless a judge's answers are.
+        if self.suggester.starts_with("builtin:") && self.judge.is_none() {
             self.cache = CacheMode::Off;
         }
         crate::base::sys::env::check_names(&self.env)
@@ -719,6 +757,10 @@ pub fn create(
     // A key the spec carries is never stored (a resume compares the masked spec).
     let stored = RunSettings {
         suggester: crate::base::secrets::stored_spec(&settings.suggester),
+        judge: settings
+            .judge
+            .as_deref()
+            .map(crate::base::secrets::stored_spec),
         ..settings.clone()
     };
     let config = serde_json::to_value(&stored).map_err(|e| RunError::Other(e.to_string()))?;

@@ -10,6 +10,7 @@ use std::sync::Arc;
 
 use super::common::Common;
 use super::definition::{Definition, differences};
+use super::judge::JudgeSummary;
 use super::plan::SandboxState;
 use super::verdict::Verdict;
 use super::yardsticks::YardstickSummary;
@@ -44,6 +45,8 @@ pub struct RunReport {
     pub verdict: Verdict,
     /// Mean delta-chrF, NEP match rates, location accuracy.
     pub yardsticks: YardstickSummary,
+    /// What the judge said (`None`: the run had no `--judge`).
+    pub judge: Option<JudgeSummary>,
 }
 
 impl RunReport {
@@ -60,6 +63,7 @@ impl RunReport {
             definition: Definition::from_settings(&settings, &store.run_trajectories(run)?),
             verdict: Verdict::of(store, run)?,
             yardsticks: YardstickSummary::of(store, run)?,
+            judge: JudgeSummary::of(store, run)?,
         })
     }
 

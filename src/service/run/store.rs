@@ -78,6 +78,7 @@ impl Iterator for StepPages<'_> {
 #[cfg(test)]
 mod tests {
     use crate::core::metrics::flow::{FlowClass, FlowStep, Prf, RankedPrediction, StepCounts};
+    use crate::engine::judge::{JudgePrompt, Judgement, Verdict};
     use crate::engine::replay::yardsticks::StepYardsticks;
     use crate::engine::suggest::{Call, CallFailure, FailureKind, ReadSource, StepRead};
     use crate::service::run::report::flow_summary;
@@ -189,6 +190,7 @@ mod tests {
             ],
             suggest_cached: Some(true),
             generate_cached: Some(false),
+            judgement: None,
         };
         store.record_step(run, "k", &step).unwrap();
         let lsp = StepRead {
@@ -304,6 +306,31 @@ mod tests {
                 yardsticks: StepYardsticks {
                     location_hit: (n % 3 == 0).then_some(n % 2 == 0),
                     ..StepYardsticks::default()
+                },
+                // Judged: a verdict of each question, a failure, and no question asked.
+                judgement: match n % 4 {
+                    0 => Some(Judgement {
+                        prompt: JudgePrompt::Nep,
+                        result: Ok(Verdict::Nep { yes: n % 8 == 0 }),
+                        cached: false,
+                    }),
+                    1 => Some(Judgement {
+                        prompt: JudgePrompt::ZedQa,
+                        result: Ok(Verdict::ZedQa {
+                            reverts_edits: true,
+                            confidence: (n % 5 + 1) as u8,
+                        }),
+                        cached: true,
+                    }),
+                    2 => Some(Judgement {
+                        prompt: JudgePrompt::Nep,
+                        result: Err(CallFailure {
+                            kind: FailureKind::BadResult,
+                            message: format!("no yes or no {n}"),
+                        }),
+                        cached: n % 3 == 0,
+                    }),
+                    _ => None,
                 },
             })
             .collect();

@@ -118,6 +118,9 @@ pub fn print_report_against(
     print_definitions(out, &reports).map_err(print)?;
     content_table(out, &reports).map_err(print)?;
     print_yardsticks(out, &reports).map_err(print)?;
+    if reports.iter().any(|r| r.judge.is_some()) {
+        print_judge(out, &reports).map_err(print)?;
+    }
     if reports.iter().any(|r| !r.context.is_empty()) {
         print_context(out, &reports).map_err(print)?;
     }
@@ -201,6 +204,46 @@ fn print_yardsticks(out: &mut impl Write, reports: &[RunReport]) -> std::io::Res
                 None => "-".into(),
             }
         )?;
+    }
+    Ok(())
+}
+
+/// What the judge said, a line per judged run: the question, how many steps it was asked
+/// about, answered (a verdict) and failed (by kind), how many answers the cache served,
+/// and the share judged yes (`nep`) or reverting with the mean confidence (`zed-qa`);
+/// then each run's judge.
+fn print_judge(out: &mut impl Write, reports: &[RunReport]) -> std::io::Result<()> {
+    writeln!(
+        out,
+        "\n{:>4}  {:<6}  {:>5}  {:>6}  {:>6}  {:>6}  {:>5}  {:>9}  {:>10}  FAILURES",
+        "RUN", "JUDGE", "ASKED", "JUDGED", "FAILED", "CACHED", "YES", "REVERTING", "CONFIDENCE"
+    )?;
+    let f = |v: Option<f64>, digits: usize| v.map_or("-".into(), |v| format!("{v:.digits$}"));
+    let judged: Vec<(i64, &super::judge::JudgeSummary)> = (reports.iter())
+        .filter_map(|r| r.judge.as_ref().map(|j| (r.info.id, j)))
+        .collect();
+    for (id, j) in &judged {
+        let failures: Vec<String> = j.failures.iter().map(|(k, n)| format!("{k} {n}")).collect();
+        writeln!(
+            out,
+            "{id:>4}  {:<6}  {:>5}  {:>6}  {:>6}  {:>6}  {:>5}  {:>9}  {:>10}  {}",
+            j.prompt,
+            j.asked,
+            j.judged,
+            j.failed,
+            j.cached,
+            f(j.yes_share, 3),
+            f(j.reverting_share, 3),
+            f(j.mean_confidence, 2),
+            if failures.is_empty() {
+                "none".to_string()
+            } else {
+                failures.join(", ")
+            }
+        )?;
+    }
+    for (id, j) in &judged {
+        writeln!(out, "judge of run {id}: {}", j.judge)?;
     }
     Ok(())
 }

@@ -5,6 +5,7 @@
 //! failed run exits 1 and `report` marks it in every format.
 
 use super::{RunError, RunRead, RunSettings};
+use crate::engine::suggest::Call;
 use crate::store::CallTally;
 
 /// The default `--max-failed-share`: a run fails only when all calls of one kind did.
@@ -18,21 +19,26 @@ pub struct Verdict {
     /// More than this share of one kind's calls failing fails the run (all of them
     /// failing always does).
     pub max_failed_share: f64,
+    /// The judge's spec and its questions (`--judge`), judged like the calls.
+    pub judge: Option<(String, CallTally)>,
 }
 
 impl Verdict {
     /// The verdict on run `run`, by its stored settings' threshold.
     pub fn of(store: &dyn RunRead, run: i64) -> Result<Verdict, RunError> {
         let settings = RunSettings::of(store, run)?;
+        let judge = super::judge::JudgeSummary::of(store, run)?;
         Ok(Verdict {
             tallies: store.run_call_tallies(run)?,
             max_failed_share: settings.max_failed_share,
+            judge: judge.map(|j| (j.judge.clone(), j.tally())),
         })
     }
 
     /// The kinds of call whose failures fail the run.
     pub fn failing(&self) -> Vec<&CallTally> {
         (self.tallies.iter())
+            .chain(self.judge.as_ref().map(|(_, tally)| tally))
             .filter(|t| {
                 t.made > 0
                     && (t.failed == t.made
@@ -80,14 +86,19 @@ impl Verdict {
                 }
             })
             .collect();
-        Some(lines.join("; "))
+        let mut reason = lines.join("; ");
+        if let Some((spec, _)) = &self.judge
+            && failing.iter().any(|t| t.call == Call::Judge)
+        {
+            reason.push_str(&format!(" (judge {spec})"));
+        }
+        Some(reason)
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::suggest::Call;
 
     fn tally(call: Call, made: usize, failed: usize) -> CallTally {
         CallTally {
@@ -107,6 +118,7 @@ mod tests {
         let verdict = |tallies, max_failed_share| Verdict {
             tallies,
             max_failed_share,
+            judge: None,
         };
         let all = verdict(
             vec![

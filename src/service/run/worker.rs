@@ -10,6 +10,7 @@ use crate::base::sys::env::Environment;
 use crate::base::sys::jail::Jail;
 use crate::base::sys::sandbox::Sandbox;
 use crate::core::trajectory::Trajectory;
+use crate::engine::judge::Judge;
 use crate::engine::replay::FedSuggester;
 use crate::engine::suggest::build::BuildOptions;
 use crate::engine::suggest::{RecordedSuggester, Suggester};
@@ -69,6 +70,29 @@ pub(super) fn build_suggester(
                 .map_err(|e| RunError::Other(e.to_string()))?
         }
     })
+}
+
+/// The judge of a run's settings (`--judge`), if it has one: its spec parsed, its key
+/// read from the environment, each question within `--timeout`; an endpoint off this
+/// machine needs `--allow-network`.
+pub(super) fn build_judge(settings: &RunSettings) -> Result<Option<Judge>, RunError> {
+    let Some(spec) = &settings.judge else {
+        return Ok(None);
+    };
+    let judge = Judge::from_spec(
+        spec,
+        settings.judge_prompt,
+        Duration::from_secs_f64(settings.timeout),
+        settings.give_up_after,
+    )
+    .map_err(|e| RunError::Other(format!("--judge: {e}")))?;
+    if !judge.is_local() && !settings.allow_network {
+        return Err(RunError::Other(format!(
+            "--judge {:?} is not on this machine: pass --allow-network to let the run reach it",
+            crate::base::secrets::stored_spec(spec)
+        )));
+    }
+    Ok(Some(judge))
 }
 
 /// The read-only paths of a worker's sandbox: the suggester's program and the paths

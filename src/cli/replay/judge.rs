@@ -1,0 +1,53 @@
+//! `nextedit replay`'s LLM-as-judge flags (`--judge`, `--judge-prompt`), a flattened
+//! argument group turned into the library's settings here.
+
+use clap::{Args, ValueEnum};
+use nextedit::engine::judge::JudgePrompt;
+use nextedit::service::run::RunSettings;
+
+/// The judge model and its question.
+#[derive(Debug, Args)]
+pub(super) struct JudgeArgs {
+    /// Ask a judge model about each step's scored prediction (the kept prediction's or
+    /// generated content): openai:<URL>?model=<NAME>[&max_tokens=N] (an OpenAI-compatible
+    /// endpoint, its key from $OPENAI_API_KEY or key_env=VAR, never stored; one
+    /// off this machine needs --allow-network). Answers go through the response cache
+    /// (--cache); a refusal, an unreadable answer, an HTTP error or a time-out
+    /// (--timeout) is a counted judge failure, and a run whose every judge call failed
+    /// fails. `report` shows the judge's columns (docs/metrics.md)
+    #[arg(long, value_name = "SPEC")]
+    judge: Option<String>,
+
+    /// What the judge is asked: nep (the Next Edit Prediction benchmark's question: is
+    /// the prediction a reasonable next edit, given the real one? its first word must
+    /// be yes or no) or zed-qa (Zed's QA question: does it revert the programmer's
+    /// edits, and how likely are they to accept it? a JSON object with reverts_edits
+    /// and confidence 1-5)
+    #[arg(long, value_enum, value_name = "PROMPT", default_value_t = JudgePromptArg::Nep, requires = "judge")]
+    judge_prompt: JudgePromptArg,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, ValueEnum)]
+enum JudgePromptArg {
+    Nep,
+    ZedQa,
+}
+
+impl JudgeArgs {
+    /// `--judge` as given.
+    pub(super) fn spec(&self) -> Option<String> {
+        self.judge.clone()
+    }
+
+    /// `settings` with these flags.
+    pub(super) fn apply(&self, settings: RunSettings) -> RunSettings {
+        RunSettings {
+            judge: self.judge.clone(),
+            judge_prompt: match self.judge_prompt {
+                JudgePromptArg::Nep => JudgePrompt::Nep,
+                JudgePromptArg::ZedQa => JudgePrompt::ZedQa,
+            },
+            ..settings
+        }
+    }
+}

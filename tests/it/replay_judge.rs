@@ -1,0 +1,425 @@
+//! `replay --judge`: a judge model asked about each content step through the response
+//! cache. Fault injection with a small HTTP server on 127.0.0.1 scripted per request (a
+//! refusal, garbage, an HTTP 500, a reply slower than `--timeout`): each is a counted
+//! failure of its step, a rerun asks again only what failed to arrive, a run whose every
+//! judge call failed fails naming the judge. Then the real llama server of the suite:
+//! its answers are noise, so what is asserted is the path (one request per content step,
+//! each answer read or counted as a failure, the rerun served from the cache).
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::path::Path;
+use std::process::{Command, Output};
+use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+use crate::common::nextedit_with_db;
+use crate::derive_support::{self, TestRepo};
+use crate::suggester_openai::{KEY, LlamaServer, tiny_model};
+
+/// What the fake endpoint does with one request.
+#[derive(Clone)]
+enum Reply {
+    /// 200 with a chat answer holding this text.
+    Answer(&'static str),
+    /// 200 with a body that is not JSON.
+    Garbage,
+    /// This HTTP status.
+    Status(u16),
+    /// The answer "yes", after this long.
+    Slow(Duration),
+}
+
+/// A scripted OpenAI-compatible endpoint: request N gets `script[N]` (the last one
+/// after the end); each request's JSON body is kept.
+struct FakeJudge {
+    port: u16,
+    requests: Arc<Mutex<Vec<Value>>>,
+}
+
+impl FakeJudge {
+    fn start(script: Vec<Reply>) -> FakeJudge {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let requests = Arc::new(Mutex::new(Vec::new()));
+        let (seen, count) = (requests.clone(), Arc::new(AtomicUsize::new(0)));
+        std::thread::spawn(move || {
+            for stream in listener.incoming().flatten() {
+                let n = count.fetch_add(1, SeqCst);
+                let reply = script[n.min(script.len() - 1)].clone();
+                let seen = seen.clone();
+                std::thread::spawn(move || serve(stream, &reply, &seen));
+            }
+        });
+        FakeJudge { port, requests }
+    }
+
+    fn spec(&self, prompt_params: &str) -> String {
+        format!(
+            "openai:http://127.0.0.1:{}/v1?model=judge{prompt_params}",
+            self.port
+        )
+    }
+
+    fn asked(&self) -> usize {
+        self.requests.lock().unwrap().len()
+    }
+}
+
+/// One request on its own connection (the reply closes it).
+fn serve(stream: TcpStream, reply: &Reply, seen: &Mutex<Vec<Value>>) {
+    let mut reader = BufReader::new(stream.try_clone().unwrap());
+    let mut length = 0;
+    loop {
+        let mut line = String::new();
+        if reader.read_line(&mut line).unwrap_or(0) == 0 {
+            return;
+        }
+        if let Some(v) = line.to_ascii_lowercase().strip_prefix("content-length:") {
+            length = v.trim().parse().unwrap();
+        }
+        if line == "\r\n" {
+            break;
+        }
+    }
+    let mut body = vec![0; length];
+    reader.read_exact(&mut body).unwrap();
+    seen.lock()
+        .unwrap()
+        .push(serde_json::from_slice(&body).unwrap());
+    let answer = |text: &str| json!({"choices": [{"message": {"content": text}}]}).to_string();
+    let (status, body) = match reply {
+        Reply::Answer(text) => (200, answer(text)),
+        Reply::Garbage => (200, "{\"choices\": [".to_string()),
+        Reply::Status(code) => (*code, "the judge broke".to_string()),
+        Reply::Slow(after) => {
+            std::thread::sleep(*after);
+            (200, answer("yes"))
+        }
+    };
+    let _ = write!(
+        &stream,
+        "HTTP/1.1 {status} X\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    );
+}
+
+/// `nextedit replay` of the repository's last commit with `builtin:oracle` (a content
+/// step for each edit) and `--judge SPEC --judge-prompt PROMPT`.
+fn replay(repo: &TestRepo, db: &Path, judge: &str, prompt: &str) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_nextedit"))
+        .args(["replay", "--quiet", "--repo"])
+        .arg(repo.path())
+        .args(["--range", "HEAD~1..HEAD", "--suggester", "builtin:oracle"])
+        .args(["--judge", judge, "--judge-prompt", prompt, "--timeout", "1"])
+        .arg("--db")
+        .arg(db)
+        .env_remove("OPENAI_API_KEY")
+        .output()
+        .unwrap()
+}
+
+/// The stored judgements of run `run`: step, yes, reverts_edits, confidence, failure kind,
+/// served from the cache.
+type Row = (
+    i64,
+    Option<bool>,
+    Option<bool>,
+    Option<i64>,
+    Option<String>,
+    bool,
+);
+
+fn judgements(db: &Path, run: i64) -> Vec<Row> {
+    let conn = rusqlite::Connection::open(db).unwrap();
+    let mut statement = conn
+        .prepare(
+            "SELECT step, yes, reverts_edits, confidence, failure_kind, cached
+               FROM run_step_judgements WHERE run_id = ?1 ORDER BY step",
+        )
+        .unwrap();
+    statement
+        .query_map([run], |r| {
+            Ok((
+                r.get(0)?,
+                r.get(1)?,
+                r.get(2)?,
+                r.get(3)?,
+                r.get(4)?,
+                r.get(5)?,
+            ))
+        })
+        .unwrap()
+        .map(Result::unwrap)
+        .collect()
+}
+
+/// The judge's lines of `nextedit report RUN`, the port masked.
+fn judge_report(db: &Path, run: &str, port: u16) -> String {
+    let out = nextedit_with_db(&["report", run], db);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = String::from_utf8(out.stdout).unwrap();
+    let start = text.find(" RUN  JUDGE").expect("a judge table");
+    let section: Vec<&str> = text[start..]
+        .lines()
+        .take_while(|l| !l.is_empty())
+        .collect();
+    section.join("\n").replace(&port.to_string(), "PORT")
+}
+
+fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+fn failure(step: i64, kind: &str, cached: bool) -> Row {
+    (step, None, None, None, Some(kind.to_string()), cached)
+}
+
+#[test]
+fn a_refusal_an_http_error_and_a_time_out_are_counted_failures_and_all_failing_fails_the_run() {
+    let repo = derive_support::rename_repo();
+    let tmp = tempfile::tempdir().unwrap();
+    let db = tmp.path().join("judge.db");
+    let slow = Reply::Slow(Duration::from_secs(3));
+    let judge = FakeJudge::start(vec![
+        Reply::Answer("I cannot help with that."),
+        Reply::Status(500),
+        slow,
+        Reply::Answer("Yes."),
+    ]);
+    let spec = judge.spec("");
+    let first = replay(&repo, &db, &spec, "nep");
+    // Every judge call failed: the run fails, naming the judge.
+    assert_eq!(first.status.code(), Some(1), "{}", stderr(&first));
+    assert!(
+        stderr(&first).contains(&format!(
+            "nextedit: run 1 FAILED: all 3 judge calls failed (bad_result 1, error_response 1, timeout 1) (judge {spec})"
+        )),
+        "{}",
+        stderr(&first)
+    );
+    assert_eq!(judge.asked(), 3);
+    assert_eq!(
+        judgements(&db, 1),
+        [
+            failure(1, "bad_result", false),
+            failure(2, "error_response", false),
+            failure(3, "timeout", false),
+        ]
+    );
+    insta::assert_snapshot!("judge_failures_report", judge_report(&db, "1", judge.port));
+    // Each request was the nep question about one step, in a chat.
+    let request = judge.requests.lock().unwrap()[0].clone();
+    assert_eq!(request["model"], "judge");
+    let system = request["messages"][0]["content"].as_str().unwrap();
+    assert!(system.ends_with("Answer with one word, yes or no, and nothing else."));
+
+    // A rerun: the refusal arrived and is served from the cache (read again, still a
+    // failure); the HTTP error and the time-out are asked again, and answered.
+    let second = replay(&repo, &db, &spec, "nep");
+    assert_eq!(second.status.code(), Some(0), "{}", stderr(&second));
+    assert_eq!(judge.asked(), 5);
+    assert_eq!(
+        judgements(&db, 2),
+        [
+            failure(1, "bad_result", true),
+            (2, Some(true), None, None, None, false),
+            (3, Some(true), None, None, None, false),
+        ]
+    );
+    // A third run asks nothing: every answer arrived.
+    let third = replay(&repo, &db, &spec, "nep");
+    assert_eq!(third.status.code(), Some(0), "{}", stderr(&third));
+    assert_eq!(judge.asked(), 5);
+    insta::assert_snapshot!("judge_cached_report", judge_report(&db, "3", judge.port));
+}
+
+#[test]
+fn zed_qa_answers_are_read_strictly_and_garbage_is_a_failure() {
+    let repo = derive_support::rename_repo();
+    let tmp = tempfile::tempdir().unwrap();
+    let db = tmp.path().join("judge.db");
+    let judge = FakeJudge::start(vec![
+        Reply::Answer(
+            "```json\n{\"reasoning\": \"fine\", \"reverts_edits\": false, \"confidence\": 4}\n```",
+        ),
+        Reply::Answer("{\"reverts_edits\": \"maybe\", \"confidence\": 3}"),
+        Reply::Garbage,
+    ]);
+    let out = replay(&repo, &db, &judge.spec("&max_tokens=64"), "zed-qa");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(judge.asked(), 3);
+    assert_eq!(
+        judgements(&db, 1),
+        [
+            (1, None, Some(false), Some(4), None, false),
+            failure(2, "bad_result", false),
+            failure(3, "bad_json", false),
+        ]
+    );
+    let requests = judge.requests.lock().unwrap();
+    assert_eq!(requests[0]["max_tokens"], 64);
+    let user = requests[0]["messages"][1]["content"].as_str().unwrap();
+    assert!(
+        user.contains("reverts_edits: does the prediction undo"),
+        "{user}"
+    );
+    drop(requests);
+    insta::assert_snapshot!("judge_zed_qa_report", judge_report(&db, "1", judge.port));
+    // A resumed run reaches its judge only when the command line names it again.
+    let resume = |judge: &[&str]| {
+        let mut args = vec![
+            "replay",
+            "--quiet",
+            "--resume",
+            "1",
+            "--suggester",
+            "builtin:oracle",
+        ];
+        args.extend(judge);
+        nextedit_with_db(&args, &db)
+    };
+    let bare = resume(&[]);
+    assert_eq!(bare.status.code(), Some(2), "{}", stderr(&bare));
+    assert!(
+        stderr(&bare).contains(&format!(
+            "run 1 was made with --judge {:?}, not no --judge: resume it with the same --judge",
+            judge.spec("&max_tokens=64")
+        )),
+        "{}",
+        stderr(&bare)
+    );
+    let spec = judge.spec("&max_tokens=64");
+    let again = resume(&["--judge", &spec]);
+    assert_eq!(again.status.code(), Some(0), "{}", stderr(&again));
+    assert_eq!(judge.asked(), 3);
+    let report = nextedit_with_db(&["report", "--json", "1"], &db);
+    let json: Value = serde_json::from_slice(&report.stdout).unwrap();
+    let judged = &json["runs"][0]["results"]["judge"];
+    assert_eq!(
+        (
+            &judged["asked"],
+            &judged["judged"],
+            &judged["failed"],
+            &judged["reverting_share"],
+            &judged["mean_confidence"]
+        ),
+        (&json!(3), &json!(1), &json!(2), &json!(0.0), &json!(4.0))
+    );
+}
+
+#[test]
+fn a_judge_off_this_machine_needs_allow_network_and_a_key_never_goes_in_the_spec() {
+    let repo = derive_support::rename_repo();
+    let tmp = tempfile::tempdir().unwrap();
+    let db = tmp.path().join("judge.db");
+    let remote = replay(&repo, &db, "openai:http://10.1.2.3:80/v1?model=m", "nep");
+    assert_eq!(remote.status.code(), Some(2));
+    assert!(stderr(&remote).contains("is not on this machine: pass --allow-network"));
+    let keyed = replay(
+        &repo,
+        &db,
+        "openai:http://127.0.0.1:9/v1?model=m&key=sk-1",
+        "nep",
+    );
+    assert_eq!(keyed.status.code(), Some(2));
+    assert!(stderr(&keyed).contains("a key in the spec would be stored with the run"));
+    assert!(!db.exists() || judgements(&db, 1).is_empty());
+}
+
+#[test]
+fn the_real_llama_server_judges_every_content_step_once_and_a_rerun_asks_nothing() {
+    // Named by its module, so the tidy count of tests that can skip sees it.
+    let Some(python) = crate::suggester_openai::llama_python(
+        "the_real_llama_server_judges_every_content_step_once_and_a_rerun_asks_nothing",
+    ) else {
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let model = tiny_model(&python, tmp.path());
+    let repo = derive_support::rename_repo();
+    let server = LlamaServer::start(&python, &model, tmp.path());
+    let spec = format!(
+        "openai:http://127.0.0.1:{}/v1?model=tiny&max_tokens=8",
+        server.port
+    );
+    let db = tmp.path().join("llama.db");
+    let run = |prompt| {
+        Command::new(env!("CARGO_BIN_EXE_nextedit"))
+            .args(["replay", "--quiet", "--repo"])
+            .arg(repo.path())
+            .args(["--range", "HEAD~1..HEAD", "--suggester", "builtin:oracle"])
+            .args(["--judge", &spec, "--judge-prompt", prompt, "--db"])
+            .arg(&db)
+            .env("OPENAI_API_KEY", KEY)
+            .output()
+            .unwrap()
+    };
+    let steps = |run_id: i64| -> i64 {
+        rusqlite::Connection::open(&db)
+            .unwrap()
+            .query_row(
+                "SELECT count(*) FROM run_steps WHERE run_id = ?1 AND content_edit IS NOT NULL",
+                [run_id],
+                |r| r.get(0),
+            )
+            .unwrap()
+    };
+    for (prompt, first_run) in [("nep", 1), ("zed-qa", 3)] {
+        let asked_before = server.requests().len();
+        let first = run(prompt);
+        let rows = judgements(&db, first_run);
+        // One question per content step, each answer a verdict or a counted failure.
+        assert!(steps(first_run) > 0);
+        assert_eq!(rows.len() as i64, steps(first_run));
+        assert_eq!(server.requests().len() - asked_before, rows.len());
+        for (_, yes, reverts, confidence, kind, cached) in &rows {
+            assert!(!cached);
+            match (prompt, kind.as_deref()) {
+                (_, Some(kind)) => assert_eq!(kind, "bad_result", "{rows:?}"),
+                ("nep", None) => assert!(yes.is_some()),
+                (_, None) => assert!(reverts.is_some() && confidence.is_some()),
+            }
+        }
+        // All failed: the run fails naming the judge; else it passes.
+        let all_failed = rows.iter().all(|r| r.4.is_some());
+        assert_eq!(
+            first.status.code(),
+            Some(i32::from(all_failed)),
+            "{}",
+            stderr(&first)
+        );
+        assert_eq!(
+            stderr(&first).contains(&format!("(judge {spec})")),
+            all_failed,
+            "{}",
+            stderr(&first)
+        );
+        // The key went to the server, never into the database.
+        let request = server.requests().pop().unwrap();
+        assert_eq!(request["authorization"], format!("Bearer {KEY}"));
+        let bytes = std::fs::read(&db).unwrap();
+        assert!(!bytes.windows(KEY.len()).any(|w| w == KEY.as_bytes()));
+        // The rerun: every answer arrived, so not one request; the same verdicts.
+        let asked = server.requests().len();
+        let second = run(prompt);
+        assert_eq!(
+            second.status.code(),
+            first.status.code(),
+            "{}",
+            stderr(&second)
+        );
+        assert_eq!(server.requests().len(), asked);
+        let again = judgements(&db, first_run + 1);
+        let uncached = |rows: &[Row]| -> Vec<Row> {
+            rows.iter()
+                .map(|r| (r.0, r.1, r.2, r.3, r.4.clone(), false))
+                .collect()
+        };
+        assert_eq!(uncached(&again), uncached(&rows));
+        assert!(again.iter().all(|r| r.5));
+    }
+}
