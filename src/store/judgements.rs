@@ -1,4 +1,4 @@
-//! What a judge model said about replay steps (`run_step_judgements`, schema v13):
+//! What a judge model said about replay steps (`run_step_judgements`, schema v12):
 //! written with their step, read back with it and per run for `nextedit report`.
 
 use rusqlite::params;

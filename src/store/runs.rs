@@ -379,7 +379,7 @@ pub trait RunRead {
     ) -> Result<Vec<(String, usize, StepYardsticks)>, StoreError>;
 
     /// (key, step, judgement) of every step of run `run` the judge was asked about, in
-    /// order (none for a run without `--judge` or recorded before schema version 13).
+    /// order (none for a run without `--judge` or recorded before schema version 12).
     fn run_step_judgements(&self, run: i64) -> Result<Vec<(String, usize, Judgement)>, StoreError>;
 }
 
