@@ -11,7 +11,8 @@ use std::cell::Cell;
 use std::collections::BTreeSet;
 use std::time::{Duration, Instant};
 
-use super::matching::{Located, MatchRule, is_unchanged, location_score, match_one_to_one};
+use super::answers::{Alternatives, Answer, closest};
+use super::matching::{Located, MatchRule, is_unchanged, location_score, match_among_alternatives};
 use super::state::{ReplayState, StateError, split_lines};
 use super::worktree::Workspace;
 use super::yardsticks::StepYardsticks;
@@ -83,6 +84,9 @@ pub struct ContentScore {
     pub es: f64,
     /// Whether the text came from `generate` (else from a kept prediction).
     pub generated: bool,
+    /// The right answer scored against: 0 the gold edit itself, `k` its `k`-th
+    /// alternative (the closest one, `replay::answers`).
+    pub answer: usize,
 }
 
 /// Everything about one step.
@@ -270,7 +274,7 @@ impl Graph {
         let background: Vec<bool> = trajectory
             .edits
             .iter()
-            .map(|e| exclude_origins.contains(&e.origin))
+            .map(|e| exclude_origins.contains(&e.origin) || trajectory.gold.applied.contains(&e.id))
             .collect();
         Graph {
             asked_natural: natural
@@ -511,6 +515,7 @@ pub fn replay(
         edit_times: edit_times(trajectory),
         history: suggester.needs_history(),
         follows: Follows::new(trajectory.edits.len()),
+        alternatives: Alternatives::new(trajectory),
     };
     let mut asked = graph.asked(&state);
     let mut steps = 0;
@@ -593,6 +598,8 @@ struct Stepper<'a> {
     /// The suggester reads the applied edits and the files.
     history: bool,
     follows: Follows,
+    /// The gold edits' other right answers.
+    alternatives: Alternatives,
 }
 
 /// What a step's `suggest` call came to.
@@ -667,7 +674,7 @@ impl Stepper<'_> {
             .min_by_key(|p| p.rank);
         let mut content = kept.map(|p| {
             let gold = p.matched.expect("kept predictions matched");
-            score_content(state, gold.0, &p.edit.text, false, self.config.rule)
+            self.score_content(state, gold.0, &p.edit.text, false)
         });
         let next = match (self.config.order, kept) {
             (OrderMode::Adaptive, Some(p)) => p.matched.expect("kept predictions matched").0,
@@ -683,11 +690,17 @@ impl Stepper<'_> {
             generate_latency = Some(generated.latency);
         }
         let (reads, dropped_reads) = checked_reads(state, reads);
+        let answer = content
+            .as_ref()
+            .map(|c| self.answer(state, c.gold.0, c.answer));
         let yardsticks = StepYardsticks::of(
             state,
             predictions.first().map(|p| &p.edit),
             &allowed,
-            content.as_ref().map(|c| (c.gold.0, c.text.as_str())),
+            &self.alternatives,
+            answer
+                .as_ref()
+                .zip(content.as_ref().map(|c| c.text.as_str())),
         );
         state.apply(next);
         graph.settle(state);
@@ -787,7 +800,14 @@ impl Stepper<'_> {
                 .into_iter()
                 .filter(|&e| state.is_ready(e))
                 .collect();
-            classify(state, &edits, &candidates, allowed, self.config.rule)
+            classify(
+                state,
+                &edits,
+                &candidates,
+                allowed,
+                self.config.rule,
+                &self.alternatives,
+            )
         };
         Suggested {
             predictions,
@@ -827,13 +847,7 @@ impl Stepper<'_> {
         let latency = started.elapsed();
         match generated {
             Ok(result) => Generated {
-                content: Some(score_content(
-                    state,
-                    target,
-                    &result.text,
-                    true,
-                    self.config.rule,
-                )),
+                content: Some(self.score_content(state, target, &result.text, true)),
                 reads: result
                     .reads
                     .into_iter()
@@ -849,6 +863,53 @@ impl Stepper<'_> {
                 latency,
             },
         }
+    }
+}
+
+impl Stepper<'_> {
+    /// `text`'s content scores against gold edit `gold`'s closest right answer.
+    fn score_content(
+        &self,
+        state: &ReplayState,
+        gold: usize,
+        text: &str,
+        generated: bool,
+    ) -> ContentScore {
+        if !self.alternatives.has(gold) {
+            return score_content(state, gold, text, generated, self.config.rule);
+        }
+        let answers = self.alternatives.answers(state, gold);
+        let answer = closest(state, &answers, text);
+        let (bleu, es) = content_scores(
+            self.config.rule,
+            &answers[answer].before,
+            &answers[answer].after,
+            text,
+        );
+        ContentScore {
+            gold: EditIndex(gold),
+            text: text.to_string(),
+            bleu,
+            es,
+            generated,
+            answer,
+        }
+    }
+
+    /// Right answer `k` of gold edit `gold` (0: the edit itself).
+    fn answer(&self, state: &ReplayState, gold: usize, k: usize) -> Answer {
+        if k == 0 {
+            let edit = &state.edits()[gold];
+            let (start, end) = state.current_range(gold);
+            return Answer {
+                file: edit.file.clone(),
+                start,
+                end,
+                before: edit.before_text(),
+                after: edit.after_text(),
+            };
+        }
+        self.alternatives.answers(state, gold).swap_remove(k)
     }
 }
 
@@ -1035,6 +1096,7 @@ fn classify(
     remaining: &[usize],
     allowed: &[usize],
     rule: MatchRule,
+    alternatives: &Alternatives,
 ) -> Vec<PredictionRecord> {
     // Nothing to classify: skip building every remaining gold's texts (per step, that
     // made a long replay with a silent suggester quadratic for nothing).
@@ -1050,11 +1112,31 @@ fn classify(
             )
         })
         .collect();
-    let golds: Vec<Located<'_>> = remaining
+    // Alternatives (beyond the edit itself) only for the edits that have some.
+    let others: Vec<Vec<Answer>> = remaining
+        .iter()
+        .map(|&g| match alternatives.has(g) {
+            true => alternatives.answers(state, g).split_off(1),
+            false => Vec::new(),
+        })
+        .collect();
+    let golds: Vec<Vec<Located<'_>>> = remaining
         .iter()
         .zip(&texts)
-        .map(|(&g, (b, a))| located(state, g, b, a))
+        .zip(&others)
+        .map(|((&g, (b, a)), others)| {
+            std::iter::once(located(state, g, b, a))
+                .chain(others.iter().map(|o| Located {
+                    file: &o.file,
+                    start: o.start,
+                    end: o.end,
+                    before: &o.before,
+                    after: &o.after,
+                }))
+                .collect()
+        })
         .collect();
+    let golds: Vec<&[Located<'_>]> = golds.iter().map(Vec::as_slice).collect();
     let preds: Vec<Located<'_>> = edits
         .iter()
         .map(|c| Located {
@@ -1079,13 +1161,13 @@ fn classify(
             .as_ref()
             .is_none_or(|s| s.path_at(a) == s.path_at(b))
     };
-    let matches = match_one_to_one(&preds, &golds, rule, Some(&same_structure));
+    let matches = match_among_alternatives(&preds, &golds, rule, Some(&same_structure));
     edits
         .iter()
         .zip(matches)
         .enumerate()
         .map(|(rank, (checked, matched))| {
-            let matched = matched.map(|m| remaining[m]);
+            let matched = matched.map(|(m, _)| remaining[m]);
             let class = match matched {
                 Some(g) if allowed.contains(&g) => FlowClass::Keeping,
                 Some(_) => FlowClass::Jumping,
@@ -1129,6 +1211,7 @@ fn score_content(
         bleu,
         es,
         generated,
+        answer: 0,
     }
 }
 
