@@ -170,11 +170,14 @@ pub fn render(example: &ZedExample) -> String {
             ));
         }
     }
+    let heading = match example.name.as_str() {
+        "" => String::new(),
+        name => format!("# {name}\n\n"),
+    };
     let mut out = format!(
-        "+++\nrepository_url = {}\nrevision = {}\n+++\n\n# {}\n\n## Edit History\n\n```diff\n{}```\n\n## Cursor Position\n\n```{}\n{excerpt}```\n\n## Expected Patch\n",
+        "+++\nrepository_url = {}\nrevision = {}\n+++\n\n{heading}## Edit History\n\n```diff\n{}```\n\n## Cursor Position\n\n```{}\n{excerpt}```\n\n## Expected Patch\n",
         toml_string(&example.repository_url),
         toml_string(&example.revision),
-        example.name,
         example.edit_history,
         cursor.path,
     );

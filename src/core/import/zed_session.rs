@@ -15,8 +15,8 @@ use serde_json::json;
 use super::zed_example::ZedExample;
 use super::zed_patch::{FilePatch, PatchError, locate, parse_diff, trimmed};
 use crate::core::trajectory::{
-    Alternative, CommitInfo, Edit, Event, EventBody, FileEntry, Origin, RelPath, SessionInfo,
-    SessionKind, Signal, SignalKind, Trajectory,
+    Alternative, Edit, Event, EventBody, FileEntry, Origin, RelPath, SessionInfo, SessionKind,
+    Signal, SignalKind, Trajectory,
 };
 
 /// `gold.source` of an imported example.
@@ -183,17 +183,12 @@ pub fn example_trajectory(
     Ok(trajectory)
 }
 
-/// The session header: an imported session named after the example, its revision and
-/// repository as the commit.
+/// The session header: an imported session named after the example, its revision
+/// as its git HEAD, its repository URL.
 fn session_info(example: &ZedExample, name: &str) -> SessionInfo {
     let mut session = SessionInfo::new(name, SessionKind::Imported);
     session.git_head = Some(example.revision.clone());
-    session.commit = Some(CommitInfo {
-        sha: example.revision.clone(),
-        parent: None,
-        message: None,
-        project: Some(example.repository_url.clone()),
-    });
+    session.repository_url = Some(example.repository_url.clone());
     session
 }
 

@@ -260,6 +260,10 @@ pub struct SessionInfo {
     /// The commit a commit-derived trajectory comes from.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub commit: Option<CommitInfo>,
+    /// Where the repository comes from, as its source named it (an imported Zed
+    /// example's `repository_url`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub repository_url: Option<String>,
     /// Argv of the language server behind the proxy (recorded sessions).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub server_command: Vec<String>,
@@ -283,6 +287,7 @@ impl SessionInfo {
             workspace: None,
             git_head: None,
             commit: None,
+            repository_url: None,
             server_command: Vec::new(),
             position_encoding: None,
             started_at: None,
