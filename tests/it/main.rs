@@ -69,3 +69,4 @@ mod tasks_validity;
 mod tidy;
 mod untrusted_inputs;
 mod yardsticks;
+mod zed_examples;
