@@ -220,7 +220,7 @@ pub enum SessionExport {
 }
 
 /// Writes the examples of stored sessions `ids` (every session when empty) into `out`
-/// (made when absent; must be empty), one `NAME.md` each; `each(id, outcome)` hears
+/// (made when absent; must be empty), one markdown file each, named after the example; `each(id, outcome)` hears
 /// about every session.
 pub fn export_sessions(
     db: &crate::store::Database,

@@ -107,47 +107,9 @@ pub fn example_trajectory(
         return Err(ZedSessionError::NoHistory);
     };
     let initial = last.id.clone();
-    let mut alternatives = Vec::new();
-    for (k, expected) in example.expected.iter().enumerate() {
-        let section = format!("expected patch {}", k + 1);
-        let files = parse_diff(&expected.diff).map_err(patch(section.clone()))?;
-        let [FilePatch { path, hunks }] = &files[..] else {
-            return Err(ZedSessionError::Alternative(
-                k + 1,
-                "it changes no file or several",
-            ));
-        };
-        let path = file(path, &mut texts)?;
-        bases
-            .entry(path.clone())
-            .or_insert_with(|| texts[&path].concat());
-        let lines = &texts[&path];
-        let mut span: Option<(usize, usize)> = None;
-        let mut placed = Vec::new();
-        for hunk in hunks {
-            let at = locate(lines, &path, hunk).map_err(patch(section.clone()))?;
-            let (start, old, new) = trimmed(hunk, at);
-            if old == new {
-                continue;
-            }
-            let end = start + old.len();
-            span = Some(span.map_or((start, end), |(s, e)| (s.min(start), e.max(end))));
-            placed.push((start, end, new));
-        }
-        let Some((start, end)) = span else {
-            return Err(ZedSessionError::Alternative(k + 1, "it changes nothing"));
-        };
-        placed.sort_by_key(|p| p.0);
-        let mut new = Vec::new();
-        let mut at = start;
-        for (s, e, lines_new) in placed {
-            new.extend_from_slice(&lines[at..s]);
-            new.extend(lines_new);
-            at = e;
-        }
-        new.extend_from_slice(&lines[at..end]);
-        alternatives.push((path, start, lines[start..end].to_vec(), new));
-    }
+    let alternatives = (example.expected.iter().enumerate())
+        .map(|(k, expected)| expected_change(k + 1, &expected.diff, &mut texts, &mut bases, &file))
+        .collect::<Result<Vec<_>, _>>()?;
     let gold_file = alternatives[0].0.clone();
     if alternatives.iter().any(|a| a.0 != gold_file) {
         return Err(ZedSessionError::Alternative(
@@ -182,6 +144,63 @@ pub fn example_trajectory(
     trajectory.events = cursor_event(example, &texts);
     Ok(trajectory)
 }
+
+/// One alternative of the expected patch (`k`-th, 1-based) as one change of one file
+/// in the text after the history, its hunks merged from the first changed line to the
+/// last; `file` checks a path and reads its text into `texts`.
+fn expected_change(
+    k: usize,
+    diff: &str,
+    texts: &mut BTreeMap<String, Vec<String>>,
+    bases: &mut BTreeMap<String, String>,
+    file: &dyn Fn(&str, &mut BTreeMap<String, Vec<String>>) -> Result<String, ZedSessionError>,
+) -> Result<Change, ZedSessionError> {
+    let section = format!("expected patch {k}");
+    let patch = |source| ZedSessionError::Patch {
+        section: section.clone(),
+        source,
+    };
+    let files = parse_diff(diff).map_err(&patch)?;
+    let [FilePatch { path, hunks }] = &files[..] else {
+        return Err(ZedSessionError::Alternative(
+            k,
+            "it changes no file or several",
+        ));
+    };
+    let path = file(path, texts)?;
+    bases
+        .entry(path.clone())
+        .or_insert_with(|| texts[&path].concat());
+    let lines = &texts[&path];
+    let mut span: Option<(usize, usize)> = None;
+    let mut placed = Vec::new();
+    for hunk in hunks {
+        let at = locate(lines, &path, hunk).map_err(&patch)?;
+        let (start, old, new) = trimmed(hunk, at);
+        if old == new {
+            continue;
+        }
+        let end = start + old.len();
+        span = Some(span.map_or((start, end), |(s, e)| (s.min(start), e.max(end))));
+        placed.push((start, end, new));
+    }
+    let Some((start, end)) = span else {
+        return Err(ZedSessionError::Alternative(k, "it changes nothing"));
+    };
+    placed.sort_by_key(|p| p.0);
+    let mut new = Vec::new();
+    let mut at = start;
+    for (s, e, lines_new) in placed {
+        new.extend_from_slice(&lines[at..s]);
+        new.extend(lines_new);
+        at = e;
+    }
+    new.extend_from_slice(&lines[at..end]);
+    Ok((path, start, lines[start..end].to_vec(), new))
+}
+
+/// A change of one file: (file, first line, replaced lines, new lines).
+type Change = (String, usize, Vec<String>, Vec<String>);
 
 /// The session header: an imported session named after the example, its revision
 /// as its git HEAD, its repository URL.

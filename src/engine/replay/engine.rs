@@ -690,18 +690,7 @@ impl Stepper<'_> {
             generate_latency = Some(generated.latency);
         }
         let (reads, dropped_reads) = checked_reads(state, reads);
-        let answer = content
-            .as_ref()
-            .map(|c| self.answer(state, c.gold.0, c.answer));
-        let yardsticks = StepYardsticks::of(
-            state,
-            predictions.first().map(|p| &p.edit),
-            &allowed,
-            &self.alternatives,
-            answer
-                .as_ref()
-                .zip(content.as_ref().map(|c| c.text.as_str())),
-        );
+        let yardsticks = self.yardsticks(state, &predictions, &allowed, content.as_ref());
         state.apply(next);
         graph.settle(state);
         workspace.sync(state).map_err(ReplayError::Workspace)?;
@@ -894,6 +883,25 @@ impl Stepper<'_> {
             generated,
             answer,
         }
+    }
+
+    /// The step's yardsticks: its best-ranked prediction's place, its content against
+    /// the answer it was scored against.
+    fn yardsticks(
+        &self,
+        state: &ReplayState,
+        predictions: &[PredictionRecord],
+        allowed: &[usize],
+        content: Option<&ContentScore>,
+    ) -> StepYardsticks {
+        let answer = content.map(|c| self.answer(state, c.gold.0, c.answer));
+        StepYardsticks::of(
+            state,
+            predictions.first().map(|p| &p.edit),
+            allowed,
+            &self.alternatives,
+            answer.as_ref().zip(content.map(|c| c.text.as_str())),
+        )
     }
 
     /// Right answer `k` of gold edit `gold` (0: the edit itself).
