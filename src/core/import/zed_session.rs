@@ -153,7 +153,7 @@ fn expected_change(
     diff: &str,
     texts: &mut BTreeMap<String, Vec<String>>,
     bases: &mut BTreeMap<String, String>,
-    file: &dyn Fn(&str, &mut BTreeMap<String, Vec<String>>) -> Result<String, ZedSessionError>,
+    file: &FileReader<'_>,
 ) -> Result<Change, ZedSessionError> {
     let section = format!("expected patch {k}");
     let patch = |source| ZedSessionError::Patch {
@@ -198,6 +198,11 @@ fn expected_change(
     new.extend_from_slice(&lines[at..end]);
     Ok((path, start, lines[start..end].to_vec(), new))
 }
+
+/// Checks a path and reads the file's text into the texts (once), giving the path as
+/// the trajectory names it.
+type FileReader<'a> =
+    dyn Fn(&str, &mut BTreeMap<String, Vec<String>>) -> Result<String, ZedSessionError> + 'a;
 
 /// A change of one file: (file, first line, replaced lines, new lines).
 type Change = (String, usize, Vec<String>, Vec<String>);
