@@ -20,7 +20,7 @@ use crate::core::trajectory::{EventBody, SessionKind, SignalKind, Trajectory};
 use crate::engine::history::source::GitRepository;
 use crate::engine::replay::state::{ReplayState, StateError, split_lines};
 use crate::service::git_fetch::fetch_repository;
-use crate::service::import_io::ImportReadError;
+use crate::service::import_io::{ImportReadError, files_under};
 
 /// Why one example could not be imported (the batch goes on without it).
 #[derive(Debug, thiserror::Error)]
@@ -81,36 +81,7 @@ pub enum ZedImportError {
 /// The example files: each path that is a file, and every `*.md` under each path that
 /// is a directory (recursively, sorted).
 pub fn example_files(paths: &[PathBuf]) -> Result<Vec<PathBuf>, ImportReadError> {
-    let mut files = Vec::new();
-    for path in paths {
-        if path.is_dir() {
-            markdown_under(path, &mut files)?;
-        } else {
-            files.push(path.clone());
-        }
-    }
-    Ok(files)
-}
-
-fn markdown_under(dir: &Path, out: &mut Vec<PathBuf>) -> Result<(), ImportReadError> {
-    let unreadable = |source| ImportReadError::Directory {
-        path: dir.to_owned(),
-        source,
-    };
-    let mut entries: Vec<PathBuf> = std::fs::read_dir(dir)
-        .map_err(unreadable)?
-        .map(|e| e.map(|e| e.path()))
-        .collect::<Result<_, _>>()
-        .map_err(unreadable)?;
-    entries.sort();
-    for path in entries {
-        if path.is_dir() {
-            markdown_under(&path, out)?;
-        } else if path.extension().is_some_and(|e| e == "md") {
-            out.push(path);
-        }
-    }
-    Ok(())
+    files_under(paths, &|name| name.ends_with(".md"))
 }
 
 /// An example's name: its file's name without `.md`.

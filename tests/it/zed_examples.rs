@@ -6,23 +6,13 @@
 //! and the export read back to the same steps.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 
+use crate::common::git;
 use crate::common::nextedit_with_db as run;
 use serde_json::Value;
 
 const CART: &str = "def total(items):\n    s = 0\n    for item in items:\n        s += item.price\n    return s\n\n\ndef count(items):\n    return len(items)\n";
-
-fn git(dir: &Path, args: &[&str]) -> String {
-    let out = Command::new("git")
-        .args(["-c", "user.name=T", "-c", "user.email=t@example.com"])
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "git {args:?}");
-    String::from_utf8(out.stdout).unwrap().trim().to_owned()
-}
 
 /// REPOS/acme/shop with `cart.py` in one commit; returns its sha.
 fn shop(repos: &Path) -> String {
@@ -149,17 +139,43 @@ fn replay(db: &Path, suggester: &str) -> (Value, Value) {
     (step, report["runs"][0]["results"]["yardsticks"].clone())
 }
 
-#[test]
-fn an_example_imports_with_its_alternatives_and_replays_against_them() {
+/// A test's directory: `repos/acme/shop` made, a database path, and the renaming
+/// example of that repository written as `shop--rename.md`.
+struct Fixture {
+    dir: tempfile::TempDir,
+    repos: PathBuf,
+    db: PathBuf,
+    sha: String,
+    example: PathBuf,
+}
+
+fn fixture() -> Fixture {
     let dir = tempfile::tempdir().unwrap();
     let repos = dir.path().join("repos");
     let sha = shop(&repos);
-    let db = dir.path().join("db.sqlite");
     let example = write(
         dir.path(),
         "shop--rename.md",
         &rename_example("https://example.com/acme/shop", &sha),
     );
+    Fixture {
+        repos,
+        db: dir.path().join("db.sqlite"),
+        sha,
+        example,
+        dir,
+    }
+}
+
+#[test]
+fn an_example_imports_with_its_alternatives_and_replays_against_them() {
+    let Fixture {
+        repos,
+        db,
+        sha,
+        example,
+        dir: _dir,
+    } = fixture();
     let out = import(&[&example], &repos, &db);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     assert_eq!(text(&out.stdout), format!("1\t{}\n", example.display()));
@@ -241,11 +257,14 @@ fn an_example_imports_with_its_alternatives_and_replays_against_them() {
 
 #[test]
 fn a_batch_skips_bad_examples_and_names_why() {
-    let dir = tempfile::tempdir().unwrap();
-    let repos = dir.path().join("repos");
-    let sha = shop(&repos);
-    let db = dir.path().join("db.sqlite");
-    let good = rename_example("https://example.com/acme/shop", &sha);
+    let Fixture {
+        dir,
+        repos,
+        db,
+        sha,
+        example,
+    } = fixture();
+    let good = std::fs::read_to_string(example).unwrap();
     let examples = dir.path().join("examples");
     std::fs::create_dir(&examples).unwrap();
     write(&examples, "a-good.md", &good);
@@ -318,15 +337,13 @@ fn a_missing_repository_is_fetched_from_a_local_url() {
 
 #[test]
 fn an_exported_example_imports_to_the_same_steps() {
-    let dir = tempfile::tempdir().unwrap();
-    let repos = dir.path().join("repos");
-    let sha = shop(&repos);
-    let db = dir.path().join("db.sqlite");
-    let example = write(
-        dir.path(),
-        "shop--rename.md",
-        &rename_example("https://example.com/acme/shop", &sha),
-    );
+    let Fixture {
+        dir,
+        repos,
+        db,
+        example,
+        ..
+    } = fixture();
     assert!(import(&[&example], &repos, &db).status.success());
     let out_dir = dir.path().join("out");
     let out = run(

@@ -864,17 +864,17 @@ impl Stepper<'_> {
         text: &str,
         generated: bool,
     ) -> ContentScore {
-        if !self.alternatives.has(gold) {
-            return score_content(state, gold, text, generated, self.config.rule);
-        }
-        let answers = self.alternatives.answers(state, gold);
-        let answer = closest(state, &answers, text);
-        let (bleu, es) = content_scores(
-            self.config.rule,
-            &answers[answer].before,
-            &answers[answer].after,
-            text,
-        );
+        let rule = self.config.rule;
+        let (answer, (bleu, es)) = if self.alternatives.has(gold) {
+            let answers = self.alternatives.answers(state, gold);
+            let k = closest(state, &answers, text);
+            let scores = content_scores(rule, &answers[k].before, &answers[k].after, text);
+            (k, scores)
+        } else {
+            let edit = &state.edits()[gold];
+            let scores = content_scores(rule, &edit.before_text(), &edit.after_text(), text);
+            (0, scores)
+        };
         ContentScore {
             gold: EditIndex(gold),
             text: text.to_string(),
@@ -1202,25 +1202,6 @@ fn reverts(state: &ReplayState, pred: &Located<'_>) -> bool {
         location_score(pred, &applied) > 0.0
             && historian_bleu(pred.after, &before) > historian_bleu(pred.after, &after)
     })
-}
-
-fn score_content(
-    state: &ReplayState,
-    gold: usize,
-    text: &str,
-    generated: bool,
-    rule: MatchRule,
-) -> ContentScore {
-    let edit = &state.edits()[gold];
-    let (bleu, es) = content_scores(rule, &edit.before_text(), &edit.after_text(), text);
-    ContentScore {
-        gold: EditIndex(gold),
-        text: text.to_string(),
-        bleu,
-        es,
-        generated,
-        answer: 0,
-    }
 }
 
 /// Historian BLEU-4 (0–100) and ES-Line (0–1) of `text` written in place of `before`,
