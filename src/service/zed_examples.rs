@@ -368,7 +368,7 @@ fn example_at(
         .or_else(|| session.git_head.clone());
     ZedExample {
         name: String::new(),
-        repository_url: session.repository_url.clone().unwrap_or_default(),
+        repository_url: repository_url(trajectory),
         revision: revision.unwrap_or_default(),
         edit_history: history.to_string(),
         cursor: cursor_at(trajectory, lines, &edit.file, state.current_range(target).0),
@@ -381,6 +381,21 @@ fn example_at(
             })
             .collect(),
     }
+}
+
+/// The session's repository URL, else its workspace's directory as a `file://` URL
+/// when it is absolute and exists (a derived or recorded session's checkout), else empty.
+fn repository_url(trajectory: &Trajectory) -> String {
+    let session = &trajectory.session;
+    let workspace = || {
+        // A relative one (`derive --repo .`) says nothing once the command has ended.
+        let dir = Path::new(session.workspace.as_ref()?);
+        let dir = std::fs::canonicalize(dir.is_absolute().then_some(dir)?).ok()?;
+        dir.is_dir().then(|| format!("file://{}", dir.display()))
+    };
+    (session.repository_url.clone())
+        .or_else(workspace)
+        .unwrap_or_default()
 }
 
 /// The cursor block: the session's last cursor signal in `file` (an imported example's
@@ -402,7 +417,14 @@ fn cursor_at(
     });
     let (line, column) = signalled
         .filter(|(l, _)| *l < lines.len())
-        .unwrap_or((start.min(lines.len().saturating_sub(1)), 0));
+        .unwrap_or_else(|| {
+            // The marker's `#` takes column 0: a cursor there cannot be written.
+            let line = start.min(lines.len().saturating_sub(1));
+            let indent = lines
+                .get(line)
+                .map_or(0, |l| l.len() - l.trim_start().len());
+            (line, indent.max(1))
+        });
     let from = line.saturating_sub(5);
     let to = (line + 6).min(lines.len());
     let mut excerpt = lines[from..to].concat();

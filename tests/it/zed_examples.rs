@@ -368,3 +368,57 @@ fn an_exported_example_imports_to_the_same_steps() {
         "{written}"
     );
 }
+
+#[test]
+fn a_derived_sessions_steps_export_as_examples_that_import_to_them() {
+    let Fixture { dir, repos, db, .. } = fixture();
+    let repo = repos.join("acme/shop");
+    let second = CART
+        .replace("    s = 0", "    acc = 0")
+        .replace("    return len(items)", "    return len(list(items))");
+    std::fs::write(repo.join("cart.py"), second).unwrap();
+    git(&repo, &["commit", "-qam", "two"]);
+    let out = run(
+        &[
+            "derive",
+            "--commit",
+            "HEAD",
+            "--store",
+            "--repo",
+            repo.to_str().unwrap(),
+        ],
+        &db,
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let out_dir = dir.path().join("out");
+    let out = run(
+        &["export", "zed-examples", "--out", out_dir.to_str().unwrap()],
+        &db,
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let step = out_dir.join("session-1-step-1.md");
+    assert_eq!(text(&out.stdout), format!("1\t{}\n", step.display()));
+    let written = std::fs::read_to_string(&step).unwrap();
+    let url = format!("file://{}", repo.canonicalize().unwrap().display());
+    assert!(
+        written.starts_with(&format!("+++\nrepository_url = \"{url}\"\n")),
+        "{written}"
+    );
+    // The step's example asks for the derived session's second edit, after its first.
+    let again = dir.path().join("again.sqlite");
+    let out = import(&[&step], &repos, &again);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let derived = session(&db, "1");
+    let imported = session(&again, "1");
+    let texts = |t: &Value| -> Vec<(String, String)> {
+        (t["edits"].as_array().unwrap().iter())
+            .map(|e| (e["before_text"].to_string(), e["after_text"].to_string()))
+            .collect()
+    };
+    let (mut d, i) = (texts(&derived), texts(&imported));
+    d.sort();
+    let mut sorted = i.clone();
+    sorted.sort();
+    assert_eq!(d, sorted);
+    assert_eq!(imported["gold"]["next_edits"], serde_json::json!(["e1"]));
+}
