@@ -125,3 +125,45 @@ pub fn closest(state: &ReplayState, answers: &[Answer], text: &str) -> usize {
     }
     best.0
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::core::trajectory::{Alternative, Edit, FileEntry, SessionInfo, SessionKind};
+
+    fn trajectory(alternatives: &[(usize, &str, &str)]) -> Trajectory {
+        let mut t = Trajectory::new(SessionInfo::new("t", SessionKind::Imported));
+        t.files = vec![FileEntry::new("a.py", Some("a\nb\nc\nd\n".into()))];
+        t.edits = vec![Edit::lines("e0", "a.py", 1, "b\n", "B\n")];
+        t.gold.alternatives = (alternatives.iter())
+            .map(|&(start_line, before, after)| Alternative {
+                of: "e0".into(),
+                start_line,
+                before_text: before.into(),
+                after_text: after.into(),
+            })
+            .collect();
+        t
+    }
+
+    #[test]
+    fn answers_are_the_edit_then_the_alternatives_in_place_and_the_closest_wins() {
+        let t = trajectory(&[(1, "b\nc\n", "B\nC\n"), (2, "x\n", "y\n")]);
+        let state = ReplayState::new(&t).unwrap();
+        let alternatives = Alternatives::new(&t);
+        assert!(alternatives.has(0));
+        let answers = alternatives.answers(&state, 0);
+        // The second alternative's lines are not `x`: not an answer here.
+        let places: Vec<(usize, usize, &str)> = (answers.iter())
+            .map(|a| (a.start, a.end, a.after.as_str()))
+            .collect();
+        assert_eq!(places, [(1, 2, "B\n"), (1, 3, "B\nC\n")]);
+        assert_eq!(closest(&state, &answers, "B\n"), 0);
+        assert_eq!(closest(&state, &answers, "B\nC\n"), 1);
+        // Two answers alike: a tie, the earlier wins.
+        let twice = [answers[1].clone(), answers[1].clone()];
+        assert_eq!(closest(&state, &twice, "B\nC\n"), 0);
+        let plain = trajectory(&[]);
+        assert!(!Alternatives::new(&plain).has(0));
+    }
+}
