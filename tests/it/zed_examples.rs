@@ -115,6 +115,19 @@ fn session(db: &Path, id: &str) -> Value {
     serde_json::from_slice(&out.stdout).unwrap()
 }
 
+/// Exports every session of `db` into `out`, which must give the one file `name`;
+/// returns its path.
+fn export_one(db: &Path, out: &Path, name: &str) -> PathBuf {
+    let output = run(
+        &["export", "zed-examples", "--out", out.to_str().unwrap()],
+        db,
+    );
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
+    let file = out.join(name);
+    assert_eq!(text(&output.stdout), format!("1\t{}\n", file.display()));
+    file
+}
+
 /// Replays session 1 with `suggester` and returns (its step, the run's yardsticks).
 fn replay(db: &Path, suggester: &str) -> (Value, Value) {
     let out = run(
@@ -345,14 +358,7 @@ fn an_exported_example_imports_to_the_same_steps() {
         ..
     } = fixture();
     assert!(import(&[&example], &repos, &db).status.success());
-    let out_dir = dir.path().join("out");
-    let out = run(
-        &["export", "zed-examples", "--out", out_dir.to_str().unwrap()],
-        &db,
-    );
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
-    let exported = out_dir.join("shop--rename.md");
-    assert_eq!(text(&out.stdout), format!("1\t{}\n", exported.display()));
+    let exported = export_one(&db, &dir.path().join("out"), "shop--rename.md");
     let again = dir.path().join("again.sqlite");
     let out = import(&[&exported], &repos, &again);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
@@ -390,14 +396,7 @@ fn a_derived_sessions_steps_export_as_examples_that_import_to_them() {
         &db,
     );
     assert!(out.status.success(), "{}", text(&out.stderr));
-    let out_dir = dir.path().join("out");
-    let out = run(
-        &["export", "zed-examples", "--out", out_dir.to_str().unwrap()],
-        &db,
-    );
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
-    let step = out_dir.join("session-1-step-1.md");
-    assert_eq!(text(&out.stdout), format!("1\t{}\n", step.display()));
+    let step = export_one(&db, &dir.path().join("out"), "session-1-step-1.md");
     let written = std::fs::read_to_string(&step).unwrap();
     let url = format!("file://{}", repo.canonicalize().unwrap().display());
     assert!(
