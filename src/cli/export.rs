@@ -12,6 +12,7 @@ use nextedit::service::dataset::tables::{result_table, trajectory_table};
 use nextedit::service::dataset::tasks::task_table;
 use nextedit::service::dataset::write::{FileFormat, check_empty, write_dataset};
 use nextedit::service::dataset::{DatasetKind, Table};
+use nextedit::service::zed_examples::{SessionExport, export_sessions};
 use nextedit::store::Database;
 
 /// Export trajectories, replay results or tasks as a dataset (JSON Lines or Parquet)
@@ -62,6 +63,22 @@ pub enum ExportCommand {
         from: PathBuf,
         #[command(flatten)]
         dataset: DatasetArgs,
+    },
+    /// Stored sessions' steps as Zed edit-prediction eval examples (markdown), one
+    /// file each in --out: an imported example (or any session with gold next edits)
+    /// as one example with its alternatives, any other session one example per edit
+    /// after its first, the edits before it its history. `import zed-examples`
+    /// reads them back to the same steps. Prints one line per file written
+    ZedExamples {
+        /// A session to export (repeatable) [default: every session]
+        #[arg(long = "session", value_name = "ID")]
+        sessions: Vec<i64>,
+        /// Output directory (new or empty)
+        #[arg(long, value_name = "DIR")]
+        out: PathBuf,
+        /// Database [default: $NEXTEDIT_DB, else $XDG_DATA_HOME/nextedit/nextedit.db]
+        #[arg(long, value_name = "PATH")]
+        db: Option<PathBuf>,
     },
 }
 
@@ -119,6 +136,9 @@ pub fn run(command: ExportCommand) -> Result<i32> {
         ExportCommand::Trajectories { dataset, .. } => (DatasetKind::Trajectories, dataset),
         ExportCommand::Results { dataset, .. } => (DatasetKind::Results, dataset),
         ExportCommand::Tasks { dataset, .. } => (DatasetKind::Tasks, dataset),
+        ExportCommand::ZedExamples { sessions, out, db } => {
+            return zed_examples(&open(db.clone())?, sessions, out);
+        }
     };
     let spec: SplitSpec = (dataset.split.parse::<SplitSpec>())
         .map_err(|e| anyhow::anyhow!("--split {}: {e}", dataset.split))?;
@@ -139,6 +159,7 @@ pub fn run(command: ExportCommand) -> Result<i32> {
             let (table, skipped) = result_table(&open(db)?, &runs, &progress)?;
             (table, skipped, dataset)
         }
+        ExportCommand::ZedExamples { .. } => unreachable!("returned above"),
         ExportCommand::Tasks { from, dataset } => {
             let text = std::fs::read_to_string(&from)
                 .with_context(|| format!("cannot read the task file {}", from.display()))?;
@@ -197,4 +218,30 @@ pub fn run(command: ExportCommand) -> Result<i32> {
         args.out.join("README.md").display()
     );
     Ok(if skipped.is_empty() { 0 } else { 1 })
+}
+
+/// `export zed-examples`: one line per file written, skipped sessions on stderr.
+fn zed_examples(db: &Database, sessions: &[i64], out: &std::path::Path) -> Result<i32> {
+    let (mut files, mut skipped) = (0, 0);
+    export_sessions(db, sessions, out, |id, outcome| match outcome {
+        SessionExport::Written(paths) => {
+            for path in paths {
+                files += 1;
+                println!("{id}\t{}", path.display());
+            }
+        }
+        SessionExport::Skipped(reason) => {
+            skipped += 1;
+            eprintln!(
+                "skipped session {id}: {}",
+                nextedit::base::secrets::scrub(reason)
+            );
+        }
+    })
+    .with_context(|| format!("exporting zed examples to {}", out.display()))?;
+    eprintln!("exported {files} examples ({skipped} sessions skipped)");
+    if files == 0 {
+        anyhow::bail!("no session had a step to export");
+    }
+    Ok(if skipped > 0 { 1 } else { 0 })
 }

@@ -1,7 +1,8 @@
 //! Fetching the commits of a testset into local repositories with the `git` command.
 //!
-//! `nextedit import historian-testset` is the one command that makes nextedit reach
-//! another machine, and only because the user asks it to: it runs the user's own `git`
+//! `nextedit import historian-testset` (and `import zed-examples --fetch`, for an
+//! example's repository, through [`fetch_repository`]) are the only commands that make
+//! nextedit reach another machine, and only because the user asks them to: it runs the user's own `git`
 //! on the repository URLs the testset names (public repositories), and sends nothing of
 //! the user's (no recording, no database). The git CLI rather than libgit2 because
 //! libgit2 is built here without https/ssh (nextedit itself never talks to a network)

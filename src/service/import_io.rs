@@ -40,10 +40,19 @@ pub enum ImportReadError {
 /// Copilot recording files: each path that is a file, and every
 /// `*recording.w.json` under each path that is a directory (recursively, sorted).
 pub fn recording_files(paths: &[PathBuf]) -> Result<Vec<PathBuf>, ImportReadError> {
+    files_under(paths, &|name| name.ends_with("recording.w.json"))
+}
+
+/// Each path that is a file, and every file under each path that is a directory whose
+/// name `keep` accepts (recursively, sorted).
+pub fn files_under(
+    paths: &[PathBuf],
+    keep: &dyn Fn(&str) -> bool,
+) -> Result<Vec<PathBuf>, ImportReadError> {
     let mut files = Vec::new();
     for path in paths {
         if path.is_dir() {
-            recordings_under(path, &mut files)?;
+            kept_under(path, keep, &mut files)?;
         } else {
             files.push(path.clone());
         }
@@ -51,8 +60,12 @@ pub fn recording_files(paths: &[PathBuf]) -> Result<Vec<PathBuf>, ImportReadErro
     Ok(files)
 }
 
-/// Recording files under `dir`, sorted, recursively.
-fn recordings_under(dir: &Path, out: &mut Vec<PathBuf>) -> Result<(), ImportReadError> {
+/// The files under `dir` that `keep` accepts, sorted, recursively.
+fn kept_under(
+    dir: &Path,
+    keep: &dyn Fn(&str) -> bool,
+    out: &mut Vec<PathBuf>,
+) -> Result<(), ImportReadError> {
     let unreadable = |source| ImportReadError::Directory {
         path: dir.to_owned(),
         source,
@@ -65,12 +78,8 @@ fn recordings_under(dir: &Path, out: &mut Vec<PathBuf>) -> Result<(), ImportRead
     entries.sort();
     for path in entries {
         if path.is_dir() {
-            recordings_under(&path, out)?;
-        } else if path
-            .file_name()
-            .and_then(|n| n.to_str())
-            .is_some_and(|n| n.ends_with("recording.w.json"))
-        {
+            kept_under(&path, keep, out)?;
+        } else if path.file_name().and_then(|n| n.to_str()).is_some_and(keep) {
             out.push(path);
         }
     }

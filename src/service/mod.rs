@@ -13,3 +13,4 @@ pub mod sessions;
 pub mod setup_check;
 pub mod tasks;
 pub mod text_inputs;
+pub mod zed_examples;

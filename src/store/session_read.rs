@@ -463,6 +463,7 @@ fn session_info(id: i64, summary: &SessionSummary) -> SessionInfo {
             message: None,
             project: None,
         }),
+        repository_url: None,
         server_command: summary.server_command.clone(),
         position_encoding: summary.position_encoding.clone(),
         started_at: Some(summary.started_at.clone()),

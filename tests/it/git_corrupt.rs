@@ -9,20 +9,9 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-use common::{nextedit_bin, quiet, spawn_proxied};
+use common::{git, nextedit_bin, quiet, spawn_proxied};
 
 const BOUND: Duration = Duration::from_secs(20);
-
-fn git(dir: &Path, args: &[&str]) -> String {
-    let out = Command::new("git")
-        .args(["-c", "user.name=T", "-c", "user.email=t@example.com"])
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "git {args:?}");
-    String::from_utf8(out.stdout).unwrap().trim().to_owned()
-}
 
 /// A repository of two commits whose HEAD commit object is cut in half; returns
 /// (repository, HEAD sha, the object's file).

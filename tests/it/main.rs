@@ -70,3 +70,4 @@ mod tasks_validity;
 mod tidy;
 mod untrusted_inputs;
 mod yardsticks;
+mod zed_examples;

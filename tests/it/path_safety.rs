@@ -6,10 +6,9 @@
 use crate::common;
 use crate::common::nextedit_with_db as run;
 
-use std::path::Path;
 use std::process::Command;
 
-use common::nextedit_bin;
+use common::{git, nextedit_bin};
 use nextedit::core::trajectory::{Edit, FileEntry, SessionInfo, SessionKind, Trajectory};
 use serde_json::{Value, json};
 
@@ -214,17 +213,6 @@ fn crafted_trajectories_cannot_write_or_delete_outside_the_scratch_directory() {
     assert_eq!(replayed[1]["key"], fine.display().to_string());
     assert_eq!(replayed[1]["steps"][0]["applied"], "e1");
     assert_eq!(lines.last().unwrap()["failed"], 2);
-}
-
-fn git(dir: &Path, args: &[&str]) -> String {
-    let out = Command::new("git")
-        .args(["-c", "user.name=T", "-c", "user.email=t@example.com"])
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "git {args:?}: {}", text(&out.stderr));
-    text(&out.stdout).trim().to_owned()
 }
 
 #[test]

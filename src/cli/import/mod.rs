@@ -1,8 +1,9 @@
 //! `nextedit import`: other tools' recordings and benchmark tasks → stored sessions
 //! (`copilot`, `contextbench`, here); Historian's testset → local repositories
-//! ([`testset`]).
+//! ([`testset`]); Zed's eval examples → sessions ([`zed`]).
 
 mod testset;
+mod zed;
 
 use nextedit::store::SessionStore;
 use std::path::{Path, PathBuf};
@@ -27,6 +28,7 @@ pub enum ImportCommand {
     Copilot(CopilotArgs),
     Contextbench(ContextBenchArgs),
     HistorianTestset(testset::HistorianTestsetArgs),
+    ZedExamples(zed::ZedExamplesArgs),
 }
 
 /// Copilot NES workspace recordings → sessions of kind `recorded`
@@ -105,6 +107,7 @@ pub fn run(command: ImportCommand) -> Result<i32> {
         ImportCommand::Copilot(args) => run_copilot(args),
         ImportCommand::Contextbench(args) => run_contextbench(args),
         ImportCommand::HistorianTestset(args) => testset::run(args),
+        ImportCommand::ZedExamples(args) => zed::run(args),
     }
 }
 

@@ -5,8 +5,10 @@
 //! points into the line above) and the expected patch's alternatives (fenced `diff`s whose
 //! comment lines `^[SELECTION]` and `^[CURSOR]` annotate the diff line above).
 //!
-//! Only the reading: `import zed-examples` (checkouts, sessions with the alternatives as
-//! gold) and `export zed-examples` are not built yet (issue 31 item 3).
+//! The edit history may be split over several fenced `diff` blocks (Zed's examples put
+//! text such as `// User accepted prediction:` between them): they are read as one diff.
+//! [`render`] writes an example back in the same form. `zed_session` turns an example
+//! into a trajectory; `zed_patch` reads and writes its diffs.
 
 use serde::Deserialize;
 
@@ -140,11 +142,7 @@ pub fn parse(text: &str) -> Result<ZedExample, ZedExampleError> {
         name,
         repository_url: front.repository_url,
         revision: front.revision,
-        edit_history: history
-            .into_iter()
-            .next()
-            .map(|(_, d)| d)
-            .unwrap_or_default(),
+        edit_history: history.into_iter().map(|(_, d)| d).collect(),
         cursor: CursorPosition {
             path: path.to_string(),
             excerpt,
@@ -153,6 +151,40 @@ pub fn parse(text: &str) -> Result<ZedExample, ZedExampleError> {
         },
         expected,
     })
+}
+
+/// The markdown of `example`, in the form [`parse`] reads: front matter, the `# name`
+/// heading, the edit history (one block), the cursor block with its marker line, and
+/// each alternative in its own block (selection and cursor markers are not written).
+pub fn render(example: &ZedExample) -> String {
+    // A JSON string is a TOML basic string (the same escapes).
+    let toml_string = |s: &str| serde_json::Value::from(s).to_string();
+    let cursor = &example.cursor;
+    let mut excerpt = String::new();
+    for (i, line) in cursor.excerpt.split_inclusive('\n').enumerate() {
+        excerpt.push_str(line);
+        if i == cursor.line {
+            excerpt.push_str(&format!(
+                "#{}^[CURSOR_POSITION]\n",
+                " ".repeat(cursor.column.saturating_sub(1))
+            ));
+        }
+    }
+    let heading = match example.name.as_str() {
+        "" => String::new(),
+        name => format!("# {name}\n\n"),
+    };
+    let mut out = format!(
+        "+++\nrepository_url = {}\nrevision = {}\n+++\n\n{heading}## Edit History\n\n```diff\n{}```\n\n## Cursor Position\n\n```{}\n{excerpt}```\n\n## Expected Patch\n",
+        toml_string(&example.repository_url),
+        toml_string(&example.revision),
+        example.edit_history,
+        cursor.path,
+    );
+    for patch in &example.expected {
+        out.push_str(&format!("\n```diff\n{}```\n", patch.diff));
+    }
+    out
 }
 
 /// The text of section `## title` (up to the next `## `), empty when absent.

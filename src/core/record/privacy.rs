@@ -240,10 +240,14 @@ pub fn protect_trajectory(
         .retain(|e| !dropped.contains(&e.from) && !dropped.contains(&e.to));
     order.initial.retain(|id| !dropped.contains(id));
     order.natural.retain(|id| !dropped.contains(id));
-    trajectory
-        .gold
-        .next_edits
-        .retain(|id| !dropped.contains(id));
+    let gold = &mut trajectory.gold;
+    gold.next_edits.retain(|id| !dropped.contains(id));
+    gold.applied.retain(|id| !dropped.contains(id));
+    gold.alternatives.retain(|a| !dropped.contains(&a.of));
+    for alternative in &mut gold.alternatives {
+        alternative.before_text = redact_text(&alternative.before_text).0;
+        alternative.after_text = redact_text(&alternative.after_text).0;
+    }
     excluded.len()
 }
 

@@ -34,6 +34,8 @@ pub fn without_files(trajectory: &Trajectory, doomed: impl Fn(&str) -> bool) -> 
     t.order.initial.retain(|id| !gone.contains(id));
     t.order.natural.retain(|id| !gone.contains(id));
     t.gold.next_edits.retain(|id| !gone.contains(id));
+    t.gold.applied.retain(|id| !gone.contains(id));
+    t.gold.alternatives.retain(|a| !gone.contains(&a.of));
     t.gold.context.retain(|c| !doomed(&c.file));
     Some(t)
 }

@@ -165,6 +165,29 @@ pub struct Gold {
     /// name); stored sessions get a database id, so results are labelled with this.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub instance_id: Option<String>,
+    /// Ids of edits replay applies silently before it starts, never asked for (an
+    /// imported example's edit history but its last edit, which is the initial one).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub applied: Vec<String>,
+    /// Other right answers of gold edits (Zed's expected patch alternatives): a
+    /// prediction matching an edit or any of its alternatives is a hit.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub alternatives: Vec<Alternative>,
+}
+
+/// Another right answer in place of gold edit `of`: lines `start_line..` of the edit's
+/// file, in the text every other edit leaves (the state replay asks for `of` in),
+/// whose `before_text` becomes `after_text`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Alternative {
+    /// Id of the gold edit this is an alternative of.
+    pub of: String,
+    /// First replaced line (0-based).
+    pub start_line: usize,
+    /// The replaced lines (whole lines, with their breaks).
+    pub before_text: String,
+    /// The new lines.
+    pub after_text: String,
 }
 
 impl Gold {
@@ -174,6 +197,8 @@ impl Gold {
             && self.next_edits.is_empty()
             && self.source.is_none()
             && self.instance_id.is_none()
+            && self.applied.is_empty()
+            && self.alternatives.is_empty()
     }
 }
 
@@ -235,6 +260,10 @@ pub struct SessionInfo {
     /// The commit a commit-derived trajectory comes from.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub commit: Option<CommitInfo>,
+    /// Where the repository comes from, as its source named it (an imported Zed
+    /// example's `repository_url`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub repository_url: Option<String>,
     /// Argv of the language server behind the proxy (recorded sessions).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub server_command: Vec<String>,
@@ -258,6 +287,7 @@ impl SessionInfo {
             workspace: None,
             git_head: None,
             commit: None,
+            repository_url: None,
             server_command: Vec::new(),
             position_encoding: None,
             started_at: None,

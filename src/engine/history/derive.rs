@@ -259,6 +259,7 @@ fn commit_session(record: &CommitRecord, project: Option<&str>) -> SessionInfo {
             message: Some(record.message.clone()),
             project: project.map(str::to_string),
         }),
+        repository_url: None,
         server_command: Vec::new(),
         position_encoding: None,
         started_at: None,

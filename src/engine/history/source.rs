@@ -241,6 +241,13 @@ impl CommitTree<'_> {
         self.commit.summary().unwrap_or_default().to_string()
     }
 
+    /// The UTF-8 text of the blob at `path` (`None` when there is none, or it is not text).
+    pub fn text(&self, path: &str) -> Option<String> {
+        let entry = self.tree.get_path(Path::new(path)).ok()?;
+        let blob = self.repo.find_blob(entry.id()).ok()?;
+        String::from_utf8(blob.content().to_vec()).ok()
+    }
+
     /// Whether the tree has a blob at `path` whose bytes are exactly `bytes`.
     pub fn holds(&self, path: &str, bytes: &[u8]) -> bool {
         self.tree

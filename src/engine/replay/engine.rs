@@ -11,8 +11,9 @@ use std::cell::Cell;
 use std::collections::BTreeSet;
 use std::time::{Duration, Instant};
 
+use super::answers::{Alternatives, Answer, closest};
 use super::judge_case::judge_case;
-use super::matching::{Located, MatchRule, is_unchanged, location_score, match_one_to_one};
+use super::matching::{Located, MatchRule, is_unchanged, location_score, match_among_alternatives};
 use super::state::{ReplayState, StateError, split_lines};
 use super::worktree::Workspace;
 use super::yardsticks::StepYardsticks;
@@ -87,6 +88,9 @@ pub struct ContentScore {
     pub es: f64,
     /// Whether the text came from `generate` (else from a kept prediction).
     pub generated: bool,
+    /// The right answer scored against: 0 the gold edit itself, `k` its `k`-th
+    /// alternative (the closest one, `replay::answers`).
+    pub answer: usize,
 }
 
 /// Everything about one step.
@@ -277,7 +281,7 @@ impl Graph {
         let background: Vec<bool> = trajectory
             .edits
             .iter()
-            .map(|e| exclude_origins.contains(&e.origin))
+            .map(|e| exclude_origins.contains(&e.origin) || trajectory.gold.applied.contains(&e.id))
             .collect();
         Graph {
             asked_natural: natural
@@ -518,6 +522,7 @@ pub fn replay(
         edit_times: edit_times(trajectory),
         history: suggester.needs_history(),
         follows: Follows::new(trajectory.edits.len()),
+        alternatives: Alternatives::new(trajectory),
     };
     let mut asked = graph.asked(&state);
     let mut steps = 0;
@@ -600,6 +605,8 @@ struct Stepper<'a> {
     /// The suggester reads the applied edits and the files.
     history: bool,
     follows: Follows,
+    /// The gold edits' other right answers.
+    alternatives: Alternatives,
 }
 
 /// What a step's `suggest` call came to.
@@ -674,7 +681,7 @@ impl Stepper<'_> {
             .min_by_key(|p| p.rank);
         let mut content = kept.map(|p| {
             let gold = p.matched.expect("kept predictions matched");
-            score_content(state, gold.0, &p.edit.text, false, self.config.rule)
+            self.score_content(state, gold.0, &p.edit.text, false)
         });
         let next = match (self.config.order, kept) {
             (OrderMode::Adaptive, Some(p)) => p.matched.expect("kept predictions matched").0,
@@ -690,12 +697,7 @@ impl Stepper<'_> {
             generate_latency = Some(generated.latency);
         }
         let (reads, dropped_reads) = checked_reads(state, reads);
-        let yardsticks = StepYardsticks::of(
-            state,
-            predictions.first().map(|p| &p.edit),
-            &allowed,
-            content.as_ref().map(|c| (c.gold.0, c.text.as_str())),
-        );
+        let yardsticks = self.yardsticks(state, &predictions, &allowed, content.as_ref());
         let judge_case = content
             .as_ref()
             .filter(|_| self.config.judge_cases)
@@ -799,7 +801,14 @@ impl Stepper<'_> {
                 .into_iter()
                 .filter(|&e| state.is_ready(e))
                 .collect();
-            classify(state, &edits, &candidates, allowed, self.config.rule)
+            classify(
+                state,
+                &edits,
+                &candidates,
+                allowed,
+                self.config.rule,
+                &self.alternatives,
+            )
         };
         Suggested {
             predictions,
@@ -839,13 +848,7 @@ impl Stepper<'_> {
         let latency = started.elapsed();
         match generated {
             Ok(result) => Generated {
-                content: Some(score_content(
-                    state,
-                    target,
-                    &result.text,
-                    true,
-                    self.config.rule,
-                )),
+                content: Some(self.score_content(state, target, &result.text, true)),
                 reads: result
                     .reads
                     .into_iter()
@@ -861,6 +864,72 @@ impl Stepper<'_> {
                 latency,
             },
         }
+    }
+}
+
+impl Stepper<'_> {
+    /// `text`'s content scores against gold edit `gold`'s closest right answer.
+    fn score_content(
+        &self,
+        state: &ReplayState,
+        gold: usize,
+        text: &str,
+        generated: bool,
+    ) -> ContentScore {
+        let rule = self.config.rule;
+        let (answer, (bleu, es)) = if self.alternatives.has(gold) {
+            let answers = self.alternatives.answers(state, gold);
+            let k = closest(state, &answers, text);
+            let scores = content_scores(rule, &answers[k].before, &answers[k].after, text);
+            (k, scores)
+        } else {
+            let edit = &state.edits()[gold];
+            let scores = content_scores(rule, &edit.before_text(), &edit.after_text(), text);
+            (0, scores)
+        };
+        ContentScore {
+            gold: EditIndex(gold),
+            text: text.to_string(),
+            bleu,
+            es,
+            generated,
+            answer,
+        }
+    }
+
+    /// The step's yardsticks: its best-ranked prediction's place, its content against
+    /// the answer it was scored against.
+    fn yardsticks(
+        &self,
+        state: &ReplayState,
+        predictions: &[PredictionRecord],
+        allowed: &[usize],
+        content: Option<&ContentScore>,
+    ) -> StepYardsticks {
+        let answer = content.map(|c| self.answer(state, c.gold.0, c.answer));
+        StepYardsticks::of(
+            state,
+            predictions.first().map(|p| &p.edit),
+            allowed,
+            &self.alternatives,
+            answer.as_ref().zip(content.map(|c| c.text.as_str())),
+        )
+    }
+
+    /// Right answer `k` of gold edit `gold` (0: the edit itself).
+    fn answer(&self, state: &ReplayState, gold: usize, k: usize) -> Answer {
+        if k == 0 {
+            let edit = &state.edits()[gold];
+            let (start, end) = state.current_range(gold);
+            return Answer {
+                file: edit.file.clone(),
+                start,
+                end,
+                before: edit.before_text(),
+                after: edit.after_text(),
+            };
+        }
+        self.alternatives.answers(state, gold).swap_remove(k)
     }
 }
 
@@ -1047,6 +1116,7 @@ fn classify(
     remaining: &[usize],
     allowed: &[usize],
     rule: MatchRule,
+    alternatives: &Alternatives,
 ) -> Vec<PredictionRecord> {
     // Nothing to classify: skip building every remaining gold's texts (per step, that
     // made a long replay with a silent suggester quadratic for nothing).
@@ -1062,11 +1132,31 @@ fn classify(
             )
         })
         .collect();
-    let golds: Vec<Located<'_>> = remaining
+    // Alternatives (beyond the edit itself) only for the edits that have some.
+    let others: Vec<Vec<Answer>> = remaining
+        .iter()
+        .map(|&g| match alternatives.has(g) {
+            true => alternatives.answers(state, g).split_off(1),
+            false => Vec::new(),
+        })
+        .collect();
+    let golds: Vec<Vec<Located<'_>>> = remaining
         .iter()
         .zip(&texts)
-        .map(|(&g, (b, a))| located(state, g, b, a))
+        .zip(&others)
+        .map(|((&g, (b, a)), others)| {
+            std::iter::once(located(state, g, b, a))
+                .chain(others.iter().map(|o| Located {
+                    file: &o.file,
+                    start: o.start,
+                    end: o.end,
+                    before: &o.before,
+                    after: &o.after,
+                }))
+                .collect()
+        })
         .collect();
+    let golds: Vec<&[Located<'_>]> = golds.iter().map(Vec::as_slice).collect();
     let preds: Vec<Located<'_>> = edits
         .iter()
         .map(|c| Located {
@@ -1091,13 +1181,13 @@ fn classify(
             .as_ref()
             .is_none_or(|s| s.path_at(a) == s.path_at(b))
     };
-    let matches = match_one_to_one(&preds, &golds, rule, Some(&same_structure));
+    let matches = match_among_alternatives(&preds, &golds, rule, Some(&same_structure));
     edits
         .iter()
         .zip(matches)
         .enumerate()
         .map(|(rank, (checked, matched))| {
-            let matched = matched.map(|m| remaining[m]);
+            let matched = matched.map(|(m, _)| remaining[m]);
             let class = match matched {
                 Some(g) if allowed.contains(&g) => FlowClass::Keeping,
                 Some(_) => FlowClass::Jumping,
@@ -1124,24 +1214,6 @@ fn reverts(state: &ReplayState, pred: &Located<'_>) -> bool {
         location_score(pred, &applied) > 0.0
             && historian_bleu(pred.after, &before) > historian_bleu(pred.after, &after)
     })
-}
-
-fn score_content(
-    state: &ReplayState,
-    gold: usize,
-    text: &str,
-    generated: bool,
-    rule: MatchRule,
-) -> ContentScore {
-    let edit = &state.edits()[gold];
-    let (bleu, es) = content_scores(rule, &edit.before_text(), &edit.after_text(), text);
-    ContentScore {
-        gold: EditIndex(gold),
-        text: text.to_string(),
-        bleu,
-        es,
-        generated,
-    }
 }
 
 /// Historian BLEU-4 (0–100) and ES-Line (0–1) of `text` written in place of `before`,

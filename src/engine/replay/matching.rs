@@ -149,6 +149,23 @@ pub fn match_one_to_one(
     rule: MatchRule,
     structure: Option<SameStructure<'_>>,
 ) -> Vec<Option<usize>> {
+    let golds: Vec<&[Located<'_>]> = golds.iter().map(std::slice::from_ref).collect();
+    match_among_alternatives(preds, &golds, rule, structure)
+        .into_iter()
+        .map(|m| m.map(|(g, _)| g))
+        .collect()
+}
+
+/// [`match_one_to_one`] where each gold edit has several right answers (the edit
+/// itself first, then its alternatives): a prediction matches a gold edit when it
+/// matches any of them, by that answer's overlap. Returns, per prediction, the gold
+/// edit and the answer it matched (the best overlap; ties to the earlier answer).
+pub fn match_among_alternatives(
+    preds: &[Located<'_>],
+    golds: &[&[Located<'_>]],
+    rule: MatchRule,
+    structure: Option<SameStructure<'_>>,
+) -> Vec<Option<(usize, usize)>> {
     let mut taken = vec![false; golds.len()];
     preds
         .iter()
@@ -160,31 +177,45 @@ pub fn match_one_to_one(
                 .iter()
                 .enumerate()
                 .filter(|(g, _)| !taken[*g])
-                .map(|(g, gold)| (g, location_score(pred, gold)))
-                .filter(|(_, score)| *score > 0.0)
-                .filter(|(g, _)| {
-                    let gold = &golds[*g];
-                    let both_inserts = pred.is_insert() && gold.is_insert();
-                    // Historian compares the structure at the line before the insertion point.
-                    !(both_inserts && rule.checks_structure())
-                        || structure.is_none_or(|same| {
-                            same(
-                                gold.file,
-                                pred.start.saturating_sub(1),
-                                gold.start.saturating_sub(1),
-                            )
-                        })
+                .filter_map(|(g, answers)| {
+                    answers
+                        .iter()
+                        .enumerate()
+                        .map(|(a, gold)| (a, location_score(pred, gold)))
+                        .filter(|(_, score)| *score > 0.0)
+                        .filter(|(a, _)| same_place(pred, &answers[*a], rule, structure))
+                        .filter(|(a, _)| content_matches(rule, pred, &answers[*a]))
+                        .max_by(|x, y| x.1.total_cmp(&y.1).then(y.0.cmp(&x.0)))
+                        .map(|(a, score)| ((g, a), score))
                 })
-                .filter(|(g, _)| content_matches(rule, pred, &golds[*g]))
                 // Best overlap first; ties to the earlier gold edit.
-                .max_by(|a, b| a.1.total_cmp(&b.1).then(b.0.cmp(&a.0)))
-                .map(|(g, _)| g);
-            if let Some(g) = best {
+                .max_by(|x, y| x.1.total_cmp(&y.1).then(y.0.0.cmp(&x.0.0)))
+                .map(|(m, _)| m);
+            if let Some((g, _)) = best {
                 taken[g] = true;
             }
             best
         })
         .collect()
+}
+
+/// Whether two insertions lie in the same enclosing definitions, where the rule asks
+/// (Historian compares the structure at the line before the insertion point).
+fn same_place(
+    pred: &Located<'_>,
+    gold: &Located<'_>,
+    rule: MatchRule,
+    structure: Option<SameStructure<'_>>,
+) -> bool {
+    let both_inserts = pred.is_insert() && gold.is_insert();
+    !(both_inserts && rule.checks_structure())
+        || structure.is_none_or(|same| {
+            same(
+                gold.file,
+                pred.start.saturating_sub(1),
+                gold.start.saturating_sub(1),
+            )
+        })
 }
 
 #[cfg(test)]

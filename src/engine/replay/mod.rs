@@ -5,6 +5,7 @@
 //! [`crate::engine::suggest::Suggester`] boundary (the engine offers them through
 //! [`crate::engine::suggest::Suggester::gold_feed`], which only the test-only [`FedSuggester`] accepts).
 
+pub mod answers;
 pub mod context;
 mod engine;
 mod historian;

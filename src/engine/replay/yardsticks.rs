@@ -3,6 +3,7 @@
 //! computed on the whole file, and whether the best-ranked prediction lands where an edit
 //! allowed next is (NES's location accuracy).
 
+use super::answers::{Alternatives, Answer, texts_at};
 use super::matching::{Located, location_score};
 use super::state::ReplayState;
 use crate::core::metrics::yardsticks::{delta_chrf::delta_chrf, nep::nep_match};
@@ -26,13 +27,14 @@ pub struct StepYardsticks {
 
 impl StepYardsticks {
     /// The yardsticks of a step before its next edit is applied: where its best-ranked
-    /// prediction `top` is against the `allowed` gold edits, and its `content` (the gold
-    /// edit scored against and the text), if any.
+    /// prediction `top` is against the `allowed` gold edits (or any of their
+    /// `alternatives`), and its `content` (the answer scored against and the text), if any.
     pub fn of(
         state: &ReplayState,
         top: Option<&SuggestedEdit>,
         allowed: &[usize],
-        content: Option<(usize, &str)>,
+        alternatives: &Alternatives,
+        content: Option<(&Answer, &str)>,
     ) -> StepYardsticks {
         // Only the place of a prediction decides its location: its texts stay empty.
         let top = top.map(|edit| Located {
@@ -43,7 +45,7 @@ impl StepYardsticks {
             after: "",
         });
         let yardsticks = StepYardsticks {
-            location_hit: location_hit(state, top.as_ref(), allowed),
+            location_hit: location_hit(state, top.as_ref(), allowed, alternatives),
             ..StepYardsticks::default()
         };
         match content {
@@ -52,17 +54,11 @@ impl StepYardsticks {
         }
     }
 
-    /// The content yardsticks of `text` written in place of gold edit `gold`'s current lines.
-    fn with_content(self, state: &ReplayState, gold: usize, text: &str) -> StepYardsticks {
-        let edit = &state.edits()[gold];
-        let Some(lines) = state.lines(&edit.file) else {
+    /// The content yardsticks of `text` written in place of `answer`'s current lines.
+    fn with_content(self, state: &ReplayState, answer: &Answer, text: &str) -> StepYardsticks {
+        let Some((original, truth, output)) = texts_at(state, answer, text) else {
             return self;
         };
-        let (start, end) = state.current_range(gold);
-        let (head, tail) = (lines[..start].concat(), lines[end..].concat());
-        let original = lines.concat();
-        let truth = format!("{head}{}{tail}", edit.after_text());
-        let output = format!("{head}{text}{tail}");
         let nep = nep_match(&original, &truth, &output);
         StepYardsticks {
             delta_chrf: Some(delta_chrf(&original, &truth, &output)),
@@ -74,8 +70,13 @@ impl StepYardsticks {
 }
 
 /// Whether `top` (the best-ranked prediction, if any) is at the location of one of the
-/// `allowed` gold edits; `None` when none is allowed.
-fn location_hit(state: &ReplayState, top: Option<&Located<'_>>, allowed: &[usize]) -> Option<bool> {
+/// `allowed` gold edits or of one of their alternatives; `None` when none is allowed.
+fn location_hit(
+    state: &ReplayState,
+    top: Option<&Located<'_>>,
+    allowed: &[usize],
+    alternatives: &Alternatives,
+) -> Option<bool> {
     if allowed.is_empty() {
         return None;
     }
@@ -90,6 +91,17 @@ fn location_hit(state: &ReplayState, top: Option<&Located<'_>>, allowed: &[usize
                 after: "",
             };
             location_score(top, &gold) > 0.0
+                || (alternatives.has(g)
+                    && alternatives.answers(state, g).iter().any(|answer| {
+                        let at = Located {
+                            file: &answer.file,
+                            start: answer.start,
+                            end: answer.end,
+                            before: "",
+                            after: "",
+                        };
+                        location_score(top, &at) > 0.0
+                    }))
         })
     }))
 }

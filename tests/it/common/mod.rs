@@ -396,3 +396,17 @@ pub fn scripted_suggester(mode: Option<&str>, state: &std::path::Path) -> String
         script.display()
     )
 }
+
+/// Runs `git args` in `dir` as a fixed test user; returns its trimmed stdout (fails
+/// the test, with git's stderr, when git fails).
+pub fn git(dir: &Path, args: &[&str]) -> String {
+    let out = Command::new("git")
+        .args(["-c", "user.name=T", "-c", "user.email=t@example.com"])
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .unwrap();
+    let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
+    assert!(out.status.success(), "git {args:?}: {}", text(&out.stderr));
+    text(&out.stdout).trim().to_owned()
+}
