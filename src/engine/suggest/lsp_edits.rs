@@ -141,7 +141,7 @@ pub fn parse_text_edits(value: &Value) -> Option<Vec<TextEdit>> {
     value.as_array()?.iter().map(parse_text_edit).collect()
 }
 
-/// A `WorkspaceEdit`'s text edits per document URI, in its order: `documentChanges`'
+/// A `WorkspaceEdit`'s text edits per document URI, by URI: `documentChanges`'
 /// `TextDocumentEdit`s (file creations, renames and deletions are not edits of a
 /// file's lines and are left out), else `changes`. `None` when it is malformed.
 pub fn workspace_edits(value: &Value) -> Option<Vec<(String, Vec<TextEdit>)>> {
@@ -163,6 +163,10 @@ pub fn workspace_edits(value: &Value) -> Option<Vec<(String, Vec<TextEdit>)>> {
             push(uri, parse_text_edits(edits)?);
         }
     }
+    // By document: a server's own order of `documentChanges` follows what it happened to
+    // analyse first (pyright's differed between a sandboxed and an unsandboxed run of the
+    // same rename), and the rank of every edit it proposes follows this order.
+    out.sort_by(|a, b| a.0.cmp(&b.0));
     Some(out)
 }
 
