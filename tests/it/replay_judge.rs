@@ -348,43 +348,15 @@ fn the_real_llama_server_judges_every_content_step_once_and_a_rerun_asks_nothing
     ) else {
         return;
     };
-    let tmp = tempfile::tempdir().unwrap();
-    let model = tiny_model(&python, tmp.path());
-    let repo = derive_support::rename_repo();
-    let server = LlamaServer::start(&python, &model, tmp.path());
-    let spec = format!(
-        "openai:http://127.0.0.1:{}/v1?model=tiny&max_tokens=8",
-        server.port
-    );
-    let db = tmp.path().join("llama.db");
-    let run = |prompt| {
-        Command::new(env!("CARGO_BIN_EXE_nextedit"))
-            .args(["replay", "--quiet", "--repo"])
-            .arg(repo.path())
-            .args(["--range", "HEAD~1..HEAD", "--suggester", "builtin:oracle"])
-            .args(["--judge", &spec, "--judge-prompt", prompt, "--db"])
-            .arg(&db)
-            .env("OPENAI_API_KEY", KEY)
-            .output()
-            .unwrap()
-    };
-    let steps = |run_id: i64| -> i64 {
-        rusqlite::Connection::open(&db)
-            .unwrap()
-            .query_row(
-                "SELECT count(*) FROM run_steps WHERE run_id = ?1 AND content_edit IS NOT NULL",
-                [run_id],
-                |r| r.get(0),
-            )
-            .unwrap()
-    };
+    let llama = LlamaJudge::start(&python, 8);
+    let (server, db, spec) = (&llama.server, &llama.db, &llama.spec);
     for (prompt, first_run) in [("nep", 1), ("zed-qa", 3)] {
         let asked_before = server.requests().len();
-        let first = run(prompt);
-        let rows = judgements(&db, first_run);
+        let first = llama.replay(prompt, &[]);
+        let rows = judgements(db, first_run);
         // One question per content step, each answer a verdict or a counted failure.
-        assert!(steps(first_run) > 0);
-        assert_eq!(rows.len() as i64, steps(first_run));
+        assert!(llama.content_steps(first_run) > 0);
+        assert_eq!(rows.len() as i64, llama.content_steps(first_run));
         assert_eq!(server.requests().len() - asked_before, rows.len());
         for (_, yes, reverts, confidence, kind, cached) in &rows {
             assert!(!cached);
@@ -411,26 +383,89 @@ fn the_real_llama_server_judges_every_content_step_once_and_a_rerun_asks_nothing
         // The key went to the server, never into the database.
         let request = server.requests().pop().unwrap();
         assert_eq!(request["authorization"], format!("Bearer {KEY}"));
-        let bytes = std::fs::read(&db).unwrap();
+        let bytes = std::fs::read(db).unwrap();
         assert!(!bytes.windows(KEY.len()).any(|w| w == KEY.as_bytes()));
-        // The rerun: every answer arrived, so not one request; the same verdicts.
-        let asked = server.requests().len();
-        let second = run(prompt);
+        llama.check_rerun_asks_nothing(prompt, &[], &first, &rows);
+    }
+}
+
+/// The real llama server of the suite as a judge, with what its tests share: the
+/// model's directory, the repository replayed, the database and the judge's spec.
+struct LlamaJudge {
+    server: LlamaServer,
+    repo: TestRepo,
+    db: std::path::PathBuf,
+    spec: String,
+    _dir: tempfile::TempDir,
+}
+
+impl LlamaJudge {
+    /// The server on the tiny model, each answer at most `max_tokens` long.
+    fn start(python: &Path, max_tokens: u32) -> LlamaJudge {
+        let dir = tempfile::tempdir().unwrap();
+        let model = tiny_model(python, dir.path());
+        let server = LlamaServer::start(python, &model, dir.path());
+        let spec = format!(
+            "openai:http://127.0.0.1:{}/v1?model=tiny&max_tokens={max_tokens}",
+            server.port
+        );
+        LlamaJudge {
+            repo: derive_support::rename_repo(),
+            db: dir.path().join("llama.db"),
+            server,
+            spec,
+            _dir: dir,
+        }
+    }
+
+    /// A judged replay of the repository's last commit asking `prompt` (and `more`).
+    fn replay(&self, prompt: &str, more: &[&str]) -> Output {
+        Command::new(env!("CARGO_BIN_EXE_nextedit"))
+            .args(["replay", "--quiet", "--repo"])
+            .arg(self.repo.path())
+            .args(["--range", "HEAD~1..HEAD", "--suggester", "builtin:oracle"])
+            .args(["--judge", &self.spec, "--judge-prompt", prompt])
+            .args(more)
+            .arg("--db")
+            .arg(&self.db)
+            .env("OPENAI_API_KEY", KEY)
+            .output()
+            .unwrap()
+    }
+
+    /// The steps of run `run` with content (the ones the judge is asked about).
+    fn content_steps(&self, run: i64) -> i64 {
+        rusqlite::Connection::open(&self.db)
+            .unwrap()
+            .query_row(
+                "SELECT count(*) FROM run_steps WHERE run_id = ?1 AND content_edit IS NOT NULL",
+                [run],
+                |r| r.get(0),
+            )
+            .unwrap()
+    }
+
+    /// The rerun of a run that gave `first` and stored `rows`: every answer arrived,
+    /// so not one request, the same exit and the same verdicts, each served.
+    fn check_rerun_asks_nothing(&self, prompt: &str, more: &[&str], first: &Output, rows: &[Row]) {
+        let asked = self.server.requests().len();
+        let second = self.replay(prompt, more);
         assert_eq!(
             second.status.code(),
             first.status.code(),
             "{}",
             stderr(&second)
         );
-        assert_eq!(server.requests().len(), asked);
-        let again = judgements(&db, first_run + 1);
-        let uncached = |rows: &[Row]| -> Vec<Row> {
-            rows.iter()
-                .map(|r| (r.0, r.1, r.2, r.3, r.4.clone(), false))
-                .collect()
-        };
-        assert_eq!(uncached(&again), uncached(&rows));
-        assert!(again.iter().all(|r| r.5));
+        assert_eq!(self.server.requests().len(), asked);
+        let served: Vec<Row> = rows
+            .iter()
+            .map(|r| (r.0, r.1, r.2, r.3, r.4.clone(), true))
+            .collect();
+        let last: i64 = rusqlite::Connection::open(&self.db)
+            .unwrap()
+            .query_row("SELECT max(id) FROM runs", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(judgements(&self.db, last), served);
     }
 }
 
@@ -536,44 +571,18 @@ fn the_real_llama_server_answers_every_structured_question_and_a_rerun_asks_noth
     ) else {
         return;
     };
-    let tmp = tempfile::tempdir().unwrap();
-    let model = tiny_model(&python, tmp.path());
-    let repo = derive_support::rename_repo();
-    let server = LlamaServer::start(&python, &model, tmp.path());
     // Room for the longest object (zed-qa's, ~45 one-character tokens).
-    let spec = format!(
-        "openai:http://127.0.0.1:{}/v1?model=tiny&max_tokens=64",
-        server.port
-    );
-    let db = tmp.path().join("llama.db");
-    let run = |prompt| {
-        Command::new(env!("CARGO_BIN_EXE_nextedit"))
-            .args(["replay", "--quiet", "--repo"])
-            .arg(repo.path())
-            .args(["--range", "HEAD~1..HEAD", "--suggester", "builtin:oracle"])
-            .args(["--judge", &spec, "--judge-prompt", prompt])
-            .args(["--judge-format", "llama-json", "--db"])
-            .arg(&db)
-            .env("OPENAI_API_KEY", KEY)
-            .output()
-            .unwrap()
-    };
+    let llama = LlamaJudge::start(&python, 64);
+    let (server, db) = (&llama.server, &llama.db);
+    let structured = ["--judge-format", "llama-json"];
     for (prompt, first_run) in [("nep", 1), ("zed-qa", 3)] {
         let asked_before = server.requests().len();
-        let first = run(prompt);
+        let first = llama.replay(prompt, &structured);
         assert_eq!(first.status.code(), Some(0), "{}", stderr(&first));
-        let rows = judgements(&db, first_run);
-        let content_steps: i64 = rusqlite::Connection::open(&db)
-            .unwrap()
-            .query_row(
-                "SELECT count(*) FROM run_steps WHERE run_id = ?1 AND content_edit IS NOT NULL",
-                [first_run],
-                |r| r.get(0),
-            )
-            .unwrap();
+        let rows = judgements(db, first_run);
         // One question per content step, every answer read: a verdict each.
-        assert_eq!(content_steps, 3);
-        assert_eq!(rows.len() as i64, content_steps);
+        assert_eq!(llama.content_steps(first_run), 3);
+        assert_eq!(rows.len(), 3);
         assert_eq!(server.requests().len() - asked_before, rows.len());
         for (_, yes, reverts, confidence, kind, cached) in &rows {
             assert_eq!((kind, cached), (&None, &false), "{rows:?}");
@@ -585,7 +594,7 @@ fn the_real_llama_server_answers_every_structured_question_and_a_rerun_asks_noth
                 ),
             }
         }
-        let report = nextedit_with_db(&["report", "--json", &first_run.to_string()], &db);
+        let report = nextedit_with_db(&["report", "--json", &first_run.to_string()], db);
         let json: Value = serde_json::from_slice(&report.stdout).unwrap();
         let judged = &json["runs"][0]["results"]["judge"];
         assert_eq!(
@@ -610,17 +619,7 @@ fn the_real_llama_server_answers_every_structured_question_and_a_rerun_asks_noth
             "nep" => assert_eq!(schema_fields, ["answer"]),
             _ => assert_eq!(schema_fields, ["confidence", "reverts_edits"]),
         }
-        // The rerun: not one request, the same verdicts, all served from the cache.
-        let asked = server.requests().len();
-        let second = run(prompt);
-        assert_eq!(second.status.code(), Some(0), "{}", stderr(&second));
-        assert_eq!(server.requests().len(), asked);
-        let again = judgements(&db, first_run + 1);
-        let served: Vec<Row> = rows
-            .iter()
-            .map(|r| (r.0, r.1, r.2, r.3, r.4.clone(), true))
-            .collect();
-        assert_eq!(again, served);
+        llama.check_rerun_asks_nothing(prompt, &structured, &first, &rows);
     }
 }
 
