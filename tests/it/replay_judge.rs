@@ -4,7 +4,9 @@
 //! failure of its step, a rerun asks again only what failed to arrive, a run whose every
 //! judge call failed fails naming the judge. Then the real llama server of the suite:
 //! its answers are noise, so what is asserted is the path (one request per content step,
-//! each answer read or counted as a failure, the rerun served from the cache).
+//! each answer read or counted as a failure, the rerun served from the cache); asked for
+//! answers constrained to a JSON schema (`--judge-format llama-json`), the same server
+//! answers every question readably. And a judged plan run in shards and merged.
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
@@ -31,6 +33,8 @@ enum Reply {
     Status(u16),
     /// The answer "yes", after this long.
     Slow(Duration),
+    /// 200 with a chat answer chosen by the request.
+    Decide(fn(&Value) -> &'static str),
 }
 
 /// A scripted OpenAI-compatible endpoint: request N gets `script[N]` (the last one
@@ -87,9 +91,8 @@ fn serve(stream: TcpStream, reply: &Reply, seen: &Mutex<Vec<Value>>) {
     }
     let mut body = vec![0; length];
     reader.read_exact(&mut body).unwrap();
-    seen.lock()
-        .unwrap()
-        .push(serde_json::from_slice(&body).unwrap());
+    let request: Value = serde_json::from_slice(&body).unwrap();
+    seen.lock().unwrap().push(request.clone());
     let answer = |text: &str| json!({"choices": [{"message": {"content": text}}]}).to_string();
     let (status, body) = match reply {
         Reply::Answer(text) => (200, answer(text)),
@@ -99,6 +102,7 @@ fn serve(stream: TcpStream, reply: &Reply, seen: &Mutex<Vec<Value>>) {
             std::thread::sleep(*after);
             (200, answer("yes"))
         }
+        Reply::Decide(decide) => (200, answer(decide(&request))),
     };
     let _ = write!(
         &stream,
@@ -110,11 +114,17 @@ fn serve(stream: TcpStream, reply: &Reply, seen: &Mutex<Vec<Value>>) {
 /// `nextedit replay` of the repository's last commit with `builtin:oracle` (a content
 /// step for each edit) and `--judge SPEC --judge-prompt PROMPT`.
 fn replay(repo: &TestRepo, db: &Path, judge: &str, prompt: &str) -> Output {
+    replay_in(repo, db, judge, prompt, &[])
+}
+
+/// [`replay`] with more arguments (`--judge-format FORMAT`).
+fn replay_in(repo: &TestRepo, db: &Path, judge: &str, prompt: &str, more: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_nextedit"))
         .args(["replay", "--quiet", "--repo"])
         .arg(repo.path())
         .args(["--range", "HEAD~1..HEAD", "--suggester", "builtin:oracle"])
         .args(["--judge", judge, "--judge-prompt", prompt, "--timeout", "1"])
+        .args(more)
         .arg("--db")
         .arg(db)
         .env_remove("OPENAI_API_KEY")
@@ -338,43 +348,15 @@ fn the_real_llama_server_judges_every_content_step_once_and_a_rerun_asks_nothing
     ) else {
         return;
     };
-    let tmp = tempfile::tempdir().unwrap();
-    let model = tiny_model(&python, tmp.path());
-    let repo = derive_support::rename_repo();
-    let server = LlamaServer::start(&python, &model, tmp.path());
-    let spec = format!(
-        "openai:http://127.0.0.1:{}/v1?model=tiny&max_tokens=8",
-        server.port
-    );
-    let db = tmp.path().join("llama.db");
-    let run = |prompt| {
-        Command::new(env!("CARGO_BIN_EXE_nextedit"))
-            .args(["replay", "--quiet", "--repo"])
-            .arg(repo.path())
-            .args(["--range", "HEAD~1..HEAD", "--suggester", "builtin:oracle"])
-            .args(["--judge", &spec, "--judge-prompt", prompt, "--db"])
-            .arg(&db)
-            .env("OPENAI_API_KEY", KEY)
-            .output()
-            .unwrap()
-    };
-    let steps = |run_id: i64| -> i64 {
-        rusqlite::Connection::open(&db)
-            .unwrap()
-            .query_row(
-                "SELECT count(*) FROM run_steps WHERE run_id = ?1 AND content_edit IS NOT NULL",
-                [run_id],
-                |r| r.get(0),
-            )
-            .unwrap()
-    };
+    let llama = LlamaJudge::start(&python, 8);
+    let (server, db, spec) = (&llama.server, &llama.db, &llama.spec);
     for (prompt, first_run) in [("nep", 1), ("zed-qa", 3)] {
         let asked_before = server.requests().len();
-        let first = run(prompt);
-        let rows = judgements(&db, first_run);
+        let first = llama.replay(prompt, &[]);
+        let rows = judgements(db, first_run);
         // One question per content step, each answer a verdict or a counted failure.
-        assert!(steps(first_run) > 0);
-        assert_eq!(rows.len() as i64, steps(first_run));
+        assert!(llama.content_steps(first_run) > 0);
+        assert_eq!(rows.len() as i64, llama.content_steps(first_run));
         assert_eq!(server.requests().len() - asked_before, rows.len());
         for (_, yes, reverts, confidence, kind, cached) in &rows {
             assert!(!cached);
@@ -401,25 +383,312 @@ fn the_real_llama_server_judges_every_content_step_once_and_a_rerun_asks_nothing
         // The key went to the server, never into the database.
         let request = server.requests().pop().unwrap();
         assert_eq!(request["authorization"], format!("Bearer {KEY}"));
-        let bytes = std::fs::read(&db).unwrap();
+        let bytes = std::fs::read(db).unwrap();
         assert!(!bytes.windows(KEY.len()).any(|w| w == KEY.as_bytes()));
-        // The rerun: every answer arrived, so not one request; the same verdicts.
-        let asked = server.requests().len();
-        let second = run(prompt);
+        llama.check_rerun_asks_nothing(prompt, &[], &first, &rows);
+    }
+}
+
+/// The real llama server of the suite as a judge, with what its tests share: the
+/// model's directory, the repository replayed, the database and the judge's spec.
+struct LlamaJudge {
+    server: LlamaServer,
+    repo: TestRepo,
+    db: std::path::PathBuf,
+    spec: String,
+    _dir: tempfile::TempDir,
+}
+
+impl LlamaJudge {
+    /// The server on the tiny model, each answer at most `max_tokens` long.
+    fn start(python: &Path, max_tokens: u32) -> LlamaJudge {
+        let dir = tempfile::tempdir().unwrap();
+        let model = tiny_model(python, dir.path());
+        let server = LlamaServer::start(python, &model, dir.path());
+        let spec = format!(
+            "openai:http://127.0.0.1:{}/v1?model=tiny&max_tokens={max_tokens}",
+            server.port
+        );
+        LlamaJudge {
+            repo: derive_support::rename_repo(),
+            db: dir.path().join("llama.db"),
+            server,
+            spec,
+            _dir: dir,
+        }
+    }
+
+    /// A judged replay of the repository's last commit asking `prompt` (and `more`).
+    fn replay(&self, prompt: &str, more: &[&str]) -> Output {
+        Command::new(env!("CARGO_BIN_EXE_nextedit"))
+            .args(["replay", "--quiet", "--repo"])
+            .arg(self.repo.path())
+            .args(["--range", "HEAD~1..HEAD", "--suggester", "builtin:oracle"])
+            .args(["--judge", &self.spec, "--judge-prompt", prompt])
+            .args(more)
+            .arg("--db")
+            .arg(&self.db)
+            .env("OPENAI_API_KEY", KEY)
+            .output()
+            .unwrap()
+    }
+
+    /// The steps of run `run` with content (the ones the judge is asked about).
+    fn content_steps(&self, run: i64) -> i64 {
+        rusqlite::Connection::open(&self.db)
+            .unwrap()
+            .query_row(
+                "SELECT count(*) FROM run_steps WHERE run_id = ?1 AND content_edit IS NOT NULL",
+                [run],
+                |r| r.get(0),
+            )
+            .unwrap()
+    }
+
+    /// The rerun of a run that gave `first` and stored `rows`: every answer arrived,
+    /// so not one request, the same exit and the same verdicts, each served.
+    fn check_rerun_asks_nothing(&self, prompt: &str, more: &[&str], first: &Output, rows: &[Row]) {
+        let asked = self.server.requests().len();
+        let second = self.replay(prompt, more);
         assert_eq!(
             second.status.code(),
             first.status.code(),
             "{}",
             stderr(&second)
         );
-        assert_eq!(server.requests().len(), asked);
-        let again = judgements(&db, first_run + 1);
-        let uncached = |rows: &[Row]| -> Vec<Row> {
-            rows.iter()
-                .map(|r| (r.0, r.1, r.2, r.3, r.4.clone(), false))
-                .collect()
-        };
-        assert_eq!(uncached(&again), uncached(&rows));
-        assert!(again.iter().all(|r| r.5));
+        assert_eq!(self.server.requests().len(), asked);
+        let served: Vec<Row> = rows
+            .iter()
+            .map(|r| (r.0, r.1, r.2, r.3, r.4.clone(), true))
+            .collect();
+        let last: i64 = rusqlite::Connection::open(&self.db)
+            .unwrap()
+            .query_row("SELECT max(id) FROM runs", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(judgements(&self.db, last), served);
     }
+}
+
+/// The verdict of a `nep` row.
+fn yes(step: i64, yes: bool) -> Row {
+    (step, Some(yes), None, None, None, false)
+}
+
+#[test]
+fn a_structured_format_sends_its_schema_reads_only_json_and_is_asked_apart_from_text() {
+    let repo = derive_support::rename_repo();
+    let tmp = tempfile::tempdir().unwrap();
+    let db = tmp.path().join("judge.db");
+    // The object a structured answer must be, asked for or not.
+    let judge = FakeJudge::start(vec![Reply::Decide(|request| {
+        match request.get("response_format") {
+            Some(_) => "{\"answer\":\"no\"}",
+            None => "{\"answer\": \"yes\"}",
+        }
+    })]);
+    let spec = judge.spec("");
+    // Free text (the default): the request as it was before there were formats, and
+    // a JSON answer has no first word.
+    let text = replay(&repo, &db, &spec, "nep");
+    assert_eq!(text.status.code(), Some(1), "{}", stderr(&text));
+    assert_eq!(
+        judgements(&db, 1),
+        [
+            failure(1, "bad_result", false),
+            failure(2, "bad_result", false),
+            failure(3, "bad_result", false),
+        ]
+    );
+    let first = judge.requests.lock().unwrap()[0].clone();
+    let fields: Vec<&String> = first.as_object().unwrap().keys().collect();
+    assert_eq!(
+        fields,
+        [
+            "max_tokens",
+            "messages",
+            "model",
+            "seed",
+            "stream",
+            "temperature"
+        ]
+    );
+    // json-schema: another request (nothing served from the text answers), the
+    // schema sent, each answer read as the object it must be.
+    let structured = replay_in(&repo, &db, &spec, "nep", &["--judge-format", "json-schema"]);
+    assert_eq!(structured.status.code(), Some(0), "{}", stderr(&structured));
+    assert_eq!(judge.asked(), 6);
+    let schema = json!({
+        "type": "object",
+        "properties": {"answer": {"type": "string", "enum": ["yes", "no"]}},
+        "required": ["answer"],
+        "additionalProperties": false,
+    });
+    let requests = judge.requests.lock().unwrap().clone();
+    for (request, as_text) in requests[3..].iter().zip(&requests) {
+        assert_eq!(
+            request["response_format"],
+            json!({
+                "type": "json_schema",
+                "json_schema": {"name": "nep_verdict", "schema": schema, "strict": true},
+            })
+        );
+        assert_eq!(request["messages"], as_text["messages"]);
+    }
+    assert_eq!(
+        judgements(&db, 2),
+        [yes(1, false), yes(2, false), yes(3, false)]
+    );
+    insta::assert_snapshot!(
+        "judge_structured_report",
+        judge_report(&db, "2", judge.port)
+    );
+    // A resume needs the same format: another would read half the run another way.
+    let resume = |more: &[&str]| {
+        let mut args = vec!["replay", "--quiet", "--resume", "2"];
+        args.extend(["--suggester", "builtin:oracle", "--judge", &spec]);
+        args.extend(more);
+        nextedit_with_db(&args, &db)
+    };
+    let other = resume(&[]);
+    assert_eq!(other.status.code(), Some(2), "{}", stderr(&other));
+    assert!(
+        stderr(&other).contains(
+            "run 2 was made with --judge-format json-schema, not --judge-format text: resume it with the same --judge-format"
+        ),
+        "{}",
+        stderr(&other)
+    );
+    let same = resume(&["--judge-format", "json-schema"]);
+    assert_eq!(same.status.code(), Some(0), "{}", stderr(&same));
+    assert_eq!(judge.asked(), 6);
+}
+
+#[test]
+fn the_real_llama_server_answers_every_structured_question_and_a_rerun_asks_nothing() {
+    // Named by its module, so the tidy count of tests that can skip sees it.
+    let Some(python) = crate::suggester_openai::llama_python(
+        "the_real_llama_server_answers_every_structured_question_and_a_rerun_asks_nothing",
+    ) else {
+        return;
+    };
+    // Room for the longest object (zed-qa's, ~45 one-character tokens).
+    let llama = LlamaJudge::start(&python, 64);
+    let (server, db) = (&llama.server, &llama.db);
+    let structured = ["--judge-format", "llama-json"];
+    for (prompt, first_run) in [("nep", 1), ("zed-qa", 3)] {
+        let asked_before = server.requests().len();
+        let first = llama.replay(prompt, &structured);
+        assert_eq!(first.status.code(), Some(0), "{}", stderr(&first));
+        let rows = judgements(db, first_run);
+        // One question per content step, every answer read: a verdict each.
+        assert_eq!(llama.content_steps(first_run), 3);
+        assert_eq!(rows.len(), 3);
+        assert_eq!(server.requests().len() - asked_before, rows.len());
+        for (_, yes, reverts, confidence, kind, cached) in &rows {
+            assert_eq!((kind, cached), (&None, &false), "{rows:?}");
+            match prompt {
+                "nep" => assert!(yes.is_some() && reverts.is_none(), "{rows:?}"),
+                _ => assert!(
+                    reverts.is_some() && confidence.is_some_and(|c| (1..=5).contains(&c)),
+                    "{rows:?}"
+                ),
+            }
+        }
+        let report = nextedit_with_db(&["report", "--json", &first_run.to_string()], db);
+        let json: Value = serde_json::from_slice(&report.stdout).unwrap();
+        let judged = &json["runs"][0]["results"]["judge"];
+        assert_eq!(
+            (
+                &judged["asked"],
+                &judged["judged"],
+                &judged["failed"],
+                &judged["format"]
+            ),
+            (&json!(3), &json!(3), &json!(0), &json!("llama-json"))
+        );
+        // Each request asked llama-cpp-python's way for the question's schema.
+        let request = server.requests().pop().unwrap();
+        let format = &request["body"]["response_format"];
+        assert_eq!(format["type"], "json_object");
+        let schema_fields: Vec<&String> = format["schema"]["properties"]
+            .as_object()
+            .unwrap()
+            .keys()
+            .collect();
+        match prompt {
+            "nep" => assert_eq!(schema_fields, ["answer"]),
+            _ => assert_eq!(schema_fields, ["confidence", "reverts_edits"]),
+        }
+        llama.check_rerun_asks_nothing(prompt, &structured, &first, &rows);
+    }
+}
+
+#[test]
+fn a_judged_plan_run_in_two_shards_merges_into_the_judge_table_of_the_single_run() {
+    use crate::replay_shards::{
+        comparable_report, history, merge, ok, replay_with, run, run_plan_shards, with,
+    };
+    let (repo, base) = history();
+    let tmp = tempfile::tempdir().unwrap();
+    // Answers chosen by what the judge is shown, the same whichever shard asks: a
+    // refusal once `vat` is defined (commit 3 of 5, in shard 0 with commit 1's
+    // verdicts), a no about the rest of the tax commits, a yes about the others (each
+    // shard has a verdict: none fails outright).
+    let judge = FakeJudge::start(vec![Reply::Decide(|request| {
+        let user = request["messages"][1]["content"].as_str().unwrap();
+        if user.contains("def vat") {
+            "I cannot judge that."
+        } else if user.contains("VAT") {
+            "no"
+        } else {
+            "Yes."
+        }
+    })]);
+    let spec = judge.spec("");
+    let args = with(
+        &replay_with(repo.path(), &format!("{base}..HEAD"), "builtin:propagate"),
+        &["--judge", &spec, "--quiet"],
+    );
+    let single = tmp.path().join("single.db");
+    ok(&run(&with(&args, &["--db", single.to_str().unwrap()])));
+    let asked = judge.asked();
+    let plan_path = tmp.path().join("plan.jsonl");
+    let plan_db = tmp.path().join("plan.db");
+    ok(&run(&with(
+        &args,
+        &[
+            "--plan",
+            plan_path.to_str().unwrap(),
+            "--db",
+            plan_db.to_str().unwrap(),
+        ],
+    )));
+    let plan: Vec<Value> = std::fs::read_to_string(&plan_path)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(plan.len(), 5);
+    assert!(
+        plan.iter()
+            .all(|line| line["settings"]["judge"] == json!(spec))
+    );
+    // Planning asks nothing; the shards ask what the single run asked, once more.
+    assert_eq!(judge.asked(), asked);
+    let shards = run_plan_shards(&plan, 2, tmp.path());
+    assert_eq!(judge.asked(), 2 * asked);
+    let merged = tmp.path().join("merged.db");
+    ok(&merge(&[&merged, &shards[0], &shards[1]], &[]));
+    assert_eq!(
+        judge_report(&merged, "1", judge.port),
+        judge_report(&single, "1", judge.port)
+    );
+    assert_eq!(comparable_report(&merged, 1), comparable_report(&single, 1));
+    insta::assert_snapshot!(
+        "judge_sharded_report",
+        judge_report(&merged, "1", judge.port)
+    );
+    let mut sharded = judgements(&shards[0], 1);
+    sharded.extend(judgements(&shards[1], 1));
+    assert_eq!(judgements(&merged, 1).len(), sharded.len());
 }

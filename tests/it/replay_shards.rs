@@ -16,7 +16,7 @@ use crate::derive_support::TestRepo;
 
 /// Five commits that rename identifiers across files (propagate finds some of the
 /// other sites, so the figures are neither all zero nor all one).
-fn history() -> (TestRepo, String) {
+pub(crate) fn history() -> (TestRepo, String) {
     let mut repo = TestRepo::new();
     repo.write("pkg/prices.py", "def total_price(items):\n    return sum(items)\n\n\ndef describe(items):\n    return total_price(items)\n");
     repo.write(
@@ -51,7 +51,7 @@ fn replay_args(repo: &Path, range: &str) -> Vec<String> {
     replay_with(repo, range, "builtin:propagate")
 }
 
-fn replay_with(repo: &Path, range: &str, suggester: &str) -> Vec<String> {
+pub(crate) fn replay_with(repo: &Path, range: &str, suggester: &str) -> Vec<String> {
     [
         "replay",
         "--repo",
@@ -65,11 +65,11 @@ fn replay_with(repo: &Path, range: &str, suggester: &str) -> Vec<String> {
     .to_vec()
 }
 
-fn run(args: &[String]) -> Output {
+pub(crate) fn run(args: &[String]) -> Output {
     Command::new(nextedit_bin()).args(args).output().unwrap()
 }
 
-fn ok(output: &Output) -> String {
+pub(crate) fn ok(output: &Output) -> String {
     assert!(
         output.status.success(),
         "{}",
@@ -78,7 +78,7 @@ fn ok(output: &Output) -> String {
     String::from_utf8(output.stdout.clone()).unwrap()
 }
 
-fn with(args: &[String], extra: &[&str]) -> Vec<String> {
+pub(crate) fn with(args: &[String], extra: &[&str]) -> Vec<String> {
     args.iter()
         .cloned()
         .chain(extra.iter().map(|s| s.to_string()))
@@ -87,7 +87,7 @@ fn with(args: &[String], extra: &[&str]) -> Vec<String> {
 
 /// A run's `report --json`, with what differs between any two runs by nature (its id,
 /// start time, measured latencies) taken out; everything else must be equal.
-fn comparable_report(db: &Path, run: i64) -> Value {
+pub(crate) fn comparable_report(db: &Path, run: i64) -> Value {
     let out = ok(&nextedit(&[
         "report",
         "--json",
@@ -162,7 +162,7 @@ fn run_rows(db: &Path, run: i64) -> Vec<String> {
 
 /// The plan's lines, run as a driver would: each line's command with `--shard` and
 /// its own database.
-fn run_plan_shards(plan: &[Value], count: usize, dir: &Path) -> Vec<PathBuf> {
+pub(crate) fn run_plan_shards(plan: &[Value], count: usize, dir: &Path) -> Vec<PathBuf> {
     let command = &plan[0]["command"];
     let args: Vec<String> = serde_json::from_value(command["args"].clone()).unwrap();
     (0..count)
@@ -181,7 +181,7 @@ fn run_plan_shards(plan: &[Value], count: usize, dir: &Path) -> Vec<PathBuf> {
         .collect()
 }
 
-fn merge(args: &[&Path], extra: &[&str]) -> Output {
+pub(crate) fn merge(args: &[&Path], extra: &[&str]) -> Output {
     Command::new(nextedit_bin())
         .args(["runs", "merge"])
         .args(args)

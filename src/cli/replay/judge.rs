@@ -1,8 +1,8 @@
-//! `nextedit replay`'s LLM-as-judge flags (`--judge`, `--judge-prompt`), a flattened
-//! argument group turned into the library's settings here.
+//! `nextedit replay`'s LLM-as-judge flags (`--judge`, `--judge-prompt`,
+//! `--judge-format`), a flattened argument group turned into the library's settings here.
 
 use clap::{Args, ValueEnum};
-use nextedit::engine::judge::JudgePrompt;
+use nextedit::engine::judge::{JudgeFormat, JudgePrompt};
 use nextedit::service::run::RunSettings;
 
 /// The judge model and its question.
@@ -25,6 +25,17 @@ pub(super) struct JudgeArgs {
     /// and confidence 1-5)
     #[arg(long, value_enum, value_name = "PROMPT", default_value_t = JudgePromptArg::Nep, requires = "judge")]
     judge_prompt: JudgePromptArg,
+
+    /// How the judge is asked to shape its answer: text (free text, read by the
+    /// question's own rules; no response_format is sent), json-schema (OpenAI's
+    /// structured outputs, response_format {"type": "json_schema", …, "strict": true}:
+    /// OpenAI, vLLM, llama.cpp's llama-server) or llama-json (response_format
+    /// {"type": "json_object", "schema": …}: llama-cpp-python, llama.cpp's
+    /// llama-server). Both structured formats ask for one JSON object, {"answer":
+    /// "yes"|"no"} for nep and {"reverts_edits": true|false, "confidence": 1-5} for
+    /// zed-qa, and read nothing else. A resumed run needs the same --judge-format
+    #[arg(long, value_enum, value_name = "FORMAT", default_value_t = JudgeFormatArg::Text, requires = "judge")]
+    judge_format: JudgeFormatArg,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, ValueEnum)]
@@ -33,10 +44,26 @@ enum JudgePromptArg {
     ZedQa,
 }
 
+#[derive(Debug, Clone, Copy, PartialEq, ValueEnum)]
+enum JudgeFormatArg {
+    Text,
+    JsonSchema,
+    LlamaJson,
+}
+
 impl JudgeArgs {
     /// `--judge` as given.
     pub(super) fn spec(&self) -> Option<String> {
         self.judge.clone()
+    }
+
+    /// `--judge-format` as given.
+    pub(super) fn format(&self) -> JudgeFormat {
+        match self.judge_format {
+            JudgeFormatArg::Text => JudgeFormat::Text,
+            JudgeFormatArg::JsonSchema => JudgeFormat::JsonSchema,
+            JudgeFormatArg::LlamaJson => JudgeFormat::LlamaJson,
+        }
     }
 
     /// `settings` with these flags.
@@ -47,6 +74,7 @@ impl JudgeArgs {
                 JudgePromptArg::Nep => JudgePrompt::Nep,
                 JudgePromptArg::ZedQa => JudgePrompt::ZedQa,
             },
+            judge_format: self.format(),
             ..settings
         }
     }

@@ -68,6 +68,7 @@ impl ReplayArgs {
             // Set by `JudgeArgs::apply`.
             judge: None,
             judge_prompt: nextedit::engine::judge::JudgePrompt::Nep,
+            judge_format: Default::default(),
         }
     }
 
@@ -93,6 +94,7 @@ impl ReplayArgs {
             env: self.limits.env(),
             limits: self.limits.limits(),
             judge: self.judge.spec(),
+            judge_format: self.judge.format(),
         }
     }
 

@@ -1,6 +1,8 @@
-//! LLM-as-judge (`replay --judge openai:URL?model=… --judge-prompt nep|zed-qa`): a model
-//! behind an OpenAI-compatible endpoint asked one question about each scored step's
-//! prediction ([`prompt`]: what is asked and how the answer is read).
+//! LLM-as-judge (`replay --judge openai:URL?model=… --judge-prompt nep|zed-qa
+//! --judge-format text|json-schema|llama-json`): a model behind an OpenAI-compatible
+//! endpoint asked one question about each scored step's prediction, its answer free
+//! text or constrained to a JSON schema ([`prompt`]: what is asked, the schema, and how
+//! the answer is read).
 //!
 //! Every question goes through the response cache (`suggest::cache`'s store, call
 //! `judge`, keyed by the judge's spec, the run's repetition and the hash of the request),
@@ -49,6 +51,32 @@ impl JudgePrompt {
         [JudgePrompt::Nep, JudgePrompt::ZedQa]
             .into_iter()
             .find(|p| p.key() == key)
+    }
+}
+
+/// How the judge is asked to shape its answer (`--judge-format`): the request's
+/// `response_format`, and how strictly the answer is then read ([`prompt::parse`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum JudgeFormat {
+    /// Free text, read by the prompt's own rules (no `response_format` sent).
+    #[default]
+    Text,
+    /// OpenAI's structured outputs (`{"type": "json_schema", "json_schema": {…,
+    /// "strict": true}}`; OpenAI, vLLM, llama.cpp's `llama-server`).
+    JsonSchema,
+    /// llama-cpp-python's (and llama.cpp's) `{"type": "json_object", "schema": …}`.
+    LlamaJson,
+}
+
+impl JudgeFormat {
+    /// Its name on the command line and in the stored settings.
+    pub fn key(self) -> &'static str {
+        match self {
+            JudgeFormat::Text => "text",
+            JudgeFormat::JsonSchema => "json-schema",
+            JudgeFormat::LlamaJson => "llama-json",
+        }
     }
 }
 
@@ -105,6 +133,7 @@ pub struct Judge {
     /// The spec as given (the cache's key; it holds no secret).
     spec: String,
     prompt: JudgePrompt,
+    format: JudgeFormat,
     client: OpenAiSuggester,
     /// The response cache and how it is used (`None`: no cache).
     cache: Option<(Box<dyn ResponseStore>, CacheMode)>,
@@ -127,10 +156,18 @@ impl Judge {
         Ok(Judge {
             spec: spec.to_string(),
             prompt,
+            format: JudgeFormat::Text,
             client,
             cache: None,
             repetition: 1,
         })
+    }
+
+    /// Asks for answers shaped by `format` (a different request from a `text` one, so
+    /// never served a `text` answer from the cache).
+    pub fn with_format(mut self, format: JudgeFormat) -> Judge {
+        self.format = format;
+        self
     }
 
     /// Asks through `store` in `mode`, keyed under `repetition` (1-based).
@@ -160,9 +197,10 @@ impl Judge {
     /// The judge's verdict on `case` (one request at most; none when cached).
     pub fn judge(&mut self, case: &JudgeCase) -> Judgement {
         let request = prompt::render(self.prompt, case);
-        let (answer, cached) = self.answer(&request);
+        let response_format = prompt::response_format(self.prompt, self.format);
+        let (answer, cached) = self.answer(&request, response_format.as_ref());
         let result = answer.and_then(|text| {
-            prompt::parse(self.prompt, &text).map_err(|reason| CallFailure {
+            prompt::parse(self.prompt, self.format, &text).map_err(|reason| CallFailure {
                 kind: FailureKind::BadResult,
                 message: crate::base::secrets::scrub(&reason.to_string()).into_owned(),
             })
@@ -174,17 +212,27 @@ impl Judge {
         }
     }
 
-    /// The model's raw answer to `request`, from the cache or asked (then cached), and
-    /// whether it was served.
-    fn answer(&mut self, request: &Prompt) -> (Result<String, CallFailure>, bool) {
+    /// The model's raw answer to `request` (shaped by `response_format`), from the
+    /// cache or asked (then cached), and whether it was served.
+    fn answer(
+        &mut self,
+        request: &Prompt,
+        response_format: Option<&serde_json::Value>,
+    ) -> (Result<String, CallFailure>, bool) {
         let Some((store, mode)) = &mut self.cache else {
-            return (self.ask(request).map(|(text, _)| text), false);
+            return (
+                self.ask(request, response_format).map(|(text, _)| text),
+                false,
+            );
         };
         let key = CacheKey {
             suggester: self.spec.clone(),
             repetition: self.repetition,
             call: Call::Judge,
-            request: request_hash(Call::Judge, &CachedRequest::of(self.prompt, request)),
+            request: request_hash(
+                Call::Judge,
+                &CachedRequest::of(self.prompt, request, response_format),
+            ),
         };
         // A store that cannot be read is no answer: the question is asked.
         let found = store.cached(&key).ok().flatten();
@@ -209,7 +257,7 @@ impl Judge {
             return (Err(CallFailure::from(&error)), false);
         }
         let started = Instant::now();
-        let asked = self.ask(request);
+        let asked = self.ask(request, response_format);
         let answer = CachedAnswer {
             result: match &asked {
                 Ok((_, json)) => Ok(json.clone()),
@@ -225,8 +273,12 @@ impl Judge {
     }
 
     /// One request to the endpoint: the answer's text, and the JSON the cache keeps.
-    fn ask(&mut self, request: &Prompt) -> Result<(String, serde_json::Value), CallFailure> {
-        match self.client.ask_text(Call::Judge.key(), request) {
+    fn ask(
+        &mut self,
+        request: &Prompt,
+        response_format: Option<&serde_json::Value>,
+    ) -> Result<(String, serde_json::Value), CallFailure> {
+        match (self.client).ask_text(Call::Judge.key(), request, response_format) {
             Ok(text) => {
                 let json = serde_json::json!({ "text": text });
                 Ok((text, json))
@@ -236,16 +288,24 @@ impl Judge {
     }
 }
 
-/// What identifies a question in the cache: the prompt's name and its messages.
+/// What identifies a question in the cache: the prompt's name, its messages and the
+/// answer's shape (left out when free text, so `text` questions keep the keys they
+/// had before there were formats).
 #[derive(Serialize)]
 struct CachedRequest<'a> {
     prompt: &'static str,
     system: &'a str,
     user: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    response_format: Option<&'a serde_json::Value>,
 }
 
 impl<'a> CachedRequest<'a> {
-    fn of(prompt: JudgePrompt, request: &'a Prompt) -> CachedRequest<'a> {
+    fn of(
+        prompt: JudgePrompt,
+        request: &'a Prompt,
+        response_format: Option<&'a serde_json::Value>,
+    ) -> CachedRequest<'a> {
         let (system, user) = match request {
             Prompt::Chat { system, user } => (system.as_str(), user.as_str()),
             Prompt::Completion(text) => ("", text.as_str()),
@@ -254,6 +314,7 @@ impl<'a> CachedRequest<'a> {
             prompt: prompt.key(),
             system,
             user,
+            response_format,
         }
     }
 }
@@ -346,5 +407,10 @@ mod tests {
         // Another question is another request.
         let other = judge(JudgePrompt::ZedQa, &memory, CacheMode::ReadOnly).judge(&case());
         assert_eq!(other.result.unwrap_err().kind, FailureKind::NotCached);
+        // So is the same question asked for a structured answer.
+        let structured = judge(JudgePrompt::Nep, &memory, CacheMode::ReadOnly)
+            .with_format(JudgeFormat::LlamaJson)
+            .judge(&case());
+        assert_eq!(structured.result.unwrap_err().kind, FailureKind::NotCached);
     }
 }

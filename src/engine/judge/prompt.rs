@@ -1,15 +1,15 @@
 //! What the judge is asked and how its answer is read: the two questions (`nep`: is the
 //! prediction a reasonable next edit given the real one, yes or no; `zed-qa`: does it
 //! revert the programmer's edits, and how likely is it to be accepted, 1–5, as JSON),
-//! rendered from a [`JudgeCase`], and the strict parse of an answer. Pure: text in,
-//! text out. The prompts are this project's own wording of the questions the Next Edit
+//! rendered from a [`JudgeCase`], the JSON schema a structured answer must follow
+//! (`--judge-format`), and the strict parse of an answer. Pure: text in, text out. The prompts are this project's own wording of the questions the Next Edit
 //! Prediction benchmark and Zed's edit prediction CLI ask (docs/metrics.md names the
 //! commits they were read at).
 
-use serde_json::Value;
+use serde_json::{Value, json};
 use similar::TextDiff;
 
-use super::{JudgeCase, JudgePrompt, Verdict};
+use super::{JudgeCase, JudgeFormat, JudgePrompt, Verdict};
 use crate::engine::suggest::prompt::Prompt;
 
 /// Why an answer gives no verdict (each message quotes the answer's start).
@@ -18,7 +18,10 @@ pub enum AnswerError {
     /// `nep`: the first word is neither yes nor no.
     #[error("the judge's answer does not start with yes or no: {0}")]
     NotYesOrNo(String),
-    /// `zed-qa`: no JSON object where one is looked for.
+    /// A structured `nep` answer: no `answer` field that is `"yes"` or `"no"`.
+    #[error("the judge's answer has no answer \"yes\" or \"no\": {0}")]
+    NoYesOrNoField(String),
+    /// `zed-qa`, or any structured answer: no JSON object where one is looked for.
     #[error("the judge's answer holds no JSON object: {0}")]
     NoObject(String),
     /// `zed-qa`: `reverts_edits` missing or not a boolean.
@@ -38,6 +41,57 @@ pub fn render(prompt: JudgePrompt, case: &JudgeCase) -> Prompt {
     match prompt {
         JudgePrompt::Nep => render_nep(case),
         JudgePrompt::ZedQa => render_zed_qa(case),
+    }
+}
+
+/// The JSON schema of `prompt`'s structured answer: an object with exactly the
+/// verdict's fields (`strict` structured outputs want every property required and no
+/// others). `nep`: `answer`, `"yes"` or `"no"` (an object, not a bare string: OpenAI
+/// takes only an object at the root). `zed-qa`: `reverts_edits`, a boolean, and
+/// `confidence`, a whole number from 1 to 5, given both as `minimum`/`maximum` and as
+/// an `enum` (llama-cpp-python's grammar ignores the bounds but keeps to an enum).
+pub fn schema(prompt: JudgePrompt) -> Value {
+    let properties = match prompt {
+        JudgePrompt::Nep => json!({
+            "answer": {"type": "string", "enum": ["yes", "no"]},
+        }),
+        JudgePrompt::ZedQa => json!({
+            "reverts_edits": {"type": "boolean"},
+            "confidence": {
+                "type": "integer",
+                "minimum": 1,
+                "maximum": 5,
+                "enum": [1, 2, 3, 4, 5],
+            },
+        }),
+    };
+    let required: Vec<&String> = properties.as_object().expect("an object").keys().collect();
+    json!({
+        "type": "object",
+        "properties": properties,
+        "required": required,
+        "additionalProperties": false,
+    })
+}
+
+/// The `response_format` of a request asking `prompt` in `format` (`None` for free
+/// text: the request is exactly what it was before there were formats).
+pub fn response_format(prompt: JudgePrompt, format: JudgeFormat) -> Option<Value> {
+    // The name OpenAI's `json_schema` wants the schema to go by.
+    let name = match prompt {
+        JudgePrompt::Nep => "nep_verdict",
+        JudgePrompt::ZedQa => "zed_qa_verdict",
+    };
+    match format {
+        JudgeFormat::Text => None,
+        JudgeFormat::JsonSchema => Some(json!({
+            "type": "json_schema",
+            "json_schema": {"name": name, "schema": schema(prompt), "strict": true},
+        })),
+        JudgeFormat::LlamaJson => Some(json!({
+            "type": "json_object",
+            "schema": schema(prompt),
+        })),
     }
 }
 
@@ -118,18 +172,45 @@ fn fenced(text: &str) -> String {
     format!("{fence}\n{text}{newline}{fence}")
 }
 
-/// The verdict in `answer`, read strictly; an error for anything else (a refusal,
-/// garbage, a missing or out-of-range field), never a default.
+/// The verdict in `answer` to a question asked in `format`, read strictly; an error
+/// for anything else (a refusal, garbage, a missing or out-of-range field), never a
+/// default.
 ///
-/// `nep`: the answer's first word (letters, after leading white space and `*`, `"`,
+/// A structured answer (`json-schema`, `llama-json`) must be, white space aside, one
+/// JSON object with [`schema`]'s fields (others are ignored): `nep`'s `answer` exactly
+/// `"yes"` or `"no"`. A `text` answer, `nep`: the answer's first word (letters, after leading white space and `*`, `"`,
 /// `'`, `` ` `` marks), case-insensitive, must be `yes` or `no`. `zed-qa`: the text
 /// inside the answer's first code fence if it has one, else from its first `{` to its
 /// last `}`, must be a JSON object with `reverts_edits` a boolean and `confidence` a
 /// whole number from 1 to 5 (other fields are ignored).
-pub fn parse(prompt: JudgePrompt, answer: &str) -> Result<Verdict, AnswerError> {
-    match prompt {
-        JudgePrompt::Nep => parse_nep(answer),
-        JudgePrompt::ZedQa => parse_zed_qa(answer),
+pub fn parse(
+    prompt: JudgePrompt,
+    format: JudgeFormat,
+    answer: &str,
+) -> Result<Verdict, AnswerError> {
+    match (format, prompt) {
+        (JudgeFormat::Text, JudgePrompt::Nep) => parse_nep(answer),
+        (JudgeFormat::Text, JudgePrompt::ZedQa) => {
+            let body =
+                fence_body(answer).unwrap_or_else(|| match (answer.find('{'), answer.rfind('}')) {
+                    (Some(open), Some(close)) if open < close => &answer[open..=close],
+                    _ => "",
+                });
+            zed_qa_fields(&object(body, answer)?, answer)
+        }
+        (_, JudgePrompt::Nep) => {
+            let yes = object(answer, answer)?
+                .get("answer")
+                .and_then(Value::as_str)
+                .and_then(|word| match word {
+                    "yes" => Some(true),
+                    "no" => Some(false),
+                    _ => None,
+                })
+                .ok_or_else(|| AnswerError::NoYesOrNoField(quoted(answer)))?;
+            Ok(Verdict::Nep { yes })
+        }
+        (_, JudgePrompt::ZedQa) => zed_qa_fields(&object(answer, answer)?, answer),
     }
 }
 
@@ -147,14 +228,19 @@ fn parse_nep(answer: &str) -> Result<Verdict, AnswerError> {
     }
 }
 
-fn parse_zed_qa(answer: &str) -> Result<Verdict, AnswerError> {
-    let body = fence_body(answer).unwrap_or_else(|| match (answer.find('{'), answer.rfind('}')) {
-        (Some(open), Some(close)) if open < close => &answer[open..=close],
-        _ => "",
-    });
-    let not_json = || AnswerError::NoObject(quoted(answer));
-    let value: Value = serde_json::from_str(body.trim()).map_err(|_| not_json())?;
-    let object = value.as_object().ok_or_else(not_json)?;
+/// `body` (a part of `answer`) as a JSON object.
+fn object(body: &str, answer: &str) -> Result<serde_json::Map<String, Value>, AnswerError> {
+    match serde_json::from_str(body.trim()) {
+        Ok(Value::Object(object)) => Ok(object),
+        _ => Err(AnswerError::NoObject(quoted(answer))),
+    }
+}
+
+/// `zed-qa`'s verdict from the object read out of `answer`.
+fn zed_qa_fields(
+    object: &serde_json::Map<String, Value>,
+    answer: &str,
+) -> Result<Verdict, AnswerError> {
     let reverts_edits = object
         .get("reverts_edits")
         .and_then(Value::as_bool)
@@ -220,10 +306,16 @@ mod tests {
             ("\"no\"", &no),
             ("No, it deletes the loop", &no),
         ] {
-            assert_eq!(&parse(JudgePrompt::Nep, answer), expected, "{answer}");
+            assert_eq!(
+                &parse(JudgePrompt::Nep, JudgeFormat::Text, answer),
+                expected,
+                "{answer}"
+            );
         }
         for answer in ["I cannot help with that", "yesterday", "", "y", "maybe yes"] {
-            let error = parse(JudgePrompt::Nep, answer).unwrap_err().to_string();
+            let error = parse(JudgePrompt::Nep, JudgeFormat::Text, answer)
+                .unwrap_err()
+                .to_string();
             assert!(error.contains("does not start with yes or no"), "{error}");
         }
     }
@@ -250,7 +342,11 @@ mod tests {
                 verdict(false, 5),
             ),
         ] {
-            assert_eq!(parse(JudgePrompt::ZedQa, answer), expected, "{answer}");
+            assert_eq!(
+                parse(JudgePrompt::ZedQa, JudgeFormat::Text, answer),
+                expected,
+                "{answer}"
+            );
         }
         for (answer, why) in [
             ("I cannot help", "holds no JSON object"),
@@ -274,9 +370,112 @@ mod tests {
                 "no confidence from 1 to 5",
             ),
         ] {
-            let error = parse(JudgePrompt::ZedQa, answer).unwrap_err().to_string();
+            let error = parse(JudgePrompt::ZedQa, JudgeFormat::Text, answer)
+                .unwrap_err()
+                .to_string();
             assert!(error.contains(why), "{answer}: {error}");
         }
+    }
+
+    #[test]
+    fn a_structured_answer_is_one_json_object_with_the_schemas_fields() {
+        for format in [JudgeFormat::JsonSchema, JudgeFormat::LlamaJson] {
+            for (prompt, answer, expected) in [
+                (
+                    JudgePrompt::Nep,
+                    r#"{ "answer":"no"}"#,
+                    Verdict::Nep { yes: false },
+                ),
+                (
+                    JudgePrompt::Nep,
+                    "\n{\"answer\": \"yes\"} ",
+                    Verdict::Nep { yes: true },
+                ),
+                (
+                    JudgePrompt::ZedQa,
+                    r#"{ "reverts_edits" : true, "confidence":5}"#,
+                    Verdict::ZedQa {
+                        reverts_edits: true,
+                        confidence: 5,
+                    },
+                ),
+            ] {
+                assert_eq!(parse(prompt, format, answer), Ok(expected), "{answer}");
+            }
+            for (prompt, answer, why) in [
+                // Free text is not read when an object was asked for.
+                (JudgePrompt::Nep, "yes", "holds no JSON object"),
+                (
+                    JudgePrompt::Nep,
+                    r#"{"answer": "Yes"}"#,
+                    "no answer \"yes\" or \"no\"",
+                ),
+                (
+                    JudgePrompt::Nep,
+                    r#"{"answer": true}"#,
+                    "no answer \"yes\" or \"no\"",
+                ),
+                (
+                    JudgePrompt::Nep,
+                    r#"{"answer": "yes""#,
+                    "holds no JSON object",
+                ),
+                (
+                    JudgePrompt::ZedQa,
+                    "```json\n{\"reverts_edits\": true, \"confidence\": 1}\n```",
+                    "holds no JSON object",
+                ),
+                (
+                    JudgePrompt::ZedQa,
+                    r#"{"reverts_edits": true, "confidence": 9}"#,
+                    "no confidence from 1 to 5",
+                ),
+            ] {
+                let error = parse(prompt, format, answer).unwrap_err().to_string();
+                assert!(error.contains(why), "{answer}: {error}");
+            }
+        }
+    }
+
+    #[test]
+    fn each_format_asks_for_the_schema_its_servers_read() {
+        assert_eq!(response_format(JudgePrompt::Nep, JudgeFormat::Text), None);
+        assert_eq!(
+            response_format(JudgePrompt::Nep, JudgeFormat::JsonSchema),
+            Some(json!({
+                "type": "json_schema",
+                "json_schema": {
+                    "name": "nep_verdict",
+                    "strict": true,
+                    "schema": {
+                        "type": "object",
+                        "properties": {"answer": {"type": "string", "enum": ["yes", "no"]}},
+                        "required": ["answer"],
+                        "additionalProperties": false,
+                    },
+                },
+            }))
+        );
+        assert_eq!(
+            response_format(JudgePrompt::ZedQa, JudgeFormat::LlamaJson),
+            Some(json!({
+                "type": "json_object",
+                "schema": {
+                    "type": "object",
+                    "properties": {
+                        "reverts_edits": {"type": "boolean"},
+                        "confidence": {
+                            "type": "integer",
+                            "minimum": 1,
+                            "maximum": 5,
+                            "enum": [1, 2, 3, 4, 5],
+                        },
+                    },
+                    "required": ["confidence", "reverts_edits"],
+                    "additionalProperties": false,
+                },
+            }))
+        );
     }
 
     #[test]

@@ -244,10 +244,17 @@ impl OpenAiSuggester {
         &self.spec
     }
 
-    /// Sends `prompt` as call `method` and returns the answer's text (the judge's
-    /// questions: `engine::judge`), counted in the failure streak like any call.
-    pub fn ask_text(&mut self, method: &str, prompt: &Prompt) -> Result<String, SuggestError> {
-        self.ask_prompt(method, prompt)
+    /// Sends `prompt` as call `method`, with `response_format` (the shape the answer
+    /// must take, as the server reads it) when given, and returns the answer's text
+    /// (the judge's questions: `engine::judge`), counted in the failure streak like any
+    /// call.
+    pub fn ask_text(
+        &mut self,
+        method: &str,
+        prompt: &Prompt,
+        response_format: Option<&Value>,
+    ) -> Result<String, SuggestError> {
+        self.ask_prompt(method, prompt, response_format)
     }
 
     /// Forgets the failures in a row so far (a new trajectory starts).
@@ -310,14 +317,19 @@ impl OpenAiSuggester {
             region,
         };
         let prompt = prompt::render(self.spec.template, &input);
-        self.ask_prompt(method, &prompt)
+        self.ask_prompt(method, &prompt, None)
     }
 
     /// Sends `prompt` and returns its answer's text, counting time-outs and
     /// unreachable endpoints in the failure streak.
-    fn ask_prompt(&mut self, method: &str, prompt: &Prompt) -> Result<String, SuggestError> {
+    fn ask_prompt(
+        &mut self,
+        method: &str,
+        prompt: &Prompt,
+        response_format: Option<&Value>,
+    ) -> Result<String, SuggestError> {
         self.failures.check()?;
-        match self.request(method, prompt) {
+        match self.request(method, prompt, response_format) {
             Ok(text) => {
                 self.failures.reset();
                 Ok(text)
@@ -335,8 +347,16 @@ impl OpenAiSuggester {
     }
 
     /// One request: the body for `prompt`, sent; the answer's text.
-    fn request(&self, method: &str, prompt: &Prompt) -> Result<String, SuggestError> {
-        let (path, body) = request_body(&self.spec, prompt);
+    fn request(
+        &self,
+        method: &str,
+        prompt: &Prompt,
+        response_format: Option<&Value>,
+    ) -> Result<String, SuggestError> {
+        let (path, mut body) = request_body(&self.spec, prompt);
+        if let Some(format) = response_format {
+            body["response_format"] = format.clone();
+        }
         let url = format!("{}{path}", self.spec.base_url);
         let mut request = self.agent.post(&url);
         if let Some(key) = &self.api_key {
@@ -522,7 +542,7 @@ impl Suggester for OpenAiSuggester {
 
     fn complete(&mut self, params: &CompleteParams) -> Result<CompleteResult, SuggestError> {
         let prompt = prompt::render_complete(params);
-        let answer = self.ask_prompt("complete", &prompt)?;
+        let answer = self.ask_prompt("complete", &prompt, None)?;
         Ok(CompleteResult {
             text: prompt::parse_complete_answer(&answer),
             reads: vec![shown_lines(params)],

@@ -216,7 +216,11 @@ fn judge_table(h: &mut String, runs: &[HtmlRun]) {
 <td>{yes}</td><td>{reverting}</td><td>{confidence}</td><td class=\"l\">{failures}</td></tr>",
             id = run.report.info.id,
             judge = escape(&j.judge),
-            prompt = j.prompt,
+            // The answers' format only when not free text (the default).
+            prompt = match j.format {
+                "text" => j.prompt.to_string(),
+                format => format!("{} ({format})", j.prompt),
+            },
             asked = j.asked,
             judged = j.judged,
             failed = j.failed,
@@ -680,6 +684,7 @@ mod tests {
                     // (No scheme: the page-fetches-nothing test looks for any.)
                     judge: format!("openai:127.0.0.1:9/v1?model={HOSTILE}"),
                     prompt: "zed-qa",
+                    format: "text",
                     asked: 4,
                     judged: 3,
                     failed: 1,

@@ -19,6 +19,8 @@ pub struct JudgeSummary {
     pub judge: String,
     /// The question asked (`nep`, `zed-qa`).
     pub prompt: &'static str,
+    /// How the answers were asked to be shaped (`text`, `json-schema`, `llama-json`).
+    pub format: &'static str,
     /// Steps the judge was asked about.
     pub asked: usize,
     /// Answers read (a verdict).
@@ -63,6 +65,7 @@ impl JudgeSummary {
         Ok(Some(JudgeSummary {
             judge,
             prompt: settings.judge_prompt.key(),
+            format: settings.judge_format.key(),
             asked: rows.len(),
             judged: verdicts.len(),
             failed: rows.len() - verdicts.len(),

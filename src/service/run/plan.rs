@@ -11,7 +11,7 @@ use super::{RunError, RunEvents, RunRead, RunStore};
 use crate::base::sys::limits::Limits;
 use crate::core::trajectory::{Origin, SliceSpec, Trajectory, TrajectoryPathError};
 use crate::engine::history::{CommitSource, GitRepository, HistoryError, Merges, derive_commit};
-use crate::engine::judge::JudgePrompt;
+use crate::engine::judge::{JudgeFormat, JudgePrompt};
 use crate::engine::replay::OrderMode;
 use crate::engine::replay::matching::MatchRule;
 use crate::engine::suggest::cache::CacheMode;
@@ -41,6 +41,9 @@ pub struct Reasserted {
     pub limits: Limits,
     /// `--judge` (an endpoint the run reaches: compared, never taken from the database).
     pub judge: Option<String>,
+    /// `--judge-format` (another format is another request: compared, so a resumed
+    /// run's answers are all read one way).
+    pub judge_format: JudgeFormat,
 }
 
 /// Which edit comes next.
@@ -192,6 +195,10 @@ fn is_default_judge_prompt(prompt: &JudgePrompt) -> bool {
     *prompt == JudgePrompt::Nep
 }
 
+fn is_default_judge_format(format: &JudgeFormat) -> bool {
+    *format == JudgeFormat::Text
+}
+
 fn default_max_failed_share() -> f64 {
     super::verdict::DEFAULT_MAX_FAILED_SHARE
 }
@@ -273,6 +280,10 @@ pub struct RunSettings {
         skip_serializing_if = "is_default_judge_prompt"
     )]
     pub judge_prompt: JudgePrompt,
+    /// How the judge is asked to shape its answer (`--judge-format`; stored unless the
+    /// default, `text`).
+    #[serde(default, skip_serializing_if = "is_default_judge_format")]
+    pub judge_format: JudgeFormat,
 }
 
 impl RunSettings {
@@ -323,6 +334,7 @@ impl RunSettings {
             env: self.env.clone(),
             limits: self.limits,
             judge: self.judge.clone(),
+            judge_format: self.judge_format,
         }
     }
 
@@ -400,6 +412,13 @@ impl RunSettings {
                 spec.as_deref()
                     .map_or("no --judge".to_string(), |s| format!("--judge {s:?}"))
             },
+        )?;
+        confirm(
+            run_label,
+            "--judge-format",
+            &self.judge_format,
+            Some(&given.judge_format),
+            |format| format!("--judge-format {}", format.key()),
         )?;
         confirm(run_label, "--env", &self.env, Some(&given.env), |names| {
             crate::service::resume::env_flags(names)

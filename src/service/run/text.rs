@@ -243,7 +243,12 @@ fn print_judge(out: &mut impl Write, reports: &[RunReport]) -> std::io::Result<(
         )?;
     }
     for (id, j) in &judged {
-        writeln!(out, "judge of run {id}: {}", j.judge)?;
+        // Free text, the default, is not said (the lines read as they always did).
+        let format = match j.format {
+            "text" => String::new(),
+            other => format!(" ({other} answers)"),
+        };
+        writeln!(out, "judge of run {id}: {}{format}", j.judge)?;
     }
     Ok(())
 }

@@ -85,7 +85,8 @@ pub(super) fn build_judge(settings: &RunSettings) -> Result<Option<Judge>, RunEr
         Duration::from_secs_f64(settings.timeout),
         settings.give_up_after,
     )
-    .map_err(|e| RunError::Other(format!("--judge: {e}")))?;
+    .map_err(|e| RunError::Other(format!("--judge: {e}")))?
+    .with_format(settings.judge_format);
     if !judge.is_local() && !settings.allow_network {
         return Err(RunError::Other(format!(
             "--judge {:?} is not on this machine: pass --allow-network to let the run reach it",
