@@ -16,7 +16,7 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use crate::common::nextedit_with_db;
+use crate::common::{assert_estimate, nextedit_with_db};
 use crate::derive_support::{self, TestRepo};
 use crate::suggester_openai::{KEY, LlamaServer, tiny_model};
 
@@ -110,11 +110,17 @@ fn serve(stream: TcpStream, reply: &Reply, seen: &Mutex<Vec<Value>>) {
 /// `nextedit replay` of the repository's last commit with `builtin:oracle` (a content
 /// step for each edit) and `--judge SPEC --judge-prompt PROMPT`.
 fn replay(repo: &TestRepo, db: &Path, judge: &str, prompt: &str) -> Output {
+    replay_with(repo, db, judge, prompt, &[])
+}
+
+/// [`replay`] with `extra` flags.
+fn replay_with(repo: &TestRepo, db: &Path, judge: &str, prompt: &str, extra: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_nextedit"))
         .args(["replay", "--quiet", "--repo"])
         .arg(repo.path())
         .args(["--range", "HEAD~1..HEAD", "--suggester", "builtin:oracle"])
         .args(["--judge", judge, "--judge-prompt", prompt, "--timeout", "1"])
+        .args(extra)
         .arg("--db")
         .arg(db)
         .env_remove("OPENAI_API_KEY")
@@ -308,6 +314,78 @@ fn zed_qa_answers_are_read_strictly_and_garbage_is_a_failure() {
             &judged["mean_confidence"]
         ),
         (&json!(3), &json!(1), &json!(2), &json!(0.0), &json!(4.0))
+    );
+}
+
+#[test]
+fn the_judge_figures_have_a_mean_and_interval_over_repetitions() {
+    let repo = derive_support::rename_repo();
+    let tmp = tempfile::tempdir().unwrap();
+    let db = tmp.path().join("judge.db");
+    let (yes, no) = (Reply::Answer("Yes."), Reply::Answer("No."));
+    let refusal = Reply::Answer("I cannot help with that.");
+    // Three steps a repetition, each repetition asked anew (its own cache entries):
+    // yes 2 of 3; 1 of 3; 2 of 2 read and one refusal.
+    let judge = FakeJudge::start(vec![
+        yes.clone(),
+        yes.clone(),
+        no.clone(),
+        yes.clone(),
+        no.clone(),
+        no,
+        yes.clone(),
+        refusal,
+        yes,
+    ]);
+    let out = replay_with(&repo, &db, &judge.spec(""), "nep", &["--repetitions", "3"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(judge.asked(), 9);
+    let report = nextedit_with_db(&["report", "--json", "1"], &db);
+    let json: Value = serde_json::from_slice(&report.stdout).unwrap();
+    let run = &json["runs"][0];
+    assert_eq!(run["repetitions"], json!([1, 2, 3]));
+    // Yes shares 2/3, 1/3, 1: s = 1/3; failures 0, 0, 1: s = 1/√3.
+    let t = 0.95 / (2.0f64 * 0.975 * 0.025).sqrt();
+    let third = 1.0 / 3.0;
+    let half = t * third / 3f64.sqrt();
+    assert_estimate(
+        run,
+        "judge_yes",
+        &[2.0 * third, third, 1.0],
+        2.0 * third,
+        half,
+    );
+    assert_estimate(run, "judge_failures", &[0.0, 0.0, 1.0], third, t / 3.0);
+    // nep has no reverting share or confidence: no such figures.
+    assert_eq!(run["figures"].get("judge_reverting"), None);
+    assert_eq!(run["figures"].get("judge_confidence"), None);
+    let text = nextedit_with_db(&["report", "1"], &db);
+    let text = String::from_utf8(text.stdout).unwrap();
+    let lines: Vec<&str> = (text.lines()).filter(|l| l.starts_with("judge_")).collect();
+    assert_eq!(
+        lines,
+        [
+            "judge_yes               0.667 [-0.161, 1.495]",
+            "judge_failures          0.333 [-1.101, 1.768]"
+        ]
+    );
+    let page = tmp.path().join("report.html");
+    let html = nextedit_with_db(&["report", "1", "--html", page.to_str().unwrap()], &db);
+    assert!(html.status.success(), "{}", stderr(&html));
+    let page = std::fs::read_to_string(&page).unwrap();
+    for shown in [
+        "<td><span title=\"mean over the repetitions\">0.33</span> <span class=\"ci\">[-1.10, 1.77]</span></td>",
+        "<td><span title=\"mean over the repetitions\">0.667</span> <span class=\"ci\">[-0.161, 1.495]</span></td>",
+    ] {
+        assert!(page.contains(shown), "{shown}");
+    }
+    // Against itself as the baseline: nothing moved.
+    let against = nextedit_with_db(&["report", "--json", "1", "--baseline", "1"], &db);
+    let against: Value = serde_json::from_slice(&against.stdout).unwrap();
+    let figure = &against["runs"][0]["figures"]["judge_yes"];
+    assert_eq!(
+        (&figure["delta"], &figure["moved"]),
+        (&json!(0.0), &json!(false))
     );
 }
 

@@ -11,7 +11,7 @@ use std::path::Path;
 use serde_json::{Value, json};
 
 use super::definition::Definition;
-use super::figures::{Estimate, GroupFigures, compare};
+use super::figures::{Estimate, GroupFigures, against};
 use super::plan::SandboxState;
 use super::report::{Compared, RunReport};
 use super::verdict::Verdict;
@@ -281,11 +281,10 @@ pub fn report_with_figures(
 ) -> Value {
     let estimate = |e: &Estimate| json!({"mean": e.mean, "ci95": e.interval.map(|(lo, hi)| [lo, hi]), "values": e.values});
     let mut figures = serde_json::Map::new();
-    for (i, (name, e)) in run.figures.iter().enumerate() {
+    for (name, e) in &run.figures {
         let mut figure = estimate(e);
         if let Some(b) = baseline {
-            let base = &b.figures[i].1;
-            let c = compare(e, base);
+            let (base, c) = against(name, e, b);
             figure["baseline"] = estimate(base);
             figure["delta"] = json!(c.delta);
             figure["moved"] = json!(c.moved);
