@@ -548,8 +548,12 @@ fn drill_down(h: &mut String, runs: &[HtmlRun]) {
 }
 
 fn step(h: &mut String, s: &StepView) {
-    let content = match (s.bleu, s.es) {
-        (Some(b), Some(e)) => format!(", BLEU {b:.1}, ES {e:.3}"),
+    let content = match (s.bleu, s.es, s.answer) {
+        // The gold edit itself is the answer unless an alternative was closer.
+        (Some(b), Some(e), Some(k)) if k > 0 => {
+            format!(", BLEU {b:.1}, ES {e:.3} against alternative {k}")
+        }
+        (Some(b), Some(e), _) => format!(", BLEU {b:.1}, ES {e:.3}"),
         _ => String::new(),
     };
     let _ = writeln!(
@@ -731,6 +735,7 @@ mod tests {
                     recall: 0.5,
                     bleu: Some(50.0),
                     es: Some(0.5),
+                    answer: Some(0),
                     gold: GoldView {
                         edit: "e1".into(),
                         diff: Some(diff("</pre><img src=x onerror=alert(1)>\n")),

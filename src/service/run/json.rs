@@ -74,7 +74,7 @@ pub fn step(s: &StoredStep) -> Value {
             "matched": p.matched, "class": p.class.key(),
         })).collect::<Vec<_>>(),
         "precision": s.prf.precision, "recall": s.prf.recall, "f1": s.prf.f1,
-        "content": s.content.as_ref().map(|c| json!({"edit": c.edit, "bleu": c.bleu, "es": c.es, "generated": c.generated})),
+        "content": s.content.as_ref().map(|c| json!({"edit": c.edit, "bleu": c.bleu, "es": c.es, "generated": c.generated, "answer": c.answer})),
         "suggest_error": failure(Call::Suggest), "generate_error": failure(Call::Generate),
         "applied": s.applied,
     })
