@@ -478,13 +478,16 @@ impl Database {
 }
 
 /// The `content_answer` of a row at column `i` (NULL: stored before schema version 13).
-fn answer_at(row: &rusqlite::Row<'_>, i: usize) -> rusqlite::Result<Option<usize>> {
+pub(super) fn answer_at(row: &rusqlite::Row<'_>, i: usize) -> rusqlite::Result<Option<usize>> {
     Ok(row.get::<_, Option<i64>>(i)?.map(|k| k as usize))
 }
 
 /// The yardsticks (delta_chrf, nep_partial, nep_position, location_hit) of a row from
 /// column `first` on.
-fn yardsticks_at(row: &rusqlite::Row<'_>, first: usize) -> rusqlite::Result<StepYardsticks> {
+pub(super) fn yardsticks_at(
+    row: &rusqlite::Row<'_>,
+    first: usize,
+) -> rusqlite::Result<StepYardsticks> {
     Ok(StepYardsticks {
         delta_chrf: row.get(first)?,
         nep_partial: row.get(first + 1)?,

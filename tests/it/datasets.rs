@@ -493,6 +493,50 @@ fn exported_trajectories_and_results_load_in_hugging_face_datasets() {
         ]
     );
     assert_eq!(loaded["eval"]["features"]["content_bleu"], "float64");
+    // The yardsticks, the answer scored against and the judge's verdict, as columns.
+    let columns = [
+        "content_answer",
+        "delta_chrf",
+        "nep_partial",
+        "nep_position",
+        "location_hit",
+        "judge_yes",
+        "judge_reverts_edits",
+        "judge_confidence",
+        "judge_failure",
+    ];
+    let kinds: Vec<&Value> = (columns.iter())
+        .map(|c| &loaded["eval"]["features"][c])
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            "int64", "float64", "int64", "int64", "int64", "int64", "int64", "int64", "string"
+        ]
+    );
+    // The oracle: the edit itself, delta-chrF 100, both NEP matches, at the location;
+    // no judge.
+    for r in ["train", "eval"]
+        .iter()
+        .flat_map(|split| loaded[split]["rows"].as_array().unwrap().clone())
+    {
+        let values: Vec<Value> = columns.iter().map(|c| r[c].clone()).collect();
+        assert_eq!(
+            values,
+            [
+                json!(0),
+                json!(100.0),
+                json!(1),
+                json!(1),
+                json!(1),
+                json!(null),
+                json!(null),
+                json!(null),
+                json!(null)
+            ],
+            "{r}"
+        );
+    }
     // The oracle's one prediction per step is the applied gold edit, kept.
     let full = load_with_datasets(&results, &[]);
     for r in full["eval"]["rows"].as_array().unwrap() {
