@@ -22,7 +22,7 @@ use crate::suggester_openai::{KEY, LlamaServer, tiny_model};
 
 /// What the fake endpoint does with one request.
 #[derive(Clone)]
-enum Reply {
+pub(crate) enum Reply {
     /// 200 with a chat answer holding this text.
     Answer(&'static str),
     /// 200 with a body that is not JSON.
@@ -35,13 +35,13 @@ enum Reply {
 
 /// A scripted OpenAI-compatible endpoint: request N gets `script[N]` (the last one
 /// after the end); each request's JSON body is kept.
-struct FakeJudge {
+pub(crate) struct FakeJudge {
     port: u16,
     requests: Arc<Mutex<Vec<Value>>>,
 }
 
 impl FakeJudge {
-    fn start(script: Vec<Reply>) -> FakeJudge {
+    pub(crate) fn start(script: Vec<Reply>) -> FakeJudge {
         let listener = TcpListener::bind("127.0.0.1:0").unwrap();
         let port = listener.local_addr().unwrap().port();
         let requests = Arc::new(Mutex::new(Vec::new()));
@@ -57,7 +57,7 @@ impl FakeJudge {
         FakeJudge { port, requests }
     }
 
-    fn spec(&self, prompt_params: &str) -> String {
+    pub(crate) fn spec(&self, prompt_params: &str) -> String {
         format!(
             "openai:http://127.0.0.1:{}/v1?model=judge{prompt_params}",
             self.port

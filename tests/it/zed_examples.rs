@@ -321,10 +321,34 @@ fn a_step_records_which_answer_it_was_scored_against() {
     let out = run(&["report", "1", "2", "--html", page.to_str().unwrap()], &db);
     assert!(out.status.success(), "{}", text(&out.stderr));
     let page = std::fs::read_to_string(&page).unwrap();
-    assert!(page.contains("<summary>step 1: P 1.000, R 1.000, BLEU 100.0, ES 1.000 against alternative 2, 1 prediction</summary>"), "{page}");
+    let against = "<summary>step 1: P 1.000, R 1.000, BLEU 100.0, ES 1.000 against alternative 2, 1 prediction</summary>";
+    assert!(page.contains(against), "{page}");
     assert!(page.contains(
         "<summary>step 1: P 1.000, R 1.000, BLEU 100.0, ES 1.000, 1 prediction</summary>"
     ));
+    // And in the exported steps' column.
+    let out_dir = dir.path().join("results");
+    let out = run(
+        &[
+            "export",
+            "results",
+            "--run",
+            "1",
+            "--format",
+            "jsonl",
+            "--out",
+            out_dir.to_str().unwrap(),
+        ],
+        &db,
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let line: Value =
+        serde_json::from_str(&std::fs::read_to_string(out_dir.join("data/train.jsonl")).unwrap())
+            .unwrap();
+    assert_eq!(
+        (&line["content_answer"], &line["delta_chrf"]),
+        (&serde_json::json!(2), &serde_json::json!(100.0))
+    );
 }
 
 #[test]
