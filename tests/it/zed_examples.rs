@@ -152,6 +152,15 @@ fn replay(db: &Path, suggester: &str) -> (Value, Value) {
     (step, report["runs"][0]["results"]["yardsticks"].clone())
 }
 
+/// The spec of a suggester (`suggesters/fixed.py`) that answers `text` in place of the
+/// lines `s` is used on (cart.py lines 3–4), the lines every alternative replaces.
+fn answering(text: &str) -> String {
+    let answer = serde_json::json!([{"file": "cart.py", "start_line": 3, "end_line": 5,
+        "text": text, "confidence": 1.0}]);
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/suggesters/fixed.py");
+    format!("cmd:python3 '{}' '{answer}'", script.display())
+}
+
 /// A test's directory: `repos/acme/shop` made, a database path, and the renaming
 /// example of that repository written as `shop--rename.md`.
 struct Fixture {
@@ -255,10 +264,7 @@ fn an_example_imports_with_its_alternatives_and_replays_against_them() {
     assert_eq!(yardsticks["mean_delta_chrf"], 0.0);
     assert_eq!(yardsticks["location_accuracy"], 0.0);
     // The second alternative exactly: a hit too, scored against it (its closest).
-    let second = serde_json::json!([{"file": "cart.py", "start_line": 3, "end_line": 5,
-        "text": "        acc = acc + item.price\n    return acc\n", "confidence": 1.0}]);
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/suggesters/fixed.py");
-    let spec = format!("cmd:python3 '{}' '{second}'", script.display());
+    let spec = answering("        acc = acc + item.price\n    return acc\n");
     let (step, yardsticks) = replay(&db, &spec);
     assert_eq!(step["predictions"][0]["class"], "flow_keeping");
     assert_eq!(step["predictions"][0]["matched"], "e1");
@@ -302,10 +308,7 @@ fn a_step_records_which_answer_it_was_scored_against() {
         "        acc = item.price + acc\n    return acc\n"
     );
     // A suggester answering the second alternative: scored against it, answer 2.
-    let answer = serde_json::json!([{"file": "cart.py", "start_line": 3, "end_line": 5,
-        "text": "        acc = item.price + acc\n    return acc\n", "confidence": 1.0}]);
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/suggesters/fixed.py");
-    let spec = format!("cmd:python3 '{}' '{answer}'", script.display());
+    let spec = answering("        acc = item.price + acc\n    return acc\n");
     let (step, yardsticks) = replay(&db, &spec);
     assert_eq!(step["predictions"][0]["matched"], "e1");
     assert_eq!(step["content"]["answer"], 2);
