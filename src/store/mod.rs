@@ -13,7 +13,9 @@
 //! `task_run_tasks`), `v10.sql` (how a task's tests were chosen,
 //! `task_run_tasks.tests_selection`, and the per-state `task_coverage_maps`) and
 //! `v11.sql` (the field's other yardsticks of each replay step, `run_step_yardsticks`)
-//! and `v12.sql` (a judge model's verdict on each replay step, `run_step_judgements`).
+//! `v12.sql` (a judge model's verdict on each replay step, `run_step_judgements`) and
+//! `v13.sql` (which right answer a step's content was scored against,
+//! `run_steps.content_answer`).
 //!
 //! The database file is created with mode 0600 in a 0700 directory; SQLite gives
 //! its `-wal` and `-shm` files the same mode. Many processes (several proxies) may
@@ -98,7 +100,7 @@ enum NamesDocument {
 }
 
 /// Version of the schema this build writes (`PRAGMA user_version`).
-pub const SCHEMA_VERSION: i64 = 12;
+pub const SCHEMA_VERSION: i64 = 13;
 
 /// Errors of the store.
 #[derive(Debug, thiserror::Error)]
@@ -467,6 +469,10 @@ impl Database {
         }
         if version < 12 {
             tx.execute_batch(include_str!("v12.sql"))
+                .map_err(|source| sqlite(&path, source))?;
+        }
+        if version < 13 {
+            tx.execute_batch(include_str!("v13.sql"))
                 .map_err(|source| sqlite(&path, source))?;
         }
         tx.execute_batch(&format!("PRAGMA user_version = {SCHEMA_VERSION}"))

@@ -1,12 +1,15 @@
 //! Replay results read back whole, one row per stored step, for `nextedit export
-//! results`: the step's figures and its ranked predictions, in run, trajectory and
-//! step order.
+//! results`: the step's figures, its yardsticks, the judge's verdict and its ranked
+//! predictions, in run, trajectory and step order.
 
 use std::collections::HashMap;
 
 use rusqlite::params;
 
+use super::run_read::{answer_at, yardsticks_at};
 use super::{Database, StoreError};
+use crate::engine::judge::Judgement;
+use crate::engine::replay::yardsticks::StepYardsticks;
 
 /// One stored step of a run with its predictions.
 #[derive(Debug, Clone, PartialEq)]
@@ -29,6 +32,13 @@ pub struct ResultStep {
     pub content_bleu: Option<f64>,
     /// ES-Line (0–1) of the step's content, when it has one.
     pub content_es: Option<f64>,
+    /// The right answer the content was scored against (0 the gold edit, `k` its
+    /// `k`-th alternative), when it has content stored since schema v13.
+    pub content_answer: Option<usize>,
+    /// delta-chrF, NEP matches and location hit (`run_step_yardsticks`).
+    pub yardsticks: StepYardsticks,
+    /// What the judge said (`run_step_judgements`; `None`: not asked).
+    pub judgement: Option<Judgement>,
     /// `suggest` latency, ms.
     pub suggest_ms: f64,
     /// `generate` latency, ms, when it was called.
@@ -66,17 +76,25 @@ pub trait RunResults {
 
 impl RunResults for Database {
     fn result_steps(&self, run: i64) -> Result<Vec<ResultStep>, StoreError> {
+        let judgement_columns: Vec<String> = (super::judgements::COLUMNS.split(", "))
+            .map(|c| format!("j.{c}"))
+            .collect();
         let mut steps = self.rows(
             // The count from `flow`: the `allowed` list names only the first ones.
-            "SELECT s.key, s.step, s.applied,
+            &format!("SELECT s.key, s.step, s.applied,
                     coalesce(CASE WHEN json_valid(s.flow) THEN json_extract(s.flow, '$.allowed') END,
                              json_array_length(s.allowed)), s.remaining,
                     s.precision, s.recall, s.f1, s.tp, s.fp, s.fn, s.content_bleu, s.content_es,
-                    s.suggest_ms, s.generate_ms
+                    s.suggest_ms, s.generate_ms, s.content_answer,
+                    y.delta_chrf, y.nep_partial, y.nep_position, y.location_hit, {}
                FROM run_steps s
                JOIN run_trajectories t ON t.run_id = s.run_id AND t.key = s.key
+               LEFT JOIN run_step_yardsticks y ON y.run_id = s.run_id AND y.key = s.key AND y.step = s.step
+               LEFT JOIN run_step_judgements j ON j.run_id = s.run_id AND j.key = s.key AND j.step = s.step
               WHERE s.run_id = ?1
               ORDER BY t.position, s.step",
+                judgement_columns.join(", ")
+            ),
             params![run],
             |row| {
                 Ok(ResultStep {
@@ -91,6 +109,9 @@ impl RunResults for Database {
                     content_es: row.get(12)?,
                     suggest_ms: row.get(13)?,
                     generate_ms: row.get(14)?,
+                    content_answer: answer_at(row, 15)?,
+                    yardsticks: yardsticks_at(row, 16)?,
+                    judgement: super::judgements::judgement_at(row, 20)?,
                     predictions: Vec::new(),
                 })
             },

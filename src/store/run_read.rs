@@ -131,7 +131,7 @@ impl RunRead for Database {
         let mut steps = self.rows(
             "SELECT step, applied, allowed, remaining, precision, recall, f1, tp, fp, fn,
                     content_edit, content_bleu, content_es, content_generated, suggest_ms,
-                    generate_ms, flow, suggest_cached, generate_cached,
+                    generate_ms, flow, suggest_cached, generate_cached, content_answer,
                     delta_chrf, nep_partial, nep_position, location_hit,
                     prompt, yes, reverts_edits, confidence, failure_kind, failure_message, j.cached
                FROM run_steps LEFT JOIN run_step_yardsticks USING (run_id, key, step)
@@ -197,7 +197,8 @@ impl RunRead for Database {
     fn run_step_details(&self, run: i64, key: &str) -> Result<Vec<StepDetail>, StoreError> {
         let mut steps = self.rows(
             "SELECT step, applied, precision, recall, f1, content_edit, content_bleu, content_es,
-                    content_generated FROM run_steps WHERE run_id = ?1 AND key = ?2 ORDER BY step",
+                    content_generated, content_answer
+               FROM run_steps WHERE run_id = ?1 AND key = ?2 ORDER BY step",
             params![run, key],
             |row| {
                 let edit: Option<String> = row.get(5)?;
@@ -215,6 +216,7 @@ impl RunRead for Database {
                             bleu: row.get::<_, Option<f64>>(6)?.unwrap_or(0.0),
                             es: row.get::<_, Option<f64>>(7)?.unwrap_or(0.0),
                             generated: row.get::<_, Option<bool>>(8)?.unwrap_or(false),
+                            answer: answer_at(row, 9)?,
                         }),
                         None => None,
                     },
@@ -475,9 +477,17 @@ impl Database {
     }
 }
 
+/// The `content_answer` of a row at column `i` (NULL: stored before schema version 13).
+pub(super) fn answer_at(row: &rusqlite::Row<'_>, i: usize) -> rusqlite::Result<Option<usize>> {
+    Ok(row.get::<_, Option<i64>>(i)?.map(|k| k as usize))
+}
+
 /// The yardsticks (delta_chrf, nep_partial, nep_position, location_hit) of a row from
 /// column `first` on.
-fn yardsticks_at(row: &rusqlite::Row<'_>, first: usize) -> rusqlite::Result<StepYardsticks> {
+pub(super) fn yardsticks_at(
+    row: &rusqlite::Row<'_>,
+    first: usize,
+) -> rusqlite::Result<StepYardsticks> {
     Ok(StepYardsticks {
         delta_chrf: row.get(first)?,
         nep_partial: row.get(first + 1)?,
@@ -488,7 +498,7 @@ fn yardsticks_at(row: &rusqlite::Row<'_>, first: usize) -> rusqlite::Result<Step
 
 /// A `run_steps` row (step, applied, allowed, remaining, precision, recall, f1, tp, fp,
 /// fn, content_edit, content_bleu, content_es, content_generated, suggest_ms,
-/// generate_ms, flow, suggest_cached, generate_cached) with its `run_step_yardsticks`
+/// generate_ms, flow, suggest_cached, generate_cached, content_answer) with its `run_step_yardsticks`
 /// (delta_chrf, nep_partial, nep_position, location_hit) as a step without its
 /// predictions, failures and reads.
 fn stored_step_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<StoredStep> {
@@ -516,6 +526,7 @@ fn stored_step_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<StoredStep> {
                 bleu: row.get::<_, Option<f64>>(11)?.unwrap_or(0.0),
                 es: row.get::<_, Option<f64>>(12)?.unwrap_or(0.0),
                 generated: row.get::<_, Option<bool>>(13)?.unwrap_or(false),
+                answer: answer_at(row, 19)?,
             }),
             None => None,
         },
@@ -527,8 +538,8 @@ fn stored_step_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<StoredStep> {
         reads: Vec::new(),
         suggest_cached: row.get(17)?,
         generate_cached: row.get(18)?,
-        yardsticks: yardsticks_at(row, 19)?,
-        judgement: super::judgements::judgement_at(row, 23)?,
+        yardsticks: yardsticks_at(row, 20)?,
+        judgement: super::judgements::judgement_at(row, 24)?,
     })
 }
 

@@ -95,6 +95,9 @@ pub struct StoredContent {
     pub es: f64,
     /// Whether the text came from `generate` (else from a kept prediction).
     pub generated: bool,
+    /// The right answer scored against: 0 the gold edit itself, `k` its `k`-th
+    /// alternative; `None` for a step stored before schema version 13.
+    pub answer: Option<usize>,
 }
 
 /// A failed call of a step (a `run_errors` row).
@@ -603,20 +606,22 @@ fn insert_step(
     key: &str,
     step: &StoredStep,
 ) -> rusqlite::Result<()> {
-    let (content_edit, bleu, es, generated) = match &step.content {
+    let (content_edit, bleu, es, generated, answer) = match &step.content {
         Some(c) => (
             Some(c.edit.as_str()),
             Some(c.bleu),
             Some(c.es),
             Some(c.generated),
+            c.answer.map(|k| k as i64),
         ),
-        None => (None, None, None, None),
+        None => (None, None, None, None, None),
     };
     tx.execute(
         "INSERT OR REPLACE INTO run_steps (run_id, key, step, applied, allowed, remaining, precision, recall, f1,
                                            tp, fp, fn, content_edit, content_bleu, content_es, content_generated,
-                                           suggest_ms, generate_ms, flow, suggest_cached, generate_cached)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21)",
+                                           suggest_ms, generate_ms, flow, suggest_cached, generate_cached,
+                                           content_answer)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22)",
         params![
             run,
             key,
@@ -638,7 +643,8 @@ fn insert_step(
             step.generate_ms,
             flow_to_json(&step.flow),
             step.suggest_cached,
-            step.generate_cached
+            step.generate_cached,
+            answer
         ],
     )?;
     insert_step_parts(tx, run, key, step)

@@ -493,6 +493,50 @@ fn exported_trajectories_and_results_load_in_hugging_face_datasets() {
         ]
     );
     assert_eq!(loaded["eval"]["features"]["content_bleu"], "float64");
+    // The yardsticks, the answer scored against and the judge's verdict, as columns.
+    let columns = [
+        "content_answer",
+        "delta_chrf",
+        "nep_partial",
+        "nep_position",
+        "location_hit",
+        "judge_yes",
+        "judge_reverts_edits",
+        "judge_confidence",
+        "judge_failure",
+    ];
+    let kinds: Vec<&Value> = (columns.iter())
+        .map(|c| &loaded["eval"]["features"][c])
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            "int64", "float64", "int64", "int64", "int64", "int64", "int64", "int64", "string"
+        ]
+    );
+    // The oracle: the edit itself, delta-chrF 100, both NEP matches, at the location;
+    // no judge.
+    for r in ["train", "eval"]
+        .iter()
+        .flat_map(|split| loaded[split]["rows"].as_array().unwrap().clone())
+    {
+        let values: Vec<Value> = columns.iter().map(|c| r[c].clone()).collect();
+        assert_eq!(
+            values,
+            [
+                json!(0),
+                json!(100.0),
+                json!(1),
+                json!(1),
+                json!(1),
+                json!(null),
+                json!(null),
+                json!(null),
+                json!(null)
+            ],
+            "{r}"
+        );
+    }
     // The oracle's one prediction per step is the applied gold edit, kept.
     let full = load_with_datasets(&results, &[]);
     for r in full["eval"]["rows"].as_array().unwrap() {
@@ -506,10 +550,15 @@ fn exported_trajectories_and_results_load_in_hugging_face_datasets() {
             (Some(1), Some(0), Some(0))
         );
     }
+    judged_steps_export_their_verdicts(&db, tmp.path());
     let card = std::fs::read_to_string(results.join("README.md")).unwrap();
     assert!(card.starts_with(
         "---\nlicense: other\npretty_name: nextedit results\ntags:\n- code\n- next-edit-suggestion\nconfigs:\n- config_name: default\n  data_files:\n  - split: train\n    path: data/train.jsonl\n  - split: eval\n    path: data/eval.jsonl\n"
     ), "{card}");
+    assert!(
+        card.contains("| `content_answer` | int64 | yes | the right answer the content was scored against: 0 the gold edit, k its k-th alternative |\n| `delta_chrf` | float64 | yes |"),
+        "{card}"
+    );
 
     // The directory now holds a dataset: a second export refuses to write into it,
     // before it reads a single run.
@@ -521,6 +570,81 @@ fn exported_trajectories_and_results_load_in_hugging_face_datasets() {
             "nextedit: error: exporting results to {0}: {0}: not empty (an export writes only into a new or empty directory)\n",
             results.display()
         )
+    );
+}
+
+/// An oracle replay of sessions 1 and 2 judged (`--judge`, nep; a fake endpoint saying
+/// yes, then refusing), exported and loaded: each step's verdict in its columns.
+fn judged_steps_export_their_verdicts(db: &Path, tmp: &Path) {
+    use crate::replay_judge::{FakeJudge, Reply};
+    let judge = FakeJudge::start(vec![
+        Reply::Answer("Yes."),
+        Reply::Answer("I cannot help with that."),
+    ]);
+    let spec = judge.spec("");
+    let replay = [
+        "replay",
+        "-q",
+        "--suggester",
+        "builtin:oracle",
+        "--session",
+        "1",
+        "--session",
+        "2",
+        "--judge",
+        &spec,
+        "--judge-prompt",
+        "nep",
+    ];
+    let out = run(&replay, db);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let judged = tmp.join("judged");
+    let out = run(
+        &[
+            "export",
+            "results",
+            "--run",
+            "2",
+            "--format",
+            "jsonl",
+            "--out",
+            s(&judged),
+        ],
+        db,
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let loaded = load_with_datasets(&judged, &[]);
+    let verdicts: Vec<(Value, Value, Value, Value, Value)> = (loaded["train"]["rows"].as_array())
+        .unwrap()
+        .iter()
+        .map(|r| {
+            (
+                r["trajectory"].clone(),
+                r["judge_yes"].clone(),
+                r["judge_reverts_edits"].clone(),
+                r["judge_confidence"].clone(),
+                r["judge_failure"].clone(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        verdicts,
+        [
+            (
+                json!("session:1"),
+                json!(1),
+                json!(null),
+                json!(null),
+                json!(null)
+            ),
+            (
+                json!("session:2"),
+                json!(null),
+                json!(null),
+                json!(null),
+                json!("bad_result")
+            ),
+        ]
     );
 }
 

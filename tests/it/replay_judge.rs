@@ -18,13 +18,13 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use crate::common::nextedit_with_db;
+use crate::common::{assert_estimate, nextedit_with_db};
 use crate::derive_support::{self, TestRepo};
 use crate::suggester_openai::{KEY, LlamaServer, tiny_model};
 
 /// What the fake endpoint does with one request.
 #[derive(Clone)]
-enum Reply {
+pub(crate) enum Reply {
     /// 200 with a chat answer holding this text.
     Answer(&'static str),
     /// 200 with a body that is not JSON.
@@ -39,13 +39,13 @@ enum Reply {
 
 /// A scripted OpenAI-compatible endpoint: request N gets `script[N]` (the last one
 /// after the end); each request's JSON body is kept.
-struct FakeJudge {
+pub(crate) struct FakeJudge {
     port: u16,
     requests: Arc<Mutex<Vec<Value>>>,
 }
 
 impl FakeJudge {
-    fn start(script: Vec<Reply>) -> FakeJudge {
+    pub(crate) fn start(script: Vec<Reply>) -> FakeJudge {
         let listener = TcpListener::bind("127.0.0.1:0").unwrap();
         let port = listener.local_addr().unwrap().port();
         let requests = Arc::new(Mutex::new(Vec::new()));
@@ -61,7 +61,7 @@ impl FakeJudge {
         FakeJudge { port, requests }
     }
 
-    fn spec(&self, prompt_params: &str) -> String {
+    pub(crate) fn spec(&self, prompt_params: &str) -> String {
         format!(
             "openai:http://127.0.0.1:{}/v1?model=judge{prompt_params}",
             self.port
@@ -318,6 +318,78 @@ fn zed_qa_answers_are_read_strictly_and_garbage_is_a_failure() {
             &judged["mean_confidence"]
         ),
         (&json!(3), &json!(1), &json!(2), &json!(0.0), &json!(4.0))
+    );
+}
+
+#[test]
+fn the_judge_figures_have_a_mean_and_interval_over_repetitions() {
+    let repo = derive_support::rename_repo();
+    let tmp = tempfile::tempdir().unwrap();
+    let db = tmp.path().join("judge.db");
+    let (yes, no) = (Reply::Answer("Yes."), Reply::Answer("No."));
+    let refusal = Reply::Answer("I cannot help with that.");
+    // Three steps a repetition, each repetition asked anew (its own cache entries):
+    // yes 2 of 3; 1 of 3; 2 of 2 read and one refusal.
+    let judge = FakeJudge::start(vec![
+        yes.clone(),
+        yes.clone(),
+        no.clone(),
+        yes.clone(),
+        no.clone(),
+        no,
+        yes.clone(),
+        refusal,
+        yes,
+    ]);
+    let out = replay_in(&repo, &db, &judge.spec(""), "nep", &["--repetitions", "3"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(judge.asked(), 9);
+    let report = nextedit_with_db(&["report", "--json", "1"], &db);
+    let json: Value = serde_json::from_slice(&report.stdout).unwrap();
+    let run = &json["runs"][0];
+    assert_eq!(run["repetitions"], json!([1, 2, 3]));
+    // Yes shares 2/3, 1/3, 1: s = 1/3; failures 0, 0, 1: s = 1/√3.
+    let t = 0.95 / (2.0f64 * 0.975 * 0.025).sqrt();
+    let third = 1.0 / 3.0;
+    let half = t * third / 3f64.sqrt();
+    assert_estimate(
+        run,
+        "judge_yes",
+        &[2.0 * third, third, 1.0],
+        2.0 * third,
+        half,
+    );
+    assert_estimate(run, "judge_failures", &[0.0, 0.0, 1.0], third, t / 3.0);
+    // nep has no reverting share or confidence: no such figures.
+    assert_eq!(run["figures"].get("judge_reverting"), None);
+    assert_eq!(run["figures"].get("judge_confidence"), None);
+    let text = nextedit_with_db(&["report", "1"], &db);
+    let text = String::from_utf8(text.stdout).unwrap();
+    let lines: Vec<&str> = (text.lines()).filter(|l| l.starts_with("judge_")).collect();
+    assert_eq!(
+        lines,
+        [
+            "judge_yes               0.667 [-0.161, 1.495]",
+            "judge_failures          0.333 [-1.101, 1.768]"
+        ]
+    );
+    let page = tmp.path().join("report.html");
+    let html = nextedit_with_db(&["report", "1", "--html", page.to_str().unwrap()], &db);
+    assert!(html.status.success(), "{}", stderr(&html));
+    let page = std::fs::read_to_string(&page).unwrap();
+    for shown in [
+        "<td><span title=\"mean over the repetitions\">0.33</span> <span class=\"ci\">[-1.10, 1.77]</span></td>",
+        "<td><span title=\"mean over the repetitions\">0.667</span> <span class=\"ci\">[-0.161, 1.495]</span></td>",
+    ] {
+        assert!(page.contains(shown), "{shown}");
+    }
+    // Against itself as the baseline: nothing moved.
+    let against = nextedit_with_db(&["report", "--json", "1", "--baseline", "1"], &db);
+    let against: Value = serde_json::from_slice(&against.stdout).unwrap();
+    let figure = &against["runs"][0]["figures"]["judge_yes"];
+    assert_eq!(
+        (&figure["delta"], &figure["moved"]),
+        (&json!(0.0), &json!(false))
     );
 }
 

@@ -9,6 +9,8 @@ use std::process::{Command, Output};
 
 use serde_json::Value;
 
+use crate::common::assert_estimate;
+
 const TRAJECTORY: &str = concat!(
     env!("CARGO_MANIFEST_DIR"),
     "/tests/data/snapshot-trajectory.json"
@@ -155,6 +157,42 @@ fn a_cached_rerun_reproduces_every_repetition_without_asking_the_suggester() {
     let page = std::fs::read_to_string(&page).unwrap();
     assert!(page.contains(
         "<span title=\"mean over the repetitions\">0.127</span> <span class=\"ci\">[-0.147, 0.402]</span>"
+    ));
+    // The yardsticks over the repetitions. Location accuracy 1/2, 1/4, 1/4 and NEP
+    // position 1/2, 1/2, 1/4: s = 1/√48 for both, so each is its mean ± t₀.₉₇₅,₂ / 12.
+    let t = 0.95 / (2.0f64 * 0.975 * 0.025).sqrt();
+    assert_estimate(
+        &first,
+        "location_acc",
+        &[0.5, 0.25, 0.25],
+        1.0 / 3.0,
+        t / 12.0,
+    );
+    assert_estimate(
+        &first,
+        "nep_position",
+        &[0.5, 0.5, 0.25],
+        5.0 / 12.0,
+        t / 12.0,
+    );
+    assert_estimate(&first, "nep_partial", &[0.0, 0.0, 0.0], 0.0, 0.0);
+    // delta-chrF: each repetition's mean as its own report gives it.
+    let chrf: Vec<f64> = (1..=3)
+        .map(|run| {
+            report_json(&setup, &[&run.to_string()])["results"]["yardsticks"]["mean_delta_chrf"]
+                .as_f64()
+                .unwrap()
+        })
+        .collect();
+    let mean = chrf.iter().sum::<f64>() / 3.0;
+    let s = (chrf.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / 2.0).sqrt();
+    assert_estimate(&first, "mean_delta_chrf", &chrf, mean, t * s / 3f64.sqrt());
+    assert_eq!(format!("{mean:.3}"), "20.325");
+    // An unjudged run has no judge figures at all.
+    let names: Vec<&String> = first["figures"].as_object().unwrap().keys().collect();
+    assert!(!names.iter().any(|n| n.starts_with("judge_")), "{names:?}");
+    assert!(page.contains(
+        "<td><span title=\"mean over the repetitions\">0.333</span> <span class=\"ci\">[-0.025, 0.692]</span></td>"
     ));
 
     // The same command read-only (runs 4, 5, 6): no call at all, the same numbers.

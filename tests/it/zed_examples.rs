@@ -152,6 +152,15 @@ fn replay(db: &Path, suggester: &str) -> (Value, Value) {
     (step, report["runs"][0]["results"]["yardsticks"].clone())
 }
 
+/// The spec of a suggester (`suggesters/fixed.py`) that answers `text` in place of the
+/// lines `s` is used on (cart.py lines 3–4), the lines every alternative replaces.
+fn answering(text: &str) -> String {
+    let answer = serde_json::json!([{"file": "cart.py", "start_line": 3, "end_line": 5,
+        "text": text, "confidence": 1.0}]);
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/suggesters/fixed.py");
+    format!("cmd:python3 '{}' '{answer}'", script.display())
+}
+
 /// A test's directory: `repos/acme/shop` made, a database path, and the renaming
 /// example of that repository written as `shop--rename.md`.
 struct Fixture {
@@ -255,17 +264,94 @@ fn an_example_imports_with_its_alternatives_and_replays_against_them() {
     assert_eq!(yardsticks["mean_delta_chrf"], 0.0);
     assert_eq!(yardsticks["location_accuracy"], 0.0);
     // The second alternative exactly: a hit too, scored against it (its closest).
-    let second = serde_json::json!([{"file": "cart.py", "start_line": 3, "end_line": 5,
-        "text": "        acc = acc + item.price\n    return acc\n", "confidence": 1.0}]);
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/suggesters/fixed.py");
-    let spec = format!("cmd:python3 '{}' '{second}'", script.display());
+    let spec = answering("        acc = acc + item.price\n    return acc\n");
     let (step, yardsticks) = replay(&db, &spec);
     assert_eq!(step["predictions"][0]["class"], "flow_keeping");
     assert_eq!(step["predictions"][0]["matched"], "e1");
     assert_eq!(step["content"]["bleu"], 100.0);
     assert_eq!(step["content"]["es"], 1.0);
+    assert_eq!(step["content"]["answer"], 1);
     assert_eq!(yardsticks["mean_delta_chrf"], 100.0);
     assert_eq!(yardsticks["nep_partial_rate"], 1.0);
+}
+
+/// The stored `content_answer` of every step of run `run`, in step order.
+fn stored_answers(db: &Path, run: i64) -> Vec<Option<i64>> {
+    let conn = rusqlite::Connection::open(db).unwrap();
+    let mut statement = conn
+        .prepare("SELECT content_answer FROM run_steps WHERE run_id = ?1 ORDER BY step")
+        .unwrap();
+    statement
+        .query_map([run], |row| row.get(0))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect()
+}
+
+#[test]
+fn a_step_records_which_answer_it_was_scored_against() {
+    let Fixture {
+        dir,
+        repos,
+        db,
+        example,
+        ..
+    } = fixture();
+    // A third expected patch: the edit, alternative 1 and alternative 2.
+    let third = "\n```diff\n--- a/cart.py\n+++ b/cart.py\n@@ -1,21 +1,21 @@\n     for item in items:\n-        s += item.price\n-    return s\n+        acc = item.price + acc\n+    return acc\n```\n";
+    let body = std::fs::read_to_string(&example).unwrap() + third;
+    let example = write(dir.path(), "shop--three.md", &body);
+    let out = import(&[&example], &repos, &db);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_eq!(
+        session(&db, "1")["gold"]["alternatives"][1]["after_text"],
+        "        acc = item.price + acc\n    return acc\n"
+    );
+    // A suggester answering the second alternative: scored against it, answer 2.
+    let spec = answering("        acc = item.price + acc\n    return acc\n");
+    let (step, yardsticks) = replay(&db, &spec);
+    assert_eq!(step["predictions"][0]["matched"], "e1");
+    assert_eq!(step["content"]["answer"], 2);
+    assert_eq!(step["content"]["bleu"], 100.0);
+    assert_eq!(yardsticks["mean_delta_chrf"], 100.0);
+    assert_eq!(stored_answers(&db, 1), [Some(2)]);
+    // The oracle answers the edit itself: answer 0.
+    let (step, _) = replay(&db, "builtin:oracle");
+    assert_eq!(step["content"]["answer"], 0);
+    assert_eq!(stored_answers(&db, 2), [Some(0)]);
+    // The HTML page's step says which alternative, and only for an alternative.
+    let page = dir.path().join("report.html");
+    let out = run(&["report", "1", "2", "--html", page.to_str().unwrap()], &db);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let page = std::fs::read_to_string(&page).unwrap();
+    let against = "<summary>step 1: P 1.000, R 1.000, BLEU 100.0, ES 1.000 against alternative 2, 1 prediction</summary>";
+    assert!(page.contains(against), "{page}");
+    assert!(page.contains(
+        "<summary>step 1: P 1.000, R 1.000, BLEU 100.0, ES 1.000, 1 prediction</summary>"
+    ));
+    // And in the exported steps' column.
+    let out_dir = dir.path().join("results");
+    let out = run(
+        &[
+            "export",
+            "results",
+            "--run",
+            "1",
+            "--format",
+            "jsonl",
+            "--out",
+            out_dir.to_str().unwrap(),
+        ],
+        &db,
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let line: Value =
+        serde_json::from_str(&std::fs::read_to_string(out_dir.join("data/train.jsonl")).unwrap())
+            .unwrap();
+    assert_eq!(
+        (&line["content_answer"], &line["delta_chrf"]),
+        (&serde_json::json!(2), &serde_json::json!(100.0))
+    );
 }
 
 #[test]

@@ -15,6 +15,9 @@ use crate::core::trajectory::Trajectory;
 /// One right answer in the current text.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Answer {
+    /// Which answer: 0 the gold edit itself, `k` its `k`-th alternative as stated (in
+    /// the gold's order of that edit's alternatives, from 1).
+    pub index: usize,
     /// The file.
     pub file: String,
     /// First replaced line (current coordinates).
@@ -68,6 +71,7 @@ impl Alternatives {
         let edit = &state.edits()[gold];
         let (start, end) = state.current_range(gold);
         let mut answers = vec![Answer {
+            index: 0,
             file: edit.file.clone(),
             start,
             end,
@@ -75,10 +79,11 @@ impl Alternatives {
             after: edit.after_text(),
         }];
         let lines = state.lines(&edit.file).unwrap_or_default();
-        for stated in self.by_edit.get(gold).into_iter().flatten() {
+        for (k, stated) in self.by_edit.get(gold).into_iter().flatten().enumerate() {
             let end = stated.start + stated.before.len();
             if lines.get(stated.start..end) == Some(&stated.before[..]) {
                 answers.push(Answer {
+                    index: k + 1,
                     file: edit.file.clone(),
                     start: stated.start,
                     end,
@@ -154,10 +159,14 @@ mod tests {
         assert!(alternatives.has(0));
         let answers = alternatives.answers(&state, 0);
         // The second alternative's lines are not `x`: not an answer here.
-        let places: Vec<(usize, usize, &str)> = (answers.iter())
-            .map(|a| (a.start, a.end, a.after.as_str()))
+        let places: Vec<(usize, usize, usize, &str)> = (answers.iter())
+            .map(|a| (a.index, a.start, a.end, a.after.as_str()))
             .collect();
-        assert_eq!(places, [(1, 2, "B\n"), (1, 3, "B\nC\n")]);
+        assert_eq!(places, [(0, 1, 2, "B\n"), (1, 1, 3, "B\nC\n")]);
+        // The second alternative in place, the first not: it keeps its number.
+        let t = trajectory(&[(2, "x\n", "y\n"), (1, "b\nc\n", "B\nC\n")]);
+        let answers = Alternatives::new(&t).answers(&state, 0);
+        assert_eq!((answers.len(), answers[1].index), (2, 2));
         assert_eq!(closest(&state, &answers, "B\n"), 0);
         assert_eq!(closest(&state, &answers, "B\nC\n"), 1);
         // Two answers alike: a tie, the earlier wins.

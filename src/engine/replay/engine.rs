@@ -879,9 +879,9 @@ impl Stepper<'_> {
         let rule = self.config.rule;
         let (answer, (bleu, es)) = if self.alternatives.has(gold) {
             let answers = self.alternatives.answers(state, gold);
-            let k = closest(state, &answers, text);
-            let scores = content_scores(rule, &answers[k].before, &answers[k].after, text);
-            (k, scores)
+            let answer = &answers[closest(state, &answers, text)];
+            let scores = content_scores(rule, &answer.before, &answer.after, text);
+            (answer.index, scores)
         } else {
             let edit = &state.edits()[gold];
             let scores = content_scores(rule, &edit.before_text(), &edit.after_text(), text);
@@ -922,6 +922,7 @@ impl Stepper<'_> {
             let edit = &state.edits()[gold];
             let (start, end) = state.current_range(gold);
             return Answer {
+                index: 0,
                 file: edit.file.clone(),
                 start,
                 end,
@@ -929,7 +930,10 @@ impl Stepper<'_> {
                 after: edit.after_text(),
             };
         }
-        self.alternatives.answers(state, gold).swap_remove(k)
+        let mut answers = self.alternatives.answers(state, gold);
+        // Scored in this very state, so it is there; else the edit itself.
+        let at = (answers.iter()).position(|a| a.index == k).unwrap_or(0);
+        answers.swap_remove(at)
     }
 }
 

@@ -78,6 +78,19 @@ impl From<Option<f64>> for Value {
     }
 }
 
+impl From<Option<i64>> for Value {
+    fn from(value: Option<i64>) -> Value {
+        value.map_or(Value::Null, Value::Int)
+    }
+}
+
+/// A flag as 0/1: the formats have no boolean column.
+impl From<Option<bool>> for Value {
+    fn from(value: Option<bool>) -> Value {
+        value.map_or(Value::Null, |b| Value::Int(i64::from(b)))
+    }
+}
+
 impl From<Option<String>> for Value {
     fn from(value: Option<String>) -> Value {
         value.map_or(Value::Null, Value::Text)

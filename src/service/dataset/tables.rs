@@ -18,6 +18,7 @@ use serde_json::json;
 use super::{Column, ColumnType, DatasetKind, Row, Table, Value};
 use crate::base::progress::Progress;
 use crate::core::trajectory::{SliceSpec, Trajectory};
+use crate::engine::judge::{Judgement, Verdict};
 use crate::service::sessions::load_session_trajectory;
 use crate::store::{Database, StoreError};
 
@@ -149,6 +150,60 @@ pub const RESULT_COLUMNS: &[Column] = &[
         true,
         "ES-Line (0-1) of the step's content, when scored",
     ),
+    column(
+        "content_answer",
+        Int64,
+        true,
+        "the right answer the content was scored against: 0 the gold edit, k its k-th alternative",
+    ),
+    column(
+        "delta_chrf",
+        Float64,
+        true,
+        "Zed's delta-chrF (0-100) of the step's content, in its file",
+    ),
+    column(
+        "nep_partial",
+        Int64,
+        true,
+        "NEP partial match (1/0) of the step's content",
+    ),
+    column(
+        "nep_position",
+        Int64,
+        true,
+        "NEP position match (1/0) of the step's content",
+    ),
+    column(
+        "location_hit",
+        Int64,
+        true,
+        "1 when the best-ranked prediction is at an edit allowed next, else 0",
+    ),
+    column(
+        "judge_yes",
+        Int64,
+        true,
+        "the judge's nep verdict (1 yes, 0 no)",
+    ),
+    column(
+        "judge_reverts_edits",
+        Int64,
+        true,
+        "the judge's zed-qa verdict: 1 when it says the prediction reverts edits",
+    ),
+    column(
+        "judge_confidence",
+        Int64,
+        true,
+        "the judge's zed-qa confidence (1-5)",
+    ),
+    column(
+        "judge_failure",
+        Text,
+        true,
+        "why the judge gave no verdict (`bad_result`, `timeout`, ...), when asked and it failed",
+    ),
     column("suggest_ms", Float64, false, "suggest latency, ms"),
     column(
         "generate_ms",
@@ -163,6 +218,41 @@ pub const RESULT_COLUMNS: &[Column] = &[
         "ranked predictions, JSON array of {rank, file, start_line, end_line, text, confidence, matched, class}",
     ),
 ];
+
+/// A step's judge verdict as the `judge_*` columns (all `None`: not asked).
+#[derive(Debug, Default)]
+struct JudgeColumns {
+    yes: Option<bool>,
+    reverts_edits: Option<bool>,
+    confidence: Option<i64>,
+    failure: Option<String>,
+}
+
+impl JudgeColumns {
+    fn of(judgement: Option<&Judgement>) -> JudgeColumns {
+        let Some(judgement) = judgement else {
+            return JudgeColumns::default();
+        };
+        match &judgement.result {
+            Ok(Verdict::Nep { yes }) => JudgeColumns {
+                yes: Some(*yes),
+                ..JudgeColumns::default()
+            },
+            Ok(Verdict::ZedQa {
+                reverts_edits,
+                confidence,
+            }) => JudgeColumns {
+                reverts_edits: Some(*reverts_edits),
+                confidence: Some(i64::from(*confidence)),
+                ..JudgeColumns::default()
+            },
+            Err(failure) => JudgeColumns {
+                failure: Some(failure.kind.key().to_string()),
+                ..JudgeColumns::default()
+            },
+        }
+    }
+}
 
 /// The repository a trajectory belongs to.
 pub fn repository_of(trajectory: &Trajectory) -> String {
@@ -282,6 +372,7 @@ pub fn result_table(
                 continue;
             };
             let predictions = json!(step.predictions).to_string();
+            let verdict = JudgeColumns::of(step.judgement.as_ref());
             rows.push(Row {
                 repository: repository.clone(),
                 values: vec![
@@ -302,6 +393,15 @@ pub fn result_table(
                     Value::Int(step.counts.2),
                     step.content_bleu.into(),
                     step.content_es.into(),
+                    step.content_answer.map(|k| k as i64).into(),
+                    step.yardsticks.delta_chrf.into(),
+                    step.yardsticks.nep_partial.into(),
+                    step.yardsticks.nep_position.into(),
+                    step.yardsticks.location_hit.into(),
+                    verdict.yes.into(),
+                    verdict.reverts_edits.into(),
+                    verdict.confidence.into(),
+                    verdict.failure.into(),
                     Value::Float(step.suggest_ms),
                     step.generate_ms.into(),
                     Value::Text(predictions),

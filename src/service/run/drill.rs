@@ -39,6 +39,9 @@ pub struct StepView {
     pub bleu: Option<f64>,
     /// ES of the step's content, if scored.
     pub es: Option<f64>,
+    /// The right answer the content was scored against (0 the gold edit itself, `k`
+    /// its `k`-th alternative), if scored and stored (schema v13).
+    pub answer: Option<usize>,
     /// The gold edit applied at the end of the step.
     pub gold: GoldView,
     /// The ranked predictions, best first.
@@ -190,6 +193,7 @@ fn step_view(
         recall: detail.prf.recall,
         bleu: detail.content.as_ref().map(|c| c.bleu),
         es: detail.content.as_ref().map(|c| c.es),
+        answer: detail.content.as_ref().and_then(|c| c.answer),
         gold: GoldView {
             edit: detail.applied.clone(),
             diff: gold,

@@ -980,6 +980,7 @@ pub fn stored_step(trajectory: &Trajectory, step: &StepRecord) -> StoredStep {
             bleu: c.bleu,
             es: c.es,
             generated: c.generated,
+            answer: Some(c.answer),
         }),
         suggest_ms: step.suggest_latency.as_secs_f64() * 1e3,
         generate_ms: step.generate_latency.map(|d| d.as_secs_f64() * 1e3),

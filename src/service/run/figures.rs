@@ -16,10 +16,12 @@ use super::{RunError, RunRead};
 use crate::core::metrics::statistics::quantile;
 
 /// The figures of a run, in report order: (name, value; `None` when the run has none,
-/// e.g. no content steps).
+/// e.g. no content steps, no yardsticks (a run recorded before them) or no judge).
 pub fn figures(r: &RunReport) -> Vec<(&'static str, Option<f64>)> {
     let s = &r.summary;
     let m = &r.measurements;
+    let y = &r.yardsticks;
+    let j = r.judge.as_ref();
     let hit = |k: usize| s.hit_at.iter().find(|(kk, _)| *kk == k).map(|(_, v)| *v);
     vec![
         ("micro_precision", Some(s.micro.precision)),
@@ -35,6 +37,14 @@ pub fn figures(r: &RunReport) -> Vec<(&'static str, Option<f64>)> {
         ("flow_breaking", Some(s.shares.flow_breaking)),
         ("mean_bleu", r.mean_bleu()),
         ("mean_es", r.mean_es()),
+        ("mean_delta_chrf", y.mean_delta_chrf),
+        ("nep_partial", y.nep_partial_rate),
+        ("nep_position", y.nep_position_rate),
+        ("location_acc", y.location_accuracy),
+        ("judge_yes", j.and_then(|j| j.yes_share)),
+        ("judge_reverting", j.and_then(|j| j.reverting_share)),
+        ("judge_confidence", j.and_then(|j| j.mean_confidence)),
+        ("judge_failures", j.map(|j| j.failed as f64)),
         ("suggest_p50_ms", quantile(&m.suggest_ms, 0.5)),
         ("suggest_p95_ms", quantile(&m.suggest_ms, 0.95)),
         ("generate_p50_ms", quantile(&m.generate_ms, 0.5)),
@@ -117,10 +127,29 @@ impl GroupFigures {
                 let values = per_run.iter().filter_map(|f| f[i].1).collect();
                 (*name, Estimate::of(values))
             })
+            // A run without a judge has no judge figures at all (not a row of `-`).
+            .filter(|(name, e)| !(name.starts_with(JUDGE) && e.values.is_empty()))
             .collect();
         Ok(GroupFigures { runs, figures })
     }
+
+    /// The estimate of figure `name`, when the run has it.
+    pub fn get(&self, name: &str) -> Option<&Estimate> {
+        (self.figures.iter())
+            .find(|(n, _)| *n == name)
+            .map(|(_, e)| e)
+    }
 }
+
+/// The prefix of the judge's figures, which only a judged run (`replay --judge`) has.
+const JUDGE: &str = "judge_";
+
+/// No value: what a baseline that lacks a figure compares with.
+static NONE: Estimate = Estimate {
+    values: Vec::new(),
+    mean: None,
+    interval: None,
+};
 
 /// A figure of a run beside the baseline run's.
 #[derive(Debug, Clone, PartialEq)]
@@ -130,6 +159,17 @@ pub struct Comparison {
     /// Whether it moved beyond an interval (module doc); `None` when there is none
     /// to judge by.
     pub moved: Option<bool>,
+}
+
+/// How figure `name` of `run` compares with `baseline`'s (`baseline`'s estimate, and the
+/// comparison; a figure the baseline lacks compares with no value).
+pub fn against<'a>(
+    name: &str,
+    run: &Estimate,
+    baseline: &'a GroupFigures,
+) -> (&'a Estimate, Comparison) {
+    let base = baseline.get(name).unwrap_or(&NONE);
+    (base, compare(run, base))
 }
 
 /// How `run` compares with `baseline` (module doc).

@@ -64,17 +64,29 @@ pub struct Intervals {
     pub mean_bleu: Option<(f64, f64)>,
     /// Mean ES.
     pub mean_es: Option<(f64, f64)>,
+    /// Mean delta-chrF.
+    pub mean_delta_chrf: Option<(f64, f64)>,
+    /// NEP partial match rate.
+    pub nep_partial: Option<(f64, f64)>,
+    /// NEP position match rate.
+    pub nep_position: Option<(f64, f64)>,
+    /// Location accuracy.
+    pub location_acc: Option<(f64, f64)>,
+    /// Share the judge said yes to (`nep`).
+    pub judge_yes: Option<(f64, f64)>,
+    /// Share the judge said reverts edits (`zed-qa`).
+    pub judge_reverting: Option<(f64, f64)>,
+    /// The judge's mean confidence (`zed-qa`).
+    pub judge_confidence: Option<(f64, f64)>,
+    /// Judge questions with no verdict.
+    pub judge_failures: Option<(f64, f64)>,
 }
 
 impl Intervals {
     /// The intervals over a run's repetitions (`replay --repetitions`); none for a
     /// single run.
     pub fn of(group: &super::figures::GroupFigures) -> Intervals {
-        let interval = |name: &str| {
-            (group.figures.iter())
-                .find(|(n, _)| *n == name)
-                .and_then(|(_, estimate)| estimate.interval)
-        };
+        let interval = |name: &str| group.get(name).and_then(|estimate| estimate.interval);
         Intervals {
             micro_f1: interval("micro_f1"),
             macro_f1: interval("macro_f1"),
@@ -82,6 +94,14 @@ impl Intervals {
             mrr: interval("mrr"),
             mean_bleu: interval("mean_bleu"),
             mean_es: interval("mean_es"),
+            mean_delta_chrf: interval("mean_delta_chrf"),
+            nep_partial: interval("nep_partial"),
+            nep_position: interval("nep_position"),
+            location_acc: interval("location_acc"),
+            judge_yes: interval("judge_yes"),
+            judge_reverting: interval("judge_reverting"),
+            judge_confidence: interval("judge_confidence"),
+            judge_failures: interval("judge_failures"),
         }
     }
 }
@@ -181,10 +201,10 @@ fn run_table(h: &mut String, runs: &[HtmlRun]) {
             mrr = figure(stepped(s.mrr), ci.mrr, 3),
             bleu = figure(mean(&m.bleu), ci.mean_bleu, 1),
             es = figure(mean(&m.es), ci.mean_es, 3),
-            chrf = figure(r.yardsticks.mean_delta_chrf, None, 1),
-            partial = figure(r.yardsticks.nep_partial_rate, None, 3),
-            position = figure(r.yardsticks.nep_position_rate, None, 3),
-            location = figure(r.yardsticks.location_accuracy, None, 3),
+            chrf = figure(r.yardsticks.mean_delta_chrf, ci.mean_delta_chrf, 1),
+            partial = figure(r.yardsticks.nep_partial_rate, ci.nep_partial, 3),
+            position = figure(r.yardsticks.nep_position_rate, ci.nep_position, 3),
+            location = figure(r.yardsticks.location_accuracy, ci.location_acc, 3),
             nb = pair(b.empty_bleu, b.unchanged_bleu, 1),
             ne = pair(b.empty_es, b.unchanged_es, 3),
             errors = escape(&if errors.is_empty() {
@@ -209,7 +229,12 @@ fn judge_table(h: &mut String, runs: &[HtmlRun]) {
         let Some(j) = &run.report.judge else {
             continue;
         };
+        let ci = &run.intervals;
         let failures: Vec<String> = j.failures.iter().map(|(k, n)| format!("{k} {n}")).collect();
+        let failed = match ci.judge_failures {
+            Some(_) => figure(None, ci.judge_failures, 2),
+            None => j.failed.to_string(),
+        };
         let _ = writeln!(
             h,
             "<tr><td>{id}</td><td class=\"l\">{judge}</td><td>{prompt}</td><td>{asked}</td><td>{judged}</td><td>{failed}</td><td>{cached}</td>\
@@ -223,11 +248,10 @@ fn judge_table(h: &mut String, runs: &[HtmlRun]) {
             },
             asked = j.asked,
             judged = j.judged,
-            failed = j.failed,
             cached = j.cached,
-            yes = figure(j.yes_share, None, 3),
-            reverting = figure(j.reverting_share, None, 3),
-            confidence = figure(j.mean_confidence, None, 2),
+            yes = figure(j.yes_share, ci.judge_yes, 3),
+            reverting = figure(j.reverting_share, ci.judge_reverting, 3),
+            confidence = figure(j.mean_confidence, ci.judge_confidence, 2),
             failures = escape(&if failures.is_empty() {
                 "none".to_string()
             } else {
@@ -238,7 +262,8 @@ fn judge_table(h: &mut String, runs: &[HtmlRun]) {
     h.push_str("</table>\n<p class=\"muted\">A judge model asked about each step's scored prediction: nep, the Next Edit Prediction benchmark's question \
 (is it a reasonable next edit, given the real one? the share answered yes); zed-qa, Zed's QA question (does it revert the programmer's edits? \
 the share judged reverting, and the mean confidence 1–5 that they would accept it). Shares are over the answers read; a refusal, an unreadable \
-answer, an HTTP error or a time-out is a failure, never a verdict.</p>\n");
+answer, an HTTP error or a time-out is a failure, never a verdict. For a run replayed with repetitions, a bracketed range is the mean over its repetitions \
+and its 95 % t-interval.</p>\n");
 }
 
 /// How each run was scored and whether it failed, then what a reader must know before
@@ -527,8 +552,12 @@ fn drill_down(h: &mut String, runs: &[HtmlRun]) {
 }
 
 fn step(h: &mut String, s: &StepView) {
-    let content = match (s.bleu, s.es) {
-        (Some(b), Some(e)) => format!(", BLEU {b:.1}, ES {e:.3}"),
+    let content = match (s.bleu, s.es, s.answer) {
+        // The gold edit itself is the answer unless an alternative was closer.
+        (Some(b), Some(e), Some(k)) if k > 0 => {
+            format!(", BLEU {b:.1}, ES {e:.3} against alternative {k}")
+        }
+        (Some(b), Some(e), _) => format!(", BLEU {b:.1}, ES {e:.3}"),
         _ => String::new(),
     };
     let _ = writeln!(
@@ -711,6 +740,7 @@ mod tests {
                     recall: 0.5,
                     bleu: Some(50.0),
                     es: Some(0.5),
+                    answer: Some(0),
                     gold: GoldView {
                         edit: "e1".into(),
                         diff: Some(diff("</pre><img src=x onerror=alert(1)>\n")),

@@ -11,7 +11,7 @@ use std::path::Path;
 use serde_json::{Value, json};
 
 use super::definition::Definition;
-use super::figures::{Estimate, GroupFigures, compare};
+use super::figures::{Estimate, GroupFigures, against};
 use super::plan::SandboxState;
 use super::report::{Compared, RunReport};
 use super::verdict::Verdict;
@@ -74,7 +74,7 @@ pub fn step(s: &StoredStep) -> Value {
             "matched": p.matched, "class": p.class.key(),
         })).collect::<Vec<_>>(),
         "precision": s.prf.precision, "recall": s.prf.recall, "f1": s.prf.f1,
-        "content": s.content.as_ref().map(|c| json!({"edit": c.edit, "bleu": c.bleu, "es": c.es, "generated": c.generated})),
+        "content": s.content.as_ref().map(|c| json!({"edit": c.edit, "bleu": c.bleu, "es": c.es, "generated": c.generated, "answer": c.answer})),
         "suggest_error": failure(Call::Suggest), "generate_error": failure(Call::Generate),
         "applied": s.applied,
     })
@@ -281,11 +281,10 @@ pub fn report_with_figures(
 ) -> Value {
     let estimate = |e: &Estimate| json!({"mean": e.mean, "ci95": e.interval.map(|(lo, hi)| [lo, hi]), "values": e.values});
     let mut figures = serde_json::Map::new();
-    for (i, (name, e)) in run.figures.iter().enumerate() {
+    for (name, e) in &run.figures {
         let mut figure = estimate(e);
         if let Some(b) = baseline {
-            let base = &b.figures[i].1;
-            let c = compare(e, base);
+            let (base, c) = against(name, e, b);
             figure["baseline"] = estimate(base);
             figure["delta"] = json!(c.delta);
             figure["moved"] = json!(c.moved);

@@ -157,6 +157,7 @@ mod tests {
                 bleu: 75.5,
                 es: 0.75,
                 generated: false,
+                answer: Some(2),
             }),
             yardsticks: StepYardsticks {
                 delta_chrf: Some(62.5),

@@ -5,7 +5,7 @@ use std::io::Write;
 use std::path::Path;
 
 use super::definition::Definition;
-use super::figures::{GroupFigures, compare};
+use super::figures::{GroupFigures, against};
 use super::report::{Compared, RunReport, flow_summary};
 use super::verdict::Verdict;
 use super::{RunError, RunRead, json};
@@ -409,12 +409,11 @@ fn print_figures(
             "DELTA"
         )?,
     }
-    for (i, (name, e)) in run.figures.iter().enumerate() {
+    for (name, e) in &run.figures {
         match baseline {
             None => writeln!(out, "{name:<16}  {:>27}", estimate(e))?,
             Some(b) => {
-                let base = &b.figures[i].1;
-                let c = compare(e, base);
+                let (base, c) = against(name, e, b);
                 writeln!(
                     out,
                     "{name:<16}  {:>27}  {:>27}  {:>8}  {}",

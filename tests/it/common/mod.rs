@@ -410,3 +410,29 @@ pub fn git(dir: &Path, args: &[&str]) -> String {
     assert!(out.status.success(), "git {args:?}: {}", text(&out.stderr));
     text(&out.stdout).trim().to_owned()
 }
+
+/// Figure `name` of a `report --json` run (`figures.NAME`, over its repetitions):
+/// exactly these `values`, their mean and a 95 % interval of half-width `half` about it
+/// (within 1e-12).
+pub fn assert_estimate(
+    report: &serde_json::Value,
+    name: &str,
+    values: &[f64],
+    mean: f64,
+    half: f64,
+) {
+    let figure = &report["figures"][name];
+    let got: Vec<f64> = (figure["values"].as_array().unwrap().iter())
+        .map(|v| v.as_f64().unwrap())
+        .collect();
+    assert_eq!(got, values, "{name}");
+    let close = |a: &serde_json::Value, b: f64| {
+        assert!(
+            (a.as_f64().unwrap() - b).abs() < 1e-12,
+            "{name}: {a} vs {b}"
+        )
+    };
+    close(&figure["mean"], mean);
+    close(&figure["ci95"][0], mean - half);
+    close(&figure["ci95"][1], mean + half);
+}
