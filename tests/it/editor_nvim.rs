@@ -391,7 +391,10 @@ end }})
         ":checkhealth nextedit<CR>:w! {}<CR>:bwipeout<CR>",
         health_file.display()
     ));
-    wait_until("the health report", || health_file.exists());
+    // The file exists from the moment Neovim opens it to write: wait for its last line.
+    wait_until("the health report", || {
+        std::fs::read_to_string(&health_file).is_ok_and(|t| t.ends_with('\n'))
+    });
     let health = std::fs::read_to_string(&health_file).unwrap();
     for expected in [
         format!("OK nextedit {}", env!("CARGO_PKG_VERSION")),
