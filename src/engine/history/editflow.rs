@@ -248,8 +248,8 @@ pub fn derive_rebuilt_with(
                 parent_root: Some(parent_root),
                 child_root,
                 servers: servers.clone(),
-                timeout: std::time::Duration::from_secs(60),
-                max_requests: 2000,
+                timeout: super::derive::LSP_TIMEOUT,
+                max_requests: super::derive::LSP_MAX_REQUESTS,
             };
             super::derive_commit_with_lsp(&record, Some(project.as_str()), &setup)?.0
         }
