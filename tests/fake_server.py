@@ -10,6 +10,8 @@ shutdown/exit, and misbehaves on demand (FAKE_MODE):
              named after the directory; a server kept across commits is restarted)
   garbage    write a non-frame line before every response
   stdout-log write a plain log line to stdout first
+With FAKE_DIAGNOSTICS=1 it publishes empty diagnostics for each opened document, as
+real servers do once they have checked it.
 """
 import json
 import os
@@ -95,6 +97,11 @@ def main():
                 send({"jsonrpc": "2.0", "id": message["id"], "result": {"echo": message.get("params")}})
         elif method == "exit":
             return 0 if shutdown else 1
+        elif method == "textDocument/didOpen" and os.environ.get("FAKE_DIAGNOSTICS") == "1":
+            document = message.get("params", {}).get("textDocument", {})
+            send({"jsonrpc": "2.0", "method": "textDocument/publishDiagnostics",
+                  "params": {"uri": document.get("uri"), "version": document.get("version"),
+                             "diagnostics": []}})
 
 
 if __name__ == "__main__":

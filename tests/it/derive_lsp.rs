@@ -509,7 +509,10 @@ fn fake_pyright(mode: &str) -> ServerCommand {
                 .display()
                 .to_string(),
         ],
-        env: vec![("FAKE_MODE".into(), mode.into())],
+        env: vec![
+            ("FAKE_MODE".into(), mode.into()),
+            ("FAKE_DIAGNOSTICS".into(), "1".into()),
+        ],
     }
 }
 

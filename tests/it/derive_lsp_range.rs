@@ -203,6 +203,7 @@ fn crash_once_pyright(markers: &Path) -> ServerCommand {
         env: vec![
             ("FAKE_MODE".into(), "crash-once:3".into()),
             ("FAKE_CRASH_DIR".into(), markers.display().to_string()),
+            ("FAKE_DIAGNOSTICS".into(), "1".into()),
         ],
     }
 }
@@ -237,4 +238,80 @@ fn a_kept_server_that_dies_is_started_again_for_the_next_commit() {
         rows,
         vec![(2, 0, true), (2, 2, false), (0, 0, false), (0, 0, false)]
     );
+}
+
+/// glances-d67fd87 in small: `viewkeys` defined in both branches of `if PY3:` and
+/// imported elsewhere, where pyright's answer once varied between runs.
+fn branches_repo() -> TestRepo {
+    let mut repo = TestRepo::new();
+    let compat = |extra: [&str; 3]| {
+        format!(
+            "{}import sys\n\nPY3 = sys.version_info[0] == 3\n\nif PY3:\n    text_type = str\n{}\n    def iteritems(d):\n        return iter(d.items())\nelse:\n    text_type = unicode\n{}\n    def iteritems(d):\n        return d.iteritems()\n",
+            extra[0], extra[1], extra[2]
+        )
+    };
+    repo.write("compat.py", compat(["", "", ""]));
+    repo.write(
+        "plugin.py",
+        "from compat import iteritems\n\n\ndef keys(d):\n    return [k for k, _ in d.items()]\n",
+    );
+    repo.commit("base");
+    repo.write(
+        "compat.py",
+        compat([
+            "import operator\n",
+            "    viewkeys = operator.methodcaller('keys')\n",
+            "    viewkeys = operator.methodcaller('viewkeys')\n",
+        ]),
+    );
+    repo.write(
+        "plugin.py",
+        "from compat import iteritems, viewkeys\n\n\ndef keys(d):\n    return list(viewkeys(d))\n",
+    );
+    repo.commit("viewkeys");
+    repo
+}
+
+#[test]
+fn pyright_answers_the_same_in_five_runs() {
+    let name = "pyright_answers_the_same_in_five_runs";
+    if !common::available(name, &[Server::Pyright]) {
+        return;
+    }
+    let repo = branches_repo();
+    let runs: Vec<String> = (0..5)
+        .map(|_| {
+            let output = std::process::Command::new(common::nextedit_bin())
+                .args(["derive", "--repo"])
+                .arg(repo.path())
+                .args(["--commit", "HEAD", "--lsp"])
+                .env("NEXTEDIT_PYRIGHT", common::pyright())
+                .env("NEXTEDIT_GOPLS", "/nonexistent/gopls")
+                .env("NEXTEDIT_JDTLS", "/nonexistent/jdtls")
+                .output()
+                .expect("nextedit runs");
+            assert!(output.status.success());
+            String::from_utf8(output.stdout).unwrap()
+        })
+        .collect();
+    let t: Trajectory = serde_json::from_str(&runs[0]).unwrap();
+    // pyright names the last branch's `viewkeys` (e2) only: it alone gains
+    // `lsp_def_use` and `lsp_reference`.
+    assert_eq!(
+        edge_rows(&t),
+        vec![
+            "e0-e1 bi: import_use/operator",
+            "e0-e2 bi: import_use/operator",
+            "e1-e2 bi: clone/- +'keys' ( ) . = methodcaller operator viewkeys",
+            "e1-e3 bi: def_import/viewkeys",
+            "e1-e4 bi: def_use/viewkeys",
+            "e2-e3 bi: def_import/viewkeys, lsp_reference/viewkeys",
+            "e2-e4 bi: def_use/viewkeys, lsp_def_use/viewkeys, lsp_reference/viewkeys",
+            "e3-e4 bi: import_use/viewkeys",
+        ]
+    );
+    assert_eq!(refuted_rows(&t), Vec::<String>::new());
+    for (run, output) in runs.iter().enumerate() {
+        assert_eq!(output, &runs[0], "run {run} against run 0");
+    }
 }

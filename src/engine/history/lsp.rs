@@ -20,7 +20,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use crate::core::record::uri::path_to_uri;
+use crate::core::record::uri::{path_to_uri, uri_to_path};
 use crate::core::syntax::Language;
 use crate::core::syntax::structure::{FileStructure, Role, analyze};
 use crate::engine::lsp_client::{ClientError, LspClient};
@@ -230,7 +230,10 @@ impl SideAsker<'_> {
         answered: &mut SideAnswers,
         stats: &mut LspStats,
     ) -> Result<bool, ClientError> {
+        let version = servers.next_version();
         let (client, started) = servers.client(self.language, command, self.setup.timeout)?;
+        // What a kept server said about an earlier commit says nothing about this one.
+        while client.next_notification(Duration::ZERO).is_some() {}
         stats.servers_started += usize::from(started != Started::Kept);
         stats.restarted += usize::from(started == Started::Restarted);
         let files: Vec<usize> = (0..self.view.files.len())
@@ -247,10 +250,16 @@ impl SideAsker<'_> {
             let uri = self.uri(file);
             let _ = client.notify(
                 "textDocument/didOpen",
-                json!({"textDocument": {"uri": uri, "languageId": self.language.name(), "version": 1, "text": text}}),
+                json!({"textDocument": {"uri": uri, "languageId": self.language.name(), "version": version, "text": text}}),
             );
             opened.push(uri);
         }
+        settle(
+            client,
+            &opened,
+            version,
+            self.setup.timeout.min(SETTLE_LIMIT),
+        );
         let healthy = self.ask(client, &files, syntactic, answered, stats);
         // A kept server reads these files from disk again for the next commit.
         for uri in opened {
@@ -336,6 +345,50 @@ impl SideAsker<'_> {
         let text = self.view.text(file, self.side).unwrap_or("");
         let line_text = text.split('\n').nth(line).unwrap_or("");
         json!({"line": line, "character": utf16_column(line_text, column)})
+    }
+}
+
+/// How long the server must publish no more diagnostics, once every opened file has
+/// some, before it is asked.
+const QUIET: Duration = Duration::from_millis(200);
+
+/// The longest wait for [`settle`] (a server that publishes no diagnostics costs this).
+const SETTLE_LIMIT: Duration = Duration::from_secs(20);
+
+/// Waits until the server has published diagnostics for every file in `opened` at
+/// `version` (or without a version) and then none for [`QUIET`], at most `limit`;
+/// whether it settled. pyright answers `definition` while it is still checking the
+/// opened files (its checked diagnostics come after the answer), and what it answers
+/// may depend on how far the check got: asking once the check is published makes the
+/// answers the same from run to run.
+fn settle(client: &LspClient, opened: &[String], version: i64, limit: Duration) -> bool {
+    let deadline = Instant::now() + limit;
+    // Compared as paths: a server may spell a URI's escapes its own way.
+    let mut waiting: Vec<Option<String>> = opened.iter().map(|uri| uri_to_path(uri)).collect();
+    let mut last = Instant::now();
+    loop {
+        let now = Instant::now();
+        let until = match waiting.is_empty() {
+            true => (last + QUIET).min(deadline),
+            false => deadline,
+        };
+        let Some(note) = client.next_notification(until.saturating_duration_since(now)) else {
+            // Quiet long enough, or the deadline passed, or the server is gone.
+            return waiting.is_empty();
+        };
+        if note.get("method").and_then(Value::as_str) != Some("textDocument/publishDiagnostics") {
+            continue;
+        }
+        let params = &note["params"];
+        let current = params
+            .get("version")
+            .and_then(Value::as_i64)
+            .is_none_or(|v| v == version);
+        if let (true, Some(uri)) = (current, params.get("uri").and_then(Value::as_str)) {
+            let path = uri_to_path(uri);
+            waiting.retain(|w| *w != path);
+        }
+        last = Instant::now();
     }
 }
 

@@ -71,6 +71,9 @@ pub struct SideServers {
     running: Vec<(Language, LspClient)>,
     /// Languages whose server has been started on this tree at least once.
     started: Vec<Language>,
+    /// The last document version handed out: each commit opens its files at a new one,
+    /// so diagnostics of an earlier commit are told apart.
+    version: i64,
 }
 
 impl SideServers {
@@ -81,7 +84,14 @@ impl SideServers {
             keep,
             running: Vec::new(),
             started: Vec::new(),
+            version: 0,
         }
+    }
+
+    /// A document version no earlier `didOpen` on this tree used.
+    pub fn next_version(&mut self) -> i64 {
+        self.version += 1;
+        self.version
     }
 
     /// The tree directory the servers read.
