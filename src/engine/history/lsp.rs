@@ -231,6 +231,7 @@ impl SideAsker<'_> {
         stats: &mut LspStats,
     ) -> Result<bool, ClientError> {
         let version = servers.next_version();
+        let strict = servers.versioned(self.language);
         let (client, started) = servers.client(self.language, command, self.setup.timeout)?;
         // What a kept server said about an earlier commit says nothing about this one.
         while client.next_notification(Duration::ZERO).is_some() {}
@@ -254,12 +255,8 @@ impl SideAsker<'_> {
             );
             opened.push(uri);
         }
-        settle(
-            client,
-            &opened,
-            version,
-            self.setup.timeout.min(SETTLE_LIMIT),
-        );
+        let limit = self.setup.timeout.min(SETTLE_LIMIT);
+        let versioned = settle(client, &opened, version, strict, limit);
         let healthy = self.ask(client, &files, syntactic, answered, stats);
         // A kept server reads these files from disk again for the next commit.
         for uri in opened {
@@ -267,6 +264,9 @@ impl SideAsker<'_> {
                 "textDocument/didClose",
                 json!({"textDocument": {"uri": uri}}),
             );
+        }
+        if versioned {
+            servers.set_versioned(self.language);
         }
         Ok(healthy)
     }
@@ -356,16 +356,25 @@ const QUIET: Duration = Duration::from_millis(200);
 const SETTLE_LIMIT: Duration = Duration::from_secs(20);
 
 /// Waits until the server has published diagnostics for every file in `opened` at
-/// `version` (or without a version) and then none for [`QUIET`], at most `limit`;
-/// whether it settled. pyright answers `definition` while it is still checking the
+/// `version` (or without a version, unless `strict`: a server known to send versions,
+/// whose late versionless clearing of a file closed on an earlier commit must not
+/// count) and then none for [`QUIET`], at most `limit`; whether any diagnostics
+/// carried a version. pyright answers `definition` while it is still checking the
 /// opened files (its checked diagnostics come after the answer), and what it answers
 /// may depend on how far the check got: asking once the check is published makes the
 /// answers the same from run to run.
-fn settle(client: &LspClient, opened: &[String], version: i64, limit: Duration) -> bool {
+fn settle(
+    client: &LspClient,
+    opened: &[String],
+    version: i64,
+    strict: bool,
+    limit: Duration,
+) -> bool {
     let deadline = Instant::now() + limit;
     // Compared as paths: a server may spell a URI's escapes its own way.
     let mut waiting: Vec<Option<String>> = opened.iter().map(|uri| uri_to_path(uri)).collect();
     let mut last = Instant::now();
+    let mut versioned = false;
     loop {
         let now = Instant::now();
         let until = match waiting.is_empty() {
@@ -374,16 +383,18 @@ fn settle(client: &LspClient, opened: &[String], version: i64, limit: Duration) 
         };
         let Some(note) = client.next_notification(until.saturating_duration_since(now)) else {
             // Quiet long enough, or the deadline passed, or the server is gone.
-            return waiting.is_empty();
+            return versioned;
         };
         if note.get("method").and_then(Value::as_str) != Some("textDocument/publishDiagnostics") {
             continue;
         }
         let params = &note["params"];
-        let current = params
-            .get("version")
-            .and_then(Value::as_i64)
-            .is_none_or(|v| v == version);
+        let sent = params.get("version").and_then(Value::as_i64);
+        versioned |= sent.is_some();
+        let current = match sent {
+            Some(v) => v == version,
+            None => !strict,
+        };
         if let (true, Some(uri)) = (current, params.get("uri").and_then(Value::as_str)) {
             let path = uri_to_path(uri);
             waiting.retain(|w| *w != path);

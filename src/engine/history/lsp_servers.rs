@@ -74,6 +74,8 @@ pub struct SideServers {
     /// The last document version handed out: each commit opens its files at a new one,
     /// so diagnostics of an earlier commit are told apart.
     version: i64,
+    /// Languages whose server puts versions on its diagnostics.
+    versioned: Vec<Language>,
 }
 
 impl SideServers {
@@ -85,6 +87,19 @@ impl SideServers {
             running: Vec::new(),
             started: Vec::new(),
             version: 0,
+            versioned: Vec::new(),
+        }
+    }
+
+    /// Whether the server of `language` was seen to put versions on its diagnostics.
+    pub fn versioned(&self, language: Language) -> bool {
+        self.versioned.contains(&language)
+    }
+
+    /// Records that the server of `language` puts versions on its diagnostics.
+    pub fn set_versioned(&mut self, language: Language) {
+        if !self.versioned.contains(&language) {
+            self.versioned.push(language);
         }
     }
 
