@@ -5,8 +5,13 @@ Answers `initialize`, echoes every other request's params back as its result
 with that result at once: a fast server for the causality tests), handles
 shutdown/exit, and misbehaves on demand (FAKE_MODE):
   crash:N    exit with code 3 after the N-th message
+  crash-once:N  the same, once per working directory: the first server started in a
+             directory crashes, the next ones behave (FAKE_CRASH_DIR holds a marker
+             named after the directory; a server kept across commits is restarted)
   garbage    write a non-frame line before every response
   stdout-log write a plain log line to stdout first
+With FAKE_DIAGNOSTICS=1 it publishes empty diagnostics for each opened document, as
+real servers do once they have checked it.
 """
 import json
 import os
@@ -59,7 +64,13 @@ def main():
     if MODE == "stdout-log":
         out.write(b"server starting\n")
         out.flush()
-    crash_after = int(MODE.split(":")[1]) if MODE.startswith("crash:") else None
+    crash_after = int(MODE.split(":")[1]) if MODE.startswith(("crash:", "crash-once:")) else None
+    if MODE.startswith("crash-once:"):
+        marker = os.path.join(os.environ["FAKE_CRASH_DIR"], os.path.basename(os.getcwd()))
+        if os.path.exists(marker):
+            crash_after = None
+        else:
+            open(marker, "w").close()
     seen = 0
     shutdown = False
     while True:
@@ -86,6 +97,11 @@ def main():
                 send({"jsonrpc": "2.0", "id": message["id"], "result": {"echo": message.get("params")}})
         elif method == "exit":
             return 0 if shutdown else 1
+        elif method == "textDocument/didOpen" and os.environ.get("FAKE_DIAGNOSTICS") == "1":
+            document = message.get("params", {}).get("textDocument", {})
+            send({"jsonrpc": "2.0", "method": "textDocument/publishDiagnostics",
+                  "params": {"uri": document.get("uri"), "version": document.get("version"),
+                             "diagnostics": []}})
 
 
 if __name__ == "__main__":

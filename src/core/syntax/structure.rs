@@ -448,24 +448,21 @@ impl<'tree> Walker<'_, 'tree> {
     }
 
     /// The names an import statement binds (Python `import`/`from … import`, Go's
-    /// import specs, Java imports).
+    /// import specs, Java imports, JavaScript/TypeScript `import`, `export … from` and
+    /// `require`).
     fn import_bindings(&mut self, node: tree_sitter::Node, kind: &str) {
         // Called for every node: nothing to do unless it is an import.
-        if !matches!(
-            kind,
-            "import_statement" | "import_from_statement" | "import_declaration" | "import_spec"
-        ) {
+        if !IMPORT_KINDS.contains(&kind) {
             return;
         }
-        // Each binding is on the line of the name it binds, so an edit of one line of
-        // a parenthesized `from m import (a,\n b)` holds only its own names.
-        let bind =
-            |at: tree_sitter::Node, name: &str, module: &str, member: Option<&str>| ImportBinding {
-                name: name.to_string(),
-                module: module.to_string(),
-                member: member.map(str::to_string),
-                line: at.start_position().row,
-            };
+        if matches!(
+            self.language,
+            Language::JavaScript | Language::TypeScript | Language::Tsx
+        ) {
+            let found = self.js_import_bindings(node, kind);
+            self.out.imports.extend(found);
+            return;
+        }
         let mut found = Vec::new();
         match (self.language, kind) {
             (Language::Python, "import_statement") => {
@@ -553,6 +550,139 @@ impl<'tree> Walker<'_, 'tree> {
             _ => {}
         }
         self.out.imports.extend(found);
+    }
+
+    /// JavaScript/TypeScript: `import d, {a as b} from './m'`, `import * as ns from
+    /// './m'`, `export {a} from './m'` and `export * from './m'` (a re-export binds
+    /// like an import: it depends on the definition it names), `const x =
+    /// require('./m')` and `const {a, b: c} = require('./m')`. A default import binds
+    /// the member `default`; a namespace or a whole `require` binds the module.
+    fn js_import_bindings(&self, node: tree_sitter::Node, kind: &str) -> Vec<ImportBinding> {
+        let mut found = Vec::new();
+        match kind {
+            "import_statement" | "export_statement" => {
+                let Some(module) = node.child_by_field_name("source").map(|n| self.unquoted(n))
+                else {
+                    return found;
+                };
+                let mut cursor = node.walk();
+                for child in node.children(&mut cursor) {
+                    match child.kind() {
+                        "*" => found.push(bind(child, "*", &module, Some("*"))),
+                        "import_clause" => {
+                            let mut inner = child.walk();
+                            for part in child.named_children(&mut inner) {
+                                match part.kind() {
+                                    "identifier" => found.push(bind(
+                                        part,
+                                        self.text(part),
+                                        &module,
+                                        Some("default"),
+                                    )),
+                                    "namespace_import" => {
+                                        if let Some(name) = part.named_child(0) {
+                                            found.push(bind(name, self.text(name), &module, None));
+                                        }
+                                    }
+                                    "named_imports" => {
+                                        found.extend(self.js_specifiers(part, &module))
+                                    }
+                                    _ => {}
+                                }
+                            }
+                        }
+                        "export_clause" => found.extend(self.js_specifiers(child, &module)),
+                        "namespace_export" => {
+                            if let Some(name) = child.named_child(0) {
+                                found.push(bind(name, self.text(name), &module, None));
+                            }
+                        }
+                        _ => {}
+                    }
+                }
+            }
+            "variable_declarator" => found.extend(self.js_require(node)),
+            _ => {}
+        }
+        found
+    }
+
+    /// A string literal's text without its quotes (a module specifier).
+    fn unquoted(&self, node: tree_sitter::Node) -> String {
+        self.text(node)
+            .trim_matches(|c| c == '\'' || c == '"' || c == '`')
+            .to_string()
+    }
+
+    /// `const x = require('./m')` (the module) and `const {a, b: c} = require('./m')`.
+    fn js_require(&self, node: tree_sitter::Node) -> Vec<ImportBinding> {
+        let mut found = Vec::new();
+        let (Some(name), Some(value)) = (
+            node.child_by_field_name("name"),
+            node.child_by_field_name("value"),
+        ) else {
+            return Vec::new();
+        };
+        let required = (value.kind() == "call_expression")
+            .then(|| value.child_by_field_name("function"))
+            .flatten()
+            .is_some_and(|f| self.text(f) == "require");
+        let module = value
+            .child_by_field_name("arguments")
+            .and_then(|a| a.named_child(0))
+            .filter(|a| a.kind() == "string");
+        let (true, Some(module)) = (required, module.map(|n| self.unquoted(n))) else {
+            return Vec::new();
+        };
+        match name.kind() {
+            "identifier" => found.push(bind(name, self.text(name), &module, None)),
+            "object_pattern" => {
+                let mut cursor = name.walk();
+                for part in name.named_children(&mut cursor) {
+                    match part.kind() {
+                        "shorthand_property_identifier_pattern" => {
+                            let n = self.text(part);
+                            found.push(bind(part, n, &module, Some(n)));
+                        }
+                        "pair_pattern" => {
+                            let (Some(key), Some(value)) = (
+                                part.child_by_field_name("key"),
+                                part.child_by_field_name("value"),
+                            ) else {
+                                continue;
+                            };
+                            found.push(bind(
+                                value,
+                                self.text(value),
+                                &module,
+                                Some(self.text(key)),
+                            ));
+                        }
+                        _ => {}
+                    }
+                }
+            }
+            _ => {}
+        }
+        found
+    }
+
+    /// `{a, b as c}` of a JavaScript import or re-export: `a` binds `a`, `c` binds `b`.
+    fn js_specifiers(&self, list: tree_sitter::Node, module: &str) -> Vec<ImportBinding> {
+        let mut cursor = list.walk();
+        list.named_children(&mut cursor)
+            .filter(|s| matches!(s.kind(), "import_specifier" | "export_specifier"))
+            .filter_map(|specifier| {
+                let member = specifier.child_by_field_name("name")?;
+                let bound = specifier.child_by_field_name("alias").unwrap_or(member);
+                Some(bind(
+                    bound,
+                    self.text(bound),
+                    module,
+                    Some(self.text(member)),
+                ))
+            })
+            .collect()
     }
 
     /// `getattr(obj, "name")`, `hasattr`, `delattr` read the attribute `name` and
@@ -1056,6 +1186,27 @@ fn is_identifier_kind(kind: &str) -> bool {
             | "package_identifier"
             | "private_property_identifier"
     )
+}
+
+/// Node kinds that may bind imported names (`import_bindings` looks no further).
+const IMPORT_KINDS: [&str; 6] = [
+    "import_statement",
+    "import_from_statement",
+    "import_declaration",
+    "import_spec",
+    "export_statement",
+    "variable_declarator",
+];
+
+/// One imported name, on the line of the name it binds (so an edit of one line of a
+/// parenthesized `from m import (a,\n b)` holds only its own names).
+fn bind(at: tree_sitter::Node, name: &str, module: &str, member: Option<&str>) -> ImportBinding {
+    ImportBinding {
+        name: name.to_string(),
+        module: module.to_string(),
+        member: member.map(str::to_string),
+        line: at.start_position().row,
+    }
 }
 
 fn is_import_node(language: Language, kind: &str) -> bool {

@@ -11,9 +11,11 @@ use std::path::Path;
 use crate::core::trajectory::Trajectory;
 
 use super::crossval::{CommitSample, repository_of};
-use super::editflow::{AnnotatedCommit, derive_rebuilt_with, hunks_aligned};
+use super::derive::{LSP_MAX_REQUESTS, LSP_TIMEOUT};
+use super::editflow::{AnnotatedCommit, RebuiltLsp, derive_rebuilt_with, hunks_aligned};
 use super::evaluate::{CommitEvaluation, evaluate_commit};
 use super::lsp::ServerSet;
+use super::lsp_workspace::KeptWorkspace;
 use super::order::{AnnotatedPair, PairLabel, editflow_labels, pair_labels};
 use super::{CommitSource, GitRepository, HistoryError, derive_commit};
 
@@ -143,6 +145,15 @@ pub fn evaluate_annotations(
     mut on_commit: impl FnMut(CommitOutcome<'_>),
 ) -> Agreement {
     let mut out = Agreement::default();
+    // One server per language and side for all the commits (`history::lsp_workspace`);
+    // without a scratch directory for it, each commit starts its own.
+    let mut kept = match trees {
+        AnnotatedTrees::Snapshots {
+            servers: Some(servers),
+            ..
+        } => KeptWorkspace::new(servers.clone(), LSP_TIMEOUT, LSP_MAX_REQUESTS).ok(),
+        _ => None,
+    };
     for (index, commit) in commits.iter().enumerate() {
         let name = commit.name();
         let derived = match trees {
@@ -152,7 +163,11 @@ pub fn evaluate_annotations(
                 .and_then(|record| derive_commit(&record, Some(&name)))
                 .map(|t| (t, None)),
             AnnotatedTrees::Snapshots { scratch, servers } => {
-                derive_rebuilt_with(commit, &scratch.join(index.to_string()), servers).map(
+                let lsp = match kept.as_mut() {
+                    Some(kept) => RebuiltLsp::Kept(kept),
+                    None => RebuiltLsp::PerCommit(servers),
+                };
+                derive_rebuilt_with(commit, &scratch.join(index.to_string()), lsp).map(
                     |(t, rebuilt)| {
                         let aligned = hunks_aligned(&t, &rebuilt.hunks);
                         (t, Some(aligned))

@@ -11,11 +11,14 @@ use crate::core::trajectory::{
 };
 
 use super::HistoryError;
+use super::dependency::Dependency;
 use super::dependency::{EditFacts, dependencies};
 use super::extract::{FileEdits, LineEdit, RoundTripError, extract_file, split_lines};
 use super::lsp::{
-    EditSpan, LspSetup, LspStats, Refutation, ServerSet, SideStructures, lsp_dependencies,
+    EditSpan, LspFindings, LspSetup, LspStats, Refutation, ServerSet, SideStructures,
+    lsp_dependencies, lsp_dependencies_on,
 };
+use super::lsp_workspace::KeptWorkspace;
 use super::order::{edit_id, order_from_dependencies};
 use super::source::{CommitRecord, CommitSource};
 use super::symbols::{EditSymbols, Side, edit_symbols_seen};
@@ -41,6 +44,18 @@ pub fn derive_commit(
     derive(record, project, None).map(|(trajectory, _)| trajectory)
 }
 
+/// The `--lsp` pass as `derive` runs it: the commit's files, structures, edits and
+/// syntactic dependencies in, the servers' findings out.
+type LspPass<'a> = Box<
+    dyn FnOnce(
+            &[FileEdits],
+            &[SideStructures],
+            &[EditSpan],
+            &[Dependency],
+        ) -> (LspFindings, LspStats)
+        + 'a,
+>;
+
 /// [`derive_commit`] plus the `--lsp` pass: language servers on the parent and
 /// child trees refute name-based reasons that resolve elsewhere and add
 /// `lsp_def_use` and `lsp_reference` reasons (`history::lsp`).
@@ -49,16 +64,40 @@ pub fn derive_commit_with_lsp(
     project: Option<&str>,
     setup: &LspSetup,
 ) -> Result<(Trajectory, LspStats), HistoryError> {
-    derive(record, project, Some(setup))
+    let pass: LspPass = Box::new(|files, structures, spans, found| {
+        lsp_dependencies(setup, files, structures, spans, found)
+    });
+    derive(record, project, Some(pass))
+        .map(|(trajectory, stats)| (trajectory, stats.unwrap_or_default()))
+}
+
+/// [`derive_commit_with_lsp`] with servers kept alive across a range: `kept`'s two
+/// directories are brought to `record`'s parent and commit trees (only the files that
+/// differ rewritten, the running servers told) and its servers asked. Merge commits are
+/// refused before anything is written.
+pub fn derive_kept(
+    source: &impl CommitSource,
+    record: &CommitRecord,
+    project: Option<&str>,
+    kept: &mut KeptWorkspace,
+) -> Result<(Trajectory, LspStats), HistoryError> {
+    if record.parents.len() > 1 {
+        return derive_commit(record, project).map(|t| (t, LspStats::default()));
+    }
+    let (setup, sides) = kept.sync(source, record)?;
+    let pass: LspPass = Box::new(move |files, structures, spans, found| {
+        lsp_dependencies_on(setup, sides, files, structures, spans, found)
+    });
+    derive(record, project, Some(pass))
         .map(|(trajectory, stats)| (trajectory, stats.unwrap_or_default()))
 }
 
 /// Per-request timeout of the `--lsp` pass (the first request waits for the server's
 /// analysis of the tree).
-const LSP_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(60);
+pub const LSP_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(60);
 
 /// Cap on requests (definition and references) per side and language in the `--lsp` pass.
-const LSP_MAX_REQUESTS: usize = 2000;
+pub const LSP_MAX_REQUESTS: usize = 2000;
 
 /// Why a commit could not be derived from its repository.
 #[derive(Debug, thiserror::Error)]
@@ -110,10 +149,57 @@ pub fn derive_from_source(
     Ok((trajectory, Some(stats)))
 }
 
+/// How the commits of a run get the `--lsp` pass: none, servers started for every
+/// commit, or servers kept alive across the run (`lsp_workspace`).
+#[allow(clippy::large_enum_variant)] // one per run, never moved in a loop
+pub enum LspPlan {
+    /// No `--lsp`.
+    Off,
+    /// Servers started for each commit and shut down after it.
+    PerCommit(ServerSet),
+    /// One server per language and side for the whole run.
+    Kept(Box<KeptWorkspace>),
+}
+
+impl LspPlan {
+    /// No pass without `servers`; else servers kept alive unless `per_commit`.
+    pub fn new(
+        servers: Option<ServerSet>,
+        per_commit: bool,
+    ) -> Result<LspPlan, DeriveFromSourceError> {
+        Ok(match servers {
+            None => LspPlan::Off,
+            Some(servers) if per_commit => LspPlan::PerCommit(servers),
+            Some(servers) => LspPlan::Kept(Box::new(
+                KeptWorkspace::new(servers, LSP_TIMEOUT, LSP_MAX_REQUESTS)
+                    .map_err(DeriveFromSourceError::Scratch)?,
+            )),
+        })
+    }
+
+    /// Derives `record` from `source` with this plan's pass (its stats: `None` without).
+    pub fn derive(
+        &mut self,
+        source: &impl CommitSource,
+        record: &CommitRecord,
+        project: Option<&str>,
+    ) -> Result<(Trajectory, Option<LspStats>), DeriveFromSourceError> {
+        match self {
+            LspPlan::Off => derive_from_source(source, record, project, None),
+            LspPlan::PerCommit(servers) => {
+                derive_from_source(source, record, project, Some(servers))
+            }
+            LspPlan::Kept(kept) => derive_kept(source, record, project, kept)
+                .map(|(trajectory, stats)| (trajectory, Some(stats)))
+                .map_err(DeriveFromSourceError::from),
+        }
+    }
+}
+
 fn derive(
     record: &CommitRecord,
     project: Option<&str>,
-    lsp: Option<&LspSetup>,
+    lsp: Option<LspPass>,
 ) -> Result<(Trajectory, Option<LspStats>), HistoryError> {
     if record.parents.len() > 1 {
         return Err(HistoryError::Merge {
@@ -141,7 +227,7 @@ fn derive(
         .collect();
     let mut found = dependencies(&facts);
     let mut refuted: Vec<Refutation> = Vec::new();
-    let stats = lsp.map(|setup| {
+    let stats = lsp.map(|pass| {
         let spans: Vec<EditSpan> = located
             .iter()
             .map(|l| EditSpan {
@@ -151,7 +237,7 @@ fn derive(
                 changed: &l.symbols.changed,
             })
             .collect();
-        let (findings, stats) = lsp_dependencies(setup, &files, &structures, &spans, &found);
+        let (findings, stats) = pass(&files, &structures, &spans, &found);
         // A refuted reason leaves the order; an edge with no reason left goes with it.
         found.retain(|d| !findings.refuted.iter().any(|r| &r.dependency == d));
         found.extend(findings.added);

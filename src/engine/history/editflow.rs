@@ -214,15 +214,24 @@ pub fn derive_rebuilt(
     commit: &AnnotatedCommit,
     dir: &Path,
 ) -> Result<(crate::core::trajectory::Trajectory, RebuiltCommit), HistoryError> {
-    derive_rebuilt_with(commit, dir, None)
+    derive_rebuilt_with(commit, dir, RebuiltLsp::PerCommit(None))
 }
 
-/// [`derive_rebuilt`], with the `--lsp` pass when `servers` are given (the trees
-/// are written under `dir` too: the rebuilt commit holds only the changed files).
+/// The `--lsp` pass of a rebuilt commit: none, servers started for it, or servers
+/// kept across commits (their trees brought to each rebuilt commit file by file).
+pub enum RebuiltLsp<'a> {
+    /// Servers started for this commit (`None`: no pass).
+    PerCommit(Option<&'a super::lsp::ServerSet>),
+    /// Servers kept alive across the commits.
+    Kept(&'a mut super::lsp_workspace::KeptWorkspace),
+}
+
+/// [`derive_rebuilt`], with the `--lsp` pass `lsp` says (the trees are written under
+/// `dir` or into the kept workspace: the rebuilt commit holds only the changed files).
 pub fn derive_rebuilt_with(
     commit: &AnnotatedCommit,
     dir: &Path,
-    servers: Option<&super::lsp::ServerSet>,
+    lsp: RebuiltLsp<'_>,
 ) -> Result<(crate::core::trajectory::Trajectory, RebuiltCommit), HistoryError> {
     use super::source::CommitSource;
     let snapshots = commit.commit_snapshots.as_ref().ok_or_else(|| {
@@ -237,9 +246,12 @@ pub fn derive_rebuilt_with(
     let repo = super::GitRepository::open(&repo_dir)?;
     let record = repo.load(&sha)?;
     let project = commit.name();
-    let trajectory = match servers {
-        None => super::derive_commit(&record, Some(project.as_str()))?,
-        Some(servers) => {
+    let trajectory = match lsp {
+        RebuiltLsp::PerCommit(None) => super::derive_commit(&record, Some(project.as_str()))?,
+        RebuiltLsp::Kept(kept) => {
+            super::derive::derive_kept(&repo, &record, Some(project.as_str()), kept)?.0
+        }
+        RebuiltLsp::PerCommit(Some(servers)) => {
             let parent_root = dir.join("parent");
             repo.checkout(&record.parents[0], &parent_root)?;
             let child_root = dir.join("commit");
@@ -248,8 +260,8 @@ pub fn derive_rebuilt_with(
                 parent_root: Some(parent_root),
                 child_root,
                 servers: servers.clone(),
-                timeout: std::time::Duration::from_secs(60),
-                max_requests: 2000,
+                timeout: super::derive::LSP_TIMEOUT,
+                max_requests: super::derive::LSP_MAX_REQUESTS,
             };
             super::derive_commit_with_lsp(&record, Some(project.as_str()), &setup)?.0
         }

@@ -1,25 +1,26 @@
 //! `--lsp`: real language servers answer what syntax cannot know about a commit.
 //!
-//! For each language with edits and a server, one server is started per side (the
-//! parent and the commit trees, written to directories; both at once, each in its own
-//! thread) and the changed files are opened. Then, pipelined, it is asked `textDocument/definition` at the use sites of
-//! every name-based reason tree-sitter found and at every other use inside an edit,
-//! and `textDocument/references` at every definition an edit adds or changes; at
-//! most [`LspSetup::max_requests`] per side and language, in that order of
-//! priority. [`super::lsp_evidence`] turns the answers into refuted reasons and new
-//! `lsp_def_use` and `lsp_reference` reasons. A server that cannot start or answer
-//! never fails the commit: it is recorded in the stats and its answers are absent.
-//! Servers are started through `lsp::client`; [`discover_servers`] finds them (and a Go
-//! toolchain for gopls).
+//! For each language with edits and a server, the server of each side (the parent and
+//! the commit trees, written to directories; both sides at once, each in its own
+//! thread) is asked, with the changed files opened: pipelined,
+//! `textDocument/definition` at the use sites of every name-based reason tree-sitter
+//! found and at every other use inside an edit, and `textDocument/references` at every
+//! definition an edit adds or changes; at most [`LspSetup::max_requests`] per side and
+//! language, in that order of priority. [`super::lsp_evidence`] turns the answers into
+//! refuted reasons and new `lsp_def_use` and `lsp_reference` reasons. The servers are
+//! started for the commit ([`lsp_dependencies`]) or kept across a range
+//! ([`lsp_dependencies_on`] with `lsp_workspace`'s trees); `lsp_servers` starts them and
+//! [`discover_servers`] finds them (and a Go toolchain for gopls). A server that cannot
+//! start or answer never fails the commit: it is recorded in the stats and its answers
+//! are absent.
 
 use std::collections::HashMap;
-use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use crate::core::record::uri::path_to_uri;
+use crate::core::record::uri::{path_to_uri, uri_to_path};
 use crate::core::syntax::Language;
 use crate::core::syntax::structure::{FileStructure, Role, analyze};
 use crate::engine::lsp_client::{ClientError, LspClient};
@@ -31,40 +32,8 @@ use super::lsp_evidence::{
     definition_edges, definition_questions, reference_edges, reference_questions, refutations,
 };
 pub use super::lsp_evidence::{EditSpan, Refutation, SideStructures};
-
-/// How to start one language server.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ServerCommand {
-    /// Executable.
-    pub program: PathBuf,
-    /// Arguments (`--stdio` for pyright).
-    pub args: Vec<String>,
-    /// Extra environment (Go's PATH, GOPATH, GOFLAGS…).
-    pub env: Vec<(String, String)>,
-}
-
-/// The servers `--lsp` may use, per language.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct ServerSet {
-    /// pyright-langserver for Python.
-    pub python: Option<ServerCommand>,
-    /// gopls for Go.
-    pub go: Option<ServerCommand>,
-    /// jdtls for Java.
-    pub java: Option<ServerCommand>,
-}
-
-impl ServerSet {
-    /// The server for `language`, if configured.
-    pub fn for_language(&self, language: Language) -> Option<&ServerCommand> {
-        match language {
-            Language::Python => self.python.as_ref(),
-            Language::Go => self.go.as_ref(),
-            Language::Java => self.java.as_ref(),
-            _ => None,
-        }
-    }
-}
+pub use super::lsp_servers::{ServerCommand, ServerSet, discover_servers, go_toolchain_dir};
+use super::lsp_servers::{SideServers, Started};
 
 /// Where the commit's two trees are and which servers to use.
 #[derive(Debug, Clone)]
@@ -85,8 +54,12 @@ pub struct LspSetup {
 /// What the LSP pass did, for reports and cost figures.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct LspStats {
-    /// Servers started (one per side and language).
+    /// Servers started (one per side and language; with kept servers, only when none
+    /// ran yet or the one before died).
     pub servers_started: usize,
+    /// Of those, servers started again because the kept one had died or had failed
+    /// (timed out, closed) on an earlier commit.
+    pub restarted: usize,
     /// `textDocument/definition` requests sent.
     pub requests: usize,
     /// `textDocument/references` requests sent.
@@ -99,6 +72,20 @@ pub struct LspStats {
     pub seconds: f64,
     /// Servers that could not start, with the reason.
     pub unavailable: Vec<String>,
+}
+
+impl LspStats {
+    /// Adds `other`'s counts and seconds (two sides, or a range's commits).
+    pub fn add(&mut self, other: &LspStats) {
+        self.servers_started += other.servers_started;
+        self.restarted += other.restarted;
+        self.requests += other.requests;
+        self.reference_requests += other.reference_requests;
+        self.failures += other.failures;
+        self.refuted += other.refuted;
+        self.seconds += other.seconds;
+        self.unavailable.extend(other.unavailable.iter().cloned());
+    }
 }
 
 /// What the LSP pass found: reasons to add and reasons refuted.
@@ -116,11 +103,32 @@ fn utf16_column(line: &str, byte_column: usize) -> usize {
         .unwrap_or(0)
 }
 
-/// Runs the LSP pass over a commit whose syntactic dependencies are `syntactic`;
-/// never fails the commit: a server that cannot start or answer is recorded in the
-/// stats and its answers are absent (so it refutes and adds nothing).
+/// Runs the LSP pass over a commit whose syntactic dependencies are `syntactic`,
+/// with servers started for it on `setup`'s trees and shut down after; never fails
+/// the commit: a server that cannot start or answer is recorded in the stats and its
+/// answers are absent (so it refutes and adds nothing).
 pub fn lsp_dependencies(
     setup: &LspSetup,
+    files: &[FileEdits],
+    structures: &[SideStructures],
+    edits: &[EditSpan],
+    syntactic: &[Dependency],
+) -> (LspFindings, LspStats) {
+    let mut parent = setup
+        .parent_root
+        .clone()
+        .map(|root| SideServers::new(root, false));
+    let mut commit = SideServers::new(setup.child_root.clone(), false);
+    let sides = [parent.as_mut(), Some(&mut commit)];
+    lsp_dependencies_on(setup, sides, files, structures, edits, syntactic)
+}
+
+/// [`lsp_dependencies`] asking the servers of `sides` (the parent's tree, `None` for a
+/// root commit, and the commit's), which may be kept from earlier commits: their
+/// trees must already hold this commit's sides (`setup`'s roots are not read).
+pub fn lsp_dependencies_on(
+    setup: &LspSetup,
+    sides: [Option<&mut SideServers>; 2],
     files: &[FileEdits],
     structures: &[SideStructures],
     edits: &[EditSpan],
@@ -142,60 +150,55 @@ pub fn lsp_dependencies(
         .collect();
     languages.sort();
     languages.dedup();
-    for language in languages {
-        let server = setup
-            .servers
-            .for_language(language)
-            .expect("filtered above");
-        // The two sides' servers run at once: each mostly waits for its own analysis.
-        let sides: Vec<(SideAnswers, LspStats)> = std::thread::scope(|scope| {
-            let handles: Vec<_> = TreeSide::BOTH
-                .into_iter()
-                .map(|side| {
-                    let view = &view;
-                    scope.spawn(move || {
-                        let mut answered = SideAnswers::default();
-                        let mut stats = LspStats::default();
-                        let root = match side {
-                            TreeSide::Parent => setup.parent_root.as_deref(),
-                            TreeSide::Commit => Some(setup.child_root.as_path()),
+    // The two sides' servers run at once: each mostly waits for its own analysis.
+    let sides: Vec<(SideAnswers, LspStats)> = std::thread::scope(|scope| {
+        let handles: Vec<_> = TreeSide::BOTH
+            .into_iter()
+            .zip(sides)
+            .map(|(side, servers)| {
+                let (view, languages) = (&view, &languages);
+                scope.spawn(move || {
+                    let mut answered = SideAnswers::default();
+                    let mut stats = LspStats::default();
+                    let Some(servers) = servers else {
+                        return (answered, stats);
+                    };
+                    for &language in languages {
+                        let command = setup
+                            .servers
+                            .for_language(language)
+                            .expect("filtered above");
+                        let mut asker = SideAsker {
+                            setup,
+                            view,
+                            root: servers.root().to_path_buf(),
+                            side,
+                            language,
                         };
-                        if let Some(root) = root {
-                            let asker = SideAsker {
-                                setup,
-                                view,
-                                root,
-                                side,
-                                language,
-                            };
-                            if let Err(reason) =
-                                asker.run(server, syntactic, &mut answered, &mut stats)
-                            {
-                                stats.unavailable.push(format!(
-                                    "{} on the {}: {reason}",
-                                    language.name(),
-                                    side.name()
-                                ));
-                            }
+                        let healthy =
+                            asker.run(servers, command, syntactic, &mut answered, &mut stats);
+                        if let Err(reason) = &healthy {
+                            stats.unavailable.push(format!(
+                                "{} on the {}: {reason}",
+                                language.name(),
+                                side.name()
+                            ));
                         }
-                        (answered, stats)
-                    })
+                        servers.finish(language, healthy.unwrap_or(false));
+                    }
+                    (answered, stats)
                 })
-                .collect();
-            handles
-                .into_iter()
-                .map(|handle| handle.join().expect("an LSP side does not panic"))
-                .collect()
-        });
-        for ((answered, side_stats), into) in sides.into_iter().zip(answers.iter_mut()) {
-            into.definitions.extend(answered.definitions);
-            into.references.extend(answered.references);
-            stats.servers_started += side_stats.servers_started;
-            stats.requests += side_stats.requests;
-            stats.reference_requests += side_stats.reference_requests;
-            stats.failures += side_stats.failures;
-            stats.unavailable.extend(side_stats.unavailable);
-        }
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|handle| handle.join().expect("an LSP side does not panic"))
+            .collect()
+    });
+    for ((answered, side_stats), into) in sides.into_iter().zip(answers.iter_mut()) {
+        into.definitions.extend(answered.definitions);
+        into.references.extend(answered.references);
+        stats.add(&side_stats);
     }
     let refuted = refutations(&view, syntactic, &answers);
     let mut added = definition_edges(&view, &answers);
@@ -211,45 +214,73 @@ pub fn lsp_dependencies(
 struct SideAsker<'a> {
     setup: &'a LspSetup,
     view: &'a CommitView<'a>,
-    root: &'a Path,
+    root: PathBuf,
     side: TreeSide,
     language: Language,
 }
 
 impl SideAsker<'_> {
+    /// Asks this side's server (started or kept by `servers`); whether it stayed
+    /// healthy (every answer came, none timed out).
     fn run(
-        &self,
-        server: &ServerCommand,
+        &mut self,
+        servers: &mut SideServers,
+        command: &ServerCommand,
         syntactic: &[Dependency],
         answered: &mut SideAnswers,
         stats: &mut LspStats,
-    ) -> Result<(), ClientError> {
-        let mut command = Command::new(&server.program);
-        command
-            .args(&server.args)
-            .current_dir(self.root)
-            .stderr(Stdio::null());
-        for (key, value) in &server.env {
-            command.env(key, value);
-        }
-        let mut client = LspClient::spawn(command)?;
-        stats.servers_started += 1;
-        client.initialize(self.root, self.setup.timeout)?;
+    ) -> Result<bool, ClientError> {
+        let version = servers.next_version();
+        let strict = servers.versioned(self.language);
+        let (client, started) = servers.client(self.language, command, self.setup.timeout)?;
+        // What a kept server said about an earlier commit says nothing about this one.
+        while client.next_notification(Duration::ZERO).is_some() {}
+        stats.servers_started += usize::from(started != Started::Kept);
+        stats.restarted += usize::from(started == Started::Restarted);
         let files: Vec<usize> = (0..self.view.files.len())
             .filter(|&f| {
                 self.view.files[f].language == Some(self.language)
                     && !self.view.files[f].edits.is_empty()
             })
             .collect();
+        let mut opened = Vec::new();
         for &file in &files {
             let Some(text) = self.view.text(file, self.side) else {
                 continue;
             };
+            let uri = self.uri(file);
             let _ = client.notify(
                 "textDocument/didOpen",
-                json!({"textDocument": {"uri": self.uri(file), "languageId": self.language.name(), "version": 1, "text": text}}),
+                json!({"textDocument": {"uri": uri, "languageId": self.language.name(), "version": version, "text": text}}),
+            );
+            opened.push(uri);
+        }
+        let limit = self.setup.timeout.min(SETTLE_LIMIT);
+        let versioned = settle(client, &opened, version, strict, limit);
+        let healthy = self.ask(client, &files, syntactic, answered, stats);
+        // A kept server reads these files from disk again for the next commit.
+        for uri in opened {
+            let _ = client.notify(
+                "textDocument/didClose",
+                json!({"textDocument": {"uri": uri}}),
             );
         }
+        if versioned {
+            servers.set_versioned(self.language);
+        }
+        Ok(healthy)
+    }
+
+    /// The definition and references questions of this side, pipelined; whether the
+    /// server answered them all (an error answer counts; a timeout or close does not).
+    fn ask(
+        &self,
+        client: &mut LspClient,
+        files: &[usize],
+        syntactic: &[Dependency],
+        answered: &mut SideAnswers,
+        stats: &mut LspStats,
+    ) -> bool {
         let mine = |position: &Position| files.contains(&position.0);
         let mut budget = self.setup.max_requests;
         // Refutation and extension questions first, then references; one budget.
@@ -270,8 +301,8 @@ impl SideAsker<'_> {
             .map(|&p| json!({"textDocument": {"uri": self.uri(p.0)}, "position": self.lsp_position(p)}))
             .collect();
         stats.requests += params.len();
-        let results = ask_all(
-            &mut client,
+        let (results, mut healthy) = ask_all(
+            client,
             "textDocument/definition",
             params,
             self.setup.timeout,
@@ -289,21 +320,21 @@ impl SideAsker<'_> {
             .map(|q| json!({"textDocument": {"uri": self.uri(q.position.0)}, "position": self.lsp_position(q.position), "context": {"includeDeclaration": false}}))
             .collect();
         stats.reference_requests += params.len();
-        let results = ask_all(
-            &mut client,
+        let (results, references_healthy) = ask_all(
+            client,
             "textDocument/references",
             params,
             self.setup.timeout,
             stats,
         );
+        healthy &= references_healthy;
         for (question, result) in references.into_iter().zip(results) {
             if let Some(result) = result {
                 let found = targets.resolve(&result);
                 answered.references.push((question, found));
             }
         }
-        let _ = client.shutdown(Duration::from_secs(5));
-        Ok(())
+        healthy
     }
 
     fn uri(&self, file: usize) -> String {
@@ -317,6 +348,61 @@ impl SideAsker<'_> {
     }
 }
 
+/// How long the server must publish no more diagnostics, once every opened file has
+/// some, before it is asked.
+const QUIET: Duration = Duration::from_millis(200);
+
+/// The longest wait for [`settle`] (a server that publishes no diagnostics costs this).
+const SETTLE_LIMIT: Duration = Duration::from_secs(20);
+
+/// Waits until the server has published diagnostics for every file in `opened` at
+/// `version` (or without a version, unless `strict`: a server known to send versions,
+/// whose late versionless clearing of a file closed on an earlier commit must not
+/// count) and then none for [`QUIET`], at most `limit`; whether any diagnostics
+/// carried a version. pyright answers `definition` while it is still checking the
+/// opened files (its checked diagnostics come after the answer), and what it answers
+/// may depend on how far the check got: asking once the check is published makes the
+/// answers the same from run to run.
+fn settle(
+    client: &LspClient,
+    opened: &[String],
+    version: i64,
+    strict: bool,
+    limit: Duration,
+) -> bool {
+    let deadline = Instant::now() + limit;
+    // Compared as paths: a server may spell a URI's escapes its own way.
+    let mut waiting: Vec<Option<String>> = opened.iter().map(|uri| uri_to_path(uri)).collect();
+    let mut last = Instant::now();
+    let mut versioned = false;
+    loop {
+        let now = Instant::now();
+        let until = match waiting.is_empty() {
+            true => (last + QUIET).min(deadline),
+            false => deadline,
+        };
+        let Some(note) = client.next_notification(until.saturating_duration_since(now)) else {
+            // Quiet long enough, or the deadline passed, or the server is gone.
+            return versioned;
+        };
+        if note.get("method").and_then(Value::as_str) != Some("textDocument/publishDiagnostics") {
+            continue;
+        }
+        let params = &note["params"];
+        let sent = params.get("version").and_then(Value::as_i64);
+        versioned |= sent.is_some();
+        let current = match sent {
+            Some(v) => v == version,
+            None => !strict,
+        };
+        if let (true, Some(uri)) = (current, params.get("uri").and_then(Value::as_str)) {
+            let path = uri_to_path(uri);
+            waiting.retain(|w| *w != path);
+        }
+        last = Instant::now();
+    }
+}
+
 /// Sends every request at once (the server answers them in turn) and waits for each
 /// answer; `None` for one that failed. The first answer may wait `timeout` for the
 /// server's analysis, each next one `timeout` after the previous; after a timeout or
@@ -327,13 +413,13 @@ fn ask_all(
     params: Vec<Value>,
     timeout: Duration,
     stats: &mut LspStats,
-) -> Vec<Option<Value>> {
+) -> (Vec<Option<Value>>, bool) {
     let mut receivers = Vec::with_capacity(params.len());
     for params in params {
         receivers.push(client.start_request(method, params).ok().map(|(_, rx)| rx));
     }
     let mut alive = true;
-    receivers
+    let answers = receivers
         .into_iter()
         .map(|rx| {
             let response = rx
@@ -345,7 +431,8 @@ fn ask_all(
             stats.failures += usize::from(answer.is_none());
             answer
         })
-        .collect()
+        .collect();
+    (answers, alive)
 }
 
 /// Turns answered locations into [`Target`]s: which changed file they land in, and
@@ -366,7 +453,7 @@ impl<'a> TargetResolver<'a> {
             .collect();
         TargetResolver {
             asker,
-            root_uri: path_to_uri(asker.root),
+            root_uri: path_to_uri(&asker.root),
             changed,
             others: HashMap::new(),
         }
@@ -405,7 +492,7 @@ impl<'a> TargetResolver<'a> {
     /// The structure of a file of the tree outside the commit, parsed once.
     fn other_structure(&mut self, relative: &str) -> Option<&FileStructure> {
         let language = self.asker.language;
-        let root = self.asker.root;
+        let root = &self.asker.root;
         self.others
             .entry(relative.to_string())
             .or_insert_with(|| {
@@ -448,72 +535,4 @@ fn locations(result: &Value) -> Vec<(String, usize)> {
             Some((uri, line))
         })
         .collect()
-}
-
-/// Where a Go toolchain for gopls lives when `go` is not on `PATH`: the newest Debian
-/// `golang-1.N-go` (`/usr/lib/go-1.N/bin`); `None` when `go` is on `PATH` or none is
-/// installed. Debian's gopls finds no toolchain of its own.
-pub fn go_toolchain_dir() -> Option<PathBuf> {
-    let on_path = std::env::var_os("PATH")
-        .is_some_and(|paths| std::env::split_paths(&paths).any(|dir| dir.join("go").is_file()));
-    if on_path {
-        return None;
-    }
-    let minor = |name: &str| -> Option<u32> { name.strip_prefix("go-1.")?.parse().ok() };
-    std::fs::read_dir("/usr/lib")
-        .ok()?
-        .flatten()
-        .filter_map(|entry| {
-            let name = entry.file_name().into_string().ok()?;
-            let bin = entry.path().join("bin");
-            (bin.join("go").is_file()).then_some((minor(&name)?, bin))
-        })
-        .max_by_key(|(minor, _)| *minor)
-        .map(|(_, bin)| bin)
-}
-
-/// The language servers `--lsp` can use on this machine: `NEXTEDIT_PYRIGHT`,
-/// `NEXTEDIT_GOPLS` and `NEXTEDIT_JDTLS` when set, else `pyright-langserver`, `gopls`
-/// and `jdtls` found on `PATH`. gopls gets a Go toolchain ([`go_toolchain_dir`]) and
-/// no network (`GOPROXY=off`).
-pub fn discover_servers() -> ServerSet {
-    let python = server("NEXTEDIT_PYRIGHT", "pyright-langserver").map(|program| ServerCommand {
-        program,
-        args: vec!["--stdio".into()],
-        env: Vec::new(),
-    });
-    let go = server("NEXTEDIT_GOPLS", "gopls").map(|program| {
-        // Debian's gopls needs a Go toolchain on PATH; never reach for the network.
-        let mut path = std::env::var("PATH").unwrap_or_default();
-        if let Some(go) = go_toolchain_dir() {
-            path = format!("{}:{path}", go.display());
-        }
-        let env = vec![
-            ("PATH".into(), path),
-            ("GOPROXY".into(), "off".into()),
-            ("GOFLAGS".into(), "-mod=mod".into()),
-        ];
-        ServerCommand {
-            program,
-            args: Vec::new(),
-            env,
-        }
-    });
-    let java = server("NEXTEDIT_JDTLS", "jdtls").map(|program| ServerCommand {
-        program,
-        args: Vec::new(),
-        env: Vec::new(),
-    });
-    ServerSet { python, go, java }
-}
-
-/// The program named by `variable`, else `program` found on `PATH`.
-fn server(variable: &str, program: &str) -> Option<PathBuf> {
-    std::env::var_os(variable).map(PathBuf::from).or_else(|| {
-        std::env::var_os("PATH").and_then(|paths| {
-            std::env::split_paths(&paths)
-                .map(|dir| dir.join(program))
-                .find(|path| path.is_file())
-        })
-    })
 }

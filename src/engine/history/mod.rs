@@ -32,6 +32,8 @@ pub mod extract;
 pub mod link;
 pub mod lsp;
 pub mod lsp_evidence;
+pub mod lsp_servers;
+pub mod lsp_workspace;
 pub mod odb;
 pub mod order;
 pub mod order_file;
@@ -45,7 +47,8 @@ pub mod visibility;
 pub use derive::{derive_commit, derive_commit_with_lsp};
 pub use recorded::{recorded_order, recorded_order_by_full_parses, recorded_order_with_counts};
 pub use source::{
-    CommitRecord, CommitSource, GitError, GitRepository, Merges, MergesError, Selection, select,
+    CommitRecord, CommitSource, GitError, GitRepository, Merges, MergesError, Selection,
+    TreeChange, TreeChangeKind, select,
 };
 
 use thiserror::Error;

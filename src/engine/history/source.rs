@@ -188,6 +188,35 @@ pub trait CommitSource {
     fn project(&self) -> Option<String>;
     /// Writes the whole tree of commit `sha` into `dir` (for language servers).
     fn checkout(&self, sha: &str, dir: &Path) -> Result<(), HistoryError>;
+    /// Turns `dir`, which holds the tree of commit `from`, into the tree of `to`:
+    /// writes the files that differ and removes the ones `to` lacks (kept language
+    /// servers are told of exactly these). Returns each changed path, relative.
+    fn update_checkout(
+        &self,
+        from: &str,
+        to: &str,
+        dir: &Path,
+    ) -> Result<Vec<TreeChange>, HistoryError>;
+}
+
+/// One file of a written tree that [`CommitSource::update_checkout`] changed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TreeChange {
+    /// The path, relative to the tree's root.
+    pub path: String,
+    /// What happened to it.
+    pub kind: TreeChangeKind,
+}
+
+/// What happened to a file of a written tree (LSP's `FileChangeType`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TreeChangeKind {
+    /// It did not exist before.
+    Created,
+    /// Its content changed.
+    Changed,
+    /// It was removed.
+    Deleted,
 }
 
 /// Checks the loose objects of `repo` before libgit2 reads any (see [`super::odb`]).
@@ -667,6 +696,82 @@ impl CommitSource for GitRepository {
             .checkout_tree(tree.as_object(), Some(&mut checkout))
             .map_err(git(sha, "writing the tree to a scratch directory"))
     }
+
+    fn update_checkout(
+        &self,
+        from: &str,
+        to: &str,
+        dir: &Path,
+    ) -> Result<Vec<TreeChange>, HistoryError> {
+        let tree_of = |sha: &str| {
+            git2::Oid::from_str(sha)
+                .and_then(|oid| self.repo.find_commit(oid))
+                .and_then(|c| c.tree())
+                .map_err(git(sha, "reading the tree"))
+        };
+        let (old, new) = (tree_of(from)?, tree_of(to)?);
+        let diff = self
+            .repo
+            .diff_tree_to_tree(Some(&old), Some(&new), None)
+            .map_err(git(to, "diffing against the tree written before"))?;
+        let io = |path: &Path| {
+            let path = path.display().to_string();
+            move |source| HistoryError::Io { path, source }
+        };
+        let mut changes = Vec::new();
+        // Without rename detection a rename is a deletion and an addition: the servers
+        // see both.
+        for delta in diff.deltas() {
+            let (old_file, new_file) = (delta.old_file(), delta.new_file());
+            let writes = is_file(new_file.mode());
+            if is_file(old_file.mode()) && !writes {
+                let Some(relative) = old_file.path() else {
+                    continue;
+                };
+                let path = dir.join(relative);
+                match std::fs::remove_file(&path) {
+                    Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                        return Err(io(&path)(e));
+                    }
+                    _ => {}
+                }
+                changes.push(TreeChange {
+                    path: path_text(relative.as_os_str().as_encoded_bytes()),
+                    kind: TreeChangeKind::Deleted,
+                });
+            }
+            let (true, Some(relative)) = (writes, new_file.path()) else {
+                continue;
+            };
+            let path = dir.join(relative);
+            let blob = self
+                .repo
+                .find_blob(new_file.id())
+                .map_err(git(to, "reading a changed file"))?;
+            if let Some(parent) = path.parent() {
+                std::fs::create_dir_all(parent).map_err(io(parent))?;
+            }
+            // A symlink or a submodule the tree held becomes a file: replace it.
+            if std::fs::symlink_metadata(&path).is_ok_and(|m| !m.is_file()) {
+                let _ = std::fs::remove_file(&path);
+            }
+            std::fs::write(&path, blob.content()).map_err(io(&path))?;
+            changes.push(TreeChange {
+                path: path_text(relative.as_os_str().as_encoded_bytes()),
+                kind: if is_file(old_file.mode()) {
+                    TreeChangeKind::Changed
+                } else {
+                    TreeChangeKind::Created
+                },
+            });
+        }
+        Ok(changes)
+    }
+}
+
+/// Whether a tree entry is a file the servers read (not a symlink or submodule).
+fn is_file(mode: git2::FileMode) -> bool {
+    matches!(mode, git2::FileMode::Blob | git2::FileMode::BlobExecutable)
 }
 
 /// One hunk header of a zero-context diff, as `git diff -U0` prints it: 1-based starts;

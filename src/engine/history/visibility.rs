@@ -8,8 +8,13 @@
 //! contains A may re-export it (`from pkg import N`). Go: a bare name is visible in
 //! its package (directory), `pkg.N` through an import whose path ends with A's
 //! directory. Java: a top-level type in its package or through an import of it or
-//! its package. Other languages are not modelled: their uses carry no binding and
-//! the rules resolve them by scope alone.
+//! its package. JavaScript/TypeScript, as Python: B defines `N` itself or imports it
+//! from A (`import {N} from './a'`, `import N from './a'` for a default export,
+//! `import * as a from './a'` or `const a = require('./a')` + `a.N`, `const {N} =
+//! require('./a')`), the module resolved against B's directory (extension optional;
+//! a directory means its index, which may re-export anything beneath it). Other
+//! languages are not modelled: their uses carry no binding and the rules resolve
+//! them by scope alone.
 //!
 //! [`FileNames`] is built once per file and side from the whole text's structure (an
 //! edit's lines rarely hold the imports it relies on); [`module_holds`] and
@@ -86,7 +91,7 @@ impl FileNames {
             language: Some(language),
             ..FileNames::default()
         };
-        if !matches!(language, Language::Python | Language::Go | Language::Java) {
+        if !modelled(language) {
             return names;
         }
         for import in &structure.imports {
@@ -168,12 +173,10 @@ impl FileNames {
         names
     }
 
-    /// True when the language's bindings are modelled (Python, Go, Java).
+    /// True when the language's bindings are modelled (Python, Go, Java,
+    /// JavaScript/TypeScript).
     pub fn modelled(&self) -> bool {
-        matches!(
-            self.language,
-            Some(Language::Python | Language::Go | Language::Java)
-        )
+        self.language.is_some_and(modelled)
     }
 
     /// What `name`, used inside the scopes `chain` (outermost first; `callable_depth`
@@ -256,6 +259,11 @@ impl FileNames {
     }
 }
 
+/// Languages whose bindings [`FileNames`] models.
+fn modelled(language: Language) -> bool {
+    !matches!(language, Language::Rust)
+}
+
 /// True when a class header names `base` among its words after the class's own name.
 fn header_names(header: &str, base: &str) -> bool {
     header
@@ -298,6 +306,54 @@ pub fn module_holds(module: &str, importer: &str, path: &str) -> bool {
         return target.starts_with(&full);
     }
     let wanted: Vec<&str> = module.split('.').collect();
+    !wanted.is_empty()
+        && target
+            .windows(wanted.len())
+            .any(|run| run == wanted.as_slice())
+}
+
+/// Whether a path is a JavaScript or TypeScript file.
+pub fn is_js(path: &str) -> bool {
+    [".js", ".jsx", ".mjs", ".cjs", ".ts", ".tsx", ".mts", ".cts"]
+        .iter()
+        .any(|ext| path.ends_with(ext))
+}
+
+/// True when the JavaScript/TypeScript module specifier `module`, imported by the
+/// file `importer`, is the file `path` (extension optional), or a directory holding
+/// it (its index may re-export it). Relative specifiers (`./m`, `../m`) resolve
+/// against the importer's directory; bare ones (`pkg/m`, `@/m`) match wherever the
+/// repository's root is, as Python's absolute modules do.
+pub fn js_module_holds(module: &str, importer: &str, path: &str) -> bool {
+    let mut target = segments(path);
+    if target.last() == Some(&"index") {
+        target.pop();
+    }
+    let stem = ["js", "jsx", "mjs", "cjs", "ts", "tsx", "mts", "cts"]
+        .iter()
+        .find_map(|ext| module.strip_suffix(&format!(".{ext}")))
+        .unwrap_or(module);
+    if module.starts_with('.') {
+        let mut full = directory(importer);
+        for part in stem.split('/') {
+            match part {
+                "" | "." => {}
+                ".." => {
+                    if full.pop().is_none() {
+                        return false;
+                    }
+                }
+                part => full.push(part),
+            }
+        }
+        return target.starts_with(&full);
+    }
+    let wanted: Vec<&str> = stem
+        .trim_start_matches("@/")
+        .trim_start_matches("~/")
+        .split('/')
+        .filter(|p| !p.is_empty())
+        .collect();
     !wanted.is_empty()
         && target
             .windows(wanted.len())
@@ -367,14 +423,18 @@ pub fn visible_from(name: &str, def_path: &str, site: UseSite) -> Option<bool> {
             Binding::Module => Some(false),
         };
     }
-    if !python {
+    let js = is_js(def_path) && is_js(site.path);
+    if !(python || js) {
         return None;
     }
+    // The same rules for both; only how a module names a file differs.
+    let holds = |module: &str| match python {
+        true => module_holds(module, site.path, def_path),
+        false => js_module_holds(module, site.path, def_path),
+    };
     if site.attribute {
         return match site.qualifier? {
-            Qualifier::Module(module) | Qualifier::ImportedName(module) => {
-                Some(module_holds(module, site.path, def_path))
-            }
+            Qualifier::Module(module) | Qualifier::ImportedName(module) => Some(holds(module)),
             _ => Some(false),
         };
     }
@@ -382,12 +442,12 @@ pub fn visible_from(name: &str, def_path: &str, site: UseSite) -> Option<bool> {
         Binding::Local => false,
         Binding::Module => same_file,
         Binding::Imported { module, member } => match member {
-            Some(member) => member == name && module_holds(module, site.path, def_path),
+            // A default import binds whatever A exports as default, under a name of
+            // B's choosing: the same name counts.
+            Some(member) => (member == name || (js && member == "default")) && holds(module),
             None => false,
         },
-        Binding::Unbound { star } => {
-            same_file || star.iter().any(|m| module_holds(m, site.path, def_path))
-        }
+        Binding::Unbound { star } => same_file || star.iter().any(|m| holds(m)),
     })
 }
 
@@ -426,6 +486,15 @@ mod tests {
         assert!(java_package_holds("shop", "src/main/java/shop/Cart.java"));
         assert!(!java_package_holds("other", "src/main/java/shop/Cart.java"));
         assert!(!package_holds("github.com/o/r/client", "server/listen.go"));
+        assert!(js_module_holds("./a", "lib/c.js", "lib/a.js"));
+        assert!(js_module_holds("./a.js", "lib/c.js", "lib/a.js"));
+        assert!(js_module_holds("../lib/a", "app/f.js", "lib/a.ts"));
+        assert!(js_module_holds("../lib", "app/f.js", "lib/index.js"));
+        assert!(js_module_holds("../lib", "app/f.js", "lib/a.js"));
+        assert!(!js_module_holds("./b", "lib/c.js", "lib/a.js"));
+        assert!(!js_module_holds("../../x", "lib/c.js", "x.js"));
+        assert!(js_module_holds("@/lib/a", "app/f.ts", "src/lib/a.ts"));
+        assert!(!js_module_holds("react", "app/f.ts", "src/lib/a.ts"));
     }
 
     #[test]
@@ -470,7 +539,8 @@ mod tests {
                 bare("src/shop/Use.java", &unbound),
                 Some(true),
             ),
-            ("load", "lib/a.js", bare("lib/b.js", &unbound), None),
+            ("load", "lib/a.js", bare("lib/b.js", &unbound), Some(false)),
+            ("load", "lib/a.rs", bare("lib/b.rs", &unbound), None),
         ];
         for (name, def_path, site, expected) in cases {
             assert_eq!(

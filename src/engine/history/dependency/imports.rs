@@ -4,7 +4,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use crate::core::syntax::structure::DefinitionKind;
-use crate::engine::history::visibility::{module_holds, package_holds};
+use crate::engine::history::visibility::{is_js, js_module_holds, module_holds, package_holds};
 
 use super::{Dependency, DependencyKind, EditFacts, nearest_holders};
 
@@ -71,12 +71,14 @@ pub(super) fn imports(edits: &[EditFacts], found: &mut BTreeSet<Dependency>) {
 }
 
 /// Whether the import of `name` on `edit`'s lines can bring in a definition of the
-/// file `path`: its module is that file or a package holding it (Python), or that
-/// file's package (Go). A name that is only part of a module path (`pkg` in
-/// `from pkg.m import f`) imports nothing. Other languages: by name alone.
+/// file `path`: its module is that file or a package holding it (Python), that file
+/// or a directory holding it (JavaScript/TypeScript), or that file's package (Go). A
+/// name that is only part of a module path (`pkg` in `from pkg.m import f`) imports
+/// nothing. Other languages: by name alone.
 fn imports_from(edit: &EditFacts, name: &str, path: &str) -> bool {
     let python = edit.path.ends_with(".py");
-    if !(python || edit.path.ends_with(".go")) {
+    let js = is_js(edit.path);
+    if !(python || js || edit.path.ends_with(".go")) {
         return true;
     }
     edit.symbols
@@ -86,6 +88,8 @@ fn imports_from(edit: &EditFacts, name: &str, path: &str) -> bool {
             modules.iter().any(|m| {
                 if python {
                     module_holds(m, edit.path, path)
+                } else if js {
+                    js_module_holds(m, edit.path, path)
                 } else {
                     package_holds(m, path)
                 }
