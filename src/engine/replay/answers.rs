@@ -30,6 +30,22 @@ pub struct Answer {
     pub after: String,
 }
 
+impl Answer {
+    /// Answer 0 of gold edit `gold`: the edit itself, at its lines now.
+    pub fn of_edit(state: &ReplayState, gold: usize) -> Answer {
+        let edit = &state.edits()[gold];
+        let (start, end) = state.current_range(gold);
+        Answer {
+            index: 0,
+            file: edit.file.clone(),
+            start,
+            end,
+            before: edit.before_text(),
+            after: edit.after_text(),
+        }
+    }
+}
+
 /// One alternative as stated: first line, replaced lines, new text.
 #[derive(Debug, Clone)]
 struct Stated {
@@ -69,15 +85,7 @@ impl Alternatives {
     /// whose before-text is at its lines.
     pub fn answers(&self, state: &ReplayState, gold: usize) -> Vec<Answer> {
         let edit = &state.edits()[gold];
-        let (start, end) = state.current_range(gold);
-        let mut answers = vec![Answer {
-            index: 0,
-            file: edit.file.clone(),
-            start,
-            end,
-            before: edit.before_text(),
-            after: edit.after_text(),
-        }];
+        let mut answers = vec![Answer::of_edit(state, gold)];
         let lines = state.lines(&edit.file).unwrap_or_default();
         for (k, stated) in self.by_edit.get(gold).into_iter().flatten().enumerate() {
             let end = stated.start + stated.before.len();

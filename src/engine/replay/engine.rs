@@ -919,16 +919,7 @@ impl Stepper<'_> {
     /// Right answer `k` of gold edit `gold` (0: the edit itself).
     fn answer(&self, state: &ReplayState, gold: usize, k: usize) -> Answer {
         if k == 0 {
-            let edit = &state.edits()[gold];
-            let (start, end) = state.current_range(gold);
-            return Answer {
-                index: 0,
-                file: edit.file.clone(),
-                start,
-                end,
-                before: edit.before_text(),
-                after: edit.after_text(),
-            };
+            return Answer::of_edit(state, gold);
         }
         let mut answers = self.alternatives.answers(state, gold);
         // Scored in this very state, so it is there; else the edit itself.
