@@ -148,7 +148,7 @@ fn derive_commit(
     if let Some(stats) = stats {
         report_lsp(&sha, &stats);
     }
-    trajectory.session.workspace = Some(args.repo.display().to_string());
+    trajectory.session.workspace = Some(workspace(&args.repo));
     if let Some(path) = &args.order_from {
         trajectory.order = read_order_file(path, trajectory.edits.len())?;
     }
@@ -201,7 +201,7 @@ fn derive_range(
                     lsp.add(&stats);
                     progress.suspend(|| report_unavailable(sha, &stats));
                 }
-                trajectory.session.workspace = Some(args.repo.display().to_string());
+                trajectory.session.workspace = Some(workspace(&args.repo));
                 Ok(trajectory)
             });
         match derived {
@@ -297,4 +297,14 @@ fn report_unavailable(sha: &str, stats: &LspStats) {
     for reason in &stats.unavailable {
         eprintln!("lsp {short}: {}", nextedit::base::secrets::scrub(reason));
     }
+}
+
+/// The repository as a trajectory names its workspace: absolute, so a stored session
+/// (`--store`) still names it when read from another directory (`--repo .` was stored
+/// as `.`).
+fn workspace(repo: &std::path::Path) -> String {
+    std::path::absolute(repo)
+        .unwrap_or_else(|_| repo.to_path_buf())
+        .display()
+        .to_string()
 }

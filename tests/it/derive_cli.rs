@@ -186,6 +186,17 @@ fn single_commit_to_stdout_and_store_is_not_wired_yet() {
         String::from_utf8_lossy(&replayed.stderr)
     );
 
+    // `--repo .` names the workspace by its absolute path, so the stored session still
+    // finds it from elsewhere.
+    let here = std::process::Command::new(env!("CARGO_BIN_EXE_nextedit"))
+        .args(["derive", "--repo", ".", "--commit", "HEAD"])
+        .current_dir(repo.path())
+        .output()
+        .unwrap();
+    assert_eq!(here.status.code(), Some(0));
+    let json: serde_json::Value = serde_json::from_slice(&here.stdout).unwrap();
+    assert_eq!(json["session"]["workspace"].as_str(), repo.path().to_str());
+
     let output = nextedit(&[
         "derive",
         "--repo",
