@@ -10,7 +10,7 @@ use nextedit::engine::history::derive::LspPlan;
 use nextedit::engine::history::lsp::{LspStats, ServerSet, discover_servers};
 use nextedit::engine::history::order_file::read_order_file;
 use nextedit::engine::history::selection::describe_selection;
-use nextedit::engine::history::{CommitSource, GitRepository, Merges, select};
+use nextedit::engine::history::{CommitSource, GitRepository, Merges, select, workspace_name};
 
 /// Derive trajectories (edits and their natural partial order) from git commits
 ///
@@ -148,7 +148,7 @@ fn derive_commit(
     if let Some(stats) = stats {
         report_lsp(&sha, &stats);
     }
-    trajectory.session.workspace = Some(workspace(&args.repo));
+    trajectory.session.workspace = Some(workspace_name(&args.repo));
     if let Some(path) = &args.order_from {
         trajectory.order = read_order_file(path, trajectory.edits.len())?;
     }
@@ -201,7 +201,7 @@ fn derive_range(
                     lsp.add(&stats);
                     progress.suspend(|| report_unavailable(sha, &stats));
                 }
-                trajectory.session.workspace = Some(workspace(&args.repo));
+                trajectory.session.workspace = Some(workspace_name(&args.repo));
                 Ok(trajectory)
             });
         match derived {
@@ -297,14 +297,4 @@ fn report_unavailable(sha: &str, stats: &LspStats) {
     for reason in &stats.unavailable {
         eprintln!("lsp {short}: {}", nextedit::base::secrets::scrub(reason));
     }
-}
-
-/// The repository as a trajectory names its workspace: absolute, so a stored session
-/// (`--store`) still names it when read from another directory (`--repo .` was stored
-/// as `.`).
-fn workspace(repo: &std::path::Path) -> String {
-    std::path::absolute(repo)
-        .unwrap_or_else(|_| repo.to_path_buf())
-        .display()
-        .to_string()
 }

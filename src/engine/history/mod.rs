@@ -48,7 +48,7 @@ pub use derive::{derive_commit, derive_commit_with_lsp};
 pub use recorded::{recorded_order, recorded_order_by_full_parses, recorded_order_with_counts};
 pub use source::{
     CommitRecord, CommitSource, GitError, GitRepository, Merges, MergesError, Selection,
-    TreeChange, TreeChangeKind, select,
+    TreeChange, TreeChangeKind, select, workspace_name,
 };
 
 use thiserror::Error;

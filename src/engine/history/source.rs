@@ -248,6 +248,15 @@ pub struct GitRepository {
     project: Option<String>,
 }
 
+/// A repository path as a trajectory names its workspace: absolute, so a stored
+/// session still names it when read from another directory (`--repo .` is not `.`).
+pub fn workspace_name(repo: &Path) -> String {
+    std::path::absolute(repo)
+        .unwrap_or_else(|_| repo.to_path_buf())
+        .display()
+        .to_string()
+}
+
 /// The header of a commit: what a linked session's `session.commit` carries.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CommitHeader {
