@@ -49,6 +49,10 @@ pub enum GitFetchError {
         /// Why.
         source: std::io::Error,
     },
+    /// A URL or commit id git would read as an option (a leading `-`), or a commit id
+    /// that is not one (input files name them: nothing in them may steer git).
+    #[error("not a repository URL or commit id git may be given: `{0}`")]
+    NotPlain(String),
     /// git does not start.
     #[error("cannot run git: {0}")]
     Spawn(std::io::Error),
@@ -93,6 +97,19 @@ pub fn fetch_repository(root: &Path, repository: &TestsetRepository) -> Reposito
         error: None,
     };
     let created = !dir.exists();
+    let ids = repository.commits.iter().map(|c| c.sha.as_str());
+    if let Some(bad) = std::iter::once(repository.url.as_str())
+        .filter(|url| url.starts_with('-'))
+        .chain(ids.filter(|sha| !is_commit_id(sha)))
+        .next()
+    {
+        fail_all(
+            &mut outcome,
+            repository,
+            GitFetchError::NotPlain(bad.to_owned()).to_string(),
+        );
+        return outcome;
+    }
     if let Err(error) = prepare(&dir, &repository.url) {
         fail_all(&mut outcome, repository, error.to_string());
         return outcome;
@@ -138,6 +155,11 @@ pub fn fetch_repository(root: &Path, repository: &TestsetRepository) -> Reposito
     outcome
 }
 
+/// A full commit id (SHA-1 or SHA-256, hex).
+fn is_commit_id(sha: &str) -> bool {
+    (sha.len() == 40 || sha.len() == 64) && sha.bytes().all(|b| b.is_ascii_hexdigit())
+}
+
 fn fail_all(outcome: &mut RepositoryOutcome, repository: &TestsetRepository, error: String) {
     outcome.failed = repository
         .commits
@@ -167,7 +189,7 @@ fn prepare(dir: &Path, url: &str) -> Result<(), GitFetchError> {
         source,
     })?;
     git(dir, &["init", "--quiet", "--bare"])?;
-    // `url` was checked not to start with `-` (import::historian).
+    // `url` was checked not to start with `-` (`fetch_repository`).
     git(dir, &["remote", "add", "origin", url])?;
     Ok(())
 }
@@ -211,6 +233,9 @@ fn git(dir: &Path, args: &[&str]) -> Result<String, GitFetchError> {
         .current_dir(dir)
         .env("GIT_DIR", dir)
         .env("GIT_TERMINAL_PROMPT", "0")
+        // URLs come from input files: only transports that move data, never `ext::`
+        // (which runs a command) whatever the user's git configuration allows.
+        .env("GIT_ALLOW_PROTOCOL", "file:git:http:https:ssh")
         .env("GCM_INTERACTIVE", "never")
         .stdin(Stdio::null())
         .output()

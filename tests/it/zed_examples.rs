@@ -435,6 +435,58 @@ fn a_missing_repository_is_fetched_from_a_local_url() {
 }
 
 #[test]
+fn a_fetch_never_lets_an_example_steer_git() {
+    let dir = tempfile::tempdir().unwrap();
+    let repos = dir.path().join("repos");
+    // `ext::` runs a command; allowed in the user's configuration, it is still refused.
+    let planted = dir.path().join("planted/acme");
+    std::fs::create_dir_all(&planted).unwrap();
+    let ext = format!("ext::sh -c touch% {}/shop", planted.display());
+    let id = "a".repeat(40);
+    let cases = [
+        (
+            ext.as_str(),
+            id.as_str(),
+            "fatal: transport 'ext' not allowed",
+        ),
+        (
+            "--upload-pack=x/acme/shop",
+            id.as_str(),
+            "not a repository URL or commit id git may be given: `--upload-pack=x/acme/shop`",
+        ),
+        (
+            "file:///nowhere/acme/shop",
+            "--output=x",
+            "not a repository URL or commit id git may be given: `--output=x`",
+        ),
+    ];
+    for (k, (url, revision, reason)) in cases.into_iter().enumerate() {
+        let example = write(
+            dir.path(),
+            &format!("x{k}.md"),
+            &rename_example(url, revision),
+        );
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_nextedit"))
+            .args(["import", "zed-examples", "-q", "--fetch", "--repos"])
+            .args([&repos, &example])
+            .arg("--db")
+            .arg(dir.path().join("db.sqlite"))
+            .env("GIT_CONFIG_COUNT", "1")
+            .env("GIT_CONFIG_KEY_0", "protocol.ext.allow")
+            .env("GIT_CONFIG_VALUE_0", "always")
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{url}: {}", text(&out.stderr));
+        assert!(
+            text(&out.stderr).contains(reason),
+            "{url}: {}",
+            text(&out.stderr)
+        );
+    }
+    assert!(!planted.join("shop").exists(), "the ext:: command ran");
+}
+
+#[test]
 fn an_exported_example_imports_to_the_same_steps() {
     let Fixture {
         dir,
