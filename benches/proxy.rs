@@ -643,6 +643,8 @@ fn bursts(proxies: &Proxies, echo: impl Fn() -> Command, dir: &Path) {
             let (sent, drained, offers, cpu) = burst(proxy, server, dir, answers);
             drop(load);
             let label = format!("{label}, {}", if loaded { "loaded" } else { "quiet" });
+            // A burst that lost offers is not a figure.
+            assert_eq!(offers, (answers * items) as i64, "{label}: offers lost");
             println!(
                 "  {label:<20} answered in {sent:.2} s, in the database {drained:.2} s after the editor closed, {offers} offers, proxy CPU {cpu:.2} s"
             );
